@@ -1,0 +1,59 @@
+/**
+ * The test command: type-checks every workspace, then runs each workspace's `bun test` in turn
+ * (integration tests start real servers; two cores run them best one suite at a time) and ends
+ * with one line `tests: N passed, N failed` that sums them all.
+ */
+import { readdirSync, existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+
+const root = join(import.meta.dir, "..");
+const workspaces = ["packages", "apps"]
+  .flatMap((dir) => readdirSync(join(root, dir)).map((d) => join(dir, d)))
+  .concat(["bench"])
+  .filter((w) => existsSync(join(root, w, "package.json")));
+
+function run(cmd: string[], cwd: string): { code: number; out: string } {
+  const p = Bun.spawnSync(cmd, { cwd, stdout: "pipe", stderr: "pipe", env: { ...process.env, FORCE_COLOR: "0" } });
+  const out = p.stdout.toString() + p.stderr.toString();
+  return { code: p.exitCode ?? 1, out };
+}
+
+let passed = 0;
+let failed = 0;
+const failures: string[] = [];
+
+const only = process.argv.slice(2);
+for (const w of workspaces) {
+  if (only.length && !only.some((o) => w.includes(o))) continue;
+  const pkg = JSON.parse(readFileSync(join(root, w, "package.json"), "utf8")) as { scripts?: Record<string, string> };
+  const cwd = join(root, w);
+  if (pkg.scripts?.typecheck) {
+    const t = run(["bun", "run", "typecheck"], cwd);
+    if (t.code !== 0) {
+      failed++;
+      failures.push(`${w}: typecheck`);
+      console.log(`✗ ${w} typecheck\n${t.out}`);
+    } else {
+      passed++;
+      console.log(`✓ ${w} typecheck`);
+    }
+  }
+  if (!pkg.scripts?.test) continue;
+  const t = run(["bun", "test"], cwd);
+  const p = Number(/^\s*(\d+) pass$/m.exec(t.out)?.[1] ?? 0);
+  const f = Number(/^\s*(\d+) fail$/m.exec(t.out)?.[1] ?? 0);
+  passed += p;
+  failed += f;
+  if (t.code !== 0 && f === 0) {
+    failed++;
+    failures.push(`${w}: bun test exited ${t.code}`);
+  }
+  if (f > 0) failures.push(`${w}: ${f} failing`);
+  const mark = t.code === 0 ? "✓" : "✗";
+  console.log(`${mark} ${w}: ${p} passed, ${f} failed`);
+  if (t.code !== 0 || process.env.VERBOSE) console.log(t.out);
+}
+
+if (failures.length) console.log(`\nfailures:\n  ${failures.join("\n  ")}`);
+console.log(`\ntests: ${passed} passed, ${failed} failed`);
+process.exit(failed > 0 || passed === 0 ? 1 : 0);
