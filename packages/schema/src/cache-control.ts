@@ -1,0 +1,16 @@
+import { Type, type Static } from "@sinclair/typebox";
+
+/**
+ * Prompt-cache breakpoint (messages format, wire-formats §1.3). Allowed on content blocks,
+ * system text blocks, tools, and (newer API) top level.
+ *
+ * @example
+ * ```ts
+ * const cc: CacheControl = { type: "ephemeral", ttl: "1h" };
+ * ```
+ */
+export const CacheControl = Type.Object({
+  type: Type.Literal("ephemeral"),
+  ttl: Type.Optional(Type.Union([Type.Literal("5m"), Type.Literal("1h")])),
+});
+export type CacheControl = Static<typeof CacheControl>;

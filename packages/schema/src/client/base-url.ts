@@ -1,0 +1,35 @@
+/**
+ * Where a client sends its calls. Both SDKs read the same `TURNPIKE_BASE_URL`, so each accepts
+ * the gateway origin (`http://localhost:8080`) and also a base that already ends in `/v1` (the
+ * chat completions convention), and derives its own base from it.
+ */
+import { readEnv } from "./env.js";
+import { TurnpikeError } from "./errors.js";
+
+/** The gateway's default address (`PORT` defaults to 8080, DESIGN.md §5). */
+export const DEFAULT_BASE_URL = "http://localhost:8080";
+
+/** `http://host:8080/v1/` → `http://host:8080`; a non-URL is a clear error. */
+export function gatewayOrigin(base: string): string {
+  const trimmed = base.trim().replace(/\/+$/, "").replace(/\/v1$/, "");
+  try {
+    new URL(trimmed);
+  } catch {
+    throw new TurnpikeError(`baseURL must be an absolute URL such as ${DEFAULT_BASE_URL}, got "${base}"`);
+  }
+  return trimmed;
+}
+
+/** The API key and gateway origin from the options, else `TURNPIKE_API_KEY` / `TURNPIKE_BASE_URL`. */
+export function resolveCredentials(
+  options: { apiKey?: string | undefined; baseURL?: string | undefined },
+  clientName: string,
+): { apiKey: string; origin: string } {
+  const apiKey = options.apiKey ?? readEnv("TURNPIKE_API_KEY");
+  if (!apiKey) {
+    throw new TurnpikeError(
+      `Missing API key: pass it as new ${clientName}({ apiKey }) or set the TURNPIKE_API_KEY environment variable.`,
+    );
+  }
+  return { apiKey, origin: gatewayOrigin(options.baseURL ?? readEnv("TURNPIKE_BASE_URL") ?? DEFAULT_BASE_URL) };
+}

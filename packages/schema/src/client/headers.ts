@@ -1,0 +1,59 @@
+/**
+ * The header names the SDKs read and write, in one table (STYLE.md rule 10), plus the small
+ * helpers that read them. Plain `Headers`: no runtime-specific APIs.
+ */
+
+/** Header names used by the request loop and the errors it raises. */
+export const HEADER = {
+  /** Gateway request id; on every response (DESIGN.md, "Gateway headers"). */
+  requestId: "x-request-id",
+  /** The same id under the messages format's own name (wire-formats.md §1.9). */
+  requestIdMessages: "request-id",
+  /** Non-standard, honoured by both official clients: the server says whether to retry. */
+  shouldRetry: "x-should-retry",
+  /** Non-standard retry hint in milliseconds; wins over `retry-after`. */
+  retryAfterMs: "retry-after-ms",
+  /** RFC 9110 §10.2.3: delay in seconds, or an HTTP date. */
+  retryAfter: "retry-after",
+  /** Rate-limit state of the key (wire-formats.md §2.8 naming). */
+  limitRequests: "x-ratelimit-limit-requests",
+  remainingRequests: "x-ratelimit-remaining-requests",
+  resetRequests: "x-ratelimit-reset-requests",
+  limitTokens: "x-ratelimit-limit-tokens",
+  remainingTokens: "x-ratelimit-remaining-tokens",
+  resetTokens: "x-ratelimit-reset-tokens",
+} as const;
+
+/** Headers as callers may give them: a `Headers`, pairs, or a record whose `null` removes a default. */
+export type HeadersLike =
+  | Headers
+  | ReadonlyArray<readonly [string, string]>
+  | Record<string, string | null | undefined>;
+
+/**
+ * Merges header sets left to right; a later value replaces an earlier one, and a `null` or
+ * `undefined` value in a record removes the header (so `defaultHeaders: { "x-api-key": null }`
+ * drops a header the client would otherwise send).
+ */
+export function mergeHeaders(...sets: Array<HeadersLike | undefined>): Headers {
+  const out = new Headers();
+  for (const set of sets) {
+    if (set === undefined) continue;
+    if (set instanceof Headers) {
+      set.forEach((value, name) => out.set(name, value));
+    } else if (Array.isArray(set)) {
+      for (const [name, value] of set as ReadonlyArray<readonly [string, string]>) out.set(name, value);
+    } else {
+      for (const [name, value] of Object.entries(set as Record<string, string | null | undefined>)) {
+        if (value === null || value === undefined) out.delete(name);
+        else out.set(name, value);
+      }
+    }
+  }
+  return out;
+}
+
+/** The request id of a response: `x-request-id`, else the messages format's `request-id`. */
+export function requestIdOf(headers: Headers | undefined): string | undefined {
+  return headers?.get(HEADER.requestId) ?? headers?.get(HEADER.requestIdMessages) ?? undefined;
+}

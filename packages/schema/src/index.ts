@@ -1,0 +1,30 @@
+/**
+ * `@turnpike/schema`: TypeBox schemas and static types of the messages and chat completions
+ * wire formats, compiled request validators, and the SSE decoder/encoder.
+ *
+ * @example
+ * ```ts
+ * import { validateChatRequest, type ChatRequest } from "@turnpike/schema";
+ * const r = validateChatRequest(await request.json());
+ * if (!r.ok) return new Response(r.issues.map((i) => i.message).join("; "), { status: 400 });
+ * const body: ChatRequest = r.value;
+ * ```
+ */
+export * from "./cache-control.js";
+export * from "./nullable.js";
+export * from "./content-block-param.js";
+export * from "./content-block.js";
+export * from "./turnpike-extension.js";
+export * from "./messages-request.js";
+export * from "./messages-response.js";
+export * from "./messages-stream.js";
+export * from "./count-tokens.js";
+export * from "./errors.js";
+export * from "./chat-params.js";
+export * from "./chat-message.js";
+export * from "./chat-request.js";
+export * from "./chat-response.js";
+export * from "./chat-stream.js";
+export * from "./models.js";
+export * from "./validate.js";
+export * from "./sse.js";

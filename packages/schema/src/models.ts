@@ -1,0 +1,59 @@
+/**
+ * The models list. One shape that both official client libraries parse: the chat client
+ * reads `{id, object, created, owned_by}` (unix seconds) and the messages client reads
+ * `{id, type, display_name, created_at}` (RFC 3339) plus the paging fields (wire-formats §1.11,
+ * §2.9), so each entry carries both sets.
+ */
+import { Type, type Static } from "@sinclair/typebox";
+import { Nullable } from "./nullable.js";
+
+/** Prices in USD per million tokens. */
+export const ModelPricing = Type.Object({
+  input_per_mtok: Type.Number({ minimum: 0 }),
+  output_per_mtok: Type.Number({ minimum: 0 }),
+});
+export type ModelPricing = Static<typeof ModelPricing>;
+
+/**
+ * One catalog entry.
+ *
+ * @example
+ * ```ts
+ * const m: Model = {
+ *   id: "alpha-sonnet-4-6", object: "model", type: "model", display_name: "Alpha Sonnet 4.6",
+ *   created: 1759104000, created_at: "2025-09-29T00:00:00Z", owned_by: "alpha",
+ *   pricing: { input_per_mtok: 3, output_per_mtok: 15 }, context_window: 200000,
+ * };
+ * ```
+ */
+export const Model = Type.Object({
+  id: Type.String(),
+  object: Type.Literal("model"),
+  type: Type.Literal("model"),
+  display_name: Type.String(),
+  /** Unix seconds (chat client). */
+  created: Type.Integer(),
+  /** RFC 3339 (messages client); the same instant as `created`. */
+  created_at: Type.String(),
+  owned_by: Type.String(),
+  pricing: Type.Optional(ModelPricing),
+  context_window: Type.Optional(Type.Integer({ minimum: 1 })),
+});
+export type Model = Static<typeof Model>;
+
+/**
+ * `GET /v1/models`.
+ *
+ * @example
+ * ```ts
+ * const list: ModelList = { object: "list", data: [m], has_more: false, first_id: m.id, last_id: m.id };
+ * ```
+ */
+export const ModelList = Type.Object({
+  object: Type.Literal("list"),
+  data: Type.Array(Model),
+  has_more: Type.Boolean(),
+  first_id: Nullable(Type.String()),
+  last_id: Nullable(Type.String()),
+});
+export type ModelList = Static<typeof ModelList>;

@@ -1,0 +1,203 @@
+/**
+ * The request validators: a compiled TypeBox check (compiled once, at module load) plus each
+ * format's own rules. The compiled check runs first; messages are only worked out when a
+ * body fails, so a valid request costs one `Check` call and a few property reads.
+ */
+import type { Static, TSchema } from "@sinclair/typebox";
+import { TypeCompiler } from "@sinclair/typebox/compiler";
+import { Value } from "@sinclair/typebox/value";
+import { ChatRequest } from "./chat-request.js";
+import { CountTokensRequest } from "./count-tokens.js";
+import { explain, joinPath, show, type ValidationIssue } from "./explain.js";
+import { MessagesRequest } from "./messages-request.js";
+
+export { MAX_ISSUES, type ValidationIssue } from "./explain.js";
+
+/**
+ * What a validator returns: the typed body, or every problem found (at most `MAX_ISSUES`).
+ *
+ * @example
+ * ```ts
+ * const r: ValidationResult<ChatRequest> = validateChatRequest(body);
+ * if (!r.ok) console.log(r.issues[0]?.message); // "temperature: must be between 0 and 2, got 3"
+ * ```
+ */
+export type ValidationResult<T> = { ok: true; value: T } | { ok: false; issues: ValidationIssue[] };
+
+type Rule = (body: Record<string, unknown>, out: ValidationIssue[]) => void;
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** The two things a validator needs from TypeBox, compiled or interpreted. */
+interface Checker {
+  Check(value: unknown): boolean;
+  FirstError(value: unknown): { path: string; message: string; value: unknown } | undefined;
+}
+
+/**
+ * Compiles once, at module load. `TypeCompiler` generates code with `new Function`, which a
+ * strict Content-Security-Policy or an edge runtime (Cloudflare Workers) refuses; the SDKs
+ * import this package there too, so fall back to the interpreted `Value.Check` instead of
+ * failing to load.
+ */
+function compile(schema: TSchema): Checker {
+  try {
+    const compiled = TypeCompiler.Compile(schema);
+    return { Check: (v) => compiled.Check(v), FirstError: (v) => compiled.Errors(v).First() };
+  } catch {
+    return { Check: (v) => Value.Check(schema, v), FirstError: (v) => Value.Errors(schema, v).First() };
+  }
+}
+
+function makeValidator<S extends TSchema>(schema: S, rules: Rule[]): (body: unknown) => ValidationResult<Static<S>> {
+  const check = compile(schema);
+  return (body) => {
+    const out: ValidationIssue[] = [];
+    const passed = check.Check(body);
+    if (!passed) {
+      explain(schema, body, "", out);
+      if (out.length === 0) out.push(fallbackIssue(check, body));
+    }
+    if (isObject(body)) for (const rule of rules) rule(body, out);
+    // The check passed (and the rules only narrow further), so the body is a Static<S>.
+    return out.length === 0 ? { ok: true, value: body as Static<S> } : { ok: false, issues: out };
+  };
+}
+
+/** Safety net if the explainer and the compiled check ever disagree: TypeBox's first error. */
+function fallbackIssue(check: Checker, body: unknown): ValidationIssue {
+  const first = check.FirstError(body);
+  const path = (first?.path ?? "")
+    .split("/")
+    .slice(1)
+    .reduce<string>((acc, seg) => {
+      const key = seg.replace(/~1/g, "/").replace(/~0/g, "~");
+      return joinPath(acc, /^\d+$/.test(key) ? Number(key) : key);
+    }, "");
+  const rule = first?.message.toLowerCase() ?? "is invalid";
+  return { path, message: `${path === "" ? "request body" : path}: ${rule}, got ${show(first?.value)}` };
+}
+
+// ── messages format rules (wire-formats §1.2) ────────────────────────────────────────────────
+
+/** Many models reject both: 400 "`temperature` and `top_p` cannot both be specified". */
+const temperatureOrTopP: Rule = (body, out) => {
+  if (body.temperature !== undefined && body.top_p !== undefined) {
+    out.push({
+      path: "top_p",
+      message: `top_p: cannot be combined with temperature, got temperature ${show(body.temperature)} and top_p ${show(body.top_p)}; set only one`,
+    });
+  }
+};
+
+/** `budget_tokens` counts toward `max_tokens`, so it must be below it. */
+const budgetBelowMaxTokens: Rule = (body, out) => {
+  const thinking = body.thinking;
+  if (!isObject(thinking) || thinking.type !== "enabled") return;
+  const budget = thinking.budget_tokens;
+  const max = body.max_tokens;
+  if (typeof budget === "number" && typeof max === "number" && Number.isInteger(max) && budget >= max) {
+    out.push({
+      path: "thinking.budget_tokens",
+      message: `thinking.budget_tokens: must be less than max_tokens (${max}), got ${budget}`,
+    });
+  }
+};
+
+// ── chat completions rules (wire-formats §2.2) ───────────────────────────────────────────────
+
+/** A frequent mistake when switching from the messages format. */
+const noTopLevelSystem: Rule = (body, out) => {
+  if (body.system !== undefined) {
+    out.push({
+      path: "system",
+      message: `system: not a chat completions field, got ${show(body.system)}; send the system prompt as the first message, {"role": "system", "content": "…"}`,
+    });
+  }
+};
+
+const streamOptionsNeedStream: Rule = (body, out) => {
+  if (body.stream_options !== undefined && body.stream_options !== null && body.stream !== true) {
+    out.push({
+      path: "stream_options",
+      message: `stream_options: only allowed when stream is true, got stream ${body.stream === undefined ? "not set" : show(body.stream)}`,
+    });
+  }
+};
+
+const messagesValidator = makeValidator(MessagesRequest, [temperatureOrTopP, budgetBelowMaxTokens]);
+const chatValidator = makeValidator(ChatRequest, [noTopLevelSystem, streamOptionsNeedStream]);
+const countTokensValidator = makeValidator(CountTokensRequest, []);
+
+/**
+ * Validates a `POST /v1/messages` body: the schema plus the format's rules (`max_tokens`
+ * required, temperature 0–1, not both temperature and top_p, non-empty text blocks, roles
+ * `user`/`assistant`, thinking budget below `max_tokens`).
+ *
+ * @example
+ * ```ts
+ * const r = validateMessagesRequest({ model: "alpha-sonnet-4-6", messages: [{ role: "user", content: "Hi" }] });
+ * // r.ok === false; r.issues[0].message === "max_tokens: required integer, got nothing"
+ * ```
+ */
+export function validateMessagesRequest(body: unknown): ValidationResult<MessagesRequest> {
+  return messagesValidator(body);
+}
+
+/**
+ * Validates a `POST /v1/chat/completions` body: the schema plus the format's rules
+ * (temperature 0–2, no top-level `system`, `stream_options` only with `stream: true`,
+ * `n` ≥ 1, at most 4 stop sequences). Unknown fields are allowed.
+ *
+ * @example
+ * ```ts
+ * const r = validateChatRequest({ model: "beta-4o", messages: [{ role: "user", content: "Hi" }], temperature: 3 });
+ * // r.ok === false; r.issues[0].message === "temperature: must be between 0 and 2, got 3"
+ * ```
+ */
+export function validateChatRequest(body: unknown): ValidationResult<ChatRequest> {
+  return chatValidator(body);
+}
+
+/**
+ * Validates a `POST /v1/messages/count_tokens` body.
+ *
+ * @example
+ * ```ts
+ * const r = validateCountTokensRequest({ model: "alpha-sonnet-4-6", messages: [{ role: "user", content: "Hi" }] });
+ * if (r.ok) console.log(r.value.messages.length);
+ * ```
+ */
+export function validateCountTokensRequest(body: unknown): ValidationResult<CountTokensRequest> {
+  return countTokensValidator(body);
+}
+
+/**
+ * Joins issues into one line for an error body's `message`.
+ *
+ * @example
+ * ```ts
+ * if (!r.ok) throw new Error(formatIssues(r.issues)); // "max_tokens: required integer, got nothing; …"
+ * ```
+ */
+export function formatIssues(issues: readonly ValidationIssue[]): string {
+  return issues.map((i) => i.message).join("; ");
+}
+
+/**
+ * The same readable issues for any other TypeBox schema (e.g. an admin API body). Use it after
+ * your own compiled `Check` failed.
+ *
+ * @example
+ * ```ts
+ * const CreateKey = Type.Object({ name: Type.String({ minLength: 1 }) });
+ * explainErrors(CreateKey, {}); // [{ path: "name", message: "name: required string, got nothing" }]
+ * ```
+ */
+export function explainErrors(schema: TSchema, value: unknown): ValidationIssue[] {
+  const out: ValidationIssue[] = [];
+  explain(schema, value, "", out);
+  return out;
+}
