@@ -1,0 +1,34 @@
+import type { ClientTool, ToolDefinition } from "@turnpike/schema";
+
+/** Small helpers to read vendor JSON leniently (STYLE rule 1: read only what we use). */
+
+export function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** `JSON.parse` that returns `undefined` instead of throwing. */
+export function tryParseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Tool-call arguments (a JSON string) → the object the messages format requires as `input`.
+ * `""` means no arguments (`{}`). Text that is not a JSON object is kept, not dropped, under
+ * `_raw_arguments`, so the tool's own validation fails visibly and the model can retry with
+ * correct JSON (README "Invalid tool arguments").
+ */
+export function parseToolArguments(args: string | undefined | null): Record<string, unknown> {
+  if (args === undefined || args === null || args.trim() === "") return {};
+  const parsed = tryParseJson(args);
+  if (isRecord(parsed)) return parsed;
+  return { _raw_arguments: args };
+}
+
+/** A client tool (has `input_schema`; `type` absent or "custom") rather than a vendor server tool. */
+export function isClientTool(t: ToolDefinition): t is ClientTool {
+  return "input_schema" in t && (t.type === undefined || t.type === "custom");
+}

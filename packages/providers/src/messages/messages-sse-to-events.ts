@@ -1,0 +1,132 @@
+/**
+ * A messages-format upstream stream (decoded SSE) → typed events. Dispatches on the `event:`
+ * line like the official client (falling back to the JSON `type`), keeps `ping`, turns
+ * `event: error` into an `error` event, ignores a duplicate `message_start` (same id; another id
+ * is an error, §4.9 trap 8), and ends an interrupted stream (EOF without
+ * `message_stop` or `error`) with an in-band `api_error`. Unknown event types are skipped.
+ */
+import { MESSAGES_STREAM_EVENT_TYPES, type MessagesStreamEvent } from "@turnpike/schema";
+import type { CancellableTransformer } from "../stream-transformer.js";
+import type { SSEMessage } from "@turnpike/schema/sse";
+import { GatewayError, renderMessagesError } from "../errors.js";
+import { isRecord, tryParseJson } from "../json.js";
+import { messagesUsageToTotals, type OnUsage, type UsageTotals } from "../usage.js";
+
+export interface MessagesSSEOptions {
+  /** Called once at the end (or on cancel) with the final usage. */
+  onUsage?: OnUsage | undefined;
+}
+
+/**
+ * Follows usage through a messages-format event stream: input and cache counts from
+ * `message_start`, cumulative totals from each `message_delta` (overwrite, never add; a
+ * `message_delta` without input fields keeps the start's, as Bedrock-style streams need, §1.7).
+ */
+export class MessagesUsageAccumulator {
+  private totals: UsageTotals = { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 };
+
+  push(ev: { type: string; message?: { usage?: unknown }; usage?: unknown }): void {
+    if (ev.type === "message_start" && ev.message) {
+      this.totals = messagesUsageToTotals(ev.message.usage);
+    } else if (ev.type === "message_delta" && isRecord(ev.usage)) {
+      const u = ev.usage;
+      const next = messagesUsageToTotals(u);
+      this.totals = {
+        input_tokens: u.input_tokens != null ? next.input_tokens : this.totals.input_tokens,
+        output_tokens: u.output_tokens != null ? next.output_tokens : this.totals.output_tokens,
+        cache_read_input_tokens: u.cache_read_input_tokens != null ? next.cache_read_input_tokens : this.totals.cache_read_input_tokens,
+        cache_creation_input_tokens:
+          u.cache_creation_input_tokens != null ? next.cache_creation_input_tokens : this.totals.cache_creation_input_tokens,
+        ...(next.reasoning_tokens !== undefined ? { reasoning_tokens: next.reasoning_tokens } : {}),
+      };
+    }
+  }
+
+  get usage(): UsageTotals {
+    return { ...this.totals };
+  }
+}
+
+export class MessagesSSEEventStream extends TransformStream<SSEMessage, MessagesStreamEvent> {
+  readonly #usage: MessagesUsageAccumulator;
+
+  constructor(opts: MessagesSSEOptions = {}) {
+    const usage = new MessagesUsageAccumulator();
+    let ended = false;
+    let reported = false;
+    let messageId: string | undefined;
+    const report = () => {
+      if (reported) return;
+      reported = true;
+      opts.onUsage?.(usage.usage);
+    };
+    const transformer: CancellableTransformer<SSEMessage, MessagesStreamEvent> = {
+      transform(msg, controller) {
+        if (ended) return;
+        const data = tryParseJson(msg.data);
+        const name = msg.event ?? (isRecord(data) && typeof data.type === "string" ? data.type : undefined);
+        if (name === "error") {
+          const err = isRecord(data) && isRecord(data.error) ? data.error : {};
+          controller.enqueue({
+            type: "error",
+            error: {
+              type: typeof err.type === "string" ? err.type : "api_error",
+              message: typeof err.message === "string" ? err.message : msg.data.slice(0, 200),
+            },
+          });
+          ended = true;
+          report();
+          return;
+        }
+        if (!name || !(MESSAGES_STREAM_EVENT_TYPES as readonly string[]).includes(name) || !isRecord(data)) return;
+        // The payload's own type is the event name (§1.7); trust the event line when they differ.
+        const ev = { ...data, type: name } as MessagesStreamEvent;
+        if (ev.type === "message_start") {
+          // A second message_start: the same id is a duplicate to ignore; another id would splice
+          // two generations into one reply (§4.9 trap 8).
+          const id = isRecord(ev.message) && typeof ev.message.id === "string" ? ev.message.id : "";
+          if (messageId !== undefined) {
+            if (id === messageId) return;
+            controller.enqueue({ type: "error", error: { type: "api_error", message: "The upstream started a second message in the same stream" } });
+            ended = true;
+            report();
+            return;
+          }
+          messageId = id;
+        }
+        usage.push(ev);
+        controller.enqueue(ev);
+        if (ev.type === "message_stop") {
+          ended = true;
+          report();
+        }
+      },
+      flush(controller) {
+        if (!ended) {
+          const err = new GatewayError({ status: 502, type: "api_error", message: "The upstream stream ended before message_stop" });
+          controller.enqueue({ type: "error", error: renderMessagesError(err).error });
+        }
+        report();
+      },
+      cancel() {
+        report();
+      },
+    };
+    super(transformer);
+    this.#usage = usage;
+  }
+
+  get usage(): UsageTotals {
+    return this.#usage.usage;
+  }
+}
+
+/**
+ * @example
+ * ```ts
+ * const events = upstream.body!.pipeThrough(new SSEDecoderStream()).pipeThrough(messagesSSEToEvents());
+ * ```
+ */
+export function messagesSSEToEvents(opts: MessagesSSEOptions = {}): MessagesSSEEventStream {
+  return new MessagesSSEEventStream(opts);
+}

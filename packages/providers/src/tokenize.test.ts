@@ -1,0 +1,33 @@
+import { describe, expect, test } from "bun:test";
+import { IMAGE_TOKENS, countTextTokens, countTokens } from "./tokenize.js";
+
+describe("countTokens (o200k_base)", () => {
+  test("a one-word prompt: 3 priming + 3 per message + the word", () => {
+    expect(countTextTokens("Hello")).toBe(1);
+    expect(countTokens({ model: "m", max_tokens: 1, messages: [{ role: "user", content: "Hello" }] })).toBe(7);
+  });
+
+  test("system, tool_use input JSON, tool_result content and tool definitions all count", () => {
+    const plain = countTokens({ model: "m", max_tokens: 1, messages: [{ role: "user", content: "Hi" }] });
+    const withSystem = countTokens({ model: "m", max_tokens: 1, system: "You are terse.", messages: [{ role: "user", content: "Hi" }] });
+    expect(withSystem - plain).toBe(countTextTokens("You are terse."));
+    const tool = { name: "get_weather", description: "Weather for a city", input_schema: { type: "object" as const, properties: { city: { type: "string" } } } };
+    const withTool = countTokens({ model: "m", max_tokens: 1, messages: [{ role: "user", content: "Hi" }], tools: [tool] });
+    expect(withTool - plain).toBe(8 + countTextTokens("get_weather") + countTextTokens("Weather for a city") + countTextTokens(JSON.stringify(tool.input_schema)));
+    const turn = countTokens({
+      model: "m",
+      max_tokens: 1,
+      messages: [
+        { role: "assistant", content: [{ type: "tool_use", id: "t", name: "get_weather", input: { city: "Paris" } }] },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: "t", content: "18C and sunny" }] },
+      ],
+    });
+    expect(turn).toBe(3 + 3 + countTextTokens("get_weather") + countTextTokens('{"city":"Paris"}') + 3 + countTextTokens("18C and sunny"));
+  });
+
+  test("images count a fixed amount; special-token text is plain text", () => {
+    const n = countTokens({ model: "m", max_tokens: 1, messages: [{ role: "user", content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: "AAAA" } }] }] });
+    expect(n).toBe(3 + 3 + IMAGE_TOKENS);
+    expect(countTextTokens("<|endoftext|>")).toBeGreaterThan(1);
+  });
+});

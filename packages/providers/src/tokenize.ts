@@ -1,0 +1,98 @@
+/**
+ * Local token counting with gpt-tokenizer's `o200k_base` encoding. Vendors tokenize differently,
+ * so these are estimates: used for rate limiting, for `message_start.usage.input_tokens` on
+ * translated streams (chat and generateContent upstreams only report usage at the end), and as
+ * the billing fallback when an upstream never reports usage (wire-formats §4.4).
+ *
+ * Formula (README "countTokens"):
+ *   3 (reply priming)
+ *   + system text
+ *   + per message: 3 (role framing) + its blocks
+ *       text → its tokens; thinking → its text; redacted_thinking → data length / 4
+ *       image → 1600 (the vendor resizes images to ~1.15 MP ≈ 1600 tokens, width·height / 750)
+ *       document → title + text for text/content sources; PDFs 1600 per estimated page
+ *                  (one page per 75 kB of decoded PDF, at least one)
+ *       tool_use → name + JSON of input; tool_result → its content, recursively
+ *       other (server-tool) blocks → their JSON
+ *   + per tool: 8 + name + description + JSON of input_schema (server tools: their JSON)
+ */
+import type { ContentBlockParam, CountTokensRequest, MessagesRequest, ToolDefinition } from "@turnpike/schema";
+import { isClientTool } from "./json.js";
+import { countTokens as countO200k } from "gpt-tokenizer/encoding/o200k_base";
+
+export const IMAGE_TOKENS = 1600;
+export const PDF_PAGE_TOKENS = 1600;
+const PDF_BYTES_PER_PAGE = 75_000;
+const REPLY_PRIMING = 3;
+const PER_MESSAGE = 3;
+const PER_TOOL = 8;
+
+/** Special-token text (`<|endoftext|>`) in user content is counted as plain text, never rejected. */
+const PLAIN = { disallowedSpecial: new Set<string>() };
+
+/** Tokens of a piece of text. */
+export function countTextTokens(text: string): number {
+  return text.length === 0 ? 0 : countO200k(text, PLAIN);
+}
+
+/**
+ * Estimated input tokens of a messages-format request (system, messages, tools).
+ *
+ * @example
+ * ```ts
+ * countTokens({ model: "m", max_tokens: 16, messages: [{ role: "user", content: "Hello" }] }); // 7
+ * ```
+ */
+export function countTokens(request: MessagesRequest | CountTokensRequest): number {
+  let total = REPLY_PRIMING;
+  const system = request.system;
+  if (typeof system === "string") total += countTextTokens(system);
+  else if (system) for (const b of system) total += countTextTokens(b.text);
+  for (const m of request.messages) {
+    total += PER_MESSAGE;
+    if (typeof m.content === "string") total += countTextTokens(m.content);
+    else for (const b of m.content) total += countBlock(b);
+  }
+  for (const t of request.tools ?? []) total += countTool(t);
+  return total;
+}
+
+function countBlock(b: ContentBlockParam): number {
+  switch (b.type) {
+    case "text":
+      return countTextTokens(b.text);
+    case "image":
+      return IMAGE_TOKENS;
+    case "document": {
+      const title = b.title ? countTextTokens(b.title) : 0;
+      const s = b.source;
+      if (s.type === "text") return title + countTextTokens(s.data);
+      if (s.type === "content") {
+        if (typeof s.content === "string") return title + countTextTokens(s.content);
+        return title + s.content.reduce((sum, c) => sum + countBlock(c), 0);
+      }
+      if (s.type === "base64") {
+        const bytes = Math.floor((s.data.length * 3) / 4);
+        return title + PDF_PAGE_TOKENS * Math.max(1, Math.ceil(bytes / PDF_BYTES_PER_PAGE));
+      }
+      return title + PDF_PAGE_TOKENS; // url / file: size unknown, one page
+    }
+    case "tool_use":
+      return countTextTokens(b.name) + countTextTokens(JSON.stringify(b.input ?? {}));
+    case "tool_result": {
+      if (typeof b.content === "string") return countTextTokens(b.content);
+      return (b.content ?? []).reduce((sum, c) => sum + countBlock(c as ContentBlockParam), 0);
+    }
+    case "thinking":
+      return countTextTokens(b.thinking);
+    case "redacted_thinking":
+      return Math.ceil(b.data.length / 4);
+    default:
+      return countTextTokens(JSON.stringify(b));
+  }
+}
+
+function countTool(t: ToolDefinition): number {
+  if (!isClientTool(t)) return countTextTokens(JSON.stringify(t));
+  return PER_TOOL + countTextTokens(t.name) + countTextTokens(t.description ?? "") + countTextTokens(JSON.stringify(t.input_schema));
+}

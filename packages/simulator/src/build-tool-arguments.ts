@@ -1,0 +1,44 @@
+import { arrayOf, isObject, type JsonObject } from "./json-access";
+
+const MAX_DEPTH = 8;
+
+function sample(name: string, schema: unknown, depth: number): unknown {
+  if (!isObject(schema) || depth > MAX_DEPTH) return `sample ${name}`;
+  const en = arrayOf(schema.enum);
+  if (en.length > 0) return en[0];
+  if ("const" in schema) return schema.const;
+  const alt = arrayOf(schema.anyOf ?? schema.oneOf)[0];
+  if (alt !== undefined && schema.type === undefined) return sample(name, alt, depth + 1);
+  const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== "null") : schema.type;
+  switch (String(type).toLowerCase()) {
+    case "integer":
+      return typeof schema.minimum === "number" ? Math.ceil(schema.minimum) : 1;
+    case "number":
+      return typeof schema.minimum === "number" ? schema.minimum : 1.5;
+    case "boolean":
+      return true;
+    case "null":
+      return null;
+    case "array":
+      return [sample(name, schema.items, depth + 1)];
+    case "object":
+      return buildToolArguments(schema, depth + 1);
+    default:
+      return schema.format === "date" ? "2025-01-01" : `sample ${name}`;
+  }
+}
+
+/**
+ * Deterministic arguments for a tool call: every `required` property of the input schema gets a
+ * sample value by type (the first `enum` value, `minimum` or 1 for numbers, true, a one-item list,
+ * a nested object, else the string "sample <name>"). A schema without `required` gives `{}`.
+ */
+export function buildToolArguments(schema: unknown, depth = 0): JsonObject {
+  const out: JsonObject = {};
+  if (!isObject(schema)) return out;
+  const props = isObject(schema.properties) ? schema.properties : {};
+  for (const key of arrayOf(schema.required)) {
+    if (typeof key === "string") out[key] = sample(key, props[key], depth);
+  }
+  return out;
+}

@@ -1,0 +1,83 @@
+import { checkAuth } from "./check-auth";
+import { decideOutcome, type Outcome, type OutcomeDefaults } from "./decide-outcome";
+import { getModel, listModels } from "./list-models";
+import { matchRoute } from "./match-route";
+import { errorResponse, renderOutcome, vendorHeaders } from "./render-outcome";
+import { jsonResponse } from "./respond";
+import type { CapturedRequest, SimulatorOptions } from "./simulator-options";
+
+/** The simulator's request handler, shared by the HTTP server and the in-process fetch. */
+export interface SimulatorHandler {
+  handle(req: Request): Promise<Response>;
+  requests: CapturedRequest[];
+}
+
+// Outcomes depend only on (path, body, options), so identical requests (the benchmark's) skip
+// parsing, validation, tokenizing, planning and rendering. Bounded; cleared when full.
+const CACHE_LIMIT = 512;
+const DEFAULT_CAPTURE_LIMIT = 100;
+
+function parseBody(text: string): unknown {
+  try {
+    return text ? JSON.parse(text) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function createHandler(opts: SimulatorOptions = {}): SimulatorHandler {
+  const defaults: OutcomeDefaults = { chunks: opts.chunks ?? 12, latencyMs: opts.latencyMs ?? 0, firstByteMs: opts.firstByteMs ?? 0 };
+  if (opts.text !== undefined) defaults.text = opts.text;
+  const captureLimit = opts.captureLimit ?? DEFAULT_CAPTURE_LIMIT;
+  const requests: CapturedRequest[] = [];
+  const cache = new Map<string, Outcome>();
+  let seq = 0;
+
+  async function handle(req: Request): Promise<Response> {
+    const n = ++seq;
+    // Split the URL by hand: `new URL` costs more than the rest of a cached reply.
+    const url = req.url;
+    const pathStart = url.indexOf("/", url.indexOf("//") + 2);
+    const q = url.indexOf("?", pathStart);
+    const path = pathStart === -1 ? "/" : url.slice(pathStart, q === -1 ? undefined : q);
+    const query = q === -1 ? "" : url.slice(q + 1);
+    const text = req.method === "POST" ? await req.text() : "";
+    let body: unknown;
+    if (captureLimit > 0) {
+      body = parseBody(text);
+      const headers: Record<string, string> = {};
+      req.headers.forEach((v, k) => (headers[k] = v));
+      requests.push({ method: req.method, path: q === -1 ? path : `${path}?${query}`, headers, body: body === undefined && text ? text : body });
+      if (requests.length > captureLimit) requests.shift();
+    }
+    const route = matchRoute(req.method, path, query, req.headers);
+    const auth = checkAuth(route.protocol, req.headers, query, `req_sim${n}`);
+    if (auth) return jsonResponse(auth.status, auth.body, { ...vendorHeaders(route.protocol, n), ...auth.headers });
+    switch (route.kind) {
+      case "unknown": {
+        const message = route.protocol === "chat" ? `Invalid URL (${req.method} ${path})` : `Not found: ${req.method} ${path}`;
+        return errorResponse(route.protocol, 404, { message, requestId: `req_sim${n}` }, n);
+      }
+      case "models":
+        return jsonResponse(200, route.id === undefined ? listModels(route.protocol) : getModel(route.protocol, route.id), vendorHeaders(route.protocol, n));
+      case "reply":
+      case "count": {
+        const key = `${path}?${query}\n${text}`;
+        let outcome = cache.get(key);
+        if (!outcome) {
+          outcome = decideOutcome(route, captureLimit > 0 ? body : parseBody(text), defaults);
+          if (cache.size >= CACHE_LIMIT) cache.clear();
+          cache.set(key, outcome);
+        }
+        if (outcome.kind !== "count" && outcome.firstByteMs > 0) await Bun.sleep(outcome.firstByteMs);
+        return renderOutcome(outcome, n);
+      }
+      default: {
+        const never: never = route;
+        throw new Error(`unknown route ${String(never)}`);
+      }
+    }
+  }
+
+  return { handle, requests };
+}

@@ -1,0 +1,109 @@
+import { firstWords } from "./build-reply-text";
+import { countPromptTokens } from "./count-prompt-tokens";
+import { isObject } from "./json-access";
+import { parseDirectives } from "./parse-directives";
+import { planReply, type PlanDefaults, type ReplyPlan } from "./plan-reply";
+import { readChatRequest } from "./read-chat-request";
+import { readGenerateRequest } from "./read-generate-request";
+import { readMessagesRequest } from "./read-messages-request";
+import { CHAT_VARIANTS } from "./render-chat";
+import { MESSAGES_VARIANTS } from "./render-messages";
+import { isReplayName, REPLAYS, type ReplayName } from "./replay-fixture";
+import { isProblem, type RequestProblem, type SimRequest } from "./sim-request";
+import type { Protocol } from "./simulator-options";
+import type { Route } from "./match-route";
+import type { ReplyTemplate } from "./reply-template";
+import type { ErrorContext } from "./vendor-errors";
+
+/** Everything a reply depends on that comes from the request body; cached per (path, body). */
+export type Outcome =
+  | { kind: "error"; protocol: Protocol; status: number; ctx: ErrorContext; firstByteMs: number }
+  | ReplyOutcome
+  | { kind: "replay"; name: ReplayName; stream: boolean; sse: boolean; latencyMs: number; firstByteMs: number }
+  | { kind: "count"; body: string };
+
+export interface ReplyOutcome {
+  kind: "reply";
+  protocol: Protocol;
+  plan: ReplyPlan;
+  stream: boolean;
+  sse: boolean;
+  includeUsage: boolean;
+  latencyMs: number;
+  firstByteMs: number;
+  /** The rendered reply with slots for the per-request values, made on first use. */
+  template?: ReplyTemplate;
+}
+
+export interface OutcomeDefaults extends PlanDefaults {
+  latencyMs: number;
+  firstByteMs: number;
+}
+
+const VARIANTS: Record<Protocol, readonly string[]> = { messages: MESSAGES_VARIANTS, chat: CHAT_VARIANTS, generate: [] };
+
+// Each vendor's answer to a body that is not a JSON object.
+const UNPARSABLE: Record<Protocol, string> = {
+  messages: "There was an error parsing the body of your request: the body must be a JSON object",
+  chat: "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)",
+  generate: "Invalid JSON payload received. Unexpected token.",
+};
+
+function badRequest(protocol: Protocol, p: RequestProblem, model?: string): Outcome {
+  const ctx: ErrorContext = { message: p.problem, param: p.param ?? null, code: p.code ?? null };
+  if (model !== undefined) ctx.model = model;
+  return { kind: "error", protocol, status: 400, ctx, firstByteMs: 0 };
+}
+
+function readRequest(route: Route & { kind: "reply" | "count" }, body: Record<string, unknown>): SimRequest | RequestProblem {
+  switch (route.protocol) {
+    case "messages":
+      return readMessagesRequest(body, route.kind === "count");
+    case "chat":
+      return readChatRequest(body);
+    case "generate": {
+      // countTokens may wrap a whole request: {generateContentRequest: {model, contents, ...}}.
+      const inner = route.kind === "count" && isObject(body.generateContentRequest) ? body.generateContentRequest : body;
+      return readGenerateRequest(inner, route.model ?? "", route.kind === "reply" && route.stream === true);
+    }
+    default: {
+      const never: never = route.protocol;
+      throw new Error(`unknown protocol ${String(never)}`);
+    }
+  }
+}
+
+/** Decides the reply to one body: a vendor error, a planned reply, a replay, or a token count. */
+export function decideOutcome(route: Route & { kind: "reply" | "count" }, body: unknown, defaults: OutcomeDefaults): Outcome {
+  const protocol = route.protocol;
+  if (!isObject(body)) return badRequest(protocol, { problem: UNPARSABLE[protocol] });
+  const req = readRequest(route, body);
+  if (isProblem(req)) return badRequest(protocol, req, route.model);
+  const inputTokens = countPromptTokens(protocol, body);
+  const { directives: d, rest, problem } = parseDirectives(req.turnText);
+  const fail = (message: string) => badRequest(protocol, { problem: `simulator: ${message}` }, req.model);
+  if (problem) return fail(problem);
+  const latencyMs = d.latencyMs ?? defaults.latencyMs;
+  const firstByteMs = d.firstByteMs ?? defaults.firstByteMs;
+  if (d.error !== undefined) {
+    const ctx: ErrorContext = { model: req.model };
+    if (d.retryAfter !== undefined) ctx.retryAfter = d.retryAfter;
+    return { kind: "error", protocol, status: d.error, ctx, firstByteMs };
+  }
+  // Count endpoints honour only the error directive.
+  if (route.kind === "count") {
+    return { kind: "count", body: JSON.stringify(protocol === "generate" ? { totalTokens: inputTokens } : { input_tokens: inputTokens }) };
+  }
+  if (d.variant !== undefined && !VARIANTS[protocol].includes(d.variant)) {
+    const known = VARIANTS[protocol].join(", ") || "none";
+    return fail(`unknown variant ${JSON.stringify(d.variant)} for the ${protocol} protocol (known: ${known})`);
+  }
+  const sse = route.sse !== false;
+  if (d.replay !== undefined) {
+    if (!isReplayName(d.replay)) return fail(`unknown replay ${JSON.stringify(d.replay)} (known: ${Object.keys(REPLAYS).join(", ")})`);
+    return { kind: "replay", name: d.replay, stream: req.stream, sse, latencyMs, firstByteMs };
+  }
+  const quote = firstWords(rest, 8);
+  const plan = planReply(req, inputTokens, d, quote, defaults);
+  return { kind: "reply", protocol, plan, stream: req.stream, sse, includeUsage: req.includeUsage, latencyMs, firstByteMs };
+}

@@ -1,0 +1,149 @@
+import { buildToolArguments } from "./build-tool-arguments";
+import { firstWords, padReply, splitPieces } from "./build-reply-text";
+import { countTextTokens, truncateToTokens } from "./count-text-tokens";
+import type { JsonObject } from "./json-access";
+import type { Directives, MidstreamMode, RefusalMode } from "./parse-directives";
+import type { SimRequest } from "./sim-request";
+
+/** Why the reply ended, before each protocol names it (end_turn/stop/STOP, …). */
+export type StopKind = "end" | "max_tokens" | "stop_sequence" | "tool_use" | "refusal";
+
+export interface ToolCallPlan {
+  name: string;
+  input: JsonObject;
+  /** `JSON.stringify(input)`: the arguments string, streamed in fragments. */
+  json: string;
+}
+
+/** Everything about one reply that does not depend on its wire format. */
+export interface ReplyPlan {
+  model: string;
+  /** Thinking text pieces (empty = no thinking block) and its signature. */
+  thinking: string[];
+  signature: string;
+  /** Whether thought text is sent (thinking tokens are counted either way). */
+  showThinking: boolean;
+  /** Text pieces; joined they are the reply text. Empty = no text. */
+  text: string[];
+  toolCalls: ToolCallPlan[];
+  stop: StopKind;
+  stopSequence: string | null;
+  inputTokens: number;
+  /** Total output: thinking + text + tool-argument JSON (the messages protocol reports at least 1). */
+  outputTokens: number;
+  thinkingTokens: number;
+  refusal?: RefusalMode;
+  midstream?: MidstreamMode;
+  variant?: string;
+  /** Memo of {@link runningTokens}: plans are cached, so streams re-use the counts. */
+  running?: { thinking: number[]; text: number[] };
+}
+
+/** Tokens of the thinking and of the text sent up to and including each piece (cumulative stream usage). */
+export function runningTokens(plan: ReplyPlan): { thinking: number[]; text: number[] } {
+  if (!plan.running) {
+    const prefixes = (pieces: string[]) => {
+      let sent = "";
+      return pieces.map((p) => countTextTokens((sent += p)));
+    };
+    plan.running = { thinking: prefixes(plan.thinking), text: prefixes(plan.text) };
+  }
+  return plan.running;
+}
+
+export interface PlanDefaults {
+  chunks: number;
+  text?: string;
+}
+
+/** Earliest stop sequence in `text`: the text before it and the sequence. */
+function cutAtStop(text: string, stops: string[]): { text: string; seq: string } | undefined {
+  let best: { text: string; seq: string } | undefined;
+  for (const seq of stops) {
+    const at = text.indexOf(seq);
+    if (at !== -1 && (best === undefined || at < best.text.length)) best = { text: text.slice(0, at), seq };
+  }
+  return best;
+}
+
+function chooseToolCalls(req: SimRequest, d: Directives): ToolCallPlan[] {
+  if (req.tools.length === 0) return [];
+  let names: string[] = [];
+  if (d.tools !== undefined) {
+    for (let i = 0; i < d.tools; i++) names.push(req.tools[i % req.tools.length]!.name);
+  } else if (d.variant === "interleaved-tools") {
+    names = [req.tools[0]!.name, req.tools[1 % req.tools.length]!.name];
+  } else if (req.toolChoice.kind === "named") {
+    names = [req.toolChoice.name];
+  } else if (req.toolChoice.kind === "required") {
+    names = [req.tools[0]!.name];
+  }
+  if (!req.parallelTools) names = names.slice(0, 1);
+  return names.map((name) => {
+    const input = buildToolArguments(req.tools.find((t) => t.name === name)?.schema);
+    return { name, input, json: JSON.stringify(input) };
+  });
+}
+
+/**
+ * Decides the reply: which blocks, their text, the stop reason and exact token counts. Pure and
+ * deterministic in (request, directives, defaults), so the result can be cached per body.
+ */
+export function planReply(req: SimRequest, inputTokens: number, d: Directives, quote: string, defaults: PlanDefaults): ReplyPlan {
+  const chunks = d.chunks ?? defaults.chunks;
+  const plan: ReplyPlan = {
+    model: req.model,
+    thinking: [],
+    signature: "",
+    showThinking: req.thinking === "visible",
+    text: [],
+    toolCalls: [],
+    stop: "end",
+    stopSequence: null,
+    inputTokens,
+    outputTokens: 0,
+    thinkingTokens: 0,
+  };
+  if (d.midstreamError) plan.midstream = d.midstreamError;
+  if (d.variant) plan.variant = d.variant;
+  if (d.refusal) {
+    plan.refusal = d.refusal;
+    plan.stop = "refusal";
+    return plan;
+  }
+  let budget = req.maxTokens ?? Infinity;
+  if (d.think && req.thinking !== "off") {
+    let thought = `Thinking about the request to ${req.model}: ${quote}. A deterministic answer follows.`;
+    if (countTextTokens(thought) > budget) thought = truncateToTokens(thought, budget);
+    plan.thinkingTokens = countTextTokens(thought);
+    budget -= plan.thinkingTokens;
+    plan.thinking = splitPieces(thought, Math.max(1, Math.ceil(chunks / 4)));
+    plan.signature = btoa(`sim-signature:${req.model}:${plan.thinkingTokens}`);
+  }
+  plan.toolCalls = chooseToolCalls(req, d);
+  let text: string;
+  if (d.text !== undefined) text = d.text;
+  else if (plan.toolCalls.length > 0) text = "";
+  else if (defaults.text !== undefined) text = defaults.text;
+  else if (req.toolResult) {
+    text = padReply(`Simulated reply from ${req.model} after ${req.toolResult.name} returned: ${firstWords(req.toolResult.text, 12)}`, chunks);
+  } else text = padReply(`Simulated reply from ${req.model} to: ${quote}`, chunks);
+  const cut = cutAtStop(text, req.stopSequences);
+  if (cut) {
+    text = cut.text;
+    plan.stop = "stop_sequence";
+    plan.stopSequence = cut.seq;
+  }
+  if (countTextTokens(text) > budget) {
+    text = truncateToTokens(text, budget);
+    plan.stop = "max_tokens";
+    plan.stopSequence = null;
+  }
+  // A reply that stopped inside its text never reached its tool calls.
+  if (plan.stop !== "end") plan.toolCalls = [];
+  else if (plan.toolCalls.length > 0) plan.stop = "tool_use";
+  plan.text = splitPieces(text, chunks);
+  const toolTokens = plan.toolCalls.reduce((n, c) => n + countTextTokens(c.json), 0);
+  plan.outputTokens = plan.thinkingTokens + countTextTokens(text) + toolTokens;
+  return plan;
+}

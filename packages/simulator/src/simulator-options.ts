@@ -1,0 +1,40 @@
+/** Options shared by {@link startSimulator} and {@link createSimulatorFetch}. */
+export interface SimulatorOptions {
+  /** Port to listen on; 0 (the default) picks a free one. Ignored by `createSimulatorFetch`. */
+  port?: number;
+  /** Interface to bind; default 127.0.0.1. Ignored by `createSimulatorFetch`. */
+  hostname?: string;
+  /** Delay between stream chunks, in ms. Default 0: every chunk is written at once, no timers. */
+  latencyMs?: number;
+  /** Delay before the response (status line included), in ms. Default 0. */
+  firstByteMs?: number;
+  /** Number of text pieces a default reply is split into. Default 12. */
+  chunks?: number;
+  /** Fixed reply text instead of the generated sentence (the `text` directive still wins). */
+  text?: string;
+  /** How many recent requests `requests` keeps. Default 100; 0 turns capturing off. */
+  captureLimit?: number;
+}
+
+/** One request as the simulator received it, for tests to assert what the gateway sent. */
+export interface CapturedRequest {
+  method: string;
+  /** Path and query, e.g. `/v1beta/models/gamma-3-pro:streamGenerateContent?alt=sse`. */
+  path: string;
+  /** Lower-case header names. */
+  headers: Record<string, string>;
+  /** The parsed JSON body; the raw text when it is not JSON; undefined when there is none. */
+  body: unknown;
+}
+
+export interface Simulator {
+  /** Origin, e.g. `http://127.0.0.1:4010` (no trailing slash). */
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+  /** The last `captureLimit` requests, oldest first. */
+  requests: CapturedRequest[];
+}
+
+/** The upstream protocols, named as in the gateway's catalog. */
+export type Protocol = "messages" | "chat" | "generate";
