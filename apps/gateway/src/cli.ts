@@ -1,0 +1,142 @@
+#!/usr/bin/env bun
+/**
+ * `turnpike` — the admin API from a shell.
+ *
+ *   turnpike keys create --name NAME [--models id,glob*] [--rpm N] [--tpm N] [--budget USD] [--expires ISO]
+ *   turnpike keys list | get KEY_ID | revoke KEY_ID
+ *   turnpike keys update KEY_ID [--name …] [--models …] [--rpm N] [--tpm N] [--budget USD] [--expires ISO]
+ *   turnpike keys rotate KEY_ID [--grace SECONDS]
+ *   turnpike usage [--key KEY_ID] [--model ID] [--since ISO] [--until ISO] [--group-by key,model,day]
+ *
+ * Talks to the gateway at `TURNPIKE_URL` (default http://localhost:8080) with
+ * `TURNPIKE_ADMIN_KEY`.
+ */
+import { parseArgs } from "node:util";
+
+const USAGE = `usage:
+  turnpike keys create --name NAME [--models id,glob*] [--rpm N] [--tpm N] [--budget USD] [--expires ISO]
+  turnpike keys list
+  turnpike keys get KEY_ID
+  turnpike keys update KEY_ID [--name NAME] [--models id,glob*] [--rpm N] [--tpm N] [--budget USD] [--expires ISO]
+  turnpike keys rotate KEY_ID [--grace SECONDS]   (the old secret keeps working SECONDS, default 3600)
+  turnpike keys revoke KEY_ID
+  turnpike usage [--key KEY_ID] [--model ID] [--since ISO] [--until ISO] [--group-by key,model,day]
+env: TURNPIKE_URL (default http://localhost:8080), TURNPIKE_ADMIN_KEY (required)`;
+
+export interface CliIO {
+  env: Record<string, string | undefined>;
+  fetch: typeof fetch;
+  out: (line: string) => void;
+  err: (line: string) => void;
+}
+
+function fail(io: CliIO, message: string): number {
+  io.err(message);
+  return 2;
+}
+
+/** Runs one CLI command; returns the exit code. */
+export async function runCli(argv: string[], io: CliIO): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      name: { type: "string" },
+      models: { type: "string" },
+      rpm: { type: "string" },
+      tpm: { type: "string" },
+      key: { type: "string" },
+      model: { type: "string" },
+      since: { type: "string" },
+      until: { type: "string" },
+      budget: { type: "string" },
+      expires: { type: "string" },
+      grace: { type: "string" },
+      "group-by": { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  const [group, verb, arg] = positionals;
+  if (values.help || !group) return (io.out(USAGE), values.help ? 0 : 2);
+  const base = (io.env.TURNPIKE_URL ?? "http://localhost:8080").replace(/\/$/, "");
+  const adminKey = io.env.TURNPIKE_ADMIN_KEY;
+  if (!adminKey) return fail(io, "TURNPIKE_ADMIN_KEY is not set: the admin key the gateway printed or was started with.");
+  const call = async (method: string, path: string, body?: unknown): Promise<number> => {
+    let res: Response;
+    try {
+      res = await io.fetch(base + path, {
+        method,
+        headers: { authorization: `Bearer ${adminKey}`, ...(body ? { "content-type": "application/json" } : {}) },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
+    } catch (e) {
+      return fail(io, `cannot reach the gateway at ${base}: ${(e as Error).message}`);
+    }
+    const text = await res.text();
+    if (!res.ok) {
+      let message = text;
+      try {
+        message = (JSON.parse(text) as { error?: { message?: string } }).error?.message ?? text;
+      } catch {
+        // not JSON: show it as it came
+      }
+      return fail(io, `error ${res.status}: ${message}`);
+    }
+    io.out(JSON.stringify(JSON.parse(text), null, 2));
+    return 0;
+  };
+  const num = (v: string | undefined, name: string): number | undefined => {
+    if (v === undefined) return undefined;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} must be a positive integer, got ${v}`);
+    return n;
+  };
+  try {
+    const fields = () => ({
+      ...(values.name ? { name: values.name } : {}),
+      ...(values.models ? { models: values.models.split(",").map((m) => m.trim()).filter(Boolean) } : {}),
+      ...(values.rpm ? { rpm: num(values.rpm, "rpm") } : {}),
+      ...(values.tpm ? { tpm: num(values.tpm, "tpm") } : {}),
+      ...(values.budget ? { budget_usd: Number(values.budget) } : {}),
+      ...(values.expires ? { expires_at: values.expires } : {}),
+    });
+    if (group === "keys" && verb === "create") {
+      if (!values.name) return fail(io, "keys create needs --name");
+      return await call("POST", "/admin/keys", fields());
+    }
+    if (group === "keys" && verb === "list") return await call("GET", "/admin/keys");
+    if (group === "keys" && (verb === "get" || verb === "update" || verb === "rotate") && !arg) return fail(io, `keys ${verb} needs a KEY_ID`);
+    if (group === "keys" && verb === "get") return await call("GET", `/admin/keys/${encodeURIComponent(arg!)}`);
+    if (group === "keys" && verb === "update") return await call("PATCH", `/admin/keys/${encodeURIComponent(arg!)}`, fields());
+    if (group === "keys" && verb === "rotate") {
+      return await call("POST", `/admin/keys/${encodeURIComponent(arg!)}/rotate`, values.grace !== undefined ? { grace_seconds: Number(values.grace) } : {});
+    }
+    if (group === "keys" && verb === "revoke") {
+      if (!arg) return fail(io, "keys revoke needs a KEY_ID");
+      return await call("DELETE", `/admin/keys/${encodeURIComponent(arg)}`);
+    }
+    if (group === "usage") {
+      const q = new URLSearchParams();
+      if (values.key) q.set("key_id", values.key);
+      if (values.model) q.set("model", values.model);
+      if (values.since) q.set("since", values.since);
+      if (values.until) q.set("until", values.until);
+      if (values["group-by"]) q.set("group_by", values["group-by"]);
+      return await call("GET", `/admin/usage${q.size ? "?" + q : ""}`);
+    }
+  } catch (e) {
+    return fail(io, (e as Error).message);
+  }
+  return fail(io, USAGE);
+}
+
+if (import.meta.main) {
+  const code = await runCli(process.argv.slice(2), {
+    env: process.env,
+    fetch,
+    out: (l) => console.log(l),
+    err: (l) => console.error(l),
+  });
+  process.exit(code);
+}

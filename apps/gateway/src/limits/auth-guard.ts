@@ -1,0 +1,38 @@
+/**
+ * Failed authentication attempts per client address: after `maxFailures` within a minute the
+ * address is refused (429) without its key being checked, until the window has passed. Slows
+ * down key guessing without touching well-behaved clients.
+ */
+export class AuthGuard {
+  private readonly failures = new Map<string, { count: number; since: number }>();
+
+  constructor(
+    private readonly maxFailures = 30,
+    private readonly windowMs = 60_000,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Seconds to wait if this address is locked out, else 0. */
+  blockedFor(address: string): number {
+    const f = this.failures.get(address);
+    if (!f) return 0;
+    const elapsed = this.now() - f.since;
+    if (elapsed >= this.windowMs) {
+      this.failures.delete(address);
+      return 0;
+    }
+    return f.count >= this.maxFailures ? Math.ceil((this.windowMs - elapsed) / 1000) : 0;
+  }
+
+  fail(address: string): void {
+    const t = this.now();
+    const f = this.failures.get(address);
+    if (!f || t - f.since >= this.windowMs) this.failures.set(address, { count: 1, since: t });
+    else f.count++;
+    // Bounded memory under a spray of addresses: drop the oldest entries.
+    if (this.failures.size > 100_000) {
+      const oldest = this.failures.keys().next().value;
+      if (oldest !== undefined) this.failures.delete(oldest);
+    }
+  }
+}

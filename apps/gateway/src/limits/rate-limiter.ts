@@ -1,0 +1,104 @@
+/**
+ * Per-key rate limits: requests per minute and tokens per minute, each a token bucket that
+ * refills continuously (capacity = the per-minute limit). Requests are admitted while their
+ * bucket holds at least one unit; the token bucket is charged an estimate of the input up front
+ * and settled with the real usage afterwards, so it may go into debt — the next requests then
+ * wait until it refills. Pure: the clock is injected.
+ */
+
+export interface Limits {
+  rpm: number | null;
+  tpm: number | null;
+}
+
+/** What the client is told about one limit, on 200s and 429s alike. */
+export interface LimitSnapshot {
+  limit: number;
+  remaining: number;
+  /** Milliseconds until the bucket is full again. */
+  resetMs: number;
+}
+
+export interface Admission {
+  ok: boolean;
+  /** When refused: seconds until a retry can pass. */
+  retryAfterS: number;
+  /** Which limit refused it. */
+  limitedBy: "requests" | "tokens" | null;
+  requests: LimitSnapshot | null;
+  tokens: LimitSnapshot | null;
+}
+
+interface Bucket {
+  level: number;
+  at: number;
+}
+
+export class RateLimiter {
+  private readonly buckets = new Map<string, Bucket>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  private bucket(id: string, capacity: number, t: number): Bucket {
+    let b = this.buckets.get(id);
+    if (!b) {
+      b = { level: capacity, at: t };
+      this.buckets.set(id, b);
+      return b;
+    }
+    const refill = ((t - b.at) / 60_000) * capacity;
+    b.level = Math.min(capacity, b.level + refill);
+    b.at = t;
+    return b;
+  }
+
+  private snapshot(b: Bucket, capacity: number): LimitSnapshot {
+    const remaining = Math.max(0, Math.floor(b.level));
+    const resetMs = Math.ceil(((capacity - b.level) / capacity) * 60_000);
+    return { limit: capacity, remaining, resetMs: Math.max(0, resetMs) };
+  }
+
+  /** Admits one request of `estimatedTokens` for key `id`, or says how long to wait. */
+  admit(id: string, limits: Limits, estimatedTokens: number): Admission {
+    const t = this.now();
+    const rb = limits.rpm ? this.bucket(`${id}:r`, limits.rpm, t) : null;
+    const tb = limits.tpm ? this.bucket(`${id}:t`, limits.tpm, t) : null;
+    let limitedBy: Admission["limitedBy"] = null;
+    let waitMs = 0;
+    if (rb && limits.rpm && rb.level < 1) {
+      limitedBy = "requests";
+      waitMs = ((1 - rb.level) / limits.rpm) * 60_000;
+    }
+    if (tb && limits.tpm && tb.level < 1) {
+      const w = ((1 - tb.level) / limits.tpm) * 60_000;
+      if (w > waitMs) {
+        waitMs = w;
+        limitedBy = "tokens";
+      }
+    }
+    if (limitedBy === null) {
+      if (rb) rb.level -= 1;
+      if (tb) tb.level -= estimatedTokens;
+    }
+    return {
+      ok: limitedBy === null,
+      retryAfterS: limitedBy === null ? 0 : Math.max(1, Math.ceil(waitMs / 1000)),
+      limitedBy,
+      requests: rb && limits.rpm ? this.snapshot(rb, limits.rpm) : null,
+      tokens: tb && limits.tpm ? this.snapshot(tb, limits.tpm) : null,
+    };
+  }
+
+  /** Charges the difference between the real token count and the estimate admitted. */
+  settle(id: string, limits: Limits, estimatedTokens: number, actualTokens: number): void {
+    if (!limits.tpm) return;
+    const b = this.bucket(`${id}:t`, limits.tpm, this.now());
+    b.level -= actualTokens - estimatedTokens;
+  }
+
+  /** Forgets a key's buckets (after its limits change). */
+  reset(id: string): void {
+    this.buckets.delete(`${id}:r`);
+    this.buckets.delete(`${id}:t`);
+  }
+}

@@ -1,0 +1,193 @@
+import { GatewayError } from "@turnpike/providers";
+import { Elysia } from "elysia";
+import { timingSafeEqual } from "node:crypto";
+import type { GatewayDeps } from "../deps";
+import { DEFAULT_ROTATION_GRACE_SECONDS, type KeyFields, type NewKey } from "../keys/key-service";
+import { errorResponse } from "../pipeline/dialect";
+import { readJsonObject, invalid } from "../pipeline/read-body";
+import { newRequestId } from "../pipeline/request-id";
+import type { KeyRecord, UsageFilter, UsageGroup } from "../storage/store";
+
+/** A key as the admin API shows it: never the secret, never its hash. */
+export function publicKey(k: KeyRecord, spentUsd?: number) {
+  return {
+    id: k.id,
+    name: k.name,
+    prefix: k.prefix,
+    models: k.models,
+    rpm: k.rpm,
+    tpm: k.tpm,
+    model_limits: k.model_limits,
+    budget_usd: k.budget_usd,
+    ...(spentUsd !== undefined ? { spent_this_month_usd: Math.round(spentUsd * 1e6) / 1e6 } : {}),
+    expires_at: k.expires_at,
+    previous_secret_valid_until: k.prev_valid_until,
+    created_at: k.created_at,
+    updated_at: k.updated_at,
+    revoked_at: k.revoked_at,
+  };
+}
+
+function checkAdmin(deps: GatewayDeps, headers: Headers): void {
+  const auth = headers.get("authorization") ?? "";
+  const presented = Buffer.from(auth.replace(/^bearer\s+/i, ""));
+  const expected = Buffer.from(deps.adminKey);
+  if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) {
+    throw new GatewayError({ status: 401, type: "authentication_error", message: "Admin API: send `Authorization: Bearer $TURNPIKE_ADMIN_KEY`." });
+  }
+}
+
+function positiveInt(v: unknown, field: string): number | null {
+  if (v === null) return null;
+  if (typeof v !== "number" || !Number.isInteger(v) || v <= 0) throw invalid(`${field}: must be a positive integer or null, got ${JSON.stringify(v)}`, field);
+  return v;
+}
+
+/**
+ * Checks the fields of `POST /admin/keys` (name required) and `PATCH /admin/keys/:id` (all
+ * optional; `null` clears a limit).
+ */
+export function parseKeyFields(body: Record<string, unknown>, requireName: boolean): KeyFields {
+  const out: KeyFields = {};
+  const known = new Set(["name", "models", "rpm", "tpm", "model_limits", "budget_usd", "expires_at"]);
+  for (const k of Object.keys(body)) if (!known.has(k)) throw invalid(`${k}: unknown field; expected one of ${[...known].join(", ")}`, k);
+  if (body.name !== undefined || requireName) {
+    if (typeof body.name !== "string" || body.name.trim() === "") throw invalid(`name: required non-empty string, got ${JSON.stringify(body.name)}`, "name");
+    out.name = body.name.trim();
+  }
+  if (body.models !== undefined) {
+    if (body.models !== null && (!Array.isArray(body.models) || !body.models.every((m) => typeof m === "string" && m !== ""))) {
+      throw invalid(`models: must be a list of model ids or * globs, or null for all, got ${JSON.stringify(body.models)}`, "models");
+    }
+    out.models = body.models as string[] | null;
+  }
+  if (body.rpm !== undefined) out.rpm = positiveInt(body.rpm, "rpm");
+  if (body.tpm !== undefined) out.tpm = positiveInt(body.tpm, "tpm");
+  if (body.model_limits !== undefined) {
+    const ml = body.model_limits;
+    if (ml !== null && (typeof ml !== "object" || Array.isArray(ml))) throw invalid(`model_limits: must be an object {model id: {rpm?, tpm?}} or null, got ${JSON.stringify(ml)}`, "model_limits");
+    const parsed: NonNullable<KeyFields["model_limits"]> = {};
+    for (const [model, lim] of Object.entries((ml ?? {}) as Record<string, unknown>)) {
+      if (typeof lim !== "object" || lim === null) throw invalid(`model_limits.${model}: must be {rpm?, tpm?}`, "model_limits");
+      const l = lim as Record<string, unknown>;
+      parsed[model] = {
+        rpm: l.rpm === undefined ? null : positiveInt(l.rpm, `model_limits.${model}.rpm`),
+        tpm: l.tpm === undefined ? null : positiveInt(l.tpm, `model_limits.${model}.tpm`),
+      };
+    }
+    out.model_limits = ml === null ? null : parsed;
+  }
+  if (body.budget_usd !== undefined) {
+    const b = body.budget_usd;
+    if (b !== null && (typeof b !== "number" || !Number.isFinite(b) || b < 0)) throw invalid(`budget_usd: must be a non-negative number of US dollars or null, got ${JSON.stringify(b)}`, "budget_usd");
+    out.budget_usd = b as number | null;
+  }
+  if (body.expires_at !== undefined) {
+    const e = body.expires_at;
+    if (e !== null && (typeof e !== "string" || Number.isNaN(Date.parse(e)))) throw invalid(`expires_at: must be an ISO 8601 time or null, got ${JSON.stringify(e)}`, "expires_at");
+    out.expires_at = e === null ? null : new Date(e as string).toISOString();
+  }
+  return out;
+}
+
+const GROUPS: readonly UsageGroup[] = ["key", "model", "day"];
+
+function found<T>(v: T | undefined, id: string): T {
+  if (v === undefined) throw new GatewayError({ status: 404, type: "not_found_error", message: `No key with id ${id}.` });
+  return v;
+}
+
+function isoParam(q: URLSearchParams, name: string): string | undefined {
+  const v = q.get(name);
+  if (v === null || v === "") return undefined;
+  const t = Date.parse(v);
+  if (Number.isNaN(t)) throw invalid(`${name}: must be an ISO 8601 date or time, got ${JSON.stringify(v)}`, name);
+  return new Date(t).toISOString();
+}
+
+/** Admin API (DESIGN.md §5): keys and usage, guarded by `TURNPIKE_ADMIN_KEY`. Errors use the chat format's envelope. */
+export const adminModule = (deps: GatewayDeps) => {
+  const guard = async (request: Request, fn: () => Promise<Response> | Response): Promise<Response> => {
+    const requestId = newRequestId();
+    try {
+      checkAdmin(deps, request.headers);
+      return await fn();
+    } catch (e) {
+      return errorResponse("chat", e, requestId);
+    }
+  };
+  return new Elysia({ name: "module.admin" })
+    .post(
+      "/admin/keys",
+      ({ request }) =>
+        guard(request, async () => {
+          const input = parseKeyFields(await readJsonObject(request), true) as NewKey;
+          const { record, secret } = await deps.keys.create(input);
+          return Response.json({ ...publicKey(record), key: secret }, { status: 201 });
+        }),
+      { parse: "none" },
+    )
+    .get("/admin/keys", ({ request }) => guard(request, () => Response.json({ data: deps.keys.list().map((k) => publicKey(k, deps.budgets.spent(k.id))) })))
+    .get("/admin/keys/:id", ({ request, params }) =>
+      guard(request, () => Response.json(publicKey(found(deps.keys.get(params.id), params.id), deps.budgets.spent(params.id)))),
+    )
+    .patch(
+      "/admin/keys/:id",
+      ({ request, params }) =>
+        guard(request, async () => {
+          const fields = parseKeyFields(await readJsonObject(request), false);
+          const record = found(await deps.keys.update(params.id, fields), params.id);
+          // New limits take effect from a full bucket.
+          deps.limiter.reset(record.id);
+          return Response.json(publicKey(record, deps.budgets.spent(record.id)));
+        }),
+      { parse: "none" },
+    )
+    .post(
+      "/admin/keys/:id/rotate",
+      ({ request, params }) =>
+        guard(request, async () => {
+          const body = (request.headers.get("content-length") === "0" ? {} : await readJsonObject(request).catch(() => ({}))) as { grace_seconds?: unknown };
+          const grace = body.grace_seconds ?? DEFAULT_ROTATION_GRACE_SECONDS;
+          if (typeof grace !== "number" || !Number.isInteger(grace) || grace < 0 || grace > 30 * 86400) {
+            throw invalid(`grace_seconds: must be a whole number of seconds from 0 to 2592000 (30 days), got ${JSON.stringify(grace)}`, "grace_seconds");
+          }
+          const rotated = await deps.keys.rotate(params.id, grace);
+          const { record, secret } = found(rotated, params.id);
+          return Response.json({ ...publicKey(record), key: secret });
+        }),
+      { parse: "none" },
+    )
+    .delete("/admin/keys/:id", ({ request, params }) =>
+      guard(request, async () => {
+        const record = found(await deps.keys.revoke(params.id), params.id);
+        return Response.json({ ...publicKey(record), revoked: true });
+      }),
+    )
+    .get("/admin/usage", ({ request }) =>
+      guard(request, async () => {
+        const q = new URL(request.url).searchParams;
+        const filter: UsageFilter = {};
+        if (q.get("key_id")) filter.key_id = q.get("key_id")!;
+        if (q.get("model")) filter.model = q.get("model")!;
+        const since = isoParam(q, "since");
+        const until = isoParam(q, "until");
+        if (since) filter.since = since;
+        if (until) filter.until = until;
+        await deps.usage.flush();
+        const groupBy = q.get("group_by");
+        if (groupBy !== null) {
+          const groups = groupBy.split(",").map((g) => g.trim()).filter(Boolean);
+          for (const g of groups) if (!GROUPS.includes(g as UsageGroup)) throw invalid(`group_by: each of key, model, day; got ${JSON.stringify(g)}`, "group_by");
+          return Response.json({ data: await deps.store.aggregateUsage(filter, groups as UsageGroup[]) });
+        }
+        const limit = q.get("limit");
+        if (limit !== null) {
+          const n = Number(limit);
+          if (!Number.isInteger(n) || n < 1 || n > 10_000) throw invalid(`limit: a whole number from 1 to 10000, got ${JSON.stringify(limit)}`, "limit");
+          filter.limit = n;
+        }
+        return Response.json({ data: await deps.store.queryUsage(filter) });
+      }),
+    );
+};

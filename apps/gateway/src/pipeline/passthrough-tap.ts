@@ -1,0 +1,109 @@
+import { SSEParser, formatSSE, type SSEMessage } from "@turnpike/schema/sse";
+import type { Meter } from "../usage/meter";
+import { chatUsageToTokens, messagesUsageToTokens } from "../usage/usage-map";
+import type { Dialect } from "./dialect";
+
+export interface PassthroughOptions {
+  /** The chat client asked for the usage chunk (Turnpike always asks the upstream for it). */
+  includeUsage: boolean;
+  /** The id to show the client when the upstream model id differs from it. */
+  renameModel: string | undefined;
+}
+
+/**
+ * The light tap on a same-protocol stream: reads usage (and the relayed text, in case the
+ * client leaves before the upstream reports usage) while the bytes go through untouched. It
+ * re-frames events only when it must change one: the usage chunk a chat client did not ask for
+ * is dropped, and a renamed model id is put back.
+ */
+export function passthroughTap(dialect: Dialect, meter: Meter, opts: PassthroughOptions): TransformStream<Uint8Array, Uint8Array | string> {
+  const parser = new SSEParser();
+  const decoder = new TextDecoder();
+  const raw = opts.renameModel === undefined && (dialect === "messages" || opts.includeUsage);
+  const inspect = dialect === "messages" ? inspectMessagesEvent : inspectChatEvent;
+  return new TransformStream<Uint8Array, Uint8Array | string>({
+    transform(chunk, controller) {
+      if (raw) controller.enqueue(chunk);
+      let out = "";
+      for (const msg of parser.push(decoder.decode(chunk, { stream: true }))) {
+        const kept = inspect(msg, meter, opts);
+        if (!raw && kept) out += formatSSE(kept);
+      }
+      if (out) controller.enqueue(out);
+    },
+    flush(controller) {
+      let out = "";
+      for (const msg of parser.end()) {
+        const kept = inspect(msg, meter, opts);
+        if (!raw && kept) out += formatSSE(kept);
+      }
+      if (out) controller.enqueue(out);
+    },
+  });
+}
+
+function inspectMessagesEvent(msg: SSEMessage, meter: Meter, opts: PassthroughOptions): SSEMessage | undefined {
+  switch (msg.event) {
+    case "content_block_delta": {
+      const d = (JSON.parse(msg.data) as { delta?: Record<string, unknown> }).delta ?? {};
+      const text = d.text ?? d.partial_json ?? d.thinking;
+      if (typeof text === "string") meter.relayed.push(text);
+      return msg;
+    }
+    case "message_start": {
+      const ev = JSON.parse(msg.data) as { message?: { usage?: unknown; model?: string } };
+      const usage = messagesUsageToTokens(ev.message?.usage);
+      // The start event's output count is a placeholder; only its input side is real.
+      delete usage.output_tokens;
+      meter.report(usage);
+      if (opts.renameModel !== undefined && ev.message) {
+        ev.message.model = opts.renameModel;
+        return { ...msg, data: JSON.stringify(ev) };
+      }
+      return msg;
+    }
+    case "message_delta": {
+      const ev = JSON.parse(msg.data) as { usage?: unknown };
+      if (ev.usage) {
+        const usage = messagesUsageToTokens(ev.usage);
+        meter.report(usage);
+        if ((usage.output_tokens ?? 0) > 0) meter.reported = true;
+      }
+      return msg;
+    }
+    default:
+      return msg;
+  }
+}
+
+function inspectChatEvent(msg: SSEMessage, meter: Meter, opts: PassthroughOptions): SSEMessage | undefined {
+  if (msg.data === "[DONE]") return msg;
+  const chunk = JSON.parse(msg.data) as {
+    model?: string;
+    usage?: unknown;
+    choices?: { delta?: { content?: unknown; reasoning_content?: unknown; tool_calls?: { function?: { arguments?: unknown } }[] } }[];
+  };
+  const delta = chunk.choices?.[0]?.delta;
+  if (delta) {
+    if (typeof delta.content === "string") meter.relayed.push(delta.content);
+    if (typeof delta.reasoning_content === "string") meter.relayed.push(delta.reasoning_content);
+    for (const t of delta.tool_calls ?? []) if (typeof t.function?.arguments === "string") meter.relayed.push(t.function.arguments);
+  }
+  if (chunk.usage) {
+    meter.report(chatUsageToTokens(chunk.usage));
+    meter.reported = true;
+    // The usage chunk the client did not ask for: Turnpike asked for it, so it is not relayed.
+    if (!opts.includeUsage && Array.isArray(chunk.choices) && chunk.choices.length === 0) return undefined;
+    if (!opts.includeUsage) {
+      delete chunk.usage;
+      return { ...msg, data: JSON.stringify(renamed(chunk, opts)) };
+    }
+  }
+  if (opts.renameModel !== undefined) return { ...msg, data: JSON.stringify(renamed(chunk, opts)) };
+  return msg;
+}
+
+function renamed<T extends { model?: string }>(chunk: T, opts: PassthroughOptions): T {
+  if (opts.renameModel !== undefined) chunk.model = opts.renameModel;
+  return chunk;
+}

@@ -1,0 +1,121 @@
+import { formatSSE, formatSSEComment } from "@turnpike/schema/sse";
+import type { Dialect } from "./dialect";
+
+const encoder = new TextEncoder();
+
+/** How a relayed stream ended. */
+export type StreamEnd = "complete" | "aborted" | "failed";
+
+export interface RelayOptions {
+  dialect: Dialect;
+  /** A quiet stream gets a keep-alive after this long (proxies and clients cut idle streams). */
+  keepAliveMs: number;
+  /** Aborts the upstream call. */
+  abort: () => void;
+  /** Called once; a complete stream is closed only after its promise settles (the usage commit). */
+  onEnd: (how: StreamEnd) => Promise<void> | void;
+}
+
+/** The keep-alive frame of each dialect: the messages format's `ping` event, or an SSE comment. */
+function keepAliveFrame(dialect: Dialect): Uint8Array {
+  return encoder.encode(
+    dialect === "messages" ? formatSSE({ event: "ping", data: '{"type":"ping"}' }) : formatSSEComment("keep-alive"),
+  );
+}
+
+/** The in-band error that ends a stream whose upstream connection broke after the 200. */
+export function inBandError(dialect: Dialect, message: string): string {
+  if (dialect === "messages") {
+    return formatSSE({ event: "error", data: JSON.stringify({ type: "error", error: { type: "api_error", message } }) });
+  }
+  return (
+    formatSSE({ data: JSON.stringify({ error: { message, type: "server_error", param: null, code: null } }) }) +
+    formatSSE({ data: "[DONE]" })
+  );
+}
+
+/** Does this encoded piece end the client's stream? (`message_stop` / in-band error / `[DONE]`) */
+function isTerminal(dialect: Dialect, text: string): boolean {
+  return dialect === "messages"
+    ? text.includes("event: message_stop\n") || text.includes("event: error\n")
+    : text.includes("data: [DONE]");
+}
+
+/**
+ * The client-facing body of a stream: every chunk is written the moment it arrives (no
+ * buffering), keep-alives fill quiet stretches, a client that goes away aborts the upstream at
+ * once, and a broken upstream ends the stream with an in-band error rather than a clean finish.
+ * A translated stream ends for the client as soon as its terminal frame is written; nothing
+ * (not even a keep-alive) follows it while the upstream winds down.
+ */
+export function relayStream(source: ReadableStream<Uint8Array | string>, opts: RelayOptions): ReadableStream<Uint8Array> {
+  const reader = source.getReader();
+  let last = Date.now();
+  let timer: ReturnType<typeof setInterval> | undefined;
+  let ended = false;
+  const end = (how: StreamEnd): Promise<void> | void => {
+    if (ended) return;
+    ended = true;
+    if (timer) clearInterval(timer);
+    return opts.onEnd(how);
+  };
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        if (opts.keepAliveMs > 0) {
+          const frame = keepAliveFrame(opts.dialect);
+          timer = setInterval(() => {
+            if (Date.now() - last < opts.keepAliveMs) return;
+            last = Date.now();
+            try {
+              controller.enqueue(frame);
+            } catch {
+              // The stream already closed; the interval is cleared by end().
+            }
+          }, Math.max(50, Math.floor(opts.keepAliveMs / 2)));
+        }
+      },
+      async pull(controller) {
+        try {
+          const { done, value } = await reader.read();
+          if (done) {
+            // The usage record is durable before the client sees the stream end.
+            await end("complete");
+            controller.close();
+            return;
+          }
+          last = Date.now();
+          if (typeof value === "string") {
+            controller.enqueue(encoder.encode(value));
+            if (isTerminal(opts.dialect, value)) {
+              void reader.cancel().catch(() => {});
+              await end("complete");
+              controller.close();
+            }
+          } else {
+            controller.enqueue(value);
+          }
+        } catch (e) {
+          if (ended) return;
+          controller.enqueue(encoder.encode(inBandError(opts.dialect, `Upstream stream failed: ${(e as Error)?.message ?? String(e)}`)));
+          opts.abort();
+          await end("failed");
+          controller.close();
+        }
+      },
+      cancel(reason) {
+        opts.abort();
+        void reader.cancel(reason).catch(() => {});
+        end("aborted");
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
+
+export const SSE_HEADERS: Record<string, string> = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-cache",
+  "x-accel-buffering": "no",
+  connection: "keep-alive",
+};

@@ -1,0 +1,126 @@
+/**
+ * The model catalog: one row per model id a client can call. Built in, and overridable by a
+ * `TURNPIKE_CONFIG` file (JSON or YAML) whose `models` entries replace or add rows by id.
+ */
+
+/** The vendor words of the catalog, each tied to one upstream protocol by default. */
+export const VENDORS = ["alpha", "beta", "gamma", "delta"] as const;
+export type Vendor = (typeof VENDORS)[number];
+
+/** Upstream protocols: messages (`/v1/messages`), chat completions, generateContent. */
+export type Protocol = "messages" | "chat" | "generate";
+
+export const VENDOR_PROTOCOL: Record<Vendor, Protocol> = {
+  alpha: "messages",
+  beta: "chat",
+  gamma: "generate",
+  delta: "chat",
+};
+
+export interface CatalogEntry {
+  /** The id clients send. */
+  id: string;
+  owned_by: Vendor;
+  display_name: string;
+  protocol: Protocol;
+  /** The id sent upstream (defaults to `id`). */
+  upstream_model: string;
+  /** Extra headers sent upstream with every call for this model. */
+  upstream_headers: Record<string, string>;
+  /** USD per million tokens. */
+  input_per_mtok: number;
+  output_per_mtok: number;
+  context_window: number;
+  max_output_tokens: number;
+  /** Release date, RFC 3339; the models list reports it as `created_at` and `created`. */
+  created_at: string;
+}
+
+type Row = Omit<CatalogEntry, "protocol" | "upstream_model" | "upstream_headers"> &
+  Partial<Pick<CatalogEntry, "protocol" | "upstream_model" | "upstream_headers">>;
+
+/** The messages-protocol beta header that unlocks the 1M-token context on models that need it. */
+export const CONTEXT_1M_BETA = "context-1m-2025-08-07";
+
+const BUILT_IN: Row[] = [
+  { id: "alpha-opus-4-8", owned_by: "alpha", display_name: "Alpha Opus 4.8", input_per_mtok: 5, output_per_mtok: 25, context_window: 200_000, max_output_tokens: 64_000, created_at: "2026-09-15T00:00:00Z" },
+  { id: "alpha-fable-5", owned_by: "alpha", display_name: "Alpha Fable 5", input_per_mtok: 10, output_per_mtok: 50, context_window: 400_000, max_output_tokens: 128_000, created_at: "2026-10-20T00:00:00Z" },
+  { id: "alpha-sonnet-4-6", owned_by: "alpha", display_name: "Alpha Sonnet 4.6", input_per_mtok: 3, output_per_mtok: 15, context_window: 200_000, max_output_tokens: 64_000, created_at: "2026-06-10T00:00:00Z" },
+  { id: "alpha-haiku-4-5", owned_by: "alpha", display_name: "Alpha Haiku 4.5", input_per_mtok: 1, output_per_mtok: 5, context_window: 200_000, max_output_tokens: 64_000, created_at: "2025-10-15T00:00:00Z" },
+  {
+    id: "alpha-sonnet-4-6 (context-1m beta)", owned_by: "alpha", display_name: "Alpha Sonnet 4.6 (1M context, beta)",
+    upstream_model: "alpha-sonnet-4-6", upstream_headers: { "anthropic-beta": CONTEXT_1M_BETA },
+    input_per_mtok: 6, output_per_mtok: 22.5, context_window: 1_000_000, max_output_tokens: 64_000, created_at: "2026-06-10T00:00:00Z",
+  },
+  { id: "beta-5.5", owned_by: "beta", display_name: "Beta 5.5", input_per_mtok: 2.5, output_per_mtok: 10, context_window: 400_000, max_output_tokens: 128_000, created_at: "2026-08-05T00:00:00Z" },
+  { id: "beta-5", owned_by: "beta", display_name: "Beta 5", input_per_mtok: 1.25, output_per_mtok: 6.25, context_window: 400_000, max_output_tokens: 128_000, created_at: "2025-08-07T00:00:00Z" },
+  { id: "gamma-3-pro", owned_by: "gamma", display_name: "Gamma 3 Pro", input_per_mtok: 2, output_per_mtok: 10, context_window: 1_048_576, max_output_tokens: 65_536, created_at: "2025-11-18T00:00:00Z" },
+  { id: "gamma-3-flash", owned_by: "gamma", display_name: "Gamma 3 Flash", input_per_mtok: 0.5, output_per_mtok: 2.5, context_window: 1_048_576, max_output_tokens: 65_536, created_at: "2025-12-17T00:00:00Z" },
+  { id: "delta-m3", owned_by: "delta", display_name: "Delta M3", input_per_mtok: 0.3, output_per_mtok: 1.2, context_window: 204_800, max_output_tokens: 131_072, created_at: "2026-03-01T00:00:00Z" },
+];
+
+function complete(row: Row): CatalogEntry {
+  return {
+    ...row,
+    protocol: row.protocol ?? VENDOR_PROTOCOL[row.owned_by],
+    upstream_model: row.upstream_model ?? row.id,
+    upstream_headers: row.upstream_headers ?? {},
+  };
+}
+
+export class Catalog {
+  private readonly byId: Map<string, CatalogEntry>;
+
+  constructor(entries: CatalogEntry[]) {
+    this.byId = new Map(entries.map((e) => [e.id, e]));
+  }
+
+  get(id: string): CatalogEntry | undefined {
+    return this.byId.get(id);
+  }
+
+  all(): CatalogEntry[] {
+    return [...this.byId.values()];
+  }
+
+  /** Cost in USD of a call, from the catalog's prices; the same through either endpoint. */
+  cost(entry: CatalogEntry, inputTokens: number, outputTokens: number): number {
+    const usd = (inputTokens * entry.input_per_mtok + outputTokens * entry.output_per_mtok) / 1_000_000;
+    return Math.round(usd * 1e9) / 1e9;
+  }
+}
+
+/** The catalog with the config file's `models` rows laid over the built-in ones. */
+export function buildCatalog(overrides: unknown[] = []): Catalog {
+  const rows = new Map<string, Row>(BUILT_IN.map((r) => [r.id, r]));
+  overrides.forEach((raw, i) => {
+    const row = parseOverride(raw, i, rows);
+    rows.set(row.id, row);
+  });
+  return new Catalog([...rows.values()].map(complete));
+}
+
+function parseOverride(raw: unknown, i: number, rows: Map<string, Row>): Row {
+  const where = `models[${i}]`;
+  if (typeof raw !== "object" || raw === null) throw new Error(`${where}: expected an object`);
+  const o = raw as Record<string, unknown>;
+  if (typeof o.id !== "string" || o.id === "") throw new Error(`${where}.id: required string`);
+  const base = rows.get(o.id);
+  const merged = { ...base, ...o } as Record<string, unknown>;
+  if (!VENDORS.includes(merged.owned_by as Vendor)) {
+    throw new Error(`${where}.owned_by: must be one of ${VENDORS.join(", ")}, got ${JSON.stringify(merged.owned_by)}`);
+  }
+  if (merged.protocol !== undefined && !["messages", "chat", "generate"].includes(merged.protocol as string)) {
+    throw new Error(`${where}.protocol: must be messages, chat or generate, got ${JSON.stringify(merged.protocol)}`);
+  }
+  for (const f of ["input_per_mtok", "output_per_mtok", "context_window"] as const) {
+    if (typeof merged[f] !== "number" || !Number.isFinite(merged[f]) || (merged[f] as number) < 0) {
+      throw new Error(`${where}.${f}: required non-negative number, got ${JSON.stringify(merged[f])}`);
+    }
+  }
+  merged.display_name ??= o.id;
+  merged.max_output_tokens ??= 8192;
+  merged.created_at ??= "2026-01-01T00:00:00Z";
+  // The shape was checked field by field above.
+  return merged as unknown as Row;
+}

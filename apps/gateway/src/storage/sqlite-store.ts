@@ -1,0 +1,172 @@
+import { Database } from "bun:sqlite";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import type { KeyRecord, Store, UsageAggregate, UsageFilter, UsageGroup, UsageRecord } from "./store";
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS keys (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  hash TEXT NOT NULL UNIQUE,
+  prefix TEXT NOT NULL,
+  models TEXT,
+  rpm INTEGER,
+  tpm INTEGER,
+  model_limits TEXT,
+  budget_usd REAL,
+  expires_at TEXT,
+  prev_hash TEXT,
+  prev_valid_until TEXT,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  revoked_at TEXT
+);
+CREATE TABLE IF NOT EXISTS usage (
+  request_id TEXT PRIMARY KEY,
+  key_id TEXT NOT NULL,
+  model TEXT NOT NULL,
+  endpoint TEXT NOT NULL,
+  stream INTEGER NOT NULL,
+  input_tokens INTEGER NOT NULL,
+  output_tokens INTEGER NOT NULL,
+  cache_read_tokens INTEGER NOT NULL,
+  cache_write_tokens INTEGER NOT NULL,
+  reasoning_tokens INTEGER NOT NULL,
+  cost_usd REAL NOT NULL,
+  status INTEGER NOT NULL,
+  upstream_status INTEGER NOT NULL,
+  latency_ms REAL NOT NULL,
+  aborted INTEGER NOT NULL,
+  estimated INTEGER NOT NULL,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS usage_key_time ON usage (key_id, created_at);
+CREATE INDEX IF NOT EXISTS usage_model_time ON usage (model, created_at);
+`;
+
+interface KeyRow extends Omit<KeyRecord, "models" | "model_limits"> {
+  models: string | null;
+  model_limits: string | null;
+}
+interface UsageRow extends Omit<UsageRecord, "stream" | "aborted" | "estimated"> {
+  stream: number;
+  aborted: number;
+  estimated: number;
+}
+
+const toKey = (r: KeyRow): KeyRecord => ({
+  ...r,
+  models: r.models === null ? null : (JSON.parse(r.models) as string[]),
+  model_limits: r.model_limits === null ? null : (JSON.parse(r.model_limits) as KeyRecord["model_limits"]),
+});
+const fromKey = (k: KeyRecord) => ({
+  ...k,
+  models: k.models === null ? null : JSON.stringify(k.models),
+  model_limits: k.model_limits === null ? null : JSON.stringify(k.model_limits),
+});
+const KEY_COLUMNS = [
+  "id", "name", "hash", "prefix", "models", "rpm", "tpm", "model_limits", "budget_usd", "expires_at",
+  "prev_hash", "prev_valid_until", "created_at", "updated_at", "revoked_at",
+] as const;
+const GROUP_COLUMN = { key: "key_id", model: "model", day: "substr(created_at, 1, 10)" } as const;
+const toUsage = (r: UsageRow): UsageRecord => ({ ...r, stream: r.stream === 1, aborted: r.aborted === 1, estimated: r.estimated === 1 });
+
+/** The embedded store: one SQLite file in WAL mode (`TURNPIKE_DB`). */
+export class SqliteStore implements Store {
+  private readonly db: Database;
+  private readonly insertUsageStmt;
+
+  constructor(path: string) {
+    if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+    this.db = new Database(path, { create: true, strict: true });
+    this.db.exec("PRAGMA journal_mode = WAL;");
+    // NORMAL is durable against a crash of the process (the WAL is in the OS page cache);
+    // only a power loss can take the last commits.
+    this.db.exec("PRAGMA synchronous = NORMAL;");
+    this.db.exec("PRAGMA busy_timeout = 5000;");
+    this.db.exec(SCHEMA);
+    this.insertUsageStmt = this.db.prepare(
+      `INSERT OR IGNORE INTO usage VALUES ($request_id, $key_id, $model, $endpoint, $stream, $input_tokens, $output_tokens,
+        $cache_read_tokens, $cache_write_tokens, $reasoning_tokens, $cost_usd, $status, $upstream_status, $latency_ms,
+        $aborted, $estimated, $created_at)`,
+    );
+  }
+
+  async createKey(k: KeyRecord): Promise<void> {
+    this.db
+      .prepare(`INSERT INTO keys (${KEY_COLUMNS.join(", ")}) VALUES (${KEY_COLUMNS.map((c) => "$" + c).join(", ")})`)
+      .run(fromKey(k));
+  }
+
+  async updateKey(k: KeyRecord): Promise<void> {
+    this.db
+      .prepare(`UPDATE keys SET ${KEY_COLUMNS.filter((c) => c !== "id").map((c) => `${c} = $${c}`).join(", ")} WHERE id = $id`)
+      .run(fromKey(k));
+  }
+
+  async listKeys(): Promise<KeyRecord[]> {
+    return this.db.query<KeyRow, []>("SELECT * FROM keys ORDER BY created_at, id").all().map(toKey);
+  }
+
+  async insertUsage(records: readonly UsageRecord[]): Promise<void> {
+    const stmt = this.insertUsageStmt;
+    this.db.transaction((rows: readonly UsageRecord[]) => {
+      for (const r of rows) {
+        stmt.run({ ...r, stream: r.stream ? 1 : 0, aborted: r.aborted ? 1 : 0, estimated: r.estimated ? 1 : 0 });
+      }
+    })(records);
+  }
+
+  private where(f: UsageFilter): { sql: string; params: Record<string, string | number> } {
+    const where: string[] = [];
+    const params: Record<string, string | number> = {};
+    if (f.key_id) (where.push("key_id = $key_id"), (params.key_id = f.key_id));
+    if (f.model) (where.push("model = $model"), (params.model = f.model));
+    if (f.since) (where.push("created_at >= $since"), (params.since = f.since));
+    if (f.until) (where.push("created_at < $until"), (params.until = f.until));
+    return { sql: where.length ? "WHERE " + where.join(" AND ") : "", params };
+  }
+
+  async queryUsage(f: UsageFilter): Promise<UsageRecord[]> {
+    const { sql, params } = this.where(f);
+    params.limit = f.limit ?? 1000;
+    return this.db
+      .query<UsageRow, typeof params>(`SELECT * FROM usage ${sql} ORDER BY created_at, request_id LIMIT $limit`)
+      .all(params)
+      .map(toUsage);
+  }
+
+  async aggregateUsage(f: UsageFilter, groupBy: readonly UsageGroup[]): Promise<UsageAggregate[]> {
+    const { sql, params } = this.where(f);
+    const cols = groupBy.map((g) => `${GROUP_COLUMN[g]} AS ${g === "key" ? "key_id" : g}`);
+    const group = groupBy.length ? `GROUP BY ${groupBy.map((g) => GROUP_COLUMN[g]).join(", ")} ORDER BY ${groupBy.map((g) => GROUP_COLUMN[g]).join(", ")}` : "";
+    const rows = this.db
+      .query<UsageAggregate, typeof params>(
+        `SELECT ${cols.concat([
+          "COUNT(*) AS requests",
+          "SUM(input_tokens) AS input_tokens",
+          "SUM(output_tokens) AS output_tokens",
+          "SUM(cache_read_tokens) AS cache_read_tokens",
+          "SUM(cache_write_tokens) AS cache_write_tokens",
+          "SUM(reasoning_tokens) AS reasoning_tokens",
+          "SUM(cost_usd) AS cost_usd",
+        ]).join(", ")} FROM usage ${sql} ${group}`,
+      )
+      .all(params);
+    // An empty filter with no grouping still yields one row of zeros, not nulls.
+    return rows
+      .filter((r) => r.requests > 0)
+      .map((r) => ({ ...r, cost_usd: Math.round((r.cost_usd ?? 0) * 1e9) / 1e9 }));
+  }
+
+  async spendSince(since: string): Promise<Map<string, number>> {
+    const rows = this.db
+      .query<{ key_id: string; cost: number }, { since: string }>("SELECT key_id, SUM(cost_usd) AS cost FROM usage WHERE created_at >= $since GROUP BY key_id")
+      .all({ since });
+    return new Map(rows.map((r) => [r.key_id, r.cost]));
+  }
+
+  async close(): Promise<void> {
+    this.db.close();
+  }
+}

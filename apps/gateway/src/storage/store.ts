@@ -1,0 +1,92 @@
+/**
+ * The state Turnpike keeps: keys (hashed, never the secret) and usage records. One interface,
+ * several back ends (SQLite embedded by default; see DESIGN.md §4).
+ */
+
+export interface KeyRecord {
+  id: string;
+  name: string;
+  /** sha256 of the secret, hex. */
+  hash: string;
+  /** The first characters of the secret, safe to show (`sk-tp-AbC…`). */
+  prefix: string;
+  /** Allowed model ids or `*` globs; null = every model. */
+  models: string[] | null;
+  rpm: number | null;
+  tpm: number | null;
+  /** Per-model limits, by exact model id; they apply on top of the key's own. */
+  model_limits: Record<string, { rpm?: number | null; tpm?: number | null }> | null;
+  /** Monthly budget in USD (calendar month, UTC); null = none. */
+  budget_usd: number | null;
+  /** After this instant the key is refused; null = never. */
+  expires_at: string | null;
+  /** The secret before the last rotation, still accepted until `prev_valid_until`. */
+  prev_hash: string | null;
+  prev_valid_until: string | null;
+  created_at: string;
+  updated_at: string;
+  revoked_at: string | null;
+}
+
+export type Endpoint = "messages" | "chat" | "count_tokens";
+
+export interface UsageRecord {
+  request_id: string;
+  key_id: string;
+  model: string;
+  endpoint: Endpoint;
+  stream: boolean;
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  reasoning_tokens: number;
+  cost_usd: number;
+  /** The status the client saw (200 for a stream that started). */
+  status: number;
+  /** The upstream's HTTP status; 0 when no answer came. */
+  upstream_status: number;
+  latency_ms: number;
+  /** The client went away before the reply ended. */
+  aborted: boolean;
+  /** Output tokens counted by Turnpike, not reported by the upstream. */
+  estimated: boolean;
+  created_at: string;
+}
+
+export interface UsageFilter {
+  key_id?: string;
+  model?: string;
+  since?: string;
+  until?: string;
+  limit?: number;
+}
+
+export type UsageGroup = "key" | "model" | "day";
+
+export interface UsageAggregate {
+  key_id?: string;
+  model?: string;
+  day?: string;
+  requests: number;
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  reasoning_tokens: number;
+  cost_usd: number;
+}
+
+export interface Store {
+  createKey(key: KeyRecord): Promise<void>;
+  listKeys(): Promise<KeyRecord[]>;
+  /** Writes a key's new state (same id). */
+  updateKey(key: KeyRecord): Promise<void>;
+  insertUsage(records: readonly UsageRecord[]): Promise<void>;
+  queryUsage(filter: UsageFilter): Promise<UsageRecord[]>;
+  /** Requests, tokens and cost grouped by any of key, model and day (UTC). */
+  aggregateUsage(filter: UsageFilter, groupBy: readonly UsageGroup[]): Promise<UsageAggregate[]>;
+  /** Spend in USD per key since an instant (for monthly budgets). */
+  spendSince(since: string): Promise<Map<string, number>>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,76 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { CATALOG_IDS, startHarness, type Harness } from "./harness";
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h.close();
+});
+
+describe("GET /v1/models", () => {
+  test("lists every catalog model in one shape both client libraries parse", async () => {
+    const res = await h.call("/v1/models");
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as any;
+    expect(body.object).toBe("list");
+    expect(body.has_more).toBe(false);
+    const ids = body.data.map((m: any) => m.id);
+    expect([...ids].sort()).toEqual([...CATALOG_IDS].sort());
+    expect(body.first_id).toBe(ids[0]);
+    expect(body.last_id).toBe(ids.at(-1));
+    for (const m of body.data) {
+      expect(m.object).toBe("model");
+      expect(m.type).toBe("model");
+      expect(["alpha", "beta", "gamma", "delta"]).toContain(m.owned_by);
+      expect(typeof m.display_name).toBe("string");
+      expect(Number.isInteger(m.created)).toBe(true);
+      expect(new Date(m.created_at).getTime() / 1000).toBe(m.created);
+      expect(m.context_window).toBeGreaterThan(100_000);
+      // Output is priced at 4–5× input.
+      const ratio = m.pricing.output_per_mtok / m.pricing.input_per_mtok;
+      expect(ratio).toBeGreaterThanOrEqual(3.75);
+      expect(ratio).toBeLessThanOrEqual(5);
+    }
+    const opus = body.data.find((m: any) => m.id === "alpha-opus-4-8");
+    expect(opus.owned_by).toBe("alpha");
+    const delta = body.data.find((m: any) => m.id === "delta-m3");
+    expect(delta.owned_by).toBe("delta");
+  });
+
+  test("retrieves one model, including an id with spaces and parentheses", async () => {
+    const res = await h.call(`/v1/models/${encodeURIComponent("alpha-sonnet-4-6 (context-1m beta)")}`);
+    expect(res.status).toBe(200);
+    const m = (await res.json()) as any;
+    expect(m.id).toBe("alpha-sonnet-4-6 (context-1m beta)");
+    expect(m.context_window).toBe(1_000_000);
+    const g = await h.call("/v1/models/gamma-3-pro");
+    expect(((await g.json()) as any).owned_by).toBe("gamma");
+  });
+
+  test("an unknown id is 404 model_not_found", async () => {
+    const res = await h.call("/v1/models/nope");
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as any).error.code).toBe("model_not_found");
+  });
+});
+
+describe("context-1m entry", () => {
+  test("goes upstream as alpha-sonnet-4-6 with the beta header, and answers with the id asked for", async () => {
+    const id = "alpha-sonnet-4-6 (context-1m beta)";
+    const res = await h.call("/v1/messages", {
+      method: "POST",
+      dialect: "messages",
+      headers: { "anthropic-beta": "interleaved-thinking-2025-05-14" },
+      body: JSON.stringify({ model: id, max_tokens: 20, messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as any).model).toBe(id);
+    const sent = h.gw.simulator!.requests.at(-1)!;
+    expect((sent.body as any).model).toBe("alpha-sonnet-4-6");
+    const beta = String(sent.headers["anthropic-beta"]);
+    expect(beta).toContain("context-1m-2025-08-07");
+    expect(beta).toContain("interleaved-thinking-2025-05-14");
+  });
+});
