@@ -30,6 +30,8 @@ export interface BootOptions {
   fetch?: typeof fetch;
   /** The clock of rate limits (tests inject one). */
   now?: () => number;
+  /** Keep the last upstream requests on `simulator.requests` (tests). */
+  captureUpstream?: boolean;
   /** Make a first key when the store has none (default true). */
   firstKey?: boolean;
 }
@@ -45,7 +47,8 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
     onError: (e) => console.error("turnpike: usage commit failed, will retry:", e),
   });
   const needSim = vendorsNeedingSimulator(config);
-  const simulator = needSim.length ? await startSimulator({ port: 0, hostname: "127.0.0.1" }) : undefined;
+  // Capturing what the gateway sent upstream costs a parse per request: tests only.
+  const simulator = needSim.length ? await startSimulator({ port: 0, hostname: "127.0.0.1", captureLimit: opts.captureUpstream ? 100 : 0 }) : undefined;
   const upstreams = buildUpstreams(config, simulator?.url);
   let generatedAdminKey: string | undefined;
   const adminKey = config.adminKey ?? (generatedAdminKey = "sk-admin-" + randomBytes(24).toString("base64url"));

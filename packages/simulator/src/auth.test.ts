@@ -79,3 +79,11 @@ describe("authentication, like the real vendors", () => {
     expect((await gamma.json()).error.status).toBe("NOT_FOUND");
   });
 });
+
+describe("odd paths", () => {
+  test("a malformed escape in the model segment is served, not a crash", async () => {
+    const res = await sim().post("/v1beta/models/bad%E0:generateContent", { contents: [{ parts: [{ text: "Hi" }] }] }, AUTH.generate);
+    expect(res.status).toBe(200);
+    expect((await res.json()).modelVersion).toBe("bad%E0");
+  });
+});

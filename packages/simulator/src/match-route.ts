@@ -9,6 +9,15 @@ export type Route =
 
 const GENERATE_PREFIX = "/v1beta/models/";
 
+/** Path segments are URL-encoded; a malformed escape is kept as written. */
+function decode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
 /**
  * Routes of the three protocols on one origin: alpha base = origin, beta/delta base = origin +
  * "/v1", gamma base = origin. `GET /v1/models` is shared by two protocols; the messages shape is
@@ -22,7 +31,7 @@ export function matchRoute(method: string, path: string, query: string, headers:
     if (path.startsWith(GENERATE_PREFIX)) {
       const rest = path.slice(GENERATE_PREFIX.length);
       const colon = rest.lastIndexOf(":");
-      const model = decodeURIComponent(rest.slice(0, colon));
+      const model = decode(rest.slice(0, colon));
       const verb = rest.slice(colon + 1);
       if (colon > 0 && verb === "generateContent") return { kind: "reply", protocol: "generate", model, stream: false };
       if (colon > 0 && verb === "streamGenerateContent") {
@@ -34,10 +43,10 @@ export function matchRoute(method: string, path: string, query: string, headers:
     if (path === "/v1/models" || path.startsWith("/v1/models/")) {
       const protocol = headers.has("x-api-key") || headers.has("anthropic-version") ? "messages" : "chat";
       const id = path.slice("/v1/models/".length);
-      return id ? { kind: "models", protocol, id: decodeURIComponent(id) } : { kind: "models", protocol };
+      return id ? { kind: "models", protocol, id: decode(id) } : { kind: "models", protocol };
     }
     if (path === "/v1beta/models") return { kind: "models", protocol: "generate" };
-    if (path.startsWith(GENERATE_PREFIX)) return { kind: "models", protocol: "generate", id: decodeURIComponent(path.slice(GENERATE_PREFIX.length)) };
+    if (path.startsWith(GENERATE_PREFIX)) return { kind: "models", protocol: "generate", id: decode(path.slice(GENERATE_PREFIX.length)) };
   }
   if (path.startsWith("/v1beta")) return { kind: "unknown", protocol: "generate" };
   if (path.startsWith("/v1/messages")) return { kind: "unknown", protocol: "messages" };

@@ -85,6 +85,11 @@ function chooseToolCalls(req: SimRequest, d: Directives): ToolCallPlan[] {
   });
 }
 
+/** An opaque, deterministic signature for a thinking block (base64, as the real ones). */
+export function thinkingSignature(tokens: number): string {
+  return btoa(`sim-signature:${tokens}`);
+}
+
 /**
  * Decides the reply: which blocks, their text, the stop reason and exact token counts. Pure and
  * deterministic in (request, directives, defaults), so the result can be cached per body.
@@ -114,11 +119,12 @@ export function planReply(req: SimRequest, inputTokens: number, d: Directives, q
   let budget = req.maxTokens ?? Infinity;
   if (d.think && req.thinking !== "off") {
     let thought = `Thinking about the request to ${req.model}: ${quote}. A deterministic answer follows.`;
+    // A cap reached while thinking leaves no room for text (budget 0 below).
     if (countTextTokens(thought) > budget) thought = truncateToTokens(thought, budget);
     plan.thinkingTokens = countTextTokens(thought);
     budget -= plan.thinkingTokens;
     plan.thinking = splitPieces(thought, Math.max(1, Math.ceil(chunks / 4)));
-    plan.signature = btoa(`sim-signature:${req.model}:${plan.thinkingTokens}`);
+    plan.signature = thinkingSignature(plan.thinkingTokens);
   }
   plan.toolCalls = chooseToolCalls(req, d);
   let text: string;
@@ -134,7 +140,7 @@ export function planReply(req: SimRequest, inputTokens: number, d: Directives, q
     plan.stop = "stop_sequence";
     plan.stopSequence = cut.seq;
   }
-  if (countTextTokens(text) > budget) {
+  if (countTextTokens(text) > budget || (budget === 0 && plan.thinkingTokens > 0)) {
     text = truncateToTokens(text, budget);
     plan.stop = "max_tokens";
     plan.stopSequence = null;

@@ -73,8 +73,9 @@ function checkContents(contents: unknown[], model: string): RequestProblem | und
     const c = contents[i] as JsonObject; // checked above
     if (c.role !== "model") continue;
     const first = arrayOf(c.parts).find((p) => isObject(p) && isObject(field(p, "functionCall")));
-    if (isObject(first) && !field(first, "thoughtSignature")) {
-      const name = stringOf((field(first, "functionCall") as JsonObject).name) ?? "";
+    const call = isObject(first) ? field(first, "functionCall") : undefined;
+    if (isObject(first) && isObject(call) && !field(first, "thoughtSignature")) {
+      const name = stringOf(call.name) ?? "";
       return fail(
         `Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call \`default_api:${name}\` , position ${i + 1}. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.`,
       );

@@ -61,7 +61,8 @@ function checkMessages(messages: unknown[]): RequestProblem | undefined {
 /** The trailing user turn (skipping an assistant prefill): its text, tool results and their tool names. */
 function trailingTurn(messages: unknown[]): Pick<SimRequest, "turnText" | "toolResult"> {
   let i = messages.length - 1;
-  while (i >= 0 && !(isObject(messages[i]) && (messages[i] as JsonObject).role === "user")) i--;
+  const isUser = (m: unknown) => isObject(m) && m.role === "user";
+  while (i >= 0 && !isUser(messages[i])) i--;
   const m = messages[i];
   if (!isObject(m)) return { turnText: "" };
   if (typeof m.content === "string") return { turnText: m.content };

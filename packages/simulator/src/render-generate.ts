@@ -1,5 +1,5 @@
 import { formatSSE } from "@turnpike/schema/sse";
-import { runningTokens, type ReplyPlan, type StopKind } from "./plan-reply";
+import { runningTokens, thinkingSignature, type ReplyPlan, type StopKind } from "./plan-reply";
 import { withMidstream, type RenderContext, type StreamPlan } from "./stream-plan";
 
 const FINISH_REASON: Record<StopKind, string> = {
@@ -29,7 +29,7 @@ function usageMetadata(plan: ReplyPlan, c: Counts) {
 }
 
 const finalCounts = (plan: ReplyPlan): Counts => ({ candidates: plan.outputTokens - plan.thinkingTokens, thoughts: plan.thinkingTokens });
-const signature = (plan: ReplyPlan) => plan.signature || btoa(`sim-signature:${plan.model}`);
+const signature = (plan: ReplyPlan) => plan.signature || thinkingSignature(0);
 
 function functionCallParts(plan: ReplyPlan): unknown[] {
   // Gemini sends the whole call in one part, without an id; the first call of a turn carries

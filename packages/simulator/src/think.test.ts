@@ -71,3 +71,18 @@ describe("[sim think]", () => {
     expect(json.usage.completion_tokens).toBe(20);
   });
 });
+
+describe("[sim think] edge cases", () => {
+  test("a cap reached while thinking: thinking truncated, no text, stop max_tokens", async () => {
+    const json = await (await sim().post(PATH.chat, { model: "b", max_tokens: 5, messages: [{ role: "user", content: "Why? [sim think]" }] }, AUTH.chat)).json();
+    expect(json.choices[0].finish_reason).toBe("length");
+    expect(json.choices[0].message.content).toBeNull();
+    expect(tok(json.choices[0].message.reasoning_content)).toBe(5);
+    expect(json.usage.completion_tokens).toBe(5);
+  });
+
+  test("non-Latin model names are fine in signatures", async () => {
+    const res = await sim().post(PATH.generate(encodeURIComponent("модель-3")), { contents: [{ parts: [{ text: "[sim think]" }] }] }, AUTH.generate);
+    expect(res.status).toBe(200);
+  });
+});
