@@ -137,10 +137,14 @@ describe("model_not_found", () => {
 describe("upstream errors come back in the caller's format", () => {
   test("a 529 from a messages upstream, to a chat client", async () => {
     const res = await post("/v1/chat/completions", { model: "alpha-haiku-4-5", messages: [{ role: "user", content: "hi [sim error=529]" }] }, "chat");
-    expect(res.status).toBeGreaterThanOrEqual(500);
+    // "Overloaded" is 529 in the messages format and 503 in the chat format.
+    expect(res.status).toBe(503);
     const b = (await res.json()) as any;
-    expect(b.error).toBeDefined();
+    expect(b.error.type).toBe("service_unavailable_error");
     expect(typeof b.error.message).toBe("string");
+    const m = await post("/v1/messages", { model: "alpha-haiku-4-5", max_tokens: 10, messages: [{ role: "user", content: "hi [sim error=529]" }] }, "messages");
+    expect(m.status).toBe(529);
+    expect(((await m.json()) as any).error.type).toBe("overloaded_error");
   });
 
   test("a 429 from a chat upstream, to a messages client, keeps retry-after", async () => {

@@ -54,8 +54,8 @@ export {
   type MessagesToChatOptions,
   type MessagesToChatResult,
 } from "./chat/convert-messages-request-to-chat.js";
+export { SKIP_THOUGHT_SIGNATURE } from "./generate/convert-messages-to-generate-contents.js";
 export {
-  SKIP_THOUGHT_SIGNATURE,
   convertMessagesRequestToGenerate,
   type MessagesToGenerateOptions,
   type MessagesToGenerateResult,

@@ -1,4 +1,4 @@
-import { GatewayError, renderChatError, renderMessagesError } from "@turnpike/providers";
+import { GatewayError, chatErrorStatus, messagesErrorStatus, renderChatError, renderMessagesError } from "@turnpike/providers";
 
 /** The two wire formats a client can speak. */
 export type Dialect = "messages" | "chat";
@@ -52,5 +52,7 @@ export function errorResponse(dialect: Dialect, e: unknown, requestId: string, e
     ...(err.headers ?? {}),
     ...extra,
   };
-  return new Response(JSON.stringify(body), { status: err.status, headers });
+  // "Overloaded" is 529 in the messages format and 503 in the chat format.
+  const status = dialect === "messages" ? messagesErrorStatus(err) : chatErrorStatus(err);
+  return new Response(JSON.stringify(body), { status, headers });
 }

@@ -5,6 +5,7 @@ import {
   convertGenerateResponseToMessages,
   convertMessagesRequestToChat,
   convertMessagesRequestToGenerate,
+  convertMessagesRequestToMessages,
   convertMessagesResponseToChat,
   chatStreamToMessagesEvents,
   encodeMessagesEvents,
@@ -139,6 +140,8 @@ export async function handleInference(deps: GatewayDeps, request: Request, diale
     let warnings: Warning[] = [];
     let pivot: MessagesRequest | undefined;
     let includeUsage = false;
+    /** Upstream tool names that had to be shortened or renamed → the client's names. */
+    let toolNames: Parameters<typeof convertChatResponseToMessages>[1]["toolNames"];
     if (passthrough) {
       const body = { ...stripGatewayFields(clientReq), model: entry.upstream_model } as Record<string, unknown>;
       if (dialect === "chat" && stream) {
@@ -151,7 +154,7 @@ export async function handleInference(deps: GatewayDeps, request: Request, diale
     } else {
       let p: MessagesRequest;
       if (dialect === "chat") {
-        const r = convertChatRequestToMessages(clientReq as ChatRequest, { defaultMaxTokens: DEFAULT_MAX_TOKENS });
+        const r = convertChatRequestToMessages(clientReq as ChatRequest, { defaultMaxTokens: DEFAULT_MAX_TOKENS, target: protocol });
         p = r.request;
         warnings = warnings.concat(r.warnings);
         includeUsage = (clientReq as ChatRequest).stream_options?.include_usage === true;
@@ -162,13 +165,17 @@ export async function handleInference(deps: GatewayDeps, request: Request, diale
       if (protocol === "chat") {
         const r = convertMessagesRequestToChat(p, { upstreamModel: entry.upstream_model });
         upstreamBody = r.body;
+        toolNames = r.toolNames;
         warnings = warnings.concat(r.warnings);
       } else if (protocol === "generate") {
-        const r = convertMessagesRequestToGenerate(p, { signatures: deps.signatures });
+        const r = convertMessagesRequestToGenerate(p, { signatures: deps.signatures, upstreamModel: entry.upstream_model });
         upstreamBody = r.body;
+        toolNames = r.toolNames;
         warnings = warnings.concat(r.warnings);
       } else {
-        upstreamBody = { ...stripGatewayFields(p), model: entry.upstream_model };
+        const r = convertMessagesRequestToMessages(p, { upstreamModel: entry.upstream_model });
+        upstreamBody = r.body;
+        warnings = warnings.concat(r.warnings);
       }
       // Prompt count made before the first byte: the messages format reports input tokens in
       // `message_start`, which chat and generateContent upstreams only tell at the end.
@@ -225,10 +232,11 @@ export async function handleInference(deps: GatewayDeps, request: Request, diale
         }
       } else {
         const json: unknown = JSON.parse(text);
-        const ctx = { model: entry.id, stopSequences: pivot?.stop_sequences };
+        const ctx = { model: entry.id, stopSequences: pivot?.stop_sequences, toolNames };
         let res: MessagesResponse;
+        // Vendor replies are read leniently: each converter reads only the fields it uses.
         if (protocol === "chat") res = convertChatResponseToMessages(json as never, ctx);
-        else if (protocol === "generate") res = convertGenerateResponseToMessages(json as never, ctx);
+        else if (protocol === "generate") res = convertGenerateResponseToMessages(json as never, { ...ctx, signatures: deps.signatures });
         else res = { ...(json as MessagesResponse), model: entry.id };
         meter.report(messagesUsageToTokens(res.usage));
         meter.reported = true;
@@ -245,13 +253,13 @@ export async function handleInference(deps: GatewayDeps, request: Request, diale
     if (passthrough) {
       body = upstream.body!.pipeThrough(passthroughTap(dialect, meter, { includeUsage, renameModel: entry.upstream_model !== entry.id ? entry.id : undefined }));
     } else {
-      const ctx = { model: entry.id, inputTokens: meter.promptEstimate, stopSequences: pivot?.stop_sequences };
+      const ctx = { model: entry.id, inputTokens: meter.promptEstimate, stopSequences: pivot?.stop_sequences, toolNames };
       const sse = upstream.body!.pipeThrough(new SSEDecoderStream());
       const events: ReadableStream<MessagesStreamEvent> =
         protocol === "chat"
           ? sse.pipeThrough(chatStreamToMessagesEvents(ctx))
           : protocol === "generate"
-            ? sse.pipeThrough(generateStreamToMessagesEvents(ctx))
+            ? sse.pipeThrough(generateStreamToMessagesEvents({ ...ctx, signatures: deps.signatures }))
             : sse.pipeThrough(messagesSSEToEvents() as TransformStream<SSEMessage, MessagesStreamEvent>);
       const tapped = events.pipeThrough(tapPivotEvents(meter, entry.id));
       body =

@@ -2,21 +2,8 @@
  * The messages-format pivot → a chat-completions upstream request (wire-formats §4.1).
  * Chat-only parameters carried in `turnpike.chat` are restored as they were.
  */
-import type {
-  ChatContentPart,
-  ChatMessage,
-  ChatRequest,
-  ChatTool,
-  ChatToolCall,
-  ChatToolChoice,
-  ClientTool,
-  ContentBlockParam,
-  MessagesRequest,
-  ToolResultBlockParam,
-} from "@turnpike/schema";
-import { invalidRequest } from "../errors.js";
+import type { ChatMessage, ChatRequest, ChatTool, ChatToolChoice, ClientTool, MessagesRequest } from "@turnpike/schema";
 import { isClientTool } from "../json.js";
-import { toDataUrl } from "../media.js";
 import { budgetToEffort, outputEffortToChat } from "../thinking.js";
 import { Warnings, type Warning } from "../warnings.js";
 import { convertMessage } from "./convert-messages-to-chat-messages.js";

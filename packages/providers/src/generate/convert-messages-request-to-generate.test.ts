@@ -3,7 +3,8 @@ import type { MessagesRequest } from "@turnpike/schema";
 import { convertChatRequestToMessages } from "../chat/convert-chat-request-to-messages.js";
 import { GatewayError } from "../errors.js";
 import { MemorySignatureStore } from "../signature-store.js";
-import { SKIP_THOUGHT_SIGNATURE, convertMessagesRequestToGenerate } from "./convert-messages-request-to-generate.js";
+import { convertMessagesRequestToGenerate } from "./convert-messages-request-to-generate.js";
+import { SKIP_THOUGHT_SIGNATURE } from "./convert-messages-to-generate-contents.js";
 
 const base = (extra: Partial<MessagesRequest> = {}): MessagesRequest => ({ model: "gamma-up", max_tokens: 512, messages: [{ role: "user", content: "Hi" }], ...extra });
 const params = (r: { warnings: { param: string }[] }) => r.warnings.map((w) => w.param);

@@ -6,15 +6,16 @@
  * does not do (and fetching client-chosen URLs from the server is an SSRF risk). So an http(s)
  * URL that is not one of those is a 400 asking for base64 (README "Decisions").
  */
-import type { ContentBlockParam, MessagesRequest, ToolResultBlockParam } from "@turnpike/schema";
+import type { MessagesRequest } from "@turnpike/schema";
 import { invalidRequest } from "../errors.js";
 import { isClientTool } from "../json.js";
 import type { SignatureStore } from "../signature-store.js";
 import { EFFORT_TO_BUDGET } from "../thinking.js";
 import { Warnings, type Warning } from "../warnings.js";
 import { convertJsonSchemaToOpenApi } from "./convert-json-schema-to-openapi.js";
+import { assistantParts, userParts } from "./convert-messages-to-generate-contents.js";
 import { generateToolName } from "./generate-tool-name.js";
-import type { GenerateContent, GenerateGenerationConfig, GeneratePart, GenerateRequest } from "./types.js";
+import type { GenerateContent, GenerateGenerationConfig, GenerateRequest } from "./types.js";
 
 export interface MessagesToGenerateOptions {
   /** Thought signatures of earlier generated tool calls (§3.7). */
@@ -35,9 +36,6 @@ export interface MessagesToGenerateResult {
   /** Path and query to append to the base URL, e.g. `/v1beta/models/m:streamGenerateContent?alt=sse`. */
   path: string;
 }
-
-/** Google's documented escape hatch for history the gateway cannot sign (§3.7). */
-export const SKIP_THOUGHT_SIGNATURE = "skip_thought_signature_validator";
 
 /** Gemini accepts at most 5 stop sequences. */
 const MAX_STOP = 5;
@@ -60,11 +58,6 @@ const HANDLED = new Set([
   "output_config",
   "turnpike",
 ]);
-
-/** Files-API URIs and YouTube links are the only URLs Gemini fetches itself. */
-function isGeminiFetchable(url: string): boolean {
-  return /^https:\/\/generativelanguage\.googleapis\.com\/[^?#]*\/files\//.test(url) || /^https:\/\/(www\.)?(youtube\.com|youtu\.be)\//.test(url);
-}
 
 /**
  * @example
@@ -198,133 +191,4 @@ function warnOthers(req: MessagesRequest, w: Warnings): void {
     if (v === undefined || v === null) continue;
     w.add(k, "a messages-format-only field; it was not sent to this upstream");
   }
-}
-
-function blocksOf(content: string | ContentBlockParam[]): ContentBlockParam[] {
-  return typeof content === "string" ? (content.length > 0 ? [{ type: "text", text: content }] : []) : content;
-}
-
-function assistantParts(
-  content: string | ContentBlockParam[],
-  at: string,
-  nameOf: (n: string) => string,
-  signatures: SignatureStore | undefined,
-  w: Warnings,
-): GeneratePart[] {
-  const parts: GeneratePart[] = [];
-  let firstCall = true;
-  blocksOf(content).forEach((b, j) => {
-    switch (b.type) {
-      case "text":
-        if (b.text) parts.push({ text: b.text });
-        return;
-      case "tool_use": {
-        const part: GeneratePart = { functionCall: { name: nameOf(b.name), args: b.input ?? {} } };
-        // The stored signature, else the documented skip value on the turn's first call (only the
-        // first call of a parallel turn carries one, §3.7).
-        const sig = signatures?.get(b.id) ?? (firstCall ? SKIP_THOUGHT_SIGNATURE : undefined);
-        if (sig) part.thoughtSignature = sig;
-        firstCall = false;
-        parts.push(part);
-        return;
-      }
-      case "thinking":
-      case "redacted_thinking":
-        w.add("thinking", "earlier thinking blocks are not replayed to this upstream");
-        return;
-      default:
-        w.add(`${at}.content[${j}]`, `"${b.type}" blocks cannot be sent in an assistant turn to this upstream; it was not sent`);
-        return;
-    }
-  });
-  return parts;
-}
-
-function userParts(
-  content: string | ContentBlockParam[],
-  at: string,
-  callNames: Map<string, string>,
-  nameOf: (n: string) => string,
-  w: Warnings,
-): GeneratePart[] {
-  const responses: GeneratePart[] = [];
-  const parts: GeneratePart[] = [];
-  blocksOf(content).forEach((b, j) => {
-    const bat = `${at}.content[${j}]`;
-    if (b.type === "tool_result") {
-      responses.push(functionResponse(b, bat, callNames, nameOf, parts, w));
-      return;
-    }
-    parts.push(...mediaParts(b, bat, w));
-  });
-  // Function responses first, in call order, then the rest of the turn (§4.1).
-  return [...responses, ...parts];
-}
-
-function functionResponse(
-  b: ToolResultBlockParam,
-  at: string,
-  callNames: Map<string, string>,
-  nameOf: (n: string) => string,
-  extra: GeneratePart[],
-  w: Warnings,
-): GeneratePart {
-  const name = callNames.get(b.tool_use_id);
-  if (!name) {
-    throw invalidRequest(`${at}.tool_use_id`, `no earlier tool_use block has the id "${b.tool_use_id}"; every tool_result must answer a tool call`);
-  }
-  let text = "";
-  if (typeof b.content === "string") text = b.content;
-  else if (Array.isArray(b.content)) {
-    const texts: string[] = [];
-    b.content.forEach((c, k) => {
-      if (c.type === "text") texts.push(c.text);
-      else extra.push(...mediaParts(c as ContentBlockParam, `${at}.content[${k}]`, w));
-    });
-    text = texts.join("\n");
-  }
-  // SDK guidance: `output` for a result, `error` for a failure (§3.2, §4.1).
-  const response = b.is_error === true ? { error: text } : { output: text };
-  return { functionResponse: { name: nameOf(name), response } };
-}
-
-function mediaParts(b: ContentBlockParam, at: string, w: Warnings): GeneratePart[] {
-  switch (b.type) {
-    case "text":
-      return b.text ? [{ text: b.text }] : [];
-    case "image": {
-      const s = b.source;
-      if (s.type === "base64") return [{ inlineData: { mimeType: s.media_type, data: s.data } }];
-      if (s.type === "url") return [urlPart(s.url, undefined, `${at}.source.url`)];
-      throw invalidRequest(`${at}.source`, "uploaded file ids cannot be sent to this upstream; send the image as base64");
-    }
-    case "document": {
-      const s = b.source;
-      if (s.type === "base64") return [{ inlineData: { mimeType: s.media_type, data: s.data } }];
-      if (s.type === "text") return [{ text: b.title ? `${b.title}\n\n${s.data}` : s.data }];
-      if (s.type === "content") {
-        if (typeof s.content === "string") return s.content ? [{ text: s.content }] : [];
-        return s.content.flatMap((c, k) => mediaParts(c, `${at}.source.content[${k}]`, w));
-      }
-      if (s.type === "url") return [urlPart(s.url, "application/pdf", `${at}.source.url`)];
-      throw invalidRequest(`${at}.source`, "uploaded file ids cannot be sent to this upstream; send the document as base64");
-    }
-    case "thinking":
-    case "redacted_thinking":
-      w.add("thinking", "earlier thinking blocks are not replayed to this upstream");
-      return [];
-    case "tool_use":
-      throw invalidRequest(at, "a tool_use block belongs in an assistant turn");
-    default:
-      w.add(at, `"${b.type}" blocks (server tools) are only understood by messages-format upstreams; it was not sent`);
-      return [];
-  }
-}
-
-function urlPart(url: string, mimeType: string | undefined, at: string): GeneratePart {
-  if (isGeminiFetchable(url)) return { fileData: { ...(mimeType ? { mimeType } : {}), fileUri: url } };
-  throw invalidRequest(
-    at,
-    "this upstream cannot fetch URLs (only its own Files API and YouTube links); send the content as base64 instead",
-  );
 }
