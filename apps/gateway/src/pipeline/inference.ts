@@ -140,6 +140,7 @@ export async function handleInference(deps: GatewayDeps, request: Request, diale
     let warnings: Warning[] = [];
     let pivot: MessagesRequest | undefined;
     let includeUsage = false;
+    let promptTokens = 0;
     /** Upstream tool names that had to be shortened or renamed → the client's names. */
     let toolNames: Parameters<typeof convertChatResponseToMessages>[1]["toolNames"];
     if (passthrough) {
@@ -151,6 +152,13 @@ export async function handleInference(deps: GatewayDeps, request: Request, diale
         body.stream_options = { ...so, include_usage: true };
       }
       upstreamBody = body;
+      // Only needed if the client leaves before the upstream reports usage.
+      meter.estimatePrompt = () =>
+        deps.countPrompt(
+          dialect === "chat"
+            ? convertChatRequestToMessages(clientReq as ChatRequest, { defaultMaxTokens: DEFAULT_MAX_TOKENS, target: "chat" }).request
+            : (clientReq as MessagesRequest),
+        );
     } else {
       let p: MessagesRequest;
       if (dialect === "chat") {
@@ -179,7 +187,11 @@ export async function handleInference(deps: GatewayDeps, request: Request, diale
       }
       // Prompt count made before the first byte: the messages format reports input tokens in
       // `message_start`, which chat and generateContent upstreams only tell at the end.
-      if (stream && protocol !== "messages") meter.promptEstimate = deps.countPrompt(p);
+      if (stream && protocol !== "messages") {
+        const counted = deps.countPrompt(p);
+        promptTokens = counted;
+        meter.estimatePrompt = () => counted;
+      }
     }
 
     // Dispatch. A client that goes away aborts the upstream at once.
@@ -253,7 +265,7 @@ export async function handleInference(deps: GatewayDeps, request: Request, diale
     if (passthrough) {
       body = upstream.body!.pipeThrough(passthroughTap(dialect, meter, { includeUsage, renameModel: entry.upstream_model !== entry.id ? entry.id : undefined }));
     } else {
-      const ctx = { model: entry.id, inputTokens: meter.promptEstimate, stopSequences: pivot?.stop_sequences, toolNames };
+      const ctx = { model: entry.id, inputTokens: promptTokens, stopSequences: pivot?.stop_sequences, toolNames };
       const sse = upstream.body!.pipeThrough(new SSEDecoderStream());
       const events: ReadableStream<MessagesStreamEvent> =
         protocol === "chat"

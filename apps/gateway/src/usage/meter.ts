@@ -29,8 +29,11 @@ export class Meter {
   reported = false;
   /** Text relayed to the client, kept only to count it if the upstream never reports usage. */
   readonly relayed: string[] = [];
-  /** Counts of prompt tokens made by Turnpike before the call (used when nothing better comes). */
-  promptEstimate = 0;
+  /**
+   * Turnpike's own count of the prompt, used only when the upstream never reported input tokens
+   * (a stream the client left early); computed lazily, since most calls never need it.
+   */
+  estimatePrompt: () => number = () => 0;
   upstreamStatus = 0;
   private done = false;
 
@@ -72,9 +75,12 @@ export class Meter {
         u.output_tokens = counted;
         estimated = true;
       }
-      if (u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens === 0 && this.promptEstimate > 0) {
-        u.input_tokens = this.promptEstimate;
-        estimated = true;
+      if (u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens === 0) {
+        const prompt = this.estimatePrompt();
+        if (prompt > 0) {
+          u.input_tokens = prompt;
+          estimated = true;
+        }
       }
     }
     const input = u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens;
