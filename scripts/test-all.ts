@@ -12,9 +12,14 @@ const workspaces = ["packages", "apps"]
   .concat(["bench"])
   .filter((w) => existsSync(join(root, w, "package.json")));
 
+/** No suite may hang the run: each command gets at most this long. */
+const SUITE_TIMEOUT_MS = 15 * 60_000;
+
 function run(cmd: string[], cwd: string): { code: number; out: string } {
-  const p = Bun.spawnSync(cmd, { cwd, stdout: "pipe", stderr: "pipe", env: { ...process.env, FORCE_COLOR: "0" } });
-  const out = p.stdout.toString() + p.stderr.toString();
+  const started = Date.now();
+  const p = Bun.spawnSync(cmd, { cwd, stdout: "pipe", stderr: "pipe", env: { ...process.env, FORCE_COLOR: "0" }, timeout: SUITE_TIMEOUT_MS });
+  let out = p.stdout.toString() + p.stderr.toString();
+  if (p.exitCode === null || Date.now() - started >= SUITE_TIMEOUT_MS) out += `\n${cmd.join(" ")} in ${cwd}: killed after ${SUITE_TIMEOUT_MS / 60_000} minutes`;
   return { code: p.exitCode ?? 1, out };
 }
 

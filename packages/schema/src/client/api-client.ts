@@ -56,7 +56,20 @@ export interface FinalRequestOptions extends RequestOptions {
   model?: string | undefined;
 }
 
-/** The subclass hooks: where to send, how to authenticate, how to read stream events. */
+/**
+ * The base of both SDK clients: a subclass supplies its auth headers and its resources.
+ *
+ * @example
+ * ```ts
+ * class MyClient extends APIClient {
+ *   protected authHeaders() {
+ *     return { authorization: `Bearer ${this.apiKey}` };
+ *   }
+ * }
+ * const health = await new MyClient({ apiKey: "sk-…", baseURL: "http://localhost:8080" })
+ *   .request<{ status: string }>({ method: "GET", path: "/health" });
+ * ```
+ */
 export abstract class APIClient {
   // The error classes as statics too, as on the official clients (`MessagesClient.RateLimitError`).
   static readonly TurnpikeError = Errors.TurnpikeError;
@@ -180,7 +193,7 @@ export abstract class APIClient {
             await this.pause(attempt + 1, response.headers, userSignal);
             continue;
           }
-          const text = await response.text();
+          const text = await readText(response, controller.signal);
           throw makeAPIError(response.status, parseJSON(text) ?? text, undefined, response.headers, {
             model: options.model,
           });
@@ -190,7 +203,7 @@ export abstract class APIClient {
           clearTimeout(timer);
           return { response, body: undefined, controller, release };
         }
-        const text = await response.text();
+        const text = await readText(response, controller.signal);
         clearTimeout(timer);
         release();
         return { response, body: parseSuccessBody(text, response), controller, release };
@@ -218,6 +231,25 @@ export abstract class APIClient {
 /** Errors the loop raised itself (typed API errors, bad JSON) pass through; the rest are transport. */
 function isTransportError(err: unknown): boolean {
   return !(err instanceof TurnpikeError);
+}
+
+/**
+ * The body as text, abandoned as soon as `signal` aborts: a custom `fetch` may not tie the
+ * body to the signal the way the built-in one does, and a stalled body must still time out.
+ */
+function readText(response: Response, signal: AbortSignal): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    if (signal.aborted) {
+      onAbort();
+      return;
+    }
+    signal.addEventListener("abort", onAbort, { once: true });
+    response
+      .text()
+      .then(resolve, reject)
+      .finally(() => signal.removeEventListener("abort", onAbort));
+  });
 }
 
 function parseJSON(text: string): unknown {

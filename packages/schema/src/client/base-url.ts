@@ -9,18 +9,37 @@ import { TurnpikeError } from "./errors.js";
 /** The gateway's default address (`PORT` defaults to 8080, DESIGN.md §5). */
 export const DEFAULT_BASE_URL = "http://localhost:8080";
 
-/** `http://host:8080/v1/` → `http://host:8080`; a non-URL is a clear error. */
+/**
+ * `http://host:8080/v1/` → `http://host:8080`; a non-URL is a clear error.
+ *
+ * @example
+ * ```ts
+ * gatewayOrigin("http://localhost:8080/v1"); // "http://localhost:8080"
+ * ```
+ */
 export function gatewayOrigin(base: string): string {
   const trimmed = base.trim().replace(/\/+$/, "").replace(/\/v1$/, "");
+  let protocol = "";
   try {
-    new URL(trimmed);
+    protocol = new URL(trimmed).protocol;
   } catch {
-    throw new TurnpikeError(`baseURL must be an absolute URL such as ${DEFAULT_BASE_URL}, got "${base}"`);
+    // not a URL at all; reported below
+  }
+  // `new URL("localhost:8080")` parses (as scheme "localhost:"), so check the scheme too.
+  if (protocol !== "http:" && protocol !== "https:") {
+    throw new TurnpikeError(`baseURL must be an absolute http(s) URL such as ${DEFAULT_BASE_URL}, got "${base}"`);
   }
   return trimmed;
 }
 
-/** The API key and gateway origin from the options, else `TURNPIKE_API_KEY` / `TURNPIKE_BASE_URL`. */
+/**
+ * The API key and gateway origin from the options, else `TURNPIKE_API_KEY` / `TURNPIKE_BASE_URL`.
+ *
+ * @example
+ * ```ts
+ * const { apiKey, origin } = resolveCredentials(options, "ChatClient");
+ * ```
+ */
 export function resolveCredentials(
   options: { apiKey?: string | undefined; baseURL?: string | undefined },
   clientName: string,

@@ -15,7 +15,7 @@
  * }
  * ```
  */
-import { HEADER, requestIdOf } from "./headers.js";
+import { HEADER, RATE_LIMIT_HEADERS, requestIdOf } from "./headers.js";
 
 /**
  * The error envelope both formats share: `{ error: { type, message } }`. The messages format
@@ -47,6 +47,13 @@ export class TurnpikeError extends Error {
  * An error the server returned (or, for the connection subclasses, no reply at all).
  * `status` is the HTTP status; for an error sent inside a stream after a 200 it is the status
  * that the error's `type` stands for (e.g. `overloaded_error` → 529).
+ *
+ * @example
+ * ```ts
+ * catch (err) {
+ *   if (err instanceof APIError) console.error(err.status, err.type, err.code, err.requestId, err.error);
+ * }
+ * ```
  */
 export class APIError extends TurnpikeError {
   /** HTTP status; `undefined` when no response arrived. */
@@ -100,6 +107,13 @@ export class InternalServerError extends APIError {}
 /**
  * 404 `model_not_found`: the model id is unknown, or the key may not use it. Also thrown by
  * `client.models.validate(id)`, which fills {@link availableModels}.
+ *
+ * @example
+ * ```ts
+ * catch (err) {
+ *   if (err instanceof ModelNotFoundError) console.error(`no model ${err.model}; try one of ${err.availableModels}`);
+ * }
+ * ```
  */
 export class ModelNotFoundError extends NotFoundError {
   /** The model id that was asked for, when known. */
@@ -124,14 +138,24 @@ export class ModelNotFoundError extends NotFoundError {
 export interface RateLimitInfo {
   limitRequests?: number;
   remainingRequests?: number;
-  /** As sent, e.g. `"12ms"` or `"1s"`. */
+  /** As sent: a duration such as `"12ms"` (chat routes) or an RFC 3339 time (messages routes). */
   resetRequests?: string;
   limitTokens?: number;
   remainingTokens?: number;
+  /** As sent, like {@link resetRequests}. */
   resetTokens?: string;
 }
 
-/** 429: too many requests or tokens; carries the server's retry hint and limit headers. */
+/**
+ * 429: too many requests or tokens; carries the server's retry hint and limit headers.
+ *
+ * @example
+ * ```ts
+ * catch (err) {
+ *   if (err instanceof RateLimitError) await sleep(err.retryAfterMs ?? 1000);
+ * }
+ * ```
+ */
 export class RateLimitError extends APIError {
   /** How long the server asked to wait (`retry-after-ms`, else `retry-after`), in ms. */
   readonly retryAfterMs: number | undefined;
@@ -170,6 +194,11 @@ export class APIUserAbortError extends APIError {
 /**
  * Milliseconds the server asked to wait: `retry-after-ms`, else `retry-after` as seconds or as
  * an HTTP date. `undefined` when absent, unparsable or not positive.
+ *
+ * @example
+ * ```ts
+ * retryAfterMsOf(new Headers({ "retry-after": "2" })); // 2000
+ * ```
  */
 export function retryAfterMsOf(headers: Headers): number | undefined {
   const ms = headers.get(HEADER.retryAfterMs);
@@ -189,23 +218,21 @@ export function retryAfterMsOf(headers: Headers): number | undefined {
 
 function rateLimitOf(headers: Headers): RateLimitInfo {
   const info: RateLimitInfo = {};
-  const num = (name: string): number | undefined => {
-    const raw = headers.get(name);
-    const value = raw === null ? Number.NaN : Number(raw);
-    return Number.isFinite(value) ? value : undefined;
+  const first = (names: readonly string[]): string | undefined => {
+    for (const name of names) {
+      const value = headers.get(name);
+      if (value !== null) return value;
+    }
+    return undefined;
   };
-  const limitRequests = num(HEADER.limitRequests);
-  if (limitRequests !== undefined) info.limitRequests = limitRequests;
-  const remainingRequests = num(HEADER.remainingRequests);
-  if (remainingRequests !== undefined) info.remainingRequests = remainingRequests;
-  const resetRequests = headers.get(HEADER.resetRequests);
-  if (resetRequests !== null) info.resetRequests = resetRequests;
-  const limitTokens = num(HEADER.limitTokens);
-  if (limitTokens !== undefined) info.limitTokens = limitTokens;
-  const remainingTokens = num(HEADER.remainingTokens);
-  if (remainingTokens !== undefined) info.remainingTokens = remainingTokens;
-  const resetTokens = headers.get(HEADER.resetTokens);
-  if (resetTokens !== null) info.resetTokens = resetTokens;
+  for (const field of ["limitRequests", "remainingRequests", "limitTokens", "remainingTokens"] as const) {
+    const value = Number(first(RATE_LIMIT_HEADERS[field]) ?? Number.NaN);
+    if (Number.isFinite(value)) info[field] = value;
+  }
+  for (const field of ["resetRequests", "resetTokens"] as const) {
+    const value = first(RATE_LIMIT_HEADERS[field]);
+    if (value !== undefined) info[field] = value;
+  }
   return info;
 }
 

@@ -3,7 +3,14 @@
  * helpers that read them. Plain `Headers`: no runtime-specific APIs.
  */
 
-/** Header names used by the request loop and the errors it raises. */
+/**
+ * Header names used by the request loop and the errors it raises.
+ *
+ * @example
+ * ```ts
+ * response.headers.get(HEADER.requestId);
+ * ```
+ */
 export const HEADER = {
   /** Gateway request id; on every response (DESIGN.md, "Gateway headers"). */
   requestId: "x-request-id",
@@ -15,13 +22,25 @@ export const HEADER = {
   retryAfterMs: "retry-after-ms",
   /** RFC 9110 §10.2.3: delay in seconds, or an HTTP date. */
   retryAfter: "retry-after",
-  /** Rate-limit state of the key (wire-formats.md §2.8 naming). */
-  limitRequests: "x-ratelimit-limit-requests",
-  remainingRequests: "x-ratelimit-remaining-requests",
-  resetRequests: "x-ratelimit-reset-requests",
-  limitTokens: "x-ratelimit-limit-tokens",
-  remainingTokens: "x-ratelimit-remaining-tokens",
-  resetTokens: "x-ratelimit-reset-tokens",
+} as const;
+
+/**
+ * Rate-limit headers of each format, by field of `RateLimitInfo`: the chat completions format's
+ * `x-ratelimit-*` (reset as a duration, wire-formats.md §2.8) and the messages format's
+ * `anthropic-ratelimit-*` (reset as RFC 3339, §1.9), which the gateway sends on messages routes.
+ *
+ * @example
+ * ```ts
+ * response.headers.get(RATE_LIMIT_HEADERS.remainingRequests[0]); // "59"
+ * ```
+ */
+export const RATE_LIMIT_HEADERS = {
+  limitRequests: ["x-ratelimit-limit-requests", "anthropic-ratelimit-requests-limit"],
+  remainingRequests: ["x-ratelimit-remaining-requests", "anthropic-ratelimit-requests-remaining"],
+  resetRequests: ["x-ratelimit-reset-requests", "anthropic-ratelimit-requests-reset"],
+  limitTokens: ["x-ratelimit-limit-tokens", "anthropic-ratelimit-tokens-limit"],
+  remainingTokens: ["x-ratelimit-remaining-tokens", "anthropic-ratelimit-tokens-remaining"],
+  resetTokens: ["x-ratelimit-reset-tokens", "anthropic-ratelimit-tokens-reset"],
 } as const;
 
 /** Headers as callers may give them: a `Headers`, pairs, or a record whose `null` removes a default. */
@@ -53,7 +72,14 @@ export function mergeHeaders(...sets: Array<HeadersLike | undefined>): Headers {
   return out;
 }
 
-/** The request id of a response: `x-request-id`, else the messages format's `request-id`. */
+/**
+ * The request id of a response: `x-request-id`, else the messages format's `request-id`.
+ *
+ * @example
+ * ```ts
+ * requestIdOf(response.headers); // "req_01…"
+ * ```
+ */
 export function requestIdOf(headers: Headers | undefined): string | undefined {
   return headers?.get(HEADER.requestId) ?? headers?.get(HEADER.requestIdMessages) ?? undefined;
 }

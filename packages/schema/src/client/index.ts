@@ -38,7 +38,7 @@ export {
   chatErrorType,
   messagesErrorType,
 } from "./error-types.js";
-export { HEADER, mergeHeaders, requestIdOf, type HeadersLike } from "./headers.js";
+export { HEADER, RATE_LIMIT_HEADERS, mergeHeaders, requestIdOf, type HeadersLike } from "./headers.js";
 export { MODEL_NOT_FOUND, makeAPIError, makeStreamError, type ErrorContext } from "./make-api-error.js";
 export { Models, type ModelListParams } from "./models-resource.js";
 export { PagePromise, type CursorPage } from "./page-promise.js";

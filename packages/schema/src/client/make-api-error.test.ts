@@ -80,6 +80,18 @@ describe("makeAPIError", () => {
     expect(err.retryAfterMs).toBe(3000);
     expect(err.rateLimit).toEqual({ limitRequests: 60, remainingRequests: 0, resetRequests: "3s", limitTokens: 100000, remainingTokens: 4000 });
   });
+
+  test("RateLimitError reads the messages format's rate-limit headers too", () => {
+    const headers = new Headers({
+      "retry-after-ms": "1500",
+      "anthropic-ratelimit-requests-limit": "5",
+      "anthropic-ratelimit-requests-remaining": "0",
+      "anthropic-ratelimit-requests-reset": "2026-01-01T00:00:30Z",
+    });
+    const err = makeAPIError(429, messagesBody("rate_limit_error"), undefined, headers) as RateLimitError;
+    expect(err.retryAfterMs).toBe(1500);
+    expect(err.rateLimit).toEqual({ limitRequests: 5, remainingRequests: 0, resetRequests: "2026-01-01T00:00:30Z" });
+  });
 });
 
 describe("makeStreamError", () => {

@@ -44,7 +44,14 @@ export interface ErrorContext {
   model?: string | undefined;
 }
 
-/** The error for an HTTP error reply. */
+/**
+ * The error for an HTTP error reply.
+ *
+ * @example
+ * ```ts
+ * const err = makeAPIError(res.status, await res.json(), undefined, res.headers, { model: "beta-5" });
+ * ```
+ */
 export function makeAPIError(
   status: number,
   body: unknown,
@@ -62,6 +69,11 @@ export function makeAPIError(
 /**
  * The error for an in-band stream error: messages `event: error` with
  * `{"type":"error","error":{…}}`, or chat `data: {"error":{…}}`.
+ *
+ * @example
+ * ```ts
+ * makeStreamError({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } }, headers).status; // 529
+ * ```
  */
 export function makeStreamError(body: unknown, headers: Headers, context: ErrorContext = {}): APIError {
   const inner = errorObject(body);

@@ -15,6 +15,14 @@ export interface ModelListParams {
   before_id?: string;
 }
 
+/**
+ * `client.models` of both SDKs.
+ *
+ * @example
+ * ```ts
+ * const ids = (await client.models.list()).data.map((m) => m.id);
+ * ```
+ */
 export class Models {
   readonly #client: APIClient;
   readonly #path: string;

@@ -17,7 +17,14 @@ const MAX_DELAY_MS = 8000;
 /** A server hint longer than this is ignored in favour of the backoff (it would stall the caller). */
 const MAX_HINT_MS = 60_000;
 
-/** Whether a failed response should be retried. */
+/**
+ * Whether a failed response should be retried.
+ *
+ * @example
+ * ```ts
+ * shouldRetry(new Response(null, { status: 503 })); // true
+ * ```
+ */
 export function shouldRetry(response: Response): boolean {
   const header = response.headers.get(HEADER.shouldRetry);
   if (header === "true") return true;
@@ -29,6 +36,12 @@ export function shouldRetry(response: Response): boolean {
 /**
  * Milliseconds to wait before retry number `retry` (1-based).
  * @param random injectable for tests; `Math.random` by default.
+ *
+ * @example
+ * ```ts
+ * retryDelayMs(3); // between 1500 and 2000
+ * retryDelayMs(1, new Headers({ "retry-after-ms": "250" })); // 250
+ * ```
  */
 export function retryDelayMs(retry: number, headers?: Headers, random: () => number = Math.random): number {
   const hint = headers ? retryAfterMsOf(headers) : undefined;

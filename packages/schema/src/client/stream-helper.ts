@@ -27,6 +27,17 @@ export interface BaseStreamEvents {
 
 type Listener<Args extends unknown[]> = (...args: Args) => void;
 
+/**
+ * The shared base of `MessageStream` and `ChatCompletionStream`.
+ *
+ * @example
+ * ```ts
+ * const stream = client.messages.stream(params); // a StreamHelper subclass
+ * stream.on("end", () => console.log("done"));
+ * for await (const event of stream) console.log(event.type);
+ * await stream.done();
+ * ```
+ */
 export abstract class StreamHelper<TItem, TEvents extends EventMap> implements AsyncIterable<TItem> {
   /** Aborts the request; `abort()` is the short way. */
   readonly controller = new AbortController();

@@ -58,6 +58,11 @@ export class Stream<T> implements AsyncIterable<T> {
         throw new TurnpikeError("The streamed response has no body.");
       }
       const reader = response.body.pipeThrough(new SSEDecoderStream()).getReader();
+      // Ends a pending read on abort even if the `fetch` in use does not tie the body to its signal.
+      const onAbort = (): void => {
+        reader.cancel(controller.signal.reason).catch(() => undefined);
+      };
+      controller.signal.addEventListener("abort", onAbort, { once: true });
       let finished = false;
       try {
         while (true) {
@@ -75,6 +80,7 @@ export class Stream<T> implements AsyncIterable<T> {
         throw err;
       } finally {
         // Leaving early (break, throw, done marker) must release the connection.
+        controller.signal.removeEventListener("abort", onAbort);
         if (!finished) controller.abort();
         reader.cancel().catch(() => undefined);
         reader.releaseLock();
@@ -138,7 +144,14 @@ export class Stream<T> implements AsyncIterable<T> {
   }
 }
 
-/** Parses an event's JSON, naming the event on failure. */
+/**
+ * Parses an event's JSON, naming the event on failure.
+ *
+ * @example
+ * ```ts
+ * const data = parseEventJSON({ event: "ping", data: '{"type":"ping"}' });
+ * ```
+ */
 export function parseEventJSON(message: SSEMessage): unknown {
   try {
     return JSON.parse(message.data);

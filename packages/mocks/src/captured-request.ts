@@ -1,0 +1,39 @@
+/** What the mock records about each request it answers, for assertions. */
+import type { ChatRequest, CountTokensRequest, MessagesRequest } from "@turnpike/schema";
+
+/** The endpoints the mock serves. */
+export type MockEndpoint = "messages" | "chat" | "count_tokens" | "models" | "model";
+
+/** Request bodies by endpoint, as the schema types them. */
+export interface MockRequestBodies {
+  messages: MessagesRequest;
+  chat: ChatRequest;
+  count_tokens: CountTokensRequest;
+}
+
+/**
+ * One request the mock received.
+ *
+ * @example
+ * ```ts
+ * const req = turnpike.requests[0];
+ * expect(req?.endpoint).toBe("messages");
+ * expect(req?.apiKey).toBe("sk-test");
+ * ```
+ */
+export interface CapturedRequest {
+  endpoint: MockEndpoint;
+  method: string;
+  url: string;
+  /** Lower-cased header names. */
+  headers: Record<string, string>;
+  /** The parsed JSON body (`undefined` for GET); use `turnpike.bodies(endpoint)` for typed bodies. */
+  body: unknown;
+  /** The key from `x-api-key` or `Authorization: Bearer`. */
+  apiKey: string | undefined;
+  /** `body.model` or the model in the path. */
+  model: string | undefined;
+  stream: boolean;
+  /** Validation problems when the body broke its format's rules (the mock answered 400). */
+  issues: string[];
+}

@@ -1,0 +1,234 @@
+/**
+ * `createTurnpikeMock()`: msw 2 handlers that answer like a Turnpike gateway — `/v1/models`,
+ * `/v1/messages` (+ `count_tokens`) and `/v1/chat/completions`, JSON and SSE, in exactly the
+ * gateway's shapes — with replies you script per test and every request recorded.
+ */
+import type { Model } from "@turnpike/schema";
+import { delay, http, HttpResponse, type HttpHandler } from "msw";
+import { captureRequest } from "./capture-request.js";
+import type { CapturedRequest, MockEndpoint, MockRequestBodies } from "./captured-request.js";
+import { DEFAULT_MODEL_IDS, mockModel } from "./default-models.js";
+import { estimateTokens } from "./estimate-tokens.js";
+import type { MockError, MockReply } from "./mock-reply.js";
+import { errorResponse, idHeaders, isMessagesCaller, json, type ResponseIds } from "./mock-responses.js";
+import { renderChatFrames, renderChatResponse } from "./render-chat.js";
+import { renderMessagesFrames, renderMessagesResponse } from "./render-messages.js";
+import { sseResponse } from "./sse-response.js";
+
+/** A reply, or a function of the request that returns one. */
+export type ScriptedReply = MockReply | ((request: CapturedRequest) => MockReply | Promise<MockReply>);
+
+/** Which requests a scripted reply is for, and how many. */
+export interface ReplyOptions {
+  /** Default: the two inference endpoints, `messages` and `chat`. */
+  endpoint?: MockEndpoint | MockEndpoint[];
+  /** How many requests it answers (default 1). */
+  times?: number;
+}
+
+/**
+ * Options of {@link createTurnpikeMock}.
+ *
+ * @example
+ * ```ts
+ * createTurnpikeMock({ baseURL: "http://localhost:8080", apiKey: "sk-test", models: ["beta-5"], latencyMs: 5 });
+ * ```
+ */
+export interface TurnpikeMockOptions {
+  /** Gateway origin to intercept, e.g. `http://localhost:8080`; default: any origin. */
+  baseURL?: string;
+  /** Keys the mock accepts; default: any non-empty key. A missing or other key gets a 401. */
+  apiKey?: string | string[];
+  /** The catalog (ids or full entries); default: the gateway's built-in model ids. */
+  models?: Array<string | Model>;
+  /** The reply when nothing is scripted (default: a short text reply). */
+  defaultReply?: MockReply;
+  /** Milliseconds before every answer (a reply's `delayMs` wins). */
+  latencyMs?: number;
+}
+
+/**
+ * The mock: pass `handlers` to `setupServer`, script replies, assert on `requests`.
+ *
+ * @example
+ * ```ts
+ * turnpike.reply({ text: "ok" }).fail(503);
+ * expect(turnpike.requests).toHaveLength(2);
+ * ```
+ */
+export interface TurnpikeMock {
+  /** msw request handlers: `setupServer(...turnpike.handlers)`. */
+  readonly handlers: HttpHandler[];
+  /** Every request received, in order. */
+  readonly requests: readonly CapturedRequest[];
+  /** Answers the next matching request(s) with `reply`, then falls back to the default. */
+  reply(reply: ScriptedReply, options?: ReplyOptions): TurnpikeMock;
+  /** Answers every matching request with `reply` from now on (until `reset()`). */
+  replyAlways(reply: ScriptedReply, options?: Omit<ReplyOptions, "times">): TurnpikeMock;
+  /** Answers the next matching request(s) with an error in the caller's format. */
+  fail(status: number, error?: Omit<MockError, "status">, options?: ReplyOptions): TurnpikeMock;
+  /** The last request received. */
+  lastRequest(): CapturedRequest | undefined;
+  /** The valid bodies sent to one endpoint, typed by the schema. */
+  bodies<E extends keyof MockRequestBodies>(endpoint: E): MockRequestBodies[E][];
+  /** Replaces the catalog. */
+  setModels(models: Array<string | Model>): TurnpikeMock;
+  /** Forgets scripted replies and recorded requests, and restores the catalog. */
+  reset(): void;
+}
+
+interface Script {
+  reply: ScriptedReply;
+  endpoints: ReadonlySet<MockEndpoint>;
+  remaining: number;
+}
+
+const INFERENCE: MockEndpoint[] = ["messages", "chat"];
+
+/**
+ * @example
+ * ```ts
+ * import { setupServer } from "msw/node";
+ * import { createTurnpikeMock } from "@turnpike/mocks";
+ *
+ * const turnpike = createTurnpikeMock();
+ * const server = setupServer(...turnpike.handlers);
+ * server.listen({ onUnhandledRequest: "error" });
+ *
+ * turnpike.reply({ text: "Bonjour" });
+ * // … call your code that uses @turnpike/messages or @turnpike/chat …
+ * console.log(turnpike.lastRequest()?.model);
+ * ```
+ */
+export function createTurnpikeMock(options: TurnpikeMockOptions = {}): TurnpikeMock {
+  const origin = options.baseURL ? options.baseURL.replace(/\/+$/, "").replace(/\/v1$/, "") : "*";
+  const keys = options.apiKey === undefined ? undefined : new Set([options.apiKey].flat());
+  const initialModels = (options.models ?? [...DEFAULT_MODEL_IDS]).map(toModel);
+  let models = initialModels;
+  let queue: Script[] = [];
+  let always: Script[] = [];
+  const requests: CapturedRequest[] = [];
+  const valid = new Map<CapturedRequest, unknown>();
+  let counter = 0;
+
+  const scripted = (endpoint: MockEndpoint): ScriptedReply | undefined => {
+    const i = queue.findIndex((s) => s.endpoints.has(endpoint));
+    const hit = queue[i];
+    if (hit) {
+      hit.remaining -= 1;
+      if (hit.remaining <= 0) queue.splice(i, 1);
+      return hit.reply;
+    }
+    return always.find((s) => s.endpoints.has(endpoint))?.reply;
+  };
+
+  const capture = async (request: Request, endpoint: MockEndpoint, pathModel?: string): Promise<CapturedRequest> => {
+    const { captured, valid: value } = await captureRequest(request, endpoint, pathModel);
+    if (value !== undefined) valid.set(captured, value);
+    requests.push(captured);
+    return captured;
+  };
+
+  const answer = async (
+    request: Request,
+    endpoint: MockEndpoint,
+    render: (reply: MockReply, captured: CapturedRequest, ids: ResponseIds) => Response,
+    pathModel?: string,
+  ): Promise<Response> => {
+    const captured = await capture(request, endpoint, pathModel);
+    const script = scripted(endpoint);
+    const reply: MockReply = (typeof script === "function" ? await script(captured) : script) ?? options.defaultReply ?? {};
+    const wait = reply.delayMs ?? options.latencyMs;
+    if (wait) await delay(wait);
+    if (reply.networkError) return HttpResponse.error();
+
+    const dialect = endpoint === "messages" || endpoint === "count_tokens" || isMessagesCaller(request.headers) ? "messages" : "chat";
+    const n = ++counter;
+    const ids: ResponseIds = { n: String(n), requestId: `req_mock_${n}`, dialect };
+    const fail = (error: MockError): Response => errorResponse(error, ids, reply.headers);
+    if (!captured.apiKey) return fail({ status: 401, message: "Missing API key: send x-api-key or Authorization: Bearer." });
+    if (keys && !keys.has(captured.apiKey)) return fail({ status: 401, message: "Invalid API key." });
+    if (captured.issues.length > 0) return fail({ status: 400, message: captured.issues.join("; ") });
+    if (captured.model !== undefined && !models.some((m) => m.id === captured.model)) {
+      const message = `The model \`${captured.model}\` does not exist or this key may not call it (model_not_found).`;
+      return fail({ status: 404, message, code: "model_not_found" });
+    }
+    if (reply.error) return fail(reply.error);
+    return render(reply, captured, ids);
+  };
+
+  const url = (path: string): string => `${origin}${path}`;
+  const handlers: HttpHandler[] = [
+    http.get(url("/v1/models"), ({ request }) =>
+      answer(request, "models", (reply, _c, ids) =>
+        json({ object: "list", data: models, has_more: false, first_id: models[0]?.id ?? null, last_id: models.at(-1)?.id ?? null }, ids, reply),
+      ),
+    ),
+    http.get(url("/v1/models/*"), ({ request }) => {
+      const id = decodeURIComponent(new URL(request.url).pathname.replace(/^.*\/v1\/models\//, ""));
+      return answer(request, "model", (reply, _c, ids) => json(models.find((m) => m.id === id), ids, reply), id);
+    }),
+    http.post(url("/v1/messages/count_tokens"), ({ request }) =>
+      answer(request, "count_tokens", (reply, captured, ids) => {
+        const body = valid.get(captured) as MockRequestBodies["count_tokens"];
+        const estimate = estimateTokens(JSON.stringify(body.messages) + JSON.stringify(body.system ?? "") + JSON.stringify(body.tools ?? ""));
+        return json({ input_tokens: reply.usage?.input_tokens ?? estimate }, ids, reply);
+      }),
+    ),
+    http.post(url("/v1/messages"), ({ request }) =>
+      answer(request, "messages", (reply, captured, ids) => {
+        // Validated above: `answer` returned a 400 for any body that is not a MessagesRequest.
+        const body = valid.get(captured) as MockRequestBodies["messages"];
+        const response = renderMessagesResponse(reply, body, ids.n);
+        if (!captured.stream) return json(response, ids, reply);
+        return sseResponse(renderMessagesFrames(reply, response), { ...reply, headers: { ...idHeaders(ids), ...reply.headers } });
+      }),
+    ),
+    http.post(url("/v1/chat/completions"), ({ request }) =>
+      answer(request, "chat", (reply, captured, ids) => {
+        // Validated above: `answer` returned a 400 for any body that is not a ChatRequest.
+        const body = valid.get(captured) as MockRequestBodies["chat"];
+        const response = renderChatResponse(reply, body, ids.n, Math.floor(Date.now() / 1000));
+        if (!captured.stream) return json(response, ids, reply);
+        return sseResponse(renderChatFrames(reply, body, response), { ...reply, headers: { ...idHeaders(ids), ...reply.headers } });
+      }),
+    ),
+  ];
+
+  const mock: TurnpikeMock = {
+    handlers,
+    requests,
+    reply(reply, opts = {}) {
+      queue.push({ reply, endpoints: new Set([opts.endpoint ?? INFERENCE].flat()), remaining: opts.times ?? 1 });
+      return mock;
+    },
+    replyAlways(reply, opts = {}) {
+      always.unshift({ reply, endpoints: new Set([opts.endpoint ?? INFERENCE].flat()), remaining: Infinity });
+      return mock;
+    },
+    fail(status, error = {}, opts = {}) {
+      return mock.reply({ error: { ...error, status } }, opts);
+    },
+    lastRequest: () => requests.at(-1),
+    bodies<E extends keyof MockRequestBodies>(endpoint: E): MockRequestBodies[E][] {
+      // `valid` holds the value each endpoint's validator accepted, so it has that endpoint's type.
+      return requests.filter((r) => r.endpoint === endpoint && valid.has(r)).map((r) => valid.get(r) as MockRequestBodies[E]);
+    },
+    setModels(next) {
+      models = next.map(toModel);
+      return mock;
+    },
+    reset() {
+      queue = [];
+      always = [];
+      requests.length = 0;
+      valid.clear();
+      models = initialModels;
+    },
+  };
+  return mock;
+}
+
+function toModel(m: string | Model): Model {
+  return typeof m === "string" ? mockModel(m) : m;
+}

@@ -1,0 +1,45 @@
+/** The client of the chat completions format: `new ChatClient()`, then `client.chat.completions.create(…)`. */
+import { APIClient, Models, resolveCredentials, type ClientOptions } from "@turnpike/schema/client";
+import { Chat } from "./resources/chat.js";
+
+/** Options of {@link ChatClient}; every field is optional. */
+export type ChatClientOptions = ClientOptions;
+
+/**
+ * A typed client for Turnpike's chat-completions endpoint. Give it the gateway origin
+ * (`http://localhost:8080`) or a base that already ends in `/v1`; calls go to
+ * `{origin}/v1/chat/completions` with the key as `Authorization: Bearer`.
+ *
+ * @example
+ * ```ts
+ * import ChatClient from "@turnpike/chat";
+ *
+ * const client = new ChatClient({ apiKey: process.env.TURNPIKE_API_KEY, baseURL: "http://localhost:8080" });
+ * const completion = await client.chat.completions.create({
+ *   model: "beta-5",
+ *   messages: [{ role: "user", content: "Hello, Turnpike" }],
+ * });
+ * console.log(completion.choices[0]?.message.content);
+ * ```
+ */
+export class ChatClient extends APIClient {
+  /** `chat.completions.create`, `chat.completions.stream`. */
+  readonly chat: Chat;
+  /** `list`, `retrieve`, `validate`. */
+  readonly models: Models;
+
+  /**
+   * @param options `apiKey` defaults to `TURNPIKE_API_KEY`, `baseURL` to `TURNPIKE_BASE_URL`
+   *   (then `http://localhost:8080`).
+   */
+  constructor(options: ChatClientOptions = {}) {
+    const { apiKey, origin } = resolveCredentials(options, "ChatClient");
+    super({ ...options, apiKey, baseURL: `${origin}/v1` });
+    this.chat = new Chat(this);
+    this.models = new Models(this, "/models");
+  }
+
+  protected authHeaders(): Record<string, string> {
+    return { authorization: `Bearer ${this.apiKey}` };
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * `@turnpike/chat`: a typed client for the chat completions format served by a Turnpike gateway.
+ *
+ * @example
+ * ```ts
+ * import ChatClient, { RateLimitError } from "@turnpike/chat";
+ *
+ * const client = new ChatClient(); // TURNPIKE_API_KEY, TURNPIKE_BASE_URL
+ * const stream = client.chat.completions.stream({
+ *   model: "beta-5",
+ *   messages: [{ role: "user", content: "Tell me a story" }],
+ * });
+ * for await (const text of stream.textStream) process.stdout.write(text);
+ * ```
+ */
+import { ChatClient } from "./chat-client.js";
+
+export { ChatClient, type ChatClientOptions } from "./chat-client.js";
+export {
+  ChatCompletionStream,
+  type ChatChoiceSnapshot,
+  type ChatCompletionSnapshot,
+  type ChatCompletionStreamEvents,
+} from "./chat-completion-stream.js";
+export { Chat } from "./resources/chat.js";
+export { Completions } from "./resources/completions.js";
+export {
+  APIConnectionError,
+  APIError,
+  APIPromise,
+  APITimeoutError,
+  APIUserAbortError,
+  AuthenticationError,
+  BadRequestError,
+  ConflictError,
+  InternalServerError,
+  ModelNotFoundError,
+  Models,
+  NotFoundError,
+  PagePromise,
+  PermissionDeniedError,
+  RateLimitError,
+  Stream,
+  TurnpikeError,
+  UnprocessableEntityError,
+  type APIErrorBody,
+  type APIResult,
+  type ClientOptions,
+  type Fetch,
+  type ModelListParams,
+  type RateLimitInfo,
+  type RequestOptions,
+} from "@turnpike/schema/client";
+export type * from "./types.js";
+
+export default ChatClient;
