@@ -28,6 +28,19 @@ let failed = 0;
 const failures: string[] = [];
 
 const only = process.argv.slice(2);
+
+// The linter over the whole tree (biome.json at the root), once.
+if (!only.length) {
+  const lint = run(["bun", "x", "biome", "lint", "."], root);
+  if (lint.code !== 0) {
+    failed++;
+    failures.push("lint");
+    console.log(`✗ lint\n${lint.out}`);
+  } else {
+    passed++;
+    console.log("✓ lint");
+  }
+}
 for (const w of workspaces) {
   if (only.length && !only.some((o) => w.includes(o))) continue;
   const pkg = JSON.parse(readFileSync(join(root, w, "package.json"), "utf8")) as { scripts?: Record<string, string> };

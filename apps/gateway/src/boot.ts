@@ -50,8 +50,8 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
   // Capturing what the gateway sent upstream costs a parse per request: tests only.
   const simulator = needSim.length ? await startSimulator({ port: 0, hostname: "127.0.0.1", captureLimit: opts.captureUpstream ? 100 : 0 }) : undefined;
   const upstreams = buildUpstreams(config, simulator?.url);
-  let generatedAdminKey: string | undefined;
-  const adminKey = config.adminKey ?? (generatedAdminKey = "sk-admin-" + randomBytes(24).toString("base64url"));
+  const adminKey = config.adminKey ?? "sk-admin-" + randomBytes(24).toString("base64url");
+  const generatedAdminKey = config.adminKey ? undefined : adminKey;
   let firstKey: Gateway["firstKey"];
   if ((opts.firstKey ?? true) && keys.size === 0) {
     const { record, secret } = await keys.create({ name: "first key" });

@@ -58,7 +58,10 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     },
   });
   const [group, verb, arg] = positionals;
-  if (values.help || !group) return (io.out(USAGE), values.help ? 0 : 2);
+  if (values.help || !group) {
+    io.out(USAGE);
+    return values.help ? 0 : 2;
+  }
   const base = (io.env.TURNPIKE_URL ?? "http://localhost:8080").replace(/\/$/, "");
   const adminKey = io.env.TURNPIKE_ADMIN_KEY;
   if (!adminKey) return fail(io, "TURNPIKE_ADMIN_KEY is not set: the admin key the gateway printed or was started with.");

@@ -148,6 +148,7 @@ export const ServerToolBlockType = Type.Union([
   Type.Literal("search_result"),
   Type.Literal("container_upload"),
   Type.Literal("mcp_tool_use"),
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a TypeBox template-literal pattern, not a JS template
   Type.TemplateLiteral("${string}_tool_result"),
 ]);
 export type ServerToolBlockType = Static<typeof ServerToolBlockType>;

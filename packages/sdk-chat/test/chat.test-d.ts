@@ -2,17 +2,18 @@
  * Type tests, checked by `tsc --noEmit` (the `typecheck` script and test/types.test.ts): the
  * return type narrows on `stream`, and no `any` leaks into what users touch.
  */
-import ChatClient, {
+import type ChatClient from "../src/index.js";
+import type {
   APIError,
   ChatCompletionStream,
   RateLimitError,
   Stream,
-  type APIPromise,
-  type ChatCompletion,
-  type ChatCompletionChunk,
-  type ChatResponseMessage,
-  type Model,
-  type ModelList,
+  APIPromise,
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatResponseMessage,
+  Model,
+  ModelList,
 } from "../src/index.js";
 
 type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;

@@ -2,18 +2,19 @@
  * Type tests, checked by `tsc --noEmit` (the `typecheck` script and test/types.test.ts): the
  * return type narrows on `stream`, and no `any` leaks into what users touch.
  */
-import MessagesClient, {
+import type MessagesClient from "../src/index.js";
+import type {
   APIError,
   MessageStream,
   ModelNotFoundError,
   RateLimitError,
   Stream,
-  type APIPromise,
-  type ContentBlock,
-  type Message,
-  type Model,
-  type ModelList,
-  type RawMessageStreamEvent,
+  APIPromise,
+  ContentBlock,
+  Message,
+  Model,
+  ModelList,
+  RawMessageStreamEvent,
 } from "../src/index.js";
 
 type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;

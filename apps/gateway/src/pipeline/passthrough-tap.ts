@@ -2,6 +2,7 @@ import { SSEParser, formatSSE, type SSEMessage } from "@turnpike/schema/sse";
 import type { Meter } from "../usage/meter";
 import { chatUsageToTokens, messagesUsageToTokens } from "../usage/usage-map";
 import type { Dialect } from "./dialect";
+import { inBandError } from "./relay-stream";
 
 export interface PassthroughOptions {
   /** The chat client asked for the usage chunk (Turnpike always asks the upstream for it). */
@@ -21,12 +22,17 @@ export function passthroughTap(dialect: Dialect, meter: Meter, opts: Passthrough
   const decoder = new TextDecoder();
   const raw = opts.renameModel === undefined && (dialect === "messages" || opts.includeUsage);
   const inspect = dialect === "messages" ? inspectMessagesEvent : inspectChatEvent;
+  let terminated = false;
+  const see = (msg: SSEMessage): SSEMessage | undefined => {
+    if (dialect === "messages" ? msg.event === "message_stop" || msg.event === "error" : msg.data === "[DONE]") terminated = true;
+    return inspect(msg, meter, opts);
+  };
   return new TransformStream<Uint8Array, Uint8Array | string>({
     transform(chunk, controller) {
       if (raw) controller.enqueue(chunk);
       let out = "";
       for (const msg of parser.push(decoder.decode(chunk, { stream: true }))) {
-        const kept = inspect(msg, meter, opts);
+        const kept = see(msg);
         if (!raw && kept) out += formatSSE(kept);
       }
       if (out) controller.enqueue(out);
@@ -34,9 +40,12 @@ export function passthroughTap(dialect: Dialect, meter: Meter, opts: Passthrough
     flush(controller) {
       let out = "";
       for (const msg of parser.end()) {
-        const kept = inspect(msg, meter, opts);
+        const kept = see(msg);
         if (!raw && kept) out += formatSSE(kept);
       }
+      // An upstream that hung up without its terminator was cut off: say so in-band rather
+      // than let the end look like a clean finish.
+      if (!terminated) out += inBandError(dialect, "The upstream ended the stream without finishing it.");
       if (out) controller.enqueue(out);
     },
   });

@@ -118,12 +118,19 @@ export class SqliteStore implements Store {
   }
 
   private where(f: UsageFilter): { sql: string; params: Record<string, string | number> } {
-    const where: string[] = [];
     const params: Record<string, string | number> = {};
-    if (f.key_id) (where.push("key_id = $key_id"), (params.key_id = f.key_id));
-    if (f.model) (where.push("model = $model"), (params.model = f.model));
-    if (f.since) (where.push("created_at >= $since"), (params.since = f.since));
-    if (f.until) (where.push("created_at < $until"), (params.until = f.until));
+    const where: string[] = [];
+    const clauses = [
+      ["key_id", "key_id = $key_id", f.key_id],
+      ["model", "model = $model", f.model],
+      ["since", "created_at >= $since", f.since],
+      ["until", "created_at < $until", f.until],
+    ] as const;
+    for (const [name, clause, value] of clauses) {
+      if (!value) continue;
+      where.push(clause);
+      params[name] = value;
+    }
     return { sql: where.length ? "WHERE " + where.join(" AND ") : "", params };
   }
 
