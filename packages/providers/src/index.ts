@@ -21,7 +21,7 @@ export {
   type Protocol,
 } from "./errors.js";
 export { chatStreamErrorToGatewayError, parseRetryDelaySeconds, upstreamErrorToGatewayError } from "./upstream-errors.js";
-export type { Warning } from "./warnings.js";
+export { headerSafe, type Warning } from "./warnings.js";
 
 // Usage
 export {

@@ -46,6 +46,8 @@ describe("chat completions protocol, text replies", () => {
     expect(new Set(objs.map((c) => c.id)).size).toBe(1);
     expect(new Set(objs.map((c) => c.created)).size).toBe(1);
     expect(objs.every((c) => c.object === "chat.completion.chunk")).toBe(true);
+    // As recorded (openai-text.chunks.txt): the JSON reply's service tier and fingerprint on every chunk.
+    expect(objs.every((c) => c.service_tier === "default" && c.system_fingerprint === "fp_sim")).toBe(true);
     expect(objs[0].choices).toEqual([{ index: 0, delta: { role: "assistant", content: "", refusal: null }, logprobs: null, finish_reason: null }]);
     expect(objs.slice(1, 13).map((c) => c.choices[0].delta.content).join("")).toBe(TEXT);
     expect(objs[13].choices).toEqual([{ index: 0, delta: {}, logprobs: null, finish_reason: "stop" }]);

@@ -114,7 +114,8 @@ function deltas(plan: ReplyPlan, ctx: RenderContext): Delta[] {
 export function chatStream(plan: ReplyPlan, ctx: RenderContext, includeUsage: boolean): StreamPlan {
   const v = plan.variant;
   const id = `chatcmpl-sim${ctx.seq}`;
-  const head = `{"id":"${id}","object":"chat.completion.chunk","created":${JSON.stringify(ctx.created)},"model":${JSON.stringify(plan.model)},"system_fingerprint":"${FINGERPRINT}",`;
+  // Every recorded chunk carries service_tier and system_fingerprint, as the JSON reply does (openai-text.chunks.txt).
+  const head = `{"id":"${id}","object":"chat.completion.chunk","created":${JSON.stringify(ctx.created)},"model":${JSON.stringify(plan.model)},"service_tier":"default","system_fingerprint":"${FINGERPRINT}",`;
   const withUsage = v !== "no-usage" && (includeUsage || v === "usage-in-finish" || v === "usage-every-chunk");
   const finalUsage = usage(plan.inputTokens, plan.outputTokens, plan.thinkingTokens);
   const frames: string[] = [];

@@ -40,10 +40,11 @@ describe("chat stream → messages events, recorded fixtures", () => {
       content_block: { type: "tool_use", id: "call_PieqNSej6kM9hgYbcQdbZSaC", name: "get_weather", input: {} },
     });
     expect(JSON.parse(toolInputs(events)[0]!)).toEqual({ location: "Paris" });
-    expect(events[5]).toEqual({
+    // <unknown>: the schema's MessageDeltaUsage type has no output_tokens_details (MessagesUsage does).
+    expect<unknown>(events[5]).toEqual({
       type: "message_delta",
       delta: { stop_reason: "tool_use", stop_sequence: null },
-      usage: { input_tokens: 61, output_tokens: 15, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+      usage: { input_tokens: 61, output_tokens: 15, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens_details: { thinking_tokens: 0 } },
     });
     expect(billed).toEqual({ input_tokens: 61, output_tokens: 15, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, reasoning_tokens: 0 });
   });
@@ -72,6 +73,13 @@ describe("chat stream → messages events, recorded fixtures", () => {
     expect(text).toBe("**Holiday.");
     const delta = events[6] as Extract<MessagesStreamEvent, { type: "message_delta" }>;
     expect(delta.delta.stop_reason).toBe("end_turn");
-    expect(delta.usage).toEqual({ input_tokens: 16, output_tokens: 300, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });
+    // <unknown>: the schema's MessageDeltaUsage type has no output_tokens_details (MessagesUsage does).
+    expect<unknown>(delta.usage).toEqual({
+      input_tokens: 16,
+      output_tokens: 300,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+      output_tokens_details: { thinking_tokens: 0 },
+    });
   });
 });

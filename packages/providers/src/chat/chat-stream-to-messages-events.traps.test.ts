@@ -229,7 +229,14 @@ describe("content and finish", () => {
       sse(chunk({ content: "x" }), chunk({}, "stop"), usageChunk(1000, 50, { prompt_tokens_details: { cached_tokens: 800 }, completion_tokens_details: { reasoning_tokens: 30 } }), "[DONE]"),
       { model: "m", onUsage: (x) => (billed = x) },
     );
-    expect(finalDelta(events)!.usage).toEqual({ input_tokens: 200, output_tokens: 50, cache_creation_input_tokens: 0, cache_read_input_tokens: 800 });
+    // <unknown>: the schema's MessageDeltaUsage type has no output_tokens_details (MessagesUsage does).
+    expect<unknown>(finalDelta(events)!.usage).toEqual({
+      input_tokens: 200,
+      output_tokens: 50,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 800,
+      output_tokens_details: { thinking_tokens: 30 },
+    });
     expect(billed).toEqual({ input_tokens: 200, output_tokens: 50, cache_read_input_tokens: 800, cache_creation_input_tokens: 0, reasoning_tokens: 30 });
   });
 

@@ -3,6 +3,7 @@
  * Chat-only parameters carried in `turnpike.chat` are restored as they were.
  */
 import type { ChatMessage, ChatRequest, ChatTool, ChatToolChoice, ClientTool, MessagesRequest } from "@turnpike/schema";
+import { usesCacheControl } from "../cache-control.js";
 import { isClientTool } from "../json.js";
 import { budgetToEffort, outputEffortToChat } from "../thinking.js";
 import { Warnings, type Warning } from "../warnings.js";
@@ -159,7 +160,7 @@ export function convertMessagesRequestToChat(req: MessagesRequest, opts: Message
     if (v === undefined || v === null) continue;
     w.add(k, "a messages-format-only field; it was not sent to the chat-completions upstream");
   }
-  if (names.hasCacheControl) w.add("cache_control", "prompt-cache breakpoints are not sent to chat-completions upstreams (they cache automatically)");
+  if (names.hasCacheControl || usesCacheControl(req)) w.add("cache_control", "prompt-cache breakpoints are not sent to chat-completions upstreams (they cache automatically)");
   return { body, warnings: w.list, toolNames: names.map };
 }
 

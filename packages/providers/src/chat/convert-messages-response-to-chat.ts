@@ -13,7 +13,8 @@ export interface MessagesReplyToChatContext {
 }
 
 /**
- * Text blocks are joined into `content` (null when there is none and tool calls exist);
+ * Text blocks are joined into `content` — null when there is none (a tool-only reply, a refusal),
+ * as a chat upstream answers and as the chat stream of the same reply accumulates;
  * tool_use blocks become `tool_calls`; thinking becomes the `reasoning_content` extension that
  * DeepSeek-style clients read (the official client ignores unknown fields).
  *
@@ -37,7 +38,7 @@ export function convertMessagesResponseToChat(res: MessagesResponse, ctx: Messag
   const finish = calls.length > 0 ? "tool_calls" : mapStopReasonToChat(res.stop_reason);
   const message: ChatResponse["choices"][number]["message"] = {
     role: "assistant",
-    content: texts.length > 0 ? texts.join("") : calls.length > 0 ? null : "",
+    content: texts.length > 0 ? texts.join("") : null,
     refusal: null,
   };
   if (calls.length > 0) message.tool_calls = calls;

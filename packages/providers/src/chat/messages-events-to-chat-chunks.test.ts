@@ -45,7 +45,8 @@ describe("messages events → chat chunks, recorded fixtures", () => {
       expect(c.model).toBe("alpha-haiku");
       expect(c.created).toBe(1700000000);
     }
-    expect(cs[0]!.choices[0]!.delta).toEqual({ role: "assistant", content: "" });
+    // A tool-only reply: content null from the start, as the JSON reply has it.
+    expect(cs[0]!.choices[0]!.delta).toEqual({ role: "assistant", content: null });
     expect(cs[1]!.choices[0]!.delta).toEqual({
       tool_calls: [{ index: 0, id: "toolu_01KFbKqPYSuAKujiL6mTfzYA", type: "function", function: { name: "json", arguments: "" } }],
     });
@@ -103,6 +104,35 @@ describe("messages events → chat chunks, variants", () => {
     ]);
   });
 
+  test("a call without arguments (only partial_json \"\") gets arguments \"{}\", as the JSON reply has", async () => {
+    const events: MessagesStreamEvent[] = [
+      start(),
+      { type: "content_block_start", index: 0, content_block: { type: "tool_use", id: "toolu_a", name: "now", input: {} } },
+      { type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: "" } },
+      stop(0),
+      delta("tool_use", 1),
+      { type: "message_stop" },
+    ];
+    const frames = await run(messagesEventsToChatChunks({ model: "m", includeUsage: false }), events);
+    expect(deltas(frames).flatMap((d) => d.tool_calls ?? [])).toEqual([
+      { index: 0, id: "toolu_a", type: "function", function: { name: "now", arguments: "" } },
+      { index: 0, function: { arguments: "{}" } },
+    ]);
+  });
+
+  test("a refusal (no blocks): the role chunk says content null, then the finish", async () => {
+    const events: MessagesStreamEvent[] = [
+      start(),
+      { type: "message_delta", delta: { stop_reason: "refusal", stop_sequence: null }, usage: { output_tokens: 1 } },
+      { type: "message_stop" },
+    ];
+    const frames = await run(messagesEventsToChatChunks({ model: "m", includeUsage: false }), events);
+    expect(chunks(frames).map((c) => c.choices[0])).toEqual([
+      { index: 0, delta: { role: "assistant", content: null }, logprobs: null, finish_reason: null },
+      { index: 0, delta: {}, logprobs: null, finish_reason: "content_filter" },
+    ]);
+  });
+
   test("thinking streams as reasoning_content; signature deltas produce nothing", async () => {
     const events: MessagesStreamEvent[] = [
       start(),
@@ -117,7 +147,8 @@ describe("messages events → chat chunks, variants", () => {
       { type: "message_stop" },
     ];
     const frames = await run(messagesEventsToChatChunks({ model: "m", includeUsage: false }), events);
-    expect(deltas(frames)).toEqual([{ role: "assistant", content: "" }, { reasoning_content: "I am thinking..." }, { content: "Answer" }, {}]);
+    // The role chunk goes with the first block (thinking here, so content null until the text).
+    expect(deltas(frames)).toEqual([{ role: "assistant", content: null }, { reasoning_content: "I am thinking..." }, { content: "Answer" }, {}]);
   });
 
   test("mid-stream error: data {error} frame then [DONE], no finish chunk", async () => {

@@ -4,6 +4,10 @@
  * - tool calls get 0-based ordinals counted over tool_use blocks only, never the block index
  *   (§4.9 trap 9);
  * - thinking streams as `delta.reasoning_content` (the de-facto extension);
+ * - the role chunk waits for the first block: `content: ""` when the reply opens with text,
+ *   `content: null` otherwise (as the chat protocol streams a tool-only reply), so that the
+ *   official client's accumulator ends with the `content` the JSON reply has — null without
+ *   text (convert-messages-response-to-chat.ts);
  * - `ping` becomes an SSE comment (`: ping`), a keep-alive every client ignores;
  * - the usage chunk (`choices: []`) is sent only when the client asked for `include_usage`,
  *   but usage is always followed for billing (`onUsage`);
@@ -81,6 +85,8 @@ export class MessagesToChatMachine {
   private created: number;
   private messageId: string | undefined;
   private readonly blockToTool = new Map<number, number>();
+  /** Tool blocks (by block index) whose arguments have not had a non-empty fragment yet. */
+  private readonly noArgsYet = new Set<number>();
   private toolOrdinal = 0;
   private finishSent = false;
   private ended = false;
@@ -105,18 +111,18 @@ export class MessagesToChatMachine {
         }
         this.messageId = ev.message.id;
         this.usage.push(ev);
-        this.startChunk();
         return;
       }
       case "content_block_start": {
-        this.startChunk();
         const b = ev.content_block;
+        this.startChunk(b.type === "text" ? "" : null);
         if (b.type === "text") {
           if (b.text) this.delta({ content: b.text });
         } else if (b.type === "tool_use") {
           const ordinal = this.toolOrdinal++;
           this.blockToTool.set(ev.index, ordinal);
           const input = b.input && Object.keys(b.input).length > 0 ? JSON.stringify(b.input) : "";
+          if (!input) this.noArgsYet.add(ev.index);
           this.delta({ tool_calls: [{ index: ordinal, id: b.id, type: "function", function: { name: b.name, arguments: input } }] });
         } else if (b.type === "thinking") {
           if (b.thinking) this.delta({ reasoning_content: b.thinking });
@@ -131,7 +137,10 @@ export class MessagesToChatMachine {
             return;
           case "input_json_delta": {
             const ordinal = this.blockToTool.get(ev.index);
-            if (ordinal !== undefined && d.partial_json) this.delta({ tool_calls: [{ index: ordinal, function: { arguments: d.partial_json } }] });
+            if (ordinal !== undefined && d.partial_json) {
+              this.noArgsYet.delete(ev.index);
+              this.delta({ tool_calls: [{ index: ordinal, function: { arguments: d.partial_json } }] });
+            }
             return;
           }
           case "thinking_delta":
@@ -146,12 +155,19 @@ export class MessagesToChatMachine {
           }
         }
       }
-      case "content_block_stop":
+      case "content_block_stop": {
+        // A call without arguments streams only `partial_json: ""` (§1.7): its arguments are
+        // "{}", as in the JSON reply and as chat upstreams send them — never "", which no
+        // client can JSON.parse.
+        const ordinal = this.blockToTool.get(ev.index);
+        if (ordinal !== undefined && this.noArgsYet.delete(ev.index)) this.delta({ tool_calls: [{ index: ordinal, function: { arguments: "{}" } }] });
         return;
+      }
       case "message_delta": {
         this.usage.push(ev);
         if (this.finishSent) return;
         this.finishSent = true;
+        this.startChunk(null);
         const reason = ev.delta.stop_reason;
         const finish: FinishReason = this.toolOrdinal > 0 && reason !== "max_tokens" ? "tool_calls" : mapStopReasonToChat(reason);
         this.chunk({ choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: finish }] });
@@ -191,7 +207,7 @@ export class MessagesToChatMachine {
   private complete(): void {
     if (!this.finishSent) {
       this.finishSent = true;
-      this.startChunk();
+      this.startChunk(null);
       this.chunk({ choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: this.toolOrdinal > 0 ? "tool_calls" : "stop" }] });
     }
     if (this.ctx.includeUsage) this.chunk({ choices: [], usage: totalsToChatUsage(this.usage.usage) });
@@ -201,6 +217,7 @@ export class MessagesToChatMachine {
   }
 
   private fail(err: GatewayError): void {
+    if (this.messageId !== undefined) this.startChunk(null);
     this.write(formatSSE({ data: JSON.stringify(renderChatError(err)) }));
     this.write(DONE);
     this.ended = true;
@@ -209,11 +226,14 @@ export class MessagesToChatMachine {
 
   private started = false;
 
-  /** The first chunk: the assistant role (§4.6 `message_start` row). */
-  private startChunk(): void {
+  /**
+   * The first chunk: the assistant role (§4.6 `message_start` row), sent with the first block so
+   * that its `content` can say whether text follows (`""`) or not (`null`).
+   */
+  private startChunk(content: "" | null): void {
     if (this.started) return;
     this.started = true;
-    this.chunk({ choices: [{ index: 0, delta: { role: "assistant", content: "" }, logprobs: null, finish_reason: null }] });
+    this.chunk({ choices: [{ index: 0, delta: { role: "assistant", content }, logprobs: null, finish_reason: null }] });
   }
 
   private delta(delta: ChatChunkDelta): void {

@@ -100,6 +100,12 @@ describe("tools", () => {
     ]);
     expect(r.body.toolConfig).toEqual({ functionCallingConfig: { mode: "ANY", allowedFunctionNames: ["get_weather"] } });
     expect(params(r)).toEqual(["tools[2]", "tool_choice.disable_parallel_tool_use"]);
+    // A chat client's parallel_tool_calls: false gets one warning, under the name it sent.
+    const chat = convertChatRequestToMessages(
+      { model: "m", tools: [{ type: "function", function: { name: "now", parameters: { type: "object" } } }], parallel_tool_calls: false, messages: [{ role: "user", content: "Hi" }] },
+      { defaultMaxTokens: 100, target: "generate" },
+    );
+    expect(params(convertMessagesRequestToGenerate(chat.request))).toEqual(["parallel_tool_calls"]);
     const tools = [{ name: "now", input_schema: { type: "object" as const } }];
     expect(convertMessagesRequestToGenerate(base({ tools, tool_choice: { type: "auto" } })).body.toolConfig).toEqual({ functionCallingConfig: { mode: "AUTO" } });
     expect(convertMessagesRequestToGenerate(base({ tools, tool_choice: { type: "any" } })).body.toolConfig).toEqual({ functionCallingConfig: { mode: "ANY" } });

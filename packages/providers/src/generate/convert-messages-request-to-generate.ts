@@ -8,6 +8,7 @@
  */
 import type { MessagesRequest } from "@turnpike/schema";
 import { invalidRequest } from "../errors.js";
+import { usesCacheControl } from "../cache-control.js";
 import { isClientTool } from "../json.js";
 import type { SignatureStore } from "../signature-store.js";
 import { EFFORT_TO_BUDGET } from "../thinking.js";
@@ -121,7 +122,8 @@ export function convertMessagesRequestToGenerate(req: MessagesRequest, opts: Mes
       else if (tc.type === "none") body.toolConfig = { functionCallingConfig: { mode: "NONE" } };
       else body.toolConfig = { functionCallingConfig: { mode: "ANY", allowedFunctionNames: [nameOf(tc.name)] } };
       if (tc.type !== "none" && tc.disable_parallel_tool_use === true) {
-        w.add("tool_choice.disable_parallel_tool_use", "this upstream has no way to limit parallel tool calls");
+        // A chat client's parallel_tool_calls: false arrives as this too: warn under its own name, once.
+        w.add(carried.parallel_tool_calls === false ? "parallel_tool_calls" : "tool_choice.disable_parallel_tool_use", "this upstream has no way to limit parallel tool calls");
       }
     }
   } else if (req.tool_choice && req.tool_choice.type !== "none") {
@@ -184,7 +186,7 @@ function warnOthers(req: MessagesRequest, w: Warnings): void {
   if (carried.top_logprobs != null && carried.top_logprobs > 0) w.add("top_logprobs", "not supported through this upstream");
   if (carried.user !== undefined || req.metadata?.user_id) w.add(carried.user !== undefined ? "user" : "metadata.user_id", "end-user ids are not carried to this upstream");
   if (req.service_tier !== undefined) w.add("service_tier", "not carried to this upstream");
-  if (req.cache_control) w.add("cache_control", "prompt-cache breakpoints are not carried to this upstream");
+  if (usesCacheControl(req)) w.add("cache_control", "prompt-cache breakpoints are not carried to this upstream");
   for (const k of Object.keys(req)) {
     if (HANDLED.has(k) || k === "service_tier" || k === "cache_control") continue;
     const v = (req as Record<string, unknown>)[k];

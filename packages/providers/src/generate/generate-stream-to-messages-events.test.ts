@@ -36,10 +36,11 @@ describe("generateContent stream → messages events, recorded fixtures", () => 
     expect(startBlock.content_block).toMatchObject({ type: "tool_use", name: "weather", input: {} });
     expect((startBlock.content_block as { id: string }).id).toMatch(/^toolu_/);
     expect(events[2]).toMatchObject({ delta: { type: "input_json_delta", partial_json: '{"location":"San Francisco"}' } });
-    expect(finalDelta(events)).toEqual({
+    // <unknown>: the schema's MessageDeltaUsage type has no output_tokens_details (MessagesUsage does).
+    expect<unknown>(finalDelta(events)).toEqual({
       type: "message_delta",
       delta: { stop_reason: "tool_use", stop_sequence: null },
-      usage: { input_tokens: 29, output_tokens: 60, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+      usage: { input_tokens: 29, output_tokens: 60, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens_details: { thinking_tokens: 45 } },
     });
     expect(billed).toEqual({ input_tokens: 29, output_tokens: 60, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, reasoning_tokens: 45 });
   });
@@ -49,7 +50,14 @@ describe("generateContent stream → messages events, recorded fixtures", () => 
     expect(kinds(events)).toEqual(["message_start", "start:0:text", "delta:0:text_delta", "delta:0:text_delta", "stop:0", "message_delta", "message_stop"]);
     const text = events.map((e) => (e.type === "content_block_delta" && e.delta.type === "text_delta" ? e.delta.text : "")).join("");
     expect(text).toBe('There are **3** "r"s in strawberry.\n\nst**r**awbe**rr**y');
-    expect(finalDelta(events).usage).toEqual({ input_tokens: 9, output_tokens: 208, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });
+    // <unknown>: the schema's MessageDeltaUsage type has no output_tokens_details (MessagesUsage does).
+    expect<unknown>(finalDelta(events).usage).toEqual({
+      input_tokens: 9,
+      output_tokens: 208,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+      output_tokens_details: { thinking_tokens: 185 },
+    });
     expect((events[0] as Extract<MessagesStreamEvent, { type: "message_start" }>).message.id).toBe("msg_bH6LaZW8Fp_3nsEPqtaSwQ4");
   });
 

@@ -149,15 +149,20 @@ export class MessagesEventBuilder {
     this.start();
     this.closeOpen();
     const u = this.usage();
+    // The thinking share goes where the JSON reply puts it (usage.ts totalsToMessagesUsage), so a
+    // client rebuilding the stream ends with the same usage, and a chat client downstream gets
+    // its `reasoning_tokens`.
+    const usage: MessageDeltaEvent["usage"] & { output_tokens_details?: { thinking_tokens: number } } = {
+      input_tokens: u.input_tokens,
+      output_tokens: u.output_tokens,
+      cache_creation_input_tokens: u.cache_creation_input_tokens,
+      cache_read_input_tokens: u.cache_read_input_tokens,
+    };
+    if (u.reasoning_tokens !== undefined) usage.output_tokens_details = { thinking_tokens: u.reasoning_tokens };
     const ev: MessageDeltaEvent = {
       type: "message_delta",
       delta: { stop_reason: this.toolUsed && stopReason !== "max_tokens" ? "tool_use" : stopReason, stop_sequence: stopSequence },
-      usage: {
-        input_tokens: u.input_tokens,
-        output_tokens: u.output_tokens,
-        cache_creation_input_tokens: u.cache_creation_input_tokens,
-        cache_read_input_tokens: u.cache_read_input_tokens,
-      },
+      usage,
     };
     this.emit(ev);
   }
