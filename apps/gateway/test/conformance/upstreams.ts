@@ -1,0 +1,42 @@
+/** The upstream protocols of the conformance table, each through one catalog model. */
+
+export type UpstreamProtocol = "messages" | "chat" | "generate";
+export type ClientFormat = "messages" | "chat";
+
+export interface Upstream {
+  /** Column label in the README table. */
+  label: string;
+  model: string;
+  protocol: UpstreamProtocol;
+  /** The id shape of the tool calls a client sees from this upstream. */
+  toolId: RegExp;
+}
+
+export const ALPHA: Upstream = { label: "messages", model: "alpha-haiku-4-5", protocol: "messages", toolId: /^toolu_sim\d+_\d+$/ };
+export const BETA: Upstream = { label: "chat", model: "beta-5", protocol: "chat", toolId: /^call_sim\d+_\d+$/ };
+/** Gemini sends calls without ids; Turnpike names them `toolu_…` (packages/providers README). */
+export const GAMMA: Upstream = { label: "generateContent", model: "gamma-3-flash", protocol: "generate", toolId: /^toolu_[A-Za-z0-9]{16,}$/ };
+/** A chat-completions-compatible vendor, for a few cells. */
+export const DELTA: Upstream = { label: "chat (delta)", model: "delta-m3", protocol: "chat", toolId: /^call_sim\d+_\d+$/ };
+
+export const UPSTREAMS: readonly Upstream[] = [ALPHA, BETA, GAMMA];
+export const CLIENTS: readonly ClientFormat[] = ["messages", "chat"];
+
+/** The path a client format posts to. */
+export const CLIENT_PATH: Record<ClientFormat, string> = { messages: "/v1/messages", chat: "/v1/chat/completions" };
+
+/** The simulator path an upstream call must have gone to. */
+export function upstreamPath(up: Upstream, stream: boolean): string {
+  switch (up.protocol) {
+    case "messages":
+      return "/v1/messages";
+    case "chat":
+      return "/v1/chat/completions";
+    case "generate":
+      return stream ? `/v1beta/models/${up.model}:streamGenerateContent?alt=sse` : `/v1beta/models/${up.model}:generateContent`;
+    default: {
+      const never: never = up.protocol;
+      throw new Error(`unknown protocol ${String(never)}`);
+    }
+  }
+}
