@@ -1,7 +1,7 @@
 import { convertMessagesRequestToGenerate, upstreamErrorToGatewayError } from "@turnpike/providers";
 import { validateCountTokensRequest, type MessagesRequest } from "@turnpike/schema";
 import type { GatewayDeps } from "../deps";
-import { upstreamCountCall } from "../upstream/upstream";
+import { generateCountBody, upstreamCountCall } from "../upstream/upstream";
 import { authenticate } from "./authenticate";
 import { HEADER, errorResponse, idHeaders } from "./dialect";
 import { invalid, readJsonObject } from "./read-body";
@@ -40,7 +40,7 @@ export async function handleCountTokens(deps: GatewayDeps, request: Request, add
       } else {
         // The count call wraps the same request body the generate call would send.
         const g = convertMessagesRequestToGenerate(pivot, { signatures: deps.signatures }).body;
-        body = { generateContentRequest: { ...g, model: `models/${entry.upstream_model}` } };
+        body = generateCountBody(g, entry);
       }
       const res = await deps.fetch(call.url, { method: "POST", headers: call.headers, body: JSON.stringify(body) });
       const text = await res.text();

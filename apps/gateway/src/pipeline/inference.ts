@@ -1,5 +1,6 @@
 import {
   GatewayError,
+  headerSafe,
   convertChatRequestToMessages,
   convertChatResponseToMessages,
   convertGenerateResponseToMessages,
@@ -26,7 +27,7 @@ import {
 import { SSEDecoderStream, type SSEMessage } from "@turnpike/schema/sse";
 import type { GatewayDeps } from "../deps";
 import type { CatalogEntry } from "../routing/catalog";
-import { upstreamCall } from "../upstream/upstream";
+import { generateCountBody, upstreamCall, upstreamCountCall, type Upstream } from "../upstream/upstream";
 import { rateLimitHeaders } from "../limits/rate-limit-headers";
 import type { Admission } from "../limits/rate-limiter";
 import { Meter } from "../usage/meter";
@@ -56,7 +57,8 @@ function replyHeaders(dialect: Dialect, requestId: string, deps: GatewayDeps, en
   const h = new Headers(idHeaders(dialect, requestId));
   const up = deps.upstreams[entry.owned_by];
   h.set(HEADER.upstream, up.simulated ? "simulator" : entry.owned_by);
-  for (const w of warnings) h.append(HEADER.warning, `${w.param}: ${w.message}`);
+  // Header values must be plain ASCII; a warning must never turn a good reply into a 500.
+  for (const w of warnings) h.append(HEADER.warning, headerSafe(`${w.param}: ${w.message}`));
   return h;
 }
 
@@ -199,6 +201,9 @@ export async function handleInference(deps: GatewayDeps, request: Request, diale
     const onClientGone = () => abort.abort();
     request.signal?.addEventListener("abort", onClientGone, { once: true });
     const call = upstreamCall(up, entry, protocol, stream, request.headers);
+    // A messages client sees the input count in `message_start`, before the reply: where the
+    // upstream can count (generateContent), ask it alongside the call itself.
+    const exactCount = stream && dialect === "messages" && protocol === "generate" ? countUpstream(deps, up, entry, upstreamBody, abort.signal) : undefined;
     let upstream: Response;
     try {
       upstream = await deps.fetch(call.url, {
@@ -219,6 +224,7 @@ export async function handleInference(deps: GatewayDeps, request: Request, diale
       });
     }
     meter.upstreamStatus = upstream.status;
+    if (exactCount) promptTokens = (await exactCount) ?? promptTokens;
     const headers = replyHeaders(dialect, requestId, deps, entry, warnings);
     for (const [k, v] of Object.entries(limitHeaders)) headers.set(k, v);
 
@@ -298,6 +304,20 @@ export async function handleInference(deps: GatewayDeps, request: Request, diale
     const err = e instanceof GatewayError ? e : undefined;
     await meter?.finish(err?.status ?? 500);
     return errorResponse(dialect, e, requestId);
+  }
+}
+
+/** The upstream's own count of a generateContent prompt, or undefined if it could not say. */
+async function countUpstream(deps: GatewayDeps, up: Upstream, entry: CatalogEntry, body: object, signal: AbortSignal): Promise<number | undefined> {
+  const call = upstreamCountCall(up, entry, "generate");
+  if (!call) return undefined;
+  try {
+    const res = await deps.fetch(call.url, { method: "POST", headers: call.headers, body: JSON.stringify(generateCountBody(body, entry)), signal });
+    if (!res.ok) return undefined;
+    const n = Number(((await res.json()) as { totalTokens?: unknown }).totalTokens);
+    return Number.isFinite(n) && n > 0 ? n : undefined;
+  } catch {
+    return undefined; // the local count stands
   }
 }
 

@@ -23,8 +23,14 @@ export function passthroughTap(dialect: Dialect, meter: Meter, opts: Passthrough
   const raw = opts.renameModel === undefined && (dialect === "messages" || opts.includeUsage);
   const inspect = dialect === "messages" ? inspectMessagesEvent : inspectChatEvent;
   let terminated = false;
+  // The upstream said how the reply ended (messages: `message_delta`; chat: a `finish_reason`).
+  let finished = false;
   const see = (msg: SSEMessage): SSEMessage | undefined => {
-    if (dialect === "messages" ? msg.event === "message_stop" || msg.event === "error" : msg.data === "[DONE]") terminated = true;
+    if (dialect === "messages") {
+      if (msg.event === "message_stop" || msg.event === "error") terminated = true;
+      else if (msg.event === "message_delta") finished = true;
+    } else if (msg.data === "[DONE]") terminated = true;
+    else if (!finished && msg.data.includes('"finish_reason":"')) finished = true;
     return inspect(msg, meter, opts);
   };
   return new TransformStream<Uint8Array, Uint8Array | string>({
@@ -43,9 +49,11 @@ export function passthroughTap(dialect: Dialect, meter: Meter, opts: Passthrough
         const kept = see(msg);
         if (!raw && kept) out += formatSSE(kept);
       }
-      // An upstream that hung up without its terminator was cut off: say so in-band rather
-      // than let the end look like a clean finish.
-      if (!terminated) out += inBandError(dialect, "The upstream ended the stream without finishing it.");
+      // An upstream that hung up after saying how the reply ended only skipped its terminator
+      // (some vendors never send `[DONE]`): complete it. One that hung up before that was cut
+      // off: say so in-band rather than let the end look like a clean finish.
+      if (!terminated && finished) out += dialect === "messages" ? formatSSE({ event: "message_stop", data: '{"type":"message_stop"}' }) : formatSSE({ data: "[DONE]" });
+      else if (!terminated) out += inBandError(dialect, "The upstream ended the stream without finishing it.");
       if (out) controller.enqueue(out);
     },
   });

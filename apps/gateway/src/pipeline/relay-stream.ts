@@ -97,7 +97,9 @@ export function relayStream(source: ReadableStream<Uint8Array | string>, opts: R
           }
         } catch (e) {
           if (ended) return;
-          controller.enqueue(encoder.encode(inBandError(opts.dialect, `Upstream stream failed: ${(e as Error)?.message ?? String(e)}`)));
+          // The runtime's own wording (socket internals) is no use to the client; log it here.
+          console.error("turnpike: upstream stream failed:", e);
+          controller.enqueue(encoder.encode(inBandError(opts.dialect, "The connection to the upstream broke before the reply was complete.")));
           opts.abort();
           await end("failed");
           controller.close();

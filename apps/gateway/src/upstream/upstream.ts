@@ -84,7 +84,13 @@ export function upstreamCountCall(up: Upstream, entry: CatalogEntry, protocol: P
     case "messages":
       return {
         url: `${base}/v1/messages/count_tokens`,
-        headers: { "content-type": "application/json", [UPSTREAM_HEADER.messagesKey]: up.apiKey, [UPSTREAM_HEADER.messagesVersion]: MESSAGES_UPSTREAM_VERSION },
+        // The entry's own headers (the context-1m beta) count against the same context window.
+        headers: {
+          "content-type": "application/json",
+          [UPSTREAM_HEADER.messagesKey]: up.apiKey,
+          [UPSTREAM_HEADER.messagesVersion]: MESSAGES_UPSTREAM_VERSION,
+          ...entry.upstream_headers,
+        },
       };
     case "generate":
       return {
@@ -98,4 +104,9 @@ export function upstreamCountCall(up: Upstream, entry: CatalogEntry, protocol: P
       throw new Error(`unknown protocol ${String(never)}`);
     }
   }
+}
+
+/** The countTokens body of generateContent: the same request the call sends, wrapped. */
+export function generateCountBody(body: object, entry: CatalogEntry): { generateContentRequest: object } {
+  return { generateContentRequest: { ...body, model: `models/${entry.upstream_model}` } };
 }

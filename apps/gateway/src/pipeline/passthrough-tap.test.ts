@@ -1,0 +1,86 @@
+import { describe, expect, test } from "bun:test";
+import { buildCatalog } from "../routing/catalog";
+import { SqliteStore } from "../storage/sqlite-store";
+import type { KeyRecord } from "../storage/store";
+import { Meter } from "../usage/meter";
+import { UsageWriter } from "../usage/usage-writer";
+import { passthroughTap } from "./passthrough-tap";
+
+const catalog = buildCatalog();
+const key = { id: "key_t", hash: "h" } as KeyRecord; // only id is read by the meter
+const meter = () =>
+  new Meter(new UsageWriter(new SqliteStore(":memory:")), catalog, (t) => t.length, "req_t", key, catalog.get("beta-5")!, "chat", true, 0);
+
+async function relay(dialect: "messages" | "chat", frames: string[], includeUsage = true, m = meter()): Promise<string> {
+  const enc = new TextEncoder();
+  const source = new ReadableStream<Uint8Array>({
+    start(c) {
+      for (const f of frames) c.enqueue(enc.encode(f));
+      c.close();
+    },
+  });
+  const out = source.pipeThrough(passthroughTap(dialect, m, { includeUsage, renameModel: undefined }));
+  let text = "";
+  const reader = out.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return text;
+    text += typeof value === "string" ? value : new TextDecoder().decode(value);
+  }
+}
+
+const chunk = (delta: object, finish: string | null = null, usage?: object) =>
+  `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }], ...(usage ? { usage } : {}) })}\n\n`;
+
+describe("a same-format stream that ends without its terminator", () => {
+  test("chat: finished (finish_reason seen) but no [DONE] → [DONE] is added", async () => {
+    const out = await relay("chat", [chunk({ role: "assistant", content: "" }), chunk({ content: "Hi" }), chunk({}, "stop")]);
+    expect(out.endsWith("data: [DONE]\n\n")).toBe(true);
+    expect(out).not.toContain('"error"');
+  });
+
+  test("chat: cut off before any finish → an in-band error, then [DONE]", async () => {
+    const out = await relay("chat", [chunk({ role: "assistant", content: "" }), chunk({ content: "Hi" })]);
+    expect(out).toContain('data: {"error":{"message":"The upstream ended the stream without finishing it.","type":"server_error"');
+    expect(out.endsWith("data: [DONE]\n\n")).toBe(true);
+  });
+
+  test("messages: message_delta seen but no message_stop → message_stop is added", async () => {
+    const out = await relay("messages", [
+      'event: message_start\ndata: {"type":"message_start","message":{"id":"m","usage":{"input_tokens":5,"output_tokens":1}}}\n\n',
+      'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":3}}\n\n',
+    ]);
+    expect(out.endsWith('event: message_stop\ndata: {"type":"message_stop"}\n\n')).toBe(true);
+  });
+
+  test("messages: cut off mid-reply → an error event and no message_stop", async () => {
+    const out = await relay("messages", [
+      'event: message_start\ndata: {"type":"message_start","message":{"id":"m","usage":{"input_tokens":5,"output_tokens":1}}}\n\n',
+      'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hel"}}\n\n',
+    ]);
+    expect(out).toContain("event: error\n");
+    expect(out).not.toContain("message_stop");
+  });
+
+  test("a complete stream passes through byte for byte", async () => {
+    const frames = [chunk({ role: "assistant", content: "" }), chunk({ content: "Hi" }), chunk({}, "stop"), "data: [DONE]\n\n"];
+    expect(await relay("chat", frames)).toBe(frames.join(""));
+  });
+});
+
+describe("usage the client did not ask for", () => {
+  test("is read for billing and not relayed", async () => {
+    const m = meter();
+    const usage = { prompt_tokens: 9, completion_tokens: 4, total_tokens: 13 };
+    const out = await relay(
+      "chat",
+      [chunk({ content: "Hi" }), chunk({}, "stop"), `data: ${JSON.stringify({ id: "c1", choices: [], usage })}\n\n`, "data: [DONE]\n\n"],
+      false,
+      m,
+    );
+    expect(out).not.toContain("prompt_tokens");
+    expect(m.usage.input_tokens).toBe(9);
+    expect(m.usage.output_tokens).toBe(4);
+    expect(m.reported).toBe(true);
+  });
+});
