@@ -18,7 +18,7 @@
  * the client does not take a cut-off reply (or half a tool call) for a complete one.
  */
 import type { MessagesStreamEvent } from "@turnpike/schema";
-import type { CancellableTransformer } from "../stream-transformer.js";
+import { MachineStream } from "../stream-transformer.js";
 import type { SSEMessage } from "@turnpike/schema/sse";
 import { GatewayError } from "../errors.js";
 import { chatStreamErrorToGatewayError } from "../upstream-errors.js";
@@ -48,32 +48,9 @@ interface ToolCallState {
 }
 
 /** A messages-event stream that also exposes the best-known usage at any time. */
-export class ChatToMessagesEventStream extends TransformStream<SSEMessage, MessagesStreamEvent> {
-  readonly #machine: ChatToMessagesMachine;
-
+export class ChatToMessagesEventStream extends MachineStream<SSEMessage, MessagesStreamEvent, ChatToMessagesMachine> {
   constructor(ctx: ChatStreamContext) {
-    let machine!: ChatToMessagesMachine;
-    const transformer: CancellableTransformer<SSEMessage, MessagesStreamEvent> = {
-      start(controller) {
-        machine = new ChatToMessagesMachine(ctx, (ev) => controller.enqueue(ev));
-      },
-      transform(msg) {
-        machine.push(msg);
-      },
-      flush() {
-        machine.end();
-      },
-      cancel() {
-        machine.cancel();
-      },
-    };
-    super(transformer);
-    this.#machine = machine;
-  }
-
-  /** Usage so far: the upstream's numbers, or a local estimate (`estimated: true`). */
-  get usage(): UsageTotals {
-    return this.#machine.usage();
+    super((emit) => new ChatToMessagesMachine(ctx, emit));
   }
 }
 

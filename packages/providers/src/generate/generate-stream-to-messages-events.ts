@@ -9,7 +9,7 @@
  * `finishReason` (or a prompt block) is an interrupted stream: in-band `api_error`.
  */
 import type { MessagesStreamEvent } from "@turnpike/schema";
-import type { CancellableTransformer } from "../stream-transformer.js";
+import { MachineStream } from "../stream-transformer.js";
 import type { SSEMessage } from "@turnpike/schema/sse";
 import { restoreToolName } from "../chat/tool-names.js";
 import { GatewayError } from "../errors.js";
@@ -30,32 +30,9 @@ export interface GenerateStreamContext extends MessagesStreamContext {
   stopSequences?: readonly string[] | undefined;
 }
 
-export class GenerateToMessagesEventStream extends TransformStream<SSEMessage, MessagesStreamEvent> {
-  readonly #machine: GenerateToMessagesMachine;
-
+export class GenerateToMessagesEventStream extends MachineStream<SSEMessage, MessagesStreamEvent, GenerateToMessagesMachine> {
   constructor(ctx: GenerateStreamContext) {
-    let machine!: GenerateToMessagesMachine;
-    const transformer: CancellableTransformer<SSEMessage, MessagesStreamEvent> = {
-      start(controller) {
-        machine = new GenerateToMessagesMachine(ctx, (ev) => controller.enqueue(ev));
-      },
-      transform(msg) {
-        machine.push(msg);
-      },
-      flush() {
-        machine.end();
-      },
-      cancel() {
-        machine.cancel();
-      },
-    };
-    super(transformer);
-    this.#machine = machine;
-  }
-
-  /** Usage so far: the upstream's cumulative numbers, or a local estimate. */
-  get usage(): UsageTotals {
-    return this.#machine.usage();
+    super((emit) => new GenerateToMessagesMachine(ctx, emit));
   }
 }
 
