@@ -1,0 +1,108 @@
+/**
+ * What the benchmark sends. Each gateway scenario is paired with a baseline: the same-protocol
+ * request the upstream receives for it, which the bare proxy and the direct run send to the
+ * simulator. For passthrough scenarios that is the client's own request; for translation
+ * scenarios it is the request in the upstream's protocol (e.g. chat→messages is paired with the
+ * messages baseline). Every reply is the same simulator reply in all three runs.
+ */
+import type { WrkRequest } from "./wrk-script";
+
+/** The key the simulator accepts (any non-empty key) — also set as the gateway's vendor keys. */
+export const UPSTREAM_KEY = "sk-bench-upstream";
+
+const PROMPT = [{ role: "user", content: "hi" }];
+
+/** A request of one shape, sent to a path of some origin. */
+export interface HttpRequestSpec extends WrkRequest {
+  /** Path and query, e.g. `/v1/messages`. */
+  path: string;
+  stream: boolean;
+}
+
+/** Same-protocol upstream requests (alpha = messages, beta = chat, gamma = generateContent). */
+export type BaselineName = "messages" | "chat" | "generate" | "messages-stream" | "chat-stream";
+
+const json = (o: unknown) => JSON.stringify(o);
+const messagesHeaders = { "content-type": "application/json", "x-api-key": UPSTREAM_KEY, "anthropic-version": "2023-06-01" };
+const chatHeaders = { "content-type": "application/json", authorization: `Bearer ${UPSTREAM_KEY}` };
+const generateHeaders = { "content-type": "application/json", "x-goog-api-key": UPSTREAM_KEY };
+
+export const BASELINES: Record<BaselineName, HttpRequestSpec> = {
+  messages: {
+    method: "POST",
+    path: "/v1/messages",
+    headers: messagesHeaders,
+    body: json({ model: "alpha-haiku-4-5", max_tokens: 64, messages: PROMPT }),
+    stream: false,
+  },
+  chat: {
+    method: "POST",
+    path: "/v1/chat/completions",
+    headers: chatHeaders,
+    body: json({ model: "beta-5", max_tokens: 64, messages: PROMPT }),
+    stream: false,
+  },
+  generate: {
+    method: "POST",
+    path: "/v1beta/models/gamma-3-flash:generateContent",
+    headers: generateHeaders,
+    body: json({ contents: [{ role: "user", parts: [{ text: "hi" }] }], generationConfig: { maxOutputTokens: 64 } }),
+    stream: false,
+  },
+  "messages-stream": {
+    method: "POST",
+    path: "/v1/messages",
+    headers: messagesHeaders,
+    body: json({ model: "alpha-haiku-4-5", max_tokens: 64, stream: true, messages: PROMPT }),
+    stream: true,
+  },
+  // The gateway always asks a chat upstream for the usage chunk (wire-formats §4.1).
+  "chat-stream": {
+    method: "POST",
+    path: "/v1/chat/completions",
+    headers: chatHeaders,
+    body: json({ model: "beta-5", max_tokens: 64, stream: true, stream_options: { include_usage: true }, messages: PROMPT }),
+    stream: true,
+  },
+};
+
+export type ScenarioKind = "passthrough" | "translation";
+export type ClientFormat = "messages" | "chat";
+
+export interface Scenario {
+  name: string;
+  kind: ScenarioKind;
+  /** The gateway request (its key header is added at run time). */
+  gateway: { format: ClientFormat; path: string; body: string };
+  baseline: BaselineName;
+  stream: boolean;
+}
+
+const PATH: Record<ClientFormat, string> = { messages: "/v1/messages", chat: "/v1/chat/completions" };
+
+function scenario(name: string, kind: ScenarioKind, format: ClientFormat, model: string, baseline: BaselineName): Scenario {
+  const stream = BASELINES[baseline].stream;
+  const body = json({ model, max_tokens: 64, ...(stream ? { stream: true } : {}), messages: PROMPT });
+  return { name, kind, gateway: { format, path: PATH[format], body }, baseline, stream };
+}
+
+export const SCENARIOS: Scenario[] = [
+  scenario("messages passthrough", "passthrough", "messages", "alpha-haiku-4-5", "messages"),
+  scenario("chat passthrough", "passthrough", "chat", "beta-5", "chat"),
+  scenario("messages→chat", "translation", "messages", "beta-5", "chat"),
+  scenario("chat→messages", "translation", "chat", "alpha-haiku-4-5", "messages"),
+  scenario("messages→generateContent", "translation", "messages", "gamma-3-flash", "generate"),
+  scenario("stream messages passthrough", "passthrough", "messages", "alpha-haiku-4-5", "messages-stream"),
+  scenario("stream chat passthrough", "passthrough", "chat", "beta-5", "chat-stream"),
+  scenario("stream messages→chat", "translation", "messages", "beta-5", "chat-stream"),
+  scenario("stream chat→messages", "translation", "chat", "alpha-haiku-4-5", "messages-stream"),
+];
+
+/** The gateway request of a scenario, carrying the Turnpike key the way each format's clients do. */
+export function gatewayRequest(s: Scenario, key: string): HttpRequestSpec {
+  const headers: Record<string, string> =
+    s.gateway.format === "messages"
+      ? { "content-type": "application/json", "x-api-key": key, "anthropic-version": "2023-06-01" }
+      : { "content-type": "application/json", authorization: `Bearer ${key}` };
+  return { method: "POST", path: s.gateway.path, headers, body: s.gateway.body, stream: s.stream };
+}
