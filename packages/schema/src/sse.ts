@@ -41,25 +41,31 @@ export class SSEParser {
     const out: SSEMessage[] = [];
     let s = text;
     // A CRLF split across two reads: the LF belongs to the CR already seen.
-    if (this.sawCR && s.startsWith("\n")) s = s.slice(1);
+    if (this.sawCR && s.charCodeAt(0) === 10) s = s.slice(1);
     this.sawCR = false;
+    // Line ends are found with indexOf (native, fast) rather than a loop over every character;
+    // the next CR and LF positions are each searched again only once passed.
     let start = 0;
-    for (let i = 0; i < s.length; i++) {
-      const c = s.charCodeAt(i);
-      if (c !== 10 && c !== 13) continue;
-      const line = this.buffer + s.slice(start, i);
+    let lf = s.indexOf("\n");
+    let cr = s.indexOf("\r");
+    while (lf !== -1 || cr !== -1) {
+      const end = lf === -1 ? cr : cr === -1 ? lf : Math.min(lf, cr);
+      const line = this.buffer.length ? this.buffer + s.slice(start, end) : s.slice(start, end);
       this.buffer = "";
       this.line(line, out);
-      if (c === 13) {
-        if (i + 1 < s.length) {
-          if (s.charCodeAt(i + 1) === 10) i++;
+      let next = end + 1;
+      if (end === cr) {
+        if (next < s.length) {
+          if (s.charCodeAt(next) === 10) next++;
         } else {
           this.sawCR = true;
         }
       }
-      start = i + 1;
+      start = next;
+      if (lf !== -1 && lf < start) lf = s.indexOf("\n", start);
+      if (cr !== -1 && cr < start) cr = s.indexOf("\r", start);
     }
-    this.buffer += s.slice(start);
+    if (start < s.length) this.buffer += s.slice(start);
     return out;
   }
 

@@ -12,6 +12,11 @@ export class AuthGuard {
     private readonly now: () => number = Date.now,
   ) {}
 
+  /** Has any address failed lately? (When none has, callers need not look up their address.) */
+  get active(): boolean {
+    return this.failures.size > 0;
+  }
+
   /** Seconds to wait if this address is locked out, else 0. */
   blockedFor(address: string): number {
     const f = this.failures.get(address);

@@ -14,6 +14,18 @@ export function formatDuration(ms: number): string {
  * chat: `x-ratelimit-{limit,remaining,reset}-{requests,tokens}` (reset as a duration);
  * messages: `anthropic-ratelimit-{requests,tokens}-{limit,remaining,reset}` (reset as RFC 3339).
  */
+/** RFC 3339 at whole seconds, the messages format's reset; the last one is reused within its second. */
+let lastSecond = -1;
+let lastStamp = "";
+function rfc3339(ms: number): string {
+  const sec = Math.ceil(ms / 1000);
+  if (sec !== lastSecond) {
+    lastSecond = sec;
+    lastStamp = new Date(sec * 1000).toISOString().replace(".000Z", "Z");
+  }
+  return lastStamp;
+}
+
 export function rateLimitHeaders(dialect: Dialect, a: Admission, nowMs: number): Record<string, string> {
   const h: Record<string, string> = {};
   for (const kind of ["requests", "tokens"] as const) {
@@ -26,7 +38,7 @@ export function rateLimitHeaders(dialect: Dialect, a: Admission, nowMs: number):
     } else {
       h[`anthropic-ratelimit-${kind}-limit`] = String(s.limit);
       h[`anthropic-ratelimit-${kind}-remaining`] = String(s.remaining);
-      h[`anthropic-ratelimit-${kind}-reset`] = new Date(nowMs + s.resetMs).toISOString().replace(/\.\d{3}Z$/, "Z");
+      h[`anthropic-ratelimit-${kind}-reset`] = rfc3339(nowMs + s.resetMs);
     }
   }
   return h;

@@ -8,4 +8,4 @@ import { handleInference } from "../pipeline/inference";
 export const messagesModule = (deps: GatewayDeps) =>
   new Elysia({ name: "module.messages" })
     .post("/v1/messages", ({ request, server }) => handleInference(deps, request, "messages", server), { parse: "none" })
-    .post("/v1/messages/count_tokens", ({ request, server }) => handleCountTokens(deps, request, clientAddress(server, request)), { parse: "none" });
+    .post("/v1/messages/count_tokens", ({ request, server }) => handleCountTokens(deps, request, () => clientAddress(server, request)), { parse: "none" });

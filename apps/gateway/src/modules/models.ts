@@ -34,7 +34,7 @@ export const modelsModule = (deps: GatewayDeps) =>
       const requestId = newRequestId();
       const dialect = dialectOfHeaders(request.headers);
       try {
-        const key = authenticate(deps, request.headers, dialect, clientAddress(server, request));
+        const key = authenticate(deps, request.headers, dialect, () => clientAddress(server, request));
         // Newest first, as the messages format lists them.
         const data = deps.catalog
           .all()
@@ -51,7 +51,7 @@ export const modelsModule = (deps: GatewayDeps) =>
       const requestId = newRequestId();
       const dialect = dialectOfHeaders(request.headers);
       try {
-        const key = authenticate(deps, request.headers, dialect, clientAddress(server, request));
+        const key = authenticate(deps, request.headers, dialect, () => clientAddress(server, request));
         const id = decodeURIComponent(params["*"]);
         const entry = deps.catalog.get(id);
         if (!entry || !deps.keys.allows(key, id)) throw modelNotFound(dialect, id);

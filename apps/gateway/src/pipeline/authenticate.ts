@@ -29,8 +29,9 @@ export function unauthorized(dialect: Dialect, message: string): GatewayError {
  * The live key behind the request, or a 401 in the caller's dialect. An address with too many
  * failed attempts in the last minute gets a 429 before its key is looked at.
  */
-export function authenticate(deps: GatewayDeps, headers: Headers, dialect: Dialect, address: string): KeyRecord {
-  const wait = deps.authGuard.blockedFor(address);
+export function authenticate(deps: GatewayDeps, headers: Headers, dialect: Dialect, address: () => string): KeyRecord {
+  // The peer address is looked up only when some address has failed lately.
+  const wait = deps.authGuard.active ? deps.authGuard.blockedFor(address()) : 0;
   if (wait > 0) {
     throw new GatewayError({
       status: 429,
@@ -42,11 +43,11 @@ export function authenticate(deps: GatewayDeps, headers: Headers, dialect: Diale
   }
   const secret = presentedKey(headers);
   if (!secret) {
-    deps.authGuard.fail(address);
+    deps.authGuard.fail(address());
     throw unauthorized(dialect, AUTH_MESSAGES.missing);
   }
   const result = secret.startsWith("sk-") ? deps.keys.authenticate(secret) : ({ ok: false, reason: "unknown" } as const);
   if (result.ok) return result.key;
-  deps.authGuard.fail(address);
+  deps.authGuard.fail(address());
   throw unauthorized(dialect, AUTH_MESSAGES[result.reason]);
 }

@@ -12,7 +12,7 @@ import { resolveModel } from "./resolve";
  * `POST /v1/messages/count_tokens` for every catalog model: the upstream's own count where the
  * vendor has one (messages, generateContent), else Turnpike's local tokenizer.
  */
-export async function handleCountTokens(deps: GatewayDeps, request: Request, address: string): Promise<Response> {
+export async function handleCountTokens(deps: GatewayDeps, request: Request, address: () => string): Promise<Response> {
   const requestId = newRequestId();
   try {
     const key = authenticate(deps, request.headers, "messages", address);

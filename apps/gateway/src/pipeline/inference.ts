@@ -35,7 +35,7 @@ import { chatUsageToTokens, messagesUsageToTokens } from "../usage/usage-map";
 import { authenticate } from "./authenticate";
 import { clientAddress, type Connection } from "./client-address";
 import { HEADER, errorResponse, idHeaders, type Dialect } from "./dialect";
-import { passthroughTap } from "./passthrough-tap";
+import { passthroughTap, type InlineTap } from "./passthrough-tap";
 import { invalid, readJsonBody } from "./read-body";
 import { newRequestId } from "./request-id";
 import { relayStream, SSE_HEADERS } from "./relay-stream";
@@ -99,7 +99,7 @@ function validationError(issues: { path: string; message: string }[]): GatewayEr
  * pivot) → relay → meter.
  */
 export async function handleInference(deps: GatewayDeps, request: Request, dialect: Dialect, server?: Connection | null): Promise<Response> {
-  const address = clientAddress(server, request);
+  const address = () => clientAddress(server, request);
   const started = performance.now();
   const requestId = newRequestId();
   let meter: Meter | undefined;
@@ -196,24 +196,23 @@ export async function handleInference(deps: GatewayDeps, request: Request, diale
       }
     }
 
-    // Dispatch. A client that goes away aborts the upstream at once.
-    const abort = new AbortController();
-    const onClientGone = () => abort.abort();
-    request.signal?.addEventListener("abort", onClientGone, { once: true });
+    // Dispatch. A client that goes away aborts the upstream at once: its request's own signal
+    // is the upstream call's (and a cancelled stream cancels the upstream body).
+    const signal = request.signal;
     const call = upstreamCall(up, entry, protocol, stream, request.headers);
     // A messages client sees the input count in `message_start`, before the reply: where the
     // upstream can count (generateContent), ask it alongside the call itself.
-    const exactCount = stream && dialect === "messages" && protocol === "generate" ? countUpstream(deps, up, entry, upstreamBody, abort.signal) : undefined;
+    const exactCount = stream && dialect === "messages" && protocol === "generate" ? countUpstream(deps, up, entry, upstreamBody, signal) : undefined;
     let upstream: Response;
     try {
       upstream = await deps.fetch(call.url, {
         method: "POST",
         headers: call.headers,
         body: JSON.stringify(upstreamBody),
-        signal: abort.signal,
+        signal,
       });
     } catch (e) {
-      if (abort.signal.aborted) {
+      if (signal.aborted) {
         await meter.finish(499, { aborted: true });
         return new Response(null, { status: 499 });
       }
@@ -268,8 +267,11 @@ export async function handleInference(deps: GatewayDeps, request: Request, diale
 
     // Stream reply.
     let body: ReadableStream<Uint8Array | string>;
+    let tap: InlineTap | undefined;
     if (passthrough) {
-      body = upstream.body!.pipeThrough(passthroughTap(dialect, meter, { includeUsage, renameModel: entry.upstream_model !== entry.id ? entry.id : undefined }));
+      // The upstream body goes straight to the relay, which runs the tap in place.
+      body = upstream.body!;
+      tap = passthroughTap(dialect, meter, { includeUsage, renameModel: entry.upstream_model !== entry.id ? entry.id : undefined });
     } else {
       const ctx = { model: entry.id, inputTokens: promptTokens, stopSequences: pivot?.stop_sequences, toolNames };
       const sse = upstream.body!.pipeThrough(new SSEDecoderStream());
@@ -288,10 +290,9 @@ export async function handleInference(deps: GatewayDeps, request: Request, diale
     const m = meter;
     const relayed = relayStream(body, {
       dialect,
+      ...(tap ? { tap } : {}),
       keepAliveMs: deps.config.keepAliveSeconds * 1000,
-      abort: () => abort.abort(),
       onEnd: (how) => {
-        request.signal?.removeEventListener("abort", onClientGone);
         return m.finish(200, { aborted: how === "aborted" });
       },
     });

@@ -4,7 +4,7 @@ import { SqliteStore } from "../storage/sqlite-store";
 import type { KeyRecord } from "../storage/store";
 import { Meter } from "../usage/meter";
 import { UsageWriter } from "../usage/usage-writer";
-import { passthroughTap } from "./passthrough-tap";
+import { passthroughTap, tapStream } from "./passthrough-tap";
 
 const catalog = buildCatalog();
 const key = { id: "key_t", hash: "h" } as KeyRecord; // only id is read by the meter
@@ -19,7 +19,7 @@ async function relay(dialect: "messages" | "chat", frames: string[], includeUsag
       c.close();
     },
   });
-  const out = source.pipeThrough(passthroughTap(dialect, m, { includeUsage, renameModel: undefined }));
+  const out = source.pipeThrough(tapStream(passthroughTap(dialect, m, { includeUsage, renameModel: undefined })));
   let text = "";
   const reader = out.getReader();
   for (;;) {

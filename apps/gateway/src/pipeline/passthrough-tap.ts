@@ -11,17 +11,36 @@ export interface PassthroughOptions {
   renameModel: string | undefined;
 }
 
+/** A step the relay runs inline on each upstream chunk (no stream of its own, so no extra hop). */
+export interface InlineTap {
+  push(chunk: Uint8Array, out: (piece: Uint8Array | string) => void): void;
+  end(out: (piece: Uint8Array | string) => void): void;
+}
+
+/** An {@link InlineTap} as a TransformStream (tests, and callers that compose streams). */
+export function tapStream(tap: InlineTap): TransformStream<Uint8Array, Uint8Array | string> {
+  return new TransformStream<Uint8Array, Uint8Array | string>({
+    transform(chunk, controller) {
+      tap.push(chunk, (piece) => controller.enqueue(piece));
+    },
+    flush(controller) {
+      tap.end((piece) => controller.enqueue(piece));
+    },
+  });
+}
+
 /**
  * The light tap on a same-protocol stream: reads usage (and the relayed text, in case the
  * client leaves before the upstream reports usage) while the bytes go through untouched. It
  * re-frames events only when it must change one: the usage chunk a chat client did not ask for
  * is dropped, and a renamed model id is put back.
  */
-export function passthroughTap(dialect: Dialect, meter: Meter, opts: PassthroughOptions): TransformStream<Uint8Array, Uint8Array | string> {
+export function passthroughTap(dialect: Dialect, meter: Meter, opts: PassthroughOptions): InlineTap {
   const parser = new SSEParser();
   const decoder = new TextDecoder();
   const raw = opts.renameModel === undefined && (dialect === "messages" || opts.includeUsage);
   const inspect = dialect === "messages" ? inspectMessagesEvent : inspectChatEvent;
+  meter.frameText = dialect === "messages" ? messagesDeltaText : chatDeltaText;
   let terminated = false;
   // The upstream said how the reply ended (messages: `message_delta`; chat: a `finish_reason`).
   let finished = false;
@@ -33,17 +52,17 @@ export function passthroughTap(dialect: Dialect, meter: Meter, opts: Passthrough
     else if (!finished && msg.data.includes('"finish_reason":"')) finished = true;
     return inspect(msg, meter, opts);
   };
-  return new TransformStream<Uint8Array, Uint8Array | string>({
-    transform(chunk, controller) {
-      if (raw) controller.enqueue(chunk);
+  return {
+    push(chunk, enqueue) {
+      if (raw) enqueue(chunk);
       let out = "";
       for (const msg of parser.push(decoder.decode(chunk, { stream: true }))) {
         const kept = see(msg);
         if (!raw && kept) out += formatSSE(kept);
       }
-      if (out) controller.enqueue(out);
+      if (out) enqueue(out);
     },
-    flush(controller) {
+    end(enqueue) {
       let out = "";
       for (const msg of parser.end()) {
         const kept = see(msg);
@@ -54,19 +73,38 @@ export function passthroughTap(dialect: Dialect, meter: Meter, opts: Passthrough
       // off: say so in-band rather than let the end look like a clean finish.
       if (!terminated && finished) out += dialect === "messages" ? formatSSE({ event: "message_stop", data: '{"type":"message_stop"}' }) : formatSSE({ data: "[DONE]" });
       else if (!terminated) out += inBandError(dialect, "The upstream ended the stream without finishing it.");
-      if (out) controller.enqueue(out);
+      if (out) enqueue(out);
     },
-  });
+  };
+}
+
+/** The text of a messages-format `content_block_delta` (read only if it must be counted). */
+function messagesDeltaText(data: string): string {
+  const d = (JSON.parse(data) as { delta?: Record<string, unknown> }).delta ?? {};
+  const text = d.text ?? d.partial_json ?? d.thinking;
+  return typeof text === "string" ? text : "";
+}
+
+/** The text of a chat chunk's delta: content, reasoning and tool arguments. */
+function chatDeltaText(data: string): string {
+  const chunk = JSON.parse(data) as {
+    choices?: { delta?: { content?: unknown; reasoning_content?: unknown; tool_calls?: { function?: { arguments?: unknown } }[] } }[];
+  };
+  const delta = chunk.choices?.[0]?.delta;
+  if (!delta) return "";
+  let text = "";
+  if (typeof delta.content === "string") text += delta.content;
+  if (typeof delta.reasoning_content === "string") text += delta.reasoning_content;
+  for (const t of delta.tool_calls ?? []) if (typeof t.function?.arguments === "string") text += t.function.arguments;
+  return text;
 }
 
 function inspectMessagesEvent(msg: SSEMessage, meter: Meter, opts: PassthroughOptions): SSEMessage | undefined {
   switch (msg.event) {
-    case "content_block_delta": {
-      const d = (JSON.parse(msg.data) as { delta?: Record<string, unknown> }).delta ?? {};
-      const text = d.text ?? d.partial_json ?? d.thinking;
-      if (typeof text === "string") meter.relayed.push(text);
+    case "content_block_delta":
+      // Kept raw: parsed only if the client leaves before the upstream reports usage.
+      meter.relayedFrames.push(msg.data);
       return msg;
-    }
     case "message_start": {
       const ev = JSON.parse(msg.data) as { message?: { usage?: unknown; model?: string } };
       const usage = messagesUsageToTokens(ev.message?.usage);
@@ -95,17 +133,13 @@ function inspectMessagesEvent(msg: SSEMessage, meter: Meter, opts: PassthroughOp
 
 function inspectChatEvent(msg: SSEMessage, meter: Meter, opts: PassthroughOptions): SSEMessage | undefined {
   if (msg.data === "[DONE]") return msg;
-  const chunk = JSON.parse(msg.data) as {
-    model?: string;
-    usage?: unknown;
-    choices?: { delta?: { content?: unknown; reasoning_content?: unknown; tool_calls?: { function?: { arguments?: unknown } }[] } }[];
-  };
-  const delta = chunk.choices?.[0]?.delta;
-  if (delta) {
-    if (typeof delta.content === "string") meter.relayed.push(delta.content);
-    if (typeof delta.reasoning_content === "string") meter.relayed.push(delta.reasoning_content);
-    for (const t of delta.tool_calls ?? []) if (typeof t.function?.arguments === "string") meter.relayed.push(t.function.arguments);
+  // Only chunks that carry usage (or must be renamed) are parsed; the rest pass as text.
+  if (opts.renameModel === undefined && !msg.data.includes('"usage":{')) {
+    meter.relayedFrames.push(msg.data);
+    return msg;
   }
+  const chunk = JSON.parse(msg.data) as { model?: string; usage?: unknown; choices?: unknown[] };
+  meter.relayedFrames.push(msg.data);
   if (chunk.usage) {
     meter.report(chatUsageToTokens(chunk.usage));
     meter.reported = true;

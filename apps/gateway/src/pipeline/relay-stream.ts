@@ -1,5 +1,6 @@
 import { formatSSE, formatSSEComment } from "@turnpike/schema/sse";
 import type { Dialect } from "./dialect";
+import type { InlineTap } from "./passthrough-tap";
 
 const encoder = new TextEncoder();
 
@@ -7,11 +8,11 @@ const encoder = new TextEncoder();
 export type StreamEnd = "complete" | "aborted" | "failed";
 
 export interface RelayOptions {
+  /** Run on each upstream chunk in place (the passthrough tap). */
+  tap?: InlineTap;
   dialect: Dialect;
   /** A quiet stream gets a keep-alive after this long (proxies and clients cut idle streams). */
   keepAliveMs: number;
-  /** Aborts the upstream call. */
-  abort: () => void;
   /** Called once; a complete stream is closed only after its promise settles (the usage commit). */
   onEnd: (how: StreamEnd) => Promise<void> | void;
 }
@@ -77,36 +78,46 @@ export function relayStream(source: ReadableStream<Uint8Array | string>, opts: R
       },
       async pull(controller) {
         try {
-          const { done, value } = await reader.read();
-          if (done) {
-            // The usage record is durable before the client sees the stream end.
-            await end("complete");
-            controller.close();
-            return;
-          }
-          last = Date.now();
-          if (typeof value === "string") {
-            controller.enqueue(encoder.encode(value));
-            if (isTerminal(opts.dialect, value)) {
-              void reader.cancel().catch(() => {});
+          // Until something is written (a tap may drop a whole chunk) or the stream ends.
+          for (let written = false; !written; ) {
+            const { done, value } = await reader.read();
+            if (done) {
+              opts.tap?.end((piece) => controller.enqueue(typeof piece === "string" ? encoder.encode(piece) : piece));
+              // The usage record is durable before the client sees the stream end.
               await end("complete");
               controller.close();
+              return;
             }
-          } else {
-            controller.enqueue(value);
+            last = Date.now();
+            const pieces: (Uint8Array | string)[] = [];
+            if (opts.tap && typeof value !== "string") opts.tap.push(value, (piece) => pieces.push(piece));
+            else pieces.push(value);
+            for (const piece of pieces) {
+              written = true;
+              if (typeof piece !== "string") {
+                controller.enqueue(piece);
+                continue;
+              }
+              controller.enqueue(encoder.encode(piece));
+              if (isTerminal(opts.dialect, piece)) {
+                void reader.cancel().catch(() => {});
+                await end("complete");
+                controller.close();
+                return;
+              }
+            }
           }
         } catch (e) {
           if (ended) return;
           // The runtime's own wording (socket internals) is no use to the client; log it here.
           console.error("turnpike: upstream stream failed:", e);
           controller.enqueue(encoder.encode(inBandError(opts.dialect, "The connection to the upstream broke before the reply was complete.")));
-          opts.abort();
           await end("failed");
           controller.close();
         }
       },
       cancel(reason) {
-        opts.abort();
+        // Cancelling the pipeline cancels the upstream body: the upstream is let go at once.
         void reader.cancel(reason).catch(() => {});
         end("aborted");
       },

@@ -75,6 +75,7 @@ const toUsage = (r: UsageRow): UsageRecord => ({ ...r, stream: r.stream === 1, a
 export class SqliteStore implements Store {
   private readonly db: Database;
   private readonly insertUsageStmt;
+  private checkpointTimer: ReturnType<typeof setInterval> | undefined;
 
   constructor(path: string) {
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
@@ -84,6 +85,13 @@ export class SqliteStore implements Store {
     // only a power loss can take the last commits.
     this.db.exec("PRAGMA synchronous = NORMAL;");
     this.db.exec("PRAGMA busy_timeout = 5000;");
+    // Checkpoints copy the WAL into the database and fsync; done by SQLite inside a commit they
+    // stall that request. Instead: none automatically, one (non-blocking, PASSIVE) per second.
+    if (path !== ":memory:") {
+      this.db.exec("PRAGMA wal_autocheckpoint = 0;");
+      this.checkpointTimer = setInterval(() => this.db.exec("PRAGMA wal_checkpoint(PASSIVE);"), 1000);
+      this.checkpointTimer.unref?.();
+    }
     this.db.exec(SCHEMA);
     this.insertUsageStmt = this.db.prepare(
       `INSERT OR IGNORE INTO usage VALUES ($request_id, $key_id, $model, $endpoint, $stream, $input_tokens, $output_tokens,
@@ -174,6 +182,7 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
+    if (this.checkpointTimer) clearInterval(this.checkpointTimer);
     this.db.close();
   }
 }

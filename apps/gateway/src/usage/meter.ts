@@ -30,6 +30,12 @@ export class Meter {
   /** Text relayed to the client, kept only to count it if the upstream never reports usage. */
   readonly relayed: string[] = [];
   /**
+   * Relayed frames whose text is read only when needed (a passthrough stream keeps the raw
+   * `data` of its deltas rather than parsing each one on the hot path).
+   */
+  readonly relayedFrames: string[] = [];
+  frameText: (data: string) => string = () => "";
+  /**
    * Turnpike's own count of the prompt, used only when the upstream never reported input tokens
    * (a stream the client left early); computed lazily, since most calls never need it.
    */
@@ -70,7 +76,8 @@ export class Meter {
     let estimated = false;
     if (!this.reported) {
       // No final usage: count what went to the client, and the prompt if nothing reported it.
-      const counted = this.relayed.length ? this.countText(this.relayed.join("")) : 0;
+      const text = this.relayed.join("") + this.relayedFrames.map(this.frameText).join("");
+      const counted = text ? this.countText(text) : 0;
       if (counted > u.output_tokens) {
         u.output_tokens = counted;
         estimated = true;
