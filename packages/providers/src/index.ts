@@ -77,22 +77,26 @@ export { convertGenerateResponseToMessages, type GenerateReplyContext } from "./
 // Streams
 export {
   ChatToMessagesEventStream,
+  ChatToMessagesMachine,
   chatStreamToMessagesEvents,
   type ChatStreamContext,
 } from "./chat/chat-stream-to-messages-events.js";
 export {
   GenerateToMessagesEventStream,
+  GenerateToMessagesMachine,
   generateStreamToMessagesEvents,
   type GenerateStreamContext,
 } from "./generate/generate-stream-to-messages-events.js";
 export {
   MessagesSSEEventStream,
+  MessagesSSEMachine,
   MessagesUsageAccumulator,
   messagesSSEToEvents,
   type MessagesSSEOptions,
 } from "./messages/messages-sse-to-events.js";
 export {
   MessagesToChatChunkStream,
+  MessagesToChatMachine,
   messagesEventsToChatChunks,
   type ChatChunksContext,
 } from "./chat/messages-events-to-chat-chunks.js";

@@ -8,11 +8,6 @@ import {
   convertMessagesRequestToGenerate,
   convertMessagesRequestToMessages,
   convertMessagesResponseToChat,
-  chatStreamToMessagesEvents,
-  encodeMessagesEvents,
-  generateStreamToMessagesEvents,
-  messagesEventsToChatChunks,
-  messagesSSEToEvents,
   upstreamErrorToGatewayError,
   type Warning,
 } from "@turnpike/providers";
@@ -22,9 +17,7 @@ import {
   type ChatRequest,
   type MessagesRequest,
   type MessagesResponse,
-  type MessagesStreamEvent,
 } from "@turnpike/schema";
-import { SSEDecoderStream, type SSEMessage } from "@turnpike/schema/sse";
 import type { GatewayDeps } from "../deps";
 import type { CatalogEntry } from "../routing/catalog";
 import { generateCountBody, upstreamCall, upstreamCountCall, type Upstream } from "../upstream/upstream";
@@ -40,7 +33,7 @@ import { invalid, readJsonBody } from "./read-body";
 import { newRequestId } from "./request-id";
 import { relayStream, SSE_HEADERS } from "./relay-stream";
 import { resolveModel } from "./resolve";
-import { tapPivotEvents } from "./tap-pivot";
+import { translatedTap } from "./translated-tap";
 
 /** Default output cap when a chat client sends none and the upstream requires one. */
 const DEFAULT_MAX_TOKENS = 4096;
@@ -265,32 +258,20 @@ export async function handleInference(deps: GatewayDeps, request: Request, diale
       return new Response(out, { status: 200, headers });
     }
 
-    // Stream reply.
-    let body: ReadableStream<Uint8Array | string>;
-    let tap: InlineTap | undefined;
-    if (passthrough) {
-      // The upstream body goes straight to the relay, which runs the tap in place.
-      body = upstream.body!;
-      tap = passthroughTap(dialect, meter, { includeUsage, renameModel: entry.upstream_model !== entry.id ? entry.id : undefined });
-    } else {
-      const ctx = { model: entry.id, inputTokens: promptTokens, stopSequences: pivot?.stop_sequences, toolNames };
-      const sse = upstream.body!.pipeThrough(new SSEDecoderStream());
-      const events: ReadableStream<MessagesStreamEvent> =
-        protocol === "chat"
-          ? sse.pipeThrough(chatStreamToMessagesEvents(ctx))
-          : protocol === "generate"
-            ? sse.pipeThrough(generateStreamToMessagesEvents({ ...ctx, signatures: deps.signatures }))
-            : sse.pipeThrough(messagesSSEToEvents() as TransformStream<SSEMessage, MessagesStreamEvent>);
-      const tapped = events.pipeThrough(tapPivotEvents(meter, entry.id));
-      body =
-        dialect === "messages"
-          ? tapped.pipeThrough(encodeMessagesEvents())
-          : tapped.pipeThrough(messagesEventsToChatChunks({ model: entry.id, includeUsage }));
-    }
+    // Stream reply: the upstream body goes straight to the relay, which runs the tap in place —
+    // the light usage reader of a passthrough, or the whole translation.
+    const tap: InlineTap = passthrough
+      ? passthroughTap(dialect, meter, { includeUsage, renameModel: entry.upstream_model !== entry.id ? entry.id : undefined })
+      : translatedTap(
+          protocol,
+          dialect,
+          { model: entry.id, inputTokens: promptTokens, stopSequences: pivot?.stop_sequences, toolNames, signatures: deps.signatures, includeUsage },
+          meter,
+        );
     const m = meter;
-    const relayed = relayStream(body, {
+    const relayed = relayStream(upstream.body!, {
       dialect,
-      ...(tap ? { tap } : {}),
+      tap,
       keepAliveMs: deps.config.keepAliveSeconds * 1000,
       onEnd: (how) => {
         return m.finish(200, { aborted: how === "aborted" });

@@ -8,8 +8,8 @@ const encoder = new TextEncoder();
 export type StreamEnd = "complete" | "aborted" | "failed";
 
 export interface RelayOptions {
-  /** Run on each upstream chunk in place (the passthrough tap). */
-  tap?: InlineTap;
+  /** Runs on each upstream chunk in place: what the client is sent. */
+  tap: InlineTap;
   dialect: Dialect;
   /** A quiet stream gets a keep-alive after this long (proxies and clients cut idle streams). */
   keepAliveMs: number;
@@ -49,7 +49,7 @@ function isTerminal(dialect: Dialect, text: string): boolean {
  * A translated stream ends for the client as soon as its terminal frame is written; nothing
  * (not even a keep-alive) follows it while the upstream winds down.
  */
-export function relayStream(source: ReadableStream<Uint8Array | string>, opts: RelayOptions): ReadableStream<Uint8Array> {
+export function relayStream(source: ReadableStream<Uint8Array>, opts: RelayOptions): ReadableStream<Uint8Array> {
   const reader = source.getReader();
   let last = Date.now();
   let timer: ReturnType<typeof setInterval> | undefined;
@@ -82,7 +82,9 @@ export function relayStream(source: ReadableStream<Uint8Array | string>, opts: R
           for (let written = false; !written; ) {
             const { done, value } = await reader.read();
             if (done) {
-              opts.tap?.end((piece) => controller.enqueue(typeof piece === "string" ? encoder.encode(piece) : piece));
+              const tail: (Uint8Array | string)[] = [];
+              opts.tap.end((piece) => tail.push(piece));
+              for (const piece of tail) controller.enqueue(typeof piece === "string" ? encoder.encode(piece) : piece);
               // The usage record is durable before the client sees the stream end.
               await end("complete");
               controller.close();
@@ -90,8 +92,7 @@ export function relayStream(source: ReadableStream<Uint8Array | string>, opts: R
             }
             last = Date.now();
             const pieces: (Uint8Array | string)[] = [];
-            if (opts.tap && typeof value !== "string") opts.tap.push(value, (piece) => pieces.push(piece));
-            else pieces.push(value);
+            opts.tap.push(value, (piece) => pieces.push(piece));
             for (const piece of pieces) {
               written = true;
               if (typeof piece !== "string") {

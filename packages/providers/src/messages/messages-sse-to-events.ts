@@ -6,7 +6,7 @@
  * `message_stop` or `error`) with an in-band `api_error`. Unknown event types are skipped.
  */
 import { MESSAGES_STREAM_EVENT_TYPES, type MessagesStreamEvent } from "@turnpike/schema";
-import type { CancellableTransformer } from "../stream-transformer.js";
+import { MachineStream } from "../stream-transformer.js";
 import type { SSEMessage } from "@turnpike/schema/sse";
 import { GatewayError, renderMessagesError } from "../errors.js";
 import { isRecord, tryParseJson } from "../json.js";
@@ -47,77 +47,85 @@ export class MessagesUsageAccumulator {
   }
 }
 
-export class MessagesSSEEventStream extends TransformStream<SSEMessage, MessagesStreamEvent> {
-  readonly #usage: MessagesUsageAccumulator;
+/** The state machine behind {@link MessagesSSEEventStream}: decoded SSE in, typed events out. */
+export class MessagesSSEMachine {
+  readonly #usage = new MessagesUsageAccumulator();
+  #ended = false;
+  #reported = false;
+  #messageId: string | undefined;
 
-  constructor(opts: MessagesSSEOptions = {}) {
-    const usage = new MessagesUsageAccumulator();
-    let ended = false;
-    let reported = false;
-    let messageId: string | undefined;
-    const report = () => {
-      if (reported) return;
-      reported = true;
-      opts.onUsage?.(usage.usage);
-    };
-    const transformer: CancellableTransformer<SSEMessage, MessagesStreamEvent> = {
-      transform(msg, controller) {
-        if (ended) return;
-        const data = tryParseJson(msg.data);
-        const name = msg.event ?? (isRecord(data) && typeof data.type === "string" ? data.type : undefined);
-        if (name === "error") {
-          const err = isRecord(data) && isRecord(data.error) ? data.error : {};
-          controller.enqueue({
-            type: "error",
-            error: {
-              type: typeof err.type === "string" ? err.type : "api_error",
-              message: typeof err.message === "string" ? err.message : msg.data.slice(0, 200),
-            },
-          });
-          ended = true;
-          report();
-          return;
-        }
-        if (!name || !(MESSAGES_STREAM_EVENT_TYPES as readonly string[]).includes(name) || !isRecord(data)) return;
-        // The payload's own type is the event name (§1.7); trust the event line when they differ.
-        const ev = { ...data, type: name } as MessagesStreamEvent;
-        if (ev.type === "message_start") {
-          // A second message_start: the same id is a duplicate to ignore; another id would splice
-          // two generations into one reply (§4.9 trap 8).
-          const id = isRecord(ev.message) && typeof ev.message.id === "string" ? ev.message.id : "";
-          if (messageId !== undefined) {
-            if (id === messageId) return;
-            controller.enqueue({ type: "error", error: { type: "api_error", message: "The upstream started a second message in the same stream" } });
-            ended = true;
-            report();
-            return;
-          }
-          messageId = id;
-        }
-        usage.push(ev);
-        controller.enqueue(ev);
-        if (ev.type === "message_stop") {
-          ended = true;
-          report();
-        }
-      },
-      flush(controller) {
-        if (!ended) {
-          const err = new GatewayError({ status: 502, type: "api_error", message: "The upstream stream ended before message_stop" });
-          controller.enqueue({ type: "error", error: renderMessagesError(err).error });
-        }
-        report();
-      },
-      cancel() {
-        report();
-      },
-    };
-    super(transformer);
-    this.#usage = usage;
+  constructor(
+    private readonly opts: MessagesSSEOptions,
+    private readonly emit: (ev: MessagesStreamEvent) => void,
+  ) {}
+
+  #report(): void {
+    if (this.#reported) return;
+    this.#reported = true;
+    this.opts.onUsage?.(this.#usage.usage);
   }
 
-  get usage(): UsageTotals {
+  push(msg: SSEMessage): void {
+    if (this.#ended) return;
+    const data = tryParseJson(msg.data);
+    const name = msg.event ?? (isRecord(data) && typeof data.type === "string" ? data.type : undefined);
+    if (name === "error") {
+      const err = isRecord(data) && isRecord(data.error) ? data.error : {};
+      this.emit({
+        type: "error",
+        error: {
+          type: typeof err.type === "string" ? err.type : "api_error",
+          message: typeof err.message === "string" ? err.message : msg.data.slice(0, 200),
+        },
+      });
+      this.#ended = true;
+      this.#report();
+      return;
+    }
+    if (!name || !(MESSAGES_STREAM_EVENT_TYPES as readonly string[]).includes(name) || !isRecord(data)) return;
+    // The payload's own type is the event name (§1.7); trust the event line when they differ.
+    const ev = { ...data, type: name } as MessagesStreamEvent;
+    if (ev.type === "message_start") {
+      // A second message_start: the same id is a duplicate to ignore; another id would splice
+      // two generations into one reply (§4.9 trap 8).
+      const id = isRecord(ev.message) && typeof ev.message.id === "string" ? ev.message.id : "";
+      if (this.#messageId !== undefined) {
+        if (id === this.#messageId) return;
+        this.emit({ type: "error", error: { type: "api_error", message: "The upstream started a second message in the same stream" } });
+        this.#ended = true;
+        this.#report();
+        return;
+      }
+      this.#messageId = id;
+    }
+    this.#usage.push(ev);
+    this.emit(ev);
+    if (ev.type === "message_stop") {
+      this.#ended = true;
+      this.#report();
+    }
+  }
+
+  end(): void {
+    if (!this.#ended) {
+      const err = new GatewayError({ status: 502, type: "api_error", message: "The upstream stream ended before message_stop" });
+      this.emit({ type: "error", error: renderMessagesError(err).error });
+    }
+    this.#report();
+  }
+
+  cancel(): void {
+    this.#report();
+  }
+
+  usage(): UsageTotals {
     return this.#usage.usage;
+  }
+}
+
+export class MessagesSSEEventStream extends MachineStream<SSEMessage, MessagesStreamEvent, MessagesSSEMachine> {
+  constructor(opts: MessagesSSEOptions = {}) {
+    super((emit) => new MessagesSSEMachine(opts, emit));
   }
 }
 
