@@ -30,7 +30,8 @@ export interface SSEMessage {
 /** Incremental decoder; feed it text, get complete events back. Exposed for non-stream callers. */
 export class SSEParser {
   private buffer = "";
-  private data: string[] = [];
+  /** The event's data so far; undefined until a `data:` line came. */
+  private data: string | undefined;
   private event: string | undefined;
   private id: string | undefined;
   private retry: number | undefined;
@@ -86,14 +87,24 @@ export class SSEParser {
       this.dispatch(out);
       return;
     }
-    if (line.charCodeAt(0) === 58 /* ":" */) return; // comment / keep-alive
+    const c0 = line.charCodeAt(0);
+    if (c0 === 58 /* ":" */) return; // comment / keep-alive
+    // Fast paths for the two fields nearly every line is (`data: …`, `event: …`).
+    if (c0 === 100 /* d */ && line.startsWith("data:")) {
+      this.addData(line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5));
+      return;
+    }
+    if (c0 === 101 /* e */ && line.startsWith("event:")) {
+      this.event = line.charCodeAt(6) === 32 ? line.slice(7) : line.slice(6);
+      return;
+    }
     const colon = line.indexOf(":");
     const field = colon === -1 ? line : line.slice(0, colon);
     let value = colon === -1 ? "" : line.slice(colon + 1);
     if (value.charCodeAt(0) === 32) value = value.slice(1);
     switch (field) {
       case "data":
-        this.data.push(value);
+        this.addData(value);
         break;
       case "event":
         this.event = value;
@@ -109,17 +120,22 @@ export class SSEParser {
     }
   }
 
+  /** Lines of one event's data are joined with "\n". */
+  private addData(value: string): void {
+    this.data = this.data === undefined ? value : this.data + "\n" + value;
+  }
+
   private dispatch(out: SSEMessage[]): void {
-    if (this.data.length === 0) {
+    if (this.data === undefined) {
       this.event = undefined;
       return;
     }
-    const msg: SSEMessage = { data: this.data.join("\n") };
+    const msg: SSEMessage = { data: this.data };
     if (this.event !== undefined) msg.event = this.event;
     if (this.id !== undefined) msg.id = this.id;
     if (this.retry !== undefined) msg.retry = this.retry;
     out.push(msg);
-    this.data = [];
+    this.data = undefined;
     this.event = undefined;
   }
 }

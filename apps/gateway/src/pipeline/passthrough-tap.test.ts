@@ -84,3 +84,52 @@ describe("usage the client did not ask for", () => {
     expect(m.reported).toBe(true);
   });
 });
+
+describe("the scanner and the full parser agree", () => {
+  const usage = { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 };
+  const frames = [chunk({ role: "assistant", content: "" }), chunk({ content: "Hi" }), chunk({}, "stop"), `data: ${JSON.stringify({ id: "c1", choices: [], usage })}\n\n`, "data: [DONE]\n\n"];
+
+  for (const [name, shape] of [
+    ["LF framing (scanned)", (f: string) => f],
+    ["CRLF framing (parsed)", (f: string) => f.replaceAll("\n", "\r\n")],
+    ["no space after the colon (parsed)", (f: string) => f.replaceAll("data: ", "data:")],
+  ] as const) {
+    test(`chat usage is read with ${name}, even split mid-frame`, async () => {
+      const m = meter();
+      const text = frames.map(shape).join("");
+      // Split into 5-byte pieces so frames and markers (`data:` | `{`) straddle chunks.
+      const pieces = text.match(/[\s\S]{1,5}/g)!;
+      const out = await relay("chat", pieces, true, m);
+      expect(out).toBe(text);
+      expect(m.usage.input_tokens).toBe(11);
+      expect(m.usage.output_tokens).toBe(7);
+      expect(m.reported).toBe(true);
+    });
+  }
+
+  test("messages usage from start and delta, split mid-frame", async () => {
+    const m = meter();
+    const text = [
+      'event: message_start\ndata: {"type":"message_start","message":{"id":"m","usage":{"input_tokens":21,"output_tokens":1}}}\n\n',
+      'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello"}}\n\n',
+      'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":9}}\n\n',
+      'event: message_stop\ndata: {"type":"message_stop"}\n\n',
+    ].join("");
+    const out = await relay("messages", text.match(/[\s\S]{1,5}/g)!, true, m);
+    expect(out).toBe(text);
+    expect(m.usage.input_tokens).toBe(21);
+    expect(m.usage.output_tokens).toBe(9);
+    expect(m.reported).toBe(true);
+  });
+
+  test("a client that leaves early is billed for the text it got, counted from the raw frames", async () => {
+    const m = meter();
+    await relay("messages", [
+      'event: message_start\ndata: {"type":"message_start","message":{"id":"m","usage":{"input_tokens":21,"output_tokens":1}}}\n\n',
+      'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello there"}}\n\n',
+    ], true, m);
+    expect(m.reported).toBe(false);
+    // The test meter counts characters: "Hello there" is 11.
+    expect(m.relayedFrames.map(m.frameText).join("")).toBe("Hello there");
+  });
+});

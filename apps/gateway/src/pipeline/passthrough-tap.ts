@@ -40,7 +40,9 @@ export function passthroughTap(dialect: Dialect, meter: Meter, opts: Passthrough
   const decoder = new TextDecoder();
   const raw = opts.renameModel === undefined && (dialect === "messages" || opts.includeUsage);
   const inspect = dialect === "messages" ? inspectMessagesEvent : inspectChatEvent;
-  meter.frameText = dialect === "messages" ? messagesDeltaText : chatDeltaText;
+  const deltaText = dialect === "messages" ? messagesDeltaText : chatDeltaText;
+  // A relayed piece is either one event's JSON (parser path) or raw SSE text (scanner path).
+  meter.frameText = (piece) => (piece.charCodeAt(0) === 123 /* { */ ? deltaText(piece) : regionText(dialect, piece));
   let terminated = false;
   // The upstream said how the reply ended (messages: `message_delta`; chat: a `finish_reason`).
   let finished = false;
@@ -52,19 +54,63 @@ export function passthroughTap(dialect: Dialect, meter: Meter, opts: Passthrough
     else if (!finished && msg.data.includes('"finish_reason":"')) finished = true;
     return inspect(msg, meter, opts);
   };
+  // The scanner: while bytes pass untouched and every line ends in a bare LF (as the vendors'
+  // streams do), complete frames are only searched (indexOf) for the few that matter — usage,
+  // finish, terminator — and kept as raw text, parsed later only if they must be counted. The
+  // first CR (or a field written without its space) sends the stream to the full parser.
+  let scanning = raw;
+  let pending = "";
+  const state = {
+    finished: () => {
+      finished = true;
+    },
+    terminated: () => {
+      terminated = true;
+    },
+  };
+  const scan = dialect === "messages" ? scanMessages : scanChat;
   return {
     push(chunk, enqueue) {
       if (raw) enqueue(chunk);
+      let text = decoder.decode(chunk, { stream: true });
+      if (scanning) {
+        pending += text;
+        text = "";
+        const cut = pending.lastIndexOf("\n\n");
+        if (cut === -1 && !pending.includes("\r")) return;
+        const region = cut === -1 ? pending : pending.slice(0, cut + 2);
+        if (cut !== -1 && scannable(region)) {
+          pending = pending.slice(cut + 2);
+          meter.relayedFrames.push(region);
+          scan(region, meter, state);
+          return;
+        }
+        // Not the plain shape the markers match: the full parser takes it from here.
+        scanning = false;
+        text = pending;
+        pending = "";
+      }
       let out = "";
-      for (const msg of parser.push(decoder.decode(chunk, { stream: true }))) {
+      for (const msg of parser.push(text)) {
         const kept = see(msg);
         if (!raw && kept) out += formatSSE(kept);
       }
       if (out) enqueue(out);
     },
     end(enqueue) {
+      // A last frame without its blank line: scanned, or parsed if it is not the plain shape.
+      let tail: SSEMessage[] = [];
+      if (scanning && pending) {
+        if (scannable(pending)) {
+          meter.relayedFrames.push(pending);
+          scan(`${pending}\n\n`, meter, state);
+        } else {
+          tail = parser.push(pending);
+        }
+        pending = "";
+      }
       let out = "";
-      for (const msg of parser.end()) {
+      for (const msg of [...tail, ...parser.end()]) {
         const kept = see(msg);
         if (!raw && kept) out += formatSSE(kept);
       }
@@ -76,6 +122,81 @@ export function passthroughTap(dialect: Dialect, meter: Meter, opts: Passthrough
       if (out) enqueue(out);
     },
   };
+}
+
+/**
+ * Frames the scanner may read: LF line ends, and a space after each field's colon (both legal
+ * SSE to omit, and then the full parser reads the stream).
+ */
+function scannable(region: string): boolean {
+  return !region.includes("\r") && !region.includes("data:{") && !region.includes("event:m") && !region.includes("event:e");
+}
+
+interface ScanState {
+  finished(): void;
+  terminated(): void;
+}
+
+/** The `data:` payload of the frame whose `event:` line starts at `at`. */
+function dataAfter(region: string, at: number): string | undefined {
+  const start = region.indexOf("\ndata: ", at);
+  if (start === -1) return undefined;
+  const end = region.indexOf("\n", start + 7);
+  return region.slice(start + 7, end === -1 ? undefined : end);
+}
+
+/** Each occurrence of `marker` in `region`. */
+function each(region: string, marker: string, fn: (at: number) => void): void {
+  for (let i = region.indexOf(marker); i !== -1; i = region.indexOf(marker, i + marker.length)) fn(i);
+}
+
+/** Complete messages-format frames: usage from start and delta, the end from stop or error. */
+function scanMessages(region: string, meter: Meter, state: ScanState): void {
+  each(region, "event: message_start\n", (at) => {
+    const data = dataAfter(region, at);
+    if (!data) return;
+    const usage = messagesUsageToTokens((JSON.parse(data) as { message?: { usage?: unknown } }).message?.usage);
+    delete usage.output_tokens; // a placeholder at the start
+    meter.report(usage);
+  });
+  each(region, "event: message_delta\n", (at) => {
+    state.finished();
+    const data = dataAfter(region, at);
+    const ev = data ? (JSON.parse(data) as { usage?: unknown }) : {};
+    if (!ev.usage) return;
+    const usage = messagesUsageToTokens(ev.usage);
+    meter.report(usage);
+    if ((usage.output_tokens ?? 0) > 0) meter.reported = true;
+  });
+  if (region.includes("event: message_stop\n") || region.includes("event: error\n")) state.terminated();
+}
+
+/** Complete chat frames: usage chunks, the finish, `[DONE]`. */
+function scanChat(region: string, meter: Meter, state: ScanState): void {
+  each(region, '"usage":{', (at) => {
+    const start = region.lastIndexOf("\n", at) + 1;
+    const end = region.indexOf("\n", at);
+    const line = region.slice(start, end === -1 ? undefined : end);
+    if (!line.startsWith("data: ")) return;
+    const chunk = JSON.parse(line.slice(6)) as { usage?: unknown };
+    if (!chunk.usage) return;
+    meter.report(chatUsageToTokens(chunk.usage));
+    meter.reported = true;
+  });
+  if (region.includes('"finish_reason":"')) state.finished();
+  if (region.includes("data: [DONE]")) state.terminated();
+}
+
+/** The text carried by a piece of raw SSE (parsed only when relayed text must be counted). */
+function regionText(dialect: Dialect, region: string): string {
+  const parser = new SSEParser();
+  let text = "";
+  for (const msg of [...parser.push(region), ...parser.end()]) {
+    if (dialect === "messages" ? msg.event === "content_block_delta" : msg.data !== "[DONE]") {
+      text += dialect === "messages" ? messagesDeltaText(msg.data) : chatDeltaText(msg.data);
+    }
+  }
+  return text;
 }
 
 /** The text of a messages-format `content_block_delta` (read only if it must be counted). */
