@@ -14,6 +14,9 @@ export function monthStart(ms: number): string {
 export class BudgetTracker {
   private spend = new Map<string, number>();
   private month = "";
+  /** The current month's span in epoch ms, so that most calls compare numbers only. */
+  private monthFrom = 0;
+  private monthUntil = 0;
 
   private constructor(private readonly now: () => number) {}
 
@@ -25,7 +28,12 @@ export class BudgetTracker {
   }
 
   private roll(): void {
-    const m = monthStart(this.now());
+    const t = this.now();
+    if (t >= this.monthFrom && t < this.monthUntil) return;
+    const m = monthStart(t);
+    const d = new Date(m);
+    this.monthFrom = d.getTime();
+    this.monthUntil = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
     if (m !== this.month) {
       this.month = m;
       this.spend.clear();
