@@ -1,5 +1,6 @@
 import {
   GatewayError,
+  chatUsageToTotals,
   headerSafe,
   convertChatRequestToMessages,
   convertChatResponseToMessages,
@@ -24,7 +25,7 @@ import { generateCountBody, upstreamCall, upstreamCountCall, type Upstream } fro
 import { rateLimitHeaders } from "../limits/rate-limit-headers";
 import type { Admission } from "../limits/rate-limiter";
 import { Meter } from "../usage/meter";
-import { chatUsageToTokens, messagesUsageToTokens } from "../usage/usage-map";
+import { messagesUsageToTokens } from "../usage/usage-map";
 import { authenticate } from "./authenticate";
 import { clientAddress, type Connection } from "./client-address";
 import { HEADER, errorResponse, idHeaders, type Dialect } from "./dialect";
@@ -305,6 +306,6 @@ async function countUpstream(deps: GatewayDeps, up: Upstream, entry: CatalogEntr
 
 /** Usage of a passthrough JSON reply, in either format. */
 function readPassthroughUsage(dialect: Dialect, body: Record<string, unknown>, meter: Meter): void {
-  meter.report(dialect === "messages" ? messagesUsageToTokens(body.usage) : chatUsageToTokens(body.usage));
+  meter.report(dialect === "messages" ? messagesUsageToTokens(body.usage) : chatUsageToTotals(body.usage));
   meter.reported = true;
 }

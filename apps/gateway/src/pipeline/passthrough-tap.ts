@@ -1,6 +1,7 @@
+import { chatUsageToTotals } from "@turnpike/providers";
 import { SSEParser, formatSSE, type SSEMessage } from "@turnpike/schema/sse";
 import type { Meter } from "../usage/meter";
-import { chatUsageToTokens, messagesUsageToTokens } from "../usage/usage-map";
+import { messagesUsageToTokens } from "../usage/usage-map";
 import type { Dialect } from "./dialect";
 import { inBandError } from "./relay-stream";
 
@@ -180,7 +181,7 @@ function scanChat(region: string, meter: Meter, state: ScanState): void {
     if (!line.startsWith("data: ")) return;
     const chunk = JSON.parse(line.slice(6)) as { usage?: unknown };
     if (!chunk.usage) return;
-    meter.report(chatUsageToTokens(chunk.usage));
+    meter.report(chatUsageToTotals(chunk.usage));
     meter.reported = true;
   });
   if (region.includes('"finish_reason":"')) state.finished();
@@ -262,7 +263,7 @@ function inspectChatEvent(msg: SSEMessage, meter: Meter, opts: PassthroughOption
   const chunk = JSON.parse(msg.data) as { model?: string; usage?: unknown; choices?: unknown[] };
   meter.relayedFrames.push(msg.data);
   if (chunk.usage) {
-    meter.report(chatUsageToTokens(chunk.usage));
+    meter.report(chatUsageToTotals(chunk.usage));
     meter.reported = true;
     // The usage chunk the client did not ask for: Turnpike asked for it, so it is not relayed.
     if (!opts.includeUsage && Array.isArray(chunk.choices) && chunk.choices.length === 0) return undefined;

@@ -12,22 +12,3 @@ export function messagesUsageToTokens(usage: unknown): Partial<TokenUsage> {
   if (typeof details?.thinking_tokens === "number") out.reasoning_tokens = details.thinking_tokens;
   return out;
 }
-
-/** Chat-completions usage in the meter's terms (wire-formats.md §4.4, C→M). */
-export function chatUsageToTokens(usage: unknown): TokenUsage {
-  const u = (usage ?? {}) as {
-    prompt_tokens?: number;
-    completion_tokens?: number;
-    prompt_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number };
-    completion_tokens_details?: { reasoning_tokens?: number };
-  };
-  const cacheRead = u.prompt_tokens_details?.cached_tokens ?? 0;
-  const cacheWrite = u.prompt_tokens_details?.cache_write_tokens ?? 0;
-  return {
-    input_tokens: Math.max(0, (u.prompt_tokens ?? 0) - cacheRead - cacheWrite),
-    output_tokens: u.completion_tokens ?? 0,
-    cache_read_input_tokens: cacheRead,
-    cache_creation_input_tokens: cacheWrite,
-    reasoning_tokens: u.completion_tokens_details?.reasoning_tokens ?? 0,
-  };
-}
