@@ -34,9 +34,10 @@ export function streamResponse(plan: StreamPlan, latencyMs: number, contentType:
         if (cancelled) return;
         if (i < frames.length) controller.enqueue(encoder.encode(frames[i++]!));
         else if (reset) {
-          // Bun pulls a zero-latency body before it flushes the head; wait a tick so the
-          // status and frames reach the client before the connection breaks.
-          if (latencyMs <= 0) await Bun.sleep(1);
+          // Bun pulls a zero-latency body before it flushes the head, and a TCP reset discards
+          // whatever the peer has not read yet: give the status and frames time to be read
+          // before the connection breaks, so tests see exactly the frames that were sent.
+          await Bun.sleep(Math.max(25, latencyMs));
           controller.error(new Error("simulated connection reset"));
         } else controller.close();
       },

@@ -112,7 +112,17 @@ export function relayStream(source: ReadableStream<Uint8Array>, opts: RelayOptio
           if (ended) return;
           // The runtime's own wording (socket internals) is no use to the client; log it here.
           console.error("turnpike: upstream stream failed:", e);
-          controller.enqueue(encoder.encode(inBandError(opts.dialect, "The connection to the upstream broke before the reply was complete.")));
+          // The tap ends the stream as its upstream ending early deserves — in the client's own
+          // shape, with whatever it was still holding (a translated chat stream's first chunk);
+          // only if it has nothing to say does the generic in-band error go out.
+          const tail: (Uint8Array | string)[] = [];
+          try {
+            opts.tap.end((piece) => tail.push(piece));
+          } catch {
+            tail.length = 0;
+          }
+          if (tail.length === 0) tail.push(inBandError(opts.dialect, "The connection to the upstream broke before the reply was complete."));
+          for (const piece of tail) controller.enqueue(typeof piece === "string" ? encoder.encode(piece) : piece);
           await end("failed");
           controller.close();
         }
@@ -123,7 +133,9 @@ export function relayStream(source: ReadableStream<Uint8Array>, opts: RelayOptio
         end("aborted");
       },
     },
-    { highWaterMark: 0 },
+    // Read ahead of the client by a few chunks: the upstream's socket is drained as data arrives
+    // (a reset discards unread data, and a slow client should not hold the upstream's buffers).
+    { highWaterMark: 16 },
   );
 }
 
