@@ -4,7 +4,7 @@ import type { GatewayDeps } from "../deps";
 import { generateCountBody, upstreamCountCall } from "../upstream/upstream";
 import { authenticate } from "./authenticate";
 import { HEADER, errorResponse, idHeaders } from "./dialect";
-import { invalid, readJsonObject } from "./read-body";
+import { readJsonObject, validationError } from "./read-body";
 import { newRequestId } from "./request-id";
 import { resolveModel } from "./resolve";
 
@@ -18,10 +18,7 @@ export async function handleCountTokens(deps: GatewayDeps, request: Request, add
     const key = authenticate(deps, request.headers, "messages", address);
     const raw = await readJsonObject(request);
     const checked = validateCountTokensRequest(raw);
-    if (!checked.ok) {
-      const first = checked.issues[0];
-      throw invalid(first?.message ?? "invalid request", first?.path);
-    }
+    if (!checked.ok) throw validationError(checked.issues);
     const entry = resolveModel(deps.catalog, deps.keys, key, checked.value.model, "messages");
     // The pivot needs an output cap; counting ignores it.
     const pivot = { ...checked.value, max_tokens: 1 } as MessagesRequest;

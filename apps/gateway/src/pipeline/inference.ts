@@ -30,7 +30,7 @@ import { authenticate } from "./authenticate";
 import { clientAddress, type Connection } from "./client-address";
 import { HEADER, errorResponse, idHeaders, type Dialect } from "./dialect";
 import { passthroughTap, type InlineTap } from "./passthrough-tap";
-import { invalid, readJsonBody } from "./read-body";
+import { readJsonBody, validationError } from "./read-body";
 import { newRequestId } from "./request-id";
 import { relayStream, SSE_HEADERS } from "./relay-stream";
 import { resolveModel } from "./resolve";
@@ -81,11 +81,6 @@ function budgetExhausted(dialect: Dialect, budget: number, resetsAt: string): Ga
     : new GatewayError({ status: 429, type: "insufficient_quota", code: "insufficient_quota", message, headers });
 }
 
-function validationError(issues: { path: string; message: string }[]): GatewayError {
-  const first = issues[0];
-  const more = issues.length > 1 ? ` (and ${issues.length - 1} more: ${issues.slice(1, 4).map((i) => i.message).join("; ")})` : "";
-  return invalid(`${first?.message ?? "invalid request"}${more}`, first?.path);
-}
 
 /**
  * One inference call, end to end (DESIGN.md §2): authenticate → validate → resolve → dispatch
@@ -110,11 +105,12 @@ export async function handleInference(deps: GatewayDeps, request: Request, diale
     if (key.budget_usd !== null && deps.budgets.spent(key.id) >= key.budget_usd) throw budgetExhausted(dialect, key.budget_usd, deps.budgets.resetsAt());
     // ~4 characters a token is the up-front estimate; the real count settles it.
     const estimate = Math.ceil(size / 4);
-    const modelLimits = key.model_limits?.[entry.id];
+    const perModel = key.model_limits?.[entry.id];
+    const modelLimits = perModel ? { rpm: perModel.rpm ?? null, tpm: perModel.tpm ?? null } : undefined;
     const modelBucket = `${key.id}|${entry.id}`;
     const admission = deps.limiter.admit(key.id, key, estimate);
     if (!admission.ok) throw rateLimited(dialect, admission, rateLimitHeaders(dialect, admission, Date.now()));
-    const modelAdmission = modelLimits ? deps.limiter.admit(modelBucket, { rpm: modelLimits.rpm ?? null, tpm: modelLimits.tpm ?? null }, estimate) : undefined;
+    const modelAdmission = modelLimits ? deps.limiter.admit(modelBucket, modelLimits, estimate) : undefined;
     if (modelAdmission && !modelAdmission.ok) {
       deps.limiter.settle(key.id, key, estimate, 0);
       throw rateLimited(dialect, modelAdmission, rateLimitHeaders(dialect, modelAdmission, Date.now()), entry.id);
@@ -123,7 +119,7 @@ export async function handleInference(deps: GatewayDeps, request: Request, diale
     meter = new Meter(deps.usage, deps.catalog, deps.countText, requestId, key, entry, dialect, stream, started, (r) => {
       const actual = r.input_tokens + r.output_tokens;
       deps.limiter.settle(key.id, key, estimate, actual);
-      if (modelLimits) deps.limiter.settle(modelBucket, { rpm: modelLimits.rpm ?? null, tpm: modelLimits.tpm ?? null }, estimate, actual);
+      if (modelLimits) deps.limiter.settle(modelBucket, modelLimits, estimate, actual);
       deps.budgets.add(key.id, r.cost_usd);
     });
 

@@ -60,6 +60,14 @@ export function relayStream(source: ReadableStream<Uint8Array>, opts: RelayOptio
     if (timer) clearInterval(timer);
     return opts.onEnd(how);
   };
+  /** What the tap writes in one call (it writes synchronously). */
+  const collect = (run: (out: (piece: Uint8Array | string) => void) => void): (Uint8Array | string)[] => {
+    const pieces: (Uint8Array | string)[] = [];
+    run((piece) => pieces.push(piece));
+    return pieces;
+  };
+  const put = (controller: ReadableStreamDefaultController<Uint8Array>, piece: Uint8Array | string) =>
+    controller.enqueue(typeof piece === "string" ? encoder.encode(piece) : piece);
   return new ReadableStream<Uint8Array>(
     {
       start(controller) {
@@ -82,25 +90,17 @@ export function relayStream(source: ReadableStream<Uint8Array>, opts: RelayOptio
           for (let written = false; !written; ) {
             const { done, value } = await reader.read();
             if (done) {
-              const tail: (Uint8Array | string)[] = [];
-              opts.tap.end((piece) => tail.push(piece));
-              for (const piece of tail) controller.enqueue(typeof piece === "string" ? encoder.encode(piece) : piece);
+              for (const piece of collect((out) => opts.tap.end(out))) put(controller, piece);
               // The usage record is durable before the client sees the stream end.
               await end("complete");
               controller.close();
               return;
             }
             last = Date.now();
-            const pieces: (Uint8Array | string)[] = [];
-            opts.tap.push(value, (piece) => pieces.push(piece));
-            for (const piece of pieces) {
+            for (const piece of collect((out) => opts.tap.push(value, out))) {
               written = true;
-              if (typeof piece !== "string") {
-                controller.enqueue(piece);
-                continue;
-              }
-              controller.enqueue(encoder.encode(piece));
-              if (isTerminal(opts.dialect, piece)) {
+              put(controller, piece);
+              if (typeof piece === "string" && isTerminal(opts.dialect, piece)) {
                 void reader.cancel().catch(() => {});
                 await end("complete");
                 controller.close();
@@ -115,14 +115,14 @@ export function relayStream(source: ReadableStream<Uint8Array>, opts: RelayOptio
           // The tap ends the stream as its upstream ending early deserves — in the client's own
           // shape, with whatever it was still holding (a translated chat stream's first chunk);
           // only if it has nothing to say does the generic in-band error go out.
-          const tail: (Uint8Array | string)[] = [];
+          let tail: (Uint8Array | string)[];
           try {
-            opts.tap.end((piece) => tail.push(piece));
+            tail = collect((out) => opts.tap.end(out));
           } catch {
-            tail.length = 0;
+            tail = [];
           }
           if (tail.length === 0) tail.push(inBandError(opts.dialect, "The connection to the upstream broke before the reply was complete."));
-          for (const piece of tail) controller.enqueue(typeof piece === "string" ? encoder.encode(piece) : piece);
+          for (const piece of tail) put(controller, piece);
           await end("failed");
           controller.close();
         }
