@@ -1,14 +1,18 @@
 import { expect, test } from "bun:test";
+import { resolve } from "node:path";
 import { area, summarizeProfile, type CpuProfile } from "./profile-summary";
+
+/** The repository root, wherever it is checked out: profile frame URLs are absolute paths under it. */
+const ROOT = resolve(import.meta.dir, "../..");
 
 const frame = (functionName: string, url = "", lineNumber = 0) => ({ functionName, url, lineNumber });
 
 test("start-up samples are left out and native frames are charged to their JavaScript caller", () => {
-  const gw = "/work/main/apps/gateway/src/pipeline/inference.ts";
+  const gw = `${ROOT}/apps/gateway/src/pipeline/inference.ts`;
   const profile: CpuProfile = {
     nodes: [
       { id: 1, callFrame: frame("(root)"), children: [2, 3] },
-      { id: 2, callFrame: frame("(module)", "/work/main/node_modules/.bun/gpt-tokenizer@3.4.0/node_modules/gpt-tokenizer/esm/x.js"), children: [4] },
+      { id: 2, callFrame: frame("(module)", `${ROOT}/node_modules/.bun/gpt-tokenizer@3.4.0/node_modules/gpt-tokenizer/esm/x.js`), children: [4] },
       { id: 3, callFrame: frame("handleInference", gw, 97), children: [5] },
       { id: 4, callFrame: frame("parse") },
       { id: 5, callFrame: frame("fetch") },
@@ -24,9 +28,9 @@ test("start-up samples are left out and native frames are charged to their JavaS
 });
 
 test("areas name the package or the gateway folder", () => {
-  expect(area("/work/main/node_modules/.bun/elysia@1.4.30+ca81/node_modules/elysia/dist/compose.mjs")).toBe("elysia");
-  expect(area("/work/main/node_modules/.bun/@sinclair+typebox@0.34.52/node_modules/@sinclair/typebox/build/esm/x.mjs")).toBe("@sinclair/typebox");
-  expect(area("/work/main/packages/schema/src/sse.ts")).toBe("schema");
-  expect(area("/work/main/apps/gateway/src/storage/sqlite-store.ts")).toBe("gateway/storage");
+  expect(area(`${ROOT}/node_modules/.bun/elysia@1.4.30+ca81/node_modules/elysia/dist/compose.mjs`)).toBe("elysia");
+  expect(area(`${ROOT}/node_modules/.bun/@sinclair+typebox@0.34.52/node_modules/@sinclair/typebox/build/esm/x.mjs`)).toBe("@sinclair/typebox");
+  expect(area(`${ROOT}/packages/schema/src/sse.ts`)).toBe("schema");
+  expect(area(`${ROOT}/apps/gateway/src/storage/sqlite-store.ts`)).toBe("gateway/storage");
   expect(area("")).toBe("native");
 });

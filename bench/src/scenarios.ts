@@ -56,7 +56,7 @@ export const BASELINES: Record<BaselineName, HttpRequestSpec> = {
     body: json({ model: "alpha-haiku-4-5", max_tokens: 64, stream: true, messages: PROMPT }),
     stream: true,
   },
-  // The gateway always asks a chat upstream for the usage chunk (wire-formats §4.1).
+  // The gateway always asks a chat upstream for the usage chunk (docs/protocols.md §4.1).
   "chat-stream": {
     method: "POST",
     path: "/v1/chat/completions",

@@ -92,7 +92,7 @@ export async function createGatewayKey(gw: GatewayService): Promise<string> {
   });
   const text = await res.text();
   if (res.status !== 201) throw new Error(`POST /admin/keys answered ${res.status}: ${text}`);
-  const key = (JSON.parse(text) as { key?: unknown }).key;
+  const key = (JSON.parse(text) as { key?: unknown }).key; // a 201 body is a JSON object; `key` is checked below
   if (typeof key !== "string") throw new Error(`POST /admin/keys gave no key: ${text}`);
   return key;
 }

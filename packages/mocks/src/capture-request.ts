@@ -26,7 +26,7 @@ export async function captureRequest(
     if (result && !result.ok) issues = result.issues.map((issue: ValidationIssue) => issue.message);
     else if (result?.ok) valid = result.value;
   }
-  const fields = typeof body === "object" && body !== null ? (body as { model?: unknown; stream?: unknown }) : {};
+  const fields: object = typeof body === "object" && body !== null ? body : {};
   const captured: CapturedRequest = {
     endpoint,
     method: request.method,
@@ -34,8 +34,8 @@ export async function captureRequest(
     headers,
     body,
     apiKey: request.headers.get("x-api-key") ?? request.headers.get("authorization")?.replace(/^Bearer\s+/i, "") ?? undefined,
-    model: pathModel ?? (typeof fields.model === "string" ? fields.model : undefined),
-    stream: fields.stream === true,
+    model: pathModel ?? ("model" in fields && typeof fields.model === "string" ? fields.model : undefined),
+    stream: "stream" in fields && fields.stream === true,
     issues,
   };
   return { captured, valid };

@@ -170,6 +170,7 @@ export function createTurnpikeMock(options: TurnpikeMockOptions = {}): TurnpikeM
     }),
     http.post(url("/v1/messages/count_tokens"), ({ request }) =>
       answer(request, "count_tokens", (reply, captured, ids) => {
+        // Validated above: `answer` returned a 400 for any body that is not a CountTokensRequest.
         const body = valid.get(captured) as MockRequestBodies["count_tokens"];
         const estimate = estimateTokens(JSON.stringify(body.messages) + JSON.stringify(body.system ?? "") + JSON.stringify(body.tools ?? ""));
         return json({ input_tokens: reply.usage?.input_tokens ?? estimate }, ids, reply);

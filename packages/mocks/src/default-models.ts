@@ -1,5 +1,5 @@
 /** The mock's catalog: the gateway's built-in model ids, in the shape `GET /v1/models` returns. */
-import type { Model } from "@turnpike/schema";
+import { CATALOG_MODEL_IDS, type Model } from "@turnpike/schema";
 
 /**
  * The gateway's built-in model ids, the mock's default catalog.
@@ -9,18 +9,7 @@ import type { Model } from "@turnpike/schema";
  * createTurnpikeMock({ models: DEFAULT_MODEL_IDS.filter((id) => id.startsWith("alpha-")) });
  * ```
  */
-export const DEFAULT_MODEL_IDS: readonly string[] = [
-  "alpha-opus-4-8",
-  "alpha-fable-5",
-  "alpha-sonnet-4-6",
-  "alpha-haiku-4-5",
-  "alpha-sonnet-4-6 (context-1m beta)",
-  "beta-5.5",
-  "beta-5",
-  "gamma-3-pro",
-  "gamma-3-flash",
-  "delta-m3",
-];
+export const DEFAULT_MODEL_IDS: readonly string[] = CATALOG_MODEL_IDS;
 
 const CREATED_AT = "2026-01-01T00:00:00Z";
 

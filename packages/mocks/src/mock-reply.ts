@@ -45,7 +45,7 @@ export interface MockReply {
   thinking?: string;
   /** Tool calls, after the text. */
   toolCalls?: MockToolCall[];
-  /** Defaults to `tool_use` when there are tool calls, else `end_turn`; chat maps it (wire-formats §4.3). */
+  /** Defaults to `tool_use` when there are tool calls, else `end_turn`; chat maps it (docs/protocols.md §4.3). */
   stopReason?: StopReason;
   /** Token counts; by default estimated from the text (about 4 characters a token). */
   usage?: { input_tokens?: number; output_tokens?: number };

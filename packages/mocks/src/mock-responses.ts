@@ -27,10 +27,10 @@ export function json(body: unknown, ids: ResponseIds, reply: MockReply): Respons
   return jsonResponse(body, 200, { ...idHeaders(ids), ...reply.headers });
 }
 
-/** A complete JSON error in the caller's format (never SSE, wire-formats §4.8). */
+/** A complete JSON error in the caller's format (never SSE, docs/protocols.md §4.8). */
 export function errorResponse(error: MockError, ids: ResponseIds, extra: Record<string, string> | undefined): Response {
   const body = ids.dialect === "messages" ? renderMessagesError(error, ids.requestId) : renderChatError(error);
-  // A chat client never sees 529 (wire-formats §4.8).
+  // A chat client never sees 529 (docs/protocols.md §4.8).
   const status = ids.dialect === "chat" && error.status === 529 ? 503 : error.status;
   const headers: Record<string, string> = { ...idHeaders(ids), ...extra, ...error.headers };
   if (error.retryAfter !== undefined) headers["retry-after"] = String(error.retryAfter);

@@ -1,4 +1,4 @@
-/** The mock's replies on the wire: the same shapes and framing as the gateway (wire-formats §1.7, §2.6). */
+/** The mock's replies on the wire: the same shapes and framing as the gateway (docs/protocols.md §1.7, §2.6). */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { SSEDecoderStream, type SSEMessage } from "@turnpike/schema/sse";
 import { setupServer } from "msw/node";

@@ -1,6 +1,6 @@
 /**
  * A {@link MockReply} as the chat completions format: the JSON reply, or the `data:` chunks
- * ending in `data: [DONE]` (wire-formats §2.6), with the usage chunk only when the request
+ * ending in `data: [DONE]` (docs/protocols.md §2.6), with the usage chunk only when the request
  * asked for it (`stream_options.include_usage`).
  */
 import type { ChatChunk, ChatErrorBody, ChatChunkChoice, ChatRequest, ChatResponse, ChatToolCall, FinishReason, StopReason } from "@turnpike/schema";
@@ -10,7 +10,7 @@ import { estimateTokens, splitText } from "./estimate-tokens.js";
 import type { MockError, MockReply } from "./mock-reply.js";
 import { DEFAULT_TEXT, errorMessage } from "./render-messages.js";
 
-/** Stop reason → finish reason (wire-formats §4.3). */
+/** Stop reason → finish reason (docs/protocols.md §4.3). */
 const FINISH_REASON: Record<StopReason, FinishReason> = {
   end_turn: "stop",
   stop_sequence: "stop",

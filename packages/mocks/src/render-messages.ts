@@ -1,6 +1,6 @@
 /**
  * A {@link MockReply} as the messages format: the JSON reply, or the SSE event sequence the
- * gateway writes (`event:` line equal to the JSON `type`, wire-formats §1.7).
+ * gateway writes (`event:` line equal to the JSON `type`, docs/protocols.md §1.7).
  */
 import type { ContentBlock, MessagesErrorBody, MessagesRequest, MessagesResponse, MessagesStreamEvent } from "@turnpike/schema";
 import { messagesErrorType } from "@turnpike/schema/client";

@@ -1,6 +1,16 @@
 import { describe, expect, test } from "bun:test";
-import { GatewayError, chatErrorStatus, messagesErrorStatus, renderChatError, renderMessagesError } from "./errors.js";
+import { chatErrorType as sdkChatErrorType, makeStreamError, messagesErrorType as sdkMessagesErrorType } from "@turnpike/schema/client";
+import {
+  GatewayError,
+  chatErrorStatus,
+  gatewayErrorFromMessagesError,
+  messagesErrorStatus,
+  messagesErrorTypeForStatus,
+  renderChatError,
+  renderMessagesError,
+} from "./errors.js";
 
+// Section numbers (§) in the test names refer to docs/protocols.md.
 describe("rendering", () => {
   test("messages format: one type per status (§1.8)", () => {
     const cases: [number, string][] = [
@@ -46,5 +56,44 @@ describe("rendering", () => {
     expect(messagesErrorStatus(e)).toBe(529);
     expect(chatErrorStatus(e)).toBe(503);
     expect(messagesErrorStatus(new GatewayError({ status: 503, message: "busy" }))).toBe(529);
+  });
+});
+
+describe("one error table: the gateway's renderers and the SDKs agree", () => {
+  // Every status from 400 to 529: each listed in the table, and the unlisted ones that fall back.
+  const statuses = Array.from({ length: 529 - 400 + 1 }, (_, i) => 400 + i);
+
+  test("messages format: the same error.type for every status", () => {
+    for (const status of statuses) {
+      const rendered = renderMessagesError(new GatewayError({ status, message: "m" })).error.type;
+      expect({ status, type: rendered }).toEqual({ status, type: sdkMessagesErrorType(status) });
+      expect(messagesErrorTypeForStatus(status)).toBe(sdkMessagesErrorType(status));
+    }
+  });
+
+  test("chat format: the same type and code for every status", () => {
+    for (const status of statuses) {
+      const { type, code } = renderChatError(new GatewayError({ status, message: "m" })).error;
+      expect({ status, type, code }).toEqual({ status, ...sdkChatErrorType(status) });
+    }
+  });
+
+  test("an in-stream messages error stands for the same status on both sides", () => {
+    for (const status of statuses) {
+      const error = { type: sdkMessagesErrorType(status), message: "m" };
+      const sdk = makeStreamError({ type: "error", error }, new Headers()).status;
+      expect({ type: error.type, status: gatewayErrorFromMessagesError(error).status }).toEqual({ type: error.type, status: sdk ?? -1 });
+    }
+  });
+
+  test("overloaded: 503 and 529 are overloaded_error, sent as 529 to messages clients and 503 to chat clients", () => {
+    for (const status of [503, 529]) {
+      const e = new GatewayError({ status, message: "busy" });
+      expect(renderMessagesError(e).error.type).toBe("overloaded_error");
+      expect(messagesErrorStatus(e)).toBe(529);
+      expect(chatErrorStatus(e)).toBe(503);
+      expect(renderChatError(e).error).toMatchObject({ type: "service_unavailable_error", code: "server_is_overloaded" });
+    }
+    expect(renderChatError(new GatewayError({ status: 402, message: "pay" })).error).toMatchObject({ type: "insufficient_quota", code: "insufficient_quota" });
   });
 });

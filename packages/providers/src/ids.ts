@@ -14,7 +14,7 @@ export function randomId(prefix: string, length = 24): string {
 
 /**
  * A tool-call id the messages format accepts: only `[A-Za-z0-9_-]` (the vendor rejects ids such
- * as `functions.Bash:0`, wire-formats §4.5 / §4.9 trap 14). Other characters become `_`; an empty
+ * as `functions.Bash:0`, docs/protocols.md §4.5 / §4.9 trap 14). Other characters become `_`; an empty
  * id gets a fresh one.
  */
 export function sanitizeToolId(id: string | undefined | null): string {

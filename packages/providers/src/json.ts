@@ -1,6 +1,6 @@
 import type { ClientTool, ToolDefinition } from "@turnpike/schema";
 
-/** Small helpers to read vendor JSON leniently (STYLE rule 1: read only what we use). */
+/** Small helpers to read vendor JSON leniently (docs/style.md rule 1: read only what we use). */
 
 export function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);

@@ -1,7 +1,7 @@
 /** Images and documents: data URLs and the media types each format accepts. */
 import { invalidRequest } from "./errors.js";
 
-/** The four image types the messages format accepts (wire-formats §1.3). */
+/** The four image types the messages format accepts (docs/protocols.md §1.3). */
 export const IMAGE_MEDIA_TYPES = ["image/jpeg", "image/png", "image/gif", "image/webp"] as const;
 export type ImageMediaTypeName = (typeof IMAGE_MEDIA_TYPES)[number];
 
@@ -27,7 +27,8 @@ export function toDataUrl(mediaType: string, data: string): string {
  */
 export function checkImageMediaType(mediaType: string, param: string): ImageMediaTypeName {
   const t = mediaType === "image/jpg" ? "image/jpeg" : mediaType;
-  if ((IMAGE_MEDIA_TYPES as readonly string[]).includes(t)) return t as ImageMediaTypeName;
+  const known = IMAGE_MEDIA_TYPES.find((m) => m === t);
+  if (known) return known;
   throw invalidRequest(
     param,
     `image media type "${mediaType || "(none)"}" is not supported; expected one of ${IMAGE_MEDIA_TYPES.join(", ")}`,

@@ -1,5 +1,5 @@
 /**
- * Gemini thought signatures, kept per generated tool-call id (wire-formats §3.7). Chat and
+ * Gemini thought signatures, kept per generated tool-call id (docs/protocols.md §3.7). Chat and
  * messages clients never echo a Gemini signature back, but Gemini 3 rejects a replayed
  * `functionCall` without one; the gateway stores the signature when the call is generated and
  * puts it back when the client replays the call.

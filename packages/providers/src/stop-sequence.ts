@@ -3,7 +3,7 @@
  *
  * Chat completions and generateContent both report a matched stop sequence as a plain natural
  * stop (`stop` / `STOP`) and remove the sequence from the text, so in general it cannot be known
- * (wire-formats §4.3). Turnpike reports `stop_sequence` only on evidence:
+ * (docs/protocols.md §4.3). Turnpike reports `stop_sequence` only on evidence:
  * 1. the upstream names the match (vLLM's `choices[].stop_reason` string, SGLang's `matched_stop`),
  *    and it is one of the requested sequences; or
  * 2. the upstream left the sequence at the end of the text (some compatible servers do): the

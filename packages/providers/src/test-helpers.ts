@@ -4,7 +4,7 @@ import type { SSEMessage } from "@turnpike/schema/sse";
 const dir = new URL("./__fixtures__/", import.meta.url);
 
 export async function fixtureJson<T = unknown>(name: string): Promise<T> {
-  return (await Bun.file(new URL(name, dir)).json()) as T;
+  return (await Bun.file(new URL(name, dir)).json()) as T; // the test names the shape of its own fixture
 }
 
 /**
@@ -19,7 +19,7 @@ export async function fixtureChunks(name: string, opts: { withEventLines?: boole
     .filter((l) => l.trim() !== "")
     .map((data) => {
       if (!opts.withEventLines) return { data };
-      const type = (JSON.parse(data) as { type: string }).type;
+      const type = (JSON.parse(data) as { type: string }).type; // every recorded messages payload has its `type`
       return { event: type, data };
     });
 }

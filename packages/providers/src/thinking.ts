@@ -1,5 +1,5 @@
 /**
- * Reasoning effort ⇄ thinking budget (wire-formats §4.2). One table each way (STYLE rule 10).
+ * Reasoning effort ⇄ thinking budget (docs/protocols.md §4.2). One table each way (docs/style.md rule 10).
  *
  * Effort → budget uses LiteLLM's defaults (low 1024, medium 2048, high 4096), extended for the
  * newer efforts, with `minimal` raised from LiteLLM's 128 to 1024 because the messages format

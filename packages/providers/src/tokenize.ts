@@ -2,7 +2,7 @@
  * Local token counting with gpt-tokenizer's `o200k_base` encoding. Vendors tokenize differently,
  * so these are estimates: used for rate limiting, for `message_start.usage.input_tokens` on
  * translated streams (chat and generateContent upstreams only report usage at the end), and as
- * the billing fallback when an upstream never reports usage (wire-formats §4.4).
+ * the billing fallback when an upstream never reports usage (docs/protocols.md §4.4).
  *
  * Formula (README "countTokens"):
  *   3 (reply priming)
@@ -81,7 +81,7 @@ function countBlock(b: ContentBlockParam): number {
       return countTextTokens(b.name) + countTextTokens(JSON.stringify(b.input ?? {}));
     case "tool_result": {
       if (typeof b.content === "string") return countTextTokens(b.content);
-      return (b.content ?? []).reduce((sum, c) => sum + countBlock(c as ContentBlockParam), 0);
+      return (b.content ?? []).reduce((sum, c) => sum + countBlock(c), 0);
     }
     case "thinking":
       return countTextTokens(b.thinking);

@@ -1,5 +1,5 @@
 /**
- * Upstream error envelopes (wire-formats §1.8, §2.7, §3.8) → `GatewayError` with the status,
+ * Upstream error envelopes (docs/protocols.md §1.8, §2.7, §3.8) → `GatewayError` with the status,
  * type and retry headers the client's SDK should see (§4.8).
  */
 import { GatewayError, MESSAGES_TYPE_SET, messagesErrorTypeForStatus, type Protocol } from "./errors.js";
@@ -26,7 +26,7 @@ function str(v: unknown): string | undefined {
   return typeof v === "string" && v.length > 0 ? v : undefined;
 }
 
-/** Retry headers the upstream sent that the client's SDK honours (wire-formats §1.9, §2.8). */
+/** Retry headers the upstream sent that the client's SDK honours (docs/protocols.md §1.9, §2.8). */
 function retryHeaders(headers: HeaderSource): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name of ["retry-after", "retry-after-ms", "x-should-retry"]) {
@@ -43,7 +43,7 @@ function fallbackMessage(protocol: Protocol, status: number, bodyText: string): 
 
 /**
  * Translates an upstream error reply (any of the three envelopes) into a `GatewayError` whose
- * status, type and retry headers are what the client's SDK should see (wire-formats §4.8).
+ * status, type and retry headers are what the client's SDK should see (docs/protocols.md §4.8).
  *
  * @example
  * ```ts
@@ -78,7 +78,7 @@ function fromMessagesUpstream(status: number, bodyText: string, headers: HeaderS
   });
 }
 
-/** Codes that mean "your money ran out": retrying never helps (wire-formats §2.7). */
+/** Codes that mean "your money ran out": retrying never helps (docs/protocols.md §2.7). */
 const CHAT_QUOTA_CODES = new Set(["insufficient_quota", "credit_balance_exhausted", "billing_hard_limit_reached"]);
 
 function fromChatUpstream(status: number, bodyText: string, headers: HeaderSource): GatewayError {
@@ -107,7 +107,7 @@ function fromChatUpstream(status: number, bodyText: string, headers: HeaderSourc
   });
 }
 
-/** Gemini's canonical status names → HTTP status (wire-formats §3.8). */
+/** Gemini's canonical status names → HTTP status (docs/protocols.md §3.8). */
 const GENERATE_STATUS: Record<string, number> = {
   INVALID_ARGUMENT: 400,
   FAILED_PRECONDITION: 400,
@@ -131,7 +131,7 @@ export function parseRetryDelaySeconds(delay: string): number | undefined {
 
 function fromGenerateUpstream(status: number, bodyText: string, headers: HeaderSource): GatewayError {
   let body = parseJson(bodyText);
-  // Non-SSE streams wrap the error in an array: `[{"error":{…}}]` (wire-formats §3.8).
+  // Non-SSE streams wrap the error in an array: `[{"error":{…}}]` (docs/protocols.md §3.8).
   if (Array.isArray(body)) body = body[0];
   const error = isObject(body) && isObject(body.error) ? body.error : undefined;
   const message = str(error?.message) ?? fallbackMessage("generate", status, bodyText);
@@ -142,7 +142,7 @@ function fromGenerateUpstream(status: number, bodyText: string, headers: HeaderS
 
   let mapped = (rpcStatus && GENERATE_STATUS[rpcStatus]) || (status === 503 ? 529 : status);
   let code: string | undefined;
-  // An invalid key is a 400 on Gemini; clients expect 401 (wire-formats §3.8, §4.8).
+  // An invalid key is a 400 on Gemini; clients expect 401 (docs/protocols.md §3.8, §4.8).
   if (reasons.includes("API_KEY_INVALID") || reasons.includes("API_KEY_EXPIRED")) mapped = 401;
   if (rpcStatus === "FAILED_PRECONDITION") h["x-should-retry"] = "false"; // billing / region: retrying never helps
 

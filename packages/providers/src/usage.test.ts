@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { chatUsageToMessages, generateUsageToMessages, messagesUsageToChat } from "./usage.js";
 
+// Section numbers (§) in the test names refer to docs/protocols.md.
 describe("usage mapping (§4.4)", () => {
   test("chat → messages: input = prompt − cached − cache writes (floor 0)", () => {
     expect(chatUsageToMessages({ prompt_tokens: 100, completion_tokens: 7, total_tokens: 107, prompt_tokens_details: { cached_tokens: 30, cache_write_tokens: 20 } })).toEqual({

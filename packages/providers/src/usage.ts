@@ -1,5 +1,5 @@
 /**
- * Usage mapping between the three protocols (wire-formats §4.4). The common currency is
+ * Usage mapping between the three protocols (docs/protocols.md §4.4). The common currency is
  * {@link UsageTotals}: messages-format semantics, where `input_tokens` is the *uncached* input
  * and `output_tokens` includes reasoning.
  */
@@ -27,12 +27,13 @@ function n(v: unknown): number {
 }
 
 function obj(v: unknown): Record<string, unknown> {
+  // A non-null object: reading any of its fields as `unknown` is safe.
   return typeof v === "object" && v !== null ? (v as Record<string, unknown>) : {};
 }
 
 /**
  * Chat usage → totals. `prompt_tokens` includes cached tokens; `completion_tokens` includes
- * reasoning (wire-formats §2.5). DeepSeek's `prompt_cache_hit_tokens` counts as a cache read.
+ * reasoning (docs/protocols.md §2.5). DeepSeek's `prompt_cache_hit_tokens` counts as a cache read.
  */
 export function chatUsageToTotals(usage: unknown): UsageTotals {
   const u = obj(usage);
@@ -53,7 +54,7 @@ export function chatUsageToTotals(usage: unknown): UsageTotals {
 /**
  * generateContent `usageMetadata` → totals. `promptTokenCount` includes the cached part;
  * `candidatesTokenCount` excludes thoughts, so billable output adds `thoughtsTokenCount`
- * (wire-formats §3.5). Tool-use prompt tokens are input.
+ * (docs/protocols.md §3.5). Tool-use prompt tokens are input.
  */
 export function generateUsageToTotals(usageMetadata: unknown): UsageTotals {
   const u = obj(usageMetadata);
@@ -97,7 +98,7 @@ export function totalsToMessagesUsage(t: UsageTotals): MessagesUsage {
 
 /**
  * Totals → the chat-format `usage` object: prompt = input + cache read + cache write;
- * `cached_tokens` = cache read; `total_tokens` = prompt + completion (wire-formats §4.4).
+ * `cached_tokens` = cache read; `total_tokens` = prompt + completion (docs/protocols.md §4.4).
  */
 export function totalsToChatUsage(t: UsageTotals): ChatUsage {
   const prompt = t.input_tokens + t.cache_read_input_tokens + t.cache_creation_input_tokens;

@@ -1,5 +1,5 @@
 /**
- * A parameter that could not be carried to the chosen upstream (STYLE rule 2). The gateway sends
+ * A parameter that could not be carried to the chosen upstream (docs/style.md rule 2). The gateway sends
  * each as an `x-turnpike-warning: <param>: <message>` response header (decisions/0001).
  */
 export interface Warning {

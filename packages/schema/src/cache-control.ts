@@ -1,7 +1,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 
 /**
- * Prompt-cache breakpoint (messages format, wire-formats §1.3). Allowed on content blocks,
+ * Prompt-cache breakpoint (messages format, docs/protocols.md §1.3). Allowed on content blocks,
  * system text blocks, tools, and (newer API) top level.
  *
  * @example

@@ -1,4 +1,4 @@
-/** Messages of the chat completions format (wire-formats §2.3), discriminated on `role`. */
+/** Messages of the chat completions format (docs/protocols.md §2.3), discriminated on `role`. */
 import { Type, type Static } from "@sinclair/typebox";
 import { Nullable } from "./nullable.js";
 

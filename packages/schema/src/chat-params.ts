@@ -7,7 +7,7 @@ import { Type, type Static } from "@sinclair/typebox";
 import { Nullable } from "./nullable.js";
 
 /**
- * `{include_usage?, include_obfuscation?}`; only valid with `stream: true` (wire-formats §2.2).
+ * `{include_usage?, include_obfuscation?}`; only valid with `stream: true` (docs/protocols.md §2.2).
  *
  * @example
  * ```ts

@@ -1,4 +1,4 @@
-/** The chat completions request body (wire-formats §2.2). */
+/** The chat completions request body (docs/protocols.md §2.2). */
 import { Type, type Static } from "@sinclair/typebox";
 import { ChatMessage } from "./chat-message.js";
 import { Nullable } from "./nullable.js";

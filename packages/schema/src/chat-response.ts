@@ -1,4 +1,4 @@
-/** The chat completions reply (wire-formats §2.4–2.5). */
+/** The chat completions reply (docs/protocols.md §2.4–2.5). */
 import { Type, type Static } from "@sinclair/typebox";
 import { ChatFunctionCall, ChatToolCall } from "./chat-message.js";
 import { Nullable } from "./nullable.js";
@@ -43,7 +43,7 @@ export const ChatCompletionTokensDetails = Type.Object({
 export type ChatCompletionTokensDetails = Static<typeof ChatCompletionTokensDetails>;
 
 /**
- * Token usage (wire-formats §2.5). Unlike the messages format, `prompt_tokens` *includes*
+ * Token usage (docs/protocols.md §2.5). Unlike the messages format, `prompt_tokens` *includes*
  * cached tokens and `completion_tokens` includes reasoning tokens.
  *
  * @example

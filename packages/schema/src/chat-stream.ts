@@ -1,5 +1,5 @@
 /**
- * Stream chunks of the chat completions format (wire-formats §2.6). Framed as `data: <json>`
+ * Stream chunks of the chat completions format (docs/protocols.md §2.6). Framed as `data: <json>`
  * with no `event:` line, ended by `data: [DONE]`.
  */
 import { Type, type Static } from "@sinclair/typebox";

@@ -1,5 +1,5 @@
 /**
- * Input content blocks of the messages format (wire-formats §1.3): what a client may put in
+ * Input content blocks of the messages format (docs/protocols.md §1.3): what a client may put in
  * `messages[].content`, `system` and `tool_result.content`.
  */
 import { Type, type Static } from "@sinclair/typebox";
@@ -14,7 +14,7 @@ export type TextCitationParam = Static<typeof TextCitationParam>;
 
 /**
  * `{type:"text", text}`. The text must be non-empty: the vendor answers an empty one with 400
- * "messages: text content blocks must be non-empty" (wire-formats §1.3), so we reject it first.
+ * "messages: text content blocks must be non-empty" (docs/protocols.md §1.3), so we reject it first.
  *
  * @example
  * ```ts

@@ -1,5 +1,5 @@
 /**
- * Output content blocks of the messages format (wire-formats §1.3 "Output"): what a reply's
+ * Output content blocks of the messages format (docs/protocols.md §1.3 "Output"): what a reply's
  * `content` holds and what `content_block_start` opens. Parsed leniently: unknown fields pass.
  */
 import { Type, type Static } from "@sinclair/typebox";

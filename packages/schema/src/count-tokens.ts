@@ -1,4 +1,4 @@
-/** `POST /v1/messages/count_tokens` (wire-formats §1.10). */
+/** `POST /v1/messages/count_tokens` (docs/protocols.md §1.10). */
 import { Type, type Static } from "@sinclair/typebox";
 import { CacheControl } from "./cache-control.js";
 import { MessageParam, OutputConfig, SystemPrompt, ThinkingConfig, ToolChoice, ToolDefinition } from "./messages-request.js";

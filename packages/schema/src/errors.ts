@@ -1,9 +1,9 @@
-/** Error bodies of both formats (wire-formats §1.8 and §2.7). */
+/** Error bodies of both formats (docs/protocols.md §1.8 and §2.7). */
 import { Type, type Static } from "@sinclair/typebox";
 import { Nullable } from "./nullable.js";
 
 /**
- * The `error.type` values of the messages format, by HTTP status (wire-formats §1.8).
+ * The `error.type` values of the messages format, by HTTP status (docs/protocols.md §1.8).
  *
  * @example
  * ```ts

@@ -1,4 +1,4 @@
-/** The messages-format request body (wire-formats §1.2). */
+/** The messages-format request body (docs/protocols.md §1.2). */
 import { Type, type Static } from "@sinclair/typebox";
 import { CacheControl } from "./cache-control.js";
 import { ContentBlockParam, TextBlockParam } from "./content-block-param.js";

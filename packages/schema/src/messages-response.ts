@@ -1,10 +1,10 @@
-/** The messages-format reply (wire-formats §1.4–1.6). */
+/** The messages-format reply (docs/protocols.md §1.4–1.6). */
 import { Type, type Static } from "@sinclair/typebox";
 import { ContentBlock } from "./content-block.js";
 import { Nullable } from "./nullable.js";
 
 /**
- * Why generation stopped (wire-formats §1.5). Null in `message_start`, set afterwards.
+ * Why generation stopped (docs/protocols.md §1.5). Null in `message_start`, set afterwards.
  *
  * @example
  * ```ts
@@ -54,7 +54,7 @@ const count = Type.Integer({ minimum: 0 });
 const optionalCount = Type.Optional(Nullable(count));
 
 /**
- * Token usage (wire-formats §1.6). `input_tokens` is the *uncached* input only: total input =
+ * Token usage (docs/protocols.md §1.6). `input_tokens` is the *uncached* input only: total input =
  * `input_tokens + cache_creation_input_tokens + cache_read_input_tokens`. `output_tokens`
  * includes thinking. Every field but the two counts is optional (newer or vendor-dependent).
  *

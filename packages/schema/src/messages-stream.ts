@@ -1,5 +1,5 @@
 /**
- * Stream events of the messages format (wire-formats §1.7). Each event is framed as
+ * Stream events of the messages format (docs/protocols.md §1.7). Each event is framed as
  * `event: <type>\ndata: <json>\n\n`; the JSON `type` equals the event name, and the official
  * client dispatches on the `event:` line, so an encoder must write both.
  */
@@ -137,7 +137,7 @@ export const MessagesStreamEvent = Type.Union(
 export type MessagesStreamEvent = Static<typeof MessagesStreamEvent>;
 
 /**
- * Event names of the stream, one table (STYLE.md rule 10).
+ * Event names of the stream, one table (docs/style.md rule 10).
  *
  * @example
  * ```ts

@@ -1,7 +1,7 @@
 /**
  * The models list. One shape that both official client libraries parse: the chat client
  * reads `{id, object, created, owned_by}` (unix seconds) and the messages client reads
- * `{id, type, display_name, created_at}` (RFC 3339) plus the paging fields (wire-formats §1.11,
+ * `{id, type, display_name, created_at}` (RFC 3339) plus the paging fields (docs/protocols.md §1.11,
  * §2.9), so each entry carries both sets.
  */
 import { Type, type Static } from "@sinclair/typebox";

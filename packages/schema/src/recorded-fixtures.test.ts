@@ -1,4 +1,4 @@
-/** Recorded vendor replies and streams (from /work/shared/fixtures/recorded) against our schemas. */
+/** Recorded vendor replies and streams (src/__fixtures__, sources in docs/recorded-fixtures.md) against our schemas. */
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import type { TSchema } from "@sinclair/typebox";
@@ -45,7 +45,7 @@ describe("messages format", () => {
     for (const ev of events) expectValid(MessagesStreamEvent, ev);
   });
 
-  // Payloads quoted in wire-formats.md §1.7 (vercel/ai recordings): thinking, redacted thinking,
+  // Payloads quoted in docs/protocols.md §1.7 (vercel/ai recordings): thinking, redacted thinking,
   // refusal with stop_details, mid-stream error.
   test.each([
     { type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "" } },
@@ -104,7 +104,7 @@ describe("chat completions format", () => {
     expect(last).toMatchObject({ choices: [], usage: { prompt_tokens: 16, completion_tokens: 300, total_tokens: 316 } });
   });
 
-  // Variants from wire-formats.md §2.6: reasoning_content (DeepSeek), type omitted (Mistral),
+  // Variants from docs/protocols.md §2.6: reasoning_content (DeepSeek), type omitted (Mistral),
   // a whole call in one chunk (xAI), usage on the finish chunk.
   test.each([
     { choices: [{ index: 0, delta: { reasoning_content: "Let me think" }, finish_reason: null }] },

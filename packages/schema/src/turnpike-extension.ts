@@ -3,7 +3,7 @@ import { ChatResponseFormat, ChatStreamOptions, LogitBias, ReasoningEffort } fro
 import { Nullable } from "./nullable.js";
 
 /**
- * Chat-only parameters carried across the messages-format pivot (DESIGN.md "One pivot").
+ * Chat-only parameters carried across the messages-format pivot (docs/design.md ("One request")).
  * Each field has exactly the type of the {@link ChatRequest} field of the same name, so a
  * chat → messages converter copies them as they are and a messages → chat converter copies
  * them back.

@@ -1,6 +1,6 @@
 /**
  * The static types are what other packages code against: these functions only compile if the
- * unions narrow on `type` / `role` and every member is handled (STYLE.md rule 4).
+ * unions narrow on `type` / `role` and every member is handled (docs/style.md rule 4).
  */
 import { expect, test } from "bun:test";
 import type { ChatChunk, ChatMessage, ContentBlock, ContentBlockParam, MessagesStreamEvent, ServerToolBlockParam } from "./index.js";

@@ -80,7 +80,7 @@ function fallbackIssue(check: Checker, body: unknown): ValidationIssue {
   return { path, message: `${path === "" ? "request body" : path}: ${rule}, got ${show(first?.value)}` };
 }
 
-// ── messages format rules (wire-formats §1.2) ────────────────────────────────────────────────
+// ── messages format rules (docs/protocols.md §1.2) ────────────────────────────────────────────────
 
 /** Many models reject both: 400 "`temperature` and `top_p` cannot both be specified". */
 const temperatureOrTopP: Rule = (body, out) => {
@@ -106,7 +106,7 @@ const budgetBelowMaxTokens: Rule = (body, out) => {
   }
 };
 
-// ── chat completions rules (wire-formats §2.2) ───────────────────────────────────────────────
+// ── chat completions rules (docs/protocols.md §2.2) ───────────────────────────────────────────────
 
 /** A frequent mistake when switching from the messages format. */
 const noTopLevelSystem: Rule = (body, out) => {

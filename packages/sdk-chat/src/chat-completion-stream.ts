@@ -3,7 +3,7 @@
  * helper — iterate chunks or just the text, listen with `.on("content", …)`, or await
  * `finalChatCompletion()`, the reply assembled from the chunks as `create` would have returned
  * it: content joined per choice, tool calls assembled from their argument fragments by
- * `index` (wire-formats §2.6), usage from the final usage chunk.
+ * `index` (docs/protocols.md §2.6), usage from the final usage chunk.
  */
 import type { ChatChoice, ChatChunkChoice, ChatResponseMessage, FinishReason } from "@turnpike/schema";
 import { StreamHelper, TurnpikeError, type APIPromise, type Stream } from "@turnpike/schema/client";

@@ -1,5 +1,5 @@
 /**
- * What one SSE event of a chat-completions stream means (wire-formats §2.6): `data: [DONE]`
+ * What one SSE event of a chat-completions stream means (docs/protocols.md §2.6): `data: [DONE]`
  * ends it; `event: error`, or any data object with an `error` key, is an error sent after the
  * 200 and is thrown as the `APIError` subclass its type or code stands for (the official client
  * throws on both too); anything else is a chunk.
@@ -23,5 +23,5 @@ export function decodeChatEvent(message: SSEMessage, response: Response, model?:
 }
 
 function hasErrorKey(data: unknown): boolean {
-  return typeof data === "object" && data !== null && "error" in data && (data as { error?: unknown }).error != null;
+  return typeof data === "object" && data !== null && "error" in data && data.error != null;
 }

@@ -1,5 +1,5 @@
 /**
- * What one SSE event of a messages-format stream means (wire-formats §1.7). Like the official
+ * What one SSE event of a messages-format stream means (docs/protocols.md §1.7). Like the official
  * client it dispatches on the `event:` line; a server that sends only `data:` lines is still
  * read, by the JSON `type` (the gateway writes both). `ping` is skipped, `error` is thrown as
  * the `APIError` subclass its type stands for, and unknown events are skipped so that new event
@@ -32,6 +32,6 @@ export function decodeMessagesEvent(message: SSEMessage, response: Response, mod
 
 function typeOf(data: unknown): string | undefined {
   if (typeof data !== "object" || data === null) return undefined;
-  const type = (data as { type?: unknown }).type;
+  const type = "type" in data ? data.type : undefined;
   return typeof type === "string" ? type : undefined;
 }

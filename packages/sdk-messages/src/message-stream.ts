@@ -3,7 +3,7 @@
  * iterate the events or just the text, listen with `.on("text", …)`, or await
  * `finalMessage()`, the reply assembled from the events exactly as `messages.create` would
  * have returned it (text joined, tool inputs parsed from their JSON fragments, usage updated
- * from `message_delta`, wire-formats §1.6–1.7).
+ * from `message_delta`, docs/protocols.md §1.6–1.7).
  */
 import type { ContentBlock, TextBlock } from "@turnpike/schema";
 import { StreamHelper, TurnpikeError, type APIPromise, type Stream } from "@turnpike/schema/client";

@@ -2,7 +2,7 @@
 import { APIClient, Models, resolveCredentials, type ClientOptions } from "@turnpike/schema/client";
 import { Messages } from "./resources/messages.js";
 
-/** The format version this client speaks, sent as `alpha-version` (wire-formats §1.1). */
+/** The format version this client speaks, sent as `alpha-version` (docs/protocols.md §1.1). */
 export const MESSAGES_API_VERSION = "2023-06-01";
 
 /** Options of {@link MessagesClient}; every field is optional. */

@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import ChatClient, { type ChatCompletionTool } from "@turnpike/chat";
+import { CATALOG_MODEL_IDS } from "@turnpike/schema";
 import MessagesClient, {
   APIUserAbortError,
   AuthenticationError,
@@ -31,18 +32,6 @@ afterAll(async () => {
 const messages = (apiKey = key) => new MessagesClient({ apiKey, baseURL: gateway.url, maxRetries: 0 });
 const chat = (apiKey = key) => new ChatClient({ apiKey, baseURL: gateway.url, maxRetries: 0 });
 
-const CATALOG = [
-  "alpha-opus-4-8",
-  "alpha-fable-5",
-  "alpha-sonnet-4-6",
-  "alpha-haiku-4-5",
-  "alpha-sonnet-4-6 (context-1m beta)",
-  "beta-5.5",
-  "beta-5",
-  "gamma-3-pro",
-  "gamma-3-flash",
-  "delta-m3",
-];
 const weatherSchema = { type: "object" as const, properties: { city: { type: "string" } }, required: ["city"] };
 const messagesTool: ToolDefinition = { name: "get_weather", description: "Weather for a city", input_schema: weatherSchema };
 const chatTool: ChatCompletionTool = { type: "function", function: { name: "get_weather", parameters: weatherSchema } };
@@ -52,7 +41,7 @@ describe("models", () => {
     const viaMessages: string[] = [];
     for await (const m of messages().models.list()) viaMessages.push(m.id);
     const viaChat = (await chat().models.list()).data.map((m) => m.id);
-    expect(viaMessages).toEqual(expect.arrayContaining(CATALOG));
+    expect(viaMessages).toEqual(expect.arrayContaining([...CATALOG_MODEL_IDS]));
     expect(viaChat).toEqual(viaMessages);
   });
 

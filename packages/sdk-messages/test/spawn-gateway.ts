@@ -1,7 +1,7 @@
 /**
- * Boots the real gateway (apps/gateway) as a subprocess on a free port, with a temp SQLite file
- * and no vendor keys, so every model is served by its built-in simulator. Returns its URL, an
- * admin helper to create keys, and `stop()`.
+ * Boots the real gateway (the `@turnpike/gateway` workspace package, a devDependency) as a
+ * subprocess on a free port, with a temp SQLite file and no vendor keys, so every model is served
+ * by its built-in simulator. Returns its URL, an admin helper to create keys, and `stop()`.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,7 +14,8 @@ export interface Gateway {
   stop(): Promise<void>;
 }
 
-const MAIN = join(import.meta.dir, "../../../apps/gateway/src/main.ts");
+/** The gateway's server entry, as its package exports it (`@turnpike/gateway/main`): no path into `apps/`. */
+const MAIN = Bun.resolveSync("@turnpike/gateway/main", import.meta.dir);
 const VENDOR_KEYS = ["ALPHA_API_KEY", "BETA_API_KEY", "GAMMA_API_KEY", "DELTA_API_KEY"];
 
 export async function spawnGateway(): Promise<Gateway> {

@@ -15,7 +15,7 @@ async function stream(directive: string, extra: Record<string, unknown> = {}): P
 }
 const calls = (objs: any[]) => objs.flatMap((o) => o.choices[0]?.delta.tool_calls ?? []);
 
-describe("chat stream variants of real upstreams (wire-formats.md §2.6, §4.9)", () => {
+describe("chat stream variants of real upstreams (docs/protocols.md §2.6, §4.9)", () => {
   test("whole-tool-call: id, name and the complete arguments in one chunk (xAI)", async () => {
     const c = calls(await stream("[sim tools=2 variant=whole-tool-call]"));
     expect(c).toEqual([

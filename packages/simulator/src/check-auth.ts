@@ -16,7 +16,7 @@ function bearer(headers: Headers): string {
 }
 
 /**
- * Each vendor's own key check (wire-formats.md §1.1, §2.1, §3.1): messages takes `x-api-key` or a
+ * Each vendor's own key check (docs/protocols.md §1.1, §2.1, §3.1): messages takes `x-api-key` or a
  * Bearer token, chat a Bearer token, generateContent `x-goog-api-key` or `?key=`. Any non-empty key
  * passes except {@link INVALID_KEY}. Returns the vendor's error reply, or undefined.
  */

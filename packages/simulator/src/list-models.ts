@@ -31,7 +31,7 @@ function one(protocol: Protocol, id: string): unknown {
   }
 }
 
-/** `GET /v1/models` (messages or chat shape, wire-formats.md §1.11, §2.9) or `GET /v1beta/models` (§3.1). */
+/** `GET /v1/models` (messages or chat shape, docs/protocols.md §1.11, §2.9) or `GET /v1beta/models` (§3.1). */
 export function listModels(protocol: Protocol): string {
   const ids = MODELS[protocol];
   const data = ids.map((id) => one(protocol, id));

@@ -11,6 +11,7 @@ const body = (extra: Record<string, unknown> = {}, content = "Hello there") => (
 const INPUT = 3 + tok("Be brief.") + 3 + tok("Hello there");
 const TEXT = defaultReply("alpha-sonnet-4-6", "Hello there");
 
+// Section numbers (§) in the test names refer to docs/protocols.md.
 describe("messages protocol, text replies", () => {
   test("JSON reply: the real envelope, the deterministic text and exact usage", async () => {
     const res = await sim().post(PATH.messages, body(), AUTH.messages);

@@ -84,7 +84,7 @@ function trailingTurn(messages: unknown[]): Pick<SimRequest, "turnText" | "toolR
   return { turnText, toolResult: { name, text: results.join(" ") } };
 }
 
-/** Reads a chat-completions body, applying the real API's own 400 rules (wire-formats.md §2.2, §2.3, §2.7). */
+/** Reads a chat-completions body, applying the real API's own 400 rules (docs/protocols.md §2.2, §2.3, §2.7). */
 export function readChatRequest(body: JsonObject): SimRequest | RequestProblem {
   const model = stringOf(body.model);
   if (!model) return fail("you must provide a model parameter");

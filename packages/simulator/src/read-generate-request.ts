@@ -10,7 +10,7 @@ const CONFIG_FIELDS = new Set([
   "maxOutputTokens", "temperature", "topP", "topK", "seed", "presencePenalty", "frequencyPenalty", "responseLogprobs",
   "logprobs", "enableEnhancedCivicAnswers", "speechConfig", "thinkingConfig", "mediaResolution", "imageConfig", "audioTimestamp",
 ]);
-// `parameters` is an OpenAPI 3.0 subset (wire-formats.md §3.2, §4.9 #15); JSON Schema keys such as
+// `parameters` is an OpenAPI 3.0 subset (docs/protocols.md §3.2, §4.9 #15); JSON Schema keys such as
 // `$schema` or `additionalProperties` are refused.
 const SCHEMA_FIELDS = new Set([
   "type", "format", "title", "description", "nullable", "enum", "maxItems", "minItems", "properties", "required",
@@ -116,7 +116,7 @@ function readToolChoice(toolConfig: unknown): ToolChoice {
 
 /**
  * Reads a generateContent body (model and streaming come from the URL), applying the real API's
- * own 400 rules (wire-formats.md §3.2, §3.7, §4.9 #15). Field names are read as lowerCamel or
+ * own 400 rules (docs/protocols.md §3.2, §3.7, §4.9 #15). Field names are read as lowerCamel or
  * snake_case, as the proto JSON mapping allows.
  */
 export function readGenerateRequest(body: JsonObject, model: string, stream: boolean): SimRequest | RequestProblem {

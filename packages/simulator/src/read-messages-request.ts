@@ -87,7 +87,7 @@ function trailingTurn(messages: unknown[]): Pick<SimRequest, "turnText" | "toolR
 
 /**
  * Reads a messages-protocol body (`/v1/messages`, or `/count_tokens` with `countOnly`), applying
- * the real API's own 400 rules (wire-formats.md §1.2, §1.3, §4.2, §4.9 #10–#13).
+ * the real API's own 400 rules (docs/protocols.md §1.2, §1.3, §4.2, §4.9 #10–#13).
  */
 export function readMessagesRequest(body: JsonObject, countOnly = false): SimRequest | RequestProblem {
   const model = stringOf(body.model);

@@ -14,7 +14,7 @@ const FINISH_REASON: Record<StopKind, string> = {
 const SERVER_ERROR = { error: { message: "The server had an error while processing your request. Sorry about that!", type: "server_error", param: null, code: null } };
 const FINGERPRINT = "fp_sim";
 
-/** Real-world stream variants of wire-formats.md §2.6 and §4.9. */
+/** Real-world stream variants of docs/protocols.md §2.6 and §4.9. */
 export const CHAT_VARIANTS = [
   "whole-tool-call", "usage-every-chunk", "finish-with-content", "prompt-filter-first", "no-usage",
   "tool-index-1", "interleaved-tools", "empty-tool-calls", "usage-in-finish",
@@ -39,10 +39,10 @@ function usage(prompt: number, completion: number, reasoning: number) {
   };
 }
 
-/** The non-streaming reply body (wire-formats.md §2.4). */
+/** The non-streaming reply body (docs/protocols.md §2.4). */
 export function chatJson(plan: ReplyPlan, ctx: RenderContext): string {
   const message: Record<string, unknown> = { role: "assistant", content: plan.text.length > 0 ? plan.text.join("") : null };
-  // DeepSeek-style reasoning text (wire-formats.md §2.10); OpenAI itself sends none.
+  // DeepSeek-style reasoning text (docs/protocols.md §2.10); OpenAI itself sends none.
   if (plan.thinking.length > 0) message.reasoning_content = plan.thinking.join("");
   message.refusal = null;
   message.annotations = [];
@@ -78,7 +78,7 @@ function deltas(plan: ReplyPlan, ctx: RenderContext): Delta[] {
   for (const t of plan.thinking) out.push({ delta: { reasoning_content: t }, text: (so += t), content: true });
   for (const t of plan.text) {
     const delta: Record<string, unknown> = { content: t };
-    // vLLM-style empty `tool_calls: []` beside content (wire-formats.md §4.9 #2).
+    // vLLM-style empty `tool_calls: []` beside content (docs/protocols.md §4.9 #2).
     if (v === "empty-tool-calls") delta.tool_calls = [];
     out.push({ delta, text: (so += t), content: true });
   }
@@ -107,7 +107,7 @@ function deltas(plan: ReplyPlan, ctx: RenderContext): Delta[] {
 }
 
 /**
- * The chunk stream of wire-formats.md §2.6: role chunk, content (or reasoning, tool-call) chunks,
+ * The chunk stream of docs/protocols.md §2.6: role chunk, content (or reasoning, tool-call) chunks,
  * a finish chunk with `delta:{}`, the `choices:[]` usage chunk only with include_usage (every
  * earlier chunk then has `usage:null`), `data: [DONE]`. Same id and created on every chunk.
  */

@@ -5,7 +5,7 @@ import { withMidstream, type RenderContext, type StreamPlan } from "./stream-pla
 const FINISH_REASON: Record<StopKind, string> = {
   end: "STOP",
   stop_sequence: "STOP",
-  tool_use: "STOP", // there is no tool-call finish reason (wire-formats.md §3.4)
+  tool_use: "STOP", // there is no tool-call finish reason (docs/protocols.md §3.4)
   max_tokens: "MAX_TOKENS",
   refusal: "SAFETY",
 };
@@ -33,7 +33,7 @@ const signature = (plan: ReplyPlan) => plan.signature || thinkingSignature(0);
 
 function functionCallParts(plan: ReplyPlan): unknown[] {
   // Gemini sends the whole call in one part, without an id; the first call of a turn carries
-  // the thought signature (wire-formats.md §3.6, §3.7).
+  // the thought signature (docs/protocols.md §3.6, §3.7).
   return plan.toolCalls.map((c, i) => (i === 0 ? { functionCall: { name: c.name, args: c.input }, thoughtSignature: signature(plan) } : { functionCall: { name: c.name, args: c.input } }));
 }
 
@@ -51,7 +51,7 @@ function blockedPrompt(plan: ReplyPlan, ctx: RenderContext): string {
   });
 }
 
-/** The non-streaming reply body (wire-formats.md §3.3). */
+/** The non-streaming reply body (docs/protocols.md §3.3). */
 export function generateJson(plan: ReplyPlan, ctx: RenderContext): string {
   if (plan.refusal === "prompt") return blockedPrompt(plan, ctx);
   if (plan.refusal) return envelope(plan, ctx, { finishReason: "SAFETY", index: 0, safetyRatings: BLOCKED_RATING }, finalCounts(plan));

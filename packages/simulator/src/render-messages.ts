@@ -13,10 +13,10 @@ const STOP_REASON: Record<StopKind, string> = {
 const REFUSAL_DETAILS = { type: "refusal", category: null, explanation: "The simulator refused this request ([sim refusal])." };
 const OVERLOADED = { type: "error", error: { details: null, type: "overloaded_error", message: "Overloaded" } };
 
-/** Variants of this protocol's stream (wire-formats.md §1.7). */
+/** Variants of this protocol's stream (docs/protocols.md §1.7). */
 export const MESSAGES_VARIANTS = ["no-input-in-delta"] as const;
 
-// The real API never reports 0 output tokens (wire-formats.md §1.6).
+// The real API never reports 0 output tokens (docs/protocols.md §1.6).
 const output = (plan: ReplyPlan) => Math.max(1, plan.outputTokens);
 const toolId = (ctx: RenderContext, i: number) => `toolu_sim${ctx.seq}_${i}`;
 
@@ -31,7 +31,7 @@ function usage(plan: ReplyPlan, outputTokens: number) {
   };
 }
 
-/** The non-streaming reply body (wire-formats.md §1.4). */
+/** The non-streaming reply body (docs/protocols.md §1.4). */
 export function messagesJson(plan: ReplyPlan, ctx: RenderContext): string {
   const content: unknown[] = [];
   if (plan.thinking.length > 0) content.push({ type: "thinking", thinking: plan.thinking.join(""), signature: plan.signature });
@@ -52,7 +52,7 @@ export function messagesJson(plan: ReplyPlan, ctx: RenderContext): string {
 }
 
 /**
- * The event stream of wire-formats.md §1.7: `event:` line = JSON `type`; message_start (real
+ * The event stream of docs/protocols.md §1.7: `event:` line = JSON `type`; message_start (real
  * input_tokens, placeholder output_tokens 1), per block start/deltas/stop, a ping after the first
  * content_block_start, message_delta with cumulative usage, message_stop.
  */
@@ -94,7 +94,7 @@ export function messagesStream(plan: ReplyPlan, ctx: RenderContext): StreamPlan 
   const delta: Record<string, unknown> = { stop_reason: STOP_REASON[plan.stop], stop_sequence: plan.stopSequence };
   if (plan.refusal) delta.stop_details = REFUSAL_DETAILS;
   const { cache_creation: _, service_tier: __, ...finalUsage } = usage(plan, output(plan));
-  // Bedrock-style proxies send only output_tokens in message_delta (wire-formats.md §1.7, §4.9 #5).
+  // Bedrock-style proxies send only output_tokens in message_delta (docs/protocols.md §1.7, §4.9 #5).
   const deltaUsage = plan.variant === "no-input-in-delta" ? { output_tokens: output(plan) } : finalUsage;
   emit({ type: "message_delta", delta, usage: deltaUsage });
   emit({ type: "message_stop" });

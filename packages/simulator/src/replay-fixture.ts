@@ -3,8 +3,8 @@ import type { Protocol } from "./simulator-options";
 import type { StreamPlan } from "./stream-plan";
 
 /**
- * Recorded vendor payloads (src/__fixtures__, copied from /work/shared/fixtures/recorded; see its
- * README for the sources). `<name>.json` is a reply body, `<name>.chunks.txt` one SSE payload per
+ * Recorded vendor payloads (src/__fixtures__; docs/recorded-fixtures.md lists where each was
+ * recorded). `<name>.json` is a reply body, `<name>.chunks.txt` one SSE payload per
  * line, `<name>.error.json` an error body whose status is the number in the name.
  */
 export const REPLAYS = {

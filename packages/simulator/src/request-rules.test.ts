@@ -26,6 +26,7 @@ async function generate400(body: unknown, model = "gamma-3-pro"): Promise<string
 
 const m = (extra: Record<string, unknown>) => ({ model: "a", max_tokens: 100, messages: [user("Hi")], ...extra });
 
+// Section numbers (§) in the test names refer to docs/protocols.md.
 describe("messages protocol: the real API's 400s", () => {
   test("malformed JSON and missing fields", async () => {
     expect(await messages400("{not json")).toStartWith("There was an error parsing the body");

@@ -17,7 +17,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     port: opts.port ?? 0,
     hostname,
     // Slow replies (latency, first_byte) must never hit Bun's idle cut (10 s by default,
-    // wire-formats.md §4.9 #17); a fake upstream needs no idle protection, so it is off.
+    // docs/protocols.md §4.9 #17); a fake upstream needs no idle protection, so it is off.
     idleTimeout: 0,
     fetch: handler.handle,
   });

@@ -19,7 +19,7 @@ export interface ErrorContext {
   requestId?: string;
 }
 
-// wire-formats.md §1.8: error.type and a message the real API uses, by HTTP status.
+// docs/protocols.md §1.8: error.type and a message the real API uses, by HTTP status.
 const MESSAGES: Record<number, [string, string]> = {
   400: ["invalid_request_error", "Invalid request."],
   401: ["authentication_error", "invalid x-api-key"],
@@ -33,7 +33,7 @@ const MESSAGES: Record<number, [string, string]> = {
   529: ["overloaded_error", "Overloaded"],
 };
 
-// wire-formats.md §2.7: [type, code, message].
+// docs/protocols.md §2.7: [type, code, message].
 const CHAT: Record<number, [string, string | null, string]> = {
   400: ["invalid_request_error", null, "Invalid request."],
   401: ["invalid_request_error", "invalid_api_key", "Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys."],
@@ -44,7 +44,7 @@ const CHAT: Record<number, [string, string | null, string]> = {
   503: ["service_unavailable_error", "server_is_overloaded", "The server is overloaded or not ready yet."],
 };
 
-// wire-formats.md §3.8: [status, message].
+// docs/protocols.md §3.8: [status, message].
 const GENERATE: Record<number, [string, string]> = {
   400: ["INVALID_ARGUMENT", "Request contains an invalid argument."],
   401: ["UNAUTHENTICATED", "Request had invalid authentication credentials. Expected an API key."],
@@ -93,7 +93,7 @@ function generateBody(status: number, ctx: ErrorContext): unknown {
   return { error };
 }
 
-/** The vendor's own error envelope for `status` (wire-formats.md §1.8, §2.7, §3.8). */
+/** The vendor's own error envelope for `status` (docs/protocols.md §1.8, §2.7, §3.8). */
 export function vendorError(protocol: Protocol, status: number, ctx: ErrorContext = {}): ErrorReply {
   const headers: Record<string, string> = {};
   if (RETRY_STATUSES.has(status)) headers["retry-after"] = String(ctx.retryAfter ?? 1);

@@ -60,7 +60,7 @@ export const midstreamError: Scenario = {
   messages: (model) => ({ model, max_tokens: 200, messages: [user(say(CUT, " midstream_error chunks=4"))] }),
   chat: (model) => ({ model, messages: [user(say(CUT, " midstream_error chunks=4"))] }),
   // A JSON call is whole (the directive cuts only streams). A stream stops after two of its four
-  // pieces, with the upstream's in-band error in the client's own shape (§4.5 step 6, §4.6).
+  // pieces, with the upstream's in-band error in the client's own shape (docs/protocols.md §4.5 step 6, §4.6).
   expect: ({ upstream }) => ({
     text: CUT,
     ...plainEnd,

@@ -1,6 +1,6 @@
 /**
  * Reads a chat-completions reply — JSON or stream — into an {@link Outcome}, asserting on the way
- * the wire rules a chat-completions client relies on (wire-formats.md §2.4, §2.6, §4.6).
+ * the wire rules a chat-completions client relies on (docs/protocols.md §2.4, §2.6, §4.6).
  */
 import { expect } from "bun:test";
 import { parseRecord, type Outcome, type StreamError, type ToolCallOutcome } from "./outcome";

@@ -1,6 +1,6 @@
 /**
  * Reads a messages-format reply — JSON or stream — into an {@link Outcome}, asserting on the way
- * the wire rules a messages-format client relies on (wire-formats.md §1.4, §1.7, §4.9 traps 7–9).
+ * the wire rules a messages-format client relies on (docs/protocols.md §1.4, §1.7, §4.9 traps 7–9).
  */
 import { expect } from "bun:test";
 import { parseRecord, type Outcome, type StreamError, type ToolCallOutcome } from "./outcome";

@@ -2,7 +2,7 @@
  * Recorded vendor payloads (packages/simulator/src/__fixtures__, from vercel/ai's recorded
  * fixtures) replayed byte for byte by the simulator, through the gateway to the other client
  * format. The expected values are read off the fixtures by hand: text, tool calls, stop reason
- * and usage (§4.4: generateContent output = candidates + thoughts).
+ * and usage (docs/protocols.md §4.4: generateContent output = candidates + thoughts).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startHarness, type Harness } from "../harness";

@@ -5,7 +5,7 @@
  * Expected usage is computed independently of Turnpike: input = the simulator's own count of the
  * body that reached it (`countPromptTokens`), output = the tokens of the thinking, text and
  * tool-argument JSON the client received (`countTextTokens`; the messages protocol never reports
- * 0, wire-formats.md §1.6). A stream must also rebuild exactly what the JSON call of the same
+ * 0, docs/protocols.md §1.6). A stream must also rebuild exactly what the JSON call of the same
  * request returns (tool-call ids aside: they are per reply).
  */
 import { countPromptTokens, countTextTokens, type CapturedRequest } from "@turnpike/simulator";
@@ -75,7 +75,7 @@ function checkSent(sent: CapturedRequest, cell: Cell): void {
     expect(body.model).toBe(upstream.model);
     expect(body.stream === true).toBe(stream);
   }
-  // Chat upstreams are always asked for usage on a stream (wire-formats.md §4.1, trap 5).
+  // Chat upstreams are always asked for usage on a stream (docs/protocols.md §4.1, trap 5).
   if (upstream.protocol === "chat") expect(body.stream_options).toEqual(stream ? { include_usage: true } : undefined);
 }
 

@@ -36,7 +36,7 @@ const CASES = [
  * their own parse results, which no wire field carries (`parsed_output`, `parsed`,
  * `parsed_arguments`, and keys set to `undefined`); a JSON round trip without them drops those.
  * And a chat upstream's JSON reply lists `annotations: []` (no citations) where its stream has no
- * field at all (wire-formats.md §2.4 vs §2.6), so an empty `annotations` list is dropped too.
+ * field at all (docs/protocols.md §2.4 vs §2.6), so an empty `annotations` list is dropped too.
  */
 const HELPER_FIELDS = new Set(["parsed_output", "parsed", "parsed_arguments"]);
 

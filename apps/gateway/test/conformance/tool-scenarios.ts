@@ -37,7 +37,10 @@ export const parallelToolCalls: Scenario = {
 
 const LEAD_IN = "Let me check both.";
 
-/** Text before the calls shifts the messages format's block indexes, never the chat tool ordinals (§4.9 trap 9). */
+/**
+ * Text before the calls shifts the messages format's block indexes, never the chat tool ordinals
+ * (docs/protocols.md §4.9 trap 9).
+ */
 export const textThenToolCall: Scenario = {
   title: "text, then a tool call",
   upstreams: UPSTREAMS,

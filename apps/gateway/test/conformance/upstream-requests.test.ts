@@ -1,7 +1,7 @@
 /**
  * What Turnpike sends upstream where the client cannot see it: usage is always asked of a chat
  * upstream (and the usage chunk reaches only clients that asked for it), and Gemini 3 thought
- * signatures go back on the next turn (wire-formats.md §3.7, §4.1, §4.9 traps 5 and 13).
+ * signatures go back on the next turn (docs/protocols.md §3.7, §4.1, §4.9 traps 5 and 13).
  */
 import { countPromptTokens } from "@turnpike/simulator";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";

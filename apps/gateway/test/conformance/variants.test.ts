@@ -1,5 +1,5 @@
 /**
- * The stream shapes real vendors send (wire-formats.md §2.6, §1.7, §3.3; the simulator's
+ * The stream shapes real vendors send (docs/protocols.md §2.6, §1.7, §3.3; the simulator's
  * `variant=` directive), through the gateway to the other client format: the client must see
  * exactly the reply of the plain stream — and of the JSON call of the same request.
  */

@@ -1,4 +1,4 @@
-/** The §4.9 traps and stream variants of wire-formats §2.6, one scenario per test. */
+/** The §4.9 traps and stream variants of docs/protocols.md §2.6, one scenario per test. */
 import { describe, expect, test } from "bun:test";
 import type { MessagesStreamEvent } from "@turnpike/schema";
 import { run, sse } from "../test-helpers.js";

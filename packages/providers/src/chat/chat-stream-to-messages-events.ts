@@ -1,6 +1,6 @@
 /**
  * Chat-completions stream (decoded SSE) → messages-format events: the state machine of
- * wire-formats §4.5, with the traps of §4.9 handled:
+ * docs/protocols.md §4.5, with the traps of §4.9 handled:
  * - delta order reasoning → content → tool_calls, so blocks come out thinking, text, tool_use;
  * - `content: ""`/`null` and `tool_calls: []` open nothing (traps 2, 3);
  * - a tool call's arguments in its opening chunk are never dropped (trap 1);

@@ -1,5 +1,5 @@
 /**
- * Chat `messages` → messages-format `system` + `messages` (wire-formats §4.1): system and
+ * Chat `messages` → messages-format `system` + `messages` (docs/protocols.md §4.1): system and
  * developer messages anywhere are joined in order into `system`; consecutive tool messages
  * become one user turn of `tool_result` blocks; consecutive same-role turns are merged, with
  * tool results first in a user turn.
@@ -124,6 +124,7 @@ export function convertChatMessagesToMessages(chatMessages: ChatMessage[], warni
       }
       default: {
         const never: never = msg;
+        // Unreachable by type; a body the validator let through can still name another role, so read it loosely.
         throw invalidRequest(at, `unknown role ${JSON.stringify((never as { role?: unknown }).role)}`);
       }
     }
@@ -175,6 +176,7 @@ function convertUserPart(part: ChatContentPart, at: string): ContentBlockParam |
       return convertFilePart(part.file, at);
     default: {
       const never: never = part;
+      // Unreachable by type; an unvalidated part can still carry another type, so read it loosely.
       throw invalidRequest(at, `unknown content part type ${JSON.stringify((never as { type?: unknown }).type)}`);
     }
   }
@@ -218,7 +220,7 @@ function convertAssistant(msg: ChatAssistantMessage, at: string, ids: ToolIds, w
   const out: ContentBlockParam[] = [];
   if (msg.reasoning_content) {
     // Chat clients cannot carry the signature a messages upstream requires on replayed thinking
-    // (wire-formats §4.2), so reasoning history is not replayed.
+    // (docs/protocols.md §4.2), so reasoning history is not replayed.
     warnings.add(`${at}.reasoning_content`, "reasoning history is not replayed to this upstream (it accepts only signed thinking blocks)");
   }
   if (msg.name) warnings.add(`${at}.name`, "message names are not carried to this upstream");

@@ -1,5 +1,5 @@
 /**
- * Chat request → the messages-format pivot (DESIGN.md "One pivot"). The pivot is a valid
+ * Chat request → the messages-format pivot (docs/design.md ("One request")). The pivot is a valid
  * request for a messages upstream as it stands (the gateway only strips `turnpike`); chat-only
  * parameters ride along in `turnpike.chat` so `convertMessagesRequestToChat` restores them.
  */
@@ -149,11 +149,13 @@ export function convertChatRequestToMessages(req: ChatRequest, opts: ChatToMessa
   // Carry chat-only parameters across the pivot.
   const chat: Record<string, unknown> = {};
   for (const k of CARRIED) if (req[k] !== undefined) chat[k] = req[k];
+  // Each value is the validated request's own, under a key `CARRIED` checks is a TurnpikeChatParams field.
   if (Object.keys(chat).length > 0) out.turnpike = { chat: chat as TurnpikeChatParams };
 
   if (toMessages) warnNotCarriedToMessages(req, w);
+  const fields: Readonly<Record<string, unknown>> = req;
   for (const [k, message] of Object.entries(NOT_CARRIED)) {
-    const v = (req as Record<string, unknown>)[k];
+    const v = fields[k];
     if (v !== undefined && v !== null && !(k === "modalities" && isTextOnly(v))) w.add(k, message);
   }
   for (const k of Object.keys(req)) {
@@ -167,7 +169,7 @@ function isTextOnly(v: unknown): boolean {
 }
 
 /**
- * `reasoning_effort` → `thinking` (wire-formats §4.2), then the messages-upstream rules: the
+ * `reasoning_effort` → `thinking` (docs/protocols.md §4.2), then the messages-upstream rules: the
  * budget stays below `max_tokens`; with thinking on only temperature 1 and top_p ≥ 0.95 are
  * accepted; thinking cannot be combined with a tool_choice that forces a tool.
  */

@@ -1,4 +1,4 @@
-/** Chat-completions reply → messages-format reply (wire-formats §4.3, §4.4). */
+/** Chat-completions reply → messages-format reply (docs/protocols.md §4.3, §4.4). */
 import type { ContentBlock, MessagesResponse, StopReason } from "@turnpike/schema";
 import { randomId, sanitizeToolId } from "../ids.js";
 import { isRecord, parseToolArguments } from "../json.js";

@@ -1,4 +1,4 @@
-/** Chat `tools` / `tool_choice` / `parallel_tool_calls` → messages format (wire-formats §4.1). */
+/** Chat `tools` / `tool_choice` / `parallel_tool_calls` → messages format (docs/protocols.md §4.1). */
 import type { ChatFunctionDefinition, ChatRequest, ToolChoice, ToolDefinition } from "@turnpike/schema";
 import { invalidRequest } from "../errors.js";
 import type { Warnings } from "../warnings.js";
@@ -58,8 +58,9 @@ export function convertChatToolsToMessages(req: ChatRequest, warnings: Warnings)
 
   // `allowed_tools` restricts the model to a subset: only that subset is offered.
   const tools = defs.filter((d) => !allowed || allowed.has(d.name)).map(toolOf);
-  if (choice?.type === "tool" && !tools.some((t) => t.name === (choice as { name: string }).name)) {
-    throw invalidRequest("tool_choice", `names the function "${choice.name}", which is not in tools`);
+  const chosen = choice?.type === "tool" ? choice.name : undefined;
+  if (chosen !== undefined && !tools.some((t) => t.name === chosen)) {
+    throw invalidRequest("tool_choice", `names the function "${chosen}", which is not in tools`);
   }
   if (req.parallel_tool_calls === false) {
     if (!choice) choice = { type: "auto", disable_parallel_tool_use: true };
@@ -76,6 +77,6 @@ function legacyChoice(fc: ChatRequest["function_call"]): ChatRequest["tool_choic
 
 function allowedName(t: Record<string, unknown>): string | undefined {
   const fn = t.function;
-  if (typeof fn === "object" && fn !== null && typeof (fn as { name?: unknown }).name === "string") return (fn as { name: string }).name;
+  if (typeof fn === "object" && fn !== null && "name" in fn && typeof fn.name === "string") return fn.name;
   return typeof t.name === "string" ? t.name : undefined;
 }

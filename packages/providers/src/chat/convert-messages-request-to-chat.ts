@@ -1,5 +1,5 @@
 /**
- * The messages-format pivot → a chat-completions upstream request (wire-formats §4.1).
+ * The messages-format pivot → a chat-completions upstream request (docs/protocols.md §4.1).
  * Chat-only parameters carried in `turnpike.chat` are restored as they were.
  */
 import type { ChatMessage, ChatRequest, ChatTool, ChatToolChoice, ClientTool, MessagesRequest } from "@turnpike/schema";
@@ -32,7 +32,7 @@ export interface MessagesToChatResult {
   toolNames: Record<string, string>;
 }
 
-/** The chat format allows at most 4 stop sequences (wire-formats §2.2). */
+/** The chat format allows at most 4 stop sequences (docs/protocols.md §2.2). */
 const MAX_STOP = 4;
 
 /** Top-level fields this converter reads; any other (non-messages-only) field gets a warning. */
@@ -111,7 +111,7 @@ export function convertMessagesRequestToChat(req: MessagesRequest, opts: Message
         function: {
           name: names.toUpstream(t.name),
           ...(t.description !== undefined ? { description: t.description } : {}),
-          parameters: t.input_schema as Record<string, unknown>,
+          parameters: t.input_schema,
           ...(t.strict !== undefined ? { strict: t.strict } : {}),
         },
       }),
@@ -150,13 +150,13 @@ export function convertMessagesRequestToChat(req: MessagesRequest, opts: Message
 
   // The rest of the chat-only parameters, as the chat client sent them.
   for (const k of ["seed", "frequency_penalty", "presence_penalty", "logit_bias", "logprobs", "top_logprobs", "n"] as const) {
+    // The same field of the same type on both sides (TurnpikeChatParams copies ChatRequest's); TS cannot pair the key with its value.
     if (carried[k] !== undefined) (body as Record<string, unknown>)[k] = carried[k];
   }
 
   if (req.service_tier !== undefined) w.add("service_tier", "not carried to chat-completions upstreams");
-  for (const k of Object.keys(req)) {
+  for (const [k, v] of Object.entries(req)) {
     if (HANDLED.has(k)) continue;
-    const v = (req as Record<string, unknown>)[k];
     if (v === undefined || v === null) continue;
     w.add(k, "a messages-format-only field; it was not sent to the chat-completions upstream");
   }

@@ -3,6 +3,7 @@ import type { MessagesResponse } from "@turnpike/schema";
 import { fixtureJson } from "../test-helpers.js";
 import { convertMessagesResponseToChat } from "./convert-messages-response-to-chat.js";
 
+// Section numbers (§) in the test names refer to docs/protocols.md.
 describe("messages reply → chat reply", () => {
   test("anthropic-text.json: text, stop, usage folded per §4.4", async () => {
     const res = convertMessagesResponseToChat(await fixtureJson<MessagesResponse>("anthropic-text.json"), { model: "alpha-opus", created: 1700000000 });

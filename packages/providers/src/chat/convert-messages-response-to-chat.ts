@@ -1,4 +1,4 @@
-/** Messages-format reply → chat-completions reply (wire-formats §4.3, §4.4, §4.6 last line). */
+/** Messages-format reply → chat-completions reply (docs/protocols.md §4.3, §4.4, §4.6 last line). */
 import type { ChatResponse, ChatToolCall, MessagesResponse } from "@turnpike/schema";
 import { messagesUsageToChat } from "../usage.js";
 import { mapStopReasonToChat } from "./map-stop-reason-to-chat.js";

@@ -1,5 +1,5 @@
 /**
- * Messages-format turns → chat messages (wire-formats §4.1): tool_use → `tool_calls`;
+ * Messages-format turns → chat messages (docs/protocols.md §4.1): tool_use → `tool_calls`;
  * tool_result → one `tool` message each, before the user's own parts, with images and documents
  * (which a tool message cannot hold) in a following user message; `is_error` prefixes the text.
  */
@@ -39,8 +39,8 @@ export function convertMessage(
   });
   const rest = [...fromResults, ...parts];
   if (rest.length > 0) {
-    const allText = rest.every((p) => p.type === "text");
-    out.push({ role: "user", content: allText && rest.length === 1 ? (rest[0] as { text: string }).text : rest });
+    const only = rest.length === 1 ? rest[0] : undefined;
+    out.push({ role: "user", content: only?.type === "text" ? only.text : rest });
   }
   return out;
 }
@@ -54,7 +54,7 @@ function toolMessage(b: ToolResultBlockParam, at: string, extra: ChatContentPart
     b.content.forEach((c, k) => {
       if (c.type === "text") texts.push(c.text);
       else {
-        const part = userPart(c as ContentBlockParam, `${at}.content[${k}]`, names, w);
+        const part = userPart(c, `${at}.content[${k}]`, names, w);
         if (part) extra.push(part);
       }
     });

@@ -1,7 +1,7 @@
 import type { FinishReason, StopReason } from "@turnpike/schema";
 
 /**
- * Messages `stop_reason` → chat `finish_reason` (wire-formats §4.3).
+ * Messages `stop_reason` → chat `finish_reason` (docs/protocols.md §4.3).
  *
  * @example
  * ```ts

@@ -1,5 +1,5 @@
 /**
- * Messages-format events → chat-completions SSE frames (wire-formats §4.6). Each output string is
+ * Messages-format events → chat-completions SSE frames (docs/protocols.md §4.6). Each output string is
  * one ready-to-write frame (`data: {…}\n\n`); the stream ends with `data: [DONE]\n\n`.
  * - tool calls get 0-based ordinals counted over tool_use blocks only, never the block index
  *   (§4.9 trap 9);

@@ -1,4 +1,4 @@
-/** generateContent reply → messages-format reply (wire-formats §3.3–3.5, §4.3, §4.4). */
+/** generateContent reply → messages-format reply (docs/protocols.md §3.3–3.5, §4.3, §4.4). */
 import type { ContentBlock, MessagesResponse, StopReason } from "@turnpike/schema";
 import { restoreToolName } from "../chat/tool-names.js";
 import { randomId } from "../ids.js";

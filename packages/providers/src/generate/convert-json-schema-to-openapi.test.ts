@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { convertJsonSchemaToOpenApi } from "./convert-json-schema-to-openapi.js";
 
+// Section numbers (§) in the test names refer to docs/protocols.md.
 describe("JSON Schema → OpenAPI subset (§4.1 schema conversion, §4.9 trap 15)", () => {
   test("drops $schema, additionalProperties and default; keeps type, description, enum, required, items", () => {
     expect(

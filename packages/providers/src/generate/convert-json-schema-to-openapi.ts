@@ -1,6 +1,6 @@
 /**
  * JSON Schema → the OpenAPI 3.0 subset that `functionDeclarations[].parameters` accepts
- * (wire-formats §3.2, §4.1, §4.9 trap 15), after vercel/ai's
+ * (docs/protocols.md §3.2, §4.1, §4.9 trap 15), after vercel/ai's
  * `convert-json-schema-to-openapi-schema.ts`: keeps type, description, enum, format,
  * properties, required, items, anyOf/oneOf/allOf, min/max constraints; resolves local `$ref`s
  * (`#/$defs/…`, `#/definitions/…`); turns `type: [T, "null"]` into `type: T, nullable: true`

@@ -1,5 +1,5 @@
 /**
- * The messages-format pivot → a generateContent request (wire-formats §3.2, §4.1, §4.2).
+ * The messages-format pivot → a generateContent request (docs/protocols.md §3.2, §4.1, §4.2).
  *
  * Images and documents by URL: Gemini fetches only its own Files-API URIs and YouTube links
  * (§3.2); other URLs would have to be downloaded by the gateway, which a stateless translator
@@ -187,9 +187,8 @@ function warnOthers(req: MessagesRequest, w: Warnings): void {
   if (carried.user !== undefined || req.metadata?.user_id) w.add(carried.user !== undefined ? "user" : "metadata.user_id", "end-user ids are not carried to this upstream");
   if (req.service_tier !== undefined) w.add("service_tier", "not carried to this upstream");
   if (usesCacheControl(req)) w.add("cache_control", "prompt-cache breakpoints are not carried to this upstream");
-  for (const k of Object.keys(req)) {
+  for (const [k, v] of Object.entries(req)) {
     if (HANDLED.has(k) || k === "service_tier" || k === "cache_control") continue;
-    const v = (req as Record<string, unknown>)[k];
     if (v === undefined || v === null) continue;
     w.add(k, "a messages-format-only field; it was not sent to this upstream");
   }

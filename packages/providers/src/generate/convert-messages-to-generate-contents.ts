@@ -1,5 +1,5 @@
 /**
- * Messages-format turns → generateContent parts (wire-formats §3.2, §4.1): tool_use →
+ * Messages-format turns → generateContent parts (docs/protocols.md §3.2, §4.1): tool_use →
  * `functionCall` with its thought signature (stored, or the skip value on a turn's first call,
  * §3.7); tool_result → `functionResponse` named after the earlier call, `{output}` or `{error}`;
  * base64 images and PDFs → `inlineData`; Files-API and YouTube URLs → `fileData`; other URLs → 400.
@@ -97,7 +97,7 @@ function functionResponse(
     const texts: string[] = [];
     b.content.forEach((c, k) => {
       if (c.type === "text") texts.push(c.text);
-      else extra.push(...mediaParts(c as ContentBlockParam, `${at}.content[${k}]`, w));
+      else extra.push(...mediaParts(c, `${at}.content[${k}]`, w));
     });
     text = texts.join("\n");
   }

@@ -1,5 +1,5 @@
 /**
- * generateContent stream (`alt=sse`, decoded) → messages-format events (wire-formats §4.7).
+ * generateContent stream (`alt=sse`, decoded) → messages-format events (docs/protocols.md §4.7).
  * Each event holds only new parts: `thought` text → thinking, text → text (`""` skipped),
  * `functionCall` → a whole tool_use block (start, one `input_json_delta` with the complete JSON,
  * stop — never an empty block, §4.9 trap 1). Function calls carry no ids on the Gemini API, so

@@ -1,6 +1,6 @@
 /**
  * Function names on generateContent: a letter or `_` first, then `a-zA-Z0-9_.:-`, at most 128
- * characters (wire-formats §3.2, §4.9 trap 14). Messages-format names that break the rule (a
+ * characters (docs/protocols.md §3.2, §4.9 trap 14). Messages-format names that break the rule (a
  * leading digit or `-`) get a `_` prefix; the request converter returns the mapping so replies
  * give the client its own name back.
  */

@@ -1,6 +1,6 @@
 import type { StopReason } from "@turnpike/schema";
 
-/** Safety-type finish reasons: the vendor stopped the output (wire-formats §3.4). */
+/** Safety-type finish reasons: the vendor stopped the output (docs/protocols.md §3.4). */
 const BLOCKED = new Set([
   "SAFETY",
   "RECITATION",
@@ -14,7 +14,7 @@ const BLOCKED = new Set([
 ]);
 
 /**
- * generateContent `finishReason` → messages `stop_reason` (wire-formats §4.3). There is no
+ * generateContent `finishReason` → messages `stop_reason` (docs/protocols.md §4.3). There is no
  * tool-call finish reason (a call ends with `STOP`), so the caller forces `tool_use` when a
  * `functionCall` part was seen. Malformed/unexpected tool calls end the turn (`end_turn`): the
  * reply is still well-formed, and the client sees no tool call.

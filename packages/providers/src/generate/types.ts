@@ -1,6 +1,6 @@
 /**
- * The generateContent protocol (upstream only, wire-formats §3), minimal: only the fields
- * Turnpike writes or reads. Replies are read leniently; unknown fields pass (STYLE rule 1).
+ * The generateContent protocol (upstream only, docs/protocols.md §3), minimal: only the fields
+ * Turnpike writes or reads. Replies are read leniently; unknown fields pass (docs/style.md rule 1).
  */
 
 export interface GeneratePart {

@@ -1,7 +1,7 @@
 /**
  * The pivot → a messages-format upstream request. A chat client's pivot is already valid for a
  * messages upstream; this step removes what only Turnpike reads and what the upstream would
- * reject in a history that came from another vendor (wire-formats §4.2, §4.9 traps 12–13):
+ * reject in a history that came from another vendor (docs/protocols.md §4.2, §4.9 traps 12–13):
  * - the `turnpike` extension field;
  * - thinking blocks without a signature (they came from a chat upstream's `reasoning_content`
  *   or from a generateContent thought and cannot be verified);

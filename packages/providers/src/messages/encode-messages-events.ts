@@ -1,6 +1,6 @@
 /**
  * Messages-format events → SSE frames with both the `event:` line (the official client
- * dispatches on it, §1.7 / §4.9 trap 7) and the JSON `type`.
+ * dispatches on it, docs/protocols.md §1.7 / §4.9 trap 7) and the JSON `type`.
  */
 import type { MessagesStreamEvent } from "@turnpike/schema";
 import { formatSSE } from "@turnpike/schema/sse";

@@ -1,5 +1,5 @@
 /**
- * Emits a well-formed messages-format event stream (wire-formats §1.7) for the translating
+ * Emits a well-formed messages-format event stream (docs/protocols.md §1.7) for the translating
  * state machines: `message_start` once, blocks with contiguous 0-based indexes, one open block at
  * a time, `message_delta` then `message_stop`, or an `error` that ends the stream without
  * `message_stop`. Also keeps the usage accumulator every stream exposes.

@@ -2,7 +2,7 @@
  * A messages-format upstream stream (decoded SSE) → typed events. Dispatches on the `event:`
  * line like the official client (falling back to the JSON `type`), keeps `ping`, turns
  * `event: error` into an `error` event, ignores a duplicate `message_start` (same id; another id
- * is an error, §4.9 trap 8), and ends an interrupted stream (EOF without
+ * is an error, docs/protocols.md §4.9 trap 8), and ends an interrupted stream (EOF without
  * `message_stop` or `error`) with an in-band `api_error`. Unknown event types are skipped.
  */
 import { MESSAGES_STREAM_EVENT_TYPES, type MessagesStreamEvent } from "@turnpike/schema";
@@ -82,8 +82,9 @@ export class MessagesSSEMachine {
       this.#report();
       return;
     }
-    if (!name || !(MESSAGES_STREAM_EVENT_TYPES as readonly string[]).includes(name) || !isRecord(data)) return;
+    if (!name || !MESSAGES_STREAM_EVENT_TYPES.some((t) => t === name) || !isRecord(data)) return;
     // The payload's own type is the event name (§1.7); trust the event line when they differ.
+    // A known event type; its payload is trusted like any upstream reply (the fields relied on below are checked).
     const ev = { ...data, type: name } as MessagesStreamEvent;
     if (ev.type === "message_start") {
       // A second message_start: the same id is a duplicate to ignore; another id would splice

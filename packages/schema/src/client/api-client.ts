@@ -123,6 +123,7 @@ export abstract class APIClient {
    */
   request<T>(options: FinalRequestOptions): APIPromise<T> {
     return new APIPromise(
+      // The caller names the reply's type (an escape hatch); the body is not checked, as in the official clients.
       this.send(options, false).then(async ({ response, body }) => apiResult(body as T, response)),
     );
   }

@@ -20,7 +20,7 @@ import { HEADER, RATE_LIMIT_HEADERS, requestIdOf } from "./headers.js";
 /**
  * The error envelope both formats share: `{ error: { type, message } }`. The messages format
  * adds `type: "error"` and `request_id`; the chat completions format adds `param` and `code`
- * (wire-formats.md §1.8, §2.7).
+ * (docs/protocols.md §1.8, §2.7).
  */
 export interface APIErrorBody {
   type?: string;
@@ -238,7 +238,7 @@ function rateLimitOf(headers: Headers): RateLimitInfo {
 
 function asErrorBody(body: unknown): APIErrorBody | undefined {
   if (typeof body !== "object" || body === null) return undefined;
-  const inner = (body as { error?: unknown }).error;
+  const inner = "error" in body ? body.error : undefined;
   if (typeof inner !== "object" || inner === null) return undefined;
   // Checked just above: an object whose `error` is an object is the shared envelope.
   return body as APIErrorBody;

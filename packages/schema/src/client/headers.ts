@@ -1,5 +1,5 @@
 /**
- * The header names the SDKs read and write, in one table (STYLE.md rule 10), plus the small
+ * The header names the SDKs read and write, in one table (docs/style.md rule 10), plus the small
  * helpers that read them. Plain `Headers`: no runtime-specific APIs.
  */
 
@@ -12,9 +12,9 @@
  * ```
  */
 export const HEADER = {
-  /** Gateway request id; on every response (DESIGN.md, "Gateway headers"). */
+  /** Gateway request id; on every response (README.md, "Calling it"). */
   requestId: "x-request-id",
-  /** The same id under the messages format's own name (wire-formats.md §1.9). */
+  /** The same id under the messages format's own name (docs/protocols.md §1.9). */
   requestIdMessages: "request-id",
   /** Non-standard, honoured by both official clients: the server says whether to retry. */
   shouldRetry: "x-should-retry",
@@ -26,7 +26,7 @@ export const HEADER = {
 
 /**
  * Rate-limit headers of each format, by field of `RateLimitInfo`: the chat completions format's
- * `x-ratelimit-*` (reset as a duration, wire-formats.md §2.8) and the messages format's
+ * `x-ratelimit-*` (reset as a duration, docs/protocols.md §2.8) and the messages format's
  * `anthropic-ratelimit-*` (reset as RFC 3339, §1.9), which the gateway sends on messages routes.
  *
  * @example
@@ -61,8 +61,10 @@ export function mergeHeaders(...sets: Array<HeadersLike | undefined>): Headers {
     if (set instanceof Headers) {
       set.forEach((value, name) => out.set(name, value));
     } else if (Array.isArray(set)) {
+      // `Array.isArray` does not narrow to a ReadonlyArray (TypeScript #17002): this is the union's pairs member.
       for (const [name, value] of set as ReadonlyArray<readonly [string, string]>) out.set(name, value);
     } else {
+      // Not Headers, not an array: the union's record member (the same TypeScript gap as above).
       for (const [name, value] of Object.entries(set as Record<string, string | null | undefined>)) {
         if (value === null || value === undefined) out.delete(name);
         else out.set(name, value);

@@ -33,10 +33,14 @@ export {
 } from "./errors.js";
 export {
   CHAT_ERROR_BY_STATUS,
+  MESSAGES_ERROR_STATUS_BY_TYPE,
   MESSAGES_ERROR_TYPE_BY_STATUS,
   STREAM_ERROR_STATUS,
+  chatClientStatus,
   chatErrorType,
+  messagesClientStatus,
   messagesErrorType,
+  type ChatErrorKind,
 } from "./error-types.js";
 export { HEADER, RATE_LIMIT_HEADERS, mergeHeaders, requestIdOf, type HeadersLike } from "./headers.js";
 export { MODEL_NOT_FOUND, makeAPIError, makeStreamError, type ErrorContext } from "./make-api-error.js";

@@ -1,7 +1,7 @@
 /**
  * Turns a failed reply, or an error sent inside a stream, into the right {@link APIError}
  * subclass. The two tables below are the one place where statuses and error types map to
- * classes (STYLE.md rule 10).
+ * classes (docs/style.md rule 10).
  */
 import {
   APIError,
@@ -24,7 +24,7 @@ type APIErrorClass = new (
   headers: Headers | undefined,
 ) => APIError;
 
-/** Status → class, as in both official clients (wire-formats.md §2.7). ≥ 500 is handled below. */
+/** Status → class, as in both official clients (docs/protocols.md §2.7). ≥ 500 is handled below. */
 const STATUS_CLASS: Readonly<Record<number, APIErrorClass>> = {
   400: BadRequestError,
   401: AuthenticationError,
@@ -93,7 +93,7 @@ function saysModelNotFound(body: unknown): boolean {
 
 function errorObject(body: unknown): { type?: unknown; code?: unknown } | undefined {
   if (typeof body !== "object" || body === null) return undefined;
-  const inner = (body as { error?: unknown }).error;
+  const inner = "error" in body ? body.error : undefined;
   // Read-only probe of two optional fields of an unknown JSON object.
   return typeof inner === "object" && inner !== null ? (inner as { type?: unknown; code?: unknown }) : undefined;
 }

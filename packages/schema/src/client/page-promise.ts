@@ -1,7 +1,7 @@
 /**
  * A list reply that can be awaited as one page or iterated item by item across pages, as in
  * the official clients (`for await (const model of client.models.list())`). Paging follows the
- * messages format's cursor: `has_more` + `last_id` → `after_id` (wire-formats §1.11).
+ * messages format's cursor: `has_more` + `last_id` → `after_id` (docs/protocols.md §1.11).
  */
 import { APIPromise, type APIResult } from "./api-promise.js";
 

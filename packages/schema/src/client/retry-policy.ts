@@ -1,5 +1,5 @@
 /**
- * The retry policy of both official client libraries (STYLE.md; wire-formats.md §1.9):
+ * The retry policy of both official client libraries (docs/style.md "Client SDKs"; docs/protocols.md §1.9):
  * obey `x-should-retry` when present, else retry 408, 409, 429 and ≥ 500; wait what
  * `retry-after-ms` / `retry-after` ask (when under a minute), else back off exponentially from
  * 0.5 s to at most 8 s with up to 25 % jitter. Connection errors and timeouts are retried too.

@@ -165,6 +165,7 @@ export abstract class StreamHelper<TItem, TEvents extends EventMap> implements A
     if (list) {
       this.#listeners.set(
         event,
+        // Compared by identity with the form #add stored it in.
         list.filter((l) => l.fn !== (listener as Listener<never[]>)),
       );
     }

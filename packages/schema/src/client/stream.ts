@@ -123,14 +123,12 @@ export class Stream<T> implements AsyncIterable<T> {
   /** The events as newline-delimited JSON bytes, e.g. to forward to a browser. */
   toReadableStream(): ReadableStream<Uint8Array> {
     const encoder = new TextEncoder();
-    let iterator: AsyncIterator<T> | undefined;
+    // Taken now, as a `start` callback would (the constructor runs it synchronously).
+    const iterator = this[Symbol.asyncIterator]();
     return new ReadableStream<Uint8Array>({
-      start: () => {
-        iterator = this[Symbol.asyncIterator]();
-      },
       pull: async (ctrl) => {
         try {
-          const next = await (iterator as AsyncIterator<T>).next();
+          const next = await iterator.next();
           if (next.done) ctrl.close();
           else ctrl.enqueue(encoder.encode(JSON.stringify(next.value) + "\n"));
         } catch (err) {
@@ -138,7 +136,7 @@ export class Stream<T> implements AsyncIterable<T> {
         }
       },
       cancel: async () => {
-        await iterator?.return?.();
+        await iterator.return?.();
       },
     });
   }
