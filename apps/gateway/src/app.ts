@@ -14,7 +14,7 @@ import { errorsPlugin } from "./plugins/errors";
  */
 export const createApp = (deps: GatewayDeps) =>
   new Elysia({ name: "turnpike", serve: { idleTimeout: deps.config.idleTimeoutSeconds } })
-    .use(errorsPlugin)
+    .use(errorsPlugin(deps.logger))
     .use(healthModule)
     .use(modelsModule(deps))
     .use(messagesModule(deps))

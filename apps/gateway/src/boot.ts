@@ -1,23 +1,29 @@
-import { countTokens, countTextTokens, MemorySignatureStore } from "@turnpike/providers";
+import { countTextTokens, countTokens } from "@turnpike/providers";
 import { startSimulator, type Simulator } from "@turnpike/simulator";
 import { randomBytes } from "node:crypto";
 import { createApp } from "./app";
 import type { Config } from "./config";
 import type { GatewayDeps } from "./deps";
 import { KeyService } from "./keys/key-service";
-import { AuthGuard } from "./limits/auth-guard";
-import { BudgetTracker } from "./limits/budget-tracker";
-import { RateLimiter } from "./limits/rate-limiter";
+import type { PipelineHooks } from "./pipeline/events";
 import { buildCatalog } from "./routing/catalog";
-import { SqliteStore } from "./storage/sqlite-store";
-import type { Store } from "./storage/store";
-import { buildUpstreams, vendorsNeedingSimulator } from "./upstream/build-upstreams";
-import { UsageWriter } from "./usage/usage-writer";
+import { buildUpstreams, vendorsNeedingSimulator } from "./routing/upstreams";
+import { MemoryAuthFailures } from "./state/auth-failures";
+import { StoreKeyDirectory } from "./state/key-directory";
+import { GroupCommitLedger } from "./state/ledger";
+import { MemoryLimiterStore } from "./state/limiter-store";
+import { MemorySignatures } from "./state/signature-store";
+import { MemorySpendStore } from "./state/spend-store";
+import { SqliteStore } from "./state/sqlite-store";
+import type { Store } from "./state/store";
+import { consoleLogger, type Logger } from "./telemetry/logger";
 
 export interface Gateway {
   app: ReturnType<typeof createApp>;
   deps: GatewayDeps;
   simulator: Simulator | undefined;
+  /** The vendors served by the simulator (no key set). */
+  simulated: string[];
   /** The key made on a first start with an empty store (its secret is shown only here). */
   firstKey: { id: string; secret: string } | undefined;
   /** Admin key generated because `TURNPIKE_ADMIN_KEY` was unset. */
@@ -28,32 +34,37 @@ export interface Gateway {
 export interface BootOptions {
   store?: Store;
   fetch?: typeof fetch;
-  /** The clock of rate limits (tests inject one). */
+  /** The clock of rate limits, budgets and key expiry (tests inject one). */
   now?: () => number;
   /** Keep the last upstream requests on `simulator.requests` (tests). */
   captureUpstream?: boolean;
   /** Make a first key when the store has none (default true). */
   firstKey?: boolean;
+  logger?: Logger;
+  /** Subscribers to the pipeline's lifecycle events. */
+  hooks?: PipelineHooks[];
 }
 
-/** Builds every dependency from the config and returns the app, not yet listening. */
+/**
+ * Builds every dependency from the config and returns the app, not yet listening. The one place
+ * that chooses the implementations behind the state seams (today: in-process and SQLite).
+ */
 export async function bootGateway(config: Config, opts: BootOptions = {}): Promise<Gateway> {
-  const catalog = buildCatalog(config.models);
+  const catalog = buildCatalog(config.models, config.vendors);
   const store = opts.store ?? new SqliteStore(config.dbPath);
   const now = opts.now ?? Date.now;
-  const keys = await KeyService.load(store, now);
-  const budgets = await BudgetTracker.load(store, now);
-  const usage = new UsageWriter(store, {
-    onError: (e) => console.error("turnpike: usage commit failed, will retry:", e),
-  });
-  const needSim = vendorsNeedingSimulator(config);
+  const logger = opts.logger ?? consoleLogger();
+  const keys = new KeyService(await StoreKeyDirectory.load(store), now);
+  const spend = await MemorySpendStore.load(store, now);
+  const ledger = new GroupCommitLedger(store, { onError: (e) => logger.error("usage commit failed, will retry", {}, e) });
+  const simulated = vendorsNeedingSimulator(config.vendors);
   // Capturing what the gateway sent upstream costs a parse per request: tests only.
-  const simulator = needSim.length ? await startSimulator({ port: 0, hostname: "127.0.0.1", captureLimit: opts.captureUpstream ? 100 : 0 }) : undefined;
-  const upstreams = buildUpstreams(config, simulator?.url);
+  const simulator = simulated.length ? await startSimulator({ port: 0, hostname: "127.0.0.1", captureLimit: opts.captureUpstream ? 100 : 0 }) : undefined;
+  const upstreams = buildUpstreams(config.vendors, simulator?.url);
   const adminKey = config.adminKey ?? "sk-admin-" + randomBytes(24).toString("base64url");
   const generatedAdminKey = config.adminKey ? undefined : adminKey;
   let firstKey: Gateway["firstKey"];
-  if ((opts.firstKey ?? true) && keys.size === 0) {
+  if ((opts.firstKey ?? true) && (await keys.list()).length === 0) {
     const { record, secret } = await keys.create({ name: "first key" });
     firstKey = { id: record.id, secret };
   }
@@ -62,27 +73,31 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
     catalog,
     store,
     keys,
-    limiter: new RateLimiter(now),
-    budgets,
-    authGuard: new AuthGuard(30, 60_000, now),
-    usage,
+    limiter: new MemoryLimiterStore(now),
+    spend,
+    authFailures: new MemoryAuthFailures(30, 60_000, now),
+    ledger,
+    signatures: new MemorySignatures(10_000),
     upstreams,
     fetch: opts.fetch ?? fetch,
+    now,
     countText: countTextTokens,
     countPrompt: countTokens,
-    signatures: new MemorySignatureStore(10_000),
     adminKey,
+    logger,
+    hooks: opts.hooks ?? [],
   };
   const app = createApp(deps);
   return {
     app,
     deps,
     simulator,
+    simulated,
     firstKey,
     generatedAdminKey,
     async close() {
       await app.stop?.();
-      await usage.flush();
+      await ledger.flush();
       await simulator?.stop();
       await store.close();
     },

@@ -1,11 +1,6 @@
+import type { Protocol } from "@turnpike/providers";
 import { readFileSync } from "node:fs";
-import { VENDORS, type Vendor } from "./routing/catalog";
-
-/** Where one vendor's upstream lives. `apiKey` unset = served by the built-in simulator. */
-export interface VendorConfig {
-  baseURL: string | undefined;
-  apiKey: string | undefined;
-}
+import { AUTH_SCHEMES, BUILT_IN_VENDORS, type AuthScheme, type VendorConfig, type VendorRow } from "./routing/vendors";
 
 export interface Config {
   port: number;
@@ -13,7 +8,8 @@ export interface Config {
   dbPath: string;
   adminKey: string | undefined;
   configFile: string | undefined;
-  vendors: Record<Vendor, VendorConfig>;
+  /** Every vendor: the built-in rows with the config file's laid over them, keys from the environment. */
+  vendors: VendorConfig[];
   /** `models` rows of the config file (laid over the built-in catalog). */
   models: unknown[];
   /** Seconds between keep-alives on a quiet stream. */
@@ -22,37 +18,78 @@ export interface Config {
   idleTimeoutSeconds: number;
 }
 
-/** The env names of each vendor's pair (DESIGN.md §3). */
-export const VENDOR_ENV: Record<Vendor, { base: string; key: string }> = {
-  alpha: { base: "ALPHA_BASE_URL", key: "ALPHA_API_KEY" },
-  beta: { base: "BETA_BASE_URL", key: "BETA_API_KEY" },
-  gamma: { base: "GAMMA_BASE_URL", key: "GAMMA_API_KEY" },
-  delta: { base: "DELTA_BASE_URL", key: "DELTA_API_KEY" },
-};
-
 type Env = Record<string, string | undefined>;
+
+/** The upstream protocols a vendor row may name (the registry's keys, spelled out for config checks). */
+const PROTOCOL_NAMES: readonly Protocol[] = ["messages", "chat", "generate"];
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
 
 /** Reads the config file: JSON by default, YAML when the name ends in .yaml or .yml. */
 export function readConfigFile(path: string): Record<string, unknown> {
   const text = readFileSync(path, "utf8");
   const parsed: unknown = /\.ya?ml$/i.test(path) ? Bun.YAML.parse(text) : JSON.parse(text);
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-    throw new Error(`${path}: the config file must hold an object with optional "models" and "vendors"`);
+  if (!isRecord(parsed)) throw new Error(`${path}: the config file must hold an object with optional "models" and "vendors"`);
+  return parsed;
+}
+
+/** `ACME-EU` → `ACME_EU`: the default environment names of a vendor added by config. */
+function envWord(id: string): string {
+  return id.toUpperCase().replace(/[^A-Z0-9]+/g, "_");
+}
+
+/**
+ * The vendor rows: built-in ones, changed or added to by the file's `vendors` map
+ * (`{id: {protocol, base_url, api_key_env, auth}}`). A new vendor must name its protocol.
+ */
+export function vendorRows(fileVendors: unknown, where: string): VendorRow[] {
+  const rows = new Map<string, VendorRow>(BUILT_IN_VENDORS.map((v) => [v.id, { ...v }]));
+  if (fileVendors === undefined) return [...rows.values()];
+  if (!isRecord(fileVendors)) throw new Error(`${where}: "vendors" must be a map of vendor id to {protocol, base_url, api_key_env, auth}`);
+  for (const [id, raw] of Object.entries(fileVendors)) {
+    const at = `${where}: vendors.${id}`;
+    if (!/^[a-z0-9][a-z0-9_-]*$/.test(id)) throw new Error(`${at}: a vendor id is lower-case letters, digits, "-" and "_"`);
+    if (!isRecord(raw)) throw new Error(`${at}: must be an object {protocol, base_url, api_key_env, auth}`);
+    const base = rows.get(id);
+    const protocol = raw.protocol ?? base?.protocol;
+    if (typeof protocol !== "string" || !PROTOCOL_NAMES.some((p) => p === protocol)) {
+      throw new Error(`${at}.protocol: must be one of ${PROTOCOL_NAMES.join(", ")}, got ${JSON.stringify(raw.protocol)}`);
+    }
+    for (const f of ["base_url", "api_key_env"] as const) {
+      if (raw[f] !== undefined && (typeof raw[f] !== "string" || raw[f] === "")) throw new Error(`${at}.${f}: must be a non-empty string, got ${JSON.stringify(raw[f])}`);
+    }
+    if (raw.auth !== undefined && !AUTH_SCHEMES.some((a) => a === raw.auth)) {
+      throw new Error(`${at}.auth: must be one of ${AUTH_SCHEMES.join(", ")}, got ${JSON.stringify(raw.auth)}`);
+    }
+    rows.set(id, {
+      id,
+      // Each was checked against its list above.
+      protocol: protocol as Protocol,
+      auth: (raw.auth as AuthScheme | undefined) ?? base?.auth,
+      base_url: (raw.base_url as string | undefined) ?? base?.base_url,
+      api_key_env: (raw.api_key_env as string | undefined) ?? base?.api_key_env ?? `${envWord(id)}_API_KEY`,
+      base_url_env: base?.base_url_env ?? `${envWord(id)}_BASE_URL`,
+    });
   }
-  return parsed as Record<string, unknown>;
+  return [...rows.values()];
 }
 
 export function loadConfig(env: Env = process.env): Config {
   const configFile = env.TURNPIKE_CONFIG || undefined;
   const file = configFile ? readConfigFile(configFile) : {};
-  const fileVendors = (file.vendors ?? {}) as Record<string, { base_url?: string } | undefined>;
-  const vendors = {} as Record<Vendor, VendorConfig>;
-  for (const v of VENDORS) {
-    vendors[v] = {
-      baseURL: env[VENDOR_ENV[v].base] || fileVendors[v]?.base_url || undefined,
-      apiKey: env[VENDOR_ENV[v].key] || undefined,
-    };
-  }
+  const vendors = vendorRows(file.vendors, configFile ?? "config").map(
+    (row): VendorConfig => ({
+      id: row.id,
+      protocol: row.protocol,
+      auth: row.auth,
+      // The environment wins over the file, as for every other setting.
+      baseURL: (row.base_url_env && env[row.base_url_env]) || row.base_url,
+      apiKey: env[row.api_key_env] || undefined,
+      apiKeyEnv: row.api_key_env,
+    }),
+  );
   const models = file.models ?? [];
   if (!Array.isArray(models)) throw new Error(`${configFile}: "models" must be a list`);
   const port = Number(env.PORT ?? 8080);

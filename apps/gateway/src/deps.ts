@@ -1,32 +1,45 @@
-import type { SignatureStore } from "@turnpike/providers";
 import type { MessagesRequest } from "@turnpike/schema";
 import type { Config } from "./config";
 import type { KeyService } from "./keys/key-service";
-import type { AuthGuard } from "./limits/auth-guard";
-import type { BudgetTracker } from "./limits/budget-tracker";
-import type { RateLimiter } from "./limits/rate-limiter";
-import type { Catalog, Vendor } from "./routing/catalog";
-import type { Store } from "./storage/store";
-import type { Upstream } from "./upstream/upstream";
-import type { UsageWriter } from "./usage/usage-writer";
+import type { PipelineHooks } from "./pipeline/events";
+import type { Catalog } from "./routing/catalog";
+import type { Upstream } from "./routing/upstreams";
+import type { AuthFailureStore } from "./state/auth-failures";
+import type { Ledger } from "./state/ledger";
+import type { LimiterStore } from "./state/limiter-store";
+import type { SignatureStore } from "./state/signature-store";
+import type { SpendStore } from "./state/spend-store";
+import type { Store } from "./state/store";
+import type { Logger } from "./telemetry/logger";
 
-/** Everything the app needs, passed in (STYLE rule 6): tests build their own. */
+/**
+ * Everything the app needs, passed in (docs/style.md rule 6): tests build their own. Every piece
+ * of shared state is behind an async interface, so moving it out of the process changes the
+ * constructor called in boot.ts, not the callers.
+ */
 export interface GatewayDeps {
   config: Config;
   catalog: Catalog;
+  /** Usage queries and aggregates (the admin API); keys and records go through the seams below. */
   store: Store;
   keys: KeyService;
-  limiter: RateLimiter;
-  budgets: BudgetTracker;
-  authGuard: AuthGuard;
-  usage: UsageWriter;
-  upstreams: Record<Vendor, Upstream>;
+  limiter: LimiterStore;
+  spend: SpendStore;
+  authFailures: AuthFailureStore;
+  ledger: Ledger;
+  signatures: SignatureStore;
+  /** Each vendor's upstream, by vendor id. */
+  upstreams: ReadonlyMap<string, Upstream>;
   fetch: typeof fetch;
+  /** The clock of limits, budgets and key expiry (tests inject one). */
+  now: () => number;
   /** Tokens in a piece of text (the local tokenizer). */
   countText: (text: string) => number;
   /** Tokens of a whole prompt in the pivot format. */
   countPrompt: (request: MessagesRequest) => number;
-  signatures: SignatureStore;
   /** Bearer secret of the admin API. */
   adminKey: string;
+  logger: Logger;
+  /** Subscribers to the pipeline's lifecycle events. */
+  hooks: readonly PipelineHooks[];
 }

@@ -1,6 +1,5 @@
 import { bootGateway } from "./boot";
 import { loadConfig } from "./config";
-import { vendorsNeedingSimulator } from "./upstream/build-upstreams";
 
 // Boot only: config → store → app.listen().
 const config = loadConfig();
@@ -9,9 +8,8 @@ gw.app.listen({ port: config.port, hostname: config.host });
 const server = gw.app.server!;
 const url = `http://${config.host === "0.0.0.0" ? "localhost" : config.host}:${server.port}`;
 
-const simulated = vendorsNeedingSimulator(config);
-if (simulated.length) {
-  console.log(`Simulator: ${simulated.join(", ")} served by the built-in simulator at ${gw.simulator?.url} (no API key set for them).`);
+if (gw.simulated.length) {
+  console.log(`Simulator: ${gw.simulated.join(", ")} served by the built-in simulator at ${gw.simulator?.url} (no API key set for them).`);
 }
 if (gw.generatedAdminKey) {
   console.log(`Admin key for this run (set TURNPIKE_ADMIN_KEY to choose your own): ${gw.generatedAdminKey}`);

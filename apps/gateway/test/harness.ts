@@ -1,6 +1,7 @@
+import { CATALOG_MODEL_IDS } from "@turnpike/schema";
 import { bootGateway, type Gateway } from "../src/boot";
 import { loadConfig } from "../src/config";
-import { SqliteStore } from "../src/storage/sqlite-store";
+import { SqliteStore } from "../src/state/sqlite-store";
 
 export const ADMIN_KEY = "sk-admin-test-0123456789";
 
@@ -46,18 +47,8 @@ export async function startHarness(env: Record<string, string> = {}, opts: { now
   };
 }
 
-export const CATALOG_IDS = [
-  "alpha-opus-4-8",
-  "alpha-fable-5",
-  "alpha-sonnet-4-6",
-  "alpha-haiku-4-5",
-  "alpha-sonnet-4-6 (context-1m beta)",
-  "beta-5.5",
-  "beta-5",
-  "gamma-3-pro",
-  "gamma-3-flash",
-  "delta-m3",
-] as const;
+/** The built-in catalog's ids: the one list, kept in `@turnpike/schema` for the mocks and SDK tests too. */
+export const CATALOG_IDS = CATALOG_MODEL_IDS;
 
 /** One model per vendor word. */
 export const ONE_PER_VENDOR = ["alpha-opus-4-8", "beta-5.5", "gamma-3-pro", "delta-m3"] as const;

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
-import type { KeyRecord, Store } from "../storage/store";
+import type { KeyDirectory } from "../state/key-directory";
+import type { KeyRecord } from "../state/store";
 
 /** What a caller may set on a key (create and update). */
 export interface KeyFields {
@@ -39,46 +40,26 @@ function compileAllowList(models: string[]): RegExp {
   return new RegExp(`^(?:${alt.join("|")})$`);
 }
 
-interface CachedKey {
-  record: KeyRecord;
-  allow: RegExp | null;
-}
-
 /** Why a presented secret was refused. */
 export type AuthResult = { ok: true; key: KeyRecord } | { ok: false; reason: "unknown" | "revoked" | "expired" };
 
 /**
- * Keys: created with a secret shown once, stored as a hash, held in memory so that
- * authentication never touches the store.
+ * Key policy over a {@link KeyDirectory}: secrets made and shown once, stored as a hash;
+ * rotation with a grace period; revocation; expiry; model allow-lists.
  */
 export class KeyService {
-  /** By hash of the current secret, and of a rotated-out secret still in its grace period. */
-  private readonly byHash = new Map<string, CachedKey>();
-  private readonly byId = new Map<string, CachedKey>();
+  /** Compiled allow-lists by record (a changed key is a new record object). */
+  private readonly allowLists = new WeakMap<KeyRecord, RegExp | null>();
+  /**
+   * sha256 of recently presented secrets (a client sends the same key again and again; hashing
+   * it every time was a measurable share of a request). Bounded; cleared wholesale when full.
+   */
+  private readonly recentHashes = new Map<string, string>();
 
-  private constructor(private readonly store: Store, private readonly now: () => number) {}
-
-  static async load(store: Store, now: () => number = Date.now): Promise<KeyService> {
-    const svc = new KeyService(store, now);
-    for (const k of await store.listKeys()) svc.remember(k);
-    return svc;
-  }
-
-  private remember(record: KeyRecord): void {
-    const old = this.byId.get(record.id);
-    if (old) {
-      this.byHash.delete(old.record.hash);
-      if (old.record.prev_hash) this.byHash.delete(old.record.prev_hash);
-    }
-    const cached = { record, allow: record.models ? compileAllowList(record.models) : null };
-    this.byId.set(record.id, cached);
-    this.byHash.set(record.hash, cached);
-    if (record.prev_hash) this.byHash.set(record.prev_hash, cached);
-  }
-
-  get size(): number {
-    return this.byId.size;
-  }
+  constructor(
+    readonly directory: KeyDirectory,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   private iso(): string {
     return new Date(this.now()).toISOString();
@@ -104,27 +85,25 @@ export class KeyService {
       updated_at: at,
       revoked_at: null,
     };
-    await this.store.createKey(record);
-    this.remember(record);
+    await this.directory.create(record);
     return { record, secret };
   }
 
-  list(): KeyRecord[] {
-    return [...this.byId.values()].map((c) => c.record).sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
+  list(): Promise<KeyRecord[]> {
+    return this.directory.list();
   }
 
-  get(id: string): KeyRecord | undefined {
-    return this.byId.get(id)?.record;
+  get(id: string): Promise<KeyRecord | undefined> {
+    return this.directory.byId(id);
   }
 
   private async save(record: KeyRecord): Promise<KeyRecord> {
-    await this.store.updateKey(record);
-    this.remember(record);
+    await this.directory.update(record);
     return record;
   }
 
   async update(id: string, fields: KeyFields): Promise<KeyRecord | undefined> {
-    const k = this.get(id);
+    const k = await this.get(id);
     if (!k) return undefined;
     const patch: KeyFields = {};
     for (const [f, v] of Object.entries(fields) as [keyof KeyFields, unknown][]) {
@@ -135,7 +114,7 @@ export class KeyService {
 
   /** A new secret; the old one keeps working for `graceSeconds` (0 = refused at once). */
   async rotate(id: string, graceSeconds = DEFAULT_ROTATION_GRACE_SECONDS): Promise<{ record: KeyRecord; secret: string } | undefined> {
-    const k = this.get(id);
+    const k = await this.get(id);
     if (!k || k.revoked_at) return undefined;
     const secret = newSecret();
     const record = await this.save({
@@ -150,17 +129,11 @@ export class KeyService {
   }
 
   async revoke(id: string): Promise<KeyRecord | undefined> {
-    const k = this.get(id);
+    const k = await this.get(id);
     if (!k) return undefined;
     if (k.revoked_at) return k;
     return this.save({ ...k, revoked_at: this.iso(), updated_at: this.iso() });
   }
-
-  /**
-   * sha256 of recently presented secrets (a client sends the same key again and again; hashing
-   * it every time was a measurable share of a request). Bounded; cleared wholesale when full.
-   */
-  private readonly recentHashes = new Map<string, string>();
 
   private hashOf(secret: string): string {
     let hash = this.recentHashes.get(secret);
@@ -173,14 +146,12 @@ export class KeyService {
   }
 
   /** The live key for a presented secret, or why it is refused. */
-  authenticate(secret: string): AuthResult {
+  async authenticate(secret: string): Promise<AuthResult> {
     const hash = this.hashOf(secret);
-    const cached = this.byHash.get(hash);
-    if (!cached) return { ok: false, reason: "unknown" };
-    const k = cached.record;
-    // Which of the key's two hashes matched (the map lookup found one of them).
-    const current = k.hash === hash;
-    if (!current) {
+    const k = await this.directory.byHash(hash);
+    if (!k) return { ok: false, reason: "unknown" };
+    // Which of the key's two hashes matched (the lookup found one of them).
+    if (k.hash !== hash) {
       // A rotated-out secret: only within its grace period.
       const graceOk = k.prev_hash !== null && k.prev_valid_until !== null && Date.parse(k.prev_valid_until) > this.now();
       if (!graceOk) return { ok: false, reason: "unknown" };
@@ -192,7 +163,12 @@ export class KeyService {
 
   /** May this key call this model? (allow-list of ids and `*` globs; none = all) */
   allows(key: KeyRecord, modelId: string): boolean {
-    const cached = this.byId.get(key.id);
-    return !cached?.allow || cached.allow.test(modelId);
+    if (!key.models) return true;
+    let allow = this.allowLists.get(key);
+    if (allow === undefined) {
+      allow = compileAllowList(key.models);
+      this.allowLists.set(key, allow);
+    }
+    return allow === null || allow.test(modelId);
   }
 }

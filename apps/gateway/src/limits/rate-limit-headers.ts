@@ -1,5 +1,4 @@
-import type { Dialect } from "../pipeline/dialect";
-import type { Admission } from "./rate-limiter";
+import type { Admission } from "../state/limiter-store";
 
 /** `1m30s`, `12s`, `450ms`: the chat format's reset durations. */
 export function formatDuration(ms: number): string {
@@ -9,11 +8,8 @@ export function formatDuration(ms: number): string {
   return m > 0 ? `${m}m${s % 60}s` : `${s}s`;
 }
 
-/**
- * The rate-limit headers each format's clients read, on every reply of a limited key:
- * chat: `x-ratelimit-{limit,remaining,reset}-{requests,tokens}` (reset as a duration);
- * messages: `anthropic-ratelimit-{requests,tokens}-{limit,remaining,reset}` (reset as RFC 3339).
- */
+const KINDS = ["requests", "tokens"] as const;
+
 /** RFC 3339 at whole seconds, the messages format's reset; the last one is reused within its second. */
 let lastSecond = -1;
 let lastStamp = "";
@@ -26,20 +22,28 @@ function rfc3339(ms: number): string {
   return lastStamp;
 }
 
-export function rateLimitHeaders(dialect: Dialect, a: Admission, nowMs: number): Record<string, string> {
+/** The chat format's headers: `x-ratelimit-{limit,remaining,reset}-{requests,tokens}`, reset as a duration. */
+export function chatLimitHeaders(a: Admission, _nowMs: number): Record<string, string> {
   const h: Record<string, string> = {};
-  for (const kind of ["requests", "tokens"] as const) {
+  for (const kind of KINDS) {
     const s = a[kind];
     if (!s) continue;
-    if (dialect === "chat") {
-      h[`x-ratelimit-limit-${kind}`] = String(s.limit);
-      h[`x-ratelimit-remaining-${kind}`] = String(s.remaining);
-      h[`x-ratelimit-reset-${kind}`] = formatDuration(s.resetMs);
-    } else {
-      h[`anthropic-ratelimit-${kind}-limit`] = String(s.limit);
-      h[`anthropic-ratelimit-${kind}-remaining`] = String(s.remaining);
-      h[`anthropic-ratelimit-${kind}-reset`] = rfc3339(nowMs + s.resetMs);
-    }
+    h[`x-ratelimit-limit-${kind}`] = String(s.limit);
+    h[`x-ratelimit-remaining-${kind}`] = String(s.remaining);
+    h[`x-ratelimit-reset-${kind}`] = formatDuration(s.resetMs);
+  }
+  return h;
+}
+
+/** The messages format's headers: `anthropic-ratelimit-{requests,tokens}-{limit,remaining,reset}`, reset as RFC 3339. */
+export function anthropicLimitHeaders(a: Admission, nowMs: number): Record<string, string> {
+  const h: Record<string, string> = {};
+  for (const kind of KINDS) {
+    const s = a[kind];
+    if (!s) continue;
+    h[`anthropic-ratelimit-${kind}-limit`] = String(s.limit);
+    h[`anthropic-ratelimit-${kind}-remaining`] = String(s.remaining);
+    h[`anthropic-ratelimit-${kind}-reset`] = rfc3339(nowMs + s.resetMs);
   }
   return h;
 }

@@ -3,10 +3,11 @@ import { Elysia } from "elysia";
 import { timingSafeEqual } from "node:crypto";
 import type { GatewayDeps } from "../deps";
 import { DEFAULT_ROTATION_GRACE_SECONDS, type KeyFields, type NewKey } from "../keys/key-service";
-import { errorResponse } from "../pipeline/dialect";
+import { FORMATS } from "../formats";
 import { readJsonObject, invalid } from "../pipeline/read-body";
 import { newRequestId } from "../pipeline/request-id";
-import type { KeyRecord, UsageFilter, UsageGroup } from "../storage/store";
+import { errorResponse, toGatewayError } from "../pipeline/respond";
+import type { KeyRecord, UsageFilter, UsageGroup } from "../state/store";
 
 /** A key as the admin API shows it: never the secret, never its hash. */
 export function publicKey(k: KeyRecord, spentUsd?: number) {
@@ -105,7 +106,7 @@ function isoParam(q: URLSearchParams, name: string): string | undefined {
   return new Date(t).toISOString();
 }
 
-/** Admin API (DESIGN.md §5): keys and usage, guarded by `TURNPIKE_ADMIN_KEY`. Errors use the chat format's envelope. */
+/** Admin API (docs/design.md, "Interfaces"): keys and usage, guarded by `TURNPIKE_ADMIN_KEY`. Errors use the chat format's envelope. */
 export const adminModule = (deps: GatewayDeps) => {
   const guard = async (request: Request, fn: () => Promise<Response> | Response): Promise<Response> => {
     const requestId = newRequestId();
@@ -113,7 +114,7 @@ export const adminModule = (deps: GatewayDeps) => {
       checkAdmin(deps, request.headers);
       return await fn();
     } catch (e) {
-      return errorResponse("chat", e, requestId);
+      return errorResponse(FORMATS.chat, toGatewayError(e, deps.logger, requestId), requestId);
     }
   };
   return new Elysia({ name: "module.admin" })
@@ -127,9 +128,14 @@ export const adminModule = (deps: GatewayDeps) => {
         }),
       { parse: "none" },
     )
-    .get("/admin/keys", ({ request }) => guard(request, () => Response.json({ data: deps.keys.list().map((k) => publicKey(k, deps.budgets.spent(k.id))) })))
+    .get("/admin/keys", ({ request }) =>
+      guard(request, async () => {
+        const keys = await deps.keys.list();
+        return Response.json({ data: await Promise.all(keys.map(async (k) => publicKey(k, await deps.spend.spent(k.id)))) });
+      }),
+    )
     .get("/admin/keys/:id", ({ request, params }) =>
-      guard(request, () => Response.json(publicKey(found(deps.keys.get(params.id), params.id), deps.budgets.spent(params.id)))),
+      guard(request, async () => Response.json(publicKey(found(await deps.keys.get(params.id), params.id), await deps.spend.spent(params.id)))),
     )
     .patch(
       "/admin/keys/:id",
@@ -138,8 +144,8 @@ export const adminModule = (deps: GatewayDeps) => {
           const fields = parseKeyFields(await readJsonObject(request), false);
           const record = found(await deps.keys.update(params.id, fields), params.id);
           // New limits take effect from a full bucket.
-          deps.limiter.reset(record.id);
-          return Response.json(publicKey(record, deps.budgets.spent(record.id)));
+          await deps.limiter.reset(record.id);
+          return Response.json(publicKey(record, await deps.spend.spent(record.id)));
         }),
       { parse: "none" },
     )
@@ -174,7 +180,7 @@ export const adminModule = (deps: GatewayDeps) => {
         const until = isoParam(q, "until");
         if (since) filter.since = since;
         if (until) filter.until = until;
-        await deps.usage.flush();
+        await deps.ledger.flush();
         const groupBy = q.get("group_by");
         if (groupBy !== null) {
           const groups = groupBy.split(",").map((g) => g.trim()).filter(Boolean);

@@ -1,11 +1,11 @@
 import { Elysia } from "elysia";
 import type { GatewayDeps } from "../deps";
-import { clientAddress } from "../pipeline/client-address";
+import { FORMATS } from "../formats";
 import { handleCountTokens } from "../pipeline/count-tokens";
 import { handleInference } from "../pipeline/inference";
 
 /** `POST /v1/messages` and `POST /v1/messages/count_tokens`, the messages format. */
 export const messagesModule = (deps: GatewayDeps) =>
   new Elysia({ name: "module.messages" })
-    .post("/v1/messages", ({ request, server }) => handleInference(deps, request, "messages", server), { parse: "none" })
-    .post("/v1/messages/count_tokens", ({ request, server }) => handleCountTokens(deps, request, () => clientAddress(server, request)), { parse: "none" });
+    .post("/v1/messages", ({ request, server }) => handleInference(deps, request, FORMATS.messages, server), { parse: "none" })
+    .post("/v1/messages/count_tokens", ({ request, server }) => handleCountTokens(deps, request, server), { parse: "none" });

@@ -1,10 +1,10 @@
 import { Elysia } from "elysia";
 import type { GatewayDeps } from "../deps";
+import { formatOfHeaders } from "../formats";
 import { authenticate } from "../pipeline/authenticate";
-import { clientAddress } from "../pipeline/client-address";
-import { dialectOfHeaders, errorResponse, idHeaders } from "../pipeline/dialect";
-import { newRequestId } from "../pipeline/request-id";
+import { newContext } from "../pipeline/context";
 import { modelNotFound } from "../pipeline/resolve";
+import { errorResponse, toGatewayError } from "../pipeline/respond";
 import type { CatalogEntry } from "../routing/catalog";
 
 /**
@@ -30,11 +30,10 @@ export function modelEntry(e: CatalogEntry) {
 /** `GET /v1/models` and `GET /v1/models/{id}`: the models the calling key may call. */
 export const modelsModule = (deps: GatewayDeps) =>
   new Elysia({ name: "module.models" })
-    .get("/v1/models", ({ request, server }) => {
-      const requestId = newRequestId();
-      const dialect = dialectOfHeaders(request.headers);
+    .get("/v1/models", async ({ request, server }) => {
+      const ctx = newContext(request, formatOfHeaders(request.headers), server);
       try {
-        const key = authenticate(deps, request.headers, dialect, () => clientAddress(server, request));
+        const key = await authenticate(deps, ctx);
         // Newest first, as the messages format lists them.
         const data = deps.catalog
           .all()
@@ -42,21 +41,20 @@ export const modelsModule = (deps: GatewayDeps) =>
           .sort((a, b) => b.created_at.localeCompare(a.created_at) || a.id.localeCompare(b.id))
           .map(modelEntry);
         const body = { object: "list", data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
-        return Response.json(body, { headers: idHeaders(dialect, requestId) });
+        return Response.json(body, { headers: ctx.format.idHeaders(ctx.id) });
       } catch (e) {
-        return errorResponse(dialect, e, requestId);
+        return errorResponse(ctx.format, toGatewayError(e, deps.logger, ctx.id), ctx.id);
       }
     })
-    .get("/v1/models/*", ({ request, params, server }) => {
-      const requestId = newRequestId();
-      const dialect = dialectOfHeaders(request.headers);
+    .get("/v1/models/*", async ({ request, params, server }) => {
+      const ctx = newContext(request, formatOfHeaders(request.headers), server);
       try {
-        const key = authenticate(deps, request.headers, dialect, () => clientAddress(server, request));
+        const key = await authenticate(deps, ctx);
         const id = decodeURIComponent(params["*"]);
         const entry = deps.catalog.get(id);
-        if (!entry || !deps.keys.allows(key, id)) throw modelNotFound(dialect, id);
-        return Response.json(modelEntry(entry), { headers: idHeaders(dialect, requestId) });
+        if (!entry || !deps.keys.allows(key, id)) throw modelNotFound(id);
+        return Response.json(modelEntry(entry), { headers: ctx.format.idHeaders(ctx.id) });
       } catch (e) {
-        return errorResponse(dialect, e, requestId);
+        return errorResponse(ctx.format, toGatewayError(e, deps.logger, ctx.id), ctx.id);
       }
     });

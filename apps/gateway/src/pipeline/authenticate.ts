@@ -1,7 +1,8 @@
 import { GatewayError } from "@turnpike/providers";
 import type { GatewayDeps } from "../deps";
-import type { KeyRecord } from "../storage/store";
-import type { Dialect } from "./dialect";
+import type { KeyRecord } from "../state/store";
+import type { RequestContext } from "./context";
+import { HEADER } from "./headers";
 
 /** The presented secret: `x-api-key`, else `Authorization: Bearer …`. */
 export function presentedKey(headers: Headers): string | undefined {
@@ -19,35 +20,34 @@ const AUTH_MESSAGES = {
   expired: "This API key has expired.",
 } as const;
 
-export function unauthorized(dialect: Dialect, message: string): GatewayError {
-  return dialect === "messages"
-    ? new GatewayError({ status: 401, type: "authentication_error", message })
-    : new GatewayError({ status: 401, type: "invalid_request_error", code: "invalid_api_key", message });
+/** A 401; each format renders it with its own type (and the chat format's `invalid_api_key` code). */
+export function unauthorized(message: string): GatewayError {
+  return new GatewayError({ status: 401, type: "authentication_error", message });
 }
 
 /**
- * The live key behind the request, or a 401 in the caller's dialect. An address with too many
- * failed attempts in the last minute gets a 429 before its key is looked at.
+ * Step 1: the live key behind the request, or a 401. An address with too many failed attempts
+ * in the last minute gets a 429 before its key is looked at.
  */
-export function authenticate(deps: GatewayDeps, headers: Headers, dialect: Dialect, address: () => string): KeyRecord {
+export async function authenticate(deps: GatewayDeps, ctx: Pick<RequestContext, "request" | "address">): Promise<KeyRecord> {
   // The peer address is looked up only when some address has failed lately.
-  const wait = deps.authGuard.active ? deps.authGuard.blockedFor(address()) : 0;
+  const wait = deps.authFailures.active ? await deps.authFailures.blockedFor(ctx.address()) : 0;
   if (wait > 0) {
     throw new GatewayError({
       status: 429,
-      type: dialect === "messages" ? "rate_limit_error" : "requests",
+      type: "requests",
       code: "too_many_failed_auth",
       message: `Too many failed authentication attempts from this address; retry after ${wait} s.`,
-      headers: { "retry-after": String(wait) },
+      headers: { [HEADER.retryAfter]: String(wait) },
     });
   }
-  const secret = presentedKey(headers);
+  const secret = presentedKey(ctx.request.headers);
   if (!secret) {
-    deps.authGuard.fail(address());
-    throw unauthorized(dialect, AUTH_MESSAGES.missing);
+    await deps.authFailures.fail(ctx.address());
+    throw unauthorized(AUTH_MESSAGES.missing);
   }
-  const result = secret.startsWith("sk-") ? deps.keys.authenticate(secret) : ({ ok: false, reason: "unknown" } as const);
+  const result = secret.startsWith("sk-") ? await deps.keys.authenticate(secret) : ({ ok: false, reason: "unknown" } as const);
   if (result.ok) return result.key;
-  deps.authGuard.fail(address());
-  throw unauthorized(dialect, AUTH_MESSAGES[result.reason]);
+  await deps.authFailures.fail(ctx.address());
+  throw unauthorized(AUTH_MESSAGES[result.reason]);
 }

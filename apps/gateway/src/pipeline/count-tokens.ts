@@ -1,54 +1,68 @@
-import { convertMessagesRequestToGenerate, upstreamErrorToGatewayError } from "@turnpike/providers";
-import { validateCountTokensRequest, type MessagesRequest } from "@turnpike/schema";
+import type { MessagesRequest } from "@turnpike/schema";
+import { validateCountTokensRequest } from "@turnpike/schema";
 import type { GatewayDeps } from "../deps";
-import { generateCountBody, upstreamCountCall } from "../upstream/upstream";
+import { FORMATS } from "../formats";
+import { PROTOCOLS } from "../protocols";
+import { admit, type Admitted } from "./admit";
 import { authenticate } from "./authenticate";
-import { HEADER, errorResponse, idHeaders } from "./dialect";
-import { readJsonObject, validationError } from "./read-body";
-import { newRequestId } from "./request-id";
-import { resolveModel } from "./resolve";
+import type { Connection } from "./client-address";
+import { newContext } from "./context";
+import { emit } from "./events";
+import { HEADER } from "./headers";
+import { passthroughBody } from "./plan";
+import { readJsonBody, validationError } from "./read-body";
+import { resolve } from "./resolve";
+import { errorResponse, toGatewayError } from "./respond";
 
 /**
- * `POST /v1/messages/count_tokens` for every catalog model: the upstream's own count where the
- * vendor has one (messages, generateContent), else Turnpike's local tokenizer.
+ * `POST /v1/messages/count_tokens` for every catalog model, through the same authenticate →
+ * validate → resolve → admit steps as inference: the upstream's own count where its protocol has
+ * a count call, else Turnpike's local tokenizer. A count generates nothing, so it takes a request
+ * from the key's rpm and gives its token estimate back.
  */
-export async function handleCountTokens(deps: GatewayDeps, request: Request, address: () => string): Promise<Response> {
-  const requestId = newRequestId();
+export async function handleCountTokens(deps: GatewayDeps, request: Request, server?: Connection | null): Promise<Response> {
+  const format = FORMATS.messages;
+  const ctx = newContext(request, format, server);
+  emit(deps.hooks, "onStart", ctx);
+  let admitted: Admitted | undefined;
   try {
-    const key = authenticate(deps, request.headers, "messages", address);
-    const raw = await readJsonObject(request);
-    const checked = validateCountTokensRequest(raw);
+    const key = await authenticate(deps, ctx);
+    const { value, size } = await readJsonBody(request);
+    const checked = validateCountTokensRequest(value);
     if (!checked.ok) throw validationError(checked.issues);
-    const entry = resolveModel(deps.catalog, deps.keys, key, checked.value.model, "messages");
-    // The pivot needs an output cap; counting ignores it.
-    const pivot = { ...checked.value, max_tokens: 1 } as MessagesRequest;
-    const up = deps.upstreams[entry.owned_by];
-    const call = upstreamCountCall(up, entry, entry.protocol);
-    const headers = new Headers(idHeaders("messages", requestId));
-    headers.set(HEADER.upstream, up.simulated ? "simulator" : entry.owned_by);
+    const target = resolve(deps, key, checked.value.model);
+    admitted = await admit(deps, ctx, key, target.entry, size);
+    const protocol = PROTOCOLS[target.entry.protocol];
+    const headers = new Headers(format.idHeaders(ctx.id));
+    headers.set(HEADER.upstream, target.upstream.simulated ? "simulator" : target.upstream.vendor);
+    for (const [k, v] of Object.entries(admitted.limitHeaders)) headers.set(k, v);
     let inputTokens: number;
-    if (!call) {
+    // The pivot needs an output cap; counting ignores it.
+    const pivot: MessagesRequest = { ...checked.value, max_tokens: 1 };
+    if (!protocol.count) {
       inputTokens = deps.countPrompt(pivot);
-      headers.set("x-turnpike-count", "local");
+      headers.set(HEADER.count, "local");
     } else {
-      let body: unknown;
-      if (entry.protocol === "messages") {
-        body = { ...checked.value, model: entry.upstream_model };
-      } else {
-        // The count call wraps the same request body the generate call would send.
-        const g = convertMessagesRequestToGenerate(pivot, { signatures: deps.signatures }).body;
-        body = generateCountBody(g, entry);
-      }
-      const res = await deps.fetch(call.url, { method: "POST", headers: call.headers, body: JSON.stringify(body) });
+      // The body the same request would be sent with, counted by the upstream.
+      const body =
+        format.passthroughProtocol === protocol.id
+          ? passthroughBody(checked.value, target.entry.upstream_model)
+          : (await protocol.fromPivot(pivot, target, deps.signatures)).body;
+      const call = await protocol.count(target, body);
+      const res = await deps.fetch(call.url, { method: "POST", headers: call.headers, body: call.body });
       const text = await res.text();
-      if (!res.ok) throw upstreamErrorToGatewayError(entry.protocol, res.status, text, res.headers);
-      const json = JSON.parse(text) as { input_tokens?: number; totalTokens?: number };
-      inputTokens = Number(json.input_tokens ?? json.totalTokens ?? 0);
-      headers.set("x-turnpike-count", "upstream");
+      if (!res.ok) throw protocol.parseError(res.status, text, res.headers);
+      inputTokens = protocol.readCount(JSON.parse(text)) ?? 0;
+      headers.set(HEADER.count, "upstream");
     }
+    admitted.settle(0);
+    emit(deps.hooks, "onFinish", ctx, 200, undefined);
     headers.set("content-type", "application/json");
     return new Response(JSON.stringify({ input_tokens: inputTokens }), { status: 200, headers });
   } catch (e) {
-    return errorResponse("messages", e, requestId);
+    admitted?.settle(0);
+    const err = toGatewayError(e, deps.logger, ctx.id);
+    emit(deps.hooks, "onFinish", ctx, err.status, undefined);
+    return errorResponse(format, err, ctx.id);
   }
 }

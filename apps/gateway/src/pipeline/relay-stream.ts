@@ -1,5 +1,5 @@
-import { formatSSE, formatSSEComment } from "@turnpike/schema/sse";
-import type { Dialect } from "./dialect";
+import type { ClientFormat } from "../formats";
+import type { Logger } from "../telemetry/logger";
 import type { InlineTap } from "./passthrough-tap";
 
 const encoder = new TextEncoder();
@@ -10,36 +10,14 @@ export type StreamEnd = "complete" | "aborted" | "failed";
 export interface RelayOptions {
   /** Runs on each upstream chunk in place: what the client is sent. */
   tap: InlineTap;
-  dialect: Dialect;
+  /** The client's format: its keep-alive, terminal frames and in-band error. */
+  format: ClientFormat;
+  logger: Logger;
+  requestId: string;
   /** A quiet stream gets a keep-alive after this long (proxies and clients cut idle streams). */
   keepAliveMs: number;
   /** Called once; a complete stream is closed only after its promise settles (the usage commit). */
   onEnd: (how: StreamEnd) => Promise<void> | void;
-}
-
-/** The keep-alive frame of each dialect: the messages format's `ping` event, or an SSE comment. */
-function keepAliveFrame(dialect: Dialect): Uint8Array {
-  return encoder.encode(
-    dialect === "messages" ? formatSSE({ event: "ping", data: '{"type":"ping"}' }) : formatSSEComment("keep-alive"),
-  );
-}
-
-/** The in-band error that ends a stream whose upstream connection broke after the 200. */
-export function inBandError(dialect: Dialect, message: string): string {
-  if (dialect === "messages") {
-    return formatSSE({ event: "error", data: JSON.stringify({ type: "error", error: { type: "api_error", message } }) });
-  }
-  return (
-    formatSSE({ data: JSON.stringify({ error: { message, type: "server_error", param: null, code: null } }) }) +
-    formatSSE({ data: "[DONE]" })
-  );
-}
-
-/** Does this encoded piece end the client's stream? (`message_stop` / in-band error / `[DONE]`) */
-function isTerminal(dialect: Dialect, text: string): boolean {
-  return dialect === "messages"
-    ? text.includes("event: message_stop\n") || text.includes("event: error\n")
-    : text.includes("data: [DONE]");
 }
 
 /**
@@ -72,7 +50,7 @@ export function relayStream(source: ReadableStream<Uint8Array>, opts: RelayOptio
     {
       start(controller) {
         if (opts.keepAliveMs > 0) {
-          const frame = keepAliveFrame(opts.dialect);
+          const frame = opts.format.keepAlive;
           timer = setInterval(() => {
             if (Date.now() - last < opts.keepAliveMs) return;
             last = Date.now();
@@ -100,7 +78,7 @@ export function relayStream(source: ReadableStream<Uint8Array>, opts: RelayOptio
             for (const piece of collect((out) => opts.tap.push(value, out))) {
               written = true;
               put(controller, piece);
-              if (typeof piece === "string" && isTerminal(opts.dialect, piece)) {
+              if (typeof piece === "string" && opts.format.isTerminal(piece)) {
                 void reader.cancel().catch(() => {});
                 await end("complete");
                 controller.close();
@@ -111,7 +89,7 @@ export function relayStream(source: ReadableStream<Uint8Array>, opts: RelayOptio
         } catch (e) {
           if (ended) return;
           // The runtime's own wording (socket internals) is no use to the client; log it here.
-          console.error("turnpike: upstream stream failed:", e);
+          opts.logger.warn("upstream stream failed", { request_id: opts.requestId, reason: e instanceof Error ? e.message : String(e) });
           // The tap ends the stream as its upstream ending early deserves — in the client's own
           // shape, with whatever it was still holding (a translated chat stream's first chunk);
           // only if it has nothing to say does the generic in-band error go out.
@@ -121,7 +99,7 @@ export function relayStream(source: ReadableStream<Uint8Array>, opts: RelayOptio
           } catch {
             tail = [];
           }
-          if (tail.length === 0) tail.push(inBandError(opts.dialect, "The connection to the upstream broke before the reply was complete."));
+          if (tail.length === 0) tail.push(opts.format.inBandError("The connection to the upstream broke before the reply was complete."));
           for (const piece of tail) put(controller, piece);
           await end("failed");
           controller.close();
@@ -138,10 +116,3 @@ export function relayStream(source: ReadableStream<Uint8Array>, opts: RelayOptio
     { highWaterMark: 16 },
   );
 }
-
-export const SSE_HEADERS: Record<string, string> = {
-  "content-type": "text/event-stream; charset=utf-8",
-  "cache-control": "no-cache",
-  "x-accel-buffering": "no",
-  connection: "keep-alive",
-};

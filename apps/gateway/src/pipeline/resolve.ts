@@ -1,19 +1,27 @@
 import { GatewayError } from "@turnpike/providers";
-import type { KeyService } from "../keys/key-service";
-import type { Catalog, CatalogEntry } from "../routing/catalog";
-import type { KeyRecord } from "../storage/store";
-import type { Dialect } from "./dialect";
+import type { GatewayDeps } from "../deps";
+import type { Target } from "../protocols";
+import type { KeyRecord } from "../state/store";
 
-export function modelNotFound(dialect: Dialect, model: string): GatewayError {
-  const message = `The model \`${model}\` does not exist or this key may not call it (model_not_found).`;
-  return dialect === "messages"
-    ? new GatewayError({ status: 404, type: "not_found_error", code: "model_not_found", message })
-    : new GatewayError({ status: 404, type: "invalid_request_error", code: "model_not_found", message, param: "model" });
+export function modelNotFound(model: string): GatewayError {
+  return new GatewayError({
+    status: 404,
+    type: "not_found_error",
+    code: "model_not_found",
+    param: "model",
+    message: `The model \`${model}\` does not exist or this key may not call it (model_not_found).`,
+  });
 }
 
-/** The catalog entry for a model id this key may call; unknown and forbidden look the same. */
-export function resolveModel(catalog: Catalog, keys: KeyService, key: KeyRecord, model: string, dialect: Dialect): CatalogEntry {
-  const entry = catalog.get(model);
-  if (!entry || !keys.allows(key, model)) throw modelNotFound(dialect, model);
-  return entry;
+/**
+ * Step 3: the catalog entry for a model id this key may call (unknown and forbidden look the
+ * same), on the upstream of its vendor.
+ */
+export function resolve(deps: Pick<GatewayDeps, "catalog" | "keys" | "upstreams">, key: KeyRecord, model: string): Target {
+  const entry = deps.catalog.get(model);
+  if (!entry || !deps.keys.allows(key, model)) throw modelNotFound(model);
+  const upstream = deps.upstreams.get(entry.owned_by);
+  // The catalog is built against the vendor table, so every entry's vendor has an upstream.
+  if (!upstream) throw new GatewayError({ status: 500, message: `No upstream for vendor ${entry.owned_by}.` });
+  return { entry, upstream };
 }

@@ -1,116 +1,105 @@
-import type { Catalog, CatalogEntry } from "../routing/catalog";
-import type { Endpoint, KeyRecord, UsageRecord } from "../storage/store";
-import type { UsageWriter } from "./usage-writer";
+import type { UsageTotals } from "@turnpike/providers";
 
-/** Token counts as the pivot (messages format) reports them; `input_tokens` excludes cache. */
-export interface TokenUsage {
-  input_tokens: number;
-  output_tokens: number;
-  cache_read_input_tokens: number;
-  cache_creation_input_tokens: number;
-  reasoning_tokens: number;
+/** Token counts in the pivot's terms: `input_tokens` excludes cache reads and writes. */
+export type TokenCounts = Required<Omit<UsageTotals, "estimated">>;
+
+const ZERO: TokenCounts = { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, reasoning_tokens: 0 };
+
+/** What a reply's reader (a stream machine, a passthrough scanner, a JSON reply) tells the tally. */
+export interface UsageSink {
+  /**
+   * Usage the upstream reported. Fields overwrite field by field (stream usage is cumulative;
+   * a closing report may leave out the input side). `final`: these are the upstream's closing
+   * numbers for the output, not a placeholder.
+   */
+  report(usage: Partial<TokenCounts>, final: boolean): void;
+  /** Text relayed to the client, counted only if the upstream never reports its usage. */
+  relayed(text: string): void;
+  /** A source of relayed text read only at the end, and only if it must be counted. */
+  relayedLater(read: () => string): void;
 }
 
-export const NO_USAGE: TokenUsage = {
-  input_tokens: 0,
-  output_tokens: 0,
-  cache_read_input_tokens: 0,
-  cache_creation_input_tokens: 0,
-  reasoning_tokens: 0,
-};
-
 /**
- * The usage record of one request, filled in as the reply goes by and written exactly once,
- * whether the reply completed, failed or the client went away.
+ * The usage of one request, accumulated once from what its reply's reader reports. At the end
+ * {@link UsageTally.settle} gives the counts to bill: the upstream's own where it reported them,
+ * else Turnpike's count of what reached the client (and of the prompt), flagged `estimated`.
  */
-export class Meter {
-  usage: TokenUsage = { ...NO_USAGE };
-  /** The upstream reported final usage (otherwise counts are Turnpike's own). */
-  reported = false;
-  /** Text relayed to the client, kept only to count it if the upstream never reports usage. */
-  readonly relayed: string[] = [];
-  /**
-   * Relayed frames whose text is read only when needed (a passthrough stream keeps the raw
-   * `data` of its deltas rather than parsing each one on the hot path).
-   */
-  readonly relayedFrames: string[] = [];
-  frameText: (data: string) => string = () => "";
-  /**
-   * Turnpike's own count of the prompt, used only when the upstream never reported input tokens
-   * (a stream the client left early); computed lazily, since most calls never need it.
-   */
-  estimatePrompt: () => number = () => 0;
-  upstreamStatus = 0;
-  private done = false;
+export class UsageTally implements UsageSink {
+  private counts: TokenCounts = { ...ZERO };
+  private isFinal = false;
+  private readonly texts: string[] = [];
+  private readonly later: (() => string)[] = [];
 
-  constructor(
-    private readonly writer: UsageWriter,
-    private readonly catalog: Catalog,
-    private readonly countText: (text: string) => number,
-    readonly requestId: string,
-    readonly key: KeyRecord,
-    readonly entry: CatalogEntry,
-    readonly endpoint: Endpoint,
-    readonly stream: boolean,
-    private readonly started: number,
-    /** Told each record as it is made: settles the key's token bucket and monthly spend. */
-    private readonly onRecord: (record: UsageRecord) => void = () => {},
-  ) {}
-
-  /** Merges reported usage; later reports overwrite (stream usage is cumulative). */
-  report(u: Partial<TokenUsage>): void {
-    for (const k of Object.keys(u) as (keyof TokenUsage)[]) {
-      const v = u[k];
-      if (typeof v === "number" && Number.isFinite(v)) this.usage[k] = v;
+  report(usage: Partial<TokenCounts>, final: boolean): void {
+    for (const k of Object.keys(usage) as (keyof TokenCounts)[]) {
+      const v = usage[k];
+      if (typeof v === "number" && Number.isFinite(v)) this.counts[k] = v;
     }
+    if (final) this.isFinal = true;
+  }
+
+  relayed(text: string): void {
+    this.texts.push(text);
+  }
+
+  relayedLater(read: () => string): void {
+    this.later.push(read);
+  }
+
+  /** The counts so far (read-only view). */
+  get usage(): Readonly<TokenCounts> {
+    return this.counts;
+  }
+
+  /** The upstream reported its closing numbers. */
+  get final(): boolean {
+    return this.isFinal;
+  }
+
+  /** Everything relayed to the client, as text. */
+  relayedText(): string {
+    return this.texts.join("") + this.later.map((read) => read()).join("");
   }
 
   /**
-   * Writes the record (once); counts are Turnpike's own where the upstream reported none. The
-   * promise settles when the record is committed.
+   * The counts to bill. Without the upstream's closing numbers: the relayed text is counted
+   * (if that says more than the upstream did), and the prompt too if nothing reported it.
    */
-  finish(status: number, opts: { aborted?: boolean } = {}): Promise<void> {
-    if (this.done) return Promise.resolve();
-    this.done = true;
-    const u = this.usage;
+  settle(countText: (text: string) => number, countPrompt: () => number): { counts: TokenCounts; estimated: boolean } {
+    const c = { ...this.counts };
     let estimated = false;
-    if (!this.reported) {
-      // No final usage: count what went to the client, and the prompt if nothing reported it.
-      const text = this.relayed.join("") + this.relayedFrames.map(this.frameText).join("");
-      const counted = text ? this.countText(text) : 0;
-      if (counted > u.output_tokens) {
-        u.output_tokens = counted;
+    if (!this.isFinal) {
+      const text = this.relayedText();
+      const counted = text ? countText(text) : 0;
+      if (counted > c.output_tokens) {
+        c.output_tokens = counted;
         estimated = true;
       }
-      if (u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens === 0) {
-        const prompt = this.estimatePrompt();
+      if (c.input_tokens + c.cache_read_input_tokens + c.cache_creation_input_tokens === 0) {
+        const prompt = countPrompt();
         if (prompt > 0) {
-          u.input_tokens = prompt;
+          c.input_tokens = prompt;
           estimated = true;
         }
       }
     }
-    const input = u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens;
-    const record: UsageRecord = {
-      request_id: this.requestId,
-      key_id: this.key.id,
-      model: this.entry.id,
-      endpoint: this.endpoint,
-      stream: this.stream,
-      input_tokens: input,
-      output_tokens: u.output_tokens,
-      cache_read_tokens: u.cache_read_input_tokens,
-      cache_write_tokens: u.cache_creation_input_tokens,
-      reasoning_tokens: u.reasoning_tokens,
-      cost_usd: this.catalog.cost(this.entry, input, u.output_tokens),
-      status,
-      upstream_status: this.upstreamStatus,
-      latency_ms: Math.round((performance.now() - this.started) * 100) / 100,
-      aborted: opts.aborted ?? false,
-      estimated,
-      created_at: new Date().toISOString(),
-    };
-    this.onRecord(record);
-    return this.writer.record(record);
+    return { counts: c, estimated };
   }
+}
+
+/**
+ * Messages-format usage (a reply, `message_start` or `message_delta`) as the fields it carries:
+ * a closing `message_delta` may leave out the input side, which must then stand as it was
+ * (docs/protocols.md §1.7).
+ */
+export function messagesUsageFields(usage: unknown): Partial<TokenCounts> {
+  const u = typeof usage === "object" && usage !== null ? (usage as Record<string, unknown>) : {};
+  const out: Partial<TokenCounts> = {};
+  if (typeof u.input_tokens === "number") out.input_tokens = u.input_tokens;
+  if (typeof u.output_tokens === "number") out.output_tokens = u.output_tokens;
+  if (typeof u.cache_read_input_tokens === "number") out.cache_read_input_tokens = u.cache_read_input_tokens;
+  if (typeof u.cache_creation_input_tokens === "number") out.cache_creation_input_tokens = u.cache_creation_input_tokens;
+  const details = u.output_tokens_details as { thinking_tokens?: unknown } | undefined;
+  if (typeof details?.thinking_tokens === "number") out.reasoning_tokens = details.thinking_tokens;
+  return out;
 }

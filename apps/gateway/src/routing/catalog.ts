@@ -3,24 +3,21 @@
  * `TURNPIKE_CONFIG` file (JSON or YAML) whose `models` entries replace or add rows by id.
  */
 
-/** The vendor words of the catalog, each tied to one upstream protocol by default. */
-export const VENDORS = ["alpha", "beta", "gamma", "delta"] as const;
-export type Vendor = (typeof VENDORS)[number];
+import type { Protocol } from "@turnpike/providers";
 
-/** Upstream protocols: messages (`/v1/messages`), chat completions, generateContent. */
-export type Protocol = "messages" | "chat" | "generate";
+/** What the catalog needs to know of each vendor: that it exists, and its protocol. */
+export interface VendorProtocol {
+  id: string;
+  protocol: Protocol;
+}
 
-export const VENDOR_PROTOCOL: Record<Vendor, Protocol> = {
-  alpha: "messages",
-  beta: "chat",
-  gamma: "generate",
-  delta: "chat",
-};
+const PROTOCOL_NAMES: readonly Protocol[] = ["messages", "chat", "generate"];
 
 export interface CatalogEntry {
   /** The id clients send. */
   id: string;
-  owned_by: Vendor;
+  /** The vendor that serves it (a row of the vendor table). */
+  owned_by: string;
   display_name: string;
   protocol: Protocol;
   /** The id sent upstream (defaults to `id`). */
@@ -59,10 +56,11 @@ const BUILT_IN: Row[] = [
   { id: "delta-m3", owned_by: "delta", display_name: "Delta M3", input_per_mtok: 0.3, output_per_mtok: 1.2, context_window: 204_800, max_output_tokens: 131_072, created_at: "2026-03-01T00:00:00Z" },
 ];
 
-function complete(row: Row): CatalogEntry {
+function complete(row: Row, vendors: ReadonlyMap<string, Protocol>): CatalogEntry {
   return {
     ...row,
-    protocol: row.protocol ?? VENDOR_PROTOCOL[row.owned_by],
+    // parseOverride checked that the vendor exists; built-in rows name built-in vendors.
+    protocol: row.protocol ?? vendors.get(row.owned_by) ?? "messages",
     upstream_model: row.upstream_model ?? row.id,
     upstream_headers: row.upstream_headers ?? {},
   };
@@ -91,27 +89,31 @@ export class Catalog {
 }
 
 /** The catalog with the config file's `models` rows laid over the built-in ones. */
-export function buildCatalog(overrides: unknown[] = []): Catalog {
+export function buildCatalog(overrides: unknown[], vendors: readonly VendorProtocol[]): Catalog {
+  const protocols = new Map(vendors.map((v) => [v.id, v.protocol]));
   const rows = new Map<string, Row>(BUILT_IN.map((r) => [r.id, r]));
   overrides.forEach((raw, i) => {
-    const row = parseOverride(raw, i, rows);
+    const row = parseOverride(raw, i, rows, protocols);
     rows.set(row.id, row);
   });
-  return new Catalog([...rows.values()].map(complete));
+  for (const r of rows.values()) {
+    if (!protocols.has(r.owned_by)) throw new Error(`model ${r.id}: its vendor ${JSON.stringify(r.owned_by)} is not in the vendor table`);
+  }
+  return new Catalog([...rows.values()].map((r) => complete(r, protocols)));
 }
 
-function parseOverride(raw: unknown, i: number, rows: Map<string, Row>): Row {
+function parseOverride(raw: unknown, i: number, rows: Map<string, Row>, vendors: ReadonlyMap<string, Protocol>): Row {
   const where = `models[${i}]`;
   if (typeof raw !== "object" || raw === null) throw new Error(`${where}: expected an object`);
   const o = raw as Record<string, unknown>;
   if (typeof o.id !== "string" || o.id === "") throw new Error(`${where}.id: required string`);
   const base = rows.get(o.id);
   const merged = { ...base, ...o } as Record<string, unknown>;
-  if (!VENDORS.includes(merged.owned_by as Vendor)) {
-    throw new Error(`${where}.owned_by: must be one of ${VENDORS.join(", ")}, got ${JSON.stringify(merged.owned_by)}`);
+  if (typeof merged.owned_by !== "string" || !vendors.has(merged.owned_by)) {
+    throw new Error(`${where}.owned_by: must be one of ${[...vendors.keys()].join(", ")}, got ${JSON.stringify(merged.owned_by)}`);
   }
-  if (merged.protocol !== undefined && !["messages", "chat", "generate"].includes(merged.protocol as string)) {
-    throw new Error(`${where}.protocol: must be messages, chat or generate, got ${JSON.stringify(merged.protocol)}`);
+  if (merged.protocol !== undefined && !PROTOCOL_NAMES.some((p) => p === merged.protocol)) {
+    throw new Error(`${where}.protocol: must be ${PROTOCOL_NAMES.join(", ")}, got ${JSON.stringify(merged.protocol)}`);
   }
   for (const f of ["input_per_mtok", "output_per_mtok", "context_window"] as const) {
     if (typeof merged[f] !== "number" || !Number.isFinite(merged[f]) || (merged[f] as number) < 0) {

@@ -1,4 +1,16 @@
-import type { Store, UsageRecord } from "../storage/store";
+import type { Store, UsageRecord } from "./store";
+
+/**
+ * The usage ledger as the pipeline sees it: a record is handed over once per request that
+ * reached an upstream, and the promise settles when it is durable (docs/design.md, "State").
+ */
+export interface Ledger {
+  record(r: UsageRecord): Promise<void>;
+  /** Commits everything handed over so far. */
+  flush(): Promise<void>;
+  /** Records handed over and not yet committed. */
+  readonly size: number;
+}
 
 /**
  * Writes usage records in group commits. A request hands its record over and may await the
@@ -9,13 +21,13 @@ import type { Store, UsageRecord } from "../storage/store";
  * A failed commit keeps its records and is retried; waiters are released after the first failure
  * (a client is not held hostage by a sick disk) but the records stay queued until they land.
  */
-export class UsageWriter {
+export class GroupCommitLedger implements Ledger {
   private pending: { record: UsageRecord; done: () => void }[] = [];
   private scheduled = false;
   private running: Promise<void> | undefined;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: Pick<Store, "insertUsage">,
     private readonly opts: { retryMs?: number; onError?: (e: unknown) => void } = {},
   ) {}
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { formatDuration, rateLimitHeaders } from "./rate-limit-headers";
-import { RateLimiter } from "./rate-limiter";
+import { anthropicLimitHeaders, chatLimitHeaders, formatDuration } from "../limits/rate-limit-headers";
+import { RateLimiter } from "./limiter-store";
 
 function clock(start = 1_000_000) {
   let t = start;
@@ -67,7 +67,7 @@ describe("headers", () => {
     const c = clock(Date.parse("2026-11-22T10:00:00Z"));
     const rl = new RateLimiter(c.now);
     const a = rl.admit("k", { rpm: 60, tpm: 6000 }, 600);
-    const chat = rateLimitHeaders("chat", a, c.now());
+    const chat = chatLimitHeaders(a, c.now());
     expect(chat).toEqual({
       "x-ratelimit-limit-requests": "60",
       "x-ratelimit-remaining-requests": "59",
@@ -76,7 +76,7 @@ describe("headers", () => {
       "x-ratelimit-remaining-tokens": "5400",
       "x-ratelimit-reset-tokens": "6s",
     });
-    const msgs = rateLimitHeaders("messages", a, c.now());
+    const msgs = anthropicLimitHeaders(a, c.now());
     expect(msgs["anthropic-ratelimit-requests-limit"]).toBe("60");
     expect(msgs["anthropic-ratelimit-requests-remaining"]).toBe("59");
     expect(msgs["anthropic-ratelimit-requests-reset"]).toBe("2026-11-22T10:00:01Z");

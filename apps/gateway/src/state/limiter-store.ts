@@ -34,6 +34,44 @@ interface Bucket {
   at: number;
 }
 
+/**
+ * Where rate-limit buckets live. Async so that a shared implementation (one round trip per
+ * admission and one per settlement) fits behind the same callers; `bucket` names one limited
+ * subject (a key, or a key and a model).
+ */
+export interface LimiterStore {
+  /** Admits one request of `estimatedTokens`, or says how long to wait; atomic per bucket. */
+  admit(bucket: string, limits: Limits, estimatedTokens: number): Promise<Admission>;
+  /** Charges the difference between the real token count and the estimate admitted. */
+  settle(bucket: string, limits: Limits, estimatedTokens: number, actualTokens: number): Promise<void>;
+  /** Forgets a bucket (after its limits change): it starts full. */
+  reset(bucket: string): Promise<void>;
+}
+
+/** The in-process limiter: the token-bucket arithmetic, synchronous inside. */
+export class MemoryLimiterStore implements LimiterStore {
+  readonly buckets: RateLimiter;
+
+  constructor(now: () => number = Date.now) {
+    this.buckets = new RateLimiter(now);
+  }
+
+  admit(bucket: string, limits: Limits, estimatedTokens: number): Promise<Admission> {
+    return Promise.resolve(this.buckets.admit(bucket, limits, estimatedTokens));
+  }
+
+  settle(bucket: string, limits: Limits, estimatedTokens: number, actualTokens: number): Promise<void> {
+    this.buckets.settle(bucket, limits, estimatedTokens, actualTokens);
+    return Promise.resolve();
+  }
+
+  reset(bucket: string): Promise<void> {
+    this.buckets.reset(bucket);
+    return Promise.resolve();
+  }
+}
+
+/** Token buckets in one process's memory. Pure: the clock is injected. */
 export class RateLimiter {
   private readonly buckets = new Map<string, Bucket>();
 

@@ -1,4 +1,4 @@
-import type { Store } from "../storage/store";
+import type { Store } from "./store";
 
 /** `2026-11-01T00:00:00.000Z` for any instant in November 2026 (UTC). */
 export function monthStart(ms: number): string {
@@ -6,12 +6,26 @@ export function monthStart(ms: number): string {
   return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1)).toISOString();
 }
 
+/** When the month of `ms` ends and the next budget period starts (UTC). */
+export function nextMonthStart(ms: number): string {
+  const d = new Date(ms);
+  return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1)).toISOString();
+}
+
 /**
- * Spend per key in the current calendar month (UTC), kept in memory: loaded from the ledger at
- * start, then added to as each usage record is made. A key whose spend has reached its monthly
- * budget is refused until the month turns or the budget is raised.
+ * Spend per key in the current calendar month (UTC). Async so that a shared counter can stand
+ * behind the same callers; `add` is told every usage record's cost as it is made.
  */
-export class BudgetTracker {
+export interface SpendStore {
+  spent(keyId: string): Promise<number>;
+  add(keyId: string, usd: number): Promise<void>;
+}
+
+/**
+ * The in-process spend counters: loaded from the ledger at start, then added to as each usage
+ * record is made; cleared when the month turns.
+ */
+export class MemorySpendStore implements SpendStore {
   private spend = new Map<string, number>();
   private month = "";
   /** The current month's span in epoch ms, so that most calls compare numbers only. */
@@ -20,8 +34,8 @@ export class BudgetTracker {
 
   private constructor(private readonly now: () => number) {}
 
-  static async load(store: Store, now: () => number = Date.now): Promise<BudgetTracker> {
-    const t = new BudgetTracker(now);
+  static async load(store: Store, now: () => number = Date.now): Promise<MemorySpendStore> {
+    const t = new MemorySpendStore(now);
     t.month = monthStart(now());
     t.spend = await store.spendSince(t.month);
     return t;
@@ -40,19 +54,14 @@ export class BudgetTracker {
     }
   }
 
-  add(keyId: string, usd: number): void {
+  add(keyId: string, usd: number): Promise<void> {
     this.roll();
     this.spend.set(keyId, (this.spend.get(keyId) ?? 0) + usd);
+    return Promise.resolve();
   }
 
-  spent(keyId: string): number {
+  spent(keyId: string): Promise<number> {
     this.roll();
-    return this.spend.get(keyId) ?? 0;
-  }
-
-  /** When the month's budget resets (the start of next month, UTC). */
-  resetsAt(): string {
-    const d = new Date(this.now());
-    return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1)).toISOString();
+    return Promise.resolve(this.spend.get(keyId) ?? 0);
   }
 }

@@ -1,52 +1,9 @@
 import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
+import { migrateSqlite } from "./migrations";
 import type { KeyRecord, Store, UsageAggregate, UsageFilter, UsageGroup, UsageRecord } from "./store";
 
-/**
- * The ledger is written on every request and read rarely: each B-tree costs every insert. Rows
- * are keyed by their request id alone (time-ordered, so inserts append; `WITHOUT ROWID` saves the
- * extra rowid tree), with one index for the common per-key query; a per-model query scans.
- */
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS keys (
-  id TEXT PRIMARY KEY,
-  name TEXT NOT NULL,
-  hash TEXT NOT NULL UNIQUE,
-  prefix TEXT NOT NULL,
-  models TEXT,
-  rpm INTEGER,
-  tpm INTEGER,
-  model_limits TEXT,
-  budget_usd REAL,
-  expires_at TEXT,
-  prev_hash TEXT,
-  prev_valid_until TEXT,
-  created_at TEXT NOT NULL,
-  updated_at TEXT NOT NULL,
-  revoked_at TEXT
-);
-CREATE TABLE IF NOT EXISTS usage (
-  request_id TEXT PRIMARY KEY,
-  key_id TEXT NOT NULL,
-  model TEXT NOT NULL,
-  endpoint TEXT NOT NULL,
-  stream INTEGER NOT NULL,
-  input_tokens INTEGER NOT NULL,
-  output_tokens INTEGER NOT NULL,
-  cache_read_tokens INTEGER NOT NULL,
-  cache_write_tokens INTEGER NOT NULL,
-  reasoning_tokens INTEGER NOT NULL,
-  cost_usd REAL NOT NULL,
-  status INTEGER NOT NULL,
-  upstream_status INTEGER NOT NULL,
-  latency_ms REAL NOT NULL,
-  aborted INTEGER NOT NULL,
-  estimated INTEGER NOT NULL,
-  created_at TEXT NOT NULL
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS usage_key_time ON usage (key_id, created_at);
-`;
 
 interface KeyRow extends Omit<KeyRecord, "models" | "model_limits"> {
   models: string | null;
@@ -97,7 +54,7 @@ export class SqliteStore implements Store {
       this.checkpointTimer = setInterval(() => this.db.exec("PRAGMA wal_checkpoint(PASSIVE);"), 1000);
       this.checkpointTimer.unref?.();
     }
-    this.db.exec(SCHEMA);
+    migrateSqlite(this.db);
     this.insertUsageStmt = this.db.prepare(
       `INSERT OR IGNORE INTO usage VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );

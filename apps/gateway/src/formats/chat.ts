@@ -1,0 +1,51 @@
+import { MessagesToChatMachine, convertChatRequestToMessages, convertMessagesResponseToChat, renderChatError } from "@turnpike/providers";
+import { validateChatRequest } from "@turnpike/schema";
+import { formatSSE, formatSSEComment } from "@turnpike/schema/sse";
+import { chatLimitHeaders } from "../limits/rate-limit-headers";
+import { validationError } from "../pipeline/read-body";
+import type { ClientFormat } from "./client-format";
+
+/**
+ * The output cap a translated chat request gets when the client sends none: the messages
+ * protocol requires one (docs/protocols.md §1.2).
+ */
+export const DEFAULT_MAX_TOKENS = 4096;
+
+const DONE = formatSSE({ data: "[DONE]" });
+
+/** The chat completions format (`POST /v1/chat/completions`). */
+export const chatFormat: ClientFormat = {
+  id: "chat",
+  endpoint: "chat",
+  pathPrefix: "/v1/chat/",
+  passthroughProtocol: "chat",
+  inputAtStart: false,
+  // The default format of calls that do not say: it claims nothing by its headers.
+  claims: () => false,
+  validate(body) {
+    const checked = validateChatRequest(body);
+    if (!checked.ok) throw validationError(checked.issues);
+    const request = checked.value;
+    return {
+      model: request.model,
+      stream: request.stream === true,
+      body,
+      includeUsage: request.stream_options?.include_usage === true,
+      toPivot: (target) => convertChatRequestToMessages(request, { defaultMaxTokens: DEFAULT_MAX_TOKENS, target }),
+    };
+  },
+  encodeReply: (reply, model) => convertMessagesResponseToChat(reply, { model }),
+  encoder: (opts, write) => new MessagesToChatMachine(opts, write),
+  inBandError: (message) => formatSSE({ data: JSON.stringify({ error: { message, type: "server_error", param: null, code: null } }) }) + DONE,
+  terminalFrame: DONE,
+  isTerminal: (piece) => piece.includes("data: [DONE]"),
+  keepAlive: new TextEncoder().encode(formatSSEComment("keep-alive")),
+  renderError(err) {
+    // This format has no 529 ("overloaded" is a 503) and no 402 (a spent quota is a 429
+    // `insufficient_quota`): docs/protocols.md §4.8.
+    const status = err.status === 529 ? 503 : err.status === 402 ? 429 : err.status;
+    return { status, body: renderChatError(err) };
+  },
+  idHeaders: (requestId) => ({ "x-request-id": requestId }),
+  limitHeaders: chatLimitHeaders,
+};

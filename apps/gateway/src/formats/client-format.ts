@@ -1,0 +1,67 @@
+import type { GatewayError, Protocol, Warning } from "@turnpike/providers";
+import type { MessagesRequest, MessagesResponse, MessagesStreamEvent } from "@turnpike/schema";
+import type { Admission } from "../state/limiter-store";
+import type { Endpoint } from "../state/store";
+
+/** The wire formats a client can speak. */
+export type Format = "messages" | "chat";
+
+/**
+ * A validated client request, whatever its format: the few facts the pipeline reads, plus the
+ * format's own conversion to the pivot. The format-specific body stays inside the adapter.
+ */
+export interface ClientRequest {
+  readonly model: string;
+  readonly stream: boolean;
+  /** The body as the client sent it (a passthrough forwards it). */
+  readonly body: Readonly<Record<string, unknown>>;
+  /** The client asked for usage inside the stream (the chat format's `include_usage`). */
+  readonly includeUsage: boolean;
+  /** The request in the pivot (messages) format, judged for the upstream protocol `target`. */
+  toPivot(target: Protocol): { request: MessagesRequest; warnings: Warning[] };
+}
+
+/** Writes the client's stream frames from pivot events. */
+export interface PivotEncoder {
+  push(ev: MessagesStreamEvent): void;
+  end(): void;
+}
+
+/**
+ * Everything Turnpike knows about one client wire format, in one place: the registry
+ * (`formats/index.ts`) is a `Record<Format, ClientFormat>`, so the compiler proves that every
+ * format covers every concern, and no code outside an adapter branches on a format's name.
+ */
+export interface ClientFormat {
+  readonly id: Format;
+  /** The ledger's `endpoint` of this format's inference route. */
+  readonly endpoint: Endpoint;
+  /** The path prefix of this format's routes (unknown routes under it answer in this format). */
+  readonly pathPrefix: string;
+  /** The upstream protocol this format is passed through to unchanged. */
+  readonly passthroughProtocol: Protocol;
+  /** The format reports the prompt's token count at the start of a stream, before any text. */
+  readonly inputAtStart: boolean;
+  /** A call whose path does not say (`/v1/models`) is this format's if its headers are. */
+  claims(headers: Headers): boolean;
+  /** A JSON body → the validated request, or a 400 naming the field and the rule. */
+  validate(body: Record<string, unknown>): ClientRequest;
+  /** The pivot reply in this format. */
+  encodeReply(reply: MessagesResponse, model: string): unknown;
+  /** A stream encoder: pivot events in, this format's SSE frames out through `write`. */
+  encoder(opts: { model: string; includeUsage: boolean }, write: (frame: string) => void): PivotEncoder;
+  /** The frames that end a stream with an error after its 200 (nothing may follow them). */
+  inBandError(message: string): string;
+  /** The frame that ends a complete stream. */
+  readonly terminalFrame: string;
+  /** Does this encoded piece end the stream (the terminal frame or an in-band error)? */
+  isTerminal(piece: string): boolean;
+  /** What a quiet stream is sent so that proxies and clients keep it open. */
+  readonly keepAlive: Uint8Array;
+  /** The HTTP status and body of an error in this format's envelope. */
+  renderError(err: GatewayError, requestId: string): { status: number; body: unknown };
+  /** The request-id headers of every reply. */
+  idHeaders(requestId: string): Record<string, string>;
+  /** The rate-limit headers this format's clients read. */
+  limitHeaders(admission: Admission, nowMs: number): Record<string, string>;
+}

@@ -1,0 +1,23 @@
+import type { ClientFormat, Format } from "./client-format";
+import { chatFormat } from "./chat";
+import { messagesFormat } from "./messages";
+
+/** Every client format, by name: a new format is an adapter file and one line here. */
+export const FORMATS: Record<Format, ClientFormat> = {
+  messages: messagesFormat,
+  chat: chatFormat,
+};
+
+const ALL = Object.values(FORMATS);
+
+/** The format a call's headers claim, else the chat format (the one that claims nothing). */
+export function formatOfHeaders(headers: Headers): ClientFormat {
+  return ALL.find((f) => f.claims(headers)) ?? chatFormat;
+}
+
+/** The format of a route by its path prefix, else by its headers. */
+export function formatOfPath(path: string, headers: Headers): ClientFormat {
+  return ALL.find((f) => path.startsWith(f.pathPrefix)) ?? formatOfHeaders(headers);
+}
+
+export type { ClientFormat, ClientRequest, Format, PivotEncoder } from "./client-format";

@@ -1,0 +1,74 @@
+import { GatewayError } from "@turnpike/providers";
+import type { GatewayDeps } from "../deps";
+import type { CatalogEntry } from "../routing/catalog";
+import { nextMonthStart } from "../state/spend-store";
+import type { Admission, Limits } from "../state/limiter-store";
+import type { KeyRecord } from "../state/store";
+import type { RequestContext } from "./context";
+import { HEADER } from "./headers";
+
+/** A request let in: the limit headers its reply carries, and how to settle what it used. */
+export interface Admitted {
+  limitHeaders: Record<string, string>;
+  /** Charges the real token count against the buckets that admitted the estimate. */
+  settle(actualTokens: number): void;
+}
+
+function rateLimited(a: Admission, limitHeaders: Record<string, string>, model?: string): GatewayError {
+  const what = a.limitedBy === "tokens" ? "tokens per minute" : "requests per minute";
+  const limit = (a.limitedBy === "tokens" ? a.tokens : a.requests)?.limit;
+  return new GatewayError({
+    status: 429,
+    // The chat format names the limit that refused (`requests` | `tokens`); the messages format
+    // renders any 429 as `rate_limit_error`.
+    type: a.limitedBy ?? "requests",
+    code: "rate_limit_exceeded",
+    message: `Rate limit reached for this key${model ? ` on ${model}` : ""}: ${limit} ${what}. Retry after ${a.retryAfterS} s.`,
+    headers: { ...limitHeaders, [HEADER.retryAfter]: String(a.retryAfterS), [HEADER.retryAfterMs]: String(a.retryAfterS * 1000) },
+  });
+}
+
+/**
+ * A spent monthly budget: not a rate limit (waiting a minute will not help), so its own error —
+ * a 402 `billing_error`, which the chat format renders as its 429 `insufficient_quota` — with
+ * `x-should-retry: false` so that clients do not retry in vain (docs/protocols.md §4.8).
+ */
+function budgetExhausted(budget: number, resetsAt: string): GatewayError {
+  return new GatewayError({
+    status: 402,
+    type: "billing_error",
+    code: "insufficient_quota",
+    message: `This key's monthly budget of $${budget} is spent; it resets at ${resetsAt}.`,
+    headers: { [HEADER.shouldRetry]: "false" },
+  });
+}
+
+/**
+ * Step 4: the key's monthly budget (its own error), then its limits and the model's. The input
+ * is estimated up front at ~4 characters a token; {@link Admitted.settle} corrects it with the
+ * real count.
+ */
+export async function admit(deps: GatewayDeps, ctx: Pick<RequestContext, "format">, key: KeyRecord, entry: CatalogEntry, bodySize: number): Promise<Admitted> {
+  if (key.budget_usd !== null && (await deps.spend.spent(key.id)) >= key.budget_usd) throw budgetExhausted(key.budget_usd, nextMonthStart(deps.now()));
+  const estimate = Math.ceil(bodySize / 4);
+  const perModel = key.model_limits?.[entry.id];
+  const modelLimits: Limits | undefined = perModel ? { rpm: perModel.rpm ?? null, tpm: perModel.tpm ?? null } : undefined;
+  const modelBucket = `${key.id}|${entry.id}`;
+  const admission = await deps.limiter.admit(key.id, key, estimate);
+  if (!admission.ok) throw rateLimited(admission, ctx.format.limitHeaders(admission, Date.now()));
+  if (modelLimits) {
+    const modelAdmission = await deps.limiter.admit(modelBucket, modelLimits, estimate);
+    if (!modelAdmission.ok) {
+      // Refused by the model's limit: the key's bucket gives its estimate back.
+      void deps.limiter.settle(key.id, key, estimate, 0);
+      throw rateLimited(modelAdmission, ctx.format.limitHeaders(modelAdmission, Date.now()), entry.id);
+    }
+  }
+  return {
+    limitHeaders: ctx.format.limitHeaders(admission, Date.now()),
+    settle(actual) {
+      void deps.limiter.settle(key.id, key, estimate, actual);
+      if (modelLimits) void deps.limiter.settle(modelBucket, modelLimits, estimate, actual);
+    },
+  };
+}

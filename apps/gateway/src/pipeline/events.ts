@@ -1,0 +1,35 @@
+import type { Target } from "../protocols";
+import type { UsageRecord } from "../state/store";
+import type { RequestContext } from "./context";
+
+/**
+ * The pipeline's lifecycle, told to subscribers (logging, metrics, tracing) given in the
+ * dependencies: the steps emit, they never call a subscriber's code directly. A subscriber
+ * must not throw; one that does is logged and the request goes on.
+ */
+export interface PipelineHooks {
+  /** A request arrived (before authentication). */
+  onStart?(ctx: RequestContext): void;
+  /** An upstream call is about to be made. */
+  onAttempt?(ctx: RequestContext, target: Target, attempt: number): void;
+  /** The upstream answered: its status, and when (ms since the request arrived). */
+  onUpstreamResponse?(ctx: RequestContext, status: number, ms: number): void;
+  /** The request ended: the status the client saw, and its usage record if it reached an upstream. */
+  onFinish?(ctx: RequestContext, status: number, record: UsageRecord | undefined): void;
+}
+
+type Event = keyof PipelineHooks;
+
+/** Calls each subscriber of `event`; a throwing subscriber does not stop the request. */
+export function emit<E extends Event>(hooks: readonly PipelineHooks[], event: E, ...args: Parameters<NonNullable<PipelineHooks[E]>>): void {
+  for (const h of hooks) {
+    const fn = h[event];
+    if (!fn) continue;
+    try {
+      // A method of the subscriber, called with its own arguments.
+      (fn as (...a: unknown[]) => void).apply(h, args);
+    } catch {
+      // A subscriber's failure is its own; the request is not failed for it.
+    }
+  }
+}

@@ -1,0 +1,17 @@
+/** Response header names of Turnpike's own, one table (docs/style.md rule 10). */
+export const HEADER = {
+  requestId: "x-request-id",
+  upstream: "x-turnpike-upstream",
+  warning: "x-turnpike-warning",
+  count: "x-turnpike-count",
+  retryAfter: "retry-after",
+  retryAfterMs: "retry-after-ms",
+  shouldRetry: "x-should-retry",
+} as const;
+
+export const SSE_HEADERS: Record<string, string> = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-cache",
+  "x-accel-buffering": "no",
+  connection: "keep-alive",
+};

@@ -1,0 +1,68 @@
+import type { GatewayDeps } from "../deps";
+import type { Target } from "../protocols";
+import type { KeyRecord, UsageRecord } from "../state/store";
+import type { Admitted } from "./admit";
+import type { RequestContext } from "./context";
+import { emit } from "./events";
+import type { UsageTally } from "./usage-tally";
+
+/** What the meter knows of a request that reached an upstream. */
+export interface MeteredCall {
+  ctx: RequestContext;
+  key: KeyRecord;
+  target: Target;
+  stream: boolean;
+  tally: UsageTally;
+  admitted: Admitted;
+  /** Turnpike's count of the prompt (used only if nothing reported the input). */
+  countPrompt: () => number;
+}
+
+export interface Ending {
+  /** The status the client saw (200 for a stream that started). */
+  status: number;
+  /** The upstream's HTTP status; 0 when no answer came. */
+  upstreamStatus: number;
+  /** The client went away before the reply ended. */
+  aborted?: boolean;
+}
+
+/**
+ * Step 8: the usage record of one request, built from its tally: the key's token buckets and
+ * monthly spend are settled with it, subscribers are told, and the promise settles when the
+ * ledger has it durably. Called once per request that reached an upstream, however it ended.
+ */
+export function meter(deps: GatewayDeps, call: MeteredCall, end: Ending): Promise<void> {
+  const { counts, estimated } = call.tally.settle(deps.countText, call.countPrompt);
+  const { entry } = call.target;
+  const input = counts.input_tokens + counts.cache_read_input_tokens + counts.cache_creation_input_tokens;
+  const record: UsageRecord = {
+    request_id: call.ctx.id,
+    key_id: call.key.id,
+    model: entry.id,
+    endpoint: call.ctx.format.endpoint,
+    stream: call.stream,
+    input_tokens: input,
+    output_tokens: counts.output_tokens,
+    cache_read_tokens: counts.cache_read_input_tokens,
+    cache_write_tokens: counts.cache_creation_input_tokens,
+    reasoning_tokens: counts.reasoning_tokens,
+    cost_usd: deps.catalog.cost(entry, input, counts.output_tokens),
+    status: end.status,
+    upstream_status: end.upstreamStatus,
+    latency_ms: Math.round((performance.now() - call.ctx.started) * 100) / 100,
+    aborted: end.aborted ?? false,
+    estimated,
+    created_at: new Date().toISOString(),
+  };
+  call.admitted.settle(record.input_tokens + record.output_tokens);
+  void deps.spend.add(call.key.id, record.cost_usd).catch((e) => deps.logger.error("spend update failed", { request_id: record.request_id }, e));
+  emit(deps.hooks, "onFinish", call.ctx, end.status, record);
+  return deps.ledger.record(record);
+}
+
+/** {@link meter}, at most once: the first ending of a request is the one recorded. */
+export function meterOnce(deps: GatewayDeps, call: MeteredCall): (end: Ending) => Promise<void> {
+  let done: Promise<void> | undefined;
+  return (end) => (done ??= meter(deps, call, end));
+}

@@ -1,0 +1,67 @@
+import type { Warning } from "@turnpike/providers";
+import type { GatewayDeps } from "../deps";
+import type { ClientFormat, ClientRequest } from "../formats";
+import { PROTOCOLS, type Target, type UpstreamProtocol } from "../protocols";
+import type { ReplyContext } from "../protocols/upstream-protocol";
+
+/** Everything about one upstream call that is decided before it is made. */
+export interface Plan {
+  target: Target;
+  protocol: UpstreamProtocol;
+  /** Client format and upstream protocol are the same: the body and the reply pass through. */
+  passthrough: boolean;
+  stream: boolean;
+  /** The upstream request body. */
+  body: Record<string, unknown>;
+  /** Parameters that could not be carried (sent as `x-turnpike-warning` headers). */
+  warnings: Warning[];
+  /** What the reply's translator needs. */
+  reply: ReplyContext;
+  /** The client asked for usage inside the stream. */
+  includeUsage: boolean;
+  /** Ask the upstream's own count alongside the call (the client wants the input count first). */
+  countAlongside: boolean;
+  /** Turnpike's count of the prompt, worked out only if it is needed. */
+  countPrompt(): number;
+}
+
+/** A client body as it passes through: the upstream's model id, and no field only Turnpike reads. */
+export function passthroughBody(body: Readonly<Record<string, unknown>>, upstreamModel: string): Record<string, unknown> {
+  const { turnpike: _dropped, ...rest } = body;
+  return { ...rest, model: upstreamModel };
+}
+
+/**
+ * Step 5: the upstream body. Same format and protocol: the client's body with the model id
+ * rewritten (passthrough). Otherwise through the pivot: the client's request in the messages
+ * format, then in the upstream's protocol, with the warnings of both conversions.
+ */
+export async function plan(deps: GatewayDeps, format: ClientFormat, client: ClientRequest, target: Target): Promise<Plan> {
+  const protocol = PROTOCOLS[target.entry.protocol];
+  const stream = client.stream;
+  const base = { target, protocol, stream, includeUsage: client.includeUsage };
+  const reply = { model: target.entry.id, stopSequences: undefined, toolNames: undefined, signatures: deps.signatures, inputTokens: 0 };
+  if (format.passthroughProtocol === protocol.id) {
+    const body = passthroughBody(client.body, target.entry.upstream_model);
+    protocol.preparePassthrough(body, stream);
+    // Needed only if the client leaves before the upstream reports usage.
+    const countPrompt = () => deps.countPrompt(client.toPivot(protocol.id).request);
+    return { ...base, passthrough: true, body, warnings: [], reply, countAlongside: false, countPrompt };
+  }
+  const pivot = client.toPivot(protocol.id);
+  const out = await protocol.fromPivot(pivot.request, target, deps.signatures);
+  let counted: number | undefined;
+  const countPrompt = () => (counted ??= deps.countPrompt(pivot.request));
+  // A stream from an upstream that tells the input only at its end: counted before the first
+  // byte, since a messages-format client reads it in `message_start`.
+  const inputTokens = stream && !protocol.inputAtStart ? countPrompt() : 0;
+  return {
+    ...base,
+    passthrough: false,
+    body: out.body,
+    warnings: pivot.warnings.concat(out.warnings),
+    reply: { ...reply, stopSequences: pivot.request.stop_sequences, toolNames: out.toolNames, inputTokens },
+    countAlongside: stream && format.inputAtStart && !protocol.inputAtStart && protocol.count !== undefined,
+    countPrompt,
+  };
+}

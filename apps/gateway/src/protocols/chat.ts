@@ -1,0 +1,101 @@
+import { ChatToMessagesMachine, chatUsageToTotals, convertChatResponseToMessages, convertMessagesRequestToChat, upstreamErrorToGatewayError } from "@turnpike/providers";
+import { each, parseRegion } from "./sse-scan";
+import { authHeaders, trimSlash, type PassthroughOptions, type PassthroughReader, type UpstreamProtocol } from "./upstream-protocol";
+
+type Chunk = {
+  model?: string;
+  usage?: unknown;
+  choices?: { delta?: { content?: unknown; reasoning_content?: unknown; tool_calls?: { function?: { arguments?: unknown } }[] } }[];
+};
+
+/** The text of a chunk's delta: content, reasoning and tool arguments. */
+function deltaText(data: string): string {
+  const delta = (JSON.parse(data) as Chunk).choices?.[0]?.delta;
+  if (!delta) return "";
+  let text = "";
+  if (typeof delta.content === "string") text += delta.content;
+  if (typeof delta.reasoning_content === "string") text += delta.reasoning_content;
+  for (const t of delta.tool_calls ?? []) if (typeof t.function?.arguments === "string") text += t.function.arguments;
+  return text;
+}
+
+function renamed(chunk: Chunk, opts: PassthroughOptions): Chunk {
+  if (opts.renameModel !== undefined) chunk.model = opts.renameModel;
+  return chunk;
+}
+
+/** Usage chunks, the finish, `[DONE]`; the usage chunk the client did not ask for is dropped. */
+const passthrough: PassthroughReader = {
+  // Turnpike always asks a chat upstream for usage: raw bytes only if the client asked too.
+  raw: (opts) => opts.renameModel === undefined && opts.includeUsage,
+  scan(region, sink, state) {
+    each(region, '"usage":{', (at) => {
+      const start = region.lastIndexOf("\n", at) + 1;
+      const end = region.indexOf("\n", at);
+      const line = region.slice(start, end === -1 ? undefined : end);
+      if (!line.startsWith("data: ")) return;
+      const chunk = JSON.parse(line.slice(6)) as Chunk;
+      if (chunk.usage) sink.report(chatUsageToTotals(chunk.usage), true);
+    });
+    if (region.includes('"finish_reason":"')) state.finished = true;
+    if (region.includes("data: [DONE]")) state.terminated = true;
+  },
+  inspect(msg, sink, opts, state) {
+    if (msg.data === "[DONE]") {
+      state.terminated = true;
+      return msg;
+    }
+    if (!state.finished && msg.data.includes('"finish_reason":"')) state.finished = true;
+    // Only chunks that carry usage (or must be renamed) are parsed; the rest pass as text.
+    if (opts.renameModel === undefined && !msg.data.includes('"usage":{')) return msg;
+    const chunk = JSON.parse(msg.data) as Chunk;
+    if (chunk.usage) {
+      sink.report(chatUsageToTotals(chunk.usage), true);
+      if (!opts.includeUsage) {
+        // The usage chunk the client did not ask for: Turnpike asked for it, so it is not relayed.
+        if (Array.isArray(chunk.choices) && chunk.choices.length === 0) return undefined;
+        delete chunk.usage;
+        return { ...msg, data: JSON.stringify(renamed(chunk, opts)) };
+      }
+    }
+    if (opts.renameModel !== undefined) return { ...msg, data: JSON.stringify(renamed(chunk, opts)) };
+    return msg;
+  },
+  text(dataOrRegion) {
+    if (dataOrRegion.charCodeAt(0) === 123 /* { */) return deltaText(dataOrRegion);
+    let text = "";
+    for (const msg of parseRegion(dataOrRegion)) if (msg.data !== "[DONE]") text += deltaText(msg.data);
+    return text;
+  },
+};
+
+/** The chat completions protocol (`POST {base}/chat/completions`, base ending in `/v1`). */
+export const chatProtocol: UpstreamProtocol = {
+  id: "chat",
+  auth: "bearer",
+  simulatorBase: (url) => `${url}/v1`,
+  inputAtStart: false,
+  fromPivot(pivot, target) {
+    const r = convertMessagesRequestToChat(pivot, { upstreamModel: target.entry.upstream_model });
+    return Promise.resolve({ body: r.body, warnings: r.warnings, toolNames: r.toolNames });
+  },
+  buildRequest(target, body) {
+    const { entry, upstream } = target;
+    const headers = { "content-type": "application/json", ...authHeaders(upstream.auth, upstream.apiKey), ...entry.upstream_headers };
+    return Promise.resolve({ url: `${trimSlash(upstream.baseURL)}/chat/completions`, headers, body: JSON.stringify(body) });
+  },
+  machine: (ctx, emit) => new ChatToMessagesMachine({ model: ctx.model, inputTokens: ctx.inputTokens, stopSequences: ctx.stopSequences, toolNames: ctx.toolNames }, emit),
+  reply: (json, ctx) => convertChatResponseToMessages(json, { model: ctx.model, stopSequences: ctx.stopSequences, toolNames: ctx.toolNames }),
+  parseError: (status, text, headers) => upstreamErrorToGatewayError("chat", status, text, headers),
+  // The protocol has no count call: the local tokenizer counts for it.
+  count: undefined,
+  readCount: () => undefined,
+  preparePassthrough(body, stream) {
+    if (!stream) return;
+    // Always ask a chat upstream for usage, whatever the client asked (docs/protocols.md §4.1).
+    const so = typeof body.stream_options === "object" && body.stream_options !== null ? body.stream_options : {};
+    body.stream_options = { ...so, include_usage: true };
+  },
+  replyUsage: (json) => chatUsageToTotals(json.usage),
+  passthrough,
+};

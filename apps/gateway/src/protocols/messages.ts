@@ -1,0 +1,130 @@
+import { MessagesSSEMachine, convertMessagesRequestToMessages, upstreamErrorToGatewayError } from "@turnpike/providers";
+import type { MessagesResponse } from "@turnpike/schema";
+import type { SSEMessage } from "@turnpike/schema/sse";
+import { messagesUsageFields, type UsageSink } from "../pipeline/usage-tally";
+import { dataAfter, each, parseRegion } from "./sse-scan";
+import { authHeaders, trimSlash, type PassthroughReader, type PassthroughState, type UpstreamProtocol } from "./upstream-protocol";
+
+/** The one version of the messages protocol Turnpike speaks upstream. */
+export const MESSAGES_UPSTREAM_VERSION = "2023-06-01";
+const VERSION_HEADER = "anthropic-version";
+const BETA_HEADER = "anthropic-beta";
+/** Client-facing names of the beta header (Turnpike's own, and the standard client's). */
+const CLIENT_BETA_HEADERS = ["alpha-beta", "anthropic-beta"] as const;
+
+/** The text of a `content_block_delta` (read only if it must be counted). */
+function deltaText(data: string): string {
+  const d = (JSON.parse(data) as { delta?: Record<string, unknown> }).delta ?? {};
+  const text = d.text ?? d.partial_json ?? d.thinking;
+  return typeof text === "string" ? text : "";
+}
+
+function readStart(data: string, sink: UsageSink): { message?: { model?: string } } {
+  const ev = JSON.parse(data) as { message?: { usage?: unknown; model?: string } };
+  const usage = messagesUsageFields(ev.message?.usage);
+  // The start event's output count is a placeholder; only its input side is real.
+  delete usage.output_tokens;
+  sink.report(usage, false);
+  return ev;
+}
+
+function readDelta(data: string, sink: UsageSink): void {
+  const ev = JSON.parse(data) as { usage?: unknown };
+  if (!ev.usage) return;
+  const usage = messagesUsageFields(ev.usage);
+  sink.report(usage, (usage.output_tokens ?? 0) > 0);
+}
+
+/** Usage from `message_start` and `message_delta`; the end from `message_stop` or `error`. */
+const passthrough: PassthroughReader = {
+  // Nothing of a messages event is changed unless the model is renamed.
+  raw: (opts) => opts.renameModel === undefined,
+  scan(region, sink, state) {
+    each(region, "event: message_start\n", (at) => {
+      const data = dataAfter(region, at);
+      if (data) readStart(data, sink);
+    });
+    each(region, "event: message_delta\n", (at) => {
+      state.finished = true;
+      const data = dataAfter(region, at);
+      if (data) readDelta(data, sink);
+    });
+    if (region.includes("event: message_stop\n") || region.includes("event: error\n")) state.terminated = true;
+  },
+  inspect(msg, sink, opts, state: PassthroughState): SSEMessage | undefined {
+    switch (msg.event) {
+      case "message_start": {
+        const ev = readStart(msg.data, sink);
+        if (opts.renameModel !== undefined && ev.message) {
+          ev.message.model = opts.renameModel;
+          return { ...msg, data: JSON.stringify(ev) };
+        }
+        return msg;
+      }
+      case "message_delta":
+        state.finished = true;
+        readDelta(msg.data, sink);
+        return msg;
+      case "message_stop":
+      case "error":
+        state.terminated = true;
+        return msg;
+      default:
+        return msg;
+    }
+  },
+  text(dataOrRegion) {
+    if (dataOrRegion.charCodeAt(0) === 123 /* { */) return deltaText(dataOrRegion);
+    let text = "";
+    for (const msg of parseRegion(dataOrRegion)) if (msg.event === "content_block_delta") text += deltaText(msg.data);
+    return text;
+  },
+};
+
+/** The messages protocol (`POST {base}/v1/messages`): the pivot's own wire shape. */
+export const messagesProtocol: UpstreamProtocol = {
+  id: "messages",
+  auth: "x-api-key",
+  simulatorBase: (url) => url,
+  inputAtStart: true,
+  fromPivot(pivot, target) {
+    const r = convertMessagesRequestToMessages(pivot, { upstreamModel: target.entry.upstream_model });
+    return Promise.resolve({ body: r.body, warnings: r.warnings, toolNames: undefined });
+  },
+  buildRequest(target, body, { clientHeaders }) {
+    const { entry, upstream } = target;
+    const headers: Record<string, string> = { "content-type": "application/json", ...authHeaders(upstream.auth, upstream.apiKey), [VERSION_HEADER]: MESSAGES_UPSTREAM_VERSION };
+    // Betas pass through verbatim to a messages upstream (docs/protocols.md §1.1), merged with
+    // the catalog entry's own (the context-1m entry).
+    const betas = new Set<string>();
+    for (const h of CLIENT_BETA_HEADERS) {
+      for (const b of (clientHeaders.get(h) ?? "").split(",")) if (b.trim()) betas.add(b.trim());
+    }
+    const own = entry.upstream_headers[BETA_HEADER];
+    if (own) for (const b of own.split(",")) betas.add(b.trim());
+    for (const [k, v] of Object.entries(entry.upstream_headers)) if (k !== BETA_HEADER) headers[k] = v;
+    if (betas.size) headers[BETA_HEADER] = [...betas].join(",");
+    return Promise.resolve({ url: `${trimSlash(upstream.baseURL)}/v1/messages`, headers, body: JSON.stringify(body) });
+  },
+  machine: (_ctx, emit) => new MessagesSSEMachine({}, emit),
+  // The vendor's reply is the pivot's shape; only the model is the client's.
+  reply: (json, ctx) => ({ ...(json as MessagesResponse), model: ctx.model }),
+  parseError: (status, text, headers) => upstreamErrorToGatewayError("messages", status, text, headers),
+  count(target, body) {
+    const { entry, upstream } = target;
+    const { max_tokens: _unused, stream: _stream, ...rest } = body;
+    return Promise.resolve({
+      url: `${trimSlash(upstream.baseURL)}/v1/messages/count_tokens`,
+      // The entry's own headers (the context-1m beta) count against the same context window.
+      headers: { "content-type": "application/json", ...authHeaders(upstream.auth, upstream.apiKey), [VERSION_HEADER]: MESSAGES_UPSTREAM_VERSION, ...entry.upstream_headers },
+      body: JSON.stringify(rest),
+    });
+  },
+  readCount: (json) => {
+    const n = Number((json as { input_tokens?: unknown }).input_tokens);
+    return Number.isFinite(n) && n >= 0 ? n : undefined;
+  },
+  preparePassthrough() {},
+  replyUsage: (json) => messagesUsageFields(json.usage),
+  passthrough,
+};

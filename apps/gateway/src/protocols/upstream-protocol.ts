@@ -1,0 +1,137 @@
+import type { GatewayError, Protocol, Warning } from "@turnpike/providers";
+import type { MessagesRequest, MessagesResponse, MessagesStreamEvent } from "@turnpike/schema";
+import type { SSEMessage } from "@turnpike/schema/sse";
+import type { UsageSink } from "../pipeline/usage-tally";
+import type { CatalogEntry } from "../routing/catalog";
+import type { Upstream } from "../routing/upstreams";
+import type { AuthScheme } from "../routing/vendors";
+import type { SignatureStore } from "../state/signature-store";
+
+/** One call's destination: a catalog entry on the upstream that serves it. */
+export interface Target {
+  entry: CatalogEntry;
+  upstream: Upstream;
+}
+
+/** An upstream HTTP request, ready to send. */
+export interface UpstreamRequest {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** The pivot request in this protocol's terms. */
+export interface ProtocolBody {
+  body: Record<string, unknown>;
+  warnings: Warning[];
+  /** Upstream tool names that had to change → the client's names (mapped back in replies). */
+  toolNames: Record<string, string> | undefined;
+}
+
+/** What a reply or stream translator needs to know of its request. */
+export interface ReplyContext {
+  /** The catalog id the client asked for (the reply's `model`). */
+  model: string;
+  stopSequences: readonly string[] | undefined;
+  toolNames: Record<string, string> | undefined;
+  signatures: SignatureStore;
+  /** The prompt's token count known before the first byte (a stream's `message_start`). */
+  inputTokens: number;
+}
+
+/** A state machine over one upstream stream: decoded SSE in, pivot events out. */
+export interface StreamMachine {
+  push(msg: SSEMessage): void;
+  end(): void;
+}
+
+/** Which frames a same-protocol stream has seen (the passthrough tap completes or flags the end). */
+export interface PassthroughState {
+  /** The upstream said how the reply ended (messages: `message_delta`; chat: a `finish_reason`). */
+  finished: boolean;
+  /** The stream's own terminal frame went by. */
+  terminated: boolean;
+}
+
+export interface PassthroughOptions {
+  /** The client asked for usage inside the stream. */
+  includeUsage: boolean;
+  /** The id to show the client when the upstream's model id differs from it. */
+  renameModel: string | undefined;
+}
+
+/**
+ * How a same-protocol stream is read while its bytes pass through: the few frames that matter
+ * (usage, finish, terminator) found by a scan of the raw text, or read from parsed events when the
+ * stream is not in the plain shape or an event must be changed.
+ */
+export interface PassthroughReader {
+  /** Events can be relayed as the raw upstream bytes (nothing in them must change). */
+  raw(opts: PassthroughOptions): boolean;
+  /** Scans complete frames of plain LF-framed SSE for usage, finish and terminator. */
+  scan(region: string, sink: UsageSink, state: PassthroughState): void;
+  /** Reads one parsed event; returns what to relay (changed if it must be), or nothing. */
+  inspect(msg: SSEMessage, sink: UsageSink, opts: PassthroughOptions, state: PassthroughState): SSEMessage | undefined;
+  /**
+   * The relayed text of one parsed event's data (`{…}`), or of a raw region of frames: read only
+   * to count it, when the upstream never reported its usage.
+   */
+  text(dataOrRegion: string): string;
+}
+
+/**
+ * Everything Turnpike knows about one upstream protocol, in one place: the registry
+ * (`protocols/index.ts`) is a `Record<Protocol, UpstreamProtocol>`, so a new protocol is one
+ * adapter file and one line, and the compiler proves it covers every concern.
+ */
+export interface UpstreamProtocol {
+  readonly id: Protocol;
+  /** How a vendor's key is sent unless its row says otherwise. */
+  readonly auth: AuthScheme;
+  /** The built-in simulator's base URL for this protocol, in the vendor client's convention. */
+  simulatorBase(simulatorURL: string): string;
+  /** The stream reports the prompt's input tokens in its first event. */
+  readonly inputAtStart: boolean;
+  /** The pivot request in this protocol (async: signatures may have to be looked up). */
+  fromPivot(pivot: MessagesRequest, target: Target, signatures: SignatureStore): Promise<ProtocolBody>;
+  /** The HTTP request of one call (async, so that a signing scheme fits). */
+  buildRequest(target: Target, body: Record<string, unknown>, opts: { stream: boolean; clientHeaders: Headers }): Promise<UpstreamRequest>;
+  /** A stream translator to pivot events. */
+  machine(ctx: ReplyContext, emit: (ev: MessagesStreamEvent) => void): StreamMachine;
+  /** A JSON reply as the pivot reply (read leniently: only the fields used). */
+  reply(json: unknown, ctx: ReplyContext): MessagesResponse;
+  /** An error reply as a GatewayError. */
+  parseError(status: number, text: string, headers: Headers): GatewayError;
+  /** The vendor's own count of a prompt given as this protocol's request body, where it has one. */
+  count: ((target: Target, body: Record<string, unknown>) => Promise<UpstreamRequest>) | undefined;
+  /** Reads the count call's reply. */
+  readCount(json: unknown): number | undefined;
+  /** Prepares a same-protocol body for passthrough (asks for what metering needs). */
+  preparePassthrough(body: Record<string, unknown>, stream: boolean): void;
+  /** The usage of a JSON reply in this protocol. */
+  replyUsage(json: Record<string, unknown>): UsageTotalsPartial;
+  readonly passthrough: PassthroughReader;
+}
+
+/** Usage fields a reader found (absent = not reported). */
+export type UsageTotalsPartial = Parameters<UsageSink["report"]>[0];
+
+/** The header that carries a vendor key under each scheme. */
+export function authHeaders(scheme: AuthScheme, key: string): Record<string, string> {
+  switch (scheme) {
+    case "x-api-key":
+      return { "x-api-key": key };
+    case "bearer":
+      return { authorization: `Bearer ${key}` };
+    case "x-goog-api-key":
+      return { "x-goog-api-key": key };
+    default: {
+      const never: never = scheme;
+      throw new Error(`unknown auth scheme ${String(never)}`);
+    }
+  }
+}
+
+export function trimSlash(s: string): string {
+  return s.endsWith("/") ? s.slice(0, -1) : s;
+}

@@ -1,0 +1,40 @@
+import type { Protocol } from "@turnpike/providers";
+import { PROTOCOLS } from "../protocols";
+import type { AuthScheme, VendorConfig } from "./vendors";
+
+/** Where calls for one vendor go, as the gateway runs it. */
+export interface Upstream {
+  vendor: string;
+  protocol: Protocol;
+  /** In the vendor client library's convention: chat-protocol bases end in `/v1`. */
+  baseURL: string;
+  apiKey: string;
+  auth: AuthScheme;
+  /** Served by Turnpike's built-in simulator. */
+  simulated: boolean;
+}
+
+/**
+ * Each vendor's upstream: its configured base and key, or — when its key is unset — the
+ * built-in simulator at `simulatorURL`, speaking the same protocol.
+ */
+export function buildUpstreams(vendors: readonly VendorConfig[], simulatorURL: string | undefined): Map<string, Upstream> {
+  const out = new Map<string, Upstream>();
+  for (const v of vendors) {
+    const protocol = PROTOCOLS[v.protocol];
+    const auth = v.auth ?? protocol.auth;
+    if (v.apiKey) {
+      if (!v.baseURL) throw new Error(`vendor ${v.id}: a base URL must be set when ${v.apiKeyEnv} is (there is no default base URL for ${v.id}).`);
+      out.set(v.id, { vendor: v.id, protocol: v.protocol, baseURL: v.baseURL, apiKey: v.apiKey, auth, simulated: false });
+    } else {
+      if (!simulatorURL) throw new Error(`no simulator running for ${v.id}`);
+      out.set(v.id, { vendor: v.id, protocol: v.protocol, baseURL: protocol.simulatorBase(simulatorURL), apiKey: `simulator-${v.id}`, auth, simulated: true });
+    }
+  }
+  return out;
+}
+
+/** The vendors served by the simulator (no key set). */
+export function vendorsNeedingSimulator(vendors: readonly VendorConfig[]): string[] {
+  return vendors.filter((v) => !v.apiKey).map((v) => v.id);
+}

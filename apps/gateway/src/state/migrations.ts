@@ -1,0 +1,84 @@
+import type { Database } from "bun:sqlite";
+
+/**
+ * Versioned schema changes of the store, applied in order at start-up, each once: the store
+ * keeps the versions it has in `schema_version`. A new change is a new entry at the end; an
+ * entry that has shipped is never edited.
+ */
+export interface Migration {
+  version: number;
+  name: string;
+  /** The statements, in SQLite's dialect. */
+  sqlite: string;
+}
+
+/**
+ * The ledger is written on every request and read rarely: each B-tree costs every insert. Rows
+ * are keyed by their request id alone (time-ordered, so inserts append; `WITHOUT ROWID` saves the
+ * extra rowid tree), with one index for the common per-key query; a per-model query scans.
+ * Version 1 uses `IF NOT EXISTS` so that a file made before versioning existed is adopted as is.
+ */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: "keys and usage",
+    sqlite: `
+CREATE TABLE IF NOT EXISTS keys (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  hash TEXT NOT NULL UNIQUE,
+  prefix TEXT NOT NULL,
+  models TEXT,
+  rpm INTEGER,
+  tpm INTEGER,
+  model_limits TEXT,
+  budget_usd REAL,
+  expires_at TEXT,
+  prev_hash TEXT,
+  prev_valid_until TEXT,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  revoked_at TEXT
+);
+CREATE TABLE IF NOT EXISTS usage (
+  request_id TEXT PRIMARY KEY,
+  key_id TEXT NOT NULL,
+  model TEXT NOT NULL,
+  endpoint TEXT NOT NULL,
+  stream INTEGER NOT NULL,
+  input_tokens INTEGER NOT NULL,
+  output_tokens INTEGER NOT NULL,
+  cache_read_tokens INTEGER NOT NULL,
+  cache_write_tokens INTEGER NOT NULL,
+  reasoning_tokens INTEGER NOT NULL,
+  cost_usd REAL NOT NULL,
+  status INTEGER NOT NULL,
+  upstream_status INTEGER NOT NULL,
+  latency_ms REAL NOT NULL,
+  aborted INTEGER NOT NULL,
+  estimated INTEGER NOT NULL,
+  created_at TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS usage_key_time ON usage (key_id, created_at);`,
+  },
+];
+
+/**
+ * Brings a SQLite database up to the newest version: each missing migration in its own
+ * transaction, together with its `schema_version` row. Returns the versions applied.
+ */
+export function migrateSqlite(db: Database, migrations: readonly Migration[] = MIGRATIONS): number[] {
+  db.exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)");
+  const row = db.query<{ v: number | null }, []>("SELECT MAX(version) AS v FROM schema_version").get();
+  const current = row?.v ?? 0;
+  const applied: number[] = [];
+  for (const m of migrations) {
+    if (m.version <= current) continue;
+    db.transaction(() => {
+      db.exec(m.sqlite);
+      db.query("INSERT INTO schema_version (version, name, applied_at) VALUES (?, ?, ?)").run(m.version, m.name, new Date().toISOString());
+    })();
+    applied.push(m.version);
+  }
+  return applied;
+}
