@@ -74,13 +74,13 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
         ...(body ? { body: JSON.stringify(body) } : {}),
       });
     } catch (e) {
-      return fail(io, `cannot reach the gateway at ${base}: ${(e as Error).message}`);
+      return fail(io, `cannot reach the gateway at ${base}: ${(e instanceof Error ? e.message : String(e))}`);
     }
     const text = await res.text();
     if (!res.ok) {
       let message = text;
       try {
-        message = (JSON.parse(text) as { error?: { message?: string } }).error?.message ?? text;
+        message = (JSON.parse(text) as { error?: { message?: string } }).error?.message ?? text; // the gateway's own error envelope
       } catch {
         // not JSON: show it as it came
       }
@@ -129,7 +129,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
       return await call("GET", `/admin/usage${q.size ? "?" + q : ""}`);
     }
   } catch (e) {
-    return fail(io, (e as Error).message);
+    return fail(io, (e instanceof Error ? e.message : String(e)));
   }
   return fail(io, USAGE);
 }

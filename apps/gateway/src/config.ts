@@ -1,4 +1,4 @@
-import type { Protocol } from "@turnpike/providers";
+import { UPSTREAM_PROTOCOLS, type Protocol } from "@turnpike/schema";
 import { readFileSync } from "node:fs";
 import { AUTH_SCHEMES, BUILT_IN_VENDORS, type AuthScheme, type VendorConfig, type VendorRow } from "./routing/vendors";
 
@@ -20,8 +20,6 @@ export interface Config {
 
 type Env = Record<string, string | undefined>;
 
-/** The upstream protocols a vendor row may name (the registry's keys, spelled out for config checks). */
-const PROTOCOL_NAMES: readonly Protocol[] = ["messages", "chat", "generate"];
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
@@ -54,8 +52,8 @@ export function vendorRows(fileVendors: unknown, where: string): VendorRow[] {
     if (!isRecord(raw)) throw new Error(`${at}: must be an object {protocol, base_url, api_key_env, auth}`);
     const base = rows.get(id);
     const protocol = raw.protocol ?? base?.protocol;
-    if (typeof protocol !== "string" || !PROTOCOL_NAMES.some((p) => p === protocol)) {
-      throw new Error(`${at}.protocol: must be one of ${PROTOCOL_NAMES.join(", ")}, got ${JSON.stringify(raw.protocol)}`);
+    if (typeof protocol !== "string" || !UPSTREAM_PROTOCOLS.some((p) => p === protocol)) {
+      throw new Error(`${at}.protocol: must be one of ${UPSTREAM_PROTOCOLS.join(", ")}, got ${JSON.stringify(raw.protocol)}`);
     }
     for (const f of ["base_url", "api_key_env"] as const) {
       if (raw[f] !== undefined && (typeof raw[f] !== "string" || raw[f] === "")) throw new Error(`${at}.${f}: must be a non-empty string, got ${JSON.stringify(raw[f])}`);
@@ -65,7 +63,7 @@ export function vendorRows(fileVendors: unknown, where: string): VendorRow[] {
     }
     rows.set(id, {
       id,
-      // Each was checked against its list above.
+      // Each of these was checked above (against its list, or as a non-empty string).
       protocol: protocol as Protocol,
       auth: (raw.auth as AuthScheme | undefined) ?? base?.auth,
       base_url: (raw.base_url as string | undefined) ?? base?.base_url,

@@ -15,8 +15,8 @@ import {
   messagesErrorType,
 } from "@turnpike/schema";
 
-/** The three upstream protocols Turnpike speaks. */
-export type Protocol = "messages" | "chat" | "generate";
+/** The upstream protocols: one type for the whole repository, defined in `@turnpike/schema`. */
+export type { Protocol } from "@turnpike/schema";
 
 export interface GatewayErrorInit {
   status: number;

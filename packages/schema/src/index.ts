@@ -28,5 +28,6 @@ export * from "./chat-response.js";
 export * from "./chat-stream.js";
 export * from "./models.js";
 export * from "./catalog-ids.js";
+export * from "./protocols.js";
 export * from "./validate.js";
 export * from "./sse.js";

@@ -36,5 +36,5 @@ export interface Simulator {
   requests: CapturedRequest[];
 }
 
-/** The upstream protocols, named as in the gateway's catalog. */
-export type Protocol = "messages" | "chat" | "generate";
+/** The protocols it serves: one type for the whole repository, defined in `@turnpike/schema`. */
+export type { Protocol } from "@turnpike/schema";

@@ -1,5 +1,5 @@
-import type { GatewayError, Protocol, Warning } from "@turnpike/providers";
-import type { MessagesRequest, MessagesResponse, MessagesStreamEvent } from "@turnpike/schema";
+import type { GatewayError, Warning } from "@turnpike/providers";
+import type { MessagesRequest, MessagesResponse, MessagesStreamEvent, Protocol } from "@turnpike/schema";
 import type { Admission } from "../state/limiter-store";
 import type { Endpoint } from "../state/store";
 

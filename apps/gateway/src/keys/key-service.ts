@@ -106,7 +106,7 @@ export class KeyService {
     const k = await this.get(id);
     if (!k) return undefined;
     const patch: KeyFields = {};
-    for (const [f, v] of Object.entries(fields) as [keyof KeyFields, unknown][]) {
+    for (const [f, v] of Object.entries(fields) as [keyof KeyFields, unknown][]) { // filtered by EDITABLE below
       if (v !== undefined && EDITABLE.includes(f)) Object.assign(patch, { [f]: v });
     }
     return this.save({ ...k, ...patch, updated_at: this.iso() });

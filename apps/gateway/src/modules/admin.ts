@@ -60,7 +60,7 @@ export function parseKeyFields(body: Record<string, unknown>, requireName: boole
     if (body.models !== null && (!Array.isArray(body.models) || !body.models.every((m) => typeof m === "string" && m !== ""))) {
       throw invalid(`models: must be a list of model ids or * globs, or null for all, got ${JSON.stringify(body.models)}`, "models");
     }
-    out.models = body.models as string[] | null;
+    out.models = body.models as string[] | null; // checked just above: null or a list of non-empty strings
   }
   if (body.rpm !== undefined) out.rpm = positiveInt(body.rpm, "rpm");
   if (body.tpm !== undefined) out.tpm = positiveInt(body.tpm, "tpm");
@@ -68,9 +68,9 @@ export function parseKeyFields(body: Record<string, unknown>, requireName: boole
     const ml = body.model_limits;
     if (ml !== null && (typeof ml !== "object" || Array.isArray(ml))) throw invalid(`model_limits: must be an object {model id: {rpm?, tpm?}} or null, got ${JSON.stringify(ml)}`, "model_limits");
     const parsed: NonNullable<KeyFields["model_limits"]> = {};
-    for (const [model, lim] of Object.entries((ml ?? {}) as Record<string, unknown>)) {
+    for (const [model, lim] of Object.entries((ml ?? {}) as Record<string, unknown>)) { // an object: checked just above
       if (typeof lim !== "object" || lim === null) throw invalid(`model_limits.${model}: must be {rpm?, tpm?}`, "model_limits");
-      const l = lim as Record<string, unknown>;
+      const l = lim as Record<string, unknown>; // an object: checked just above
       parsed[model] = {
         rpm: l.rpm === undefined ? null : positiveInt(l.rpm, `model_limits.${model}.rpm`),
         tpm: l.tpm === undefined ? null : positiveInt(l.tpm, `model_limits.${model}.tpm`),
@@ -81,12 +81,12 @@ export function parseKeyFields(body: Record<string, unknown>, requireName: boole
   if (body.budget_usd !== undefined) {
     const b = body.budget_usd;
     if (b !== null && (typeof b !== "number" || !Number.isFinite(b) || b < 0)) throw invalid(`budget_usd: must be a non-negative number of US dollars or null, got ${JSON.stringify(b)}`, "budget_usd");
-    out.budget_usd = b as number | null;
+    out.budget_usd = b as number | null; // checked just above
   }
   if (body.expires_at !== undefined) {
     const e = body.expires_at;
     if (e !== null && (typeof e !== "string" || Number.isNaN(Date.parse(e)))) throw invalid(`expires_at: must be an ISO 8601 time or null, got ${JSON.stringify(e)}`, "expires_at");
-    out.expires_at = e === null ? null : new Date(e as string).toISOString();
+    out.expires_at = e === null ? null : new Date(e as string).toISOString(); // a date string: checked just above
   }
   return out;
 }
@@ -122,7 +122,7 @@ export const adminModule = (deps: GatewayDeps) => {
       "/admin/keys",
       ({ request }) =>
         guard(request, async () => {
-          const input = parseKeyFields(await readJsonObject(request), true) as NewKey;
+          const input = parseKeyFields(await readJsonObject(request), true) as NewKey; // requireName: name is set
           const { record, secret } = await deps.keys.create(input);
           return Response.json({ ...publicKey(record), key: secret }, { status: 201 });
         }),
@@ -153,7 +153,7 @@ export const adminModule = (deps: GatewayDeps) => {
       "/admin/keys/:id/rotate",
       ({ request, params }) =>
         guard(request, async () => {
-          const body = (request.headers.get("content-length") === "0" ? {} : await readJsonObject(request).catch(() => ({}))) as { grace_seconds?: unknown };
+          const body = (request.headers.get("content-length") === "0" ? {} : await readJsonObject(request).catch(() => ({}))) as { grace_seconds?: unknown }; // only grace_seconds is read, and checked
           const grace = body.grace_seconds ?? DEFAULT_ROTATION_GRACE_SECONDS;
           if (typeof grace !== "number" || !Number.isInteger(grace) || grace < 0 || grace > 30 * 86400) {
             throw invalid(`grace_seconds: must be a whole number of seconds from 0 to 2592000 (30 days), got ${JSON.stringify(grace)}`, "grace_seconds");
@@ -185,7 +185,7 @@ export const adminModule = (deps: GatewayDeps) => {
         if (groupBy !== null) {
           const groups = groupBy.split(",").map((g) => g.trim()).filter(Boolean);
           for (const g of groups) if (!GROUPS.includes(g as UsageGroup)) throw invalid(`group_by: each of key, model, day; got ${JSON.stringify(g)}`, "group_by");
-          return Response.json({ data: await deps.store.aggregateUsage(filter, groups as UsageGroup[]) });
+          return Response.json({ data: await deps.store.aggregateUsage(filter, groups as UsageGroup[]) }); // each checked in the loop above
         }
         const limit = q.get("limit");
         if (limit !== null) {

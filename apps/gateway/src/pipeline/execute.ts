@@ -30,8 +30,8 @@ export async function execute(deps: GatewayDeps, ctx: RequestContext, plan: Plan
     response = await deps.fetch(req.url, { method: "POST", headers: req.headers, body: req.body, signal });
   } catch (e) {
     if (signal.aborted) return { kind: "gone" };
-    deps.logger.warn("upstream unreachable", { request_id: ctx.id, vendor: plan.target.upstream.vendor, reason: (e as Error).message });
-    return { kind: "error", status: 0, error: new GatewayError({ status: 502, message: `Could not reach the ${plan.target.upstream.vendor} upstream: ${(e as Error).message}` }) };
+    deps.logger.warn("upstream unreachable", { request_id: ctx.id, vendor: plan.target.upstream.vendor, reason: (e instanceof Error ? e.message : String(e)) });
+    return { kind: "error", status: 0, error: new GatewayError({ status: 502, message: `Could not reach the ${plan.target.upstream.vendor} upstream: ${(e instanceof Error ? e.message : String(e))}` }) };
   }
   emit(deps.hooks, "onUpstreamResponse", ctx, response.status, performance.now() - ctx.started);
   if (!response.ok) {

@@ -13,12 +13,12 @@ export async function readJsonBody(request: Request): Promise<{ value: Record<st
   try {
     parsed = JSON.parse(text);
   } catch (e) {
-    throw invalid(`Request body is not valid JSON: ${(e as Error).message}.`);
+    throw invalid(`Request body is not valid JSON: ${(e instanceof Error ? e.message : String(e))}.`);
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
     throw invalid(`Request body must be a JSON object, got ${Array.isArray(parsed) ? "an array" : typeof parsed === "object" ? "null" : typeof parsed}.`);
   }
-  return { value: parsed as Record<string, unknown>, size: text.length };
+  return { value: parsed as Record<string, unknown>, size: text.length }; // a non-null, non-array object: checked just above
 }
 
 export function invalid(message: string, param?: string): GatewayError {

@@ -39,7 +39,7 @@ export async function relay(
     const text = await upstream.text();
     let out: string;
     if (plan.passthrough) {
-      const parsed = JSON.parse(text) as Record<string, unknown>;
+      const parsed = JSON.parse(text) as Record<string, unknown>; // the vendor's JSON reply, read leniently (docs/style.md rule 1)
       tally.report(plan.protocol.replyUsage(parsed), true);
       if (entry.upstream_model !== entry.id) {
         parsed.model = entry.id;

@@ -31,7 +31,7 @@ export class UsageTally implements UsageSink {
   private readonly later: (() => string)[] = [];
 
   report(usage: Partial<TokenCounts>, final: boolean): void {
-    for (const k of Object.keys(usage) as (keyof TokenCounts)[]) {
+    for (const k of Object.keys(usage) as (keyof TokenCounts)[]) { // a Partial<TokenCounts> has no other keys
       const v = usage[k];
       if (typeof v === "number" && Number.isFinite(v)) this.counts[k] = v;
     }
@@ -93,13 +93,13 @@ export class UsageTally implements UsageSink {
  * (docs/protocols.md §1.7).
  */
 export function messagesUsageFields(usage: unknown): Partial<TokenCounts> {
-  const u = typeof usage === "object" && usage !== null ? (usage as Record<string, unknown>) : {};
+  const u = typeof usage === "object" && usage !== null ? (usage as Record<string, unknown>) : {}; // fields read one by one, each type-checked
   const out: Partial<TokenCounts> = {};
   if (typeof u.input_tokens === "number") out.input_tokens = u.input_tokens;
   if (typeof u.output_tokens === "number") out.output_tokens = u.output_tokens;
   if (typeof u.cache_read_input_tokens === "number") out.cache_read_input_tokens = u.cache_read_input_tokens;
   if (typeof u.cache_creation_input_tokens === "number") out.cache_creation_input_tokens = u.cache_creation_input_tokens;
-  const details = u.output_tokens_details as { thinking_tokens?: unknown } | undefined;
+  const details = u.output_tokens_details as { thinking_tokens?: unknown } | undefined; // its field is type-checked below
   if (typeof details?.thinking_tokens === "number") out.reasoning_tokens = details.thinking_tokens;
   return out;
 }

@@ -10,7 +10,7 @@ type Chunk = {
 
 /** The text of a chunk's delta: content, reasoning and tool arguments. */
 function deltaText(data: string): string {
-  const delta = (JSON.parse(data) as Chunk).choices?.[0]?.delta;
+  const delta = (JSON.parse(data) as Chunk).choices?.[0]?.delta; // vendor JSON, read leniently: every field is checked where used
   if (!delta) return "";
   let text = "";
   if (typeof delta.content === "string") text += delta.content;
@@ -34,7 +34,7 @@ const passthrough: PassthroughReader = {
       const end = region.indexOf("\n", at);
       const line = region.slice(start, end === -1 ? undefined : end);
       if (!line.startsWith("data: ")) return;
-      const chunk = JSON.parse(line.slice(6)) as Chunk;
+      const chunk = JSON.parse(line.slice(6)) as Chunk; // vendor JSON, read leniently
       if (chunk.usage) sink.report(chatUsageToTotals(chunk.usage), true);
     });
     if (region.includes('"finish_reason":"')) state.finished = true;
@@ -48,7 +48,7 @@ const passthrough: PassthroughReader = {
     if (!state.finished && msg.data.includes('"finish_reason":"')) state.finished = true;
     // Only chunks that carry usage (or must be renamed) are parsed; the rest pass as text.
     if (opts.renameModel === undefined && !msg.data.includes('"usage":{')) return msg;
-    const chunk = JSON.parse(msg.data) as Chunk;
+    const chunk = JSON.parse(msg.data) as Chunk; // vendor JSON, read leniently
     if (chunk.usage) {
       sink.report(chatUsageToTotals(chunk.usage), true);
       if (!opts.includeUsage) {

@@ -68,7 +68,7 @@ export const generateProtocol: UpstreamProtocol = {
     });
   },
   readCount: (json) => {
-    const n = Number((json as { totalTokens?: unknown }).totalTokens);
+    const n = Number((json as { totalTokens?: unknown }).totalTokens); // vendor JSON: the field is checked below
     return Number.isFinite(n) && n >= 0 ? n : undefined;
   },
   // generateContent is an upstream protocol only: no client speaks it, so nothing passes through.

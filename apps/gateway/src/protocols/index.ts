@@ -1,4 +1,4 @@
-import type { Protocol } from "@turnpike/providers";
+import type { Protocol } from "@turnpike/schema";
 import { chatProtocol } from "./chat";
 import { generateProtocol } from "./generate";
 import { messagesProtocol } from "./messages";
@@ -10,12 +10,5 @@ export const PROTOCOLS: Record<Protocol, UpstreamProtocol> = {
   chat: chatProtocol,
   generate: generateProtocol,
 };
-
-/** The protocol names a config file may use (the registry's keys). */
-export const PROTOCOL_NAMES = Object.keys(PROTOCOLS) as Protocol[]; // the keys of a Record<Protocol, …>
-
-export function isProtocol(name: unknown): name is Protocol {
-  return typeof name === "string" && Object.hasOwn(PROTOCOLS, name);
-}
 
 export type { PassthroughOptions, Target, UpstreamProtocol, UpstreamRequest } from "./upstream-protocol";

@@ -14,13 +14,13 @@ const CLIENT_BETA_HEADERS = ["alpha-beta", "anthropic-beta"] as const;
 
 /** The text of a `content_block_delta` (read only if it must be counted). */
 function deltaText(data: string): string {
-  const d = (JSON.parse(data) as { delta?: Record<string, unknown> }).delta ?? {};
+  const d = (JSON.parse(data) as { delta?: Record<string, unknown> }).delta ?? {}; // vendor JSON, read leniently
   const text = d.text ?? d.partial_json ?? d.thinking;
   return typeof text === "string" ? text : "";
 }
 
 function readStart(data: string, sink: UsageSink): { message?: { model?: string } } {
-  const ev = JSON.parse(data) as { message?: { usage?: unknown; model?: string } };
+  const ev = JSON.parse(data) as { message?: { usage?: unknown; model?: string } }; // vendor JSON, read leniently
   const usage = messagesUsageFields(ev.message?.usage);
   // The start event's output count is a placeholder; only its input side is real.
   delete usage.output_tokens;
@@ -29,7 +29,7 @@ function readStart(data: string, sink: UsageSink): { message?: { model?: string 
 }
 
 function readDelta(data: string, sink: UsageSink): void {
-  const ev = JSON.parse(data) as { usage?: unknown };
+  const ev = JSON.parse(data) as { usage?: unknown }; // vendor JSON, read leniently
   if (!ev.usage) return;
   const usage = messagesUsageFields(ev.usage);
   sink.report(usage, (usage.output_tokens ?? 0) > 0);
@@ -121,7 +121,7 @@ export const messagesProtocol: UpstreamProtocol = {
     });
   },
   readCount: (json) => {
-    const n = Number((json as { input_tokens?: unknown }).input_tokens);
+    const n = Number((json as { input_tokens?: unknown }).input_tokens); // vendor JSON: the field is checked below
     return Number.isFinite(n) && n >= 0 ? n : undefined;
   },
   preparePassthrough() {},

@@ -1,5 +1,5 @@
-import type { GatewayError, Protocol, Warning } from "@turnpike/providers";
-import type { MessagesRequest, MessagesResponse, MessagesStreamEvent } from "@turnpike/schema";
+import type { GatewayError, Warning } from "@turnpike/providers";
+import type { MessagesRequest, MessagesResponse, MessagesStreamEvent, Protocol } from "@turnpike/schema";
 import type { SSEMessage } from "@turnpike/schema/sse";
 import type { UsageSink } from "../pipeline/usage-tally";
 import type { CatalogEntry } from "../routing/catalog";

@@ -3,15 +3,13 @@
  * `TURNPIKE_CONFIG` file (JSON or YAML) whose `models` entries replace or add rows by id.
  */
 
-import type { Protocol } from "@turnpike/providers";
+import { UPSTREAM_PROTOCOLS, type Protocol } from "@turnpike/schema";
 
 /** What the catalog needs to know of each vendor: that it exists, and its protocol. */
 export interface VendorProtocol {
   id: string;
   protocol: Protocol;
 }
-
-const PROTOCOL_NAMES: readonly Protocol[] = ["messages", "chat", "generate"];
 
 export interface CatalogEntry {
   /** The id clients send. */
@@ -57,10 +55,11 @@ const BUILT_IN: Row[] = [
 ];
 
 function complete(row: Row, vendors: ReadonlyMap<string, Protocol>): CatalogEntry {
+  const protocol = row.protocol ?? vendors.get(row.owned_by);
+  if (!protocol) throw new Error(`model ${row.id}: its vendor ${JSON.stringify(row.owned_by)} is not in the vendor table`);
   return {
     ...row,
-    // parseOverride checked that the vendor exists; built-in rows name built-in vendors.
-    protocol: row.protocol ?? vendors.get(row.owned_by) ?? "messages",
+    protocol,
     upstream_model: row.upstream_model ?? row.id,
     upstream_headers: row.upstream_headers ?? {},
   };
@@ -96,24 +95,21 @@ export function buildCatalog(overrides: unknown[], vendors: readonly VendorProto
     const row = parseOverride(raw, i, rows, protocols);
     rows.set(row.id, row);
   });
-  for (const r of rows.values()) {
-    if (!protocols.has(r.owned_by)) throw new Error(`model ${r.id}: its vendor ${JSON.stringify(r.owned_by)} is not in the vendor table`);
-  }
   return new Catalog([...rows.values()].map((r) => complete(r, protocols)));
 }
 
 function parseOverride(raw: unknown, i: number, rows: Map<string, Row>, vendors: ReadonlyMap<string, Protocol>): Row {
   const where = `models[${i}]`;
   if (typeof raw !== "object" || raw === null) throw new Error(`${where}: expected an object`);
-  const o = raw as Record<string, unknown>;
+  const o = raw as Record<string, unknown>; // an object: checked just above
   if (typeof o.id !== "string" || o.id === "") throw new Error(`${where}.id: required string`);
   const base = rows.get(o.id);
-  const merged = { ...base, ...o } as Record<string, unknown>;
+  const merged = { ...base, ...o } as Record<string, unknown>; // read field by field below
   if (typeof merged.owned_by !== "string" || !vendors.has(merged.owned_by)) {
     throw new Error(`${where}.owned_by: must be one of ${[...vendors.keys()].join(", ")}, got ${JSON.stringify(merged.owned_by)}`);
   }
-  if (merged.protocol !== undefined && !PROTOCOL_NAMES.some((p) => p === merged.protocol)) {
-    throw new Error(`${where}.protocol: must be ${PROTOCOL_NAMES.join(", ")}, got ${JSON.stringify(merged.protocol)}`);
+  if (merged.protocol !== undefined && !UPSTREAM_PROTOCOLS.some((p) => p === merged.protocol)) {
+    throw new Error(`${where}.protocol: must be ${UPSTREAM_PROTOCOLS.join(", ")}, got ${JSON.stringify(merged.protocol)}`);
   }
   for (const f of ["input_per_mtok", "output_per_mtok", "context_window"] as const) {
     if (typeof merged[f] !== "number" || !Number.isFinite(merged[f]) || (merged[f] as number) < 0) {

@@ -1,4 +1,4 @@
-import type { Protocol } from "@turnpike/providers";
+import type { Protocol } from "@turnpike/schema";
 import { PROTOCOLS } from "../protocols";
 import type { AuthScheme, VendorConfig } from "./vendors";
 

@@ -1,4 +1,4 @@
-import type { Protocol } from "@turnpike/providers";
+import type { Protocol } from "@turnpike/schema";
 
 /** How a vendor's API key is sent. */
 export type AuthScheme = "x-api-key" | "bearer" | "x-goog-api-key";

@@ -17,8 +17,8 @@ interface UsageRow extends Omit<UsageRecord, "stream" | "aborted" | "estimated">
 
 const toKey = (r: KeyRow): KeyRecord => ({
   ...r,
-  models: r.models === null ? null : (JSON.parse(r.models) as string[]),
-  model_limits: r.model_limits === null ? null : (JSON.parse(r.model_limits) as KeyRecord["model_limits"]),
+  models: r.models === null ? null : (JSON.parse(r.models) as string[]), // written by fromKey as JSON of this type
+  model_limits: r.model_limits === null ? null : (JSON.parse(r.model_limits) as KeyRecord["model_limits"]), // written by fromKey
 });
 const fromKey = (k: KeyRecord) => ({
   ...k,

@@ -1,6 +1,8 @@
+import type { Format } from "../formats";
+
 /**
  * The state Turnpike keeps: keys (hashed, never the secret) and usage records. One interface,
- * several back ends (SQLite embedded by default; see DESIGN.md §4).
+ * several back ends (SQLite embedded by default; see docs/design.md, "State").
  */
 
 export interface KeyRecord {
@@ -28,7 +30,8 @@ export interface KeyRecord {
   revoked_at: string | null;
 }
 
-export type Endpoint = "messages" | "chat" | "count_tokens";
+/** The ledger's endpoint: a client format's inference route, or the token count. */
+export type Endpoint = Format | "count_tokens";
 
 export interface UsageRecord {
   request_id: string;
