@@ -30,6 +30,7 @@ export {
   generateUsageToMessages,
   generateUsageToTotals,
   messagesUsageToChat,
+  messagesUsageFields,
   messagesUsageToTotals,
   totalsToChatUsage,
   totalsToMessagesUsage,

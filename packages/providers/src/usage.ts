@@ -70,17 +70,33 @@ export function generateUsageToTotals(usageMetadata: unknown): UsageTotals {
   return out;
 }
 
-/** Messages usage (reply or `message_delta`) → totals. */
-export function messagesUsageToTotals(usage: unknown): UsageTotals {
+/**
+ * The fields a messages-format usage object carries (a reply, `message_start` or
+ * `message_delta`), each only if present: a closing `message_delta` may leave out the input side,
+ * which must then stand as it was (docs/protocols.md §1.7). The one reader of messages usage.
+ */
+export function messagesUsageFields(usage: unknown): Partial<UsageTotals> {
   const u = obj(usage);
+  const out: Partial<UsageTotals> = {};
+  if (typeof u.input_tokens === "number") out.input_tokens = n(u.input_tokens);
+  if (typeof u.output_tokens === "number") out.output_tokens = n(u.output_tokens);
+  if (typeof u.cache_read_input_tokens === "number") out.cache_read_input_tokens = n(u.cache_read_input_tokens);
+  if (typeof u.cache_creation_input_tokens === "number") out.cache_creation_input_tokens = n(u.cache_creation_input_tokens);
   const details = obj(u.output_tokens_details);
-  const out: UsageTotals = {
-    input_tokens: n(u.input_tokens),
-    output_tokens: n(u.output_tokens),
-    cache_read_input_tokens: n(u.cache_read_input_tokens),
-    cache_creation_input_tokens: n(u.cache_creation_input_tokens),
-  };
   if (details.thinking_tokens !== undefined) out.reasoning_tokens = n(details.thinking_tokens);
+  return out;
+}
+
+/** Messages usage (reply or `message_delta`) → totals; an absent field is 0. */
+export function messagesUsageToTotals(usage: unknown): UsageTotals {
+  const f = messagesUsageFields(usage);
+  const out: UsageTotals = {
+    input_tokens: f.input_tokens ?? 0,
+    output_tokens: f.output_tokens ?? 0,
+    cache_read_input_tokens: f.cache_read_input_tokens ?? 0,
+    cache_creation_input_tokens: f.cache_creation_input_tokens ?? 0,
+  };
+  if (f.reasoning_tokens !== undefined) out.reasoning_tokens = f.reasoning_tokens;
   return out;
 }
 

@@ -1,4 +1,4 @@
-import { headerSafe } from "@turnpike/providers";
+import { headerSafe, messagesUsageFields } from "@turnpike/providers";
 import type { GatewayDeps } from "../deps";
 import type { RequestContext } from "./context";
 import { HEADER, SSE_HEADERS } from "./headers";
@@ -7,7 +7,7 @@ import { passthroughTap } from "./passthrough-tap";
 import type { Plan } from "./plan";
 import { relayStream } from "./relay-stream";
 import { translatedTap } from "./translated-tap";
-import { messagesUsageFields, type UsageTally } from "./usage-tally";
+import type { UsageTally } from "./usage-tally";
 
 /** The headers every inference reply carries, errors included. */
 export function replyHeaders(ctx: RequestContext, plan: Plan, limitHeaders: Record<string, string>): Headers {

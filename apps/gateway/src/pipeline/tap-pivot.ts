@@ -1,5 +1,6 @@
 import type { MessagesStreamEvent } from "@turnpike/schema";
-import { messagesUsageFields, type UsageSink } from "./usage-tally";
+import { messagesUsageFields } from "@turnpike/providers";
+import type { UsageSink } from "./usage-tally";
 
 /**
  * Reads one pivot event of a translated stream: the usage the upstream machine put in

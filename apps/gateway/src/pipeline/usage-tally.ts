@@ -86,20 +86,3 @@ export class UsageTally implements UsageSink {
     return { counts: c, estimated };
   }
 }
-
-/**
- * Messages-format usage (a reply, `message_start` or `message_delta`) as the fields it carries:
- * a closing `message_delta` may leave out the input side, which must then stand as it was
- * (docs/protocols.md §1.7).
- */
-export function messagesUsageFields(usage: unknown): Partial<TokenCounts> {
-  const u = typeof usage === "object" && usage !== null ? (usage as Record<string, unknown>) : {}; // fields read one by one, each type-checked
-  const out: Partial<TokenCounts> = {};
-  if (typeof u.input_tokens === "number") out.input_tokens = u.input_tokens;
-  if (typeof u.output_tokens === "number") out.output_tokens = u.output_tokens;
-  if (typeof u.cache_read_input_tokens === "number") out.cache_read_input_tokens = u.cache_read_input_tokens;
-  if (typeof u.cache_creation_input_tokens === "number") out.cache_creation_input_tokens = u.cache_creation_input_tokens;
-  const details = u.output_tokens_details as { thinking_tokens?: unknown } | undefined; // its field is type-checked below
-  if (typeof details?.thinking_tokens === "number") out.reasoning_tokens = details.thinking_tokens;
-  return out;
-}

@@ -1,7 +1,7 @@
-import { MessagesSSEMachine, convertMessagesRequestToMessages, upstreamErrorToGatewayError } from "@turnpike/providers";
+import { MessagesSSEMachine, convertMessagesRequestToMessages, messagesUsageFields, upstreamErrorToGatewayError } from "@turnpike/providers";
 import type { MessagesResponse } from "@turnpike/schema";
 import type { SSEMessage } from "@turnpike/schema/sse";
-import { messagesUsageFields, type UsageSink } from "../pipeline/usage-tally";
+import type { UsageSink } from "../pipeline/usage-tally";
 import { dataAfter, each, parseRegion } from "./sse-scan";
 import { authHeaders, trimSlash, type PassthroughReader, type PassthroughState, type UpstreamProtocol } from "./upstream-protocol";
 

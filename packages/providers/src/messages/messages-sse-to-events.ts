@@ -10,7 +10,7 @@ import { MachineStream } from "../stream-transformer.js";
 import type { SSEMessage } from "@turnpike/schema/sse";
 import { GatewayError, renderMessagesError } from "../errors.js";
 import { isRecord, tryParseJson } from "../json.js";
-import { messagesUsageToTotals, type OnUsage, type UsageTotals } from "../usage.js";
+import { messagesUsageFields, messagesUsageToTotals, type OnUsage, type UsageTotals } from "../usage.js";
 
 export interface MessagesSSEOptions {
   /** Called once at the end (or on cancel) with the final usage. */
@@ -29,16 +29,8 @@ export class MessagesUsageAccumulator {
     if (ev.type === "message_start" && ev.message) {
       this.totals = messagesUsageToTotals(ev.message.usage);
     } else if (ev.type === "message_delta" && isRecord(ev.usage)) {
-      const u = ev.usage;
-      const next = messagesUsageToTotals(u);
-      this.totals = {
-        input_tokens: u.input_tokens != null ? next.input_tokens : this.totals.input_tokens,
-        output_tokens: u.output_tokens != null ? next.output_tokens : this.totals.output_tokens,
-        cache_read_input_tokens: u.cache_read_input_tokens != null ? next.cache_read_input_tokens : this.totals.cache_read_input_tokens,
-        cache_creation_input_tokens:
-          u.cache_creation_input_tokens != null ? next.cache_creation_input_tokens : this.totals.cache_creation_input_tokens,
-        ...(next.reasoning_tokens !== undefined ? { reasoning_tokens: next.reasoning_tokens } : {}),
-      };
+      // Fields the delta carries overwrite; the ones it leaves out stand.
+      this.totals = { ...this.totals, ...messagesUsageFields(ev.usage) };
     }
   }
 
