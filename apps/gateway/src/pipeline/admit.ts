@@ -2,7 +2,7 @@ import { GatewayError } from "@turnpike/providers";
 import type { GatewayDeps } from "../deps";
 import type { CatalogEntry } from "../routing/catalog";
 import { nextMonthStart } from "../state/spend-store";
-import type { Admission, Limits } from "../state/limiter-store";
+import type { Admission, BucketCheck } from "../state/limiter-store";
 import type { KeyRecord } from "../state/store";
 import type { RequestContext } from "./context";
 import { HEADER } from "./headers";
@@ -52,23 +52,17 @@ export async function admit(deps: GatewayDeps, ctx: Pick<RequestContext, "format
   if (key.budget_usd !== null && (await deps.spend.spent(key.id)) >= key.budget_usd) throw budgetExhausted(key.budget_usd, nextMonthStart(deps.now()));
   const estimate = Math.ceil(bodySize / 4);
   const perModel = key.model_limits?.[entry.id];
-  const modelLimits: Limits | undefined = perModel ? { rpm: perModel.rpm ?? null, tpm: perModel.tpm ?? null } : undefined;
-  const modelBucket = `${key.id}|${entry.id}`;
-  const admission = await deps.limiter.admit(key.id, key, estimate);
-  if (!admission.ok) throw rateLimited(admission, ctx.format.limitHeaders(admission, Date.now()));
-  if (modelLimits) {
-    const modelAdmission = await deps.limiter.admit(modelBucket, modelLimits, estimate);
-    if (!modelAdmission.ok) {
-      // Refused by the model's limit: the key's bucket gives its estimate back.
-      void deps.limiter.settle(key.id, key, estimate, 0);
-      throw rateLimited(modelAdmission, ctx.format.limitHeaders(modelAdmission, Date.now()), entry.id);
-    }
-  }
+  const checks: BucketCheck[] = [{ bucket: key.id, limits: key }];
+  if (perModel) checks.push({ bucket: `${key.id}|${entry.id}`, limits: { rpm: perModel.rpm ?? null, tpm: perModel.tpm ?? null } });
+  // All buckets at once: a request the model's limit refuses takes nothing from the key's.
+  const [admission, modelAdmission] = await deps.limiter.admit(checks, estimate);
+  if (!admission) throw new GatewayError({ status: 500, message: "The limiter answered no admission." });
+  if (!admission.ok) throw rateLimited(admission, ctx.format.limitHeaders(admission, deps.now()));
+  if (modelAdmission && !modelAdmission.ok) throw rateLimited(modelAdmission, ctx.format.limitHeaders(modelAdmission, deps.now()), entry.id);
   return {
-    limitHeaders: ctx.format.limitHeaders(admission, Date.now()),
+    limitHeaders: ctx.format.limitHeaders(admission, deps.now()),
     settle(actual) {
-      void deps.limiter.settle(key.id, key, estimate, actual);
-      if (modelLimits) void deps.limiter.settle(modelBucket, modelLimits, estimate, actual);
+      deps.limiter.settle(checks, estimate, actual).catch((e) => deps.logger.error("limiter settle failed", { key_id: key.id }, e));
     },
   };
 }

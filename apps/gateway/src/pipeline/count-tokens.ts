@@ -48,7 +48,7 @@ export async function handleCountTokens(deps: GatewayDeps, request: Request, ser
         format.passthroughProtocol === protocol.id
           ? passthroughBody(checked.value, target.entry.upstream_model)
           : (await protocol.fromPivot(pivot, target, deps.signatures)).body;
-      const call = await protocol.count(target, body);
+      const call = await protocol.count(target, body, request.headers);
       const res = await deps.fetch(call.url, { method: "POST", headers: call.headers, body: call.body });
       const text = await res.text();
       if (!res.ok) throw protocol.parseError(res.status, text, res.headers);

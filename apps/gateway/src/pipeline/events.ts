@@ -5,7 +5,7 @@ import type { RequestContext } from "./context";
 /**
  * The pipeline's lifecycle, told to subscribers (logging, metrics, tracing) given in the
  * dependencies: the steps emit, they never call a subscriber's code directly. A subscriber
- * must not throw; one that does is logged and the request goes on.
+ * must not throw; one that does is skipped for that event and the request goes on.
  */
 export interface PipelineHooks {
   /** A request arrived (before authentication). */

@@ -23,7 +23,7 @@ export async function execute(deps: GatewayDeps, ctx: RequestContext, plan: Plan
   emit(deps.hooks, "onAttempt", ctx, plan.target, 1);
   // A messages-format client reads the input count in `message_start`, before the reply: where
   // the upstream can count, ask it alongside the call itself.
-  const countReq = plan.countAlongside && plan.protocol.count ? await plan.protocol.count(plan.target, plan.body) : undefined;
+  const countReq = plan.countAlongside && plan.protocol.count ? await plan.protocol.count(plan.target, plan.body, ctx.request.headers) : undefined;
   const counting = countReq ? countAlongside(deps, plan, countReq, signal) : undefined;
   let response: Response;
   try {
@@ -35,7 +35,13 @@ export async function execute(deps: GatewayDeps, ctx: RequestContext, plan: Plan
   }
   emit(deps.hooks, "onUpstreamResponse", ctx, response.status, performance.now() - ctx.started);
   if (!response.ok) {
-    const text = await response.text();
+    let text: string;
+    try {
+      text = await response.text();
+    } catch (e) {
+      if (signal.aborted) return { kind: "gone" };
+      text = `(the error body could not be read: ${e instanceof Error ? e.message : String(e)})`;
+    }
     return { kind: "error", status: response.status, error: plan.protocol.parseError(response.status, text, response.headers) };
   }
   return { kind: "reply", response, status: response.status, inputTokens: counting ? await counting : undefined };

@@ -41,7 +41,7 @@ export async function handleInference(deps: GatewayDeps, request: Request, forma
         await finish({ status: 499, upstreamStatus: 0, aborted: true });
         return new Response(null, { status: 499 });
       case "error":
-        await finish({ status: outcome.error.status, upstreamStatus: outcome.status });
+        await finish({ status: outcome.error.status, upstreamStatus: outcome.status, unbilled: true });
         return errorResponse(format, outcome.error, ctx.id, Object.fromEntries(replyHeaders(ctx, p, admitted.limitHeaders)));
       case "reply": {
         const counted = outcome.inputTokens === undefined ? p : { ...p, reply: { ...p.reply, inputTokens: outcome.inputTokens } };

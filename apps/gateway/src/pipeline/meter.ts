@@ -25,6 +25,11 @@ export interface Ending {
   upstreamStatus: number;
   /** The client went away before the reply ended. */
   aborted?: boolean;
+  /**
+   * The upstream refused or failed before any output: recorded, and billed nothing (a vendor
+   * does not bill a request it refused), whatever the route or format.
+   */
+  unbilled?: boolean;
 }
 
 /**
@@ -33,7 +38,7 @@ export interface Ending {
  * ledger has it durably. Called once per request that reached an upstream, however it ended.
  */
 export function meter(deps: GatewayDeps, call: MeteredCall, end: Ending): Promise<void> {
-  const { counts, estimated } = call.tally.settle(deps.countText, call.countPrompt);
+  const { counts, estimated } = call.tally.settle(deps.countText, end.unbilled ? () => 0 : call.countPrompt);
   const { entry } = call.target;
   const input = counts.input_tokens + counts.cache_read_input_tokens + counts.cache_creation_input_tokens;
   const record: UsageRecord = {
@@ -53,7 +58,7 @@ export function meter(deps: GatewayDeps, call: MeteredCall, end: Ending): Promis
     latency_ms: Math.round((performance.now() - call.ctx.started) * 100) / 100,
     aborted: end.aborted ?? false,
     estimated,
-    created_at: new Date().toISOString(),
+    created_at: new Date(deps.now()).toISOString(),
   };
   call.admitted.settle(record.input_tokens + record.output_tokens);
   void deps.spend.add(call.key.id, record.cost_usd).catch((e) => deps.logger.error("spend update failed", { request_id: record.request_id }, e));

@@ -63,7 +63,7 @@ export const generateProtocol: UpstreamProtocol = {
     // The count call wraps the same request body the generate call sends.
     return Promise.resolve({
       url: `${trimSlash(upstream.baseURL)}/v1beta/models/${encodeURIComponent(entry.upstream_model)}:countTokens`,
-      headers: { "content-type": "application/json", ...authHeaders(upstream.auth, upstream.apiKey) },
+      headers: { "content-type": "application/json", ...authHeaders(upstream.auth, upstream.apiKey), ...entry.upstream_headers },
       body: JSON.stringify({ generateContentRequest: { ...body, model: `models/${entry.upstream_model}` } }),
     });
   },

@@ -3,7 +3,7 @@ import type { MessagesResponse } from "@turnpike/schema";
 import type { SSEMessage } from "@turnpike/schema/sse";
 import type { UsageSink } from "../pipeline/usage-tally";
 import { dataAfter, each, parseRegion } from "./sse-scan";
-import { authHeaders, trimSlash, type PassthroughReader, type PassthroughState, type UpstreamProtocol } from "./upstream-protocol";
+import { authHeaders, trimSlash, type PassthroughReader, type PassthroughState, type Target, type UpstreamProtocol } from "./upstream-protocol";
 
 /** The one version of the messages protocol Turnpike speaks upstream. */
 export const MESSAGES_UPSTREAM_VERSION = "2023-06-01";
@@ -33,6 +33,24 @@ function readDelta(data: string, sink: UsageSink): void {
   if (!ev.usage) return;
   const usage = messagesUsageFields(ev.usage);
   sink.report(usage, (usage.output_tokens ?? 0) > 0);
+}
+
+/**
+ * The headers of every call: the key, the protocol version, and the betas — passed through
+ * verbatim from the client (docs/protocols.md §1.1), merged with the catalog entry's own (the
+ * context-1m entry).
+ */
+function upstreamHeaders({ entry, upstream }: Target, clientHeaders: Headers): Record<string, string> {
+  const headers: Record<string, string> = { "content-type": "application/json", ...authHeaders(upstream.auth, upstream.apiKey), [VERSION_HEADER]: MESSAGES_UPSTREAM_VERSION };
+  const betas = new Set<string>();
+  for (const h of CLIENT_BETA_HEADERS) {
+    for (const b of (clientHeaders.get(h) ?? "").split(",")) if (b.trim()) betas.add(b.trim());
+  }
+  const own = entry.upstream_headers[BETA_HEADER];
+  if (own) for (const b of own.split(",")) betas.add(b.trim());
+  for (const [k, v] of Object.entries(entry.upstream_headers)) if (k !== BETA_HEADER) headers[k] = v;
+  if (betas.size) headers[BETA_HEADER] = [...betas].join(",");
+  return headers;
 }
 
 /** Usage from `message_start` and `message_delta`; the end from `message_stop` or `error`. */
@@ -92,33 +110,17 @@ export const messagesProtocol: UpstreamProtocol = {
     return Promise.resolve({ body: r.body, warnings: r.warnings, toolNames: undefined });
   },
   buildRequest(target, body, { clientHeaders }) {
-    const { entry, upstream } = target;
-    const headers: Record<string, string> = { "content-type": "application/json", ...authHeaders(upstream.auth, upstream.apiKey), [VERSION_HEADER]: MESSAGES_UPSTREAM_VERSION };
-    // Betas pass through verbatim to a messages upstream (docs/protocols.md §1.1), merged with
-    // the catalog entry's own (the context-1m entry).
-    const betas = new Set<string>();
-    for (const h of CLIENT_BETA_HEADERS) {
-      for (const b of (clientHeaders.get(h) ?? "").split(",")) if (b.trim()) betas.add(b.trim());
-    }
-    const own = entry.upstream_headers[BETA_HEADER];
-    if (own) for (const b of own.split(",")) betas.add(b.trim());
-    for (const [k, v] of Object.entries(entry.upstream_headers)) if (k !== BETA_HEADER) headers[k] = v;
-    if (betas.size) headers[BETA_HEADER] = [...betas].join(",");
-    return Promise.resolve({ url: `${trimSlash(upstream.baseURL)}/v1/messages`, headers, body: JSON.stringify(body) });
+    return Promise.resolve({ url: `${trimSlash(target.upstream.baseURL)}/v1/messages`, headers: upstreamHeaders(target, clientHeaders), body: JSON.stringify(body) });
   },
   machine: (_ctx, emit) => new MessagesSSEMachine({}, emit),
   // The vendor's reply is the pivot's shape; only the model is the client's.
   reply: (json, ctx) => ({ ...(json as MessagesResponse), model: ctx.model }),
   parseError: (status, text, headers) => upstreamErrorToGatewayError("messages", status, text, headers),
-  count(target, body) {
-    const { entry, upstream } = target;
+  count(target, body, clientHeaders) {
     const { max_tokens: _unused, stream: _stream, ...rest } = body;
-    return Promise.resolve({
-      url: `${trimSlash(upstream.baseURL)}/v1/messages/count_tokens`,
-      // The entry's own headers (the context-1m beta) count against the same context window.
-      headers: { "content-type": "application/json", ...authHeaders(upstream.auth, upstream.apiKey), [VERSION_HEADER]: MESSAGES_UPSTREAM_VERSION, ...entry.upstream_headers },
-      body: JSON.stringify(rest),
-    });
+    // The same headers as the call: the entry's own (the context-1m beta) and the client's betas
+    // count against the same context window.
+    return Promise.resolve({ url: `${trimSlash(target.upstream.baseURL)}/v1/messages/count_tokens`, headers: upstreamHeaders(target, clientHeaders), body: JSON.stringify(rest) });
   },
   readCount: (json) => {
     const n = Number((json as { input_tokens?: unknown }).input_tokens); // vendor JSON: the field is checked below

@@ -103,7 +103,7 @@ export interface UpstreamProtocol {
   /** An error reply as a GatewayError. */
   parseError(status: number, text: string, headers: Headers): GatewayError;
   /** The vendor's own count of a prompt given as this protocol's request body, where it has one. */
-  count: ((target: Target, body: Record<string, unknown>) => Promise<UpstreamRequest>) | undefined;
+  count: ((target: Target, body: Record<string, unknown>, clientHeaders: Headers) => Promise<UpstreamRequest>) | undefined;
   /** Reads the count call's reply. */
   readCount(json: unknown): number | undefined;
   /** Prepares a same-protocol body for passthrough (asks for what metering needs). */

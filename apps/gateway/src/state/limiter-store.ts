@@ -34,16 +34,24 @@ interface Bucket {
   at: number;
 }
 
+/** One limited subject (a key, or a key and a model) and its limits. */
+export interface BucketCheck {
+  bucket: string;
+  limits: Limits;
+}
+
 /**
  * Where rate-limit buckets live. Async so that a shared implementation (one round trip per
- * admission and one per settlement) fits behind the same callers; `bucket` names one limited
- * subject (a key, or a key and a model).
+ * admission and one per settlement) fits behind the same callers.
  */
 export interface LimiterStore {
-  /** Admits one request of `estimatedTokens`, or says how long to wait; atomic per bucket. */
-  admit(bucket: string, limits: Limits, estimatedTokens: number): Promise<Admission>;
+  /**
+   * Admits one request of `estimatedTokens` against every bucket at once, or none: if any bucket
+   * refuses, nothing is taken from the others. One admission per check, in order.
+   */
+  admit(checks: readonly BucketCheck[], estimatedTokens: number): Promise<Admission[]>;
   /** Charges the difference between the real token count and the estimate admitted. */
-  settle(bucket: string, limits: Limits, estimatedTokens: number, actualTokens: number): Promise<void>;
+  settle(checks: readonly BucketCheck[], estimatedTokens: number, actualTokens: number): Promise<void>;
   /** Forgets a bucket (after its limits change): it starts full. */
   reset(bucket: string): Promise<void>;
 }
@@ -56,12 +64,17 @@ export class MemoryLimiterStore implements LimiterStore {
     this.buckets = new RateLimiter(now);
   }
 
-  admit(bucket: string, limits: Limits, estimatedTokens: number): Promise<Admission> {
-    return Promise.resolve(this.buckets.admit(bucket, limits, estimatedTokens));
+  admit(checks: readonly BucketCheck[], estimatedTokens: number): Promise<Admission[]> {
+    // One bucket needs no dry run: its own check is all-or-nothing.
+    if (checks.length > 1) {
+      const probes = checks.map((c) => this.buckets.admit(c.bucket, c.limits, estimatedTokens, false));
+      if (probes.some((p) => !p.ok)) return Promise.resolve(probes);
+    }
+    return Promise.resolve(checks.map((c) => this.buckets.admit(c.bucket, c.limits, estimatedTokens)));
   }
 
-  settle(bucket: string, limits: Limits, estimatedTokens: number, actualTokens: number): Promise<void> {
-    this.buckets.settle(bucket, limits, estimatedTokens, actualTokens);
+  settle(checks: readonly BucketCheck[], estimatedTokens: number, actualTokens: number): Promise<void> {
+    for (const c of checks) this.buckets.settle(c.bucket, c.limits, estimatedTokens, actualTokens);
     return Promise.resolve();
   }
 
@@ -96,8 +109,11 @@ export class RateLimiter {
     return { limit: capacity, remaining, resetMs: Math.max(0, resetMs) };
   }
 
-  /** Admits one request of `estimatedTokens` for key `id`, or says how long to wait. */
-  admit(id: string, limits: Limits, estimatedTokens: number): Admission {
+  /**
+   * Admits one request of `estimatedTokens` for key `id`, or says how long to wait. With `take`
+   * false it only says whether it would (nothing is taken).
+   */
+  admit(id: string, limits: Limits, estimatedTokens: number, take = true): Admission {
     const t = this.now();
     const rb = limits.rpm ? this.bucket(`${id}:r`, limits.rpm, t) : null;
     const tb = limits.tpm ? this.bucket(`${id}:t`, limits.tpm, t) : null;
@@ -114,7 +130,7 @@ export class RateLimiter {
         limitedBy = "tokens";
       }
     }
-    if (limitedBy === null) {
+    if (limitedBy === null && take) {
       if (rb) rb.level -= 1;
       if (tb) tb.level -= estimatedTokens;
     }

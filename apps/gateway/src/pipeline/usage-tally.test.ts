@@ -1,0 +1,87 @@
+import { describe, expect, test } from "bun:test";
+import { UsageTally } from "./usage-tally";
+
+/** One token per word: easy to predict. */
+const words = (text: string) => text.split(/\s+/).filter(Boolean).length;
+const never = () => {
+  throw new Error("the prompt must not be counted here");
+};
+
+describe("UsageTally.report", () => {
+  test("fields overwrite one by one; absent fields stand; non-numbers are ignored", () => {
+    const t = new UsageTally();
+    t.report({ input_tokens: 10, output_tokens: 1, cache_read_input_tokens: 4 }, false);
+    t.report({ output_tokens: 7 }, false);
+    t.report({ input_tokens: Number.NaN, reasoning_tokens: Number.POSITIVE_INFINITY }, false);
+    expect(t.usage).toEqual({ input_tokens: 10, output_tokens: 7, cache_read_input_tokens: 4, cache_creation_input_tokens: 0, reasoning_tokens: 0 });
+    expect(t.final).toBe(false);
+  });
+
+  test("final is sticky once reported", () => {
+    const t = new UsageTally();
+    t.report({ output_tokens: 3 }, true);
+    t.report({ output_tokens: 4 }, false);
+    expect(t.final).toBe(true);
+    expect(t.usage.output_tokens).toBe(4);
+  });
+
+  test("relayed text: pieces in order, then the late sources", () => {
+    const t = new UsageTally();
+    t.relayedLater(() => " later");
+    t.relayed("one");
+    t.relayed(" two");
+    expect(t.relayedText()).toBe("one two later");
+  });
+});
+
+describe("UsageTally.settle", () => {
+  test("the upstream's closing numbers are billed as they are, and nothing is counted", () => {
+    const t = new UsageTally();
+    let read = 0;
+    t.report({ input_tokens: 20, output_tokens: 2 }, true);
+    t.relayed("many many words that say more than two tokens");
+    t.relayedLater(() => {
+      read++;
+      return "x";
+    });
+    expect(t.settle(words, never)).toEqual({ counts: { input_tokens: 20, output_tokens: 2, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, reasoning_tokens: 0 }, estimated: false });
+    expect(read).toBe(0);
+  });
+
+  test("without them: the relayed text is counted if it says more, and the prompt if nothing reported input", () => {
+    const t = new UsageTally();
+    t.relayed("five words reached the client");
+    expect(t.settle(words, () => 42)).toEqual({ counts: { input_tokens: 42, output_tokens: 5, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, reasoning_tokens: 0 }, estimated: true });
+  });
+
+  test("a reported input side stands (cache reads count as reported input)", () => {
+    const t = new UsageTally();
+    t.report({ cache_read_input_tokens: 9 }, false);
+    t.relayed("two words");
+    const s = t.settle(words, never);
+    expect(s.counts.input_tokens).toBe(0);
+    expect(s.counts.cache_read_input_tokens).toBe(9);
+    expect(s.counts.output_tokens).toBe(2);
+    expect(s.estimated).toBe(true);
+  });
+
+  test("a placeholder that already says more than the text is kept, and not flagged", () => {
+    const t = new UsageTally();
+    t.report({ input_tokens: 3, output_tokens: 10 }, false);
+    t.relayed("two words");
+    expect(t.settle(words, never)).toEqual({ counts: { input_tokens: 3, output_tokens: 10, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, reasoning_tokens: 0 }, estimated: false });
+  });
+
+  test("nothing at all: zero output, and an empty prompt count is not an estimate", () => {
+    const t = new UsageTally();
+    expect(t.settle(words, () => 0)).toEqual({ counts: { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, reasoning_tokens: 0 }, estimated: false });
+  });
+
+  test("settle does not change the tally", () => {
+    const t = new UsageTally();
+    t.relayed("three little words");
+    t.settle(words, () => 5);
+    expect(t.usage.output_tokens).toBe(0);
+    expect(t.usage.input_tokens).toBe(0);
+  });
+});

@@ -1,0 +1,93 @@
+import { describe, expect, test } from "bun:test";
+import type { MessagesRequest } from "@turnpike/schema";
+import { loadConfig } from "../config";
+import { testTarget } from "../pipeline/test-deps";
+import { UsageTally } from "../pipeline/usage-tally";
+import { buildCatalog } from "../routing/catalog";
+import { MemorySignatures } from "../state/signature-store";
+import { chatProtocol } from "./chat";
+import { PROTOCOLS } from "./index";
+
+const body = { model: "beta-5.5", messages: [{ role: "user", content: "hi" }] };
+const opts = { stream: true, clientHeaders: new Headers({ "anthropic-beta": "ignored" }) };
+
+describe("chat protocol: buildRequest", () => {
+  test("{base}/chat/completions with a bearer key; client betas are not forwarded", async () => {
+    const req = await chatProtocol.buildRequest(testTarget("beta-5.5", { baseURL: "https://api.vendor.example/v1/" }), body, opts);
+    expect(req.url).toBe("https://api.vendor.example/v1/chat/completions");
+    expect(req.headers).toEqual({ "content-type": "application/json", authorization: "Bearer vendor-key" });
+    expect(JSON.parse(req.body)).toEqual(body);
+  });
+
+  test("auth override and the entry's own upstream headers", async () => {
+    const catalog = buildCatalog([{ id: "beta-custom", owned_by: "beta", input_per_mtok: 1, output_per_mtok: 2, context_window: 1000, upstream_headers: { "x-org": "o1" } }], loadConfig({}).vendors);
+    const target = { ...testTarget("beta-5.5", { auth: "x-api-key" }), entry: catalog.get("beta-custom")! };
+    const req = await chatProtocol.buildRequest(target, body, opts);
+    expect(req.headers["x-api-key"]).toBe("vendor-key");
+    expect(req.headers.authorization).toBeUndefined();
+    expect(req.headers["x-org"]).toBe("o1");
+  });
+
+  test("the simulator base of a chat vendor ends in /v1", () => {
+    expect(chatProtocol.simulatorBase("http://127.0.0.1:9")).toBe("http://127.0.0.1:9/v1");
+    expect(PROTOCOLS.chat).toBe(chatProtocol);
+  });
+});
+
+describe("chat protocol: counting and passthrough", () => {
+  test("no count call: the local tokenizer counts", () => {
+    expect(chatProtocol.count).toBeUndefined();
+    expect(chatProtocol.readCount({ total_tokens: 5 })).toBeUndefined();
+  });
+
+  test("preparePassthrough forces include_usage on a stream and keeps the other stream options", () => {
+    const streaming: Record<string, unknown> = { ...body, stream: true, stream_options: { include_usage: false, other: 1 } };
+    chatProtocol.preparePassthrough(streaming, true);
+    expect(streaming.stream_options).toEqual({ include_usage: true, other: 1 });
+    const bare: Record<string, unknown> = { ...body, stream: true };
+    chatProtocol.preparePassthrough(bare, true);
+    expect(bare.stream_options).toEqual({ include_usage: true });
+    const json: Record<string, unknown> = { ...body };
+    chatProtocol.preparePassthrough(json, false);
+    expect(json).toEqual(body);
+  });
+
+  test("replyUsage: prompt tokens less the cached ones, completion and reasoning tokens", () => {
+    const usage = { prompt_tokens: 10, completion_tokens: 4, total_tokens: 14, prompt_tokens_details: { cached_tokens: 3 }, completion_tokens_details: { reasoning_tokens: 1 } };
+    expect(chatProtocol.replyUsage({ usage })).toEqual({ input_tokens: 7, output_tokens: 4, cache_read_input_tokens: 3, cache_creation_input_tokens: 0, reasoning_tokens: 1 });
+  });
+
+  test("passthrough reader: raw only when the client asked for usage and nothing is renamed", () => {
+    expect(chatProtocol.passthrough.raw({ includeUsage: true, renameModel: undefined })).toBe(true);
+    expect(chatProtocol.passthrough.raw({ includeUsage: false, renameModel: undefined })).toBe(false);
+    expect(chatProtocol.passthrough.raw({ includeUsage: true, renameModel: "x" })).toBe(false);
+  });
+
+  test("inspect drops the usage chunk the client did not ask for, but still reports it", () => {
+    const tally = new UsageTally();
+    const state = { finished: false, terminated: false };
+    const usageChunk = { data: JSON.stringify({ id: "c", choices: [], usage: { prompt_tokens: 5, completion_tokens: 2 } }) };
+    expect(chatProtocol.passthrough.inspect(usageChunk, tally, { includeUsage: false, renameModel: undefined }, state)).toBeUndefined();
+    expect(tally.usage.input_tokens).toBe(5);
+    expect(tally.usage.output_tokens).toBe(2);
+    expect(tally.final).toBe(true);
+    expect(chatProtocol.passthrough.inspect({ data: "[DONE]" }, tally, { includeUsage: false, renameModel: undefined }, state)).toEqual({ data: "[DONE]" });
+    expect(state.terminated).toBe(true);
+  });
+});
+
+describe("chat protocol: fromPivot and errors", () => {
+  test("fromPivot: the system prompt as a message, the upstream model, the output cap and stops", async () => {
+    const pivot = { model: "beta-5.5", max_tokens: 20, system: "s", stop_sequences: ["X"], messages: [{ role: "user", content: "hi" }] } as MessagesRequest;
+    const out = await chatProtocol.fromPivot(pivot, testTarget("beta-5.5"), new MemorySignatures());
+    expect(out.body).toEqual({ model: "beta-5.5", messages: [{ role: "system", content: "s" }, { role: "user", content: "hi" }], max_completion_tokens: 20, stop: ["X"] });
+    expect(out.warnings).toEqual([]);
+  });
+
+  test("parseError keeps the status and the vendor's retry-after header", () => {
+    const err = chatProtocol.parseError(429, JSON.stringify({ error: { type: "requests", message: "slow", code: "rate_limit_exceeded" } }), new Headers({ "retry-after": "3" }));
+    expect(err.status).toBe(429);
+    expect(err.message).toBe("slow");
+    expect(err.headers?.["retry-after"]).toBe("3");
+  });
+});

@@ -1,0 +1,111 @@
+import { describe, expect, test } from "bun:test";
+import type { MessagesRequest } from "@turnpike/schema";
+import { UsageTally } from "../pipeline/usage-tally";
+import { testTarget } from "../pipeline/test-deps";
+import { CONTEXT_1M_BETA } from "../routing/catalog";
+import { MemorySignatures } from "../state/signature-store";
+import { MESSAGES_UPSTREAM_VERSION, messagesProtocol } from "./messages";
+
+const body = { model: "alpha-sonnet-4-6", max_tokens: 64, stream: true, messages: [{ role: "user", content: "hi" }] };
+const noHeaders = { stream: false, clientHeaders: new Headers() };
+
+describe("messages protocol: buildRequest", () => {
+  test("URL under the base (trailing slash trimmed), x-api-key and the version header", async () => {
+    const req = await messagesProtocol.buildRequest(testTarget("alpha-opus-4-8"), body, noHeaders);
+    expect(req.url).toBe("https://vendor.example/base/v1/messages");
+    expect(req.headers).toEqual({ "content-type": "application/json", "x-api-key": "vendor-key", "anthropic-version": MESSAGES_UPSTREAM_VERSION });
+    expect(JSON.parse(req.body)).toEqual(body);
+  });
+
+  test("betas from both client header names and the entry's own are merged, each once", async () => {
+    const clientHeaders = new Headers({ "alpha-beta": "b1, shared", "anthropic-beta": "shared,b2" });
+    const req = await messagesProtocol.buildRequest(testTarget("alpha-sonnet-4-6 (context-1m beta)"), body, { stream: true, clientHeaders });
+    expect(req.headers["anthropic-beta"]).toBe(`b1,shared,b2,${CONTEXT_1M_BETA}`);
+    // Without client betas the entry's own still goes.
+    const own = await messagesProtocol.buildRequest(testTarget("alpha-sonnet-4-6 (context-1m beta)"), body, noHeaders);
+    expect(own.headers["anthropic-beta"]).toBe(CONTEXT_1M_BETA);
+    // And with neither, no beta header at all.
+    const none = await messagesProtocol.buildRequest(testTarget("alpha-opus-4-8"), body, noHeaders);
+    expect("anthropic-beta" in none.headers).toBe(false);
+  });
+
+  test("the upstream's auth scheme overrides the protocol's", async () => {
+    const req = await messagesProtocol.buildRequest(testTarget("alpha-opus-4-8", { auth: "bearer", apiKey: "proxy-key" }), body, noHeaders);
+    expect(req.headers.authorization).toBe("Bearer proxy-key");
+    expect(req.headers["x-api-key"]).toBeUndefined();
+    expect(messagesProtocol.auth).toBe("x-api-key");
+  });
+});
+
+describe("messages protocol: counting", () => {
+  test("count: the body without max_tokens and stream, to count_tokens, with the entry's headers", async () => {
+    const req = await messagesProtocol.count!(testTarget("alpha-sonnet-4-6 (context-1m beta)"), body, new Headers());
+    expect(req.url).toBe("https://vendor.example/base/v1/messages/count_tokens");
+    expect(JSON.parse(req.body)).toEqual({ model: "alpha-sonnet-4-6", messages: body.messages });
+    expect(req.headers).toMatchObject({ "x-api-key": "vendor-key", "anthropic-version": MESSAGES_UPSTREAM_VERSION, "anthropic-beta": CONTEXT_1M_BETA });
+  });
+
+  test("count carries the client's betas, like the call itself", async () => {
+    const req = await messagesProtocol.count!(testTarget("alpha-sonnet-4-6 (context-1m beta)"), body, new Headers({ "anthropic-beta": "token-efficient-tools-2025-02-19" }));
+    expect(req.headers["anthropic-beta"]).toBe(`token-efficient-tools-2025-02-19,${CONTEXT_1M_BETA}`);
+  });
+
+  test("readCount: input_tokens when it is a non-negative number", () => {
+    expect(messagesProtocol.readCount({ input_tokens: 42 })).toBe(42);
+    expect(messagesProtocol.readCount({ input_tokens: -1 })).toBeUndefined();
+    expect(messagesProtocol.readCount({ input_tokens: "many" })).toBeUndefined();
+    expect(messagesProtocol.readCount({})).toBeUndefined();
+  });
+});
+
+describe("messages protocol: replies", () => {
+  test("replyUsage reads every field that is present", () => {
+    const usage = { input_tokens: 10, output_tokens: 4, cache_read_input_tokens: 3, cache_creation_input_tokens: 2, output_tokens_details: { thinking_tokens: 1 } };
+    expect(messagesProtocol.replyUsage({ usage })).toEqual({ input_tokens: 10, output_tokens: 4, cache_read_input_tokens: 3, cache_creation_input_tokens: 2, reasoning_tokens: 1 });
+    expect(messagesProtocol.replyUsage({ usage: { output_tokens: 7 } })).toEqual({ output_tokens: 7 });
+    expect(messagesProtocol.replyUsage({})).toEqual({});
+  });
+
+  test("reply keeps the vendor's body but shows the client's model id", () => {
+    const ctx = { model: "alpha-sonnet-4-6 (context-1m beta)", stopSequences: undefined, toolNames: undefined, signatures: new MemorySignatures(), inputTokens: 0 };
+    const r = messagesProtocol.reply({ id: "msg_1", type: "message", model: "alpha-sonnet-4-6", content: [{ type: "text", text: "ok" }], usage: { input_tokens: 1, output_tokens: 1 } }, ctx);
+    expect(r.model).toBe("alpha-sonnet-4-6 (context-1m beta)");
+    expect(r.id).toBe("msg_1");
+  });
+
+  test("parseError keeps the status and the vendor's type", () => {
+    const err = messagesProtocol.parseError(529, JSON.stringify({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } }), new Headers());
+    expect(err.status).toBe(529);
+    expect(err.type).toBe("overloaded_error");
+    expect(err.message).toBe("Overloaded");
+  });
+
+  test("fromPivot sends the upstream model id, with no warnings", async () => {
+    const pivot = { model: "alpha-sonnet-4-6 (context-1m beta)", max_tokens: 10, messages: [{ role: "user", content: "hi" }] } as MessagesRequest;
+    const out = await messagesProtocol.fromPivot(pivot, testTarget("alpha-sonnet-4-6 (context-1m beta)"), new MemorySignatures());
+    expect(out.body.model).toBe("alpha-sonnet-4-6");
+    expect(out.warnings).toEqual([]);
+    expect(out.toolNames).toBeUndefined();
+  });
+});
+
+describe("messages protocol: passthrough reader", () => {
+  const start = 'event: message_start\ndata: {"type":"message_start","message":{"model":"up","usage":{"input_tokens":9,"output_tokens":1}}}\n\n';
+  const delta = 'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":6}}\n\n';
+  const stop = 'event: message_stop\ndata: {"type":"message_stop"}\n\n';
+
+  test("raw unless the model must be renamed", () => {
+    expect(messagesProtocol.passthrough.raw({ includeUsage: false, renameModel: undefined })).toBe(true);
+    expect(messagesProtocol.passthrough.raw({ includeUsage: false, renameModel: "x" })).toBe(false);
+  });
+
+  test("scan: input from message_start (its output placeholder ignored), output from message_delta, the end from message_stop", () => {
+    const tally = new UsageTally();
+    const state = { finished: false, terminated: false };
+    messagesProtocol.passthrough.scan(start + delta + stop, tally, state);
+    expect(tally.usage.input_tokens).toBe(9);
+    expect(tally.usage.output_tokens).toBe(6);
+    expect(tally.final).toBe(true);
+    expect(state).toEqual({ finished: true, terminated: true });
+  });
+});
