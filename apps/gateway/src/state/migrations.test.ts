@@ -42,7 +42,7 @@ afterEach(() => {
   for (const db of open.splice(0)) db.close();
 });
 
-const noteColumn: Migration = { version: 2, name: "key notes", sqlite: "ALTER TABLE keys ADD COLUMN note TEXT;" };
+const noteColumn: Migration = { version: 2, name: "key notes", sqlite: "ALTER TABLE keys ADD COLUMN note TEXT;", postgres: "ALTER TABLE keys ADD COLUMN note TEXT;" };
 
 describe("migrateSqlite", () => {
   test("a fresh database gets version 1 and its tables", () => {
@@ -88,7 +88,7 @@ describe("migrateSqlite", () => {
   test("a migration that fails leaves no trace and no version row", () => {
     const db = memoryDb();
     migrateSqlite(db);
-    const broken: Migration = { version: 2, name: "broken", sqlite: "CREATE TABLE half (a INTEGER); INSERT INTO missing VALUES (1);" };
+    const broken: Migration = { version: 2, name: "broken", sqlite: "CREATE TABLE half (a INTEGER); INSERT INTO missing VALUES (1);", postgres: "" };
     expect(() => migrateSqlite(db, [...MIGRATIONS, broken])).toThrow();
     expect(tables(db)).not.toContain("half");
     expect(versions(db).map((v) => v.version)).toEqual([1]);

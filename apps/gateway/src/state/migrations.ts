@@ -10,6 +10,8 @@ export interface Migration {
   name: string;
   /** The statements, in SQLite's dialect. */
   sqlite: string;
+  /** The same change in PostgreSQL's dialect. */
+  postgres: string;
 }
 
 /**
@@ -59,6 +61,45 @@ CREATE TABLE IF NOT EXISTS usage (
   estimated INTEGER NOT NULL,
   created_at TEXT NOT NULL
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS usage_key_time ON usage (key_id, created_at);`,
+    // Times stay ISO 8601 text, as in SQLite, so both stores compare and group them alike.
+    postgres: `
+CREATE TABLE IF NOT EXISTS keys (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  hash TEXT NOT NULL UNIQUE,
+  prefix TEXT NOT NULL,
+  models TEXT,
+  rpm INTEGER,
+  tpm INTEGER,
+  model_limits TEXT,
+  budget_usd DOUBLE PRECISION,
+  expires_at TEXT,
+  prev_hash TEXT,
+  prev_valid_until TEXT,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  revoked_at TEXT
+);
+CREATE TABLE IF NOT EXISTS usage (
+  request_id TEXT PRIMARY KEY,
+  key_id TEXT NOT NULL,
+  model TEXT NOT NULL,
+  endpoint TEXT NOT NULL,
+  stream BOOLEAN NOT NULL,
+  input_tokens INTEGER NOT NULL,
+  output_tokens INTEGER NOT NULL,
+  cache_read_tokens INTEGER NOT NULL,
+  cache_write_tokens INTEGER NOT NULL,
+  reasoning_tokens INTEGER NOT NULL,
+  cost_usd DOUBLE PRECISION NOT NULL,
+  status INTEGER NOT NULL,
+  upstream_status INTEGER NOT NULL,
+  latency_ms DOUBLE PRECISION NOT NULL,
+  aborted BOOLEAN NOT NULL,
+  estimated BOOLEAN NOT NULL,
+  created_at TEXT NOT NULL
+);
 CREATE INDEX IF NOT EXISTS usage_key_time ON usage (key_id, created_at);`,
   },
 ];

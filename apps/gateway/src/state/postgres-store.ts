@@ -1,0 +1,150 @@
+import { GatewayError } from "@turnpike/providers";
+import { SQL } from "bun";
+import { migratePostgres } from "./postgres-migrate";
+import type { KeyRecord, Store, UsageAggregate, UsageFilter, UsageGroup, UsageRecord } from "./store";
+
+interface KeyRow extends Omit<KeyRecord, "models" | "model_limits"> {
+  models: string | null;
+  model_limits: string | null;
+}
+
+const KEY_COLUMNS = [
+  "id", "name", "hash", "prefix", "models", "rpm", "tpm", "model_limits", "budget_usd", "expires_at",
+  "prev_hash", "prev_valid_until", "created_at", "updated_at", "revoked_at",
+] as const;
+const USAGE_COLUMNS = [
+  "request_id", "key_id", "model", "endpoint", "stream", "input_tokens", "output_tokens", "cache_read_tokens",
+  "cache_write_tokens", "reasoning_tokens", "cost_usd", "status", "upstream_status", "latency_ms", "aborted",
+  "estimated", "created_at",
+] as const;
+const GROUP_COLUMN = { key: "key_id", model: "model", day: "substr(created_at, 1, 10)" } as const;
+/** PostgreSQL allows 65535 bind parameters per statement; 17 columns × 1000 rows stays well inside. */
+const ROWS_PER_INSERT = 1000;
+
+const toKey = (r: KeyRow): KeyRecord => ({
+  ...r,
+  models: r.models === null ? null : (JSON.parse(r.models) as string[]), // written by fromKey as JSON of this type
+  model_limits: r.model_limits === null ? null : (JSON.parse(r.model_limits) as KeyRecord["model_limits"]), // written by fromKey
+});
+const fromKey = (k: KeyRecord) => ({
+  ...k,
+  models: k.models === null ? null : JSON.stringify(k.models),
+  model_limits: k.model_limits === null ? null : JSON.stringify(k.model_limits),
+});
+
+/** Did the call fail because the server could not be reached (rather than because of the query)? */
+export function isConnectionError(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code; // Bun.SQL errors carry a string code
+  if (typeof code === "string" && /CONNECTION|ECONNREFUSED|ECONNRESET|TIMEOUT|CLOSED/i.test(code)) return true;
+  return e instanceof Error && /connect|connection|closed|ECONNREFUSED|ECONNRESET|timed? ?out/i.test(e.message) && !/syntax/i.test(e.message);
+}
+
+/** A store call that could not reach PostgreSQL: a 503 the client may retry, naming no internals. */
+function unavailable(e: unknown): never {
+  if (isConnectionError(e)) {
+    throw new GatewayError({ status: 503, type: "api_error", message: "The gateway's store (PostgreSQL) is unreachable; try again shortly." });
+  }
+  throw e;
+}
+
+/**
+ * The shared store: PostgreSQL (`TURNPIKE_DATABASE_URL`), for several instances behind one load
+ * balancer. The same contract as the SQLite store (test/scaleout/store-contract.test.ts runs both);
+ * usage inserts are idempotent by request id, so a journal replayed after a crash cannot
+ * duplicate a record.
+ */
+export class PostgresStore implements Store {
+  private constructor(readonly sql: SQL) {}
+
+  /** Connects and applies missing migrations (under an advisory lock, see postgres-migrate.ts). */
+  static async open(url: string, opts: { max?: number } = {}): Promise<PostgresStore> {
+    const sql = new SQL(url, { max: opts.max ?? 8, idleTimeout: 30, connectionTimeout: 3 });
+    try {
+      await migratePostgres(sql);
+    } catch (e) {
+      await sql.close().catch(() => {});
+      throw e;
+    }
+    return new PostgresStore(sql);
+  }
+
+  /** A cheap round trip, for readiness. */
+  async ping(): Promise<void> {
+    await this.sql`SELECT 1`;
+  }
+
+  async createKey(k: KeyRecord): Promise<void> {
+    await this.sql`INSERT INTO keys ${this.sql(fromKey(k), ...KEY_COLUMNS)}`.catch(unavailable);
+  }
+
+  async updateKey(k: KeyRecord): Promise<void> {
+    const row = fromKey(k);
+    const cols = KEY_COLUMNS.filter((c) => c !== "id");
+    await this.sql`UPDATE keys SET ${this.sql(row, ...cols)} WHERE id = ${k.id}`.catch(unavailable);
+  }
+
+  async listKeys(): Promise<KeyRecord[]> {
+    const rows: KeyRow[] = await this.sql`SELECT * FROM keys ORDER BY created_at, id`.catch(unavailable);
+    return rows.map((r) => toKey({ ...r }));
+  }
+
+  async insertUsage(records: readonly UsageRecord[]): Promise<void> {
+    for (let i = 0; i < records.length; i += ROWS_PER_INSERT) {
+      const chunk: Record<string, unknown>[] = records.slice(i, i + ROWS_PER_INSERT).map((r) => ({ ...r }));
+      await this.sql`INSERT INTO usage ${this.sql(chunk, ...USAGE_COLUMNS)} ON CONFLICT (request_id) DO NOTHING`.catch(unavailable);
+    }
+  }
+
+  private where(f: UsageFilter): { sql: string; params: (string | number)[] } {
+    const params: (string | number)[] = [];
+    const where: string[] = [];
+    const clauses = [
+      ["key_id = ", f.key_id],
+      ["model = ", f.model],
+      ["created_at >= ", f.since],
+      ["created_at < ", f.until],
+    ] as const;
+    for (const [clause, value] of clauses) {
+      if (!value) continue;
+      params.push(value);
+      where.push(`${clause}$${params.length}`);
+    }
+    return { sql: where.length ? "WHERE " + where.join(" AND ") : "", params };
+  }
+
+  async queryUsage(f: UsageFilter): Promise<UsageRecord[]> {
+    const { sql, params } = this.where(f);
+    params.push(f.limit ?? 1000);
+    const rows: UsageRecord[] = await this.sql
+      .unsafe(`SELECT ${USAGE_COLUMNS.join(", ")} FROM usage ${sql} ORDER BY created_at, request_id LIMIT $${params.length}`, params)
+      .catch(unavailable);
+    return rows.map((r) => ({ ...r }));
+  }
+
+  async aggregateUsage(f: UsageFilter, groupBy: readonly UsageGroup[]): Promise<UsageAggregate[]> {
+    const { sql, params } = this.where(f);
+    const cols = groupBy.map((g) => `${GROUP_COLUMN[g]} AS ${g === "key" ? "key_id" : g}`);
+    const order = groupBy.map((g) => GROUP_COLUMN[g]).join(", ");
+    const group = groupBy.length ? `GROUP BY ${order} ORDER BY ${order}` : "";
+    // SUM and COUNT are bigint/numeric in PostgreSQL: cast back to JavaScript numbers.
+    const sums = ["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens"].map((c) => `COALESCE(SUM(${c}), 0)::float8 AS ${c}`);
+    const rows: UsageAggregate[] = await this.sql
+      .unsafe(
+        `SELECT ${cols.concat(["COUNT(*)::int AS requests", ...sums, "COALESCE(SUM(cost_usd), 0)::float8 AS cost_usd"]).join(", ")} FROM usage ${sql} ${group}`,
+        params,
+      )
+      .catch(unavailable);
+    return rows.filter((r) => r.requests > 0).map((r) => ({ ...r, cost_usd: Math.round(r.cost_usd * 1e9) / 1e9 }));
+  }
+
+  async spendSince(since: string): Promise<Map<string, number>> {
+    const rows: { key_id: string; cost: number }[] = await this.sql`SELECT key_id, SUM(cost_usd)::float8 AS cost FROM usage WHERE created_at >= ${since} GROUP BY key_id`.catch(
+      unavailable,
+    );
+    return new Map(rows.map((r) => [r.key_id, r.cost]));
+  }
+
+  async close(): Promise<void> {
+    await this.sql.close();
+  }
+}
