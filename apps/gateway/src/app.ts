@@ -5,6 +5,7 @@ import { chatModule } from "./modules/chat";
 import { healthModule } from "./modules/health";
 import { messagesModule } from "./modules/messages";
 import { modelsModule } from "./modules/models";
+import { responsesModule } from "./modules/responses";
 import { errorsPlugin } from "./plugins/errors";
 
 /**
@@ -13,12 +14,19 @@ import { errorsPlugin } from "./plugins/errors";
  * streams send keep-alives well inside it.
  */
 export const createApp = (deps: GatewayDeps) =>
-  new Elysia({ name: "turnpike", serve: { idleTimeout: deps.config.idleTimeoutSeconds } })
+  new Elysia({
+    name: "turnpike",
+    // Bun's own body cap (128 MiB by default) answers a bare 413 with no body before any route
+    // runs; lifted, so that every route reads the body itself against TURNPIKE_MAX_BODY_MB and
+    // answers in the caller's format (pipeline/read-body.ts).
+    serve: { idleTimeout: deps.config.idleTimeoutSeconds, maxRequestBodySize: Number.MAX_SAFE_INTEGER },
+  })
     .use(errorsPlugin(deps.logger))
-    .use(healthModule)
+    .use(healthModule(deps))
     .use(modelsModule(deps))
     .use(messagesModule(deps))
     .use(chatModule(deps))
+    .use(responsesModule(deps))
     .use(adminModule(deps));
 
 export type App = ReturnType<typeof createApp>;

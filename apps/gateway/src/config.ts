@@ -1,5 +1,8 @@
 import { UPSTREAM_PROTOCOLS, type Protocol } from "@turnpike/schema";
 import { readFileSync } from "node:fs";
+import { MIN_ADMIN_KEY_LENGTH } from "./keys/admin-key";
+import { parseTrustedProxies, type TrustedProxies } from "./pipeline/client-address";
+import { MIB } from "./pipeline/read-body";
 import { AUTH_SCHEMES, BUILT_IN_VENDORS, type AuthScheme, type VendorConfig, type VendorRow } from "./routing/vendors";
 
 export interface Config {
@@ -16,6 +19,10 @@ export interface Config {
   keepAliveSeconds: number;
   /** Seconds a connection may stay silent before the server closes it (Bun's maximum: 255). */
   idleTimeoutSeconds: number;
+  /** Largest request body accepted, in bytes (`TURNPIKE_MAX_BODY_MB`; larger is a 413). */
+  maxBodyBytes: number;
+  /** Peers whose `X-Forwarded-For` is believed (`TURNPIKE_TRUSTED_PROXIES`: addresses and CIDR ranges). */
+  trustedProxies: TrustedProxies;
 }
 
 type Env = Record<string, string | undefined>;
@@ -92,15 +99,24 @@ export function loadConfig(env: Env = process.env): Config {
   if (!Array.isArray(models)) throw new Error(`${configFile}: "models" must be a list`);
   const port = Number(env.PORT ?? 8080);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number, got ${env.PORT}`);
+  const maxBodyMB = Number(env.TURNPIKE_MAX_BODY_MB || 32);
+  if (!Number.isFinite(maxBodyMB) || maxBodyMB <= 0 || maxBodyMB > 4096) throw new Error(`TURNPIKE_MAX_BODY_MB must be a number of megabytes above 0 and at most 4096, got ${env.TURNPIKE_MAX_BODY_MB}`);
+  const adminKey = env.TURNPIKE_ADMIN_KEY || undefined;
+  // A short admin key can be guessed; the generated one is 41 characters.
+  if (adminKey !== undefined && adminKey.length < MIN_ADMIN_KEY_LENGTH) {
+    throw new Error(`TURNPIKE_ADMIN_KEY must be at least ${MIN_ADMIN_KEY_LENGTH} characters long (got ${adminKey.length}); unset it to have one generated for the run.`);
+  }
   return {
     port,
     host: env.HOST || "0.0.0.0",
     dbPath: env.TURNPIKE_DB || "data/turnpike.db",
-    adminKey: env.TURNPIKE_ADMIN_KEY || undefined,
+    adminKey,
     configFile,
     vendors,
     models,
     keepAliveSeconds: Number(env.TURNPIKE_KEEPALIVE_SECONDS ?? 15),
     idleTimeoutSeconds: Math.min(255, Number(env.TURNPIKE_IDLE_TIMEOUT_SECONDS ?? 255)),
+    maxBodyBytes: Math.floor(maxBodyMB * MIB),
+    trustedProxies: parseTrustedProxies(env.TURNPIKE_TRUSTED_PROXIES ?? ""),
   };
 }

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-const ADMIN = "sk-admin-crash-test";
+const ADMIN = "sk-admin-crash-test-0123456789abcdef";
 const dir = mkdtempSync(join(tmpdir(), "turnpike-crash-"));
 const db = join(dir, "turnpike.db");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

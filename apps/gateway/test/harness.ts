@@ -4,7 +4,7 @@ import { loadConfig } from "../src/config";
 import type { PipelineHooks } from "../src/pipeline/events";
 import { SqliteStore } from "../src/state/sqlite-store";
 
-export const ADMIN_KEY = "sk-admin-test-0123456789";
+export const ADMIN_KEY = "sk-admin-test-0123456789abcdefghijklmnop";
 
 export interface Harness {
   gw: Gateway;

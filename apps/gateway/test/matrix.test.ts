@@ -149,7 +149,7 @@ describe("usage is metered at the same price through either endpoint", () => {
     const b = await h.call("/v1/chat/completions", { method: "POST", body: JSON.stringify(chatBody(model, false)) });
     const mb = (await b.json()) as any;
     expect(ma.usage.output_tokens).toBe(mb.usage.completion_tokens);
-    const usage = await fetch(`${h.url}/admin/usage?model=${model}`, { headers: { authorization: "Bearer sk-admin-test-0123456789" } });
+    const usage = await fetch(`${h.url}/admin/usage?model=${model}`, { headers: { authorization: "Bearer sk-admin-test-0123456789abcdefghijklmnop" } });
     const rows = ((await usage.json()) as { data: any[] }).data;
     const byId = new Map(rows.map((r) => [r.request_id, r]));
     const ra = byId.get(a.headers.get("x-request-id"));

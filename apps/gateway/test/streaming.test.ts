@@ -83,7 +83,7 @@ describe("client disconnect", () => {
     let row: any;
     for (let i = 0; i < 50 && !row; i++) {
       await Bun.sleep(50);
-      const usage = await fetch(`${h.url}/admin/usage?key_id=${h.keyId}`, { headers: { authorization: "Bearer sk-admin-test-0123456789" } });
+      const usage = await fetch(`${h.url}/admin/usage?key_id=${h.keyId}`, { headers: { authorization: "Bearer sk-admin-test-0123456789abcdefghijklmnop" } });
       row = ((await usage.json()) as any).data.find((r: any) => r.request_id === rid);
     }
     expect(row).toBeDefined();

@@ -31,7 +31,7 @@ export function modelEntry(e: CatalogEntry) {
 export const modelsModule = (deps: GatewayDeps) =>
   new Elysia({ name: "module.models" })
     .get("/v1/models", async ({ request, server }) => {
-      const ctx = newContext(request, formatOfHeaders(request.headers), server);
+      const ctx = newContext(request, formatOfHeaders(request.headers), server, deps.config.trustedProxies);
       try {
         const key = await authenticate(deps, ctx);
         // Newest first, as the messages format lists them.
@@ -47,7 +47,7 @@ export const modelsModule = (deps: GatewayDeps) =>
       }
     })
     .get("/v1/models/*", async ({ request, params, server }) => {
-      const ctx = newContext(request, formatOfHeaders(request.headers), server);
+      const ctx = newContext(request, formatOfHeaders(request.headers), server, deps.config.trustedProxies);
       try {
         const key = await authenticate(deps, ctx);
         const id = decodeURIComponent(params["*"]);

@@ -25,29 +25,34 @@ export function unauthorized(message: string): GatewayError {
   return new GatewayError({ status: 401, type: "authentication_error", message });
 }
 
+/** The 429 of an address locked out after too many failed attempts. */
+export function tooManyFailures(wait: number): GatewayError {
+  return new GatewayError({
+    status: 429,
+    type: "requests",
+    code: "too_many_failed_auth",
+    message: `Too many failed authentication attempts from this address; retry after ${wait} s.`,
+    headers: { [HEADER.retryAfter]: String(wait) },
+  });
+}
+
 /**
- * Step 1: the live key behind the request, or a 401. An address with too many failed attempts
- * in the last minute gets a 429 before its key is looked at.
+ * Step 1: the live key behind the request, or a 401. A valid key always passes: a lock-out
+ * after too many failures from one address (a 429 in place of the 401) refuses only the
+ * failures, so a key shared behind one NAT or proxy is never locked out by someone else's
+ * guessing. Keys are looked up by hash, so checking first costs a guesser nothing extra.
  */
 export async function authenticate(deps: GatewayDeps, ctx: Pick<RequestContext, "request" | "address">): Promise<KeyRecord> {
-  // The peer address is looked up only when some address has failed lately.
-  const wait = deps.authFailures.active ? await deps.authFailures.blockedFor(ctx.address()) : 0;
-  if (wait > 0) {
-    throw new GatewayError({
-      status: 429,
-      type: "requests",
-      code: "too_many_failed_auth",
-      message: `Too many failed authentication attempts from this address; retry after ${wait} s.`,
-      headers: { [HEADER.retryAfter]: String(wait) },
-    });
-  }
   const secret = presentedKey(ctx.request.headers);
-  if (!secret) {
-    await deps.authFailures.fail(ctx.address());
-    throw unauthorized(AUTH_MESSAGES.missing);
-  }
-  const result = secret.startsWith("sk-") ? await deps.keys.authenticate(secret) : ({ ok: false, reason: "unknown" } as const);
+  const result = !secret
+    ? ({ ok: false, reason: "missing" } as const)
+    : secret.startsWith("sk-")
+      ? await deps.keys.authenticate(secret)
+      : ({ ok: false, reason: "unknown" } as const);
   if (result.ok) return result.key;
-  await deps.authFailures.fail(ctx.address());
+  const address = ctx.address();
+  const wait = await deps.authFailures.blockedFor(address);
+  if (wait > 0) throw tooManyFailures(wait);
+  await deps.authFailures.fail(address);
   throw unauthorized(AUTH_MESSAGES[result.reason]);
 }

@@ -1,5 +1,5 @@
 import type { ClientFormat } from "../formats";
-import { clientAddress, type Connection } from "./client-address";
+import { clientAddress, type Connection, type TrustedProxies } from "./client-address";
 import { newRequestId } from "./request-id";
 
 /**
@@ -17,13 +17,13 @@ export interface RequestContext {
   address(): string;
 }
 
-export function newContext(request: Request, format: ClientFormat, server: Connection | null | undefined): RequestContext {
+export function newContext(request: Request, format: ClientFormat, server: Connection | null | undefined, proxies?: TrustedProxies): RequestContext {
   return {
     id: newRequestId(),
     started: performance.now(),
     request,
     format,
     server,
-    address: () => clientAddress(server, request),
+    address: () => clientAddress(server, request, proxies),
   };
 }

@@ -22,12 +22,12 @@ import { errorResponse, toGatewayError } from "./respond";
  */
 export async function handleCountTokens(deps: GatewayDeps, request: Request, server?: Connection | null): Promise<Response> {
   const format = FORMATS.messages;
-  const ctx = newContext(request, format, server);
+  const ctx = newContext(request, format, server, deps.config.trustedProxies);
   emit(deps.hooks, "onStart", ctx);
   let admitted: Admitted | undefined;
   try {
     const key = await authenticate(deps, ctx);
-    const { value, size } = await readJsonBody(request);
+    const { value, size } = await readJsonBody(request, deps.config.maxBodyBytes);
     const checked = validateCountTokensRequest(value);
     if (!checked.ok) throw validationError(checked.issues);
     const target = resolve(deps, key, checked.value.model);

@@ -21,14 +21,14 @@ import { validate } from "./validate";
  * exactly once, however it ends.
  */
 export async function handleInference(deps: GatewayDeps, request: Request, format: ClientFormat, server?: Connection | null): Promise<Response> {
-  const ctx = newContext(request, format, server);
+  const ctx = newContext(request, format, server, deps.config.trustedProxies);
   emit(deps.hooks, "onStart", ctx);
   let finish: ReturnType<typeof meterOnce> | undefined;
   let admitted: Admitted | undefined;
   let upstreamStatus = 0;
   try {
     const key = await authenticate(deps, ctx);
-    const { request: client, size } = await validate(ctx);
+    const { request: client, size } = await validate(ctx, deps.config.maxBodyBytes);
     const target = resolve(deps, key, client.model);
     admitted = await admit(deps, ctx, key, target.entry, size);
     const p = await plan(deps, format, client, target);

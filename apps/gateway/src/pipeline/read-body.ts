@@ -1,13 +1,67 @@
 import { GatewayError } from "@turnpike/providers";
 
+/**
+ * How deep a request body's JSON may nest. Real requests stay far below it (a tool's schema
+ * nests a few levels per property); a body nested thousands deep exists only to overflow the
+ * stack of whatever walks it later (the token counter, the converters) and stall every request.
+ */
+export const MAX_JSON_DEPTH = 128;
+
+/** 1 MiB: `TURNPIKE_MAX_BODY_MB` is given in these. */
+export const MIB = 1024 * 1024;
+
 /** The request body as JSON; malformed JSON or a non-object is a 400 that says what was wrong. */
-export async function readJsonObject(request: Request): Promise<Record<string, unknown>> {
-  return (await readJsonBody(request)).value;
+export async function readJsonObject(request: Request, maxBytes: number): Promise<Record<string, unknown>> {
+  return (await readJsonBody(request, maxBytes)).value;
+}
+
+/** A body over the limit: 413 in the caller's format (the format's renderer picks the envelope). */
+export function bodyTooLarge(maxBytes: number, received?: number): GatewayError {
+  const got = received !== undefined ? ` (this one declares ${received} bytes)` : "";
+  return new GatewayError({
+    status: 413,
+    type: "request_too_large",
+    code: "request_too_large",
+    message: `Request body is larger than this gateway's limit of ${maxBytes} bytes (TURNPIKE_MAX_BODY_MB)${got}.`,
+  });
+}
+
+/**
+ * The body's bytes, read chunk by chunk and given up the moment they pass `maxBytes`: an
+ * oversized body is refused without being held (a declared length over the limit is refused
+ * before a byte is read), so memory per request stays near its own size.
+ */
+export async function readBodyText(request: Request, maxBytes: number): Promise<string> {
+  const declared = request.headers.get("content-length");
+  if (declared !== null && Number(declared) > maxBytes) throw bodyTooLarge(maxBytes, Number(declared));
+  if (!request.body) return "";
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      void reader.cancel().catch(() => {});
+      throw bodyTooLarge(maxBytes);
+    }
+    chunks.push(value);
+  }
+  if (chunks.length === 1 && chunks[0]) return new TextDecoder().decode(chunks[0]);
+  const whole = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    whole.set(c, at);
+    at += c.byteLength;
+  }
+  chunks.length = 0;
+  return new TextDecoder().decode(whole);
 }
 
 /** The body as JSON, with its size in characters (a cheap input-token estimate for admission). */
-export async function readJsonBody(request: Request): Promise<{ value: Record<string, unknown>; size: number }> {
-  const text = await request.text();
+export async function readJsonBody(request: Request, maxBytes: number): Promise<{ value: Record<string, unknown>; size: number }> {
+  const text = await readBodyText(request, maxBytes);
   if (text.trim() === "") throw invalid("Request body is empty: expected a JSON object.");
   let parsed: unknown;
   try {
@@ -18,7 +72,28 @@ export async function readJsonBody(request: Request): Promise<{ value: Record<st
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
     throw invalid(`Request body must be a JSON object, got ${Array.isArray(parsed) ? "an array" : typeof parsed === "object" ? "null" : typeof parsed}.`);
   }
+  checkDepth(parsed, MAX_JSON_DEPTH);
   return { value: parsed as Record<string, unknown>, size: text.length }; // a non-null, non-array object: checked just above
+}
+
+/**
+ * A 400 naming the first field that nests deeper than `limit`, found without recursion (the
+ * walk itself must not be what overflows). Runs before any other step reads the body.
+ */
+export function checkDepth(root: unknown, limit: number): void {
+  const stack: { value: unknown; depth: number; path: string }[] = [{ value: root, depth: 1, path: "" }];
+  while (stack.length) {
+    const { value, depth, path } = stack.pop()!; // the loop runs only while the stack has an item
+    if (depth > limit) {
+      const field = path.split(/[.[]/)[0] || "body";
+      throw invalid(`${field}: JSON nests deeper than the limit of ${limit} levels (at ${path.slice(0, 200)}…).`, field);
+    }
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) if (typeof value[i] === "object" && value[i] !== null) stack.push({ value: value[i], depth: depth + 1, path: `${path}[${i}]` });
+    } else if (typeof value === "object" && value !== null) {
+      for (const [k, v] of Object.entries(value)) if (typeof v === "object" && v !== null) stack.push({ value: v, depth: depth + 1, path: path ? `${path}.${k}` : k });
+    }
+  }
 }
 
 export function invalid(message: string, param?: string): GatewayError {

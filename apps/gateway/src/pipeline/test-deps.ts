@@ -121,7 +121,7 @@ export async function testDeps(opts: TestDepsOptions = {}): Promise<TestDeps> {
     now: clock.now,
     countText: countTextTokens,
     countPrompt: countTokens,
-    adminKey: "sk-admin-test",
+    adminKey: "sk-admin-test-0123456789abcdefghijklmnop",
     logger,
     hooks: opts.hooks ?? [],
   };

@@ -3,7 +3,7 @@ import type { RequestContext } from "./context";
 import { readJsonBody } from "./read-body";
 
 /** Step 2: the body read as JSON and checked by the client format's schema and rules (a 400 if not). */
-export async function validate(ctx: Pick<RequestContext, "request" | "format">): Promise<{ request: ClientRequest; size: number }> {
-  const { value, size } = await readJsonBody(ctx.request);
+export async function validate(ctx: Pick<RequestContext, "request" | "format">, maxBytes: number): Promise<{ request: ClientRequest; size: number }> {
+  const { value, size } = await readJsonBody(ctx.request, maxBytes);
   return { request: ctx.format.validate(value), size };
 }

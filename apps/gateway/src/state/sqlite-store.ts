@@ -105,6 +105,11 @@ export class SqliteStore implements Store {
       where.push(clause);
       params[name] = value;
     }
+    if (f.before) {
+      where.push("(created_at < $before_at OR (created_at = $before_at AND request_id < $before_id))");
+      params.before_at = f.before.created_at;
+      params.before_id = f.before.request_id;
+    }
     return { sql: where.length ? "WHERE " + where.join(" AND ") : "", params };
   }
 
@@ -112,7 +117,7 @@ export class SqliteStore implements Store {
     const { sql, params } = this.where(f);
     params.limit = f.limit ?? 1000;
     return this.db
-      .query<UsageRow, typeof params>(`SELECT * FROM usage ${sql} ORDER BY created_at, request_id LIMIT $limit`)
+      .query<UsageRow, typeof params>(`SELECT * FROM usage ${sql} ORDER BY ${f.newestFirst ? "created_at DESC, request_id DESC" : "created_at, request_id"} LIMIT $limit`)
       .all(params)
       .map(toUsage);
   }

@@ -63,6 +63,10 @@ export interface UsageFilter {
   since?: string;
   until?: string;
   limit?: number;
+  /** Newest first (the admin listing); default: oldest first. */
+  newestFirst?: boolean;
+  /** Only records older than this one, by time then request id (a newest-first listing's cursor). */
+  before?: { created_at: string; request_id: string };
 }
 
 export type UsageGroup = "key" | "model" | "day";
