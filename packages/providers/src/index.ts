@@ -111,3 +111,16 @@ export type * from "./generate/types.js";
 export { IMAGE_TOKENS, PDF_PAGE_TOKENS, countTextTokens, countTokens } from "./tokenize.js";
 export { MemorySignatureStore, type SignatureStore } from "./signature-store.js";
 export { EFFORT_TO_BUDGET, budgetToEffort } from "./thinking.js";
+
+// Ids
+export { randomId } from "./ids.js";
+
+// Responses format
+export { convertResponsesRequestToChat, type ResponsesToChatResult } from "./responses/convert-responses-request-to-chat.js";
+export {
+  convertMessagesResponseToResponses,
+  usageToResponses,
+  responsesStatusOf,
+  type ResponsesReplyContext,
+} from "./responses/convert-messages-response-to-responses.js";
+export { MessagesToResponsesMachine } from "./responses/messages-events-to-responses-events.js";

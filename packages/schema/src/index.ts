@@ -29,5 +29,7 @@ export * from "./chat-stream.js";
 export * from "./models.js";
 export * from "./catalog-ids.js";
 export * from "./protocols.js";
+export * from "./responses-request.js";
+export * from "./responses-response.js";
 export * from "./validate.js";
 export * from "./sse.js";

@@ -10,6 +10,7 @@ import { ChatRequest } from "./chat-request.js";
 import { CountTokensRequest } from "./count-tokens.js";
 import { explain, joinPath, show, type ValidationIssue } from "./explain.js";
 import { MessagesRequest } from "./messages-request.js";
+import { ResponsesRequest } from "./responses-request.js";
 
 export { MAX_ISSUES, type ValidationIssue } from "./explain.js";
 
@@ -200,4 +201,29 @@ export function explainErrors(schema: TSchema, value: unknown): ValidationIssue[
   const out: ValidationIssue[] = [];
   explain(schema, value, "", out);
   return out;
+}
+
+// ── Responses format rules (docs/protocols.md §5) ─────────────────────────────────────────────────
+
+/** `instructions` is the system prompt; a top-level `system` is a mistake from another format. */
+const noSystemField: Rule = (body, out) => {
+  if (body.system !== undefined) {
+    out.push({ path: "system", message: `system: not a Responses field, got ${show(body.system)}; send the system prompt as "instructions"` });
+  }
+};
+
+const responsesValidator = makeValidator(ResponsesRequest, [noSystemField]);
+
+/**
+ * Validates a `POST /v1/responses` body: the schema (a model, an `input` string or list of
+ * items, tools, knobs) plus the format's rules. Unknown fields are allowed.
+ *
+ * @example
+ * ```ts
+ * const r = validateResponsesRequest({ model: "beta-5", input: "Hi" });
+ * if (r.ok) console.log(r.value.input); // "Hi"
+ * ```
+ */
+export function validateResponsesRequest(body: unknown): ValidationResult<ResponsesRequest> {
+  return responsesValidator(body);
 }

@@ -21,7 +21,8 @@ function thrown(fn: () => unknown): GatewayError {
 
 function encode(includeUsage: boolean): string[] {
   const frames: string[] = [];
-  const enc = chatFormat.encoder({ model: "beta-5.5", includeUsage }, (f) => frames.push(f));
+  const body = { model: "beta-5.5", messages: [{ role: "user", content: "Hi" }], stream: true, ...(includeUsage ? { stream_options: { include_usage: true } } : {}) };
+  const enc = chatFormat.validate(body).encoder("beta-5.5", (f: string) => frames.push(f));
   for (const ev of PIVOT_EVENTS) enc.push(ev);
   enc.end();
   return frames;
@@ -137,7 +138,7 @@ describe("chat format: stream framing", () => {
       stop_sequence: null,
       usage: { input_tokens: 3, output_tokens: 2 },
     } as MessagesResponse;
-    const out = chatFormat.encodeReply(reply, "beta-5.5") as Record<string, any>;
+    const out = chatFormat.validate({ model: "beta-5.5", messages: [{ role: "user", content: "Hi" }] }).encodeReply(reply, "beta-5.5") as Record<string, any>;
     expect(out.object).toBe("chat.completion");
     expect(out.model).toBe("beta-5.5");
     expect(out.choices[0].message).toMatchObject({ role: "assistant", content: "Hi" });

@@ -26,16 +26,17 @@ export const chatFormat: ClientFormat = {
     const checked = validateChatRequest(body);
     if (!checked.ok) throw validationError(checked.issues);
     const request = checked.value;
+    const includeUsage = request.stream_options?.include_usage === true;
     return {
       model: request.model,
       stream: request.stream === true,
       body,
-      includeUsage: request.stream_options?.include_usage === true,
+      includeUsage,
       toPivot: (target) => convertChatRequestToMessages(request, { defaultMaxTokens: DEFAULT_MAX_TOKENS, target }),
+      encodeReply: (reply, model) => convertMessagesResponseToChat(reply, { model }),
+      encoder: (model, write) => new MessagesToChatMachine({ model, includeUsage }, write),
     };
   },
-  encodeReply: (reply, model) => convertMessagesResponseToChat(reply, { model }),
-  encoder: (opts, write) => new MessagesToChatMachine(opts, write),
   inBandError: (message) => formatSSE({ data: JSON.stringify({ error: { message, type: "server_error", param: null, code: null } }) }) + DONE,
   terminalFrame: DONE,
   isTerminal: (piece) => piece.includes("data: [DONE]"),

@@ -4,7 +4,7 @@ import type { Admission } from "../state/limiter-store";
 import type { Endpoint } from "../state/store";
 
 /** The wire formats a client can speak. */
-export type Format = "messages" | "chat";
+export type Format = "messages" | "chat" | "responses";
 
 /**
  * A validated client request, whatever its format: the few facts the pipeline reads, plus the
@@ -19,6 +19,10 @@ export interface ClientRequest {
   readonly includeUsage: boolean;
   /** The request in the pivot (messages) format, judged for the upstream protocol `target`. */
   toPivot(target: Protocol): { request: MessagesRequest; warnings: Warning[] };
+  /** The pivot reply in the client's format (a reply may echo its request, hence here). */
+  encodeReply(reply: MessagesResponse, model: string): unknown;
+  /** A stream encoder: pivot events in, the client's SSE frames out through `write`. */
+  encoder(model: string, write: (frame: string) => void): PivotEncoder;
 }
 
 /** Writes the client's stream frames from pivot events. */
@@ -38,18 +42,14 @@ export interface ClientFormat {
   readonly endpoint: Endpoint;
   /** The path prefix of this format's routes (unknown routes under it answer in this format). */
   readonly pathPrefix: string;
-  /** The upstream protocol this format is passed through to unchanged. */
-  readonly passthroughProtocol: Protocol;
+  /** The upstream protocol this format is passed through to unchanged, if any speaks it. */
+  readonly passthroughProtocol: Protocol | undefined;
   /** The format reports the prompt's token count at the start of a stream, before any text. */
   readonly inputAtStart: boolean;
   /** A call whose path does not say (`/v1/models`) is this format's if its headers are. */
   claims(headers: Headers): boolean;
   /** A JSON body → the validated request, or a 400 naming the field and the rule. */
   validate(body: Record<string, unknown>): ClientRequest;
-  /** The pivot reply in this format. */
-  encodeReply(reply: MessagesResponse, model: string): unknown;
-  /** A stream encoder: pivot events in, this format's SSE frames out through `write`. */
-  encoder(opts: { model: string; includeUsage: boolean }, write: (frame: string) => void): PivotEncoder;
   /** The frames that end a stream with an error after its 200 (nothing may follow them). */
   inBandError(message: string): string;
   /** The frame that ends a complete stream. */

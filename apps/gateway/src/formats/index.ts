@@ -1,11 +1,13 @@
 import type { ClientFormat, Format } from "./client-format";
 import { chatFormat } from "./chat";
 import { messagesFormat } from "./messages";
+import { responsesFormat } from "./responses";
 
 /** Every client format, by name: a new format is an adapter file and one line here. */
 export const FORMATS: Record<Format, ClientFormat> = {
   messages: messagesFormat,
   chat: chatFormat,
+  responses: responsesFormat,
 };
 
 const ALL = Object.values(FORMATS);

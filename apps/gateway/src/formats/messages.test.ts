@@ -74,7 +74,8 @@ describe("messages format: stream framing", () => {
 
   test("the encoder writes each pivot event as its own SSE frame, unchanged", () => {
     const frames: string[] = [];
-    const enc = messagesFormat.encoder({ model: "alpha-opus-4-8", includeUsage: false }, (f) => frames.push(f));
+    const client = messagesFormat.validate({ model: "alpha-opus-4-8", max_tokens: 10, messages: [{ role: "user", content: "Hi" }] });
+    const enc = client.encoder("alpha-opus-4-8", (f: string) => frames.push(f));
     for (const ev of PIVOT_EVENTS) enc.push(ev);
     enc.end();
     expect(frames.map((f) => f.split("\n")[0])).toEqual([

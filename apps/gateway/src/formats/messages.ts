@@ -26,10 +26,10 @@ export const messagesFormat: ClientFormat = {
       body,
       includeUsage: false,
       toPivot: () => ({ request, warnings: [] }),
+      encodeReply: (reply) => reply,
+      encoder: (_model, write) => ({ push: (ev) => write(formatMessagesEvent(ev)), end() {} }),
     };
   },
-  encodeReply: (reply) => reply,
-  encoder: (_opts, write) => ({ push: (ev) => write(formatMessagesEvent(ev)), end() {} }),
   inBandError: (message) => formatSSE({ event: "error", data: JSON.stringify({ type: "error", error: { type: "api_error", message } }) }),
   terminalFrame: STOP,
   isTerminal: (piece) => piece.includes("event: message_stop\n") || piece.includes("event: error\n"),

@@ -41,7 +41,8 @@ export async function handleInference(deps: GatewayDeps, request: Request, forma
         await finish({ status: 499, upstreamStatus: 0, aborted: true });
         return new Response(null, { status: 499 });
       case "error":
-        await finish({ status: outcome.error.status, upstreamStatus: outcome.status, unbilled: true });
+        // The record keeps the status the client saw (its format's: a 529 is a chat client's 503).
+        await finish({ status: format.renderError(outcome.error, ctx.id).status, upstreamStatus: outcome.status, unbilled: true });
         return errorResponse(format, outcome.error, ctx.id, Object.fromEntries(replyHeaders(ctx, p, admitted.limitHeaders)));
       case "reply": {
         const counted = outcome.inputTokens === undefined ? p : { ...p, reply: { ...p.reply, inputTokens: outcome.inputTokens } };
@@ -55,7 +56,7 @@ export async function handleInference(deps: GatewayDeps, request: Request, forma
   } catch (e) {
     const err = toGatewayError(e, deps.logger, ctx.id);
     if (finish) {
-      await finish({ status: err.status, upstreamStatus });
+      await finish({ status: format.renderError(err, ctx.id).status, upstreamStatus });
     } else {
       // Refused before any upstream call: no record, and the admitted estimate is given back.
       admitted?.settle(0);

@@ -6,6 +6,8 @@ import type { ReplyContext } from "../protocols/upstream-protocol";
 
 /** Everything about one upstream call that is decided before it is made. */
 export interface Plan {
+  /** The validated client request (its format's encoders write the reply). */
+  client: ClientRequest;
   target: Target;
   protocol: UpstreamProtocol;
   /** Client format and upstream protocol are the same: the body and the reply pass through. */
@@ -39,7 +41,7 @@ export function passthroughBody(body: Readonly<Record<string, unknown>>, upstrea
 export async function plan(deps: GatewayDeps, format: ClientFormat, client: ClientRequest, target: Target): Promise<Plan> {
   const protocol = PROTOCOLS[target.entry.protocol];
   const stream = client.stream;
-  const base = { target, protocol, stream, includeUsage: client.includeUsage };
+  const base = { client, target, protocol, stream, includeUsage: client.includeUsage };
   const reply = { model: target.entry.id, stopSequences: undefined, toolNames: undefined, signatures: deps.signatures, inputTokens: 0 };
   if (format.passthroughProtocol === protocol.id) {
     const body = passthroughBody(client.body, target.entry.upstream_model);

@@ -50,7 +50,7 @@ export async function relay(
     } else {
       const reply = plan.protocol.reply(JSON.parse(text), plan.reply);
       tally.report(messagesUsageFields(reply.usage), true);
-      out = JSON.stringify(ctx.format.encodeReply(reply, entry.id));
+      out = JSON.stringify(plan.client.encodeReply(reply, entry.id));
     }
     // The record is committed before the client sees the reply.
     await finish({ status: 200, upstreamStatus: upstream.status });
@@ -59,7 +59,7 @@ export async function relay(
   }
   const tap = plan.passthrough
     ? passthroughTap(plan.protocol.passthrough, ctx.format, tally, { includeUsage: plan.includeUsage, renameModel: entry.upstream_model !== entry.id ? entry.id : undefined })
-    : translatedTap(plan.protocol, ctx.format, plan.reply, plan.includeUsage, tally);
+    : translatedTap(plan.protocol, plan.client, plan.reply, tally);
   const body = relayStream(upstream.body ?? new ReadableStream(), {
     format: ctx.format,
     tap,

@@ -1,5 +1,5 @@
 import { SSEParser } from "@turnpike/schema/sse";
-import type { ClientFormat } from "../formats";
+import type { ClientRequest } from "../formats";
 import type { UpstreamProtocol } from "../protocols";
 import type { ReplyContext } from "../protocols/upstream-protocol";
 import type { InlineTap } from "./passthrough-tap";
@@ -8,15 +8,15 @@ import type { UsageSink } from "./usage-tally";
 
 /**
  * A translated stream as one inline step of the relay: upstream bytes → SSE → the upstream
- * protocol's state machine → pivot events (metered) → the client format's encoder. Run back to
+ * protocol's state machine → pivot events (metered) → the client request's encoder. Run back to
  * back here, a chunk crosses no stream boundary between them, and each upstream chunk becomes at
  * most one write (decisions/0005-inline-stream-taps.md).
  */
-export function translatedTap(protocol: UpstreamProtocol, format: ClientFormat, ctx: ReplyContext, includeUsage: boolean, sink: UsageSink): InlineTap {
+export function translatedTap(protocol: UpstreamProtocol, client: ClientRequest, ctx: ReplyContext, sink: UsageSink): InlineTap {
   const decoder = new TextDecoder();
   const parser = new SSEParser();
   let pending = "";
-  const encoder = format.encoder({ model: ctx.model, includeUsage }, (frame) => {
+  const encoder = client.encoder(ctx.model, (frame) => {
     pending += frame;
   });
   const upstream = protocol.machine(ctx, (ev) => {

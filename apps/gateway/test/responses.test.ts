@@ -1,0 +1,176 @@
+/**
+ * `POST /v1/responses` through the official `openai` client, for every upstream protocol: JSON
+ * replies, streams whose helper rebuilds the same response, function calls and their outputs,
+ * instructions, incomplete replies, errors in the format's envelope, in-band stream errors, and
+ * the ledger's `responses` records.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import OpenAI from "openai";
+import { ADMIN_KEY, startHarness, type Harness } from "./harness";
+import { WEATHER } from "./conformance/tools";
+import { DELTA, UPSTREAMS } from "./conformance/upstreams";
+
+let h: Harness;
+let openai: OpenAI;
+beforeAll(async () => {
+  h = await startHarness();
+  openai = new OpenAI({ apiKey: h.key, baseURL: `${h.url}/v1`, maxRetries: 0 });
+});
+afterAll(async () => {
+  await h.close();
+});
+
+const WEATHER_TOOL = { type: "function" as const, name: WEATHER.name, description: WEATHER.description, parameters: WEATHER.schema, strict: false };
+
+async function ledgerRow(requestId: string): Promise<Record<string, unknown> | undefined> {
+  const res = await fetch(`${h.url}/admin/usage?key_id=${h.keyId}&limit=10000`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+  const rows = ((await res.json()) as { data: Record<string, unknown>[] }).data;
+  return rows.find((r) => r.request_id === requestId);
+}
+
+/** Ids are fresh per request; everything else of a stream's final response equals the JSON reply. */
+function normalize(r: OpenAI.Responses.Response): unknown {
+  expect(r.id).toMatch(/^resp_/);
+  const output = r.output.map((item) => {
+    if (item.type === "message") {
+      expect(item.id).toMatch(/^msg_/);
+      return { ...item, id: "#" };
+    }
+    if (item.type === "function_call") return { ...item, id: "#", call_id: "#" };
+    return item;
+  });
+  const { id: _id, created_at: _created, output_text: _text, ...rest } = r as OpenAI.Responses.Response & { output_text?: string };
+  // The helper adds its own parse results (`parsed`, `output_parsed`), which no wire field carries.
+  return JSON.parse(JSON.stringify({ ...rest, output }, (k, v: unknown) => (k === "parsed" || k === "output_parsed" ? undefined : v)));
+}
+
+for (const up of [...UPSTREAMS, DELTA]) {
+  describe(`Responses client ← ${up.label} upstream (${up.model})`, () => {
+    test("text: a completed response naming the catalog model, with usage, recorded as a responses call", async () => {
+      const { data: r, response } = await openai.responses
+        .create({ model: up.model, instructions: "Answer briefly.", input: 'Hello [sim text="Hi from the gateway."]' })
+        .withResponse();
+      expect(r.object).toBe("response");
+      expect(r.status).toBe("completed");
+      expect(r.model).toBe(up.model);
+      expect(r.output_text).toBe("Hi from the gateway.");
+      expect(r.instructions).toBe("Answer briefly.");
+      expect(r.usage!.input_tokens).toBeGreaterThan(0);
+      expect(r.usage!.output_tokens).toBeGreaterThan(0);
+      expect(r.usage!.total_tokens).toBe(r.usage!.input_tokens + r.usage!.output_tokens);
+      const row = await ledgerRow(response.headers.get("x-request-id")!);
+      expect(row).toMatchObject({ endpoint: "responses", model: up.model, status: 200, input_tokens: r.usage!.input_tokens, output_tokens: r.usage!.output_tokens });
+      // The instructions reached the upstream as its system prompt.
+      expect(JSON.stringify(h.gw.simulator!.requests.at(-1)!.body)).toContain("Answer briefly.");
+    });
+
+    test("stream: the helper's final response equals the JSON reply of the same request", async () => {
+      const body = { model: up.model, input: '[sim text="Streams and replies agree." chunks=4]' };
+      const json = await openai.responses.create(body);
+      const stream = openai.responses.stream(body);
+      const deltas: string[] = [];
+      stream.on("response.output_text.delta", (e) => deltas.push(e.delta));
+      const final = await stream.finalResponse();
+      expect(deltas.join("")).toBe("Streams and replies agree.");
+      expect(normalize(final)).toEqual(normalize(json));
+    });
+
+    test("a function call, then its output: a function_call item, then text", async () => {
+      const first = await openai.responses.create({ model: up.model, tools: [WEATHER_TOOL], input: "Weather in Paris? [sim tools=1]" });
+      const calls = first.output.filter((i) => i.type === "function_call");
+      expect(calls).toHaveLength(1);
+      const call = calls[0] as OpenAI.Responses.ResponseFunctionToolCall;
+      expect(call.name).toBe(WEATHER.name);
+      expect(JSON.parse(call.arguments)).toEqual(WEATHER.args);
+      expect(call.call_id.length).toBeGreaterThan(0);
+
+      const second = await openai.responses.create({
+        model: up.model,
+        tools: [WEATHER_TOOL],
+        input: [
+          { role: "user", content: "Weather in Paris?" },
+          { type: "function_call", call_id: call.call_id, name: call.name, arguments: call.arguments },
+          { type: "function_call_output", call_id: call.call_id, output: '18 C and sunny [sim text="It is sunny."]' },
+        ],
+      });
+      expect(second.output_text).toBe("It is sunny.");
+      // The result went upstream paired with its call.
+      expect(JSON.stringify(h.gw.simulator!.requests.at(-1)!.body)).toContain("18 C and sunny");
+    });
+
+    test("streamed function call: arguments arrive as deltas and the final item holds them whole", async () => {
+      const stream = openai.responses.stream({ model: up.model, tools: [WEATHER_TOOL], input: "Weather? [sim tools=1]" });
+      let args = "";
+      stream.on("response.function_call_arguments.delta", (e) => {
+        args += e.delta;
+      });
+      const final = await stream.finalResponse();
+      const call = final.output.find((i) => i.type === "function_call") as OpenAI.Responses.ResponseFunctionToolCall;
+      expect(JSON.parse(call.arguments)).toEqual(WEATHER.args);
+      expect(args).toBe(call.arguments);
+    });
+
+    test("max_output_tokens reached: status incomplete, reason max_output_tokens", async () => {
+      const r = await openai.responses.create({ model: up.model, max_output_tokens: 3, input: "Tell me a long story [sim chunks=20]" });
+      expect(r.status).toBe("incomplete");
+      expect(r.incomplete_details?.reason).toBe("max_output_tokens");
+    });
+
+    test("an upstream 529 before any output: a 503 in this format's envelope, billed nothing", async () => {
+      const err = await openai.responses.create({ model: up.model, input: "Hi [sim error=529]" }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(OpenAI.APIError);
+      const e = err as InstanceType<typeof OpenAI.APIError>;
+      expect(e.status).toBe(503);
+      expect(e.type).toBe("service_unavailable_error");
+      const row = await ledgerRow(e.headers?.get("x-request-id") ?? "");
+      expect(row).toMatchObject({ endpoint: "responses", status: 503, cost_usd: 0 });
+    });
+
+    test("a mid-stream upstream error ends the stream with error and response.failed; the helper throws", async () => {
+      const res = await fetch(`${h.url}/v1/responses`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${h.key}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: up.model, stream: true, input: "Go [sim chunks=6 midstream_error]" }),
+      });
+      const text = await res.text();
+      const events = [...text.matchAll(/^event: (.+)$/gm)].map((m) => m[1]);
+      expect(events.slice(0, 2)).toEqual(["response.created", "response.in_progress"]);
+      expect(events.slice(-2)).toEqual(["error", "response.failed"]);
+      expect(events).not.toContain("response.completed");
+      const seqs = [...text.matchAll(/"sequence_number":(\d+)/g)].map((m) => Number(m[1]));
+      expect(seqs).toEqual(seqs.map((_, i) => i));
+      await expect(openai.responses.stream({ model: up.model, input: "Go [sim chunks=6 midstream_error]" }).finalResponse()).rejects.toThrow();
+    });
+  });
+}
+
+describe("Responses requests Turnpike cannot carry", () => {
+  test("a bad body is a 400 naming the field, in this format's envelope", async () => {
+    const res = await h.call("/v1/responses", { method: "POST", body: JSON.stringify({ model: "beta-5", input: 42 }) });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: { type: string; param: string; message: string } };
+    expect(body.error.type).toBe("invalid_request_error");
+    expect(body.error.param).toBe("input");
+    expect(body.error.message).toContain("input:");
+  });
+
+  test("a built-in tool the upstream cannot run is dropped with a warning; the call succeeds", async () => {
+    const { data: r, response } = await openai.responses
+      .create({ model: "alpha-haiku-4-5", tools: [{ type: "web_search" }, WEATHER_TOOL], input: 'Hi [sim text="ok"]' })
+      .withResponse();
+    expect(r.output_text).toBe("ok");
+    expect(response.headers.get("x-turnpike-warning")).toContain('the built-in tool "web_search" cannot run on this upstream');
+  });
+
+  test("previous_response_id is refused with a 400 that says what to send instead", async () => {
+    const err = await openai.responses.create({ model: "beta-5", input: "Hi", previous_response_id: "resp_x" }).catch((e: unknown) => e);
+    expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(400);
+    expect((err as Error).message).toContain("previous_response_id");
+  });
+
+  test("an unknown model is a 404 model_not_found", async () => {
+    const err = await openai.responses.create({ model: "no-such-model", input: "Hi" }).catch((e: unknown) => e);
+    expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(404);
+    expect((err as InstanceType<typeof OpenAI.APIError>).code).toBe("model_not_found");
+  });
+});

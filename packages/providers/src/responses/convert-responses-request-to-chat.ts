@@ -1,0 +1,224 @@
+/**
+ * A Responses request in chat-completions terms. The Responses format's input items map one to
+ * one onto chat messages for everything both formats share (messages, function calls and their
+ * outputs, function tools, the knobs), so a Responses request reaches the pivot through the chat
+ * converter and is held to exactly the same rules per upstream (decisions/0006). What only the
+ * Responses format has is decided here: a 400 naming the field, or a warning.
+ */
+import type {
+  ChatAssistantMessage,
+  ChatContentPart,
+  ChatMessage,
+  ChatRequest,
+  ChatTool,
+  ChatToolCall,
+  ResponsesInputItem,
+  ResponsesInputPart,
+  ResponsesRequest,
+} from "@turnpike/schema";
+import { invalidRequest } from "../errors.js";
+import { Warnings, type Warning } from "../warnings.js";
+
+export interface ResponsesToChatResult {
+  request: ChatRequest;
+  warnings: Warning[];
+}
+
+/** Fields this converter reads; any other top-level field gets a warning. */
+const HANDLED = new Set<string>([
+  "model",
+  "input",
+  "instructions",
+  "tools",
+  "tool_choice",
+  "parallel_tool_calls",
+  "max_output_tokens",
+  "temperature",
+  "top_p",
+  "text",
+  "reasoning",
+  "metadata",
+  "user",
+  "safety_identifier",
+  "prompt_cache_key",
+  "include",
+  "truncation",
+  "store",
+  "previous_response_id",
+  "stream",
+]);
+
+/** Responses-only fields with no counterpart upstream, dropped with a warning. */
+const NOT_CARRIED: Record<string, string> = {
+  include: "extra output fields are not produced by this upstream",
+  truncation: "Turnpike does not truncate a conversation; a prompt over the context window is refused by the upstream",
+};
+
+function partsToChat(parts: readonly ResponsesInputPart[], at: string, w: Warnings): ChatContentPart[] {
+  const out: ChatContentPart[] = [];
+  parts.forEach((p, i) => {
+    const where = `${at}[${i}]`;
+    switch (p.type) {
+      case "input_text":
+      case "output_text":
+        out.push({ type: "text", text: p.text });
+        break;
+      case "input_image":
+        if (!p.image_url) throw invalidRequest(where, "an image must be given as image_url (a data: URL or an http(s) URL); file ids belong to one vendor");
+        out.push({ type: "image_url", image_url: { url: p.image_url, ...(p.detail === "low" || p.detail === "high" || p.detail === "auto" ? { detail: p.detail } : {}) } });
+        break;
+      case "input_file":
+        if (p.file_url !== undefined) throw invalidRequest(where, "file_url is not supported; send the file as file_data (a base64 data: URL)");
+        out.push({ type: "file", file: { ...(p.file_data !== undefined ? { file_data: p.file_data } : {}), ...(p.file_id ? { file_id: p.file_id } : {}), ...(p.filename !== undefined ? { filename: p.filename } : {}) } });
+        break;
+      case "refusal":
+        w.add(where, "an earlier refusal is replayed as text");
+        out.push({ type: "text", text: p.refusal });
+        break;
+      default: {
+        const never: never = p;
+        throw invalidRequest(where, `unknown content part ${JSON.stringify(never)}`);
+      }
+    }
+  });
+  return out;
+}
+
+/** Text of parts that must be plain text (system and assistant turns). */
+function textOf(content: string | readonly ResponsesInputPart[], at: string, w: Warnings): string {
+  if (typeof content === "string") return content;
+  return partsToChat(content, at, w)
+    .map((p, i) => {
+      if (p.type === "text") return p.text;
+      throw invalidRequest(`${at}[${i}]`, "only text parts are allowed in this message");
+    })
+    .join("");
+}
+
+/** The assistant message that function calls attach to: the previous one, if the last message is it. */
+function assistantTail(messages: ChatMessage[]): ChatAssistantMessage {
+  const last = messages.at(-1);
+  if (last?.role === "assistant" && !last.tool_calls?.some((c) => c.type !== "function")) return last;
+  const fresh: ChatAssistantMessage = { role: "assistant", content: null };
+  messages.push(fresh);
+  return fresh;
+}
+
+function itemsToChat(items: readonly ResponsesInputItem[], w: Warnings): ChatMessage[] {
+  const messages: ChatMessage[] = [];
+  items.forEach((item, i) => {
+    const at = `input[${i}]`;
+    if (item.type === "function_call") {
+      const call: ChatToolCall = { id: item.call_id, type: "function", function: { name: item.name, arguments: item.arguments } };
+      const a = assistantTail(messages);
+      a.tool_calls = [...(a.tool_calls ?? []), call];
+      return;
+    }
+    if (item.type === "function_call_output") {
+      const content = typeof item.output === "string" ? item.output : textOf(item.output, `${at}.output`, w);
+      messages.push({ role: "tool", tool_call_id: item.call_id, content });
+      return;
+    }
+    if (item.type === "reasoning") {
+      // A reasoning item is the vendor's own (its encrypted content opens only there); a summary
+      // is not the reasoning itself. Neither can be replayed to another upstream as thinking.
+      w.add(at, "reasoning items are not replayed to this upstream");
+      return;
+    }
+    switch (item.role) {
+      case "system":
+      case "developer":
+        messages.push({ role: item.role, content: textOf(item.content, `${at}.content`, w) });
+        return;
+      case "user":
+        messages.push({ role: "user", content: typeof item.content === "string" ? item.content : partsToChat(item.content, `${at}.content`, w) });
+        return;
+      case "assistant": {
+        const text = textOf(item.content, `${at}.content`, w);
+        const last = messages.at(-1);
+        // Output text after a function call of the same turn stays in that turn.
+        if (last?.role === "assistant" && !last.tool_calls && typeof last.content === "string") last.content += text;
+        else messages.push({ role: "assistant", content: text });
+        return;
+      }
+      default: {
+        const never: never = item.role;
+        throw invalidRequest(`${at}.role`, `unknown role ${JSON.stringify(never)}`);
+      }
+    }
+  });
+  return messages;
+}
+
+function toolsToChat(tools: ResponsesRequest["tools"], w: Warnings): ChatTool[] | undefined {
+  if (!tools?.length) return undefined;
+  const out: ChatTool[] = [];
+  tools.forEach((raw, i) => {
+    const t: Record<string, unknown> = raw;
+    if (t.type === "function") {
+      if (typeof t.name !== "string" || !/^[a-zA-Z0-9_-]{1,64}$/.test(t.name)) throw invalidRequest(`tools[${i}].name`, "must be 1 to 64 characters of a-z, A-Z, 0-9, _ or -");
+      const parameters = typeof t.parameters === "object" && t.parameters !== null ? (t.parameters as Record<string, unknown>) : undefined; // an object: checked on the left
+      out.push({
+        type: "function",
+        function: {
+          name: t.name,
+          ...(typeof t.description === "string" ? { description: t.description } : {}),
+          ...(parameters ? { parameters } : {}),
+          ...(typeof t.strict === "boolean" ? { strict: t.strict } : {}),
+        },
+      });
+      return;
+    }
+    if (t.type === "custom" || t.type === "namespace") {
+      throw invalidRequest(`tools[${i}].type`, `"${String(t.type)}" tools are not supported for this model; offer function tools`);
+    }
+    // A built-in tool (web_search, file_search, code_interpreter, …) runs at the vendor that
+    // offers it; no upstream reached through translation can run it. The call still succeeds.
+    w.add(`tools[${i}]`, `the built-in tool "${String(t.type)}" cannot run on this upstream and was not offered`);
+  });
+  return out.length ? out : undefined;
+}
+
+/**
+ * The Responses request as a chat request (plus the warnings of what only the Responses format
+ * has). `previous_response_id` needs stored responses, which Turnpike does not keep yet: a 400.
+ */
+export function convertResponsesRequestToChat(req: ResponsesRequest): ResponsesToChatResult {
+  const w = new Warnings();
+  if (req.previous_response_id) {
+    throw invalidRequest("previous_response_id", "stored responses are not available yet; send the whole conversation in input (and store: false)");
+  }
+  for (const k of Object.keys(req)) {
+    if (!HANDLED.has(k)) w.add(k, "unknown field, not sent upstream");
+    else if (NOT_CARRIED[k] !== undefined && req[k as keyof ResponsesRequest] != null) w.add(k, NOT_CARRIED[k]); // k is one of HANDLED
+  }
+  if (req.reasoning?.summary) w.add("reasoning.summary", "reasoning summaries are given where the upstream returns its reasoning as text");
+  const messages: ChatMessage[] = [];
+  if (req.instructions) messages.push({ role: "system", content: req.instructions });
+  if (typeof req.input === "string") messages.push({ role: "user", content: req.input });
+  else messages.push(...itemsToChat(req.input, w));
+  const chat: ChatRequest = { model: req.model, messages };
+  const tools = toolsToChat(req.tools, w);
+  if (tools) chat.tools = tools;
+  if (req.tool_choice !== undefined) chat.tool_choice = typeof req.tool_choice === "string" ? req.tool_choice : { type: "function", function: { name: req.tool_choice.name } };
+  if (req.parallel_tool_calls != null) chat.parallel_tool_calls = req.parallel_tool_calls;
+  if (req.max_output_tokens != null) chat.max_completion_tokens = req.max_output_tokens;
+  if (req.temperature != null) chat.temperature = req.temperature;
+  if (req.top_p != null) chat.top_p = req.top_p;
+  const format = req.text?.format;
+  if (format?.type === "json_object") chat.response_format = { type: "json_object" };
+  if (format?.type === "json_schema") {
+    chat.response_format = {
+      type: "json_schema",
+      json_schema: { name: format.name, schema: format.schema, ...(format.description ? { description: format.description } : {}), ...(format.strict != null ? { strict: format.strict } : {}) },
+    };
+  }
+  if (req.reasoning?.effort) chat.reasoning_effort = req.reasoning.effort;
+  const user = req.safety_identifier ?? req.user;
+  if (user) chat.user = user;
+  if (req.metadata) chat.metadata = req.metadata;
+  if (req.store != null) chat.store = req.store;
+  if (req.prompt_cache_key) chat.prompt_cache_key = req.prompt_cache_key;
+  if (req.stream) chat.stream = true;
+  return { request: chat, warnings: w.list };
+}

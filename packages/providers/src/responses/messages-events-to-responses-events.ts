@@ -1,0 +1,189 @@
+/**
+ * Pivot stream events (messages format) → the Responses format's stream (docs/protocols.md §5):
+ * `response.created` and `response.in_progress` first; per output item `output_item.added`, its
+ * parts and deltas, `output_item.done`; then `response.completed` or `response.incomplete`
+ * carrying the whole response with usage — or, on an in-band error, `error` and
+ * `response.failed`. Every event carries its `sequence_number`; the items and the final
+ * response are the ones the JSON reply of the same request would hold, so a client's stream
+ * helper rebuilds exactly that reply.
+ */
+import type { MessagesStreamEvent, ResponsesOutputItem, ResponsesStreamEventType } from "@turnpike/schema";
+import { formatSSE } from "@turnpike/schema/sse";
+import { randomId } from "../ids.js";
+import { messagesUsageFields, type UsageTotals } from "../usage.js";
+import { usageToResponses, responsesEnvelope, responsesStatusOf, type ResponsesReplyContext } from "./convert-messages-response-to-responses.js";
+
+type Message = Extract<ResponsesOutputItem, { type: "message" }>;
+type Call = Extract<ResponsesOutputItem, { type: "function_call" }>;
+type Reasoning = Extract<ResponsesOutputItem, { type: "reasoning" }>;
+
+/** The output item a pivot block is being written into. */
+type Open = { kind: "text"; item: Message; index: number; part: number } | { kind: "call"; item: Call; index: number } | { kind: "reasoning"; item: Reasoning; index: number };
+
+export class MessagesToResponsesMachine {
+  private seq = 0;
+  private readonly output: ResponsesOutputItem[] = [];
+  private open: Open | undefined;
+  /** The message item text blocks go into while no other item came between. */
+  private message: { item: Message; index: number } | undefined;
+  private usage: Partial<UsageTotals> = {};
+  private stop: Parameters<typeof responsesStatusOf>[0];
+  private started = false;
+  private ended = false;
+  private readonly ctx: ResponsesReplyContext & { id: string; createdAt: number };
+
+  constructor(
+    ctx: ResponsesReplyContext,
+    private readonly write: (frame: string) => void,
+  ) {
+    this.ctx = { ...ctx, id: ctx.id ?? randomId("resp_"), createdAt: ctx.createdAt ?? Math.floor(Date.now() / 1000) };
+  }
+
+  private emit(type: ResponsesStreamEventType, body: Record<string, unknown>): void {
+    this.write(formatSSE({ event: type, data: JSON.stringify({ type, ...body, sequence_number: this.seq++ }) }));
+  }
+
+  private begin(): void {
+    if (this.started) return;
+    this.started = true;
+    const response = responsesEnvelope(this.ctx, "in_progress", [], null);
+    this.emit("response.created", { response });
+    this.emit("response.in_progress", { response });
+  }
+
+  /** Closes the message item text went into (a later text block starts a new one). */
+  private closeMessage(): void {
+    if (!this.message) return;
+    this.message.item.status = "completed";
+    this.emit("response.output_item.done", { output_index: this.message.index, item: this.message.item });
+    this.message = undefined;
+  }
+
+  private addItem<T extends ResponsesOutputItem>(item: T): number {
+    this.output.push(item);
+    const index = this.output.length - 1;
+    this.emit("response.output_item.added", { output_index: index, item: { ...item, ...(item.type === "message" ? { content: [] } : {}) } });
+    return index;
+  }
+
+  push(ev: MessagesStreamEvent): void {
+    if (this.ended) return;
+    switch (ev.type) {
+      case "message_start":
+        this.usage = messagesUsageFields(ev.message.usage);
+        this.begin();
+        return;
+      case "content_block_start": {
+        this.begin();
+        const b = ev.content_block;
+        if (b.type === "text") {
+          if (!this.message) {
+            const item: Message = { type: "message", id: randomId("msg_"), status: "in_progress", role: "assistant", content: [] };
+            this.message = { item, index: this.addItem(item) };
+          }
+          const { item, index } = this.message;
+          item.content.push({ type: "output_text", text: "", annotations: [] });
+          const part = item.content.length - 1;
+          this.open = { kind: "text", item, index, part };
+          this.emit("response.content_part.added", { item_id: item.id, output_index: index, content_index: part, part: { type: "output_text", text: "", annotations: [] } });
+        } else if (b.type === "tool_use") {
+          this.closeMessage();
+          const item: Call = { type: "function_call", id: randomId("fc_"), call_id: b.id, name: b.name, arguments: "", status: "in_progress" };
+          this.open = { kind: "call", item, index: this.addItem(item) };
+        } else if (b.type === "thinking") {
+          this.closeMessage();
+          const item: Reasoning = { type: "reasoning", id: randomId("rs_"), summary: [] };
+          this.open = { kind: "reasoning", item, index: this.addItem(item) };
+        } else {
+          this.open = undefined; // redacted thinking and server-tool blocks have no item here
+        }
+        return;
+      }
+      case "content_block_delta": {
+        const o = this.open;
+        const d = ev.delta;
+        if (o?.kind === "text" && d.type === "text_delta") {
+          const part = o.item.content[o.part];
+          if (part) part.text += d.text;
+          this.emit("response.output_text.delta", { item_id: o.item.id, output_index: o.index, content_index: o.part, delta: d.text, logprobs: [] });
+        } else if (o?.kind === "call" && d.type === "input_json_delta") {
+          if (!d.partial_json) return;
+          o.item.arguments += d.partial_json;
+          this.emit("response.function_call_arguments.delta", { item_id: o.item.id, output_index: o.index, delta: d.partial_json });
+        } else if (o?.kind === "reasoning" && d.type === "thinking_delta") {
+          if (o.item.summary.length === 0) {
+            o.item.summary.push({ type: "summary_text", text: "" });
+            this.emit("response.reasoning_summary_part.added", { item_id: o.item.id, output_index: o.index, summary_index: 0, part: { type: "summary_text", text: "" } });
+          }
+          const s = o.item.summary[0];
+          if (s) s.text += d.thinking;
+          this.emit("response.reasoning_summary_text.delta", { item_id: o.item.id, output_index: o.index, summary_index: 0, delta: d.thinking });
+        }
+        return;
+      }
+      case "content_block_stop": {
+        const o = this.open;
+        this.open = undefined;
+        if (!o) return;
+        if (o.kind === "text") {
+          const part = o.item.content[o.part];
+          const text = part?.text ?? "";
+          this.emit("response.output_text.done", { item_id: o.item.id, output_index: o.index, content_index: o.part, text, logprobs: [] });
+          this.emit("response.content_part.done", { item_id: o.item.id, output_index: o.index, content_index: o.part, part: { type: "output_text", text, annotations: [] } });
+        } else if (o.kind === "call") {
+          // An argument-less call is `{}`, as in the JSON reply.
+          if (o.item.arguments === "") o.item.arguments = "{}";
+          o.item.status = "completed";
+          this.emit("response.function_call_arguments.done", { item_id: o.item.id, output_index: o.index, arguments: o.item.arguments });
+          this.emit("response.output_item.done", { output_index: o.index, item: o.item });
+        } else {
+          const s = o.item.summary[0];
+          if (s) {
+            this.emit("response.reasoning_summary_text.done", { item_id: o.item.id, output_index: o.index, summary_index: 0, text: s.text });
+            this.emit("response.reasoning_summary_part.done", { item_id: o.item.id, output_index: o.index, summary_index: 0, part: s });
+          }
+          this.emit("response.output_item.done", { output_index: o.index, item: o.item });
+        }
+        return;
+      }
+      case "message_delta":
+        if (ev.delta.stop_reason !== undefined) this.stop = ev.delta.stop_reason;
+        // Cumulative numbers: the fields the delta carries overwrite, the ones it leaves out stand.
+        if (ev.usage) this.usage = { ...this.usage, ...messagesUsageFields(ev.usage) };
+        return;
+      case "message_stop": {
+        this.begin();
+        this.closeMessage();
+        this.ended = true;
+        const { status, incomplete } = responsesStatusOf(this.stop);
+        const response = responsesEnvelope(this.ctx, status, this.output, usageToResponses(this.usage), incomplete);
+        this.emit(status === "incomplete" ? "response.incomplete" : "response.completed", { response });
+        return;
+      }
+      case "error":
+        this.fail(ev.error.type, ev.error.message);
+        return;
+      case "ping":
+        return;
+      default: {
+        const never: never = ev;
+        return never;
+      }
+    }
+  }
+
+  /** An in-band error: `error`, then `response.failed` with the output so far. Nothing follows. */
+  fail(code: string, message: string): void {
+    if (this.ended) return;
+    this.begin();
+    this.ended = true;
+    this.emit("error", { code, message, param: null });
+    const response = responsesEnvelope(this.ctx, "failed", this.output, usageToResponses(this.usage), null, { code, message });
+    this.emit("response.failed", { response });
+  }
+
+  /** The pivot stream ended: a stream that never stopped cleanly has already failed in-band. */
+  end(): void {
+    if (!this.ended) this.fail("server_error", "The upstream stream ended before the reply was complete.");
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * The Responses format's reply: the response object (a JSON reply, and the body of the
+ * `response.*` lifecycle events of a stream), its output items, and the stream's events
+ * (docs/protocols.md §5).
+ */
+import { Type, type Static } from "@sinclair/typebox";
+import { Nullable } from "./nullable.js";
+
+export const ResponsesOutputText = Type.Object({
+  type: Type.Literal("output_text"),
+  text: Type.String(),
+  annotations: Type.Array(Type.Unknown()),
+});
+export type ResponsesOutputText = Static<typeof ResponsesOutputText>;
+
+export const ResponsesOutputMessage = Type.Object({
+  type: Type.Literal("message"),
+  id: Type.String(),
+  status: Type.Union([Type.Literal("in_progress"), Type.Literal("completed"), Type.Literal("incomplete")]),
+  role: Type.Literal("assistant"),
+  content: Type.Array(ResponsesOutputText),
+});
+export type ResponsesOutputMessage = Static<typeof ResponsesOutputMessage>;
+
+export const ResponsesOutputFunctionCall = Type.Object({
+  type: Type.Literal("function_call"),
+  id: Type.String(),
+  call_id: Type.String(),
+  name: Type.String(),
+  arguments: Type.String(),
+  status: Type.Union([Type.Literal("in_progress"), Type.Literal("completed"), Type.Literal("incomplete")]),
+});
+export type ResponsesOutputFunctionCall = Static<typeof ResponsesOutputFunctionCall>;
+
+export const ResponsesSummaryText = Type.Object({ type: Type.Literal("summary_text"), text: Type.String() });
+export type ResponsesSummaryText = Static<typeof ResponsesSummaryText>;
+
+export const ResponsesOutputReasoning = Type.Object({
+  type: Type.Literal("reasoning"),
+  id: Type.String(),
+  summary: Type.Array(ResponsesSummaryText),
+  encrypted_content: Type.Optional(Nullable(Type.String())),
+});
+export type ResponsesOutputReasoning = Static<typeof ResponsesOutputReasoning>;
+
+export const ResponsesOutputItem = Type.Union([ResponsesOutputMessage, ResponsesOutputFunctionCall, ResponsesOutputReasoning]);
+export type ResponsesOutputItem = Static<typeof ResponsesOutputItem>;
+
+export const ResponsesUsage = Type.Object({
+  input_tokens: Type.Integer(),
+  input_tokens_details: Type.Object({ cached_tokens: Type.Integer() }),
+  output_tokens: Type.Integer(),
+  output_tokens_details: Type.Object({ reasoning_tokens: Type.Integer() }),
+  total_tokens: Type.Integer(),
+});
+export type ResponsesUsage = Static<typeof ResponsesUsage>;
+
+export const ResponsesStatus = Type.Union([
+  Type.Literal("completed"),
+  Type.Literal("incomplete"),
+  Type.Literal("failed"),
+  Type.Literal("in_progress"),
+]);
+export type ResponsesStatus = Static<typeof ResponsesStatus>;
+
+/** The response object. */
+export const ResponsesResponse = Type.Object({
+  id: Type.String(),
+  object: Type.Literal("response"),
+  created_at: Type.Integer(),
+  status: ResponsesStatus,
+  error: Nullable(Type.Object({ code: Type.String(), message: Type.String() })),
+  incomplete_details: Nullable(Type.Object({ reason: Type.Union([Type.Literal("max_output_tokens"), Type.Literal("content_filter")]) })),
+  instructions: Nullable(Type.String()),
+  max_output_tokens: Nullable(Type.Integer()),
+  model: Type.String(),
+  output: Type.Array(ResponsesOutputItem),
+  parallel_tool_calls: Type.Boolean(),
+  temperature: Nullable(Type.Number()),
+  top_p: Nullable(Type.Number()),
+  tool_choice: Type.Unknown(),
+  tools: Type.Array(Type.Unknown()),
+  text: Type.Object({ format: Type.Unknown() }),
+  reasoning: Type.Object({ effort: Nullable(Type.String()), summary: Nullable(Type.String()) }),
+  store: Type.Boolean(),
+  metadata: Type.Record(Type.String(), Type.String()),
+  usage: Nullable(ResponsesUsage),
+});
+export type ResponsesResponse = Static<typeof ResponsesResponse>;
+
+/** The event names of a Responses stream that Turnpike writes (each frame's `event:` equals its `type`). */
+export const RESPONSES_STREAM_EVENT_TYPES = [
+  "response.created",
+  "response.in_progress",
+  "response.output_item.added",
+  "response.content_part.added",
+  "response.output_text.delta",
+  "response.output_text.done",
+  "response.content_part.done",
+  "response.function_call_arguments.delta",
+  "response.function_call_arguments.done",
+  "response.reasoning_summary_part.added",
+  "response.reasoning_summary_text.delta",
+  "response.reasoning_summary_text.done",
+  "response.reasoning_summary_part.done",
+  "response.output_item.done",
+  "response.completed",
+  "response.incomplete",
+  "response.failed",
+  "error",
+] as const;
+export type ResponsesStreamEventType = (typeof RESPONSES_STREAM_EVENT_TYPES)[number];
+
+/** The lifecycle events that end a stream (`error` is followed by `response.failed`). */
+export const RESPONSES_TERMINAL_EVENTS: readonly ResponsesStreamEventType[] = ["response.completed", "response.incomplete", "response.failed"];
