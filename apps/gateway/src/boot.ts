@@ -8,13 +8,8 @@ import { KeyService } from "./keys/key-service";
 import type { PipelineHooks } from "./pipeline/events";
 import { buildCatalog } from "./routing/catalog";
 import { buildUpstreams, vendorsNeedingSimulator } from "./routing/upstreams";
-import { MemoryAuthFailures } from "./state/auth-failures";
-import { StoreKeyDirectory } from "./state/key-directory";
-import { GroupCommitLedger } from "./state/ledger";
-import { MemoryLimiterStore } from "./state/limiter-store";
 import { MemorySignatures } from "./state/signature-store";
-import { MemorySpendStore } from "./state/spend-store";
-import { SqliteStore } from "./state/sqlite-store";
+import { openBackends } from "./state/open-backends";
 import type { Store } from "./state/store";
 import { consoleLogger, type Logger } from "./telemetry/logger";
 
@@ -47,16 +42,16 @@ export interface BootOptions {
 
 /**
  * Builds every dependency from the config and returns the app, not yet listening. The one place
- * that chooses the implementations behind the state seams (today: in-process and SQLite).
+ * that chooses the implementations behind the state seams (state/open-backends.ts).
  */
 export async function bootGateway(config: Config, opts: BootOptions = {}): Promise<Gateway> {
   const catalog = buildCatalog(config.models, config.vendors);
-  const store = opts.store ?? new SqliteStore(config.dbPath);
   const now = opts.now ?? Date.now;
   const logger = opts.logger ?? consoleLogger();
-  const keys = new KeyService(await StoreKeyDirectory.load(store), now);
-  const spend = await MemorySpendStore.load(store, now);
-  const ledger = new GroupCommitLedger(store, { onError: (e) => logger.error("usage commit failed, will retry", {}, e) });
+  // SQLite and in-process counters, or PostgreSQL and Redis (README "Running several instances").
+  const state = await openBackends(config, { store: opts.store, now, logger });
+  const { store, spend, ledger } = state;
+  const keys = new KeyService(state.directory, now);
   const simulated = vendorsNeedingSimulator(config.vendors);
   // Capturing what the gateway sent upstream costs a parse per request: tests only.
   const simulator = simulated.length ? await startSimulator({ port: 0, hostname: "127.0.0.1", captureLimit: opts.captureUpstream ? 100 : 0 }) : undefined;
@@ -73,9 +68,9 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
     catalog,
     store,
     keys,
-    limiter: new MemoryLimiterStore(now),
+    limiter: state.limiter,
     spend,
-    authFailures: new MemoryAuthFailures(30, 60_000, now),
+    authFailures: state.authFailures,
     ledger,
     signatures: new MemorySignatures(10_000),
     upstreams,
@@ -86,6 +81,7 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
     adminKey,
     logger,
     hooks: opts.hooks ?? [],
+    backends: state.backends,
   };
   const app = createApp(deps);
   return {
@@ -96,10 +92,10 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
     firstKey,
     generatedAdminKey,
     async close() {
+      state.backends.drain();
       await app.stop?.();
-      await ledger.flush();
       await simulator?.stop();
-      await store.close();
+      await state.close();
     },
   };
 }

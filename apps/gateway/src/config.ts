@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { MIN_ADMIN_KEY_LENGTH } from "./keys/admin-key";
 import { parseTrustedProxies, type TrustedProxies } from "./pipeline/client-address";
 import { MIB } from "./pipeline/read-body";
+import { REDIS_FAIL_MODES, type RedisFailMode } from "./state/redis-failover";
 import { AUTH_SCHEMES, BUILT_IN_VENDORS, type AuthScheme, type VendorConfig, type VendorRow } from "./routing/vendors";
 
 export interface Config {
@@ -23,6 +24,23 @@ export interface Config {
   maxBodyBytes: number;
   /** Peers whose `X-Forwarded-For` is believed (`TURNPIKE_TRUSTED_PROXIES`: addresses and CIDR ranges). */
   trustedProxies: TrustedProxies;
+  /** Several instances (README "Running several instances"): where shared state lives. */
+  scaleOut: ScaleOutConfig;
+}
+
+export interface ScaleOutConfig {
+  /** `TURNPIKE_DATABASE_URL`: keys, the ledger and every stored record in PostgreSQL; unset = SQLite. */
+  databaseUrl: string | undefined;
+  /** `TURNPIKE_REDIS_URL`: limits, budgets, failed-auth counters and key notices in Redis; unset = in process. */
+  redisUrl: string | undefined;
+  /** `TURNPIKE_REDIS_FAIL`: while Redis is unreachable, serve on local limits (`open`) or refuse (`closed`). */
+  redisFail: RedisFailMode;
+  /** `TURNPIKE_REDIS_PREFIX`: the prefix of every Redis key and channel. */
+  redisPrefix: string;
+  /** `TURNPIKE_JOURNAL_DIR`: this instance's local usage journal (with PostgreSQL). */
+  journalDir: string;
+  /** `TURNPIKE_KEY_CACHE_TTL_MS`: how often keys are re-read from a shared store in any case. */
+  keyCacheTtlMs: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -118,5 +136,25 @@ export function loadConfig(env: Env = process.env): Config {
     idleTimeoutSeconds: Math.min(255, Number(env.TURNPIKE_IDLE_TIMEOUT_SECONDS ?? 255)),
     maxBodyBytes: Math.floor(maxBodyMB * MIB),
     trustedProxies: parseTrustedProxies(env.TURNPIKE_TRUSTED_PROXIES ?? ""),
+    scaleOut: scaleOutConfig(env),
+  };
+}
+
+function scaleOutConfig(env: Env): ScaleOutConfig {
+  const databaseUrl = env.TURNPIKE_DATABASE_URL || undefined;
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) throw new Error(`TURNPIKE_DATABASE_URL must be a postgres:// URL, got ${JSON.stringify(databaseUrl.split("@").pop())}`);
+  const redisUrl = env.TURNPIKE_REDIS_URL || undefined;
+  if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) throw new Error(`TURNPIKE_REDIS_URL must be a redis:// or rediss:// URL, got ${JSON.stringify(redisUrl.split("@").pop())}`);
+  const redisFail = env.TURNPIKE_REDIS_FAIL || "open";
+  if (!REDIS_FAIL_MODES.some((m) => m === redisFail)) throw new Error(`TURNPIKE_REDIS_FAIL must be one of ${REDIS_FAIL_MODES.join(", ")}, got ${JSON.stringify(redisFail)}`);
+  const ttl = Number(env.TURNPIKE_KEY_CACHE_TTL_MS || 1000);
+  if (!Number.isInteger(ttl) || ttl < 100) throw new Error(`TURNPIKE_KEY_CACHE_TTL_MS must be a whole number of milliseconds, at least 100, got ${env.TURNPIKE_KEY_CACHE_TTL_MS}`);
+  return {
+    databaseUrl,
+    redisUrl,
+    redisFail: redisFail as RedisFailMode, // checked against REDIS_FAIL_MODES just above
+    redisPrefix: env.TURNPIKE_REDIS_PREFIX || "turnpike:",
+    journalDir: env.TURNPIKE_JOURNAL_DIR || "data/journal",
+    keyCacheTtlMs: ttl,
   };
 }

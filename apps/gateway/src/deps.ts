@@ -5,6 +5,7 @@ import type { PipelineHooks } from "./pipeline/events";
 import type { Catalog } from "./routing/catalog";
 import type { Upstream } from "./routing/upstreams";
 import type { AuthFailureStore } from "./state/auth-failures";
+import type { Backends } from "./state/backends";
 import type { Ledger } from "./state/ledger";
 import type { LimiterStore } from "./state/limiter-store";
 import type { SignatureStore } from "./state/signature-store";
@@ -42,4 +43,6 @@ export interface GatewayDeps {
   logger: Logger;
   /** Subscribers to the pipeline's lifecycle events. */
   hooks: readonly PipelineHooks[];
+  /** Which back ends this instance runs on and whether they answer (`GET /ready`); absent = embedded. */
+  backends?: Backends;
 }

@@ -109,6 +109,10 @@ export class PostgresStore implements Store {
       params.push(value);
       where.push(`${clause}$${params.length}`);
     }
+    if (f.before) {
+      params.push(f.before.created_at, f.before.request_id);
+      where.push(`(created_at < $${params.length - 1} OR (created_at = $${params.length - 1} AND request_id < $${params.length}))`);
+    }
     return { sql: where.length ? "WHERE " + where.join(" AND ") : "", params };
   }
 
@@ -116,7 +120,7 @@ export class PostgresStore implements Store {
     const { sql, params } = this.where(f);
     params.push(f.limit ?? 1000);
     const rows: UsageRecord[] = await this.sql
-      .unsafe(`SELECT ${USAGE_COLUMNS.join(", ")} FROM usage ${sql} ORDER BY created_at, request_id LIMIT $${params.length}`, params)
+      .unsafe(`SELECT ${USAGE_COLUMNS.join(", ")} FROM usage ${sql} ORDER BY ${f.newestFirst ? "created_at DESC, request_id DESC" : "created_at, request_id"} LIMIT $${params.length}`, params)
       .catch(unavailable);
     return rows.map((r) => ({ ...r }));
   }

@@ -1,0 +1,127 @@
+import type { KeyDirectory } from "./key-directory";
+import type { KeyNotices } from "./redis-key-notices";
+import type { KeyRecord, Store } from "./store";
+
+/**
+ * The key directory of an instance that shares its store with others: every key cached in memory
+ * (authentication never waits on the store, and keeps working from the cache while the store is
+ * unreachable), re-read from the store when another instance announces a change (`notices`) and
+ * every `ttlMs` in any case, so a missed notice, or no Redis at all, still converges within the
+ * interval. Writes go to the store first, then the notice.
+ */
+export class SharedKeyDirectory implements KeyDirectory {
+  private hashes = new Map<string, KeyRecord>();
+  private ids = new Map<string, KeyRecord>();
+  private readonly listeners = new Set<(id: string) => void>();
+  private readonly timer: ReturnType<typeof setInterval>;
+  private reloading: Promise<void> | undefined;
+  private again = false;
+  /** Did the last read of the store succeed? */
+  storeUp = true;
+
+  private constructor(
+    private readonly store: Pick<Store, "createKey" | "updateKey" | "listKeys">,
+    private readonly notices: KeyNotices | undefined,
+    ttlMs: number,
+    private readonly onError: (e: unknown) => void,
+  ) {
+    this.timer = setInterval(() => void this.reload(), ttlMs);
+    this.timer.unref?.();
+  }
+
+  static async load(
+    store: Pick<Store, "createKey" | "updateKey" | "listKeys">,
+    opts: { notices?: KeyNotices; ttlMs?: number; onError?: (e: unknown) => void } = {},
+  ): Promise<SharedKeyDirectory> {
+    const dir = new SharedKeyDirectory(store, opts.notices, opts.ttlMs ?? 1000, opts.onError ?? (() => {}));
+    dir.replace(await store.listKeys());
+    await opts.notices?.subscribe(() => void dir.reload()).catch(dir.onError);
+    return dir;
+  }
+
+  /** Re-reads every key; runs at most one read at a time, with one more queued behind it. */
+  reload(): Promise<void> {
+    if (this.reloading) {
+      this.again = true;
+      return this.reloading;
+    }
+    this.reloading = (async () => {
+      do {
+        this.again = false;
+        try {
+          this.replace(await this.store.listKeys());
+          this.storeUp = true;
+        } catch (e) {
+          if (this.storeUp) this.onError(e);
+          this.storeUp = false;
+        }
+      } while (this.again);
+    })().finally(() => {
+      this.reloading = undefined;
+    });
+    return this.reloading;
+  }
+
+  private replace(records: KeyRecord[]): void {
+    const hashes = new Map<string, KeyRecord>();
+    const ids = new Map<string, KeyRecord>();
+    const changed: string[] = [];
+    for (const r of records) {
+      const old = this.ids.get(r.id);
+      // Unchanged keys keep their object (callers cache per record, e.g. compiled allow-lists).
+      const keep = old && JSON.stringify(old) === JSON.stringify(r) ? old : r;
+      if (keep !== old) changed.push(r.id);
+      ids.set(r.id, keep);
+      hashes.set(keep.hash, keep);
+      if (keep.prev_hash) hashes.set(keep.prev_hash, keep);
+    }
+    for (const id of this.ids.keys()) if (!ids.has(id)) changed.push(id);
+    this.hashes = hashes;
+    this.ids = ids;
+    for (const id of changed) for (const l of this.listeners) l(id);
+  }
+
+  private remember(record: KeyRecord): void {
+    const old = this.ids.get(record.id);
+    if (old) {
+      this.hashes.delete(old.hash);
+      if (old.prev_hash) this.hashes.delete(old.prev_hash);
+    }
+    this.ids.set(record.id, record);
+    this.hashes.set(record.hash, record);
+    if (record.prev_hash) this.hashes.set(record.prev_hash, record);
+    for (const l of this.listeners) l(record.id);
+    this.notices?.publish(record.id).catch(this.onError);
+  }
+
+  byHash(hash: string): Promise<KeyRecord | undefined> {
+    return Promise.resolve(this.hashes.get(hash));
+  }
+
+  byId(id: string): Promise<KeyRecord | undefined> {
+    return Promise.resolve(this.ids.get(id));
+  }
+
+  list(): Promise<KeyRecord[]> {
+    return Promise.resolve([...this.ids.values()].sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id)));
+  }
+
+  async create(record: KeyRecord): Promise<void> {
+    await this.store.createKey(record);
+    this.remember(record);
+  }
+
+  async update(record: KeyRecord): Promise<void> {
+    await this.store.updateKey(record);
+    this.remember(record);
+  }
+
+  onChange(listener: (id: string) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+  }
+}
