@@ -161,12 +161,22 @@ describe("messages format rules", () => {
     ]);
   });
 
-  test("roles are user or assistant, with a hint for system", () => {
-    expect(issuesOf(withBody({ messages: [{ role: "system", content: "Be brief." }] }))).toEqual([
+  test("roles are user, assistant or system (mid-conversation system messages); system messages hold text only", () => {
+    const agent = withBody({
+      messages: [
+        { role: "user", content: "Fix the bug" },
+        { role: "system", content: [{ type: "text", text: "Available agent types: explore", cache_control: { type: "ephemeral", scope: "global" } }] },
+      ],
+    });
+    expect(validateMessagesRequest(agent).ok).toBe(true);
+    expect(issuesOf(withBody({ messages: [{ role: "tool", content: "x" }] }))).toEqual([
       {
         path: "messages[0].role",
-        message: 'messages[0].role: must be one of "user", "assistant", got "system"; system text goes in the top-level "system" field',
+        message: 'messages[0].role: must be one of "user", "assistant", "system", got "tool"; the first system prompt goes in the top-level "system" field',
       },
+    ]);
+    expect(issuesOf(withBody({ messages: [{ role: "system", content: [{ type: "image", source: { type: "url", url: "https://x.example/a.png" } }] }] }))).toEqual([
+      { path: "messages[0].content[0].type", message: 'messages[0].content[0].type: a system message holds text blocks only, got "image"' },
     ]);
   });
 

@@ -6,17 +6,20 @@ import { Nullable } from "./nullable.js";
 import { TurnpikeExtension } from "./turnpike-extension.js";
 
 /**
- * One conversation turn. `role` is `user` or `assistant` (system text goes in the top-level
- * `system` field); `content` is a string or an array of blocks.
+ * One conversation turn. `role` is `user` or `assistant`, or `system` for a mid-conversation
+ * system message (the `mid-conversation-system-2026-04-07` beta, which coding agents send on
+ * every call: docs/protocols.md §1.2), whose content is text only; `content` is a string or an
+ * array of blocks.
  *
  * @example
  * ```ts
  * const m: MessageParam = { role: "user", content: [{ type: "text", text: "Hi" }] };
+ * const s: MessageParam = { role: "system", content: "Available skills: …" };
  * ```
  */
 export const MessageParam = Type.Object({
-  role: Type.Union([Type.Literal("user"), Type.Literal("assistant")], {
-    hint: 'system text goes in the top-level "system" field',
+  role: Type.Union([Type.Literal("user"), Type.Literal("assistant"), Type.Literal("system")], {
+    hint: 'the first system prompt goes in the top-level "system" field',
   }),
   content: Type.Union([Type.String(), Type.Array(ContentBlockParam)], { expected: "string or array of content blocks" }),
 });

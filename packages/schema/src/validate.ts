@@ -107,6 +107,23 @@ const budgetBelowMaxTokens: Rule = (body, out) => {
   }
 };
 
+/**
+ * A mid-conversation system message carries instructions, never a turn's content: text only,
+ * so that every upstream can carry it (a chat `system` message, or folded system text).
+ */
+const systemMessagesHoldText: Rule = (body, out) => {
+  const messages = body.messages;
+  if (!Array.isArray(messages)) return;
+  messages.forEach((m: unknown, i) => {
+    if (!isObject(m) || m.role !== "system" || !Array.isArray(m.content)) return;
+    m.content.forEach((b: unknown, j) => {
+      if (isObject(b) && b.type !== "text") {
+        out.push({ path: `messages[${i}].content[${j}].type`, message: `messages[${i}].content[${j}].type: a system message holds text blocks only, got ${show(b.type)}` });
+      }
+    });
+  });
+};
+
 // ── chat completions rules (docs/protocols.md §2.2) ───────────────────────────────────────────────
 
 /** A frequent mistake when switching from the messages format. */
@@ -128,9 +145,9 @@ const streamOptionsNeedStream: Rule = (body, out) => {
   }
 };
 
-const messagesValidator = makeValidator(MessagesRequest, [temperatureOrTopP, budgetBelowMaxTokens]);
+const messagesValidator = makeValidator(MessagesRequest, [temperatureOrTopP, budgetBelowMaxTokens, systemMessagesHoldText]);
 const chatValidator = makeValidator(ChatRequest, [noTopLevelSystem, streamOptionsNeedStream]);
-const countTokensValidator = makeValidator(CountTokensRequest, []);
+const countTokensValidator = makeValidator(CountTokensRequest, [systemMessagesHoldText]);
 
 /**
  * Validates a `POST /v1/messages` body: the schema plus the format's rules (`max_tokens`

@@ -104,6 +104,6 @@ export function decideOutcome(route: Route & { kind: "reply" | "count" }, body: 
     return { kind: "replay", name: d.replay, stream: req.stream, sse, latencyMs, firstByteMs };
   }
   const quote = firstWords(rest, 8);
-  const plan = planReply(req, inputTokens, d, quote, defaults);
+  const plan = planReply(req, inputTokens, d, quote, defaults, rest);
   return { kind: "reply", protocol, plan, stream: req.stream, sse, includeUsage: req.includeUsage, latencyMs, firstByteMs };
 }

@@ -1,9 +1,9 @@
-import { buildToolArguments } from "./build-tool-arguments";
+import { type ArgumentHints, buildToolArguments } from "./build-tool-arguments";
 import { firstWords, padReply, splitPieces } from "./build-reply-text";
 import { countTextTokens, truncateToTokens } from "./count-text-tokens";
 import type { JsonObject } from "./json-access";
 import type { Directives, MidstreamMode, RefusalMode } from "./parse-directives";
-import type { SimRequest } from "./sim-request";
+import type { SimRequest, ToolSpec } from "./sim-request";
 
 /** Why the reply ended, before each protocol names it (end_turn/stop/STOP, …). */
 export type StopKind = "end" | "max_tokens" | "stop_sequence" | "tool_use" | "refusal";
@@ -66,7 +66,33 @@ function cutAtStop(text: string, stops: string[]): { text: string; seq: string }
   return best;
 }
 
-function chooseToolCalls(req: SimRequest, d: Directives): ToolCallPlan[] {
+/** No directive steers this reply: the simulator decides the way a model would. */
+function undirected(d: Directives): boolean {
+  return Object.keys(d).length === 0;
+}
+
+/**
+ * The tool a model would reach for: the one the user's turn names last (as a word, any case),
+ * else the first offered. Deterministic in the request.
+ */
+function likelyTool(tools: readonly ToolSpec[], turn: string): string {
+  let best: { name: string; at: number } | undefined;
+  const lower = turn.toLowerCase();
+  for (const t of tools) {
+    const name = t.name.toLowerCase();
+    let at = lower.lastIndexOf(name);
+    while (at !== -1 && !isWordAt(lower, at, name.length)) at = at === 0 ? -1 : lower.lastIndexOf(name, at - 1);
+    if (at !== -1 && (best === undefined || at > best.at)) best = { name: t.name, at };
+  }
+  return best?.name ?? tools[0]!.name; // tools is non-empty: checked by the caller
+}
+
+function isWordAt(text: string, at: number, length: number): boolean {
+  const word = /[a-z0-9_]/;
+  return !word.test(text[at - 1] ?? " ") && !word.test(text[at + length] ?? " ");
+}
+
+function chooseToolCalls(req: SimRequest, d: Directives, turn: string): ToolCallPlan[] {
   if (req.tools.length === 0) return [];
   let names: string[] = [];
   if (d.tools !== undefined) {
@@ -77,10 +103,15 @@ function chooseToolCalls(req: SimRequest, d: Directives): ToolCallPlan[] {
     names = [req.toolChoice.name];
   } else if (req.toolChoice.kind === "required") {
     names = [req.tools[0]!.name];
+  } else if (req.toolChoice.kind === "auto" && undirected(d) && req.userLast && !req.toolResult) {
+    // Like a model: a user's request with tools at hand gets a tool call; a tool's result gets
+    // an answer in text (below). Directives switch this off, so that tests steer every reply.
+    names = [likelyTool(req.tools, turn)];
   }
   if (!req.parallelTools) names = names.slice(0, 1);
+  const hints = argumentHints(turn);
   return names.map((name) => {
-    const input = buildToolArguments(req.tools.find((t) => t.name === name)?.schema);
+    const input = buildToolArguments(req.tools.find((t) => t.name === name)?.schema, 0, hints);
     return { name, input, json: JSON.stringify(input) };
   });
 }
@@ -94,7 +125,13 @@ export function thinkingSignature(tokens: number): string {
  * Decides the reply: which blocks, their text, the stop reason and exact token counts. Pure and
  * deterministic in (request, directives, defaults), so the result can be cached per body.
  */
-export function planReply(req: SimRequest, inputTokens: number, d: Directives, quote: string, defaults: PlanDefaults): ReplyPlan {
+/** A file name the user's turn mentions (`notes.txt`, `src/app.ts`), for path-like arguments. */
+function argumentHints(turn: string): ArgumentHints {
+  const path = turn.match(/(?:^|\s)((?:[\w.-]+\/)*[\w-]+\.[A-Za-z0-9]{1,8})(?=$|[\s,;:!?)])/g)?.at(-1)?.trim();
+  return path ? { path } : {};
+}
+
+export function planReply(req: SimRequest, inputTokens: number, d: Directives, quote: string, defaults: PlanDefaults, turn = quote): ReplyPlan {
   const chunks = d.chunks ?? defaults.chunks;
   const plan: ReplyPlan = {
     model: req.model,
@@ -126,7 +163,7 @@ export function planReply(req: SimRequest, inputTokens: number, d: Directives, q
     plan.thinking = splitPieces(thought, Math.max(1, Math.ceil(chunks / 4)));
     plan.signature = thinkingSignature(plan.thinkingTokens);
   }
-  plan.toolCalls = chooseToolCalls(req, d);
+  plan.toolCalls = chooseToolCalls(req, d, turn);
   let text: string;
   if (d.text !== undefined) text = d.text;
   else if (plan.toolCalls.length > 0) text = "";

@@ -53,12 +53,14 @@ function checkMessages(messages: unknown[]): RequestProblem | undefined {
   return undefined;
 }
 
-function trailingTurn(messages: unknown[]): Pick<SimRequest, "turnText" | "toolResult"> {
+function trailingTurn(messages: unknown[]): Pick<SimRequest, "turnText" | "toolResult" | "userLast"> {
   let end = messages.length - 1;
   const side = (i: number) => {
     const m = messages[i];
     return isObject(m) && (m.role === "user" || m.role === "tool");
   };
+  const last = messages.findLast((m) => !isObject(m) || (m.role !== "system" && m.role !== "developer"));
+  const userLast = isObject(last) && (last.role === "user" || last.role === "tool");
   while (end >= 0 && !side(end)) end--;
   let start = end;
   while (start > 0 && side(start - 1)) start--;
@@ -74,14 +76,14 @@ function trailingTurn(messages: unknown[]): Pick<SimRequest, "turnText" | "toolR
     }
   }
   const turnText = [...texts, ...results].join("\n");
-  if (results.length === 0) return { turnText };
+  if (results.length === 0) return { turnText, userLast };
   let name = "tool";
   for (const m of messages.slice(0, start)) {
     for (const c of isObject(m) ? arrayOf(m.tool_calls) : []) {
       if (isObject(c) && c.id === resultId && isObject(c.function)) name = stringOf(c.function.name) ?? name;
     }
   }
-  return { turnText, toolResult: { name, text: results.join(" ") } };
+  return { turnText, userLast, toolResult: { name, text: results.join(" ") } };
 }
 
 /** Reads a chat-completions body, applying the real API's own 400 rules (docs/protocols.md §2.2, §2.3, §2.7). */

@@ -84,11 +84,12 @@ function checkContents(contents: unknown[], model: string): RequestProblem | und
   return undefined;
 }
 
-function trailingTurn(contents: unknown[]): Pick<SimRequest, "turnText" | "toolResult"> {
+function trailingTurn(contents: unknown[]): Pick<SimRequest, "turnText" | "toolResult" | "userLast"> {
   let i = contents.length - 1;
+  const userLast = isUser(contents[i]);
   while (i >= 0 && !isUser(contents[i])) i--;
   const c = contents[i];
-  if (!isObject(c)) return { turnText: "" };
+  if (!isObject(c)) return { turnText: "", userLast };
   const texts: string[] = [];
   const results: string[] = [];
   let name: string | undefined;
@@ -102,7 +103,7 @@ function trailingTurn(contents: unknown[]): Pick<SimRequest, "turnText" | "toolR
     }
   }
   const turnText = [...texts, ...results].join("\n");
-  return results.length === 0 ? { turnText } : { turnText, toolResult: { name: name ?? "tool", text: results.join(" ") } };
+  return results.length === 0 ? { turnText, userLast } : { turnText, userLast, toolResult: { name: name ?? "tool", text: results.join(" ") } };
 }
 
 function readToolChoice(toolConfig: unknown): ToolChoice {

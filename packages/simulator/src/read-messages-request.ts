@@ -26,7 +26,17 @@ function checkMessages(messages: unknown[]): RequestProblem | undefined {
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i];
     if (!isObject(m)) return fail(`messages.${i}: Input should be a valid dictionary`);
-    if (m.role !== "user" && m.role !== "assistant") return fail(`messages.${i}.role: Input should be 'user' or 'assistant'`);
+    // Mid-conversation system messages (docs/protocols.md §1.2): text only, and transparent to
+    // the pairing of tool calls and their results.
+    if (m.role === "system") {
+      if (typeof m.content === "string") continue;
+      if (!Array.isArray(m.content)) return fail(`messages.${i}.content: Field required`);
+      if (m.content.some((b) => !isObject(b) || b.type !== "text" || typeof b.text !== "string" || b.text === "")) {
+        return fail(`messages.${i}.content: system messages may hold only non-empty text blocks`);
+      }
+      continue;
+    }
+    if (m.role !== "user" && m.role !== "assistant") return fail(`messages.${i}.role: Input should be 'user', 'assistant' or 'system'`);
     const blocks = typeof m.content === "string" ? [] : arrayOf(m.content);
     if (typeof m.content !== "string" && !Array.isArray(m.content)) return fail(`messages.${i}.content: Field required`);
     const results = new Set<string>();
@@ -59,13 +69,15 @@ function checkMessages(messages: unknown[]): RequestProblem | undefined {
 }
 
 /** The trailing user turn (skipping an assistant prefill): its text, tool results and their tool names. */
-function trailingTurn(messages: unknown[]): Pick<SimRequest, "turnText" | "toolResult"> {
+function trailingTurn(messages: unknown[]): Pick<SimRequest, "turnText" | "toolResult" | "userLast"> {
   let i = messages.length - 1;
   const isUser = (m: unknown) => isObject(m) && m.role === "user";
+  const last = messages.findLast((m) => !isObject(m) || m.role !== "system");
+  const userLast = isUser(last);
   while (i >= 0 && !isUser(messages[i])) i--;
   const m = messages[i];
-  if (!isObject(m)) return { turnText: "" };
-  if (typeof m.content === "string") return { turnText: m.content };
+  if (!isObject(m)) return { turnText: "", userLast };
+  if (typeof m.content === "string") return { turnText: m.content, userLast };
   const texts: string[] = [];
   const results: string[] = [];
   let resultId: string | undefined;
@@ -78,11 +90,13 @@ function trailingTurn(messages: unknown[]): Pick<SimRequest, "turnText" | "toolR
     }
   }
   const turnText = [...texts, ...results].join("\n");
-  if (results.length === 0) return { turnText };
+  if (results.length === 0) return { turnText, userLast };
   // The tool's name comes from the matching tool_use of the previous assistant turn.
-  const prev = messages[i - 1];
+  let p = i - 1;
+  while (p >= 0 && isObject(messages[p]) && (messages[p] as JsonObject).role === "system") p--; // an object: checked in the condition
+  const prev = messages[p];
   const use = isObject(prev) ? arrayOf(prev.content).find((b) => isObject(b) && b.id === resultId) : undefined;
-  return { turnText, toolResult: { name: (isObject(use) && stringOf(use.name)) || "tool", text: results.join(" ") } };
+  return { turnText, userLast, toolResult: { name: (isObject(use) && stringOf(use.name)) || "tool", text: results.join(" ") } };
 }
 
 /**

@@ -23,6 +23,11 @@ export interface SimRequest {
   includeUsage: boolean;
   /** Text of the trailing user turn (user messages, plus tool results), where directives live. */
   turnText: string;
+  /**
+   * The conversation ends with the user's side (system messages aside), not with an assistant
+   * prefill: the case in which a model with tools may decide to call one.
+   */
+  userLast: boolean;
   /** Tool results of the trailing user turn, when it has any. */
   toolResult?: { name: string; text: string };
   tools: ToolSpec[];

@@ -52,14 +52,31 @@ describe("tool calls, messages protocol", () => {
     expect(json.content.map((b: { name: string }) => b.name)).toEqual(["get_weather", "get_weather", "get_weather"]);
   });
 
-  test("tool_choice any / tool forces a call without a directive; auto does not", async () => {
+  test("tool_choice any / tool forces a call without a directive; auto decides like a model", async () => {
     const s = sim();
     const any = await (await s.post(PATH.messages, mBody("Hi", { tool_choice: { type: "any" } }), AUTH.messages)).json();
     expect(any.content.map((b: { name: string }) => b.name)).toEqual(["get_weather"]);
     const named = await (await s.post(PATH.messages, mBody("Hi", { tool_choice: { type: "tool", name: "get_time" } }), AUTH.messages)).json();
     expect(named.content.map((b: { name: string }) => b.name)).toEqual(["get_time"]);
-    const auto = await (await s.post(PATH.messages, mBody("Hi", { tool_choice: { type: "auto" } }), AUTH.messages)).json();
-    expect(auto.content[0].type).toBe("text");
+    // auto, the user's turn last: a call to the tool the turn names (else the first), with valid arguments.
+    const auto = await (await s.post(PATH.messages, mBody("What time is it? Use get_time.", { tool_choice: { type: "auto" } }), AUTH.messages)).json();
+    expect(auto.content.map((b: { name: string }) => b.name)).toEqual(["get_time"]);
+    expect(auto.stop_reason).toBe("tool_use");
+    const first = await (await s.post(PATH.messages, mBody("Hi"), AUTH.messages)).json();
+    expect(first.content).toEqual([{ type: "tool_use", id: first.content[0].id, name: "get_weather", input: WEATHER_ARGS }]);
+    // A directive in the turn steers the reply instead: text unless it asks for tools.
+    const steered = await (await s.post(PATH.messages, mBody("Hi [sim chunks=2]"), AUTH.messages)).json();
+    expect(steered.content[0].type).toBe("text");
+    // An assistant prefill last: the reply continues it in text.
+    const prefill = mBody("Hi", { messages: [{ role: "user", content: "Hi" }, { role: "assistant", content: "Well" }] });
+    expect((await (await s.post(PATH.messages, prefill, AUTH.messages)).json()).content[0].type).toBe("text");
+  });
+
+  test("a path-like argument takes the file name the user mentioned", async () => {
+    const read = { name: "Read", description: "Reads a file", input_schema: { type: "object", properties: { file_path: { type: "string" } }, required: ["file_path"] } };
+    const body = { model: "a", max_tokens: 500, tools: [messagesTools[0], read], messages: [{ role: "user", content: "Read notes.txt and tell me what it says" }, { role: "system", content: "Skills: none" }] };
+    const json = await (await sim().post(PATH.messages, body, AUTH.messages)).json();
+    expect(json.content.map((b: { name: string; input: unknown }) => [b.name, b.input])).toEqual([["Read", { file_path: "notes.txt" }]]);
   });
 
   test("disable_parallel_tool_use limits the reply to one call", async () => {

@@ -6,6 +6,7 @@ import type { ChatMessage, ChatRequest, ChatTool, ChatToolChoice, ClientTool, Me
 import { usesCacheControl } from "../cache-control.js";
 import { isClientTool } from "../json.js";
 import { budgetToEffort, outputEffortToChat } from "../thinking.js";
+import { systemMessageText } from "../system-messages.js";
 import { Warnings, type Warning } from "../warnings.js";
 import { convertMessage } from "./convert-messages-to-chat-messages.js";
 import { ToolNames } from "./tool-names.js";
@@ -73,7 +74,16 @@ export function convertMessagesRequestToChat(req: MessagesRequest, opts: Message
   const messages: ChatMessage[] = [];
   const system = systemText(req.system);
   if (system) messages.push({ role: "system", content: system });
-  req.messages.forEach((m, i) => messages.push(...convertMessage(m.role, m.content, `messages[${i}]`, names, w)));
+  req.messages.forEach((m, i) => {
+    // A mid-conversation system message is a chat `system` message in its place (§2.3).
+    if (m.role === "system") {
+      if (typeof m.content !== "string" && m.content.some((b) => b.type === "text" && b.cache_control)) names.hasCacheControl = true;
+      const text = systemMessageText(m.content);
+      if (text) messages.push({ role: "system", content: text });
+      return;
+    }
+    messages.push(...convertMessage(m.role, m.content, `messages[${i}]`, names, w));
+  });
 
   const body: ChatRequest = { model: opts.upstreamModel, messages };
 

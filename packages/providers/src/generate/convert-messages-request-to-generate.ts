@@ -6,17 +6,18 @@
  * does not do (and fetching client-chosen URLs from the server is an SSRF risk). So an http(s)
  * URL that is not one of those is a 400 asking for base64 (README "Decisions").
  */
-import type { MessagesRequest } from "@turnpike/schema";
+import type { ContentBlockParam, MessagesRequest } from "@turnpike/schema";
 import { invalidRequest } from "../errors.js";
 import { usesCacheControl } from "../cache-control.js";
 import { isClientTool } from "../json.js";
 import type { SignatureStore } from "../signature-store.js";
+import { foldSystemMessage, systemMessageText } from "../system-messages.js";
 import { EFFORT_TO_BUDGET } from "../thinking.js";
 import { Warnings, type Warning } from "../warnings.js";
 import { convertJsonSchemaToOpenApi } from "./convert-json-schema-to-openapi.js";
 import { assistantParts, userParts } from "./convert-messages-to-generate-contents.js";
 import { generateToolName } from "./generate-tool-name.js";
-import type { GenerateContent, GenerateGenerationConfig, GenerateRequest } from "./types.js";
+import type { GenerateContent, GenerateGenerationConfig, GeneratePart, GenerateRequest } from "./types.js";
 
 export interface MessagesToGenerateOptions {
   /** Thought signatures of earlier generated tool calls (§3.7). */
@@ -91,7 +92,14 @@ export function convertMessagesRequestToGenerate(req: MessagesRequest, opts: Mes
   const contents: GenerateContent[] = [];
   req.messages.forEach((m, i) => {
     const at = `messages[${i}]`;
-    const parts = m.role === "assistant" ? assistantParts(m.content, at, nameOf, opts.signatures, w) : userParts(m.content, at, callNames, nameOf, w);
+    // generateContent has only the one systemInstruction: a mid-conversation system message is
+    // folded into the user's side in its place, marked as system text.
+    const parts =
+      m.role === "assistant"
+        ? assistantParts(m.content, at, nameOf, opts.signatures, w)
+        : m.role === "system"
+          ? foldedSystem(m.content)
+          : userParts(m.content, at, callNames, nameOf, w);
     if (parts.length === 0) return;
     const role = m.role === "assistant" ? "model" : "user";
     const last = contents[contents.length - 1];
@@ -99,6 +107,7 @@ export function convertMessagesRequestToGenerate(req: MessagesRequest, opts: Mes
     else contents.push({ role, parts });
   });
   if (contents.length === 0) throw invalidRequest("messages", "at least one message with content is required");
+  if (req.messages.some((m) => m.role === "system")) w.add("messages", "system messages after the first turn were folded into the user turns as marked system text (this upstream has only one system instruction)");
 
   const body: GenerateRequest = { contents };
   const system = typeof req.system === "string" ? (req.system ? [{ text: req.system }] : []) : (req.system ?? []).map((b) => ({ text: b.text }));
@@ -192,4 +201,9 @@ function warnOthers(req: MessagesRequest, w: Warnings): void {
     if (v === undefined || v === null) continue;
     w.add(k, "a messages-format-only field; it was not sent to this upstream");
   }
+}
+
+function foldedSystem(content: string | ContentBlockParam[]): GeneratePart[] {
+  const text = systemMessageText(content);
+  return text ? [{ text: foldSystemMessage(text) }] : [];
 }
