@@ -144,6 +144,38 @@ for (const up of [...UPSTREAMS, DELTA]) {
   });
 }
 
+describe("what coding agents send", () => {
+  const shell = { type: "function" as const, name: "exec", description: "Run a command", parameters: { type: "object", properties: { cmd: { type: "string" } }, required: ["cmd"] }, strict: false };
+  const tools = [{ type: "namespace", name: "shell", description: "Shell tools", tools: [shell] }, { type: "web_search" }];
+
+  for (const up of UPSTREAMS) {
+    test(`a namespace tool's functions are offered under unambiguous names and mapped back (${up.label}), JSON and stream`, async () => {
+      const body = { model: up.model, store: false, include: ["reasoning.encrypted_content"], reasoning: { summary: "auto" }, prompt_cache_key: "k1", tools, input: "List files [sim tools=1]" };
+      // The official client's types do not know every tool type an agent sends; the wire does.
+      const json = await openai.responses.create(body as unknown as OpenAI.Responses.ResponseCreateParamsNonStreaming);
+      const call = json.output.find((i) => i.type === "function_call") as OpenAI.Responses.ResponseFunctionToolCall & { namespace?: string };
+      expect(call).toMatchObject({ name: "exec", namespace: "shell", arguments: JSON.stringify({ cmd: "sample cmd" }) });
+      const sent = JSON.stringify(h.gw.simulator!.requests.at(-1)!.body);
+      expect(sent).toContain("shell__exec");
+      const final = await openai.responses.stream(body as unknown as OpenAI.Responses.ResponseCreateParamsStreaming).finalResponse();
+      expect(final.output.find((i) => i.type === "function_call")).toMatchObject({ name: "exec", namespace: "shell" });
+
+      // The call replayed with its namespace, then its output: the model answers.
+      const next = await openai.responses.create({
+        model: up.model,
+        store: false,
+        tools,
+        input: [
+          { role: "user", content: "List files" },
+          { type: "function_call", call_id: call.call_id, name: "exec", namespace: "shell", arguments: call.arguments },
+          { type: "function_call_output", call_id: call.call_id, output: 'a.txt b.txt [sim text="Two files."]' },
+        ],
+      } as unknown as OpenAI.Responses.ResponseCreateParamsNonStreaming);
+      expect(next.output_text).toBe("Two files.");
+    });
+  }
+});
+
 describe("Responses requests Turnpike cannot carry", () => {
   test("a bad body is a 400 naming the field, in this format's envelope", async () => {
     const res = await h.call("/v1/responses", { method: "POST", body: JSON.stringify({ model: "beta-5", input: 42 }) });

@@ -116,7 +116,7 @@ export { EFFORT_TO_BUDGET, budgetToEffort } from "./thinking.js";
 export { randomId } from "./ids.js";
 
 // Responses format
-export { convertResponsesRequestToChat, type ResponsesToChatResult } from "./responses/convert-responses-request-to-chat.js";
+export { convertResponsesRequestToChat, namespacedName, type NamespacedName, type ResponsesToChatResult } from "./responses/convert-responses-request-to-chat.js";
 export {
   convertMessagesResponseToResponses,
   usageToResponses,

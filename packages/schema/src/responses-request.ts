@@ -48,6 +48,8 @@ export const ResponsesFunctionCallItem = Type.Object({
   type: Type.Literal("function_call"),
   call_id: Type.String({ minLength: 1 }),
   name: Type.String({ minLength: 1 }),
+  /** The namespace tool the function belongs to, if any. */
+  namespace: Type.Optional(Type.String()),
   arguments: Type.String(),
   id: Type.Optional(Type.String()),
   status: Type.Optional(Type.String()),

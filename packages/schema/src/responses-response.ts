@@ -27,6 +27,8 @@ export const ResponsesOutputFunctionCall = Type.Object({
   id: Type.String(),
   call_id: Type.String(),
   name: Type.String(),
+  /** The namespace tool the function belongs to (only when it belongs to one). */
+  namespace: Type.Optional(Type.String()),
   arguments: Type.String(),
   status: Type.Union([Type.Literal("in_progress"), Type.Literal("completed"), Type.Literal("incomplete")]),
 });

@@ -5,6 +5,7 @@ import {
   convertResponsesRequestToChat,
   randomId,
   renderChatError,
+  type NamespacedName,
 } from "@turnpike/providers";
 import { RESPONSES_TERMINAL_EVENTS, validateResponsesRequest } from "@turnpike/schema";
 import { formatSSE, formatSSEComment } from "@turnpike/schema/sse";
@@ -34,6 +35,8 @@ export const responsesFormat: ClientFormat = {
     // One identity for the reply, whether it is written as JSON or as a stream.
     const id = randomId("resp_");
     const createdAt = Math.floor(Date.now() / 1000);
+    // Names of namespaced functions as offered upstream → as the client knows them.
+    let namespaced: Record<string, NamespacedName> = {};
     return {
       model: request.model,
       stream: request.stream === true,
@@ -41,11 +44,12 @@ export const responsesFormat: ClientFormat = {
       includeUsage: true,
       toPivot(target) {
         const chat = convertResponsesRequestToChat(request);
+        namespaced = chat.namespaced;
         const pivot = convertChatRequestToMessages(chat.request, { defaultMaxTokens: DEFAULT_MAX_TOKENS, target });
         return { request: pivot.request, warnings: chat.warnings.concat(pivot.warnings) };
       },
-      encodeReply: (reply, model) => convertMessagesResponseToResponses(reply, { model, request, id, createdAt }),
-      encoder: (model, write) => new MessagesToResponsesMachine({ model, request, id, createdAt }, write),
+      encodeReply: (reply, model) => convertMessagesResponseToResponses(reply, { model, request, id, createdAt, namespaced }),
+      encoder: (model, write) => new MessagesToResponsesMachine({ model, request, id, createdAt, namespaced }, write),
     };
   },
   inBandError: (message) =>

@@ -25,6 +25,14 @@ export interface ResponsesReplyContext {
   id?: string;
   /** Unix seconds; default: now. */
   createdAt?: number;
+  /** Names namespaced functions were offered under upstream → their namespace and own name. */
+  namespaced?: Record<string, { namespace: string; name: string }>;
+}
+
+/** A function call's name as the client named it (its own name, and its namespace if it has one). */
+export function clientFunctionName(name: string, ctx: Pick<ResponsesReplyContext, "namespaced">): { name: string; namespace?: string } {
+  const n = ctx.namespaced?.[name];
+  return n ? { name: n.name, namespace: n.namespace } : { name };
 }
 
 /** A stop reason as the response's status (and why it is incomplete). */
@@ -99,7 +107,7 @@ export function responsesEnvelope(
 }
 
 /** The pivot reply's content as output items, in order. */
-export function outputItemsOf(res: MessagesResponse): ResponsesOutputItem[] {
+export function outputItemsOf(res: MessagesResponse, ctx: Pick<ResponsesReplyContext, "namespaced"> = {}): ResponsesOutputItem[] {
   const items: ResponsesOutputItem[] = [];
   let message: Extract<ResponsesOutputItem, { type: "message" }> | undefined;
   for (const block of res.content) {
@@ -119,7 +127,7 @@ export function outputItemsOf(res: MessagesResponse): ResponsesOutputItem[] {
         break;
       case "tool_use":
         message = undefined;
-        items.push({ type: "function_call", id: randomId("fc_"), call_id: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}), status: "completed" });
+        items.push({ type: "function_call", id: randomId("fc_"), call_id: block.id, ...clientFunctionName(block.name, ctx), arguments: JSON.stringify(block.input ?? {}), status: "completed" });
         break;
       default:
         // Server-tool blocks of a messages upstream have no Responses item of their own here.
@@ -139,5 +147,5 @@ export function outputItemsOf(res: MessagesResponse): ResponsesOutputItem[] {
 export function convertMessagesResponseToResponses(res: MessagesResponse, ctx: ResponsesReplyContext): ResponsesResponse {
   const { status, incomplete } = responsesStatusOf(res.stop_reason);
   const full = { ...ctx, id: ctx.id ?? randomId("resp_"), createdAt: ctx.createdAt ?? Math.floor(Date.now() / 1000) };
-  return responsesEnvelope(full, status, outputItemsOf(res), usageToResponses(messagesUsageFields(res.usage)), incomplete);
+  return responsesEnvelope(full, status, outputItemsOf(res, ctx), usageToResponses(messagesUsageFields(res.usage)), incomplete);
 }

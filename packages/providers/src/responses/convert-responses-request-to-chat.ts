@@ -19,9 +19,25 @@ import type {
 import { invalidRequest } from "../errors.js";
 import { Warnings, type Warning } from "../warnings.js";
 
+/** A function of a namespace tool: its own name and its namespace's. */
+export interface NamespacedName {
+  namespace: string;
+  name: string;
+}
+
 export interface ResponsesToChatResult {
   request: ChatRequest;
   warnings: Warning[];
+  /**
+   * The names namespaced functions are offered under upstream (`<namespace>__<name>`) → their
+   * namespace and own name, to map the calls of a reply back. Empty without namespace tools.
+   */
+  namespaced: Record<string, NamespacedName>;
+}
+
+/** The flat name a namespaced function is offered under: unambiguous, and a valid function name. */
+export function namespacedName(namespace: string, name: string): string {
+  return `${namespace}__${name}`;
 }
 
 /** Fields this converter reads; any other top-level field gets a warning. */
@@ -109,7 +125,8 @@ function itemsToChat(items: readonly ResponsesInputItem[], w: Warnings): ChatMes
   items.forEach((item, i) => {
     const at = `input[${i}]`;
     if (item.type === "function_call") {
-      const call: ChatToolCall = { id: item.call_id, type: "function", function: { name: item.name, arguments: item.arguments } };
+      const name = item.namespace ? namespacedName(item.namespace, item.name) : item.name;
+      const call: ChatToolCall = { id: item.call_id, type: "function", function: { name, arguments: item.arguments } };
       const a = assistantTail(messages);
       a.tool_calls = [...(a.tool_calls ?? []), call];
       return;
@@ -150,27 +167,49 @@ function itemsToChat(items: readonly ResponsesInputItem[], w: Warnings): ChatMes
   return messages;
 }
 
-function toolsToChat(tools: ResponsesRequest["tools"], w: Warnings): ChatTool[] | undefined {
+/** A function tool (`{type: "function", name, description?, parameters?, strict?}`) in chat terms, under `name`. */
+function functionTool(t: Record<string, unknown>, name: string, at: string): ChatTool {
+  if (typeof t.name !== "string" || !/^[a-zA-Z0-9_-]{1,64}$/.test(t.name)) throw invalidRequest(`${at}.name`, "must be 1 to 64 characters of a-z, A-Z, 0-9, _ or -");
+  const parameters = typeof t.parameters === "object" && t.parameters !== null ? (t.parameters as Record<string, unknown>) : undefined; // an object: checked on the left
+  return {
+    type: "function",
+    function: {
+      name,
+      ...(typeof t.description === "string" ? { description: t.description } : {}),
+      ...(parameters ? { parameters } : {}),
+      ...(typeof t.strict === "boolean" ? { strict: t.strict } : {}),
+    },
+  };
+}
+
+function toolsToChat(tools: ResponsesRequest["tools"], w: Warnings, namespaced: Record<string, NamespacedName>): ChatTool[] | undefined {
   if (!tools?.length) return undefined;
   const out: ChatTool[] = [];
   tools.forEach((raw, i) => {
     const t: Record<string, unknown> = raw;
     if (t.type === "function") {
-      if (typeof t.name !== "string" || !/^[a-zA-Z0-9_-]{1,64}$/.test(t.name)) throw invalidRequest(`tools[${i}].name`, "must be 1 to 64 characters of a-z, A-Z, 0-9, _ or -");
-      const parameters = typeof t.parameters === "object" && t.parameters !== null ? (t.parameters as Record<string, unknown>) : undefined; // an object: checked on the left
-      out.push({
-        type: "function",
-        function: {
-          name: t.name,
-          ...(typeof t.description === "string" ? { description: t.description } : {}),
-          ...(parameters ? { parameters } : {}),
-          ...(typeof t.strict === "boolean" ? { strict: t.strict } : {}),
-        },
+      out.push(functionTool(t, String(t.name), `tools[${i}]`));
+      return;
+    }
+    if (t.type === "namespace") {
+      // A named group of functions: each is offered under `<namespace>__<name>` and its calls are
+      // mapped back to the namespace and the function's own name.
+      if (typeof t.name !== "string" || !/^[a-zA-Z0-9_-]+$/.test(t.name)) throw invalidRequest(`tools[${i}].name`, "a namespace name is a-z, A-Z, 0-9, _ or -");
+      const inner = Array.isArray(t.tools) ? t.tools : [];
+      inner.forEach((fn: unknown, j) => {
+        const at = `tools[${i}].tools[${j}]`;
+        if (typeof fn !== "object" || fn === null || (fn as { type?: unknown }).type !== "function") {
+          throw invalidRequest(`${at}.type`, "only function tools are supported inside a namespace");
+        }
+        const f = fn as Record<string, unknown>; // an object of type "function": checked above
+        const flat = namespacedName(String(t.name), String(f.name));
+        namespaced[flat] = { namespace: String(t.name), name: String(f.name) };
+        out.push(functionTool(f, flat, at));
       });
       return;
     }
-    if (t.type === "custom" || t.type === "namespace") {
-      throw invalidRequest(`tools[${i}].type`, `"${String(t.type)}" tools are not supported for this model; offer function tools`);
+    if (t.type === "custom") {
+      throw invalidRequest(`tools[${i}].type`, `"custom" (free-form input) tools are not supported for this model; offer function tools`);
     }
     // A built-in tool (web_search, file_search, code_interpreter, …) runs at the vendor that
     // offers it; no upstream reached through translation can run it. The call still succeeds.
@@ -198,7 +237,8 @@ export function convertResponsesRequestToChat(req: ResponsesRequest): ResponsesT
   if (typeof req.input === "string") messages.push({ role: "user", content: req.input });
   else messages.push(...itemsToChat(req.input, w));
   const chat: ChatRequest = { model: req.model, messages };
-  const tools = toolsToChat(req.tools, w);
+  const namespaced: Record<string, NamespacedName> = {};
+  const tools = toolsToChat(req.tools, w, namespaced);
   if (tools) chat.tools = tools;
   if (req.tool_choice !== undefined) chat.tool_choice = typeof req.tool_choice === "string" ? req.tool_choice : { type: "function", function: { name: req.tool_choice.name } };
   if (req.parallel_tool_calls != null) chat.parallel_tool_calls = req.parallel_tool_calls;
@@ -220,5 +260,5 @@ export function convertResponsesRequestToChat(req: ResponsesRequest): ResponsesT
   if (req.store != null) chat.store = req.store;
   if (req.prompt_cache_key) chat.prompt_cache_key = req.prompt_cache_key;
   if (req.stream) chat.stream = true;
-  return { request: chat, warnings: w.list };
+  return { request: chat, warnings: w.list, namespaced };
 }

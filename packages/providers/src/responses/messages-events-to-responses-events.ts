@@ -11,7 +11,7 @@ import type { MessagesStreamEvent, ResponsesOutputItem, ResponsesStreamEventType
 import { formatSSE } from "@turnpike/schema/sse";
 import { randomId } from "../ids.js";
 import { messagesUsageFields, type UsageTotals } from "../usage.js";
-import { usageToResponses, responsesEnvelope, responsesStatusOf, type ResponsesReplyContext } from "./convert-messages-response-to-responses.js";
+import { clientFunctionName, usageToResponses, responsesEnvelope, responsesStatusOf, type ResponsesReplyContext } from "./convert-messages-response-to-responses.js";
 
 type Message = Extract<ResponsesOutputItem, { type: "message" }>;
 type Call = Extract<ResponsesOutputItem, { type: "function_call" }>;
@@ -88,7 +88,7 @@ export class MessagesToResponsesMachine {
           this.emit("response.content_part.added", { item_id: item.id, output_index: index, content_index: part, part: { type: "output_text", text: "", annotations: [] } });
         } else if (b.type === "tool_use") {
           this.closeMessage();
-          const item: Call = { type: "function_call", id: randomId("fc_"), call_id: b.id, name: b.name, arguments: "", status: "in_progress" };
+          const item: Call = { type: "function_call", id: randomId("fc_"), call_id: b.id, ...clientFunctionName(b.name, this.ctx), arguments: "", status: "in_progress" };
           this.open = { kind: "call", item, index: this.addItem(item) };
         } else if (b.type === "thinking") {
           this.closeMessage();
