@@ -59,10 +59,13 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
   const adminKey = config.adminKey ?? "sk-admin-" + randomBytes(24).toString("base64url");
   const generatedAdminKey = config.adminKey ? undefined : adminKey;
   let firstKey: Gateway["firstKey"];
-  if ((opts.firstKey ?? true) && (await keys.list()).length === 0) {
-    const { record, secret } = await keys.create({ name: "first key" });
-    firstKey = { id: record.id, secret };
-  }
+  // Under a cluster-wide lock: instances starting together on an empty store make one key, not one each.
+  await state.exclusive(async () => {
+    if ((opts.firstKey ?? true) && (await keys.list()).length === 0) {
+      const { record, secret } = await keys.create({ name: "first key" });
+      firstKey = { id: record.id, secret };
+    }
+  });
   const deps: GatewayDeps = {
     config,
     catalog,

@@ -17,9 +17,14 @@ if (gw.generatedAdminKey) {
 if (gw.firstKey) {
   console.log(`First start: created API key "${gw.firstKey.id}" — it is shown only now:\n  ${gw.firstKey.secret}`);
 }
+console.log(gw.deps.backends?.summary ?? "Back ends: store SQLite (embedded), limits in process memory.");
+const ready = await gw.deps.backends?.report();
+if (ready && !ready.ready) console.log(`Not ready yet: ${JSON.stringify(ready)} (GET /ready reports it until then).`);
 console.log(`Turnpike listening on ${url}`);
 
 const shutdown = async () => {
+  // /ready answers 503 from here on, so a load balancer stops sending before the server stops.
+  gw.deps.backends?.drain();
   await gw.close();
   process.exit(0);
 };

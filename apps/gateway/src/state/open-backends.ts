@@ -27,8 +27,13 @@ export interface OpenedBackends {
   authFailures: AuthFailureStore;
   ledger: Ledger;
   backends: Backends;
+  /** Runs `fn` once at a time across every instance sharing the store, with the keys re-read first. */
+  exclusive<T>(fn: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
+
+/** The advisory lock of start-up work done once per cluster ("tp-first" in ASCII). */
+const FIRST_START_LOCK = 0x74702d6669727374n;
 
 /** Where a URL points, without its credentials (for logs). */
 function where(url: string): string {
@@ -133,6 +138,13 @@ export async function openBackends(config: Config, opts: { store?: Store; now: (
     authFailures,
     ledger,
     backends,
+    exclusive: (fn) =>
+      pg && directory instanceof SharedKeyDirectory
+        ? pg.exclusive(FIRST_START_LOCK, async () => {
+            await directory.reload();
+            return fn();
+          })
+        : fn(),
     async close() {
       if (directory instanceof SharedKeyDirectory) directory.close();
       redisAuth?.close();

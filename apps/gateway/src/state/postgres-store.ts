@@ -68,6 +68,24 @@ export class PostgresStore implements Store {
     return new PostgresStore(sql);
   }
 
+  /**
+   * Runs `fn` while holding a cluster-wide lock (a PostgreSQL advisory lock): what must happen
+   * once however many instances start at once, such as making the first key.
+   */
+  async exclusive<T>(lock: bigint, fn: () => Promise<T>): Promise<T> {
+    const conn = await this.sql.reserve();
+    try {
+      await conn`SELECT pg_advisory_lock(${lock.toString()}::bigint)`;
+      try {
+        return await fn();
+      } finally {
+        await conn`SELECT pg_advisory_unlock(${lock.toString()}::bigint)`;
+      }
+    } finally {
+      conn.release();
+    }
+  }
+
   /** A cheap round trip, for readiness. */
   async ping(): Promise<void> {
     await this.sql`SELECT 1`;

@@ -1,0 +1,137 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { SQL } from "bun";
+import { admin, chat, type Instance, newKey, removeDir, startInstance, waitFor } from "./cluster";
+import { freshDatabase, freshPrefix, postgresUp, redisUp, TEST_REDIS_URL } from "./servers";
+
+/** Two gateway processes on one PostgreSQL and one Redis behave as one gateway. */
+describe.skipIf(!postgresUp || !redisUp)("two instances on one PostgreSQL and Redis", () => {
+  let a: Instance;
+  let b: Instance;
+  let sql: SQL;
+  const cleanups: (() => Promise<void> | void)[] = [];
+
+  beforeAll(async () => {
+    const db = await freshDatabase();
+    const prefix = freshPrefix();
+    cleanups.push(db.drop, prefix.drop);
+    const env = { TURNPIKE_DATABASE_URL: db.url, TURNPIKE_REDIS_URL: TEST_REDIS_URL, TURNPIKE_REDIS_PREFIX: prefix.prefix };
+    [a, b] = await Promise.all([startInstance(env), startInstance(env)]);
+    cleanups.unshift(async () => {
+      await Promise.all([a.stop(), b.stop()]);
+      removeDir(a.journalDir);
+      removeDir(b.journalDir);
+    });
+    sql = new SQL(db.url, { max: 2 });
+    cleanups.unshift(() => sql.close());
+  });
+  afterAll(async () => {
+    for (const c of cleanups) await c();
+  });
+
+  test("both start on the shared back ends, say so, and made one first key between them", async () => {
+    for (const i of [a, b]) {
+      expect(i.output()).toContain("Back ends: store PostgreSQL at 127.0.0.1:5432/turnpike_test_");
+      expect(i.output()).toContain("in Redis at 127.0.0.1:6379 (TURNPIKE_REDIS_FAIL=open)");
+      const ready = await fetch(i.url + "/ready");
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toMatchObject({ status: "ready", store: { kind: "postgres", reachable: true }, limits: { kind: "redis", reachable: true } });
+    }
+    expect([a, b].filter((i) => i.output().includes("First start: created API key"))).toHaveLength(1);
+    const [{ n }] = await sql`SELECT COUNT(*)::int AS n FROM keys`;
+    expect(n).toBe(1);
+  });
+
+  test("rpm 10, 40 concurrent requests over both: exactly 10 × 200 and 30 × 429, with the usual headers", async () => {
+    const { key } = await newKey(a.url, { rpm: 10 });
+    await waitFor("the key on b", async () => (await chat(b.url, key, "warm")).status === 200 || undefined);
+    // The warm-up took one: start from a full bucket.
+    const k2 = await newKey(a.url, { rpm: 10 });
+    await waitFor("the second key on b", async () => (await admin(b.url, "GET", `/admin/keys/${k2.id}`)).status === 200 || undefined);
+    const results = await Promise.all(Array.from({ length: 40 }, (_, i) => chat(i % 2 ? a.url : b.url, k2.key)));
+    const ok = results.filter((r) => r.status === 200);
+    const limited = results.filter((r) => r.status === 429);
+    expect(ok).toHaveLength(10);
+    expect(limited).toHaveLength(30);
+    // Both instances admitted some and refused some: one bucket, not two.
+    for (const r of limited) {
+      expect(r.headers.get("retry-after")).toMatch(/^\d+$/);
+      expect(r.headers.get("x-ratelimit-limit-requests")).toBe("10");
+      expect(r.headers.get("x-ratelimit-remaining-requests")).toBe("0");
+      expect(JSON.parse(r.body).error.code).toBe("rate_limit_exceeded");
+    }
+    expect(ok.map((r) => Number(r.headers.get("x-ratelimit-remaining-requests"))).sort((x, y) => x - y)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  });
+
+  test("tpm shared: tokens used through one instance are gone on the other", async () => {
+    const { id, key } = await newKey(a.url, { tpm: 400 });
+    await waitFor("the key on b", async () => (await admin(b.url, "GET", `/admin/keys/${id}`)).status === 200 || undefined);
+    // Each call is admitted on its estimate and settled with its real input + output.
+    let first: Awaited<ReturnType<typeof chat>> | undefined;
+    for (let i = 0; i < 20; i++) {
+      first = await chat(a.url, key, "tell me a long story ".repeat(10));
+      if (first.status === 429) break;
+    }
+    expect(first?.status).toBe(429);
+    const other = await chat(b.url, key, "hi");
+    expect(other.status).toBe(429);
+    expect(JSON.parse(other.body).error.type).toBe("tokens");
+  });
+
+  test("revoke, rotate and patch on one instance take effect on the other within 1 s", async () => {
+    const { id, key } = await newKey(a.url, {});
+    await waitFor("the key on b", async () => (await chat(b.url, key)).status === 200 || undefined);
+
+    let t0 = performance.now();
+    expect((await admin(a.url, "PATCH", `/admin/keys/${id}`, { models: ["gamma-*"] })).status).toBe(200);
+    await waitFor("the patch on b", async () => (await chat(b.url, key)).status === 404 || undefined, 1000, 10);
+    expect(performance.now() - t0).toBeLessThan(1000);
+
+    t0 = performance.now();
+    const rotated = (await (await admin(a.url, "POST", `/admin/keys/${id}/rotate`, { grace_seconds: 0 })).json()) as { key: string };
+    await waitFor("the rotation on b", async () => (await chat(b.url, key)).status === 401 || undefined, 1000, 10);
+    expect(performance.now() - t0).toBeLessThan(1000);
+    await admin(a.url, "PATCH", `/admin/keys/${id}`, { models: null });
+    await waitFor("the new secret on b", async () => (await chat(b.url, rotated.key)).status === 200 || undefined, 1000, 10);
+
+    t0 = performance.now();
+    expect((await admin(a.url, "DELETE", `/admin/keys/${id}`)).status).toBe(200);
+    const refused = await waitFor("the revocation on b", async () => {
+      const r = await chat(b.url, rotated.key);
+      return r.status === 401 ? r : undefined;
+    }, 1000, 10);
+    expect(performance.now() - t0).toBeLessThan(1000);
+    expect(JSON.parse(refused.body).error.message).toContain("revoked");
+  });
+
+  test("one ledger: both instances' records, one each", async () => {
+    const { id, key } = await newKey(a.url, {});
+    await waitFor("the key on b", async () => (await admin(b.url, "GET", `/admin/keys/${id}`)).status === 200 || undefined);
+    const results = await Promise.all(Array.from({ length: 30 }, (_, i) => chat(i % 3 ? a.url : b.url, key)));
+    expect(results.every((r) => r.status === 200)).toBe(true);
+    const ids = results.map((r) => r.id).sort();
+    // Either instance's admin API reads the one ledger.
+    const listed = await waitFor("all records", async () => {
+      const r = (await (await admin(b.url, "GET", `/admin/usage?key_id=${id}&limit=100`)).json()) as { data: { request_id: string }[] };
+      return r.data.length === 30 ? r.data : undefined;
+    });
+    expect(listed.map((r) => r.request_id).sort()).toEqual(ids);
+    const agg = (await (await admin(a.url, "GET", `/admin/usage?key_id=${id}&group_by=key`)).json()) as { data: { requests: number }[] };
+    expect(agg.data[0]?.requests).toBe(30);
+  });
+
+  test("budgets shared: spend through one instance exhausts the key on the other", async () => {
+    const { id, key } = await newKey(a.url, { budget_usd: 0.0001 });
+    await waitFor("the key on b", async () => (await admin(b.url, "GET", `/admin/keys/${id}`)).status === 200 || undefined);
+    let spent = 0;
+    for (let i = 0; i < 50 && spent < 0.0001; i++) {
+      expect((await chat(a.url, key, "spend some of the budget ".repeat(20))).status).toBe(200);
+      spent = ((await (await admin(a.url, "GET", `/admin/keys/${id}`)).json()) as { spent_this_month_usd: number }).spent_this_month_usd;
+    }
+    expect(spent).toBeGreaterThanOrEqual(0.0001);
+    const refused = await chat(b.url, key);
+    expect(refused.status).toBe(429);
+    expect(JSON.parse(refused.body).error.code).toBe("insufficient_quota");
+    const seenByB = ((await (await admin(b.url, "GET", `/admin/keys/${id}`)).json()) as { spent_this_month_usd: number }).spent_this_month_usd;
+    expect(seenByB).toBe(spent);
+  });
+});
