@@ -106,10 +106,10 @@ function chooseToolCalls(req: SimRequest, d: Directives, turn: string): ToolCall
   } else if (req.toolChoice.kind === "auto" && undirected(d) && req.userLast && !req.toolResult) {
     // Like a model: a user's request with tools at hand gets a tool call; a tool's result gets
     // an answer in text (below). Directives switch this off, so that tests steer every reply.
-    names = [likelyTool(req.tools, turn)];
+    names = [likelyTool(req.tools, usersOwn(turn))];
   }
   if (!req.parallelTools) names = names.slice(0, 1);
-  const hints = argumentHints(turn);
+  const hints = argumentHints(usersOwn(turn));
   return names.map((name) => {
     const input = buildToolArguments(req.tools.find((t) => t.name === name)?.schema, 0, hints);
     return { name, input, json: JSON.stringify(input) };
@@ -125,6 +125,14 @@ export function thinkingSignature(tokens: number): string {
  * Decides the reply: which blocks, their text, the stop reason and exact token counts. Pure and
  * deterministic in (request, directives, defaults), so the result can be cached per body.
  */
+/**
+ * The user's own words of a turn: without the system text Turnpike folds into user turns for an
+ * upstream that has no mid-conversation system messages (the `<system-message>` marker).
+ */
+function usersOwn(turn: string): string {
+  return turn.includes("<system-message>") ? turn.replace(/<system-message>[\s\S]*?<\/system-message>/g, " ") : turn;
+}
+
 /** A file name the user's turn mentions (`notes.txt`, `src/app.ts`), for path-like arguments. */
 function argumentHints(turn: string): ArgumentHints {
   const path = turn.match(/(?:^|\s)((?:[\w.-]+\/)*[\w-]+\.[A-Za-z0-9]{1,8})(?=$|[\s,;:!?)])/g)?.at(-1)?.trim();
