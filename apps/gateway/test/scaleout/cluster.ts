@@ -36,7 +36,12 @@ export async function startInstance(env: Record<string, string>, journalDir = mk
   let out = "";
   const decoder = new TextDecoder();
   const pump = async (s: ReadableStream<Uint8Array>) => {
-    for await (const c of s) out += decoder.decode(c);
+    const reader = s.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      out += decoder.decode(value);
+    }
   };
   void pump(proc.stdout);
   void pump(proc.stderr);

@@ -108,7 +108,7 @@ describe.skipIf(!postgresUp || !redisUp)("two instances on one PostgreSQL and Re
     await waitFor("the key on b", async () => (await admin(b.url, "GET", `/admin/keys/${id}`)).status === 200 || undefined);
     const results = await Promise.all(Array.from({ length: 30 }, (_, i) => chat(i % 3 ? a.url : b.url, key)));
     expect(results.every((r) => r.status === 200)).toBe(true);
-    const ids = results.map((r) => r.id).sort();
+    const ids = results.map((r) => r.id ?? "(no request id)").sort();
     // Either instance's admin API reads the one ledger.
     const listed = await waitFor("all records", async () => {
       const r = (await (await admin(b.url, "GET", `/admin/usage?key_id=${id}&limit=100`)).json()) as { data: { request_id: string }[] };
