@@ -14,7 +14,7 @@ export const REDIS_FAIL_MODES: readonly RedisFailMode[] = ["open", "closed"];
 function refused(): GatewayError {
   return new GatewayError({
     status: 503,
-    type: "api_error",
+    type: "overloaded_error",
     message: "Rate limits cannot be checked right now (the gateway's Redis is unreachable); retry shortly.",
     headers: { "retry-after": "1" },
   });
