@@ -86,10 +86,24 @@ describe("the key's limits", () => {
 
   test("a tpm refusal is limited by tokens", async () => {
     const k = await key({ tpm: 100 });
-    await admit(t.deps, messages, k, opus, 800); // estimate 200: the bucket goes into debt
+    await admit(t.deps, messages, k, opus, 400); // estimate 100: the bucket is empty
     const err = await refusal(admit(t.deps, messages, k, opus, 4));
     expect(err.type).toBe("tokens");
     expect(err.message).toContain("100 tokens per minute");
+    expect(Number(err.headers?.["retry-after"])).toBeGreaterThan(0);
+  });
+
+  test("a request whose estimate alone exceeds the tpm is refused at once, saying why, with no retry-after", async () => {
+    const k = await key({ tpm: 100, model_limits: { "alpha-opus-4-8": { tpm: 50 } } });
+    const err = await refusal(admit(t.deps, messages, k, opus, 404)); // estimate 101
+    expect(err.status).toBe(429);
+    expect(err.message).toContain("about 101 tokens");
+    expect(err.message).toContain("limit of 100 tokens per minute");
+    expect(err.headers).toEqual({ "x-should-retry": "false" });
+    const perModel = await refusal(admit(t.deps, messages, k, opus, 240)); // 60 > the model's 50
+    expect(perModel.message).toContain("50 tokens per minute on alpha-opus-4-8");
+    // Nothing was taken: a request that fits is admitted from a full bucket.
+    expect((await admit(t.deps, messages, k, opus, 200)).limitHeaders["anthropic-ratelimit-tokens-remaining"]).toBe("50");
   });
 });
 

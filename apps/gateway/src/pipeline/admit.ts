@@ -29,6 +29,21 @@ function rateLimited(a: Admission, limitHeaders: Record<string, string>, model?:
 }
 
 /**
+ * A request whose estimated input alone is more than a tokens-per-minute limit can never be
+ * admitted, however long it waits: refused at once, saying why, and told not to retry (a
+ * retry-after would be a lie — the bucket never holds that much).
+ */
+function neverFits(estimate: number, tpm: number, model?: string): GatewayError {
+  return new GatewayError({
+    status: 429,
+    type: "tokens",
+    code: "rate_limit_exceeded",
+    message: `This request's input (about ${estimate} tokens, estimated at 4 characters a token) is more than this key's limit of ${tpm} tokens per minute${model ? ` on ${model}` : ""}; it cannot be admitted. Send a shorter request or raise the key's tpm.`,
+    headers: { [HEADER.shouldRetry]: "false" },
+  });
+}
+
+/**
  * A spent monthly budget: not a rate limit (waiting a minute will not help), so its own error —
  * a 402 `billing_error`, which the chat format renders as its 429 `insufficient_quota` — with
  * `x-should-retry: false` so that clients do not retry in vain (docs/protocols.md §4.8).
@@ -52,6 +67,8 @@ export async function admit(deps: GatewayDeps, ctx: Pick<RequestContext, "format
   if (key.budget_usd !== null && (await deps.spend.spent(key.id)) >= key.budget_usd) throw budgetExhausted(key.budget_usd, nextMonthStart(deps.now()));
   const estimate = Math.ceil(bodySize / 4);
   const perModel = key.model_limits?.[entry.id];
+  if (key.tpm !== null && estimate > key.tpm) throw neverFits(estimate, key.tpm);
+  if (perModel?.tpm != null && estimate > perModel.tpm) throw neverFits(estimate, perModel.tpm, entry.id);
   const checks: BucketCheck[] = [{ bucket: key.id, limits: key }];
   if (perModel) checks.push({ bucket: `${key.id}|${entry.id}`, limits: { rpm: perModel.rpm ?? null, tpm: perModel.tpm ?? null } });
   // All buckets at once: a request the model's limit refuses takes nothing from the key's.

@@ -1,4 +1,4 @@
-import { GatewayError } from "@turnpike/providers";
+import { GatewayError, messagesErrorTypeForStatus } from "@turnpike/providers";
 import type { GatewayDeps } from "../deps";
 import type { UpstreamRequest } from "../protocols";
 import type { RequestContext } from "./context";
@@ -42,7 +42,7 @@ export async function execute(deps: GatewayDeps, ctx: RequestContext, plan: Plan
       if (signal.aborted) return { kind: "gone" };
       text = `(the error body could not be read: ${e instanceof Error ? e.message : String(e)})`;
     }
-    return { kind: "error", status: response.status, error: plan.protocol.parseError(response.status, text, response.headers) };
+    return { kind: "error", status: response.status, error: sameTypeForStatus(plan.protocol.parseError(response.status, text, response.headers)) };
   }
   return { kind: "reply", response, status: response.status, inputTokens: counting ? await counting : undefined };
 }
@@ -57,4 +57,23 @@ async function countAlongside(deps: GatewayDeps, plan: Plan, req: UpstreamReques
   } catch {
     return undefined; // the local count stands
   }
+}
+
+/**
+ * One vendor status, one error type, whatever the vendor: the type follows the status the
+ * protocol's parser mapped it to (a 503 is "overloaded" from every vendor), except a spent quota,
+ * which keeps its own type and code (docs/protocols.md §4.8).
+ */
+export function sameTypeForStatus(err: GatewayError): GatewayError {
+  if (err.code === "insufficient_quota") return err;
+  const type = messagesErrorTypeForStatus(err.status);
+  if (type === err.type) return err;
+  return new GatewayError({
+    status: err.status,
+    type,
+    message: err.message,
+    ...(err.code !== undefined ? { code: err.code } : {}),
+    ...(err.param !== undefined ? { param: err.param } : {}),
+    ...(err.headers !== undefined ? { headers: err.headers } : {}),
+  });
 }

@@ -32,7 +32,8 @@ export async function handleInference(deps: GatewayDeps, request: Request, forma
     const target = resolve(deps, key, client.model);
     admitted = await admit(deps, ctx, key, target.entry, size);
     const p = await plan(deps, format, client, target);
-    const tally = new UsageTally();
+    // No request can use more than its model's window and output cap: usage beyond it is not believed.
+    const tally = new UsageTally(target.entry.context_window + target.entry.max_output_tokens);
     finish = meterOnce(deps, { ctx, key, target, stream: p.stream, tally, admitted, countPrompt: p.countPrompt });
     const outcome = await execute(deps, ctx, p);
     if (outcome.kind !== "gone") upstreamStatus = outcome.status;

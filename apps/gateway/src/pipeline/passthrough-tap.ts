@@ -8,6 +8,10 @@ import type { UsageSink } from "./usage-tally";
 export interface InlineTap {
   push(chunk: Uint8Array, out: (piece: Uint8Array | string) => void): void;
   end(out: (piece: Uint8Array | string) => void): void;
+  /** The stream did not end as a complete reply (cut off, an upstream error, garbage). */
+  failed?(): boolean;
+  /** The stream's terminal frame has gone out inside relayed bytes: nothing more is read. */
+  terminated?(): boolean;
 }
 
 /** An {@link InlineTap} as a TransformStream (tests, and callers that compose streams). */
@@ -43,7 +47,15 @@ export function passthroughTap(reader: PassthroughReader, format: ClientFormat, 
   const state: PassthroughState = { finished: false, terminated: false };
   // Relayed frames (one event's JSON, or a raw region of frames), read only if they must be counted.
   const frames: string[] = [];
-  sink.relayedLater(() => frames.map((f) => reader.text(f)).join(""));
+  // A frame that does not parse counts as no text: the record must still be written.
+  const textOf = (frame: string): string => {
+    try {
+      return reader.text(frame);
+    } catch {
+      return "";
+    }
+  };
+  sink.relayedLater(() => frames.map(textOf).join(""));
   const see = (msg: SSEMessage): SSEMessage | undefined => {
     if (msg.data !== "[DONE]") frames.push(msg.data);
     return reader.inspect(msg, sink, opts, state);
@@ -55,6 +67,9 @@ export function passthroughTap(reader: PassthroughReader, format: ClientFormat, 
   let scanning = raw;
   let pending = "";
   return {
+    // A reply that never said how it ended (cut off, or ended by an upstream error) failed.
+    failed: () => !state.finished,
+    terminated: () => state.terminated,
     push(chunk, enqueue) {
       if (raw) enqueue(chunk);
       let text = decoder.decode(chunk, { stream: true });

@@ -1,4 +1,5 @@
 import type { Warning } from "@turnpike/providers";
+import { invalid } from "./read-body";
 import type { GatewayDeps } from "../deps";
 import type { ClientFormat, ClientRequest } from "../formats";
 import { PROTOCOLS, type Target, type UpstreamProtocol } from "../protocols";
@@ -33,6 +34,41 @@ export function passthroughBody(body: Readonly<Record<string, unknown>>, upstrea
   return { ...rest, model: upstreamModel };
 }
 
+/** The output-cap fields of the client formats' bodies (each format names its own). */
+const OUTPUT_CAP_FIELDS = ["max_tokens", "max_completion_tokens", "max_output_tokens"] as const;
+
+/** An output cap of 0 or less asks for nothing: a 400 naming the field, before anything is sent. */
+function checkOutputCaps(body: Readonly<Record<string, unknown>>): void {
+  for (const f of OUTPUT_CAP_FIELDS) {
+    const v = body[f];
+    if (typeof v === "number" && v <= 0) throw invalid(`${f}: must be at least 1, got ${v}`, f);
+  }
+}
+
+/**
+ * A cap above the model's own is lowered to it, with a warning: coding agents send one large
+ * fixed cap (such as 32000) to every model, and refusing it would break them. A thinking budget
+ * that would no longer fit under the cap is lowered with it (it must stay below the cap).
+ */
+function clampOutput(body: Record<string, unknown>, fields: readonly string[], cap: number, model: string): Warning[] {
+  const warnings: Warning[] = [];
+  for (const f of fields) {
+    const v = body[f];
+    if (typeof v !== "number" || v <= cap) continue;
+    body[f] = cap;
+    warnings.push({ param: f, message: `${v} is above ${model}'s output cap; lowered to ${cap}` });
+  }
+  const thinking = body.thinking;
+  if (warnings.length && typeof thinking === "object" && thinking !== null && "budget_tokens" in thinking) {
+    const t = thinking as { budget_tokens: unknown }; // an object with the field: checked just above
+    if (typeof t.budget_tokens === "number" && t.budget_tokens >= cap) {
+      warnings.push({ param: "thinking.budget_tokens", message: `${t.budget_tokens} does not fit under the lowered cap; lowered to ${cap - 1}` });
+      body.thinking = { ...t, budget_tokens: cap - 1 };
+    }
+  }
+  return warnings;
+}
+
 /**
  * Step 5: the upstream body. Same format and protocol: the client's body with the model id
  * rewritten (passthrough). Otherwise through the pivot: the client's request in the messages
@@ -43,14 +79,23 @@ export async function plan(deps: GatewayDeps, format: ClientFormat, client: Clie
   const stream = client.stream;
   const base = { client, target, protocol, stream, includeUsage: client.includeUsage };
   const reply = { model: target.entry.id, stopSequences: undefined, toolNames: undefined, signatures: deps.signatures, inputTokens: 0 };
+  const { max_output_tokens: cap, id: model } = target.entry;
+  checkOutputCaps(client.body);
   if (format.passthroughProtocol === protocol.id) {
     const body = passthroughBody(client.body, target.entry.upstream_model);
+    const warnings = clampOutput(body, OUTPUT_CAP_FIELDS, cap, model);
     protocol.preparePassthrough(body, stream);
     // Needed only if the client leaves before the upstream reports usage.
     const countPrompt = () => deps.countPrompt(client.toPivot(protocol.id).request);
-    return { ...base, passthrough: true, body, warnings: [], reply, countAlongside: false, countPrompt };
+    return { ...base, passthrough: true, body, warnings, reply, countAlongside: false, countPrompt };
   }
   const pivot = client.toPivot(protocol.id);
+  // The pivot is the messages format: its one cap is `max_tokens`, named as the client named it.
+  const request = { ...pivot.request };
+  const clamped = clampOutput(request, ["max_tokens"], cap, model);
+  const capField = OUTPUT_CAP_FIELDS.find((f) => typeof client.body[f] === "number");
+  if (clamped.length) pivot.request = request;
+  for (const w of clamped) pivot.warnings.push(w.param === "max_tokens" && capField ? { ...w, param: capField } : w);
   const out = await protocol.fromPivot(pivot.request, target, deps.signatures);
   let counted: number | undefined;
   const countPrompt = () => (counted ??= deps.countPrompt(pivot.request));

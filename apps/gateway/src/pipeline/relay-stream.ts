@@ -16,7 +16,7 @@ export interface RelayOptions {
   requestId: string;
   /** A quiet stream gets a keep-alive after this long (proxies and clients cut idle streams). */
   keepAliveMs: number;
-  /** Called once; a complete stream is closed only after its promise settles (the usage commit). */
+  /** Called once; a stream is closed for the client only after its promise settles (the usage commit). */
   onEnd: (how: StreamEnd) => Promise<void> | void;
 }
 
@@ -24,35 +24,54 @@ export interface RelayOptions {
  * The client-facing body of a stream: every chunk is written the moment it arrives (no
  * buffering), keep-alives fill quiet stretches, a client that goes away aborts the upstream at
  * once, and a broken upstream ends the stream with an in-band error rather than a clean finish.
- * A translated stream ends for the client as soon as its terminal frame is written; nothing
- * (not even a keep-alive) follows it while the upstream winds down.
+ * A stream ends for the client as soon as its terminal frame (or in-band error) is written, and
+ * nothing — not a keep-alive, not a second error — follows it while the upstream winds down.
  */
 export function relayStream(source: ReadableStream<Uint8Array>, opts: RelayOptions): ReadableStream<Uint8Array> {
   const reader = source.getReader();
   let last = Date.now();
   let timer: ReturnType<typeof setInterval> | undefined;
   let ended = false;
-  const end = (how: StreamEnd): Promise<void> | void => {
+  // Set once the terminal frame is out: nothing is written after it.
+  let closed = false;
+  const end = async (how: StreamEnd): Promise<void> => {
     if (ended) return;
     ended = true;
     if (timer) clearInterval(timer);
-    return opts.onEnd(how);
+    try {
+      await opts.onEnd(how);
+    } catch (e) {
+      // The stream must still end for the client; the failure is logged, not relayed.
+      opts.logger.error("metering a stream failed", { request_id: opts.requestId }, e);
+    }
   };
+  /** How the stream ended, as its tap saw it (an upstream that broke off or sent garbage failed). */
+  const outcome = (): StreamEnd => (opts.tap.failed?.() ? "failed" : "complete");
   /** What the tap writes in one call (it writes synchronously). */
   const collect = (run: (out: (piece: Uint8Array | string) => void) => void): (Uint8Array | string)[] => {
     const pieces: (Uint8Array | string)[] = [];
     run((piece) => pieces.push(piece));
     return pieces;
   };
-  const put = (controller: ReadableStreamDefaultController<Uint8Array>, piece: Uint8Array | string) =>
+  const put = (controller: ReadableStreamDefaultController<Uint8Array>, piece: Uint8Array | string) => {
+    if (closed) return;
     controller.enqueue(typeof piece === "string" ? encoder.encode(piece) : piece);
+    if (typeof piece === "string" && opts.format.isTerminal(piece)) closed = true;
+  };
+  const finish = async (controller: ReadableStreamDefaultController<Uint8Array>, how: StreamEnd) => {
+    closed = true;
+    void reader.cancel().catch(() => {});
+    // The usage record is durable before the client sees the stream end.
+    await end(how);
+    controller.close();
+  };
   return new ReadableStream<Uint8Array>(
     {
       start(controller) {
         if (opts.keepAliveMs > 0) {
           const frame = opts.format.keepAlive;
           timer = setInterval(() => {
-            if (Date.now() - last < opts.keepAliveMs) return;
+            if (closed || Date.now() - last < opts.keepAliveMs) return;
             last = Date.now();
             try {
               controller.enqueue(frame);
@@ -69,46 +88,46 @@ export function relayStream(source: ReadableStream<Uint8Array>, opts: RelayOptio
             const { done, value } = await reader.read();
             if (done) {
               for (const piece of collect((out) => opts.tap.end(out))) put(controller, piece);
-              // The usage record is durable before the client sees the stream end.
-              await end("complete");
-              controller.close();
+              await finish(controller, outcome());
               return;
             }
             last = Date.now();
             for (const piece of collect((out) => opts.tap.push(value, out))) {
               written = true;
               put(controller, piece);
-              if (typeof piece === "string" && opts.format.isTerminal(piece)) {
-                void reader.cancel().catch(() => {});
-                await end("complete");
-                controller.close();
-                return;
-              }
+            }
+            // The terminal frame went out, as a frame of the tap's own or inside relayed bytes.
+            if (closed || opts.tap.terminated?.()) {
+              await finish(controller, outcome());
+              return;
             }
           }
         } catch (e) {
           if (ended) return;
-          // The runtime's own wording (socket internals) is no use to the client; log it here.
+          // The runtime's or a parser's own wording is no use to the client; it is logged here.
           opts.logger.warn("upstream stream failed", { request_id: opts.requestId, reason: e instanceof Error ? e.message : String(e) });
           // The tap ends the stream as its upstream ending early deserves — in the client's own
           // shape, with whatever it was still holding (a translated chat stream's first chunk);
-          // only if it has nothing to say does the generic in-band error go out.
-          let tail: (Uint8Array | string)[];
-          try {
-            tail = collect((out) => opts.tap.end(out));
-          } catch {
-            tail = [];
+          // only if that holds no terminal frame does the generic in-band error go out. A stream
+          // whose terminal frame is already out gets nothing more.
+          if (!closed) {
+            let tail: (Uint8Array | string)[];
+            try {
+              tail = collect((out) => opts.tap.end(out));
+            } catch {
+              tail = [];
+            }
+            for (const piece of tail) put(controller, piece);
+            if (!closed) put(controller, opts.format.inBandError("The upstream stream failed before the reply was complete."));
           }
-          if (tail.length === 0) tail.push(opts.format.inBandError("The connection to the upstream broke before the reply was complete."));
-          for (const piece of tail) put(controller, piece);
-          await end("failed");
-          controller.close();
+          await finish(controller, "failed");
         }
       },
       cancel(reason) {
         // Cancelling the pipeline cancels the upstream body: the upstream is let go at once.
+        closed = true;
         void reader.cancel(reason).catch(() => {});
-        end("aborted");
+        void end("aborted");
       },
     },
     // Read ahead of the client by a few chunks: the upstream's socket is drained as data arrives

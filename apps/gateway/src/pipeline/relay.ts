@@ -1,7 +1,10 @@
-import { headerSafe, messagesUsageFields } from "@turnpike/providers";
+import { GatewayError, headerSafe, messagesUsageFields } from "@turnpike/providers";
+import type { MessagesResponse } from "@turnpike/schema";
 import type { GatewayDeps } from "../deps";
 import type { RequestContext } from "./context";
+import { firstFrameGuard } from "./first-frame-guard";
 import { HEADER, SSE_HEADERS } from "./headers";
+import { errorResponse } from "./respond";
 import type { Ending } from "./meter";
 import { passthroughTap } from "./passthrough-tap";
 import type { Plan } from "./plan";
@@ -13,17 +16,50 @@ import type { UsageTally } from "./usage-tally";
 export function replyHeaders(ctx: RequestContext, plan: Plan, limitHeaders: Record<string, string>): Headers {
   const h = new Headers(ctx.format.idHeaders(ctx.id));
   h.set(HEADER.upstream, plan.target.upstream.simulated ? "simulator" : plan.target.upstream.vendor);
+  // The model asked of the vendor; a JSON reply replaces it with the vendor's own name for it.
+  h.set(HEADER.upstreamModel, headerSafe(plan.target.entry.upstream_model));
   // Header values must be plain ASCII; a warning must never turn a good reply into a 500.
   for (const w of plan.warnings) h.append(HEADER.warning, headerSafe(`${w.param}: ${w.message}`));
   for (const [k, v] of Object.entries(limitHeaders)) h.set(k, v);
   return h;
 }
 
+/** The text a pivot reply carries (counted only if the upstream's own usage cannot be used). */
+function replyText(reply: MessagesResponse): string {
+  let text = "";
+  for (const b of reply.content ?? []) {
+    if (b.type === "text") text += b.text;
+    else if (b.type === "thinking") text += b.thinking;
+    else if (b.type === "tool_use") text += JSON.stringify(b.input);
+  }
+  return text;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** What a 200 body that is not a reply looks like, in words (never its bytes). */
+function describe(text: string): string {
+  if (text.trim() === "") return "an empty body";
+  if (/^\s*</.test(text)) return "an HTML or XML page";
+  return "a body that is not the JSON of a reply";
+}
+
+/**
+ * A vendor's 200 that is no reply (an empty body, HTML, truncated JSON, a stream where JSON was
+ * due): a 502 naming the vendor, in the caller's format. Nothing of the vendor's bytes is relayed.
+ */
+function malformed(vendor: string, what: string): GatewayError {
+  return new GatewayError({ status: 502, type: "api_error", message: `The ${vendor} upstream answered 200 with ${what}; nothing of it was relayed.` });
+}
+
 /**
  * Step 7: the upstream's reply to the client. JSON: read whole, usage tallied, encoded in the
  * client's format (a passthrough relays the bytes unless the model id must be put back); the
- * record is committed before the client sees it. Stream: relayed chunk by chunk through an inline
- * tap (the light passthrough reader, or the whole translation), metered when it ends.
+ * record is committed before the client sees it; a 200 that is not a reply is a 502. Stream:
+ * relayed chunk by chunk through an inline tap (the light passthrough reader, or the whole
+ * translation) behind a check of its first event, metered when it ends.
  */
 export async function relay(
   deps: GatewayDeps,
@@ -35,38 +71,87 @@ export async function relay(
   finish: (end: Ending) => Promise<void>,
 ): Promise<Response> {
   const { entry } = plan.target;
-  if (!plan.stream) {
-    const text = await upstream.text();
+  const vendor = plan.target.upstream.vendor;
+  /** An upstream failure before any output: recorded with the status the client sees, billed nothing. */
+  const refuse = async (err: GatewayError): Promise<Response> => {
+    deps.logger.warn("malformed upstream reply", { request_id: ctx.id, vendor, reason: err.message });
+    await finish({ status: ctx.format.renderError(err, ctx.id).status, upstreamStatus: upstream.status, unbilled: true });
+    return errorResponse(ctx.format, err, ctx.id, Object.fromEntries(headers));
+  };
+  const type = upstream.headers.get("content-type") ?? "";
+  if (!plan.stream || (type !== "" && !type.includes("event-stream"))) {
+    let text: string;
+    try {
+      text = await upstream.text();
+    } catch {
+      return refuse(malformed(vendor, "a body that broke off"));
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      return refuse(malformed(vendor, plan.stream ? `a ${type.split(";")[0]} body where a stream was due` : describe(text)));
+    }
+    if (!isRecord(parsed)) return refuse(malformed(vendor, describe("")));
+    // Some vendors answer an error with a 200: it is their error, not a reply.
+    if (isRecord(parsed.error)) {
+      const said = plan.protocol.parseError(502, text, upstream.headers);
+      return refuse(new GatewayError({ status: 502, type: "api_error", message: `The ${vendor} upstream answered 200 with an error: ${said.message}` }));
+    }
+    if (plan.stream) return refuse(malformed(vendor, "a JSON reply where a stream was due"));
+    const named = plan.protocol.replyModel(parsed);
+    if (named) headers.set(HEADER.upstreamModel, headerSafe(named));
     let out: string;
-    if (plan.passthrough) {
-      const parsed = JSON.parse(text) as Record<string, unknown>; // the vendor's JSON reply, read leniently (docs/style.md rule 1)
-      tally.report(plan.protocol.replyUsage(parsed), true);
-      if (entry.upstream_model !== entry.id) {
-        parsed.model = entry.id;
-        out = JSON.stringify(parsed);
+    try {
+      if (plan.passthrough) {
+        tally.report(plan.protocol.replyUsage(parsed), true);
+        tally.relayedLater(() => replyText(plan.protocol.reply(parsed, plan.reply)));
+        // The client sees the catalog id it asked for, not the vendor's snapshot name.
+        if (parsed.model !== entry.id) {
+          parsed.model = entry.id;
+          out = JSON.stringify(parsed);
+        } else {
+          out = text; // relay the bytes as they came
+        }
       } else {
-        out = text; // relay the bytes as they came
+        const reply = plan.protocol.reply(parsed, plan.reply);
+        tally.report(messagesUsageFields(reply.usage), true);
+        tally.relayedLater(() => replyText(reply));
+        out = JSON.stringify(plan.client.encodeReply(reply, entry.id));
       }
-    } else {
-      const reply = plan.protocol.reply(JSON.parse(text), plan.reply);
-      tally.report(messagesUsageFields(reply.usage), true);
-      out = JSON.stringify(plan.client.encodeReply(reply, entry.id));
+    } catch {
+      return refuse(malformed(vendor, "JSON that is not a reply of its protocol"));
     }
     // The record is committed before the client sees the reply.
     await finish({ status: 200, upstreamStatus: upstream.status });
     headers.set("content-type", "application/json");
     return new Response(out, { status: 200, headers });
   }
-  const tap = plan.passthrough
-    ? passthroughTap(plan.protocol.passthrough, ctx.format, tally, { includeUsage: plan.includeUsage, renameModel: entry.upstream_model !== entry.id ? entry.id : undefined })
+  const inner = plan.passthrough
+    ? passthroughTap(plan.protocol.passthrough, ctx.format, tally, { includeUsage: plan.includeUsage, renameModel: entry.id })
     : translatedTap(plan.protocol, plan.client, plan.reply, tally);
   const body = relayStream(upstream.body ?? new ReadableStream(), {
     format: ctx.format,
-    tap,
+    tap: firstFrameGuard(inner, ctx.format, vendor),
     logger: deps.logger,
     requestId: ctx.id,
     keepAliveMs: deps.config.keepAliveSeconds * 1000,
-    onEnd: (how) => finish({ status: 200, upstreamStatus: upstream.status, aborted: how === "aborted" }),
+    onEnd: (how) => {
+      switch (how) {
+        case "complete":
+          return finish({ status: 200, upstreamStatus: upstream.status });
+        case "aborted":
+          return finish({ status: 200, upstreamStatus: upstream.status, aborted: true });
+        case "failed":
+          // The client saw the stream end in an in-band error: recorded as the upstream's failure
+          // (502), and billed nothing if no output had been produced (an error before output).
+          return finish({ status: 502, upstreamStatus: upstream.status, unbilled: tally.usage.output_tokens === 0 && tally.relayedText() === "" });
+        default: {
+          const never: never = how;
+          return never;
+        }
+      }
+    },
   });
   for (const [k, v] of Object.entries(SSE_HEADERS)) headers.set(k, v);
   // A stream may be quiet for long stretches (thinking); Bun counts only reads as activity, so

@@ -19,7 +19,11 @@ export function translatedTap(protocol: UpstreamProtocol, client: ClientRequest,
   const encoder = client.encoder(ctx.model, (frame) => {
     pending += frame;
   });
+  // A reply is complete only if the upstream's machine reached `message_stop`; an error or a
+  // stream cut short ends without it.
+  let stopped = false;
   const upstream = protocol.machine(ctx, (ev) => {
+    if (ev.type === "message_stop") stopped = true;
     readPivotEvent(sink, ev);
     encoder.push(ev);
   });
@@ -29,6 +33,7 @@ export function translatedTap(protocol: UpstreamProtocol, client: ClientRequest,
     pending = "";
   };
   return {
+    failed: () => !stopped,
     push(chunk, enqueue) {
       for (const msg of parser.push(decoder.decode(chunk, { stream: true }))) upstream.push(msg);
       flush(enqueue);

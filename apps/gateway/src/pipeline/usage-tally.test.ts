@@ -8,13 +8,33 @@ const never = () => {
 };
 
 describe("UsageTally.report", () => {
-  test("fields overwrite one by one; absent fields stand; non-numbers are ignored", () => {
+  test("fields overwrite one by one; absent fields stand", () => {
     const t = new UsageTally();
     t.report({ input_tokens: 10, output_tokens: 1, cache_read_input_tokens: 4 }, false);
     t.report({ output_tokens: 7 }, false);
-    t.report({ input_tokens: Number.NaN, reasoning_tokens: Number.POSITIVE_INFINITY }, false);
     expect(t.usage).toEqual({ input_tokens: 10, output_tokens: 7, cache_read_input_tokens: 4, cache_creation_input_tokens: 0, reasoning_tokens: 0 });
     expect(t.final).toBe(false);
+  });
+
+  test("a number that cannot be true (NaN, infinite, negative, fractional, beyond the model) discards the upstream's usage: Turnpike counts, flagged estimated", () => {
+    for (const bad of [Number.NaN, Number.POSITIVE_INFINITY, -5, 2.5, 1e15]) {
+      const t = new UsageTally(264_000);
+      t.report({ input_tokens: 10, output_tokens: 1 }, false);
+      t.report({ input_tokens: bad, output_tokens: 7 }, true);
+      // Later reports are not believed either.
+      t.report({ input_tokens: 10, output_tokens: 7 }, true);
+      expect(t.usage).toEqual({ input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, reasoning_tokens: 0 });
+      expect(t.final).toBe(false);
+      t.relayed("some text");
+      expect(t.settle(() => 3, () => 42)).toEqual({ counts: { input_tokens: 42, output_tokens: 3, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, reasoning_tokens: 0 }, estimated: true });
+    }
+  });
+
+  test("inputs that add up beyond the model's window are not believed either", () => {
+    const t = new UsageTally(1000);
+    t.report({ input_tokens: 600, cache_read_input_tokens: 600, output_tokens: 1 }, true);
+    expect(t.final).toBe(false);
+    expect(t.settle(() => 0, () => 9).estimated).toBe(true);
   });
 
   test("final is sticky once reported", () => {

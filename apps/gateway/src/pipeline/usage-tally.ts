@@ -27,15 +27,37 @@ export interface UsageSink {
 export class UsageTally implements UsageSink {
   private counts: TokenCounts = { ...ZERO };
   private isFinal = false;
+  /** The upstream reported a number that cannot be true: none of its usage is used. */
+  private distrusted = false;
   private readonly texts: string[] = [];
   private readonly later: (() => string)[] = [];
 
+  /**
+   * @param maxTokens the most tokens one request can use on its model (context window plus
+   *   output cap): a report beyond it, or one that is negative or fractional, is not believed.
+   */
+  constructor(private readonly maxTokens = Number.MAX_SAFE_INTEGER) {}
+
   report(usage: Partial<TokenCounts>, final: boolean): void {
+    if (this.distrusted) return;
+    const next = { ...this.counts };
     for (const k of Object.keys(usage) as (keyof TokenCounts)[]) { // a Partial<TokenCounts> has no other keys
-      const v = usage[k];
-      if (typeof v === "number" && Number.isFinite(v)) this.counts[k] = v;
+      const v: unknown = usage[k];
+      if (v === undefined) continue;
+      // Checked before it is billed: a negative count would lower a key's spend, an absurd one
+      // bill millions (the record falls back to Turnpike's own count, flagged estimated).
+      if (typeof v !== "number" || !Number.isInteger(v) || v < 0 || v > this.maxTokens) return this.distrust();
+      next[k] = v;
     }
+    if (next.input_tokens + next.cache_read_input_tokens + next.cache_creation_input_tokens > this.maxTokens) return this.distrust();
+    this.counts = next;
     if (final) this.isFinal = true;
+  }
+
+  private distrust(): void {
+    this.distrusted = true;
+    this.counts = { ...ZERO };
+    this.isFinal = false;
   }
 
   relayed(text: string): void {
@@ -58,7 +80,15 @@ export class UsageTally implements UsageSink {
 
   /** Everything relayed to the client, as text. */
   relayedText(): string {
-    return this.texts.join("") + this.later.map((read) => read()).join("");
+    // A source that cannot be read (a reply that does not convert) counts as no text.
+    const read = (f: () => string): string => {
+      try {
+        return f();
+      } catch {
+        return "";
+      }
+    };
+    return this.texts.join("") + this.later.map(read).join("");
   }
 
   /**
@@ -67,7 +97,7 @@ export class UsageTally implements UsageSink {
    */
   settle(countText: (text: string) => number, countPrompt: () => number): { counts: TokenCounts; estimated: boolean } {
     const c = { ...this.counts };
-    let estimated = false;
+    let estimated = this.distrusted;
     if (!this.isFinal) {
       const text = this.relayedText();
       const counted = text ? countText(text) : 0;

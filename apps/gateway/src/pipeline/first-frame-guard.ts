@@ -1,0 +1,90 @@
+import type { ClientFormat } from "../formats";
+import type { InlineTap } from "./passthrough-tap";
+
+/** How much of a stream's start is held while waiting for its first event. */
+const MAX_HELD = 64 * 1024;
+
+/** A line of an SSE frame: a field (`event`, `data`, `id`, `retry`) or a comment. */
+const FIELD = /^(?:event|data|id|retry)(?::|$)|^:/;
+
+/** The first frame's verdict: an event worth relaying, nothing yet (comments), or garbage. */
+function judge(frame: string): "event" | "comment" | "garbage" {
+  const lines = frame.split(/\r\n|\r|\n/).filter((l) => l !== "");
+  if (!lines.every((l) => FIELD.test(l))) return "garbage";
+  const data = lines.filter((l) => l.startsWith("data")).map((l) => l.replace(/^data:? ?/, ""));
+  if (data.length === 0) return lines.some((l) => !l.startsWith(":")) ? "garbage" : "comment";
+  const payload = data.join("\n");
+  if (payload === "[DONE]") return "event";
+  try {
+    JSON.parse(payload);
+    return "event";
+  } catch {
+    return "garbage";
+  }
+}
+
+/**
+ * Holds the start of an upstream stream until its first event has been seen to be SSE with a
+ * JSON payload. A vendor that answers 200 with HTML, an empty body, truncated JSON or any other
+ * non-SSE text has none of it relayed: the client gets only the in-band error in its own format,
+ * naming the vendor, and the stream counts as failed. Past the first event the bytes flow
+ * untouched (the inner tap's own checks take over), so this costs one parse per stream.
+ */
+export function firstFrameGuard(inner: InlineTap, format: ClientFormat, vendor: string): InlineTap {
+  const decoder = new TextDecoder();
+  let held: Uint8Array[] = [];
+  let text = "";
+  let state: "holding" | "open" | "refused" = "holding";
+  const refuse = (out: (piece: string) => void, what: string) => {
+    state = "refused";
+    held = [];
+    out(format.inBandError(`The ${vendor} upstream answered 200 with ${what}, not a stream of events; nothing of it was relayed.`));
+  };
+  const release = (out: (piece: Uint8Array | string) => void) => {
+    state = "open";
+    for (const c of held) inner.push(c, out);
+    held = [];
+  };
+  /** Looks at the complete frames held so far; true once the stream's fate is decided. */
+  const decide = (out: (piece: Uint8Array | string) => void, atEnd: boolean): boolean => {
+    const frames = text.split(/\r\n\r\n|\n\n|\r\r/);
+    const complete = atEnd ? frames : frames.slice(0, -1);
+    for (const f of complete) {
+      const verdict = judge(f);
+      if (verdict === "comment") continue;
+      if (verdict === "garbage") {
+        refuse(out, /^\s*</.test(text) ? "an HTML or XML page" : "text that is not server-sent events");
+        return true;
+      }
+      release(out);
+      return true;
+    }
+    if (atEnd) {
+      refuse(out, text.trim() === "" ? "an empty body" : "no event");
+      return true;
+    }
+    if (text.length > MAX_HELD) {
+      refuse(out, "text that is not server-sent events");
+      return true;
+    }
+    return false;
+  };
+  return {
+    push(chunk, out) {
+      if (state === "open") return inner.push(chunk, out);
+      if (state === "refused") return;
+      held.push(chunk);
+      text += decoder.decode(chunk, { stream: true });
+      decide(out, false);
+    },
+    end(out) {
+      if (state === "holding") {
+        text += decoder.decode();
+        decide(out, true);
+      }
+      if (state === "open") inner.end(out);
+    },
+    failed: () => state === "refused" || (inner.failed?.() ?? false),
+    terminated: () => state === "refused" || (inner.terminated?.() ?? false),
+  };
+}
