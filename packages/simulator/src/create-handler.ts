@@ -28,6 +28,7 @@ function parseBody(text: string): unknown {
 export function createHandler(opts: SimulatorOptions = {}): SimulatorHandler {
   const defaults: OutcomeDefaults = { chunks: opts.chunks ?? 12, latencyMs: opts.latencyMs ?? 0, firstByteMs: opts.firstByteMs ?? 0 };
   if (opts.text !== undefined) defaults.text = opts.text;
+  if (opts.answerModel !== undefined) defaults.answerModel = opts.answerModel;
   const captureLimit = opts.captureLimit ?? DEFAULT_CAPTURE_LIMIT;
   const requests: CapturedRequest[] = [];
   const cache = new Map<string, Outcome>();

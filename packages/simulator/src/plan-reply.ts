@@ -54,6 +54,7 @@ export function runningTokens(plan: ReplyPlan): { thinking: number[]; text: numb
 export interface PlanDefaults {
   chunks: number;
   text?: string;
+  answerModel?: (requested: string) => string;
 }
 
 /** Earliest stop sequence in `text`: the text before it and the sequence. */
@@ -142,7 +143,7 @@ function argumentHints(turn: string): ArgumentHints {
 export function planReply(req: SimRequest, inputTokens: number, d: Directives, quote: string, defaults: PlanDefaults, turn = quote): ReplyPlan {
   const chunks = d.chunks ?? defaults.chunks;
   const plan: ReplyPlan = {
-    model: req.model,
+    model: defaults.answerModel ? defaults.answerModel(req.model) : req.model,
     thinking: [],
     signature: "",
     showThinking: req.thinking === "visible",

@@ -14,6 +14,11 @@ export interface SimulatorOptions {
   text?: string;
   /** How many recent requests `requests` keeps. Default 100; 0 turns capturing off. */
   captureLimit?: number;
+  /**
+   * The model name replies carry, from the one asked for: real vendors answer with their own
+   * dated snapshot names (`…-20250929`, `…-2025-04-14`, `…-001`). Default: the name asked for.
+   */
+  answerModel?: (requested: string) => string;
 }
 
 /** One request as the simulator received it, for tests to assert what the gateway sent. */

@@ -2,6 +2,8 @@
 export const HEADER = {
   requestId: "x-request-id",
   upstream: "x-turnpike-upstream",
+  /** The vendor's own name of the model that answered (a JSON reply's), else the one asked of it. */
+  upstreamModel: "x-turnpike-upstream-model",
   warning: "x-turnpike-warning",
   count: "x-turnpike-count",
   retryAfter: "retry-after",

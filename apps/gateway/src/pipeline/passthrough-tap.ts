@@ -1,6 +1,7 @@
 import { SSEParser, formatSSE, type SSEMessage } from "@turnpike/schema/sse";
 import type { ClientFormat } from "../formats";
 import type { PassthroughOptions } from "../protocols";
+import { ModelLabel } from "../protocols/model-label";
 import type { PassthroughReader, PassthroughState } from "../protocols/upstream-protocol";
 import type { UsageSink } from "./usage-tally";
 
@@ -43,7 +44,11 @@ function scannable(region: string): boolean {
 export function passthroughTap(reader: PassthroughReader, format: ClientFormat, sink: UsageSink, opts: PassthroughOptions): InlineTap {
   const parser = new SSEParser();
   const decoder = new TextDecoder();
-  const raw = reader.raw(opts);
+  let raw = reader.raw(opts);
+  // Every frame names the catalog id (the vendor may answer with its own snapshot name): while
+  // the model is unknown or differs, raw bytes are held and relayed frame by frame, relabelled.
+  const label = opts.renameModel === undefined ? undefined : new ModelLabel(opts.renameModel);
+  let hold = raw && label !== undefined;
   const state: PassthroughState = { finished: false, terminated: false };
   // Relayed frames (one event's JSON, or a raw region of frames), read only if they must be counted.
   const frames: string[] = [];
@@ -71,7 +76,7 @@ export function passthroughTap(reader: PassthroughReader, format: ClientFormat, 
     failed: () => !state.finished,
     terminated: () => state.terminated,
     push(chunk, enqueue) {
-      if (raw) enqueue(chunk);
+      if (raw && !hold) enqueue(chunk);
       let text = decoder.decode(chunk, { stream: true });
       if (scanning) {
         pending += text;
@@ -83,17 +88,27 @@ export function passthroughTap(reader: PassthroughReader, format: ClientFormat, 
           pending = pending.slice(cut + 2);
           frames.push(region);
           reader.scan(region, sink, state);
+          if (hold && label) {
+            if (!label.learn(region) || label.changes) enqueue(label.apply(region));
+            else {
+              // The vendor names the catalog id itself: back to relaying the bytes as they come.
+              enqueue(region + pending);
+              hold = false;
+            }
+          }
           return;
         }
         // Not the plain shape the markers match: the full parser takes it from here.
         scanning = false;
         text = pending;
         pending = "";
+        if (hold) raw = false; // the held text is re-framed (and relabelled) below
       }
       let out = "";
       for (const msg of parser.push(text)) {
+        label?.learn(msg.data);
         const kept = see(msg);
-        if (!raw && kept) out += formatSSE(kept);
+        if (!raw && kept) out += label ? label.apply(formatSSE(kept)) : formatSSE(kept);
       }
       if (out) enqueue(out);
     },
@@ -104,15 +119,18 @@ export function passthroughTap(reader: PassthroughReader, format: ClientFormat, 
         if (scannable(pending)) {
           frames.push(pending);
           reader.scan(`${pending}\n\n`, sink, state);
+          if (hold && label) enqueue(label.learn(pending) ? label.apply(pending) : pending);
         } else {
           tail = parser.push(pending);
+          if (hold) raw = false;
         }
         pending = "";
       }
       let out = "";
       for (const msg of [...tail, ...parser.end()]) {
+        label?.learn(msg.data);
         const kept = see(msg);
-        if (!raw && kept) out += formatSSE(kept);
+        if (!raw && kept) out += label ? label.apply(formatSSE(kept)) : formatSSE(kept);
       }
       // An upstream that hung up after saying how the reply ended only skipped its terminator
       // (some vendors never send `[DONE]`): complete it. One that hung up before that was cut

@@ -57,10 +57,15 @@ describe("chat protocol: counting and passthrough", () => {
     expect(chatProtocol.replyUsage({ usage })).toEqual({ input_tokens: 7, output_tokens: 4, cache_read_input_tokens: 3, cache_creation_input_tokens: 0, reasoning_tokens: 1 });
   });
 
-  test("passthrough reader: raw only when the client asked for usage and nothing is renamed", () => {
+  test("passthrough reader: raw only when the client asked for usage (the model is relabelled as text by the tap)", () => {
     expect(chatProtocol.passthrough.raw({ includeUsage: true, renameModel: undefined })).toBe(true);
     expect(chatProtocol.passthrough.raw({ includeUsage: false, renameModel: undefined })).toBe(false);
-    expect(chatProtocol.passthrough.raw({ includeUsage: true, renameModel: "x" })).toBe(false);
+    expect(chatProtocol.passthrough.raw({ includeUsage: true, renameModel: "x" })).toBe(true);
+  });
+
+  test("replyModel: the vendor's own model string of a JSON reply", () => {
+    expect(chatProtocol.replyModel({ model: "beta-5-2025-08-07" })).toBe("beta-5-2025-08-07");
+    expect(chatProtocol.replyModel({})).toBeUndefined();
   });
 
   test("inspect drops the usage chunk the client did not ask for, but still reports it", () => {

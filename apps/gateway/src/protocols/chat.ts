@@ -1,6 +1,6 @@
 import { ChatToMessagesMachine, chatUsageToTotals, convertChatResponseToMessages, convertMessagesRequestToChat, upstreamErrorToGatewayError } from "@turnpike/providers";
 import { each, parseRegion } from "./sse-scan";
-import { authHeaders, trimSlash, type PassthroughOptions, type PassthroughReader, type UpstreamProtocol } from "./upstream-protocol";
+import { authHeaders, trimSlash, type PassthroughReader, type UpstreamProtocol } from "./upstream-protocol";
 
 type Chunk = {
   model?: string;
@@ -19,15 +19,11 @@ function deltaText(data: string): string {
   return text;
 }
 
-function renamed(chunk: Chunk, opts: PassthroughOptions): Chunk {
-  if (opts.renameModel !== undefined) chunk.model = opts.renameModel;
-  return chunk;
-}
-
 /** Usage chunks, the finish, `[DONE]`; the usage chunk the client did not ask for is dropped. */
 const passthrough: PassthroughReader = {
-  // Turnpike always asks a chat upstream for usage: raw bytes only if the client asked too.
-  raw: (opts) => opts.renameModel === undefined && opts.includeUsage,
+  // Turnpike always asks a chat upstream for usage: raw bytes only if the client asked too (the
+  // model's name is put right by the tap, as text).
+  raw: (opts) => opts.includeUsage,
   scan(region, sink, state) {
     each(region, '"usage":{', (at) => {
       const start = region.lastIndexOf("\n", at) + 1;
@@ -46,8 +42,8 @@ const passthrough: PassthroughReader = {
       return msg;
     }
     if (!state.finished && msg.data.includes('"finish_reason":"')) state.finished = true;
-    // Only chunks that carry usage (or must be renamed) are parsed; the rest pass as text.
-    if (opts.renameModel === undefined && !msg.data.includes('"usage":{')) return msg;
+    // Only chunks that carry usage are parsed; the rest pass as text.
+    if (!msg.data.includes('"usage":{')) return msg;
     const chunk = JSON.parse(msg.data) as Chunk; // vendor JSON, read leniently
     if (chunk.usage) {
       sink.report(chatUsageToTotals(chunk.usage), true);
@@ -55,10 +51,9 @@ const passthrough: PassthroughReader = {
         // The usage chunk the client did not ask for: Turnpike asked for it, so it is not relayed.
         if (Array.isArray(chunk.choices) && chunk.choices.length === 0) return undefined;
         delete chunk.usage;
-        return { ...msg, data: JSON.stringify(renamed(chunk, opts)) };
+        return { ...msg, data: JSON.stringify(chunk) };
       }
     }
-    if (opts.renameModel !== undefined) return { ...msg, data: JSON.stringify(renamed(chunk, opts)) };
     return msg;
   },
   text(dataOrRegion) {
@@ -97,5 +92,6 @@ export const chatProtocol: UpstreamProtocol = {
     body.stream_options = { ...so, include_usage: true };
   },
   replyUsage: (json) => chatUsageToTotals(json.usage),
+  replyModel: (json) => (typeof json.model === "string" ? json.model : undefined),
   passthrough,
 };

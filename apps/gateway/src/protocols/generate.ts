@@ -74,6 +74,8 @@ export const generateProtocol: UpstreamProtocol = {
   // generateContent is an upstream protocol only: no client speaks it, so nothing passes through.
   preparePassthrough() {},
   replyUsage: (json) => generateUsageToTotals(json.usageMetadata),
+  // generateContent names the answering model `modelVersion` (docs/protocols.md §3.3).
+  replyModel: (json) => (typeof json.modelVersion === "string" ? json.modelVersion : undefined),
   passthrough: {
     raw: () => true,
     scan() {},

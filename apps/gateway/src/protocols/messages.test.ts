@@ -94,9 +94,10 @@ describe("messages protocol: passthrough reader", () => {
   const delta = 'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":6}}\n\n';
   const stop = 'event: message_stop\ndata: {"type":"message_stop"}\n\n';
 
-  test("raw unless the model must be renamed", () => {
+  test("raw whatever the model is called (the tap relabels it as text)", () => {
     expect(messagesProtocol.passthrough.raw({ includeUsage: false, renameModel: undefined })).toBe(true);
-    expect(messagesProtocol.passthrough.raw({ includeUsage: false, renameModel: "x" })).toBe(false);
+    expect(messagesProtocol.passthrough.raw({ includeUsage: false, renameModel: "x" })).toBe(true);
+    expect(messagesProtocol.replyModel({ model: "alpha-haiku-4-5-20251001" })).toBe("alpha-haiku-4-5-20251001");
   });
 
   test("scan: input from message_start (its output placeholder ignored), output from message_delta, the end from message_stop", () => {

@@ -19,13 +19,12 @@ function deltaText(data: string): string {
   return typeof text === "string" ? text : "";
 }
 
-function readStart(data: string, sink: UsageSink): { message?: { model?: string } } {
-  const ev = JSON.parse(data) as { message?: { usage?: unknown; model?: string } }; // vendor JSON, read leniently
+function readStart(data: string, sink: UsageSink): void {
+  const ev = JSON.parse(data) as { message?: { usage?: unknown } }; // vendor JSON, read leniently
   const usage = messagesUsageFields(ev.message?.usage);
   // The start event's output count is a placeholder; only its input side is real.
   delete usage.output_tokens;
   sink.report(usage, false);
-  return ev;
 }
 
 function readDelta(data: string, sink: UsageSink): void {
@@ -55,8 +54,8 @@ function upstreamHeaders({ entry, upstream }: Target, clientHeaders: Headers): R
 
 /** Usage from `message_start` and `message_delta`; the end from `message_stop` or `error`. */
 const passthrough: PassthroughReader = {
-  // Nothing of a messages event is changed unless the model is renamed.
-  raw: (opts) => opts.renameModel === undefined,
+  // Nothing of a messages event is changed (the model's name is put right by the tap, as text).
+  raw: () => true,
   scan(region, sink, state) {
     each(region, "event: message_start\n", (at) => {
       const data = dataAfter(region, at);
@@ -69,16 +68,11 @@ const passthrough: PassthroughReader = {
     });
     if (region.includes("event: message_stop\n") || region.includes("event: error\n")) state.terminated = true;
   },
-  inspect(msg, sink, opts, state: PassthroughState): SSEMessage | undefined {
+  inspect(msg, sink, _opts, state: PassthroughState): SSEMessage | undefined {
     switch (msg.event) {
-      case "message_start": {
-        const ev = readStart(msg.data, sink);
-        if (opts.renameModel !== undefined && ev.message) {
-          ev.message.model = opts.renameModel;
-          return { ...msg, data: JSON.stringify(ev) };
-        }
+      case "message_start":
+        readStart(msg.data, sink);
         return msg;
-      }
       case "message_delta":
         state.finished = true;
         readDelta(msg.data, sink);
@@ -128,5 +122,6 @@ export const messagesProtocol: UpstreamProtocol = {
   },
   preparePassthrough() {},
   replyUsage: (json) => messagesUsageFields(json.usage),
+  replyModel: (json) => (typeof json.model === "string" ? json.model : undefined),
   passthrough,
 };

@@ -56,7 +56,10 @@ export interface PassthroughState {
 export interface PassthroughOptions {
   /** The client asked for usage inside the stream. */
   includeUsage: boolean;
-  /** The id to show the client when the upstream's model id differs from it. */
+  /**
+   * The catalog id every frame must name (the vendor may answer with its own snapshot name; the
+   * tap puts it right as text, see `model-label.ts`); undefined leaves the frames as they are.
+   */
   renameModel: string | undefined;
 }
 
@@ -110,6 +113,8 @@ export interface UpstreamProtocol {
   preparePassthrough(body: Record<string, unknown>, stream: boolean): void;
   /** The usage of a JSON reply in this protocol. */
   replyUsage(json: Record<string, unknown>): UsageTotalsPartial;
+  /** The vendor's own name of the model that wrote a JSON reply (often a dated snapshot name). */
+  replyModel(json: Record<string, unknown>): string | undefined;
   readonly passthrough: PassthroughReader;
 }
 

@@ -1,0 +1,44 @@
+/**
+ * The model a same-protocol stream names, put right at the string level. Vendors answer with
+ * their own snapshot names (`…-20250929`, `…-2025-04-14`, `…-001`) even when Turnpike asked for
+ * the catalog's id; the client must see the catalog id it asked for. The first frame that names a
+ * model tells the vendor's string; from then on each relayed region has that `"model":"…"` pair
+ * replaced, so the stream stays on the scanner path (decisions/0005-inline-stream-taps.md) and is
+ * never parsed for it.
+ */
+export class ModelLabel {
+  /** The vendor's own model string, once a frame has named it. */
+  upstream: string | undefined;
+  private needles: string[] = [];
+  private readonly replacement: string;
+
+  /** @param id the catalog id the client asked for */
+  constructor(readonly id: string) {
+    this.replacement = `"model":${JSON.stringify(id)}`;
+  }
+
+  /** Reads the vendor's model string from the first text that names one; true once it is known. */
+  learn(text: string): boolean {
+    if (this.upstream !== undefined) return true;
+    const at = text.indexOf('"model":');
+    if (at === -1) return false;
+    // A JSON string after the key (with or without a space), escapes included.
+    const quoted = /^"model":\s?("(?:[^"\\]|\\.)*")/.exec(text.slice(at, at + 512))?.[1];
+    if (quoted === undefined) return false;
+    this.upstream = JSON.parse(quoted) as string; // a JSON string literal, matched just above
+    if (this.upstream !== this.id) this.needles = [`"model":${quoted}`, `"model": ${quoted}`];
+    return true;
+  }
+
+  /** The vendor named its model differently from the catalog id: frames must be relabelled. */
+  get changes(): boolean {
+    return this.needles.length > 0;
+  }
+
+  /** The text with the vendor's model string replaced by the catalog id. */
+  apply(text: string): string {
+    let out = text;
+    for (const needle of this.needles) if (out.includes(needle)) out = out.split(needle).join(this.replacement);
+    return out;
+  }
+}
