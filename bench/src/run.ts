@@ -6,7 +6,9 @@
  * --only TEXT (scenarios whose name contains TEXT) · --streams N (open streams, default 1000) ·
  * --fetch-cap N (BUN_CONFIG_MAX_HTTP_REQUESTS of both proxies, default 4096; 0 = Bun's 256) ·
  * --gateway-dir DIR (run the gateway app found there, e.g. a patched copy, instead of apps/gateway) ·
- * --profile (instead of the run: CPU-profile the gateway under each scenario at c=32).
+ * --profile (instead of the run: CPU-profile the gateway under each scenario at c=32) ·
+ * --store postgres / --limits redis (instead of the run: the scale-out back ends against the
+ * embedded ones at c=32, src/scale-out.ts).
  */
 import { mkdtempSync, mkdirSync, rmSync } from "node:fs";
 import { tmpdir, availableParallelism } from "node:os";
@@ -18,6 +20,7 @@ import { measureMemory } from "./memory";
 import { preflight, type ReplyFormat } from "./preflight";
 import { pin, priorityPrefix, CORE, type Service } from "./processes";
 import { profileGateway } from "./profile";
+import { renderScaleOut, scaleOutBench } from "./scale-out";
 import { renderReport } from "./report";
 import type { BenchResults, ScenarioResult, TargetMetrics, TtfbRow } from "./results";
 import { BASELINES, SCENARIOS, gatewayRequest, type BaselineName, type Scenario } from "./scenarios";
@@ -39,8 +42,15 @@ const { values: args } = parseArgs({
     profile: { type: "boolean", default: false },
     "fetch-cap": { type: "string", default: "4096" },
     "gateway-dir": { type: "string" },
+    store: { type: "string", default: "sqlite" },
+    limits: { type: "string", default: "memory" },
   },
 });
+if (args.store !== "sqlite" && args.store !== "postgres") throw new Error(`--store: sqlite or postgres, got ${JSON.stringify(args.store)}`);
+if (args.limits !== "memory" && args.limits !== "redis") throw new Error(`--limits: memory or redis, got ${JSON.stringify(args.limits)}`);
+const storeArg = args.store;
+const limitsArg = args.limits;
+const scaleOut = storeArg !== "sqlite" || limitsArg !== "memory";
 const cellSeconds = Number(args.seconds);
 const warmupSeconds = Number(args.warmup);
 const streamCount = Number(args.streams);
@@ -101,7 +111,25 @@ try {
   const sim = await startSimulatorProcess();
   services.push(sim);
 
-  if (args.profile) {
+  if (scaleOut) {
+    const rows = await scaleOutBench({
+      sim,
+      scenarios,
+      tmp,
+      wrk,
+      seconds: cellSeconds,
+      warmup: warmupSeconds,
+      fetchCap,
+      store: storeArg,
+      limits: limitsArg,
+      track: (s) => services.push(s),
+      log,
+    });
+    const report = renderScaleOut(rows, storeArg, limitsArg);
+    console.log("\n" + report);
+    await Bun.write(join(resultsDir, "scale-out.txt"), report + "\n");
+    await Bun.write(join(resultsDir, "scale-out.json"), JSON.stringify({ store: storeArg, limits: limitsArg, rows }, null, 2) + "\n");
+  } else if (args.profile) {
     const dir = join(resultsDir, "profiles");
     await profileGateway({ sim, scenarios, dir, tmp, wrk, seconds: Math.max(cellSeconds, 5), fetchCap, log });
   } else {

@@ -51,7 +51,7 @@ export function useGatewayDir(dir: string): void {
   gatewayDir = dir;
 }
 
-export async function startGatewayProcess(simulatorURL: string, dbPath: string, fetchCap: number, bunFlags: string[] = []): Promise<GatewayService> {
+export async function startGatewayProcess(simulatorURL: string, dbPath: string, fetchCap: number, bunFlags: string[] = [], extraEnv: Record<string, string> = {}): Promise<GatewayService> {
   const port = freePort();
   const adminKey = "sk-admin-bench-" + randomBytes(12).toString("hex");
   const service = await startService({
@@ -75,6 +75,7 @@ export async function startGatewayProcess(simulatorURL: string, dbPath: string, 
       DELTA_BASE_URL: `${simulatorURL}/v1`,
       DELTA_API_KEY: UPSTREAM_KEY,
       ...fetchCapEnv(fetchCap),
+      ...extraEnv,
     },
   });
   return { ...service, adminKey };
@@ -82,13 +83,13 @@ export async function startGatewayProcess(simulatorURL: string, dbPath: string, 
 
 /**
  * Creates the key the load uses, with limits set (so the rate limiter runs on every request)
- * but far above what one run can send: 100 M requests and 10 G tokens a minute.
+ * but far above what one run can send: 1 M requests (the admin API's ceiling) and 10 G tokens a minute.
  */
 export async function createGatewayKey(gw: GatewayService): Promise<string> {
   const res = await fetch(`${gw.url}/admin/keys`, {
     method: "POST",
     headers: { authorization: `Bearer ${gw.adminKey}`, "content-type": "application/json" },
-    body: JSON.stringify({ name: "bench", rpm: 100_000_000, tpm: 10_000_000_000 }),
+    body: JSON.stringify({ name: "bench", rpm: 1_000_000, tpm: 10_000_000_000 }),
   });
   const text = await res.text();
   if (res.status !== 201) throw new Error(`POST /admin/keys answered ${res.status}: ${text}`);

@@ -62,7 +62,8 @@ CREATE TABLE IF NOT EXISTS usage (
   created_at TEXT NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS usage_key_time ON usage (key_id, created_at);`,
-    // Times stay ISO 8601 text, as in SQLite, so both stores compare and group them alike.
+    // Times stay ISO 8601 text, as in SQLite, so both stores compare and group them alike; limits
+    // are BIGINT, as wide as SQLite's INTEGER (a tpm may pass 2^31).
     postgres: `
 CREATE TABLE IF NOT EXISTS keys (
   id TEXT PRIMARY KEY,
@@ -70,8 +71,8 @@ CREATE TABLE IF NOT EXISTS keys (
   hash TEXT NOT NULL UNIQUE,
   prefix TEXT NOT NULL,
   models TEXT,
-  rpm INTEGER,
-  tpm INTEGER,
+  rpm BIGINT,
+  tpm BIGINT,
   model_limits TEXT,
   budget_usd DOUBLE PRECISION,
   expires_at TEXT,
@@ -101,6 +102,33 @@ CREATE TABLE IF NOT EXISTS usage (
   created_at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS usage_key_time ON usage (key_id, created_at);`,
+  },
+  {
+    version: 2,
+    name: "stored responses",
+    // One row per stored Responses-format reply; read by id and key, purged by expiry.
+    sqlite: `
+CREATE TABLE responses (
+  id TEXT PRIMARY KEY,
+  key_id TEXT NOT NULL,
+  model TEXT NOT NULL,
+  response TEXT NOT NULL,
+  input_items TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  expires_at TEXT NOT NULL
+);
+CREATE INDEX responses_expiry ON responses (expires_at);`,
+    postgres: `
+CREATE TABLE responses (
+  id TEXT PRIMARY KEY,
+  key_id TEXT NOT NULL,
+  model TEXT NOT NULL,
+  response TEXT NOT NULL,
+  input_items TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  expires_at TEXT NOT NULL
+);
+CREATE INDEX responses_expiry ON responses (expires_at);`,
   },
 ];
 

@@ -2,6 +2,8 @@ import { GatewayError } from "@turnpike/providers";
 import { SQL } from "bun";
 import { migratePostgres } from "./postgres-migrate";
 import type { KeyRecord, Store, UsageAggregate, UsageFilter, UsageGroup, UsageRecord } from "./store";
+import type { ResponseStore } from "./response-store";
+import { PostgresResponseStore } from "./postgres-response-store";
 
 interface KeyRow extends Omit<KeyRecord, "models" | "model_limits"> {
   models: string | null;
@@ -102,7 +104,10 @@ export class PostgresStore implements Store {
   }
 
   async listKeys(): Promise<KeyRecord[]> {
-    const rows: KeyRow[] = await this.sql`SELECT * FROM keys ORDER BY created_at, id`.catch(unavailable);
+    // BIGINT comes back as a string: read the limits as float8 (exact for any integer below 2^53).
+    const rows: KeyRow[] = await this.sql
+      .unsafe(`SELECT ${KEY_COLUMNS.map((c) => (c === "rpm" || c === "tpm" ? `${c}::float8 AS ${c}` : c)).join(", ")} FROM keys ORDER BY created_at, id`)
+      .catch(unavailable);
     return rows.map((r) => toKey({ ...r }));
   }
 
@@ -164,6 +169,10 @@ export class PostgresStore implements Store {
       unavailable,
     );
     return new Map(rows.map((r) => [r.key_id, r.cost]));
+  }
+
+  responseStore(): ResponseStore {
+    return new PostgresResponseStore(this.sql);
   }
 
   async close(): Promise<void> {

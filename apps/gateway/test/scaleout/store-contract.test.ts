@@ -66,9 +66,10 @@ function contract(name: string, open: () => Promise<Store>, close: () => Promise
       expect(keys.map((k) => k.id)).toEqual(["key_a", "key_b"]);
       expect(keys[1]).toEqual(key("key_b", { created_at: "2026-11-03T00:00:00.000Z" }));
       expect(keys[0]?.models).toBeNull();
-      await store.updateKey({ ...keys[1]!, revoked_at: "2026-11-04T00:00:00.000Z", rpm: null, budget_usd: 0.5 });
+      await store.updateKey({ ...keys[1]!, revoked_at: "2026-11-04T00:00:00.000Z", rpm: null, tpm: 10_000_000_000, budget_usd: 0.5 });
       keys = await store.listKeys();
-      expect(keys[1]).toMatchObject({ id: "key_b", revoked_at: "2026-11-04T00:00:00.000Z", rpm: null, budget_usd: 0.5 });
+      // A tpm past 2^31 is kept exactly.
+      expect(keys[1]).toMatchObject({ id: "key_b", revoked_at: "2026-11-04T00:00:00.000Z", rpm: null, tpm: 10_000_000_000, budget_usd: 0.5 });
     });
 
     test("a second key with the same hash is refused", async () => {
@@ -148,16 +149,14 @@ describe.skipIf(!postgresUp)("PostgreSQL", () => {
     afterAll(() => drop());
 
     test("eight instances starting at once apply each migration exactly once", async () => {
-      const note: Migration = { version: 2, name: "key notes", sqlite: "ALTER TABLE keys ADD COLUMN note TEXT;", postgres: "ALTER TABLE keys ADD COLUMN note TEXT;" };
+      const next = MIGRATIONS.length + 1;
+      const note: Migration = { version: next, name: "key notes", sqlite: "ALTER TABLE keys ADD COLUMN note TEXT;", postgres: "ALTER TABLE keys ADD COLUMN note TEXT;" };
       const pools = Array.from({ length: 8 }, () => new SQL(url, { max: 2 }));
       try {
         const applied = await Promise.all(pools.map((p) => migratePostgres(p, [...MIGRATIONS, note])));
-        expect(applied.flat().sort()).toEqual([1, 2]);
+        expect(applied.flat().sort((a, b) => a - b)).toEqual([...MIGRATIONS.map((m) => m.version), next]);
         const versions = await pools[0]!`SELECT version, name FROM schema_version ORDER BY version`;
-        expect([...versions]).toEqual([
-          { version: 1, name: "keys and usage" },
-          { version: 2, name: "key notes" },
-        ]);
+        expect([...versions]).toEqual([...MIGRATIONS.map((m) => ({ version: m.version, name: m.name })), { version: next, name: "key notes" }]);
         expect(await migratePostgres(pools[0]!, [...MIGRATIONS, note])).toEqual([]);
       } finally {
         await Promise.all(pools.map((p) => p.close()));
@@ -167,12 +166,14 @@ describe.skipIf(!postgresUp)("PostgreSQL", () => {
     test("a migration that fails leaves no trace and no version row", async () => {
       const sql = new SQL(url, { max: 1 });
       try {
-        const broken: Migration = { version: 3, name: "broken", sqlite: "", postgres: "CREATE TABLE half (a INTEGER); INSERT INTO missing VALUES (1);" };
-        const note: Migration = { version: 2, name: "key notes", sqlite: "", postgres: "" };
+        // On top of the shipped list and the "key notes" entry the test above applied.
+        const applied = MIGRATIONS.length + 1;
+        const note: Migration = { version: applied, name: "key notes", sqlite: "", postgres: "" };
+        const broken: Migration = { version: applied + 1, name: "broken", sqlite: "", postgres: "CREATE TABLE half (a INTEGER); INSERT INTO missing VALUES (1);" };
         await expect(migratePostgres(sql, [...MIGRATIONS, note, broken])).rejects.toThrow();
         const [half] = await sql`SELECT to_regclass('half') AS t`;
         expect(half.t).toBeNull();
-        expect((await sql`SELECT MAX(version)::int AS v FROM schema_version`)[0].v).toBe(2);
+        expect((await sql`SELECT MAX(version)::int AS v FROM schema_version`)[0].v).toBe(applied);
       } finally {
         await sql.close();
       }
