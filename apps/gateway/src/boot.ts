@@ -76,6 +76,7 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
     authFailures: state.authFailures,
     ledger,
     signatures: new MemorySignatures(10_000),
+    responses: store.responseStore(),
     upstreams,
     fetch: opts.fetch ?? fetch,
     now,
@@ -87,6 +88,13 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
     backends: state.backends,
   };
   const app = createApp(deps);
+  // Expired stored responses are purged hourly (and once at start).
+  const purge = () => {
+    deps.responses.purgeExpired(new Date(now()).toISOString()).catch((e) => logger.error("purging expired responses failed", {}, e));
+  };
+  purge();
+  const purger = setInterval(purge, 3_600_000);
+  purger.unref?.();
   return {
     app,
     deps,
@@ -95,6 +103,7 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
     firstKey,
     generatedAdminKey,
     async close() {
+      clearInterval(purger);
       state.backends.drain();
       await app.stop?.();
       await simulator?.stop();

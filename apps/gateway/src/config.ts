@@ -26,6 +26,8 @@ export interface Config {
   trustedProxies: TrustedProxies;
   /** Several instances (README "Running several instances"): where shared state lives. */
   scaleOut: ScaleOutConfig;
+  /** Days a stored Responses-format reply is kept (`TURNPIKE_RESPONSES_RETENTION_DAYS`, default 30). */
+  responsesRetentionDays: number;
 }
 
 export interface ScaleOutConfig {
@@ -137,7 +139,15 @@ export function loadConfig(env: Env = process.env): Config {
     maxBodyBytes: Math.floor(maxBodyMB * MIB),
     trustedProxies: parseTrustedProxies(env.TURNPIKE_TRUSTED_PROXIES ?? ""),
     scaleOut: scaleOutConfig(env),
+    responsesRetentionDays: positiveNumber(env.TURNPIKE_RESPONSES_RETENTION_DAYS, 30, "TURNPIKE_RESPONSES_RETENTION_DAYS"),
   };
+}
+
+function positiveNumber(raw: string | undefined, fallback: number, name: string): number {
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got ${JSON.stringify(raw)}`);
+  return n;
 }
 
 function scaleOutConfig(env: Env): ScaleOutConfig {

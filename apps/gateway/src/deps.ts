@@ -8,6 +8,7 @@ import type { AuthFailureStore } from "./state/auth-failures";
 import type { Backends } from "./state/backends";
 import type { Ledger } from "./state/ledger";
 import type { LimiterStore } from "./state/limiter-store";
+import type { ResponseStore } from "./state/response-store";
 import type { SignatureStore } from "./state/signature-store";
 import type { SpendStore } from "./state/spend-store";
 import type { Store } from "./state/store";
@@ -29,6 +30,8 @@ export interface GatewayDeps {
   authFailures: AuthFailureStore;
   ledger: Ledger;
   signatures: SignatureStore;
+  /** Stored Responses-format replies (`previous_response_id`, `GET /v1/responses/{id}`). */
+  responses: ResponseStore;
   /** Each vendor's upstream, by vendor id. */
   upstreams: ReadonlyMap<string, Upstream>;
   fetch: typeof fetch;

@@ -1,6 +1,7 @@
 import type { GatewayError, Warning } from "@turnpike/providers";
 import type { MessagesRequest, MessagesResponse, MessagesStreamEvent, Protocol } from "@turnpike/schema";
 import type { Admission } from "../state/limiter-store";
+import type { StoredResponse } from "../state/response-store";
 import type { Endpoint } from "../state/store";
 
 /** The wire formats a client can speak. */
@@ -23,6 +24,12 @@ export interface ClientRequest {
   encodeReply(reply: MessagesResponse, model: string): unknown;
   /** A stream encoder: pivot events in, the client's SSE frames out through `write`. */
   encoder(model: string, write: (frame: string) => void): PivotEncoder;
+  /** The id of a stored reply this request continues (the Responses format's `previous_response_id`). */
+  readonly continues?: string;
+  /** This request with the stored conversation it continues put before its own input. */
+  continueFrom?(stored: StoredResponse): ClientRequest;
+  /** What to store once the reply is written (undefined: nothing, or the client said `store: false`). */
+  toStore?(): { response: Record<string, unknown>; inputItems: unknown[] } | undefined;
 }
 
 /** Writes the client's stream frames from pivot events. */

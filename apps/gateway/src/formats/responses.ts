@@ -7,14 +7,91 @@ import {
   renderChatError,
   type NamespacedName,
 } from "@turnpike/providers";
-import { RESPONSES_TERMINAL_EVENTS, validateResponsesRequest } from "@turnpike/schema";
+import {
+  RESPONSES_TERMINAL_EVENTS,
+  validateResponsesRequest,
+  type ResponsesInputItem,
+  type ResponsesOutputItem,
+  type ResponsesRequest,
+  type ResponsesResponse,
+} from "@turnpike/schema";
 import { formatSSE, formatSSEComment } from "@turnpike/schema/sse";
 import { chatLimitHeaders } from "../limits/rate-limit-headers";
 import { validationError } from "../pipeline/read-body";
 import { DEFAULT_MAX_TOKENS } from "./chat";
-import type { ClientFormat } from "./client-format";
+import type { ClientFormat, ClientRequest } from "./client-format";
 
 const TERMINAL_LINES = RESPONSES_TERMINAL_EVENTS.map((e) => `event: ${e}\n`);
+
+/** An output item of a stored reply as the input item that replays it. */
+function replayItem(item: ResponsesOutputItem): ResponsesInputItem {
+  switch (item.type) {
+    case "message":
+      return { type: "message", role: "assistant", content: item.content.map((p) => ({ type: "output_text" as const, text: p.text })) };
+    case "function_call":
+      return { type: "function_call", call_id: item.call_id, name: item.name, arguments: item.arguments, ...(item.namespace ? { namespace: item.namespace } : {}) };
+    case "reasoning":
+      return { type: "reasoning", id: item.id, summary: item.summary };
+    default: {
+      const never: never = item;
+      return never;
+    }
+  }
+}
+
+/** The input of a request as a list of items (a string is one user message). */
+function inputItems(request: ResponsesRequest): ResponsesInputItem[] {
+  return typeof request.input === "string" ? [{ role: "user", content: request.input }] : request.input;
+}
+
+/**
+ * A validated Responses request as the pipeline sees it. `history` holds the conversation of the
+ * stored reply it continues, already put before its own input.
+ */
+function responsesClient(request: ResponsesRequest, body: Readonly<Record<string, unknown>>): ClientRequest {
+  // One identity for the reply, whether it is written as JSON or as a stream.
+  const id = randomId("resp_");
+  const createdAt = Math.floor(Date.now() / 1000);
+  // Names of namespaced functions as offered upstream → as the client knows them.
+  let namespaced: Record<string, NamespacedName> = {};
+  let written: ResponsesResponse | undefined;
+  let machine: MessagesToResponsesMachine | undefined;
+  const client: ClientRequest = {
+    model: request.model,
+    stream: request.stream === true,
+    body,
+    includeUsage: true,
+    toPivot(target) {
+      const chat = convertResponsesRequestToChat(request);
+      namespaced = chat.namespaced;
+      const pivot = convertChatRequestToMessages(chat.request, { defaultMaxTokens: DEFAULT_MAX_TOKENS, target });
+      return { request: pivot.request, warnings: chat.warnings.concat(pivot.warnings) };
+    },
+    encodeReply(reply, model) {
+      written = convertMessagesResponseToResponses(reply, { model, request, id, createdAt, namespaced });
+      return written;
+    },
+    encoder(model, write) {
+      machine = new MessagesToResponsesMachine({ model, request, id, createdAt, namespaced }, write);
+      return machine;
+    },
+    ...(request.previous_response_id ? { continues: request.previous_response_id } : {}),
+    continueFrom(stored) {
+      // Stored items were validated when their request came in; the output items are Turnpike's own.
+      const earlier = stored.input_items as ResponsesInputItem[];
+      const output = (stored.response.output ?? []) as ResponsesOutputItem[];
+      const { previous_response_id: _continued, ...rest } = request;
+      return responsesClient({ ...rest, input: [...earlier, ...output.map(replayItem), ...inputItems(request)] }, body);
+    },
+    toStore() {
+      // `store` defaults to true, as clients expect; a failed reply is not kept.
+      const response = written ?? machine?.final;
+      if (request.store === false || !response || response.status === "failed") return undefined;
+      return { response, inputItems: inputItems(request) };
+    },
+  };
+  return client;
+}
 
 /**
  * The Responses format (`POST /v1/responses`). Requests reach the pivot through the chat
@@ -31,26 +108,7 @@ export const responsesFormat: ClientFormat = {
   validate(body) {
     const checked = validateResponsesRequest(body);
     if (!checked.ok) throw validationError(checked.issues);
-    const request = checked.value;
-    // One identity for the reply, whether it is written as JSON or as a stream.
-    const id = randomId("resp_");
-    const createdAt = Math.floor(Date.now() / 1000);
-    // Names of namespaced functions as offered upstream → as the client knows them.
-    let namespaced: Record<string, NamespacedName> = {};
-    return {
-      model: request.model,
-      stream: request.stream === true,
-      body,
-      includeUsage: true,
-      toPivot(target) {
-        const chat = convertResponsesRequestToChat(request);
-        namespaced = chat.namespaced;
-        const pivot = convertChatRequestToMessages(chat.request, { defaultMaxTokens: DEFAULT_MAX_TOKENS, target });
-        return { request: pivot.request, warnings: chat.warnings.concat(pivot.warnings) };
-      },
-      encodeReply: (reply, model) => convertMessagesResponseToResponses(reply, { model, request, id, createdAt, namespaced }),
-      encoder: (model, write) => new MessagesToResponsesMachine({ model, request, id, createdAt, namespaced }, write),
-    };
+    return responsesClient(checked.value, body);
   },
   inBandError: (message) =>
     formatSSE({ event: "error", data: JSON.stringify({ type: "error", code: "server_error", message, param: null, sequence_number: 0 }) }),

@@ -1,10 +1,67 @@
+import { GatewayError } from "@turnpike/providers";
 import { Elysia } from "elysia";
 import type { GatewayDeps } from "../deps";
 import { FORMATS } from "../formats";
+import { authenticate } from "../pipeline/authenticate";
+import type { Connection } from "../pipeline/client-address";
+import { newContext } from "../pipeline/context";
+import { RESPONSES_COUNT, handleCountTokens } from "../pipeline/count-tokens";
 import { handleInference } from "../pipeline/inference";
+import { errorResponse, toGatewayError } from "../pipeline/respond";
+import type { StoredResponse } from "../state/response-store";
+import type { KeyRecord } from "../state/store";
 
-/** `POST /v1/responses`, the Responses format. */
-export const responsesModule = (deps: GatewayDeps) =>
-  new Elysia({ name: "module.responses" }).post("/v1/responses", ({ request, server }) => handleInference(deps, request, FORMATS.responses, server), {
-    parse: "none",
+function notFound(id: string): GatewayError {
+  return new GatewayError({ status: 404, type: "invalid_request_error", code: "not_found", param: "response_id", message: `Response with id '${id}' not found.` });
+}
+
+/** A route over one stored response of the calling key (another key's, or an expired one, is a 404). */
+function storedRoute(deps: GatewayDeps, act: (stored: StoredResponse, key: KeyRecord, url: URL) => Promise<unknown> | unknown) {
+  return async ({ request, params, server }: { request: Request; params: { id: string }; server: Connection | null }) => {
+    const ctx = newContext(request, FORMATS.responses, server, deps.config.trustedProxies);
+    try {
+      const key = await authenticate(deps, ctx);
+      const stored = await deps.responses.get(key.id, params.id, new Date(deps.now()).toISOString());
+      if (!stored) throw notFound(params.id);
+      return Response.json(await act(stored, key, new URL(request.url)), { headers: FORMATS.responses.idHeaders(ctx.id) });
+    } catch (e) {
+      return errorResponse(FORMATS.responses, toGatewayError(e, deps.logger, ctx.id), ctx.id);
+    }
+  };
+}
+
+/** Input items as the list endpoint shows them: each with an id (`item_<n>` where it had none). */
+function listItems(stored: StoredResponse, order: string | null): Record<string, unknown>[] {
+  const items = stored.input_items.map((raw, i) => {
+    // Input items are objects: they passed the request's validation before they were stored.
+    const item = raw as Record<string, unknown>;
+    return { id: typeof item.id === "string" ? item.id : `item_${String(i).padStart(4, "0")}`, ...(item.type ? {} : { type: "message" }), ...item };
   });
+  // Newest first unless asked otherwise, as the format's clients expect.
+  return order === "asc" ? items : items.reverse();
+}
+
+/**
+ * The Responses format: `POST /v1/responses`, `POST /v1/responses/input_tokens`, and the stored
+ * responses of the calling key — `GET /v1/responses/{id}`, `GET /v1/responses/{id}/input_items`,
+ * `DELETE /v1/responses/{id}`.
+ */
+export const responsesModule = (deps: GatewayDeps) =>
+  new Elysia({ name: "module.responses" })
+    .post("/v1/responses", ({ request, server }) => handleInference(deps, request, FORMATS.responses, server), { parse: "none" })
+    .post("/v1/responses/input_tokens", ({ request, server }) => handleCountTokens(deps, request, server, RESPONSES_COUNT), { parse: "none" })
+    .get("/v1/responses/:id", storedRoute(deps, (stored) => stored.response))
+    .get(
+      "/v1/responses/:id/input_items",
+      storedRoute(deps, (stored, _key, url) => {
+        const data = listItems(stored, url.searchParams.get("order"));
+        return { object: "list", data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: false };
+      }),
+    )
+    .delete(
+      "/v1/responses/:id",
+      storedRoute(deps, async (stored, key) => {
+        await deps.responses.delete(key.id, stored.id);
+        return { id: stored.id, object: "response", deleted: true };
+      }),
+    );

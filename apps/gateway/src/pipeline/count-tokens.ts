@@ -1,7 +1,6 @@
-import type { MessagesRequest } from "@turnpike/schema";
-import { validateCountTokensRequest } from "@turnpike/schema";
+import { validateCountTokensRequest, type MessagesRequest, type Protocol } from "@turnpike/schema";
 import type { GatewayDeps } from "../deps";
-import { FORMATS } from "../formats";
+import { FORMATS, type ClientFormat } from "../formats";
 import { PROTOCOLS } from "../protocols";
 import { admit, type Admitted } from "./admit";
 import { authenticate } from "./authenticate";
@@ -14,40 +13,74 @@ import { readJsonBody, validationError } from "./read-body";
 import { resolve } from "./resolve";
 import { errorResponse, toGatewayError } from "./respond";
 
+/** A count request, read by its format: the model, the body as sent, and the prompt in the pivot. */
+export interface CountRequest {
+  model: string;
+  body: Readonly<Record<string, unknown>>;
+  toPivot(target: Protocol): MessagesRequest;
+}
+
+/** How one format's count route reads its body and writes its answer. */
+export interface CountRoute {
+  format: ClientFormat;
+  read(body: Record<string, unknown>): CountRequest;
+  reply(inputTokens: number): unknown;
+}
+
+/** `POST /v1/messages/count_tokens`: the messages format's count request, `{input_tokens}`. */
+export const MESSAGES_COUNT: CountRoute = {
+  format: FORMATS.messages,
+  read(body) {
+    const checked = validateCountTokensRequest(body);
+    if (!checked.ok) throw validationError(checked.issues);
+    // The pivot needs an output cap; counting ignores it.
+    const pivot: MessagesRequest = { ...checked.value, max_tokens: 1 };
+    return { model: checked.value.model, body: checked.value, toPivot: () => pivot };
+  },
+  reply: (inputTokens) => ({ input_tokens: inputTokens }),
+};
+
+/** `POST /v1/responses/input_tokens`: a Responses request, `{object: "response.input_tokens", input_tokens}`. */
+export const RESPONSES_COUNT: CountRoute = {
+  format: FORMATS.responses,
+  read(body) {
+    const client = FORMATS.responses.validate(body);
+    return { model: client.model, body: client.body, toPivot: (target) => client.toPivot(target).request };
+  },
+  reply: (inputTokens) => ({ object: "response.input_tokens", input_tokens: inputTokens }),
+};
+
 /**
- * `POST /v1/messages/count_tokens` for every catalog model, through the same authenticate →
- * validate → resolve → admit steps as inference: the upstream's own count where its protocol has
- * a count call, else Turnpike's local tokenizer. A count generates nothing, so it takes a request
- * from the key's rpm and gives its token estimate back.
+ * A count route for every catalog model, through the same authenticate → validate → resolve →
+ * admit steps as inference: the upstream's own count where its protocol has a count call, else
+ * Turnpike's local tokenizer. A count generates nothing, so it takes a request from the key's
+ * rpm and gives its token estimate back.
  */
-export async function handleCountTokens(deps: GatewayDeps, request: Request, server?: Connection | null): Promise<Response> {
-  const format = FORMATS.messages;
+export async function handleCountTokens(deps: GatewayDeps, request: Request, server: Connection | null | undefined, route: CountRoute = MESSAGES_COUNT): Promise<Response> {
+  const format = route.format;
   const ctx = newContext(request, format, server, deps.config.trustedProxies);
   emit(deps.hooks, "onStart", ctx);
   let admitted: Admitted | undefined;
   try {
     const key = await authenticate(deps, ctx);
     const { value, size } = await readJsonBody(request, deps.config.maxBodyBytes);
-    const checked = validateCountTokensRequest(value);
-    if (!checked.ok) throw validationError(checked.issues);
-    const target = resolve(deps, key, checked.value.model);
+    const counted = route.read(value);
+    const target = resolve(deps, key, counted.model);
     admitted = await admit(deps, ctx, key, target.entry, size);
     const protocol = PROTOCOLS[target.entry.protocol];
     const headers = new Headers(format.idHeaders(ctx.id));
     headers.set(HEADER.upstream, target.upstream.simulated ? "simulator" : target.upstream.vendor);
     for (const [k, v] of Object.entries(admitted.limitHeaders)) headers.set(k, v);
     let inputTokens: number;
-    // The pivot needs an output cap; counting ignores it.
-    const pivot: MessagesRequest = { ...checked.value, max_tokens: 1 };
     if (!protocol.count) {
-      inputTokens = deps.countPrompt(pivot);
+      inputTokens = deps.countPrompt(counted.toPivot(protocol.id));
       headers.set(HEADER.count, "local");
     } else {
       // The body the same request would be sent with, counted by the upstream.
       const body =
         format.passthroughProtocol === protocol.id
-          ? passthroughBody(checked.value, target.entry.upstream_model)
-          : (await protocol.fromPivot(pivot, target, deps.signatures)).body;
+          ? passthroughBody(counted.body, target.entry.upstream_model)
+          : (await protocol.fromPivot(counted.toPivot(protocol.id), target, deps.signatures)).body;
       const call = await protocol.count(target, body, request.headers);
       const res = await deps.fetch(call.url, { method: "POST", headers: call.headers, body: call.body });
       const text = await res.text();
@@ -58,7 +91,7 @@ export async function handleCountTokens(deps: GatewayDeps, request: Request, ser
     admitted.settle(0);
     emit(deps.hooks, "onFinish", ctx, 200, undefined);
     headers.set("content-type", "application/json");
-    return new Response(JSON.stringify({ input_tokens: inputTokens }), { status: 200, headers });
+    return new Response(JSON.stringify(route.reply(inputTokens)), { status: 200, headers });
   } catch (e) {
     admitted?.settle(0);
     const err = toGatewayError(e, deps.logger, ctx.id);

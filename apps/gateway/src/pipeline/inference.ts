@@ -6,7 +6,9 @@ import type { Connection } from "./client-address";
 import { newContext } from "./context";
 import { emit } from "./events";
 import { execute } from "./execute";
-import { meterOnce } from "./meter";
+import { meterOnce, type Ending } from "./meter";
+import { recall } from "./recall";
+import { remember } from "./remember";
 import { plan } from "./plan";
 import { relay, replyHeaders } from "./relay";
 import { resolve } from "./resolve";
@@ -28,7 +30,8 @@ export async function handleInference(deps: GatewayDeps, request: Request, forma
   let upstreamStatus = 0;
   try {
     const key = await authenticate(deps, ctx);
-    const { request: client, size } = await validate(ctx, deps.config.maxBodyBytes);
+    const { request: validated, size } = await validate(ctx, deps.config.maxBodyBytes);
+    const client = await recall(deps, key, validated);
     const target = resolve(deps, key, client.model);
     admitted = await admit(deps, ctx, key, target.entry, size);
     const p = await plan(deps, format, client, target);
@@ -47,7 +50,13 @@ export async function handleInference(deps: GatewayDeps, request: Request, forma
         return errorResponse(format, outcome.error, ctx.id, Object.fromEntries(replyHeaders(ctx, p, admitted.limitHeaders)));
       case "reply": {
         const counted = outcome.inputTokens === undefined ? p : { ...p, reply: { ...p.reply, inputTokens: outcome.inputTokens } };
-        return await relay(deps, ctx, counted, outcome.response, replyHeaders(ctx, p, admitted.limitHeaders), tally, finish);
+        const metered = finish;
+        // A reply the client asked to keep is stored before the client sees its end.
+        const end = async (e: Ending) => {
+          await metered(e);
+          if (e.status === 200 && !e.aborted) await remember(deps, key, client, ctx.id);
+        };
+        return await relay(deps, ctx, counted, outcome.response, replyHeaders(ctx, p, admitted.limitHeaders), tally, end);
       }
       default: {
         const never: never = outcome;

@@ -116,6 +116,7 @@ export async function testDeps(opts: TestDepsOptions = {}): Promise<TestDeps> {
     authFailures: new MemoryAuthFailures(opts.maxAuthFailures ?? 30, 60_000, clock.now),
     ledger: new GroupCommitLedger(store),
     signatures: new MemorySignatures(100),
+    responses: store.responseStore(),
     upstreams: buildUpstreams(config.vendors, SIM_URL),
     fetch: fake.fetch,
     now: clock.now,

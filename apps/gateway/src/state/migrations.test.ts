@@ -42,12 +42,15 @@ afterEach(() => {
   for (const db of open.splice(0)) db.close();
 });
 
+/** The first shipped migration alone: the tests of the mechanism start from it. */
+const V1 = MIGRATIONS.slice(0, 1);
+const SHIPPED = MIGRATIONS.map((m) => ({ version: m.version, name: m.name }));
 const noteColumn: Migration = { version: 2, name: "key notes", sqlite: "ALTER TABLE keys ADD COLUMN note TEXT;", postgres: "ALTER TABLE keys ADD COLUMN note TEXT;" };
 
 describe("migrateSqlite", () => {
   test("a fresh database gets version 1 and its tables", () => {
     const db = memoryDb();
-    expect(migrateSqlite(db)).toEqual([1]);
+    expect(migrateSqlite(db, V1)).toEqual([1]);
     expect(versions(db)).toEqual([{ version: 1, name: "keys and usage" }]);
     expect(tables(db)).toEqual(["keys", "schema_version", "usage", "usage_key_time"]);
     const applied = db.query<{ applied_at: string }, []>("SELECT applied_at FROM schema_version").get();
@@ -58,7 +61,14 @@ describe("migrateSqlite", () => {
     const db = memoryDb();
     migrateSqlite(db);
     expect(migrateSqlite(db)).toEqual([]);
-    expect(versions(db)).toHaveLength(1);
+    expect(versions(db)).toHaveLength(MIGRATIONS.length);
+  });
+
+  test("the shipped list is applied whole, in order, each version once", () => {
+    const db = memoryDb();
+    expect(migrateSqlite(db)).toEqual(SHIPPED.map((m) => m.version));
+    expect(versions(db)).toEqual(SHIPPED);
+    expect(SHIPPED.map((m) => m.version)).toEqual(SHIPPED.map((_, i) => i + 1));
   });
 
   test("a database made before versioning is adopted: version 1 recorded, its rows kept", () => {
@@ -66,7 +76,7 @@ describe("migrateSqlite", () => {
     db.exec(UNVERSIONED_SCHEMA);
     db.exec(OLD_KEY);
     db.exec(OLD_USAGE);
-    expect(migrateSqlite(db)).toEqual([1]);
+    expect(migrateSqlite(db, V1)).toEqual([1]);
     expect(versions(db)).toEqual([{ version: 1, name: "keys and usage" }]);
     expect(db.query<{ name: string; rpm: number }, []>("SELECT name, rpm FROM keys").all()).toEqual([{ name: "legacy", rpm: 5 }]);
     expect(db.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM usage").get()!.n).toBe(1);
@@ -74,9 +84,9 @@ describe("migrateSqlite", () => {
 
   test("a migration appended later is applied once, on top of what is there", () => {
     const db = memoryDb();
-    migrateSqlite(db);
+    migrateSqlite(db, V1);
     db.exec(OLD_KEY);
-    const list = [...MIGRATIONS, noteColumn];
+    const list = [...V1, noteColumn];
     expect(migrateSqlite(db, list)).toEqual([2]);
     expect(migrateSqlite(db, list)).toEqual([]);
     expect(versions(db).map((v) => v.version)).toEqual([1, 2]);
@@ -87,9 +97,9 @@ describe("migrateSqlite", () => {
 
   test("a migration that fails leaves no trace and no version row", () => {
     const db = memoryDb();
-    migrateSqlite(db);
+    migrateSqlite(db, V1);
     const broken: Migration = { version: 2, name: "broken", sqlite: "CREATE TABLE half (a INTEGER); INSERT INTO missing VALUES (1);", postgres: "" };
-    expect(() => migrateSqlite(db, [...MIGRATIONS, broken])).toThrow();
+    expect(() => migrateSqlite(db, [...V1, broken])).toThrow();
     expect(tables(db)).not.toContain("half");
     expect(versions(db).map((v) => v.version)).toEqual([1]);
   });
@@ -112,7 +122,7 @@ describe("SqliteStore over an unversioned file", () => {
       expect(usage.map((u) => [u.request_id, u.input_tokens, u.stream, u.estimated])).toEqual([["req_old", 10, false, false]]);
       await store.close();
       const check = new Database(path);
-      expect(versions(check)).toEqual([{ version: 1, name: "keys and usage" }]);
+      expect(versions(check)).toEqual(SHIPPED);
       check.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -3,6 +3,8 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { migrateSqlite } from "./migrations";
 import type { KeyRecord, Store, UsageAggregate, UsageFilter, UsageGroup, UsageRecord } from "./store";
+import type { ResponseStore } from "./response-store";
+import { SqliteResponseStore } from "./sqlite-response-store";
 
 
 interface KeyRow extends Omit<KeyRecord, "models" | "model_limits"> {
@@ -150,6 +152,10 @@ export class SqliteStore implements Store {
       .query<{ key_id: string; cost: number }, { since: string }>("SELECT key_id, SUM(cost_usd) AS cost FROM usage WHERE created_at >= $since GROUP BY key_id")
       .all({ since });
     return new Map(rows.map((r) => [r.key_id, r.cost]));
+  }
+
+  responseStore(): ResponseStore {
+    return new SqliteResponseStore(this.db);
   }
 
   async close(): Promise<void> {

@@ -1,4 +1,5 @@
 import type { Format } from "../formats";
+import type { ResponseStore } from "./response-store";
 
 /**
  * The state Turnpike keeps: keys (hashed, never the secret) and usage records. One interface,
@@ -95,5 +96,7 @@ export interface Store {
   aggregateUsage(filter: UsageFilter, groupBy: readonly UsageGroup[]): Promise<UsageAggregate[]>;
   /** Spend in USD per key since an instant (for monthly budgets). */
   spendSince(since: string): Promise<Map<string, number>>;
+  /** Stored Responses-format replies, in the same database. */
+  responseStore(): ResponseStore;
   close(): Promise<void>;
 }

@@ -220,12 +220,13 @@ function toolsToChat(tools: ResponsesRequest["tools"], w: Warnings, namespaced: 
 
 /**
  * The Responses request as a chat request (plus the warnings of what only the Responses format
- * has). `previous_response_id` needs stored responses, which Turnpike does not keep yet: a 400.
+ * has). It takes the whole conversation: a `previous_response_id` must have been resolved into
+ * `input` before (the gateway does it from its stored responses).
  */
 export function convertResponsesRequestToChat(req: ResponsesRequest): ResponsesToChatResult {
   const w = new Warnings();
   if (req.previous_response_id) {
-    throw invalidRequest("previous_response_id", "stored responses are not available yet; send the whole conversation in input (and store: false)");
+    throw invalidRequest("previous_response_id", "this conversion takes the whole conversation; continue a stored response through the gateway");
   }
   for (const k of Object.keys(req)) {
     if (!HANDLED.has(k)) w.add(k, "unknown field, not sent upstream");

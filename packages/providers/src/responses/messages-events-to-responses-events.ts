@@ -7,7 +7,7 @@
  * response are the ones the JSON reply of the same request would hold, so a client's stream
  * helper rebuilds exactly that reply.
  */
-import type { MessagesStreamEvent, ResponsesOutputItem, ResponsesStreamEventType } from "@turnpike/schema";
+import type { MessagesStreamEvent, ResponsesOutputItem, ResponsesResponse, ResponsesStreamEventType } from "@turnpike/schema";
 import { formatSSE } from "@turnpike/schema/sse";
 import { randomId } from "../ids.js";
 import { messagesUsageFields, type UsageTotals } from "../usage.js";
@@ -31,6 +31,8 @@ export class MessagesToResponsesMachine {
   private started = false;
   private ended = false;
   private readonly ctx: ResponsesReplyContext & { id: string; createdAt: number };
+  /** The response the stream ended with (completed, incomplete or failed), once it has ended. */
+  final: ResponsesResponse | undefined;
 
   constructor(
     ctx: ResponsesReplyContext,
@@ -157,6 +159,7 @@ export class MessagesToResponsesMachine {
         this.ended = true;
         const { status, incomplete } = responsesStatusOf(this.stop);
         const response = responsesEnvelope(this.ctx, status, this.output, usageToResponses(this.usage), incomplete);
+        this.final = response;
         this.emit(status === "incomplete" ? "response.incomplete" : "response.completed", { response });
         return;
       }
@@ -179,6 +182,7 @@ export class MessagesToResponsesMachine {
     this.ended = true;
     this.emit("error", { code, message, param: null });
     const response = responsesEnvelope(this.ctx, "failed", this.output, usageToResponses(this.usage), null, { code, message });
+    this.final = response;
     this.emit("response.failed", { response });
   }
 

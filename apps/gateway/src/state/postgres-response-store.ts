@@ -1,0 +1,41 @@
+import type { SQL } from "bun";
+import type { ResponseStore, StoredResponse } from "./response-store";
+
+interface Row {
+  id: string;
+  key_id: string;
+  model: string;
+  response: string;
+  input_items: string;
+  created_at: string;
+  expires_at: string;
+}
+
+// The columns hold what `put` wrote: JSON of the record's own types.
+const toStored = (r: Row): StoredResponse => ({ ...r, response: JSON.parse(r.response) as Record<string, unknown>, input_items: JSON.parse(r.input_items) as unknown[] });
+
+/** Stored responses in PostgreSQL (table `responses`, migration 2). */
+export class PostgresResponseStore implements ResponseStore {
+  constructor(private readonly sql: SQL) {}
+
+  async put(r: StoredResponse): Promise<void> {
+    const row = { ...r, response: JSON.stringify(r.response), input_items: JSON.stringify(r.input_items) };
+    await this.sql`INSERT INTO responses ${this.sql(row, "id", "key_id", "model", "response", "input_items", "created_at", "expires_at")}
+      ON CONFLICT (id) DO UPDATE SET response = EXCLUDED.response, input_items = EXCLUDED.input_items, expires_at = EXCLUDED.expires_at`;
+  }
+
+  async get(keyId: string, id: string, nowIso: string): Promise<StoredResponse | undefined> {
+    const rows: Row[] = await this.sql`SELECT * FROM responses WHERE id = ${id} AND key_id = ${keyId} AND expires_at > ${nowIso}`;
+    return rows[0] ? toStored(rows[0]) : undefined;
+  }
+
+  async delete(keyId: string, id: string): Promise<boolean> {
+    const rows: unknown[] = await this.sql`DELETE FROM responses WHERE id = ${id} AND key_id = ${keyId} RETURNING id`;
+    return rows.length > 0;
+  }
+
+  async purgeExpired(nowIso: string): Promise<number> {
+    const rows: unknown[] = await this.sql`DELETE FROM responses WHERE expires_at <= ${nowIso} RETURNING id`;
+    return rows.length;
+  }
+}

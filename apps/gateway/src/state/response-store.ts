@@ -1,0 +1,30 @@
+/**
+ * Stored Responses-format replies, per key (docs/protocols.md §5.1 `store`,
+ * `previous_response_id`): the response object and the conversation up to it (its input items
+ * and those of the responses it continued), so that a later request can continue from it by id.
+ * Kept in the same store as keys and usage, so that it scales out with them; expired entries
+ * are purged.
+ */
+export interface StoredResponse {
+  /** `resp_…` */
+  id: string;
+  key_id: string;
+  model: string;
+  /** The response object as the client received it. */
+  response: Record<string, unknown>;
+  /** The conversation before this response's output: every input item, earlier turns included. */
+  input_items: unknown[];
+  created_at: string;
+  /** When it is purged (ISO 8601). */
+  expires_at: string;
+}
+
+export interface ResponseStore {
+  put(r: StoredResponse): Promise<void>;
+  /** The response, if it exists, belongs to this key and has not expired. */
+  get(keyId: string, id: string, nowIso: string): Promise<StoredResponse | undefined>;
+  /** Deletes it; false when there was none for this key. */
+  delete(keyId: string, id: string): Promise<boolean>;
+  /** Removes every response that expired before `nowIso`; returns how many. */
+  purgeExpired(nowIso: string): Promise<number>;
+}
