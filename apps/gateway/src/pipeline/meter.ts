@@ -4,7 +4,7 @@ import type { KeyRecord, UsageRecord } from "../state/store";
 import type { Admitted } from "./admit";
 import type { RequestContext } from "./context";
 import { emit } from "./events";
-import type { UsageTally } from "./usage-tally";
+import { UsageTally } from "./usage-tally";
 
 /** What the meter knows of a request that reached an upstream. */
 export interface MeteredCall {
@@ -38,7 +38,8 @@ export interface Ending {
  * ledger has it durably. Called once per request that reached an upstream, however it ended.
  */
 export function meter(deps: GatewayDeps, call: MeteredCall, end: Ending): Promise<void> {
-  const { counts, estimated } = call.tally.settle(deps.countText, end.unbilled ? () => 0 : call.countPrompt);
+  // Unbilled: whatever the upstream said before it failed (a stream's input count) is not billed.
+  const { counts, estimated } = end.unbilled ? new UsageTally().settle(() => 0, () => 0) : call.tally.settle(deps.countText, call.countPrompt);
   const { entry } = call.target;
   const input = counts.input_tokens + counts.cache_read_input_tokens + counts.cache_creation_input_tokens;
   const record: UsageRecord = {

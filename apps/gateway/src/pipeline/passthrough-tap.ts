@@ -41,7 +41,7 @@ function scannable(region: string): boolean {
  * through untouched. It re-frames events only when it must change one (a usage chunk the client
  * did not ask for, a renamed model id). See decisions/0005-inline-stream-taps.md.
  */
-export function passthroughTap(reader: PassthroughReader, format: ClientFormat, sink: UsageSink, opts: PassthroughOptions): InlineTap {
+export function passthroughTap(reader: PassthroughReader, format: ClientFormat, sink: UsageSink, opts: PassthroughOptions, audit: (json: string) => void = () => {}): InlineTap {
   const parser = new SSEParser();
   const decoder = new TextDecoder();
   let raw = reader.raw(opts);
@@ -61,7 +61,18 @@ export function passthroughTap(reader: PassthroughReader, format: ClientFormat, 
     }
   };
   sink.relayedLater(() => frames.map(textOf).join(""));
+  /** The raw usage of the frames that carry one, shown to `audit` before any reader rounds it. */
+  const auditRegion = (region: string) => {
+    for (let at = region.indexOf('"usage'); at !== -1; at = region.indexOf('"usage', region.indexOf("\n", at) + 1 || region.length)) {
+      const start = region.lastIndexOf("\n", at) + 1;
+      const end = region.indexOf("\n", at);
+      const line = region.slice(start, end === -1 ? undefined : end);
+      if (line.startsWith("data:")) audit(line.slice(5).trimStart());
+      if (end === -1) break;
+    }
+  };
   const see = (msg: SSEMessage): SSEMessage | undefined => {
+    if (msg.data.includes('"usage')) audit(msg.data);
     if (msg.data !== "[DONE]") frames.push(msg.data);
     return reader.inspect(msg, sink, opts, state);
   };
@@ -87,6 +98,7 @@ export function passthroughTap(reader: PassthroughReader, format: ClientFormat, 
         if (cut !== -1 && scannable(region)) {
           pending = pending.slice(cut + 2);
           frames.push(region);
+          auditRegion(region);
           reader.scan(region, sink, state);
           if (hold && label) {
             if (!label.learn(region) || label.changes) enqueue(label.apply(region));
@@ -118,6 +130,7 @@ export function passthroughTap(reader: PassthroughReader, format: ClientFormat, 
       if (scanning && pending) {
         if (scannable(pending)) {
           frames.push(pending);
+          auditRegion(pending);
           reader.scan(`${pending}\n\n`, sink, state);
           if (hold && label) enqueue(label.learn(pending) ? label.apply(pending) : pending);
         } else {

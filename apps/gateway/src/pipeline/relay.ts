@@ -5,6 +5,7 @@ import type { RequestContext } from "./context";
 import { firstFrameGuard } from "./first-frame-guard";
 import { HEADER, SSE_HEADERS } from "./headers";
 import { errorResponse } from "./respond";
+import { usageLooksTrue, usageTextLooksTrue } from "./usage-audit";
 import type { Ending } from "./meter";
 import { passthroughTap } from "./passthrough-tap";
 import type { Plan } from "./plan";
@@ -78,6 +79,11 @@ export async function relay(
     await finish({ status: ctx.format.renderError(err, ctx.id).status, upstreamStatus: upstream.status, unbilled: true });
     return errorResponse(ctx.format, err, ctx.id, Object.fromEntries(headers));
   };
+  // Usage as the vendor wrote it is checked before any reader rounds it (a negative count reads as 0).
+  const maxTokens = entry.context_window + entry.max_output_tokens;
+  const audit = (json: string) => {
+    if (!usageTextLooksTrue(json, maxTokens)) tally.distrust();
+  };
   const type = upstream.headers.get("content-type") ?? "";
   if (!plan.stream || (type !== "" && !type.includes("event-stream"))) {
     let text: string;
@@ -99,6 +105,7 @@ export async function relay(
       return refuse(new GatewayError({ status: 502, type: "api_error", message: `The ${vendor} upstream answered 200 with an error: ${said.message}` }));
     }
     if (plan.stream) return refuse(malformed(vendor, "a JSON reply where a stream was due"));
+    if (!usageLooksTrue(parsed, maxTokens)) tally.distrust();
     const named = plan.protocol.replyModel(parsed);
     if (named) headers.set(HEADER.upstreamModel, headerSafe(named));
     let out: string;
@@ -128,8 +135,8 @@ export async function relay(
     return new Response(out, { status: 200, headers });
   }
   const inner = plan.passthrough
-    ? passthroughTap(plan.protocol.passthrough, ctx.format, tally, { includeUsage: plan.includeUsage, renameModel: entry.id })
-    : translatedTap(plan.protocol, plan.client, plan.reply, tally);
+    ? passthroughTap(plan.protocol.passthrough, ctx.format, tally, { includeUsage: plan.includeUsage, renameModel: entry.id }, audit)
+    : translatedTap(plan.protocol, plan.client, plan.reply, tally, audit);
   const body = relayStream(upstream.body ?? new ReadableStream(), {
     format: ctx.format,
     tap: firstFrameGuard(inner, ctx.format, vendor),

@@ -1,4 +1,4 @@
-import { SSEParser } from "@turnpike/schema/sse";
+import { SSEParser, type SSEMessage } from "@turnpike/schema/sse";
 import type { ClientRequest } from "../formats";
 import type { UpstreamProtocol } from "../protocols";
 import type { ReplyContext } from "../protocols/upstream-protocol";
@@ -12,7 +12,7 @@ import type { UsageSink } from "./usage-tally";
  * back here, a chunk crosses no stream boundary between them, and each upstream chunk becomes at
  * most one write (decisions/0005-inline-stream-taps.md).
  */
-export function translatedTap(protocol: UpstreamProtocol, client: ClientRequest, ctx: ReplyContext, sink: UsageSink): InlineTap {
+export function translatedTap(protocol: UpstreamProtocol, client: ClientRequest, ctx: ReplyContext, sink: UsageSink, audit: (json: string) => void = () => {}): InlineTap {
   const decoder = new TextDecoder();
   const parser = new SSEParser();
   let pending = "";
@@ -27,6 +27,11 @@ export function translatedTap(protocol: UpstreamProtocol, client: ClientRequest,
     readPivotEvent(sink, ev);
     encoder.push(ev);
   });
+  /** One upstream event: its raw usage shown to `audit` (before the machine rounds it), then translated. */
+  const see = (msg: SSEMessage) => {
+    if (msg.data.includes('"usage')) audit(msg.data);
+    upstream.push(msg);
+  };
   const flush = (enqueue: (piece: string) => void) => {
     if (!pending) return;
     enqueue(pending);
@@ -35,13 +40,13 @@ export function translatedTap(protocol: UpstreamProtocol, client: ClientRequest,
   return {
     failed: () => !stopped,
     push(chunk, enqueue) {
-      for (const msg of parser.push(decoder.decode(chunk, { stream: true }))) upstream.push(msg);
+      for (const msg of parser.push(decoder.decode(chunk, { stream: true }))) see(msg);
       flush(enqueue);
     },
     end(enqueue) {
       const rest = decoder.decode();
-      for (const msg of rest ? parser.push(rest) : []) upstream.push(msg);
-      for (const msg of parser.end()) upstream.push(msg);
+      for (const msg of rest ? parser.push(rest) : []) see(msg);
+      for (const msg of parser.end()) see(msg);
       upstream.end();
       encoder.end();
       flush(enqueue);

@@ -23,11 +23,21 @@ describe("UsageTally.report", () => {
       t.report({ input_tokens: bad, output_tokens: 7 }, true);
       // Later reports are not believed either.
       t.report({ input_tokens: 10, output_tokens: 7 }, true);
-      expect(t.usage).toEqual({ input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, reasoning_tokens: 0 });
+      expect(t.usage).toMatchObject({ input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, reasoning_tokens: 0 });
       expect(t.final).toBe(false);
       t.relayed("some text");
-      expect(t.settle(() => 3, () => 42)).toEqual({ counts: { input_tokens: 42, output_tokens: 3, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, reasoning_tokens: 0 }, estimated: true });
+      const { counts, estimated } = t.settle(() => 3, () => 42);
+      expect(counts).toMatchObject({ input_tokens: 42, output_tokens: 3, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, reasoning_tokens: 0 });
+      expect(estimated).toBe(true);
     }
+  });
+
+  test("closing numbers without an output count (a wrongly shaped usage) are not taken as closing", () => {
+    const t = new UsageTally(264_000);
+    t.report({ input_tokens: 12 }, true);
+    expect(t.final).toBe(false);
+    t.relayed("Hello");
+    expect(t.settle(() => 2, () => 99)).toMatchObject({ counts: { input_tokens: 12, output_tokens: 2 }, estimated: true });
   });
 
   test("inputs that add up beyond the model's window are not believed either", () => {

@@ -49,12 +49,14 @@ export class UsageTally implements UsageSink {
       if (typeof v !== "number" || !Number.isInteger(v) || v < 0 || v > this.maxTokens) return this.distrust();
       next[k] = v;
     }
-    if (next.input_tokens + next.cache_read_input_tokens + next.cache_creation_input_tokens > this.maxTokens) return this.distrust();
+    if (next.input_tokens + next.cache_read_input_tokens + next.cache_creation_input_tokens + next.output_tokens > this.maxTokens) return this.distrust();
     this.counts = next;
-    if (final) this.isFinal = true;
+    // Closing numbers without an output count are not closing numbers (a wrongly shaped usage).
+    if (final && usage.output_tokens !== undefined) this.isFinal = true;
   }
 
-  private distrust(): void {
+  /** The upstream's usage cannot be true (see usage-audit.ts): none of it is used, now or later. */
+  distrust(): void {
     this.distrusted = true;
     this.counts = { ...ZERO };
     this.isFinal = false;

@@ -1,0 +1,53 @@
+/**
+ * Checks the usage an upstream reported, as it came (before any reader turns it into counts):
+ * the readers make a negative number 0 and round a fraction down, so a vendor that reports
+ * −1,000,000 input tokens would otherwise be billed as if it had reported none. Every count in
+ * a usage object must be a whole number from 0 to `maxTokens` (the model's window plus its
+ * output cap); a usage that is not an object at all is wrongly shaped.
+ */
+export function usageLooksTrue(payload: unknown, maxTokens: number): boolean {
+  // The usage sits at the top (replies, chat chunks, generateContent) or one level down
+  // (`message_start.message.usage`).
+  const holders = [payload];
+  if (isObject(payload)) for (const v of Object.values(payload)) if (isObject(v)) holders.push(v);
+  for (const h of holders) {
+    if (!isObject(h)) continue;
+    for (const [k, v] of Object.entries(h)) if (USAGE_KEY.test(k) && !countsLookTrue(v, maxTokens)) return false;
+  }
+  return true;
+}
+
+/** The usage fields of the upstream protocols: `usage` (messages, chat), `usageMetadata` (generateContent). */
+const USAGE_KEY = /^usage(?:Metadata)?$/;
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function countsLookTrue(usage: unknown, maxTokens: number): boolean {
+  if (usage === null || usage === undefined) return true;
+  if (!isObject(usage)) return false;
+  // Iterative and shallow: usage objects nest a level or two (details, per-modality lists).
+  const stack: { v: unknown; depth: number }[] = [{ v: usage, depth: 0 }];
+  while (stack.length) {
+    const { v, depth } = stack.pop()!; // the loop runs only while the stack has an item
+    if (typeof v === "number") {
+      if (!Number.isInteger(v) || v < 0 || v > maxTokens) return false;
+    } else if (typeof v === "object" && v !== null && depth < 4) {
+      for (const x of Object.values(v)) stack.push({ v: x, depth: depth + 1 });
+    }
+  }
+  return true;
+}
+
+/** `usageLooksTrue` of one JSON text (a frame's data); text that does not parse is for its reader to judge. */
+export function usageTextLooksTrue(json: string, maxTokens: number): boolean {
+  if (!json.includes('"usage')) return true;
+  let v: unknown;
+  try {
+    v = JSON.parse(json);
+  } catch {
+    return true;
+  }
+  return usageLooksTrue(v, maxTokens);
+}

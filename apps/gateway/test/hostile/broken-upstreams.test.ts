@@ -1,0 +1,134 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { Harness } from "../harness";
+import { type BadUpstream, type Scripted, clientCall, errorMessageOf, recordsOf, startBadUpstream, startBadUpstreamGateway } from "./bad-upstream";
+
+// Issue 11, items 3 and 6: a vendor that answers 200 with something that is not a reply. Every
+// client format, passthrough and translated, JSON and stream: the client gets a 502 (or, once a
+// stream has started, only the in-band error) naming the vendor, never the vendor's garbage, and
+// the ledger has exactly one record of it, billed nothing.
+
+let bad: BadUpstream;
+let h: Harness;
+beforeAll(async () => {
+  bad = startBadUpstream();
+  h = await startBadUpstreamGateway(bad);
+});
+afterAll(async () => {
+  await h.close();
+  bad.stop();
+});
+
+/** Marks the vendor's bytes: none of it may reach the client. */
+const MARK = "ZZGARBAGE";
+
+const JSON_SHAPES: Record<string, Scripted> = {
+  "truncated JSON": { type: "application/json", body: `{"id":"msg_${MARK}","type":"message","content":[{"type":"text","text":"Hel` },
+  "an HTML page": { type: "text/html", body: `<html><body><h1>502 Bad Gateway ${MARK}</h1></body></html>` },
+  "an empty body": { type: "application/json", body: "" },
+  "plain garbage": { type: "text/plain", body: `${MARK} lorem ipsum` },
+  "JSON that is not an object": { type: "application/json", body: `["${MARK}"]` },
+};
+
+const STREAM_SHAPES: Record<string, Scripted> = {
+  "garbage SSE": { type: "text/event-stream", body: [`${MARK} lorem ipsum\n\n`, "not an event either\n\n"] },
+  "truncated SSE": { type: "text/event-stream", body: [`data: {"type":"${MARK}","choices":[{"delta":{"content":"Hel`] },
+  "an empty stream": { type: "text/event-stream", body: [] },
+  "HTML in an event stream": { type: "text/event-stream", body: [`<!doctype html><html><body>${MARK}</body></html>`] },
+};
+
+/** Client format, model: passthrough (same protocol) and translated pairs, each vendor protocol once. */
+const ROUTES = [
+  ["messages", "alpha-haiku-4-5", "passthrough"],
+  ["chat", "beta-5", "passthrough"],
+  ["messages", "beta-5", "translated"],
+  ["chat", "alpha-haiku-4-5", "translated"],
+  ["messages", "gamma-3-flash", "translated"],
+  ["chat", "gamma-3-flash", "translated"],
+] as const;
+
+const VENDOR = { "alpha-haiku-4-5": "alpha", "beta-5": "beta", "gamma-3-flash": "gamma" } as const;
+
+async function expectOneUnbilledRecord(requestId: string | null, status: number) {
+  const records = await recordsOf(h, requestId);
+  expect(records).toHaveLength(1);
+  expect(records[0]).toMatchObject({ status, upstream_status: 200, cost_usd: 0, input_tokens: 0, output_tokens: 0 });
+}
+
+describe("a malformed 200 to a JSON call is a 502 in the caller's format naming the vendor", () => {
+  for (const [format, model, route] of ROUTES) {
+    for (const [shape, answer] of Object.entries(JSON_SHAPES)) {
+      test(`${format} → ${model} (${route}): ${shape}`, async () => {
+        bad.script(answer);
+        const res = await clientCall(h, format, model, false);
+        expect(res.status).toBe(502);
+        expect(res.headers.get("content-type")).toStartWith("application/json");
+        const text = await res.text();
+        expect(text).not.toContain(MARK);
+        expect(text).not.toContain("Internal error");
+        expect(errorMessageOf(format, JSON.parse(text))).toContain(`The ${VENDOR[model]} upstream answered 200 with`);
+        await expectOneUnbilledRecord(res.headers.get("x-request-id"), 502);
+      });
+    }
+  }
+});
+
+describe("a malformed 200 to a stream: only the in-band error, once, and nothing after it", () => {
+  for (const [format, model, route] of ROUTES) {
+    for (const [shape, answer] of Object.entries(STREAM_SHAPES)) {
+      test(`${format} → ${model} (${route}): ${shape}`, async () => {
+        bad.script({ ...answer, body: [...answer.body] });
+        const res = await clientCall(h, format, model, true);
+        expect(res.status).toBe(200);
+        const text = await res.text();
+        expect(text).not.toContain(MARK);
+        if (format === "chat") {
+          // One error chunk, then the one [DONE], then nothing.
+          expect(text.match(/"error"/g)).toHaveLength(1);
+          expect(text.match(/data: \[DONE\]/g)).toHaveLength(1);
+          expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
+          expect(text).toContain(`The ${VENDOR[model]} upstream`);
+        } else {
+          expect(text.match(/event: error/g)).toHaveLength(1);
+          expect(text).not.toContain("message_stop");
+          expect(text.trimEnd().split("\n\n").at(-1)).toStartWith("event: error");
+          expect(text).toContain(`The ${VENDOR[model]} upstream`);
+        }
+        await expectOneUnbilledRecord(res.headers.get("x-request-id"), 502);
+      });
+    }
+  }
+
+  test("a stream call answered with a JSON or HTML body (no event stream) is a plain 502", async () => {
+    for (const [format, model] of [["chat", "beta-5"], ["messages", "alpha-haiku-4-5"]] as const) {
+      bad.script({ type: "text/html", body: `<html>${MARK}</html>` });
+      const res = await clientCall(h, format, model, true);
+      expect(res.status).toBe(502);
+      const text = await res.text();
+      expect(text).not.toContain(MARK);
+      expect(errorMessageOf(format, JSON.parse(text))).toContain("where a stream was due");
+      await expectOneUnbilledRecord(res.headers.get("x-request-id"), 502);
+    }
+  });
+
+  test("a vendor error inside a 200 is the vendor's error, as a 502", async () => {
+    bad.script({ type: "application/json", body: JSON.stringify({ error: { message: "quota backend unavailable", type: "server_error" } }) });
+    const res = await clientCall(h, "chat", "beta-5", false);
+    expect(res.status).toBe(502);
+    expect(errorMessageOf("chat", await res.json())).toBe("The beta upstream answered 200 with an error: quota backend unavailable");
+  });
+});
+
+describe("other requests go on", () => {
+  test("after all of the above, a good reply from the same vendor is relayed and billed", async () => {
+    bad.script({
+      type: "application/json",
+      body: JSON.stringify({ id: "chatcmpl-1", object: "chat.completion", created: 1, model: "beta-5", choices: [{ index: 0, message: { role: "assistant", content: "Fine." }, finish_reason: "stop" }], usage: { prompt_tokens: 9, completion_tokens: 2, total_tokens: 11 } }),
+    });
+    const res = await clientCall(h, "chat", "beta-5", false);
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as any).choices[0].message.content).toBe("Fine.");
+    const [r] = await recordsOf(h, res.headers.get("x-request-id"));
+    expect(r).toMatchObject({ status: 200, upstream_status: 200, input_tokens: 9, output_tokens: 2, estimated: false });
+    expect(r!.cost_usd).toBeCloseTo((9 * 1.25 + 2 * 6.25) / 1e6, 12);
+  });
+});
