@@ -13,6 +13,11 @@ export interface UsageTotals {
   output_tokens: number;
   cache_read_input_tokens: number;
   cache_creation_input_tokens: number;
+  /**
+   * The share of `cache_creation_input_tokens` written for an hour (the rest for five minutes),
+   * when the upstream says: the two are priced apart (docs/protocols.md §1.6).
+   */
+  cache_creation_1h_input_tokens?: number;
   /** Reasoning/thinking share of `output_tokens`, when the upstream says. */
   reasoning_tokens?: number;
   /** True when the upstream never reported usage and these numbers are local estimates. */
@@ -82,6 +87,8 @@ export function messagesUsageFields(usage: unknown): Partial<UsageTotals> {
   if (typeof u.output_tokens === "number") out.output_tokens = n(u.output_tokens);
   if (typeof u.cache_read_input_tokens === "number") out.cache_read_input_tokens = n(u.cache_read_input_tokens);
   if (typeof u.cache_creation_input_tokens === "number") out.cache_creation_input_tokens = n(u.cache_creation_input_tokens);
+  const byTtl = obj(u.cache_creation);
+  if (typeof byTtl.ephemeral_1h_input_tokens === "number") out.cache_creation_1h_input_tokens = n(byTtl.ephemeral_1h_input_tokens);
   const details = obj(u.output_tokens_details);
   if (details.thinking_tokens !== undefined) out.reasoning_tokens = n(details.thinking_tokens);
   return out;
@@ -96,6 +103,7 @@ export function messagesUsageToTotals(usage: unknown): UsageTotals {
     cache_read_input_tokens: f.cache_read_input_tokens ?? 0,
     cache_creation_input_tokens: f.cache_creation_input_tokens ?? 0,
   };
+  if (f.cache_creation_1h_input_tokens !== undefined) out.cache_creation_1h_input_tokens = f.cache_creation_1h_input_tokens;
   if (f.reasoning_tokens !== undefined) out.reasoning_tokens = f.reasoning_tokens;
   return out;
 }
@@ -108,6 +116,11 @@ export function totalsToMessagesUsage(t: UsageTotals): MessagesUsage {
     cache_creation_input_tokens: t.cache_creation_input_tokens,
     cache_read_input_tokens: t.cache_read_input_tokens,
   };
+  // The per-TTL split of the writes, when there are any (§1.6).
+  if (t.cache_creation_input_tokens > 0) {
+    const hour = Math.min(t.cache_creation_1h_input_tokens ?? 0, t.cache_creation_input_tokens);
+    out.cache_creation = { ephemeral_5m_input_tokens: t.cache_creation_input_tokens - hour, ephemeral_1h_input_tokens: hour };
+  }
   if (t.reasoning_tokens !== undefined) out.output_tokens_details = { thinking_tokens: t.reasoning_tokens };
   return out;
 }

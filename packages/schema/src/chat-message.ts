@@ -1,9 +1,13 @@
 /** Messages of the chat completions format (docs/protocols.md §2.3), discriminated on `role`. */
 import { Type, type Static } from "@sinclair/typebox";
+import { CacheControl } from "./cache-control.js";
 import { Nullable } from "./nullable.js";
 
-/** `{type:"text", text}`. */
-export const ChatTextPart = Type.Object({ type: Type.Literal("text"), text: Type.String() });
+/**
+ * `{type:"text", text}`. `cache_control` is a common extension of chat clients that reach a
+ * messages-format upstream through a gateway: a prompt-cache breakpoint on this part.
+ */
+export const ChatTextPart = Type.Object({ type: Type.Literal("text"), text: Type.String(), cache_control: Type.Optional(Nullable(CacheControl)) });
 export type ChatTextPart = Static<typeof ChatTextPart>;
 
 /** `{type:"image_url", image_url:{url, detail?}}`; `url` is http(s) or `data:<mime>;base64,…`. */
@@ -13,6 +17,7 @@ export const ChatImagePart = Type.Object({
     url: Type.String({ minLength: 1 }),
     detail: Type.Optional(Type.Union([Type.Literal("auto"), Type.Literal("low"), Type.Literal("high")])),
   }),
+  cache_control: Type.Optional(Nullable(CacheControl)),
 });
 export type ChatImagePart = Static<typeof ChatImagePart>;
 

@@ -23,7 +23,14 @@ export function modelEntry(e: CatalogEntry) {
     owned_by: e.owned_by,
     context_window: e.context_window,
     max_output_tokens: e.max_output_tokens,
-    pricing: { input_per_mtok: e.input_per_mtok, output_per_mtok: e.output_per_mtok, currency: "USD" },
+    pricing: {
+      input_per_mtok: e.input_per_mtok,
+      output_per_mtok: e.output_per_mtok,
+      cache_read_per_mtok: e.cache_read_per_mtok,
+      cache_write_5m_per_mtok: e.cache_write_5m_per_mtok,
+      cache_write_1h_per_mtok: e.cache_write_1h_per_mtok,
+      currency: "USD",
+    },
   };
 }
 

@@ -57,7 +57,8 @@ describe("meter", () => {
       cache_write_tokens: 100,
       reasoning_tokens: 50,
       // (1400 × 5 + 200 × 25) / 1e6
-      cost_usd: 0.012,
+      // Each class at its price: 1000 × $5 + 300 read × $0.50 + 100 written × $6.25 + 200 out × $25, per million.
+      cost_usd: 0.010775,
       status: 200,
       upstream_status: 200,
       aborted: false,
@@ -72,9 +73,9 @@ describe("meter", () => {
     tally.report({ input_tokens: 1000, output_tokens: 200, cache_read_input_tokens: 300, cache_creation_input_tokens: 100 }, true);
     await meter(t.deps, call(tally), { status: 200, upstreamStatus: 200 });
     expect(settled).toEqual([1600]);
-    expect(await t.deps.spend.spent(key.id)).toBeCloseTo(0.012, 9);
+    expect(await t.deps.spend.spent(key.id)).toBeCloseTo(0.010775, 9);
     await meter(t.deps, { ...call(tally), ctx: testContext({ id: "req_meter02" }) }, { status: 200, upstreamStatus: 200 });
-    expect(await t.deps.spend.spent(key.id)).toBeCloseTo(0.024, 9);
+    expect(await t.deps.spend.spent(key.id)).toBeCloseTo(0.02155, 9);
   });
 
   test("nothing final reported: the relayed text and the prompt are counted, flagged estimated", async () => {

@@ -53,7 +53,7 @@ export function meter(deps: GatewayDeps, call: MeteredCall, end: Ending): Promis
     cache_read_tokens: counts.cache_read_input_tokens,
     cache_write_tokens: counts.cache_creation_input_tokens,
     reasoning_tokens: counts.reasoning_tokens,
-    cost_usd: deps.catalog.cost(entry, input, counts.output_tokens),
+    cost_usd: deps.catalog.cost(entry, counts),
     status: end.status,
     upstream_status: end.upstreamStatus,
     latency_ms: Math.round((performance.now() - call.ctx.started) * 100) / 100,

@@ -1,7 +1,7 @@
 import type { UsageTotals } from "@turnpike/providers";
 
 /** Token counts in the pivot's terms: `input_tokens` excludes cache reads and writes. */
-export type TokenCounts = Required<Omit<UsageTotals, "estimated">>;
+export type TokenCounts = Required<Omit<UsageTotals, "estimated" | "cache_creation_1h_input_tokens">> & Pick<UsageTotals, "cache_creation_1h_input_tokens">;
 
 const ZERO: TokenCounts = { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, reasoning_tokens: 0 };
 

@@ -9,9 +9,45 @@ import { MESSAGES_UPSTREAM_VERSION, messagesProtocol } from "./messages";
 const body = { model: "alpha-sonnet-4-6", max_tokens: 64, stream: true, messages: [{ role: "user", content: "hi" }] };
 const noHeaders = { stream: false, clientHeaders: new Headers() };
 
+describe("messages protocol: automatic cache breakpoints", () => {
+  const convo = {
+    model: "alpha-sonnet-4-6",
+    max_tokens: 64,
+    system: "You are terse.",
+    tools: [{ name: "a", input_schema: { type: "object" } }, { name: "b", input_schema: { type: "object" } }],
+    messages: [
+      { role: "user", content: "one" },
+      { role: "assistant", content: "two" },
+      { role: "user", content: [{ type: "text", text: "three" }, { type: "text", text: "four" }] },
+    ],
+  };
+  const EPH = { type: "ephemeral" };
+
+  test("prompt_cache auto: the last tool, the system prompt, the last block and the user turn before it", async () => {
+    const req = await messagesProtocol.buildRequest(testTarget("alpha-sonnet-4-6"), convo, noHeaders);
+    const sent = JSON.parse(req.body);
+    expect(sent.tools.map((t: { cache_control?: unknown }) => t.cache_control)).toEqual([undefined, EPH]);
+    expect(sent.system).toEqual([{ type: "text", text: "You are terse.", cache_control: EPH }]);
+    expect(sent.messages).toEqual([
+      { role: "user", content: [{ type: "text", text: "one", cache_control: EPH }] },
+      { role: "assistant", content: "two" },
+      { role: "user", content: [{ type: "text", text: "three" }, { type: "text", text: "four", cache_control: EPH }] },
+    ]);
+  });
+
+  test("a request that sets any breakpoint itself, or prompt_cache off, is sent as it came", async () => {
+    const own = { ...convo, messages: [{ role: "user", content: [{ type: "text", text: "x", cache_control: { type: "ephemeral", ttl: "1h" } }] }] };
+    expect(JSON.parse((await messagesProtocol.buildRequest(testTarget("alpha-sonnet-4-6"), own, noHeaders)).body)).toEqual(own);
+    const target = testTarget("alpha-sonnet-4-6");
+    const off = await messagesProtocol.buildRequest({ ...target, entry: { ...target.entry, prompt_cache: "off" } }, convo, noHeaders);
+    expect(JSON.parse(off.body)).toEqual(convo);
+  });
+});
+
 describe("messages protocol: buildRequest", () => {
   test("URL under the base (trailing slash trimmed), x-api-key and the version header", async () => {
-    const req = await messagesProtocol.buildRequest(testTarget("alpha-opus-4-8"), body, noHeaders);
+    const target = testTarget("alpha-opus-4-8");
+    const req = await messagesProtocol.buildRequest({ ...target, entry: { ...target.entry, prompt_cache: "off" } }, body, noHeaders);
     expect(req.url).toBe("https://vendor.example/base/v1/messages");
     expect(req.headers).toEqual({ "content-type": "application/json", "x-api-key": "vendor-key", "anthropic-version": MESSAGES_UPSTREAM_VERSION });
     expect(JSON.parse(req.body)).toEqual(body);

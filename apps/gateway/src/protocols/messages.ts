@@ -1,5 +1,5 @@
-import { MessagesSSEMachine, convertMessagesRequestToMessages, messagesUsageFields, upstreamErrorToGatewayError } from "@turnpike/providers";
-import type { MessagesResponse } from "@turnpike/schema";
+import { MessagesSSEMachine, convertMessagesRequestToMessages, messagesUsageFields, placeCacheBreakpoints, upstreamErrorToGatewayError } from "@turnpike/providers";
+import type { MessagesRequest, MessagesResponse } from "@turnpike/schema";
 import type { SSEMessage } from "@turnpike/schema/sse";
 import type { UsageSink } from "../pipeline/usage-tally";
 import { dataAfter, each, parseRegion } from "./sse-scan";
@@ -104,7 +104,10 @@ export const messagesProtocol: UpstreamProtocol = {
     return Promise.resolve({ body: r.body, warnings: r.warnings, toolNames: undefined });
   },
   buildRequest(target, body, { clientHeaders }) {
-    return Promise.resolve({ url: `${trimSlash(target.upstream.baseURL)}/v1/messages`, headers: upstreamHeaders(target, clientHeaders), body: JSON.stringify(body) });
+    // Turnpike's own cache breakpoints on a request that sets none (docs/protocols.md §1.6):
+    // the body is the validated client request or the pivot's conversion, a MessagesRequest either way.
+    const cached = target.entry.prompt_cache === "auto" ? placeCacheBreakpoints(body as MessagesRequest) : undefined;
+    return Promise.resolve({ url: `${trimSlash(target.upstream.baseURL)}/v1/messages`, headers: upstreamHeaders(target, clientHeaders), body: JSON.stringify(cached ?? body) });
   },
   machine: (_ctx, emit) => new MessagesSSEMachine({}, emit),
   // The vendor's reply is the pivot's shape; only the model is the client's.

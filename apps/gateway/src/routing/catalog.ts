@@ -22,36 +22,58 @@ export interface CatalogEntry {
   upstream_model: string;
   /** Extra headers sent upstream with every call for this model. */
   upstream_headers: Record<string, string>;
-  /** USD per million tokens. */
+  /** USD per million tokens: uncached input, output. */
   input_per_mtok: number;
   output_per_mtok: number;
+  /** USD per million input tokens read from the vendor's prompt cache. */
+  cache_read_per_mtok: number;
+  /** USD per million input tokens written to the prompt cache for five minutes, and for an hour. */
+  cache_write_5m_per_mtok: number;
+  cache_write_1h_per_mtok: number;
+  /**
+   * `auto`: a request to a messages upstream that carries no `cache_control` at all gets
+   * Turnpike's own cache breakpoints (`protocols/cache-breakpoints.ts`); `off`: never.
+   */
+  prompt_cache: PromptCacheMode;
   context_window: number;
   max_output_tokens: number;
   /** Release date, RFC 3339; the models list reports it as `created_at` and `created`. */
   created_at: string;
 }
 
-type Row = Omit<CatalogEntry, "protocol" | "upstream_model" | "upstream_headers"> &
-  Partial<Pick<CatalogEntry, "protocol" | "upstream_model" | "upstream_headers">>;
+/** Whether Turnpike places prompt-cache breakpoints itself (per model, and per key on top). */
+export type PromptCacheMode = "auto" | "off";
+export const PROMPT_CACHE_MODES: readonly PromptCacheMode[] = ["auto", "off"];
+
+type Optional = "protocol" | "upstream_model" | "upstream_headers" | "cache_read_per_mtok" | "cache_write_5m_per_mtok" | "cache_write_1h_per_mtok" | "prompt_cache";
+type Row = Omit<CatalogEntry, Optional> & Partial<Pick<CatalogEntry, Optional>>;
+
+/**
+ * The cache prices of the messages-protocol vendor: reads at a tenth of the input price, writes
+ * at 1.25× (five minutes) and 2× (an hour).
+ */
+const ALPHA_CACHE = (input: number) => ({ cache_read_per_mtok: input / 10, cache_write_5m_per_mtok: input * 1.25, cache_write_1h_per_mtok: input * 2 });
+/** Vendors that cache on their own: reads at a tenth of the input price, writes at the input price. */
+const AUTO_CACHE = (input: number) => ({ cache_read_per_mtok: input / 10, cache_write_5m_per_mtok: input, cache_write_1h_per_mtok: input });
 
 /** The messages-protocol beta header that unlocks the 1M-token context on models that need it. */
 export const CONTEXT_1M_BETA = "context-1m-2025-08-07";
 
 const BUILT_IN: Row[] = [
-  { id: "alpha-opus-4-8", owned_by: "alpha", display_name: "Alpha Opus 4.8", input_per_mtok: 5, output_per_mtok: 25, context_window: 200_000, max_output_tokens: 64_000, created_at: "2026-09-15T00:00:00Z" },
-  { id: "alpha-fable-5", owned_by: "alpha", display_name: "Alpha Fable 5", input_per_mtok: 10, output_per_mtok: 50, context_window: 400_000, max_output_tokens: 128_000, created_at: "2026-10-20T00:00:00Z" },
-  { id: "alpha-sonnet-4-6", owned_by: "alpha", display_name: "Alpha Sonnet 4.6", input_per_mtok: 3, output_per_mtok: 15, context_window: 200_000, max_output_tokens: 64_000, created_at: "2026-06-10T00:00:00Z" },
-  { id: "alpha-haiku-4-5", owned_by: "alpha", display_name: "Alpha Haiku 4.5", input_per_mtok: 1, output_per_mtok: 5, context_window: 200_000, max_output_tokens: 64_000, created_at: "2025-10-15T00:00:00Z" },
+  { id: "alpha-opus-4-8", owned_by: "alpha", display_name: "Alpha Opus 4.8", input_per_mtok: 5, output_per_mtok: 25, ...ALPHA_CACHE(5), context_window: 200_000, max_output_tokens: 64_000, created_at: "2026-09-15T00:00:00Z" },
+  { id: "alpha-fable-5", owned_by: "alpha", display_name: "Alpha Fable 5", input_per_mtok: 10, output_per_mtok: 50, ...ALPHA_CACHE(10), context_window: 400_000, max_output_tokens: 128_000, created_at: "2026-10-20T00:00:00Z" },
+  { id: "alpha-sonnet-4-6", owned_by: "alpha", display_name: "Alpha Sonnet 4.6", input_per_mtok: 3, output_per_mtok: 15, ...ALPHA_CACHE(3), context_window: 200_000, max_output_tokens: 64_000, created_at: "2026-06-10T00:00:00Z" },
+  { id: "alpha-haiku-4-5", owned_by: "alpha", display_name: "Alpha Haiku 4.5", input_per_mtok: 1, output_per_mtok: 5, ...ALPHA_CACHE(1), context_window: 200_000, max_output_tokens: 64_000, created_at: "2025-10-15T00:00:00Z" },
   {
     id: "alpha-sonnet-4-6 (context-1m beta)", owned_by: "alpha", display_name: "Alpha Sonnet 4.6 (1M context, beta)",
     upstream_model: "alpha-sonnet-4-6", upstream_headers: { "anthropic-beta": CONTEXT_1M_BETA },
-    input_per_mtok: 6, output_per_mtok: 22.5, context_window: 1_000_000, max_output_tokens: 64_000, created_at: "2026-06-10T00:00:00Z",
+    input_per_mtok: 6, output_per_mtok: 22.5, ...ALPHA_CACHE(6), context_window: 1_000_000, max_output_tokens: 64_000, created_at: "2026-06-10T00:00:00Z",
   },
-  { id: "beta-5.5", owned_by: "beta", display_name: "Beta 5.5", input_per_mtok: 2.5, output_per_mtok: 10, context_window: 400_000, max_output_tokens: 128_000, created_at: "2026-08-05T00:00:00Z" },
-  { id: "beta-5", owned_by: "beta", display_name: "Beta 5", input_per_mtok: 1.25, output_per_mtok: 6.25, context_window: 400_000, max_output_tokens: 128_000, created_at: "2025-08-07T00:00:00Z" },
-  { id: "gamma-3-pro", owned_by: "gamma", display_name: "Gamma 3 Pro", input_per_mtok: 2, output_per_mtok: 10, context_window: 1_048_576, max_output_tokens: 65_536, created_at: "2025-11-18T00:00:00Z" },
-  { id: "gamma-3-flash", owned_by: "gamma", display_name: "Gamma 3 Flash", input_per_mtok: 0.5, output_per_mtok: 2.5, context_window: 1_048_576, max_output_tokens: 65_536, created_at: "2025-12-17T00:00:00Z" },
-  { id: "delta-m3", owned_by: "delta", display_name: "Delta M3", input_per_mtok: 0.3, output_per_mtok: 1.2, context_window: 204_800, max_output_tokens: 131_072, created_at: "2026-03-01T00:00:00Z" },
+  { id: "beta-5.5", owned_by: "beta", display_name: "Beta 5.5", input_per_mtok: 2.5, output_per_mtok: 10, ...AUTO_CACHE(2.5), context_window: 400_000, max_output_tokens: 128_000, created_at: "2026-08-05T00:00:00Z" },
+  { id: "beta-5", owned_by: "beta", display_name: "Beta 5", input_per_mtok: 1.25, output_per_mtok: 6.25, ...AUTO_CACHE(1.25), context_window: 400_000, max_output_tokens: 128_000, created_at: "2025-08-07T00:00:00Z" },
+  { id: "gamma-3-pro", owned_by: "gamma", display_name: "Gamma 3 Pro", input_per_mtok: 2, output_per_mtok: 10, ...AUTO_CACHE(2), context_window: 1_048_576, max_output_tokens: 65_536, created_at: "2025-11-18T00:00:00Z" },
+  { id: "gamma-3-flash", owned_by: "gamma", display_name: "Gamma 3 Flash", input_per_mtok: 0.5, output_per_mtok: 2.5, ...AUTO_CACHE(0.5), context_window: 1_048_576, max_output_tokens: 65_536, created_at: "2025-12-17T00:00:00Z" },
+  { id: "delta-m3", owned_by: "delta", display_name: "Delta M3", input_per_mtok: 0.3, output_per_mtok: 1.2, ...AUTO_CACHE(0.3), context_window: 204_800, max_output_tokens: 131_072, created_at: "2026-03-01T00:00:00Z" },
 ];
 
 function complete(row: Row, vendors: ReadonlyMap<string, Protocol>): CatalogEntry {
@@ -62,7 +84,22 @@ function complete(row: Row, vendors: ReadonlyMap<string, Protocol>): CatalogEntr
     protocol,
     upstream_model: row.upstream_model ?? row.id,
     upstream_headers: row.upstream_headers ?? {},
+    // A row without cache prices bills cached tokens as plain input: never below the vendor's price.
+    cache_read_per_mtok: row.cache_read_per_mtok ?? row.input_per_mtok,
+    cache_write_5m_per_mtok: row.cache_write_5m_per_mtok ?? row.input_per_mtok,
+    cache_write_1h_per_mtok: row.cache_write_1h_per_mtok ?? row.input_per_mtok,
+    prompt_cache: row.prompt_cache ?? "auto",
   };
+}
+
+/** The token classes a call is billed by (`input_tokens` is the uncached input). */
+export interface BilledTokens {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_input_tokens: number;
+  cache_creation_input_tokens: number;
+  /** The one-hour share of the cache writes. */
+  cache_creation_1h_input_tokens?: number;
 }
 
 export class Catalog {
@@ -80,9 +117,20 @@ export class Catalog {
     return [...this.byId.values()];
   }
 
-  /** Cost in USD of a call, from the catalog's prices; the same through either endpoint. */
-  cost(entry: CatalogEntry, inputTokens: number, outputTokens: number): number {
-    const usd = (inputTokens * entry.input_per_mtok + outputTokens * entry.output_per_mtok) / 1_000_000;
+  /**
+   * Cost in USD of a call, from the catalog's prices, each token class at its own: uncached
+   * input, cache reads, cache writes (five-minute and one-hour apart) and output. The same
+   * through every endpoint.
+   */
+  cost(entry: CatalogEntry, t: BilledTokens): number {
+    const hour = Math.min(t.cache_creation_1h_input_tokens ?? 0, t.cache_creation_input_tokens);
+    const usd =
+      (t.input_tokens * entry.input_per_mtok +
+        t.cache_read_input_tokens * entry.cache_read_per_mtok +
+        (t.cache_creation_input_tokens - hour) * entry.cache_write_5m_per_mtok +
+        hour * entry.cache_write_1h_per_mtok +
+        t.output_tokens * entry.output_per_mtok) /
+      1_000_000;
     return Math.round(usd * 1e9) / 1e9;
   }
 }
@@ -115,6 +163,14 @@ function parseOverride(raw: unknown, i: number, rows: Map<string, Row>, vendors:
     if (typeof merged[f] !== "number" || !Number.isFinite(merged[f]) || (merged[f] as number) < 0) {
       throw new Error(`${where}.${f}: required non-negative number, got ${JSON.stringify(merged[f])}`);
     }
+  }
+  for (const f of ["cache_read_per_mtok", "cache_write_5m_per_mtok", "cache_write_1h_per_mtok"] as const) {
+    if (merged[f] !== undefined && (typeof merged[f] !== "number" || !Number.isFinite(merged[f]) || (merged[f] as number) < 0)) {
+      throw new Error(`${where}.${f}: must be a non-negative number, got ${JSON.stringify(merged[f])}`);
+    }
+  }
+  if (merged.prompt_cache !== undefined && !PROMPT_CACHE_MODES.some((m) => m === merged.prompt_cache)) {
+    throw new Error(`${where}.prompt_cache: must be ${PROMPT_CACHE_MODES.join(" or ")}, got ${JSON.stringify(merged.prompt_cache)}`);
   }
   merged.display_name ??= o.id;
   merged.max_output_tokens ??= 8192;

@@ -5,12 +5,14 @@
  * tool results first in a user turn.
  */
 import type {
+  CacheControl,
   ChatAssistantMessage,
   ChatContentPart,
   ChatMessage,
   ChatUserMessage,
   ContentBlockParam,
   MessageParam,
+  TextBlockParam,
 } from "@turnpike/schema";
 import { invalidRequest } from "../errors.js";
 import { randomId, sanitizeToolId } from "../ids.js";
@@ -19,7 +21,8 @@ import { checkImageMediaType, isHttpUrl, parseDataUrl } from "../media.js";
 import type { Warnings } from "../warnings.js";
 
 export interface ConvertedChatMessages {
-  system: string | undefined;
+  /** Text, or text blocks when a system part carried a cache breakpoint. */
+  system: string | TextBlockParam[] | undefined;
   messages: MessageParam[];
 }
 
@@ -65,6 +68,8 @@ function textOfParts(content: string | { type: "text"; text: string }[]): string
 
 export function convertChatMessagesToMessages(chatMessages: ChatMessage[], warnings: Warnings): ConvertedChatMessages {
   const systemParts: string[] = [];
+  // The breakpoint of each system message, if its parts carried one (same index as systemParts).
+  const systemBreaks: (CacheControl | undefined)[] = [];
   const turns: Turn[] = [];
   const ids = new ToolIds();
   let sawConversation = false;
@@ -75,7 +80,10 @@ export function convertChatMessagesToMessages(chatMessages: ChatMessage[], warni
       case "system":
       case "developer": {
         const text = textOfParts(msg.content);
-        if (text.length > 0) systemParts.push(text);
+        if (text.length > 0) {
+          systemParts.push(text);
+          systemBreaks.push(typeof msg.content === "string" ? undefined : (msg.content.findLast((p) => p.cache_control)?.cache_control ?? undefined));
+        }
         if (sawConversation) {
           warnings.add(`${at}.role`, `a ${msg.role} message after the conversation started was moved into the top-level system prompt`);
         }
@@ -134,6 +142,10 @@ export function convertChatMessagesToMessages(chatMessages: ChatMessage[], warni
   if (messages.length === 0) {
     throw invalidRequest("messages", "at least one user or assistant message with content is required");
   }
+  // One text block per system message when any carried a breakpoint, so that it stays where it was.
+  if (systemBreaks.some((b) => b !== undefined)) {
+    return { system: systemParts.map((text, k) => ({ type: "text", text, ...(systemBreaks[k] ? { cache_control: systemBreaks[k] } : {}) })), messages };
+  }
   return { system: systemParts.length > 0 ? systemParts.join("\n\n") : undefined, messages };
 }
 
@@ -167,9 +179,12 @@ function convertUserContent(msg: ChatUserMessage, at: string): ContentBlockParam
 function convertUserPart(part: ChatContentPart, at: string): ContentBlockParam | undefined {
   switch (part.type) {
     case "text":
-      return part.text.length > 0 ? { type: "text", text: part.text } : undefined;
-    case "image_url":
-      return convertImageUrl(part.image_url.url, `${at}.image_url.url`);
+      // A breakpoint a chat client put on a part (the common extension) stays on its block.
+      return part.text.length > 0 ? { type: "text", text: part.text, ...(part.cache_control ? { cache_control: part.cache_control } : {}) } : undefined;
+    case "image_url": {
+      const image = convertImageUrl(part.image_url.url, `${at}.image_url.url`);
+      return part.cache_control && image.type === "image" ? { ...image, cache_control: part.cache_control } : image;
+    }
     case "input_audio":
       throw invalidRequest(`${at}`, "audio input cannot be translated for this model (the messages format has no audio blocks)");
     case "file":
