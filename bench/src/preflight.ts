@@ -4,12 +4,13 @@
  */
 import type { HttpRequestSpec } from "./scenarios";
 
-export type ReplyFormat = "messages" | "chat" | "generate";
+export type ReplyFormat = "messages" | "chat" | "generate" | "responses";
 
 const MARK: Record<ReplyFormat, { json: RegExp; stream: RegExp }> = {
   messages: { json: /"type"\s*:\s*"message"/, stream: /^event: message_start$/m },
   chat: { json: /"object"\s*:\s*"chat\.completion"/, stream: /"object"\s*:\s*"chat\.completion\.chunk"/ },
   generate: { json: /"candidates"/, stream: /"candidates"/ },
+  responses: { json: /"object"\s*:\s*"response"/, stream: /^event: response\.created$/m },
 };
 
 /** Sends the request once; returns a problem description, or undefined when the reply is right. */

@@ -67,7 +67,7 @@ export const BASELINES: Record<BaselineName, HttpRequestSpec> = {
 };
 
 export type ScenarioKind = "passthrough" | "translation";
-export type ClientFormat = "messages" | "chat";
+export type ClientFormat = "messages" | "chat" | "responses";
 
 export interface Scenario {
   name: string;
@@ -78,12 +78,21 @@ export interface Scenario {
   stream: boolean;
 }
 
-const PATH: Record<ClientFormat, string> = { messages: "/v1/messages", chat: "/v1/chat/completions" };
+const PATH: Record<ClientFormat, string> = { messages: "/v1/messages", chat: "/v1/chat/completions", responses: "/v1/responses" };
+
+/**
+ * The same prompt in each client format. A Responses request says `store: false`, as the coding
+ * agents that speak it do: a stored reply is a write of its own, not part of the translation.
+ */
+const BODY: Record<ClientFormat, (model: string, stream: boolean) => string> = {
+  messages: (model, stream) => json({ model, max_tokens: 64, ...(stream ? { stream: true } : {}), messages: PROMPT }),
+  chat: (model, stream) => json({ model, max_tokens: 64, ...(stream ? { stream: true } : {}), messages: PROMPT }),
+  responses: (model, stream) => json({ model, max_output_tokens: 64, store: false, ...(stream ? { stream: true } : {}), input: "hi" }),
+};
 
 function scenario(name: string, kind: ScenarioKind, format: ClientFormat, model: string, baseline: BaselineName): Scenario {
   const stream = BASELINES[baseline].stream;
-  const body = json({ model, max_tokens: 64, ...(stream ? { stream: true } : {}), messages: PROMPT });
-  return { name, kind, gateway: { format, path: PATH[format], body }, baseline, stream };
+  return { name, kind, gateway: { format, path: PATH[format], body: BODY[format](model, stream) }, baseline, stream };
 }
 
 export const SCENARIOS: Scenario[] = [
@@ -96,6 +105,8 @@ export const SCENARIOS: Scenario[] = [
   scenario("stream chat passthrough", "passthrough", "chat", "beta-5", "chat-stream"),
   scenario("stream messages→chat", "translation", "messages", "beta-5", "chat-stream"),
   scenario("stream chat→messages", "translation", "chat", "alpha-haiku-4-5", "messages-stream"),
+  scenario("responses→chat", "translation", "responses", "beta-5", "chat"),
+  scenario("stream responses→chat", "translation", "responses", "beta-5", "chat-stream"),
 ];
 
 /** The gateway request of a scenario, carrying the Turnpike key the way each format's clients do. */
