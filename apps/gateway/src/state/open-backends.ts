@@ -87,8 +87,9 @@ export async function openBackends(config: Config, opts: { store?: Store; now: (
   let limiter: LimiterStore = localLimiter;
   let authFailures: AuthFailureStore = localAuth;
   let redisAuth: RedisAuthFailures | undefined;
+  let redisSpend: RedisSpendStore | undefined;
   if (link) {
-    const redisSpend = new RedisSpendStore(link, store, now);
+    redisSpend = new RedisSpendStore(link, store, now);
     if (link.up) await redisSpend.seed().catch((e) => logger.error("seeding the month's spend in Redis failed", {}, e));
     redisAuth = new RedisAuthFailures(link, 30, 60_000);
     spend = new FailoverSpendStore(link, redisFail, redisSpend, localSpend);
@@ -148,6 +149,7 @@ export async function openBackends(config: Config, opts: { store?: Store; now: (
     async close() {
       if (directory instanceof SharedKeyDirectory) directory.close();
       redisAuth?.close();
+      await redisSpend?.close();
       if (journal) await journal.close();
       else await ledger.flush();
       link?.close();

@@ -83,9 +83,10 @@ export class FailoverSpendStore implements SpendStore {
     return guarded(this.link, this.mode, () => this.shared.spent(keyId), () => this.local.spent(keyId));
   }
 
+  /** Both: the shared store gathers adds and sends them when Redis answers, so none is lost to an outage. */
   async add(keyId: string, usd: number): Promise<void> {
     await this.local.add(keyId, usd);
-    await recorded(this.link, () => this.shared.add(keyId, usd), async () => {});
+    await this.shared.add(keyId, usd);
   }
 }
 

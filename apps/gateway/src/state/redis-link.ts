@@ -93,30 +93,61 @@ export class RedisLink {
     });
   }
 
-  /** Runs a command; rejects with {@link RedisDown} when Redis cannot answer. */
-  async send(command: string, args: string[]): Promise<unknown> {
-    const c = this.client;
-    if (!this.up || !c) throw new RedisDown();
+  /** Commands sent and not yet answered, and answers received (the watchdog's two counters). */
+  private inflight = 0;
+  private answered = 0;
+  private watchdog: ReturnType<typeof setInterval> | undefined;
+
+  /**
+   * A server that stops answering without closing the connection must not hold requests. One
+   * timer for all commands, and no clock read per command: when commands are waiting and no
+   * answer at all came for the timeout, the connection is dropped (its commands then fail).
+   */
+  private watch(): void {
+    if (this.watchdog) return;
     const timeoutMs = this.opts.timeoutMs ?? 1000;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    try {
-      return await Promise.race([
-        c.send(command, args),
-        new Promise<never>((_, reject) => {
-          // A server that stops answering without closing the connection must not hold requests.
-          timer = setTimeout(() => reject(new RedisDown(new Error(`no answer in ${timeoutMs} ms`))), timeoutMs);
-        }),
-      ]);
-    } catch (e) {
-      if (e instanceof RedisDown || !c.connected) {
-        c.close();
-        this.markDown();
-        throw e instanceof RedisDown ? e : new RedisDown(e);
+    const tick = Math.max(50, timeoutMs / 4);
+    let lastAnswered = -1;
+    let silentMs = 0;
+    this.watchdog = setInterval(() => {
+      if (this.inflight === 0 || this.answered !== lastAnswered) {
+        lastAnswered = this.answered;
+        silentMs = 0;
+        return;
       }
-      throw e;
-    } finally {
-      clearTimeout(timer);
-    }
+      silentMs += tick;
+      if (silentMs < timeoutMs) return;
+      silentMs = 0;
+      this.inflight = 0;
+      this.client?.close();
+      this.markDown();
+    }, tick);
+    this.watchdog.unref?.();
+  }
+
+  /** Runs a command; rejects with {@link RedisDown} when Redis cannot answer. */
+  send(command: string, args: string[]): Promise<unknown> {
+    const c = this.client;
+    if (!this.up || !c) return Promise.reject(new RedisDown());
+    this.watch();
+    this.inflight++;
+    return c.send(command, args).then(
+      (v) => {
+        this.inflight--;
+        this.answered++;
+        return v;
+      },
+      (e) => {
+        this.inflight = Math.max(0, this.inflight - 1);
+        this.answered++;
+        if (!c.connected) {
+          c.close();
+          this.markDown();
+          throw new RedisDown(e);
+        }
+        throw e;
+      },
+    );
   }
 
   /** Runs a Lua script by its SHA, loading it on first use (or after a server restart). */
@@ -142,6 +173,7 @@ export class RedisLink {
 
   close(): void {
     this.closed = true;
+    if (this.watchdog) clearInterval(this.watchdog);
     this.client?.close();
     this.subscriber?.close();
     this.setUp(false);

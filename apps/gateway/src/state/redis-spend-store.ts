@@ -25,14 +25,24 @@ const KEEP_MS = 40 * 86_400_000;
 
 /**
  * Monthly spend per key in Redis, shared by every instance: one hash per calendar month (UTC),
- * a float counter per key added to as each usage record is made. A month with no counters yet
- * (the first instance of the month, or a Redis that lost its data) is seeded from the ledger.
+ * a float counter per key. Adds are gathered for `batchMs` and sent as one increment per key (a
+ * busy key costs Redis one command per interval, not one per request); this instance counts its
+ * own unsent adds in what it reads, others see them after at most `batchMs`. A month with no
+ * counters yet (the first instance of the month, or a Redis that lost its data) is seeded from the
+ * ledger.
  */
 export class RedisSpendStore implements SpendStore {
+  /** Adds not yet sent, by month hash and key id. */
+  private unsent = new Map<string, Map<string, number>>();
+  /** Adds sent and not yet acknowledged, by `hash\nkey id`. */
+  private readonly inflight = new Map<string, number>();
+  private timer: ReturnType<typeof setTimeout> | undefined;
+
   constructor(
     private readonly link: RedisLink,
     private readonly store: Pick<Store, "spendSince">,
     private readonly now: () => number = Date.now,
+    private readonly batchMs = 50,
   ) {}
 
   private hash(month: string): string {
@@ -52,11 +62,55 @@ export class RedisSpendStore implements SpendStore {
       await this.seed(month);
       [value] = (await this.link.send("HMGET", [this.hash(month), keyId])) as (string | null)[]; // as above
     }
-    return Number(value ?? 0);
+    const hash = this.hash(month);
+    return Number(value ?? 0) + (this.unsent.get(hash)?.get(keyId) ?? 0) + (this.inflight.get(`${hash}\n${keyId}`) ?? 0);
   }
 
   async add(keyId: string, usd: number): Promise<void> {
     if (usd === 0) return;
-    await this.link.send("HINCRBYFLOAT", [this.hash(monthStart(this.now())), keyId, String(usd)]);
+    this.gather(this.hash(monthStart(this.now())), keyId, usd);
+    this.timer ??= setTimeout(() => void this.send(), this.batchMs);
+  }
+
+  private gather(hash: string, keyId: string, usd: number): void {
+    let keys = this.unsent.get(hash);
+    if (!keys) this.unsent.set(hash, (keys = new Map()));
+    keys.set(keyId, (keys.get(keyId) ?? 0) + usd);
+  }
+
+  /**
+   * Sends the gathered adds. An amount in flight stays counted here until Redis has taken it (it
+   * is taken off before any later read on the same connection answers), so this instance's reads
+   * never miss it nor count it twice; what Redis did not take is sent again next round.
+   */
+  async send(): Promise<void> {
+    this.timer = undefined;
+    const batch = this.unsent;
+    this.unsent = new Map();
+    const sends: Promise<unknown>[] = [];
+    for (const [hash, keys] of batch) {
+      for (const [keyId, usd] of keys) {
+        const field = `${hash}\n${keyId}`;
+        this.inflight.set(field, (this.inflight.get(field) ?? 0) + usd);
+        const settle = () => {
+          const left = (this.inflight.get(field) ?? 0) - usd;
+          if (Math.abs(left) < 1e-15) this.inflight.delete(field);
+          else this.inflight.set(field, left);
+        };
+        sends.push(
+          this.link.send("HINCRBYFLOAT", [hash, keyId, String(usd)]).then(settle, () => {
+            settle();
+            this.gather(hash, keyId, usd);
+          }),
+        );
+      }
+    }
+    await Promise.all(sends);
+    if (this.unsent.size && !this.timer) this.timer = setTimeout(() => void this.send(), Math.max(this.batchMs, 500));
+  }
+
+  close(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    return this.send();
   }
 }
