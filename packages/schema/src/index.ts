@@ -31,5 +31,7 @@ export * from "./catalog-ids.js";
 export * from "./protocols.js";
 export * from "./responses-request.js";
 export * from "./responses-response.js";
+export * from "./responses-stream.js";
+export * from "./responses-stored.js";
 export * from "./validate.js";
 export * from "./sse.js";
