@@ -1,5 +1,11 @@
 /** Records a request for assertions, validating its body as the gateway would. */
-import { validateChatRequest, validateCountTokensRequest, validateMessagesRequest, type ValidationIssue } from "@turnpike/schema";
+import {
+  validateChatRequest,
+  validateCountTokensRequest,
+  validateMessagesRequest,
+  validateResponsesRequest,
+  type ValidationIssue,
+} from "@turnpike/schema";
 import type { CapturedRequest, MockEndpoint } from "./captured-request.js";
 
 /** The record, and the body as the validator accepted it (`undefined` when invalid or absent). */
@@ -49,8 +55,12 @@ function validatorOf(endpoint: MockEndpoint) {
       return validateChatRequest;
     case "count_tokens":
       return validateCountTokensRequest;
+    case "responses":
+    case "input_tokens":
+      return validateResponsesRequest;
     case "models":
     case "model":
+    case "response":
       return undefined;
     default: {
       const unreachable: never = endpoint;

@@ -1,14 +1,20 @@
 /** What the mock records about each request it answers, for assertions. */
-import type { ChatRequest, CountTokensRequest, MessagesRequest } from "@turnpike/schema";
+import type { ChatRequest, CountTokensRequest, MessagesRequest, ResponsesRequest } from "@turnpike/schema";
 
-/** The endpoints the mock serves. */
-export type MockEndpoint = "messages" | "chat" | "count_tokens" | "models" | "model";
+/**
+ * The endpoints the mock serves: `responses` is `POST /v1/responses`, `response` the routes of
+ * one stored response (`GET`/`DELETE /v1/responses/{id}`, `GET …/input_items`), `input_tokens`
+ * `POST /v1/responses/input_tokens`.
+ */
+export type MockEndpoint = "messages" | "chat" | "responses" | "count_tokens" | "input_tokens" | "models" | "model" | "response";
 
 /** Request bodies by endpoint, as the schema types them. */
 export interface MockRequestBodies {
   messages: MessagesRequest;
   chat: ChatRequest;
   count_tokens: CountTokensRequest;
+  responses: ResponsesRequest;
+  input_tokens: ResponsesRequest;
 }
 
 /**
@@ -31,7 +37,7 @@ export interface CapturedRequest {
   body: unknown;
   /** The key from `x-api-key` or `Authorization: Bearer`. */
   apiKey: string | undefined;
-  /** `body.model` or the model in the path. */
+  /** `body.model` or the model in the path (for the `response` routes: undefined). */
   model: string | undefined;
   stream: boolean;
   /** Validation problems when the body broke its format's rules (the mock answered 400). */

@@ -1,9 +1,10 @@
 /**
  * `createTurnpikeMock()`: msw 2 handlers that answer like a Turnpike gateway — `/v1/models`,
- * `/v1/messages` (+ `count_tokens`) and `/v1/chat/completions`, JSON and SSE, in exactly the
- * gateway's shapes — with replies you script per test and every request recorded.
+ * `/v1/messages` (+ `count_tokens`), `/v1/chat/completions` and `/v1/responses` (+ the routes of
+ * the responses it stored, and `input_tokens`), JSON and SSE, in exactly the gateway's shapes —
+ * with replies you script per test and every request recorded.
  */
-import type { Model } from "@turnpike/schema";
+import type { Model, ResponsesInputItem, ResponsesResponse } from "@turnpike/schema";
 import { delay, http, HttpResponse, type HttpHandler } from "msw";
 import { captureRequest } from "./capture-request.js";
 import type { CapturedRequest, MockEndpoint, MockRequestBodies } from "./captured-request.js";
@@ -13,6 +14,7 @@ import type { MockError, MockReply } from "./mock-reply.js";
 import { errorResponse, idHeaders, isMessagesCaller, json, type ResponseIds } from "./mock-responses.js";
 import { renderChatFrames, renderChatResponse } from "./render-chat.js";
 import { renderMessagesFrames, renderMessagesResponse } from "./render-messages.js";
+import { inputItemsOf, renderResponsesFrames, renderResponsesResponse, replayItem } from "./render-responses.js";
 import { sseResponse } from "./sse-response.js";
 
 /** A reply, or a function of the request that returns one. */
@@ -20,7 +22,7 @@ export type ScriptedReply = MockReply | ((request: CapturedRequest) => MockReply
 
 /** Which requests a scripted reply is for, and how many. */
 export interface ReplyOptions {
-  /** Default: the two inference endpoints, `messages` and `chat`. */
+  /** Default: the three inference endpoints, `messages`, `chat` and `responses`. */
   endpoint?: MockEndpoint | MockEndpoint[];
   /** How many requests it answers (default 1). */
   times?: number;
@@ -73,7 +75,9 @@ export interface TurnpikeMock {
   bodies<E extends keyof MockRequestBodies>(endpoint: E): MockRequestBodies[E][];
   /** Replaces the catalog. */
   setModels(models: Array<string | Model>): TurnpikeMock;
-  /** Forgets scripted replies and recorded requests, and restores the catalog. */
+  /** The responses `POST /v1/responses` stored (not `store: false`, not failed) and not deleted, by id. */
+  readonly storedResponses: ReadonlyMap<string, ResponsesResponse>;
+  /** Forgets scripted replies, recorded requests and stored responses, and restores the catalog. */
   reset(): void;
 }
 
@@ -83,7 +87,18 @@ interface Script {
   remaining: number;
 }
 
-const INFERENCE: MockEndpoint[] = ["messages", "chat"];
+const INFERENCE: MockEndpoint[] = ["messages", "chat", "responses"];
+
+/** A stored response and the input items it was made from (the conversation it continued first). */
+interface Stored {
+  /** The key that created it: another key's request sees a 404, as at the gateway. */
+  apiKey: string | undefined;
+  response: ResponsesResponse;
+  inputItems: ResponsesInputItem[];
+}
+
+/** The endpoints whose errors are always in the chat envelope, whatever headers the caller sent (the Responses format's). */
+const CHAT_ENVELOPE_ONLY: ReadonlySet<MockEndpoint> = new Set(["responses", "response", "input_tokens"]);
 
 /**
  * @example
@@ -109,7 +124,21 @@ export function createTurnpikeMock(options: TurnpikeMockOptions = {}): TurnpikeM
   let always: Script[] = [];
   const requests: CapturedRequest[] = [];
   const valid = new Map<CapturedRequest, unknown>();
+  const stored = new Map<string, Stored>();
+  const storedResponses = new Map<string, ResponsesResponse>();
   let counter = 0;
+
+  const notFound = (id: string): MockError => ({ status: 404, code: "not_found", param: "response_id", message: `Response with id '${id}' not found.` });
+  /** A stored response of the caller's key. */
+  const storedFor = (id: string, captured: CapturedRequest): Stored | undefined => {
+    const entry = stored.get(id);
+    return entry?.apiKey === captured.apiKey ? entry : undefined;
+  };
+  /** The stored response a `response` route names in its path. */
+  const storedOf = (request: Request, captured: CapturedRequest): { id: string; entry: Stored | undefined } => {
+    const id = decodeURIComponent(new URL(request.url).pathname.replace(/^.*\/v1\/responses\//, "").replace(/\/input_items$/, ""));
+    return { id, entry: storedFor(id, captured) };
+  };
 
   const scripted = (endpoint: MockEndpoint): ScriptedReply | undefined => {
     const i = queue.findIndex((s) => s.endpoints.has(endpoint));
@@ -132,7 +161,7 @@ export function createTurnpikeMock(options: TurnpikeMockOptions = {}): TurnpikeM
   const answer = async (
     request: Request,
     endpoint: MockEndpoint,
-    render: (reply: MockReply, captured: CapturedRequest, ids: ResponseIds) => Response,
+    render: (reply: MockReply, captured: CapturedRequest, ids: ResponseIds, fail: (error: MockError) => Response) => Response,
     pathModel?: string,
   ): Promise<Response> => {
     const captured = await capture(request, endpoint, pathModel);
@@ -142,7 +171,8 @@ export function createTurnpikeMock(options: TurnpikeMockOptions = {}): TurnpikeM
     if (wait) await delay(wait);
     if (reply.networkError) return HttpResponse.error();
 
-    const dialect = endpoint === "messages" || endpoint === "count_tokens" || isMessagesCaller(request.headers) ? "messages" : "chat";
+    const messagesCaller = !CHAT_ENVELOPE_ONLY.has(endpoint) && isMessagesCaller(request.headers);
+    const dialect = endpoint === "messages" || endpoint === "count_tokens" || messagesCaller ? "messages" : "chat";
     const n = ++counter;
     const ids: ResponseIds = { n: String(n), requestId: `req_mock_${n}`, dialect };
     const fail = (error: MockError): Response => errorResponse(error, ids, reply.headers);
@@ -154,7 +184,7 @@ export function createTurnpikeMock(options: TurnpikeMockOptions = {}): TurnpikeM
       return fail({ status: 404, message, code: "model_not_found" });
     }
     if (reply.error) return fail(reply.error);
-    return render(reply, captured, ids);
+    return render(reply, captured, ids, fail);
   };
 
   const url = (path: string): string => `${origin}${path}`;
@@ -194,11 +224,68 @@ export function createTurnpikeMock(options: TurnpikeMockOptions = {}): TurnpikeM
         return sseResponse(renderChatFrames(reply, body, response), { ...reply, headers: { ...idHeaders(ids), ...reply.headers } });
       }),
     ),
+    http.post(url("/v1/responses/input_tokens"), ({ request }) =>
+      answer(request, "input_tokens", (reply, captured, ids) => {
+        // Validated above: `answer` returned a 400 for any body that is not a ResponsesRequest.
+        const body = valid.get(captured) as MockRequestBodies["input_tokens"];
+        const estimate = estimateTokens(JSON.stringify(body.input) + (body.instructions ?? "") + JSON.stringify(body.tools ?? ""));
+        return json({ object: "response.input_tokens", input_tokens: reply.usage?.input_tokens ?? estimate }, ids, reply);
+      }),
+    ),
+    http.post(url("/v1/responses"), ({ request }) =>
+      answer(request, "responses", (reply, captured, ids, fail) => {
+        // Validated above: `answer` returned a 400 for any body that is not a ResponsesRequest.
+        const body = valid.get(captured) as MockRequestBodies["responses"];
+        let earlier: ResponsesInputItem[] = [];
+        if (body.previous_response_id) {
+          const previous = storedFor(body.previous_response_id, captured);
+          if (!previous) {
+            const message = `Previous response with id '${body.previous_response_id}' not found.`;
+            return fail({ status: 404, param: "previous_response_id", message });
+          }
+          earlier = [...previous.inputItems, ...previous.response.output.map(replayItem)];
+        }
+        const response = renderResponsesResponse(reply, body, ids.n, Math.floor(Date.now() / 1000));
+        // As the gateway: kept unless `store: false`; a stream that failed in-band keeps nothing.
+        if (body.store !== false && !(captured.stream && reply.streamError)) {
+          stored.set(response.id, { apiKey: captured.apiKey, response, inputItems: [...earlier, ...inputItemsOf(body)] });
+          storedResponses.set(response.id, response);
+        }
+        if (!captured.stream) return json(response, ids, reply);
+        return sseResponse(renderResponsesFrames(reply, response), { ...reply, headers: { ...idHeaders(ids), ...reply.headers } });
+      }),
+    ),
+    http.get(url("/v1/responses/:id/input_items"), ({ request }) =>
+      answer(request, "response", (reply, captured, ids, fail) => {
+        const { id, entry } = storedOf(request, captured);
+        if (!entry) return fail(notFound(id));
+        const items = entry.inputItems.map((item, i) => ({ id: `item_${String(i).padStart(4, "0")}`, ...("type" in item ? {} : { type: "message" }), ...item }));
+        // Newest first unless asked otherwise, as the gateway lists them.
+        const data = new URL(request.url).searchParams.get("order") === "asc" ? items : items.reverse();
+        return json({ object: "list", data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: false }, ids, reply);
+      }),
+    ),
+    http.get(url("/v1/responses/:id"), ({ request }) =>
+      answer(request, "response", (reply, captured, ids, fail) => {
+        const { id, entry } = storedOf(request, captured);
+        return entry ? json(entry.response, ids, reply) : fail(notFound(id));
+      }),
+    ),
+    http.delete(url("/v1/responses/:id"), ({ request }) =>
+      answer(request, "response", (reply, captured, ids, fail) => {
+        const { id, entry } = storedOf(request, captured);
+        if (!entry) return fail(notFound(id));
+        stored.delete(id);
+        storedResponses.delete(id);
+        return json({ id, object: "response", deleted: true }, ids, reply);
+      }),
+    ),
   ];
 
   const mock: TurnpikeMock = {
     handlers,
     requests,
+    storedResponses,
     reply(reply, opts = {}) {
       queue.push({ reply, endpoints: new Set([opts.endpoint ?? INFERENCE].flat()), remaining: opts.times ?? 1 });
       return mock;
@@ -224,6 +311,8 @@ export function createTurnpikeMock(options: TurnpikeMockOptions = {}): TurnpikeM
       always = [];
       requests.length = 0;
       valid.clear();
+      stored.clear();
+      storedResponses.clear();
       models = initialModels;
     },
   };

@@ -21,6 +21,8 @@ export interface MockError {
   type?: string;
   /** Chat format `code`; defaults to the one for `status` (e.g. `model_not_found` for 404). */
   code?: string;
+  /** Chat format `param`: the field the error is about (default `null`). */
+  param?: string;
   /** Sets `retry-after` (seconds). */
   retryAfter?: number;
   /** Extra response headers, e.g. `{ "x-should-retry": "false" }`. */
@@ -41,7 +43,7 @@ export interface MockError {
 export interface MockReply {
   /** The reply text (default `"Hello from the Turnpike mock."`). */
   text?: string;
-  /** Thinking text, sent before the reply text (messages format only; chat has no field for it). */
+  /** Thinking text, sent before the reply text (messages format, and a `reasoning` item in the Responses format; chat has no field for it). */
   thinking?: string;
   /** Tool calls, after the text. */
   toolCalls?: MockToolCall[];
@@ -53,7 +55,10 @@ export interface MockReply {
   error?: MockError;
   /** Fail at the network level (`fetch` rejects), as when the gateway is down. */
   networkError?: boolean;
-  /** Stream only: after this many events, send an in-band error and end the stream. */
+  /**
+   * Stream only: after this many events, send an in-band error and end the stream (the Responses
+   * format keeps at least its first two events, and ends with `error` then `response.failed`).
+   */
   streamError?: MockError & { afterEvents?: number };
   /** Milliseconds to wait before answering. */
   delayMs?: number;

@@ -88,6 +88,6 @@ export function renderChatFrames(reply: MockReply, request: ChatRequest, respons
 export function renderChatError(error: MockError): ChatErrorBody {
   const byStatus = chatErrorType(error.status);
   return {
-    error: { message: errorMessage(error), type: error.type ?? byStatus.type, param: null, code: error.code ?? byStatus.code },
+    error: { message: errorMessage(error), type: error.type ?? byStatus.type, param: error.param ?? null, code: error.code ?? byStatus.code },
   };
 }

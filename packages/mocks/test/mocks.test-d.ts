@@ -1,7 +1,7 @@
 /** Type tests for the mock's public surface, checked by `tsc --noEmit`. */
 import type { HttpHandler } from "msw";
 import { createTurnpikeMock, type CapturedRequest, type MockReply } from "../src/index.js";
-import type { ChatRequest, MessagesRequest } from "@turnpike/schema";
+import type { ChatRequest, MessagesRequest, ResponsesRequest, ResponsesResponse } from "@turnpike/schema";
 
 type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 type IsAny<T> = 0 extends 1 & T ? true : false;
@@ -11,6 +11,10 @@ const turnpike = createTurnpikeMock({ baseURL: "http://localhost:8080", apiKey: 
 expectType<Equals<typeof turnpike.handlers, HttpHandler[]>>();
 expectType<Equals<ReturnType<typeof turnpike.bodies<"messages">>, MessagesRequest[]>>();
 expectType<Equals<ReturnType<typeof turnpike.bodies<"chat">>, ChatRequest[]>>();
+expectType<Equals<ReturnType<typeof turnpike.bodies<"responses">>, ResponsesRequest[]>>();
+expectType<Equals<ReturnType<typeof turnpike.bodies<"input_tokens">>, ResponsesRequest[]>>();
+expectType<Equals<typeof turnpike.storedResponses, ReadonlyMap<string, ResponsesResponse>>>();
+turnpike.fail(404, {}, { endpoint: ["responses", "response", "input_tokens"] });
 expectType<Equals<ReturnType<typeof turnpike.lastRequest>, CapturedRequest | undefined>>();
 expectType<Equals<IsAny<CapturedRequest["body"]>, false>>();
 
