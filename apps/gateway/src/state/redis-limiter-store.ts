@@ -10,10 +10,12 @@ import { type RedisLink, scriptSha } from "./redis-link";
  *
  * The admissions of one key that arrive in the same turn of the event loop go to Redis as one
  * script call, which admits them one after the other, each to all its subjects or none: one round
- * trip, atomic against every other instance. Settlements are gathered the same way.
+ * trip, atomic against every other instance. Settlements of the same turn ride in the same call.
  *
- * KEYS: the subjects. ARGV: now, the number of requests, then per request its estimate and number
- * of checks, and per check the subject's index in KEYS, rpm and tpm (0 = none).
+ * KEYS: the subjects. ARGV: now; the number of settlements, then per settlement the subject's
+ * index in KEYS, the tokens to take (negative gives back) and its tpm; the number of requests,
+ * then per request its estimate and number of checks, and per check the subject's index, rpm and
+ * tpm (0 = none). Settlements are applied first, so the admissions see the tokens already used.
  * Returns per request one string, per check "requests-level tokens-level refused-by wait-ms"
  * (refused-by: 0 none, 1 requests, 2 tokens), checks separated by ";". Numbers go back as text
  * with 17 digits, so they round-trip exactly (Redis would truncate a Lua number to an integer).
@@ -39,9 +41,20 @@ local function refill(level, at, cap)
   if level > cap then level = cap end
   return level
 end
-local out = {}
 local p = 3
-for q = 1, tonumber(ARGV[2]) do
+for j = 1, tonumber(ARGV[2]) do
+  local k, diff, tpm = tonumber(ARGV[p]), tonumber(ARGV[p + 1]), tonumber(ARGV[p + 2])
+  p = p + 3
+  local s = get(k)
+  s.t = refill(s.t, s.ta, tpm) - diff
+  s.ta = now
+  s.dirty = true
+  s.tcap = tpm
+end
+local out = {}
+local nreq = tonumber(ARGV[p])
+p = p + 1
+for q = 1, nreq do
   local est = tonumber(ARGV[p])
   local n = tonumber(ARGV[p + 1])
   p = p + 2
@@ -91,27 +104,7 @@ for k, s in pairs(state) do
 end
 return out`;
 
-/** KEYS: subjects with a tpm. ARGV: now, then per key the tokens to take (negative gives back) and its tpm. */
-const SETTLE = `
-local function num(x) return string.format('%.17g', x) end
-local now = tonumber(ARGV[1])
-for i = 1, #KEYS do
-  local diff = tonumber(ARGV[2 * i])
-  local cap = tonumber(ARGV[2 * i + 1])
-  local v = redis.call('HMGET', KEYS[i], 't', 'ta')
-  local level = cap
-  if v[1] then
-    local dt = now - tonumber(v[2])
-    if dt < 0 then dt = 0 end
-    level = math.min(cap, tonumber(v[1]) + dt / 60000 * cap)
-  end
-  level = level - diff
-  redis.call('HSET', KEYS[i], 't', num(level), 'ta', num(now))
-  redis.call('PEXPIRE', KEYS[i], math.max(60000, math.ceil((cap - level) / cap * 60000)) + 1000)
-end
-return 0`;
 const ADMIT_SHA = scriptSha(ADMIT);
-const SETTLE_SHA = scriptSha(SETTLE);
 
 function snapshot(level: number, capacity: number): LimitSnapshot {
   const resetMs = Math.ceil(((capacity - level) / capacity) * 60_000);
@@ -160,6 +153,7 @@ export class RedisLimiterStore implements LimiterStore {
     setImmediate(() => this.flush());
   }
 
+  /** One script call per key id with anything pending: its settlements, then its admissions. */
   private flush(): void {
     this.scheduled = false;
     const admits = this.admits;
@@ -167,41 +161,30 @@ export class RedisLimiterStore implements LimiterStore {
     this.admits = new Map();
     this.settles = new Map();
     const now = String(this.now());
-    // Settlements first: an admission in the same turn sees the tokens already used.
-    for (const subjects of settles.values()) {
-      const keys: string[] = [];
-      const args = [now];
-      for (const [bucket, s] of subjects) {
-        keys.push(this.key(bucket));
-        args.push(String(s.diff), String(s.tpm));
-      }
-      this.link.script(SETTLE, SETTLE_SHA, keys, args).then(
-        () => {
-          for (const s of subjects.values()) for (const d of s.done) d();
-        },
-        (e) => {
-          for (const s of subjects.values()) for (const f of s.fail) f(e);
-        },
-      );
-    }
-    for (const waiting of admits.values()) {
+    for (const id of new Set([...settles.keys(), ...admits.keys()])) {
+      const subjects = settles.get(id);
+      const waiting = admits.get(id) ?? [];
       const index = new Map<string, number>();
       const keys: string[] = [];
-      const args = [now, String(waiting.length)];
+      const at = (bucket: string) => {
+        let i = index.get(bucket);
+        if (i === undefined) {
+          keys.push(this.key(bucket));
+          i = keys.length;
+          index.set(bucket, i);
+        }
+        return String(i);
+      };
+      const args = [now, String(subjects?.size ?? 0)];
+      for (const [bucket, st] of subjects ?? []) args.push(at(bucket), String(st.diff), String(st.tpm));
+      args.push(String(waiting.length));
       for (const w of waiting) {
         args.push(String(w.estimate), String(w.checks.length));
-        for (const c of w.checks) {
-          let i = index.get(c.bucket);
-          if (i === undefined) {
-            keys.push(this.key(c.bucket));
-            i = keys.length;
-            index.set(c.bucket, i);
-          }
-          args.push(String(i), String(c.limits.rpm ?? 0), String(c.limits.tpm ?? 0));
-        }
+        for (const c of w.checks) args.push(at(c.bucket), String(c.limits.rpm ?? 0), String(c.limits.tpm ?? 0));
       }
       this.link.script(ADMIT, ADMIT_SHA, keys, args).then(
         (reply) => {
+          for (const st of subjects?.values() ?? []) for (const d of st.done) d();
           const rows = reply as string[]; // the script's reply: one string per request, described above
           waiting.forEach((w, q) => {
             const parts = (rows[q] ?? "").split(";");
@@ -209,6 +192,7 @@ export class RedisLimiterStore implements LimiterStore {
           });
         },
         (e) => {
+          for (const st of subjects?.values() ?? []) for (const f of st.fail) f(e);
           for (const w of waiting) w.reject(e);
         },
       );
