@@ -1,6 +1,10 @@
-/** The client of the chat completions format: `new ChatClient()`, then `client.chat.completions.create(…)`. */
+/**
+ * The client of the chat completions format: `new ChatClient()`, then `client.chat.completions.create(…)`;
+ * also of the Responses format, `client.responses.create(…)`.
+ */
 import { APIClient, Models, resolveCredentials, type ClientOptions } from "@turnpike/schema/client";
 import { Chat } from "./resources/chat.js";
+import { Responses } from "./resources/responses.js";
 
 /** Options of {@link ChatClient}; every field is optional. */
 export type ChatClientOptions = ClientOptions;
@@ -8,7 +12,8 @@ export type ChatClientOptions = ClientOptions;
 /**
  * A typed client for Turnpike's chat-completions endpoint. Give it the gateway origin
  * (`http://localhost:8080`) or a base that already ends in `/v1`; calls go to
- * `{origin}/v1/chat/completions` with the key as `Authorization: Bearer`.
+ * `{origin}/v1/chat/completions` (and `{origin}/v1/responses`) with the key as
+ * `Authorization: Bearer`.
  *
  * @example
  * ```ts
@@ -25,6 +30,8 @@ export type ChatClientOptions = ClientOptions;
 export class ChatClient extends APIClient {
   /** `chat.completions.create`, `chat.completions.stream`. */
   readonly chat: Chat;
+  /** `create`, `stream`, `retrieve`, `delete`, `inputItems.list`, `inputTokens.count` (the Responses format). */
+  readonly responses: Responses;
   /** `list`, `retrieve`, `validate`. */
   readonly models: Models;
 
@@ -36,6 +43,7 @@ export class ChatClient extends APIClient {
     const { apiKey, origin } = resolveCredentials(options, "ChatClient");
     super({ ...options, apiKey, baseURL: `${origin}/v1` });
     this.chat = new Chat(this);
+    this.responses = new Responses(this);
     this.models = new Models(this, "/models");
   }
 

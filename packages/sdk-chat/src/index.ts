@@ -1,5 +1,6 @@
 /**
- * `@turnpike/chat`: a typed client for the chat completions format served by a Turnpike gateway.
+ * `@turnpike/chat`: a typed client for the chat completions format (and the Responses format)
+ * served by a Turnpike gateway.
  *
  * @example
  * ```ts
@@ -11,6 +12,9 @@
  *   messages: [{ role: "user", content: "Tell me a story" }],
  * });
  * for await (const text of stream.textStream) process.stdout.write(text);
+ *
+ * const response = await client.responses.create({ model: "beta-5", input: "Hello" });
+ * console.log(response.output_text);
  * ```
  */
 import { ChatClient } from "./chat-client.js";
@@ -24,6 +28,10 @@ export {
 } from "./chat-completion-stream.js";
 export { Chat } from "./resources/chat.js";
 export { Completions } from "./resources/completions.js";
+export { ResponseStream, type ResponseStreamEventName, type ResponseStreamEvents } from "./response-stream.js";
+export { Responses } from "./resources/responses.js";
+export { InputItems } from "./resources/input-items.js";
+export { InputTokens } from "./resources/input-tokens.js";
 export {
   APIConnectionError,
   APIError,
@@ -52,5 +60,6 @@ export {
   type RequestOptions,
 } from "@turnpike/schema/client";
 export type * from "./types.js";
+export type * from "./responses-types.js";
 
 export default ChatClient;
