@@ -1,6 +1,7 @@
 /**
  * `@turnpike/mocks`: msw 2 handlers that stand in for a Turnpike gateway, so apps built on
- * `@turnpike/messages` or `@turnpike/chat` (or any client of the two formats) test offline.
+ * `@turnpike/messages` or `@turnpike/chat` (or any client of the messages, chat-completions or
+ * Responses format) test offline.
  *
  * @example
  * ```ts
