@@ -22,7 +22,10 @@ export function decodeResponsesEvent(message: SSEMessage, response: Response, mo
   const data = parseEventJSON(message);
   const fields = isObject(data) ? data : {};
   if (message.event === "error" || fields.type === "error") {
-    return { kind: "error", error: streamError(fields, response, model) };
+    // The format puts `code` and `message` on the event itself; a server that nests them in an
+    // `error` object, as the other formats do, is read too.
+    const inner = isObject(fields.error) ? fields.error : fields;
+    return { kind: "error", error: streamError({ code: inner.code ?? inner.type, message: inner.message, param: inner.param }, response, model) };
   }
   if (fields.type === "response.failed") {
     const failed = isObject(fields.response) && isObject(fields.response.error) ? fields.response.error : {};

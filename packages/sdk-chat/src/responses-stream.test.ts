@@ -136,6 +136,13 @@ describe("responses.stream()", () => {
     expect((err as APIError).message).toBe("strange");
   });
 
+  test("an error event nesting its fields in `error`, as the other formats do, is read too", async () => {
+    server.use(http.post(`${BASE}/v1/responses`, () => rawSSE([{ event: "error", data: { type: "error", error: { type: "rate_limit_exceeded", message: "too fast" } } }])));
+    const err = await client().responses.stream(params).finalResponse().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RateLimitError);
+    expect((err as RateLimitError).message).toBe("429 too fast");
+  });
+
   test("a stream that ends before its closing event rejects; so does one whose events disagree with its final response", async () => {
     const created = { type: "response.created", response: { id: "r", status: "in_progress", output: [] }, sequence_number: 0 };
     server.use(http.post(`${BASE}/v1/responses`, () => rawSSE([{ event: "response.created", data: created }])));
