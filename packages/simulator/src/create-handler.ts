@@ -2,7 +2,9 @@ import { checkAuth } from "./check-auth";
 import { decideOutcome, type Outcome, type OutcomeDefaults } from "./decide-outcome";
 import { getModel, listModels } from "./list-models";
 import { matchRoute } from "./match-route";
+import { isObject } from "./json-access";
 import { errorResponse, renderOutcome, vendorHeaders } from "./render-outcome";
+import { SimPromptCache } from "./prompt-cache";
 import { jsonResponse } from "./respond";
 import type { CapturedRequest, SimulatorOptions } from "./simulator-options";
 
@@ -32,6 +34,7 @@ export function createHandler(opts: SimulatorOptions = {}): SimulatorHandler {
   const captureLimit = opts.captureLimit ?? DEFAULT_CAPTURE_LIMIT;
   const requests: CapturedRequest[] = [];
   const cache = new Map<string, Outcome>();
+  const promptCache = new SimPromptCache();
   let seq = 0;
 
   async function handle(req: Request): Promise<Response> {
@@ -71,6 +74,12 @@ export function createHandler(opts: SimulatorOptions = {}): SimulatorHandler {
           cache.set(key, outcome);
         }
         if (outcome.kind !== "count" && outcome.firstByteMs > 0) await Bun.sleep(outcome.firstByteMs);
+        // The prompt cache has state, so it is applied to each reply, not to the cached outcome.
+        if (outcome.kind === "reply" && outcome.protocol === "messages") {
+          const parsed = captureLimit > 0 ? body : parseBody(text);
+          const cache = isObject(parsed) ? promptCache.use(parsed) : undefined;
+          if (cache) outcome = { ...outcome, plan: { ...outcome.plan, cache } };
+        }
         return renderOutcome(outcome, n);
       }
       default: {

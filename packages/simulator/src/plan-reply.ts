@@ -3,6 +3,7 @@ import { firstWords, padReply, splitPieces } from "./build-reply-text";
 import { countTextTokens, truncateToTokens } from "./count-text-tokens";
 import type { JsonObject } from "./json-access";
 import type { Directives, MidstreamMode, RefusalMode } from "./parse-directives";
+import type { CacheUse } from "./prompt-cache";
 import type { SimRequest, ToolSpec } from "./sim-request";
 
 /** Why the reply ended, before each protocol names it (end_turn/stop/STOP, …). */
@@ -29,6 +30,8 @@ export interface ReplyPlan {
   stop: StopKind;
   stopSequence: string | null;
   inputTokens: number;
+  /** Of `inputTokens`, what came from or went to the prompt cache (messages protocol only). */
+  cache?: CacheUse;
   /** Total output: thinking + text + tool-argument JSON (the messages protocol reports at least 1). */
   outputTokens: number;
   thinkingTokens: number;

@@ -21,11 +21,13 @@ const output = (plan: ReplyPlan) => Math.max(1, plan.outputTokens);
 const toolId = (ctx: RenderContext, i: number) => `toolu_sim${ctx.seq}_${i}`;
 
 function usage(plan: ReplyPlan, outputTokens: number) {
+  const { read, write, write1h } = plan.cache ?? { read: 0, write: 0, write1h: 0 };
   return {
-    input_tokens: plan.inputTokens,
-    cache_creation_input_tokens: 0,
-    cache_read_input_tokens: 0,
-    cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
+    // Input excludes what was read from or written to the cache (docs/protocols.md §1.6).
+    input_tokens: plan.inputTokens - read - write,
+    cache_creation_input_tokens: write,
+    cache_read_input_tokens: read,
+    cache_creation: { ephemeral_5m_input_tokens: write - write1h, ephemeral_1h_input_tokens: write1h },
     output_tokens: outputTokens,
     service_tier: "standard",
   };

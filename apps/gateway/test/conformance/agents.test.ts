@@ -40,7 +40,11 @@ function replay(call: Recorded, model: string, stream: boolean) {
  * parse results (`parsed_output`, keys set to `undefined`), which no wire field carries.
  */
 function withoutIds(m: Anthropic.Message): unknown {
-  const plain = { ...m, id: undefined, content: m.content.map((b) => (b.type === "tool_use" ? { ...b, id: undefined } : b)) };
+  // The second of two calls with the same prefix reads what the first wrote: the prompt's
+  // total is compared, not its split between the cache and the rest.
+  const u = m.usage;
+  const usage = { prompt: u.input_tokens + (u.cache_read_input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0), output_tokens: u.output_tokens };
+  const plain = { ...m, id: undefined, usage, content: m.content.map((b) => (b.type === "tool_use" ? { ...b, id: undefined } : b)) };
   return JSON.parse(JSON.stringify(plain, (k, v: unknown) => (k === "parsed_output" ? undefined : v)));
 }
 
@@ -87,6 +91,8 @@ describe("Claude Code's calls against every catalog model", () => {
       expect(reply.content).toHaveLength(1);
       expect(reply.content[0]!.type).toBe("text");
       expect((reply.content[0] as Anthropic.TextBlock).text).toContain("after Read returned: 1 hello world");
+      // The agent's own breakpoints pay on a messages upstream: its tools and system prompt come from the cache.
+      if (PROTOCOL[model.split("-")[0]!] === "messages") expect(reply.usage.cache_read_input_tokens).toBeGreaterThan(1000);
       const streamed = replay(toolResultCall, model, true);
       const final = await client.messages.stream(streamed.body, streamed.options).finalMessage();
       expect(withoutIds(final)).toEqual(withoutIds(reply));
