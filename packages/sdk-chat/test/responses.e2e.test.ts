@@ -5,6 +5,9 @@
  * of the common mistakes.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createTurnpikeMock } from "@turnpike/mocks";
+import { SSEDecoderStream, type SSEMessage } from "@turnpike/schema/sse";
+import { getResponse } from "msw";
 import ChatClient, {
   AuthenticationError,
   InternalServerError,
@@ -35,7 +38,7 @@ const weather: ResponsesFunctionTool = {
 };
 
 /** Ids (and a call's id, which each upstream reply makes anew) and times are fresh per request. */
-function normalize(r: ResponseObject): unknown {
+function normalize(r: ResponseObject): Record<string, unknown> {
   expect(r.id).toMatch(/^resp_/);
   const output = r.output.map((item) => (item.type === "function_call" ? { ...item, id: "#", call_id: "#" } : { ...item, id: "#" }));
   return { ...r, id: "#", created_at: 0, output };
@@ -174,5 +177,37 @@ describe("errors", () => {
     const limited = await client().responses.create({ model: "beta-5", input: "Hi [sim error=429 retry_after=3]" }).catch((e: unknown) => e);
     expect(limited).toBeInstanceOf(RateLimitError);
     expect((limited as RateLimitError).retryAfterMs).toBe(3000);
+  });
+});
+
+describe("@turnpike/mocks against the gateway", () => {
+  /** The event names of a stream, a run of the same name (deltas, whose count depends on chunking) as one. */
+  async function eventRuns(res: Response): Promise<{ names: string[]; closing: ResponseObject }> {
+    const messages: SSEMessage[] = [];
+    const reader = (res.body as ReadableStream<Uint8Array>).pipeThrough(new SSEDecoderStream()).getReader();
+    for (let r = await reader.read(); !r.done; r = await reader.read()) messages.push(r.value);
+    const names = messages.map((m) => m.event ?? "").filter((name, i, all) => name !== all[i - 1]);
+    const last = JSON.parse(messages.at(-1)?.data ?? "{}") as { response: ResponseObject };
+    return { names, closing: { ...last.response, output_text: "" } };
+  }
+
+  test("the mock writes the gateway's event sequence and items for the same reply", async () => {
+    const body = { model: "beta-5", stream: true, tools: [weather], input: 'Weather? [sim text="Hello there" tools=1 chunks=2]' };
+    const init = (url: string, apiKey: string) =>
+      new Request(url, { method: "POST", headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+    const real = await eventRuns(await fetch(init(`${gateway.url}/v1/responses`, key)));
+
+    // The mock answered in-process (msw's getResponse), so no request of this file is intercepted.
+    const turnpike = createTurnpikeMock({ baseURL: "http://mock.test" });
+    turnpike.reply({ text: "Hello there", toolCalls: [{ name: "get_weather", input: { city: "sample city" } }] });
+    const mocked = await getResponse(turnpike.handlers, init("http://mock.test/v1/responses", "sk-mock"));
+    if (!mocked) throw new Error("the mock did not answer");
+    const fake = await eventRuns(mocked);
+
+    expect(fake.names).toEqual(real.names);
+    expect(real.names.slice(0, 3)).toEqual(["response.created", "response.in_progress", "response.output_item.added"]);
+    // Token counts are estimates of two different counters.
+    const strip = (r: ResponseObject) => ({ ...normalize(r), usage: "#" });
+    expect(strip(fake.closing)).toEqual(strip(real.closing));
   });
 });
