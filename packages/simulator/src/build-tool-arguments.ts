@@ -41,12 +41,14 @@ function sample(name: string, schema: unknown, depth: number, hints: ArgumentHin
  * a nested object, else the string "sample <name>", or the hinted file name for a path-like
  * property). A schema without `required` gives `{}`.
  */
-export function buildToolArguments(schema: unknown, depth = 0, hints: ArgumentHints = {}): JsonObject {
+export function buildToolArguments(schema: unknown, depth = 0, hints: ArgumentHints = {}, every = false): JsonObject {
   const out: JsonObject = {};
   if (!isObject(schema)) return out;
   const props = isObject(schema.properties) ? schema.properties : {};
-  for (const key of arrayOf(schema.required)) {
-    if (typeof key === "string") out[key] = sample(key, props[key], depth, hints);
+  // Structured output fills every property (a strict schema requires them all); tool calls the required ones.
+  const keys = every ? Object.keys(props) : arrayOf(schema.required);
+  for (const key of keys) {
+    if (typeof key === "string") out[key] = every && isObject(props[key]) && props[key].type === "object" ? buildToolArguments(props[key], depth + 1, hints, true) : sample(key, props[key], depth, hints);
   }
   return out;
 }

@@ -137,6 +137,15 @@ function usersOwn(turn: string): string {
   return turn.includes("<system-message>") ? turn.replace(/<system-message>[\s\S]*?<\/system-message>/g, " ") : turn;
 }
 
+/**
+ * The reply to a structured-output request: JSON valid against the schema (every property, each
+ * with a sample value of its type), or `{"answer": …}` for a bare JSON-object request.
+ */
+function structuredReply(schema: unknown, quote: string): string {
+  if (schema === undefined || schema === null || typeof schema !== "object") return JSON.stringify({ answer: `Simulated reply to: ${quote}` });
+  return JSON.stringify(buildToolArguments(schema, 0, {}, true));
+}
+
 /** A file name the user's turn mentions (`notes.txt`, `src/app.ts`), for path-like arguments. */
 function argumentHints(turn: string): ArgumentHints {
   const path = turn.match(/(?:^|\s)((?:[\w.-]+\/)*[\w-]+\.[A-Za-z0-9]{1,8})(?=$|[\s,;:!?)])/g)?.at(-1)?.trim();
@@ -179,6 +188,7 @@ export function planReply(req: SimRequest, inputTokens: number, d: Directives, q
   let text: string;
   if (d.text !== undefined) text = d.text;
   else if (plan.toolCalls.length > 0) text = "";
+  else if (req.json && undirected(d)) text = structuredReply(req.json.schema, quote);
   else if (defaults.text !== undefined) text = defaults.text;
   else if (req.toolResult) {
     text = padReply(`Simulated reply from ${req.model} after ${req.toolResult.name} returned: ${firstWords(req.toolResult.text, 12)}`, chunks);

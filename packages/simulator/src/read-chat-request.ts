@@ -136,5 +136,8 @@ export function readChatRequest(body: JsonObject): SimRequest | RequestProblem {
   };
   const maxTokens = numberOf(body.max_completion_tokens) ?? numberOf(body.max_tokens);
   if (maxTokens !== undefined) req.maxTokens = maxTokens;
+  const rf = body.response_format;
+  if (isObject(rf) && rf.type === "json_object") req.json = {};
+  if (isObject(rf) && rf.type === "json_schema") req.json = { schema: isObject(rf.json_schema) ? rf.json_schema.schema : undefined };
   return req;
 }

@@ -160,5 +160,7 @@ export function readGenerateRequest(body: JsonObject, model: string, stream: boo
   };
   const maxTokens = numberOf(field(cfg, "maxOutputTokens"));
   if (maxTokens !== undefined) req.maxTokens = maxTokens;
+  const schema = field(cfg, "responseJsonSchema") ?? field(cfg, "responseSchema");
+  if (schema !== undefined || field(cfg, "responseMimeType") === "application/json") req.json = schema === undefined ? {} : { schema };
   return req;
 }

@@ -156,5 +156,7 @@ export function readMessagesRequest(body: JsonObject, countOnly = false): SimReq
     thinking,
   };
   if (maxTokens !== undefined) req.maxTokens = maxTokens;
+  const format = isObject(body.output_config) ? body.output_config.format : undefined;
+  if (isObject(format) && format.type === "json_schema") req.json = { schema: format.schema };
   return req;
 }

@@ -37,6 +37,11 @@ export interface SimRequest {
   maxTokens?: number;
   stopSequences: string[];
   thinking: ThinkingMode;
+  /**
+   * Structured output was asked for: a JSON object, valid against `schema` when there is one
+   * (chat `response_format`, messages `output_config.format`, generateContent `responseJsonSchema`).
+   */
+  json?: { schema?: unknown };
 }
 
 /** A request the real vendor would refuse with a 400: its message, and the chat protocol's param/code. */
