@@ -201,6 +201,13 @@ describe("stored responses", () => {
       expect(texts[1]).toContain("Hello Ada.");
       expect(texts[2]).toContain("What is my name?");
 
+      // Pages: one item at a time, following `after`.
+      const page = await fetch(`${h.url}/v1/responses/${second.id}/input_items?order=asc&limit=1&after=${items.data[0]!.id}`, { headers: { authorization: `Bearer ${h.key}` } });
+      const p = (await page.json()) as { data: unknown[]; has_more: boolean };
+      expect(p.data).toHaveLength(1);
+      expect(JSON.stringify(p.data[0])).toContain("Hello Ada.");
+      expect(p.has_more).toBe(true);
+
       await openai.responses.delete(first.id);
       const gone = await openai.responses.retrieve(first.id).catch((e: unknown) => e);
       expect((gone as InstanceType<typeof OpenAI.APIError>).status).toBe(404);
@@ -226,6 +233,7 @@ describe("stored responses", () => {
     const cont = (await other.responses.create({ model: "beta-5", previous_response_id: mine.id, input: "Go on" }).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
     expect(cont.status).toBe(404);
     expect(cont.message).toContain(`Previous response with id '${mine.id}' not found.`);
+    expect(cont.code).toBe("previous_response_not_found");
   });
 
   test("expired responses are purged", async () => {

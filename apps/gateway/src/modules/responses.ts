@@ -54,8 +54,16 @@ export const responsesModule = (deps: GatewayDeps) =>
     .get(
       "/v1/responses/:id/input_items",
       storedRoute(deps, (stored, _key, url) => {
-        const data = listItems(stored, url.searchParams.get("order"));
-        return { object: "list", data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: false };
+        const q = url.searchParams;
+        const all = listItems(stored, q.get("order"));
+        // A page: after the item `after` names, at most `limit` (1–100, default 20) items.
+        const limit = q.get("limit") === null ? 20 : Number(q.get("limit"));
+        if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new GatewayError({ status: 400, type: "invalid_request_error", param: "limit", message: `limit: a whole number from 1 to 100, got ${JSON.stringify(q.get("limit"))}` });
+        const after = q.get("after");
+        const start = after === null ? 0 : all.findIndex((i) => i.id === after) + 1;
+        if (after !== null && start === 0) throw new GatewayError({ status: 400, type: "invalid_request_error", param: "after", message: `after: no input item ${JSON.stringify(after)} in this response` });
+        const data = all.slice(start, start + limit);
+        return { object: "list", data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: start + limit < all.length };
       }),
     )
     .delete(

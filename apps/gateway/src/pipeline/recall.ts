@@ -15,6 +15,7 @@ export async function recall(deps: Pick<GatewayDeps, "responses" | "now">, key: 
     throw new GatewayError({
       status: 404,
       type: "invalid_request_error",
+      code: "previous_response_not_found",
       param: "previous_response_id",
       message: `Previous response with id '${client.continues}' not found.`,
     });
