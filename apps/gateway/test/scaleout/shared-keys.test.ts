@@ -1,0 +1,70 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { KeyService } from "../../src/keys/key-service";
+import { PostgresStore } from "../../src/state/postgres-store";
+import { SharedKeyDirectory } from "../../src/state/shared-key-directory";
+import { freshDatabase, postgresUp } from "./servers";
+
+/** No Redis: two instances' key directories over one PostgreSQL converge within the reload interval. */
+describe.skipIf(!postgresUp)("keys shared through PostgreSQL alone", () => {
+  let drop: () => Promise<void> = async () => {};
+  let stores: PostgresStore[] = [];
+  beforeAll(async () => {
+    const db = await freshDatabase();
+    drop = db.drop;
+    stores = await Promise.all([PostgresStore.open(db.url), PostgresStore.open(db.url)]);
+  });
+  afterAll(async () => {
+    for (const s of stores) await s.close();
+    await drop();
+  });
+
+  test("a key made and revoked on one is known, then refused, on the other within the TTL", async () => {
+    const ttlMs = 300;
+    const [dirA, dirB] = await Promise.all(stores.map((s) => SharedKeyDirectory.load(s, { ttlMs })));
+    const a = new KeyService(dirA!);
+    const b = new KeyService(dirB!);
+    const changed: string[] = [];
+    dirB!.onChange((id) => changed.push(id));
+    const { record, secret } = await a.create({ name: "shared" });
+    expect((await b.authenticate(secret)).ok).toBe(false);
+    let t0 = performance.now();
+    while (!(await b.authenticate(secret)).ok) await Bun.sleep(10);
+    expect(performance.now() - t0).toBeLessThan(ttlMs + 200);
+    expect(changed).toEqual([record.id]);
+
+    await a.revoke(record.id);
+    t0 = performance.now();
+    let result = await b.authenticate(secret);
+    while (result.ok) {
+      await Bun.sleep(10);
+      result = await b.authenticate(secret);
+    }
+    expect(performance.now() - t0).toBeLessThan(ttlMs + 200);
+    expect(result).toEqual({ ok: false, reason: "revoked" });
+    dirA!.close();
+    dirB!.close();
+  });
+
+  test("while the store is unreachable the cached keys keep working", async () => {
+    const dir = await SharedKeyDirectory.load(stores[0]!, { ttlMs: 100 });
+    const keys = new KeyService(dir);
+    const { secret } = await keys.create({ name: "cached" });
+    const errors: unknown[] = [];
+    // The same database behind a switch the test throws.
+    const flaky = {
+      down: false,
+      listKeys: () => (flaky.down ? Promise.reject(new Error("connection refused")) : stores[0]!.listKeys()),
+      createKey: (k: Parameters<PostgresStore["createKey"]>[0]) => stores[0]!.createKey(k),
+      updateKey: (k: Parameters<PostgresStore["updateKey"]>[0]) => stores[0]!.updateKey(k),
+    };
+    const offline = await SharedKeyDirectory.load(flaky, { ttlMs: 100, onError: (e) => errors.push(e) });
+    flaky.down = true;
+    await Bun.sleep(250);
+    expect(offline.storeUp).toBe(false);
+    // Logged once per outage, not once per reload.
+    expect(errors).toHaveLength(1);
+    expect((await new KeyService(offline).authenticate(secret)).ok).toBe(true);
+    dir.close();
+    offline.close();
+  });
+});
