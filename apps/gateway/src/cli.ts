@@ -6,7 +6,7 @@
  *   turnpike keys list | get KEY_ID | revoke KEY_ID
  *   turnpike keys update KEY_ID [--name …] [--models …] [--rpm N] [--tpm N] [--budget USD] [--expires ISO]
  *   turnpike keys rotate KEY_ID [--grace SECONDS]
- *   turnpike usage [--key KEY_ID] [--model ID] [--since ISO] [--until ISO] [--group-by key,model,day]
+ *   turnpike usage [--key KEY_ID] [--model ID] [--since ISO] [--until ISO] [--limit N] [--page-size N] [--group-by key,model,day]
  *
  * Talks to the gateway at `TURNPIKE_URL` (default http://localhost:8080) with
  * `TURNPIKE_ADMIN_KEY`.
@@ -20,7 +20,8 @@ const USAGE = `usage:
   turnpike keys update KEY_ID [--name NAME] [--models id,glob*] [--rpm N] [--tpm N] [--budget USD] [--expires ISO]
   turnpike keys rotate KEY_ID [--grace SECONDS]   (the old secret keeps working SECONDS, default 3600)
   turnpike keys revoke KEY_ID
-  turnpike usage [--key KEY_ID] [--model ID] [--since ISO] [--until ISO] [--group-by key,model,day]
+  turnpike usage [--key KEY_ID] [--model ID] [--since ISO] [--until ISO] [--limit N] [--page-size N] [--group-by key,model,day]
+                  (records newest first; every page is fetched, up to --limit records)
 env: TURNPIKE_URL (default http://localhost:8080), TURNPIKE_ADMIN_KEY (required)`;
 
 export interface CliIO {
@@ -53,6 +54,8 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
       budget: { type: "string" },
       expires: { type: "string" },
       grace: { type: "string" },
+      limit: { type: "string" },
+      "page-size": { type: "string" },
       "group-by": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
@@ -65,7 +68,8 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
   const base = (io.env.TURNPIKE_URL ?? "http://localhost:8080").replace(/\/$/, "");
   const adminKey = io.env.TURNPIKE_ADMIN_KEY;
   if (!adminKey) return fail(io, "TURNPIKE_ADMIN_KEY is not set: the admin key the gateway printed or was started with.");
-  const call = async (method: string, path: string, body?: unknown): Promise<number> => {
+  /** One admin call: its JSON, or the exit code of its failure (already reported). */
+  const request = async (method: string, path: string, body?: unknown): Promise<{ json: unknown } | number> => {
     let res: Response;
     try {
       res = await io.fetch(base + path, {
@@ -86,7 +90,30 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
       }
       return fail(io, `error ${res.status}: ${message}`);
     }
-    io.out(JSON.stringify(JSON.parse(text), null, 2));
+    return { json: JSON.parse(text) };
+  };
+  const call = async (method: string, path: string, body?: unknown): Promise<number> => {
+    const r = await request(method, path, body);
+    if (typeof r === "number") return r;
+    io.out(JSON.stringify(r.json, null, 2));
+    return 0;
+  };
+  /** A usage listing, page after page along `next_cursor`, as one list (newest first). */
+  const listUsage = async (q: URLSearchParams, max: number | undefined, pageSize: number | undefined): Promise<number> => {
+    const data: unknown[] = [];
+    for (let cursor: string | null = null; ; ) {
+      const page = new URLSearchParams(q);
+      if (cursor) page.set("cursor", cursor);
+      const want = Math.min(pageSize ?? 10_000, max === undefined ? 10_000 : max - data.length, 10_000);
+      if (max !== undefined || pageSize !== undefined) page.set("limit", String(want));
+      const r = await request("GET", `/admin/usage${page.size ? "?" + page : ""}`);
+      if (typeof r === "number") return r;
+      const body = r.json as { data?: unknown[]; next_cursor?: string | null }; // the admin API's listing shape
+      data.push(...(body.data ?? []));
+      cursor = body.next_cursor ?? null;
+      if (!cursor || (max !== undefined && data.length >= max)) break;
+    }
+    io.out(JSON.stringify({ data }, null, 2));
     return 0;
   };
   const num = (v: string | undefined, name: string): number | undefined => {
@@ -125,8 +152,11 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
       if (values.model) q.set("model", values.model);
       if (values.since) q.set("since", values.since);
       if (values.until) q.set("until", values.until);
-      if (values["group-by"]) q.set("group_by", values["group-by"]);
-      return await call("GET", `/admin/usage${q.size ? "?" + q : ""}`);
+      if (values["group-by"]) {
+        q.set("group_by", values["group-by"]);
+        return await call("GET", `/admin/usage?${q}`);
+      }
+      return await listUsage(q, num(values.limit, "limit"), num(values["page-size"], "page-size"));
     }
   } catch (e) {
     return fail(io, (e instanceof Error ? e.message : String(e)));

@@ -30,4 +30,11 @@ describe("countTokens (o200k_base)", () => {
     expect(n).toBe(3 + 3 + IMAGE_TOKENS);
     expect(countTextTokens("<|endoftext|>")).toBeGreaterThan(1);
   });
+
+  test("a run of one letter or one mark a megabyte long is counted (in slices), text around it exactly", () => {
+    // Whole, a 64 KB run took the encoder 3 s; sliced it is linear, and one letter still counts 8 to a token.
+    expect(countTextTokens("x".repeat(1024 * 1024))).toBe(131_072);
+    expect(countTextTokens(`Hello there ${"!".repeat(300_000)} and goodbye`)).toBeGreaterThan(countTextTokens("Hello there and goodbye"));
+    expect(countTextTokens(`a ${"x".repeat(300)} b`)).toBe(countTextTokens("a ") + countTextTokens("x".repeat(256)) + countTextTokens("x".repeat(44)) + countTextTokens(" b"));
+  });
 });

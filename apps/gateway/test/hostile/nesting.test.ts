@@ -1,0 +1,79 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { type Harness, startHarness } from "../harness";
+import { errorMessageOf } from "./bad-upstream";
+
+// Issue 11, item 1: a tool schema nested 40,000 levels deep (~240 KB) once overflowed the stack of
+// the local token counter and blocked every other request for ~3 s. It is refused with a 400
+// naming the field and the limit before any work is done, and other requests do not wait. So
+// does a long run of one character, which the tokenizer once took quadratic time over.
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(() => h.close());
+
+/** A JSON schema nested `depth` levels deep, as text (built without recursion). */
+function deepSchema(depth: number): string {
+  return '{"type":"object","properties":{"a":'.repeat(depth) + '{"type":"string"}' + "}}".repeat(depth);
+}
+
+const schema = deepSchema(20_000); // 40,000 levels of JSON
+const bodies = {
+  messages: `{"model":"beta-5","max_tokens":100,"messages":[{"role":"user","content":"hi"}],"tools":[{"name":"t","input_schema":${schema}}]}`,
+  chat: `{"model":"alpha-haiku-4-5","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"t","parameters":${schema}}}]}`,
+  count: `{"model":"gamma-3-pro","messages":[{"role":"user","content":"hi"}],"tools":[{"name":"t","input_schema":${schema}}]}`,
+};
+const PATHS = { messages: "/v1/messages", chat: "/v1/chat/completions", count: "/v1/messages/count_tokens" } as const;
+
+const send = (kind: keyof typeof bodies) => h.call(PATHS[kind], { method: "POST", dialect: kind === "chat" ? "chat" : "messages", body: bodies[kind] });
+
+describe("deep nesting", () => {
+  test("the body is about 240 KB and 40,000 levels deep", () => {
+    expect(schema.length).toBeGreaterThan(200_000);
+    expect(schema.length).toBeLessThan(800_000);
+  });
+
+  for (const kind of ["messages", "chat", "count"] as const) {
+    test(`${kind}: 400 within 50 ms, naming the field and the limit, in the caller's format, and no record`, async () => {
+      const t0 = performance.now();
+      const res = await send(kind);
+      const ms = performance.now() - t0;
+      expect(res.status).toBe(400);
+      const message = errorMessageOf(kind === "chat" ? "chat" : "messages", await res.json());
+      expect(message).toContain("tools: JSON nests deeper than the limit of 128 levels");
+      expect(ms).toBeLessThan(50);
+      await h.gw.deps.ledger.flush();
+      expect((await h.gw.deps.store.queryUsage({ key_id: h.keyId })).filter((r) => r.request_id === res.headers.get("x-request-id"))).toHaveLength(0);
+    });
+  }
+
+  test("eight at once: every one refused, and a /v1/models call sent among them still answers at once", async () => {
+    const deep = Array.from({ length: 8 }, (_, i) => send(i % 2 ? "chat" : "messages"));
+    const t0 = performance.now();
+    const models = await h.call("/v1/models", { method: "GET" });
+    const modelsMs = performance.now() - t0;
+    expect(models.status).toBe(200);
+    expect(((await models.json()) as any).data.length).toBeGreaterThan(0);
+    expect(modelsMs).toBeLessThan(50);
+    for (const res of await Promise.all(deep)) expect(res.status).toBe(400);
+  });
+
+  test("a megabyte of one letter, counted locally, holds no one up", async () => {
+    // beta-5's protocol has no count call: the prompt is counted by Turnpike's own tokenizer.
+    const body = JSON.stringify({ model: "beta-5", messages: [{ role: "user", content: "x".repeat(1024 * 1024) }] });
+    const counting = h.call("/v1/messages/count_tokens", { method: "POST", dialect: "messages", body });
+    const t0 = performance.now();
+    const models = await h.call("/v1/models", { method: "GET" });
+    expect(models.status).toBe(200);
+    expect(performance.now() - t0).toBeLessThan(50);
+    const res = await counting;
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as any).input_tokens).toBeGreaterThan(131_072);
+  });
+
+  test("a schema of ordinary depth passes", async () => {
+    const res = await h.call("/v1/messages", { method: "POST", dialect: "messages", body: bodies.messages.replace(schema, deepSchema(20)) });
+    expect(res.status).toBe(200);
+  });
+});

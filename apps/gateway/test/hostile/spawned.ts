@@ -1,0 +1,53 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { ADMIN_KEY } from "../harness";
+
+/** A gateway in its own process, started as the start command starts it (its memory is its own). */
+export interface Spawned {
+  url: string;
+  /** The API key printed at first start. */
+  key: string;
+  pid: number;
+  /** Resident memory of the gateway process, in bytes (Linux /proc). */
+  rss(): number;
+  stop(): Promise<void>;
+}
+
+const MAIN = join(import.meta.dir, "../../src/main.ts");
+
+export async function spawnGateway(env: Record<string, string> = {}, bunFlags: string[] = []): Promise<Spawned> {
+  const proc = Bun.spawn([process.execPath, ...bunFlags, MAIN], {
+    env: { ...process.env, PORT: "0", HOST: "127.0.0.1", TURNPIKE_DB: ":memory:", TURNPIKE_ADMIN_KEY: ADMIN_KEY, ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const reader = proc.stdout.getReader();
+  const decoder = new TextDecoder();
+  let out = "";
+  const deadline = Date.now() + 15_000;
+  while (!/Turnpike listening on (\S+)/.test(out)) {
+    if (Date.now() > deadline) throw new Error(`the gateway did not start: ${out}`);
+    const { done, value } = await reader.read();
+    if (done) throw new Error(`the gateway exited: ${out}${await new Response(proc.stderr).text()}`);
+    out += decoder.decode(value, { stream: true });
+  }
+  // Keep draining stdout so the child never blocks on a full pipe.
+  void (async () => {
+    for (;;) if ((await reader.read().catch(() => ({ done: true }))).done) break;
+  })();
+  const url = /Turnpike listening on (\S+)/.exec(out)![1]!.replace("localhost", "127.0.0.1"); // matched by the loop above
+  const key = /\n\s+(sk-tp-\S+)/.exec(out)?.[1] ?? "";
+  return {
+    url,
+    key,
+    pid: proc.pid,
+    rss() {
+      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${proc.pid}/status`, "utf8"));
+      return Number(m?.[1] ?? 0) * 1024;
+    },
+    async stop() {
+      proc.kill();
+      await proc.exited;
+    },
+  };
+}
