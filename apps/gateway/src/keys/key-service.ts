@@ -11,11 +11,12 @@ export interface KeyFields {
   model_limits?: KeyRecord["model_limits"];
   budget_usd?: number | null;
   expires_at?: string | null;
+  prompt_cache?: KeyRecord["prompt_cache"];
 }
 
 export type NewKey = KeyFields & { name: string };
 
-const EDITABLE: readonly (keyof KeyFields)[] = ["name", "models", "rpm", "tpm", "model_limits", "budget_usd", "expires_at"];
+const EDITABLE: readonly (keyof KeyFields)[] = ["name", "models", "rpm", "tpm", "model_limits", "budget_usd", "expires_at", "prompt_cache"];
 
 export const KEY_PREFIX = "sk-tp-";
 
@@ -79,6 +80,7 @@ export class KeyService {
       model_limits: input.model_limits ?? null,
       budget_usd: input.budget_usd ?? null,
       expires_at: input.expires_at ?? null,
+      prompt_cache: input.prompt_cache ?? null,
       prev_hash: null,
       prev_valid_until: null,
       created_at: at,

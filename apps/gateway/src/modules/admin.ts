@@ -7,6 +7,7 @@ import { FORMATS } from "../formats";
 import { tooManyFailures } from "../pipeline/authenticate";
 import { clientAddress, type Connection } from "../pipeline/client-address";
 import { readJsonObject, invalid } from "../pipeline/read-body";
+import { PROMPT_CACHE_MODES } from "../routing/catalog";
 import { newRequestId } from "../pipeline/request-id";
 import { errorResponse, toGatewayError } from "../pipeline/respond";
 import type { KeyRecord, UsageFilter, UsageGroup, UsageRecord } from "../state/store";
@@ -24,6 +25,7 @@ export function publicKey(k: KeyRecord, spentUsd?: number) {
     budget_usd: k.budget_usd,
     ...(spentUsd !== undefined ? { spent_this_month_usd: Math.round(spentUsd * 1e6) / 1e6 } : {}),
     expires_at: k.expires_at,
+    prompt_cache: k.prompt_cache ?? null,
     previous_secret_valid_until: k.prev_valid_until,
     created_at: k.created_at,
     updated_at: k.updated_at,
@@ -71,7 +73,7 @@ function checkModelPattern(pattern: string, catalogIds: readonly string[]): void
  */
 export function parseKeyFields(body: Record<string, unknown>, requireName: boolean, catalogIds: readonly string[]): KeyFields {
   const out: KeyFields = {};
-  const known = new Set(["name", "models", "rpm", "tpm", "model_limits", "budget_usd", "expires_at"]);
+  const known = new Set(["name", "models", "rpm", "tpm", "model_limits", "budget_usd", "expires_at", "prompt_cache"]);
   for (const k of Object.keys(body)) if (!known.has(k)) throw invalid(`${k}: unknown field; expected one of ${[...known].join(", ")}`, k);
   if (body.name !== undefined || requireName) {
     if (typeof body.name !== "string" || body.name.trim() === "") throw invalid(`name: required non-empty string, got ${JSON.stringify(body.name)}`, "name");
@@ -113,6 +115,11 @@ export function parseKeyFields(body: Record<string, unknown>, requireName: boole
     const e = body.expires_at;
     if (e !== null && (typeof e !== "string" || Number.isNaN(Date.parse(e)))) throw invalid(`expires_at: must be an ISO 8601 time or null, got ${JSON.stringify(e)}`, "expires_at");
     out.expires_at = e === null ? null : new Date(e as string).toISOString(); // a date string: checked just above
+  }
+  if (body.prompt_cache !== undefined) {
+    const p = body.prompt_cache;
+    if (p !== null && !PROMPT_CACHE_MODES.some((m) => m === p)) throw invalid(`prompt_cache: must be ${PROMPT_CACHE_MODES.join(" or ")}, or null for the model's own setting, got ${JSON.stringify(p)}`, "prompt_cache");
+    out.prompt_cache = p as KeyFields["prompt_cache"]; // checked just above
   }
   return out;
 }

@@ -42,6 +42,7 @@ export function meter(deps: GatewayDeps, call: MeteredCall, end: Ending): Promis
   const { counts, estimated } = end.unbilled ? new UsageTally().settle(() => 0, () => 0) : call.tally.settle(deps.countText, call.countPrompt);
   const { entry } = call.target;
   const input = counts.input_tokens + counts.cache_read_input_tokens + counts.cache_creation_input_tokens;
+  const hour = Math.min(counts.cache_creation_1h_input_tokens ?? 0, counts.cache_creation_input_tokens);
   const record: UsageRecord = {
     request_id: call.ctx.id,
     key_id: call.key.id,
@@ -53,7 +54,11 @@ export function meter(deps: GatewayDeps, call: MeteredCall, end: Ending): Promis
     cache_read_tokens: counts.cache_read_input_tokens,
     cache_write_tokens: counts.cache_creation_input_tokens,
     reasoning_tokens: counts.reasoning_tokens,
+    // Present only when there are one-hour writes, as the stores read it back.
+    ...(hour > 0 ? { cache_write_1h_tokens: hour } : {}),
     cost_usd: deps.catalog.cost(entry, counts),
+    // The vendor's own name where a reply said it, else the id Turnpike asked it for.
+    upstream_model: call.tally.upstreamModel ?? entry.upstream_model,
     status: end.status,
     upstream_status: end.upstreamStatus,
     latency_ms: Math.round((performance.now() - call.ctx.started) * 100) / 100,

@@ -101,7 +101,8 @@ export function passthroughTap(reader: PassthroughReader, format: ClientFormat, 
           auditRegion(region);
           reader.scan(region, sink, state);
           if (hold && label) {
-            if (!label.learn(region) || label.changes) enqueue(label.apply(region));
+            if (label.learn(region) && label.upstream !== undefined) sink.answeredBy?.(label.upstream);
+            if (label.upstream === undefined || label.changes) enqueue(label.apply(region));
             else {
               // The vendor names the catalog id itself: back to relaying the bytes as they come.
               enqueue(region + pending);
@@ -118,7 +119,7 @@ export function passthroughTap(reader: PassthroughReader, format: ClientFormat, 
       }
       let out = "";
       for (const msg of parser.push(text)) {
-        label?.learn(msg.data);
+        if (label?.learn(msg.data) && label.upstream !== undefined) sink.answeredBy?.(label.upstream);
         const kept = see(msg);
         if (!raw && kept) out += label ? label.apply(formatSSE(kept)) : formatSSE(kept);
       }
@@ -141,7 +142,7 @@ export function passthroughTap(reader: PassthroughReader, format: ClientFormat, 
       }
       let out = "";
       for (const msg of [...tail, ...parser.end()]) {
-        label?.learn(msg.data);
+        if (label?.learn(msg.data) && label.upstream !== undefined) sink.answeredBy?.(label.upstream);
         const kept = see(msg);
         if (!raw && kept) out += label ? label.apply(formatSSE(kept)) : formatSSE(kept);
       }

@@ -107,7 +107,10 @@ export async function relay(
     if (plan.stream) return refuse(malformed(vendor, "a JSON reply where a stream was due"));
     if (!usageLooksTrue(parsed, maxTokens)) tally.distrust();
     const named = plan.protocol.replyModel(parsed);
-    if (named) headers.set(HEADER.upstreamModel, headerSafe(named));
+    if (named) {
+      headers.set(HEADER.upstreamModel, headerSafe(named));
+      tally.answeredBy(named);
+    }
     let out: string;
     try {
       if (plan.passthrough) {

@@ -23,5 +23,7 @@ export function resolve(deps: Pick<GatewayDeps, "catalog" | "keys" | "upstreams"
   const upstream = deps.upstreams.get(entry.owned_by);
   // The catalog is built against the vendor table, so every entry's vendor has an upstream.
   if (!upstream) throw new GatewayError({ status: 500, message: `No upstream for vendor ${entry.owned_by}.` });
+  // A key's own prompt_cache setting wins over the model's.
+  if (key.prompt_cache && key.prompt_cache !== entry.prompt_cache) return { entry: { ...entry, prompt_cache: key.prompt_cache }, upstream };
   return { entry, upstream };
 }

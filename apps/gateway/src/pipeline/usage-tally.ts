@@ -17,6 +17,8 @@ export interface UsageSink {
   relayed(text: string): void;
   /** A source of relayed text read only at the end, and only if it must be counted. */
   relayedLater(read: () => string): void;
+  /** The vendor's own name of the model that answered, for the record. */
+  answeredBy?(model: string): void;
 }
 
 /**
@@ -31,6 +33,12 @@ export class UsageTally implements UsageSink {
   private distrusted = false;
   private readonly texts: string[] = [];
   private readonly later: (() => string)[] = [];
+  /** The vendor's own name of the model that answered, once a reply has said it. */
+  upstreamModel: string | undefined;
+
+  answeredBy(model: string): void {
+    this.upstreamModel ??= model;
+  }
 
   /**
    * @param maxTokens the most tokens one request can use on its model (context window plus

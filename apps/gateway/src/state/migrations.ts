@@ -130,6 +130,21 @@ CREATE TABLE responses (
 );
 CREATE INDEX responses_expiry ON responses (expires_at);`,
   },
+  {
+    version: 3,
+    name: "cache write TTLs, upstream model names, per-key prompt caching",
+    // Cache writes are priced by TTL, so the one-hour share is kept beside the total; the
+    // vendor's own name of the model that answered; a key's own prompt_cache setting (null = the
+    // model's). Added columns have defaults, so earlier rows read as before.
+    sqlite: `
+ALTER TABLE usage ADD COLUMN cache_write_1h_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE usage ADD COLUMN upstream_model TEXT;
+ALTER TABLE keys ADD COLUMN prompt_cache TEXT;`,
+    postgres: `
+ALTER TABLE usage ADD COLUMN cache_write_1h_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE usage ADD COLUMN upstream_model TEXT;
+ALTER TABLE keys ADD COLUMN prompt_cache TEXT;`,
+  },
 ];
 
 /**

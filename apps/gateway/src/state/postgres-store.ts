@@ -1,7 +1,7 @@
 import { GatewayError } from "@turnpike/providers";
 import { SQL } from "bun";
 import { migratePostgres } from "./postgres-migrate";
-import type { KeyRecord, Store, UsageAggregate, UsageFilter, UsageGroup, UsageRecord } from "./store";
+import { type KeyRecord, type Store, type UsageAggregate, type UsageFilter, type UsageGroup, type UsageRecord, withoutEmptyOptionals } from "./store";
 import type { ResponseStore } from "./response-store";
 import { PostgresResponseStore } from "./postgres-response-store";
 
@@ -12,12 +12,12 @@ interface KeyRow extends Omit<KeyRecord, "models" | "model_limits"> {
 
 const KEY_COLUMNS = [
   "id", "name", "hash", "prefix", "models", "rpm", "tpm", "model_limits", "budget_usd", "expires_at",
-  "prev_hash", "prev_valid_until", "created_at", "updated_at", "revoked_at",
+  "prev_hash", "prev_valid_until", "created_at", "updated_at", "revoked_at", "prompt_cache",
 ] as const;
 const USAGE_COLUMNS = [
   "request_id", "key_id", "model", "endpoint", "stream", "input_tokens", "output_tokens", "cache_read_tokens",
   "cache_write_tokens", "reasoning_tokens", "cost_usd", "status", "upstream_status", "latency_ms", "aborted",
-  "estimated", "created_at",
+  "estimated", "created_at", "cache_write_1h_tokens", "upstream_model",
 ] as const;
 const GROUP_COLUMN = { key: "key_id", model: "model", day: "substr(created_at, 1, 10)" } as const;
 /** Rows per statement: bounded so that one insert stays short. */
@@ -26,13 +26,13 @@ const USAGE_TYPES: Record<(typeof USAGE_COLUMNS)[number], string> = {
   request_id: "text", key_id: "text", model: "text", endpoint: "text", stream: "bool", input_tokens: "int4",
   output_tokens: "int4", cache_read_tokens: "int4", cache_write_tokens: "int4", reasoning_tokens: "int4",
   cost_usd: "float8", status: "int4", upstream_status: "int4", latency_ms: "float8", aborted: "bool",
-  estimated: "bool", created_at: "text",
+  estimated: "bool", created_at: "text", cache_write_1h_tokens: "int4", upstream_model: "text",
 };
 /** Rows whose request id is already there are skipped: a replayed journal cannot duplicate a record. */
 const INSERT_USAGE = `INSERT INTO usage (${USAGE_COLUMNS.join(", ")}) SELECT * FROM unnest(${USAGE_COLUMNS.map((c, i) => `$${i + 1}::${USAGE_TYPES[c]}[]`).join(", ")}) ON CONFLICT (request_id) DO NOTHING`;
 
 const toKey = (r: KeyRow): KeyRecord => ({
-  ...r,
+  ...withoutEmptyOptionals(r),
   models: r.models === null ? null : (JSON.parse(r.models) as string[]), // written by fromKey as JSON of this type
   model_limits: r.model_limits === null ? null : (JSON.parse(r.model_limits) as KeyRecord["model_limits"]), // written by fromKey
 });
@@ -40,6 +40,7 @@ const fromKey = (k: KeyRecord) => ({
   ...k,
   models: k.models === null ? null : JSON.stringify(k.models),
   model_limits: k.model_limits === null ? null : JSON.stringify(k.model_limits),
+  prompt_cache: k.prompt_cache ?? null,
 });
 
 /** Did the call fail because the server could not be reached (rather than because of the query)? */
@@ -120,12 +121,13 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * One statement per batch with one array per column (`unnest`): 17 parameters however many rows,
-   * which PostgreSQL parses and plans far faster than 17 per row.
+   * One statement per batch with one array per column (`unnest`): 19 parameters however many rows,
+   * which PostgreSQL parses and plans far faster than 19 per row.
    */
   async insertUsage(records: readonly UsageRecord[]): Promise<void> {
     for (let i = 0; i < records.length; i += ROWS_PER_INSERT) {
-      const chunk = records.slice(i, i + ROWS_PER_INSERT);
+      // The fields a record may leave out get their column's default.
+      const chunk = records.slice(i, i + ROWS_PER_INSERT).map((r) => ({ ...r, cache_write_1h_tokens: r.cache_write_1h_tokens ?? 0, upstream_model: r.upstream_model ?? null }));
       const columns = USAGE_COLUMNS.map((c) => chunk.map((r) => r[c]));
       await this.sql.unsafe(INSERT_USAGE, columns).catch(unavailable);
     }
@@ -158,7 +160,7 @@ export class PostgresStore implements Store {
     const rows: UsageRecord[] = await this.sql
       .unsafe(`SELECT ${USAGE_COLUMNS.join(", ")} FROM usage ${sql} ORDER BY ${f.newestFirst ? "created_at DESC, request_id DESC" : "created_at, request_id"} LIMIT $${params.length}`, params)
       .catch(unavailable);
-    return rows.map((r) => ({ ...r }));
+    return rows.map((r) => withoutEmptyOptionals(r));
   }
 
   async aggregateUsage(f: UsageFilter, groupBy: readonly UsageGroup[]): Promise<UsageAggregate[]> {

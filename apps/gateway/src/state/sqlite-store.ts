@@ -2,7 +2,7 @@ import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { migrateSqlite } from "./migrations";
-import type { KeyRecord, Store, UsageAggregate, UsageFilter, UsageGroup, UsageRecord } from "./store";
+import { type KeyRecord, type Store, type UsageAggregate, type UsageFilter, type UsageGroup, type UsageRecord, withoutEmptyOptionals } from "./store";
 import type { ResponseStore } from "./response-store";
 import { SqliteResponseStore } from "./sqlite-response-store";
 
@@ -18,7 +18,7 @@ interface UsageRow extends Omit<UsageRecord, "stream" | "aborted" | "estimated">
 }
 
 const toKey = (r: KeyRow): KeyRecord => ({
-  ...r,
+  ...withoutEmptyOptionals(r),
   models: r.models === null ? null : (JSON.parse(r.models) as string[]), // written by fromKey as JSON of this type
   model_limits: r.model_limits === null ? null : (JSON.parse(r.model_limits) as KeyRecord["model_limits"]), // written by fromKey
 });
@@ -26,13 +26,14 @@ const fromKey = (k: KeyRecord) => ({
   ...k,
   models: k.models === null ? null : JSON.stringify(k.models),
   model_limits: k.model_limits === null ? null : JSON.stringify(k.model_limits),
+  prompt_cache: k.prompt_cache ?? null,
 });
 const KEY_COLUMNS = [
   "id", "name", "hash", "prefix", "models", "rpm", "tpm", "model_limits", "budget_usd", "expires_at",
-  "prev_hash", "prev_valid_until", "created_at", "updated_at", "revoked_at",
+  "prev_hash", "prev_valid_until", "created_at", "updated_at", "revoked_at", "prompt_cache",
 ] as const;
 const GROUP_COLUMN = { key: "key_id", model: "model", day: "substr(created_at, 1, 10)" } as const;
-const toUsage = (r: UsageRow): UsageRecord => ({ ...r, stream: r.stream === 1, aborted: r.aborted === 1, estimated: r.estimated === 1 });
+const toUsage = (r: UsageRow): UsageRecord => ({ ...withoutEmptyOptionals(r), stream: r.stream === 1, aborted: r.aborted === 1, estimated: r.estimated === 1 });
 
 /** The embedded store: one SQLite file in WAL mode (`TURNPIKE_DB`). */
 export class SqliteStore implements Store {
@@ -58,7 +59,7 @@ export class SqliteStore implements Store {
     }
     migrateSqlite(this.db);
     this.insertUsageStmt = this.db.prepare(
-      `INSERT OR IGNORE INTO usage VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT OR IGNORE INTO usage VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.insertBatch = this.db.transaction((rows: readonly UsageRecord[]) => {
       const stmt = this.insertUsageStmt;
@@ -67,7 +68,7 @@ export class SqliteStore implements Store {
         stmt.run(
           r.request_id, r.key_id, r.model, r.endpoint, r.stream ? 1 : 0, r.input_tokens, r.output_tokens,
           r.cache_read_tokens, r.cache_write_tokens, r.reasoning_tokens, r.cost_usd, r.status, r.upstream_status,
-          r.latency_ms, r.aborted ? 1 : 0, r.estimated ? 1 : 0, r.created_at,
+          r.latency_ms, r.aborted ? 1 : 0, r.estimated ? 1 : 0, r.created_at, r.cache_write_1h_tokens ?? 0, r.upstream_model ?? null,
         );
       }
     });

@@ -1,4 +1,5 @@
 import type { Format } from "../formats";
+import type { PromptCacheMode } from "../routing/catalog";
 import type { ResponseStore } from "./response-store";
 
 /**
@@ -17,6 +18,11 @@ export interface KeyRecord {
   models: string[] | null;
   rpm: number | null;
   tpm: number | null;
+  /**
+   * Whether Turnpike places prompt-cache breakpoints for this key's requests (`auto` | `off`);
+   * null or absent = the model's own setting.
+   */
+  prompt_cache?: PromptCacheMode | null;
   /** Per-model limits, by exact model id; they apply on top of the key's own. */
   model_limits: Record<string, { rpm?: number | null; tpm?: number | null }> | null;
   /** Monthly budget in USD (calendar month, UTC); null = none. */
@@ -44,8 +50,12 @@ export interface UsageRecord {
   output_tokens: number;
   cache_read_tokens: number;
   cache_write_tokens: number;
+  /** The part of `cache_write_tokens` written for an hour (priced apart from five-minute writes). */
+  cache_write_1h_tokens?: number;
   reasoning_tokens: number;
   cost_usd: number;
+  /** The vendor's own name of the model that answered (a dated snapshot name), where it said one. */
+  upstream_model?: string | null;
   /** The status the client saw (200 for a stream that started). */
   status: number;
   /** The upstream's HTTP status; 0 when no answer came. */
@@ -56,6 +66,18 @@ export interface UsageRecord {
   /** Output tokens counted by Turnpike, not reported by the upstream. */
   estimated: boolean;
   created_at: string;
+}
+
+/**
+ * A stored row's optional fields as records have them: absent when empty (no one-hour writes, no
+ * upstream model name, no key setting), so rows written before they existed read as before.
+ */
+export function withoutEmptyOptionals<T extends { upstream_model?: string | null; cache_write_1h_tokens?: number; prompt_cache?: string | null }>(r: T): T {
+  const out = { ...r };
+  if (out.upstream_model === null) delete out.upstream_model;
+  if (out.cache_write_1h_tokens === 0) delete out.cache_write_1h_tokens;
+  if (out.prompt_cache === null) delete out.prompt_cache;
+  return out;
 }
 
 export interface UsageFilter {

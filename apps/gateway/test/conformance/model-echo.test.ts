@@ -6,7 +6,7 @@
  */
 import { startSimulator, type Simulator } from "@turnpike/simulator";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readSSE, startHarness, type Harness } from "../harness";
+import { ADMIN_KEY, readSSE, startHarness, type Harness } from "../harness";
 
 /** Each vendor's snapshot style (docs/protocols.md §1.4, §2.4, §3.3). */
 const SNAPSHOT: Record<string, string> = { alpha: "-20250929", beta: "-2025-04-14", gamma: "-001", delta: "-2025-04-14" };
@@ -81,4 +81,21 @@ describe("replies name the catalog model, not the vendor's snapshot", () => {
       }
     });
   }
+});
+
+describe("the ledger keeps the vendor's own model name", () => {
+  const newest = async (n: number) => {
+    const res = await fetch(`${h.url}/admin/usage?key_id=${h.keyId}&limit=${n}`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+    return ((await res.json()) as { data: { model: string; upstream_model: string | null }[] }).data;
+  };
+
+  test("a JSON reply's and a passthrough stream's model string; the catalog id stays the record's model", async () => {
+    await h.call("/v1/messages", { method: "POST", dialect: "messages", body: messagesBody("alpha-haiku-4-5", false) });
+    await (await h.call("/v1/messages", { method: "POST", dialect: "messages", body: messagesBody("alpha-haiku-4-5", true) })).text();
+    await h.call("/v1/chat/completions", { method: "POST", body: chatBody("gamma-3-flash", false) });
+    const [gamma, stream, json] = await newest(3);
+    expect(json).toMatchObject({ model: "alpha-haiku-4-5", upstream_model: "alpha-haiku-4-5-20250929" });
+    expect(stream).toMatchObject({ model: "alpha-haiku-4-5", upstream_model: "alpha-haiku-4-5-20250929" });
+    expect(gamma).toMatchObject({ model: "gamma-3-flash", upstream_model: "gamma-3-flash-001" });
+  });
 });

@@ -91,3 +91,31 @@ describe("a 20-turn conversation from a chat client to a messages-protocol model
     expect(autoCost).toBeLessThan(offCost * 0.5);
   });
 });
+
+describe("prompt_cache per key", () => {
+  const admin = (path: string, init: RequestInit) =>
+    fetch(`${auto.url}${path}`, { ...init, headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" } });
+  const breakpointsSent = async (key: string) => {
+    const res = await fetch(`${auto.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: MODEL, messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Hi" }] }),
+    });
+    expect(res.status).toBe(200);
+    return JSON.stringify(auto.gw.simulator!.requests.at(-1)!.body).includes('"cache_control"');
+  };
+
+  test("a key's own setting wins over the model's; null returns to the model's; a bad value is a 400 naming the field", async () => {
+    const created = await admin("/admin/keys", { method: "POST", body: JSON.stringify({ name: "no-cache", prompt_cache: "off" }) });
+    expect(created.status).toBe(201);
+    const { key, id, prompt_cache } = await created.json();
+    expect(prompt_cache).toBe("off");
+    expect(await breakpointsSent(key)).toBe(false);
+    expect(await breakpointsSent(auto.key)).toBe(true);
+    expect((await admin(`/admin/keys/${id}`, { method: "PATCH", body: JSON.stringify({ prompt_cache: null }) })).status).toBe(200);
+    expect(await breakpointsSent(key)).toBe(true);
+    const bad = await admin(`/admin/keys/${id}`, { method: "PATCH", body: JSON.stringify({ prompt_cache: "always" }) });
+    expect(bad.status).toBe(400);
+    expect((await bad.json()).error.message).toContain("prompt_cache: must be auto or off");
+  });
+});
