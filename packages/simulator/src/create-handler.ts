@@ -4,7 +4,7 @@ import { getModel, listModels } from "./list-models";
 import { matchRoute } from "./match-route";
 import { isObject } from "./json-access";
 import { errorResponse, renderOutcome, vendorHeaders } from "./render-outcome";
-import { SimPromptCache } from "./prompt-cache";
+import { type CacheUse, MIN_CACHED_TOKENS, SimPromptCache } from "./prompt-cache";
 import { jsonResponse } from "./respond";
 import type { CapturedRequest, SimulatorOptions } from "./simulator-options";
 
@@ -75,9 +75,10 @@ export function createHandler(opts: SimulatorOptions = {}): SimulatorHandler {
         }
         if (outcome.kind !== "count" && outcome.firstByteMs > 0) await Bun.sleep(outcome.firstByteMs);
         // The prompt cache has state, so it is applied to each reply, not to the cached outcome.
-        if (outcome.kind === "reply" && outcome.protocol === "messages") {
+        if (outcome.kind === "reply" && (outcome.protocol === "messages" || outcome.plan.inputTokens >= MIN_CACHED_TOKENS)) {
           const parsed = captureLimit > 0 ? body : parseBody(text);
-          const cache = isObject(parsed) ? promptCache.use(parsed) : undefined;
+          let cache: CacheUse | undefined;
+          if (isObject(parsed)) cache = outcome.protocol === "messages" ? promptCache.use(parsed) : promptCache.useAutomatic(outcome.protocol, parsed);
           if (cache) outcome = { ...outcome, plan: { ...outcome.plan, cache } };
         }
         return renderOutcome(outcome, n);

@@ -42,3 +42,25 @@ describe("prompt cache (messages protocol)", () => {
     expect([v.cache_read_input_tokens, v.cache_creation_input_tokens]).toEqual([0, 0]);
   });
 });
+
+describe("automatic prompt caching (chat completions, generateContent)", () => {
+  test("chat: the leading turns seen before are reported as cached_tokens, part of prompt_tokens", async () => {
+    const s = sim();
+    const first = [{ role: "system", content: LONG }, { role: "user", content: "One [sim chunks=2]" }];
+    const u1 = (await (await s.post(PATH.chat, { model: "b", messages: first }, AUTH.chat)).json()).usage;
+    expect(u1.prompt_tokens_details.cached_tokens).toBe(0);
+    const second = [...first, { role: "assistant", content: "Ok." }, { role: "user", content: "Two [sim chunks=2]" }];
+    const u2 = (await (await s.post(PATH.chat, { model: "b", messages: second }, AUTH.chat)).json()).usage;
+    expect(u2.prompt_tokens_details.cached_tokens).toBe(countPromptTokens("chat", { model: "b", messages: first }));
+    expect(u2.prompt_tokens).toBe(countPromptTokens("chat", { model: "b", messages: second }));
+  });
+
+  test("generateContent: cachedContentTokenCount for the repeated leading contents", async () => {
+    const s = sim();
+    const contents = [{ role: "user", parts: [{ text: LONG }] }];
+    await s.post(PATH.generate("g"), { contents }, AUTH.generate);
+    const more = [...contents, { role: "model", parts: [{ text: "Ok." }] }, { role: "user", parts: [{ text: "Next [sim chunks=2]" }] }];
+    const meta = (await (await s.post(PATH.generate("g"), { contents: more }, AUTH.generate)).json()).usageMetadata;
+    expect(meta.cachedContentTokenCount).toBe(countPromptTokens("generate", { contents }));
+  });
+});

@@ -57,8 +57,36 @@ function breakpoints(body: JsonObject): Breakpoint[] {
   return out;
 }
 
+/** Where each automatically caching protocol keeps its conversation. */
+const TURNS_FIELD = { chat: "messages", generate: "contents" } as const;
+
 export class SimPromptCache {
   private readonly seen = new Map<string, number>();
+
+  /**
+   * Chat completions and generateContent cache on their own, with no breakpoints and no charge
+   * for writes (docs/protocols.md §2.5, §3.5): the longest run of leading turns seen before (of
+   * at least {@link MIN_CACHED_TOKENS}) is a cache read. Called only for prompts that long.
+   */
+  useAutomatic(protocol: keyof typeof TURNS_FIELD, body: JsonObject): CacheUse | undefined {
+    const field = TURNS_FIELD[protocol];
+    const turns = arrayOf(body[field]);
+    let read = 0;
+    for (let k = 1; k <= turns.length; k++) {
+      const prefix = { ...body, [field]: turns.slice(0, k) };
+      const tokens = countPromptTokens(protocol, prefix);
+      if (tokens < MIN_CACHED_TOKENS) continue;
+      const key = `${protocol}\n${String(body.model)}\n${JSON.stringify(prefix)}`;
+      if (this.seen.has(key)) read = tokens;
+      this.seen.set(key, tokens);
+    }
+    this.trim();
+    return read > 0 ? { read, write: 0, write1h: 0 } : undefined;
+  }
+
+  private trim(): void {
+    if (this.seen.size > CAPACITY) for (const k of [...this.seen.keys()].slice(0, CAPACITY / 2)) this.seen.delete(k);
+  }
 
   /** What a messages request reads from and writes to the cache; undefined when it has no breakpoint. */
   use(body: JsonObject): CacheUse | undefined {
@@ -69,7 +97,7 @@ export class SimPromptCache {
     const last = marks.reduce((a, b) => (b.tokens > a.tokens ? b : a));
     const write = this.seen.has(last.key) ? 0 : Math.max(0, last.tokens - read);
     for (const m of marks) this.seen.set(m.key, m.tokens);
-    if (this.seen.size > CAPACITY) for (const k of [...this.seen.keys()].slice(0, CAPACITY / 2)) this.seen.delete(k);
+    this.trim();
     return { read, write, write1h: last.hour ? write : 0 };
   }
 }

@@ -29,12 +29,13 @@ const PROMPT_FILTER_CHUNK = {
 
 const callId = (ctx: RenderContext, i: number) => `call_sim${ctx.seq}_${i}`;
 
-function usage(prompt: number, completion: number, reasoning: number) {
+function usage(prompt: number, completion: number, reasoning: number, cached = 0) {
   return {
     prompt_tokens: prompt,
     completion_tokens: completion,
     total_tokens: prompt + completion,
-    prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+    // The cached part is included in prompt_tokens (docs/protocols.md §2.5).
+    prompt_tokens_details: { cached_tokens: cached, audio_tokens: 0 },
     completion_tokens_details: { reasoning_tokens: reasoning, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
   };
 }
@@ -55,7 +56,7 @@ export function chatJson(plan: ReplyPlan, ctx: RenderContext): string {
     created: ctx.created,
     model: plan.model,
     choices: [{ index: 0, message, logprobs: null, finish_reason: FINISH_REASON[plan.stop] }],
-    usage: usage(plan.inputTokens, plan.outputTokens, plan.thinkingTokens),
+    usage: usage(plan.inputTokens, plan.outputTokens, plan.thinkingTokens, plan.cache?.read),
     service_tier: "default",
     system_fingerprint: FINGERPRINT,
   });
@@ -117,7 +118,7 @@ export function chatStream(plan: ReplyPlan, ctx: RenderContext, includeUsage: bo
   // Every recorded chunk carries service_tier and system_fingerprint, as the JSON reply does (openai-text.chunks.txt).
   const head = `{"id":"${id}","object":"chat.completion.chunk","created":${JSON.stringify(ctx.created)},"model":${JSON.stringify(plan.model)},"service_tier":"default","system_fingerprint":"${FINGERPRINT}",`;
   const withUsage = v !== "no-usage" && (includeUsage || v === "usage-in-finish" || v === "usage-every-chunk");
-  const finalUsage = usage(plan.inputTokens, plan.outputTokens, plan.thinkingTokens);
+  const finalUsage = usage(plan.inputTokens, plan.outputTokens, plan.thinkingTokens, plan.cache?.read);
   const frames: string[] = [];
   const deltaAt: number[] = [];
   const chunk = (choice: unknown, usageValue: unknown, content = false) => {

@@ -25,6 +25,8 @@ function usageMetadata(plan: ReplyPlan, c: Counts) {
     promptTokensDetails: [{ modality: "TEXT", tokenCount: plan.inputTokens }],
   };
   if (plan.thinkingTokens > 0) u.thoughtsTokenCount = c.thoughts;
+  // Part of promptTokenCount, as the vendor reports it (docs/protocols.md §3.5).
+  if (plan.cache?.read) u.cachedContentTokenCount = plan.cache.read;
   return u;
 }
 
