@@ -66,7 +66,8 @@ export async function handleInference(deps: GatewayDeps, request: Request, forma
   } catch (e) {
     const err = toGatewayError(e, deps.logger, ctx.id);
     if (finish) {
-      await finish({ status: format.renderError(err, ctx.id).status, upstreamStatus });
+      // Thrown before the reply reached the client: an upstream failure before any output, unbilled.
+      await finish({ status: format.renderError(err, ctx.id).status, upstreamStatus, unbilled: true });
     } else {
       // Refused before any upstream call: no record, and the admitted estimate is given back.
       admitted?.settle(0);
