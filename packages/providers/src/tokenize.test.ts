@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { IMAGE_TOKENS, countTextTokens, countTokens } from "./tokenize.js";
+import { EXACT_COUNT_CHARS, IMAGE_TOKENS, countTextTokens, countTokens } from "./tokenize.js";
 
 describe("countTokens (o200k_base)", () => {
   test("a one-word prompt: 3 priming + 3 per message + the word", () => {
@@ -29,6 +29,17 @@ describe("countTokens (o200k_base)", () => {
     const n = countTokens({ model: "m", max_tokens: 1, messages: [{ role: "user", content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: "AAAA" } }] }] });
     expect(n).toBe(3 + 3 + IMAGE_TOKENS);
     expect(countTextTokens("<|endoftext|>")).toBeGreaterThan(1);
+  });
+
+  test("beyond its first quarter megabyte a prompt is estimated at the rate measured on it", () => {
+    const words = Array.from({ length: 400_000 }, (_, i) => `w${((i * 7919) % 100_003).toString(36)}`).join(" ");
+    expect(words.length).toBeGreaterThan(2 * EXACT_COUNT_CHARS);
+    const estimated = countTokens({ model: "m", max_tokens: 1, messages: [{ role: "user", content: words }] });
+    const exact = 3 + 3 + countTextTokens(words);
+    expect(Math.abs(estimated - exact) / exact).toBeLessThan(0.02);
+    // Under the budget the count is exact.
+    const small = words.slice(0, 10_000);
+    expect(countTokens({ model: "m", max_tokens: 1, messages: [{ role: "user", content: small }] })).toBe(3 + 3 + countTextTokens(small));
   });
 
   test("a run of one letter or one mark a megabyte long is counted (in slices), text around it exactly", () => {
