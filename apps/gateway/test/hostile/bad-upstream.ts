@@ -89,17 +89,22 @@ export async function recordsOf(h: Harness, requestId: string | null) {
   return (await h.gw.deps.store.queryUsage({ key_id: h.keyId, limit: 100_000 })).filter((r) => r.request_id === requestId);
 }
 
+export type ClientFormatName = "messages" | "chat" | "responses";
+
+const CLIENT_CALLS: Record<ClientFormatName, { path: string; body: (model: string, stream: boolean) => Record<string, unknown> }> = {
+  messages: { path: "/v1/messages", body: (model, stream) => ({ model, max_tokens: 100, stream, messages: [{ role: "user", content: "Hello there" }] }) },
+  chat: { path: "/v1/chat/completions", body: (model, stream) => ({ model, stream, messages: [{ role: "user", content: "Hello there" }] }) },
+  responses: { path: "/v1/responses", body: (model, stream) => ({ model, stream, store: false, input: "Hello there" }) },
+};
+
 /** A request in each client format, JSON or stream, for `model`. */
-export function clientCall(h: Harness, format: "messages" | "chat", model: string, stream: boolean, extra: Record<string, unknown> = {}) {
-  const body =
-    format === "messages"
-      ? { model, max_tokens: 100, stream, messages: [{ role: "user", content: "Hello there" }], ...extra }
-      : { model, stream, messages: [{ role: "user", content: "Hello there" }], ...extra };
-  return h.call(format === "messages" ? "/v1/messages" : "/v1/chat/completions", { method: "POST", dialect: format, body: JSON.stringify(body) });
+export function clientCall(h: Harness, format: ClientFormatName, model: string, stream: boolean, extra: Record<string, unknown> = {}) {
+  const c = CLIENT_CALLS[format];
+  return h.call(c.path, { method: "POST", dialect: format === "messages" ? "messages" : "chat", body: JSON.stringify({ ...c.body(model, stream), ...extra }) });
 }
 
 /** Checks an error body is in the caller's own envelope; returns its message. */
-export function errorMessageOf(format: "messages" | "chat", body: any): string {
+export function errorMessageOf(format: ClientFormatName, body: any): string {
   if (format === "messages") {
     if (body?.type !== "error" || typeof body.error?.type !== "string" || typeof body.error?.message !== "string" || typeof body.request_id !== "string") {
       throw new Error(`not a messages-format error: ${JSON.stringify(body)}`);

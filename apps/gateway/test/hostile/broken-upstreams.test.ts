@@ -44,6 +44,9 @@ const ROUTES = [
   ["chat", "alpha-haiku-4-5", "translated"],
   ["messages", "gamma-3-flash", "translated"],
   ["chat", "gamma-3-flash", "translated"],
+  ["responses", "alpha-haiku-4-5", "translated"],
+  ["responses", "beta-5", "translated"],
+  ["responses", "gamma-3-flash", "translated"],
 ] as const;
 
 const VENDOR = { "alpha-haiku-4-5": "alpha", "beta-5": "beta", "gamma-3-flash": "gamma" } as const;
@@ -90,6 +93,7 @@ describe("a malformed 200 to a stream: only the in-band error, once, and nothing
         } else {
           expect(text.match(/event: error/g)).toHaveLength(1);
           expect(text).not.toContain("message_stop");
+          expect(text).not.toContain("response.completed");
           expect(text.trimEnd().split("\n\n").at(-1)).toStartWith("event: error");
           expect(text).toContain(`The ${VENDOR[model]} upstream`);
         }

@@ -3,7 +3,7 @@ import { type Harness, startHarness } from "../harness";
 import { errorMessageOf } from "./bad-upstream";
 
 // Issue 11, tests: a fuzzer in the suite. Seeded (the same requests every run) and bounded (a
-// few hundred requests, a few seconds): mutations of valid requests of both client formats, to
+// 1,500 requests, a few seconds): mutations of valid requests of every client format, to
 // models of every upstream protocol, JSON and stream, most of them still valid enough to pass
 // validation and reach the converters. No 5xx, and every body in the caller's own format.
 
@@ -55,6 +55,26 @@ const CHAT_BASES: Record<string, unknown>[] = [
   },
   { reasoning_effort: "low", response_format: { type: "json_object" }, seed: 7, messages: [{ role: "user", content: "Answer in JSON: 2+2?" }] },
 ];
+
+const RESPONSES_BASES: Record<string, unknown>[] = [
+  { store: false, input: "Hello there" },
+  { store: false, instructions: "Be brief.", max_output_tokens: 300, input: [{ role: "user", content: [{ type: "input_text", text: "Describe this" }, { type: "input_image", image_url: `data:image/png;base64,${PNG}` }] }] },
+  {
+    store: false,
+    tools: [{ type: "function", name: "get_weather", description: "Weather of a city", parameters: TOOL.input_schema }],
+    input: [
+      { role: "user", content: "Weather in Paris?" },
+      { type: "function_call", call_id: "call_01", name: "get_weather", arguments: '{"city":"Paris","days":2}' },
+      { type: "function_call_output", call_id: "call_01", output: "Sunny, 21C" },
+    ],
+  },
+];
+
+const BASES = { messages: MESSAGES_BASES, chat: CHAT_BASES, responses: RESPONSES_BASES } as const;
+const PATHS = { messages: "/v1/messages", chat: "/v1/chat/completions", responses: "/v1/responses" } as const;
+/** What a JSON reply of each format says it is. */
+const REPLY_KIND = { messages: (j: any) => j.type === "message", chat: (j: any) => j.object === "chat.completion", responses: (j: any) => j.object === "response" } as const;
+type FormatName = keyof typeof BASES;
 
 const MODELS = ["alpha-haiku-4-5", "beta-5", "gamma-3-flash", "delta-m3"];
 
@@ -118,13 +138,16 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-function checkStream(format: "messages" | "chat", text: string, label: string): void {
-  if (format === "chat") {
-    if (!text.endsWith("data: [DONE]\n\n")) throw new Error(`${label}: a chat stream must end with [DONE]: …${text.slice(-200)}`);
-    return;
-  }
+/** The event a stream of each format must end with (its terminal frame or its in-band error). */
+const STREAM_ENDS: Record<FormatName, readonly string[]> = {
+  messages: ["event: message_stop", "event: error"],
+  chat: ["data: [DONE]"],
+  responses: ["event: response.completed", "event: response.incomplete", "event: response.failed", "event: error"],
+};
+
+function checkStream(format: FormatName, text: string, label: string): void {
   const last = text.trimEnd().split("\n\n").at(-1) ?? "";
-  if (!last.startsWith("event: message_stop") && !last.startsWith("event: error")) throw new Error(`${label}: a messages stream must end with message_stop or error: …${text.slice(-200)}`);
+  if (!STREAM_ENDS[format].some((e) => last.startsWith(e))) throw new Error(`${label}: a ${format} stream must end with one of ${STREAM_ENDS[format].join(", ")}: …${text.slice(-200)}`);
 }
 
 describe(`fuzzer (seed ${SEED}, ${ROUNDS} requests)`, () => {
@@ -132,13 +155,13 @@ describe(`fuzzer (seed ${SEED}, ${ROUNDS} requests)`, () => {
     const r = prng(SEED);
     const statuses = new Map<number, number>();
     for (let i = 0; i < ROUNDS; i++) {
-      const format = r() < 0.5 ? "messages" : "chat";
-      const base = pick(r, format === "messages" ? MESSAGES_BASES : CHAT_BASES);
+      const format = pick(r, ["messages", "chat", "responses"] as const);
+      const base = pick(r, BASES[format]);
       const body = JSON.parse(JSON.stringify({ model: pick(r, MODELS), stream: r() < 0.3, ...base })) as { [k: string]: Json };
       const n = r() < 0.7 ? 1 : 2;
       for (let m = 0; m < n; m++) mutate(r, body);
       const label = `round ${i} (${format}): ${JSON.stringify(body).slice(0, 300)}`;
-      const res = await h.call(format === "messages" ? "/v1/messages" : "/v1/chat/completions", { method: "POST", dialect: format, body: JSON.stringify(body) });
+      const res = await h.call(PATHS[format], { method: "POST", dialect: format === "messages" ? "messages" : "chat", body: JSON.stringify(body) });
       statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
       const text = await res.text();
       if (res.status >= 500) throw new Error(`${label} → ${res.status} ${text.slice(0, 300)}`);
@@ -150,7 +173,7 @@ describe(`fuzzer (seed ${SEED}, ${ROUNDS} requests)`, () => {
       expect(type).toStartWith("application/json");
       const json = JSON.parse(text) as any;
       if (res.status === 200) {
-        if (format === "messages" ? json.type !== "message" : json.object !== "chat.completion") throw new Error(`${label}: not a ${format} reply: ${text.slice(0, 300)}`);
+        if (!REPLY_KIND[format](json)) throw new Error(`${label}: not a ${format} reply: ${text.slice(0, 300)}`);
       } else {
         errorMessageOf(format, json);
       }

@@ -26,6 +26,8 @@ const ROUTES = [
   ["chat", "alpha-haiku-4-5"],
   ["messages", "gamma-3-flash"],
   ["chat", "gamma-3-flash"],
+  ["responses", "alpha-haiku-4-5"],
+  ["responses", "beta-5"],
 ] as const;
 
 describe("an upstream error before any output is recorded and billed nothing, on every route", () => {
