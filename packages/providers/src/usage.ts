@@ -88,7 +88,8 @@ export function messagesUsageFields(usage: unknown): Partial<UsageTotals> {
   if (typeof u.cache_read_input_tokens === "number") out.cache_read_input_tokens = n(u.cache_read_input_tokens);
   if (typeof u.cache_creation_input_tokens === "number") out.cache_creation_input_tokens = n(u.cache_creation_input_tokens);
   const byTtl = obj(u.cache_creation);
-  if (typeof byTtl.ephemeral_1h_input_tokens === "number") out.cache_creation_1h_input_tokens = n(byTtl.ephemeral_1h_input_tokens);
+  // Only a share to price apart: zero one-hour writes leave the field out.
+  if (n(byTtl.ephemeral_1h_input_tokens) > 0) out.cache_creation_1h_input_tokens = n(byTtl.ephemeral_1h_input_tokens);
   const details = obj(u.output_tokens_details);
   if (details.thinking_tokens !== undefined) out.reasoning_tokens = n(details.thinking_tokens);
   return out;

@@ -89,8 +89,10 @@ expectType<Equals<typeof missing.availableModels, string[] | undefined>>();
 client.messages.create({ model: "m", messages: [] });
 // @ts-expect-error: the gateway-internal `turnpike` field is not part of the public request
 client.messages.create({ ...params, turnpike: {} });
-// @ts-expect-error: roles are user and assistant
-client.messages.create({ ...params, messages: [{ role: "system", content: "x" }] });
+// @ts-expect-error: roles are user, assistant and (mid-conversation) system
+client.messages.create({ ...params, messages: [{ role: "tool", content: "x" }] });
+// Mid-conversation system messages are part of the request type.
+client.messages.create({ ...params, messages: [{ role: "user", content: "Hi" }, { role: "system", content: "Skills: review" }] });
 
 void usage;
 void iterateModels;
