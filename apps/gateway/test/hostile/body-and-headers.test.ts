@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type Harness, startHarness } from "../harness";
-import { errorMessageOf } from "./bad-upstream";
+import { type BadUpstream, errorMessageOf, startBadUpstream } from "./bad-upstream";
+import { chatReply, messagesReply } from "./replies";
 import { type Spawned, spawnGateway } from "./spawned";
 
 // Issue 11, items 2 and 10: a body size limit enforced while reading (TURNPIKE_MAX_BODY_MB,
@@ -115,6 +116,43 @@ describe("body size limit, on a gateway in its own process", () => {
     const mb = (await messages.json()) as any;
     expect(errorMessageOf("messages", mb)).toContain("Request headers are");
     expect(mb.request_id).toBe(messages.headers.get("request-id"));
+  });
+});
+
+describe("memory per request stays a small multiple of its body", () => {
+  let bad: BadUpstream;
+  let g: Spawned;
+  beforeAll(async () => {
+    // The vendors are a canned upstream in this process, so the gateway's memory is its own.
+    bad = startBadUpstream();
+    bad.script((call) =>
+      call.path.endsWith("/chat/completions")
+        ? { type: "application/json", body: chatReply({ prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 }) }
+        : { type: "application/json", body: messagesReply({ input_tokens: 10, output_tokens: 2 }) },
+    );
+    g = await spawnGateway({ ALPHA_API_KEY: "k", ALPHA_BASE_URL: bad.url, BETA_API_KEY: "k", BETA_BASE_URL: `${bad.url}/v1` });
+  });
+  afterAll(async () => {
+    await g.stop();
+    bad.stop();
+  });
+
+  test("a 20 MB body, passed through and translated: the gateway's peak growth stays under 8 times the body", async () => {
+    const content = "lorem ipsum dolor sit amet ".repeat(Math.floor((20 * MB) / 27));
+    for (const [path, model] of [["/v1/chat/completions", "beta-5"], ["/v1/chat/completions", "alpha-haiku-4-5"], ["/v1/messages", "beta-5"]] as const) {
+      const body = JSON.stringify({ model, max_tokens: 10, messages: [{ role: "user", content }] });
+      const before = g.rss();
+      let peak = before;
+      const timer = setInterval(() => {
+        peak = Math.max(peak, g.rss());
+      }, 2);
+      const res = await fetch(g.url + path, { method: "POST", headers: { authorization: `Bearer ${g.key}`, "x-api-key": g.key, "content-type": "application/json" }, body });
+      expect(res.status).toBe(200);
+      await res.text();
+      clearInterval(timer);
+      peak = Math.max(peak, g.rss());
+      expect(peak - before).toBeLessThan(8 * body.length);
+    }
   });
 });
 
