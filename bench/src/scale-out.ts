@@ -41,6 +41,9 @@ export interface ScaleOutRow {
   embedded_rps: number;
   scale_out_rps: number;
   ratio: number;
+  /** CPU of the gateway process per request, µs: what the back ends cost the gateway itself. */
+  embedded_cpu_us: number;
+  scale_out_cpu_us: number;
   errors: number;
   met: boolean;
 }
@@ -91,13 +94,24 @@ export async function scaleOutBench(o: ScaleOutOptions): Promise<ScaleOutRow[]> 
       if (o.warmup > 0) for (const gw of gateways) await runs.get(gw)!(o.warmup);
       // Alternating cells, twice each: a drift of the machine weighs on both alike.
       for (let i = 0; i < 2; i++) for (const gw of gateways) cells.get(gw)!.push(await runs.get(gw)!(o.seconds));
-      const mean = (ms: Measured[]) => ms.reduce((a, m) => a + m.rps, 0) / ms.length;
-      const e = mean(cells.get(embedded)!);
-      const x = mean(cells.get(scaled)!);
+      const mean = (ms: Measured[], f: (m: Measured) => number) => ms.reduce((a, m) => a + f(m), 0) / ms.length;
+      const e = mean(cells.get(embedded)!, (m) => m.rps);
+      const x = mean(cells.get(scaled)!, (m) => m.rps);
       const errors = [...cells.values()].flat().reduce((a, m) => a + m.errors, 0);
-      const row = { name: s.name, embedded_rps: e, scale_out_rps: x, ratio: x / e, errors, met: errors === 0 && x / e >= SCALE_OUT_TARGET };
+      const row = {
+        name: s.name,
+        embedded_rps: e,
+        scale_out_rps: x,
+        ratio: x / e,
+        embedded_cpu_us: mean(cells.get(embedded)!, (m) => m.cpuUsPerReq),
+        scale_out_cpu_us: mean(cells.get(scaled)!, (m) => m.cpuUsPerReq),
+        errors,
+        met: errors === 0 && x / e >= SCALE_OUT_TARGET,
+      };
       rows.push(row);
-      o.log(`${s.name.padEnd(32)} embedded ${(e / 1000).toFixed(1).padStart(5)}k rps · scale-out ${(x / 1000).toFixed(1).padStart(5)}k rps · ${(row.ratio * 100).toFixed(1)} %${errors ? ` · ${errors} ERRORS` : ""} ${row.met ? "✓" : "✗"}`);
+      o.log(
+        `${s.name.padEnd(32)} embedded ${(e / 1000).toFixed(1).padStart(5)}k rps, ${row.embedded_cpu_us.toFixed(0)} µs CPU/req · scale-out ${(x / 1000).toFixed(1).padStart(5)}k rps, ${row.scale_out_cpu_us.toFixed(0)} µs CPU/req · ${(row.ratio * 100).toFixed(1)} %${errors ? ` · ${errors} ERRORS` : ""} ${row.met ? "✓" : "✗"}`,
+      );
     }
     return rows;
   } finally {
@@ -122,9 +136,12 @@ export function renderScaleOut(rows: ScaleOutRow[], store: string, limits: strin
   const lines = [
     `Scale-out (store=${store}, limits=${limits}) vs embedded, c=32: target ≥ ${SCALE_OUT_TARGET * 100} % of embedded requests/s`,
     "",
-    "| scenario | embedded rps | scale-out rps | scale-out / embedded | target |",
-    "| --- | ---: | ---: | ---: | :-: |",
-    ...rows.map((r) => `| ${r.name} | ${r.embedded_rps.toFixed(0)} | ${r.scale_out_rps.toFixed(0)} | ${(r.ratio * 100).toFixed(1)} %${r.errors ? ` (${r.errors} errors)` : ""} | ${r.met ? "met" : "MISSED"} |`),
+    "| scenario | embedded rps | scale-out rps | scale-out / embedded | gateway CPU µs/req, embedded → scale-out | target |",
+    "| --- | ---: | ---: | ---: | ---: | :-: |",
+    ...rows.map(
+      (r) =>
+        `| ${r.name} | ${r.embedded_rps.toFixed(0)} | ${r.scale_out_rps.toFixed(0)} | ${(r.ratio * 100).toFixed(1)} %${r.errors ? ` (${r.errors} errors)` : ""} | ${r.embedded_cpu_us.toFixed(0)} → ${r.scale_out_cpu_us.toFixed(0)} | ${r.met ? "met" : "MISSED"} |`,
+    ),
   ];
   return lines.join("\n");
 }
