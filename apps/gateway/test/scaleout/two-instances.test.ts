@@ -14,7 +14,8 @@ describe.skipIf(!postgresUp || !redisUp)("two instances on one PostgreSQL and Re
     const db = await freshDatabase();
     const prefix = freshPrefix();
     cleanups.push(db.drop, prefix.drop);
-    const env = { TURNPIKE_DATABASE_URL: db.url, TURNPIKE_REDIS_URL: TEST_REDIS_URL, TURNPIKE_REDIS_PREFIX: prefix.prefix };
+    // The tests name their client address (X-Forwarded-For from loopback) to keep failed-auth counters apart.
+    const env = { TURNPIKE_DATABASE_URL: db.url, TURNPIKE_REDIS_URL: TEST_REDIS_URL, TURNPIKE_REDIS_PREFIX: prefix.prefix, TURNPIKE_TRUSTED_PROXIES: "127.0.0.1" };
     [a, b] = await Promise.all([startInstance(env), startInstance(env)]);
     cleanups.unshift(async () => {
       await Promise.all([a.stop(), b.stop()]);
@@ -143,5 +144,19 @@ describe.skipIf(!postgresUp || !redisUp)("two instances on one PostgreSQL and Re
       return Math.abs(x - y) < 1e-9 && y >= spent ? y : undefined;
     }, 1000, 20);
     expect(seenByB).toBeGreaterThanOrEqual(spent);
+  });
+
+  test("failed authentication is counted across instances: 30 failures spread over both lock the address out on both", async () => {
+    const from = (address: string) => ({ "x-forwarded-for": address, authorization: "Bearer sk-tp-not-a-key", "content-type": "application/json" });
+    const body = JSON.stringify({ model: "beta-5", messages: [{ role: "user", content: "hi" }] });
+    const fail = (i: Instance, address: string) => fetch(i.url + "/v1/chat/completions", { method: "POST", headers: from(address), body });
+    for (let n = 0; n < 30; n++) expect((await fail(n % 2 ? a : b, "203.0.113.7")).status).toBe(401);
+    for (const i of [a, b]) {
+      const locked = await fail(i, "203.0.113.7");
+      expect(locked.status).toBe(429);
+      expect(((await locked.json()) as { error: { code: string } }).error.code).toBe("too_many_failed_auth");
+    }
+    // Another address is not touched.
+    expect((await fail(a, "203.0.113.8")).status).toBe(401);
   });
 });
