@@ -111,3 +111,26 @@ describe("JournalLedger", () => {
     expect(() => JournalLedger.open(d, fakeStore())).toThrow("give each instance its own TURNPIKE_JOURNAL_DIR");
   });
 });
+
+describe("JournalLedger shipping rounds", () => {
+  test("records appended while an insert runs are shipped in the next round, with no further traffic", async () => {
+    const store = fakeStore();
+    let release: () => void = () => {};
+    const slow = {
+      ...store,
+      async insertUsage(records: readonly UsageRecord[]) {
+        if (store.inserts === 0) await new Promise<void>((r) => (release = r));
+        await store.insertUsage(records);
+      },
+    };
+    const ledger = JournalLedger.open(dir(), slow, { shipDelayMs: 5 });
+    await ledger.record(record("first"));
+    await Bun.sleep(20); // the first insert is now held
+    await ledger.record(record("second"));
+    release();
+    for (let i = 0; i < 100 && store.rows.size < 2; i++) await Bun.sleep(5);
+    expect([...store.rows.keys()]).toEqual(["first", "second"]);
+    expect(ledger.size).toBe(0);
+    await ledger.close();
+  });
+});
