@@ -21,6 +21,25 @@ export interface RelayOptions {
 }
 
 /**
+ * A relayed piece that holds the stream's terminal frame (`message_stop`, `[DONE]`), cut just
+ * after it: whatever an upstream sends after its terminal frame in the same chunk is not relayed.
+ * Undefined when the piece does not hold it.
+ */
+export function cutAfterTerminal(piece: Uint8Array | string, format: ClientFormat): Uint8Array | string | undefined {
+  const first = format.terminalFrame.split("\n")[0];
+  if (!first) return undefined;
+  if (typeof piece === "string") {
+    const at = piece.indexOf(`${first}\n`);
+    const end = at === -1 ? -1 : piece.indexOf("\n\n", at);
+    return end === -1 ? undefined : piece.slice(0, end + 2);
+  }
+  const bytes = Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength);
+  const at = bytes.indexOf(`${first}\n`);
+  const end = at === -1 ? -1 : bytes.indexOf("\n\n", at);
+  return end === -1 ? undefined : piece.subarray(0, end + 2);
+}
+
+/**
  * The client-facing body of a stream: every chunk is written the moment it arrives (no
  * buffering), keep-alives fill quiet stretches, a client that goes away aborts the upstream at
  * once, and a broken upstream ends the stream with an in-band error rather than a clean finish.
@@ -92,9 +111,14 @@ export function relayStream(source: ReadableStream<Uint8Array>, opts: RelayOptio
               return;
             }
             last = Date.now();
-            for (const piece of collect((out) => opts.tap.push(value, out))) {
+            const pieces = collect((out) => opts.tap.push(value, out));
+            const terminated = opts.tap.terminated?.() ?? false;
+            for (const piece of pieces) {
               written = true;
-              put(controller, piece);
+              // The chunk that carried the terminal frame: relayed up to its end, nothing after.
+              const cut = terminated ? cutAfterTerminal(piece, opts.format) : undefined;
+              put(controller, cut ?? piece);
+              if (cut !== undefined) closed = true;
             }
             // The terminal frame went out, as a frame of the tap's own or inside relayed bytes.
             if (closed || opts.tap.terminated?.()) {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Harness } from "../harness";
 import { type BadUpstream, type Scripted, clientCall, errorMessageOf, recordsOf, startBadUpstream, startBadUpstreamGateway } from "./bad-upstream";
+import { chatStream, messagesStream } from "./replies";
 
 // Issue 11, items 3 and 6: a vendor that answers 200 with something that is not a reply. Every
 // client format, passthrough and translated, JSON and stream: the client gets a 502 (or, once a
@@ -119,6 +120,26 @@ describe("a malformed 200 to a stream: only the in-band error, once, and nothing
     const res = await clientCall(h, "chat", "beta-5", false);
     expect(res.status).toBe(502);
     expect(errorMessageOf("chat", await res.json())).toBe("The beta upstream answered 200 with an error: quota backend unavailable");
+  });
+});
+
+describe("nothing is written after a stream's terminal frame", () => {
+  const after = `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"${MARK}"}}\n\ndata: {"${MARK}":1}\n\n${MARK}`;
+  test("an upstream's bytes after message_stop or [DONE], in the same chunk or later, are not relayed", async () => {
+    for (const [format, model, frames] of [
+      ["messages", "alpha-haiku-4-5", messagesStream()],
+      ["chat", "beta-5", chatStream()],
+    ] as const) {
+      for (const body of [[frames.join("") + after], [...frames, after]]) {
+        bad.script({ type: "text/event-stream", body });
+        const res = await clientCall(h, format, model, true, format === "chat" ? { stream_options: { include_usage: true } } : {});
+        const text = await res.text();
+        expect(text).not.toContain(MARK);
+        expect(text.endsWith(format === "chat" ? "data: [DONE]\n\n" : 'event: message_stop\ndata: {"type":"message_stop"}\n\n')).toBe(true);
+        const [r] = await recordsOf(h, res.headers.get("x-request-id"));
+        expect(r).toMatchObject({ status: 200, output_tokens: 5 });
+      }
+    }
   });
 });
 
