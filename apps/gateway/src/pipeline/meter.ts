@@ -19,7 +19,7 @@ export interface MeteredCall {
 }
 
 export interface Ending {
-  /** The status the client saw (200 for a stream that started). */
+  /** The status the client saw (a stream that started: 200, or 502 if it then failed with an in-band error). */
   status: number;
   /** The upstream's HTTP status; 0 when no answer came. */
   upstreamStatus: number;

@@ -56,7 +56,7 @@ export interface UsageRecord {
   cost_usd: number;
   /** The vendor's own name of the model that answered (a dated snapshot name), where it said one. */
   upstream_model?: string | null;
-  /** The status the client saw (200 for a stream that started). */
+  /** The status the client saw (a stream that started: 200, or 502 if it then failed with an in-band error). */
   status: number;
   /** The upstream's HTTP status; 0 when no answer came. */
   upstream_status: number;
