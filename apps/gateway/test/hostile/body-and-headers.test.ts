@@ -78,7 +78,7 @@ describe("body size limit, on a gateway in its own process", () => {
       headers: { authorization: `Bearer ${g.key}`, "content-type": "application/json" },
       body: lazyBody(100 * MB),
       duplex: "half",
-    } as RequestInit);
+    } as RequestInit); // `duplex` (needed for a stream body) is not in the DOM's RequestInit type
     expect(res.status).toBe(413);
     const body = (await res.json()) as any;
     expect(errorMessageOf("chat", body)).toContain("larger than this gateway's limit of 33554432 bytes");

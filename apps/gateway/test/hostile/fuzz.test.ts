@@ -94,7 +94,7 @@ function randomValue(r: () => number): Json {
     () => ({}),
     () => [randomValue(r)],
     () => ({ type: pick(r, ["text", "image", "tool_use", "tool_result", "thinking", "document", "function", "image_url", "nope"]), text: "hi" }),
-    () => JSON.parse("[".repeat(60) + "1" + "]".repeat(60)) as Json,
+    () => JSON.parse("[".repeat(60) + "1" + "]".repeat(60)) as Json, // JSON text parses to a Json value
   ];
   return pick(r, kinds)();
 }
@@ -126,7 +126,7 @@ function mutate(r: () => number, body: { [k: string]: Json }): void {
   } else if (op < 0.7) holder[key] = randomValue(r);
   else if (op < 0.8) holder[key] = [holder[key] ?? null];
   else if (op < 0.9) {
-    if (Array.isArray(holder)) holder.push(JSON.parse(JSON.stringify(holder[key] ?? null)) as Json);
+    if (Array.isArray(holder)) holder.push(JSON.parse(JSON.stringify(holder[key] ?? null)) as Json); // a copy of a Json value
     else holder[`x_${Math.floor(r() * 1000)}`] = randomValue(r);
   } else if (typeof holder[key] === "string") holder[key] = (holder[key] as string).slice(0, Math.floor(r() * 5));
   else holder[key] = String(holder[key]);
@@ -157,6 +157,7 @@ describe(`fuzzer (seed ${SEED}, ${ROUNDS} requests)`, () => {
     for (let i = 0; i < ROUNDS; i++) {
       const format = pick(r, ["messages", "chat", "responses"] as const);
       const base = pick(r, BASES[format]);
+      // A deep copy of a JSON object literal: a Json object.
       const body = JSON.parse(JSON.stringify({ model: pick(r, MODELS), stream: r() < 0.3, ...base })) as { [k: string]: Json };
       const n = r() < 0.7 ? 1 : 2;
       for (let m = 0; m < n; m++) mutate(r, body);
