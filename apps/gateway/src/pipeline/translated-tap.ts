@@ -27,9 +27,18 @@ export function translatedTap(protocol: UpstreamProtocol, client: ClientRequest,
     readPivotEvent(sink, ev);
     encoder.push(ev);
   });
+  // The vendor's own name of the model, from the first event that says it (for the record).
+  let named = false;
   /** One upstream event: its raw usage shown to `audit` (before the machine rounds it), then translated. */
   const see = (msg: SSEMessage) => {
     if (msg.data.includes('"usage')) audit(msg.data);
+    if (!named) {
+      const model = protocol.streamModel(msg.data);
+      if (model !== undefined) {
+        named = true;
+        sink.answeredBy?.(model);
+      }
+    }
     upstream.push(msg);
   };
   const flush = (enqueue: (piece: string) => void) => {

@@ -1,4 +1,5 @@
 import { ChatToMessagesMachine, chatUsageToTotals, convertChatResponseToMessages, convertMessagesRequestToChat, upstreamErrorToGatewayError } from "@turnpike/providers";
+import { namedModel } from "./model-label";
 import { each, parseRegion } from "./sse-scan";
 import { authHeaders, trimSlash, type PassthroughReader, type UpstreamProtocol } from "./upstream-protocol";
 
@@ -92,6 +93,7 @@ export const chatProtocol: UpstreamProtocol = {
     body.stream_options = { ...so, include_usage: true };
   },
   replyUsage: (json) => chatUsageToTotals(json.usage),
+  streamModel: (data) => namedModel(data)?.name,
   replyModel: (json) => (typeof json.model === "string" ? json.model : undefined),
   passthrough,
 };

@@ -8,6 +8,7 @@ import {
 } from "@turnpike/providers";
 import type { MessagesRequest } from "@turnpike/schema";
 import type { SignatureStore } from "../state/signature-store";
+import { namedModel } from "./model-label";
 import { authHeaders, trimSlash, type UpstreamProtocol } from "./upstream-protocol";
 
 /** Ids of the tool calls a request replays: the ones whose signatures it must send back. */
@@ -76,6 +77,7 @@ export const generateProtocol: UpstreamProtocol = {
   replyUsage: (json) => generateUsageToTotals(json.usageMetadata),
   // generateContent names the answering model `modelVersion` (docs/protocols.md §3.3).
   replyModel: (json) => (typeof json.modelVersion === "string" ? json.modelVersion : undefined),
+  streamModel: (data) => namedModel(data, "modelVersion")?.name,
   passthrough: {
     raw: () => true,
     scan() {},

@@ -2,6 +2,7 @@ import { MessagesSSEMachine, convertMessagesRequestToMessages, messagesUsageFiel
 import type { MessagesRequest, MessagesResponse } from "@turnpike/schema";
 import type { SSEMessage } from "@turnpike/schema/sse";
 import type { UsageSink } from "../pipeline/usage-tally";
+import { namedModel } from "./model-label";
 import { dataAfter, each, parseRegion } from "./sse-scan";
 import { authHeaders, trimSlash, type PassthroughReader, type PassthroughState, type Target, type UpstreamProtocol } from "./upstream-protocol";
 
@@ -125,6 +126,7 @@ export const messagesProtocol: UpstreamProtocol = {
   },
   preparePassthrough() {},
   replyUsage: (json) => messagesUsageFields(json.usage),
+  streamModel: (data) => namedModel(data)?.name,
   replyModel: (json) => (typeof json.model === "string" ? json.model : undefined),
   passthrough,
 };

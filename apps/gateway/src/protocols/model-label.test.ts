@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { ModelLabel } from "./model-label";
+import { ModelLabel, namedModel } from "./model-label";
 
 describe("ModelLabel", () => {
   test("learns the vendor's name from the first frame that has one and relabels every later one", () => {
@@ -28,5 +28,13 @@ describe("ModelLabel", () => {
     label.learn('data: {"model":"a\\"b"}');
     expect(label.upstream).toBe('a"b');
     expect(label.apply('data: {"model":"a\\"b"}')).toBe('data: {"model":"m"}');
+  });
+});
+
+describe("namedModel", () => {
+  test("the first name under the key; an empty name (a content-filter chunk's) is none", () => {
+    expect(namedModel('data: {"choices":[],"model":"","id":""}')).toBeUndefined();
+    expect(namedModel('{"candidates":[],"modelVersion":"gamma-3-flash-001"}', "modelVersion")?.name).toBe("gamma-3-flash-001");
+    expect(namedModel('{"modelVersion":"g"}')).toBeUndefined();
   });
 });

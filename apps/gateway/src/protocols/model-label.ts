@@ -6,6 +6,20 @@
  * replaced, so the stream stays on the scanner path (decisions/0005-inline-stream-taps.md) and is
  * never parsed for it.
  */
+/**
+ * The JSON string value of the first `"<key>":` in a piece of vendor JSON, read as text (no
+ * parse of the whole event): how a stream's first frame says which model answered.
+ */
+export function namedModel(text: string, key = "model"): { name: string; quoted: string } | undefined {
+  const needle = `"${key}":`;
+  const at = text.indexOf(needle);
+  if (at === -1) return undefined;
+  // A JSON string after the key (with or without a space), escapes included.
+  const quoted = /^\s?("(?:[^"\\]|\\.)*")/.exec(text.slice(at + needle.length, at + needle.length + 512))?.[1];
+  if (quoted === undefined || quoted === '""') return undefined; // an empty name (a content-filter chunk's) names nothing
+  return { name: JSON.parse(quoted) as string, quoted }; // a JSON string literal, matched just above
+}
+
 export class ModelLabel {
   /** The vendor's own model string, once a frame has named it. */
   upstream: string | undefined;
@@ -20,13 +34,10 @@ export class ModelLabel {
   /** Reads the vendor's model string from the first text that names one; true once it is known. */
   learn(text: string): boolean {
     if (this.upstream !== undefined) return true;
-    const at = text.indexOf('"model":');
-    if (at === -1) return false;
-    // A JSON string after the key (with or without a space), escapes included.
-    const quoted = /^"model":\s?("(?:[^"\\]|\\.)*")/.exec(text.slice(at, at + 512))?.[1];
-    if (quoted === undefined) return false;
-    this.upstream = JSON.parse(quoted) as string; // a JSON string literal, matched just above
-    if (this.upstream !== this.id) this.needles = [`"model":${quoted}`, `"model": ${quoted}`];
+    const found = namedModel(text);
+    if (!found) return false;
+    this.upstream = found.name;
+    if (this.upstream !== this.id) this.needles = [`"model":${found.quoted}`, `"model": ${found.quoted}`];
     return true;
   }
 

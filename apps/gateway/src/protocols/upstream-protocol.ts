@@ -115,6 +115,8 @@ export interface UpstreamProtocol {
   replyUsage(json: Record<string, unknown>): UsageTotalsPartial;
   /** The vendor's own name of the model that wrote a JSON reply (often a dated snapshot name). */
   replyModel(json: Record<string, unknown>): string | undefined;
+  /** The same, from one stream event's data, read as text (undefined until an event names it). */
+  streamModel(data: string): string | undefined;
   readonly passthrough: PassthroughReader;
 }
 

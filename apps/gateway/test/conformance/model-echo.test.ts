@@ -98,4 +98,14 @@ describe("the ledger keeps the vendor's own model name", () => {
     expect(stream).toMatchObject({ model: "alpha-haiku-4-5", upstream_model: "alpha-haiku-4-5-20250929" });
     expect(gamma).toMatchObject({ model: "gamma-3-flash", upstream_model: "gamma-3-flash-001" });
   });
+
+  test("a translated stream's model string, from its first event that names one", async () => {
+    await (await h.call("/v1/messages", { method: "POST", dialect: "messages", body: messagesBody("gamma-3-flash", true) })).text();
+    await (await h.call("/v1/chat/completions", { method: "POST", body: chatBody("alpha-haiku-4-5", true) })).text();
+    await (await h.call("/v1/messages", { method: "POST", dialect: "messages", body: messagesBody("delta-m3", true) })).text();
+    const [delta, alpha, gamma] = await newest(3);
+    expect(gamma).toMatchObject({ model: "gamma-3-flash", upstream_model: "gamma-3-flash-001" });
+    expect(alpha).toMatchObject({ model: "alpha-haiku-4-5", upstream_model: "alpha-haiku-4-5-20250929" });
+    expect(delta).toMatchObject({ model: "delta-m3", upstream_model: "delta-m3-2025-04-14" });
+  });
 });
