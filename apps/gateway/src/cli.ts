@@ -110,8 +110,10 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
       if (typeof r === "number") return r;
       const body = r.json as { data?: unknown[]; next_cursor?: string | null }; // the admin API's listing shape
       data.push(...(body.data ?? []));
-      cursor = body.next_cursor ?? null;
-      if (!cursor || (max !== undefined && data.length >= max)) break;
+      // An empty page, or a cursor that does not move, ends the listing as surely as none.
+      const next = body.next_cursor ?? null;
+      if (!next || next === cursor || (body.data ?? []).length === 0 || (max !== undefined && data.length >= max)) break;
+      cursor = next;
     }
     io.out(JSON.stringify({ data }, null, 2));
     return 0;
