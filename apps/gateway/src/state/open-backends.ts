@@ -97,18 +97,14 @@ export async function openBackends(config: Config, opts: { store?: Store; now: (
     authFailures = new FailoverAuthFailures(link, redisFail, redisAuth, localAuth);
   }
 
-  let journal: JournalLedger | undefined;
-  let ledger: Ledger;
-  if (pg) {
-    journal = JournalLedger.open(journalDir, store, {
-      onError: (e) => logger.error("shipping usage records to PostgreSQL failed; they wait in the journal", {}, e),
-      onStoreState: (up) => up && logger.info("PostgreSQL answers again; the journal is being shipped"),
-    });
-    if (journal.backlog > 0) logger.warn(`usage journal ${journalDir}: ${journal.backlog} records from before this start are being shipped to PostgreSQL`, {});
-  } else {
-    ledger = new GroupCommitLedger(store, { onError: (e) => logger.error("usage commit failed, will retry", {}, e) });
-  }
-  ledger = journal ?? ledger!;
+  const journal = pg
+    ? JournalLedger.open(journalDir, store, {
+        onError: (e) => logger.error("shipping usage records to PostgreSQL failed; they wait in the journal", {}, e),
+        onStoreState: (up) => up && logger.info("PostgreSQL answers again; the journal is being shipped"),
+      })
+    : undefined;
+  if (journal && journal.backlog > 0) logger.warn(`usage journal ${journalDir}: ${journal.backlog} records from before this start are being shipped to PostgreSQL`);
+  const ledger: Ledger = journal ?? new GroupCommitLedger(store, { onError: (e) => logger.error("usage commit failed, will retry", {}, e) });
 
   const summary = [
     `Back ends: store ${pg && databaseUrl ? `PostgreSQL at ${where(databaseUrl)} (usage journal ${journalDir})` : "SQLite (embedded)"}`,
