@@ -50,7 +50,10 @@ export async function startInstance(env: Record<string, string>, journalDir = mk
   while (!url) {
     url = /Turnpike listening on (http:\/\/\S+)/.exec(out)?.[1];
     if (url) break;
-    if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`gateway did not start:\n${out}`);
+    if (proc.exitCode !== null || Date.now() > deadline) {
+      proc.kill("SIGKILL");
+      throw new Error(`gateway did not start:\n${out}`);
+    }
     await Bun.sleep(25);
   }
   return {
