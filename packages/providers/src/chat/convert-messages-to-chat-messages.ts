@@ -6,6 +6,7 @@
 import type { ChatContentPart, ChatMessage, ChatToolCall, ContentBlockParam, ToolResultBlockParam } from "@turnpike/schema";
 import { invalidRequest } from "../errors.js";
 import { toDataUrl } from "../media.js";
+import { warnCitations } from "../citations.js";
 import type { Warnings } from "../warnings.js";
 import type { ToolNames } from "./tool-names.js";
 
@@ -67,6 +68,7 @@ function toolMessage(b: ToolResultBlockParam, at: string, extra: ChatContentPart
 
 function userPart(b: ContentBlockParam, at: string, names: ToolNames, w: Warnings): ChatContentPart | undefined {
   if ("cache_control" in b && b.cache_control) names.hasCacheControl = true;
+  warnCitations(b, at, "chat-completions", w);
   switch (b.type) {
     case "text":
       return { type: "text", text: b.text };
@@ -108,6 +110,7 @@ function convertAssistant(blocks: ContentBlockParam[], at: string, names: ToolNa
   let reasoning = "";
   blocks.forEach((b, j) => {
     if ("cache_control" in b && b.cache_control) names.hasCacheControl = true;
+    warnCitations(b, `${at}.content[${j}]`, "chat-completions", w);
     switch (b.type) {
       case "text":
         texts.push(b.text);

@@ -9,6 +9,7 @@ import { invalidRequest } from "../errors.js";
 import type { SignatureStore } from "../signature-store.js";
 import type { Warnings } from "../warnings.js";
 import type { GeneratePart } from "./types.js";
+import { warnCitations } from "../citations.js";
 
 /** Google's documented escape hatch for history the gateway cannot sign (§3.7). */
 export const SKIP_THOUGHT_SIGNATURE = "skip_thought_signature_validator";
@@ -32,6 +33,7 @@ export function assistantParts(
   const parts: GeneratePart[] = [];
   let firstCall = true;
   blocksOf(content).forEach((b, j) => {
+    warnCitations(b, `${at}.content[${j}]`, "generateContent", w);
     switch (b.type) {
       case "text":
         if (b.text) parts.push({ text: b.text });
@@ -107,6 +109,7 @@ function functionResponse(
 }
 
 function mediaParts(b: ContentBlockParam, at: string, w: Warnings): GeneratePart[] {
+  warnCitations(b, at, "generateContent", w);
   switch (b.type) {
     case "text":
       return b.text ? [{ text: b.text }] : [];
