@@ -67,8 +67,9 @@ for (const w of workspaces) {
   const t = run(["bun", "test"], cwd);
   const p = Number(/^\s*(\d+) pass$/m.exec(t.out)?.[1] ?? 0);
   const f = Number(/^\s*(\d+) fail$/m.exec(t.out)?.[1] ?? 0);
-  // Bun prints `(skip) <describe> > <test>` for each; its hooks show up as "(unnamed)".
-  const skips = [...t.out.matchAll(/^\(skip\) (.+)$/gm)].map((m) => m[1]!.trim()).filter((n) => !n.endsWith("(unnamed)"));
+  // Bun prints `(skip) <describe> > <test>` for each (again in its closing summary); its hooks
+  // show up as "(unnamed)".
+  const skips = [...new Set([...t.out.matchAll(/^\(skip\) (.+)$/gm)].map((m) => m[1]!.trim()))].filter((n) => !n.endsWith("(unnamed)"));
   for (const n of skips) skipped.push(`${w}: ${n}`);
   passed += p;
   failed += f;
