@@ -91,7 +91,8 @@ export class SharedKeyDirectory implements KeyDirectory {
     this.hashes.set(record.hash, record);
     if (record.prev_hash) this.hashes.set(record.prev_hash, record);
     for (const l of this.listeners) l(record.id);
-    this.notices?.publish(record.id).catch(this.onError);
+    // A notice that cannot be sent (Redis away, and logged as such) is covered by the others' reload interval.
+    this.notices?.publish(record.id).catch(() => {});
   }
 
   byHash(hash: string): Promise<KeyRecord | undefined> {
