@@ -13,6 +13,7 @@ describe.skipIf(!postgresUp)("PostgreSQL unreachable mid-load, then back", () =>
   let gw: Instance;
   let proxy: TcpProxy;
   let sql: SQL;
+  let viaProxyUrl = "";
   beforeAll(async () => {
     const db = await freshDatabase();
     cleanups.push(db.drop);
@@ -24,7 +25,8 @@ describe.skipIf(!postgresUp)("PostgreSQL unreachable mid-load, then back", () =>
     const viaProxy = new URL(db.url);
     viaProxy.hostname = "127.0.0.1";
     viaProxy.port = String(proxy.port);
-    gw = await startInstance({ TURNPIKE_DATABASE_URL: viaProxy.toString() });
+    viaProxyUrl = viaProxy.toString();
+    gw = await startInstance({ TURNPIKE_DATABASE_URL: viaProxyUrl });
     cleanups.unshift(async () => {
       await gw.stop();
       removeDir(gw.journalDir);
@@ -77,4 +79,26 @@ describe.skipIf(!postgresUp)("PostgreSQL unreachable mid-load, then back", () =>
     expect(rows.map((r) => r.request_id).sort()).toEqual([...completed].sort());
     expect((await admin(gw.url, "POST", "/admin/keys", { name: "after the outage" })).status).toBe(201);
   }, 60_000);
+
+  test("an instance started while PostgreSQL is away says so, waits, and serves once it answers", async () => {
+    proxy.cut();
+    const where = new URL(viaProxyUrl);
+    const starting = startInstance({ TURNPIKE_DATABASE_URL: viaProxyUrl });
+    let late: Instance | undefined;
+    try {
+      await Bun.sleep(1500);
+      proxy.restore();
+      late = await starting;
+      expect(late.output()).toContain(`PostgreSQL at 127.0.0.1:${proxy.port}${where.pathname} is unreachable at start; retrying every second`);
+      expect((await fetch(late.url + "/ready")).status).toBe(200);
+      // The keys made before are there: it read them once PostgreSQL answered.
+      const r = await admin(late.url, "GET", "/admin/keys");
+      expect(((await r.json()) as { data: unknown[] }).data.length).toBeGreaterThanOrEqual(2);
+    } finally {
+      proxy.restore();
+      late ??= await starting.catch(() => undefined);
+      await late?.stop();
+      if (late) removeDir(late.journalDir);
+    }
+  }, 30_000);
 });

@@ -71,9 +71,9 @@ export class TcpProxy {
     this.open.clear();
   }
 
-  /** Accepting again, on the same port. */
+  /** Accepting again, on the same port (nothing to do if it is). */
   restore(): void {
-    this.start(this.port);
+    if (!this.listener) this.start(this.port);
   }
 
   stop(): void {
