@@ -5,6 +5,8 @@ import { convertMessagesRequestToGenerate } from "./generate/convert-messages-re
 import { convertMessagesRequestToMessages } from "./messages/convert-messages-request-to-messages.js";
 
 const PDF = "JVBERi0xLjQK";
+/** A page citation of an earlier reply (the schema reads only its type; the rest passes as is). */
+const citation = { type: "page_location", cited_text: "hello", document_index: 0, document_title: null, start_page_number: 1, end_page_number: 2 };
 
 /** A document that asks for citations, and an earlier reply that carried some. */
 const request: MessagesRequest = {
@@ -24,7 +26,7 @@ const request: MessagesRequest = {
         {
           type: "text",
           text: "It says hello.",
-          citations: [{ type: "page_location", cited_text: "hello", document_index: 0, document_title: null, start_page_number: 1, end_page_number: 2 }],
+          citations: [citation],
         },
       ],
     },
