@@ -1,18 +1,5 @@
 import type { SQL } from "bun";
-import type { ResponseStore, StoredResponse } from "./response-store";
-
-interface Row {
-  id: string;
-  key_id: string;
-  model: string;
-  response: string;
-  input_items: string;
-  created_at: string;
-  expires_at: string;
-}
-
-// The columns hold what `put` wrote: JSON of the record's own types.
-const toStored = (r: Row): StoredResponse => ({ ...r, response: JSON.parse(r.response) as Record<string, unknown>, input_items: JSON.parse(r.input_items) as unknown[] });
+import { fromStoredRow, type ResponseStore, type StoredResponse, type StoredResponseRow } from "./response-store";
 
 /** Stored responses in PostgreSQL (table `responses`, migration 2). */
 export class PostgresResponseStore implements ResponseStore {
@@ -25,8 +12,8 @@ export class PostgresResponseStore implements ResponseStore {
   }
 
   async get(keyId: string, id: string, nowIso: string): Promise<StoredResponse | undefined> {
-    const rows: Row[] = await this.sql`SELECT * FROM responses WHERE id = ${id} AND key_id = ${keyId} AND expires_at > ${nowIso}`;
-    return rows[0] ? toStored(rows[0]) : undefined;
+    const rows: StoredResponseRow[] = await this.sql`SELECT * FROM responses WHERE id = ${id} AND key_id = ${keyId} AND expires_at > ${nowIso}`;
+    return rows[0] ? fromStoredRow(rows[0]) : undefined;
   }
 
   async delete(keyId: string, id: string): Promise<boolean> {

@@ -19,6 +19,24 @@ export interface StoredResponse {
   expires_at: string;
 }
 
+/** A stored response as both databases hold it: the two JSON fields as text. */
+export interface StoredResponseRow {
+  id: string;
+  key_id: string;
+  model: string;
+  response: string;
+  input_items: string;
+  created_at: string;
+  expires_at: string;
+}
+
+/** A row back as the record `put` wrote (its columns hold JSON of the record's own types). */
+export const fromStoredRow = (r: StoredResponseRow): StoredResponse => ({
+  ...r,
+  response: JSON.parse(r.response) as Record<string, unknown>,
+  input_items: JSON.parse(r.input_items) as unknown[],
+});
+
 export interface ResponseStore {
   put(r: StoredResponse): Promise<void>;
   /** The response, if it exists, belongs to this key and has not expired. */

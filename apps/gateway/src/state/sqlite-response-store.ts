@@ -1,18 +1,5 @@
 import type { Database } from "bun:sqlite";
-import type { ResponseStore, StoredResponse } from "./response-store";
-
-interface Row {
-  id: string;
-  key_id: string;
-  model: string;
-  response: string;
-  input_items: string;
-  created_at: string;
-  expires_at: string;
-}
-
-// The columns hold what `put` wrote: JSON of the record's own types.
-const toStored = (r: Row): StoredResponse => ({ ...r, response: JSON.parse(r.response) as Record<string, unknown>, input_items: JSON.parse(r.input_items) as unknown[] });
+import { fromStoredRow, type ResponseStore, type StoredResponse, type StoredResponseRow } from "./response-store";
 
 /** Stored responses in the embedded SQLite file (table `responses`, migration 2). */
 export class SqliteResponseStore implements ResponseStore {
@@ -25,8 +12,8 @@ export class SqliteResponseStore implements ResponseStore {
   }
 
   async get(keyId: string, id: string, nowIso: string): Promise<StoredResponse | undefined> {
-    const row = this.db.query<Row, [string, string, string]>("SELECT * FROM responses WHERE id = ? AND key_id = ? AND expires_at > ?").get(id, keyId, nowIso);
-    return row ? toStored(row) : undefined;
+    const row = this.db.query<StoredResponseRow, [string, string, string]>("SELECT * FROM responses WHERE id = ? AND key_id = ? AND expires_at > ?").get(id, keyId, nowIso);
+    return row ? fromStoredRow(row) : undefined;
   }
 
   async delete(keyId: string, id: string): Promise<boolean> {
