@@ -19,23 +19,21 @@ export interface KeyDirectory {
 }
 
 /**
- * The embedded directory: every key held in memory (authentication never touches the store),
- * written through to the store, changes announced in-process.
+ * Every key held in memory (authentication never waits on the store), written through to the
+ * store, changes told to in-process subscribers. Subclasses decide how keys are loaded and
+ * whether a change is announced further (`announce`).
  */
-export class StoreKeyDirectory implements KeyDirectory {
-  private readonly hashes = new Map<string, KeyRecord>();
-  private readonly ids = new Map<string, KeyRecord>();
-  private readonly listeners = new Set<(id: string) => void>();
+export abstract class CachedKeyDirectory implements KeyDirectory {
+  protected hashes = new Map<string, KeyRecord>();
+  protected ids = new Map<string, KeyRecord>();
+  protected readonly listeners = new Set<(id: string) => void>();
 
-  private constructor(private readonly store: Pick<Store, "createKey" | "updateKey">) {}
+  protected constructor(protected readonly store: Pick<Store, "createKey" | "updateKey">) {}
 
-  static async load(store: Pick<Store, "createKey" | "updateKey" | "listKeys">): Promise<StoreKeyDirectory> {
-    const dir = new StoreKeyDirectory(store);
-    for (const k of await store.listKeys()) dir.remember(k);
-    return dir;
-  }
+  /** Tells others of a change written here (nothing by default). */
+  protected announce(_id: string): void {}
 
-  private remember(record: KeyRecord): void {
+  protected remember(record: KeyRecord): void {
     const old = this.ids.get(record.id);
     if (old) {
       this.hashes.delete(old.hash);
@@ -62,15 +60,26 @@ export class StoreKeyDirectory implements KeyDirectory {
   async create(record: KeyRecord): Promise<void> {
     await this.store.createKey(record);
     this.remember(record);
+    this.announce(record.id);
   }
 
   async update(record: KeyRecord): Promise<void> {
     await this.store.updateKey(record);
     this.remember(record);
+    this.announce(record.id);
   }
 
   onChange(listener: (id: string) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+}
+
+/** The embedded directory: keys loaded once from the store, changes announced in-process only. */
+export class StoreKeyDirectory extends CachedKeyDirectory {
+  static async load(store: Pick<Store, "createKey" | "updateKey" | "listKeys">): Promise<StoreKeyDirectory> {
+    const dir = new StoreKeyDirectory(store);
+    for (const k of await store.listKeys()) dir.remember(k);
+    return dir;
   }
 }

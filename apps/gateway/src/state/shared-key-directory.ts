@@ -1,4 +1,4 @@
-import type { KeyDirectory } from "./key-directory";
+import { CachedKeyDirectory } from "./key-directory";
 import type { KeyNotices } from "./redis-key-notices";
 import type { KeyRecord, Store } from "./store";
 
@@ -9,10 +9,7 @@ import type { KeyRecord, Store } from "./store";
  * every `ttlMs` in any case, so a missed notice, or no Redis at all, still converges within the
  * interval. Writes go to the store first, then the notice.
  */
-export class SharedKeyDirectory implements KeyDirectory {
-  private hashes = new Map<string, KeyRecord>();
-  private ids = new Map<string, KeyRecord>();
-  private readonly listeners = new Set<(id: string) => void>();
+export class SharedKeyDirectory extends CachedKeyDirectory {
   private readonly timer: ReturnType<typeof setInterval>;
   private reloading: Promise<void> | undefined;
   private again = false;
@@ -20,11 +17,12 @@ export class SharedKeyDirectory implements KeyDirectory {
   storeUp = true;
 
   private constructor(
-    private readonly store: Pick<Store, "createKey" | "updateKey" | "listKeys">,
+    private readonly source: Pick<Store, "createKey" | "updateKey" | "listKeys">,
     private readonly notices: KeyNotices | undefined,
     ttlMs: number,
     private readonly onError: (e: unknown) => void,
   ) {
+    super(source);
     this.timer = setInterval(() => void this.reload(), ttlMs);
     this.timer.unref?.();
   }
@@ -49,7 +47,7 @@ export class SharedKeyDirectory implements KeyDirectory {
       do {
         this.again = false;
         try {
-          this.replace(await this.store.listKeys());
+          this.replace(await this.source.listKeys());
           this.storeUp = true;
         } catch (e) {
           if (this.storeUp) this.onError(e);
@@ -81,45 +79,10 @@ export class SharedKeyDirectory implements KeyDirectory {
     for (const id of changed) for (const l of this.listeners) l(id);
   }
 
-  private remember(record: KeyRecord): void {
-    const old = this.ids.get(record.id);
-    if (old) {
-      this.hashes.delete(old.hash);
-      if (old.prev_hash) this.hashes.delete(old.prev_hash);
-    }
-    this.ids.set(record.id, record);
-    this.hashes.set(record.hash, record);
-    if (record.prev_hash) this.hashes.set(record.prev_hash, record);
-    for (const l of this.listeners) l(record.id);
+  /** A change written here: the other instances re-read their keys. */
+  protected override announce(id: string): void {
     // A notice that cannot be sent (Redis away, and logged as such) is covered by the others' reload interval.
-    this.notices?.publish(record.id).catch(() => {});
-  }
-
-  byHash(hash: string): Promise<KeyRecord | undefined> {
-    return Promise.resolve(this.hashes.get(hash));
-  }
-
-  byId(id: string): Promise<KeyRecord | undefined> {
-    return Promise.resolve(this.ids.get(id));
-  }
-
-  list(): Promise<KeyRecord[]> {
-    return Promise.resolve([...this.ids.values()].sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id)));
-  }
-
-  async create(record: KeyRecord): Promise<void> {
-    await this.store.createKey(record);
-    this.remember(record);
-  }
-
-  async update(record: KeyRecord): Promise<void> {
-    await this.store.updateKey(record);
-    this.remember(record);
-  }
-
-  onChange(listener: (id: string) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    this.notices?.publish(id).catch(() => {});
   }
 
   close(): void {
