@@ -4,22 +4,14 @@ import { migratePostgres } from "./postgres-migrate";
 import { type KeyRecord, type Store, type UsageAggregate, type UsageFilter, type UsageGroup, type UsageRecord, withoutEmptyOptionals } from "./store";
 import type { ResponseStore } from "./response-store";
 import { PostgresResponseStore } from "./postgres-response-store";
+import { GROUP_COLUMN, KEY_COLUMNS, type KeyRow, fromKey, toKey } from "./key-rows";
 
-interface KeyRow extends Omit<KeyRecord, "models" | "model_limits"> {
-  models: string | null;
-  model_limits: string | null;
-}
 
-const KEY_COLUMNS = [
-  "id", "name", "hash", "prefix", "models", "rpm", "tpm", "model_limits", "budget_usd", "expires_at",
-  "prev_hash", "prev_valid_until", "created_at", "updated_at", "revoked_at", "prompt_cache",
-] as const;
 const USAGE_COLUMNS = [
   "request_id", "key_id", "model", "endpoint", "stream", "input_tokens", "output_tokens", "cache_read_tokens",
   "cache_write_tokens", "reasoning_tokens", "cost_usd", "status", "upstream_status", "latency_ms", "aborted",
   "estimated", "created_at", "cache_write_1h_tokens", "upstream_model",
 ] as const;
-const GROUP_COLUMN = { key: "key_id", model: "model", day: "substr(created_at, 1, 10)" } as const;
 /** Rows per statement: bounded so that one insert stays short. */
 const ROWS_PER_INSERT = 2000;
 const USAGE_TYPES: Record<(typeof USAGE_COLUMNS)[number], string> = {
@@ -31,17 +23,6 @@ const USAGE_TYPES: Record<(typeof USAGE_COLUMNS)[number], string> = {
 /** Rows whose request id is already there are skipped: a replayed journal cannot duplicate a record. */
 const INSERT_USAGE = `INSERT INTO usage (${USAGE_COLUMNS.join(", ")}) SELECT * FROM unnest(${USAGE_COLUMNS.map((c, i) => `$${i + 1}::${USAGE_TYPES[c]}[]`).join(", ")}) ON CONFLICT (request_id) DO NOTHING`;
 
-const toKey = (r: KeyRow): KeyRecord => ({
-  ...withoutEmptyOptionals(r),
-  models: r.models === null ? null : (JSON.parse(r.models) as string[]), // written by fromKey as JSON of this type
-  model_limits: r.model_limits === null ? null : (JSON.parse(r.model_limits) as KeyRecord["model_limits"]), // written by fromKey
-});
-const fromKey = (k: KeyRecord) => ({
-  ...k,
-  models: k.models === null ? null : JSON.stringify(k.models),
-  model_limits: k.model_limits === null ? null : JSON.stringify(k.model_limits),
-  prompt_cache: k.prompt_cache ?? null,
-});
 
 /** Did the call fail because the server could not be reached (rather than because of the query)? */
 export function isConnectionError(e: unknown): boolean {

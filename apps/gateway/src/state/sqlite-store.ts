@@ -5,34 +5,15 @@ import { migrateSqlite } from "./migrations";
 import { type KeyRecord, type Store, type UsageAggregate, type UsageFilter, type UsageGroup, type UsageRecord, withoutEmptyOptionals } from "./store";
 import type { ResponseStore } from "./response-store";
 import { SqliteResponseStore } from "./sqlite-response-store";
+import { GROUP_COLUMN, KEY_COLUMNS, type KeyRow, fromKey, toKey } from "./key-rows";
 
 
-interface KeyRow extends Omit<KeyRecord, "models" | "model_limits"> {
-  models: string | null;
-  model_limits: string | null;
-}
 interface UsageRow extends Omit<UsageRecord, "stream" | "aborted" | "estimated"> {
   stream: number;
   aborted: number;
   estimated: number;
 }
 
-const toKey = (r: KeyRow): KeyRecord => ({
-  ...withoutEmptyOptionals(r),
-  models: r.models === null ? null : (JSON.parse(r.models) as string[]), // written by fromKey as JSON of this type
-  model_limits: r.model_limits === null ? null : (JSON.parse(r.model_limits) as KeyRecord["model_limits"]), // written by fromKey
-});
-const fromKey = (k: KeyRecord) => ({
-  ...k,
-  models: k.models === null ? null : JSON.stringify(k.models),
-  model_limits: k.model_limits === null ? null : JSON.stringify(k.model_limits),
-  prompt_cache: k.prompt_cache ?? null,
-});
-const KEY_COLUMNS = [
-  "id", "name", "hash", "prefix", "models", "rpm", "tpm", "model_limits", "budget_usd", "expires_at",
-  "prev_hash", "prev_valid_until", "created_at", "updated_at", "revoked_at", "prompt_cache",
-] as const;
-const GROUP_COLUMN = { key: "key_id", model: "model", day: "substr(created_at, 1, 10)" } as const;
 const toUsage = (r: UsageRow): UsageRecord => ({ ...withoutEmptyOptionals(r), stream: r.stream === 1, aborted: r.aborted === 1, estimated: r.estimated === 1 });
 
 /** The embedded store: one SQLite file in WAL mode (`TURNPIKE_DB`). */
