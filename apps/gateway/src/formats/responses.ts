@@ -4,7 +4,6 @@ import {
   convertMessagesResponseToResponses,
   convertResponsesRequestToChat,
   randomId,
-  renderChatError,
   type NamespacedName,
 } from "@turnpike/providers";
 import {
@@ -15,10 +14,9 @@ import {
   type ResponsesRequest,
   type ResponsesResponse,
 } from "@turnpike/schema";
-import { formatSSE, formatSSEComment } from "@turnpike/schema/sse";
-import { chatLimitHeaders } from "../limits/rate-limit-headers";
+import { formatSSE } from "@turnpike/schema/sse";
 import { validationError } from "../pipeline/read-body";
-import { DEFAULT_MAX_TOKENS } from "./chat";
+import { DEFAULT_MAX_TOKENS, chatFormat } from "./chat";
 import type { ClientFormat, ClientRequest } from "./client-format";
 
 const TERMINAL_LINES = RESPONSES_TERMINAL_EVENTS.map((e) => `event: ${e}\n`);
@@ -115,13 +113,10 @@ export const responsesFormat: ClientFormat = {
   // Only a passthrough completes a stream with this frame, and no upstream passes through to this format.
   terminalFrame: "",
   isTerminal: (piece) => TERMINAL_LINES.some((line) => piece.includes(line)) || piece.includes("event: error\n"),
-  keepAlive: new TextEncoder().encode(formatSSEComment("keep-alive")),
-  renderError(err) {
-    // The chat format's envelope and statuses: no 529 ("overloaded" is a 503) and no 402 (a spent
-    // quota is a 429 `insufficient_quota`), docs/protocols.md §4.8.
-    const status = err.status === 529 ? 503 : err.status === 402 ? 429 : err.status;
-    return { status, body: renderChatError(err) };
-  },
-  idHeaders: (requestId) => ({ "x-request-id": requestId }),
-  limitHeaders: chatLimitHeaders,
+  // Its errors, keep-alives, request ids and limit headers are the chat format's own: the same
+  // clients read them (docs/protocols.md §5.2).
+  keepAlive: chatFormat.keepAlive,
+  renderError: chatFormat.renderError,
+  idHeaders: chatFormat.idHeaders,
+  limitHeaders: chatFormat.limitHeaders,
 };
