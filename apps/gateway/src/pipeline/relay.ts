@@ -3,6 +3,7 @@ import type { MessagesResponse } from "@turnpike/schema";
 import type { GatewayDeps } from "../deps";
 import type { RequestContext } from "./context";
 import { firstFrameGuard } from "./first-frame-guard";
+import { sseLineGate } from "./sse-line-gate";
 import { HEADER, SSE_HEADERS } from "./headers";
 import { errorResponse } from "./respond";
 import { usageLooksTrue, usageTextLooksTrue } from "./usage-audit";
@@ -137,8 +138,10 @@ export async function relay(
     headers.set("content-type", "application/json");
     return new Response(out, { status: 200, headers });
   }
+  // A translated stream is re-encoded event by event; a passthrough one is relayed as it came,
+  // so its lines are checked on the way.
   const inner = plan.passthrough
-    ? passthroughTap(plan.protocol.passthrough, ctx.format, tally, { includeUsage: plan.includeUsage, renameModel: entry.id }, audit)
+    ? sseLineGate(passthroughTap(plan.protocol.passthrough, ctx.format, tally, { includeUsage: plan.includeUsage, renameModel: entry.id }, audit), ctx.format, vendor)
     : translatedTap(plan.protocol, plan.client, plan.reply, tally, audit);
   const body = relayStream(upstream.body ?? new ReadableStream(), {
     format: ctx.format,

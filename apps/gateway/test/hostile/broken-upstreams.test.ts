@@ -157,3 +157,56 @@ describe("other requests go on", () => {
     expect(r!.cost_usd).toBeCloseTo((9 * 1.25 + 2 * 6.25) / 1e6, 12);
   });
 });
+
+describe("garbage in the middle of a passthrough stream is never relayed", () => {
+  // A good start (the first-frame guard lets it through), then text that is not an event:
+  // whole, cut across chunks, or inside a data line (HTML, a JSON payload cut off on its line).
+  const middles: Record<string, string[]> = {
+    "an HTML page after the first events": [`<html><body>${MARK}</body></html>\n\n`],
+    "garbage split across chunks": [`${MARK.slice(0, 4)}`, `${MARK.slice(4)} lorem\n\n`],
+    "a data line that is not JSON": [`data: <h1>${MARK}</h1>\n\n`],
+    "a JSON payload cut off on its line": [`data: {"type":"${MARK}","choices":[{"delta":{"content":"Hel\n\n`],
+  };
+  // Each stream cut after its first text ("Hello"): output was relayed before the garbage.
+  for (const [format, model, frames, good] of [
+    ["messages", "alpha-haiku-4-5", messagesStream(), 3],
+    ["chat", "beta-5", chatStream(), 2],
+  ] as const) {
+    for (const [shape, middle] of Object.entries(middles)) {
+      test(`${format} → ${model}: ${shape}`, async () => {
+        bad.script({ type: "text/event-stream", body: [...frames.slice(0, good), ...middle, ...frames.slice(good)] });
+        const res = await clientCall(h, format, model, true);
+        expect(res.status).toBe(200);
+        const text = await res.text();
+        expect(text).not.toContain(MARK);
+        // The good start went out as it came, then only the in-band error naming the vendor.
+        expect(text.startsWith(frames.slice(0, good).join(""))).toBe(true);
+        expect(text).toContain(`The ${VENDOR[model]} upstream sent text that is not server-sent events`);
+        if (format === "chat") {
+          expect(text.match(/data: \[DONE\]/g)).toHaveLength(1);
+          expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
+        } else {
+          expect(text).not.toContain("message_stop");
+          expect(text.trimEnd().split("\n\n").at(-1)).toStartWith("event: error");
+        }
+        const [r] = await recordsOf(h, res.headers.get("x-request-id"));
+        // What the client saw: a stream that failed midway, after output was relayed.
+        expect(r).toMatchObject({ status: 502, upstream_status: 200 });
+        expect(r!.output_tokens).toBeGreaterThan(0);
+      });
+    }
+  }
+
+  test("a vendor's stream with CRLF line ends and its lines cut across chunks is relayed whole", async () => {
+    const frames = chatStream().map((f) => f.replace(/\n/g, "\r\n"));
+    const all = frames.join("");
+    // Cut into 7-byte pieces: lines and CRLF pairs split everywhere.
+    const pieces = all.match(/[\s\S]{1,7}/g)!;
+    bad.script({ type: "text/event-stream", body: pieces });
+    const res = await clientCall(h, "chat", "beta-5", true, { stream_options: { include_usage: true } });
+    const text = await res.text();
+    expect(text.replace(/\r\n/g, "\n")).toBe(chatStream().join(""));
+    const [r] = await recordsOf(h, res.headers.get("x-request-id"));
+    expect(r).toMatchObject({ status: 200, input_tokens: 12, output_tokens: 5 });
+  });
+});

@@ -1,0 +1,110 @@
+import type { ClientFormat } from "../formats";
+import type { InlineTap } from "./passthrough-tap";
+
+const LF = 10;
+
+/** The longest line held while waiting for its end (a whole event's JSON sits on one line). */
+const MAX_LINE = 16 * 1024 * 1024;
+
+const CR = 13;
+const COLON = 58;
+const SPACE = 32;
+
+const FIELDS = ["data:", "event:", "id:", "retry:"].map((f) => new TextEncoder().encode(f));
+const [DATA] = FIELDS as [Uint8Array];
+
+function startsWith(bytes: Uint8Array, at: number, end: number, prefix: Uint8Array): boolean {
+  if (end - at < prefix.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (bytes[at + i] !== prefix[i]) return false;
+  return true;
+}
+
+/**
+ * Whether the line `bytes[at, end)` (its line end removed) may be part of a vendor's event
+ * stream: a blank line, a comment, a field, and for `data` a JSON object or array whole on its
+ * line, or `[DONE]`. The vendors write each event's JSON on one `data` line; a payload that does
+ * not close on its line was cut off, and HTML or any other text is not an event at all. Read as
+ * bytes (the markers are ASCII), so that nothing is decoded twice.
+ */
+export function isEventLine(bytes: Uint8Array, at: number, end: number): boolean {
+  if (at === end || bytes[at] === COLON) return true;
+  if (startsWith(bytes, at, end, DATA)) {
+    const first = bytes[at + 5] === SPACE ? at + 6 : at + 5;
+    if (first >= end) return false;
+    const open = bytes[first];
+    const close = bytes[end - 1];
+    return (open === 123 /* { */ && close === 125) /* } */ || (open === 91 /* [ */ && close === 93) /* ] */;
+  }
+  for (const f of FIELDS) if (startsWith(bytes, at, end, f)) return true;
+  return false;
+}
+
+/** Where the first line that is not part of an event stream starts, or -1 (LF, CRLF or CR ends). */
+export function firstBadLine(bytes: Uint8Array): number {
+  // Both ends found by the runtime's own search; the next CR is looked up only once passed.
+  let cr = bytes.indexOf(CR);
+  for (let start = 0; start < bytes.length; ) {
+    if (cr !== -1 && cr < start) cr = bytes.indexOf(CR, start);
+    const lf = bytes.indexOf(LF, start);
+    let end = lf === -1 ? bytes.length : lf;
+    if (cr !== -1 && cr < end) end = cr;
+    if (!isEventLine(bytes, start, end)) return start;
+    start = bytes[end] === CR && bytes[end + 1] === LF ? end + 2 : end + 1;
+  }
+  return -1;
+}
+
+/**
+ * The line gate of a same-protocol stream: bytes go through only as whole lines, each one seen
+ * to be part of an event stream, so that garbage arriving mid-stream (after the first event the
+ * first-frame guard let through) is never relayed raw: the client gets the in-band error in its
+ * own format instead, naming the vendor, and the stream counts as failed. A chunk that ends on a
+ * line end — what the vendors send — goes through as the same bytes; only a cut line waits for
+ * the rest of itself.
+ */
+export function sseLineGate(inner: InlineTap, format: ClientFormat, vendor: string): InlineTap {
+  let tail: Uint8Array | undefined;
+  let refused = false;
+  const pass = (bytes: Uint8Array, out: (piece: Uint8Array | string) => void) => {
+    const bad = firstBadLine(bytes);
+    if (bad === -1) return inner.push(bytes, out);
+    // The lines before it go on (they may end the reply: then the rest is simply not read).
+    if (bad > 0) inner.push(bytes.subarray(0, bad), out);
+    refuse(out);
+  };
+  const refuse = (out: (piece: Uint8Array | string) => void) => {
+    refused = true;
+    tail = undefined;
+    if (inner.terminated?.()) return;
+    out(format.inBandError(`The ${vendor} upstream sent text that is not server-sent events in the middle of its stream; it was not relayed.`));
+  };
+  return {
+    push(chunk, out) {
+      if (refused) return;
+      const joined = tail ? concat(tail, chunk) : chunk;
+      const cut = joined.lastIndexOf(LF);
+      if (cut === -1) {
+        tail = joined;
+        if (joined.length > MAX_LINE) refuse(out);
+        return;
+      }
+      tail = cut === joined.length - 1 ? undefined : joined.subarray(cut + 1);
+      pass(cut === joined.length - 1 ? joined : joined.subarray(0, cut + 1), out);
+    },
+    end(out) {
+      if (refused) return;
+      if (tail) pass(tail, out);
+      tail = undefined;
+      if (!refused) inner.end(out);
+    },
+    failed: () => (refused && !inner.terminated?.()) || (inner.failed?.() ?? false),
+    terminated: () => refused || (inner.terminated?.() ?? false),
+  };
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}
