@@ -17,7 +17,7 @@ import ChatClient, {
   type ResponseObject,
   type ResponsesFunctionTool,
 } from "../src/index.js";
-import { spawnGateway, type Gateway } from "./spawn-gateway.js";
+import { spawnGateway, type Gateway } from "@turnpike/gateway/spawn";
 
 let gateway: Gateway;
 let key: string;

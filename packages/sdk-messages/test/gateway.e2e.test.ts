@@ -15,7 +15,7 @@ import MessagesClient, {
   RateLimitError,
   type ToolDefinition,
 } from "../src/index.js";
-import { spawnGateway, type Gateway } from "./spawn-gateway.js";
+import { spawnGateway, type Gateway } from "@turnpike/gateway/spawn";
 
 let gateway: Gateway;
 let key: string;

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { spawnGateway, type Gateway } from "./spawn-gateway.js";
+import { spawnGateway, type Gateway } from "@turnpike/gateway/spawn";
 
 const PACKAGES = join(import.meta.dir, "../..");
 const ORDER = ["schema", "sdk-chat", "sdk-messages", "mocks"] as const;

@@ -1,7 +1,8 @@
 /**
- * Boots the real gateway (`@turnpike/gateway/main`, a devDependency) as a child process on a free
- * port, with a temporary SQLite file and no vendor keys, so every catalog model is answered by
- * the gateway's built-in simulator. Gives its URL, a helper to create keys, and `stop()`.
+ * Boots the real gateway as a child process on a free port, with a temporary SQLite file and no
+ * vendor keys, so every catalog model is answered by the gateway's built-in simulator. Gives its
+ * URL, a helper to create keys, and `stop()`. Exported as `@turnpike/gateway/spawn` for the
+ * client packages' end-to-end tests (a devDependency of theirs).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,13 +15,12 @@ export interface Gateway {
   stop(): Promise<void>;
 }
 
-/** Resolved through the gateway package's `exports`, never by a path into `apps/`. */
-const MAIN = Bun.resolveSync("@turnpike/gateway/main", import.meta.dir);
+const MAIN = join(import.meta.dir, "..", "main.ts");
 /** With any of these set, the gateway would call a real vendor instead of its simulator. */
 const UNSET = ["ALPHA_API_KEY", "BETA_API_KEY", "GAMMA_API_KEY", "DELTA_API_KEY", "TURNPIKE_CONFIG"];
 
 export async function spawnGateway(): Promise<Gateway> {
-  const dir = mkdtempSync(join(tmpdir(), "turnpike-chat-e2e-"));
+  const dir = mkdtempSync(join(tmpdir(), "turnpike-e2e-"));
   const adminKey = `admin-${crypto.randomUUID()}`;
   const env: Record<string, string | undefined> = { ...process.env, PORT: "0", HOST: "127.0.0.1", TURNPIKE_DB: join(dir, "turnpike.db"), TURNPIKE_ADMIN_KEY: adminKey };
   for (const name of UNSET) delete env[name];
