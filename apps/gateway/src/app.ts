@@ -10,7 +10,7 @@ import { errorsPlugin } from "./plugins/errors";
 
 /**
  * The whole route map on one screen. The server's idle timeout is raised to Bun's maximum
- * (255 s; Bun's default of 10 s, Elysia's of 30 s, cut a quiet stream — oven-sh/bun#27479), and
+ * (255 s; Bun's default of 10 s, Elysia's of 30 s, cut a quiet stream; decisions/0002), and
  * streams send keep-alives well inside it.
  */
 export const createApp = (deps: GatewayDeps) =>

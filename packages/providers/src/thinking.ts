@@ -1,9 +1,9 @@
 /**
  * Reasoning effort ⇄ thinking budget (docs/protocols.md §4.2). One table each way (docs/style.md rule 10).
  *
- * Effort → budget uses LiteLLM's defaults (low 1024, medium 2048, high 4096), extended for the
- * newer efforts, with `minimal` raised from LiteLLM's 128 to 1024 because the messages format
- * requires `budget_tokens ≥ 1024`. Budget → effort is the reverse bucketing; it stops at `high`
+ * Effort → budget: low 1024, medium 2048, high 4096 (the budgets clients commonly expect), extended
+ * for the newer efforts, with `minimal` at 1024 too because the messages format requires
+ * `budget_tokens ≥ 1024`. Budget → effort is the reverse bucketing; it stops at `high`
  * because `xhigh`/`max` exist only on some chat models.
  */
 import type { ReasoningEffort } from "@turnpike/schema";

@@ -3,7 +3,7 @@ import type { StopReason } from "@turnpike/schema";
 /**
  * Chat `finish_reason` → messages `stop_reason` (docs/protocols.md §4.3). Unknown vendor reasons
  * (DeepSeek `insufficient_system_resource`, …) become `end_turn`. The caller forces `tool_use`
- * when the content holds a tool call, whatever the upstream said (§4.3, LiteLLM #34692).
+ * when the content holds a tool call, whatever the upstream said (§4.3).
  *
  * @example
  * ```ts

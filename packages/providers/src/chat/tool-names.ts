@@ -1,7 +1,7 @@
 /**
  * Tool names on chat-completions upstreams: at most 64 characters of `[a-zA-Z0-9_-]`
  * (docs/protocols.md §2.2, §4.9 trap 14). Longer messages-format names are shortened to a 55-character
- * prefix, `_` and an 8-hex-digit hash of the whole name (as LiteLLM does); the request converter
+ * prefix, `_` and an 8-hex-digit hash of the whole name; the request converter
  * returns the mapping so replies can give the client its own names back.
  */
 const LIMIT = 64;
