@@ -8,7 +8,6 @@ import { KeyService } from "./keys/key-service";
 import type { PipelineHooks } from "./pipeline/events";
 import { buildCatalog } from "./routing/catalog";
 import { buildUpstreams, vendorsNeedingSimulator } from "./routing/upstreams";
-import { MemorySignatures } from "./state/signature-store";
 import { openBackends } from "./state/open-backends";
 import type { Store } from "./state/store";
 import { consoleLogger, type Logger } from "./telemetry/logger";
@@ -75,7 +74,7 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
     spend,
     authFailures: state.authFailures,
     ledger,
-    signatures: new MemorySignatures(10_000),
+    signatures: state.signatures,
     responses: store.responseStore(),
     upstreams,
     fetch: opts.fetch ?? fetch,

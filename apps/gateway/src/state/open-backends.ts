@@ -12,7 +12,9 @@ import { FailoverAuthFailures, FailoverLimiterStore, FailoverSpendStore } from "
 import { RedisKeyNotices } from "./redis-key-notices";
 import { RedisLimiterStore } from "./redis-limiter-store";
 import { RedisLink } from "./redis-link";
+import { RedisSignatures } from "./redis-signatures";
 import { RedisSpendStore } from "./redis-spend-store";
+import { MemorySignatures, type SignatureStore } from "./signature-store";
 import { SharedKeyDirectory } from "./shared-key-directory";
 import { MemorySpendStore, type SpendStore } from "./spend-store";
 import { SqliteStore } from "./sqlite-store";
@@ -26,6 +28,7 @@ export interface OpenedBackends {
   spend: SpendStore;
   authFailures: AuthFailureStore;
   ledger: Ledger;
+  signatures: SignatureStore;
   backends: Backends;
   /** Runs `fn` once at a time across every instance sharing the store, with the keys re-read first. */
   exclusive<T>(fn: () => Promise<T>): Promise<T>;
@@ -129,6 +132,8 @@ export async function openBackends(config: Config, opts: { store?: Store; now: (
 
   return {
     store,
+    // Thought signatures follow a conversation from instance to instance through Redis.
+    signatures: link ? new RedisSignatures(link) : new MemorySignatures(10_000),
     directory,
     limiter,
     spend,
