@@ -45,13 +45,29 @@ export function firstFrameGuard(inner: InlineTap, format: ClientFormat, vendor: 
     for (const c of held) inner.push(c, out);
     held = [];
   };
-  /** Looks at the complete frames held so far; true once the stream's fate is decided. */
+  /** Where the frame starting at `from` ends (its blank line), and how long that blank line is. */
+  const frameEnd = (from: number): [number, number] | undefined => {
+    const lf = text.indexOf("\n\n", from);
+    const crlf = text.indexOf("\r\n\r\n", from);
+    const cr = text.indexOf("\r\r", from);
+    let best: [number, number] | undefined;
+    for (const [at, len] of [[lf, 2], [crlf, 4], [cr, 2]] as const) if (at !== -1 && (best === undefined || at < best[0])) best = [at, len];
+    return best;
+  };
+  /**
+   * Looks at the complete frames held so far, from the first, only as far as the first that is
+   * not a comment (a first read may hold many frames); true once the stream's fate is decided.
+   */
   const decide = (out: (piece: Uint8Array | string) => void, atEnd: boolean): boolean => {
-    const frames = text.split(/\r\n\r\n|\n\n|\r\r/);
-    const complete = atEnd ? frames : frames.slice(0, -1);
-    for (const f of complete) {
-      const verdict = judge(f);
-      if (verdict === "comment") continue;
+    for (let from = 0; from < text.length; ) {
+      const end = frameEnd(from);
+      if (end === undefined && !atEnd) break;
+      const verdict = judge(text.slice(from, end?.[0]));
+      if (verdict === "comment") {
+        if (end === undefined) break;
+        from = end[0] + end[1];
+        continue;
+      }
       if (verdict === "garbage") {
         refuse(out, /^\s*</.test(text) ? "an HTML or XML page" : "text that is not server-sent events");
         return true;
