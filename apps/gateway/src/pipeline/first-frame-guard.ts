@@ -45,14 +45,20 @@ export function firstFrameGuard(inner: InlineTap, format: ClientFormat, vendor: 
     for (const c of held) inner.push(c, out);
     held = [];
   };
-  /** Where the frame starting at `from` ends (its blank line), and how long that blank line is. */
+  /**
+   * Where the frame starting at `from` ends (its blank line: LF LF, CR CR or CRLF CRLF), and the
+   * blank line's length. A plain loop: it stops at the first frame's end, where a search for each
+   * kind of blank line would run through all of a large first read.
+   */
   const frameEnd = (from: number): [number, number] | undefined => {
-    const lf = text.indexOf("\n\n", from);
-    const crlf = text.indexOf("\r\n\r\n", from);
-    const cr = text.indexOf("\r\r", from);
-    let best: [number, number] | undefined;
-    for (const [at, len] of [[lf, 2], [crlf, 4], [cr, 2]] as const) if (at !== -1 && (best === undefined || at < best[0])) best = [at, len];
-    return best;
+    for (let i = from; i < text.length - 1; i++) {
+      const c = text.charCodeAt(i);
+      if (c === 10 && text.charCodeAt(i + 1) === 10) return [i, 2];
+      if (c !== 13) continue;
+      if (text.charCodeAt(i + 1) === 13) return [i, 2];
+      if (text.charCodeAt(i + 1) === 10 && text.charCodeAt(i + 2) === 13 && text.charCodeAt(i + 3) === 10) return [i, 4];
+    }
+    return undefined;
   };
   /**
    * Looks at the complete frames held so far, from the first, only as far as the first that is
@@ -90,7 +96,8 @@ export function firstFrameGuard(inner: InlineTap, format: ClientFormat, vendor: 
       if (state === "open") return inner.push(chunk, out);
       if (state === "refused") return;
       held.push(chunk);
-      text += decoder.decode(chunk, { stream: true });
+      // Only the start is read: past MAX_HELD without an event the stream is refused anyway.
+      text += decoder.decode(chunk.length + text.length > MAX_HELD + 1 ? chunk.subarray(0, MAX_HELD + 1 - text.length) : chunk, { stream: true });
       decide(out, false);
     },
     end(out) {
