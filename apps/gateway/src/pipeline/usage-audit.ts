@@ -19,8 +19,25 @@ export function usageLooksTrue(payload: unknown, maxTokens: number): boolean {
 
 /** The usage fields of the upstream protocols: `usage` (messages, chat), `usageMetadata` (generateContent). */
 const USAGE_KEY = /^usage(?:Metadata)?$/;
-/** A usage field whose value is anything but null, in JSON text. */
-const USAGE_OBJECT = /"usage(?:Metadata)?"\s*:\s*(?!null\b)/;
+/** Whether JSON text has a usage field whose value is anything but null (read without a regex: it runs on every frame). */
+function hasUsageValue(json: string): boolean {
+  for (let at = json.indexOf('"usage'); at !== -1; at = json.indexOf('"usage', at + 6)) {
+    let i = at + 6;
+    if (json.startsWith("Metadata", i)) i += 8;
+    if (json.charCodeAt(i) !== 34 /* " */) continue;
+    i++;
+    while (isSpace(json.charCodeAt(i))) i++;
+    if (json.charCodeAt(i) !== 58 /* : */) continue;
+    i++;
+    while (isSpace(json.charCodeAt(i))) i++;
+    if (!json.startsWith("null", i)) return true;
+  }
+  return false;
+}
+
+function isSpace(c: number): boolean {
+  return c === 32 || c === 10 || c === 13 || c === 9;
+}
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
@@ -46,7 +63,7 @@ function countsLookTrue(usage: unknown, maxTokens: number): boolean {
 export function usageTextLooksTrue(json: string, maxTokens: number): boolean {
   // Only a frame whose usage is not null has something to check: a chat stream's chunks say
   // `"usage":null` until the last, and parsing each of them again cost a stream ~10 % of its CPU.
-  if (!USAGE_OBJECT.test(json)) return true;
+  if (!hasUsageValue(json)) return true;
   let v: unknown;
   try {
     v = JSON.parse(json);
