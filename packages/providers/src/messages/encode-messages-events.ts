@@ -3,10 +3,10 @@
  * dispatches on it, docs/protocols.md §1.7 / §4.9 trap 7) and the JSON `type`.
  */
 import type { MessagesStreamEvent } from "@turnpike/schema";
-import { formatSSE } from "@turnpike/schema/sse";
 
 export function formatMessagesEvent(ev: MessagesStreamEvent): string {
-  return formatSSE({ event: ev.type, data: JSON.stringify(ev) });
+  // JSON text never holds a raw line break: one `data:` line, written directly (it runs per event).
+  return `event: ${ev.type}\ndata: ${JSON.stringify(ev)}\n\n`;
 }
 
 /**
