@@ -102,5 +102,6 @@ export interface Deployment {
   latency_ms?: number | null;
 }
 
-export const usd = (n: number) => `$${n < 0.01 && n > 0 ? n.toFixed(6) : n.toFixed(2)}`;
+/** Dollars: cents from $1 up, else three significant digits (a request often costs a fraction of a cent). */
+export const usd = (n: number) => `$${n === 0 || Math.abs(n) >= 1 ? n.toFixed(2) : String(Number(n.toPrecision(3)))}`;
 export const int = (n: number) => n.toLocaleString("en-US");

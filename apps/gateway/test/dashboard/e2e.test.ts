@@ -180,11 +180,27 @@ describe("dashboard in headless Chromium", () => {
       const status = (await fetch(`${h.url}/admin/deployments`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).status;
       const tab = page.getByRole("navigation", { name: "Views" }).getByRole("button", { name: "Health", exact: true });
       expect(await tab.count()).toBe(status === 200 ? 1 : 0);
-      if (status === 200) {
-        await tab.click();
-        await page.getByRole("table", { name: "Deployments" }).waitFor();
-        await shot("health");
+      if (status !== 200) {
+        // A gateway with deployments answers `GET /admin/deployments` with this shape: the page,
+        // reloaded (the session survives a reload), shows the panel and each breaker's state.
+        const data = [
+          { model: "beta-5", vendor: "beta", state: "closed", failures: 0, latency_ms: 412.6 },
+          { model: "beta-5", vendor: "delta", state: "open", failures: 5, latency_ms: null },
+        ];
+        await page.route("**/admin/deployments", (route) => route.fulfill({ json: { data } }));
+        await page.reload();
       }
+      await tab.click();
+      const rows = page.getByRole("table", { name: "Deployments" }).locator("tbody tr");
+      await rows.first().waitFor();
+      if (status !== 200) {
+        expect(await rows.nth(0).locator("td").allTextContents()).toEqual(["beta-5", "beta", "closed", "0", "413 ms"]);
+        expect(await rows.nth(1).locator("td").allTextContents()).toEqual(["beta-5", "delta", "open", "5", "—"]);
+      }
+      await shot("health");
+      await page.unrouteAll();
+      await page.reload();
+      await page.getByRole("heading", { name: "New key" }).waitFor();
     },
     STEP_MS,
   );
