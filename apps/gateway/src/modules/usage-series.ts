@@ -19,10 +19,12 @@ const DAY_MS = 86_400_000;
 export function dayParam(q: URLSearchParams, name: string, fallback: number): number {
   const v = q.get(name);
   if (v === null || v === "") return fallback;
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(v) || Number.isNaN(Date.parse(`${v}T00:00:00Z`))) {
+  const t = Date.parse(`${v}T00:00:00Z`);
+  // The round trip refuses days that do not exist (2026-02-30), which some parsers roll over.
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(v) || Number.isNaN(t) || utcDay(t) !== v) {
     throw invalid(`${name}: must be a day as YYYY-MM-DD, got ${JSON.stringify(v)}`, name);
   }
-  return Date.parse(`${v}T00:00:00Z`);
+  return t;
 }
 
 export const utcDay = (ms: number) => new Date(Math.floor(ms / DAY_MS) * DAY_MS).toISOString().slice(0, 10);
