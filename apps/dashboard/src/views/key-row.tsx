@@ -40,7 +40,7 @@ export function KeyRow({ k, reload, onSecret }: { k: Key; reload: () => Promise<
   };
   const revoke = () => act(async () => void (await api(`/admin/keys/${k.id}`, { method: "DELETE" })));
   const s = state(k);
-  const limits_ = [limit(k.rpm, "rpm"), limit(k.tpm, "tpm"), k.budget_usd === null ? null : `${usd(k.budget_usd)}/mo`].filter(Boolean).join(", ");
+  const limitText = [limit(k.rpm, "rpm"), limit(k.tpm, "tpm"), k.budget_usd === null ? null : `${usd(k.budget_usd)}/mo`].filter(Boolean).join(", ");
   return (
     <>
       <tr data-key-id={k.id}>
@@ -51,7 +51,7 @@ export function KeyRow({ k, reload, onSecret }: { k: Key; reload: () => Promise<
           <small>{k.id}</small>
         </td>
         <td data-label="Models">{k.models ? k.models.join(", ") : "all"}</td>
-        <td data-label="Limits">{limits_ || "none"}</td>
+        <td data-label="Limits">{limitText || "none"}</td>
         <td data-label="Spent">{usd(k.spent_this_month_usd ?? 0)}</td>
         <td data-label="State">
           <span className={`badge ${s}`}>{s}</span>

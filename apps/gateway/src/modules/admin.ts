@@ -12,7 +12,7 @@ import { newRequestId } from "../pipeline/request-id";
 import { errorResponse, toGatewayError } from "../pipeline/respond";
 import type { KeyRecord, UsageFilter, UsageGroup, UsageRecord } from "../state/store";
 import { modelEntry } from "./models";
-import { dayParam, dayRange, requestLine, SERIES_BY, type SeriesBy, toSeries } from "./usage-series";
+import { requestLine, SERIES_BY, type SeriesBy, seriesRange, toSeries } from "./usage-series";
 
 /** A key as the admin API shows it: never the secret, never its hash. */
 export function publicKey(k: KeyRecord, spentUsd?: number) {
@@ -171,9 +171,6 @@ function limitParam(q: URLSearchParams, fallback: number, max: number): number {
 /** The request log's default and largest page (`GET /admin/requests`). */
 const REQUESTS_PAGE = { fallback: 100, max: 1000 } as const;
 
-/** The default range of `GET /admin/usage/daily`: the last 14 days, today included. */
-const DEFAULT_SERIES_DAYS = 14;
-
 /** Admin API (docs/design.md, "Interfaces"): keys and usage, guarded by `TURNPIKE_ADMIN_KEY`. Errors use the chat format's envelope. */
 export const adminModule = (deps: GatewayDeps) => {
   const catalogIds = deps.catalog.all().map((e) => e.id);
@@ -273,13 +270,10 @@ export const adminModule = (deps: GatewayDeps) => {
         const q = new URL(request.url).searchParams;
         const by = (q.get("by") ?? "model") as SeriesBy; // checked just below
         if (!SERIES_BY.includes(by)) throw invalid(`by: model or key, got ${JSON.stringify(by)}`, "by");
-        const now = deps.now();
-        const last = dayParam(q, "until", now - (now % 86_400_000));
-        const first = dayParam(q, "since", last - (DEFAULT_SERIES_DAYS - 1) * 86_400_000);
-        const days = dayRange(first, last);
+        const range = seriesRange(q, deps.now());
         await deps.ledger.flush();
-        const rows = await deps.store.aggregateUsage({ since: new Date(first).toISOString(), until: new Date(last + 86_400_000).toISOString() }, ["day", by]);
-        return Response.json({ by, days, series: toSeries(days, rows, by) });
+        const rows = await deps.store.aggregateUsage({ since: range.since, until: range.until }, ["day", by]);
+        return Response.json({ by, days: range.days, series: toSeries(range.days, rows, by) });
       }),
     )
     .get("/admin/requests", ({ request, server }) =>

@@ -13,6 +13,9 @@ export const SERIES_BY: readonly SeriesBy[] = ["model", "key"];
 /** Longest range of one chart: a year of days. */
 export const MAX_SERIES_DAYS = 366;
 
+/** The range when none is asked for: the last 14 days, today included. */
+const DEFAULT_SERIES_DAYS = 14;
+
 const DAY_MS = 86_400_000;
 
 /** A `YYYY-MM-DD` query parameter as the UTC midnight it names. */
@@ -80,4 +83,14 @@ export function requestLine(r: UsageRecord) {
     cost_usd: r.cost_usd,
     aborted: r.aborted,
   };
+}
+
+/**
+ * The days of `since`..`until` (`YYYY-MM-DD`, both included; default the 14 days up to `now`'s
+ * UTC day) and the store filter's bounds (`until` exclusive: the next midnight).
+ */
+export function seriesRange(q: URLSearchParams, now: number): { days: string[]; since: string; until: string } {
+  const last = dayParam(q, "until", now - (now % DAY_MS));
+  const first = dayParam(q, "since", last - (DEFAULT_SERIES_DAYS - 1) * DAY_MS);
+  return { days: dayRange(first, last), since: new Date(first).toISOString(), until: new Date(last + DAY_MS).toISOString() };
 }
