@@ -1,3 +1,4 @@
+import { Alert } from "./alert";
 import { type FormEvent, useState } from "react";
 import { api, ApiError, session } from "./api";
 
@@ -24,11 +25,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
         <input type="password" autoComplete="off" value={key} onChange={(e) => setKey(e.target.value)} placeholder="sk-admin-…" required />
       </label>
       <p className="hint">Kept in this browser tab only (session storage); closing the tab signs you out.</p>
-      {error && (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      )}
+      <Alert error={error} />
       <button type="submit">Sign in</button>
     </form>
   );

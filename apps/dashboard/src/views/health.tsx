@@ -1,3 +1,4 @@
+import { Alert } from "../alert";
 import { useEffect, useState } from "react";
 import { api, type Deployment, int } from "../api";
 
@@ -16,11 +17,7 @@ export function Health() {
   return (
     <section className="card">
       <h2>Deployment health</h2>
-      {error && (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      )}
+      <Alert error={error} />
       <div className="scroll">
         <table aria-label="Deployments">
           <thead>

@@ -1,3 +1,4 @@
+import { Alert } from "../alert";
 import { type FormEvent, useState } from "react";
 import { api, type Key, type KeyWithSecret, int, usd } from "../api";
 import { LimitFieldset } from "./limit-fields";
@@ -98,11 +99,7 @@ export function KeyRow({ k, reload, onSecret }: { k: Key; reload: () => Promise<
                 </button>
               </div>
             )}
-            {error && (
-              <p role="alert" className="error">
-                {error}
-              </p>
-            )}
+            <Alert error={error} />
           </td>
         </tr>
       )}

@@ -1,3 +1,4 @@
+import { Alert } from "../alert";
 import { type FormEvent, useState } from "react";
 import { api, type Key, type KeyWithSecret, usd } from "../api";
 import { KeyRow } from "./key-row";
@@ -36,11 +37,7 @@ export function Keys({ keys, reload }: { keys: Key[]; reload: () => Promise<void
           <input name="name" value={name} onChange={(e) => setName(e.target.value)} required placeholder="ci" />
         </label>
         <LimitFieldset value={limits} onChange={setLimits} />
-        {error && (
-          <p role="alert" className="error">
-            {error}
-          </p>
-        )}
+        <Alert error={error} />
         <button type="submit">Create key</button>
       </form>
       <section className="card">

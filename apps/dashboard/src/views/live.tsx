@@ -1,3 +1,4 @@
+import { Alert } from "../alert";
 import { useEffect, useRef, useState } from "react";
 import { api, int, type RequestLine, usd } from "../api";
 
@@ -57,11 +58,7 @@ export function Live({ names }: { names: Map<string, string> }) {
           {paused ? "Resume" : "Pause"}
         </button>
       </div>
-      {error && (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      )}
+      <Alert error={error} />
       <div className="scroll">
         <table aria-label="Requests">
           <thead>

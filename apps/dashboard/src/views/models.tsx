@@ -1,3 +1,4 @@
+import { Alert } from "../alert";
 import { useEffect, useState } from "react";
 import { api, int, type Model } from "../api";
 
@@ -13,11 +14,7 @@ export function Models() {
   return (
     <section className="card">
       <h2>Model catalog</h2>
-      {error && (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      )}
+      <Alert error={error} />
       <div className="scroll">
         <table aria-label="Models">
           <thead>

@@ -1,3 +1,4 @@
+import { Alert } from "../alert";
 import { useEffect, useState } from "react";
 import { api, type Daily, int, usd } from "../api";
 import { StackedBars } from "../chart";
@@ -41,11 +42,7 @@ export function Usage({ names }: { names: Map<string, string> }) {
           </select>
         </label>
       </form>
-      {error && (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      )}
+      <Alert error={error} />
       {data && (
         <>
           <div className="charts">
