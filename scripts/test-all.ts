@@ -2,11 +2,13 @@
  * The test command: type-checks every workspace, then runs each workspace's `bun test` in turn
  * (integration tests start real servers; two cores run them best one suite at a time) and ends
  * with one line `tests: N passed, N failed, N skipped` that sums them all. A skipped test (the
- * scale-out tests skip when PostgreSQL or Redis cannot be reached; see README "Running several
- * instances") is never counted as passed: each is named before the summary.
+ * scale-out tests skip when PostgreSQL or Redis cannot be reached, see README "Running several
+ * instances"; the dashboard's browser test when Chromium cannot be had) is never counted as
+ * passed: each is named before the summary.
  */
 import { readdirSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { ensureChromium } from "./chromium";
 import { ensureServices } from "./services";
 
 const root = join(import.meta.dir, "..");
@@ -35,6 +37,8 @@ const only = process.argv.slice(2);
 
 // The scale-out tests need PostgreSQL and Redis: found, or started when installed here.
 await ensureServices();
+// The dashboard's end-to-end test drives a headless Chromium: found, or installed when possible.
+ensureChromium();
 
 // The linter over the whole tree (biome.json at the root), once.
 if (!only.length) {
@@ -84,6 +88,6 @@ for (const w of workspaces) {
 }
 
 if (failures.length) console.log(`\nfailures:\n  ${failures.join("\n  ")}`);
-if (skipped.length) console.log(`\nskipped (a server they need was not reachable):\n  ${skipped.join("\n  ")}`);
+if (skipped.length) console.log(`\nskipped (a server or browser they need was not available):\n  ${skipped.join("\n  ")}`);
 console.log(`\ntests: ${passed} passed, ${failed} failed, ${skipped.length} skipped`);
 process.exit(failed > 0 || passed === 0 ? 1 : 0);

@@ -2,6 +2,7 @@ import { Elysia } from "elysia";
 import type { GatewayDeps } from "./deps";
 import { adminModule } from "./modules/admin";
 import { chatModule } from "./modules/chat";
+import { dashboardModule } from "./modules/dashboard";
 import { healthModule } from "./modules/health";
 import { messagesModule } from "./modules/messages";
 import { modelsModule } from "./modules/models";
@@ -27,6 +28,7 @@ export const createApp = (deps: GatewayDeps) =>
     .use(messagesModule(deps))
     .use(chatModule(deps))
     .use(responsesModule(deps))
-    .use(adminModule(deps));
+    .use(adminModule(deps))
+    .use(dashboardModule());
 
 export type App = ReturnType<typeof createApp>;

@@ -11,6 +11,8 @@ import { PROMPT_CACHE_MODES } from "../routing/catalog";
 import { newRequestId } from "../pipeline/request-id";
 import { errorResponse, toGatewayError } from "../pipeline/respond";
 import type { KeyRecord, UsageFilter, UsageGroup, UsageRecord } from "../state/store";
+import { modelEntry } from "./models";
+import { requestLine, SERIES_BY, type SeriesBy, seriesRange, toSeries } from "./usage-series";
 
 /** A key as the admin API shows it: never the secret, never its hash. */
 export function publicKey(k: KeyRecord, spentUsd?: number) {
@@ -157,6 +159,18 @@ function decodeCursor(cursor: string): NonNullable<UsageFilter["before"]> {
 /** The default page of `GET /admin/usage`. */
 const DEFAULT_USAGE_PAGE = 1000;
 
+/** `limit`: a whole number from 1 to `max`, else `fallback` when absent. */
+function limitParam(q: URLSearchParams, fallback: number, max: number): number {
+  const limit = q.get("limit");
+  if (limit === null) return fallback;
+  const n = Number(limit);
+  if (!Number.isInteger(n) || n < 1 || n > max) throw invalid(`limit: a whole number from 1 to ${max}, got ${JSON.stringify(limit)}`, "limit");
+  return n;
+}
+
+/** The request log's default and largest page (`GET /admin/requests`). */
+const REQUESTS_PAGE = { fallback: 100, max: 1000 } as const;
+
 /** Admin API (docs/design.md, "Interfaces"): keys and usage, guarded by `TURNPIKE_ADMIN_KEY`. Errors use the chat format's envelope. */
 export const adminModule = (deps: GatewayDeps) => {
   const catalogIds = deps.catalog.all().map((e) => e.id);
@@ -240,13 +254,7 @@ export const adminModule = (deps: GatewayDeps) => {
           for (const g of groups) if (!GROUPS.includes(g as UsageGroup)) throw invalid(`group_by: each of key, model, day; got ${JSON.stringify(g)}`, "group_by");
           return Response.json({ data: await deps.store.aggregateUsage(filter, groups as UsageGroup[]) }); // each checked in the loop above
         }
-        const limit = q.get("limit");
-        let page = DEFAULT_USAGE_PAGE;
-        if (limit !== null) {
-          const n = Number(limit);
-          if (!Number.isInteger(n) || n < 1 || n > 10_000) throw invalid(`limit: a whole number from 1 to 10000, got ${JSON.stringify(limit)}`, "limit");
-          page = n;
-        }
+        const page = limitParam(q, DEFAULT_USAGE_PAGE, 10_000);
         const cursor = q.get("cursor");
         if (cursor) filter.before = decodeCursor(cursor);
         // Newest first; one more than the page says whether another page follows.
@@ -255,5 +263,33 @@ export const adminModule = (deps: GatewayDeps) => {
         const last = data.at(-1);
         return Response.json({ data, next_cursor: rows.length > page && last ? encodeCursor(last) : null });
       }),
+    )
+    .get("/admin/usage/daily", ({ request, server }) =>
+      guard(request, server, async () => {
+        // Requests, tokens and cost per UTC day, one zero-filled series per model or key.
+        const q = new URL(request.url).searchParams;
+        const by = (q.get("by") ?? "model") as SeriesBy; // checked just below
+        if (!SERIES_BY.includes(by)) throw invalid(`by: model or key, got ${JSON.stringify(by)}`, "by");
+        const range = seriesRange(q, deps.now());
+        await deps.ledger.flush();
+        const rows = await deps.store.aggregateUsage({ since: range.since, until: range.until }, ["day", by]);
+        return Response.json({ by, days: range.days, series: toSeries(range.days, rows, by) });
+      }),
+    )
+    .get("/admin/requests", ({ request, server }) =>
+      guard(request, server, async () => {
+        // The live request log, newest first. A poller asks again from a little before the
+        // newest time it has and merges by request id: records shipped late by another
+        // instance's journal carry their own (earlier) finish time.
+        const q = new URL(request.url).searchParams;
+        const since = isoParam(q, "since");
+        await deps.ledger.flush();
+        const rows = await deps.store.queryUsage({ ...(since ? { since } : {}), newestFirst: true, limit: limitParam(q, REQUESTS_PAGE.fallback, REQUESTS_PAGE.max) });
+        return Response.json({ data: rows.map(requestLine) });
+      }),
+    )
+    .get("/admin/models", ({ request, server }) =>
+      // The whole catalog with prices (`GET /v1/models` lists only what one key may call).
+      guard(request, server, () => Response.json({ data: deps.catalog.all().map((e) => ({ ...modelEntry(e), vendor: e.owned_by, protocol: e.protocol })) })),
     );
 };

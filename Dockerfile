@@ -1,0 +1,55 @@
+# Turnpike gateway image: README "Containers". Three stages: all dependencies + the dashboard's
+# build; production dependencies only; then a slim runtime that runs as the unprivileged `bun` user.
+ARG BUN_VERSION=1.4.4
+
+# --- 1. build: every workspace's dependencies, then the dashboard (apps/dashboard/dist) ---------
+FROM oven/bun:${BUN_VERSION} AS build
+WORKDIR /app
+# Manifests first: the install layer is reused until a package.json or the lockfile changes.
+COPY package.json bun.lockb bunfig.toml turbo.json tsconfig.base.json ./
+COPY apps/gateway/package.json apps/gateway/
+COPY apps/dashboard/package.json apps/dashboard/
+COPY packages/schema/package.json packages/schema/
+COPY packages/providers/package.json packages/providers/
+COPY packages/simulator/package.json packages/simulator/
+COPY packages/sdk-chat/package.json packages/sdk-chat/
+COPY packages/sdk-messages/package.json packages/sdk-messages/
+COPY packages/mocks/package.json packages/mocks/
+COPY bench/package.json bench/
+RUN bun install --frozen-lockfile
+COPY . .
+RUN bun run --cwd apps/dashboard build
+
+# --- 2. deps: production dependencies only (no test clients, no bundler) -------------------------
+FROM build AS deps
+RUN rm -rf node_modules apps/*/node_modules packages/*/node_modules bench/node_modules \
+ && bun install --frozen-lockfile --production
+
+# --- 3. runtime ----------------------------------------------------------------------------------
+FROM oven/bun:${BUN_VERSION}-slim AS runtime
+WORKDIR /app
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=8080 \
+    TURNPIKE_DB=/data/turnpike.db \
+    TURNPIKE_JOURNAL_DIR=/data/journal \
+    BUN_CONFIG_MAX_HTTP_REQUESTS=4096
+# The workspace layout as in the repository: the gateway reads its packages' sources through
+# their `bun` export condition and the dashboard from apps/dashboard/dist.
+COPY --from=deps /app/node_modules ./node_modules
+COPY --from=deps /app/package.json /app/tsconfig.base.json ./
+COPY --from=deps /app/packages ./packages
+COPY --from=deps /app/apps/gateway ./apps/gateway
+COPY --from=build /app/apps/dashboard/dist ./apps/dashboard/dist
+COPY --from=build /app/apps/dashboard/package.json ./apps/dashboard/package.json
+# SQLite file and usage journal: a volume the unprivileged user owns.
+RUN mkdir -p /data && chown -R bun:bun /data
+VOLUME /data
+USER bun
+EXPOSE 8080
+# `GET /health` answers while the process serves (README "Running several instances"); the slim
+# image has no curl, so Bun's own fetch asks.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
+  CMD ["bun", "-e", "fetch(`http://127.0.0.1:${process.env.PORT}/health`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+WORKDIR /app/apps/gateway
+CMD ["bun", "--max-http-header-size=1048576", "src/main.ts"]

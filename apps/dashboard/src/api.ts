@@ -1,0 +1,107 @@
+/**
+ * The admin API as the dashboard calls it. The admin key lives in sessionStorage only: it is
+ * gone when the tab closes, never written to localStorage or a cookie, and sent only to this
+ * origin in the `Authorization` header.
+ */
+const STORAGE_KEY = "turnpike.adminKey";
+
+export const session = {
+  get: (): string | null => sessionStorage.getItem(STORAGE_KEY),
+  set: (key: string) => sessionStorage.setItem(STORAGE_KEY, key),
+  clear: () => sessionStorage.removeItem(STORAGE_KEY),
+};
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Calls the admin API with the session's key; an error reply becomes an ApiError with the gateway's own message. */
+export async function api<T>(path: string, init: { method?: string; body?: unknown; key?: string } = {}): Promise<T> {
+  const key = init.key ?? session.get() ?? "";
+  const res = await fetch(path, {
+    method: init.method ?? "GET",
+    headers: { authorization: `Bearer ${key}`, ...(init.body !== undefined ? { "content-type": "application/json" } : {}) },
+    ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
+  });
+  const text = await res.text();
+  const json: unknown = text ? JSON.parse(text) : null;
+  if (!res.ok) {
+    const message = (json as { error?: { message?: string } } | null)?.error?.message ?? `HTTP ${res.status}`;
+    throw new ApiError(res.status, message);
+  }
+  return json as T; // the admin API's documented reply for this path
+}
+
+export interface Key {
+  id: string;
+  name: string;
+  prefix: string;
+  models: string[] | null;
+  rpm: number | null;
+  tpm: number | null;
+  budget_usd: number | null;
+  spent_this_month_usd?: number;
+  expires_at: string | null;
+  previous_secret_valid_until: string | null;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+/** A key as `POST /admin/keys` and rotate return it: with its secret, shown once. */
+export type KeyWithSecret = Key & { key: string };
+
+export interface Series {
+  id: string;
+  requests: number[];
+  tokens: number[];
+  cost_usd: number[];
+}
+
+export interface Daily {
+  by: "model" | "key";
+  days: string[];
+  series: Series[];
+}
+
+export interface RequestLine {
+  request_id: string;
+  created_at: string;
+  key_id: string;
+  model: string;
+  endpoint: string;
+  stream: boolean;
+  status: number;
+  latency_ms: number;
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: number;
+  aborted: boolean;
+}
+
+export interface Model {
+  id: string;
+  display_name: string;
+  vendor: string;
+  protocol: string;
+  context_window: number;
+  max_output_tokens: number;
+  pricing: { input_per_mtok: number; output_per_mtok: number; cache_read_per_mtok: number; cache_write_5m_per_mtok: number };
+}
+
+export interface Deployment {
+  model?: string;
+  vendor?: string;
+  id?: string;
+  state?: string;
+  failures?: number;
+  latency_ms?: number | null;
+}
+
+/** Dollars: cents from $1 up, else three significant digits (a request often costs a fraction of a cent). */
+export const usd = (n: number) => `$${n === 0 || Math.abs(n) >= 1 ? n.toFixed(2) : String(Number(n.toPrecision(3)))}`;
+export const int = (n: number) => n.toLocaleString("en-US");

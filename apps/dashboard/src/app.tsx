@@ -1,0 +1,71 @@
+import { useCallback, useEffect, useState } from "react";
+import { api, ApiError, type Key, session } from "./api";
+import { SignIn } from "./sign-in";
+import { Health } from "./views/health";
+import { Keys } from "./views/keys";
+import { Live } from "./views/live";
+import { Models } from "./views/models";
+import { Usage } from "./views/usage";
+
+const VIEWS = { keys: "Keys", usage: "Usage", live: "Live log", models: "Models", health: "Health" } as const;
+type View = keyof typeof VIEWS;
+
+/** The signed-in shell: one view at a time, picked from the top bar (it wraps on a phone). */
+export function App() {
+  const [signedIn, setSignedIn] = useState(session.get() !== null);
+  const [view, setView] = useState<View>("keys");
+  const [keys, setKeys] = useState<Key[]>([]);
+  // The health view is offered only where the gateway reports deployments (404 elsewhere).
+  const [hasDeployments, setHasDeployments] = useState(false);
+
+  const signOut = useCallback(() => {
+    session.clear();
+    setSignedIn(false);
+  }, []);
+  const reloadKeys = useCallback(async () => {
+    try {
+      setKeys((await api<{ data: Key[] }>("/admin/keys")).data);
+    } catch (e) {
+      // A key changed on the server (or a new gateway run) ends the session.
+      if (e instanceof ApiError && e.status === 401) signOut();
+    }
+  }, [signOut]);
+
+  useEffect(() => {
+    if (!signedIn) return;
+    void reloadKeys();
+    api("/admin/deployments").then(
+      () => setHasDeployments(true),
+      () => setHasDeployments(false),
+    );
+  }, [signedIn, reloadKeys]);
+
+  if (!signedIn) return <SignIn onSignedIn={() => setSignedIn(true)} />;
+  const names = new Map(keys.map((k) => [k.id, k.name]));
+  return (
+    <div className="shell">
+      <header className="bar">
+        <strong className="brand">Turnpike</strong>
+        <nav aria-label="Views">
+          {(Object.keys(VIEWS) as View[])
+            .filter((v) => v !== "health" || hasDeployments)
+            .map((v) => (
+              <button key={v} type="button" className={v === view ? "tab active" : "tab"} aria-current={v === view ? "page" : undefined} onClick={() => setView(v)}>
+                {VIEWS[v]}
+              </button>
+            ))}
+        </nav>
+        <button type="button" className="link" onClick={signOut}>
+          Sign out
+        </button>
+      </header>
+      <main>
+        {view === "keys" && <Keys keys={keys} reload={reloadKeys} />}
+        {view === "usage" && <Usage names={names} />}
+        {view === "live" && <Live names={names} />}
+        {view === "models" && <Models />}
+        {view === "health" && <Health />}
+      </main>
+    </div>
+  );
+}

@@ -1,0 +1,32 @@
+import { Alert } from "./alert";
+import { type FormEvent, useState } from "react";
+import { api, ApiError, session } from "./api";
+
+/** Asks for the admin key, checks it against the admin API, and keeps it for this tab only. */
+export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
+  const [key, setKey] = useState("");
+  const [error, setError] = useState<string | null>(null);
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setError(null);
+    try {
+      await api("/admin/keys", { key });
+      session.set(key);
+      onSignedIn();
+    } catch (err) {
+      setError(err instanceof ApiError && err.status === 401 ? "That is not the admin key." : String((err as Error).message));
+    }
+  };
+  return (
+    <form className="card sign-in" onSubmit={submit}>
+      <h1>Turnpike</h1>
+      <label>
+        Admin key
+        <input type="password" autoComplete="off" value={key} onChange={(e) => setKey(e.target.value)} placeholder="sk-admin-…" required />
+      </label>
+      <p className="hint">Kept in this browser tab only (session storage); closing the tab signs you out.</p>
+      <Alert error={error} />
+      <button type="submit">Sign in</button>
+    </form>
+  );
+}

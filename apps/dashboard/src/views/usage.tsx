@@ -1,0 +1,82 @@
+import { Alert } from "../alert";
+import { useEffect, useState } from "react";
+import { api, type Daily, int, usd } from "../api";
+import { StackedBars } from "../chart";
+
+const DAY_MS = 86_400_000;
+const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+const asInt = (n: number) => int(Math.round(n));
+
+/** Requests, tokens and cost per day (UTC), by model or by key, over a chosen range. */
+export function Usage({ names }: { names: Map<string, string> }) {
+  const [since, setSince] = useState(day(Date.now() - 13 * DAY_MS));
+  const [until, setUntil] = useState(day(Date.now()));
+  const [by, setBy] = useState<"model" | "key">("model");
+  const [data, setData] = useState<Daily | null>(null);
+  const [error, setError] = useState<string | null>(null);
+
+  useEffect(() => {
+    setError(null);
+    api<Daily>(`/admin/usage/daily?by=${by}&since=${since}&until=${until}`).then(setData, (e: Error) => setError(e.message));
+  }, [since, until, by]);
+
+  const label = (id: string) => (by === "key" ? (names.get(id) ?? id) : id);
+  const pick = (f: "requests" | "tokens" | "cost_usd") => (data?.series ?? []).map((s) => ({ name: label(s.id), values: s[f] }));
+  return (
+    <>
+      <form className="card row" aria-label="Usage range" onSubmit={(e) => e.preventDefault()}>
+        <label>
+          From
+          <input type="date" name="since" value={since} max={until} onChange={(e) => e.target.value && setSince(e.target.value)} />
+        </label>
+        <label>
+          To
+          <input type="date" name="until" value={until} min={since} onChange={(e) => e.target.value && setUntil(e.target.value)} />
+        </label>
+        <label>
+          By
+          <select name="by" value={by} onChange={(e) => setBy(e.target.value as "model" | "key")}>
+            <option value="model">model</option>
+            <option value="key">key</option>
+          </select>
+        </label>
+      </form>
+      <Alert error={error} />
+      {data && (
+        <>
+          <div className="charts">
+            <StackedBars title="Requests per day" labels={data.days} series={pick("requests")} format={asInt} whole />
+            <StackedBars title="Tokens per day" labels={data.days} series={pick("tokens")} format={asInt} whole />
+            <StackedBars title="Cost per day" labels={data.days} series={pick("cost_usd")} format={usd} />
+          </div>
+          <section className="card">
+            <div className="scroll">
+              <table aria-label="Usage totals">
+                <thead>
+                  <tr>
+                    <th>{by}</th>
+                    <th>Requests</th>
+                    <th>Tokens</th>
+                    <th>Cost</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {data.series.map((s) => (
+                    <tr key={s.id}>
+                      <td>{label(s.id)}</td>
+                      <td>{int(sum(s.requests))}</td>
+                      <td>{int(sum(s.tokens))}</td>
+                      <td>{usd(sum(s.cost_usd))}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+            {data.series.length === 0 && <p className="hint">No requests in this range.</p>}
+          </section>
+        </>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,257 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { ensureDashboardBuilt } from "../../src/dashboard-build";
+import { ADMIN_KEY, startHarness, type Harness } from "../harness";
+
+// The dashboard end to end in Debian's headless Chromium (installed by scripts/chromium.ts when
+// missing): an operator signs in, makes a key, uses it, watches it in the log and the charts,
+// rotates and revokes it. Each view is photographed into screenshots/ (gitignored).
+const CHROMIUM = process.env.TURNPIKE_CHROMIUM || "/usr/bin/chromium";
+const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const SHOTS = join(import.meta.dir, "screenshots");
+const STEP_MS = 60_000;
+
+// Without the browser the steps are reported skipped, by name, never passed.
+const step = existsSync(CHROMIUM) ? test : test.skip;
+
+let h: Harness;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+let created: { id: string; secret: string };
+let rotatedSecret: string;
+let requestId: string;
+
+const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+const view = (name: string) => page.getByRole("navigation", { name: "Views" }).getByRole("button", { name, exact: true }).click();
+const keyRow = () => page.locator(`tr[data-key-id="${created.id}"]`);
+const callModels = (secret: string) => fetch(`${h.url}/v1/models`, { headers: { authorization: `Bearer ${secret}` } });
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) return;
+  ensureDashboardBuilt();
+  mkdirSync(SHOTS, { recursive: true });
+  h = await startHarness();
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+  context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: h.url });
+  page = await context.newPage();
+}, STEP_MS);
+afterAll(async () => {
+  await browser?.close();
+  await h?.close();
+});
+
+describe("dashboard in headless Chromium", () => {
+  step(
+    "signs in with the admin key only, kept in session storage",
+    async () => {
+      await page.goto(`${h.url}/dashboard`);
+      await page.getByLabel("Admin key").fill("sk-admin-not-the-right-one-0123456789abcdef");
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await expect(page.getByRole("alert").textContent()).resolves.toBe("That is not the admin key.");
+      await shot("sign-in");
+      await page.getByLabel("Admin key").fill(ADMIN_KEY);
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.getByRole("heading", { name: "New key" }).waitFor();
+      const stored = await page.evaluate(() => ({ session: sessionStorage.getItem("turnpike.adminKey"), local: localStorage.length, cookie: document.cookie }));
+      expect(stored).toEqual({ session: ADMIN_KEY, local: 0, cookie: "" });
+    },
+    STEP_MS,
+  );
+
+  step(
+    "creates a key with models and limits; its secret is shown once, copied, then gone",
+    async () => {
+      const form = page.getByRole("form", { name: "Create a key" });
+      await form.getByLabel("Name").fill("e2e-key");
+      await form.getByLabel("Models").fill("delta-m3, beta-*");
+      await form.getByLabel("Requests / min").fill("120");
+      await form.getByLabel("Monthly budget ($)").fill("5");
+      await form.getByRole("button", { name: "Create key" }).click();
+      const secret = (await page.getByTestId("secret").textContent()) ?? "";
+      expect(secret).toMatch(/^sk-tp-/);
+      await page.getByRole("button", { name: "Copy" }).click();
+      await page.getByRole("button", { name: "Copied" }).waitFor();
+      expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
+      await shot("keys-secret");
+      // The admin API agrees: the key exists with these limits, and never lists the secret.
+      const listed = (await (await fetch(`${h.url}/admin/keys`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).json()) as any;
+      const k = listed.data.find((x: any) => x.name === "e2e-key");
+      expect({ models: k.models, rpm: k.rpm, tpm: k.tpm, budget_usd: k.budget_usd }).toEqual({ models: ["delta-m3", "beta-*"], rpm: 120, tpm: null, budget_usd: 5 });
+      expect(JSON.stringify(listed)).not.toContain(secret);
+      created = { id: k.id, secret };
+      await page.getByRole("button", { name: "Done" }).click();
+      expect(await page.content()).not.toContain(secret);
+      await expect(keyRow().locator('td[data-label="Models"]').textContent()).resolves.toBe("delta-m3, beta-*");
+      await expect(keyRow().locator('td[data-label="Limits"]').textContent()).resolves.toBe("120 rpm, $5.00/mo");
+    },
+    STEP_MS,
+  );
+
+  step(
+    "edits the key's limits in place",
+    async () => {
+      await keyRow().getByRole("button", { name: "Edit limits" }).click();
+      const form = page.getByRole("form", { name: "Edit limits of e2e-key" });
+      await form.getByLabel("Tokens / min").fill("50000");
+      await form.getByRole("button", { name: "Save limits" }).click();
+      await keyRow().locator('td[data-label="Limits"]', { hasText: "50,000 tpm" }).waitFor();
+      const k = (await (await fetch(`${h.url}/admin/keys/${created.id}`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).json()) as any;
+      expect(k.tpm).toBe(50000);
+      expect(k.rpm).toBe(120);
+      await shot("keys");
+    },
+    STEP_MS,
+  );
+
+  step(
+    "a request made with the key appears in the live log, newest first, without its prompt",
+    async () => {
+      const res = await fetch(`${h.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${created.secret}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "delta-m3", messages: [{ role: "user", content: 'private words [sim text="a private reply"]' }] }),
+      });
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as any;
+      requestId = res.headers.get("x-request-id")!;
+      await view("Live log");
+      const row = page.locator(`tr[data-request-id="${requestId}"]`);
+      await row.waitFor({ timeout: 20_000 });
+      const first = page.getByRole("table", { name: "Requests" }).locator("tbody tr").first();
+      expect(await first.getAttribute("data-request-id")).toBe(requestId);
+      const cells = await row.locator("td").allTextContents();
+      expect(cells.slice(1, 5)).toEqual(["e2e-key", "delta-m3", "chat", "200"]);
+      expect(cells[6]).toBe(`${body.usage.prompt_tokens} / ${body.usage.completion_tokens}`);
+      const text = await page.content();
+      expect(text).not.toContain("private words");
+      expect(text).not.toContain("a private reply");
+      await shot("live-log");
+    },
+    STEP_MS,
+  );
+
+  step(
+    "the usage charts draw the request, by model and by key",
+    async () => {
+      await view("Usage");
+      const totals = page.getByRole("table", { name: "Usage totals" });
+      const row = totals.locator("tbody tr", { hasText: "delta-m3" });
+      await row.waitFor();
+      expect((await row.locator("td").allTextContents()).slice(0, 2)).toEqual(["delta-m3", "1"]);
+      const requests = page.getByRole("img", { name: /^Requests per day:/ });
+      expect(await requests.getAttribute("aria-label")).toBe("Requests per day: delta-m3 1");
+      // Chart.js drew the bar: the canvas holds pixels of the first series' colour (#2563eb).
+      const drawn = await requests.evaluate((c) => {
+        const canvas = c as HTMLCanvasElement;
+        const px = canvas.getContext("2d")!.getImageData(0, 0, canvas.width, canvas.height).data;
+        let n = 0;
+        for (let i = 0; i < px.length; i += 4) if (px[i] === 37 && px[i + 1] === 99 && px[i + 2] === 235) n++;
+        return n;
+      });
+      expect(drawn).toBeGreaterThan(50);
+      await shot("usage");
+      await page.getByLabel("By").selectOption("key");
+      await page.getByRole("img", { name: "Requests per day: e2e-key 1", exact: true }).waitFor();
+    },
+    STEP_MS,
+  );
+
+  step(
+    "the model catalog lists every model with its prices",
+    async () => {
+      await view("Models");
+      const row = page.getByRole("table", { name: "Models" }).locator("tbody tr", { hasText: "delta-m3" });
+      await row.waitFor();
+      expect((await row.locator("td").allTextContents()).slice(2, 4)).toEqual(["$0.3", "$1.2"]);
+      const catalog = (await (await fetch(`${h.url}/admin/models`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).json()) as any;
+      expect(await page.getByRole("table", { name: "Models" }).locator("tbody tr").count()).toBe(catalog.data.length);
+      await shot("models");
+    },
+    STEP_MS,
+  );
+
+  step(
+    "deployment health is offered only where the gateway reports deployments",
+    async () => {
+      const status = (await fetch(`${h.url}/admin/deployments`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).status;
+      const tab = page.getByRole("navigation", { name: "Views" }).getByRole("button", { name: "Health", exact: true });
+      expect(await tab.count()).toBe(status === 200 ? 1 : 0);
+      if (status !== 200) {
+        // A gateway with deployments answers `GET /admin/deployments` with this shape: the page,
+        // reloaded (the session survives a reload), shows the panel and each breaker's state.
+        const data = [
+          { model: "beta-5", vendor: "beta", state: "closed", failures: 0, latency_ms: 412.6 },
+          { model: "beta-5", vendor: "delta", state: "open", failures: 5, latency_ms: null },
+        ];
+        await page.route("**/admin/deployments", (route) => route.fulfill({ json: { data } }));
+        await page.reload();
+      }
+      await tab.click();
+      const rows = page.getByRole("table", { name: "Deployments" }).locator("tbody tr");
+      await rows.first().waitFor();
+      if (status !== 200) {
+        expect(await rows.nth(0).locator("td").allTextContents()).toEqual(["beta-5", "beta", "closed", "0", "413 ms"]);
+        expect(await rows.nth(1).locator("td").allTextContents()).toEqual(["beta-5", "delta", "open", "5", "—"]);
+      }
+      await shot("health");
+      await page.unrouteAll();
+      await page.reload();
+      await page.getByRole("heading", { name: "New key" }).waitFor();
+    },
+    STEP_MS,
+  );
+
+  step(
+    "rotates the key with a grace period: both secrets work, the new one shown once",
+    async () => {
+      await view("Keys");
+      await keyRow().getByRole("button", { name: "Rotate" }).click();
+      const form = page.getByRole("form", { name: "Rotate e2e-key" });
+      await form.getByLabel(/keeps working for/).fill("600");
+      await form.getByRole("button", { name: "Rotate now" }).click();
+      rotatedSecret = (await page.getByTestId("secret").textContent()) ?? "";
+      expect(rotatedSecret).toMatch(/^sk-tp-/);
+      expect(rotatedSecret).not.toBe(created.secret);
+      await keyRow().locator(".badge", { hasText: "rotating" }).waitFor();
+      expect((await callModels(rotatedSecret)).status).toBe(200);
+      expect((await callModels(created.secret)).status).toBe(200);
+      await page.getByRole("button", { name: "Done" }).click();
+    },
+    STEP_MS,
+  );
+
+  step(
+    "revokes the key: refused at once, shown as revoked",
+    async () => {
+      await keyRow().getByRole("button", { name: "Revoke" }).click();
+      await page.getByRole("button", { name: "Confirm revoke" }).click();
+      await keyRow().locator(".badge", { hasText: "revoked" }).waitFor();
+      expect((await callModels(rotatedSecret)).status).toBe(401);
+      expect((await callModels(created.secret)).status).toBe(401);
+      expect(await keyRow().getByRole("button", { name: "Rotate" }).count()).toBe(0);
+    },
+    STEP_MS,
+  );
+
+  step(
+    "fits a phone's screen: nothing wider than the viewport",
+    async () => {
+      await page.setViewportSize({ width: 390, height: 844 });
+      for (const name of ["Keys", "Usage", "Live log"]) {
+        await view(name);
+        await page.waitForTimeout(300);
+        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+        expect(overflow).toBeLessThanOrEqual(0);
+      }
+      await shot("phone-live-log");
+      await page.getByRole("button", { name: "Sign out" }).click();
+      await page.getByLabel("Admin key").waitFor();
+      expect(await page.evaluate(() => sessionStorage.getItem("turnpike.adminKey"))).toBeNull();
+    },
+    STEP_MS,
+  );
+});
