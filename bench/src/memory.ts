@@ -9,18 +9,33 @@ import { BASELINES, gatewayRequest, type HttpRequestSpec, type Scenario } from "
 import { createGatewayKey, startBareProxyProcess, startGatewayProcess } from "./services";
 import { measureTtfb } from "./ttfb";
 
-/** Per-chunk delay of the held streams: long enough that none ends while RSS is read. */
-const HOLD_CHUNK_MS = 60_000;
+/** How the held streams flow while RSS is read. */
+export interface StreamPace {
+  /** The simulator directive that paces each stream. */
+  directive: string;
+  /** RSS is read this long after the last stream started. */
+  settleMs: number;
+}
 
-async function measureOn(svc: Service, req: HttpRequestSpec, count: number): Promise<OpenStreamsResult> {
+/** Streams held still: the first chunk at once, the next a minute later (none ends while RSS is read). */
+export const HELD: StreamPace = { directive: "latency=60000", settleMs: 500 };
+/**
+ * Streams that flow, as agents' long replies do: 150 chunks 100 ms apart (15 s each). RSS is
+ * read 4 s after the last one started, while every stream is between chunks and still open.
+ */
+export const LONG: StreamPace = { directive: "chunks=150 latency=100", settleMs: 4000 };
+
+async function measureOn(svc: Service, req: HttpRequestSpec, count: number, pace: StreamPace): Promise<OpenStreamsResult> {
   try {
     // Warm the code path first, so the idle figure already holds the compiled code.
     await measureTtfb(svc.url, req, { samples: 0, warmup: 300 });
-    return await measureOpenStreams({ pid: svc.pid, url: svc.url, req: holdOpen(req, HOLD_CHUNK_MS), count, timeoutMs: 15_000 });
+    return await measureOpenStreams({ pid: svc.pid, url: svc.url, req: holdOpen(req, pace.directive), count, timeoutMs: 10_000, settleMs: pace.settleMs });
   } finally {
     await svc.stop();
   }
 }
+
+export type MemoryResult = OpenStreamsResult & { scenario: string; pace: string; bare_proxy: OpenStreamsResult };
 
 export async function measureMemory(opts: {
   scenario: Scenario;
@@ -28,16 +43,17 @@ export async function measureMemory(opts: {
   dbPath: string;
   fetchCap: number;
   count: number;
+  pace: StreamPace;
   /** Told of each process started, so the caller can stop it if the run is cut short. */
   track: (s: Service) => void;
-}): Promise<OpenStreamsResult & { scenario: string; bare_proxy: OpenStreamsResult }> {
+}): Promise<MemoryResult> {
   const gw = await startGatewayProcess(opts.simulatorURL, opts.dbPath, opts.fetchCap);
   opts.track(gw);
   const key = await createGatewayKey(gw);
-  const viaGateway = await measureOn(gw, gatewayRequest(opts.scenario, key), opts.count);
+  const viaGateway = await measureOn(gw, gatewayRequest(opts.scenario, key), opts.count, opts.pace);
   const bare = await startBareProxyProcess(opts.simulatorURL, opts.fetchCap);
   opts.track(bare);
-  const viaBare = await measureOn(bare, BASELINES[opts.scenario.baseline], opts.count);
-  return { ...viaGateway, scenario: opts.scenario.name, bare_proxy: viaBare };
+  const viaBare = await measureOn(bare, BASELINES[opts.scenario.baseline], opts.count, opts.pace);
+  return { ...viaGateway, scenario: opts.scenario.name, pace: opts.pace.directive, bare_proxy: viaBare };
 }
 

@@ -20,9 +20,12 @@ export interface OpenStreamsResult {
   per_stream_kib: number;
 }
 
-/** The same request with a simulator directive that holds the stream open after its first chunk. */
-export function holdOpen(req: HttpRequestSpec, chunkLatencyMs: number): HttpRequestSpec {
-  const body = req.body.replace(/"hi"/g, JSON.stringify(`hi [sim latency=${chunkLatencyMs}]`));
+/**
+ * The same request with a simulator directive that paces its stream, e.g. `latency=60000` (the
+ * first chunk at once, the next a minute later) or `chunks=150 latency=100` (15 s of chunks).
+ */
+export function holdOpen(req: HttpRequestSpec, directive: string): HttpRequestSpec {
+  const body = req.body.replace(/"hi"/g, JSON.stringify(`hi [sim ${directive}]`));
   if (body === req.body) throw new Error(`cannot place a directive in ${req.body}`);
   return { ...req, body };
 }
@@ -42,6 +45,8 @@ export async function measureOpenStreams(opts: {
   count: number;
   /** How long to wait for every stream to start (it stops sooner when no stream started for 2 s). */
   timeoutMs: number;
+  /** How long after the last stream started RSS is read (streams still flowing meanwhile). */
+  settleMs?: number;
 }): Promise<OpenStreamsResult> {
   const { hostname, port } = new URL(opts.url);
   // Let whatever the warm-up left behind settle before reading the idle figure.
@@ -84,7 +89,7 @@ export async function measureOpenStreams(opts: {
     await Promise.race([opened, Bun.sleep(100)]);
   }
   // Give buffers and lazily made state a moment, then read.
-  await Bun.sleep(500);
+  await Bun.sleep(opts.settleMs ?? 500);
   const loaded = rssKib(opts.pid);
   for (const s of sockets) s.end();
   const per = open > 0 ? (loaded - idle) / open : Number.NaN;

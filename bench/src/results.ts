@@ -1,5 +1,5 @@
 /** The shape of `bench/results/latest.json` (a superset of the issue's contract). */
-import type { OpenStreamsResult } from "./open-streams";
+import type { MemoryResult } from "./memory";
 import type { BaselineName, ScenarioKind } from "./scenarios";
 
 /** What one load run of one target measured. */
@@ -71,7 +71,9 @@ export interface BenchResults {
   };
   scenarios: ScenarioResult[];
   ttfb: TtfbRow[];
-  /** null when the gateway could not serve the stream scenario it is measured with (or --only left it out). */
-  memory: (OpenStreamsResult & { scenario: string; bare_proxy: OpenStreamsResult }) | null;
+  /** Streams held still; null when the gateway could not serve the stream scenario it is measured with (or --only left it out). */
+  memory: MemoryResult | null;
+  /** Streams that flow for 15 s (150 chunks 100 ms apart), per stream scenario measured so. */
+  memory_long: MemoryResult[];
   targets: TargetCheck[];
 }

@@ -3,50 +3,58 @@ import type { ScenarioResult, TargetMetrics, TtfbRow } from "./results";
 import { checkTargets } from "./targets";
 
 const m = (rps: number, p50_ms: number): TargetMetrics => ({ rps, p50_ms, p99_ms: p50_ms * 3, cpu_us_per_req: 40, errors: 0, core0_busy: 0.5 });
-const row = (name: string, kind: "passthrough" | "translation", concurrency: number, gw: TargetMetrics, bare: TargetMetrics): ScenarioResult => ({
-  name, kind, stream: false, baseline: "messages", concurrency, gateway: gw, bare_proxy: bare, direct: m(40000, 0.5),
+const row = (name: string, kind: "passthrough" | "translation", stream: boolean, concurrency: number, gw: TargetMetrics, bare: TargetMetrics): ScenarioResult => ({
+  name, kind, stream, baseline: "messages", concurrency, gateway: gw, bare_proxy: bare, direct: m(40000, 0.5),
 });
 
 describe("checkTargets", () => {
-  test("throughput is judged at concurrency 32 only, 0.8× for passthrough and 0.6× for translation", () => {
+  test("throughput floors by kind, JSON or stream, and concurrency", () => {
     const checks = checkTargets(
       [
-        row("messages passthrough", "passthrough", 32, m(20000, 1.2), m(25000, 1.0)), // 0.80×: met exactly
-        row("messages passthrough", "passthrough", 128, m(1000, 1.0), m(25000, 1.0)), // not a throughput cell
-        row("chat→messages", "translation", 32, m(14000, 1.2), m(25000, 1.0)), // 0.56×: missed
+        row("messages passthrough", "passthrough", false, 32, m(20000, 1.2), m(25000, 1.0)), // 0.80×: met exactly
+        row("messages passthrough", "passthrough", false, 128, m(1000, 1.0), m(25000, 1.0)), // not judged at 128
+        row("chat→messages", "translation", false, 32, m(14000, 1.2), m(25000, 1.0)), // 0.56× < 0.6: missed
+        row("stream chat passthrough", "passthrough", true, 32, m(17000, 1), m(25000, 1)), // 0.68× < 0.7: missed
+        row("stream chat passthrough", "passthrough", true, 128, m(15000, 1), m(25000, 1)), // 0.6×: met
+        row("stream messages→chat", "translation", true, 32, m(12600, 1), m(25000, 1)), // 0.504× ≥ 0.5: met
+        row("stream messages→chat", "translation", true, 128, m(100, 1), m(25000, 1)), // not judged at 128
       ],
       [],
-      undefined,
+      [],
     );
-    const tput = checks.filter((c) => c.target.startsWith("throughput"));
-    expect(tput.map((c) => [c.scenario, c.met])).toEqual([["messages passthrough", true], ["chat→messages", false]]);
-    expect(tput[1]!.value).toBeCloseTo(0.56, 5);
-    expect(tput[1]!.margin).toBeCloseTo(-0.0667, 3); // 6.7 % short of 0.6×
+    expect(checks.map((c) => [c.scenario, c.concurrency, c.limit, c.met])).toEqual([
+      ["messages passthrough", 32, 0.8, true],
+      ["chat→messages", 32, 0.6, false],
+      ["stream chat passthrough", 32, 0.7, false],
+      ["stream chat passthrough", 128, 0.6, true],
+      ["stream messages→chat", 32, 0.5, true],
+    ]);
+    expect(checks[1]!.value).toBeCloseTo(0.56, 5);
+    expect(checks[1]!.margin).toBeCloseTo(-0.0667, 3); // 6.7 % short of 0.6×
   });
 
-  test("p50 is judged in every cell against 1.25× the bare proxy", () => {
-    const checks = checkTargets([row("a", "passthrough", 1, m(1, 0.25), m(1, 0.2)), row("a", "passthrough", 32, m(1, 0.26), m(1, 0.2))], [], undefined);
-    const p50 = checks.filter((c) => c.target.startsWith("p50"));
-    expect(p50.map((c) => c.met)).toEqual([true, false]);
-  });
-
-  test("TTFB overhead must stay under 1 ms and memory at or under 64 KiB per stream", () => {
-    const ttfb = (name: string, overhead: number): TtfbRow => ({
+  test("stream TTFB may be at most 0.25 ms over the bare proxy's, and memory at most 24 KiB per flowing stream", () => {
+    const ttfb = (name: string, gw: number, bare: number): TtfbRow => ({
       name,
-      gateway: { p50_ms: 1, p99_ms: 2 },
-      bare_proxy: { p50_ms: 0.5, p99_ms: 1 },
+      gateway: { p50_ms: gw, p99_ms: 2 },
+      bare_proxy: { p50_ms: bare, p99_ms: 1 },
       direct: { p50_ms: 0.2, p99_ms: 0.4 },
-      overhead_p50_ms: overhead,
-      bare_overhead_p50_ms: 0.3,
+      overhead_p50_ms: gw - 0.2,
+      bare_overhead_p50_ms: bare - 0.2,
     });
-    const checks = checkTargets([], [ttfb("s1", 0.99), ttfb("s2", 1)], { requested: 1000, open: 1000, perStreamKib: 64 });
-    expect(checks.map((c) => [c.scenario, c.met])).toEqual([["s1", true], ["s2", false], ["1,000 open streams", true]]);
-    expect(checkTargets([], [], { requested: 1000, open: 1000, perStreamKib: 64.1 }).at(-1)!.met).toBe(false);
+    const mem = (scenario: string, kib: number) => ({ scenario, requested: 1000, open: 1000, per_stream_kib: kib });
+    const checks = checkTargets([], [ttfb("s1", 0.7, 0.45), ttfb("s2", 0.71, 0.45)], [mem("stream a", 24), mem("stream b", 24.1)]);
+    expect(checks.map((c) => [c.scenario, c.met])).toEqual([
+      ["s1", true],
+      ["s2", false],
+      ["stream a, 1,000 streams of 15 s", true],
+      ["stream b, 1,000 streams of 15 s", false],
+    ]);
   });
 
   test("a memory figure over fewer streams than asked for is a miss, whatever its value", () => {
-    const check = checkTargets([], [], { requested: 1000, open: 256, perStreamKib: 30 }).at(-1)!;
+    const check = checkTargets([], [], [{ scenario: "stream a", requested: 1000, open: 256, per_stream_kib: 10 }]).at(-1)!;
     expect(check.met).toBe(false);
-    expect(check.scenario).toBe("1,000 open streams (only 256 opened)");
+    expect(check.scenario).toBe("stream a, 1,000 streams of 15 s (only 256 opened)");
   });
 });
