@@ -42,6 +42,8 @@ export interface SimRequest {
    * (chat `response_format`, messages `output_config.format`, generateContent `responseJsonSchema`).
    */
   json?: { schema?: unknown };
+  /** The Responses protocol's `include: ["reasoning.encrypted_content"]`. */
+  encryptedReasoning?: boolean;
 }
 
 /** A request the real vendor would refuse with a 400: its message, and the chat protocol's param/code. */
