@@ -29,7 +29,7 @@ function replayItem(item: ResponsesOutputItem): ResponsesInputItem {
     case "function_call":
       return { type: "function_call", call_id: item.call_id, name: item.name, arguments: item.arguments, ...(item.namespace ? { namespace: item.namespace } : {}) };
     case "reasoning":
-      return { type: "reasoning", id: item.id, summary: item.summary };
+      return { type: "reasoning", id: item.id, summary: item.summary, ...(item.encrypted_content ? { encrypted_content: item.encrypted_content } : {}) };
     default: {
       const never: never = item;
       return never;
@@ -40,6 +40,20 @@ function replayItem(item: ResponsesOutputItem): ResponsesInputItem {
 /** The input of a request as a list of items (a string is one user message). */
 function inputItems(request: ResponsesRequest): ResponsesInputItem[] {
   return typeof request.input === "string" ? [{ role: "user", content: request.input }] : request.input;
+}
+
+/** The same, of the body as the client sent it (validated, so `input` is a string or a list). */
+function bodyItems(body: Readonly<Record<string, unknown>>): unknown[] {
+  return typeof body.input === "string" ? [{ role: "user", content: body.input }] : Array.isArray(body.input) ? body.input : [];
+}
+
+/**
+ * A stored reply's output as a Responses vendor takes it back: its items as they were, except
+ * reasoning items without encrypted content (one Turnpike wrote, or one the vendor may not have
+ * kept: neither can be opened upstream). See docs/protocols.md §5.7.
+ */
+function replayUpstream(output: readonly Record<string, unknown>[]): Record<string, unknown>[] {
+  return output.filter((item) => item.type !== "reasoning" || (typeof item.encrypted_content === "string" && item.encrypted_content !== ""));
 }
 
 /**
@@ -54,6 +68,8 @@ function responsesClient(request: ResponsesRequest, body: Readonly<Record<string
   let namespaced: Record<string, NamespacedName> = {};
   let written: ResponsesResponse | undefined;
   let machine: MessagesToResponsesMachine | undefined;
+  // The vendor's own reply, when the request passed through to a Responses upstream.
+  let passed: Record<string, unknown> | undefined;
   const client: ClientRequest = {
     model: request.model,
     stream: request.stream === true,
@@ -75,17 +91,25 @@ function responsesClient(request: ResponsesRequest, body: Readonly<Record<string
     },
     ...(request.previous_response_id ? { continues: request.previous_response_id } : {}),
     continueFrom(stored) {
-      // Stored items were validated when their request came in; the output items are Turnpike's own.
+      // Stored items were validated when their request came in; the output items are Turnpike's
+      // own or, for a reply that passed through, a Responses vendor's (of the same shape).
       const earlier = stored.input_items as ResponsesInputItem[];
       const output = (stored.response.output ?? []) as ResponsesOutputItem[];
       const { previous_response_id: _continued, ...rest } = request;
-      return responsesClient({ ...rest, input: [...earlier, ...output.map(replayItem), ...inputItems(request)] }, body);
+      // A passthrough sends the whole conversation, as a translation does: the id is Turnpike's,
+      // the vendor does not know it (docs/protocols.md §5.7).
+      const { previous_response_id: _sent, ...sent } = body;
+      const upstream = [...(stored.input_items as Record<string, unknown>[]), ...replayUpstream(output), ...bodyItems(body)];
+      return responsesClient({ ...rest, input: [...earlier, ...output.map(replayItem), ...inputItems(request)] }, { ...sent, input: upstream });
+    },
+    passedThrough(reply) {
+      passed = reply;
     },
     toStore() {
       // `store` defaults to true, as clients expect; a failed reply is not kept.
-      const response = written ?? machine?.final;
+      const response = passed ?? written ?? machine?.final;
       if (request.store === false || !response || response.status === "failed") return undefined;
-      return { response, inputItems: inputItems(request) };
+      return { response, inputItems: bodyItems(body) };
     },
   };
   return client;
@@ -94,13 +118,14 @@ function responsesClient(request: ResponsesRequest, body: Readonly<Record<string
 /**
  * The Responses format (`POST /v1/responses`). Requests reach the pivot through the chat
  * converter (decisions/0006-responses-through-chat.md); replies and streams are written from the
- * pivot by the Responses encoders. No upstream speaks it yet, so nothing passes through.
+ * pivot by the Responses encoders. A Responses upstream is passed through to unchanged, so its
+ * reasoning items and encrypted content reach the client as the vendor wrote them.
  */
 export const responsesFormat: ClientFormat = {
   id: "responses",
   endpoint: "responses",
   pathPrefix: "/v1/responses",
-  passthroughProtocol: undefined,
+  passthroughProtocol: "responses",
   inputAtStart: false,
   claims: () => false,
   validate(body) {
@@ -110,7 +135,8 @@ export const responsesFormat: ClientFormat = {
   },
   inBandError: (message) =>
     formatSSE({ event: "error", data: JSON.stringify({ type: "error", code: "server_error", message, param: null, sequence_number: 0 }) }),
-  // Only a passthrough completes a stream with this frame, and no upstream passes through to this format.
+  // A Responses stream's last event says how it ended (`response.completed` and the like): a
+  // passthrough never has a terminator to complete.
   terminalFrame: "",
   isTerminal: (piece) => TERMINAL_LINES.some((line) => piece.includes(line)) || piece.includes("event: error\n"),
   // Its errors, keep-alives, request ids and limit headers are the chat format's own: the same
