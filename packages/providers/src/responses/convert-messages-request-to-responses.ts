@@ -104,7 +104,9 @@ function chatToResponses(chat: ChatRequest, warn: (param: string, message: strin
   if (typeof tc === "string") body.tool_choice = tc;
   else if (tc && tc.type === "function") body.tool_choice = { type: "function", name: tc.function.name };
   if (chat.parallel_tool_calls != null) body.parallel_tool_calls = chat.parallel_tool_calls;
-  if (chat.reasoning_effort != null) body.reasoning = { effort: chat.reasoning_effort };
+  // The vendor never shows its reasoning itself; a summary of it is what a client that asked for
+  // thinking can be given (it becomes the reply's thinking block).
+  if (chat.reasoning_effort != null) body.reasoning = chat.reasoning_effort === "none" ? { effort: "none" } : { effort: chat.reasoning_effort, summary: "auto" };
   const rf = chat.response_format;
   if (rf?.type === "json_object") body.text = { format: { type: "json_object" } };
   if (rf?.type === "json_schema") body.text = { format: { type: "json_schema", ...rf.json_schema } };
