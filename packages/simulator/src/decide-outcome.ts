@@ -7,6 +7,7 @@ import { readChatRequest } from "./read-chat-request";
 import { readGenerateRequest } from "./read-generate-request";
 import { readMessagesRequest } from "./read-messages-request";
 import { readResponsesRequest } from "./read-responses-request";
+import type { ResponsesRender } from "./render-responses";
 import { CHAT_VARIANTS } from "./render-chat";
 import { MESSAGES_VARIANTS } from "./render-messages";
 import { isReplayName, REPLAYS, type ReplayName } from "./replay-fixture";
@@ -30,8 +31,8 @@ export interface ReplyOutcome {
   stream: boolean;
   sse: boolean;
   includeUsage: boolean;
-  /** A Responses request asked for its reasoning's encrypted content. */
-  encryptedReasoning: boolean;
+  /** What a Responses reply depends on beyond the plan. */
+  responses?: ResponsesRender;
   latencyMs: number;
   firstByteMs: number;
   /** The rendered reply with slots for the per-request values, made on first use. */
@@ -118,5 +119,5 @@ export function decideOutcome(route: Route & { kind: "reply" | "count" }, body: 
   }
   const quote = firstWords(rest, 8);
   const plan = planReply(req, inputTokens, d, quote, defaults, rest);
-  return { kind: "reply", protocol, plan, stream: req.stream, sse, includeUsage: req.includeUsage, encryptedReasoning: req.encryptedReasoning === true, latencyMs, firstByteMs };
+  return { kind: "reply", protocol, plan, stream: req.stream, sse, includeUsage: req.includeUsage, ...(req.responses ? { responses: req.responses } : {}), latencyMs, firstByteMs };
 }

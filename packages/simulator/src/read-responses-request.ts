@@ -6,6 +6,16 @@ import { isProblem, type RequestProblem, type SimRequest } from "./sim-request";
 /** Parameters of the other protocols that the Responses API answers with a 400 (docs/protocols.md §5.7). */
 const FOREIGN_FIELDS = ["messages", "max_tokens", "max_completion_tokens", "stop", "stop_sequences", "stream_options", "response_format", "reasoning_effort", "system", "thinking", "n", "seed", "turnpike"];
 
+/** The settings a response object repeats from its request, as the request gave them. */
+const ECHOED = ["instructions", "max_output_tokens", "parallel_tool_calls", "temperature", "top_p", "tool_choice", "tools", "text", "store", "metadata"] as const;
+
+function echoOf(body: JsonObject, reasoning: JsonObject): Record<string, unknown> {
+  const echo: Record<string, unknown> = {};
+  for (const k of ECHOED) if (body[k] !== undefined && body[k] !== null) echo[k] = body[k];
+  echo.reasoning = { effort: reasoning.effort ?? null, summary: reasoning.summary ?? null };
+  return echo;
+}
+
 const fail = (problem: string, param: string | null = null, code: string | null = null): RequestProblem => ({ problem, param, code });
 
 /**
@@ -30,6 +40,6 @@ export function readResponsesRequest(body: JsonObject): SimRequest | RequestProb
     includeUsage: true,
     // The reasoning itself is never shown; a summary of it is, when the request asks for one.
     thinking: typeof reasoning.summary === "string" ? "visible" : "hidden",
-    encryptedReasoning: include.includes("reasoning.encrypted_content"),
+    responses: { encryptedReasoning: include.includes("reasoning.encrypted_content"), echo: echoOf(body, reasoning) },
   };
 }

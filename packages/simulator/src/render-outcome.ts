@@ -2,7 +2,7 @@ import type { Outcome, ReplyOutcome } from "./decide-outcome";
 import { chatJson, chatStream } from "./render-chat";
 import { generateJson, generateStream } from "./render-generate";
 import { messagesJson, messagesStream } from "./render-messages";
-import { responsesJson, responsesStream } from "./render-responses";
+import { NO_ECHO, responsesJson, responsesStream } from "./render-responses";
 import { replayBody, replayErrorStatus, replayStream } from "./replay-fixture";
 import { compileTemplate, fillTemplate, TEMPLATE_CONTEXT } from "./reply-template";
 import { jsonResponse, streamResponse } from "./respond";
@@ -28,7 +28,7 @@ function replyStream(o: ReplyOutcome, ctx: RenderContext): StreamPlan {
     case "generate":
       return generateStream(o.plan, ctx, o.sse);
     case "responses":
-      return responsesStream(o.plan, ctx, o);
+      return responsesStream(o.plan, ctx, o.responses ?? NO_ECHO);
     default: {
       const never: never = o.protocol;
       throw new Error(`unknown protocol ${String(never)}`);
@@ -45,7 +45,7 @@ function replyJson(o: ReplyOutcome, ctx: RenderContext): string {
     case "generate":
       return generateJson(o.plan, ctx);
     case "responses":
-      return responsesJson(o.plan, ctx, o);
+      return responsesJson(o.plan, ctx, o.responses ?? NO_ECHO);
     default: {
       const never: never = o.protocol;
       throw new Error(`unknown protocol ${String(never)}`);

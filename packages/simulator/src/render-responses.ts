@@ -14,7 +14,11 @@ import { withMidstream, type RenderContext, type StreamPlan } from "./stream-pla
 export interface ResponsesRender {
   /** `include: ["reasoning.encrypted_content"]` was asked for. */
   encryptedReasoning: boolean;
+  /** The request's settings the response object repeats (instructions, tools, store, …). */
+  echo: Record<string, unknown>;
 }
+
+export const NO_ECHO: ResponsesRender = { encryptedReasoning: false, echo: {} };
 
 type Item = Record<string, unknown>;
 
@@ -63,7 +67,13 @@ function outputItems(plan: ReplyPlan, ctx: RenderContext, r: ResponsesRender): I
   return items;
 }
 
-function envelope(plan: ReplyPlan, ctx: RenderContext, s: { status: string; incomplete_details: Item | null }, output: Item[], u: Item | null, error: Item | null = null): Item {
+interface Envelope {
+  plan: ReplyPlan;
+  ctx: RenderContext;
+  r: ResponsesRender;
+}
+
+function envelope({ plan, ctx, r }: Envelope, s: { status: string; incomplete_details: Item | null }, output: Item[], u: Item | null, error: Item | null = null): Item {
   return {
     id: ids(ctx).response,
     object: "response",
@@ -82,14 +92,15 @@ function envelope(plan: ReplyPlan, ctx: RenderContext, s: { status: string; inco
     tools: [],
     text: { format: { type: "text" } },
     reasoning: { effort: null, summary: null },
-    store: false,
+    store: true,
     metadata: {},
+    ...r.echo,
     usage: u,
   };
 }
 
 export function responsesJson(plan: ReplyPlan, ctx: RenderContext, r: ResponsesRender): string {
-  return JSON.stringify(envelope(plan, ctx, status(plan), outputItems(plan, ctx, r), usage(plan)));
+  return JSON.stringify(envelope({ plan, ctx, r }, status(plan), outputItems(plan, ctx, r), usage(plan)));
 }
 
 export function responsesStream(plan: ReplyPlan, ctx: RenderContext, r: ResponsesRender): StreamPlan {
@@ -100,8 +111,9 @@ export function responsesStream(plan: ReplyPlan, ctx: RenderContext, r: Response
     frames.push(formatSSE({ event: type, data: JSON.stringify({ type, ...body, sequence_number: frames.length }) }));
   };
   const started = { status: "in_progress", incomplete_details: null };
-  emit("response.created", { response: envelope(plan, ctx, started, [], null) });
-  emit("response.in_progress", { response: envelope(plan, ctx, started, [], null) });
+  const e = { plan, ctx, r };
+  emit("response.created", { response: envelope(e, started, [], null) });
+  emit("response.in_progress", { response: envelope(e, started, [], null) });
   const items = outputItems(plan, ctx, r);
   items.forEach((item, output_index) => {
     const item_id = item.id;
@@ -131,16 +143,16 @@ export function responsesStream(plan: ReplyPlan, ctx: RenderContext, r: Response
     emit("response.output_item.done", { output_index, item });
   });
   const s = status(plan);
-  emit(s.status === "completed" ? "response.completed" : "response.incomplete", { response: envelope(plan, ctx, s, items, usage(plan)) });
-  return withMidstream(frames, deltaAt, plan.midstream, failedFrames(plan, ctx, deltaAt));
+  emit(s.status === "completed" ? "response.completed" : "response.incomplete", { response: envelope(e, s, items, usage(plan)) });
+  return withMidstream(frames, deltaAt, plan.midstream, failedFrames(e, deltaAt));
 }
 
 /** What a server error in the middle of the stream ends with: `error`, then `response.failed`. */
-function failedFrames(plan: ReplyPlan, ctx: RenderContext, deltaAt: number[]): string[] {
+function failedFrames(e: Envelope, deltaAt: number[]): string[] {
   // The sequence continues from the frames withMidstream keeps (through the middle delta).
   const seq = deltaAt.length > 0 ? deltaAt[Math.ceil(deltaAt.length / 2) - 1]! + 1 : 1;
   const message = "The server had an error while processing your request. Sorry about that!";
   const error = { type: "error", code: "server_error", message, param: null, sequence_number: seq };
-  const failed = envelope(plan, ctx, { status: "failed", incomplete_details: null }, [], null, { code: "server_error", message });
+  const failed = envelope(e, { status: "failed", incomplete_details: null }, [], null, { code: "server_error", message });
   return [formatSSE({ event: "error", data: JSON.stringify(error) }), formatSSE({ event: "response.failed", data: JSON.stringify({ type: "response.failed", response: failed, sequence_number: seq + 1 }) })];
 }

@@ -14,6 +14,8 @@ describe("the Responses protocol (POST /v1/responses)", () => {
     expect(r.id).toMatch(/^resp_sim\d+$/);
     expect(r.status).toBe("completed");
     expect(r.model).toBe("beta-5");
+    // The response repeats the request's settings.
+    expect([r.instructions, r.store, r.tool_choice, r.reasoning]).toEqual(["Be brief.", true, "auto", { effort: null, summary: null }]);
     expect(r.output).toEqual([{ type: "message", id: expect.stringMatching(/^msg_/), status: "completed", role: "assistant", content: [{ type: "output_text", text: "Hello there.", annotations: [] }] }]);
     expect(r.usage.output_tokens).toBe(tok("Hello there."));
     expect(r.usage.total_tokens).toBe(r.usage.input_tokens + r.usage.output_tokens);
