@@ -1,6 +1,6 @@
 /**
  * A Responses client to a vendor that speaks the Responses API: the request and the reply pass
- * through (docs/protocols.md §5.7). What only the Responses format has — built-in and namespace
+ * through (docs/protocols.md §5.4). What only the Responses format has — built-in and namespace
  * tools, `include`, reasoning summaries, encrypted reasoning — reaches the vendor and comes back
  * untouched; usage is metered from the vendor's own numbers; Turnpike's own store keeps
  * passed-through replies, and a `previous_response_id` of its own is sent as the whole conversation.

@@ -3,7 +3,7 @@ import { readChatRequest } from "./read-chat-request";
 import { responsesAsChat } from "./responses-as-chat";
 import { isProblem, type RequestProblem, type SimRequest } from "./sim-request";
 
-/** Parameters of the other protocols that the Responses API answers with a 400 (docs/protocols.md §5.7). */
+/** Parameters of the other protocols that the Responses API answers with a 400 (docs/protocols.md §5.4). */
 const FOREIGN_FIELDS = ["messages", "max_tokens", "max_completion_tokens", "stop", "stop_sequences", "stream_options", "response_format", "reasoning_effort", "system", "thinking", "n", "seed", "turnpike"];
 
 /** The settings a response object repeats from its request, as the request gave them. */

@@ -4,7 +4,7 @@ import type { ReplyPlan } from "./plan-reply";
 import { withMidstream, type RenderContext, type StreamPlan } from "./stream-plan";
 
 /**
- * The Responses API's reply (docs/protocols.md §5.3, §5.4): a response object whose output items
+ * The Responses API's reply (docs/protocols.md §5.2, §5.3): a response object whose output items
  * are a reasoning item (a summary when one was asked for, encrypted content when `include` asks),
  * a message of `output_text`, and function calls; the stream is the real event sequence with
  * `sequence_number`s, ending in `response.completed` / `response.incomplete` with the whole

@@ -50,7 +50,7 @@ function bodyItems(body: Readonly<Record<string, unknown>>): unknown[] {
 /**
  * A stored reply's output as a Responses vendor takes it back: its items as they were, except
  * reasoning items without encrypted content (one Turnpike wrote, or one the vendor may not have
- * kept: neither can be opened upstream). See docs/protocols.md §5.7.
+ * kept: neither can be opened upstream). See docs/protocols.md §5.4.
  */
 function replayUpstream(output: readonly Record<string, unknown>[]): Record<string, unknown>[] {
   return output.filter((item) => item.type !== "reasoning" || (typeof item.encrypted_content === "string" && item.encrypted_content !== ""));
@@ -97,7 +97,7 @@ function responsesClient(request: ResponsesRequest, body: Readonly<Record<string
       const output = (stored.response.output ?? []) as ResponsesOutputItem[];
       const { previous_response_id: _continued, ...rest } = request;
       // A passthrough sends the whole conversation, as a translation does: the id is Turnpike's,
-      // the vendor does not know it (docs/protocols.md §5.7).
+      // the vendor does not know it (docs/protocols.md §5.4).
       const { previous_response_id: _sent, ...sent } = body;
       const upstream = [...(stored.input_items as Record<string, unknown>[]), ...replayUpstream(output), ...bodyItems(body)];
       return responsesClient({ ...rest, input: [...earlier, ...output.map(replayItem), ...inputItems(request)] }, { ...sent, input: upstream });

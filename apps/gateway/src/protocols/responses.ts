@@ -74,7 +74,7 @@ function headersOf({ entry, upstream }: Target): Record<string, string> {
 
 /**
  * The Responses protocol (`POST {base}/responses`, base ending in `/v1`): what a vendor that
- * speaks the Responses API natively is reached with (docs/protocols.md §5.7). A Responses client
+ * speaks the Responses API natively is reached with (docs/protocols.md §5.4). A Responses client
  * passes through to it; messages and chat clients are translated through the pivot, whose reply
  * and stream are read through the chat readers.
  */

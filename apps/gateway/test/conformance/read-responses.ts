@@ -1,6 +1,6 @@
 /**
  * Reads a Responses reply — JSON or stream — into an {@link Outcome}, asserting on the way the
- * wire rules a Responses client relies on (docs/protocols.md §5.3, §5.4). The stop is the
+ * wire rules a Responses client relies on (docs/protocols.md §5.2, §5.3). The stop is the
  * response's status: `completed`, or `incomplete:<reason>`.
  */
 import { expect } from "bun:test";

@@ -1,5 +1,5 @@
 /**
- * The messages-format pivot → a Responses upstream request (docs/protocols.md §5.7). The pivot
+ * The messages-format pivot → a Responses upstream request (docs/protocols.md §5.4). The pivot
  * goes through the chat converter first (tool names, images, files, thinking → effort,
  * structured output and every warning are decided there once), then the chat request is re-told
  * as Responses input items: messages stay messages, tool calls become `function_call` items,

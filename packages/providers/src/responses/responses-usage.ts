@@ -1,6 +1,6 @@
 /**
  * Responses usage → the chat usage it equals: both count the cached part inside the input and
- * the reasoning inside the output (docs/protocols.md §5.4), so one reader serves both.
+ * the reasoning inside the output (docs/protocols.md §5.2), so one reader serves both.
  */
 import { isRecord } from "../json.js";
 import { chatUsageToTotals, type UsageTotals } from "../usage.js";
