@@ -126,6 +126,32 @@ describe("a Responses client to a Responses vendor: passthrough", () => {
   });
 });
 
+describe("a Responses vendor's own item types in the input", () => {
+  const input = [
+    { role: "user", content: "Search the news" },
+    { type: "web_search_call", id: "ws_1", status: "completed", action: { type: "search", query: "news" } },
+    { type: "message", role: "assistant", content: [{ type: "output_text", text: "Here they are." }] },
+    { role: "user", content: 'Thanks [sim text="Welcome."]' },
+  ];
+
+  test("pass through to a Responses vendor as they are", async () => {
+    const res = await post({ input });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-turnpike-warning")).toBeNull();
+    expect(sentBody().input).toEqual(input);
+  });
+
+  test("are left out toward another upstream, with a warning naming the item; the rest is still checked", async () => {
+    const res = await h.call("/v1/responses", { method: "POST", body: JSON.stringify({ model: "beta-5", input }) });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-turnpike-warning")).toBe(`input[1]: "web_search_call" items are a Responses vendor's own; not replayed to this upstream`);
+    expect(sentBody().messages.map((m: any) => m.role)).toEqual(["user", "assistant", "user"]);
+    const bad = await post({ input: [{ type: "web_search_call", id: "ws_1" }, { role: "wizard", content: "x" }] });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { message: string } }).error.message).toContain("input[1]");
+  });
+});
+
 describe("stored state through a passthrough", () => {
   test("a stored reply continues as the whole conversation: no previous_response_id upstream, reasoning replayed with its encrypted content", async () => {
     const first = await post({ include: ["reasoning.encrypted_content"], reasoning: { summary: "auto" }, input: 'My name is Ada. [sim think text="Hello Ada."]' });

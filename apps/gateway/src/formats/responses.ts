@@ -21,6 +21,38 @@ import type { ClientFormat, ClientRequest } from "./client-format";
 
 const TERMINAL_LINES = RESPONSES_TERMINAL_EVENTS.map((e) => `event: ${e}\n`);
 
+/** The input item types Turnpike reads; a vendor's others (`web_search_call`, `item_reference`, …) are only carried. */
+const READ_ITEMS = new Set(["message", "function_call", "function_call_output", "reasoning"]);
+/** What stands in for a vendor's own item while the rest of the input is validated. */
+const STAND_IN: ResponsesInputItem = { type: "reasoning" };
+
+/**
+ * Input items of types only a Responses vendor knows (the ones its replies hold, replayed by a
+ * client), by position: a passthrough carries them as they are; a translation leaves them out
+ * with a warning (convert-responses-request-to-chat.ts).
+ */
+function vendorItems(body: Readonly<Record<string, unknown>>): Map<number, unknown> {
+  const out = new Map<number, unknown>();
+  if (!Array.isArray(body.input)) return out;
+  body.input.forEach((item: unknown, i) => {
+    const type = typeof item === "object" && item !== null ? (item as { type?: unknown }).type : undefined; // an object: checked on the left
+    if (typeof type === "string" && !READ_ITEMS.has(type)) out.set(i, item);
+  });
+  return out;
+}
+
+/** Validates a body whose vendor-only items are checked for nothing but being objects with a type. */
+function validateBody(body: Record<string, unknown>): ResponsesRequest {
+  const vendor = vendorItems(body);
+  const input = body.input as unknown[]; // a list whenever `vendor` is not empty
+  const checked = validateResponsesRequest(vendor.size ? { ...body, input: input.map((item, i) => (vendor.has(i) ? STAND_IN : item)) } : body);
+  if (!checked.ok) throw validationError(checked.issues);
+  if (!vendor.size) return checked.value;
+  const items = checked.value.input as ResponsesInputItem[]; // a list, as the body's
+  // Carried as the client sent them; the translators read them by their `type` alone.
+  return { ...checked.value, input: items.map((item, i) => (vendor.has(i) ? (vendor.get(i) as ResponsesInputItem) : item)) };
+}
+
 /** An output item of a stored reply as the input item that replays it. */
 function replayItem(item: ResponsesOutputItem): ResponsesInputItem {
   switch (item.type) {
@@ -128,11 +160,7 @@ export const responsesFormat: ClientFormat = {
   passthroughProtocol: "responses",
   inputAtStart: false,
   claims: () => false,
-  validate(body) {
-    const checked = validateResponsesRequest(body);
-    if (!checked.ok) throw validationError(checked.issues);
-    return responsesClient(checked.value, body);
-  },
+  validate: (body) => responsesClient(validateBody(body), body),
   inBandError: (message) =>
     formatSSE({ event: "error", data: JSON.stringify({ type: "error", code: "server_error", message, param: null, sequence_number: 0 }) }),
   // A Responses stream's last event says how it ended (`response.completed` and the like): a
