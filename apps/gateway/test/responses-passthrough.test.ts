@@ -152,6 +152,29 @@ describe("a Responses vendor's own item types in the input", () => {
   });
 });
 
+describe("a catalog row that speaks Responses on a built-in vendor", () => {
+  test("`protocol: responses` on a beta row: its calls go to {base}/responses, a Responses client's pass through", async () => {
+    const config = `${tmpdir()}/turnpike-responses-row-${process.pid}.json`;
+    await Bun.write(config, JSON.stringify({ models: [{ id: "beta-5-r", owned_by: "beta", protocol: "responses", upstream_model: "beta-5", input_per_mtok: 1, output_per_mtok: 2, context_window: 400000 }] }));
+    const g = await startHarness({ TURNPIKE_CONFIG: config });
+    try {
+      const body = { model: "beta-5-r", include: ["reasoning.encrypted_content"], input: '[sim think text="Yes."]' };
+      const res = await g.call("/v1/responses", { method: "POST", body: JSON.stringify(body) });
+      const r = (await res.json()) as Record<string, any>;
+      const sent = g.gw.simulator!.requests.at(-1)!;
+      expect(sent.path).toBe("/v1/responses");
+      expect(sent.body).toEqual({ ...body, model: "beta-5" });
+      expect(r.model).toBe("beta-5-r");
+      expect(typeof r.output[0].encrypted_content).toBe("string");
+      const chat = await g.call("/v1/chat/completions", { method: "POST", body: JSON.stringify({ model: "beta-5-r", messages: [{ role: "user", content: '[sim text="Hi."]' }] }) });
+      expect(((await chat.json()) as Record<string, any>).choices[0].message.content).toBe("Hi.");
+      expect(g.gw.simulator!.requests.at(-1)!.path).toBe("/v1/responses");
+    } finally {
+      await g.close();
+    }
+  });
+});
+
 describe("stored state through a passthrough", () => {
   test("a stored reply continues as the whole conversation: no previous_response_id upstream, reasoning replayed with its encrypted content", async () => {
     const first = await post({ include: ["reasoning.encrypted_content"], reasoning: { summary: "auto" }, input: 'My name is Ada. [sim think text="Hello Ada."]' });
