@@ -19,7 +19,17 @@ import { validationError } from "../pipeline/read-body";
 import { DEFAULT_MAX_TOKENS, chatFormat } from "./chat";
 import type { ClientFormat, ClientRequest } from "./client-format";
 
-const TERMINAL_LINES = RESPONSES_TERMINAL_EVENTS.map((e) => `event: ${e}\n`);
+const TERMINAL_LINES = [...RESPONSES_TERMINAL_EVENTS, "error"].map((e) => `event: ${e}\n`);
+
+/**
+ * The piece holds the whole frame that starts with `line`. A terminal event carries the whole
+ * response (tools and instructions repeated), so a relayed piece may end inside it: the stream
+ * ends only once its blank line has gone out too.
+ */
+function holdsFrame(piece: string, line: string): boolean {
+  const at = piece.indexOf(line);
+  return at !== -1 && piece.indexOf("\n\n", at) !== -1;
+}
 
 /** The input item types Turnpike reads; a vendor's others (`web_search_call`, `item_reference`, …) are only carried. */
 const READ_ITEMS = new Set(["message", "function_call", "function_call_output", "reasoning"]);
@@ -166,7 +176,7 @@ export const responsesFormat: ClientFormat = {
   // A Responses stream's last event says how it ended (`response.completed` and the like): a
   // passthrough never has a terminator to complete.
   terminalFrame: "",
-  isTerminal: (piece) => TERMINAL_LINES.some((line) => piece.includes(line)) || piece.includes("event: error\n"),
+  isTerminal: (piece) => TERMINAL_LINES.some((line) => holdsFrame(piece, line)),
   // Its errors, keep-alives, request ids and limit headers are the chat format's own: the same
   // clients read them (docs/protocols.md §5.2).
   keepAlive: chatFormat.keepAlive,
