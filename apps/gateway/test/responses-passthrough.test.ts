@@ -117,6 +117,17 @@ describe("a Responses client to a Responses vendor: passthrough", () => {
     expect(row!.output_tokens).toBeGreaterThan(0);
   });
 
+  test("a stream cut before the vendor reported usage is still recorded, counted by Turnpike, even with tools only the vendor reads", async () => {
+    const tools = [{ type: "custom", name: "apply_patch", description: "Apply a patch" }, { type: "web_search" }];
+    const res = await post({ stream: true, tools, input: "Go [sim chunks=6 midstream_error=close]" });
+    const frames = await readSSE(res);
+    expect(frames.at(-1)!.event).toBe("error");
+    const row = await ledgerRow(res.headers.get("x-request-id")!);
+    expect(row).toMatchObject({ endpoint: "responses", status: 502, estimated: true });
+    expect(row!.input_tokens).toBeGreaterThan(0);
+    expect(row!.output_tokens).toBeGreaterThan(0);
+  });
+
   test("a stream that stops without its last event: Turnpike ends it with an in-band error", async () => {
     const res = await post({ stream: true, input: "Go [sim chunks=6 midstream_error=close]" });
     const frames = await readSSE(res);

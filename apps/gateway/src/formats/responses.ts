@@ -8,6 +8,7 @@ import {
 } from "@turnpike/providers";
 import {
   RESPONSES_TERMINAL_EVENTS,
+  type MessagesRequest,
   validateResponsesRequest,
   type ResponsesInputItem,
   type ResponsesOutputItem,
@@ -98,6 +99,12 @@ function replayUpstream(output: readonly Record<string, unknown>[]): Record<stri
   return output.filter((item) => item.type !== "reasoning" || (typeof item.encrypted_content === "string" && item.encrypted_content !== ""));
 }
 
+/** A request's prompt as one text turn (its instructions, input and tools as JSON), for counting only. */
+function promptAsText(request: ResponsesRequest, body: Readonly<Record<string, unknown>>): MessagesRequest {
+  const text = JSON.stringify({ input: body.input, tools: body.tools });
+  return { model: request.model, max_tokens: DEFAULT_MAX_TOKENS, ...(request.instructions ? { system: request.instructions } : {}), messages: [{ role: "user", content: text }] };
+}
+
 /**
  * A validated Responses request as the pipeline sees it. `history` holds the conversation of the
  * stored reply it continues, already put before its own input.
@@ -118,10 +125,18 @@ function responsesClient(request: ResponsesRequest, body: Readonly<Record<string
     body,
     includeUsage: true,
     toPivot(target) {
-      const chat = convertResponsesRequestToChat(request);
-      namespaced = chat.namespaced;
-      const pivot = convertChatRequestToMessages(chat.request, { defaultMaxTokens: DEFAULT_MAX_TOKENS, target });
-      return { request: pivot.request, warnings: chat.warnings.concat(pivot.warnings) };
+      try {
+        const chat = convertResponsesRequestToChat(request);
+        namespaced = chat.namespaced;
+        const pivot = convertChatRequestToMessages(chat.request, { defaultMaxTokens: DEFAULT_MAX_TOKENS, target });
+        return { request: pivot.request, warnings: chat.warnings.concat(pivot.warnings) };
+      } catch (e) {
+        // Toward a Responses upstream the request passes through, and its pivot is wanted only to
+        // count a prompt the vendor never reported: a body only the vendor reads (custom tools,
+        // file URLs) is then counted as its text, so that the usage record is still written.
+        if (target !== "responses") throw e;
+        return { request: promptAsText(request, body), warnings: [] };
+      }
     },
     encodeReply(reply, model) {
       written = convertMessagesResponseToResponses(reply, { model, request, id, createdAt, namespaced });
