@@ -166,7 +166,9 @@ function responsesClient(request: ResponsesRequest, body: Readonly<Record<string
       // `store` defaults to true, as clients expect; a failed reply is not kept.
       const response = passed ?? written ?? machine?.final;
       if (request.store === false || !response || response.status === "failed") return undefined;
-      return { response, inputItems: bodyItems(body) };
+      // A passed-through conversation is kept as the vendor will take it back; a translated one
+      // as the items Turnpike read.
+      return { response, inputItems: passed ? bodyItems(body) : inputItems(request) };
     },
   };
   return client;
