@@ -9,10 +9,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import recorded from "./__fixtures__/codex-cli-requests.json";
 import { CATALOG_IDS, startHarness, type Harness } from "./harness";
+import { EPSILON, RESPONSES_VENDOR_ENV } from "./conformance/upstreams";
 
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness();
+  // With a vendor that speaks the Responses API beside the catalog's own.
+  h = await startHarness(RESPONSES_VENDOR_ENV);
 });
 afterAll(async () => {
   await h.close();
@@ -65,3 +67,22 @@ for (const model of CATALOG_IDS) {
     }
   });
 }
+
+describe(`Codex CLI's calls → a Responses vendor (${EPSILON.model}): passed through`, () => {
+  for (const stream of [true, false]) {
+    test(`${stream ? "stream" : "JSON"}: every field as recorded (the namespace and built-in tools too), no warnings`, async () => {
+      const firstBody = body("first_call", EPSILON.model, stream, "[sim tools=1]");
+      const first = await call(firstBody);
+      expect(first.status).toBe(200);
+      expect(first.warnings).toBe("");
+      expect(h.gw.simulator!.requests.at(-1)!.body).toEqual(firstBody);
+      expect(first.response.output.find((i: { type: string }) => i.type === "function_call")).toBeDefined();
+
+      const secondBody = body("tool_result_turn", EPSILON.model, stream, '[sim text="Two files: a.txt and b.txt."]');
+      const second = await call(secondBody);
+      expect(second.status).toBe(200);
+      expect(h.gw.simulator!.requests.at(-1)!.body).toEqual(secondBody);
+      expect(second.response.output.find((i: { type: string }) => i.type === "message").content[0].text).toBe("Two files: a.txt and b.txt.");
+    });
+  }
+});

@@ -12,7 +12,7 @@ export interface Harness {
   key: string;
   keyId: string;
   /** A fetch to the running gateway with the test key set. */
-  call(path: string, init?: RequestInit & { dialect?: "messages" | "chat" }): Promise<Response>;
+  call(path: string, init?: RequestInit & { dialect?: "messages" | "chat" | "responses" }): Promise<Response>;
   close(): Promise<void>;
 }
 

@@ -8,12 +8,12 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import { ADMIN_KEY, startHarness, type Harness } from "./harness";
 import { WEATHER } from "./conformance/tools";
-import { DELTA, UPSTREAMS } from "./conformance/upstreams";
+import { DELTA, EPSILON, RESPONSES_VENDOR_ENV, UPSTREAMS } from "./conformance/upstreams";
 
 let h: Harness;
 let openai: OpenAI;
 beforeAll(async () => {
-  h = await startHarness();
+  h = await startHarness(RESPONSES_VENDOR_ENV);
   openai = new OpenAI({ apiKey: h.key, baseURL: `${h.url}/v1`, maxRetries: 0 });
 });
 afterAll(async () => {
@@ -44,7 +44,7 @@ function normalize(r: OpenAI.Responses.Response): unknown {
   return JSON.parse(JSON.stringify({ ...rest, output }, (k, v: unknown) => (k === "parsed" || k === "output_parsed" ? undefined : v)));
 }
 
-for (const up of [...UPSTREAMS, DELTA]) {
+for (const up of [...UPSTREAMS, DELTA, EPSILON]) {
   describe(`Responses client ← ${up.label} upstream (${up.model})`, () => {
     test("text: a completed response naming the catalog model, with usage, recorded as a responses call", async () => {
       const { data: r, response } = await openai.responses
@@ -177,7 +177,7 @@ describe("what coding agents send", () => {
 });
 
 describe("stored responses", () => {
-  for (const up of UPSTREAMS) {
+  for (const up of [...UPSTREAMS, EPSILON]) {
     test(`store, retrieve, continue with previous_response_id, list input items, delete (${up.label})`, async () => {
       const first = await openai.responses.create({ model: up.model, instructions: "Be brief.", input: 'My name is Ada. [sim text="Hello Ada."]' });
       // The client's type leaves `store` out of a response; the wire has it.

@@ -94,7 +94,7 @@ describe("bad vendor config is refused at start-up, naming the file and the fiel
   };
   test("an unknown protocol", () => {
     const file = write("vendors:\n  acme:\n    protocol: soap\n");
-    expect(() => loadConfig({ TURNPIKE_CONFIG: file })).toThrow(`${file}: vendors.acme.protocol: must be one of messages, chat, generate, got "soap"`);
+    expect(() => loadConfig({ TURNPIKE_CONFIG: file })).toThrow(`${file}: vendors.acme.protocol: must be one of messages, chat, generate, responses, got "soap"`);
   });
   test("a model naming a vendor that does not exist", async () => {
     const file = write("models:\n  - id: x\n    owned_by: nobody\n    input_per_mtok: 1\n    output_per_mtok: 1\n    context_window: 1000\n");

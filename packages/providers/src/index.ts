@@ -125,3 +125,9 @@ export {
   type ResponsesReplyContext,
 } from "./responses/convert-messages-response-to-responses.js";
 export { MessagesToResponsesMachine } from "./responses/messages-events-to-responses-events.js";
+
+// Responses upstreams
+export { convertMessagesRequestToResponses, type MessagesToResponsesRequestResult } from "./responses/convert-messages-request-to-responses.js";
+export { convertResponsesResponseToChat } from "./responses/convert-responses-response-to-chat.js";
+export { ResponsesToMessagesMachine } from "./responses/responses-stream-to-messages-events.js";
+export { responsesUsageToChat, responsesUsageToTotals } from "./responses/responses-usage.js";

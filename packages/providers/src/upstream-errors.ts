@@ -56,6 +56,8 @@ export function upstreamErrorToGatewayError(protocol: Protocol, status: number, 
     case "messages":
       return fromMessagesUpstream(status, bodyText, headers);
     case "chat":
+    case "responses":
+      // The Responses API answers errors in the chat envelope (docs/protocols.md §5.2).
       return fromChatUpstream(status, bodyText, headers);
     case "generate":
       return fromGenerateUpstream(status, bodyText, headers);

@@ -28,7 +28,8 @@ export function checkAuth(protocol: Protocol, headers: Headers, query: string, r
       if (!key) return vendorError("messages", 401, { ...ctx, message: MISSING_MESSAGES });
       return key === INVALID_KEY ? vendorError("messages", 401, ctx) : undefined;
     }
-    case "chat": {
+    case "chat":
+    case "responses": {
       const key = bearer(headers);
       if (!key) return vendorError("chat", 401, { message: MISSING_CHAT, code: null });
       return key === INVALID_KEY ? vendorError("chat", 401) : undefined;

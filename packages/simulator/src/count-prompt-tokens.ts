@@ -1,3 +1,4 @@
+import { responsesAsChat } from "./responses-as-chat";
 import { countTextTokens } from "./count-text-tokens";
 import { arrayOf, isObject, stringOf, type JsonObject } from "./json-access";
 import type { Protocol } from "./simulator-options";
@@ -143,6 +144,9 @@ export function countPromptTokens(protocol: Protocol, body: unknown): number {
       return chatPrompt(body);
     case "generate":
       return generatePrompt(body);
+    case "responses":
+      // The same count as the chat request it equals.
+      return chatPrompt(responsesAsChat(body));
     default: {
       const never: never = protocol;
       throw new Error(`unknown protocol ${String(never)}`);

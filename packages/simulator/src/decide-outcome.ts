@@ -6,6 +6,8 @@ import { planReply, type PlanDefaults, type ReplyPlan } from "./plan-reply";
 import { readChatRequest } from "./read-chat-request";
 import { readGenerateRequest } from "./read-generate-request";
 import { readMessagesRequest } from "./read-messages-request";
+import { readResponsesRequest } from "./read-responses-request";
+import type { ResponsesRender } from "./render-responses";
 import { CHAT_VARIANTS } from "./render-chat";
 import { MESSAGES_VARIANTS } from "./render-messages";
 import { isReplayName, REPLAYS, type ReplayName } from "./replay-fixture";
@@ -29,6 +31,8 @@ export interface ReplyOutcome {
   stream: boolean;
   sse: boolean;
   includeUsage: boolean;
+  /** What a Responses reply depends on beyond the plan. */
+  responses?: ResponsesRender;
   latencyMs: number;
   firstByteMs: number;
   /** The rendered reply with slots for the per-request values, made on first use. */
@@ -40,13 +44,14 @@ export interface OutcomeDefaults extends PlanDefaults {
   firstByteMs: number;
 }
 
-const VARIANTS: Record<Protocol, readonly string[]> = { messages: MESSAGES_VARIANTS, chat: CHAT_VARIANTS, generate: [] };
+const VARIANTS: Record<Protocol, readonly string[]> = { messages: MESSAGES_VARIANTS, chat: CHAT_VARIANTS, generate: [], responses: [] };
 
 // Each vendor's answer to a body that is not a JSON object.
 const UNPARSABLE: Record<Protocol, string> = {
   messages: "There was an error parsing the body of your request: the body must be a JSON object",
   chat: "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)",
   generate: "Invalid JSON payload received. Unexpected token.",
+  responses: "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)",
 };
 
 function badRequest(protocol: Protocol, p: RequestProblem, model?: string): Outcome {
@@ -61,6 +66,8 @@ function readRequest(route: Route & { kind: "reply" | "count" }, body: Record<st
       return readMessagesRequest(body, route.kind === "count");
     case "chat":
       return readChatRequest(body);
+    case "responses":
+      return readResponsesRequest(body);
     case "generate": {
       // countTokens may wrap a whole request: {generateContentRequest: {model, contents, ...}}.
       const inner = route.kind === "count" && isObject(body.generateContentRequest) ? body.generateContentRequest : body;
@@ -71,6 +78,13 @@ function readRequest(route: Route & { kind: "reply" | "count" }, body: Record<st
       throw new Error(`unknown protocol ${String(never)}`);
     }
   }
+}
+
+/** Each count endpoint's reply. */
+function countBody(protocol: Protocol, inputTokens: number): Record<string, unknown> {
+  if (protocol === "generate") return { totalTokens: inputTokens };
+  if (protocol === "responses") return { object: "response.input_tokens", input_tokens: inputTokens };
+  return { input_tokens: inputTokens };
 }
 
 /** Decides the reply to one body: a vendor error, a planned reply, a replay, or a token count. */
@@ -92,7 +106,7 @@ export function decideOutcome(route: Route & { kind: "reply" | "count" }, body: 
   }
   // Count endpoints honour only the error directive.
   if (route.kind === "count") {
-    return { kind: "count", body: JSON.stringify(protocol === "generate" ? { totalTokens: inputTokens } : { input_tokens: inputTokens }) };
+    return { kind: "count", body: JSON.stringify(countBody(protocol, inputTokens)) };
   }
   if (d.variant !== undefined && !VARIANTS[protocol].includes(d.variant)) {
     const known = VARIANTS[protocol].join(", ") || "none";
@@ -105,5 +119,5 @@ export function decideOutcome(route: Route & { kind: "reply" | "count" }, body: 
   }
   const quote = firstWords(rest, 8);
   const plan = planReply(req, inputTokens, d, quote, defaults, rest);
-  return { kind: "reply", protocol, plan, stream: req.stream, sse, includeUsage: req.includeUsage, latencyMs, firstByteMs };
+  return { kind: "reply", protocol, plan, stream: req.stream, sse, includeUsage: req.includeUsage, ...(req.responses ? { responses: req.responses } : {}), latencyMs, firstByteMs };
 }

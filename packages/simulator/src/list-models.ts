@@ -4,6 +4,7 @@ import type { Protocol } from "./simulator-options";
 const MODELS: Record<Protocol, string[]> = {
   messages: ["alpha-opus-4-8", "alpha-sonnet-4-6", "alpha-haiku-4-5"],
   chat: ["beta-5.5", "beta-5", "delta-m3"],
+  responses: ["beta-5.5", "beta-5"],
   generate: ["gamma-3-pro", "gamma-3-flash"],
 };
 const CREATED_AT = "2025-10-01T00:00:00Z";
@@ -14,6 +15,7 @@ function one(protocol: Protocol, id: string): unknown {
     case "messages":
       return { type: "model", id, display_name: id, created_at: CREATED_AT };
     case "chat":
+    case "responses":
       return { id, object: "model", created: CREATED, owned_by: "simulator" };
     case "generate":
       return {

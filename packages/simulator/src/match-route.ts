@@ -27,6 +27,8 @@ export function matchRoute(method: string, path: string, query: string, headers:
   if (method === "POST") {
     if (path === "/v1/messages") return { kind: "reply", protocol: "messages" };
     if (path === "/v1/chat/completions") return { kind: "reply", protocol: "chat" };
+    if (path === "/v1/responses") return { kind: "reply", protocol: "responses" };
+    if (path === "/v1/responses/input_tokens") return { kind: "count", protocol: "responses" };
     if (path === "/v1/messages/count_tokens") return { kind: "count", protocol: "messages" };
     if (path.startsWith(GENERATE_PREFIX)) {
       const rest = path.slice(GENERATE_PREFIX.length);

@@ -58,7 +58,7 @@ function breakpoints(body: JsonObject): Breakpoint[] {
 }
 
 /** Where each automatically caching protocol keeps its conversation. */
-const TURNS_FIELD = { chat: "messages", generate: "contents" } as const;
+const TURNS_FIELD = { chat: "messages", generate: "contents", responses: "input" } as const;
 
 export class SimPromptCache {
   private readonly seen = new Map<string, number>();

@@ -2,6 +2,7 @@ import type { Outcome, ReplyOutcome } from "./decide-outcome";
 import { chatJson, chatStream } from "./render-chat";
 import { generateJson, generateStream } from "./render-generate";
 import { messagesJson, messagesStream } from "./render-messages";
+import { NO_ECHO, responsesJson, responsesStream } from "./render-responses";
 import { replayBody, replayErrorStatus, replayStream } from "./replay-fixture";
 import { compileTemplate, fillTemplate, TEMPLATE_CONTEXT } from "./reply-template";
 import { jsonResponse, streamResponse } from "./respond";
@@ -14,7 +15,7 @@ const SSE = "text/event-stream";
 /** Each vendor's request-id header. */
 export function vendorHeaders(protocol: Protocol, seq: number): Record<string, string> {
   if (protocol === "messages") return { "request-id": `req_sim${seq}` };
-  if (protocol === "chat") return { "x-request-id": `req_sim${seq}` };
+  if (protocol === "chat" || protocol === "responses") return { "x-request-id": `req_sim${seq}` };
   return {};
 }
 
@@ -26,6 +27,8 @@ function replyStream(o: ReplyOutcome, ctx: RenderContext): StreamPlan {
       return chatStream(o.plan, ctx, o.includeUsage);
     case "generate":
       return generateStream(o.plan, ctx, o.sse);
+    case "responses":
+      return responsesStream(o.plan, ctx, o.responses ?? NO_ECHO);
     default: {
       const never: never = o.protocol;
       throw new Error(`unknown protocol ${String(never)}`);
@@ -41,6 +44,8 @@ function replyJson(o: ReplyOutcome, ctx: RenderContext): string {
       return chatJson(o.plan, ctx);
     case "generate":
       return generateJson(o.plan, ctx);
+    case "responses":
+      return responsesJson(o.plan, ctx, o.responses ?? NO_ECHO);
     default: {
       const never: never = o.protocol;
       throw new Error(`unknown protocol ${String(never)}`);

@@ -42,6 +42,8 @@ export interface SimRequest {
    * (chat `response_format`, messages `output_config.format`, generateContent `responseJsonSchema`).
    */
   json?: { schema?: unknown };
+  /** What a Responses reply depends on beyond the plan (see render-responses.ts). */
+  responses?: { encryptedReasoning: boolean; echo: Record<string, unknown> };
 }
 
 /** A request the real vendor would refuse with a 400: its message, and the chat protocol's param/code. */

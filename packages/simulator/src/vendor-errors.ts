@@ -103,6 +103,8 @@ export function vendorError(protocol: Protocol, status: number, ctx: ErrorContex
       body = messagesBody(status, ctx);
       break;
     case "chat":
+    case "responses":
+      // The Responses API answers in the chat envelope (docs/protocols.md §5.2).
       body = chatBody(status, ctx);
       break;
     case "generate":

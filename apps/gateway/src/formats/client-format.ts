@@ -28,6 +28,8 @@ export interface ClientRequest {
   readonly continues?: string;
   /** This request with the stored conversation it continues put before its own input. */
   continueFrom?(stored: StoredResponse): ClientRequest;
+  /** The upstream's own reply, when it passed through (what {@link toStore} keeps then). */
+  passedThrough?(reply: Record<string, unknown>): void;
   /** What to store once the reply is written (undefined: nothing, or the client said `store: false`). */
   toStore?(): { response: Record<string, unknown>; inputItems: unknown[] } | undefined;
 }

@@ -8,6 +8,7 @@ import {
 } from "@turnpike/providers";
 import {
   RESPONSES_TERMINAL_EVENTS,
+  type MessagesRequest,
   validateResponsesRequest,
   type ResponsesInputItem,
   type ResponsesOutputItem,
@@ -19,7 +20,49 @@ import { validationError } from "../pipeline/read-body";
 import { DEFAULT_MAX_TOKENS, chatFormat } from "./chat";
 import type { ClientFormat, ClientRequest } from "./client-format";
 
-const TERMINAL_LINES = RESPONSES_TERMINAL_EVENTS.map((e) => `event: ${e}\n`);
+const TERMINAL_LINES = [...RESPONSES_TERMINAL_EVENTS, "error"].map((e) => `event: ${e}\n`);
+
+/**
+ * The piece holds the whole frame that starts with `line`. A terminal event carries the whole
+ * response (tools and instructions repeated), so a relayed piece may end inside it: the stream
+ * ends only once its blank line has gone out too.
+ */
+function holdsFrame(piece: string, line: string): boolean {
+  const at = piece.indexOf(line);
+  return at !== -1 && piece.indexOf("\n\n", at) !== -1;
+}
+
+/** The input item types Turnpike reads; a vendor's others (`web_search_call`, `item_reference`, …) are only carried. */
+const READ_ITEMS = new Set(["message", "function_call", "function_call_output", "reasoning"]);
+/** What stands in for a vendor's own item while the rest of the input is validated. */
+const STAND_IN: ResponsesInputItem = { type: "reasoning" };
+
+/**
+ * Input items of types only a Responses vendor knows (the ones its replies hold, replayed by a
+ * client), by position: a passthrough carries them as they are; a translation leaves them out
+ * with a warning (convert-responses-request-to-chat.ts).
+ */
+function vendorItems(body: Readonly<Record<string, unknown>>): Map<number, unknown> {
+  const out = new Map<number, unknown>();
+  if (!Array.isArray(body.input)) return out;
+  body.input.forEach((item: unknown, i) => {
+    const type = typeof item === "object" && item !== null ? (item as { type?: unknown }).type : undefined; // an object: checked on the left
+    if (typeof type === "string" && !READ_ITEMS.has(type)) out.set(i, item);
+  });
+  return out;
+}
+
+/** Validates a body whose vendor-only items are checked for nothing but being objects with a type. */
+function validateBody(body: Record<string, unknown>): ResponsesRequest {
+  const vendor = vendorItems(body);
+  const input = body.input as unknown[]; // a list whenever `vendor` is not empty
+  const checked = validateResponsesRequest(vendor.size ? { ...body, input: input.map((item, i) => (vendor.has(i) ? STAND_IN : item)) } : body);
+  if (!checked.ok) throw validationError(checked.issues);
+  if (!vendor.size) return checked.value;
+  const items = checked.value.input as ResponsesInputItem[]; // a list, as the body's
+  // Carried as the client sent them; the translators read them by their `type` alone.
+  return { ...checked.value, input: items.map((item, i) => (vendor.has(i) ? (vendor.get(i) as ResponsesInputItem) : item)) };
+}
 
 /** An output item of a stored reply as the input item that replays it. */
 function replayItem(item: ResponsesOutputItem): ResponsesInputItem {
@@ -29,7 +72,7 @@ function replayItem(item: ResponsesOutputItem): ResponsesInputItem {
     case "function_call":
       return { type: "function_call", call_id: item.call_id, name: item.name, arguments: item.arguments, ...(item.namespace ? { namespace: item.namespace } : {}) };
     case "reasoning":
-      return { type: "reasoning", id: item.id, summary: item.summary };
+      return { type: "reasoning", id: item.id, summary: item.summary, ...(item.encrypted_content ? { encrypted_content: item.encrypted_content } : {}) };
     default: {
       const never: never = item;
       return never;
@@ -40,6 +83,26 @@ function replayItem(item: ResponsesOutputItem): ResponsesInputItem {
 /** The input of a request as a list of items (a string is one user message). */
 function inputItems(request: ResponsesRequest): ResponsesInputItem[] {
   return typeof request.input === "string" ? [{ role: "user", content: request.input }] : request.input;
+}
+
+/** The same, of the body as the client sent it (validated, so `input` is a string or a list). */
+function bodyItems(body: Readonly<Record<string, unknown>>): unknown[] {
+  return typeof body.input === "string" ? [{ role: "user", content: body.input }] : Array.isArray(body.input) ? body.input : [];
+}
+
+/**
+ * A stored reply's output as a Responses vendor takes it back: its items as they were, except
+ * reasoning items without encrypted content (one Turnpike wrote, or one the vendor may not have
+ * kept: neither can be opened upstream). See docs/protocols.md §5.4.
+ */
+function replayUpstream(output: readonly Record<string, unknown>[]): Record<string, unknown>[] {
+  return output.filter((item) => item.type !== "reasoning" || (typeof item.encrypted_content === "string" && item.encrypted_content !== ""));
+}
+
+/** A request's prompt as one text turn (its instructions, input and tools as JSON), for counting only. */
+function promptAsText(request: ResponsesRequest, body: Readonly<Record<string, unknown>>): MessagesRequest {
+  const text = JSON.stringify({ input: body.input, tools: body.tools });
+  return { model: request.model, max_tokens: DEFAULT_MAX_TOKENS, ...(request.instructions ? { system: request.instructions } : {}), messages: [{ role: "user", content: text }] };
 }
 
 /**
@@ -54,16 +117,26 @@ function responsesClient(request: ResponsesRequest, body: Readonly<Record<string
   let namespaced: Record<string, NamespacedName> = {};
   let written: ResponsesResponse | undefined;
   let machine: MessagesToResponsesMachine | undefined;
+  // The vendor's own reply, when the request passed through to a Responses upstream.
+  let passed: Record<string, unknown> | undefined;
   const client: ClientRequest = {
     model: request.model,
     stream: request.stream === true,
     body,
     includeUsage: true,
     toPivot(target) {
-      const chat = convertResponsesRequestToChat(request);
-      namespaced = chat.namespaced;
-      const pivot = convertChatRequestToMessages(chat.request, { defaultMaxTokens: DEFAULT_MAX_TOKENS, target });
-      return { request: pivot.request, warnings: chat.warnings.concat(pivot.warnings) };
+      try {
+        const chat = convertResponsesRequestToChat(request);
+        namespaced = chat.namespaced;
+        const pivot = convertChatRequestToMessages(chat.request, { defaultMaxTokens: DEFAULT_MAX_TOKENS, target });
+        return { request: pivot.request, warnings: chat.warnings.concat(pivot.warnings) };
+      } catch (e) {
+        // Toward a Responses upstream the request passes through, and its pivot is wanted only to
+        // count a prompt the vendor never reported: a body only the vendor reads (custom tools,
+        // file URLs) is then counted as its text, so that the usage record is still written.
+        if (target !== "responses") throw e;
+        return { request: promptAsText(request, body), warnings: [] };
+      }
     },
     encodeReply(reply, model) {
       written = convertMessagesResponseToResponses(reply, { model, request, id, createdAt, namespaced });
@@ -75,17 +148,27 @@ function responsesClient(request: ResponsesRequest, body: Readonly<Record<string
     },
     ...(request.previous_response_id ? { continues: request.previous_response_id } : {}),
     continueFrom(stored) {
-      // Stored items were validated when their request came in; the output items are Turnpike's own.
+      // Stored items were validated when their request came in; the output items are Turnpike's
+      // own or, for a reply that passed through, a Responses vendor's (of the same shape).
       const earlier = stored.input_items as ResponsesInputItem[];
       const output = (stored.response.output ?? []) as ResponsesOutputItem[];
       const { previous_response_id: _continued, ...rest } = request;
-      return responsesClient({ ...rest, input: [...earlier, ...output.map(replayItem), ...inputItems(request)] }, body);
+      // A passthrough sends the whole conversation, as a translation does: the id is Turnpike's,
+      // the vendor does not know it (docs/protocols.md §5.4).
+      const { previous_response_id: _sent, ...sent } = body;
+      const upstream = [...(stored.input_items as Record<string, unknown>[]), ...replayUpstream(output), ...bodyItems(body)];
+      return responsesClient({ ...rest, input: [...earlier, ...output.map(replayItem), ...inputItems(request)] }, { ...sent, input: upstream });
+    },
+    passedThrough(reply) {
+      passed = reply;
     },
     toStore() {
       // `store` defaults to true, as clients expect; a failed reply is not kept.
-      const response = written ?? machine?.final;
+      const response = passed ?? written ?? machine?.final;
       if (request.store === false || !response || response.status === "failed") return undefined;
-      return { response, inputItems: inputItems(request) };
+      // A passed-through conversation is kept as the vendor will take it back; a translated one
+      // as the items Turnpike read.
+      return { response, inputItems: passed ? bodyItems(body) : inputItems(request) };
     },
   };
   return client;
@@ -94,25 +177,23 @@ function responsesClient(request: ResponsesRequest, body: Readonly<Record<string
 /**
  * The Responses format (`POST /v1/responses`). Requests reach the pivot through the chat
  * converter (decisions/0006-responses-through-chat.md); replies and streams are written from the
- * pivot by the Responses encoders. No upstream speaks it yet, so nothing passes through.
+ * pivot by the Responses encoders. A Responses upstream is passed through to unchanged, so its
+ * reasoning items and encrypted content reach the client as the vendor wrote them.
  */
 export const responsesFormat: ClientFormat = {
   id: "responses",
   endpoint: "responses",
   pathPrefix: "/v1/responses",
-  passthroughProtocol: undefined,
+  passthroughProtocol: "responses",
   inputAtStart: false,
   claims: () => false,
-  validate(body) {
-    const checked = validateResponsesRequest(body);
-    if (!checked.ok) throw validationError(checked.issues);
-    return responsesClient(checked.value, body);
-  },
+  validate: (body) => responsesClient(validateBody(body), body),
   inBandError: (message) =>
     formatSSE({ event: "error", data: JSON.stringify({ type: "error", code: "server_error", message, param: null, sequence_number: 0 }) }),
-  // Only a passthrough completes a stream with this frame, and no upstream passes through to this format.
+  // A Responses stream's last event says how it ended (`response.completed` and the like): a
+  // passthrough never has a terminator to complete.
   terminalFrame: "",
-  isTerminal: (piece) => TERMINAL_LINES.some((line) => piece.includes(line)) || piece.includes("event: error\n"),
+  isTerminal: (piece) => TERMINAL_LINES.some((line) => holdsFrame(piece, line)),
   // Its errors, keep-alives, request ids and limit headers are the chat format's own: the same
   // clients read them (docs/protocols.md §5.2).
   keepAlive: chatFormat.keepAlive,

@@ -13,6 +13,8 @@ export interface InlineTap {
   failed?(): boolean;
   /** The stream's terminal frame has gone out inside relayed bytes: nothing more is read. */
   terminated?(): boolean;
+  /** The whole reply, where the upstream's terminal frame carried it (a Responses stream's). */
+  reply?(): Record<string, unknown> | undefined;
 }
 
 /** An {@link InlineTap} as a TransformStream (tests, and callers that compose streams). */
@@ -86,6 +88,7 @@ export function passthroughTap(reader: PassthroughReader, format: ClientFormat, 
     // A reply that never said how it ended (cut off, or ended by an upstream error) failed.
     failed: () => !state.finished,
     terminated: () => state.terminated,
+    reply: () => state.reply,
     push(chunk, enqueue) {
       if (raw && !hold) enqueue(chunk);
       let text = decoder.decode(chunk, { stream: true });

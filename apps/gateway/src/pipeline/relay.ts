@@ -124,6 +124,7 @@ export async function relay(
         } else {
           out = text; // relay the bytes as they came
         }
+        plan.client.passedThrough?.(parsed);
       } else {
         const reply = plan.protocol.reply(parsed, plan.reply);
         tally.report(messagesUsageFields(reply.usage), true);
@@ -151,8 +152,12 @@ export async function relay(
     keepAliveMs: deps.config.keepAliveSeconds * 1000,
     onEnd: (how) => {
       switch (how) {
-        case "complete":
+        case "complete": {
+          // A passthrough whose last frame carried the whole reply: the client may keep it.
+          const whole = inner.reply?.();
+          if (whole) plan.client.passedThrough?.({ ...whole, model: entry.id });
           return finish({ status: 200, upstreamStatus: upstream.status });
+        }
         case "aborted":
           return finish({ status: 200, upstreamStatus: upstream.status, aborted: true });
         case "failed":

@@ -51,6 +51,8 @@ export interface PassthroughState {
   finished: boolean;
   /** The stream's own terminal frame went by. */
   terminated: boolean;
+  /** The whole reply, where the terminal frame carries it (a Responses stream's last event). */
+  reply?: Record<string, unknown>;
 }
 
 export interface PassthroughOptions {

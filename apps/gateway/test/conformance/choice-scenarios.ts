@@ -19,7 +19,7 @@ export const toolChoiceAny: Scenario = {
   expect: () => ({ ...toolCallEnd, toolCalls: [{ name: WEATHER.name, args: WEATHER.args }] }),
   upstream(body, { upstream }) {
     if (upstream.protocol === "generate") expect(body.toolConfig.functionCallingConfig.mode).toBe("ANY");
-    else if (upstream.protocol === "chat") expect(body.tool_choice).toBe("required");
+    else if (upstream.protocol === "chat" || upstream.protocol === "responses") expect(body.tool_choice).toBe("required");
     else expect(body.tool_choice).toEqual({ type: "any" });
   },
 };
@@ -34,6 +34,7 @@ export const toolChoiceNamed: Scenario = {
   upstream(body, { upstream }) {
     if (upstream.protocol === "generate") expect(body.toolConfig.functionCallingConfig).toEqual({ mode: "ANY", allowedFunctionNames: [CLOCK.name] });
     else if (upstream.protocol === "chat") expect(body.tool_choice).toEqual({ type: "function", function: { name: CLOCK.name } });
+    else if (upstream.protocol === "responses") expect(body.tool_choice).toEqual({ type: "function", name: CLOCK.name });
     else expect(body.tool_choice).toEqual({ type: "tool", name: CLOCK.name });
   },
 };
@@ -49,7 +50,7 @@ export const toolChoiceNone: Scenario = {
   expect: () => ({ text: NONE_TEXT, ...plainEnd }),
   upstream(body, { upstream }) {
     if (upstream.protocol === "generate") expect(body.toolConfig.functionCallingConfig.mode).toBe("NONE");
-    else if (upstream.protocol === "chat") expect(body.tool_choice).toBe("none");
+    else if (upstream.protocol === "chat" || upstream.protocol === "responses") expect(body.tool_choice).toBe("none");
     else expect(body.tool_choice).toEqual({ type: "none" });
   },
 };
@@ -67,6 +68,7 @@ export const assistantPrefill: Scenario = {
   upstream(body, { upstream }) {
     if (upstream.protocol === "generate") expect(body.contents.at(-1)).toEqual({ role: "model", parts: [{ text: PREFILL }] });
     else if (upstream.protocol === "chat") expect(body.messages.at(-1)).toEqual({ role: "assistant", content: PREFILL });
+    else if (upstream.protocol === "responses") expect(body.input.at(-1)).toEqual({ role: "assistant", content: PREFILL });
     else expect(JSON.stringify(body.messages.at(-1))).toContain(PREFILL);
   },
 };
@@ -90,9 +92,10 @@ export const pdfDocument: Scenario = {
   }),
   expect: () => ({ text: PDF_TEXT, ...plainEnd }),
   upstream(body, { upstream }) {
-    const first = upstream.protocol === "generate" ? body.contents[0].parts[0] : body.messages[0].content[0];
+    const first = upstream.protocol === "responses" ? body.input[0].content[0] : upstream.protocol === "generate" ? body.contents[0].parts[0] : body.messages[0].content[0];
     if (upstream.protocol === "generate") expect(first).toEqual({ inlineData: { mimeType: "application/pdf", data: PDF_BASE64 } });
     else if (upstream.protocol === "chat") expect(first.file.file_data).toBe(`data:application/pdf;base64,${PDF_BASE64}`);
+    else if (upstream.protocol === "responses") expect(first).toMatchObject({ type: "input_file", file_data: `data:application/pdf;base64,${PDF_BASE64}` });
     else expect(first).toMatchObject({ type: "document", source: { type: "base64", media_type: "application/pdf", data: PDF_BASE64 } });
   },
 };

@@ -11,12 +11,18 @@ export const stopSequence: Scenario = {
   chat: (model) => ({ model, stop: ["STOP"], messages: [user(say("one two STOP three four"))] }),
   // Only the messages protocol names the match; chat and generateContent report a natural stop,
   // and Turnpike claims `stop_sequence` only on evidence (packages/providers README "Stop sequences").
-  expect: ({ upstream }) =>
-    upstream.protocol === "messages"
+  // The Responses API has no stop sequences: a Responses client cannot send one, and one sent
+  // to a Responses upstream is dropped with a warning (the whole text comes back).
+  expect: ({ client, upstream }) => {
+    if (client === "responses") return { text: "one two STOP three four", ...plainEnd };
+    if (upstream.protocol === "responses") return { text: "one two STOP three four", ...plainEnd, warnings: ["stop_sequences"] };
+    return upstream.protocol === "messages"
       ? { text: "one two ", stopReason: "stop_sequence", stopSequence: "STOP", finishReason: "stop" }
-      : { text: "one two ", ...plainEnd, stopSequence: null },
-  upstream(body, { upstream }) {
-    if (upstream.protocol === "generate") expect(body.generationConfig.stopSequences).toEqual(["STOP"]);
+      : { text: "one two ", ...plainEnd, stopSequence: null };
+  },
+  upstream(body, { client, upstream }) {
+    if (client === "responses" || upstream.protocol === "responses") expect(JSON.stringify(body)).not.toContain('"STOP"');
+    else if (upstream.protocol === "generate") expect(body.generationConfig.stopSequences).toEqual(["STOP"]);
     else if (upstream.protocol === "chat") expect(body.stop).toEqual(["STOP"]);
     else expect(body.stop_sequences).toEqual(["STOP"]);
   },
@@ -40,6 +46,7 @@ export const maxTokens: Scenario = {
   upstream(body, { upstream }) {
     if (upstream.protocol === "generate") expect(body.generationConfig.maxOutputTokens).toBe(5);
     else if (upstream.protocol === "chat") expect(body.max_completion_tokens).toBe(5);
+    else if (upstream.protocol === "responses") expect(body.max_output_tokens).toBe(5);
     else expect(body.max_tokens).toBe(5);
   },
 };
@@ -61,13 +68,17 @@ export const midstreamError: Scenario = {
   chat: (model) => ({ model, messages: [user(say(CUT, " midstream_error chunks=4"))] }),
   // A JSON call is whole (the directive cuts only streams). A stream stops after two of its four
   // pieces, with the upstream's in-band error in the client's own shape (docs/protocols.md §4.5 step 6, §4.6).
-  expect: ({ upstream }) => ({
-    text: CUT,
-    ...plainEnd,
-    interrupted: {
-      text: "one two three four",
-      messages: { type: upstream.protocol === "chat" ? "api_error" : "overloaded_error" },
-      chat: upstream.protocol === "chat" ? { type: "server_error", code: null } : { type: "service_unavailable_error", code: "server_is_overloaded" },
-    },
-  }),
+  // Chat and Responses vendors both break off with a `server_error`.
+  expect: ({ upstream }) => {
+    const serverError = upstream.protocol === "chat" || upstream.protocol === "responses";
+    return {
+      text: CUT,
+      ...plainEnd,
+      interrupted: {
+        text: "one two three four",
+        messages: { type: serverError ? "api_error" : "overloaded_error" },
+        chat: serverError ? { type: "server_error", code: null } : { type: "service_unavailable_error", code: "server_is_overloaded" },
+      },
+    };
+  },
 };

@@ -27,7 +27,7 @@ interface Reply {
 interface Replay {
   name: string;
   upstream: Upstream;
-  clients: ClientFormat[];
+  clients: ("messages" | "chat")[];
   json: Reply;
   stream: Reply;
 }

@@ -14,22 +14,24 @@ import { readSSE, startHarness, type Harness } from "../harness";
 import { asRecord, localCount, readJson, withoutIds, type Outcome } from "./outcome";
 import { readChatJson, readChatStream } from "./read-chat";
 import { readMessagesJson, readMessagesStream } from "./read-messages";
-import { simSignature, type Cell, type Expectation, type Scenario } from "./scenario";
-import { CLIENTS, CLIENT_PATH, upstreamPath } from "./upstreams";
+import { readResponsesJson, readResponsesStream, responsesStop } from "./read-responses";
+import { responsesBody } from "./responses-body";
+import { simSignature, tableUpstreams, type Cell, type Expectation, type Scenario } from "./scenario";
+import { CLIENT_PATH, RESPONSES_VENDOR_ENV, TABLE_CLIENTS, upstreamPath } from "./upstreams";
 
 /** Registers every cell of the given scenarios, on one gateway per test file. */
 export function runScenarios(scenarios: readonly Scenario[]): void {
   let h: Harness;
   beforeAll(async () => {
-    h = await startHarness();
+    h = await startHarness(RESPONSES_VENDOR_ENV);
   });
   afterAll(async () => {
     await h.close();
   });
   for (const s of scenarios) {
     describe(s.title, () => {
-      for (const upstream of s.upstreams) {
-        for (const client of CLIENTS) {
+      for (const upstream of tableUpstreams(s)) {
+        for (const client of TABLE_CLIENTS) {
           for (const stream of [false, true]) {
             const name = `${client} client ← ${upstream.label} upstream (${upstream.model}), ${stream ? "stream" : "JSON"}`;
             test(name, () => runCell(h, s, { client, upstream, stream }));
@@ -42,7 +44,7 @@ export function runScenarios(scenarios: readonly Scenario[]): void {
 
 /** The client's request body for a cell; chat streams ask for the usage chunk. */
 export function requestBody(s: Scenario, { client, upstream, stream }: Cell): Record<string, unknown> {
-  const body = client === "messages" ? s.messages(upstream.model) : s.chat(upstream.model);
+  const body = client === "messages" ? s.messages(upstream.model) : client === "chat" ? s.chat(upstream.model) : (s.responses?.(upstream.model, upstream) ?? responsesBody(s.chat(upstream.model), upstream));
   if (!stream) return body;
   return client === "chat" ? { ...body, stream: true, stream_options: { include_usage: true } } : { ...body, stream: true };
 }
@@ -62,6 +64,7 @@ async function call(h: Harness, cell: Cell, body: Record<string, unknown>): Prom
 async function jsonOutcome(cell: Cell, res: Response): Promise<Outcome> {
   expect(res.headers.get("content-type")).toStartWith("application/json");
   const body = await readJson(res);
+  if (cell.client === "responses") return readResponsesJson(body, cell.upstream.model);
   return cell.client === "messages" ? readMessagesJson(body, cell.upstream.model) : readChatJson(body, cell.upstream.model);
 }
 
@@ -86,8 +89,10 @@ export async function runCell(h: Harness, s: Scenario, cell: Cell): Promise<void
   const { res, sent } = await call(h, cell, body);
   expect(res.status).toBe(200);
   expect(res.headers.get("x-turnpike-upstream")).toBe("simulator");
-  // Nothing in these requests is lossy: a warning would mean something was dropped.
-  expect(res.headers.get("x-turnpike-warning")).toBeNull();
+  // Nothing in these requests is lossy unless the row says so: a warning means something was dropped.
+  const warned = res.headers.get("x-turnpike-warning");
+  if (!exp.warnings) expect(warned).toBeNull();
+  else for (const param of exp.warnings) expect(warned).toStartWith(`${param}: `);
   checkSent(sent, cell);
   s.upstream?.(asRecord(sent.body), cell);
   const prompt = countPromptTokens(upstream.protocol, sent.body);
@@ -115,6 +120,17 @@ export async function runCell(h: Harness, s: Scenario, cell: Cell): Promise<void
     }
     expect(read.error).toBeUndefined();
     expect(read.deltaInput).toBe(prompt);
+    outcome = read.outcome;
+  } else if (client === "responses") {
+    const read = readResponsesStream(frames, upstream.model);
+    if (exp.interrupted) {
+      // A Responses vendor's own error code passes through; a translated one is the pivot's error type.
+      expect(read.error?.type).toBe(upstream.protocol === "responses" ? "server_error" : exp.interrupted.messages.type);
+      expect(read.error?.message).not.toBe("");
+      expect(read.outcome.text).toBe(exp.interrupted.text);
+      return;
+    }
+    expect(read.error).toBeUndefined();
     outcome = read.outcome;
   } else {
     const read = readChatStream(frames, upstream.model);
@@ -158,6 +174,8 @@ function expectOutcome(o: Outcome, exp: Expectation, { client, upstream }: Cell,
     expect(o.blocks).toEqual(blocks);
     // Only the messages protocol signs thinking; other upstreams' thinking is unsigned.
     if (thinking) expect(o.signatures).toEqual([upstream.protocol === "messages" ? simSignature(thinking) : ""]);
+  } else if (client === "responses") {
+    expect(o.stop).toBe(responsesStop(exp.finishReason));
   } else {
     expect(o.stop).toBe(exp.finishReason);
   }

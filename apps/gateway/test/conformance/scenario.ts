@@ -8,7 +8,7 @@
  * adds "Thinking about the request to <model>: <first 8 words>. A deterministic answer follows.".
  */
 import { countTextTokens } from "@turnpike/simulator";
-import type { ClientFormat, Upstream } from "./upstreams";
+import { EPSILON, type ClientFormat, type Upstream } from "./upstreams";
 
 export interface Cell {
   client: ClientFormat;
@@ -26,6 +26,8 @@ export interface Expectation {
   stopSequence?: string | null;
   /** What a chat-completions client sees. */
   finishReason: string;
+  /** Params of the `x-turnpike-warning` headers the reply must carry (default: none). */
+  warnings?: string[];
   /** The stream is cut: the text it carries before its in-band error, and that error. */
   interrupted?: { text: string; messages: { type: string }; chat: { type: string; code: string | null } };
 }
@@ -36,9 +38,16 @@ export interface Scenario {
   upstreams: readonly Upstream[];
   messages(model: string): Record<string, unknown>;
   chat(model: string): Record<string, unknown>;
+  /** The Responses request; default: the chat one in the Responses format's fields (`responses-body.ts`). */
+  responses?(model: string, upstream: Upstream): Record<string, unknown>;
   expect(cell: Cell): Expectation;
   /** Checks what reached the upstream (the body the simulator received). */
   upstream?(body: Record<string, any>, cell: Cell): void;
+}
+
+/** The upstreams a row runs through: its own, and a vendor that speaks the Responses API. */
+export function tableUpstreams(s: Scenario): readonly Upstream[] {
+  return [...s.upstreams, EPSILON];
 }
 
 /** A user turn. */

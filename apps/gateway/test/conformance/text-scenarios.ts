@@ -8,7 +8,14 @@ const TEXT = "Turnpike relays every byte: café, naïve, 東京 and 🚀 include
 
 /** The roles of the upstream body's turns, whatever its protocol. */
 function roles(body: Record<string, any>, up: Upstream): string[] {
+  if (up.protocol === "responses") return body.input.map((i: any) => i.role);
   return up.protocol === "generate" ? body.contents.map((c: any) => c.role) : body.messages.map((m: any) => m.role);
+}
+
+/** The first content part of the first turn, whatever the protocol. */
+function firstPart(body: Record<string, any>, up: Upstream): Record<string, any> {
+  if (up.protocol === "responses") return body.input[0].content[0];
+  return up.protocol === "generate" ? body.contents[0].parts[0] : body.messages[0].content[0];
 }
 
 export const plainText: Scenario = {
@@ -28,6 +35,7 @@ export const systemPrompt: Scenario = {
   upstream(body, { upstream }) {
     if (upstream.protocol === "generate") expect(body.systemInstruction.parts).toEqual([{ text: "You are terse." }]);
     else if (upstream.protocol === "chat") expect(body.messages[0]).toEqual({ role: "system", content: "You are terse." });
+    else if (upstream.protocol === "responses") expect([body.instructions, body.input.length]).toEqual(["You are terse.", 1]);
     else expect([body.system, body.system?.[0]?.text]).toContain("You are terse.");
   },
 };
@@ -64,9 +72,10 @@ export const image: Scenario = {
   }),
   expect: () => ({ text: IMAGE_TEXT, ...plainEnd }),
   upstream(body, { upstream }) {
-    const first = upstream.protocol === "generate" ? body.contents[0].parts[0] : body.messages[0].content[0];
+    const first = firstPart(body, upstream);
     if (upstream.protocol === "generate") expect(first).toEqual({ inlineData: { mimeType: "image/png", data: PNG_BASE64 } });
     else if (upstream.protocol === "chat") expect(first.image_url.url).toBe(`data:image/png;base64,${PNG_BASE64}`);
+    else if (upstream.protocol === "responses") expect(first).toMatchObject({ type: "input_image", image_url: `data:image/png;base64,${PNG_BASE64}` });
     else expect(first).toEqual({ type: "image", source: { type: "base64", media_type: "image/png", data: PNG_BASE64 } });
   },
 };
@@ -89,6 +98,8 @@ export const thinking: Scenario = {
     // low effort = a 1024-token budget (packages/providers README "Effort ⇄ budget").
     if (upstream.protocol === "generate") expect(body.generationConfig.thinkingConfig).toEqual({ thinkingBudget: 1024, includeThoughts: true });
     else if (upstream.protocol === "chat") expect(body.reasoning_effort).toBe("low");
+    // A Responses vendor shows its reasoning only as a summary: Turnpike asks for one.
+    else if (upstream.protocol === "responses") expect(body.reasoning).toEqual({ effort: "low", summary: "auto" });
     else expect(body.thinking).toEqual({ type: "enabled", budget_tokens: 1024 });
   },
 };

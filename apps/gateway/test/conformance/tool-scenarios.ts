@@ -17,6 +17,7 @@ export const oneToolCall: Scenario = {
     // The tool definition reached the upstream in its own shape.
     if (upstream.protocol === "generate") expect(body.tools[0].functionDeclarations[0].name).toBe(WEATHER.name);
     else if (upstream.protocol === "chat") expect(body.tools[0].function.parameters).toEqual(WEATHER.schema);
+    else if (upstream.protocol === "responses") expect(body.tools[0]).toMatchObject({ type: "function", name: WEATHER.name, parameters: WEATHER.schema });
     else expect(body.tools[0].input_schema).toEqual(WEATHER.schema);
   },
 };
@@ -105,6 +106,10 @@ export const toolResultRoundTrip: Scenario = {
     } else if (upstream.protocol === "chat") {
       expect(body.messages[1].tool_calls[0].id).toBe(id);
       expect(body.messages[2]).toEqual({ role: "tool", tool_call_id: id, content: RESULT });
+    } else if (upstream.protocol === "responses") {
+      expect(body.input[1]).toMatchObject({ type: "function_call", call_id: id, name: WEATHER.name });
+      expect(JSON.parse(body.input[1].arguments)).toEqual(WEATHER.args);
+      expect(body.input[2]).toEqual({ type: "function_call_output", call_id: id, output: RESULT });
     } else {
       expect(body.messages[1].content[0]).toMatchObject({ type: "tool_use", id, name: WEATHER.name, input: WEATHER.args });
       expect(body.messages[2].content[0]).toMatchObject({ type: "tool_result", tool_use_id: id });

@@ -40,6 +40,9 @@ export function namespacedName(namespace: string, name: string): string {
   return `${namespace}__${name}`;
 }
 
+/** The input item types this converter reads. */
+const READ_ITEMS = new Set(["message", "function_call", "function_call_output", "reasoning"]);
+
 /** Fields this converter reads; any other top-level field gets a warning. */
 const HANDLED = new Set<string>([
   "model",
@@ -124,6 +127,11 @@ function itemsToChat(items: readonly ResponsesInputItem[], w: Warnings): ChatMes
   const messages: ChatMessage[] = [];
   items.forEach((item, i) => {
     const at = `input[${i}]`;
+    const type = (item as { type?: unknown }).type ?? "message"; // a vendor's own item types reach here too (formats/responses.ts)
+    if (!READ_ITEMS.has(String(type))) {
+      w.add(at, `"${String(type)}" items are a Responses vendor's own; not replayed to this upstream`);
+      return;
+    }
     if (item.type === "function_call") {
       const name = item.namespace ? namespacedName(item.namespace, item.name) : item.name;
       const call: ChatToolCall = { id: item.call_id, type: "function", function: { name, arguments: item.arguments } };

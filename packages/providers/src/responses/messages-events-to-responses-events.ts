@@ -133,8 +133,12 @@ export class MessagesToResponsesMachine {
           this.emit("response.output_text.done", { item_id: o.item.id, output_index: o.index, content_index: o.part, text, logprobs: [] });
           this.emit("response.content_part.done", { item_id: o.item.id, output_index: o.index, content_index: o.part, part: { type: "output_text", text, annotations: [] } });
         } else if (o.kind === "call") {
-          // An argument-less call is `{}`, as in the JSON reply.
-          if (o.item.arguments === "") o.item.arguments = "{}";
+          // An argument-less call is `{}`, as in the JSON reply — and so are its deltas (a client
+          // that joins the deltas must get the same arguments as the done event).
+          if (o.item.arguments === "") {
+            o.item.arguments = "{}";
+            this.emit("response.function_call_arguments.delta", { item_id: o.item.id, output_index: o.index, delta: "{}" });
+          }
           o.item.status = "completed";
           this.emit("response.function_call_arguments.done", { item_id: o.item.id, output_index: o.index, arguments: o.item.arguments });
           this.emit("response.output_item.done", { output_index: o.index, item: o.item });
