@@ -98,6 +98,7 @@ export function sseLineGate(inner: InlineTap, format: ClientFormat, vendor: stri
       if (!refused) inner.end(out);
     },
     failed: () => (refused && !inner.terminated?.()) || (inner.failed?.() ?? false),
+    reply: () => inner.reply?.(),
     terminated: () => refused || (inner.terminated?.() ?? false),
   };
 }
