@@ -121,7 +121,7 @@ describe("a Responses client to a Responses vendor: passthrough", () => {
     const tools = [{ type: "custom", name: "apply_patch", description: "Apply a patch" }, { type: "web_search" }];
     const res = await post({ stream: true, tools, input: "Go [sim chunks=6 midstream_error=close]" });
     const frames = await readSSE(res);
-    expect(frames.at(-1)!.event).toBe("error");
+    expect(frames.slice(-2).map((f) => f.event)).toEqual(["error", "response.failed"]);
     const row = await ledgerRow(res.headers.get("x-request-id")!);
     expect(row).toMatchObject({ endpoint: "responses", status: 502, estimated: true });
     expect(row!.input_tokens).toBeGreaterThan(0);
@@ -131,8 +131,13 @@ describe("a Responses client to a Responses vendor: passthrough", () => {
   test("a stream that stops without its last event: Turnpike ends it with an in-band error", async () => {
     const res = await post({ stream: true, input: "Go [sim chunks=6 midstream_error=close]" });
     const frames = await readSSE(res);
-    expect(frames.at(-1)!.event).toBe("error");
-    expect(JSON.parse(frames.at(-1)!.data).message).toContain("without finishing");
+    // The error, then the response it ends as failed (the reason is where agents read it).
+    expect(frames.slice(-2).map((f) => f.event)).toEqual(["error", "response.failed"]);
+    expect(JSON.parse(frames.at(-2)!.data).message).toContain("without finishing");
+    const failed = JSON.parse(frames.at(-1)!.data).response;
+    expect(failed).toMatchObject({ object: "response", status: "failed", model: "epsilon-5", output: [] });
+    expect(failed.id).toStartWith("resp_");
+    expect(failed.error.message).toContain("without finishing");
     expect(frames.some((f) => f.event === "response.completed")).toBe(false);
   });
 });

@@ -32,6 +32,12 @@ export interface ClientRequest {
   passedThrough?(reply: Record<string, unknown>): void;
   /** What to store once the reply is written (undefined: nothing, or the client said `store: false`). */
   toStore?(): { response: Record<string, unknown>; inputItems: unknown[] } | undefined;
+  /**
+   * The in-band error of this request's stream, where it must say more than its format's
+   * ({@link ClientFormat.inBandError}): a Responses stream ends in `response.failed` carrying
+   * the response it was writing.
+   */
+  inBandError?(message: string): string;
 }
 
 /** Writes the client's stream frames from pivot events. */

@@ -162,6 +162,13 @@ function responsesClient(request: ResponsesRequest, body: Readonly<Record<string
     passedThrough(reply) {
       passed = reply;
     },
+    inBandError(message) {
+      // The `error` event, then the response it ends as failed (clients such as agents read the
+      // reason from `response.failed`; a stream without a final response reads as cut off).
+      const error = { code: "server_error", message };
+      const response = { id, object: "response", created_at: createdAt, status: "failed", error, incomplete_details: null, model: request.model, output: [], usage: null };
+      return responsesFormat.inBandError(message) + formatSSE({ event: "response.failed", data: JSON.stringify({ type: "response.failed", sequence_number: 0, response }) });
+    },
     toStore() {
       // `store` defaults to true, as clients expect; a failed reply is not kept.
       const response = passed ?? written ?? machine?.final;

@@ -139,14 +139,16 @@ export async function relay(
     headers.set("content-type", "application/json");
     return new Response(out, { status: 200, headers });
   }
+  // The request's own in-band error where its format's says too little.
+  const format = plan.client.inBandError ? { ...ctx.format, inBandError: plan.client.inBandError } : ctx.format;
   // A translated stream is re-encoded event by event; a passthrough one is relayed as it came,
   // so its lines are checked on the way.
   const inner = plan.passthrough
-    ? sseLineGate(passthroughTap(plan.protocol.passthrough, ctx.format, tally, { includeUsage: plan.includeUsage, renameModel: entry.id }, audit), ctx.format, vendor)
+    ? sseLineGate(passthroughTap(plan.protocol.passthrough, format, tally, { includeUsage: plan.includeUsage, renameModel: entry.id }, audit), format, vendor)
     : translatedTap(plan.protocol, plan.client, plan.reply, tally, audit);
   const body = relayStream(upstream.body ?? new ReadableStream(), {
-    format: ctx.format,
-    tap: firstFrameGuard(inner, ctx.format, vendor),
+    format,
+    tap: firstFrameGuard(inner, format, vendor),
     logger: deps.logger,
     requestId: ctx.id,
     keepAliveMs: deps.config.keepAliveSeconds * 1000,

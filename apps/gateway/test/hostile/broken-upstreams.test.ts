@@ -95,7 +95,15 @@ describe("a malformed 200 to a stream: only the in-band error, once, and nothing
           expect(text.match(/event: error/g)).toHaveLength(1);
           expect(text).not.toContain("message_stop");
           expect(text).not.toContain("response.completed");
-          expect(text.trimEnd().split("\n\n").at(-1)).toStartWith("event: error");
+          // A Responses stream's error is followed by the response it ends as failed.
+          const frames = text.trimEnd().split("\n\n");
+          if (format === "responses") {
+            expect(frames.at(-2)).toStartWith("event: error");
+            expect(frames.at(-1)).toStartWith("event: response.failed");
+            expect(text.match(/event: response.failed/g)).toHaveLength(1);
+          } else {
+            expect(frames.at(-1)).toStartWith("event: error");
+          }
           expect(text).toContain(`The ${VENDOR[model]} upstream`);
         }
         await expectOneUnbilledRecord(res.headers.get("x-request-id"), 502);
