@@ -3,8 +3,11 @@ import type { GatewayDeps } from "./deps";
 import { adminModule } from "./modules/admin";
 import { chatModule } from "./modules/chat";
 import { healthModule } from "./modules/health";
+import { docsModule } from "./modules/docs";
 import { messagesModule } from "./modules/messages";
+import { metricsModule } from "./modules/metrics";
 import { modelsModule } from "./modules/models";
+import { openapiModule } from "./modules/openapi";
 import { responsesModule } from "./modules/responses";
 import { errorsPlugin } from "./plugins/errors";
 
@@ -27,6 +30,9 @@ export const createApp = (deps: GatewayDeps) =>
     .use(messagesModule(deps))
     .use(chatModule(deps))
     .use(responsesModule(deps))
-    .use(adminModule(deps));
+    .use(adminModule(deps))
+    .use(metricsModule(deps))
+    .use(openapiModule(deps))
+    .use(docsModule());
 
 export type App = ReturnType<typeof createApp>;

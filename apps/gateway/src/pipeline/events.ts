@@ -14,6 +14,10 @@ export interface PipelineHooks {
   onAttempt?(ctx: RequestContext, target: Target, attempt: number): void;
   /** The upstream answered: its status, and when (ms since the request arrived). */
   onUpstreamResponse?(ctx: RequestContext, status: number, ms: number): void;
+  /** A streamed reply began to flow to the client (it is open until onFinish). */
+  onStreamStart?(ctx: RequestContext): void;
+  /** The first piece of a streamed reply went to the client (ms since the request arrived). */
+  onFirstToken?(ctx: RequestContext, ms: number): void;
   /** The request ended: the status the client saw, and its usage record if it reached an upstream. */
   onFinish?(ctx: RequestContext, status: number, record: UsageRecord | undefined): void;
 }

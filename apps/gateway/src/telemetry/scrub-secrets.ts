@@ -1,0 +1,30 @@
+import { KEY_PREFIX } from "../keys/key-service";
+
+/** Secrets shorter than this are not searched for: a short value would blank out ordinary words. */
+const MIN_SECRET_LENGTH = 8;
+
+const literal = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/**
+ * A function that blanks every secret out of a finished log line: the configured secrets
+ * (admin key, vendor keys, metrics key) by value, any Turnpike key by its shape (the gateway never
+ * holds its keys' secrets, only their hashes), and whatever follows `Bearer ` or an API-key
+ * header name. It runs on the serialised line, so no field, message or error text escapes it.
+ */
+export function secretScrubber(secrets: readonly (string | undefined)[]): (line: string) => string {
+  const known = [...new Set(secrets.filter((s): s is string => typeof s === "string" && s.length >= MIN_SECRET_LENGTH))]
+    // Longest first: a secret that contains another is blanked whole.
+    .sort((a, b) => b.length - a.length)
+    .map(literal);
+  const patterns = [
+    ...known,
+    // A Turnpike key: the prefix, then its random part (base64url).
+    `${literal(KEY_PREFIX)}[A-Za-z0-9_-]{8,}`,
+    // Credentials as they travel in headers, whatever their shape.
+    "(?<=[Bb]earer\\s+)[^\\s\"'\\\\,]+",
+    "(?<=(?:x-api-key|x-goog-api-key|api[-_]key)[\"']?\\s*[:=]\\s*[\"']?)[^\\s\"'\\\\,]+",
+  ];
+  const re = new RegExp(patterns.join("|"), "gi");
+  // A line with no candidate at all (nearly every line) costs one scan and no copy.
+  return (line) => line.replace(re, "[redacted]");
+}
