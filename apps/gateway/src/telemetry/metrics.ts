@@ -117,8 +117,8 @@ export class GatewayMetrics implements TrailListener {
     if (r.cost_usd > 0) this.cost.get(model, r.key_id).inc(r.cost_usd);
     if (s.ttftMs !== undefined) {
       this.ttft.get(model, s.endpoint).observe(s.ttftMs / 1000);
-      // The pace of generation after the first piece, as the conventions define it.
-      if (r.output_tokens > 1 && !r.aborted) this.tpot.get(model, s.endpoint).observe((s.latencyMs - s.ttftMs) / 1000 / (r.output_tokens - 1));
+      // The pace of generation after the first piece, as the conventions define it: of whole replies only.
+      if (r.output_tokens > 1 && s.status === 200 && !r.aborted) this.tpot.get(model, s.endpoint).observe((s.latencyMs - s.ttftMs) / 1000 / (r.output_tokens - 1));
     }
   }
 
