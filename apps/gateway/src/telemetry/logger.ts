@@ -41,7 +41,7 @@ export function pinoLogger(opts: LoggerOptions): Logger {
     formatters: { level: (label) => ({ level: label }) },
     hooks: { streamWrite: scrub },
   };
-  const log = pino(options, opts.destination ?? prettyOr(opts.format));
+  const log = pino(options, destinationFor(opts.format, opts.destination));
   return {
     error: (message, fields, error) => log.error(error === undefined ? { ...fields } : { ...fields, ...errorFields(error) }, message),
     warn: (message, fields) => log.warn({ ...fields }, message),
@@ -53,14 +53,15 @@ export function pinoLogger(opts: LoggerOptions): Logger {
  * pino-pretty as an in-process stream: pino's transports run in a worker thread, which a single
  * log line per request does not need (and which Bun's workers make slower to start).
  */
-function prettyOr(format: LogFormat): DestinationStream | undefined {
+function destinationFor(format: LogFormat, destination: DestinationStream | undefined): DestinationStream | undefined {
   switch (format) {
     case "json":
-      return undefined;
+      return destination;
     case "pretty": {
       // Loaded only when asked for: a JSON-logging gateway never reads the module.
       const { build } = require("pino-pretty") as typeof import("pino-pretty");
-      return build({ colorize: process.stdout.isTTY ?? false, translateTime: "SYS:HH:MM:ss.l", sync: true });
+      const colorize = destination === undefined && (process.stdout.isTTY ?? false);
+      return build({ colorize, singleLine: true, translateTime: "SYS:HH:MM:ss.l", sync: true, ...(destination ? { destination } : {}) });
     }
     default: {
       const never: never = format;

@@ -22,7 +22,8 @@ export function secretScrubber(secrets: readonly (string | undefined)[]): (line:
     `${literal(KEY_PREFIX)}[A-Za-z0-9_-]{8,}`,
     // Credentials as they travel in headers, whatever their shape.
     "(?<=[Bb]earer\\s+)[^\\s\"'\\\\,]+",
-    "(?<=(?:x-api-key|x-goog-api-key|api[-_]key)[\"']?\\s*[:=]\\s*[\"']?)[^\\s\"'\\\\,]+",
+    // (quotes possibly escaped: the line may hold JSON inside a JSON string)
+    "(?<=(?:x-api-key|x-goog-api-key|api[-_]key)\\\\?[\"']?\\s*[:=]\\s*\\\\?[\"']?)[^\\s\"'\\\\,]+",
   ];
   const re = new RegExp(patterns.join("|"), "gi");
   // A line with no candidate at all (nearly every line) costs one scan and no copy.
