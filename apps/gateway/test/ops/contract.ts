@@ -41,7 +41,7 @@ export class Contract {
   }
 
   /** A schema taken out of the document, its local `$ref`s pointed back into it. */
-  private rebase(schema: unknown): unknown {
+  private rebase(schema: unknown): Json {
     return JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"openapi#/components/'));
   }
 }
