@@ -21,6 +21,8 @@ export interface LoggerOptions {
   destination?: DestinationStream;
 }
 
+const NO_FIELDS: LogFields = Object.freeze({});
+
 /** An error as log fields: its message and stack, never the object (which may hold a request). */
 function errorFields(error: unknown): LogFields {
   if (error instanceof Error) return { err_message: error.message, err_stack: error.stack };
@@ -43,10 +45,25 @@ export function pinoLogger(opts: LoggerOptions): Logger {
   };
   const log = pino(options, destinationFor(opts.format, opts.destination));
   return {
-    error: (message, fields, error) => log.error(error === undefined ? { ...fields } : { ...fields, ...errorFields(error) }, message),
-    warn: (message, fields) => log.warn({ ...fields }, message),
-    info: (message, fields) => log.info({ ...fields }, message),
+    error: (message, fields, error) => log.error(error === undefined ? (fields ?? NO_FIELDS) : { ...fields, ...errorFields(error) }, message),
+    warn: (message, fields) => log.warn(fields ?? NO_FIELDS, message),
+    info: (message, fields) => log.info(fields ?? NO_FIELDS, message),
   };
+}
+
+let stdout: pino.DestinationStream | undefined;
+
+/**
+ * Standard output, written asynchronously: a line waits for no write to finish, and lines that
+ * arrive while one is being written go out together (under load, one write serves many
+ * requests). One per process, flushed when the process exits.
+ */
+function standardOutput(): pino.DestinationStream {
+  if (stdout) return stdout;
+  const out = pino.destination({ dest: 1, sync: false });
+  process.on("exit", () => out.flushSync());
+  stdout = out;
+  return out;
 }
 
 /**
@@ -56,7 +73,7 @@ export function pinoLogger(opts: LoggerOptions): Logger {
 function destinationFor(format: LogFormat, destination: DestinationStream | undefined): DestinationStream | undefined {
   switch (format) {
     case "json":
-      return destination;
+      return destination ?? standardOutput();
     case "pretty": {
       // Loaded only when asked for: a JSON-logging gateway never reads the module.
       const { build } = require("pino-pretty") as typeof import("pino-pretty");

@@ -1,5 +1,5 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import { LabelCache } from "./label-cache";
+import { Gauge, Registry, collectDefaultMetrics } from "prom-client";
+import { LightCounter, LightHistogram } from "./light-metrics";
 import type { RequestSummary, TrailListener, UpstreamErrorClass } from "./request-trail";
 
 /**
@@ -38,54 +38,54 @@ export interface MetricsSources {
  */
 export class GatewayMetrics implements TrailListener {
   readonly registry = new Registry();
-  private breakerSources: (() => Iterable<BreakerReading>)[] = [];
-  private readonly tokens: LabelCache<Histogram.Internal<string>>;
-  private readonly duration: LabelCache<Histogram.Internal<string>>;
-  private readonly ttft: LabelCache<Histogram.Internal<string>>;
-  private readonly tpot: LabelCache<Histogram.Internal<string>>;
-  private readonly requests: LabelCache<Counter.Internal>;
-  private readonly cost: LabelCache<Counter.Internal>;
-  private readonly upstreamErrors: LabelCache<Counter.Internal>;
-  private readonly rateLimited: LabelCache<Counter.Internal>;
-  private readonly openStreams: Gauge;
+  private readonly breakerSources: (() => Iterable<BreakerReading>)[] = [];
+  private readonly tokens: LightHistogram;
+  private readonly duration: LightHistogram;
+  private readonly ttft: LightHistogram;
+  private readonly tpot: LightHistogram;
+  private readonly requests: LightCounter;
+  private readonly cost: LightCounter;
+  private readonly upstreamErrors: LightCounter;
+  private readonly rateLimited: LightCounter;
+  /** Streams flowing now: a plain number, read by its gauge when scraped. */
+  private openStreams = 0;
 
   constructor(sources: MetricsSources) {
-    const registers = [this.registry];
-    if (sources.processMetrics) collectDefaultMetrics({ register: this.registry });
-    const histogram = (name: string, help: string, labelNames: string[], buckets: number[]) => {
-      const h = new Histogram({ name, help, labelNames, buckets, registers });
-      return new LabelCache((v) => h.labels(...v));
-    };
-    const counter = (name: string, help: string, labelNames: string[]) => {
-      const c = new Counter({ name, help, labelNames, registers });
-      return new LabelCache((v) => c.labels(...v));
-    };
-    this.tokens = histogram("gen_ai_client_token_usage", "Tokens used per request, by token type (input, output, cache_read, cache_write).", ["token_type", "model", "vendor"], BUCKETS.tokens);
-    this.duration = histogram("gen_ai_server_request_duration_seconds", "Time from a request's arrival to its end (a stream's last byte).", ["model", "endpoint"], BUCKETS.duration);
-    this.ttft = histogram("gen_ai_server_time_to_first_token_seconds", "Time from a streamed request's arrival to its first piece of reply.", ["model", "endpoint"], BUCKETS.ttft);
-    this.tpot = histogram("gen_ai_server_time_per_output_token_seconds", "Time per output token after the first, of a streamed reply.", ["model", "endpoint"], BUCKETS.tpot);
-    this.requests = counter("turnpike_requests_total", "Requests finished, by the status the client saw (model empty: refused before one was chosen).", ["endpoint", "model", "status"]);
-    this.cost = counter("turnpike_cost_usd_total", "Cost billed in US dollars, by model and key id.", ["model", "key_id"]);
-    this.upstreamErrors = counter("turnpike_upstream_errors_total", "Upstream attempts that failed, by vendor and class.", ["vendor", "class"]);
-    this.rateLimited = counter("turnpike_rate_limited_total", "Requests refused with a 429 by Turnpike itself (a key's limits, or failed-authentication lockout).", ["endpoint"]);
-    this.openStreams = new Gauge({ name: "turnpike_open_streams", help: "Streamed replies flowing to clients now.", registers });
+    const r = this.registry;
+    if (sources.processMetrics) collectDefaultMetrics({ register: r });
+    this.tokens = new LightHistogram("gen_ai_client_token_usage", "Tokens used per request, by token type (input, output, cache_read, cache_write).", ["token_type", "model", "vendor"], BUCKETS.tokens, r);
+    this.duration = new LightHistogram("gen_ai_server_request_duration_seconds", "Time from a request's arrival to its end (a stream's last byte).", ["model", "endpoint"], BUCKETS.duration, r);
+    this.ttft = new LightHistogram("gen_ai_server_time_to_first_token_seconds", "Time from a streamed request's arrival to its first piece of reply.", ["model", "endpoint"], BUCKETS.ttft, r);
+    this.tpot = new LightHistogram("gen_ai_server_time_per_output_token_seconds", "Time per output token after the first, of a whole streamed reply.", ["model", "endpoint"], BUCKETS.tpot, r);
+    this.requests = new LightCounter("turnpike_requests_total", "Requests finished, by the status the client saw (model empty: refused before one was chosen).", ["endpoint", "model", "status"], r);
+    this.cost = new LightCounter("turnpike_cost_usd_total", "Cost billed in US dollars, by model and key id.", ["model", "key_id"], r);
+    this.upstreamErrors = new LightCounter("turnpike_upstream_errors_total", "Upstream attempts that failed, by vendor and class.", ["vendor", "class"], r);
+    this.rateLimited = new LightCounter("turnpike_rate_limited_total", "Requests refused with a 429 by Turnpike itself (a key's limits, or failed-authentication lockout).", ["endpoint"], r);
+    const metrics = this;
+    new Gauge({
+      name: "turnpike_open_streams",
+      help: "Streamed replies flowing to clients now.",
+      registers: [r],
+      collect() {
+        this.set(metrics.openStreams);
+      },
+    });
     new Gauge({
       name: "turnpike_ledger_pending",
       help: "Usage records handed to the ledger and not yet committed.",
-      registers,
+      registers: [r],
       collect() {
         this.set(sources.ledgerPending());
       },
     });
-    const breakers = this.breakerSources;
     new Gauge({
       name: "turnpike_deployment_breaker_state",
       help: "Each deployment's circuit breaker: 1 on its current state, 0 on the others.",
       labelNames: ["deployment", "model", "state"],
-      registers,
+      registers: [r],
       collect() {
         this.reset();
-        for (const read of breakers) {
+        for (const read of metrics.breakerSources) {
           for (const b of read()) for (const s of BREAKER_STATES) this.labels(b.deployment, b.model, s).set(s === b.state ? 1 : 0);
         }
       },
@@ -102,32 +102,32 @@ export class GatewayMetrics implements TrailListener {
 
   finished(s: RequestSummary): void {
     const model = s.model ?? "";
-    this.requests.get(s.endpoint, model, s.status).inc();
-    const seconds = s.latencyMs / 1000;
-    this.duration.get(model, s.endpoint).observe(seconds);
-    if (s.streamed) this.openStreams.dec();
-    if (s.status === 429 && !s.record) this.rateLimited.get(s.endpoint).inc();
+    this.requests.child(s.endpoint, model, s.status).value += 1;
+    this.duration.observe(this.duration.child(model, s.endpoint), s.latencyMs / 1000);
+    if (s.streamed) this.openStreams -= 1;
+    if (s.status === 429 && !s.record) this.rateLimited.child(s.endpoint).value += 1;
     const r = s.record;
     if (!r) return;
     const vendor = s.vendor ?? "";
-    this.tokens.get("input", model, vendor).observe(r.input_tokens);
-    this.tokens.get("output", model, vendor).observe(r.output_tokens);
-    if (r.cache_read_tokens > 0) this.tokens.get("cache_read", model, vendor).observe(r.cache_read_tokens);
-    if (r.cache_write_tokens > 0) this.tokens.get("cache_write", model, vendor).observe(r.cache_write_tokens);
-    if (r.cost_usd > 0) this.cost.get(model, r.key_id).inc(r.cost_usd);
+    const tokens = this.tokens;
+    tokens.observe(tokens.child("input", model, vendor), r.input_tokens);
+    tokens.observe(tokens.child("output", model, vendor), r.output_tokens);
+    if (r.cache_read_tokens > 0) tokens.observe(tokens.child("cache_read", model, vendor), r.cache_read_tokens);
+    if (r.cache_write_tokens > 0) tokens.observe(tokens.child("cache_write", model, vendor), r.cache_write_tokens);
+    if (r.cost_usd > 0) this.cost.child(model, r.key_id).value += r.cost_usd;
     if (s.ttftMs !== undefined) {
-      this.ttft.get(model, s.endpoint).observe(s.ttftMs / 1000);
+      this.ttft.observe(this.ttft.child(model, s.endpoint), s.ttftMs / 1000);
       // The pace of generation after the first piece, as the conventions define it: of whole replies only.
-      if (r.output_tokens > 1 && s.status === 200 && !r.aborted) this.tpot.get(model, s.endpoint).observe((s.latencyMs - s.ttftMs) / 1000 / (r.output_tokens - 1));
+      if (r.output_tokens > 1 && s.status === 200 && !r.aborted) this.tpot.observe(this.tpot.child(model, s.endpoint), (s.latencyMs - s.ttftMs) / 1000 / (r.output_tokens - 1));
     }
   }
 
   upstreamError(vendor: string, klass: UpstreamErrorClass): void {
-    this.upstreamErrors.get(vendor, klass).inc();
+    this.upstreamErrors.child(vendor, klass).value += 1;
   }
 
   streamStarted(): void {
-    this.openStreams.inc();
+    this.openStreams += 1;
   }
 
   /** The Prometheus text exposition of every metric. */

@@ -26,6 +26,9 @@ export function secretScrubber(secrets: readonly (string | undefined)[]): (line:
     "(?<=(?:x-api-key|x-goog-api-key|api[-_]key)\\\\?[\"']?\\s*[:=]\\s*\\\\?[\"']?)[^\\s\"'\\\\,]+",
   ];
   const re = new RegExp(patterns.join("|"), "gi");
-  // A line with no candidate at all (nearly every line) costs one scan and no copy.
-  return (line) => line.replace(re, "[redacted]");
+  // The lookbehinds make the full expression slow to run over a line (some microseconds); a
+  // plain alternation of what every match starts with or follows rules out nearly every line
+  // first, in a fraction of that.
+  const candidate = new RegExp([...known, literal(KEY_PREFIX), "bearer", "api[-_]key"].join("|"), "i");
+  return (line) => (candidate.test(line) ? line.replace(re, "[redacted]") : line);
 }
