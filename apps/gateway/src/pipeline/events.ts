@@ -10,6 +10,8 @@ import type { RequestContext } from "./context";
 export interface PipelineHooks {
   /** A request arrived (before authentication). */
   onStart?(ctx: RequestContext): void;
+  /** The request's key was accepted: its id (never its secret). */
+  onAuthenticated?(ctx: RequestContext, keyId: string): void;
   /** An upstream call is about to be made. */
   onAttempt?(ctx: RequestContext, target: Target, attempt: number): void;
   /** The upstream answered: its status, and when (ms since the request arrived). */

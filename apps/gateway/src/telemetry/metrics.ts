@@ -60,7 +60,7 @@ export class GatewayMetrics implements TrailListener {
     this.requests = new LightCounter("turnpike_requests_total", "Requests finished, by the status the client saw (model empty: refused before one was chosen).", ["endpoint", "model", "status"], r);
     this.cost = new LightCounter("turnpike_cost_usd_total", "Cost billed in US dollars, by model and key id.", ["model", "key_id"], r);
     this.upstreamErrors = new LightCounter("turnpike_upstream_errors_total", "Upstream attempts that failed, by vendor and class.", ["vendor", "class"], r);
-    this.rateLimited = new LightCounter("turnpike_rate_limited_total", "Requests refused with a 429 by Turnpike itself (a key's limits, or failed-authentication lockout).", ["endpoint"], r);
+    this.rateLimited = new LightCounter("turnpike_rate_limited_total", "Requests refused with a 429 by Turnpike itself: a key's limits (by key id), or failed-authentication lockout (no key id).", ["endpoint", "key_id"], r);
     const metrics = this;
     new Gauge({
       name: "turnpike_open_streams",
@@ -105,7 +105,7 @@ export class GatewayMetrics implements TrailListener {
     this.requests.child(s.endpoint, model, s.status).value += 1;
     this.duration.observe(this.duration.child(model, s.endpoint), s.latencyMs / 1000);
     if (s.streamed) this.openStreams -= 1;
-    if (s.status === 429 && !s.record) this.rateLimited.child(s.endpoint).value += 1;
+    if (s.status === 429 && !s.record) this.rateLimited.child(s.endpoint, s.keyId ?? "").value += 1;
     const r = s.record;
     if (!r) return;
     const vendor = s.vendor ?? "";

@@ -6,7 +6,7 @@ export function requestLogFields(s: RequestSummary): LogFields {
   const r = s.record;
   return {
     request_id: s.ctx.id,
-    key_id: r?.key_id,
+    key_id: s.keyId,
     endpoint: s.endpoint,
     model: s.model,
     vendor: s.vendor,

@@ -37,6 +37,8 @@ export interface RequestSummary {
   status: number;
   /** The usage record, for a request that reached an upstream. */
   record: UsageRecord | undefined;
+  /** The id of the request's key, once it was accepted. */
+  keyId: string | undefined;
   /** The catalog model and vendor of the last upstream attempt (undefined: none was made). */
   model: string | undefined;
   vendor: string | undefined;
@@ -55,6 +57,7 @@ export interface TrailListener {
 }
 
 interface Trail {
+  keyId: string | undefined;
   target: Target | undefined;
   attempts: number;
   ttftMs: number | undefined;
@@ -81,7 +84,12 @@ export class RequestTrail implements PipelineHooks {
   constructor(private readonly listeners: readonly TrailListener[]) {}
 
   onStart(ctx: RequestContext): void {
-    this.live.set(ctx, { target: undefined, attempts: 0, ttftMs: undefined, streamed: false });
+    this.live.set(ctx, { keyId: undefined, target: undefined, attempts: 0, ttftMs: undefined, streamed: false });
+  }
+
+  onAuthenticated(ctx: RequestContext, keyId: string): void {
+    const t = this.live.get(ctx);
+    if (t) t.keyId = keyId;
   }
 
   onAttempt(ctx: RequestContext, target: Target, attempt: number): void {
@@ -121,6 +129,7 @@ export class RequestTrail implements PipelineHooks {
       endpoint: endpointOf(ctx, record),
       status,
       record,
+      keyId: record?.key_id ?? t?.keyId,
       model: record?.model ?? t?.target?.entry.id,
       vendor,
       attempts: t?.attempts ?? 0,

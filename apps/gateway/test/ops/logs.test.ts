@@ -114,6 +114,8 @@ describe("the request log", () => {
     expect(typeof ok.time).toBe("string");
     expect(byId.get(requests[2]!.id)).toMatchObject({ status: 401, attempts: 0, endpoint: "chat" });
     expect(byId.get(requests[2]!.id)!.key_id).toBeUndefined();
+    // A key refused by its vendor's upstream, or by Turnpike's limits after it was accepted, is named.
+    expect(byId.get(requests[4]!.id)).toMatchObject({ status: 401, upstream_status: 401, key_id: ok.key_id });
     expect(byId.get(requests[5]!.id)).toMatchObject({ status: 500, upstream_status: 500, vendor: "beta" });
     expect(byId.get(requests[6]!.id)).toMatchObject({ status: 502, upstream_status: 0, vendor: "alpha", model: "alpha-haiku-4-5" });
   });

@@ -83,7 +83,7 @@ describe("GET /metrics", () => {
     });
     const errors = Object.fromEntries(samplesOf(m, "turnpike_upstream_errors_total").map((s) => [`${s.labels.vendor} ${s.labels.class}`, s.value]));
     expect(errors).toEqual({ "alpha server": 1, "beta malformed": 1, "delta unreachable": 1 });
-    expect(sampleValue(m, "turnpike_rate_limited_total", { endpoint: "chat" })).toBe(1);
+    expect(samplesOf(m, "turnpike_rate_limited_total").map((s) => [s.labels, s.value])).toEqual([[{ endpoint: "chat", key_id: limited.id }, 1]]);
     expect(sampleValue(m, "turnpike_open_streams")).toBe(0);
     expect(sampleValue(m, "turnpike_ledger_pending")).toBe(0);
     // Both streams were timed to their first piece; only the whole one gives a pace per token.
