@@ -61,7 +61,13 @@ let stdout: pino.DestinationStream | undefined;
 function standardOutput(): pino.DestinationStream {
   if (stdout) return stdout;
   const out = pino.destination({ dest: 1, sync: false });
-  process.on("exit", () => out.flushSync());
+  process.on("exit", () => {
+    try {
+      out.flushSync();
+    } catch {
+      // Standard output is gone (a closed pipe): nothing more can be written anywhere.
+    }
+  });
   stdout = out;
   return out;
 }
