@@ -4,8 +4,11 @@ import { adminModule } from "./modules/admin";
 import { chatModule } from "./modules/chat";
 import { dashboardModule } from "./modules/dashboard";
 import { healthModule } from "./modules/health";
+import { docsModule } from "./modules/docs";
 import { messagesModule } from "./modules/messages";
+import { metricsModule } from "./modules/metrics";
 import { modelsModule } from "./modules/models";
+import { openapiModule } from "./modules/openapi";
 import { responsesModule } from "./modules/responses";
 import { errorsPlugin } from "./plugins/errors";
 
@@ -29,6 +32,9 @@ export const createApp = (deps: GatewayDeps) =>
     .use(chatModule(deps))
     .use(responsesModule(deps))
     .use(adminModule(deps))
+    .use(metricsModule(deps))
+    .use(openapiModule(deps))
+    .use(docsModule())
     .use(dashboardModule());
 
 export type App = ReturnType<typeof createApp>;

@@ -1,6 +1,7 @@
 import { countTextTokens, countTokens } from "@turnpike/providers";
 import { startSimulator, type Simulator } from "@turnpike/simulator";
 import { randomBytes } from "node:crypto";
+import type { DestinationStream } from "pino";
 import { createApp } from "./app";
 import type { Config } from "./config";
 import type { GatewayDeps } from "./deps";
@@ -10,7 +11,11 @@ import { buildCatalog } from "./routing/catalog";
 import { buildUpstreams, vendorsNeedingSimulator } from "./routing/upstreams";
 import { openBackends } from "./state/open-backends";
 import type { Store } from "./state/store";
-import { consoleLogger, type Logger } from "./telemetry/logger";
+import { pinoLogger, type Logger } from "./telemetry/logger";
+import { GatewayMetrics } from "./telemetry/metrics";
+import { requestLog } from "./telemetry/request-log";
+import { RequestTrail } from "./telemetry/request-trail";
+import { startTracing } from "./telemetry/tracing";
 
 export interface Gateway {
   app: ReturnType<typeof createApp>;
@@ -35,6 +40,8 @@ export interface BootOptions {
   /** Make a first key when the store has none (default true). */
   firstKey?: boolean;
   logger?: Logger;
+  /** Where the JSON log lines go (tests read them); standard output by default. */
+  logDestination?: DestinationStream;
   /** Subscribers to the pipeline's lifecycle events. */
   hooks?: PipelineHooks[];
 }
@@ -46,7 +53,11 @@ export interface BootOptions {
 export async function bootGateway(config: Config, opts: BootOptions = {}): Promise<Gateway> {
   const catalog = buildCatalog(config.models, config.vendors);
   const now = opts.now ?? Date.now;
-  const logger = opts.logger ?? consoleLogger();
+  const adminKey = config.adminKey ?? "sk-admin-" + randomBytes(24).toString("base64url");
+  const generatedAdminKey = config.adminKey ? undefined : adminKey;
+  // Every secret the gateway holds is blanked out of any line that would carry it.
+  const secrets = [adminKey, config.ops.metricsKey, ...config.vendors.map((v) => v.apiKey)];
+  const logger = opts.logger ?? pinoLogger({ level: config.ops.logLevel, format: config.ops.logFormat, secrets, destination: opts.logDestination });
   // SQLite and in-process counters, or PostgreSQL and Redis (README "Running several instances").
   const state = await openBackends(config, { store: opts.store, now, logger });
   const { store, spend, ledger } = state;
@@ -55,8 +66,6 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
   // Capturing what the gateway sent upstream costs a parse per request: tests only.
   const simulator = simulated.length ? await startSimulator({ port: 0, hostname: "127.0.0.1", captureLimit: opts.captureUpstream ? 100 : 0 }) : undefined;
   const upstreams = buildUpstreams(config.vendors, simulator?.url);
-  const adminKey = config.adminKey ?? "sk-admin-" + randomBytes(24).toString("base64url");
-  const generatedAdminKey = config.adminKey ? undefined : adminKey;
   let firstKey: Gateway["firstKey"];
   // Under a cluster-wide lock: instances starting together on an empty store make one key, not one each.
   await state.exclusive(async () => {
@@ -65,6 +74,10 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
       firstKey = { id: record.id, secret };
     }
   });
+  const metrics = new GatewayMetrics({ ledgerPending: () => ledger.size, processMetrics: true });
+  const tracing = await startTracing(config.ops);
+  // The request log and the metrics read one trail of each request; tracing keeps its own spans.
+  const hooks = [new RequestTrail([metrics, requestLog(logger)]), ...(tracing ? [tracing.hooks] : []), ...(opts.hooks ?? [])];
   const deps: GatewayDeps = {
     config,
     catalog,
@@ -83,7 +96,8 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
     countPrompt: countTokens,
     adminKey,
     logger,
-    hooks: opts.hooks ?? [],
+    metrics,
+    hooks,
     backends: state.backends,
   };
   const app = createApp(deps);
@@ -107,6 +121,7 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
       await app.stop?.();
       await simulator?.stop();
       await state.close();
+      await tracing?.shutdown();
     },
   };
 }

@@ -28,6 +28,26 @@ export interface Config {
   scaleOut: ScaleOutConfig;
   /** Days a stored Responses-format reply is kept (`TURNPIKE_RESPONSES_RETENTION_DAYS`, default 30). */
   responsesRetentionDays: number;
+  /** Metrics, logs and traces (README "Metrics", "Logging", "Tracing"). */
+  ops: OpsConfig;
+}
+
+export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+export const LOG_FORMATS = ["json", "pretty"] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
+export interface OpsConfig {
+  /** `TURNPIKE_METRICS_KEY`: the bearer secret `GET /metrics` asks for; unset = open. */
+  metricsKey: string | undefined;
+  /** `TURNPIKE_LOG_LEVEL` (default `info`: one line per request). */
+  logLevel: LogLevel;
+  /** `TURNPIKE_LOG_FORMAT`: JSON lines (default) or `pretty` for a terminal. */
+  logFormat: LogFormat;
+  /** `OTEL_EXPORTER_OTLP_ENDPOINT`: where traces go over OTLP/HTTP; unset = no tracing at all. */
+  otlpEndpoint: string | undefined;
+  /** `OTEL_SERVICE_NAME` (default `turnpike`). */
+  serviceName: string;
 }
 
 export interface ScaleOutConfig {
@@ -140,6 +160,25 @@ export function loadConfig(env: Env = process.env): Config {
     trustedProxies: parseTrustedProxies(env.TURNPIKE_TRUSTED_PROXIES ?? ""),
     scaleOut: scaleOutConfig(env),
     responsesRetentionDays: positiveNumber(env.TURNPIKE_RESPONSES_RETENTION_DAYS, 30, "TURNPIKE_RESPONSES_RETENTION_DAYS"),
+    ops: opsConfig(env),
+  };
+}
+
+function oneOf<T extends string>(raw: string | undefined, allowed: readonly T[], fallback: T, name: string): T {
+  const v = raw || fallback;
+  if (!allowed.some((a) => a === v)) throw new Error(`${name} must be one of ${allowed.join(", ")}, got ${JSON.stringify(raw)}`);
+  return v as T; // checked against the list just above
+}
+
+function opsConfig(env: Env): OpsConfig {
+  const otlp = env.OTEL_EXPORTER_OTLP_ENDPOINT || undefined;
+  if (otlp && !/^https?:\/\//.test(otlp)) throw new Error(`OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL, got ${JSON.stringify(otlp)}`);
+  return {
+    metricsKey: env.TURNPIKE_METRICS_KEY || undefined,
+    logLevel: oneOf(env.TURNPIKE_LOG_LEVEL?.toLowerCase(), LOG_LEVELS, "info", "TURNPIKE_LOG_LEVEL"),
+    logFormat: oneOf(env.TURNPIKE_LOG_FORMAT?.toLowerCase(), LOG_FORMATS, "json", "TURNPIKE_LOG_FORMAT"),
+    otlpEndpoint: otlp,
+    serviceName: env.OTEL_SERVICE_NAME || "turnpike",
   };
 }
 

@@ -13,6 +13,7 @@ import type { SignatureStore } from "./state/signature-store";
 import type { SpendStore } from "./state/spend-store";
 import type { Store } from "./state/store";
 import type { Logger } from "./telemetry/logger";
+import type { GatewayMetrics } from "./telemetry/metrics";
 
 /**
  * Everything the app needs, passed in (docs/style.md rule 6): tests build their own. Every piece
@@ -44,6 +45,8 @@ export interface GatewayDeps {
   /** Bearer secret of the admin API. */
   adminKey: string;
   logger: Logger;
+  /** The Prometheus metrics (`GET /metrics`), fed through `hooks`. */
+  metrics: GatewayMetrics;
   /** Subscribers to the pipeline's lifecycle events. */
   hooks: readonly PipelineHooks[];
   /** Which back ends this instance runs on and whether they answer (`GET /ready`); absent = embedded. */

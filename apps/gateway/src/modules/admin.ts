@@ -10,12 +10,13 @@ import { readJsonObject, invalid } from "../pipeline/read-body";
 import { PROMPT_CACHE_MODES } from "../routing/catalog";
 import { newRequestId } from "../pipeline/request-id";
 import { errorResponse, toGatewayError } from "../pipeline/respond";
+import type { AdminKey } from "../openapi/admin-schemas";
 import type { KeyRecord, UsageFilter, UsageGroup, UsageRecord } from "../state/store";
 import { modelEntry } from "./models";
 import { requestLine, SERIES_BY, type SeriesBy, seriesRange, toSeries } from "./usage-series";
 
 /** A key as the admin API shows it: never the secret, never its hash. */
-export function publicKey(k: KeyRecord, spentUsd?: number) {
+export function publicKey(k: KeyRecord, spentUsd?: number): AdminKey {
   return {
     id: k.id,
     name: k.name,

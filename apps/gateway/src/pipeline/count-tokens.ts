@@ -63,6 +63,7 @@ export async function handleCountTokens(deps: GatewayDeps, request: Request, ser
   let admitted: Admitted | undefined;
   try {
     const key = await authenticate(deps, ctx);
+    emit(deps.hooks, "onAuthenticated", ctx, key.id);
     const { value, size } = await readJsonBody(request, deps.config.maxBodyBytes);
     const counted = route.read(value);
     const target = resolve(deps, key, counted.model);

@@ -10,10 +10,16 @@ import type { RequestContext } from "./context";
 export interface PipelineHooks {
   /** A request arrived (before authentication). */
   onStart?(ctx: RequestContext): void;
+  /** The request's key was accepted: its id (never its secret). */
+  onAuthenticated?(ctx: RequestContext, keyId: string): void;
   /** An upstream call is about to be made. */
   onAttempt?(ctx: RequestContext, target: Target, attempt: number): void;
   /** The upstream answered: its status, and when (ms since the request arrived). */
   onUpstreamResponse?(ctx: RequestContext, status: number, ms: number): void;
+  /** A streamed reply began to flow to the client (it is open until onFinish). */
+  onStreamStart?(ctx: RequestContext): void;
+  /** The first piece of a streamed reply went to the client (ms since the request arrived). */
+  onFirstToken?(ctx: RequestContext, ms: number): void;
   /** The request ended: the status the client saw, and its usage record if it reached an upstream. */
   onFinish?(ctx: RequestContext, status: number, record: UsageRecord | undefined): void;
 }

@@ -30,6 +30,7 @@ export async function handleInference(deps: GatewayDeps, request: Request, forma
   let upstreamStatus = 0;
   try {
     const key = await authenticate(deps, ctx);
+    emit(deps.hooks, "onAuthenticated", ctx, key.id);
     const { request: validated, size } = await validate(ctx, deps.config.maxBodyBytes);
     const client = await recall(deps, key, validated);
     const target = resolve(deps, key, client.model);

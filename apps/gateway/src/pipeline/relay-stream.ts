@@ -16,6 +16,8 @@ export interface RelayOptions {
   requestId: string;
   /** A quiet stream gets a keep-alive after this long (proxies and clients cut idle streams). */
   keepAliveMs: number;
+  /** Called once, when the first piece goes to the client (time to first token). */
+  onFirstPiece?: () => void;
   /** Called once; a stream is closed for the client only after its promise settles (the usage commit). */
   onEnd: (how: StreamEnd) => Promise<void> | void;
 }
@@ -53,6 +55,7 @@ export function relayStream(source: ReadableStream<Uint8Array>, opts: RelayOptio
   let ended = false;
   // Set once the terminal frame is out: nothing is written after it.
   let closed = false;
+  let sentAny = false;
   const end = async (how: StreamEnd): Promise<void> => {
     if (ended) return;
     ended = true;
@@ -113,6 +116,10 @@ export function relayStream(source: ReadableStream<Uint8Array>, opts: RelayOptio
             last = Date.now();
             const pieces = collect((out) => opts.tap.push(value, out));
             const terminated = opts.tap.terminated?.() ?? false;
+            if (pieces.length && !sentAny) {
+              sentAny = true;
+              opts.onFirstPiece?.();
+            }
             for (const piece of pieces) {
               written = true;
               // The chunk that carried the terminal frame: relayed up to its end, nothing after.

@@ -5,6 +5,7 @@ import type { RequestContext } from "./context";
 import { firstFrameGuard } from "./first-frame-guard";
 import { sseLineGate } from "./sse-line-gate";
 import { HEADER, SSE_HEADERS } from "./headers";
+import { emit } from "./events";
 import { errorResponse } from "./respond";
 import { usageLooksTrue, usageTextLooksTrue } from "./usage-audit";
 import type { Ending } from "./meter";
@@ -152,6 +153,7 @@ export async function relay(
     logger: deps.logger,
     requestId: ctx.id,
     keepAliveMs: deps.config.keepAliveSeconds * 1000,
+    onFirstPiece: () => emit(deps.hooks, "onFirstToken", ctx, performance.now() - ctx.started),
     onEnd: (how) => {
       switch (how) {
         case "complete": {
@@ -173,6 +175,7 @@ export async function relay(
       }
     },
   });
+  emit(deps.hooks, "onStreamStart", ctx);
   for (const [k, v] of Object.entries(SSE_HEADERS)) headers.set(k, v);
   // A stream may be quiet for long stretches (thinking); Bun counts only reads as activity, so
   // its idle timeout would cut it whatever we write: lift it for this request alone

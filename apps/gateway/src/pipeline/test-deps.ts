@@ -21,6 +21,7 @@ import { MemorySpendStore } from "../state/spend-store";
 import { SqliteStore } from "../state/sqlite-store";
 import type { KeyRecord } from "../state/store";
 import { memoryLogger } from "../telemetry/logger";
+import { GatewayMetrics } from "../telemetry/metrics";
 import type { RequestContext } from "./context";
 import type { PipelineHooks } from "./events";
 
@@ -106,6 +107,7 @@ export async function testDeps(opts: TestDepsOptions = {}): Promise<TestDeps> {
   const store = new SqliteStore(":memory:");
   const keys = new KeyService(await StoreKeyDirectory.load(store), clock.now);
   const fake = fakeFetch(opts.fetch ?? (() => json({ error: "no fetch handler in this test" }, 500)));
+  const ledger = new GroupCommitLedger(store);
   const deps: GatewayDeps = {
     config,
     catalog: buildCatalog([], config.vendors),
@@ -114,7 +116,7 @@ export async function testDeps(opts: TestDepsOptions = {}): Promise<TestDeps> {
     limiter: new MemoryLimiterStore(clock.now),
     spend: await MemorySpendStore.load(store, clock.now),
     authFailures: new MemoryAuthFailures(opts.maxAuthFailures ?? 30, 60_000, clock.now),
-    ledger: new GroupCommitLedger(store),
+    ledger,
     signatures: new MemorySignatures(100),
     responses: store.responseStore(),
     upstreams: buildUpstreams(config.vendors, SIM_URL),
@@ -124,6 +126,7 @@ export async function testDeps(opts: TestDepsOptions = {}): Promise<TestDeps> {
     countPrompt: countTokens,
     adminKey: "sk-admin-test-0123456789abcdefghijklmnop",
     logger,
+    metrics: new GatewayMetrics({ ledgerPending: () => ledger.size, processMetrics: false }),
     hooks: opts.hooks ?? [],
   };
   return {

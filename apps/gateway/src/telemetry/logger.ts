@@ -1,5 +1,9 @@
+import pino, { type DestinationStream } from "pino";
+import type { LogFormat, LogLevel } from "../config";
+import { secretScrubber } from "./scrub-secrets";
+
 /** Fields of a log line: the request id and whatever else tells what happened (never a secret). */
-export type LogFields = Record<string, string | number | boolean | undefined>;
+export type LogFields = Record<string, string | number | boolean | null | undefined>;
 
 /** The one logger of the gateway: the pipeline and the servers log through it, never `console` directly. */
 export interface Logger {
@@ -8,20 +12,92 @@ export interface Logger {
   info(message: string, fields?: LogFields): void;
 }
 
+export interface LoggerOptions {
+  level: LogLevel;
+  format: LogFormat;
+  /** Values that must never be written (the admin key, vendor keys, the metrics key). */
+  secrets: readonly (string | undefined)[];
+  /** Where lines go (tests capture them); standard output by default. */
+  destination?: DestinationStream;
+}
+
+const NO_FIELDS: LogFields = Object.freeze({});
+
+/** An error as log fields: its message and stack, never the object (which may hold a request). */
+function errorFields(error: unknown): LogFields {
+  if (error instanceof Error) return { err_message: error.message, err_stack: error.stack };
+  return { err_message: String(error) };
+}
+
+/**
+ * JSON lines through pino (`time` as ISO 8601, `level` as its name, `msg`), or pino-pretty's
+ * colored lines for a terminal. Every line passes the secret scrubber as the last step before it
+ * is written, whatever field or message carried the secret.
+ */
+export function pinoLogger(opts: LoggerOptions): Logger {
+  const scrub = secretScrubber(opts.secrets);
+  const options: pino.LoggerOptions = {
+    level: opts.level,
+    base: undefined,
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label) => ({ level: label }) },
+    hooks: { streamWrite: scrub },
+  };
+  const log = pino(options, destinationFor(opts.format, opts.destination));
+  return {
+    error: (message, fields, error) => log.error(error === undefined ? (fields ?? NO_FIELDS) : { ...fields, ...errorFields(error) }, message),
+    warn: (message, fields) => log.warn(fields ?? NO_FIELDS, message),
+    info: (message, fields) => log.info(fields ?? NO_FIELDS, message),
+  };
+}
+
+let stdout: pino.DestinationStream | undefined;
+
+/**
+ * Standard output, written asynchronously: a line waits for no write to finish, and lines that
+ * arrive while one is being written go out together (under load, one write serves many
+ * requests). One per process, flushed when the process exits.
+ */
+function standardOutput(): pino.DestinationStream {
+  if (stdout) return stdout;
+  const out = pino.destination({ dest: 1, sync: false });
+  process.on("exit", () => {
+    try {
+      out.flushSync();
+    } catch {
+      // Standard output is gone (a closed pipe): nothing more can be written anywhere.
+    }
+  });
+  stdout = out;
+  return out;
+}
+
+/**
+ * pino-pretty as an in-process stream: pino's transports run in a worker thread, which a single
+ * log line per request does not need (and which Bun's workers make slower to start).
+ */
+function destinationFor(format: LogFormat, destination: DestinationStream | undefined): DestinationStream | undefined {
+  switch (format) {
+    case "json":
+      return destination ?? standardOutput();
+    case "pretty": {
+      // Loaded only when asked for: a JSON-logging gateway never reads the module.
+      const { build } = require("pino-pretty") as typeof import("pino-pretty");
+      const colorize = destination === undefined && (process.stdout.isTTY ?? false);
+      return build({ colorize, singleLine: true, translateTime: "SYS:HH:MM:ss.l", sync: true, ...(destination ? { destination } : {}) });
+    }
+    default: {
+      const never: never = format;
+      return never;
+    }
+  }
+}
+
 function line(level: string, message: string, fields: LogFields | undefined, error?: unknown): string {
   const parts = [`turnpike ${level}: ${message}`];
   for (const [k, v] of Object.entries(fields ?? {})) if (v !== undefined) parts.push(`${k}=${v}`);
   if (error !== undefined) parts.push(error instanceof Error ? `error=${error.stack ?? error.message}` : `error=${String(error)}`);
   return parts.join(" ");
-}
-
-/** Lines on standard error (info on standard output), `key=value` fields after the message. */
-export function consoleLogger(): Logger {
-  return {
-    error: (message, fields, error) => console.error(line("error", message, fields, error)),
-    warn: (message, fields) => console.error(line("warn", message, fields)),
-    info: (message, fields) => console.log(line("info", message, fields)),
-  };
 }
 
 /** A logger that keeps its lines (tests). */

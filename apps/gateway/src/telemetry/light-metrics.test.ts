@@ -1,0 +1,34 @@
+import { describe, expect, test } from "bun:test";
+import { Registry } from "prom-client";
+import { LightCounter, LightHistogram } from "./light-metrics";
+
+describe("light metrics, rendered by prom-client's registry", () => {
+  test("a histogram: cumulative buckets (a bound holds the values equal to it), +Inf, sum and count per label set", async () => {
+    const registry = new Registry();
+    const h = new LightHistogram("wait_seconds", "How long.", ["route"], [0.01, 1], registry);
+    for (const v of [0.005, 0.01, 0.5, 100]) h.observe(h.child("a"), v);
+    h.observe(h.child("b"), 2);
+    const text = await registry.metrics();
+    expect(text).toContain("# TYPE wait_seconds histogram");
+    expect(text).toContain('wait_seconds_bucket{route="a",le="0.01"} 2');
+    expect(text).toContain('wait_seconds_bucket{route="a",le="1"} 3');
+    expect(text).toContain('wait_seconds_bucket{route="a",le="+Inf"} 4');
+    expect(text).toContain('wait_seconds_sum{route="a"} 100.515');
+    expect(text).toContain('wait_seconds_count{route="a"} 4');
+    expect(text).toContain('wait_seconds_bucket{route="b",le="1"} 0');
+    expect(text).toContain('wait_seconds_count{route="b"} 1');
+  });
+
+  test("a counter: one child per label set, the same child for the same values (a number stays one label value)", async () => {
+    const registry = new Registry();
+    const c = new LightCounter("calls_total", "Calls.", ["route", "status"], registry);
+    c.child("chat", 200).value += 1;
+    c.child("chat", 200).value += 2;
+    c.child("chat", 429).value += 1;
+    expect(c.child("chat", 200)).toBe(c.child("chat", 200));
+    const text = await registry.metrics();
+    expect(text).toContain("# TYPE calls_total counter");
+    expect(text).toContain('calls_total{route="chat",status="200"} 3');
+    expect(text).toContain('calls_total{route="chat",status="429"} 1');
+  });
+});

@@ -1,0 +1,141 @@
+import { Gauge, Registry, collectDefaultMetrics } from "prom-client";
+import { LightCounter, LightHistogram } from "./light-metrics";
+import type { RequestSummary, TrailListener, UpstreamErrorClass } from "./request-trail";
+
+/**
+ * Bucket bounds advised by the OpenTelemetry GenAI semantic conventions for each instrument
+ * (docs/operations.md, "Metrics"), so that dashboards built for those conventions read ours.
+ */
+const BUCKETS = {
+  tokens: [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864],
+  duration: [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92],
+  ttft: [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10],
+  tpot: [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5],
+};
+
+export const BREAKER_STATES = ["closed", "half_open", "open"] as const;
+export type BreakerState = (typeof BREAKER_STATES)[number];
+
+/** One deployment's circuit breaker as the routing code reports it at scrape time. */
+export interface BreakerReading {
+  deployment: string;
+  model: string;
+  state: BreakerState;
+}
+
+/** What the metrics need besides the pipeline's events, read only when scraped. */
+export interface MetricsSources {
+  /** Usage records handed to the ledger and not yet committed. */
+  ledgerPending: () => number;
+  /** Also the runtime's own metrics (memory, CPU, event-loop lag): on for a gateway, off for unit tests. */
+  processMetrics: boolean;
+}
+
+/**
+ * The gateway's Prometheus metrics (`GET /metrics`), fed by the request trail. Names follow the
+ * OpenTelemetry GenAI conventions where they exist, `turnpike_*` elsewhere. Each instance has its
+ * own registry (several gateways can live in one process, as in the tests).
+ */
+export class GatewayMetrics implements TrailListener {
+  readonly registry = new Registry();
+  private readonly breakerSources: (() => Iterable<BreakerReading>)[] = [];
+  private readonly tokens: LightHistogram;
+  private readonly duration: LightHistogram;
+  private readonly ttft: LightHistogram;
+  private readonly tpot: LightHistogram;
+  private readonly requests: LightCounter;
+  private readonly cost: LightCounter;
+  private readonly upstreamErrors: LightCounter;
+  private readonly rateLimited: LightCounter;
+  /** Streams flowing now: a plain number, read by its gauge when scraped. */
+  private openStreams = 0;
+
+  constructor(sources: MetricsSources) {
+    const r = this.registry;
+    if (sources.processMetrics) collectDefaultMetrics({ register: r });
+    this.tokens = new LightHistogram("gen_ai_client_token_usage", "Tokens used per request, by token type (input, output, cache_read, cache_write).", ["token_type", "model", "vendor"], BUCKETS.tokens, r);
+    this.duration = new LightHistogram("gen_ai_server_request_duration_seconds", "Time from a request's arrival to its end (a stream's last byte).", ["model", "endpoint"], BUCKETS.duration, r);
+    this.ttft = new LightHistogram("gen_ai_server_time_to_first_token_seconds", "Time from a streamed request's arrival to its first piece of reply.", ["model", "endpoint"], BUCKETS.ttft, r);
+    this.tpot = new LightHistogram("gen_ai_server_time_per_output_token_seconds", "Time per output token after the first, of a whole streamed reply.", ["model", "endpoint"], BUCKETS.tpot, r);
+    this.requests = new LightCounter("turnpike_requests_total", "Requests finished, by the status the client saw (model empty: refused before one was chosen).", ["endpoint", "model", "status"], r);
+    this.cost = new LightCounter("turnpike_cost_usd_total", "Cost billed in US dollars, by model and key id.", ["model", "key_id"], r);
+    this.upstreamErrors = new LightCounter("turnpike_upstream_errors_total", "Upstream attempts that failed, by vendor and class.", ["vendor", "class"], r);
+    this.rateLimited = new LightCounter("turnpike_rate_limited_total", "Requests refused with a 429 by Turnpike itself: a key's limits (by key id), or failed-authentication lockout (no key id).", ["endpoint", "key_id"], r);
+    const metrics = this;
+    new Gauge({
+      name: "turnpike_open_streams",
+      help: "Streamed replies flowing to clients now.",
+      registers: [r],
+      collect() {
+        this.set(metrics.openStreams);
+      },
+    });
+    new Gauge({
+      name: "turnpike_ledger_pending",
+      help: "Usage records handed to the ledger and not yet committed.",
+      registers: [r],
+      collect() {
+        this.set(sources.ledgerPending());
+      },
+    });
+    new Gauge({
+      name: "turnpike_deployment_breaker_state",
+      help: "Each deployment's circuit breaker: 1 on its current state, 0 on the others.",
+      labelNames: ["deployment", "model", "state"],
+      registers: [r],
+      collect() {
+        this.reset();
+        for (const read of metrics.breakerSources) {
+          for (const b of read()) for (const s of BREAKER_STATES) this.labels(b.deployment, b.model, s).set(s === b.state ? 1 : 0);
+        }
+      },
+    });
+  }
+
+  /**
+   * The seam for deployments' circuit breakers: the routing code registers a reader of their
+   * states once, and every scrape reads it (nothing is paid per request).
+   */
+  watchBreakers(read: () => Iterable<BreakerReading>): void {
+    this.breakerSources.push(read);
+  }
+
+  finished(s: RequestSummary): void {
+    const model = s.model ?? "";
+    this.requests.child(s.endpoint, model, s.status).value += 1;
+    this.duration.observe(this.duration.child(model, s.endpoint), s.latencyMs / 1000);
+    if (s.streamed) this.openStreams -= 1;
+    if (s.status === 429 && !s.record) this.rateLimited.child(s.endpoint, s.keyId ?? "").value += 1;
+    const r = s.record;
+    if (!r) return;
+    const vendor = s.vendor ?? "";
+    const tokens = this.tokens;
+    tokens.observe(tokens.child("input", model, vendor), r.input_tokens);
+    tokens.observe(tokens.child("output", model, vendor), r.output_tokens);
+    if (r.cache_read_tokens > 0) tokens.observe(tokens.child("cache_read", model, vendor), r.cache_read_tokens);
+    if (r.cache_write_tokens > 0) tokens.observe(tokens.child("cache_write", model, vendor), r.cache_write_tokens);
+    if (r.cost_usd > 0) this.cost.child(model, r.key_id).value += r.cost_usd;
+    if (s.ttftMs !== undefined) {
+      this.ttft.observe(this.ttft.child(model, s.endpoint), s.ttftMs / 1000);
+      // The pace of generation after the first piece, as the conventions define it: of whole replies only.
+      if (r.output_tokens > 1 && s.status === 200 && !r.aborted) this.tpot.observe(this.tpot.child(model, s.endpoint), (s.latencyMs - s.ttftMs) / 1000 / (r.output_tokens - 1));
+    }
+  }
+
+  upstreamError(vendor: string, klass: UpstreamErrorClass): void {
+    this.upstreamErrors.child(vendor, klass).value += 1;
+  }
+
+  streamStarted(): void {
+    this.openStreams += 1;
+  }
+
+  /** The Prometheus text exposition of every metric. */
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}

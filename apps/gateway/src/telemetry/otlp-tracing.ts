@@ -1,0 +1,90 @@
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span, type TextMapGetter, type Tracer } from "@opentelemetry/api";
+import { W3CTraceContextPropagator } from "@opentelemetry/core";
+import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { resourceFromAttributes } from "@opentelemetry/resources";
+import { BatchSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
+import type { RequestContext } from "../pipeline/context";
+import type { PipelineHooks } from "../pipeline/events";
+import type { Target } from "../protocols";
+import type { UsageRecord } from "../state/store";
+import { ATTR, requestAttributes, usageAttributes } from "./span-attributes";
+import type { Tracing } from "./tracing";
+
+const headerGetter: TextMapGetter<Headers> = {
+  get: (headers, key) => headers.get(key) ?? undefined,
+  keys: (headers) => [...headers.keys()],
+};
+
+interface Spans {
+  root: Span;
+  attempt: Span | undefined;
+}
+
+/**
+ * One span per request (kind server), a child per upstream attempt (kind client), exported in
+ * batches over OTLP/HTTP (JSON) to `<endpoint>/v1/traces`. A request that carries a W3C
+ * `traceparent` joins the caller's trace. Spans are parented by explicit contexts, not by a
+ * global context manager: the pipeline's events say which request they belong to.
+ */
+class OtlpTracer implements PipelineHooks {
+  private readonly live = new WeakMap<RequestContext, Spans>();
+  private readonly propagator = new W3CTraceContextPropagator();
+
+  constructor(private readonly tracer: Tracer) {}
+
+  onStart(ctx: RequestContext): void {
+    const parent = this.propagator.extract(ROOT_CONTEXT, ctx.request.headers, headerGetter);
+    const root = this.tracer.startSpan(
+      ctx.format.endpoint,
+      { kind: SpanKind.SERVER, attributes: { [ATTR.requestId]: ctx.id, [ATTR.operation]: "chat", "http.request.method": ctx.request.method } },
+      parent,
+    );
+    this.live.set(ctx, { root, attempt: undefined });
+  }
+
+  onAttempt(ctx: RequestContext, target: Target, attempt: number): void {
+    const spans = this.live.get(ctx);
+    if (!spans) return;
+    spans.attempt?.end();
+    spans.root.setAttributes(requestAttributes(target));
+    spans.root.updateName(`chat ${target.entry.id}`);
+    spans.attempt = this.tracer.startSpan(
+      `chat ${target.entry.upstream_model}`,
+      { kind: SpanKind.CLIENT, attributes: { ...requestAttributes(target), [ATTR.requestModel]: target.entry.upstream_model, [ATTR.attempt]: attempt } },
+      trace.setSpan(ROOT_CONTEXT, spans.root),
+    );
+  }
+
+  onUpstreamResponse(ctx: RequestContext, status: number): void {
+    const attempt = this.live.get(ctx)?.attempt;
+    if (!attempt) return;
+    attempt.setAttribute("http.response.status_code", status);
+    if (status === 0 || status >= 400) attempt.setStatus({ code: SpanStatusCode.ERROR, message: status === 0 ? "upstream unreachable" : `upstream status ${status}` });
+  }
+
+  onFinish(ctx: RequestContext, status: number, record: UsageRecord | undefined): void {
+    const spans = this.live.get(ctx);
+    if (!spans) return;
+    this.live.delete(ctx);
+    const usage = record ? usageAttributes(record) : {};
+    if (spans.attempt) {
+      spans.attempt.setAttributes(usage);
+      spans.attempt.end();
+    }
+    spans.root.setAttributes({ ...usage, "http.response.status_code": status });
+    if (status >= 500) spans.root.setStatus({ code: SpanStatusCode.ERROR, message: `status ${status}` });
+    spans.root.end();
+  }
+}
+
+export function otlpTracing(endpoint: string, serviceName: string): Tracing {
+  const exporter = new OTLPTraceExporter({ url: `${endpoint.replace(/\/+$/, "")}/v1/traces` });
+  const provider = new TracerProvider({
+    resource: resourceFromAttributes({ "service.name": serviceName }),
+    spanProcessors: [new BatchSpanProcessor({ exporter })],
+  });
+  return {
+    hooks: new OtlpTracer(provider.getTracer("turnpike")),
+    shutdown: () => provider.shutdown(),
+  };
+}

@@ -1,0 +1,37 @@
+import type { Attributes } from "@opentelemetry/api";
+import type { Target } from "../protocols";
+import type { UsageRecord } from "../state/store";
+
+/** Attribute names of the OpenTelemetry GenAI semantic conventions, and Turnpike's own. */
+export const ATTR = {
+  operation: "gen_ai.operation.name",
+  system: "gen_ai.system",
+  provider: "gen_ai.provider.name",
+  requestModel: "gen_ai.request.model",
+  responseModel: "gen_ai.response.model",
+  inputTokens: "gen_ai.usage.input_tokens",
+  outputTokens: "gen_ai.usage.output_tokens",
+  requestId: "turnpike.request_id",
+  attempt: "turnpike.attempt",
+  keyId: "turnpike.key_id",
+  costUsd: "turnpike.cost_usd",
+} as const;
+
+/** What a request asked of which vendor. */
+export function requestAttributes(target: Target): Attributes {
+  const vendor = target.upstream.vendor;
+  // The older name and the newer one: collectors and backends read either.
+  return { [ATTR.system]: vendor, [ATTR.provider]: vendor, [ATTR.requestModel]: target.entry.id };
+}
+
+/** What the usage record says of a finished request. */
+export function usageAttributes(r: UsageRecord): Attributes {
+  const out: Attributes = {
+    [ATTR.inputTokens]: r.input_tokens,
+    [ATTR.outputTokens]: r.output_tokens,
+    [ATTR.keyId]: r.key_id,
+    [ATTR.costUsd]: r.cost_usd,
+  };
+  if (r.upstream_model) out[ATTR.responseModel] = r.upstream_model;
+  return out;
+}

@@ -1,0 +1,151 @@
+/**
+ * `GET /metrics` after a known set of requests: every counter matches the requests made, and the
+ * token and cost totals match the usage records the ledger kept for them.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { ADMIN_KEY, startHarness, type Harness } from "../harness";
+import { parsePrometheus, sampleValue, samplesOf, type Sample } from "./prom-text";
+
+const METRICS_KEY = "metrics-secret-0123456789";
+let h: Harness;
+
+beforeAll(async () => {
+  // delta points at a port nothing listens on (with a key set, so it is not simulated): unreachable.
+  h = await startHarness({ TURNPIKE_METRICS_KEY: METRICS_KEY, DELTA_API_KEY: "sk-fake-delta-0123456789", DELTA_BASE_URL: "http://127.0.0.1:9/v1" });
+});
+afterAll(() => h.close());
+
+async function scrape(): Promise<Sample[]> {
+  const res = await fetch(`${h.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_KEY}` } });
+  expect(res.status).toBe(200);
+  expect(res.headers.get("content-type")).toContain("text/plain");
+  return parsePrometheus(await res.text());
+}
+
+const chat = (model: string, content = "hi", extra: Record<string, unknown> = {}, key?: string) =>
+  h.call("/v1/chat/completions", { method: "POST", ...(key ? { headers: { authorization: `Bearer ${key}` } } : {}), body: JSON.stringify({ model, messages: [{ role: "user", content }], ...extra }) });
+const messages = (model: string, content = "hi") =>
+  h.call("/v1/messages", { method: "POST", dialect: "messages", body: JSON.stringify({ model, max_tokens: 64, messages: [{ role: "user", content }] }) });
+
+interface UsageRow {
+  key_id: string;
+  model: string;
+  endpoint: string;
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  cost_usd: number;
+}
+
+describe("GET /metrics", () => {
+  test("behind TURNPIKE_METRICS_KEY: refused without it, in the chat error shape", async () => {
+    const res = await fetch(`${h.url}/metrics`);
+    expect(res.status).toBe(401);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toContain("TURNPIKE_METRICS_KEY");
+    expect((await fetch(`${h.url}/metrics`, { headers: { authorization: "Bearer wrong" } })).status).toBe(401);
+  });
+
+  test("after a known set of requests, every counter matches them exactly", async () => {
+    const limited = (await (
+      await fetch(`${h.url}/admin/keys`, { method: "POST", headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" }, body: JSON.stringify({ name: "one a minute", rpm: 1 }) })
+    ).json()) as { key: string; id: string };
+    const statuses = [
+      (await chat("beta-5.5")).status,
+      (await chat("beta-5.5", "again")).status,
+      await chat("beta-5.5", "a stream", { stream: true }).then(async (r) => (await r.text(), r.status)),
+      (await messages("alpha-haiku-4-5")).status,
+      (await messages("alpha-haiku-4-5", "fail [sim error=529]")).status,
+      await chat("beta-5.5", "breaks [sim midstream_error]", { stream: true }).then(async (r) => (await r.text(), r.status)),
+      (await chat("delta-m3")).status,
+      (await chat("beta-5.5", "hi", {}, "sk-tp-not-a-key-0123456789")).status,
+      (await chat("no-such-model")).status,
+      (await chat("beta-5.5", "hi", {}, limited.key)).status,
+      (await chat("beta-5.5", "hi", {}, limited.key)).status,
+      (await h.call("/v1/messages/count_tokens", { method: "POST", dialect: "messages", body: JSON.stringify({ model: "alpha-haiku-4-5", messages: [{ role: "user", content: "hi" }] }) })).status,
+    ];
+    expect(statuses).toEqual([200, 200, 200, 200, 529, 200, 502, 401, 404, 200, 429, 200]);
+    const m = await scrape();
+
+    const requests = Object.fromEntries(samplesOf(m, "turnpike_requests_total").map((s) => [`${s.labels.endpoint} ${s.labels.model} ${s.labels.status}`, s.value]));
+    expect(requests).toEqual({
+      "chat beta-5.5 200": 4,
+      "messages alpha-haiku-4-5 200": 1,
+      "messages alpha-haiku-4-5 529": 1,
+      // The broken stream: the client saw it end in an in-band error, recorded as a 502.
+      "chat beta-5.5 502": 1,
+      "chat delta-m3 502": 1,
+      // Refused before a model was chosen: no model label.
+      "chat  401": 1,
+      "chat  404": 1,
+      "chat  429": 1,
+      "count_tokens  200": 1,
+    });
+    const errors = Object.fromEntries(samplesOf(m, "turnpike_upstream_errors_total").map((s) => [`${s.labels.vendor} ${s.labels.class}`, s.value]));
+    expect(errors).toEqual({ "alpha server": 1, "beta malformed": 1, "delta unreachable": 1 });
+    expect(samplesOf(m, "turnpike_rate_limited_total").map((s) => [s.labels, s.value])).toEqual([[{ endpoint: "chat", key_id: limited.id }, 1]]);
+    expect(sampleValue(m, "turnpike_open_streams")).toBe(0);
+    expect(sampleValue(m, "turnpike_ledger_pending")).toBe(0);
+    // Both streams were timed to their first piece; only the whole one gives a pace per token.
+    expect(sampleValue(m, "gen_ai_server_time_to_first_token_seconds_count", { model: "beta-5.5", endpoint: "chat" })).toBe(2);
+    expect(sampleValue(m, "gen_ai_server_time_per_output_token_seconds_count", { model: "beta-5.5", endpoint: "chat" })).toBe(1);
+    expect(sampleValue(m, "gen_ai_server_request_duration_seconds_count", { model: "beta-5.5", endpoint: "chat" })).toBe(5);
+    expect(sampleValue(m, "gen_ai_server_request_duration_seconds_count", { model: "", endpoint: "chat" })).toBe(3);
+    // A histogram's +Inf bucket holds every observation.
+    expect(sampleValue(m, "gen_ai_server_request_duration_seconds_bucket", { model: "beta-5.5", endpoint: "chat", le: "+Inf" })).toBe(5);
+
+    // Tokens and cost: the sums of the usage records the ledger kept.
+    const rows = ((await (await fetch(`${h.url}/admin/usage`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).json()) as { data: UsageRow[] }).data;
+    expect(rows.length).toBe(8);
+    const vendorOf: Record<string, string> = { "beta-5.5": "beta", "alpha-haiku-4-5": "alpha", "delta-m3": "delta" };
+    const tokenSums = new Map<string, { sum: number; count: number }>();
+    const add = (type: string, row: UsageRow, n: number) => {
+      const k = `${type} ${row.model} ${vendorOf[row.model]}`;
+      const t = tokenSums.get(k) ?? { sum: 0, count: 0 };
+      tokenSums.set(k, { sum: t.sum + n, count: t.count + 1 });
+    };
+    for (const r of rows) {
+      add("input", r, r.input_tokens);
+      add("output", r, r.output_tokens);
+      if (r.cache_read_tokens) add("cache_read", r, r.cache_read_tokens);
+      if (r.cache_write_tokens) add("cache_write", r, r.cache_write_tokens);
+    }
+    const sums = Object.fromEntries(samplesOf(m, "gen_ai_client_token_usage_sum").map((s) => [`${s.labels.token_type} ${s.labels.model} ${s.labels.vendor}`, s.value]));
+    const counts = Object.fromEntries(samplesOf(m, "gen_ai_client_token_usage_count").map((s) => [`${s.labels.token_type} ${s.labels.model} ${s.labels.vendor}`, s.value]));
+    expect(sums).toEqual(Object.fromEntries([...tokenSums].map(([k, v]) => [k, v.sum])));
+    expect(counts).toEqual(Object.fromEntries([...tokenSums].map(([k, v]) => [k, v.count])));
+    expect(sums["output beta-5.5 beta"]).toBeGreaterThan(0);
+
+    const costs = samplesOf(m, "turnpike_cost_usd_total");
+    const expected = new Map<string, number>();
+    for (const r of rows) if (r.cost_usd > 0) expected.set(`${r.model} ${r.key_id}`, (expected.get(`${r.model} ${r.key_id}`) ?? 0) + r.cost_usd);
+    expect(costs.map((s) => `${s.labels.model} ${s.labels.key_id}`).sort()).toEqual([...expected.keys()].sort());
+    expect(expected.has(`beta-5.5 ${limited.id}`)).toBe(true);
+    for (const s of costs) expect(s.value).toBeCloseTo(expected.get(`${s.labels.model} ${s.labels.key_id}`)!, 12);
+  });
+
+  test("an open stream is counted while it flows, and no longer once it ends", async () => {
+    const res = await chat("beta-5.5", "slow [sim chunks=6 latency=250]", { stream: true });
+    const reader = res.body!.getReader();
+    await reader.read();
+    expect(sampleValue(await scrape(), "turnpike_open_streams")).toBe(1);
+    while (!(await reader.read()).done) {}
+    expect(sampleValue(await scrape(), "turnpike_open_streams")).toBe(0);
+  });
+
+  test("the runtime's own metrics are there too", async () => {
+    const m = await scrape();
+    expect(m.some((s) => s.name === "process_resident_memory_bytes" || s.name === "nodejs_heap_size_total_bytes")).toBe(true);
+  });
+});
+
+describe("the breaker seam", () => {
+  test("each registered deployment's breaker state, read at scrape time", async () => {
+    let state: "closed" | "open" = "closed";
+    h.gw.deps.metrics.watchBreakers(() => [{ deployment: "beta-eu", model: "beta-5.5", state }]);
+    const read = async () => Object.fromEntries(samplesOf(await scrape(), "turnpike_deployment_breaker_state").map((s) => [s.labels.state, s.value]));
+    expect(await read()).toEqual({ closed: 1, half_open: 0, open: 0 });
+    state = "open";
+    expect(await read()).toEqual({ closed: 0, half_open: 0, open: 1 });
+  });
+});
