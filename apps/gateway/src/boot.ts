@@ -7,6 +7,7 @@ import type { GatewayDeps } from "./deps";
 import { KeyService } from "./keys/key-service";
 import type { PipelineHooks } from "./pipeline/events";
 import { buildCatalog } from "./routing/catalog";
+import { buildRouter } from "./routing/deployments";
 import { buildUpstreams, vendorsNeedingSimulator } from "./routing/upstreams";
 import { MemorySignatures } from "./state/signature-store";
 import { openBackends } from "./state/open-backends";
@@ -56,6 +57,7 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
   // Capturing what the gateway sent upstream costs a parse per request: tests only.
   const simulator = simulated.length ? await startSimulator({ port: 0, hostname: "127.0.0.1", captureLimit: opts.captureUpstream ? 100 : 0 }) : undefined;
   const upstreams = buildUpstreams(config.vendors, simulator?.url);
+  const router = buildRouter(catalog, upstreams, config.models, config.routing, config.configFile ?? "config");
   const adminKey = config.adminKey ?? "sk-admin-" + randomBytes(24).toString("base64url");
   const generatedAdminKey = config.adminKey ? undefined : adminKey;
   let firstKey: Gateway["firstKey"];
@@ -78,6 +80,7 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
     signatures: new MemorySignatures(10_000),
     responses: store.responseStore(),
     upstreams,
+    router,
     fetch: opts.fetch ?? fetch,
     now,
     countText: countTextTokens,

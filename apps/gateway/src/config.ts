@@ -4,6 +4,7 @@ import { MIN_ADMIN_KEY_LENGTH } from "./keys/admin-key";
 import { parseTrustedProxies, type TrustedProxies } from "./pipeline/client-address";
 import { MIB } from "./pipeline/read-body";
 import { REDIS_FAIL_MODES, type RedisFailMode } from "./state/redis-failover";
+import { parseRouting, type RoutingConfig } from "./routing/routing-config";
 import { AUTH_SCHEMES, BUILT_IN_VENDORS, type AuthScheme, type VendorConfig, type VendorRow } from "./routing/vendors";
 
 export interface Config {
@@ -16,6 +17,8 @@ export interface Config {
   vendors: VendorConfig[];
   /** `models` rows of the config file (laid over the built-in catalog). */
   models: unknown[];
+  /** The file's `routing:` section (retries, timeouts, circuit breaking) over the defaults. */
+  routing: RoutingConfig;
   /** Seconds between keep-alives on a quiet stream. */
   keepAliveSeconds: number;
   /** Seconds a connection may stay silent before the server closes it (Bun's maximum: 255). */
@@ -56,7 +59,7 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 export function readConfigFile(path: string): Record<string, unknown> {
   const text = readFileSync(path, "utf8");
   const parsed: unknown = /\.ya?ml$/i.test(path) ? Bun.YAML.parse(text) : JSON.parse(text);
-  if (!isRecord(parsed)) throw new Error(`${path}: the config file must hold an object with optional "models" and "vendors"`);
+  if (!isRecord(parsed)) throw new Error(`${path}: the config file must hold an object with optional "models", "vendors" and "routing"`);
   return parsed;
 }
 
@@ -134,6 +137,7 @@ export function loadConfig(env: Env = process.env): Config {
     configFile,
     vendors,
     models,
+    routing: parseRouting(file.routing, configFile ?? "config"),
     keepAliveSeconds: Number(env.TURNPIKE_KEEPALIVE_SECONDS ?? 15),
     idleTimeoutSeconds: Math.min(255, Number(env.TURNPIKE_IDLE_TIMEOUT_SECONDS ?? 255)),
     maxBodyBytes: Math.floor(maxBodyMB * MIB),

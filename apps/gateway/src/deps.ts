@@ -3,6 +3,7 @@ import type { Config } from "./config";
 import type { KeyService } from "./keys/key-service";
 import type { PipelineHooks } from "./pipeline/events";
 import type { Catalog } from "./routing/catalog";
+import type { Router } from "./routing/deployments";
 import type { Upstream } from "./routing/upstreams";
 import type { AuthFailureStore } from "./state/auth-failures";
 import type { Backends } from "./state/backends";
@@ -34,6 +35,8 @@ export interface GatewayDeps {
   responses: ResponseStore;
   /** Each vendor's upstream, by vendor id. */
   upstreams: ReadonlyMap<string, Upstream>;
+  /** Each model's deployments, fallbacks and timeouts, and the choice of a deployment. */
+  router: Router;
   fetch: typeof fetch;
   /** The clock of limits, budgets and key expiry (tests inject one). */
   now: () => number;

@@ -10,8 +10,8 @@ import type { RequestContext } from "./context";
 export interface PipelineHooks {
   /** A request arrived (before authentication). */
   onStart?(ctx: RequestContext): void;
-  /** An upstream call is about to be made. */
-  onAttempt?(ctx: RequestContext, target: Target, attempt: number): void;
+  /** An upstream call is about to be made: its number within the request (from 1), and the deployment. */
+  onAttempt?(ctx: RequestContext, target: Target, attempt: number, deployment?: string): void;
   /** The upstream answered: its status, and when (ms since the request arrived). */
   onUpstreamResponse?(ctx: RequestContext, status: number, ms: number): void;
   /** The request ended: the status the client saw, and its usage record if it reached an upstream. */

@@ -1,5 +1,6 @@
 import type { ClientFormat } from "../formats";
 import type { Logger } from "../telemetry/logger";
+import type { Watch } from "./execute";
 import type { InlineTap } from "./passthrough-tap";
 
 const encoder = new TextEncoder();
@@ -16,6 +17,8 @@ export interface RelayOptions {
   requestId: string;
   /** A quiet stream gets a keep-alive after this long (proxies and clients cut idle streams). */
   keepAliveMs: number;
+  /** The upstream's deadlines after its head: first chunk, then silence between chunks (in-band error when passed). */
+  watch?: Watch | undefined;
   /** Called once; a stream is closed for the client only after its promise settles (the usage commit). */
   onEnd: (how: StreamEnd) => Promise<void> | void;
 }
@@ -49,6 +52,10 @@ export function cutAfterTerminal(piece: Uint8Array | string, format: ClientForma
 export function relayStream(source: ReadableStream<Uint8Array>, opts: RelayOptions): ReadableStream<Uint8Array> {
   const reader = source.getReader();
   let last = Date.now();
+  // When the upstream last sent a chunk (keep-alives do not count), and whether it sent one yet.
+  let heard = last;
+  let first = false;
+  const watch = opts.watch;
   let timer: ReturnType<typeof setInterval> | undefined;
   let ended = false;
   // Set once the terminal frame is out: nothing is written after it.
@@ -87,17 +94,27 @@ export function relayStream(source: ReadableStream<Uint8Array>, opts: RelayOptio
   return new ReadableStream<Uint8Array>(
     {
       start(controller) {
-        if (opts.keepAliveMs > 0) {
+        if (opts.keepAliveMs > 0 || watch) {
           const frame = opts.format.keepAlive;
+          const every = Math.min(opts.keepAliveMs || Number.POSITIVE_INFINITY, watch ? Math.min(watch.firstByteMs, watch.idleMs) : Number.POSITIVE_INFINITY);
+          // One interval serves keep-alives and the upstream's deadlines.
           timer = setInterval(() => {
-            if (closed || Date.now() - last < opts.keepAliveMs) return;
+            if (closed) return;
+            if (watch) {
+              const limit = first ? watch.idleMs : watch.firstByteMs;
+              if (Date.now() - heard >= limit) {
+                watch.abort(first ? `no chunk for ${limit} ms` : `no first byte within ${limit} ms`);
+                return;
+              }
+            }
+            if (opts.keepAliveMs <= 0 || Date.now() - last < opts.keepAliveMs) return;
             last = Date.now();
             try {
               controller.enqueue(frame);
             } catch {
               // The stream already closed; the interval is cleared by end().
             }
-          }, Math.max(50, Math.floor(opts.keepAliveMs / 2)));
+          }, Math.max(50, Math.floor(every / 2)));
         }
       },
       async pull(controller) {
@@ -110,7 +127,8 @@ export function relayStream(source: ReadableStream<Uint8Array>, opts: RelayOptio
               await finish(controller, outcome());
               return;
             }
-            last = Date.now();
+            last = heard = Date.now();
+            first = true;
             const pieces = collect((out) => opts.tap.push(value, out));
             const terminated = opts.tap.terminated?.() ?? false;
             for (const piece of pieces) {

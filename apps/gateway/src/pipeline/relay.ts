@@ -6,6 +6,7 @@ import { firstFrameGuard } from "./first-frame-guard";
 import { HEADER, SSE_HEADERS } from "./headers";
 import { errorResponse } from "./respond";
 import { usageLooksTrue, usageTextLooksTrue } from "./usage-audit";
+import type { Watch } from "./execute";
 import type { Ending } from "./meter";
 import { passthroughTap } from "./passthrough-tap";
 import type { Plan } from "./plan";
@@ -14,8 +15,14 @@ import { translatedTap } from "./translated-tap";
 import type { UsageTally } from "./usage-tally";
 
 /** The headers every inference reply carries, errors included. */
-export function replyHeaders(ctx: RequestContext, plan: Plan, limitHeaders: Record<string, string>): Headers {
+export function replyHeaders(ctx: RequestContext, plan: Plan, limitHeaders: Record<string, string>, sent?: { deployment: { name: string }; attempts: number; requested: string }): Headers {
   const h = new Headers(ctx.format.idHeaders(ctx.id));
+  if (sent) {
+    h.set(HEADER.model, headerSafe(plan.target.entry.id));
+    if (sent.requested !== plan.target.entry.id) h.set(HEADER.fallbackFrom, headerSafe(sent.requested));
+    h.set(HEADER.deployment, headerSafe(sent.deployment.name));
+    h.set(HEADER.attempts, String(sent.attempts));
+  }
   h.set(HEADER.upstream, plan.target.upstream.simulated ? "simulator" : plan.target.upstream.vendor);
   // The model asked of the vendor; a JSON reply replaces it with the vendor's own name for it.
   h.set(HEADER.upstreamModel, headerSafe(plan.target.entry.upstream_model));
@@ -70,6 +77,7 @@ export async function relay(
   headers: Headers,
   tally: UsageTally,
   finish: (end: Ending) => Promise<void>,
+  watch?: Watch,
 ): Promise<Response> {
   const { entry } = plan.target;
   const vendor = plan.target.upstream.vendor;
@@ -87,10 +95,14 @@ export async function relay(
   const type = upstream.headers.get("content-type") ?? "";
   if (!plan.stream || (type !== "" && !type.includes("event-stream"))) {
     let text: string;
+    // A JSON body must arrive whole within the first-byte deadline.
+    const deadline = watch ? setTimeout(() => watch.abort("no body"), watch.firstByteMs) : undefined;
     try {
       text = await upstream.text();
     } catch {
       return refuse(malformed(vendor, "a body that broke off"));
+    } finally {
+      clearTimeout(deadline);
     }
     let parsed: unknown;
     try {
@@ -146,6 +158,7 @@ export async function relay(
     logger: deps.logger,
     requestId: ctx.id,
     keepAliveMs: deps.config.keepAliveSeconds * 1000,
+    watch,
     onEnd: (how) => {
       switch (how) {
         case "complete":
