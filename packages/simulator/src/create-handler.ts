@@ -16,13 +16,23 @@ export interface SimulatorHandler {
   faults: FaultTable;
 }
 
+/** The rate-limit headers of a vendor whose request limit ran out, resetting in `seconds`. */
+function rateLimitHeaders(protocol: Parameters<typeof errorResponse>[0], seconds: number): Record<string, string> {
+  if (protocol === "messages") return { "anthropic-ratelimit-requests-limit": "50", "anthropic-ratelimit-requests-remaining": "0", "anthropic-ratelimit-requests-reset": new Date(Date.now() + seconds * 1000).toISOString() };
+  if (protocol === "generate") return {};
+  return { "x-ratelimit-limit-requests": "50", "x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": `${seconds}s` };
+}
+
 /** A fault made: a reset, a hang, or a vendor error after an optional delay (undefined: answer normally after it). */
 async function applyFault(f: Fault, protocol: Parameters<typeof errorResponse>[0], req: Request, n: number): Promise<Response | undefined> {
   if (f.first_byte_ms) await Bun.sleep(f.first_byte_ms);
   if (f.hang) return hang(req.signal);
   if (f.reset) return resetResponse();
-  if (f.status) return errorResponse(protocol, f.status, { ...(f.retry_after !== undefined ? { retryAfter: f.retry_after } : {}), ...(f.message !== undefined ? { message: f.message } : {}), requestId: `req_sim${n}` }, n);
-  return undefined;
+  if (!f.status) return undefined;
+  const res = errorResponse(protocol, f.status, { ...(f.retry_after !== undefined ? { retryAfter: f.retry_after } : {}), ...(f.message !== undefined ? { message: f.message } : {}), requestId: `req_sim${n}` }, n);
+  // A rate limit says which limit ran out, in the vendor's own headers.
+  if (f.status === 429) for (const [k, v] of Object.entries(rateLimitHeaders(protocol, f.retry_after ?? 1))) res.headers.set(k, v);
+  return res;
 }
 
 // Outcomes depend only on (path, body, options), so identical requests (the benchmark's) skip

@@ -89,7 +89,8 @@ export async function execute(deps: GatewayDeps, ctx: RequestContext, plan: Plan
       if (signal.aborted) return { kind: "gone" };
       text = `(the error body could not be read: ${e instanceof Error ? e.message : String(e)})`;
     }
-    return { kind: "error", status: response.status, error: sameTypeForStatus(plan.protocol.parseError(response.status, text, response.headers)) };
+    const error = sameTypeForStatus(plan.protocol.parseError(response.status, text, response.headers));
+    return { kind: "error", status: response.status, error: response.status === 429 || response.status >= 500 ? withLimitHeaders(error, response.headers) : error };
   }
   const inputTokens = counting ? await counting : undefined;
   if (!ac || !limits) return { kind: "reply", response, status: response.status, inputTokens };
@@ -109,6 +110,27 @@ async function countAlongside(deps: GatewayDeps, plan: Plan, req: UpstreamReques
   }
 }
 
+/** The vendor's own rate-limit headers, kept on its error so that a client told to wait sees which limit ran out. */
+function withLimitHeaders(err: GatewayError, headers: Headers): GatewayError {
+  let limits: Record<string, string> | undefined;
+  headers.forEach((v, k) => {
+    if (k.startsWith("anthropic-ratelimit-") || k.startsWith("x-ratelimit-")) (limits ??= {})[k] = v;
+  });
+  return limits ? changed(err, err.type, { ...limits, ...err.headers }) : err;
+}
+
+/** The same error with another type or headers. */
+function changed(err: GatewayError, type: string, headers: Record<string, string> | undefined): GatewayError {
+  return new GatewayError({
+    status: err.status,
+    type,
+    message: err.message,
+    ...(err.code !== undefined ? { code: err.code } : {}),
+    ...(err.param !== undefined ? { param: err.param } : {}),
+    ...(headers !== undefined ? { headers } : {}),
+  });
+}
+
 /**
  * One vendor status, one error type, whatever the vendor: the type follows the status the
  * protocol's parser mapped it to (a 503 is "overloaded" from every vendor), except a spent quota,
@@ -117,13 +139,5 @@ async function countAlongside(deps: GatewayDeps, plan: Plan, req: UpstreamReques
 export function sameTypeForStatus(err: GatewayError): GatewayError {
   if (err.code === "insufficient_quota") return err;
   const type = messagesErrorTypeForStatus(err.status);
-  if (type === err.type) return err;
-  return new GatewayError({
-    status: err.status,
-    type,
-    message: err.message,
-    ...(err.code !== undefined ? { code: err.code } : {}),
-    ...(err.param !== undefined ? { param: err.param } : {}),
-    ...(err.headers !== undefined ? { headers: err.headers } : {}),
-  });
+  return type === err.type ? err : changed(err, type, err.headers);
 }
