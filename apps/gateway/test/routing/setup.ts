@@ -30,6 +30,8 @@ export interface Answer {
   model: string | undefined;
   /** The error type (JSON error or the stream's in-band error), if any. */
   errorType: string | undefined;
+  /** A JSON error's code, if any. */
+  errorCode?: string | undefined;
 }
 
 /** One request in a variant; `messages` replaces the default one-turn history. */
@@ -45,7 +47,7 @@ export async function ask(h: Harness, v: Variant, model: string, prompt: string,
   const out: Answer = { res, status: res.status, text: "", model: undefined, errorType: undefined };
   if (!res.ok || !v.stream) {
     const j = (await res.json()) as Record<string, any>;
-    if (j.error) return { ...out, text: j.error.message, errorType: j.error.type ?? j.error.code };
+    if (j.error) return { ...out, text: j.error.message, errorType: j.error.type ?? j.error.code, errorCode: j.error.code ?? undefined };
     out.model = j.model;
     out.text = v.format === "messages" ? j.content.filter((b: any) => b.type === "text").map((b: any) => b.text).join("") : j.choices[0].message.content;
     return out;
