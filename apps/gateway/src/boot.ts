@@ -24,6 +24,11 @@ export interface Gateway {
   firstKey: { id: string; secret: string } | undefined;
   /** Admin key generated because `TURNPIKE_ADMIN_KEY` was unset. */
   generatedAdminKey: string | undefined;
+  /**
+   * Graceful stop: `/ready` 503 and no new connections; requests in flight finish, streams for up
+   * to `graceMs`, then end with the in-band error (metered); the ledger is flushed; all closed.
+   */
+  drain(graceMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -68,6 +73,7 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
       firstKey = { id: record.id, secret };
     }
   });
+  const shutdown = new AbortController();
   const deps: GatewayDeps = {
     config,
     catalog,
@@ -89,6 +95,7 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
     logger,
     hooks: opts.hooks ?? [],
     backends: state.backends,
+    shutdown: shutdown.signal,
   };
   const app = createApp(deps);
   // Expired stored responses are purged hourly (and once at start).
@@ -98,13 +105,27 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
   purge();
   const purger = setInterval(purge, 3_600_000);
   purger.unref?.();
-  return {
+  const gateway: Gateway = {
     app,
     deps,
     simulator,
     simulated,
     firstKey,
     generatedAdminKey,
+    async drain(graceMs) {
+      // /ready answers 503 from here on, and no new connection is taken; requests in flight go on.
+      state.backends.drain();
+      const server = app.server;
+      void server?.stop(false);
+      const settled = async (until: number) => {
+        while ((server?.pendingRequests ?? 0) > 0 && Date.now() < until) await Bun.sleep(25);
+      };
+      await settled(Date.now() + graceMs);
+      // Grace is over: open streams end with the in-band error (and are metered), then the ledger is flushed.
+      shutdown.abort();
+      await settled(Date.now() + 5000);
+      await gateway.close();
+    },
     async close() {
       clearInterval(purger);
       state.backends.drain();
@@ -113,4 +134,5 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
       await state.close();
     },
   };
+  return gateway;
 }

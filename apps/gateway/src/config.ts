@@ -29,6 +29,8 @@ export interface Config {
   trustedProxies: TrustedProxies;
   /** Several instances (README "Running several instances"): where shared state lives. */
   scaleOut: ScaleOutConfig;
+  /** Seconds open streams may run on after SIGTERM/SIGINT before they are cut (`TURNPIKE_DRAIN_SECONDS`, default 30). */
+  drainSeconds: number;
   /** Days a stored Responses-format reply is kept (`TURNPIKE_RESPONSES_RETENTION_DAYS`, default 30). */
   responsesRetentionDays: number;
 }
@@ -143,6 +145,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxBodyBytes: Math.floor(maxBodyMB * MIB),
     trustedProxies: parseTrustedProxies(env.TURNPIKE_TRUSTED_PROXIES ?? ""),
     scaleOut: scaleOutConfig(env),
+    drainSeconds: positiveNumber(env.TURNPIKE_DRAIN_SECONDS, 30, "TURNPIKE_DRAIN_SECONDS"),
     responsesRetentionDays: positiveNumber(env.TURNPIKE_RESPONSES_RETENTION_DAYS, 30, "TURNPIKE_RESPONSES_RETENTION_DAYS"),
   };
 }

@@ -49,6 +49,8 @@ export interface GatewayDeps {
   logger: Logger;
   /** Subscribers to the pipeline's lifecycle events. */
   hooks: readonly PipelineHooks[];
+  /** Aborted when a drain's grace period is over: the streams still open end with the in-band error. */
+  shutdown?: AbortSignal;
   /** Which back ends this instance runs on and whether they answer (`GET /ready`); absent = embedded. */
   backends?: Backends;
 }

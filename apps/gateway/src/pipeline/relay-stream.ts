@@ -19,6 +19,8 @@ export interface RelayOptions {
   keepAliveMs: number;
   /** The upstream's deadlines after its head: first chunk, then silence between chunks (in-band error when passed). */
   watch?: Watch | undefined;
+  /** Aborted when the gateway's drain is over: the stream ends with the in-band error. */
+  shutdown?: AbortSignal | undefined;
   /** Called once; a stream is closed for the client only after its promise settles (the usage commit). */
   onEnd: (how: StreamEnd) => Promise<void> | void;
 }
@@ -56,6 +58,8 @@ export function relayStream(source: ReadableStream<Uint8Array>, opts: RelayOptio
   let heard = last;
   let first = false;
   const watch = opts.watch;
+  // Set when the drain cut the stream: its end is a failure, not a completion.
+  let cut = false;
   let timer: ReturnType<typeof setInterval> | undefined;
   let ended = false;
   // Set once the terminal frame is out: nothing is written after it.
@@ -94,6 +98,14 @@ export function relayStream(source: ReadableStream<Uint8Array>, opts: RelayOptio
   return new ReadableStream<Uint8Array>(
     {
       start(controller) {
+        opts.shutdown?.addEventListener(
+          "abort",
+          () => {
+            cut = true;
+            void reader.cancel().catch(() => {});
+          },
+          { once: true },
+        );
         if (opts.keepAliveMs > 0 || watch) {
           const frame = opts.format.keepAlive;
           const every = Math.min(opts.keepAliveMs || Number.POSITIVE_INFINITY, watch ? Math.min(watch.firstByteMs, watch.idleMs) : Number.POSITIVE_INFINITY);
@@ -123,6 +135,7 @@ export function relayStream(source: ReadableStream<Uint8Array>, opts: RelayOptio
           for (let written = false; !written; ) {
             const { done, value } = await reader.read();
             if (done) {
+              if (cut) throw new Error("the gateway is shutting down");
               for (const piece of collect((out) => opts.tap.end(out))) put(controller, piece);
               await finish(controller, outcome());
               return;

@@ -159,6 +159,7 @@ export async function relay(
     requestId: ctx.id,
     keepAliveMs: deps.config.keepAliveSeconds * 1000,
     watch,
+    shutdown: deps.shutdown,
     onEnd: (how) => {
       switch (how) {
         case "complete":
