@@ -64,7 +64,9 @@ export async function dispatch(deps: GatewayDeps, ctx: RequestContext, format: C
   const first = router.route(asked.entry.id);
   if (!first) throw new GatewayError({ status: 500, message: `No route for ${asked.entry.id}.` });
   const { retries, retryAfterMaxS } = router.settings;
-  const session = ctx.request.headers.get("x-session-id") ?? ctx.request.headers.get("x-claude-code-session-id") ?? undefined;
+  // Stickiness matters only where there is a choice.
+  const h = ctx.request.headers;
+  const session = first.deployments.length > 1 || first.fallbacks.length > 0 ? (h.get("x-session-id") ?? h.get("x-claude-code-session-id") ?? undefined) : undefined;
   // Tokens are at most bytes: only a body larger than a window can overflow it, so only then is it counted.
   let promptTokens: number | undefined;
   let overflow = false;
@@ -77,25 +79,27 @@ export async function dispatch(deps: GatewayDeps, ctx: RequestContext, format: C
   let last: Dispatched | undefined;
   let attempts = 0;
   let waitS = 0;
-  // The requested model, then its fallbacks in order.
-  const candidates: Route[] = [first];
-  for (const id of first.fallbacks) candidates.push(router.route(id)!); // checked at start-up
-  let forcedAt = -1;
-  for (let i = 0; i < candidates.length; i++) {
-    const route = candidates[i]!;
-    const anyState = i === forcedAt;
+  // The requested model, then its fallbacks in order (ids checked at start-up); then, if every
+  // circuit was open and nothing was tried, the model itself once more regardless of them.
+  const fallbacks = first.fallbacks;
+  let forced = false;
+  for (let i = 0; i <= fallbacks.length + 1; i++) {
+    const anyState = i === fallbacks.length + 1;
+    if (anyState && !forced) break;
+    const route: Route = i === 0 || anyState ? first : router.route(fallbacks[i - 1]!)!;
     if (overflow && !fits(route, undefined)) continue;
-    const tried = new Set<Deployment>();
+    // The deployments that failed this request (made only once one has).
+    let tried: Set<Deployment> | undefined;
     // Each healthy deployment once, then `retries` more tries on any of them.
     for (let n = 0; n < route.deployments.length + retries; n++) {
       const now = deps.now();
-      const d = router.pick(route, now, Math.ceil(size / 4), session, tried.size < route.deployments.length ? tried : undefined, anyState);
+      const d = router.pick(route, now, Math.ceil(size / 4), session, tried && tried.size < route.deployments.length ? tried : undefined, anyState);
       if (!d) {
         for (const x of route.deployments) waitS = Math.max(waitS, x.breaker.waitSeconds(now));
         break;
       }
       // Again on a deployment that failed already: after the upstream's retry-after, up to the cap.
-      if (tried.has(d) && last) {
+      if (tried?.has(d) && last) {
         const after = retryAfterSeconds(last.outcome) ?? 0;
         if (after > retryAfterMaxS) {
           d.breaker.release();
@@ -103,7 +107,6 @@ export async function dispatch(deps: GatewayDeps, ctx: RequestContext, format: C
         }
         if (after > 0) await Bun.sleep(after * 1000);
       }
-      tried.add(d);
       let p: Plan;
       try {
         p = await plan(deps, format, client, targetOf(d, asked));
@@ -135,15 +138,13 @@ export async function dispatch(deps: GatewayDeps, ctx: RequestContext, format: C
         overflow = true;
         break;
       }
+      (tried ??= new Set()).add(d);
       d.breaker.failure(deps.now(), outcome.error.message);
       deps.logger.warn("upstream attempt failed", { request_id: ctx.id, deployment: `${d.model}@${d.name}`, status: outcome.status, attempt: attempts });
     }
     // Every circuit was open and nothing was tried: with nowhere else to go, the model's own
     // deployments are asked anyway rather than the client refused.
-    if (i === candidates.length - 1 && !last && forcedAt < 0 && !overflow) {
-      forcedAt = candidates.length;
-      candidates.push(first);
-    }
+    if (i === fallbacks.length && !last && !overflow) forced = true;
   }
   if (last) return last;
   throw noneHealthy(asked.entry.id, waitS);
