@@ -34,7 +34,8 @@ export interface AttemptLimits {
   deployment?: string;
 }
 
-function timeoutError(vendor: string, what: string, ms: number): GatewayError {
+/** A deadline passed before the reply: a 504 `timeout` in every format. */
+export function timeoutError(vendor: string, what: string, ms: number): GatewayError {
   return new GatewayError({ status: 504, type: "timeout_error", code: "timeout", message: `The ${vendor} upstream did not ${what} within ${ms} ms.` });
 }
 

@@ -6,7 +6,7 @@ import { firstFrameGuard } from "./first-frame-guard";
 import { HEADER, SSE_HEADERS } from "./headers";
 import { errorResponse } from "./respond";
 import { usageLooksTrue, usageTextLooksTrue } from "./usage-audit";
-import type { Watch } from "./execute";
+import { timeoutError, type Watch } from "./execute";
 import type { Ending } from "./meter";
 import { passthroughTap } from "./passthrough-tap";
 import type { Plan } from "./plan";
@@ -96,11 +96,17 @@ export async function relay(
   if (!plan.stream || (type !== "" && !type.includes("event-stream"))) {
     let text: string;
     // A JSON body must arrive whole within the first-byte deadline.
-    const deadline = watch ? setTimeout(() => watch.abort("no body"), watch.firstByteMs) : undefined;
+    let late = false;
+    const deadline = watch
+      ? setTimeout(() => {
+          late = true;
+          watch.abort("no body");
+        }, watch.firstByteMs)
+      : undefined;
     try {
       text = await upstream.text();
     } catch {
-      return refuse(malformed(vendor, "a body that broke off"));
+      return refuse(late ? timeoutError(vendor, "send its reply", watch!.firstByteMs) : malformed(vendor, "a body that broke off"));
     } finally {
       clearTimeout(deadline);
     }

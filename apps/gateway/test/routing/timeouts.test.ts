@@ -68,3 +68,32 @@ describe("a stream that goes quiet", () => {
     });
   }
 });
+
+describe("a JSON body that does not come within first_byte_ms", () => {
+  let slow: Harness;
+  beforeAll(async () => {
+    // The upstream's head comes at once, its JSON body only after a second (or never, once aborted).
+    const lateBody = ((_url: string, init?: RequestInit) => {
+      const body = new ReadableStream<Uint8Array>({
+        start(c) {
+          const t = setTimeout(() => c.close(), 1000);
+          init?.signal?.addEventListener("abort", () => {
+            clearTimeout(t);
+            c.error(new Error("aborted"));
+          });
+        },
+      });
+      return Promise.resolve(new Response(body, { status: 200, headers: { "content-type": "application/json" } }));
+    }) as typeof fetch;
+    slow = await routedGateway("routing:\n  timeouts: { first_byte_ms: 200 }\n", { fetch: lateBody });
+  });
+  afterAll(() => slow.close());
+  for (const v of VARIANTS.filter((x) => !x.stream)) {
+    test(`${label(v)}: a 504 timeout, recorded unbilled`, async () => {
+      const a = await ask(slow, v, "beta-5", "Hi");
+      expect(a.status).toBe(504);
+      expect(a.text).toBe("The beta upstream did not send its reply within 200 ms.");
+      expect(await recordOf(slow, a.res)).toMatchObject({ status: 504, upstream_status: 200, cost_usd: 0 });
+    });
+  }
+});
