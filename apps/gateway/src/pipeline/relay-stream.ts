@@ -60,6 +60,10 @@ export function relayStream(source: ReadableStream<Uint8Array>, opts: RelayOptio
   const watch = opts.watch;
   // Set when the drain cut the stream: its end is a failure, not a completion.
   let cut = false;
+  const onShutdown = () => {
+    cut = true;
+    void reader.cancel().catch(() => {});
+  };
   let timer: ReturnType<typeof setInterval> | undefined;
   let ended = false;
   // Set once the terminal frame is out: nothing is written after it.
@@ -68,6 +72,7 @@ export function relayStream(source: ReadableStream<Uint8Array>, opts: RelayOptio
     if (ended) return;
     ended = true;
     if (timer) clearInterval(timer);
+    opts.shutdown?.removeEventListener("abort", onShutdown);
     try {
       await opts.onEnd(how);
     } catch (e) {
@@ -98,14 +103,8 @@ export function relayStream(source: ReadableStream<Uint8Array>, opts: RelayOptio
   return new ReadableStream<Uint8Array>(
     {
       start(controller) {
-        opts.shutdown?.addEventListener(
-          "abort",
-          () => {
-            cut = true;
-            void reader.cancel().catch(() => {});
-          },
-          { once: true },
-        );
+        // The one shutdown signal is shared by every stream: the listener goes when the stream ends.
+        opts.shutdown?.addEventListener("abort", onShutdown, { once: true });
         if (opts.keepAliveMs > 0 || watch) {
           const frame = opts.format.keepAlive;
           const every = Math.min(opts.keepAliveMs || Number.POSITIVE_INFINITY, watch ? Math.min(watch.firstByteMs, watch.idleMs) : Number.POSITIVE_INFINITY);
