@@ -69,7 +69,7 @@ describe("a stream that goes quiet", () => {
   }
 });
 
-describe("a JSON body that does not come within first_byte_ms", () => {
+describe("a body that does not come within first_byte_ms", () => {
   let slow: Harness;
   beforeAll(async () => {
     // The upstream's head comes at once, its JSON body only after a second (or never, once aborted).
@@ -83,7 +83,8 @@ describe("a JSON body that does not come within first_byte_ms", () => {
           });
         },
       });
-      return Promise.resolve(new Response(body, { status: 200, headers: { "content-type": "application/json" } }));
+      const stream = typeof init?.body === "string" && JSON.parse(init.body).stream === true;
+      return Promise.resolve(new Response(body, { status: 200, headers: { "content-type": stream ? "text/event-stream" : "application/json" } }));
     }) as typeof fetch;
     slow = await routedGateway("routing:\n  timeouts: { first_byte_ms: 200 }\n", { fetch: lateBody });
   });
@@ -94,6 +95,15 @@ describe("a JSON body that does not come within first_byte_ms", () => {
       expect(a.status).toBe(504);
       expect(a.text).toBe("The beta upstream did not send its reply within 200 ms.");
       expect(await recordOf(slow, a.res)).toMatchObject({ status: 504, upstream_status: 200, cost_usd: 0 });
+    });
+  }
+  for (const v of VARIANTS.filter((x) => x.stream)) {
+    test(`${label(v)}: the stream's headers are out, so it ends with the in-band error, recorded failed and unbilled`, async () => {
+      const a = await ask(slow, v, "beta-5", "Hi");
+      expect(a.status).toBe(200);
+      expect(a.errorType).toBeDefined();
+      expect(a.text).toBe("");
+      expect(await recordOf(slow, a.res)).toMatchObject({ status: 502, cost_usd: 0 });
     });
   }
 });
