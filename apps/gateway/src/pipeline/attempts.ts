@@ -88,18 +88,23 @@ export async function dispatch(deps: GatewayDeps, ctx: RequestContext, format: C
     if (anyState && !forced) break;
     const route: Route = i === 0 || anyState ? first : router.route(fallbacks[i - 1]!)!;
     if (overflow && !fits(route, undefined)) continue;
-    // The deployments that failed this request (made only once one has).
+    // The deployments that failed this request (made only once one has), and the retries spent.
     let tried: Set<Deployment> | undefined;
-    // Each healthy deployment once, then `retries` more tries on any of them.
-    for (let n = 0; n < route.deployments.length + retries; n++) {
+    let retried = 0;
+    // Each healthy deployment once; then, up to `retries` times, one that failed already.
+    for (;;) {
       const now = deps.now();
-      const d = router.pick(route, now, Math.ceil(size / 4), session, tried && tried.size < route.deployments.length ? tried : undefined, anyState);
+      const tokens = Math.ceil(size / 4);
+      let d = router.pick(route, now, tokens, session, tried, anyState);
+      const again = !d && tried !== undefined && retried < retries;
+      if (again) d = router.pick(route, now, tokens, session, undefined, anyState);
       if (!d) {
         for (const x of route.deployments) waitS = Math.max(waitS, x.breaker.waitSeconds(now));
         break;
       }
-      // Again on a deployment that failed already: after the upstream's retry-after, up to the cap.
-      if (tried?.has(d) && last) {
+      if (again && last) {
+        retried++;
+        // After the upstream's retry-after, up to the cap; a longer wait is left to the fallbacks or the client.
         const after = retryAfterSeconds(last.outcome) ?? 0;
         if (after > retryAfterMaxS) {
           d.breaker.release();
