@@ -8,6 +8,8 @@ import type { Harness } from "../harness";
 import { ask, label, recordOf, routedGateway, VARIANTS } from "./setup";
 
 let h: Harness;
+/** Each attempt as the `onAttempt` event told it: request id, attempt number, deployment. */
+const attempts: [string, number, string | undefined][] = [];
 beforeAll(async () => {
   h = await routedGateway(`
 vendors:
@@ -26,7 +28,7 @@ routing:
   retries: 1
   retry_after_max_s: 2
   breaker: { failures: 1000, cooldown_s: 30 }
-`);
+`, { hooks: [{ onAttempt: (ctx, _target, n, deployment) => attempts.push([ctx.id, n, deployment]) }] });
 });
 afterAll(() => h.close());
 beforeEach(() => h.gw.simulator!.clearFaults());
@@ -49,6 +51,8 @@ describe("a failing deployment's request lands on the other one", () => {
         expect(a.res.headers.get("x-turnpike-model")).toBe(model);
         expect(a.res.headers.get("x-turnpike-fallback-from")).toBeNull();
         expect(keysSeen(from)).toEqual([`simulator-${vendor}`, `simulator-${vendor}-backup`]);
+        const id = a.res.headers.get("x-request-id")!;
+        expect(attempts.filter(([r]) => r === id).map(([, n, d]) => [n, d])).toEqual([[1, vendor], [2, `${vendor}-backup`]]);
         const row = await recordOf(h, a.res);
         expect(row).toMatchObject({ model, deployment: `${vendor}-backup`, attempts: 2, status: 200 });
         expect(row.requested_model).toBeUndefined();

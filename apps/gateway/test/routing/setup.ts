@@ -2,6 +2,7 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { PipelineHooks } from "../../src/pipeline/events";
 import { readSSE, startHarness, type Harness } from "../harness";
 
 /** Both client formats, JSON and stream. */
@@ -15,7 +16,7 @@ export type Variant = (typeof VARIANTS)[number];
 export const label = (v: Variant) => `${v.format} ${v.stream ? "stream" : "JSON"}`;
 
 /** Writes `yaml` to a config file and starts a gateway on it (the clock may be injected). */
-export async function routedGateway(yaml: string, opts: { now?: () => number; fetch?: typeof fetch } = {}): Promise<Harness> {
+export async function routedGateway(yaml: string, opts: { now?: () => number; fetch?: typeof fetch; hooks?: PipelineHooks[] } = {}): Promise<Harness> {
   const file = join(mkdtempSync(join(tmpdir(), "turnpike-routing-")), "turnpike.yaml");
   writeFileSync(file, yaml);
   return startHarness({ TURNPIKE_CONFIG: file }, opts);
