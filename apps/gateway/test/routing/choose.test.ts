@@ -20,6 +20,10 @@ models:
     deployments:
       - { vendor: alpha, weight: 1000000, rpm: 2 }
       - { vendor: alpha-backup, weight: 1 }
+  - id: alpha-fable-5
+    deployments:
+      - { vendor: alpha, weight: 1000000, tpm: 60 }
+      - { vendor: alpha-backup, weight: 1 }
 routing:
   breaker: { failures: 1000, cooldown_s: 30 }
 `,
@@ -66,5 +70,18 @@ describe("weights and rpm", () => {
     expect(seen).toEqual(["alpha", "alpha", "alpha-backup", "alpha-backup"]);
     clock += 60_000;
     expect(await served(0, "alpha-opus-4-8")).toBe("alpha");
+  });
+
+  test("tpm: the prompt estimates of the minute must fit under it, else the other deployment", async () => {
+    clock += 120_000;
+    // A chat body of this prompt is about 140 bytes: some 35 tokens by the estimate, so one fits under 60 and two do not.
+    const prompt = "x".repeat(60);
+    const seen = [];
+    for (let i = 0; i < 3; i++) {
+      const a = await ask(h, VARIANTS[2], "alpha-fable-5", prompt);
+      expect(a.status).toBe(200);
+      seen.push(a.res.headers.get("x-turnpike-deployment"));
+    }
+    expect(seen).toEqual(["alpha", "alpha-backup", "alpha-backup"]);
   });
 });
