@@ -93,10 +93,12 @@ export interface Model {
   pricing: { input_per_mtok: number; output_per_mtok: number; cache_read_per_mtok: number; cache_write_5m_per_mtok: number };
 }
 
+/** One row of `GET /admin/deployments`. */
 export interface Deployment {
   model?: string;
+  /** Unique within its model: the vendor id (with `:upstream_model` when one vendor serves it twice). */
+  deployment?: string;
   vendor?: string;
-  id?: string;
   state?: string;
   failures?: number;
   latency_ms?: number | null;

@@ -8,6 +8,7 @@ import type { GatewayDeps } from "./deps";
 import { KeyService } from "./keys/key-service";
 import type { PipelineHooks } from "./pipeline/events";
 import { buildCatalog } from "./routing/catalog";
+import { buildRouter } from "./routing/deployments";
 import { buildUpstreams, vendorsNeedingSimulator } from "./routing/upstreams";
 import { openBackends } from "./state/open-backends";
 import type { Store } from "./state/store";
@@ -27,6 +28,11 @@ export interface Gateway {
   firstKey: { id: string; secret: string } | undefined;
   /** Admin key generated because `TURNPIKE_ADMIN_KEY` was unset. */
   generatedAdminKey: string | undefined;
+  /**
+   * Graceful stop: `/ready` 503 and no new connections; requests in flight finish, streams for up
+   * to `graceMs`, then end with the in-band error (metered); the ledger is flushed; all closed.
+   */
+  drain(graceMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -66,6 +72,7 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
   // Capturing what the gateway sent upstream costs a parse per request: tests only.
   const simulator = simulated.length ? await startSimulator({ port: 0, hostname: "127.0.0.1", captureLimit: opts.captureUpstream ? 100 : 0 }) : undefined;
   const upstreams = buildUpstreams(config.vendors, simulator?.url);
+  const router = buildRouter(catalog, upstreams, config.models, config.routing, config.configFile ?? "config");
   let firstKey: Gateway["firstKey"];
   // Under a cluster-wide lock: instances starting together on an empty store make one key, not one each.
   await state.exclusive(async () => {
@@ -75,9 +82,12 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
     }
   });
   const metrics = new GatewayMetrics({ ledgerPending: () => ledger.size, processMetrics: true });
+  // Each deployment's circuit, read when scraped.
+  metrics.watchBreakers(() => router.list(now()));
   const tracing = await startTracing(config.ops);
   // The request log and the metrics read one trail of each request; tracing keeps its own spans.
   const hooks = [new RequestTrail([metrics, requestLog(logger)]), ...(tracing ? [tracing.hooks] : []), ...(opts.hooks ?? [])];
+  const shutdown = new AbortController();
   const deps: GatewayDeps = {
     config,
     catalog,
@@ -90,6 +100,7 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
     signatures: state.signatures,
     responses: store.responseStore(),
     upstreams,
+    router,
     fetch: opts.fetch ?? fetch,
     now,
     countText: countTextTokens,
@@ -99,6 +110,7 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
     metrics,
     hooks,
     backends: state.backends,
+    shutdown: shutdown.signal,
   };
   const app = createApp(deps);
   // Expired stored responses are purged hourly (and once at start).
@@ -108,13 +120,27 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
   purge();
   const purger = setInterval(purge, 3_600_000);
   purger.unref?.();
-  return {
+  const gateway: Gateway = {
     app,
     deps,
     simulator,
     simulated,
     firstKey,
     generatedAdminKey,
+    async drain(graceMs) {
+      // /ready answers 503 from here on, and no new connection is taken; requests in flight go on.
+      state.backends.drain();
+      const server = app.server;
+      void server?.stop(false);
+      const settled = async (until: number) => {
+        while ((server?.pendingRequests ?? 0) > 0 && Date.now() < until) await Bun.sleep(25);
+      };
+      await settled(Date.now() + graceMs);
+      // Grace is over: open streams end with the in-band error (and are metered), then the ledger is flushed.
+      shutdown.abort();
+      await settled(Date.now() + 5000);
+      await gateway.close();
+    },
     async close() {
       clearInterval(purger);
       state.backends.drain();
@@ -124,4 +150,5 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
       await tracing?.shutdown();
     },
   };
+  return gateway;
 }

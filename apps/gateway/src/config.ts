@@ -4,6 +4,7 @@ import { MIN_ADMIN_KEY_LENGTH } from "./keys/admin-key";
 import { parseTrustedProxies, type TrustedProxies } from "./pipeline/client-address";
 import { MIB } from "./pipeline/read-body";
 import { REDIS_FAIL_MODES, type RedisFailMode } from "./state/redis-failover";
+import { parseRouting, type RoutingConfig } from "./routing/routing-config";
 import { AUTH_SCHEMES, BUILT_IN_VENDORS, type AuthScheme, type VendorConfig, type VendorRow } from "./routing/vendors";
 
 export interface Config {
@@ -16,6 +17,8 @@ export interface Config {
   vendors: VendorConfig[];
   /** `models` rows of the config file (laid over the built-in catalog). */
   models: unknown[];
+  /** The file's `routing:` section (retries, timeouts, circuit breaking) over the defaults. */
+  routing: RoutingConfig;
   /** Seconds between keep-alives on a quiet stream. */
   keepAliveSeconds: number;
   /** Seconds a connection may stay silent before the server closes it (Bun's maximum: 255). */
@@ -26,6 +29,8 @@ export interface Config {
   trustedProxies: TrustedProxies;
   /** Several instances (README "Running several instances"): where shared state lives. */
   scaleOut: ScaleOutConfig;
+  /** Seconds open streams may run on after SIGTERM/SIGINT before they are cut (`TURNPIKE_DRAIN_SECONDS`, default 30). */
+  drainSeconds: number;
   /** Days a stored Responses-format reply is kept (`TURNPIKE_RESPONSES_RETENTION_DAYS`, default 30). */
   responsesRetentionDays: number;
   /** Metrics, logs and traces (README "Metrics", "Logging", "Tracing"). */
@@ -76,7 +81,7 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 export function readConfigFile(path: string): Record<string, unknown> {
   const text = readFileSync(path, "utf8");
   const parsed: unknown = /\.ya?ml$/i.test(path) ? Bun.YAML.parse(text) : JSON.parse(text);
-  if (!isRecord(parsed)) throw new Error(`${path}: the config file must hold an object with optional "models" and "vendors"`);
+  if (!isRecord(parsed)) throw new Error(`${path}: the config file must hold an object with optional "models", "vendors" and "routing"`);
   return parsed;
 }
 
@@ -154,11 +159,13 @@ export function loadConfig(env: Env = process.env): Config {
     configFile,
     vendors,
     models,
+    routing: parseRouting(file.routing, configFile ?? "config"),
     keepAliveSeconds: Number(env.TURNPIKE_KEEPALIVE_SECONDS ?? 15),
     idleTimeoutSeconds: Math.min(255, Number(env.TURNPIKE_IDLE_TIMEOUT_SECONDS ?? 255)),
     maxBodyBytes: Math.floor(maxBodyMB * MIB),
     trustedProxies: parseTrustedProxies(env.TURNPIKE_TRUSTED_PROXIES ?? ""),
     scaleOut: scaleOutConfig(env),
+    drainSeconds: positiveNumber(env.TURNPIKE_DRAIN_SECONDS, 30, "TURNPIKE_DRAIN_SECONDS"),
     responsesRetentionDays: positiveNumber(env.TURNPIKE_RESPONSES_RETENTION_DAYS, 30, "TURNPIKE_RESPONSES_RETENTION_DAYS"),
     ops: opsConfig(env),
   };

@@ -3,6 +3,7 @@ import type { Config } from "./config";
 import type { KeyService } from "./keys/key-service";
 import type { PipelineHooks } from "./pipeline/events";
 import type { Catalog } from "./routing/catalog";
+import type { Router } from "./routing/deployments";
 import type { Upstream } from "./routing/upstreams";
 import type { AuthFailureStore } from "./state/auth-failures";
 import type { Backends } from "./state/backends";
@@ -35,6 +36,8 @@ export interface GatewayDeps {
   responses: ResponseStore;
   /** Each vendor's upstream, by vendor id. */
   upstreams: ReadonlyMap<string, Upstream>;
+  /** Each model's deployments, fallbacks and timeouts, and the choice of a deployment. */
+  router: Router;
   fetch: typeof fetch;
   /** The clock of limits, budgets and key expiry (tests inject one). */
   now: () => number;
@@ -49,6 +52,8 @@ export interface GatewayDeps {
   metrics: GatewayMetrics;
   /** Subscribers to the pipeline's lifecycle events. */
   hooks: readonly PipelineHooks[];
+  /** Aborted when a drain's grace period is over: the streams still open end with the in-band error. */
+  shutdown?: AbortSignal;
   /** Which back ends this instance runs on and whether they answer (`GET /ready`); absent = embedded. */
   backends?: Backends;
 }

@@ -22,10 +22,12 @@ const ready = await gw.deps.backends?.report();
 if (ready && !ready.ready) console.log(`Not ready yet: ${JSON.stringify(ready)} (GET /ready reports it until then).`);
 console.log(`Turnpike listening on ${url}`);
 
+let stopping = false;
 const shutdown = async () => {
-  // /ready answers 503 from here on, so a load balancer stops sending before the server stops.
-  gw.deps.backends?.drain();
-  await gw.close();
+  if (stopping) return;
+  stopping = true;
+  console.log(`Draining: /ready answers 503; open requests have up to ${config.drainSeconds} s to finish.`);
+  await gw.drain(config.drainSeconds * 1000);
   process.exit(0);
 };
 process.on("SIGINT", shutdown);

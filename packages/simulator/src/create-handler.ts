@@ -1,4 +1,5 @@
 import { checkAuth } from "./check-auth";
+import { credential, type Fault, FaultTable, hang, readFault, resetResponse } from "./faults";
 import { decideOutcome, type Outcome, type OutcomeDefaults } from "./decide-outcome";
 import { getModel, listModels } from "./list-models";
 import { matchRoute } from "./match-route";
@@ -12,6 +13,26 @@ import type { CapturedRequest, SimulatorOptions } from "./simulator-options";
 export interface SimulatorHandler {
   handle(req: Request): Promise<Response>;
   requests: CapturedRequest[];
+  faults: FaultTable;
+}
+
+/** The rate-limit headers of a vendor whose request limit ran out, resetting in `seconds`. */
+function rateLimitHeaders(protocol: Parameters<typeof errorResponse>[0], seconds: number): Record<string, string> {
+  if (protocol === "messages") return { "anthropic-ratelimit-requests-limit": "50", "anthropic-ratelimit-requests-remaining": "0", "anthropic-ratelimit-requests-reset": new Date(Date.now() + seconds * 1000).toISOString() };
+  if (protocol === "generate") return {};
+  return { "x-ratelimit-limit-requests": "50", "x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": `${seconds}s` };
+}
+
+/** A fault made: a reset, a hang, or a vendor error after an optional delay (undefined: answer normally after it). */
+async function applyFault(f: Fault, protocol: Parameters<typeof errorResponse>[0], req: Request, n: number): Promise<Response | undefined> {
+  if (f.first_byte_ms) await Bun.sleep(f.first_byte_ms);
+  if (f.hang) return hang(req.signal);
+  if (f.reset) return resetResponse();
+  if (!f.status) return undefined;
+  const res = errorResponse(protocol, f.status, { ...(f.retry_after !== undefined ? { retryAfter: f.retry_after } : {}), ...(f.message !== undefined ? { message: f.message } : {}), requestId: `req_sim${n}` }, n);
+  // A rate limit says which limit ran out, in the vendor's own headers.
+  if (f.status === 429) for (const [k, v] of Object.entries(rateLimitHeaders(protocol, f.retry_after ?? 1))) res.headers.set(k, v);
+  return res;
 }
 
 // Outcomes depend only on (path, body, options), so identical requests (the benchmark's) skip
@@ -36,6 +57,7 @@ export function createHandler(opts: SimulatorOptions = {}): SimulatorHandler {
   const cache = new Map<string, Outcome>();
   const promptCache = new SimPromptCache();
   let seq = 0;
+  const faults = new FaultTable();
 
   async function handle(req: Request): Promise<Response> {
     const n = ++seq;
@@ -54,6 +76,17 @@ export function createHandler(opts: SimulatorOptions = {}): SimulatorHandler {
       requests.push({ method: req.method, path: q === -1 ? path : `${path}?${query}`, headers, body: body === undefined && text ? text : body });
       if (requests.length > captureLimit) requests.shift();
     }
+    // The fault controls (tests): set one per credential, or clear them.
+    if (path === "/_sim/faults") {
+      if (req.method === "DELETE") {
+        faults.clear();
+        return jsonResponse(200, JSON.stringify({ cleared: true }));
+      }
+      const read = readFault(parseBody(text));
+      if (typeof read === "string") return jsonResponse(400, JSON.stringify({ error: { message: read } }));
+      faults.set(read.key, read.fault);
+      return jsonResponse(200, JSON.stringify({ key: read.key, fault: read.fault }));
+    }
     const route = matchRoute(req.method, path, query, req.headers);
     const auth = checkAuth(route.protocol, req.headers, query, `req_sim${n}`);
     if (auth) return jsonResponse(auth.status, auth.body, { ...vendorHeaders(route.protocol, n), ...auth.headers });
@@ -66,6 +99,11 @@ export function createHandler(opts: SimulatorOptions = {}): SimulatorHandler {
         return jsonResponse(200, route.id === undefined ? listModels(route.protocol) : getModel(route.protocol, route.id), vendorHeaders(route.protocol, n));
       case "reply":
       case "count": {
+        const fault = faults.size > 0 && route.kind === "reply" ? faults.take(credential(route.protocol, req.headers, query)) : undefined;
+        if (fault) {
+          const made = await applyFault(fault, route.protocol, req, n);
+          if (made) return made;
+        }
         const key = `${path}?${query}\n${text}`;
         let outcome = cache.get(key);
         if (!outcome) {
@@ -90,5 +128,5 @@ export function createHandler(opts: SimulatorOptions = {}): SimulatorHandler {
     }
   }
 
-  return { handle, requests };
+  return { handle, requests, faults };
 }

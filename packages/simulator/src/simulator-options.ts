@@ -1,3 +1,5 @@
+import type { Fault } from "./faults";
+
 /** Options shared by {@link startSimulator} and {@link createSimulatorFetch}. */
 export interface SimulatorOptions {
   /** Port to listen on; 0 (the default) picks a free one. Ignored by `createSimulatorFetch`. */
@@ -39,6 +41,10 @@ export interface Simulator {
   stop(): Promise<void>;
   /** The last `captureLimit` requests, oldest first. */
   requests: CapturedRequest[];
+  /** Makes trouble for requests carrying this credential (as `POST /_sim/faults` does). */
+  fault(key: string, fault: Fault): void;
+  /** Clears every fault (as `DELETE /_sim/faults` does). */
+  clearFaults(): void;
 }
 
 /** The protocols it serves: one type for the whole repository, defined in `@turnpike/schema`. */

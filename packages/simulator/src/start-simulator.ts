@@ -27,6 +27,8 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     url: `http://${host}:${port}`,
     port,
     requests: handler.requests,
+    fault: (key, fault) => handler.faults.set(key, fault),
+    clearFaults: () => handler.faults.clear(),
     stop: () => server.stop(true),
   };
 }

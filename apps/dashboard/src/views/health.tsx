@@ -23,7 +23,7 @@ export function Health() {
           <thead>
             <tr>
               <th>Model</th>
-              <th>Vendor</th>
+              <th>Deployment</th>
               <th>Breaker</th>
               <th>Failures</th>
               <th>Latency</th>
@@ -31,9 +31,9 @@ export function Health() {
           </thead>
           <tbody>
             {rows.map((d, i) => (
-              <tr key={`${d.model}|${d.vendor}|${d.id ?? i}`}>
+              <tr key={`${d.model}|${d.deployment ?? i}`}>
                 <td>{d.model ?? "—"}</td>
-                <td>{d.vendor ?? d.id ?? "—"}</td>
+                <td>{d.deployment ?? d.vendor ?? "—"}</td>
                 <td>
                   <span className={`badge ${d.state === "closed" ? "active" : d.state === "open" ? "revoked" : "rotating"}`}>{d.state ?? "unknown"}</span>
                 </td>

@@ -196,6 +196,8 @@ export const adminModule = (deps: GatewayDeps) => {
         }),
       { parse: "none" },
     )
+    // Every model's deployments with their circuit (closed, open, half_open), failures and latency.
+    .get("/admin/deployments", ({ request, server }) => guard(request, server, () => Response.json({ data: deps.router.list(deps.now()) })))
     .get("/admin/keys", ({ request, server }) =>
       guard(request, server, async () => {
         const keys = await deps.keys.list();

@@ -120,8 +120,28 @@ export const AdminRequestLog = Type.Object({
   ),
 });
 
+/** `GET /admin/deployments`: every model's deployments and the state of each one's circuit (per instance). */
+export const AdminDeployments = Type.Object({
+  data: Type.Array(
+    Type.Object({
+      model: Type.String(),
+      /** Unique within its model: the vendor id (with `:upstream_model` when one vendor serves it twice). */
+      deployment: Type.String(),
+      vendor: Type.String(),
+      upstream_model: Type.String(),
+      weight: Type.Number({ exclusiveMinimum: 0 }),
+      state: Type.Union([Type.Literal("closed"), Type.Literal("open"), Type.Literal("half_open")]),
+      consecutive_failures: Type.Integer({ minimum: 0 }),
+      failures: Type.Integer({ minimum: 0 }),
+      last_failure_at: Nullable(Time),
+      last_error: Nullable(Type.String()),
+      latency_ms: Type.Number({ minimum: 0 }),
+    }),
+  ),
+});
+
 /** `GET /health` and `GET /ready` (the latter also names each back end and whether it answers). */
 export const HealthStatus = Type.Object({ status: Type.String() });
 
 /** Every schema of this file, by its component name in the document. */
-export const ADMIN_SCHEMAS = { AdminKey, AdminKeyWithSecret, AdminRevokedKey, AdminKeyList, AdminKeyFields, AdminRotate, AdminUsageRecord, AdminUsagePage, AdminUsageGroups, AdminUsageDaily, AdminRequestLog, HealthStatus };
+export const ADMIN_SCHEMAS = { AdminKey, AdminKeyWithSecret, AdminRevokedKey, AdminKeyList, AdminKeyFields, AdminRotate, AdminUsageRecord, AdminUsagePage, AdminUsageGroups, AdminUsageDaily, AdminRequestLog, AdminDeployments, HealthStatus };

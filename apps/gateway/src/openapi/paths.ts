@@ -135,6 +135,9 @@ export function paths(): Json {
         ],
       }),
     },
+    "/admin/deployments": {
+      get: admin("Every model's deployments: circuit state, failures, latency (this instance's view)", ok("One row per deployment.", ref("AdminDeployments"))),
+    },
     "/admin/usage/daily": {
       get: admin("Requests, tokens and cost per UTC day, one zero-filled series per model or key", ok("The days of the range and a series per model or key, biggest spender first.", ref("AdminUsageDaily")), {
         parameters: [

@@ -12,8 +12,8 @@ export interface PipelineHooks {
   onStart?(ctx: RequestContext): void;
   /** The request's key was accepted: its id (never its secret). */
   onAuthenticated?(ctx: RequestContext, keyId: string): void;
-  /** An upstream call is about to be made. */
-  onAttempt?(ctx: RequestContext, target: Target, attempt: number): void;
+  /** An upstream call is about to be made: its number within the request (from 1), and the deployment. */
+  onAttempt?(ctx: RequestContext, target: Target, attempt: number, deployment?: string): void;
   /** The upstream answered: its status, and when (ms since the request arrived). */
   onUpstreamResponse?(ctx: RequestContext, status: number, ms: number): void;
   /** A streamed reply began to flow to the client (it is open until onFinish). */

@@ -7,9 +7,37 @@ import type { Plan } from "./plan";
 
 /** How the upstream call went, as plain data. */
 export type Outcome =
-  | { kind: "reply"; response: Response; status: number; inputTokens: number | undefined }
-  | { kind: "error"; error: GatewayError; status: number }
+  | { kind: "reply"; response: Response; status: number; inputTokens: number | undefined; watch?: Watch }
+  | { kind: "error"; error: GatewayError; status: number; timedOut?: boolean }
   | { kind: "gone" };
+
+/**
+ * The upstream call's own abort, for the deadlines after its answer's head: the first byte of
+ * the body and the silence between chunks (relay.ts, relay-stream.ts).
+ */
+export interface Watch {
+  firstByteMs: number;
+  idleMs: number;
+  /** Aborts the upstream call: its body's reads fail, and the relay ends the reply as it must. */
+  abort(reason: string): void;
+}
+
+/** The deadlines of one attempt (undefined: none but the client's going away). */
+export interface AttemptLimits {
+  /** This attempt's number within the request, from 1 (told to `onAttempt`). */
+  n: number;
+  /** Until the upstream's status line and headers. */
+  connectMs: number;
+  firstByteMs: number;
+  idleMs: number;
+  /** The deployment's name, told to `onAttempt`. */
+  deployment?: string;
+}
+
+/** A deadline passed before the reply: a 504 `timeout` in every format. */
+export function timeoutError(vendor: string, what: string, ms: number): GatewayError {
+  return new GatewayError({ status: 504, type: "timeout_error", code: "timeout", message: `The ${vendor} upstream did not ${what} within ${ms} ms.` });
+}
 
 /**
  * Step 6: the one place that calls an upstream. A client that goes away aborts the upstream at
@@ -17,10 +45,27 @@ export type Outcome =
  * the upstream body). An upstream error reply is read and parsed here, before any byte has gone
  * to the client; this is where retries and fallbacks will decide.
  */
-export async function execute(deps: GatewayDeps, ctx: RequestContext, plan: Plan): Promise<Outcome> {
-  const signal = ctx.request.signal;
+export async function execute(deps: GatewayDeps, ctx: RequestContext, plan: Plan, limits?: AttemptLimits): Promise<Outcome> {
+  const client = ctx.request.signal;
   const req = await plan.protocol.buildRequest(plan.target, plan.body, { stream: plan.stream, clientHeaders: ctx.request.headers });
-  emit(deps.hooks, "onAttempt", ctx, plan.target, 1);
+  emit(deps.hooks, "onAttempt", ctx, plan.target, limits?.n ?? 1, limits?.deployment);
+  // With deadlines, the call has its own abort, which the client's going away also pulls; one
+  // timer runs until the answer's head.
+  let signal = client;
+  let ac: AbortController | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let timedOut = false;
+  if (limits) {
+    const own = new AbortController();
+    ac = own;
+    signal = own.signal;
+    if (client.aborted) own.abort();
+    else client.addEventListener("abort", () => own.abort(), { once: true });
+    timer = setTimeout(() => {
+      timedOut = true;
+      own.abort();
+    }, limits.connectMs);
+  }
   // A messages-format client reads the input count in `message_start`, before the reply: where
   // the upstream can count, ask it alongside the call itself.
   const countReq = plan.countAlongside && plan.protocol.count ? await plan.protocol.count(plan.target, plan.body, ctx.request.headers) : undefined;
@@ -29,10 +74,13 @@ export async function execute(deps: GatewayDeps, ctx: RequestContext, plan: Plan
   try {
     response = await deps.fetch(req.url, { method: "POST", headers: req.headers, body: req.body, signal });
   } catch (e) {
+    clearTimeout(timer);
+    if (timedOut && !client.aborted) return { kind: "error", status: 0, timedOut: true, error: timeoutError(plan.target.upstream.vendor, "answer", limits!.connectMs) };
     if (signal.aborted) return { kind: "gone" };
     deps.logger.warn("upstream unreachable", { request_id: ctx.id, vendor: plan.target.upstream.vendor, reason: (e instanceof Error ? e.message : String(e)) });
     return { kind: "error", status: 0, error: new GatewayError({ status: 502, message: `Could not reach the ${plan.target.upstream.vendor} upstream: ${(e instanceof Error ? e.message : String(e))}` }) };
   }
+  clearTimeout(timer);
   emit(deps.hooks, "onUpstreamResponse", ctx, response.status, performance.now() - ctx.started);
   if (!response.ok) {
     let text: string;
@@ -42,9 +90,19 @@ export async function execute(deps: GatewayDeps, ctx: RequestContext, plan: Plan
       if (signal.aborted) return { kind: "gone" };
       text = `(the error body could not be read: ${e instanceof Error ? e.message : String(e)})`;
     }
-    return { kind: "error", status: response.status, error: sameTypeForStatus(plan.protocol.parseError(response.status, text, response.headers)) };
+    // Some vendors quote the key they were sent in their errors: the client never sees Turnpike's.
+    const error = sameTypeForStatus(plan.protocol.parseError(response.status, withoutKey(text, plan.target.upstream.apiKey), response.headers));
+    return { kind: "error", status: response.status, error: response.status === 429 || response.status >= 500 ? withLimitHeaders(error, response.headers) : error };
   }
-  return { kind: "reply", response, status: response.status, inputTokens: counting ? await counting : undefined };
+  const inputTokens = counting ? await counting : undefined;
+  if (!ac || !limits) return { kind: "reply", response, status: response.status, inputTokens };
+  const own = ac;
+  return { kind: "reply", response, status: response.status, inputTokens, watch: { firstByteMs: limits.firstByteMs, idleMs: limits.idleMs, abort: (reason) => own.abort(new Error(reason)) } };
+}
+
+/** `text` with every occurrence of the vendor key blanked (keys shorter than 8 are no real key). */
+export function withoutKey(text: string, key: string): string {
+  return key.length >= 8 && text.includes(key) ? text.replaceAll(key, "[redacted]") : text;
 }
 
 /** The upstream's own count of the prompt, or undefined if it could not say. */
@@ -59,6 +117,27 @@ async function countAlongside(deps: GatewayDeps, plan: Plan, req: UpstreamReques
   }
 }
 
+/** The vendor's own rate-limit headers, kept on its error so that a client told to wait sees which limit ran out. */
+function withLimitHeaders(err: GatewayError, headers: Headers): GatewayError {
+  let limits: Record<string, string> | undefined;
+  headers.forEach((v, k) => {
+    if (k.startsWith("anthropic-ratelimit-") || k.startsWith("x-ratelimit-")) (limits ??= {})[k] = v;
+  });
+  return limits ? changed(err, err.type, { ...limits, ...err.headers }) : err;
+}
+
+/** The same error with another type or headers. */
+function changed(err: GatewayError, type: string, headers: Record<string, string> | undefined): GatewayError {
+  return new GatewayError({
+    status: err.status,
+    type,
+    message: err.message,
+    ...(err.code !== undefined ? { code: err.code } : {}),
+    ...(err.param !== undefined ? { param: err.param } : {}),
+    ...(headers !== undefined ? { headers } : {}),
+  });
+}
+
 /**
  * One vendor status, one error type, whatever the vendor: the type follows the status the
  * protocol's parser mapped it to (a 503 is "overloaded" from every vendor), except a spent quota,
@@ -67,13 +146,5 @@ async function countAlongside(deps: GatewayDeps, plan: Plan, req: UpstreamReques
 export function sameTypeForStatus(err: GatewayError): GatewayError {
   if (err.code === "insufficient_quota") return err;
   const type = messagesErrorTypeForStatus(err.status);
-  if (type === err.type) return err;
-  return new GatewayError({
-    status: err.status,
-    type,
-    message: err.message,
-    ...(err.code !== undefined ? { code: err.code } : {}),
-    ...(err.param !== undefined ? { param: err.param } : {}),
-    ...(err.headers !== undefined ? { headers: err.headers } : {}),
-  });
+  return type === err.type ? err : changed(err, type, err.headers);
 }

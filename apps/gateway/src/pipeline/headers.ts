@@ -5,6 +5,11 @@ export const HEADER = {
   /** The vendor's own name of the model that answered (a JSON reply's), else the one asked of it. */
   upstreamModel: "x-turnpike-upstream-model",
   warning: "x-turnpike-warning",
+  /** The catalog id that served, and the one asked for when a fallback served. */
+  model: "x-turnpike-model",
+  fallbackFrom: "x-turnpike-fallback-from",
+  deployment: "x-turnpike-deployment",
+  attempts: "x-turnpike-attempts",
   count: "x-turnpike-count",
   retryAfter: "retry-after",
   retryAfterMs: "retry-after-ms",

@@ -1,15 +1,14 @@
 import type { GatewayDeps } from "../deps";
 import type { ClientFormat } from "../formats";
 import { admit, type Admitted } from "./admit";
+import { dispatch } from "./attempts";
 import { authenticate } from "./authenticate";
 import type { Connection } from "./client-address";
 import { newContext } from "./context";
 import { emit } from "./events";
-import { execute } from "./execute";
 import { meterOnce, type Ending } from "./meter";
 import { recall } from "./recall";
 import { remember } from "./remember";
-import { plan } from "./plan";
 import { relay, replyHeaders } from "./relay";
 import { resolve } from "./resolve";
 import { errorResponse, toGatewayError } from "./respond";
@@ -18,9 +17,9 @@ import { validate } from "./validate";
 
 /**
  * One inference call, top to bottom (docs/design.md, "One request"): authenticate → validate →
- * resolve → admit → plan → execute → relay → meter. Each step is a function of its own file; what
- * one finds is handed to the next as plain values. A request that reached an upstream is metered
- * exactly once, however it ends.
+ * resolve → admit → dispatch (plan and execute each attempt, over deployments and fallbacks) →
+ * relay → meter. Each step is a function of its own file; what one finds is handed to the next
+ * as plain values. A request that reached an upstream is metered exactly once, however it ends.
  */
 export async function handleInference(deps: GatewayDeps, request: Request, format: ClientFormat, server?: Connection | null): Promise<Response> {
   const ctx = newContext(request, format, server, deps.config.trustedProxies);
@@ -33,14 +32,17 @@ export async function handleInference(deps: GatewayDeps, request: Request, forma
     emit(deps.hooks, "onAuthenticated", ctx, key.id);
     const { request: validated, size } = await validate(ctx, deps.config.maxBodyBytes);
     const client = await recall(deps, key, validated);
-    const target = resolve(deps, key, client.model);
-    admitted = await admit(deps, ctx, key, target.entry, size);
-    const p = await plan(deps, format, client, target);
+    const asked = resolve(deps, key, client.model);
+    admitted = await admit(deps, ctx, key, asked.entry, size);
+    const sent = await dispatch(deps, ctx, format, client, asked, size);
+    const { plan: p, outcome } = sent;
+    const target = p.target; // the model that served: its id, window and prices
     // No request can use more than its model's window and output cap: usage beyond it is not believed.
     const tally = new UsageTally(target.entry.context_window + target.entry.max_output_tokens);
-    finish = meterOnce(deps, { ctx, key, target, stream: p.stream, tally, admitted, countPrompt: p.countPrompt });
-    const outcome = await execute(deps, ctx, p);
+    const route = { deployment: sent.deployment.name, attempts: sent.attempts, requested: sent.requested };
+    finish = meterOnce(deps, { ctx, key, target, stream: p.stream, tally, admitted, countPrompt: p.countPrompt, route });
     if (outcome.kind !== "gone") upstreamStatus = outcome.status;
+    const headers = outcome.kind === "gone" ? undefined : replyHeaders(ctx, p, admitted.limitHeaders, sent);
     switch (outcome.kind) {
       case "gone":
         await finish({ status: 499, upstreamStatus: 0, aborted: true });
@@ -48,7 +50,8 @@ export async function handleInference(deps: GatewayDeps, request: Request, forma
       case "error":
         // The record keeps the status the client saw (its format's: a 529 is a chat client's 503).
         await finish({ status: format.renderError(outcome.error, ctx.id).status, upstreamStatus: outcome.status, unbilled: true });
-        return errorResponse(format, outcome.error, ctx.id, Object.fromEntries(replyHeaders(ctx, p, admitted.limitHeaders)));
+        // The upstream's own retry and rate-limit headers win over the key's: they say when to come back.
+        return errorResponse(format, outcome.error, ctx.id, { ...Object.fromEntries(headers!), ...outcome.error.headers });
       case "reply": {
         const counted = outcome.inputTokens === undefined ? p : { ...p, reply: { ...p.reply, inputTokens: outcome.inputTokens } };
         const metered = finish;
@@ -57,7 +60,7 @@ export async function handleInference(deps: GatewayDeps, request: Request, forma
           await metered(e);
           if (e.status === 200 && !e.aborted) await remember(deps, key, client, ctx.id);
         };
-        return await relay(deps, ctx, counted, outcome.response, replyHeaders(ctx, p, admitted.limitHeaders), tally, end);
+        return await relay(deps, ctx, counted, outcome.response, headers!, tally, end, outcome.watch);
       }
       default: {
         const never: never = outcome;

@@ -16,6 +16,8 @@ export interface MeteredCall {
   admitted: Admitted;
   /** Turnpike's count of the prompt (used only if nothing reported the input). */
   countPrompt: () => number;
+  /** Where it was served: the deployment, the attempts made and the catalog id asked for. */
+  route?: { deployment: string; attempts: number; requested: string };
 }
 
 export interface Ending {
@@ -59,6 +61,9 @@ export function meter(deps: GatewayDeps, call: MeteredCall, end: Ending): Promis
     cost_usd: deps.catalog.cost(entry, counts),
     // The vendor's own name where a reply said it, else the id Turnpike asked it for.
     upstream_model: call.tally.upstreamModel ?? entry.upstream_model,
+    ...(call.route ? { deployment: call.route.deployment, attempts: call.route.attempts } : {}),
+    // Present only when a fallback served: `model` is the one that served and was priced.
+    ...(call.route && call.route.requested !== entry.id ? { requested_model: call.route.requested } : {}),
     status: end.status,
     upstream_status: end.upstreamStatus,
     latency_ms: Math.round((performance.now() - call.ctx.started) * 100) / 100,

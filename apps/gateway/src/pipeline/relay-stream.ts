@@ -1,5 +1,6 @@
 import type { ClientFormat } from "../formats";
 import type { Logger } from "../telemetry/logger";
+import type { Watch } from "./execute";
 import type { InlineTap } from "./passthrough-tap";
 
 const encoder = new TextEncoder();
@@ -18,6 +19,10 @@ export interface RelayOptions {
   keepAliveMs: number;
   /** Called once, when the first piece goes to the client (time to first token). */
   onFirstPiece?: () => void;
+  /** The upstream's deadlines after its head: first chunk, then silence between chunks (in-band error when passed). */
+  watch?: Watch | undefined;
+  /** Aborted when the gateway's drain is over: the stream ends with the in-band error. */
+  shutdown?: AbortSignal | undefined;
   /** Called once; a stream is closed for the client only after its promise settles (the usage commit). */
   onEnd: (how: StreamEnd) => Promise<void> | void;
 }
@@ -51,6 +56,16 @@ export function cutAfterTerminal(piece: Uint8Array | string, format: ClientForma
 export function relayStream(source: ReadableStream<Uint8Array>, opts: RelayOptions): ReadableStream<Uint8Array> {
   const reader = source.getReader();
   let last = Date.now();
+  // When the upstream last sent a chunk (keep-alives do not count), and whether it sent one yet.
+  let heard = last;
+  let first = false;
+  const watch = opts.watch;
+  // Set when the drain cut the stream: its end is a failure, not a completion.
+  let cut = false;
+  const onShutdown = () => {
+    cut = true;
+    void reader.cancel().catch(() => {});
+  };
   let timer: ReturnType<typeof setInterval> | undefined;
   let ended = false;
   // Set once the terminal frame is out: nothing is written after it.
@@ -60,6 +75,7 @@ export function relayStream(source: ReadableStream<Uint8Array>, opts: RelayOptio
     if (ended) return;
     ended = true;
     if (timer) clearInterval(timer);
+    opts.shutdown?.removeEventListener("abort", onShutdown);
     try {
       await opts.onEnd(how);
     } catch (e) {
@@ -90,17 +106,29 @@ export function relayStream(source: ReadableStream<Uint8Array>, opts: RelayOptio
   return new ReadableStream<Uint8Array>(
     {
       start(controller) {
-        if (opts.keepAliveMs > 0) {
+        // The one shutdown signal is shared by every stream: the listener goes when the stream ends.
+        opts.shutdown?.addEventListener("abort", onShutdown, { once: true });
+        if (opts.keepAliveMs > 0 || watch) {
           const frame = opts.format.keepAlive;
+          const every = Math.min(opts.keepAliveMs || Number.POSITIVE_INFINITY, watch ? Math.min(watch.firstByteMs, watch.idleMs) : Number.POSITIVE_INFINITY);
+          // One interval serves keep-alives and the upstream's deadlines.
           timer = setInterval(() => {
-            if (closed || Date.now() - last < opts.keepAliveMs) return;
+            if (closed) return;
+            if (watch) {
+              const limit = first ? watch.idleMs : watch.firstByteMs;
+              if (Date.now() - heard >= limit) {
+                watch.abort(first ? `no chunk for ${limit} ms` : `no first byte within ${limit} ms`);
+                return;
+              }
+            }
+            if (opts.keepAliveMs <= 0 || Date.now() - last < opts.keepAliveMs) return;
             last = Date.now();
             try {
               controller.enqueue(frame);
             } catch {
               // The stream already closed; the interval is cleared by end().
             }
-          }, Math.max(50, Math.floor(opts.keepAliveMs / 2)));
+          }, Math.max(50, Math.floor(every / 2)));
         }
       },
       async pull(controller) {
@@ -109,11 +137,13 @@ export function relayStream(source: ReadableStream<Uint8Array>, opts: RelayOptio
           for (let written = false; !written; ) {
             const { done, value } = await reader.read();
             if (done) {
+              if (cut) throw new Error("the gateway is shutting down");
               for (const piece of collect((out) => opts.tap.end(out))) put(controller, piece);
               await finish(controller, outcome());
               return;
             }
-            last = Date.now();
+            last = heard = Date.now();
+            first = true;
             const pieces = collect((out) => opts.tap.push(value, out));
             const terminated = opts.tap.terminated?.() ?? false;
             if (pieces.length && !sentAny) {

@@ -8,6 +8,7 @@ import { HEADER, SSE_HEADERS } from "./headers";
 import { emit } from "./events";
 import { errorResponse } from "./respond";
 import { usageLooksTrue, usageTextLooksTrue } from "./usage-audit";
+import { timeoutError, type Watch } from "./execute";
 import type { Ending } from "./meter";
 import { passthroughTap } from "./passthrough-tap";
 import type { Plan } from "./plan";
@@ -16,8 +17,14 @@ import { translatedTap } from "./translated-tap";
 import type { UsageTally } from "./usage-tally";
 
 /** The headers every inference reply carries, errors included. */
-export function replyHeaders(ctx: RequestContext, plan: Plan, limitHeaders: Record<string, string>): Headers {
+export function replyHeaders(ctx: RequestContext, plan: Plan, limitHeaders: Record<string, string>, sent?: { deployment: { name: string }; attempts: number; requested: string }): Headers {
   const h = new Headers(ctx.format.idHeaders(ctx.id));
+  if (sent) {
+    h.set(HEADER.model, headerSafe(plan.target.entry.id));
+    if (sent.requested !== plan.target.entry.id) h.set(HEADER.fallbackFrom, headerSafe(sent.requested));
+    h.set(HEADER.deployment, headerSafe(sent.deployment.name));
+    h.set(HEADER.attempts, String(sent.attempts));
+  }
   h.set(HEADER.upstream, plan.target.upstream.simulated ? "simulator" : plan.target.upstream.vendor);
   // The model asked of the vendor; a JSON reply replaces it with the vendor's own name for it.
   h.set(HEADER.upstreamModel, headerSafe(plan.target.entry.upstream_model));
@@ -72,6 +79,7 @@ export async function relay(
   headers: Headers,
   tally: UsageTally,
   finish: (end: Ending) => Promise<void>,
+  watch?: Watch,
 ): Promise<Response> {
   const { entry } = plan.target;
   const vendor = plan.target.upstream.vendor;
@@ -89,10 +97,20 @@ export async function relay(
   const type = upstream.headers.get("content-type") ?? "";
   if (!plan.stream || (type !== "" && !type.includes("event-stream"))) {
     let text: string;
+    // A JSON body must arrive whole within the first-byte deadline.
+    let late = false;
+    const deadline = watch
+      ? setTimeout(() => {
+          late = true;
+          watch.abort("no body");
+        }, watch.firstByteMs)
+      : undefined;
     try {
       text = await upstream.text();
     } catch {
-      return refuse(malformed(vendor, "a body that broke off"));
+      return refuse(late ? timeoutError(vendor, "send its reply", watch!.firstByteMs) : malformed(vendor, "a body that broke off"));
+    } finally {
+      clearTimeout(deadline);
     }
     let parsed: unknown;
     try {
@@ -154,6 +172,8 @@ export async function relay(
     requestId: ctx.id,
     keepAliveMs: deps.config.keepAliveSeconds * 1000,
     onFirstPiece: () => emit(deps.hooks, "onFirstToken", ctx, performance.now() - ctx.started),
+    watch,
+    shutdown: deps.shutdown,
     onEnd: (how) => {
       switch (how) {
         case "complete": {

@@ -10,6 +10,7 @@ import type { GatewayDeps } from "../deps";
 import { FORMATS, type ClientFormat } from "../formats";
 import { KeyService, type NewKey } from "../keys/key-service";
 import { buildCatalog } from "../routing/catalog";
+import { buildRouter } from "../routing/deployments";
 import { buildUpstreams, type Upstream } from "../routing/upstreams";
 import type { Target } from "../protocols";
 import { MemoryAuthFailures } from "../state/auth-failures";
@@ -108,9 +109,11 @@ export async function testDeps(opts: TestDepsOptions = {}): Promise<TestDeps> {
   const keys = new KeyService(await StoreKeyDirectory.load(store), clock.now);
   const fake = fakeFetch(opts.fetch ?? (() => json({ error: "no fetch handler in this test" }, 500)));
   const ledger = new GroupCommitLedger(store);
+  const catalog = buildCatalog([], config.vendors);
+  const upstreams = buildUpstreams(config.vendors, SIM_URL);
   const deps: GatewayDeps = {
     config,
-    catalog: buildCatalog([], config.vendors),
+    catalog,
     store,
     keys,
     limiter: new MemoryLimiterStore(clock.now),
@@ -119,7 +122,8 @@ export async function testDeps(opts: TestDepsOptions = {}): Promise<TestDeps> {
     ledger,
     signatures: new MemorySignatures(100),
     responses: store.responseStore(),
-    upstreams: buildUpstreams(config.vendors, SIM_URL),
+    upstreams,
+    router: buildRouter(catalog, upstreams, [], config.routing, "config"),
     fetch: fake.fetch,
     now: clock.now,
     countText: countTextTokens,

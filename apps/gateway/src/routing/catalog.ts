@@ -152,7 +152,9 @@ function parseOverride(raw: unknown, i: number, rows: Map<string, Row>, vendors:
   const o = raw as Record<string, unknown>; // an object: checked just above
   if (typeof o.id !== "string" || o.id === "") throw new Error(`${where}.id: required string`);
   const base = rows.get(o.id);
-  const merged = { ...base, ...o } as Record<string, unknown>; // read field by field below
+  // The routing fields (deployments, fallbacks, timeouts) are read by routing/deployments.ts.
+  const { deployments: _d, fallbacks: _f, timeouts: _t, ...own } = o;
+  const merged = { ...base, ...own } as Record<string, unknown>; // read field by field below
   if (typeof merged.owned_by !== "string" || !vendors.has(merged.owned_by)) {
     throw new Error(`${where}.owned_by: must be one of ${[...vendors.keys()].join(", ")}, got ${JSON.stringify(merged.owned_by)}`);
   }

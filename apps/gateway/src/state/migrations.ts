@@ -145,6 +145,20 @@ ALTER TABLE usage ADD COLUMN cache_write_1h_tokens INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE usage ADD COLUMN upstream_model TEXT;
 ALTER TABLE keys ADD COLUMN prompt_cache TEXT;`,
   },
+  {
+    version: 4,
+    name: "deployments, attempts and the model asked for",
+    // Which deployment served, after how many attempts, and the catalog id asked for when a
+    // fallback served under another. Nullable: rows written before read as before.
+    sqlite: `
+ALTER TABLE usage ADD COLUMN deployment TEXT;
+ALTER TABLE usage ADD COLUMN attempts INTEGER;
+ALTER TABLE usage ADD COLUMN requested_model TEXT;`,
+    postgres: `
+ALTER TABLE usage ADD COLUMN deployment TEXT;
+ALTER TABLE usage ADD COLUMN attempts INTEGER;
+ALTER TABLE usage ADD COLUMN requested_model TEXT;`,
+  },
 ];
 
 /**

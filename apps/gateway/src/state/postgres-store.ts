@@ -10,7 +10,7 @@ import { GROUP_COLUMN, KEY_COLUMNS, type KeyRow, fromKey, toKey } from "./key-ro
 const USAGE_COLUMNS = [
   "request_id", "key_id", "model", "endpoint", "stream", "input_tokens", "output_tokens", "cache_read_tokens",
   "cache_write_tokens", "reasoning_tokens", "cost_usd", "status", "upstream_status", "latency_ms", "aborted",
-  "estimated", "created_at", "cache_write_1h_tokens", "upstream_model",
+  "estimated", "created_at", "cache_write_1h_tokens", "upstream_model", "deployment", "attempts", "requested_model",
 ] as const;
 /** Rows per statement: bounded so that one insert stays short. */
 const ROWS_PER_INSERT = 2000;
@@ -19,6 +19,7 @@ const USAGE_TYPES: Record<(typeof USAGE_COLUMNS)[number], string> = {
   output_tokens: "int4", cache_read_tokens: "int4", cache_write_tokens: "int4", reasoning_tokens: "int4",
   cost_usd: "float8", status: "int4", upstream_status: "int4", latency_ms: "float8", aborted: "bool",
   estimated: "bool", created_at: "text", cache_write_1h_tokens: "int4", upstream_model: "text",
+  deployment: "text", attempts: "int4", requested_model: "text",
 };
 /** Rows whose request id is already there are skipped: a replayed journal cannot duplicate a record. */
 const INSERT_USAGE = `INSERT INTO usage (${USAGE_COLUMNS.join(", ")}) SELECT * FROM unnest(${USAGE_COLUMNS.map((c, i) => `$${i + 1}::${USAGE_TYPES[c]}[]`).join(", ")}) ON CONFLICT (request_id) DO NOTHING`;
@@ -102,13 +103,13 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * One statement per batch with one array per column (`unnest`): 19 parameters however many rows,
+   * One statement per batch with one array per column (`unnest`): 22 parameters however many rows,
    * which PostgreSQL parses and plans far faster than 19 per row.
    */
   async insertUsage(records: readonly UsageRecord[]): Promise<void> {
     for (let i = 0; i < records.length; i += ROWS_PER_INSERT) {
       // The fields a record may leave out get their column's default.
-      const chunk = records.slice(i, i + ROWS_PER_INSERT).map((r) => ({ ...r, cache_write_1h_tokens: r.cache_write_1h_tokens ?? 0, upstream_model: r.upstream_model ?? null }));
+      const chunk = records.slice(i, i + ROWS_PER_INSERT).map((r) => ({ ...r, cache_write_1h_tokens: r.cache_write_1h_tokens ?? 0, upstream_model: r.upstream_model ?? null, deployment: r.deployment ?? null, attempts: r.attempts ?? null, requested_model: r.requested_model ?? null }));
       const columns = USAGE_COLUMNS.map((c) => chunk.map((r) => r[c]));
       await this.sql.unsafe(INSERT_USAGE, columns).catch(unavailable);
     }

@@ -56,6 +56,11 @@ export interface UsageRecord {
   cost_usd: number;
   /** The vendor's own name of the model that answered (a dated snapshot name), where it said one. */
   upstream_model?: string | null;
+  /** The catalog id the client asked for, when a fallback served it under another (`model`). */
+  requested_model?: string | null;
+  /** Which of the model's deployments served (the last one tried), and how many attempts were made. */
+  deployment?: string | null;
+  attempts?: number | null;
   /** The status the client saw (a stream that started: 200, or 502 if it then failed with an in-band error). */
   status: number;
   /** The upstream's HTTP status; 0 when no answer came. */
@@ -72,8 +77,11 @@ export interface UsageRecord {
  * A stored row's optional fields as records have them: absent when empty (no one-hour writes, no
  * upstream model name, no key setting), so rows written before they existed read as before.
  */
-export function withoutEmptyOptionals<T extends { upstream_model?: string | null; cache_write_1h_tokens?: number; prompt_cache?: string | null }>(r: T): T {
+export function withoutEmptyOptionals<T extends { upstream_model?: string | null; cache_write_1h_tokens?: number; prompt_cache?: string | null; deployment?: string | null; attempts?: number | null; requested_model?: string | null }>(r: T): T {
   const out = { ...r };
+  if (out.deployment === null) delete out.deployment;
+  if (out.attempts === null) delete out.attempts;
+  if (out.requested_model === null) delete out.requested_model;
   if (out.upstream_model === null) delete out.upstream_model;
   if (out.cache_write_1h_tokens === 0) delete out.cache_write_1h_tokens;
   if (out.prompt_cache === null) delete out.prompt_cache;

@@ -157,6 +157,8 @@ describe("real replies conform to the document", () => {
     const log = (await conforms("/admin/requests", "get", await admin("/admin/requests?limit=3"))) as { data: unknown[] };
     expect(log.data).toHaveLength(3);
     const models = (await conforms("/admin/models", "get", await admin("/admin/models"))) as { data: unknown[] };
+    const deployments = (await conforms("/admin/deployments", "get", await admin("/admin/deployments"))) as { data: unknown[] };
+    expect(deployments.data.length).toBe(models.data.length);
     expect(models.data.length).toBeGreaterThanOrEqual(10);
     const refused = await fetch(`${h.url}/admin/keys`, { headers: { authorization: "Bearer sk-admin-wrong" } });
     expect(refused.status).toBe(401);

@@ -79,7 +79,8 @@ function contract(name: string, open: () => Promise<Store>, close: () => Promise
     test("usage: inserted once by request id, however often it is replayed", async () => {
       const rows = [
         usage("req_1"),
-        usage("req_2", { key_id: "key_b", model: "gamma-3-pro", endpoint: "messages", stream: true, aborted: true, estimated: true, cost_usd: 1.5, created_at: "2026-11-03T09:00:00.000Z" }),
+        // A fallback served it: the deployment, the attempts and the model asked for are kept.
+        usage("req_2", { key_id: "key_b", model: "gamma-3-pro", endpoint: "messages", stream: true, aborted: true, estimated: true, cost_usd: 1.5, created_at: "2026-11-03T09:00:00.000Z", deployment: "gamma", attempts: 3, requested_model: "alpha-sonnet-4-6" }),
         usage("req_3", { created_at: "2026-10-31T23:59:59.999Z", cost_usd: 7 }),
       ];
       await store.insertUsage(rows);
