@@ -121,8 +121,10 @@ export class Router {
 
 function deployment(model: CatalogEntry, upstream: Upstream, name: string, settings: RoutingConfig, row?: { weight: number; upstream_model: string | undefined; rpm: number | undefined; tpm: number | undefined }): Deployment {
   const upstreamModel = row?.upstream_model ?? model.upstream_model;
-  // A deployment on another vendor speaks that vendor's protocol.
-  const entry = upstreamModel === model.upstream_model && upstream.protocol === model.protocol ? model : { ...model, upstream_model: upstreamModel, protocol: upstream.protocol };
+  // On its own vendor a model speaks its row's protocol (a row may name another than the vendor's
+  // usual one, e.g. `protocol: responses` on a chat vendor); on another vendor, that vendor's.
+  const protocol = upstream.vendor === model.owned_by ? model.protocol : upstream.protocol;
+  const entry = upstreamModel === model.upstream_model && protocol === model.protocol ? model : { ...model, upstream_model: upstreamModel, protocol };
   return {
     name,
     model: model.id,
