@@ -53,23 +53,44 @@ export function pinoLogger(opts: LoggerOptions): Logger {
 
 let stdout: pino.DestinationStream | undefined;
 
+/** Lines are gathered up to this many characters before one write (a line per request otherwise costs a write each)… */
+const BATCH_CHARS = 64 * 1024;
+/** …and are written at the latest this long after they were logged, however few. */
+const BATCH_MS = 100;
+
 /**
- * Standard output, written asynchronously: a line waits for no write to finish, and lines that
- * arrive while one is being written go out together (under load, one write serves many
- * requests). One per process, flushed when the process exits.
+ * Standard output through the runtime's own buffered writer, in batches: a line waits for no
+ * write, and under load one write carries many requests' lines (pino's own asynchronous
+ * destination, a write per line, cost a JSON request about 20 µs of CPU in the benchmark's
+ * profile). A quiet gateway's lines go out within BATCH_MS; all is flushed when the process exits.
  */
 function standardOutput(): pino.DestinationStream {
   if (stdout) return stdout;
-  const out = pino.destination({ dest: 1, sync: false });
-  process.on("exit", () => {
+  const sink = Bun.stdout.writer();
+  let pending = 0;
+  const flush = () => {
+    if (pending === 0) return;
+    pending = 0;
     try {
-      out.flushSync();
+      void sink.flush();
     } catch {
       // Standard output is gone (a closed pipe): nothing more can be written anywhere.
     }
+  };
+  const timer = setInterval(flush, BATCH_MS);
+  timer.unref?.();
+  process.on("exit", () => {
+    clearInterval(timer);
+    flush();
   });
-  stdout = out;
-  return out;
+  stdout = {
+    write(line: string) {
+      sink.write(line);
+      pending += line.length;
+      if (pending >= BATCH_CHARS) flush();
+    },
+  };
+  return stdout;
 }
 
 /**
