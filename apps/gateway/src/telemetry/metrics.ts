@@ -1,4 +1,4 @@
-import { Gauge, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, Gauge, Registry } from "prom-client";
 import { LightCounter, LightHistogram } from "./light-metrics";
 import type { RequestSummary, TrailListener, UpstreamErrorClass } from "./request-trail";
 
@@ -52,7 +52,7 @@ export class GatewayMetrics implements TrailListener {
 
   constructor(sources: MetricsSources) {
     const r = this.registry;
-    if (sources.processMetrics) collectDefaultMetrics({ register: r });
+    if (sources.processMetrics) processMetrics(r);
     this.tokens = new LightHistogram("gen_ai_client_token_usage", "Tokens used per request, by token type (input, output, cache_read, cache_write).", ["token_type", "model", "vendor"], BUCKETS.tokens, r);
     this.duration = new LightHistogram("gen_ai_server_request_duration_seconds", "Time from a request's arrival to its end (a stream's last byte).", ["model", "endpoint"], BUCKETS.duration, r);
     this.ttft = new LightHistogram("gen_ai_server_time_to_first_token_seconds", "Time from a streamed request's arrival to its first piece of reply.", ["model", "endpoint"], BUCKETS.ttft, r);
@@ -138,4 +138,55 @@ export class GatewayMetrics implements TrailListener {
   get contentType(): string {
     return this.registry.contentType;
   }
+}
+
+/**
+ * The process's own figures under their usual names, read only when scraped. (prom-client's
+ * default collectors watch the event loop and the collector continuously: on Bun that cost a
+ * JSON request about 100 µs of CPU in the benchmark, more than all of the gateway's own work.)
+ */
+function processMetrics(r: Registry): void {
+  const started = Date.now() / 1000 - process.uptime();
+  new Counter({
+    name: "process_cpu_seconds_total",
+    help: "User and system CPU time spent, in seconds.",
+    registers: [r],
+    collect() {
+      const { user, system } = process.cpuUsage();
+      this.reset();
+      this.inc((user + system) / 1e6);
+    },
+  });
+  new Gauge({
+    name: "process_resident_memory_bytes",
+    help: "Resident memory size, in bytes.",
+    registers: [r],
+    collect() {
+      this.set(process.memoryUsage.rss());
+    },
+  });
+  new Gauge({
+    name: "process_start_time_seconds",
+    help: "Start time of the process since the Unix epoch, in seconds.",
+    registers: [r],
+    collect() {
+      this.set(started);
+    },
+  });
+  new Gauge({
+    name: "nodejs_heap_size_used_bytes",
+    help: "JavaScript heap in use, in bytes.",
+    registers: [r],
+    collect() {
+      this.set(process.memoryUsage().heapUsed);
+    },
+  });
+  new Gauge({
+    name: "nodejs_heap_size_total_bytes",
+    help: "JavaScript heap size, in bytes.",
+    registers: [r],
+    collect() {
+      this.set(process.memoryUsage().heapTotal);
+    },
+  });
 }
