@@ -6,28 +6,14 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { spawnGateway } from "./spawned";
 
 const ADMIN = "sk-admin-crash-test-0123456789abcdef";
 const dir = mkdtempSync(join(tmpdir(), "turnpike-crash-"));
 const db = join(dir, "turnpike.db");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function startGateway(): Promise<{ proc: ReturnType<typeof Bun.spawn>; url: string }> {
-  const proc = Bun.spawn(["bun", join(import.meta.dir, "../src/main.ts")], {
-    env: { ...process.env, PORT: "0", HOST: "127.0.0.1", TURNPIKE_DB: db, TURNPIKE_ADMIN_KEY: ADMIN },
-    stdout: "pipe",
-    stderr: "inherit",
-  });
-  const reader = proc.stdout.getReader();
-  let out = "";
-  while (!/listening on (\S+)/.test(out)) {
-    const { done, value } = await reader.read();
-    if (done) throw new Error(`gateway exited before listening:\n${out}`);
-    out += new TextDecoder().decode(value);
-  }
-  reader.releaseLock();
-  return { proc, url: /listening on (\S+)/.exec(out)![1]! };
-}
+const startGateway = () => spawnGateway({ TURNPIKE_DB: db, TURNPIKE_ADMIN_KEY: ADMIN });
 
 interface Seen {
   requestId: string;

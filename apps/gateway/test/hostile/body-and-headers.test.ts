@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type Harness, startHarness } from "../harness";
 import { type BadUpstream, errorMessageOf, startBadUpstream } from "./bad-upstream";
 import { chatReply, messagesReply } from "./replies";
-import { type Spawned, spawnGateway } from "./spawned";
+import { type Spawned, spawnGateway } from "../spawned";
 
 // Issue 11, items 2 and 10: a body size limit enforced while reading (TURNPIKE_MAX_BODY_MB,
 // default 32), answered with 413 in the caller's format — a 100 MB body once took the gateway's

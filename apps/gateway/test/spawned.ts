@@ -1,9 +1,11 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ADMIN_KEY } from "../harness";
+import { ADMIN_KEY } from "./harness";
 
 /** A gateway in its own process, started as the start command starts it (its memory is its own). */
 export interface Spawned {
+  /** The process itself (signals, exit code). */
+  proc: ReturnType<typeof Bun.spawn>;
   url: string;
   /** The API key printed at first start. */
   key: string;
@@ -13,7 +15,7 @@ export interface Spawned {
   stop(): Promise<void>;
 }
 
-const MAIN = join(import.meta.dir, "../../src/main.ts");
+const MAIN = join(import.meta.dir, "../src/main.ts");
 
 export async function spawnGateway(env: Record<string, string> = {}, bunFlags: string[] = []): Promise<Spawned> {
   const proc = Bun.spawn([process.execPath, ...bunFlags, MAIN], {
@@ -38,6 +40,7 @@ export async function spawnGateway(env: Record<string, string> = {}, bunFlags: s
   const url = /Turnpike listening on (\S+)/.exec(out)![1]!.replace("localhost", "127.0.0.1"); // matched by the loop above
   const key = /\n\s+(sk-tp-\S+)/.exec(out)?.[1] ?? "";
   return {
+    proc,
     url,
     key,
     pid: proc.pid,
