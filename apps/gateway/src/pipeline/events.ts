@@ -20,8 +20,11 @@ export interface PipelineHooks {
   onStreamStart?(ctx: RequestContext): void;
   /** The first piece of a streamed reply went to the client (ms since the request arrived). */
   onFirstToken?(ctx: RequestContext, ms: number): void;
-  /** The request ended: the status the client saw, and its usage record if it reached an upstream. */
-  onFinish?(ctx: RequestContext, status: number, record: UsageRecord | undefined): void;
+  /**
+   * The request ended: the status the client saw, its usage record if it reached an upstream,
+   * and why the reply ended (read on call: a passthrough works it out only if asked).
+   */
+  onFinish?(ctx: RequestContext, status: number, record: UsageRecord | undefined, finishReason?: () => string | undefined): void;
 }
 
 type Event = keyof PipelineHooks;

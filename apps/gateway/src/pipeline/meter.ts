@@ -73,7 +73,7 @@ export function meter(deps: GatewayDeps, call: MeteredCall, end: Ending): Promis
   };
   call.admitted.settle(record.input_tokens + record.output_tokens);
   void deps.spend.add(call.key.id, record.cost_usd).catch((e) => deps.logger.error("spend update failed", { request_id: record.request_id }, e));
-  emit(deps.hooks, "onFinish", call.ctx, end.status, record);
+  emit(deps.hooks, "onFinish", call.ctx, end.status, record, () => call.tally.finishReason());
   return deps.ledger.record(record);
 }
 

@@ -63,6 +63,7 @@ export function passthroughTap(reader: PassthroughReader, format: ClientFormat, 
     }
   };
   sink.relayedLater(() => frames.map(textOf).join(""));
+  sink.finished?.(() => lastFinishReason(frames));
   /** The raw usage of the frames that carry one, shown to `audit` before any reader rounds it. */
   const auditRegion = (region: string) => {
     for (let at = region.indexOf('"usage'); at !== -1; at = region.indexOf('"usage', region.indexOf("\n", at) + 1 || region.length)) {
@@ -157,4 +158,17 @@ export function passthroughTap(reader: PassthroughReader, format: ClientFormat, 
       if (out) enqueue(out);
     },
   };
+}
+
+/** The field each protocol names a reply's end with (messages, chat, generateContent), or a Responses stream's last event. */
+const FINISH = /"(?:stop_reason|finish_reason|finishReason)":"([A-Za-z_]+)"|"type":"response\.(completed|incomplete|failed)"/g;
+
+/** Why a passed-through stream ended, read from its frames only when asked (telemetry): the last word it said. */
+export function lastFinishReason(frames: readonly string[]): string | undefined {
+  for (let i = frames.length - 1; i >= 0; i--) {
+    let found: string | undefined;
+    for (const m of frames[i]!.matchAll(FINISH)) found = m[1] ?? m[2];
+    if (found) return found;
+  }
+  return undefined;
 }

@@ -10,7 +10,7 @@ import { errorResponse } from "./respond";
 import { usageLooksTrue, usageTextLooksTrue } from "./usage-audit";
 import { timeoutError, type Watch } from "./execute";
 import type { Ending } from "./meter";
-import { passthroughTap } from "./passthrough-tap";
+import { lastFinishReason, passthroughTap } from "./passthrough-tap";
 import type { Plan } from "./plan";
 import { relayStream } from "./relay-stream";
 import { translatedTap } from "./translated-tap";
@@ -136,6 +136,7 @@ export async function relay(
       if (plan.passthrough) {
         tally.report(plan.protocol.replyUsage(parsed), true);
         tally.relayedLater(() => replyText(plan.protocol.reply(parsed, plan.reply)));
+        tally.finished(() => lastFinishReason([text]));
         // The client sees the catalog id it asked for, not the vendor's snapshot name.
         if (parsed.model !== entry.id) {
           parsed.model = entry.id;
@@ -147,6 +148,7 @@ export async function relay(
       } else {
         const reply = plan.protocol.reply(parsed, plan.reply);
         tally.report(messagesUsageFields(reply.usage), true);
+        if (reply.stop_reason) tally.finished(reply.stop_reason);
         tally.relayedLater(() => replyText(reply));
         out = JSON.stringify(plan.client.encodeReply(reply, entry.id));
       }

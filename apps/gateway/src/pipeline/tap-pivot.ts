@@ -22,6 +22,7 @@ export function readPivotEvent(sink: UsageSink, ev: MessagesStreamEvent): void {
       break;
     }
     case "message_delta":
+      if (ev.delta.stop_reason) sink.finished?.(ev.delta.stop_reason);
       if (ev.usage) {
         const usage = messagesUsageFields(ev.usage);
         // A translated stream whose upstream never reported usage ends with a zero count; the

@@ -19,6 +19,8 @@ export interface UsageSink {
   relayedLater(read: () => string): void;
   /** The vendor's own name of the model that answered, for the record. */
   answeredBy?(model: string): void;
+  /** Why the reply ended (the pivot's `stop_reason`, or the vendor's own word), or a reader of it used only if asked. */
+  finished?(reason: string | (() => string | undefined)): void;
 }
 
 /**
@@ -38,6 +40,17 @@ export class UsageTally implements UsageSink {
 
   answeredBy(model: string): void {
     this.upstreamModel ??= model;
+  }
+
+  private finish: string | (() => string | undefined) | undefined;
+
+  finished(reason: string | (() => string | undefined)): void {
+    this.finish = reason;
+  }
+
+  /** Why the reply ended, if a reader said (worked out now where it was left for later: only telemetry asks). */
+  finishReason(): string | undefined {
+    return typeof this.finish === "function" ? this.finish() : this.finish;
   }
 
   /**

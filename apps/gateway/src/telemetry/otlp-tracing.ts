@@ -62,11 +62,13 @@ class OtlpTracer implements PipelineHooks {
     if (status === 0 || status >= 400) attempt.setStatus({ code: SpanStatusCode.ERROR, message: status === 0 ? "upstream unreachable" : `upstream status ${status}` });
   }
 
-  onFinish(ctx: RequestContext, status: number, record: UsageRecord | undefined): void {
+  onFinish(ctx: RequestContext, status: number, record: UsageRecord | undefined, finishReason?: () => string | undefined): void {
     const spans = this.live.get(ctx);
     if (!spans) return;
     this.live.delete(ctx);
     const usage = record ? usageAttributes(record) : {};
+    const reason = finishReason?.();
+    if (reason) usage[ATTR.finishReasons] = [reason];
     if (spans.attempt) {
       spans.attempt.setAttributes(usage);
       spans.attempt.end();

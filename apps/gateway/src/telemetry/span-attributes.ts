@@ -11,6 +11,7 @@ export const ATTR = {
   responseModel: "gen_ai.response.model",
   inputTokens: "gen_ai.usage.input_tokens",
   outputTokens: "gen_ai.usage.output_tokens",
+  finishReasons: "gen_ai.response.finish_reasons",
   requestId: "turnpike.request_id",
   attempt: "turnpike.attempt",
   keyId: "turnpike.key_id",

@@ -6,13 +6,15 @@ export interface ExportedSpan {
   name: string;
   kind: number;
   status?: { code?: number; message?: string };
-  attributes: Record<string, string | number | boolean>;
+  attributes: Record<string, Value>;
   service: string;
 }
 
-type AnyValue = { stringValue?: string; intValue?: string | number; doubleValue?: number; boolValue?: boolean };
+type AnyValue = { stringValue?: string; intValue?: string | number; doubleValue?: number; boolValue?: boolean; arrayValue?: { values?: AnyValue[] } };
+type Value = string | number | boolean | Value[];
 
-function value(v: AnyValue): string | number | boolean {
+function value(v: AnyValue): Value {
+  if (v.arrayValue !== undefined) return (v.arrayValue.values ?? []).map(value);
   if (v.stringValue !== undefined) return v.stringValue;
   if (v.intValue !== undefined) return Number(v.intValue);
   if (v.doubleValue !== undefined) return v.doubleValue;

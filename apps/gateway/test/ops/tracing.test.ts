@@ -35,6 +35,17 @@ beforeAll(async () => {
   });
   ids.failed = failed.headers.get("x-request-id")!;
   await failed.text();
+  // Why each reply ended: a translated JSON reply cut at its cap, a passed-through stream.
+  const capped = await h.call("/v1/messages", {
+    method: "POST",
+    dialect: "messages",
+    body: JSON.stringify({ model: "beta-5", max_tokens: 3, messages: [{ role: "user", content: "Tell me a long story" }] }),
+  });
+  ids.capped = capped.headers.get("x-request-id")!;
+  await capped.text();
+  const streamed = await h.call("/v1/chat/completions", { method: "POST", body: JSON.stringify({ model: "beta-5", stream: true, messages: [{ role: "user", content: "hi" }] }) });
+  ids.streamed = streamed.headers.get("x-request-id")!;
+  await streamed.text();
   // Closing the gateway shuts the tracer down, which exports every span still batched.
   await h.close();
   spans = receiver.spans;
@@ -52,7 +63,7 @@ describe("tracing over OTLP/HTTP", () => {
     expect(receiver.contentTypes.length).toBeGreaterThan(0);
     for (const t of receiver.contentTypes) expect(t).toContain("application/json");
     expect(new Set(spans.map((s) => s.service))).toEqual(new Set(["turnpike-test"]));
-    expect(spans.length).toBe(4);
+    expect(spans.length).toBe(8);
   });
 
   test("a request's span joins the caller's trace; its attempt is a child span; GenAI attributes on both", () => {
@@ -77,6 +88,13 @@ describe("tracing over OTLP/HTTP", () => {
     expect(attempt.kind).toBe(CLIENT);
     expect(attempt.attributes).toMatchObject({ "gen_ai.system": "beta", "turnpike.attempt": 1, "http.response.status_code": 200 });
     expect(attempt.attributes["gen_ai.usage.output_tokens"]).toBe(root.attributes["gen_ai.usage.output_tokens"]!);
+  });
+
+  test("each reply's finish reason: the pivot's for a translated reply, the vendor's word for a passthrough", () => {
+    expect(spansOf(ids.chat!).root.attributes["gen_ai.response.finish_reasons"]).toEqual(["stop"]);
+    expect(spansOf(ids.capped!).root.attributes["gen_ai.response.finish_reasons"]).toEqual(["max_tokens"]);
+    expect(spansOf(ids.streamed!).root.attributes["gen_ai.response.finish_reasons"]).toEqual(["stop"]);
+    expect(spansOf(ids.failed!).root.attributes["gen_ai.response.finish_reasons"]).toBeUndefined();
   });
 
   test("off without an endpoint: the tracing packages are never loaded", async () => {
