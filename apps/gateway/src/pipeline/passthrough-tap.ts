@@ -66,12 +66,19 @@ export function passthroughTap(reader: PassthroughReader, format: ClientFormat, 
   sink.finished?.(() => lastFinishReason(frames));
   /** The raw usage of the frames that carry one, shown to `audit` before any reader rounds it. */
   const auditRegion = (region: string) => {
-    for (let at = region.indexOf('"usage'); at !== -1; at = region.indexOf('"usage', region.indexOf("\n", at) + 1 || region.length)) {
+    for (let at = region.indexOf('"usage'); at !== -1; ) {
+      // A `"usage":null` (every chat chunk but the last says it) has nothing to audit.
+      const colon = region.indexOf(":", at);
+      if (colon !== -1 && region.startsWith("null", region.charCodeAt(colon + 1) === 32 ? colon + 2 : colon + 1)) {
+        at = region.indexOf('"usage', colon);
+        continue;
+      }
       const start = region.lastIndexOf("\n", at) + 1;
       const end = region.indexOf("\n", at);
       const line = region.slice(start, end === -1 ? undefined : end);
       if (line.startsWith("data:")) audit(line.slice(5).trimStart());
       if (end === -1) break;
+      at = region.indexOf('"usage', end);
     }
   };
   const see = (msg: SSEMessage): SSEMessage | undefined => {
@@ -83,8 +90,23 @@ export function passthroughTap(reader: PassthroughReader, format: ClientFormat, 
   // streams do), complete frames are only searched (indexOf) for the few that matter — usage,
   // finish, terminator — and kept as raw text, parsed later only if they must be counted. The
   // first CR (or a field written without its space) sends the stream to the full parser.
-  let scanning = raw;
+  // A reader that can take a frame out of a plain region (a usage chunk the client did not ask
+  // for) keeps the scanner where the bytes cannot go raw: each region is relayed as its text.
+  const trimming = !raw && reader.trim !== undefined;
+  let scanning = raw || trimming;
   let pending = "";
+  let named = false;
+  /** A trimmed region, relabelled where the vendor names its model differently. */
+  const relayText = (text: string, region: string, enqueue: (piece: string) => void) => {
+    if (label) {
+      if (!named && label.learn(region) && label.upstream !== undefined) {
+        named = true;
+        sink.answeredBy?.(label.upstream);
+      }
+      if (label.upstream === undefined || label.changes) text = label.apply(text);
+    }
+    if (text) enqueue(text);
+  };
   return {
     // A reply that never said how it ended (cut off, or ended by an upstream error) failed.
     failed: () => !state.finished,
@@ -99,12 +121,14 @@ export function passthroughTap(reader: PassthroughReader, format: ClientFormat, 
         const cut = pending.lastIndexOf("\n\n");
         if (cut === -1 && !pending.includes("\r")) return;
         const region = cut === -1 ? pending : pending.slice(0, cut + 2);
-        if (cut !== -1 && scannable(region)) {
+        const trimmed = cut !== -1 && scannable(region) ? (trimming ? reader.trim?.(region, opts) : region) : undefined;
+        if (trimmed !== undefined) {
           pending = pending.slice(cut + 2);
           frames.push(region);
           auditRegion(region);
           reader.scan(region, sink, state);
-          if (hold && label) {
+          if (trimming) relayText(trimmed, region, enqueue);
+          else if (hold && label) {
             if (label.learn(region) && label.upstream !== undefined) sink.answeredBy?.(label.upstream);
             if (label.upstream === undefined || label.changes) enqueue(label.apply(region));
             else {
@@ -133,11 +157,13 @@ export function passthroughTap(reader: PassthroughReader, format: ClientFormat, 
       // A last frame without its blank line: scanned, or parsed if it is not the plain shape.
       let tail: SSEMessage[] = [];
       if (scanning && pending) {
-        if (scannable(pending)) {
+        const trimmed = scannable(pending) ? (trimming ? reader.trim?.(`${pending}\n\n`, opts) : pending) : undefined;
+        if (trimmed !== undefined) {
           frames.push(pending);
           auditRegion(pending);
           reader.scan(`${pending}\n\n`, sink, state);
-          if (hold && label) enqueue(label.learn(pending) ? label.apply(pending) : pending);
+          if (trimming) relayText(trimmed, pending, enqueue);
+          else if (hold && label) enqueue(label.learn(pending) ? label.apply(pending) : pending);
         } else {
           tail = parser.push(pending);
           if (hold) raw = false;

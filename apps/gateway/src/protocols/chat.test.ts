@@ -96,3 +96,28 @@ describe("chat protocol: fromPivot and errors", () => {
     expect(err.headers?.["retry-after"]).toBe("3");
   });
 });
+
+const frame = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
+const text = frame({ id: "c1", choices: [{ index: 0, delta: { content: "Hi" }, finish_reason: null }], usage: null });
+const finish = frame({ id: "c1", choices: [{ index: 0, delta: {}, finish_reason: "stop" }], usage: null });
+const usageOnly = frame({ id: "c1", choices: [], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } });
+const usageWithChoice = frame({ id: "c1", choices: [{ index: 0, delta: {}, finish_reason: "stop" }], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } });
+const trim = (region: string, includeUsage = false) => chatProtocol.passthrough.trim!(region, { includeUsage });
+
+describe("chat passthrough trim: the usage the client did not ask for is taken out of a plain region", () => {
+  test("a region without usage goes as it is; so does any region when the client asked for usage", () => {
+    const region = text + finish + "data: [DONE]\n\n";
+    expect(trim(region)).toBe(region);
+    expect(trim(text + usageOnly, true)).toBe(text + usageOnly);
+  });
+
+  test("the usage-only chunk is dropped, a chunk with choices loses its usage field, the rest is untouched", () => {
+    expect(trim(text + finish + usageOnly + "data: [DONE]\n\n")).toBe(text + finish + "data: [DONE]\n\n");
+    expect(trim(usageOnly)).toBe("");
+    expect(trim(text + usageWithChoice)).toBe(text + frame({ id: "c1", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }));
+  });
+
+  test("a usage frame that is not one data line is left to the full parser", () => {
+    expect(trim(`event: x\n${usageOnly}`)).toBeUndefined();
+  });
+});

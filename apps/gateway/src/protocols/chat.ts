@@ -37,6 +37,29 @@ const passthrough: PassthroughReader = {
     if (region.includes('"finish_reason":"')) state.finished = true;
     if (region.includes("data: [DONE]")) state.terminated = true;
   },
+  trim(region, opts) {
+    if (opts.includeUsage) return region;
+    // The usage chunk the client did not ask for (Turnpike asked for it) is taken out, as
+    // inspect() does; only the frames that carry usage are touched, the rest is sliced through.
+    let out = "";
+    let from = 0;
+    for (let at = region.indexOf('"usage":{'); at !== -1; at = region.indexOf('"usage":{', from)) {
+      const before = region.lastIndexOf("\n\n", at);
+      const start = before === -1 ? 0 : before + 2;
+      const end = region.indexOf("\n\n", at);
+      if (end === -1 || start < from) return undefined;
+      const frame = region.slice(start, end);
+      if (!frame.startsWith("data: {") || frame.includes("\n")) return undefined; // not one data line: the parser's
+      const chunk = JSON.parse(frame.slice(6)) as Chunk; // vendor JSON, read leniently
+      out += region.slice(from, start);
+      if (!(Array.isArray(chunk.choices) && chunk.choices.length === 0)) {
+        delete chunk.usage;
+        out += `data: ${JSON.stringify(chunk)}\n\n`;
+      }
+      from = end + 2;
+    }
+    return from === 0 ? region : out + region.slice(from);
+  },
   inspect(msg, sink, opts, state) {
     if (msg.data === "[DONE]") {
       state.terminated = true;

@@ -75,6 +75,12 @@ export interface PassthroughReader {
   raw(opts: PassthroughOptions): boolean;
   /** Scans complete frames of plain LF-framed SSE for usage, finish and terminator. */
   scan(region: string, sink: UsageSink, state: PassthroughState): void;
+  /**
+   * Where the stream cannot go as raw bytes ({@link raw} false), a plain region as it must be
+   * relayed (a frame taken out or changed), so that the scanner keeps the stream instead of the
+   * full parser; undefined when this region needs the parser after all.
+   */
+  trim?(region: string, opts: PassthroughOptions): string | undefined;
   /** Reads one parsed event; returns what to relay (changed if it must be), or nothing. */
   inspect(msg: SSEMessage, sink: UsageSink, opts: PassthroughOptions, state: PassthroughState): SSEMessage | undefined;
   /**
