@@ -102,7 +102,7 @@ const text = frame({ id: "c1", choices: [{ index: 0, delta: { content: "Hi" }, f
 const finish = frame({ id: "c1", choices: [{ index: 0, delta: {}, finish_reason: "stop" }], usage: null });
 const usageOnly = frame({ id: "c1", choices: [], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } });
 const usageWithChoice = frame({ id: "c1", choices: [{ index: 0, delta: {}, finish_reason: "stop" }], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } });
-const trim = (region: string, includeUsage = false) => chatProtocol.passthrough.trim!(region, { includeUsage });
+const trim = (region: string, includeUsage = false) => chatProtocol.passthrough.trim!(region, { includeUsage, renameModel: undefined });
 
 describe("chat passthrough trim: the usage the client did not ask for is taken out of a plain region", () => {
   test("a region without usage goes as it is; so does any region when the client asked for usage", () => {
