@@ -111,12 +111,12 @@ describe("execute: hooks", () => {
     expect(ms).toBeGreaterThanOrEqual(0);
   });
 
-  test("no onUpstreamResponse when the upstream could not be reached", async () => {
+  test("an upstream that could not be reached is told as status 0", async () => {
     const seen: string[] = [];
-    const hooks: PipelineHooks[] = [{ onAttempt: () => seen.push("attempt"), onUpstreamResponse: () => seen.push("response") }];
+    const hooks: PipelineHooks[] = [{ onAttempt: () => seen.push("attempt"), onUpstreamResponse: (_c, status) => seen.push(`response ${status}`) }];
     const { ctx, p } = await setup(() => Promise.reject(new Error("down")), { hooks });
     await execute(t.deps, ctx, p);
-    expect(seen).toEqual(["attempt"]);
+    expect(seen).toEqual(["attempt", "response 0"]);
   });
 });
 

@@ -75,6 +75,8 @@ export async function execute(deps: GatewayDeps, ctx: RequestContext, plan: Plan
     response = await deps.fetch(req.url, { method: "POST", headers: req.headers, body: req.body, signal });
   } catch (e) {
     clearTimeout(timer);
+    // An attempt that got no answer is told too (status 0): each one counts as an upstream failure.
+    if (!client.aborted) emit(deps.hooks, "onUpstreamResponse", ctx, 0, performance.now() - ctx.started);
     if (timedOut && !client.aborted) return { kind: "error", status: 0, timedOut: true, error: timeoutError(plan.target.upstream.vendor, "answer", limits!.connectMs) };
     if (signal.aborted) return { kind: "gone" };
     deps.logger.warn("upstream unreachable", { request_id: ctx.id, vendor: plan.target.upstream.vendor, reason: (e instanceof Error ? e.message : String(e)) });

@@ -18,13 +18,12 @@ export function upstreamErrorClass(status: number): UpstreamErrorClass | undefin
 }
 
 /**
- * An upstream failure no status event tells of, read from the record: no answer at all (the
- * pipeline emits no response event then), or a 200 the client saw fail — a reply that was no
- * reply, or a stream that broke off.
+ * An upstream failure no status event tells of, read from the record: a 200 the client saw fail
+ * — a reply that was no reply, or a stream that broke off. (An attempt with no answer at all is
+ * told as status 0, one event per attempt.)
  */
 function lateUpstreamError(record: UsageRecord, status: number): UpstreamErrorClass | undefined {
   if (record.aborted) return undefined;
-  if (record.upstream_status === 0) return "unreachable";
   if (record.upstream_status >= 200 && record.upstream_status < 300 && status >= 500) return "malformed";
   return undefined;
 }

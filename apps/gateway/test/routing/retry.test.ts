@@ -59,13 +59,17 @@ describe("a failing deployment's request lands on the other one", () => {
         expect(row.output_tokens).toBeGreaterThan(0);
       });
     }
-    test(`${label(v)}: a dropped connection is retried too`, async () => {
+    test(`${label(v)}: a dropped connection is retried too, and counted as an unreachable attempt`, async () => {
+      const unreachable = async () => Number(/turnpike_upstream_errors_total\{vendor="alpha",class="unreachable"\} (\d+)/.exec(await (await fetch(`${h.url}/metrics`)).text())?.[1] ?? 0);
+      const before = await unreachable();
       h.gw.simulator!.fault("simulator-alpha", { reset: true, times: 1 });
       const a = await ask(h, v, "alpha-haiku-4-5", `Hi [sim text="after a reset"]`);
       expect(a.status).toBe(200);
       expect(a.text).toBe("after a reset");
       expect(a.res.headers.get("x-turnpike-deployment")).toBe("alpha-backup");
       expect(a.res.headers.get("x-turnpike-attempts")).toBe("2");
+      // The request succeeded on the backup; the failed attempt is still in the metrics.
+      expect(await unreachable()).toBe(before + 1);
     });
     test(`${label(v)}: another 4xx is the answer, never retried`, async () => {
       h.gw.simulator!.fault("simulator-alpha", { status: 403, times: 1 });
