@@ -21,6 +21,16 @@ function deltaText(data: string): string {
 }
 
 /** Usage chunks, the finish, `[DONE]`; the usage chunk the client did not ask for is dropped. */
+
+/**
+ * A chunk as the client gets it when it did not ask for usage (Turnpike asked for it): the
+ * usage-only chunk is not relayed (undefined), any other loses its usage field.
+ */
+function withoutUsage(chunk: Chunk): string | undefined {
+  if (Array.isArray(chunk.choices) && chunk.choices.length === 0) return undefined;
+  delete chunk.usage;
+  return JSON.stringify(chunk);
+}
 const passthrough: PassthroughReader = {
   // Turnpike always asks a chat upstream for usage: raw bytes only if the client asked too (the
   // model's name is put right by the tap, as text).
@@ -50,12 +60,9 @@ const passthrough: PassthroughReader = {
       if (end === -1 || start < from) return undefined;
       const frame = region.slice(start, end);
       if (!frame.startsWith("data: {") || frame.includes("\n")) return undefined; // not one data line: the parser's
-      const chunk = JSON.parse(frame.slice(6)) as Chunk; // vendor JSON, read leniently
+      const kept = withoutUsage(JSON.parse(frame.slice(6)) as Chunk); // vendor JSON, read leniently
       out += region.slice(from, start);
-      if (!(Array.isArray(chunk.choices) && chunk.choices.length === 0)) {
-        delete chunk.usage;
-        out += `data: ${JSON.stringify(chunk)}\n\n`;
-      }
+      if (kept !== undefined) out += `data: ${kept}\n\n`;
       from = end + 2;
     }
     return from === 0 ? region : out + region.slice(from);
@@ -72,10 +79,8 @@ const passthrough: PassthroughReader = {
     if (chunk.usage) {
       sink.report(chatUsageToTotals(chunk.usage), true);
       if (!opts.includeUsage) {
-        // The usage chunk the client did not ask for: Turnpike asked for it, so it is not relayed.
-        if (Array.isArray(chunk.choices) && chunk.choices.length === 0) return undefined;
-        delete chunk.usage;
-        return { ...msg, data: JSON.stringify(chunk) };
+        const kept = withoutUsage(chunk);
+        return kept === undefined ? undefined : { ...msg, data: kept };
       }
     }
     return msg;
