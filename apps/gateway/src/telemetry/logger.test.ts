@@ -52,3 +52,26 @@ describe("pinoLogger", () => {
     expect(text.trim().split("\n").length).toBe(1);
   });
 });
+
+describe("the request line", () => {
+  test("pino's own shape (level, time, the fields, msg), undefined fields left out, secrets blanked", () => {
+    const { lines, destination } = capture();
+    const log = pinoLogger({ level: "info", format: "json", secrets: ["vendor-secret-123456"], destination });
+    log.request({ request_id: "req_7", status: 200, cost_usd: 0.000123, aborted: false, ttft_ms: undefined, model: "vendor-secret-123456" });
+    log.info("request", { request_id: "req_7", status: 200, cost_usd: 0.000123, aborted: false, model: "[redacted]" });
+    expect(lines).toHaveLength(2);
+    const [fast, viaPino] = lines.map((l) => JSON.parse(l));
+    expect(fast).toEqual({ level: "info", time: expect.stringMatching(/^\d{4}-\d\d-\d\dT[\d:.]+Z$/), request_id: "req_7", status: 200, cost_usd: 0.000123, aborted: false, model: "[redacted]", msg: "request" });
+    expect(Object.keys(fast)).toEqual(Object.keys(viaPino));
+    expect(lines[0]!.endsWith("}\n")).toBe(true);
+  });
+
+  test("off below info, and through pino-pretty in the pretty format", () => {
+    const quiet = capture();
+    pinoLogger({ level: "warn", format: "json", secrets: [], destination: quiet.destination }).request({ request_id: "req_8" });
+    expect(quiet.lines).toEqual([]);
+    const pretty = capture();
+    pinoLogger({ level: "info", format: "pretty", secrets: [], destination: pretty.destination }).request({ request_id: "req_8" });
+    expect(pretty.lines.join("")).toContain('request_id":"req_8"');
+  });
+});

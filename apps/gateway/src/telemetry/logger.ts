@@ -1,3 +1,4 @@
+import diagnostics from "node:diagnostics_channel";
 import pino, { type DestinationStream } from "pino";
 import type { LogFormat, LogLevel } from "../config";
 import { secretScrubber } from "./scrub-secrets";
@@ -10,6 +11,8 @@ export interface Logger {
   error(message: string, fields?: LogFields, error?: unknown): void;
   warn(message: string, fields?: LogFields): void;
   info(message: string, fields?: LogFields): void;
+  /** The one line each finished request writes (`msg: "request"`, at `info`): the hot path's only line. */
+  request(fields: LogFields): void;
 }
 
 export interface LoggerOptions {
@@ -22,6 +25,25 @@ export interface LoggerOptions {
 }
 
 const NO_FIELDS: LogFields = Object.freeze({});
+
+/**
+ * pino wraps each line's serialisation in a diagnostics tracing channel unless the channel's
+ * `hasSubscribers` is `false`. Bun's TracingChannel has no such property (it reads `undefined`),
+ * so every line paid for a traced call with nobody listening (about 4 µs a request in the
+ * benchmark's profile). The property is given here as Node defines it: true when any of the
+ * channel's five event channels has a subscriber.
+ */
+function giveTracingChannelsHasSubscribers(): void {
+  const proto = Object.getPrototypeOf(diagnostics.tracingChannel("turnpike")) as object;
+  if ("hasSubscribers" in proto) return;
+  Object.defineProperty(proto, "hasSubscribers", {
+    configurable: true,
+    get(this: Record<"start" | "end" | "asyncStart" | "asyncEnd" | "error", { hasSubscribers: boolean }>) {
+      return this.start.hasSubscribers || this.end.hasSubscribers || this.asyncStart.hasSubscribers || this.asyncEnd.hasSubscribers || this.error.hasSubscribers;
+    },
+  });
+}
+giveTracingChannelsHasSubscribers();
 
 /** An error as log fields: its message and stack, never the object (which may hold a request). */
 function errorFields(error: unknown): LogFields {
@@ -43,11 +65,29 @@ export function pinoLogger(opts: LoggerOptions): Logger {
     formatters: { level: (label) => ({ level: label }) },
     hooks: { streamWrite: scrub },
   };
-  const log = pino(options, destinationFor(opts.format, opts.destination));
+  const destination = destinationFor(opts.format, opts.destination);
+  const log = pino(options, destination);
+  const info = (message: string, fields?: LogFields) => log.info(fields ?? NO_FIELDS, message);
   return {
     error: (message, fields, error) => log.error(error === undefined ? (fields ?? NO_FIELDS) : { ...fields, ...errorFields(error) }, message),
     warn: (message, fields) => log.warn(fields ?? NO_FIELDS, message),
-    info: (message, fields) => log.info(fields ?? NO_FIELDS, message),
+    info,
+    request: opts.format !== "json" || !destination ? (fields) => info("request", fields) : log.isLevelEnabled("info") ? requestLine(destination, scrub) : () => {},
+  };
+}
+
+/**
+ * The request line in pino's own shape (`level`, `time`, the fields, `msg`), serialised in one
+ * `JSON.stringify` of its fields. pino builds a line field by field, escaping each string in
+ * JavaScript; for the line every request writes that cost about 15 µs of CPU per request under
+ * load in the benchmark (bench/README.md), several times what the serialisation itself needs.
+ * The line still passes the secret scrubber and goes to the same destination.
+ */
+function requestLine(destination: DestinationStream, scrub: (line: string) => string): (fields: LogFields) => void {
+  return (fields) => {
+    const json = JSON.stringify(fields);
+    const rest = json.length > 2 ? `,${json.slice(1, -1)}` : "";
+    destination.write(scrub(`{"level":"info","time":"${new Date().toISOString()}"${rest},"msg":"request"}\n`));
   };
 }
 
@@ -59,19 +99,25 @@ const BATCH_CHARS = 64 * 1024;
 const BATCH_MS = 100;
 
 /**
- * Standard output through the runtime's own buffered writer, in batches: a line waits for no
- * write, and under load one write carries many requests' lines (pino's own asynchronous
- * destination, a write per line, cost a JSON request about 20 µs of CPU in the benchmark's
- * profile). A quiet gateway's lines go out within BATCH_MS; all is flushed when the process exits.
+ * Standard output in batches: lines are gathered here and handed to the runtime's writer in one
+ * piece per batch, so under load one write carries many requests' lines and a line waits for no
+ * write. Handing the writer each line instead cost a request about 6 µs of CPU when standard
+ * output is a pipe (as under a process manager or a container): Bun's writer registers the pipe
+ * with its event loop again for nearly every write (an `epoll_ctl` each; bench/README.md). A
+ * quiet gateway's lines go out within BATCH_MS; all is flushed when the process exits.
  */
 function standardOutput(): pino.DestinationStream {
   if (stdout) return stdout;
   const sink = Bun.stdout.writer();
+  let lines: string[] = [];
   let pending = 0;
   const flush = () => {
     if (pending === 0) return;
+    const batch = lines.join("");
+    lines = [];
     pending = 0;
     try {
+      sink.write(batch);
       void sink.flush();
     } catch {
       // Standard output is gone (a closed pipe): nothing more can be written anywhere.
@@ -85,7 +131,7 @@ function standardOutput(): pino.DestinationStream {
   });
   stdout = {
     write(line: string) {
-      sink.write(line);
+      lines.push(line);
       pending += line.length;
       if (pending >= BATCH_CHARS) flush();
     },
@@ -129,5 +175,6 @@ export function memoryLogger(): Logger & { lines: string[] } {
     error: (message, fields, error) => lines.push(line("error", message, fields, error)),
     warn: (message, fields) => lines.push(line("warn", message, fields)),
     info: (message, fields) => lines.push(line("info", message, fields)),
+    request: (fields) => lines.push(line("info", "request", fields)),
   };
 }

@@ -27,5 +27,5 @@ export function requestLogFields(s: RequestSummary): LogFields {
 
 /** One line per finished request, at `info` (`TURNPIKE_LOG_LEVEL=warn` turns them off). */
 export function requestLog(logger: Logger): TrailListener {
-  return { finished: (s) => logger.info("request", requestLogFields(s)) };
+  return { finished: (s) => logger.request(requestLogFields(s)) };
 }
