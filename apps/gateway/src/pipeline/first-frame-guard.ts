@@ -3,13 +3,15 @@ import type { InlineTap } from "./passthrough-tap";
 
 /** How much of a stream's start is held while waiting for its first event. */
 const MAX_HELD = 64 * 1024;
+/** How much of a held chunk is decoded at a time while looking for the first frame's end. */
+const DECODE_STEP = 2048;
 
 /** A line of an SSE frame: a field (`event`, `data`, `id`, `retry`) or a comment. */
 const FIELD = /^(?:event|data|id|retry)(?::|$)|^:/;
 
 /** The first frame's verdict: an event worth relaying, nothing yet (comments), or garbage. */
 function judge(frame: string): "event" | "comment" | "garbage" {
-  const lines = frame.split(/\r\n|\r|\n/).filter((l) => l !== "");
+  const lines = (frame.includes("\r") ? frame.split(/\r\n|\r|\n/) : frame.split("\n")).filter((l) => l !== "");
   if (!lines.every((l) => FIELD.test(l))) return "garbage";
   const data = lines.filter((l) => l.startsWith("data")).map((l) => l.replace(/^data:? ?/, ""));
   if (data.length === 0) return lines.some((l) => !l.startsWith(":")) ? "garbage" : "comment";
@@ -96,9 +98,13 @@ export function firstFrameGuard(inner: InlineTap, format: ClientFormat, vendor: 
       if (state === "open") return inner.push(chunk, out);
       if (state === "refused") return;
       held.push(chunk);
-      // Only the start is read: past MAX_HELD without an event the stream is refused anyway.
-      text += decoder.decode(chunk.length + text.length > MAX_HELD + 1 ? chunk.subarray(0, MAX_HELD + 1 - text.length) : chunk, { stream: true });
-      decide(out, false);
+      // Only the start is read, a slice at a time, until the first event is judged: a first read
+      // may hold the whole reply, and its first frame is a few hundred bytes. Past MAX_HELD
+      // without an event the stream is refused anyway.
+      for (let at = 0; at < chunk.length && text.length <= MAX_HELD; at += DECODE_STEP) {
+        text += decoder.decode(chunk.subarray(at, Math.min(chunk.length, at + DECODE_STEP, at + MAX_HELD + 1 - text.length)), { stream: true });
+        if (decide(out, false)) return;
+      }
     },
     end(out) {
       if (state === "holding") {
