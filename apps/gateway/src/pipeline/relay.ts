@@ -16,21 +16,28 @@ import { relayStream } from "./relay-stream";
 import { translatedTap } from "./translated-tap";
 import type { UsageTally } from "./usage-tally";
 
+/**
+ * A reply's headers as a plain record of lower-case names: handed to `Response` whole, they cost
+ * one conversion instead of a call per header (a dozen per reply, with the key's limits).
+ */
+export type ReplyHeaders = Record<string, string>;
+
 /** The headers every inference reply carries, errors included. */
-export function replyHeaders(ctx: RequestContext, plan: Plan, limitHeaders: Record<string, string>, sent?: { deployment: { name: string }; attempts: number; requested: string }): Headers {
-  const h = new Headers(ctx.format.idHeaders(ctx.id));
+export function replyHeaders(ctx: RequestContext, plan: Plan, limitHeaders: Record<string, string>, sent?: { deployment: { name: string }; attempts: number; requested: string }): ReplyHeaders {
+  const h: ReplyHeaders = ctx.format.idHeaders(ctx.id);
   if (sent) {
-    h.set(HEADER.model, headerSafe(plan.target.entry.id));
-    if (sent.requested !== plan.target.entry.id) h.set(HEADER.fallbackFrom, headerSafe(sent.requested));
-    h.set(HEADER.deployment, headerSafe(sent.deployment.name));
-    h.set(HEADER.attempts, String(sent.attempts));
+    h[HEADER.model] = headerSafe(plan.target.entry.id);
+    if (sent.requested !== plan.target.entry.id) h[HEADER.fallbackFrom] = headerSafe(sent.requested);
+    h[HEADER.deployment] = headerSafe(sent.deployment.name);
+    h[HEADER.attempts] = String(sent.attempts);
   }
-  h.set(HEADER.upstream, plan.target.upstream.simulated ? "simulator" : plan.target.upstream.vendor);
+  h[HEADER.upstream] = plan.target.upstream.simulated ? "simulator" : plan.target.upstream.vendor;
   // The model asked of the vendor; a JSON reply replaces it with the vendor's own name for it.
-  h.set(HEADER.upstreamModel, headerSafe(plan.target.entry.upstream_model));
-  // Header values must be plain ASCII; a warning must never turn a good reply into a 500.
-  for (const w of plan.warnings) h.append(HEADER.warning, headerSafe(`${w.param}: ${w.message}`));
-  for (const [k, v] of Object.entries(limitHeaders)) h.set(k, v);
+  h[HEADER.upstreamModel] = headerSafe(plan.target.entry.upstream_model);
+  // Header values must be plain ASCII; a warning must never turn a good reply into a 500. Several
+  // warnings share the header, comma-separated, as a repeated header reads through `fetch`.
+  if (plan.warnings.length) h[HEADER.warning] = plan.warnings.map((w) => headerSafe(`${w.param}: ${w.message}`)).join(", ");
+  for (const k in limitHeaders) h[k] = limitHeaders[k]!;
   return h;
 }
 
@@ -76,7 +83,7 @@ export async function relay(
   ctx: RequestContext,
   plan: Plan,
   upstream: Response,
-  headers: Headers,
+  headers: ReplyHeaders,
   tally: UsageTally,
   finish: (end: Ending) => Promise<void>,
   watch?: Watch,
@@ -87,7 +94,7 @@ export async function relay(
   const refuse = async (err: GatewayError): Promise<Response> => {
     deps.logger.warn("malformed upstream reply", { request_id: ctx.id, vendor, reason: err.message });
     await finish({ status: ctx.format.renderError(err, ctx.id).status, upstreamStatus: upstream.status, unbilled: true });
-    return errorResponse(ctx.format, err, ctx.id, Object.fromEntries(headers));
+    return errorResponse(ctx.format, err, ctx.id, headers);
   };
   // Usage as the vendor wrote it is checked before any reader rounds it (a negative count reads as 0).
   const maxTokens = entry.context_window + entry.max_output_tokens;
@@ -128,7 +135,7 @@ export async function relay(
     if (!usageLooksTrue(parsed, maxTokens)) tally.distrust();
     const named = plan.protocol.replyModel(parsed);
     if (named) {
-      headers.set(HEADER.upstreamModel, headerSafe(named));
+      headers[HEADER.upstreamModel] = headerSafe(named);
       tally.answeredBy(named);
     }
     let out: string;
@@ -157,7 +164,7 @@ export async function relay(
     }
     // The record is committed before the client sees the reply.
     await finish({ status: 200, upstreamStatus: upstream.status });
-    headers.set("content-type", "application/json");
+    headers["content-type"] = "application/json";
     return new Response(out, { status: 200, headers });
   }
   // The request's own in-band error where its format's says too little.
@@ -198,7 +205,7 @@ export async function relay(
     },
   });
   emit(deps.hooks, "onStreamStart", ctx);
-  for (const [k, v] of Object.entries(SSE_HEADERS)) headers.set(k, v);
+  Object.assign(headers, SSE_HEADERS);
   // A stream may be quiet for long stretches (thinking); Bun counts only reads as activity, so
   // its idle timeout would cut it whatever we write: lift it for this request alone
   // (decisions/0002-quiet-streams-and-idle-timeouts.md).
