@@ -2,6 +2,7 @@ import { SSEParser, formatSSE, type SSEMessage } from "@turnpike/schema/sse";
 import type { ClientFormat } from "../formats";
 import type { PassthroughOptions } from "../protocols";
 import { ModelLabel } from "../protocols/model-label";
+import { indexOfQuoted } from "../protocols/sse-scan";
 import type { PassthroughReader, PassthroughState } from "../protocols/upstream-protocol";
 import type { UsageSink } from "./usage-tally";
 
@@ -66,11 +67,11 @@ export function passthroughTap(reader: PassthroughReader, format: ClientFormat, 
   sink.finished?.(() => lastFinishReason(frames));
   /** The raw usage of the frames that carry one, shown to `audit` before any reader rounds it. */
   const auditRegion = (region: string) => {
-    for (let at = region.indexOf('"usage'); at !== -1; ) {
+    for (let at = indexOfQuoted(region, "usage"); at !== -1; ) {
       // A `"usage":null` (every chat chunk but the last says it) has nothing to audit.
       const colon = region.indexOf(":", at);
       if (colon !== -1 && region.startsWith("null", region.charCodeAt(colon + 1) === 32 ? colon + 2 : colon + 1)) {
-        at = region.indexOf('"usage', colon);
+        at = indexOfQuoted(region, "usage", colon);
         continue;
       }
       const start = region.lastIndexOf("\n", at) + 1;
@@ -78,11 +79,11 @@ export function passthroughTap(reader: PassthroughReader, format: ClientFormat, 
       const line = region.slice(start, end === -1 ? undefined : end);
       if (line.startsWith("data:")) audit(line.slice(5).trimStart());
       if (end === -1) break;
-      at = region.indexOf('"usage', end);
+      at = indexOfQuoted(region, "usage", end);
     }
   };
   const see = (msg: SSEMessage): SSEMessage | undefined => {
-    if (msg.data.includes('"usage')) audit(msg.data);
+    if (indexOfQuoted(msg.data, "usage") !== -1) audit(msg.data);
     if (msg.data !== "[DONE]") frames.push(msg.data);
     return reader.inspect(msg, sink, opts, state);
   };

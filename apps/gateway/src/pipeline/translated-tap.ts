@@ -2,6 +2,7 @@ import { SSEParser, type SSEMessage } from "@turnpike/schema/sse";
 import type { ClientRequest } from "../formats";
 import type { UpstreamProtocol } from "../protocols";
 import type { ReplyContext } from "../protocols/upstream-protocol";
+import { indexOfQuoted } from "../protocols/sse-scan";
 import type { InlineTap } from "./passthrough-tap";
 import { readPivotEvent } from "./tap-pivot";
 import type { UsageSink } from "./usage-tally";
@@ -31,7 +32,7 @@ export function translatedTap(protocol: UpstreamProtocol, client: ClientRequest,
   let named = false;
   /** One upstream event: its raw usage shown to `audit` (before the machine rounds it), then translated. */
   const see = (msg: SSEMessage) => {
-    if (msg.data.includes('"usage')) audit(msg.data);
+    if (indexOfQuoted(msg.data, "usage") !== -1) audit(msg.data);
     if (!named) {
       const model = protocol.streamModel(msg.data);
       if (model !== undefined) {

@@ -1,3 +1,5 @@
+import { indexOfQuoted } from "../protocols/sse-scan";
+
 /**
  * Checks the usage an upstream reported, as it came (before any reader turns it into counts):
  * the readers make a negative number 0 and round a fraction down, so a vendor that reports
@@ -25,7 +27,7 @@ function holderLooksTrue(h: Record<string, unknown>, maxTokens: number): boolean
 
 /** Whether JSON text has a usage field whose value is anything but null (read without a regex: it runs on every frame). */
 function hasUsageValue(json: string): boolean {
-  for (let at = json.indexOf('"usage'); at !== -1; at = json.indexOf('"usage', at + 6)) {
+  for (let at = indexOfQuoted(json, "usage"); at !== -1; at = indexOfQuoted(json, "usage", at + 6)) {
     let i = at + 6;
     if (json.startsWith("Metadata", i)) i += 8;
     if (json.charCodeAt(i) !== 34 /* " */) continue;

@@ -1,6 +1,6 @@
 import { ChatToMessagesMachine, chatUsageToTotals, convertChatResponseToMessages, convertMessagesRequestToChat, upstreamErrorToGatewayError } from "@turnpike/providers";
 import { namedModel } from "./model-label";
-import { each, parseRegion } from "./sse-scan";
+import { indexOfQuoted, parseRegion } from "./sse-scan";
 import { authHeaders, trimSlash, type PassthroughReader, type UpstreamProtocol } from "./upstream-protocol";
 
 type Chunk = {
@@ -36,15 +36,15 @@ const passthrough: PassthroughReader = {
   // model's name is put right by the tap, as text).
   raw: (opts) => opts.includeUsage,
   scan(region, sink, state) {
-    each(region, '"usage":{', (at) => {
+    for (let at = indexOfQuoted(region, 'usage":{'); at !== -1; at = indexOfQuoted(region, 'usage":{', at + 9)) {
       const start = region.lastIndexOf("\n", at) + 1;
       const end = region.indexOf("\n", at);
       const line = region.slice(start, end === -1 ? undefined : end);
       if (!line.startsWith("data: ")) return;
       const chunk = JSON.parse(line.slice(6)) as Chunk; // vendor JSON, read leniently
       if (chunk.usage) sink.report(chatUsageToTotals(chunk.usage), true);
-    });
-    if (region.includes('"finish_reason":"')) state.finished = true;
+    }
+    if (indexOfQuoted(region, 'finish_reason":"') !== -1) state.finished = true;
     if (region.includes("data: [DONE]")) state.terminated = true;
   },
   trim(region, opts) {
@@ -53,7 +53,7 @@ const passthrough: PassthroughReader = {
     // inspect() does; only the frames that carry usage are touched, the rest is sliced through.
     let out = "";
     let from = 0;
-    for (let at = region.indexOf('"usage":{'); at !== -1; at = region.indexOf('"usage":{', from)) {
+    for (let at = indexOfQuoted(region, 'usage":{'); at !== -1; at = indexOfQuoted(region, 'usage":{', from)) {
       const before = region.lastIndexOf("\n\n", at);
       const start = before === -1 ? 0 : before + 2;
       const end = region.indexOf("\n\n", at);
@@ -72,9 +72,9 @@ const passthrough: PassthroughReader = {
       state.terminated = true;
       return msg;
     }
-    if (!state.finished && msg.data.includes('"finish_reason":"')) state.finished = true;
+    if (!state.finished && indexOfQuoted(msg.data, 'finish_reason":"') !== -1) state.finished = true;
     // Only chunks that carry usage are parsed; the rest pass as text.
-    if (!msg.data.includes('"usage":{')) return msg;
+    if (indexOfQuoted(msg.data, 'usage":{') === -1) return msg;
     const chunk = JSON.parse(msg.data) as Chunk; // vendor JSON, read leniently
     if (chunk.usage) {
       sink.report(chatUsageToTotals(chunk.usage), true);

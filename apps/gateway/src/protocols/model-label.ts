@@ -1,3 +1,5 @@
+import { indexOfQuoted } from "./sse-scan";
+
 /**
  * The model a same-protocol stream names, put right at the string level. Vendors answer with
  * their own snapshot names (`…-20250929`, `…-2025-04-14`, `…-001`) even when Turnpike asked for
@@ -12,7 +14,7 @@
  */
 export function namedModel(text: string, key = "model"): { name: string; quoted: string } | undefined {
   const needle = `"${key}":`;
-  const at = text.indexOf(needle);
+  const at = indexOfQuoted(text, needle.slice(1));
   if (at === -1) return undefined;
   // A JSON string after the key (with or without a space), escapes included.
   const quoted = /^\s?("(?:[^"\\]|\\.)*")/.exec(text.slice(at + needle.length, at + needle.length + 512))?.[1];
@@ -49,7 +51,7 @@ export class ModelLabel {
   /** The text with the vendor's model string replaced by the catalog id. */
   apply(text: string): string {
     let out = text;
-    for (const needle of this.needles) if (out.includes(needle)) out = out.split(needle).join(this.replacement);
+    for (const needle of this.needles) if (indexOfQuoted(out, needle.slice(1)) !== -1) out = out.split(needle).join(this.replacement);
     return out;
   }
 }
