@@ -3,6 +3,7 @@ import type { GatewayDeps } from "./deps";
 import { adminModule } from "./modules/admin";
 import { chatModule } from "./modules/chat";
 import { dashboardModule } from "./modules/dashboard";
+import { directRoutes } from "./modules/direct-routes";
 import { healthModule } from "./modules/health";
 import { docsModule } from "./modules/docs";
 import { messagesModule } from "./modules/messages";
@@ -23,7 +24,8 @@ export const createApp = (deps: GatewayDeps) =>
     // Bun's own body cap (128 MiB by default) answers a bare 413 with no body before any route
     // runs; lifted, so that every route reads the body itself against TURNPIKE_MAX_BODY_MB and
     // answers in the caller's format (pipeline/read-body.ts).
-    serve: { idleTimeout: deps.config.idleTimeoutSeconds, maxRequestBodySize: Number.MAX_SAFE_INTEGER },
+    // The inference routes are served from Bun's router directly (modules/direct-routes.ts).
+    serve: { idleTimeout: deps.config.idleTimeoutSeconds, maxRequestBodySize: Number.MAX_SAFE_INTEGER, routes: directRoutes(deps) },
   })
     .use(errorsPlugin(deps.logger))
     .use(healthModule(deps))

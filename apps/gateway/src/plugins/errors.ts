@@ -18,25 +18,27 @@ function headerBytes(headers: Headers): number {
   return n;
 }
 
+/** The 431 for a request whose headers pass MAX_HEADER_BYTES, in the caller's format; undefined for any other. */
+export function oversizedHeaders(request: Request): Response | undefined {
+  const size = headerBytes(request.headers);
+  if (size <= MAX_HEADER_BYTES) return undefined;
+  const path = new URL(request.url).pathname;
+  const err = new GatewayError({
+    status: 431,
+    type: "invalid_request_error",
+    code: "request_header_fields_too_large",
+    message: `Request headers are ${size} bytes, more than this gateway's limit of ${MAX_HEADER_BYTES}.`,
+  });
+  return errorResponse(formatOfPath(path, request.headers), err, newRequestId());
+}
+
 /**
  * Whatever escapes a route (an unknown path, a wrong method, a thrown error) is answered in the
  * caller's own format — never Elysia's default bodies — and so are oversized headers.
  */
 export const errorsPlugin = (logger: Logger) =>
   new Elysia({ name: "plugin.errors" })
-    .onRequest(({ request }) => {
-      const size = headerBytes(request.headers);
-      if (size <= MAX_HEADER_BYTES) return;
-      const path = new URL(request.url).pathname;
-      const err = new GatewayError({
-        status: 431,
-        type: "invalid_request_error",
-        code: "request_header_fields_too_large",
-        message: `Request headers are ${size} bytes, more than this gateway's limit of ${MAX_HEADER_BYTES}.`,
-      });
-      const requestId = newRequestId();
-      return errorResponse(formatOfPath(path, request.headers), err, requestId);
-    })
+    .onRequest(({ request }) => oversizedHeaders(request))
     .onError({ as: "global" }, ({ code, request, error }) => {
       const path = new URL(request.url).pathname;
       const format = formatOfPath(path, request.headers);
