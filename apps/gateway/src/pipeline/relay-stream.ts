@@ -46,6 +46,30 @@ export function cutAfterTerminal(piece: Uint8Array | string, format: ClientForma
   return end === -1 ? undefined : piece.subarray(0, end + 2);
 }
 
+/** The streams each shutdown signal cuts, behind one listener per signal. */
+const cutters = new WeakMap<AbortSignal, Set<() => void>>();
+
+/**
+ * Runs `cut` when `signal` aborts; returns the function that takes it back. Every open stream
+ * shares the gateway's one shutdown signal: a listener each made every stream's end search all
+ * the others' listeners (the more streams open, the longer each end took).
+ */
+function whenAborted(signal: AbortSignal, cut: () => void): () => void {
+  let set = cutters.get(signal);
+  if (!set) {
+    const all = new Set<() => void>();
+    set = all;
+    cutters.set(signal, all);
+    signal.addEventListener("abort", () => {
+      for (const f of all) f();
+      all.clear();
+    }, { once: true });
+  }
+  const mine = set;
+  mine.add(cut);
+  return () => void mine.delete(cut);
+}
+
 /**
  * The client-facing body of a stream: every chunk is written the moment it arrives (no
  * buffering), keep-alives fill quiet stretches, a client that goes away aborts the upstream at
@@ -66,6 +90,7 @@ export function relayStream(source: ReadableStream<Uint8Array>, opts: RelayOptio
     cut = true;
     void reader.cancel().catch(() => {});
   };
+  let stopWatchingShutdown = () => {};
   let timer: ReturnType<typeof setInterval> | undefined;
   let ended = false;
   // Set once the terminal frame is out: nothing is written after it.
@@ -75,7 +100,7 @@ export function relayStream(source: ReadableStream<Uint8Array>, opts: RelayOptio
     if (ended) return;
     ended = true;
     if (timer) clearInterval(timer);
-    opts.shutdown?.removeEventListener("abort", onShutdown);
+    stopWatchingShutdown();
     try {
       await opts.onEnd(how);
     } catch (e) {
@@ -106,8 +131,8 @@ export function relayStream(source: ReadableStream<Uint8Array>, opts: RelayOptio
   return new ReadableStream<Uint8Array>(
     {
       start(controller) {
-        // The one shutdown signal is shared by every stream: the listener goes when the stream ends.
-        opts.shutdown?.addEventListener("abort", onShutdown, { once: true });
+        // The one shutdown signal is shared by every stream: the stream leaves its set when it ends.
+        if (opts.shutdown && !opts.shutdown.aborted) stopWatchingShutdown = whenAborted(opts.shutdown, onShutdown);
         if (opts.keepAliveMs > 0 || watch) {
           const frame = opts.format.keepAlive;
           const every = Math.min(opts.keepAliveMs || Number.POSITIVE_INFINITY, watch ? Math.min(watch.firstByteMs, watch.idleMs) : Number.POSITIVE_INFINITY);
