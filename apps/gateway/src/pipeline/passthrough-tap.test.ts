@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { FORMATS } from "../formats";
 import { PROTOCOLS } from "../protocols";
-import { passthroughTap, tapStream } from "./passthrough-tap";
+import { MAX_HELD_FRAMES, passthroughTap, tapStream } from "./passthrough-tap";
 import { UsageTally } from "./usage-tally";
 
 const meter = () => new UsageTally();
@@ -125,5 +125,20 @@ describe("the scanner and the full parser agree", () => {
     ], true, m);
     expect(m.final).toBe(false);
     expect(m.relayedText()).toBe("Hello there");
+  });
+
+  test("a long reply's frames are read out into their text as it goes: the text and the finish survive, byte for byte through", async () => {
+    const delta = (i: number) => `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"w${i} "}}\n\n`;
+    const n = Math.ceil((3 * MAX_HELD_FRAMES) / delta(0).length);
+    const frames = [
+      'event: message_start\ndata: {"type":"message_start","message":{"id":"m","usage":{"input_tokens":21,"output_tokens":1}}}\n\n',
+      ...Array.from({ length: n }, (_, i) => delta(i)),
+      'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":9}}\n\n',
+    ];
+    const m = meter();
+    const out = await relay("messages", frames, true, m);
+    expect(out.startsWith(frames.join(""))).toBe(true);
+    expect(m.relayedText()).toBe(Array.from({ length: n }, (_, i) => `w${i} `).join(""));
+    expect(m.finishReason()).toBe("end_turn");
   });
 });

@@ -30,6 +30,9 @@ export function tapStream(tap: InlineTap): TransformStream<Uint8Array, Uint8Arra
   });
 }
 
+/** How many characters of relayed frames a stream keeps raw before it reads them out into their text. */
+export const MAX_HELD_FRAMES = 64 * 1024;
+
 /**
  * Frames the scanner may read: LF line ends, and a space after each field's colon (both legal
  * SSE to omit, and then the full parser reads the stream).
@@ -54,7 +57,11 @@ export function passthroughTap(reader: PassthroughReader, format: ClientFormat, 
   let hold = raw && label !== undefined;
   const state: PassthroughState = { finished: false, terminated: false };
   // Relayed frames (one event's JSON, or a raw region of frames), read only if they must be counted.
-  const frames: string[] = [];
+  let frames: string[] = [];
+  let held = 0;
+  // What frames already read out hold: their text, and the last word on how the reply ended.
+  let readText = "";
+  let readFinish: string | undefined;
   // A frame that does not parse counts as no text: the record must still be written.
   const textOf = (frame: string): string => {
     try {
@@ -63,8 +70,22 @@ export function passthroughTap(reader: PassthroughReader, format: ClientFormat, 
       return "";
     }
   };
-  sink.relayedLater(() => frames.map(textOf).join(""));
-  sink.finished?.(() => lastFinishReason(frames));
+  /**
+   * Keeps a relayed frame raw. A long reply's frames are read out into their text once they hold
+   * more than MAX_HELD_FRAMES characters, so that what a stream keeps grows with the text it
+   * relayed, not with its frames' JSON (several times the text); a short reply is never read.
+   */
+  const keep = (frame: string) => {
+    frames.push(frame);
+    held += frame.length;
+    if (held <= MAX_HELD_FRAMES) return;
+    readText += frames.map(textOf).join("");
+    readFinish = lastFinishReason(frames) ?? readFinish;
+    frames = [];
+    held = 0;
+  };
+  sink.relayedLater(() => readText + frames.map(textOf).join(""));
+  sink.finished?.(() => lastFinishReason(frames) ?? readFinish);
   /** The raw usage of the frames that carry one, shown to `audit` before any reader rounds it. */
   const auditRegion = (region: string) => {
     for (let at = indexOfQuoted(region, "usage"); at !== -1; ) {
@@ -84,7 +105,7 @@ export function passthroughTap(reader: PassthroughReader, format: ClientFormat, 
   };
   const see = (msg: SSEMessage): SSEMessage | undefined => {
     if (indexOfQuoted(msg.data, "usage") !== -1) audit(msg.data);
-    if (msg.data !== "[DONE]") frames.push(msg.data);
+    if (msg.data !== "[DONE]") keep(msg.data);
     return reader.inspect(msg, sink, opts, state);
   };
   // The scanner: while bytes pass untouched and every line ends in a bare LF (as the vendors'
@@ -125,7 +146,7 @@ export function passthroughTap(reader: PassthroughReader, format: ClientFormat, 
         const trimmed = cut !== -1 && scannable(region) ? (trimming ? reader.trim?.(region, opts) : region) : undefined;
         if (trimmed !== undefined) {
           pending = pending.slice(cut + 2);
-          frames.push(region);
+          keep(region);
           auditRegion(region);
           reader.scan(region, sink, state);
           if (trimming) relayText(trimmed, region, enqueue);
@@ -160,7 +181,7 @@ export function passthroughTap(reader: PassthroughReader, format: ClientFormat, 
       if (scanning && pending) {
         const trimmed = scannable(pending) ? (trimming ? reader.trim?.(`${pending}\n\n`, opts) : pending) : undefined;
         if (trimmed !== undefined) {
-          frames.push(pending);
+          keep(pending);
           auditRegion(pending);
           reader.scan(`${pending}\n\n`, sink, state);
           if (trimming) relayText(trimmed, pending, enqueue);
