@@ -40,10 +40,13 @@ export function firstFrameGuard(inner: InlineTap, format: ClientFormat, vendor: 
   const refuse = (out: (piece: string) => void, what: string) => {
     state = "refused";
     held = [];
+    text = "";
     out(format.inBandError(`The ${vendor} upstream answered 200 with ${what}, not a stream of events; nothing of it was relayed.`));
   };
   const release = (out: (piece: Uint8Array | string) => void) => {
     state = "open";
+    // What was decoded to judge the start is not needed again: an open stream holds none of it.
+    text = "";
     for (const c of held) inner.push(c, out);
     held = [];
   };
