@@ -21,8 +21,14 @@ const USAGE_TYPES: Record<(typeof USAGE_COLUMNS)[number], string> = {
   estimated: "bool", created_at: "text", cache_write_1h_tokens: "int4", upstream_model: "text",
   deployment: "text", attempts: "int4", requested_model: "text",
 };
-/** Rows whose request id is already there are skipped: a replayed journal cannot duplicate a record. */
-const INSERT_USAGE = `INSERT INTO usage (${USAGE_COLUMNS.join(", ")}) SELECT * FROM unnest(${USAGE_COLUMNS.map((c, i) => `$${i + 1}::${USAGE_TYPES[c]}[]`).join(", ")}) ON CONFLICT (request_id) DO NOTHING`;
+/**
+ * The records go as one JSON text, read back into rows by the server: handing the driver one
+ * array per column cost the gateway about 4 µs of CPU per record (each element quoted into an
+ * array literal in JavaScript); one `JSON.stringify` of the batch is native (bound as text, then
+ * cast: a parameter the server types as json is sent by the driver as a JSON string). Rows whose request
+ * id is already there are skipped: a replayed journal cannot duplicate a record.
+ */
+const INSERT_USAGE = `INSERT INTO usage (${USAGE_COLUMNS.join(", ")}) SELECT ${USAGE_COLUMNS.join(", ")} FROM json_to_recordset($1::text::json) AS r(${USAGE_COLUMNS.map((c) => `${c} ${USAGE_TYPES[c]}`).join(", ")}) ON CONFLICT (request_id) DO NOTHING`;
 
 
 /** Did the call fail because the server could not be reached (rather than because of the query)? */
@@ -110,8 +116,7 @@ export class PostgresStore implements Store {
     for (let i = 0; i < records.length; i += ROWS_PER_INSERT) {
       // The fields a record may leave out get their column's default.
       const chunk = records.slice(i, i + ROWS_PER_INSERT).map((r) => ({ ...r, cache_write_1h_tokens: r.cache_write_1h_tokens ?? 0, upstream_model: r.upstream_model ?? null, deployment: r.deployment ?? null, attempts: r.attempts ?? null, requested_model: r.requested_model ?? null }));
-      const columns = USAGE_COLUMNS.map((c) => chunk.map((r) => r[c]));
-      await this.sql.unsafe(INSERT_USAGE, columns).catch(unavailable);
+      await this.sql.unsafe(INSERT_USAGE, [JSON.stringify(chunk)]).catch(unavailable);
     }
   }
 
