@@ -75,7 +75,7 @@ export interface ClientFormat {
   readonly keepAlive: Uint8Array;
   /** The HTTP status and body of an error in this format's envelope. */
   renderError(err: GatewayError, requestId: string): { status: number; body: unknown };
-  /** The request-id headers of every reply. */
+  /** The request-id headers of every reply: a new object each call (a reply adds its own headers to it). */
   idHeaders(requestId: string): Record<string, string>;
   /** The rate-limit headers this format's clients read. */
   limitHeaders(admission: Admission, nowMs: number): Record<string, string>;

@@ -121,3 +121,14 @@ describe("chat passthrough trim: the usage the client did not ask for is taken o
     expect(trim(`event: x\n${usageOnly}`)).toBeUndefined();
   });
 });
+
+describe("chat passthrough scan", () => {
+  test("a usage key outside a data line (a comment) is passed over: the usage chunk after it is read, the finish and [DONE] seen", () => {
+    const tally = new UsageTally();
+    const state = { finished: false, terminated: false };
+    chatProtocol.passthrough.scan(`: proxy note "usage":{}\n\n${text}${finish}${usageOnly}data: [DONE]\n\n`, tally, state);
+    expect(tally.usage.input_tokens).toBe(3);
+    expect(tally.usage.output_tokens).toBe(1);
+    expect(state).toEqual({ finished: true, terminated: true });
+  });
+});

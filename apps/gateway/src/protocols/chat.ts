@@ -40,7 +40,7 @@ const passthrough: PassthroughReader = {
       const start = region.lastIndexOf("\n", at) + 1;
       const end = region.indexOf("\n", at);
       const line = region.slice(start, end === -1 ? undefined : end);
-      if (!line.startsWith("data: ")) return;
+      if (!line.startsWith("data: ")) continue;
       const chunk = JSON.parse(line.slice(6)) as Chunk; // vendor JSON, read leniently
       if (chunk.usage) sink.report(chatUsageToTotals(chunk.usage), true);
     }
