@@ -2,7 +2,6 @@ import { SSEParser, type SSEMessage } from "@turnpike/schema/sse";
 import type { ClientRequest } from "../formats";
 import type { UpstreamProtocol } from "../protocols";
 import type { ReplyContext } from "../protocols/upstream-protocol";
-import { indexOfQuoted } from "../protocols/sse-scan";
 import type { InlineTap } from "./passthrough-tap";
 import { readPivotEvent } from "./tap-pivot";
 import type { UsageSink } from "./usage-tally";
@@ -32,7 +31,7 @@ export function translatedTap(protocol: UpstreamProtocol, client: ClientRequest,
   let named = false;
   /** One upstream event: its raw usage shown to `audit` (before the machine rounds it), then translated. */
   const see = (msg: SSEMessage) => {
-    if (indexOfQuoted(msg.data, "usage") !== -1) audit(msg.data);
+    audit(msg.data); // a frame without usage is ruled out by the audit's own first search
     if (!named) {
       const model = protocol.streamModel(msg.data);
       if (model !== undefined) {

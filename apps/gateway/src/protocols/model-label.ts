@@ -13,11 +13,12 @@ import { indexOfQuoted } from "./sse-scan";
  * parse of the whole event): how a stream's first frame says which model answered.
  */
 export function namedModel(text: string, key = "model"): { name: string; quoted: string } | undefined {
-  const needle = `"${key}":`;
-  const at = indexOfQuoted(text, needle.slice(1));
+  const word = `${key}":`;
+  const at = indexOfQuoted(text, word);
   if (at === -1) return undefined;
+  const after = at + 1 + word.length; // past the quote, the key and its colon
   // A JSON string after the key (with or without a space), escapes included.
-  const quoted = /^\s?("(?:[^"\\]|\\.)*")/.exec(text.slice(at + needle.length, at + needle.length + 512))?.[1];
+  const quoted = /^\s?("(?:[^"\\]|\\.)*")/.exec(text.slice(after, after + 512))?.[1];
   if (quoted === undefined || quoted === '""') return undefined; // an empty name (a content-filter chunk's) names nothing
   return { name: JSON.parse(quoted) as string, quoted }; // a JSON string literal, matched just above
 }
@@ -25,7 +26,8 @@ export function namedModel(text: string, key = "model"): { name: string; quoted:
 export class ModelLabel {
   /** The vendor's own model string, once a frame has named it. */
   upstream: string | undefined;
-  private needles: string[] = [];
+  /** Each way the vendor's pair is written, and its text past the opening quote (what is searched for). */
+  private needles: { pair: string; word: string }[] = [];
   private readonly replacement: string;
 
   /** @param id the catalog id the client asked for */
@@ -39,7 +41,7 @@ export class ModelLabel {
     const found = namedModel(text);
     if (!found) return false;
     this.upstream = found.name;
-    if (this.upstream !== this.id) this.needles = [`"model":${found.quoted}`, `"model": ${found.quoted}`];
+    if (this.upstream !== this.id) this.needles = [`model":${found.quoted}`, `model": ${found.quoted}`].map((word) => ({ pair: `"${word}`, word }));
     return true;
   }
 
@@ -51,7 +53,7 @@ export class ModelLabel {
   /** The text with the vendor's model string replaced by the catalog id. */
   apply(text: string): string {
     let out = text;
-    for (const needle of this.needles) if (indexOfQuoted(out, needle.slice(1)) !== -1) out = out.split(needle).join(this.replacement);
+    for (const { pair, word } of this.needles) if (indexOfQuoted(out, word) !== -1) out = out.split(pair).join(this.replacement);
     return out;
   }
 }

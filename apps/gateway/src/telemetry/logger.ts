@@ -1,4 +1,3 @@
-import diagnostics from "node:diagnostics_channel";
 import pino, { type DestinationStream } from "pino";
 import type { LogFormat, LogLevel } from "../config";
 import { secretScrubber } from "./scrub-secrets";
@@ -25,25 +24,6 @@ export interface LoggerOptions {
 }
 
 const NO_FIELDS: LogFields = Object.freeze({});
-
-/**
- * pino wraps each line's serialisation in a diagnostics tracing channel unless the channel's
- * `hasSubscribers` is `false`. Bun's TracingChannel has no such property (it reads `undefined`),
- * so every line paid for a traced call with nobody listening (about 4 µs a request in the
- * benchmark's profile). The property is given here as Node defines it: true when any of the
- * channel's five event channels has a subscriber.
- */
-function giveTracingChannelsHasSubscribers(): void {
-  const proto = Object.getPrototypeOf(diagnostics.tracingChannel("turnpike")) as object;
-  if ("hasSubscribers" in proto) return;
-  Object.defineProperty(proto, "hasSubscribers", {
-    configurable: true,
-    get(this: Record<"start" | "end" | "asyncStart" | "asyncEnd" | "error", { hasSubscribers: boolean }>) {
-      return this.start.hasSubscribers || this.end.hasSubscribers || this.asyncStart.hasSubscribers || this.asyncEnd.hasSubscribers || this.error.hasSubscribers;
-    },
-  });
-}
-giveTracingChannelsHasSubscribers();
 
 /** An error as log fields: its message and stack, never the object (which may hold a request). */
 function errorFields(error: unknown): LogFields {
