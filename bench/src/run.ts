@@ -3,7 +3,7 @@
  * the upstream called directly, in one run on this machine. See bench/README.md.
  *
  * Options: --seconds N (per cell, default 2) · --warmup N (per series, default 1) ·
- * --only TEXT (scenarios whose name contains TEXT) · --streams N (open streams, default 1000) ·
+ * --only TEXT (scenarios whose name contains TEXT; =NAME: that scenario alone) · --streams N (open streams, default 1000) ·
  * --fetch-cap N (BUN_CONFIG_MAX_HTTP_REQUESTS of both proxies, default 4096; 0 = Bun's 256) ·
  * --gateway-dir DIR (run the gateway app found there, e.g. a patched copy, instead of apps/gateway) ·
  * --profile (instead of the run: CPU-profile the gateway under each scenario at c=32) ·
@@ -58,7 +58,8 @@ const warmupSeconds = Number(args.warmup);
 const streamCount = Number(args.streams);
 const fetchCap = Number(args["fetch-cap"]);
 if (args["gateway-dir"]) useGatewayDir(resolve(args["gateway-dir"]));
-const scenarios = SCENARIOS.filter((s) => !args.only || s.name.includes(args.only));
+const only = args.only;
+const scenarios = SCENARIOS.filter((s) => !only || (only.startsWith("=") ? s.name === only.slice(1) : s.name.includes(only)));
 if (scenarios.length === 0) throw new Error(`no scenario name contains ${JSON.stringify(args.only)}`);
 
 const t0 = performance.now();

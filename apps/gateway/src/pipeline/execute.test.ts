@@ -85,6 +85,45 @@ describe("execute", () => {
     const { ctx, p } = await setup(() => json(reply), { signal: ac.signal });
     expect((await execute(t.deps, ctx, p)).kind).toBe("gone");
   });
+
+  const limits = { n: 1, connectMs: 5000, firstByteMs: 5000, idleMs: 5000 };
+  /** An upstream that answers only when its call is aborted (or after 3 s), and says when that was. */
+  const hanging = (abortedAt: { ms?: number }) => (call: { signal: AbortSignal | undefined }) =>
+    new Promise<Response>((resolve, reject) => {
+      const late = setTimeout(() => resolve(json(reply)), 3000);
+      call.signal!.addEventListener("abort", () => {
+        abortedAt.ms = performance.now();
+        clearTimeout(late);
+        reject(new DOMException("The operation was aborted.", "AbortError"));
+      });
+    });
+
+  for (const leaveAfterMs of [2, 150]) {
+    test(`with deadlines, a client that leaves ${leaveAfterMs} ms into a slow attempt aborts the upstream call → gone`, async () => {
+      const ac = new AbortController();
+      const abortedAt: { ms?: number } = {};
+      const { ctx, p } = await setup(hanging(abortedAt), { signal: ac.signal });
+      let leftAt = 0;
+      setTimeout(() => {
+        leftAt = performance.now();
+        ac.abort();
+      }, leaveAfterMs);
+      expect((await execute(t.deps, ctx, p, limits)).kind).toBe("gone");
+      // Told within the link delay (20 ms) at worst, not the 3 s the upstream would have taken.
+      expect(abortedAt.ms! - leftAt).toBeLessThan(500);
+    });
+  }
+
+  test("with deadlines, connectMs passed → a 504 timeout error, the call aborted", async () => {
+    const abortedAt: { ms?: number } = {};
+    const { ctx, p } = await setup(hanging(abortedAt));
+    const out = await execute(t.deps, ctx, p, { ...limits, connectMs: 60 });
+    expect(out.kind).toBe("error");
+    if (out.kind !== "error") return;
+    expect(out.timedOut).toBe(true);
+    expect(out.error.status).toBe(504);
+    expect(abortedAt.ms).toBeGreaterThan(0);
+  });
 });
 
 describe("execute: hooks", () => {

@@ -34,6 +34,9 @@ export interface AttemptLimits {
   deployment?: string;
 }
 
+/** How late an upstream's answer may be before the client's going away is listened for (see execute). */
+const LINK_AFTER_MS = 20;
+
 /** A deadline passed before the reply: a 504 `timeout` in every format. */
 export function timeoutError(vendor: string, what: string, ms: number): GatewayError {
   return new GatewayError({ status: 504, type: "timeout_error", code: "timeout", message: `The ${vendor} upstream did not ${what} within ${ms} ms.` });
@@ -50,7 +53,10 @@ export async function execute(deps: GatewayDeps, ctx: RequestContext, plan: Plan
   const req = await plan.protocol.buildRequest(plan.target, plan.body, { stream: plan.stream, clientHeaders: ctx.request.headers });
   emit(deps.hooks, "onAttempt", ctx, plan.target, limits?.n ?? 1, limits?.deployment);
   // With deadlines, the call has its own abort, which the client's going away also pulls; one
-  // timer runs until the answer's head.
+  // timer runs until the answer's head. The client's signal is listened to only once the answer
+  // is LINK_AFTER_MS late: in Bun 1.4.4 a listener on a server request's signal costs about 5 µs
+  // per request (7 % of a JSON passthrough), and an answer that fast is in before a client could
+  // matter.
   let signal = client;
   let ac: AbortController | undefined;
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -59,12 +65,24 @@ export async function execute(deps: GatewayDeps, ctx: RequestContext, plan: Plan
     const own = new AbortController();
     ac = own;
     signal = own.signal;
-    if (client.aborted) own.abort();
-    else client.addEventListener("abort", () => own.abort(), { once: true });
-    timer = setTimeout(() => {
+    const timeOut = () => {
       timedOut = true;
       own.abort();
-    }, limits.connectMs);
+    };
+    const link = () => {
+      if (client.aborted) own.abort();
+      else client.addEventListener("abort", () => own.abort(), { once: true });
+    };
+    if (client.aborted) own.abort();
+    else if (limits.connectMs <= LINK_AFTER_MS) {
+      link();
+      timer = setTimeout(timeOut, limits.connectMs);
+    } else {
+      timer = setTimeout(() => {
+        link();
+        timer = setTimeout(timeOut, limits.connectMs - LINK_AFTER_MS);
+      }, LINK_AFTER_MS);
+    }
   }
   // A messages-format client reads the input count in `message_start`, before the reply: where
   // the upstream can count, ask it alongside the call itself.

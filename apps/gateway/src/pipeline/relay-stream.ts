@@ -210,9 +210,11 @@ export function relayStream(source: ReadableStream<Uint8Array>, opts: RelayOptio
         }
       },
       cancel(reason) {
-        // Cancelling the pipeline cancels the upstream body: the upstream is let go at once.
+        // Cancelling the pipeline cancels the upstream body and its request: the upstream is let
+        // go at once.
         closed = true;
         void reader.cancel(reason).catch(() => {});
+        watch?.abort("the client went away");
         void end("aborted");
       },
     },
