@@ -53,7 +53,7 @@ export async function execute(deps: GatewayDeps, ctx: RequestContext, plan: Plan
   const req = await plan.protocol.buildRequest(plan.target, plan.body, { stream: plan.stream, clientHeaders: ctx.request.headers });
   emit(deps.hooks, "onAttempt", ctx, plan.target, limits?.n ?? 1, limits?.deployment);
   // With deadlines, the call has its own abort, which the client's going away also pulls; one
-  // timer runs until the answer's head. The client's signal is listened to only once the answer
+  // timer at a time runs until the answer's head. The client's signal is listened to only once the answer
   // is LINK_AFTER_MS late: in Bun 1.4.4 a listener on a server request's signal costs about 5 µs
   // per request (7 % of a JSON passthrough), and an answer that fast is in before a client could
   // matter.
@@ -69,20 +69,14 @@ export async function execute(deps: GatewayDeps, ctx: RequestContext, plan: Plan
       timedOut = true;
       own.abort();
     };
-    const link = () => {
+    if (client.aborted) own.abort();
+    // The first timer links the client, the second (what remains of connectMs) times out.
+    const linkAfterMs = Math.min(LINK_AFTER_MS, limits.connectMs);
+    timer = setTimeout(() => {
       if (client.aborted) own.abort();
       else client.addEventListener("abort", () => own.abort(), { once: true });
-    };
-    if (client.aborted) own.abort();
-    else if (limits.connectMs <= LINK_AFTER_MS) {
-      link();
-      timer = setTimeout(timeOut, limits.connectMs);
-    } else {
-      timer = setTimeout(() => {
-        link();
-        timer = setTimeout(timeOut, limits.connectMs - LINK_AFTER_MS);
-      }, LINK_AFTER_MS);
-    }
+      timer = setTimeout(timeOut, limits.connectMs - linkAfterMs);
+    }, linkAfterMs);
   }
   // A messages-format client reads the input count in `message_start`, before the reply: where
   // the upstream can count, ask it alongside the call itself.
