@@ -51,7 +51,7 @@ export async function handleInference(deps: GatewayDeps, request: Request, forma
         // The record keeps the status the client saw (its format's: a 529 is a chat client's 503).
         await finish({ status: format.renderError(outcome.error, ctx.id).status, upstreamStatus: outcome.status, unbilled: true });
         // The upstream's own retry and rate-limit headers win over the key's: they say when to come back.
-        return errorResponse(format, outcome.error, ctx.id, { ...headers!, ...outcome.error.headers });
+        return errorResponse(format, outcome.error, ctx.id, headers);
       case "reply": {
         const counted = outcome.inputTokens === undefined ? p : { ...p, reply: { ...p.reply, inputTokens: outcome.inputTokens } };
         const metered = finish;

@@ -1,0 +1,103 @@
+/**
+ * A/B of gateway builds on a noisy machine: `bun run ab -- [--only NAME] DIR_A DIR_B [DIR…]`.
+ *
+ * Every build (an `apps/gateway` directory, e.g. of a git worktree) runs pinned to the proxy core,
+ * and all of them are loaded at the same time, each by its own wrk: they share the core and
+ * whatever the machine does meanwhile, so the ratio of their CPU per request is taken over the
+ * very same seconds. Measured one after the other, two cells of the same build seconds apart
+ * differed by up to ±20 % on a virtual machine whose neighbours come and go; measured together,
+ * the per-round ratio is steady. The first build is the reference of the ratios.
+ *
+ * Options: `--only NAME` (one scenario, exact name; default `messages passthrough`), `--rounds N`
+ * (default 12), `--seconds N` per cell (default 2), `-c N` connections (default 32).
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, dirname, join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { ensureWrk, runWrk, writeScript } from "./load";
+import { preflight } from "./preflight";
+import type { Service } from "./processes";
+import { SCENARIOS, gatewayRequest } from "./scenarios";
+import { createGatewayKey, startGatewayProcess, startSimulatorProcess, useGatewayDir } from "./services";
+import { percentile } from "./stats";
+import { wrkScript } from "./wrk-script";
+
+const { values: args, positionals: dirs } = parseArgs({
+  allowPositionals: true,
+  options: {
+    only: { type: "string", default: "messages passthrough" },
+    rounds: { type: "string", default: "12" },
+    seconds: { type: "string", default: "2" },
+    c: { type: "string", short: "c", default: "32" },
+  },
+});
+const scenario = SCENARIOS.find((s) => s.name === args.only);
+if (!scenario) throw new Error(`no scenario named "${args.only}"; one of: ${SCENARIOS.map((s) => s.name).join(", ")}`);
+if (dirs.length < 2) throw new Error("give two or more gateway directories (e.g. worktrees' apps/gateway) to compare");
+const rounds = Number(args.rounds);
+const seconds = Number(args.seconds);
+const connections = Number(args.c);
+
+/** Steal ticks of the aggregate cpu line: time the host gave to someone else. */
+function steal(): number {
+  const line = readFileSync("/proc/stat", "utf8").split("\n")[0] as string;
+  return Number(line.trim().split(/\s+/)[8] ?? 0);
+}
+
+const wrk = ensureWrk();
+const tmp = mkdtempSync(join(tmpdir(), "turnpike-ab-"));
+const services: Service[] = [];
+try {
+  const sim = await startSimulatorProcess();
+  services.push(sim);
+  const builds: { name: string; pid: number; url: string; script: string }[] = [];
+  for (const [i, d] of dirs.entries()) {
+    const dir = resolve(d);
+    useGatewayDir(dir);
+    const gw = await startGatewayProcess(sim.url, join(tmp, `gw${i}.db`), 4096);
+    services.push(gw);
+    const key = await createGatewayKey(gw);
+    const req = gatewayRequest(scenario, key);
+    const problem = await preflight(gw.url, req, scenario.gateway.format);
+    if (problem) throw new Error(`${dir}: ${problem}`);
+    const name = `${i}:${basename(dirname(dirname(dir))) || dir}`;
+    builds.push({ name, pid: gw.pid, url: gw.url + req.path, script: await writeScript(tmp, `b${i}`, wrkScript(req)) });
+  }
+  // Warm-up: each build once, untimed.
+  for (const b of builds) await runWrk({ wrk, url: b.url, scriptPath: b.script, connections, durationS: 1, pidUnderTest: b.pid, upstreamPid: sim.pid });
+  const cpu: number[][] = builds.map(() => []);
+  const ratios: number[][] = builds.map(() => []);
+  // A round during which the host took more than 2 % of the machine (steal) is measured again, up to `rounds` times.
+  const stealLimit = (seconds * 2 * 100 * 2) / 100;
+  let retakes = 0;
+  for (let r = 0; r < rounds; r++) {
+    const steal0 = steal();
+    // Every build under its own wrk at once: the same seconds of the same machine for all.
+    const ms = await Promise.all(builds.map((b) => runWrk({ wrk, url: b.url, scriptPath: b.script, connections, durationS: seconds, pidUnderTest: b.pid, upstreamPid: sim.pid })));
+    const stolen = steal() - steal0;
+    if (stolen > stealLimit && retakes < rounds) {
+      retakes++;
+      console.log(`round ${r + 1}: the host took ${stolen} ticks (steal); measured again`);
+      r--;
+      continue;
+    }
+    for (const [i, m] of ms.entries()) {
+      cpu[i]!.push(m.cpuUsPerReq);
+      ratios[i]!.push(m.cpuUsPerReq / ms[0]!.cpuUsPerReq);
+    }
+    console.log(`round ${r + 1}: ${ms.map((m, i) => `${builds[i]!.name} ${m.cpuUsPerReq.toFixed(1)} µs (${Math.round(m.rps)} rps)`).join(" · ")}`);
+  }
+  console.log(`\n${scenario.name}, c=${connections}, ${rounds} rounds of ${seconds} s cells; CPU per request (µs) and against build 0`);
+  for (const [i, b] of builds.entries()) {
+    const sorted = [...cpu[i]!].sort((a, z) => a - z);
+    console.log(
+      `  ${b.name.padEnd(24)} median ${percentile(cpu[i]!, 50).toFixed(1)}  min ${sorted[0]!.toFixed(1)}  ` +
+        (i === 0 ? "" : `median of per-round ratios ${percentile(ratios[i]!, 50).toFixed(3)}  (${[...ratios[i]!].sort((a, z) => a - z).map((x) => x.toFixed(2)).join(" ")})`),
+    );
+  }
+} finally {
+  for (const s of services.reverse()) await s.stop();
+  rmSync(tmp, { recursive: true, force: true });
+}
+process.exit(0);
