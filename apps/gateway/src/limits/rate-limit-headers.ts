@@ -22,15 +22,26 @@ function rfc3339(ms: number): string {
   return lastStamp;
 }
 
+/** Header names per kind, spelled out once (a name built per reply is one more string to make and flatten). */
+const CHAT_NAMES = {
+  requests: ["x-ratelimit-limit-requests", "x-ratelimit-remaining-requests", "x-ratelimit-reset-requests"],
+  tokens: ["x-ratelimit-limit-tokens", "x-ratelimit-remaining-tokens", "x-ratelimit-reset-tokens"],
+} as const;
+const ANTHROPIC_NAMES = {
+  requests: ["anthropic-ratelimit-requests-limit", "anthropic-ratelimit-requests-remaining", "anthropic-ratelimit-requests-reset"],
+  tokens: ["anthropic-ratelimit-tokens-limit", "anthropic-ratelimit-tokens-remaining", "anthropic-ratelimit-tokens-reset"],
+} as const;
+
 /** The chat format's headers: `x-ratelimit-{limit,remaining,reset}-{requests,tokens}`, reset as a duration. */
 export function chatLimitHeaders(a: Admission, _nowMs: number): Record<string, string> {
   const h: Record<string, string> = {};
   for (const kind of KINDS) {
     const s = a[kind];
     if (!s) continue;
-    h[`x-ratelimit-limit-${kind}`] = String(s.limit);
-    h[`x-ratelimit-remaining-${kind}`] = String(s.remaining);
-    h[`x-ratelimit-reset-${kind}`] = formatDuration(s.resetMs);
+    const [limit, remaining, reset] = CHAT_NAMES[kind];
+    h[limit] = String(s.limit);
+    h[remaining] = String(s.remaining);
+    h[reset] = formatDuration(s.resetMs);
   }
   return h;
 }
@@ -41,9 +52,10 @@ export function anthropicLimitHeaders(a: Admission, nowMs: number): Record<strin
   for (const kind of KINDS) {
     const s = a[kind];
     if (!s) continue;
-    h[`anthropic-ratelimit-${kind}-limit`] = String(s.limit);
-    h[`anthropic-ratelimit-${kind}-remaining`] = String(s.remaining);
-    h[`anthropic-ratelimit-${kind}-reset`] = rfc3339(nowMs + s.resetMs);
+    const [limit, remaining, reset] = ANTHROPIC_NAMES[kind];
+    h[limit] = String(s.limit);
+    h[remaining] = String(s.remaining);
+    h[reset] = rfc3339(nowMs + s.resetMs);
   }
   return h;
 }
