@@ -11,11 +11,12 @@
  * Options: `--only NAME` (one scenario, exact name; default `messages passthrough`), `--rounds N`
  * (default 12), `--seconds N` per cell (default 2), `-c N` connections (default 32).
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdtempSync, rmSync } from "node:fs";
+import { availableParallelism, tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ensureWrk, runWrk, writeScript } from "./load";
+import { cpuTimes, stolenCores } from "./machine-load";
 import { preflight } from "./preflight";
 import type { Service } from "./processes";
 import { SCENARIOS, gatewayRequest } from "./scenarios";
@@ -38,12 +39,6 @@ if (dirs.length < 2) throw new Error("give two or more gateway directories (e.g.
 const rounds = Number(args.rounds);
 const seconds = Number(args.seconds);
 const connections = Number(args.c);
-
-/** Steal ticks of the aggregate cpu line: time the host gave to someone else. */
-function steal(): number {
-  const line = readFileSync("/proc/stat", "utf8").split("\n")[0] as string;
-  return Number(line.trim().split(/\s+/)[8] ?? 0);
-}
 
 const wrk = ensureWrk();
 const tmp = mkdtempSync(join(tmpdir(), "turnpike-ab-"));
@@ -69,16 +64,16 @@ try {
   const cpu: number[][] = builds.map(() => []);
   const ratios: number[][] = builds.map(() => []);
   // A round during which the host took more than 2 % of the machine (steal) is measured again, up to `rounds` times.
-  const stealLimit = (seconds * 2 * 100 * 2) / 100;
+  const cores = availableParallelism();
   let retakes = 0;
   for (let r = 0; r < rounds; r++) {
-    const steal0 = steal();
+    const before = cpuTimes();
     // Every build under its own wrk at once: the same seconds of the same machine for all.
     const ms = await Promise.all(builds.map((b) => runWrk({ wrk, url: b.url, scriptPath: b.script, connections, durationS: seconds, pidUnderTest: b.pid, upstreamPid: sim.pid })));
-    const stolen = steal() - steal0;
-    if (stolen > stealLimit && retakes < rounds) {
+    const stolen = stolenCores(before, cpuTimes(), cores);
+    if (stolen > 0.02 * cores && retakes < rounds) {
       retakes++;
-      console.log(`round ${r + 1}: the host took ${stolen} ticks (steal); measured again`);
+      console.log(`round ${r + 1}: the host took ${stolen.toFixed(2)} cores (steal); measured again`);
       r--;
       continue;
     }

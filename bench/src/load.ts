@@ -4,7 +4,7 @@
  */
 import { join } from "node:path";
 import { availableParallelism } from "node:os";
-import { busyCores, cpuTimes } from "./machine-load";
+import { busyCores, cpuTimes, stolenCores } from "./machine-load";
 import { cpuMicros } from "./proc-stat";
 import { CORE, priorityPrefix } from "./processes";
 import { errorCount, parseWrkOutput, rps, type WrkResult } from "./wrk-result";
@@ -35,8 +35,10 @@ export interface Measured {
   cpuUsPerReq: number;
   /** Share of core 0 (simulator + wrk) that was busy, 0–1: near 1 means the upstream side was the bottleneck. */
   core0Busy: number;
-  /** Cores' worth of CPU that processes outside the bench used meanwhile (noise). */
+  /** Cores' worth of CPU that processes outside the bench used meanwhile (noise), the host's steal included. */
   foreignCores: number;
+  /** Of those, what the host took away (steal: a virtual machine's neighbours). */
+  stealCores: number;
 }
 
 export interface LoadRun {
@@ -67,7 +69,8 @@ export async function runWrk(r: LoadRun): Promise<Measured> {
   await proc.exited;
   const cpu1 = cpuMicros(r.pidUnderTest);
   const up1 = cpuMicros(r.upstreamPid);
-  const machine = busyCores(machine0, cpuTimes(), availableParallelism());
+  const machine1 = cpuTimes();
+  const machine = busyCores(machine0, machine1, availableParallelism());
   const wrk = parseWrkOutput(out + err);
   const usage = proc.resourceUsage();
   const wrkCpu = usage ? Number(usage.cpuTime.user + usage.cpuTime.system) : 0;
@@ -81,6 +84,7 @@ export async function runWrk(r: LoadRun): Promise<Measured> {
     cpuUsPerReq: wrk.requests > 0 ? (cpu1 - cpu0) / wrk.requests : 0,
     core0Busy: wrk.durationUs > 0 ? core0 / wrk.durationUs : 0,
     foreignCores: wrk.durationUs > 0 ? Math.max(0, machine - ours) : 0,
+    stealCores: stolenCores(machine0, machine1, availableParallelism()),
   };
 }
 

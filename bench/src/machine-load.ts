@@ -7,6 +7,8 @@ import { readFileSync } from "node:fs";
 export interface CpuTimes {
   busy: number;
   total: number;
+  /** Time the hypervisor ran something else while this machine wanted the CPU (counted in busy). */
+  steal: number;
 }
 
 /** Busy and total jiffies of the `cpu` line (idle and iowait count as not busy). */
@@ -16,7 +18,7 @@ export function parseProcStat(text: string): CpuTimes {
   const v = line.trim().split(/\s+/).slice(1, 9).map(Number);
   const total = v.reduce((a, b) => a + b, 0);
   const idle = (v[3] ?? 0) + (v[4] ?? 0);
-  return { busy: total - idle, total };
+  return { busy: total - idle, total, steal: v[7] ?? 0 };
 }
 
 export function cpuTimes(): CpuTimes {
@@ -27,6 +29,12 @@ export function cpuTimes(): CpuTimes {
 export function busyCores(a: CpuTimes, b: CpuTimes, cores: number): number {
   const total = b.total - a.total;
   return total > 0 ? ((b.busy - a.busy) / total) * cores : 0;
+}
+
+/** Cores' worth of CPU the host took away (steal) between two readings. */
+export function stolenCores(a: CpuTimes, b: CpuTimes, cores: number): number {
+  const total = b.total - a.total;
+  return total > 0 ? ((b.steal - a.steal) / total) * cores : 0;
 }
 
 /** Cores' worth of CPU used by anything over `ms` (call it while nothing of the bench runs). */

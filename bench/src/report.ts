@@ -104,7 +104,9 @@ export function renderReport(r: BenchResults): string {
   if (Math.max(f.before, f.mean) > 0.25) {
     out.push(
       `\n⚠ the machine was not idle: other processes used ${f.before.toFixed(2)} cores before the run and ${f.mean.toFixed(2)} on average` +
-        ` (max ${f.max.toFixed(2)}) during the load runs; on 2 cores that shifts every number — run again on a quiet machine.`,
+        ` (max ${f.max.toFixed(2)}) during the load runs` +
+        (f.steal_mean !== undefined && f.steal_mean >= 0.05 ? `, of which the host took ${f.steal_mean.toFixed(2)} (steal: a virtual machine's neighbours)` : "") +
+        "; on 2 cores that shifts every number — run again on a quiet machine, or compare builds with `bun run ab`.",
     );
   }
 

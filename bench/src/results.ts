@@ -67,7 +67,7 @@ export interface BenchResults {
     /** Niceness of every benchmark process (-10 when run as root, else 0). */
     nice: number;
     /** Cores' worth of CPU used by processes outside the bench: before the run, and during load runs. */
-    foreign_load_cores: { before: number; mean: number; max: number };
+    foreign_load_cores: { before: number; mean: number; max: number; steal_mean?: number };
   };
   scenarios: ScenarioResult[];
   ttfb: TtfbRow[];

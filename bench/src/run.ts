@@ -172,11 +172,15 @@ async function benchmark(sim: Service): Promise<void> {
 
   // A target under load: its script, and one wrk run at a given concurrency.
   const foreign: number[] = [];
+  const stolen: number[] = [];
   const target = async (label: string, url: string, lua: string, pid: number) => {
     const scriptPath = await writeScript(tmp, label, lua);
     return async (connections: number, durationS: number): Promise<Measured> => {
       const m = await runWrk({ wrk, url, scriptPath, connections, durationS, pidUnderTest: pid, upstreamPid: sim.pid });
-      if (durationS === cellSeconds) foreign.push(m.foreignCores);
+      if (durationS === cellSeconds) {
+        foreign.push(m.foreignCores);
+        stolen.push(m.stealCores);
+      }
       return m;
     };
   };
@@ -278,6 +282,7 @@ async function benchmark(sim: Service): Promise<void> {
         before: loadBefore,
         mean: foreign.reduce((a, b) => a + b, 0) / Math.max(1, foreign.length),
         max: Math.max(0, ...foreign),
+        steal_mean: stolen.reduce((a, b) => a + b, 0) / Math.max(1, stolen.length),
       },
     },
     scenarios: rows,
