@@ -27,22 +27,36 @@ export interface RelayOptions {
   onEnd: (how: StreamEnd) => Promise<void> | void;
 }
 
+/** Per client format, the first line of its terminal frame with its line end, as text and as bytes (null: none). */
+const terminalMarks = new WeakMap<ClientFormat, { text: string; bytes: Buffer } | null>();
+const BLANK_LINE = Buffer.from("\n\n");
+
+function terminalMark(format: ClientFormat): { text: string; bytes: Buffer } | null {
+  let mark = terminalMarks.get(format);
+  if (mark === undefined) {
+    const first = format.terminalFrame.split("\n")[0];
+    mark = first ? { text: `${first}\n`, bytes: Buffer.from(`${first}\n`) } : null;
+    terminalMarks.set(format, mark);
+  }
+  return mark;
+}
+
 /**
  * A relayed piece that holds the stream's terminal frame (`message_stop`, `[DONE]`), cut just
  * after it: whatever an upstream sends after its terminal frame in the same chunk is not relayed.
  * Undefined when the piece does not hold it.
  */
 export function cutAfterTerminal(piece: Uint8Array | string, format: ClientFormat): Uint8Array | string | undefined {
-  const first = format.terminalFrame.split("\n")[0];
-  if (!first) return undefined;
+  const mark = terminalMark(format);
+  if (!mark) return undefined;
   if (typeof piece === "string") {
-    const at = piece.indexOf(`${first}\n`);
+    const at = piece.indexOf(mark.text);
     const end = at === -1 ? -1 : piece.indexOf("\n\n", at);
     return end === -1 ? undefined : piece.slice(0, end + 2);
   }
   const bytes = Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength);
-  const at = bytes.indexOf(`${first}\n`);
-  const end = at === -1 ? -1 : bytes.indexOf("\n\n", at);
+  const at = bytes.indexOf(mark.bytes);
+  const end = at === -1 ? -1 : bytes.indexOf(BLANK_LINE, at);
   return end === -1 ? undefined : piece.subarray(0, end + 2);
 }
 
