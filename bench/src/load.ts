@@ -70,7 +70,8 @@ export async function runWrk(r: LoadRun): Promise<Measured> {
   const cpu1 = cpuMicros(r.pidUnderTest);
   const up1 = cpuMicros(r.upstreamPid);
   const machine1 = cpuTimes();
-  const machine = busyCores(machine0, machine1, availableParallelism());
+  const cores = availableParallelism();
+  const machine = busyCores(machine0, machine1, cores);
   const wrk = parseWrkOutput(out + err);
   const usage = proc.resourceUsage();
   const wrkCpu = usage ? Number(usage.cpuTime.user + usage.cpuTime.system) : 0;
@@ -84,7 +85,7 @@ export async function runWrk(r: LoadRun): Promise<Measured> {
     cpuUsPerReq: wrk.requests > 0 ? (cpu1 - cpu0) / wrk.requests : 0,
     core0Busy: wrk.durationUs > 0 ? core0 / wrk.durationUs : 0,
     foreignCores: wrk.durationUs > 0 ? Math.max(0, machine - ours) : 0,
-    stealCores: stolenCores(machine0, machine1, availableParallelism()),
+    stealCores: stolenCores(machine0, machine1, cores),
   };
 }
 
