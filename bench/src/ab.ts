@@ -8,6 +8,10 @@
  * differed by up to ±20 % on a virtual machine whose neighbours come and go; measured together,
  * the per-round ratio is steady. The first build is the reference of the ratios.
  *
+ * The word `bare` in place of a directory loads the bare proxy (src/bare-proxy.ts) with the
+ * scenario's baseline request, and `floor` the metering floor (metering-floor/, messages
+ * scenarios only): the least any gateway that bills each token adds to the bare proxy.
+ *
  * Options: `--only NAME` (one scenario, exact name; default `messages passthrough`), `--rounds N`
  * (default 12), `--seconds N` per cell (default 2), `-c N` connections (default 32).
  */
@@ -19,8 +23,8 @@ import { ensureWrk, runWrk, writeScript } from "./load";
 import { cpuTimes, stolenCores } from "./machine-load";
 import { preflight } from "./preflight";
 import type { Service } from "./processes";
-import { SCENARIOS, gatewayRequest } from "./scenarios";
-import { createGatewayKey, startGatewayProcess, startSimulatorProcess, useGatewayDir } from "./services";
+import { BASELINES, SCENARIOS, gatewayRequest } from "./scenarios";
+import { createGatewayKey, startBareProxyProcess, startGatewayProcess, startSimulatorProcess, useGatewayDir } from "./services";
 import { percentile } from "./stats";
 import { wrkScript } from "./wrk-script";
 
@@ -48,7 +52,14 @@ try {
   services.push(sim);
   const builds: { name: string; pid: number; url: string; script: string }[] = [];
   for (const [i, d] of dirs.entries()) {
-    const dir = resolve(d);
+    if (d === "bare") {
+      const bare = await startBareProxyProcess(sim.url, 4096);
+      services.push(bare);
+      const req = BASELINES[scenario.baseline];
+      builds.push({ name: `${i}:bare proxy`, pid: bare.pid, url: bare.url + req.path, script: await writeScript(tmp, `b${i}`, wrkScript(req)) });
+      continue;
+    }
+    const dir = d === "floor" ? join(import.meta.dir, "../metering-floor") : resolve(d);
     useGatewayDir(dir);
     const gw = await startGatewayProcess(sim.url, join(tmp, `gw${i}.db`), 4096);
     services.push(gw);
@@ -56,7 +67,7 @@ try {
     const req = gatewayRequest(scenario, key);
     const problem = await preflight(gw.url, req, scenario.gateway.format);
     if (problem) throw new Error(`${dir}: ${problem}`);
-    const name = `${i}:${basename(dirname(dirname(dir))) || dir}`;
+    const name = d === "floor" ? `${i}:metering floor` : `${i}:${basename(dirname(dirname(dir))) || dir}`;
     builds.push({ name, pid: gw.pid, url: gw.url + req.path, script: await writeScript(tmp, `b${i}`, wrkScript(req)) });
   }
   // Warm-up: each build once, untimed.
