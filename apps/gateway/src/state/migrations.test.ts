@@ -105,6 +105,41 @@ describe("migrateSqlite", () => {
   });
 });
 
+describe("version 5: usage keyed by key, time and request id", () => {
+  const columns = (db: Database) => db.query<{ name: string }, []>("SELECT name FROM pragma_table_info('usage') ORDER BY cid").all().map((c) => c.name);
+
+  test("rows written under version 4 are kept whole, in the same column order, and the index is gone", () => {
+    const db = memoryDb();
+    migrateSqlite(db, MIGRATIONS.slice(0, 4));
+    db.exec(OLD_USAGE.replace("'2026-01-02T00:00:00.000Z')", "'2026-01-02T00:00:00.000Z', 3, 'vendor-beta-5', 'beta-backup', 2, 'beta-5.5')"));
+    const before = columns(db);
+    const row = db.query("SELECT * FROM usage").get();
+    expect(migrateSqlite(db)).toEqual([5]);
+    expect(columns(db)).toEqual(before);
+    expect(db.query("SELECT * FROM usage").get()).toEqual(row);
+    expect(tables(db)).not.toContain("usage_key_time");
+    expect(tables(db)).not.toContain("usage_v5");
+  });
+
+  test("a per-key query reads the table's own key; a replayed record is dropped, another id kept", () => {
+    const db = memoryDb();
+    migrateSqlite(db);
+    const plan = db
+      .query<{ detail: string }, []>("EXPLAIN QUERY PLAN SELECT * FROM usage WHERE key_id = 'k' AND created_at >= '2026' ORDER BY created_at, request_id")
+      .all()
+      .map((r) => r.detail)
+      .join(" | ");
+    expect(plan).toContain("USING PRIMARY KEY (key_id=? AND created_at>?)");
+    expect(plan).not.toContain("TEMP B-TREE");
+    const insert = db.prepare(`INSERT OR IGNORE INTO usage VALUES (${Array(22).fill("?").join(", ")})`);
+    const record = (id: string) => [id, "key_a", "beta-5", "chat", 0, 10, 2, 0, 0, 0, 0.5, 200, 200, 12.5, 0, 0, "2026-01-02T00:00:00.000Z", 0, null, null, null, null] as const;
+    insert.run(...record("req_1"));
+    insert.run(...record("req_1"));
+    insert.run(...record("req_2"));
+    expect(db.query<{ request_id: string }, []>("SELECT request_id FROM usage ORDER BY request_id").all().map((r) => r.request_id)).toEqual(["req_1", "req_2"]);
+  });
+});
+
 describe("SqliteStore over an unversioned file", () => {
   test("opens it, adopts it, and reads its keys and usage", async () => {
     const dir = mkdtempSync(join(tmpdir(), "turnpike-migrate-"));
