@@ -24,7 +24,7 @@ import { cpuTimes, stolenCores } from "./machine-load";
 import { preflight } from "./preflight";
 import type { Service } from "./processes";
 import { BASELINES, SCENARIOS, gatewayRequest } from "./scenarios";
-import { createGatewayKey, startBareProxyProcess, startGatewayProcess, startSimulatorProcess, useGatewayDir } from "./services";
+import { METERING_FLOOR_DIR, createGatewayKey, startBareProxyProcess, startGatewayProcess, startSimulatorProcess, useGatewayDir } from "./services";
 import { percentile } from "./stats";
 import { wrkScript } from "./wrk-script";
 
@@ -59,7 +59,7 @@ try {
       builds.push({ name: `${i}:bare proxy`, pid: bare.pid, url: bare.url + req.path, script: await writeScript(tmp, `b${i}`, wrkScript(req)) });
       continue;
     }
-    const dir = d === "floor" ? join(import.meta.dir, "../metering-floor") : resolve(d);
+    const dir = d === "floor" ? METERING_FLOOR_DIR : resolve(d);
     useGatewayDir(dir);
     const gw = await startGatewayProcess(sim.url, join(tmp, `gw${i}.db`), 4096);
     services.push(gw);

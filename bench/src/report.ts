@@ -71,6 +71,31 @@ export function renderReport(r: BenchResults): string {
     out.push(`\nnote: core 0 (simulator + wrk) was saturated in ${bound.length} bare-proxy cell(s); there the bare proxy's rate is a floor, not its ceiling.`);
   }
 
+  const floored = r.scenarios.filter((s) => s.metering_floor);
+  if (floored.length) {
+    out.push("\nMetering floor: the least a gateway that bills each token adds (bench/metering-floor), same request, same run");
+    out.push(
+      table(
+        ["scenario", "c", "rps floor", "bare", "floor/bare", "gw/bare", "cpu µs floor", "bare", "floor/bare", "gw/bare"],
+        floored.map((s) => {
+          const f = s.metering_floor!;
+          return [
+            s.name,
+            String(s.concurrency),
+            fmt.rps(f.rps),
+            fmt.rps(s.bare_proxy.rps),
+            fmt.ratio(f.rps / s.bare_proxy.rps),
+            fmt.ratio(s.gateway.rps / s.bare_proxy.rps),
+            fmt.us(f.cpu_us_per_req),
+            fmt.us(s.bare_proxy.cpu_us_per_req),
+            fmt.ratio(f.cpu_us_per_req / s.bare_proxy.cpu_us_per_req),
+            fmt.ratio(s.gateway.cpu_us_per_req / s.bare_proxy.cpu_us_per_req),
+          ];
+        }),
+      ),
+    );
+  }
+
   if (r.ttfb.length) {
     out.push("\nStream time to first byte (sequential requests), ms");
     out.push(

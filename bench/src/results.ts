@@ -25,6 +25,8 @@ export interface ScenarioResult {
   gateway: TargetMetrics;
   bare_proxy: TargetMetrics;
   direct: TargetMetrics;
+  /** The metering floor (metering-floor/) under the same request, for the scenarios it speaks. */
+  metering_floor?: TargetMetrics;
 }
 
 export interface TtfbRow {

@@ -24,7 +24,7 @@ import { renderScaleOut, scaleOutBench } from "./scale-out";
 import { renderReport } from "./report";
 import type { BenchResults, ScenarioResult, TargetMetrics, TtfbRow } from "./results";
 import { BASELINES, SCENARIOS, gatewayRequest, type BaselineName, type Scenario } from "./scenarios";
-import { createGatewayKey, startBareProxyProcess, startGatewayProcess, startSimulatorProcess, useGatewayDir } from "./services";
+import { METERING_FLOOR_DIR, createGatewayKey, startBareProxyProcess, startGatewayProcess, startSimulatorProcess, useGatewayDir } from "./services";
 import { checkTargets } from "./targets";
 import { measureTtfb } from "./ttfb";
 import { wrkScript } from "./wrk-script";
@@ -32,6 +32,11 @@ import { wrkScript } from "./wrk-script";
 export const CONCURRENCIES = [1, 32, 128] as const;
 /** The stream held open 1,000 times for the memory figure: translated, so both state machines run. */
 const MEMORY_SCENARIO = "stream messages→chat";
+/**
+ * The scenarios also measured through the metering floor (metering-floor/, which speaks the
+ * messages format only): where the least a metering gateway adds sits against the targets.
+ */
+const FLOOR_SCENARIOS = ["messages passthrough", "stream messages passthrough"];
 /** The streams that flow for 15 s, 1,000 at once: a passthrough and a translated one. */
 const LONG_MEMORY_SCENARIOS = ["stream messages passthrough", "stream messages→chat"];
 
@@ -152,6 +157,10 @@ async function benchmark(sim: Service): Promise<void> {
   const gw = await startGatewayProcess(sim.url, join(tmp, "gateway.db"), fetchCap);
   services.push(gw);
   const key = await createGatewayKey(gw);
+  const floorScenarios = scenarios.filter((s) => FLOOR_SCENARIOS.includes(s.name));
+  const floor = floorScenarios.length ? await startGatewayProcess(sim.url, join(tmp, "floor.db"), fetchCap, [], {}, METERING_FLOOR_DIR) : undefined;
+  if (floor) services.push(floor);
+  const floorKey = floor ? await createGatewayKey(floor) : "";
 
   // Preflight every request shape through every target.
   const baselines = [...new Set(scenarios.map((s) => s.baseline))];
@@ -169,6 +178,10 @@ async function benchmark(sim: Service): Promise<void> {
     else runnable.push(s);
   }
   for (const s of skipped) log(`⚠ skipped (gateway reply is wrong): ${s}`);
+  for (const s of floorScenarios) {
+    const problem = await preflight(floor!.url, gatewayRequest(s, floorKey), s.gateway.format);
+    if (problem) throw new Error(`metering floor, ${s.name}: ${problem}`);
+  }
 
   // A target under load: its script, and one wrk run at a given concurrency.
   const foreign: number[] = [];
@@ -212,9 +225,13 @@ async function benchmark(sim: Service): Promise<void> {
       await viaGw(32, warmupSeconds);
     }
     warmBaselines.add(s.baseline);
+    const floorReq = floor && FLOOR_SCENARIOS.includes(s.name) ? gatewayRequest(s, floorKey) : undefined;
+    const viaFloor = floorReq && floor ? await target(`metering floor ${s.name}`, floor.url + floorReq.path, wrkScript(floorReq), floor.pid) : undefined;
+    if (viaFloor && warmupSeconds > 0) await viaFloor(32, warmupSeconds);
     for (const c of CONCURRENCIES) {
       const b = await viaBare(c, cellSeconds);
       const g = await viaGw(c, cellSeconds);
+      const f = viaFloor ? await viaFloor(c, cellSeconds) : undefined;
       rows.push({
         name: s.name,
         kind: s.kind,
@@ -224,6 +241,7 @@ async function benchmark(sim: Service): Promise<void> {
         gateway: metrics(g),
         bare_proxy: metrics(b),
         direct: metrics(direct.get(s.baseline)!.get(c)!),
+        ...(f ? { metering_floor: metrics(f) } : {}),
       });
       if (c === 32) {
         summary(`bare proxy ${s.baseline}`, b);
@@ -251,7 +269,7 @@ async function benchmark(sim: Service): Promise<void> {
   log(`stream time to first byte measured (${ttfb.length} scenarios)`);
 
   // Memory per open stream, on fresh processes (the loaded ones carry the heap of the run).
-  for (const svc of [gw, bare]) {
+  for (const svc of floor ? [gw, bare, floor] : [gw, bare]) {
     await svc.stop();
     services.splice(services.indexOf(svc), 1);
   }

@@ -51,14 +51,17 @@ export function useGatewayDir(dir: string): void {
   gatewayDir = dir;
 }
 
-export async function startGatewayProcess(simulatorURL: string, dbPath: string, fetchCap: number, bunFlags: string[] = [], extraEnv: Record<string, string> = {}): Promise<GatewayService> {
+/** The metering floor (metering-floor/): the least a gateway that bills each token adds; it speaks enough of the gateway's surface to be started and keyed like one. */
+export const METERING_FLOOR_DIR = join(import.meta.dir, "..", "metering-floor");
+
+export async function startGatewayProcess(simulatorURL: string, dbPath: string, fetchCap: number, bunFlags: string[] = [], extraEnv: Record<string, string> = {}, dir = gatewayDir): Promise<GatewayService> {
   const port = freePort();
   const adminKey = "sk-admin-bench-" + randomBytes(12).toString("hex");
   const service = await startService({
     name: "gateway",
     core: CORE.proxy,
     cmd: ["bun", ...bunFlags, "src/main.ts"],
-    cwd: gatewayDir,
+    cwd: dir,
     port,
     probe: "/health",
     env: {

@@ -29,14 +29,18 @@ export interface PipelineHooks {
 
 type Event = keyof PipelineHooks;
 
-/** Calls each subscriber of `event`; a throwing subscriber does not stop the request. */
-export function emit<E extends Event>(hooks: readonly PipelineHooks[], event: E, ...args: Parameters<NonNullable<PipelineHooks[E]>>): void {
-  for (const h of hooks) {
-    const fn = h[event];
+/**
+ * Calls each subscriber of `event`; a throwing subscriber does not stop the request. The
+ * arguments are passed as they are (no rest array, no `apply`): this runs several times a request.
+ */
+export function emit<E extends Event>(hooks: readonly PipelineHooks[], event: E, ...args: Parameters<NonNullable<PipelineHooks[E]>>): void;
+export function emit(hooks: readonly PipelineHooks[], event: Event, a?: unknown, b?: unknown, c?: unknown, d?: unknown): void {
+  for (let i = 0; i < hooks.length; i++) {
+    const h = hooks[i]!;
+    const fn = h[event] as ((this: PipelineHooks, a: unknown, b: unknown, c: unknown, d: unknown) => void) | undefined;
     if (!fn) continue;
     try {
-      // A method of the subscriber, called with its own arguments.
-      (fn as (...a: unknown[]) => void).apply(h, args);
+      fn.call(h, a, b, c, d);
     } catch {
       // A subscriber's failure is its own; the request is not failed for it.
     }

@@ -12,9 +12,12 @@ import type { Logger } from "../telemetry/logger";
  */
 export const MAX_HEADER_BYTES = 64 * 1024;
 
+/** By `forEach`: the iterator makes a pair per header, which cost about 2 % of a JSON request's CPU (bench/README.md). */
 function headerBytes(headers: Headers): number {
   let n = 0;
-  for (const [k, v] of headers) n += k.length + v.length + 4;
+  headers.forEach((v, k) => {
+    n += k.length + v.length + 4;
+  });
   return n;
 }
 
