@@ -114,6 +114,10 @@ export function renderReport(r: BenchResults): string {
         ]),
       ),
     );
+    for (const t of r.ttfb.filter((x) => x.metering_floor)) {
+      const f = t.metering_floor!;
+      out.push(`  metering floor, ${t.name}: p50 ${fmt.ms(f.p50_ms)}, p99 ${fmt.ms(f.p99_ms)}; over the bare proxy at p50 ${fmt.signedMs(f.p50_ms - t.bare_proxy.p50_ms)} (the gateway ${fmt.signedMs(t.gateway.p50_ms - t.bare_proxy.p50_ms)})`);
+    }
   }
 
   const memoryLine = (m: MemoryResult) =>

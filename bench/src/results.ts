@@ -34,6 +34,8 @@ export interface TtfbRow {
   gateway: { p50_ms: number; p99_ms: number };
   bare_proxy: { p50_ms: number; p99_ms: number };
   direct: { p50_ms: number; p99_ms: number };
+  /** The metering floor's, for the scenarios it speaks. */
+  metering_floor?: { p50_ms: number; p99_ms: number };
   /** gateway p50 − direct p50. */
   overhead_p50_ms: number;
   /** bare proxy p50 − direct p50, for comparison. */

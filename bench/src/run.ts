@@ -257,7 +257,9 @@ async function benchmark(sim: Service): Promise<void> {
     const g = await measureTtfb(gw.url, gatewayRequest(s, key), opts);
     const b = await measureTtfb(bare.url, BASELINES[s.baseline], opts);
     const d = await measureTtfb(sim.url, BASELINES[s.baseline], opts);
+    const f = floor && FLOOR_SCENARIOS.includes(s.name) ? await measureTtfb(floor.url, gatewayRequest(s, floorKey), opts) : undefined;
     ttfb.push({
+      ...(f ? { metering_floor: { p50_ms: f.p50_ms, p99_ms: f.p99_ms } } : {}),
       name: s.name,
       gateway: { p50_ms: g.p50_ms, p99_ms: g.p99_ms },
       bare_proxy: { p50_ms: b.p50_ms, p99_ms: b.p99_ms },
