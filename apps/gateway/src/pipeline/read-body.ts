@@ -109,11 +109,17 @@ function depthWithin(root: unknown, limit: number): boolean {
     const depth = depths.pop()!; // pushed and popped with its value
     if (depth > limit) return false;
     if (Array.isArray(value)) {
-      for (const v of value) if (typeof v === "object" && v !== null) values.push(v), depths.push(depth + 1);
+      for (const v of value) {
+        if (typeof v !== "object" || v === null) continue;
+        values.push(v);
+        depths.push(depth + 1);
+      }
     } else if (typeof value === "object" && value !== null) {
       for (const k in value) {
         const v = (value as Record<string, unknown>)[k];
-        if (typeof v === "object" && v !== null) values.push(v), depths.push(depth + 1);
+        if (typeof v !== "object" || v === null) continue;
+        values.push(v);
+        depths.push(depth + 1);
       }
     }
   }
