@@ -3,12 +3,7 @@ import type { Logger } from "../telemetry/logger";
 import type { Watch } from "./execute";
 import type { InlineTap } from "./passthrough-tap";
 
-/** What Bun hands a direct stream's `pull`: writes go to the consumer (the client's socket) at once. */
-interface DirectSink {
-  write(piece: Uint8Array | string): number;
-  flush(): number | Promise<number>;
-  close(): void;
-}
+const encoder = new TextEncoder();
 
 /** How a relayed stream ended. */
 export type StreamEnd = "complete" | "aborted" | "failed";
@@ -135,117 +130,110 @@ export function relayStream(source: ReadableStream<Uint8Array>, opts: RelayOptio
     run((piece) => pieces.push(piece));
     return pieces;
   };
-  // Bun's direct stream: each piece is written to the client's socket as it comes (text without
-  // being encoded in JavaScript first), with no queue of chunks between the relay and the socket.
-  let sink: DirectSink | undefined;
-  const put = (piece: Uint8Array | string) => {
-    if (closed || !sink) return;
-    sink.write(piece);
+  const put = (controller: ReadableStreamDefaultController<Uint8Array>, piece: Uint8Array | string) => {
+    if (closed) return;
+    controller.enqueue(typeof piece === "string" ? encoder.encode(piece) : piece);
     if (typeof piece === "string" && opts.format.isTerminal(piece)) closed = true;
   };
-  const finish = async (how: StreamEnd) => {
+  const finish = async (controller: ReadableStreamDefaultController<Uint8Array>, how: StreamEnd) => {
     closed = true;
     void reader.cancel().catch(() => {});
     // The usage record is durable before the client sees the stream end.
     await end(how);
-    sink?.close();
+    controller.close();
   };
-  const startTimer = () => {
-    if (opts.keepAliveMs <= 0 && !watch) return;
-    const frame = opts.format.keepAlive;
-    const every = Math.min(opts.keepAliveMs || Number.POSITIVE_INFINITY, watch ? Math.min(watch.firstByteMs, watch.idleMs) : Number.POSITIVE_INFINITY);
-    // One interval serves keep-alives and the upstream's deadlines.
-    timer = setInterval(() => {
-      if (closed) return;
-      if (watch) {
-        const limit = first ? watch.idleMs : watch.firstByteMs;
-        if (Date.now() - heard >= limit) {
-          watch.abort(first ? `no chunk for ${limit} ms` : `no first byte within ${limit} ms`);
-          return;
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        // The one shutdown signal is shared by every stream: the stream leaves its set when it ends.
+        if (opts.shutdown && !opts.shutdown.aborted) stopWatchingShutdown = whenAborted(opts.shutdown, onShutdown);
+        if (opts.keepAliveMs > 0 || watch) {
+          const frame = opts.format.keepAlive;
+          const every = Math.min(opts.keepAliveMs || Number.POSITIVE_INFINITY, watch ? Math.min(watch.firstByteMs, watch.idleMs) : Number.POSITIVE_INFINITY);
+          // One interval serves keep-alives and the upstream's deadlines.
+          timer = setInterval(() => {
+            if (closed) return;
+            if (watch) {
+              const limit = first ? watch.idleMs : watch.firstByteMs;
+              if (Date.now() - heard >= limit) {
+                watch.abort(first ? `no chunk for ${limit} ms` : `no first byte within ${limit} ms`);
+                return;
+              }
+            }
+            if (opts.keepAliveMs <= 0 || Date.now() - last < opts.keepAliveMs) return;
+            last = Date.now();
+            try {
+              controller.enqueue(frame);
+            } catch {
+              // The stream already closed; the interval is cleared by end().
+            }
+          }, Math.max(50, Math.floor(every / 2)));
         }
-      }
-      if (opts.keepAliveMs <= 0 || Date.now() - last < opts.keepAliveMs) return;
-      last = Date.now();
-      try {
-        sink?.write(frame);
-        void sink?.flush();
-      } catch {
-        // The stream already closed; the interval is cleared by end().
-      }
-    }, Math.max(50, Math.floor(every / 2)));
-  };
-  /** Relays the upstream until it ends, fails or the terminal frame is out. */
-  const run = async () => {
-    try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) {
-          if (cut) throw new Error("the gateway is shutting down");
-          for (const piece of collect((out) => opts.tap.end(out))) put(piece);
-          await finish(outcome());
-          return;
-        }
-        last = heard = Date.now();
-        first = true;
-        const pieces = collect((out) => opts.tap.push(value, out));
-        const terminated = opts.tap.terminated?.() ?? false;
-        if (pieces.length && !sentAny) {
-          sentAny = true;
-          opts.onFirstPiece?.();
-        }
-        for (const piece of pieces) {
-          // The chunk that carried the terminal frame: relayed up to its end, nothing after.
-          const cutPiece = terminated ? cutAfterTerminal(piece, opts.format) : undefined;
-          put(cutPiece ?? piece);
-          if (cutPiece !== undefined) closed = true;
-        }
-        // The terminal frame went out, as a frame of the tap's own or inside relayed bytes.
-        if (closed || opts.tap.terminated?.()) {
-          await finish(outcome());
-          return;
-        }
-        // Sent now, and waited for while the client's socket is full (a slow client holds the upstream back).
-        if (pieces.length) await sink?.flush();
-      }
-    } catch (e) {
-      if (ended) return;
-      // The runtime's or a parser's own wording is no use to the client; it is logged here.
-      opts.logger.warn("upstream stream failed", { request_id: opts.requestId, reason: e instanceof Error ? e.message : String(e) });
-      // The tap ends the stream as its upstream ending early deserves — in the client's own
-      // shape, with whatever it was still holding (a translated chat stream's first chunk);
-      // only if that holds no terminal frame does the generic in-band error go out. A stream
-      // whose terminal frame is already out gets nothing more.
-      if (!closed) {
-        let tail: (Uint8Array | string)[];
+      },
+      async pull(controller) {
         try {
-          tail = collect((out) => opts.tap.end(out));
-        } catch {
-          tail = [];
+          // Until something is written (a tap may drop a whole chunk) or the stream ends.
+          for (let written = false; !written; ) {
+            const { done, value } = await reader.read();
+            if (done) {
+              if (cut) throw new Error("the gateway is shutting down");
+              for (const piece of collect((out) => opts.tap.end(out))) put(controller, piece);
+              await finish(controller, outcome());
+              return;
+            }
+            last = heard = Date.now();
+            first = true;
+            const pieces = collect((out) => opts.tap.push(value, out));
+            const terminated = opts.tap.terminated?.() ?? false;
+            if (pieces.length && !sentAny) {
+              sentAny = true;
+              opts.onFirstPiece?.();
+            }
+            for (const piece of pieces) {
+              written = true;
+              // The chunk that carried the terminal frame: relayed up to its end, nothing after.
+              const cut = terminated ? cutAfterTerminal(piece, opts.format) : undefined;
+              put(controller, cut ?? piece);
+              if (cut !== undefined) closed = true;
+            }
+            // The terminal frame went out, as a frame of the tap's own or inside relayed bytes.
+            if (closed || opts.tap.terminated?.()) {
+              await finish(controller, outcome());
+              return;
+            }
+          }
+        } catch (e) {
+          if (ended) return;
+          // The runtime's or a parser's own wording is no use to the client; it is logged here.
+          opts.logger.warn("upstream stream failed", { request_id: opts.requestId, reason: e instanceof Error ? e.message : String(e) });
+          // The tap ends the stream as its upstream ending early deserves — in the client's own
+          // shape, with whatever it was still holding (a translated chat stream's first chunk);
+          // only if that holds no terminal frame does the generic in-band error go out. A stream
+          // whose terminal frame is already out gets nothing more.
+          if (!closed) {
+            let tail: (Uint8Array | string)[];
+            try {
+              tail = collect((out) => opts.tap.end(out));
+            } catch {
+              tail = [];
+            }
+            for (const piece of tail) put(controller, piece);
+            if (!closed) put(controller, opts.format.inBandError("The upstream stream failed before the reply was complete."));
+          }
+          await finish(controller, "failed");
         }
-        for (const piece of tail) put(piece);
-        if (!closed) put(opts.format.inBandError("The upstream stream failed before the reply was complete."));
-      }
-      await finish("failed");
-    }
-  };
-  const direct = {
-    type: "direct",
-    async pull(controller: DirectSink) {
-      sink = controller;
-      // The one shutdown signal is shared by every stream: the stream leaves its set when it ends.
-      if (opts.shutdown && !opts.shutdown.aborted) stopWatchingShutdown = whenAborted(opts.shutdown, onShutdown);
-      startTimer();
-      await run();
+      },
+      cancel(reason) {
+        // Cancelling the pipeline cancels the upstream body and its request: the upstream is let
+        // go at once.
+        closed = true;
+        void reader.cancel(reason).catch(() => {});
+        watch?.abort("the client went away");
+        void end("aborted");
+      },
     },
-    cancel(reason?: unknown) {
-      // Cancelling the pipeline cancels the upstream body and its request: the upstream is let
-      // go at once.
-      closed = true;
-      void reader.cancel(reason).catch(() => {});
-      watch?.abort("the client went away");
-      void end("aborted");
-    },
-  };
-  // `type: "direct"` is Bun's own kind of source, which the DOM typings do not know.
-  return new ReadableStream(direct as unknown as UnderlyingDefaultSource<Uint8Array>);
+    // Read ahead of the client by a few chunks: the upstream's socket is drained as data arrives
+    // (a reset discards unread data, and a slow client should not hold the upstream's buffers).
+    { highWaterMark: 16 },
+  );
 }
