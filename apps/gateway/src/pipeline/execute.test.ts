@@ -179,3 +179,40 @@ describe("execute: the upstream's count alongside", () => {
     expect(out.kind === "reply" && out.inputTokens).toBeUndefined();
   });
 });
+
+describe("execute: Turnpike's own count of a prompt the stream must open with", () => {
+  test("a messages client streaming from chat: the call goes out first, the prompt is counted once while it is answered", async () => {
+    const order: string[] = [];
+    const { ctx, p } = await setup(
+      () => {
+        order.push("fetch");
+        return new Response("data: [DONE]\n\n", { headers: { "content-type": "text/event-stream" } });
+      },
+      { model: "beta-5", stream: true },
+    );
+    expect(p.countFirst).toBe(true);
+    const count = t.deps.countPrompt;
+    t.deps.countPrompt = (r) => {
+      order.push("count");
+      return count(r);
+    };
+    const out = await execute(t.deps, ctx, p);
+    expect(out.kind).toBe("reply");
+    expect(order).toEqual(["fetch", "count"]);
+    // What the stream's first event will carry: the same count, not counted again.
+    expect(p.reply.inputTokens).toBeGreaterThan(5);
+    expect(order).toEqual(["fetch", "count"]);
+  });
+
+  test("a JSON reply, or a stream whose upstream tells the input first, is not counted", async () => {
+    for (const [model, stream] of [["beta-5", false], ["alpha-opus-4-8", true]] as const) {
+      const { ctx, p } = await setup(() => (stream ? new Response("data: {}\n\n", { headers: { "content-type": "text/event-stream" } }) : json(reply)), { model, stream });
+      let counted = 0;
+      t.deps.countPrompt = () => ++counted;
+      await execute(t.deps, ctx, p);
+      expect(p.countFirst).toBe(false);
+      expect(counted).toBe(0);
+      t.close();
+    }
+  });
+});

@@ -84,7 +84,10 @@ export async function execute(deps: GatewayDeps, ctx: RequestContext, plan: Plan
   const counting = countReq ? countAlongside(deps, plan, countReq, signal) : undefined;
   let response: Response;
   try {
-    response = await deps.fetch(req.url, { method: "POST", headers: req.headers, body: req.body, signal });
+    const sent = deps.fetch(req.url, { method: "POST", headers: req.headers, body: req.body, signal });
+    // The prompt's count the stream's first event needs, worked out while the upstream answers.
+    if (plan.countFirst) plan.countPrompt();
+    response = await sent;
   } catch (e) {
     clearTimeout(timer);
     // An attempt that got no answer is told too (status 0): each one counts as an upstream failure.

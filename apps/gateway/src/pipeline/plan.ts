@@ -24,6 +24,11 @@ export interface Plan {
   includeUsage: boolean;
   /** Ask the upstream's own count alongside the call (the client wants the input count first). */
   countAlongside: boolean;
+  /**
+   * The stream's first event must carry the prompt's count and the upstream tells it only at the
+   * end: Turnpike counts it, once the call is on its way (execute), while the upstream thinks.
+   */
+  countFirst: boolean;
   /** Turnpike's count of the prompt, worked out only if it is needed. */
   countPrompt(): number;
 }
@@ -87,7 +92,7 @@ export async function plan(deps: GatewayDeps, format: ClientFormat, client: Clie
     protocol.preparePassthrough(body, stream);
     // Needed only if the client leaves before the upstream reports usage.
     const countPrompt = () => deps.countPrompt(client.toPivot(protocol.id).request);
-    return { ...base, passthrough: true, body, warnings, reply, countAlongside: false, countPrompt };
+    return { ...base, passthrough: true, body, warnings, reply, countAlongside: false, countFirst: false, countPrompt };
   }
   const pivot = client.toPivot(protocol.id);
   // The pivot is the messages format: its one cap is `max_tokens`, named as the client named it.
@@ -100,15 +105,25 @@ export async function plan(deps: GatewayDeps, format: ClientFormat, client: Clie
   let counted: number | undefined;
   const countPrompt = () => (counted ??= deps.countPrompt(pivot.request));
   // A stream from an upstream that tells the input only at its end: counted before the first
-  // byte, since a messages-format client reads it in `message_start`.
-  const inputTokens = stream && !protocol.inputAtStart ? countPrompt() : 0;
+  // byte, since a messages-format client reads it in `message_start` — but not before the call
+  // is sent: a large prompt takes milliseconds to count (7 ms for 200 KiB), which the upstream's
+  // own wait hides. Read when the reply's translator starts.
+  const countFirst = stream && !protocol.inputAtStart;
   return {
     ...base,
     passthrough: false,
     body: out.body,
     warnings: pivot.warnings.concat(out.warnings),
-    reply: { ...reply, stopSequences: pivot.request.stop_sequences, toolNames: out.toolNames, inputTokens },
+    reply: {
+      ...reply,
+      stopSequences: pivot.request.stop_sequences,
+      toolNames: out.toolNames,
+      get inputTokens() {
+        return countFirst ? countPrompt() : 0;
+      },
+    },
     countAlongside: stream && format.inputAtStart && !protocol.inputAtStart && protocol.count !== undefined,
+    countFirst,
     countPrompt,
   };
 }
