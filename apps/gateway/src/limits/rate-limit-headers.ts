@@ -32,30 +32,26 @@ const ANTHROPIC_NAMES = {
   tokens: ["anthropic-ratelimit-tokens-limit", "anthropic-ratelimit-tokens-remaining", "anthropic-ratelimit-tokens-reset"],
 } as const;
 
-/** The chat format's headers: `x-ratelimit-{limit,remaining,reset}-{requests,tokens}`, reset as a duration. */
-export function chatLimitHeaders(a: Admission, _nowMs: number): Record<string, string> {
+/** Each kind's three headers under the format's names; `reset` writes the reset the format's way. */
+function limitHeaders(a: Admission, names: typeof CHAT_NAMES | typeof ANTHROPIC_NAMES, reset: (resetMs: number) => string): Record<string, string> {
   const h: Record<string, string> = {};
   for (const kind of KINDS) {
     const s = a[kind];
     if (!s) continue;
-    const [limit, remaining, reset] = CHAT_NAMES[kind];
-    h[limit] = String(s.limit);
-    h[remaining] = String(s.remaining);
-    h[reset] = formatDuration(s.resetMs);
+    const [limitName, remainingName, resetName] = names[kind];
+    h[limitName] = String(s.limit);
+    h[remainingName] = String(s.remaining);
+    h[resetName] = reset(s.resetMs);
   }
   return h;
 }
 
+/** The chat format's headers: `x-ratelimit-{limit,remaining,reset}-{requests,tokens}`, reset as a duration. */
+export function chatLimitHeaders(a: Admission, _nowMs: number): Record<string, string> {
+  return limitHeaders(a, CHAT_NAMES, formatDuration);
+}
+
 /** The messages format's headers: `anthropic-ratelimit-{requests,tokens}-{limit,remaining,reset}`, reset as RFC 3339. */
 export function anthropicLimitHeaders(a: Admission, nowMs: number): Record<string, string> {
-  const h: Record<string, string> = {};
-  for (const kind of KINDS) {
-    const s = a[kind];
-    if (!s) continue;
-    const [limit, remaining, reset] = ANTHROPIC_NAMES[kind];
-    h[limit] = String(s.limit);
-    h[remaining] = String(s.remaining);
-    h[reset] = rfc3339(nowMs + s.resetMs);
-  }
-  return h;
+  return limitHeaders(a, ANTHROPIC_NAMES, (resetMs) => rfc3339(nowMs + resetMs));
 }
