@@ -19,12 +19,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { ensureWrk, runWrk, writeScript } from "./load";
+import { ensureWrk, runWrk, writeScript, type Measured } from "./load";
 import { cpuTimes, stolenCores } from "./machine-load";
 import { preflight } from "./preflight";
 import type { Service } from "./processes";
 import { BASELINES, SCENARIOS, gatewayRequest } from "./scenarios";
-import { METERING_FLOOR_DIR, createGatewayKey, startBareProxyProcess, startGatewayProcess, startSimulatorProcess, useGatewayDir } from "./services";
+import { METERING_FLOOR_DIR, createGatewayKey, startBareProxyProcess, startGatewayProcess, startSimulatorProcess } from "./services";
 import { percentile } from "./stats";
 import { wrkScript } from "./wrk-script";
 
@@ -60,8 +60,7 @@ try {
       continue;
     }
     const dir = d === "floor" ? METERING_FLOOR_DIR : resolve(d);
-    useGatewayDir(dir);
-    const gw = await startGatewayProcess(sim.url, join(tmp, `gw${i}.db`), 4096);
+    const gw = await startGatewayProcess(sim.url, join(tmp, `gw${i}.db`), 4096, [], {}, dir);
     services.push(gw);
     const key = await createGatewayKey(gw);
     const req = gatewayRequest(scenario, key);
@@ -82,9 +81,13 @@ try {
     // Every build under its own wrk at once: the same seconds of the same machine for all. The
     // loads are started in an order rotated each round: with a fixed order, the same build twice
     // (A/A) read 1.3–2.4 % apart, the first one dearer.
-    const order = builds.map((_, i) => (i + r) % builds.length);
-    const started = new Map(order.map((i) => [i, runWrk({ wrk, url: builds[i]!.url, scriptPath: builds[i]!.script, connections, durationS: seconds, pidUnderTest: builds[i]!.pid, upstreamPid: sim.pid })]));
-    const ms = await Promise.all(builds.map((_, i) => started.get(i)!));
+    const started: Promise<Measured>[] = [];
+    for (let k = 0; k < builds.length; k++) {
+      const i = (k + r) % builds.length;
+      const b = builds[i]!;
+      started[i] = runWrk({ wrk, url: b.url, scriptPath: b.script, connections, durationS: seconds, pidUnderTest: b.pid, upstreamPid: sim.pid });
+    }
+    const ms = await Promise.all(started);
     const stolen = stolenCores(before, cpuTimes(), cores);
     if (stolen > 0.02 * cores && retakes < rounds) {
       retakes++;
