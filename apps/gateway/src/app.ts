@@ -1,17 +1,17 @@
 import { Elysia } from "elysia";
 import type { GatewayDeps } from "./deps";
-import { adminModule } from "./modules/admin";
-import { chatModule } from "./modules/chat";
-import { dashboardModule } from "./modules/dashboard";
-import { directRoutes } from "./modules/direct-routes";
-import { healthModule } from "./modules/health";
-import { docsModule } from "./modules/docs";
-import { messagesModule } from "./modules/messages";
-import { metricsModule } from "./modules/metrics";
-import { modelsModule } from "./modules/models";
-import { openapiModule } from "./modules/openapi";
-import { responsesModule } from "./modules/responses";
-import { errorsPlugin } from "./plugins/errors";
+import { adminModule } from "./admin/admin-routes";
+import { chatModule } from "./routes/chat";
+import { dashboardModule } from "./admin/dashboard";
+import { directRoutes } from "./routes/direct-routes";
+import { healthModule } from "./routes/health";
+import { docsModule } from "./openapi/docs-route";
+import { messagesModule } from "./routes/messages";
+import { metricsModule } from "./telemetry/metrics-route";
+import { modelsModule } from "./routes/models";
+import { openapiModule } from "./openapi/openapi-route";
+import { responsesModule } from "./routes/responses";
+import { errorsPlugin } from "./http/errors";
 
 /**
  * The whole route map on one screen. The server's idle timeout is raised to Bun's maximum

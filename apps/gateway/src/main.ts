@@ -1,5 +1,5 @@
 import { bootGateway } from "./boot";
-import { loadConfig } from "./config";
+import { loadConfig } from "./config/config";
 
 // Boot only: config → store → app.listen().
 const config = loadConfig();

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import type { PipelineHooks } from "../src/pipeline/events";
-import type { UsageRecord } from "../src/state/store";
+import type { UsageRecord } from "../src/storage/store";
 import { readSSE, startHarness, type Harness } from "./harness";
 
 interface Seen {

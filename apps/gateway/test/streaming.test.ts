@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { loadConfig } from "../src/config";
+import { loadConfig } from "../src/config/config";
 import { readSSE, startHarness, type Harness } from "./harness";
 
 let h: Harness;

@@ -8,7 +8,7 @@ import { startSimulator, type Simulator } from "@turnpike/simulator";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig } from "../src/config";
+import { loadConfig } from "../src/config/config";
 import { startHarness, type Harness } from "./harness";
 
 let acme: Simulator;

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { GatewayError } from "@turnpike/providers";
 import type { MessagesResponse } from "@turnpike/schema";
-import { PIVOT_EVENTS } from "../pipeline/test-deps";
+import { PIVOT_EVENTS } from "../../test/support/test-deps";
 import { chatFormat, DEFAULT_MAX_TOKENS } from "./chat";
 
 const messages = [

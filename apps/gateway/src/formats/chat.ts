@@ -2,7 +2,7 @@ import { MessagesToChatMachine, convertChatRequestToMessages, convertMessagesRes
 import { validateChatRequest } from "@turnpike/schema";
 import { formatSSE, formatSSEComment } from "@turnpike/schema/sse";
 import { chatLimitHeaders } from "../limits/rate-limit-headers";
-import { validationError } from "../pipeline/read-body";
+import { validationError } from "../http/read-body";
 import type { ClientFormat } from "./client-format";
 
 /**

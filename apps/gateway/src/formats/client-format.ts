@@ -1,8 +1,8 @@
 import type { GatewayError, Warning } from "@turnpike/providers";
 import type { MessagesRequest, MessagesResponse, MessagesStreamEvent, Protocol } from "@turnpike/schema";
-import type { Admission } from "../state/limiter-store";
-import type { StoredResponse } from "../state/response-store";
-import type { Endpoint } from "../state/store";
+import type { Admission } from "../limits/limiter-store";
+import type { StoredResponse } from "../stored-responses/response-store";
+import type { Endpoint } from "../storage/store";
 
 /** The wire formats a client can speak. */
 export type Format = "messages" | "chat" | "responses";

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { GatewayError } from "@turnpike/providers";
-import { PIVOT_EVENTS } from "../pipeline/test-deps";
+import { PIVOT_EVENTS } from "../../test/support/test-deps";
 import { formatOfHeaders, formatOfPath, FORMATS } from "./index";
 import { messagesFormat } from "./messages";
 

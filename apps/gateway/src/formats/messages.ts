@@ -2,7 +2,7 @@ import { formatMessagesEvent, renderMessagesError } from "@turnpike/providers";
 import { validateMessagesRequest } from "@turnpike/schema";
 import { formatSSE } from "@turnpike/schema/sse";
 import { anthropicLimitHeaders } from "../limits/rate-limit-headers";
-import { validationError } from "../pipeline/read-body";
+import { validationError } from "../http/read-body";
 import type { ClientFormat } from "./client-format";
 
 const STOP = formatSSE({ event: "message_stop", data: '{"type":"message_stop"}' });

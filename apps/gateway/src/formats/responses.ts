@@ -16,7 +16,7 @@ import {
   type ResponsesResponse,
 } from "@turnpike/schema";
 import { formatSSE } from "@turnpike/schema/sse";
-import { validationError } from "../pipeline/read-body";
+import { validationError } from "../http/read-body";
 import { DEFAULT_MAX_TOKENS, chatFormat } from "./chat";
 import type { ClientFormat, ClientRequest } from "./client-format";
 

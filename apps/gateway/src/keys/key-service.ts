@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
-import type { KeyDirectory } from "../state/key-directory";
-import type { KeyRecord } from "../state/store";
+import type { KeyDirectory } from "./key-directory";
+import type { KeyRecord } from "../storage/store";
 
 /** What a caller may set on a key (create and update). */
 export interface KeyFields {

@@ -1,4 +1,4 @@
-import type { Admission } from "../state/limiter-store";
+import type { Admission } from "./limiter-store";
 
 /** `1m30s`, `12s`, `450ms`: the chat format's reset durations. */
 export function formatDuration(ms: number): string {

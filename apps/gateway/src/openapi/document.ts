@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { ADMIN_SCHEMAS } from "./admin-schemas";
+import { ADMIN_SCHEMAS } from "../admin/admin-schemas";
 import { componentSchemas } from "./components";
 import { paths } from "./paths";
 

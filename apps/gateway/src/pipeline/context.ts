@@ -1,6 +1,6 @@
 import type { ClientFormat } from "../formats";
-import { clientAddress, type Connection, type TrustedProxies } from "./client-address";
-import { newRequestId } from "./request-id";
+import { clientAddress, type Connection, type TrustedProxies } from "../http/client-address";
+import { newRequestId } from "../http/request-id";
 
 /**
  * What every step of a request knows from the start: its id, its clock, its format and its

@@ -2,16 +2,16 @@ import { validateCountTokensRequest, type MessagesRequest, type Protocol } from 
 import type { GatewayDeps } from "../deps";
 import { FORMATS, type ClientFormat } from "../formats";
 import { PROTOCOLS } from "../protocols";
-import { admit, type Admitted } from "./admit";
-import { authenticate } from "./authenticate";
-import type { Connection } from "./client-address";
+import { admit, type Admitted } from "../limits/admit";
+import { authenticate } from "../keys/authenticate";
+import type { Connection } from "../http/client-address";
 import { newContext } from "./context";
 import { emit } from "./events";
-import { HEADER } from "./headers";
-import { passthroughBody } from "./plan";
-import { readJsonBody, validationError } from "./read-body";
-import { resolve } from "./resolve";
-import { errorResponse, toGatewayError } from "./respond";
+import { HEADER } from "../http/headers";
+import { passthroughBody } from "../dispatch/plan";
+import { readJsonBody, validationError } from "../http/read-body";
+import { resolve } from "../dispatch/resolve";
+import { errorResponse, toGatewayError } from "../http/respond";
 
 /** A count request, read by its format: the model, the body as sent, and the prompt in the pivot. */
 export interface CountRequest {

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { emit, type PipelineHooks } from "./events";
-import { testContext } from "./test-deps";
+import { testContext } from "../../test/support/test-deps";
 
 describe("emit", () => {
   test("a throwing subscriber does not stop the ones after it", () => {

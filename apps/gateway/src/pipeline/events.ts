@@ -1,5 +1,5 @@
 import type { Target } from "../protocols";
-import type { UsageRecord } from "../state/store";
+import type { UsageRecord } from "../storage/store";
 import type { RequestContext } from "./context";
 
 /**

@@ -1,18 +1,18 @@
 import type { GatewayDeps } from "../deps";
 import type { ClientFormat } from "../formats";
-import { admit, type Admitted } from "./admit";
-import { dispatch } from "./attempts";
-import { authenticate } from "./authenticate";
-import type { Connection } from "./client-address";
+import { admit, type Admitted } from "../limits/admit";
+import { dispatch } from "../dispatch/attempts";
+import { authenticate } from "../keys/authenticate";
+import type { Connection } from "../http/client-address";
 import { newContext } from "./context";
 import { emit } from "./events";
-import { meterOnce, type Ending } from "./meter";
-import { recall } from "./recall";
-import { remember } from "./remember";
-import { relay, replyHeaders } from "./relay";
-import { resolve } from "./resolve";
-import { errorResponse, toGatewayError } from "./respond";
-import { UsageTally } from "./usage-tally";
+import { meterOnce, type Ending } from "../metering/meter";
+import { recall } from "../stored-responses/recall";
+import { remember } from "../stored-responses/remember";
+import { relay, replyHeaders } from "../relay/relay";
+import { resolve } from "../dispatch/resolve";
+import { errorResponse, toGatewayError } from "../http/respond";
+import { UsageTally } from "../metering/usage-tally";
 import { validate } from "./validate";
 
 /**

@@ -1,6 +1,6 @@
 import type { ClientRequest } from "../formats";
 import type { RequestContext } from "./context";
-import { readJsonBody } from "./read-body";
+import { readJsonBody } from "../http/read-body";
 
 /** Step 2: the body read as JSON and checked by the client format's schema and rules (a 400 if not). */
 export async function validate(ctx: Pick<RequestContext, "request" | "format">, maxBytes: number): Promise<{ request: ClientRequest; size: number }> {

@@ -1,10 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import type { MessagesRequest } from "@turnpike/schema";
-import { loadConfig } from "../config";
-import { testTarget } from "../pipeline/test-deps";
-import { UsageTally } from "../pipeline/usage-tally";
-import { buildCatalog } from "../routing/catalog";
-import { MemorySignatures } from "../state/signature-store";
+import { loadConfig } from "../config/config";
+import { testTarget } from "../../test/support/test-deps";
+import { UsageTally } from "../metering/usage-tally";
+import { buildCatalog } from "../dispatch/catalog";
+import { MemorySignatures } from "../stored-responses/signature-store";
 import { chatProtocol } from "./chat";
 import { PROTOCOLS } from "./index";
 

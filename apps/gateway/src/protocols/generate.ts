@@ -7,7 +7,7 @@ import {
   type SignatureStore as SyncSignatures,
 } from "@turnpike/providers";
 import type { MessagesRequest } from "@turnpike/schema";
-import type { SignatureStore } from "../state/signature-store";
+import type { SignatureStore } from "../stored-responses/signature-store";
 import { namedModel } from "./model-label";
 import { authHeaders, trimSlash, type UpstreamProtocol } from "./upstream-protocol";
 

@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import type { MessagesRequest } from "@turnpike/schema";
-import { UsageTally } from "../pipeline/usage-tally";
-import { testTarget } from "../pipeline/test-deps";
-import { CONTEXT_1M_BETA } from "../routing/catalog";
-import { MemorySignatures } from "../state/signature-store";
+import { UsageTally } from "../metering/usage-tally";
+import { testTarget } from "../../test/support/test-deps";
+import { CONTEXT_1M_BETA } from "../dispatch/catalog";
+import { MemorySignatures } from "../stored-responses/signature-store";
 import { MESSAGES_UPSTREAM_VERSION, messagesProtocol } from "./messages";
 
 const body = { model: "alpha-sonnet-4-6", max_tokens: 64, stream: true, messages: [{ role: "user", content: "hi" }] };

@@ -1,7 +1,7 @@
 import { MessagesSSEMachine, convertMessagesRequestToMessages, messagesUsageFields, placeCacheBreakpoints, upstreamErrorToGatewayError } from "@turnpike/providers";
 import type { MessagesRequest, MessagesResponse } from "@turnpike/schema";
 import type { SSEMessage } from "@turnpike/schema/sse";
-import type { UsageSink } from "../pipeline/usage-tally";
+import type { UsageSink } from "../metering/usage-tally";
 import { namedModel } from "./model-label";
 import { dataAfter, each, parseRegion } from "./sse-scan";
 import { authHeaders, trimSlash, type PassthroughReader, type PassthroughState, type Target, type UpstreamProtocol } from "./upstream-protocol";

@@ -7,7 +7,7 @@ import {
   upstreamErrorToGatewayError,
 } from "@turnpike/providers";
 import type { SSEMessage } from "@turnpike/schema/sse";
-import type { UsageSink } from "../pipeline/usage-tally";
+import type { UsageSink } from "../metering/usage-tally";
 import { namedModel } from "./model-label";
 import { dataAfter, parseRegion } from "./sse-scan";
 import { authHeaders, trimSlash, type PassthroughReader, type PassthroughState, type Target, type UpstreamProtocol } from "./upstream-protocol";

@@ -1,11 +1,11 @@
 import type { GatewayError, Warning } from "@turnpike/providers";
 import type { MessagesRequest, MessagesResponse, MessagesStreamEvent, Protocol } from "@turnpike/schema";
 import type { SSEMessage } from "@turnpike/schema/sse";
-import type { UsageSink } from "../pipeline/usage-tally";
-import type { CatalogEntry } from "../routing/catalog";
-import type { Upstream } from "../routing/upstreams";
-import type { AuthScheme } from "../routing/vendors";
-import type { SignatureStore } from "../state/signature-store";
+import type { UsageSink } from "../metering/usage-tally";
+import type { CatalogEntry } from "../dispatch/catalog";
+import type { Upstream } from "../dispatch/upstreams";
+import type { AuthScheme } from "../dispatch/vendors";
+import type { SignatureStore } from "../stored-responses/signature-store";
 
 /** One call's destination: a catalog entry on the upstream that serves it. */
 export interface Target {

@@ -1,5 +1,5 @@
 import pino, { type DestinationStream } from "pino";
-import type { LogFormat, LogLevel } from "../config";
+import type { LogFormat, LogLevel } from "../config/config";
 import { secretScrubber } from "./scrub-secrets";
 
 /** Fields of a log line: the request id and whatever else tells what happened (never a secret). */

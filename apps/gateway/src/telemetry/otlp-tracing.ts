@@ -6,7 +6,7 @@ import { BatchSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
 import type { RequestContext } from "../pipeline/context";
 import type { PipelineHooks } from "../pipeline/events";
 import type { Target } from "../protocols";
-import type { UsageRecord } from "../state/store";
+import type { UsageRecord } from "../storage/store";
 import { ATTR, requestAttributes, usageAttributes } from "./span-attributes";
 import type { Tracing } from "./tracing";
 

@@ -1,7 +1,7 @@
 import type { Target } from "../protocols";
 import type { RequestContext } from "../pipeline/context";
 import type { PipelineHooks } from "../pipeline/events";
-import type { Endpoint, UsageRecord } from "../state/store";
+import type { Endpoint, UsageRecord } from "../storage/store";
 
 /** Why an upstream attempt failed, in a handful of words a dashboard can group by. */
 export const UPSTREAM_ERROR_CLASSES = ["unreachable", "timeout", "rate_limited", "auth", "client", "server", "malformed"] as const;

@@ -1,6 +1,6 @@
 import type { Attributes } from "@opentelemetry/api";
 import type { Target } from "../protocols";
-import type { UsageRecord } from "../state/store";
+import type { UsageRecord } from "../storage/store";
 
 /** Attribute names of the OpenTelemetry GenAI semantic conventions, and Turnpike's own. */
 export const ATTR = {

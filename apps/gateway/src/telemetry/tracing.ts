@@ -1,4 +1,4 @@
-import type { OpsConfig } from "../config";
+import type { OpsConfig } from "../config/config";
 import type { PipelineHooks } from "../pipeline/events";
 
 /** Traces of requests: a pipeline subscriber, and how to flush what it holds at shutdown. */

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
-import { ensureDashboardBuilt } from "../../src/dashboard-build";
+import { ensureDashboardBuilt } from "../../src/admin/dashboard-build";
 import { ADMIN_KEY, startHarness, type Harness } from "../harness";
 
 // The dashboard end to end in Debian's headless Chromium (installed by scripts/chromium.ts when

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { runCli } from "../../src/cli";
-import { loadConfig } from "../../src/config";
+import { loadConfig } from "../../src/config/config";
 import { isAdminKey } from "../../src/keys/admin-key";
 import { ADMIN_KEY, type Harness, startHarness } from "../harness";
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { clientAddress, parseTrustedProxies } from "../../src/pipeline/client-address";
+import { clientAddress, parseTrustedProxies } from "../../src/http/client-address";
 import { ADMIN_KEY, type Harness, startHarness } from "../harness";
 
 // Issue 11, items 8 (failed-auth limiting, trusted proxies) and 9 (limits that make sense).

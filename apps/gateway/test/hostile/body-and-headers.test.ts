@@ -184,7 +184,7 @@ describe("TURNPIKE_MAX_BODY_MB sets the limit", () => {
   });
 
   test("a setting that is not a size is refused at start-up", async () => {
-    const { loadConfig } = await import("../../src/config");
+    const { loadConfig } = await import("../../src/config/config");
     expect(() => loadConfig({ TURNPIKE_MAX_BODY_MB: "lots" })).toThrow("TURNPIKE_MAX_BODY_MB must be a number of megabytes");
   });
 });

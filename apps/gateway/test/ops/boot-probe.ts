@@ -3,7 +3,7 @@
  * loaded (tracing.test.ts runs it with and without an OTLP endpoint).
  */
 import { bootGateway } from "../../src/boot";
-import { loadConfig } from "../../src/config";
+import { loadConfig } from "../../src/config/config";
 
 const env: Record<string, string> = { PORT: "0", HOST: "127.0.0.1", TURNPIKE_DB: ":memory:", TURNPIKE_LOG_LEVEL: "silent" };
 if (process.argv[2]) env.OTEL_EXPORTER_OTLP_ENDPOINT = process.argv[2];

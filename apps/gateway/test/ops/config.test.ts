@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { loadConfig } from "../../src/config";
+import { loadConfig } from "../../src/config/config";
 
 describe("operations settings", () => {
   test("defaults: JSON logs at info, metrics open, no tracing", () => {

@@ -5,13 +5,13 @@
  * is asserted anywhere).
  */
 import pino from "pino";
-import { loadConfig } from "../../src/config";
+import { loadConfig } from "../../src/config/config";
 import { FORMATS } from "../../src/formats";
 import type { RequestContext } from "../../src/pipeline/context";
 import { emit, type PipelineHooks } from "../../src/pipeline/events";
-import { buildCatalog } from "../../src/routing/catalog";
-import { buildUpstreams } from "../../src/routing/upstreams";
-import type { UsageRecord } from "../../src/state/store";
+import { buildCatalog } from "../../src/dispatch/catalog";
+import { buildUpstreams } from "../../src/dispatch/upstreams";
+import type { UsageRecord } from "../../src/storage/store";
 import { pinoLogger } from "../../src/telemetry/logger";
 import { GatewayMetrics } from "../../src/telemetry/metrics";
 import { requestLog } from "../../src/telemetry/request-log";

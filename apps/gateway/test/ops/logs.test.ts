@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { bootGateway, type Gateway } from "../../src/boot";
-import { loadConfig } from "../../src/config";
-import { SqliteStore } from "../../src/state/sqlite-store";
+import { loadConfig } from "../../src/config/config";
+import { SqliteStore } from "../../src/storage/sqlite-store";
 import { ADMIN_KEY } from "../harness";
 
 const BETA_KEY = "sk-fake-beta-3f9c2a7d51e84b06";

@@ -1,10 +1,10 @@
 /** Bad routing config is refused at start-up, naming the file, the path inside it and the rule. */
 import { describe, expect, test } from "bun:test";
-import { parseRouting } from "../../src/routing/routing-config";
-import { buildCatalog } from "../../src/routing/catalog";
-import { buildRouter } from "../../src/routing/deployments";
-import { buildUpstreams } from "../../src/routing/upstreams";
-import { loadConfig, vendorRows } from "../../src/config";
+import { parseRouting } from "../../src/dispatch/routing-config";
+import { buildCatalog } from "../../src/dispatch/catalog";
+import { buildRouter } from "../../src/dispatch/deployments";
+import { buildUpstreams } from "../../src/dispatch/upstreams";
+import { loadConfig, vendorRows } from "../../src/config/config";
 
 function router(models: unknown[], vendors?: unknown) {
   const rows = vendorRows(vendors, "t.yaml").map((r) => ({ id: r.id, protocol: r.protocol, auth: r.auth, baseURL: r.base_url, apiKey: undefined, apiKeyEnv: r.api_key_env }));

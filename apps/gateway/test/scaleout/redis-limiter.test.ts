@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type Admission, type BucketCheck, type LimiterStore, MemoryLimiterStore } from "../../src/state/limiter-store";
-import { RedisLimiterStore } from "../../src/state/redis-limiter-store";
-import { RedisLink } from "../../src/state/redis-link";
+import { type Admission, type BucketCheck, type LimiterStore, MemoryLimiterStore } from "../../src/limits/limiter-store";
+import { RedisLimiterStore } from "../../src/limits/redis-limiter-store";
+import { RedisLink } from "../../src/storage/redis-link";
 import { freshPrefix, redisUp, TEST_REDIS_URL } from "./servers";
 
 function clock(start = Date.parse("2026-11-22T10:00:00Z")) {

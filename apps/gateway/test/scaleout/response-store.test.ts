@@ -3,10 +3,10 @@
  * delete, purge. PostgreSQL runs when it is reachable (else its tests are reported as skipped).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { PostgresStore } from "../../src/state/postgres-store";
-import type { StoredResponse } from "../../src/state/response-store";
-import { SqliteStore } from "../../src/state/sqlite-store";
-import type { Store } from "../../src/state/store";
+import { PostgresStore } from "../../src/storage/postgres-store";
+import type { StoredResponse } from "../../src/stored-responses/response-store";
+import { SqliteStore } from "../../src/storage/sqlite-store";
+import type { Store } from "../../src/storage/store";
 import { freshDatabase, postgresUp } from "./servers";
 
 const stored = (id: string, keyId: string, expires: string): StoredResponse => ({

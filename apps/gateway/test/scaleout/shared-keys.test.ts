@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { KeyService } from "../../src/keys/key-service";
-import { PostgresStore } from "../../src/state/postgres-store";
-import { SharedKeyDirectory } from "../../src/state/shared-key-directory";
+import { PostgresStore } from "../../src/storage/postgres-store";
+import { SharedKeyDirectory } from "../../src/keys/shared-key-directory";
 import { freshDatabase, postgresUp } from "./servers";
 
 /** No Redis: two instances' key directories over one PostgreSQL converge within the reload interval. */

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
-import { PostgresStore } from "../../src/state/postgres-store";
-import { migratePostgres } from "../../src/state/postgres-migrate";
-import { MIGRATIONS, type Migration } from "../../src/state/migrations";
-import { SqliteStore } from "../../src/state/sqlite-store";
-import type { KeyRecord, Store, UsageRecord } from "../../src/state/store";
+import { PostgresStore } from "../../src/storage/postgres-store";
+import { migratePostgres } from "../../src/storage/postgres-migrate";
+import { MIGRATIONS, type Migration } from "../../src/storage/migrations";
+import { SqliteStore } from "../../src/storage/sqlite-store";
+import type { KeyRecord, Store, UsageRecord } from "../../src/storage/store";
 import { freshDatabase, postgresUp } from "./servers";
 
 const key = (id: string, over: Partial<KeyRecord> = {}): KeyRecord => ({

@@ -1,0 +1,156 @@
+import { GatewayError } from "@turnpike/providers";
+import type { GatewayDeps } from "../deps";
+import type { ClientFormat, ClientRequest } from "../formats";
+import type { Target } from "../protocols";
+import type { Deployment, Route } from "./deployments";
+import type { RequestContext } from "../pipeline/context";
+import { execute, type Outcome } from "./execute";
+import { plan, type Plan } from "./plan";
+
+/** What the attempts came to: the last plan and outcome, where it ran, and how many were made. */
+export interface Dispatched {
+  plan: Plan;
+  outcome: Outcome;
+  deployment: Deployment;
+  attempts: number;
+  /** The catalog id the client asked for (differs from the plan's when a fallback served). */
+  requested: string;
+}
+
+/** Upstream statuses worth another attempt (0: no answer — refused, reset or timed out). */
+const RETRYABLE = new Set([0, 408, 409, 429, 500, 502, 503, 504, 529]);
+
+/** An upstream's refusal of a prompt longer than the model's window, in any vendor's words. */
+const TOO_LONG = /context.{0,20}(length|window|limit)|too long|maximum context|too many (input )?tokens|exceeds? the (maximum|context)/i;
+
+function contextOverflow(o: Outcome): boolean {
+  return o.kind === "error" && (o.status === 400 || o.status === 413) && TOO_LONG.test(o.error.message);
+}
+
+/** The upstream's `retry-after` in seconds (or `retry-after-ms`), if it sent one. */
+function retryAfterSeconds(o: Outcome): number | undefined {
+  const h = o.kind === "error" ? o.error.headers : undefined;
+  if (!h) return undefined;
+  if (h["retry-after-ms"] !== undefined && Number.isFinite(Number(h["retry-after-ms"]))) return Number(h["retry-after-ms"]) / 1000;
+  const s = Number(h["retry-after"]);
+  return Number.isFinite(s) && s >= 0 ? s : undefined;
+}
+
+/** The deployment's target, with the key's own prompt-cache setting over the model's. */
+function targetOf(d: Deployment, asked: Target): Target {
+  const { entry, upstream } = d.target;
+  return asked.entry.prompt_cache === entry.prompt_cache || asked.entry.id !== entry.id ? d.target : { entry: { ...entry, prompt_cache: asked.entry.prompt_cache }, upstream };
+}
+
+/** All deployments of every candidate are open or full: a 503 that says when to come back. */
+function noneHealthy(model: string, waitS: number): GatewayError {
+  return new GatewayError({
+    status: 503,
+    type: "overloaded_error",
+    message: `Every deployment of ${model} is failing or at its limit; try again in ${waitS} s.`,
+    headers: { "retry-after": String(Math.max(1, waitS)) },
+  });
+}
+
+/**
+ * Step 6, with its retries and fallbacks: the requested model's deployments (weighted, session-
+ * sticky, healthy, with room), then each fallback's, until one answers. Each attempt is planned
+ * by `plan` and sent by `execute`, unchanged; a failure here is always before the first byte to
+ * the client. Retryable failures (no answer, timeouts, 408/409/429/5xx/529) move on; another 4xx
+ * is the answer; a prompt over the window goes to the first fallback with room for it.
+ */
+export async function dispatch(deps: GatewayDeps, ctx: RequestContext, format: ClientFormat, client: ClientRequest, asked: Target, size: number): Promise<Dispatched> {
+  const router = deps.router;
+  const first = router.route(asked.entry.id);
+  if (!first) throw new GatewayError({ status: 500, message: `No route for ${asked.entry.id}.` });
+  const { retries, retryAfterMaxS } = router.settings;
+  // Stickiness matters only where there is a choice.
+  const h = ctx.request.headers;
+  const session = first.deployments.length > 1 || first.fallbacks.length > 0 ? (h.get("x-session-id") ?? h.get("x-claude-code-session-id") ?? undefined) : undefined;
+  // Tokens are at most bytes: only a body larger than a window can overflow it, so only then is it counted.
+  let promptTokens: number | undefined;
+  let overflow = false;
+  const fits = (route: Route, p: Plan | undefined): boolean => {
+    const window = deps.catalog.get(route.model)?.context_window ?? Number.POSITIVE_INFINITY;
+    if (!overflow && size < window) return true;
+    promptTokens ??= p ? p.countPrompt() : Math.ceil(size / 4);
+    return promptTokens <= window;
+  };
+  let last: Dispatched | undefined;
+  let attempts = 0;
+  let waitS = 0;
+  // The requested model, then its fallbacks in order (ids checked at start-up); then, if every
+  // circuit was open and nothing was tried, the model itself once more regardless of them.
+  const fallbacks = first.fallbacks;
+  let forced = false;
+  for (let i = 0; i <= fallbacks.length + 1; i++) {
+    const anyState = i === fallbacks.length + 1;
+    if (anyState && !forced) break;
+    const route: Route = i === 0 || anyState ? first : router.route(fallbacks[i - 1]!)!;
+    if (overflow && !fits(route, undefined)) continue;
+    // The deployments that failed this request (made only once one has), and the retries spent.
+    let tried: Set<Deployment> | undefined;
+    let retried = 0;
+    // Each healthy deployment once; then, up to `retries` times, one that failed already.
+    for (;;) {
+      const now = deps.now();
+      const tokens = Math.ceil(size / 4);
+      let d = router.pick(route, now, tokens, session, tried, anyState);
+      const again = !d && tried !== undefined && retried < retries;
+      if (again) d = router.pick(route, now, tokens, session, undefined, anyState);
+      if (!d) {
+        for (const x of route.deployments) waitS = Math.max(waitS, x.breaker.waitSeconds(now));
+        break;
+      }
+      if (again && last) {
+        retried++;
+        // After the upstream's retry-after, up to the cap; a longer wait is left to the fallbacks or the client.
+        const after = retryAfterSeconds(last.outcome) ?? 0;
+        if (after > retryAfterMaxS) {
+          d.breaker.release();
+          break;
+        }
+        if (after > 0) await Bun.sleep(after * 1000);
+      }
+      let p: Plan;
+      try {
+        p = await plan(deps, format, client, targetOf(d, asked));
+      } catch (e) {
+        d.breaker.release();
+        // The first plan's refusal (a bad request) is the client's answer; a fallback's ends the search.
+        if (!last) throw e;
+        return last;
+      }
+      // Over this model's window (by the catalog): to a fallback with room, if there is one.
+      if (!fits(route, p) && (route !== first || first.fallbacks.length > 0)) {
+        d.breaker.release();
+        overflow = true;
+        break;
+      }
+      const t = route.timeouts;
+      const began = performance.now();
+      const outcome = await execute(deps, ctx, p, { n: ++attempts, connectMs: t.connectMs, firstByteMs: t.firstByteMs, idleMs: t.idleMs, deployment: d.name });
+      last = { plan: p, outcome, deployment: d, attempts, requested: asked.entry.id };
+      if (outcome.kind === "gone") {
+        d.breaker.release();
+        return last;
+      }
+      if (outcome.kind === "reply" || !RETRYABLE.has(outcome.status)) {
+        d.breaker.success(performance.now() - began);
+        if (outcome.kind === "reply" || !contextOverflow(outcome) || first.fallbacks.length === 0) return last;
+        // The upstream said the prompt is over its window: only a larger window can take it.
+        promptTokens = Math.max(promptTokens ?? 0, p.countPrompt(), (deps.catalog.get(route.model)?.context_window ?? 0) + 1);
+        overflow = true;
+        break;
+      }
+      (tried ??= new Set()).add(d);
+      d.breaker.failure(deps.now(), outcome.error.message);
+      deps.logger.warn("upstream attempt failed", { request_id: ctx.id, deployment: `${d.model}@${d.name}`, status: outcome.status, attempt: attempts });
+    }
+    // Every circuit was open and nothing was tried: with nowhere else to go, the model's own
+    // deployments are asked anyway rather than the client refused.
+    if (i === fallbacks.length && !last && !overflow) forced = true;
+  }
+  if (last) return last;
+  throw noneHealthy(asked.entry.id, waitS);
+}

@@ -1,0 +1,167 @@
+import { GatewayError, messagesErrorTypeForStatus } from "@turnpike/providers";
+import type { GatewayDeps } from "../deps";
+import type { UpstreamRequest } from "../protocols";
+import type { RequestContext } from "../pipeline/context";
+import { emit } from "../pipeline/events";
+import type { Plan } from "./plan";
+
+/** How the upstream call went, as plain data. */
+export type Outcome =
+  | { kind: "reply"; response: Response; status: number; inputTokens: number | undefined; watch?: Watch }
+  | { kind: "error"; error: GatewayError; status: number; timedOut?: boolean }
+  | { kind: "gone" };
+
+/**
+ * The upstream call's own abort, for the deadlines after its answer's head: the first byte of
+ * the body and the silence between chunks (relay.ts, relay-stream.ts).
+ */
+export interface Watch {
+  firstByteMs: number;
+  idleMs: number;
+  /** Aborts the upstream call: its body's reads fail, and the relay ends the reply as it must. */
+  abort(reason: string): void;
+}
+
+/** The deadlines of one attempt (undefined: none but the client's going away). */
+export interface AttemptLimits {
+  /** This attempt's number within the request, from 1 (told to `onAttempt`). */
+  n: number;
+  /** Until the upstream's status line and headers. */
+  connectMs: number;
+  firstByteMs: number;
+  idleMs: number;
+  /** The deployment's name, told to `onAttempt`. */
+  deployment?: string;
+}
+
+/** How late an upstream's answer may be before the client's going away is listened for (see execute). */
+const LINK_AFTER_MS = 20;
+
+/** A deadline passed before the reply: a 504 `timeout` in every format. */
+export function timeoutError(vendor: string, what: string, ms: number): GatewayError {
+  return new GatewayError({ status: 504, type: "timeout_error", code: "timeout", message: `The ${vendor} upstream did not ${what} within ${ms} ms.` });
+}
+
+/**
+ * Step 6: the one place that calls an upstream. A client that goes away aborts the upstream at
+ * once: the client request's own signal is the upstream call's (and a cancelled stream cancels
+ * the upstream body). An upstream error reply is read and parsed here, before any byte has gone
+ * to the client; this is where retries and fallbacks will decide.
+ */
+export async function execute(deps: GatewayDeps, ctx: RequestContext, plan: Plan, limits?: AttemptLimits): Promise<Outcome> {
+  const client = ctx.request.signal;
+  const req = await plan.protocol.buildRequest(plan.target, plan.body, { stream: plan.stream, clientHeaders: ctx.request.headers });
+  emit(deps.hooks, "onAttempt", ctx, plan.target, limits?.n ?? 1, limits?.deployment);
+  // With deadlines, the call has its own abort, which the client's going away also pulls; one
+  // timer at a time runs until the answer's head. The client's signal is listened to only once the answer
+  // is LINK_AFTER_MS late: in Bun 1.4.4 a listener on a server request's signal costs about 5 µs
+  // per request (7 % of a JSON passthrough), and an answer that fast is in before a client could
+  // matter.
+  let signal = client;
+  let ac: AbortController | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let timedOut = false;
+  if (limits) {
+    const own = new AbortController();
+    ac = own;
+    signal = own.signal;
+    const timeOut = () => {
+      timedOut = true;
+      own.abort();
+    };
+    if (client.aborted) own.abort();
+    // The first timer links the client, the second (what remains of connectMs) times out.
+    const linkAfterMs = Math.min(LINK_AFTER_MS, limits.connectMs);
+    timer = setTimeout(() => {
+      if (client.aborted) own.abort();
+      else client.addEventListener("abort", () => own.abort(), { once: true });
+      timer = setTimeout(timeOut, limits.connectMs - linkAfterMs);
+    }, linkAfterMs);
+  }
+  // A messages-format client reads the input count in `message_start`, before the reply: where
+  // the upstream can count, ask it alongside the call itself.
+  const countReq = plan.countAlongside && plan.protocol.count ? await plan.protocol.count(plan.target, plan.body, ctx.request.headers) : undefined;
+  const counting = countReq ? countAlongside(deps, plan, countReq, signal) : undefined;
+  let response: Response;
+  try {
+    const sent = deps.fetch(req.url, { method: "POST", headers: req.headers, body: req.body, signal });
+    // The prompt's count the stream's first event needs, worked out while the upstream answers.
+    if (plan.countFirst) plan.countPrompt();
+    response = await sent;
+  } catch (e) {
+    clearTimeout(timer);
+    // An attempt that got no answer is told too (status 0): each one counts as an upstream failure.
+    if (!client.aborted) emit(deps.hooks, "onUpstreamResponse", ctx, 0, performance.now() - ctx.started);
+    if (timedOut && !client.aborted) return { kind: "error", status: 0, timedOut: true, error: timeoutError(plan.target.upstream.vendor, "answer", limits!.connectMs) };
+    if (signal.aborted) return { kind: "gone" };
+    deps.logger.warn("upstream unreachable", { request_id: ctx.id, vendor: plan.target.upstream.vendor, reason: (e instanceof Error ? e.message : String(e)) });
+    return { kind: "error", status: 0, error: new GatewayError({ status: 502, message: `Could not reach the ${plan.target.upstream.vendor} upstream: ${(e instanceof Error ? e.message : String(e))}` }) };
+  }
+  clearTimeout(timer);
+  emit(deps.hooks, "onUpstreamResponse", ctx, response.status, performance.now() - ctx.started);
+  if (!response.ok) {
+    let text: string;
+    try {
+      text = await response.text();
+    } catch (e) {
+      if (signal.aborted) return { kind: "gone" };
+      text = `(the error body could not be read: ${e instanceof Error ? e.message : String(e)})`;
+    }
+    // Some vendors quote the key they were sent in their errors: the client never sees Turnpike's.
+    const error = sameTypeForStatus(plan.protocol.parseError(response.status, withoutKey(text, plan.target.upstream.apiKey), response.headers));
+    return { kind: "error", status: response.status, error: response.status === 429 || response.status >= 500 ? withLimitHeaders(error, response.headers) : error };
+  }
+  const inputTokens = counting ? await counting : undefined;
+  if (!ac || !limits) return { kind: "reply", response, status: response.status, inputTokens };
+  const own = ac;
+  return { kind: "reply", response, status: response.status, inputTokens, watch: { firstByteMs: limits.firstByteMs, idleMs: limits.idleMs, abort: (reason) => own.abort(new Error(reason)) } };
+}
+
+/** `text` with every occurrence of the vendor key blanked (keys shorter than 8 are no real key). */
+export function withoutKey(text: string, key: string): string {
+  return key.length >= 8 && text.includes(key) ? text.replaceAll(key, "[redacted]") : text;
+}
+
+/** The upstream's own count of the prompt, or undefined if it could not say. */
+async function countAlongside(deps: GatewayDeps, plan: Plan, req: UpstreamRequest, signal: AbortSignal): Promise<number | undefined> {
+  try {
+    const res = await deps.fetch(req.url, { method: "POST", headers: req.headers, body: req.body, signal });
+    if (!res.ok) return undefined;
+    const n = plan.protocol.readCount(await res.json());
+    return n !== undefined && n > 0 ? n : undefined;
+  } catch {
+    return undefined; // the local count stands
+  }
+}
+
+/** The vendor's own rate-limit headers, kept on its error so that a client told to wait sees which limit ran out. */
+function withLimitHeaders(err: GatewayError, headers: Headers): GatewayError {
+  let limits: Record<string, string> | undefined;
+  headers.forEach((v, k) => {
+    if (k.startsWith("anthropic-ratelimit-") || k.startsWith("x-ratelimit-")) (limits ??= {})[k] = v;
+  });
+  return limits ? changed(err, err.type, { ...limits, ...err.headers }) : err;
+}
+
+/** The same error with another type or headers. */
+function changed(err: GatewayError, type: string, headers: Record<string, string> | undefined): GatewayError {
+  return new GatewayError({
+    status: err.status,
+    type,
+    message: err.message,
+    ...(err.code !== undefined ? { code: err.code } : {}),
+    ...(err.param !== undefined ? { param: err.param } : {}),
+    ...(headers !== undefined ? { headers } : {}),
+  });
+}
+
+/**
+ * One vendor status, one error type, whatever the vendor: the type follows the status the
+ * protocol's parser mapped it to (a 503 is "overloaded" from every vendor), except a spent quota,
+ * which keeps its own type and code (docs/protocols.md §4.8).
+ */
+export function sameTypeForStatus(err: GatewayError): GatewayError {
+  if (err.code === "insufficient_quota") return err;
+  const type = messagesErrorTypeForStatus(err.status);
+  return type === err.type ? err : changed(err, type, err.headers);
+}

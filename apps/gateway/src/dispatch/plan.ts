@@ -1,0 +1,129 @@
+import type { Warning } from "@turnpike/providers";
+import { invalid } from "../http/read-body";
+import type { GatewayDeps } from "../deps";
+import type { ClientFormat, ClientRequest } from "../formats";
+import { PROTOCOLS, type Target, type UpstreamProtocol } from "../protocols";
+import type { ReplyContext } from "../protocols/upstream-protocol";
+
+/** Everything about one upstream call that is decided before it is made. */
+export interface Plan {
+  /** The validated client request (its format's encoders write the reply). */
+  client: ClientRequest;
+  target: Target;
+  protocol: UpstreamProtocol;
+  /** Client format and upstream protocol are the same: the body and the reply pass through. */
+  passthrough: boolean;
+  stream: boolean;
+  /** The upstream request body. */
+  body: Record<string, unknown>;
+  /** Parameters that could not be carried (sent as `x-turnpike-warning` headers). */
+  warnings: Warning[];
+  /** What the reply's translator needs. */
+  reply: ReplyContext;
+  /** The client asked for usage inside the stream. */
+  includeUsage: boolean;
+  /** Ask the upstream's own count alongside the call (the client wants the input count first). */
+  countAlongside: boolean;
+  /**
+   * The stream's first event must carry the prompt's count and the upstream tells it only at the
+   * end: Turnpike counts it, once the call is on its way (execute), while the upstream thinks.
+   */
+  countFirst: boolean;
+  /** Turnpike's count of the prompt, worked out only if it is needed. */
+  countPrompt(): number;
+}
+
+/** A client body as it passes through: the upstream's model id, and no field only Turnpike reads. */
+export function passthroughBody(body: Readonly<Record<string, unknown>>, upstreamModel: string): Record<string, unknown> {
+  const { turnpike: _dropped, ...rest } = body;
+  return { ...rest, model: upstreamModel };
+}
+
+/** The output-cap fields of the client formats' bodies (each format names its own). */
+const OUTPUT_CAP_FIELDS = ["max_tokens", "max_completion_tokens", "max_output_tokens"] as const;
+
+/** An output cap of 0 or less asks for nothing: a 400 naming the field, before anything is sent. */
+function checkOutputCaps(body: Readonly<Record<string, unknown>>): void {
+  for (const f of OUTPUT_CAP_FIELDS) {
+    const v = body[f];
+    if (typeof v === "number" && v <= 0) throw invalid(`${f}: must be at least 1, got ${v}`, f);
+  }
+}
+
+/**
+ * A cap above the model's own is lowered to it, with a warning: coding agents send one large
+ * fixed cap (such as 32000) to every model, and refusing it would break them. A thinking budget
+ * that would no longer fit under the cap is lowered with it (it must stay below the cap).
+ */
+function clampOutput(body: Record<string, unknown>, fields: readonly string[], cap: number, model: string): Warning[] {
+  const warnings: Warning[] = [];
+  for (const f of fields) {
+    const v = body[f];
+    if (typeof v !== "number" || v <= cap) continue;
+    body[f] = cap;
+    warnings.push({ param: f, message: `${v} is above ${model}'s output cap; lowered to ${cap}` });
+  }
+  const thinking = body.thinking;
+  if (warnings.length && typeof thinking === "object" && thinking !== null && "budget_tokens" in thinking) {
+    const t = thinking as { budget_tokens: unknown }; // an object with the field: checked just above
+    if (typeof t.budget_tokens === "number" && t.budget_tokens >= cap) {
+      warnings.push({ param: "thinking.budget_tokens", message: `${t.budget_tokens} does not fit under the lowered cap; lowered to ${cap - 1}` });
+      body.thinking = { ...t, budget_tokens: cap - 1 };
+    }
+  }
+  return warnings;
+}
+
+/**
+ * Step 5: the upstream body. Same format and protocol: the client's body with the model id
+ * rewritten (passthrough). Otherwise through the pivot: the client's request in the messages
+ * format, then in the upstream's protocol, with the warnings of both conversions.
+ */
+export async function plan(deps: GatewayDeps, format: ClientFormat, client: ClientRequest, target: Target): Promise<Plan> {
+  const protocol = PROTOCOLS[target.entry.protocol];
+  const stream = client.stream;
+  const base = { client, target, protocol, stream, includeUsage: client.includeUsage };
+  const reply = { model: target.entry.id, stopSequences: undefined, toolNames: undefined, signatures: deps.signatures, inputTokens: 0 };
+  const { max_output_tokens: cap, id: model } = target.entry;
+  checkOutputCaps(client.body);
+  if (format.passthroughProtocol === protocol.id) {
+    const body = passthroughBody(client.body, target.entry.upstream_model);
+    const warnings = clampOutput(body, OUTPUT_CAP_FIELDS, cap, model);
+    protocol.preparePassthrough(body, stream);
+    // Needed only if the client leaves before the upstream reports usage.
+    const countPrompt = () => deps.countPrompt(client.toPivot(protocol.id).request);
+    return { ...base, passthrough: true, body, warnings, reply, countAlongside: false, countFirst: false, countPrompt };
+  }
+  const pivot = client.toPivot(protocol.id);
+  // The pivot is the messages format: its one cap is `max_tokens`, named as the client named it.
+  const request = { ...pivot.request };
+  const clamped = clampOutput(request, ["max_tokens"], cap, model);
+  const capField = OUTPUT_CAP_FIELDS.find((f) => typeof client.body[f] === "number");
+  if (clamped.length) pivot.request = request;
+  for (const w of clamped) pivot.warnings.push(w.param === "max_tokens" && capField ? { ...w, param: capField } : w);
+  const out = await protocol.fromPivot(pivot.request, target, deps.signatures);
+  let counted: number | undefined;
+  const countPrompt = () => (counted ??= deps.countPrompt(pivot.request));
+  // A stream from an upstream that tells the input only at its end: counted before the first
+  // byte, since a messages-format client reads it in `message_start` — but not before the call
+  // is sent: a large prompt takes milliseconds to count (7 ms for 200 KiB), which the upstream's
+  // own wait hides. Read when the reply's translator starts.
+  const countFirst = stream && !protocol.inputAtStart;
+  return {
+    ...base,
+    passthrough: false,
+    body: out.body,
+    warnings: pivot.warnings.concat(out.warnings),
+    reply: {
+      ...reply,
+      stopSequences: pivot.request.stop_sequences,
+      toolNames: out.toolNames,
+      get inputTokens() {
+        return countFirst ? countPrompt() : 0;
+      },
+    },
+    countAlongside: stream && format.inputAtStart && !protocol.inputAtStart && protocol.count !== undefined,
+    countFirst,
+    countPrompt,
+  };
+}

@@ -1,0 +1,159 @@
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { GatewayError } from "@turnpike/providers";
+import { FORMATS } from "../formats";
+import type { CatalogEntry } from "../dispatch/catalog";
+import type { NewKey } from "../keys/key-service";
+import { admit } from "./admit";
+import { testDeps, type TestDeps } from "../../test/support/test-deps";
+
+let t: TestDeps;
+let opus: CatalogEntry;
+let haiku: CatalogEntry;
+const messages = { format: FORMATS.messages };
+const chat = { format: FORMATS.chat };
+
+beforeEach(async () => {
+  t = await testDeps();
+  opus = t.deps.catalog.get("alpha-opus-4-8")!;
+  haiku = t.deps.catalog.get("alpha-haiku-4-5")!;
+});
+afterEach(() => t.close());
+
+async function key(fields: Partial<NewKey>) {
+  return (await t.addKey(fields)).record;
+}
+
+async function refusal(p: Promise<unknown>): Promise<GatewayError> {
+  try {
+    await p;
+  } catch (e) {
+    if (e instanceof GatewayError) return e;
+    throw e;
+  }
+  throw new Error("expected the admission to be refused");
+}
+
+describe("monthly budget", () => {
+  test("a spent budget → 402 billing_error with x-should-retry: false and the reset instant", async () => {
+    const k = await key({ budget_usd: 1 });
+    await t.deps.spend.add(k.id, 1.25);
+    const err = await refusal(admit(t.deps, messages, k, opus, 400));
+    expect(err.status).toBe(402);
+    expect(err.type).toBe("billing_error");
+    expect(err.code).toBe("insufficient_quota");
+    expect(err.headers).toEqual({ "x-should-retry": "false" });
+    // The test clock is in November 2026: the budget resets on the first of December.
+    expect(err.message).toBe("This key's monthly budget of $1 is spent; it resets at 2026-12-01T00:00:00.000Z.");
+  });
+
+  test("a budget not yet spent admits; exactly spent refuses", async () => {
+    const k = await key({ budget_usd: 2 });
+    await t.deps.spend.add(k.id, 1.99);
+    await admit(t.deps, messages, k, opus, 400);
+    await t.deps.spend.add(k.id, 0.01);
+    expect((await refusal(admit(t.deps, messages, k, opus, 400))).status).toBe(402);
+  });
+});
+
+describe("the key's limits", () => {
+  test("rpm refusal → 429 with retry-after and the format's limit headers", async () => {
+    const k = await key({ rpm: 2 });
+    const first = await admit(t.deps, messages, k, opus, 40);
+    expect(first.limitHeaders["anthropic-ratelimit-requests-limit"]).toBe("2");
+    expect(first.limitHeaders["anthropic-ratelimit-requests-remaining"]).toBe("1");
+    await admit(t.deps, messages, k, opus, 40);
+    const err = await refusal(admit(t.deps, messages, k, opus, 40));
+    expect(err.status).toBe(429);
+    expect(err.type).toBe("requests");
+    expect(err.code).toBe("rate_limit_exceeded");
+    // 2 rpm refill one request every 30 s.
+    expect(err.headers?.["retry-after"]).toBe("30");
+    expect(err.headers?.["retry-after-ms"]).toBe("30000");
+    expect(err.headers?.["anthropic-ratelimit-requests-remaining"]).toBe("0");
+    expect(err.message).toBe("Rate limit reached for this key: 2 requests per minute. Retry after 30 s.");
+    t.clock.advance(30_000);
+    await admit(t.deps, messages, k, opus, 40);
+  });
+
+  test("a chat client gets the x-ratelimit-* headers", async () => {
+    const k = await key({ rpm: 5, tpm: 1000 });
+    const a = await admit(t.deps, chat, k, opus, 400);
+    expect(a.limitHeaders["x-ratelimit-limit-requests"]).toBe("5");
+    expect(a.limitHeaders["x-ratelimit-remaining-requests"]).toBe("4");
+    // The estimate is a token per 4 characters of body: 400 → 100.
+    expect(a.limitHeaders["x-ratelimit-remaining-tokens"]).toBe("900");
+  });
+
+  test("a tpm refusal is limited by tokens", async () => {
+    const k = await key({ tpm: 100 });
+    await admit(t.deps, messages, k, opus, 400); // estimate 100: the bucket is empty
+    const err = await refusal(admit(t.deps, messages, k, opus, 4));
+    expect(err.type).toBe("tokens");
+    expect(err.message).toContain("100 tokens per minute");
+    expect(Number(err.headers?.["retry-after"])).toBeGreaterThan(0);
+  });
+
+  test("a request whose estimate alone exceeds the tpm is refused at once, saying why, with no retry-after", async () => {
+    const k = await key({ tpm: 100, model_limits: { "alpha-opus-4-8": { tpm: 50 } } });
+    const err = await refusal(admit(t.deps, messages, k, opus, 404)); // estimate 101
+    expect(err.status).toBe(429);
+    expect(err.message).toContain("about 101 tokens");
+    expect(err.message).toContain("limit of 100 tokens per minute");
+    expect(err.headers).toEqual({ "x-should-retry": "false" });
+    const perModel = await refusal(admit(t.deps, messages, k, opus, 240)); // 60 > the model's 50
+    expect(perModel.message).toContain("50 tokens per minute on alpha-opus-4-8");
+    // Nothing was taken: a request that fits is admitted from a full bucket.
+    expect((await admit(t.deps, messages, k, opus, 200)).limitHeaders["anthropic-ratelimit-tokens-remaining"]).toBe("50");
+  });
+});
+
+describe("per-model limits", () => {
+  test("a refusal by the model's limit names the model and gives the key bucket its estimate back", async () => {
+    const k = await key({ tpm: 1000, model_limits: { "alpha-opus-4-8": { rpm: 1 } } });
+    const first = await admit(t.deps, messages, k, opus, 400);
+    expect(first.limitHeaders["anthropic-ratelimit-tokens-remaining"]).toBe("900");
+    const err = await refusal(admit(t.deps, messages, k, opus, 400));
+    expect(err.status).toBe(429);
+    expect(err.message).toContain("on alpha-opus-4-8: 1 requests per minute");
+    // Had the refused estimate stayed charged, this would leave 700.
+    const next = await admit(t.deps, messages, k, haiku, 400);
+    expect(next.limitHeaders["anthropic-ratelimit-tokens-remaining"]).toBe("800");
+  });
+
+  test("a refusal by the model's limit takes nothing from the key's requests per minute", async () => {
+    const k = await key({ rpm: 2, model_limits: { "alpha-opus-4-8": { rpm: 1 } } });
+    await admit(t.deps, messages, k, opus, 4);
+    await refusal(admit(t.deps, messages, k, opus, 4));
+    // The key's second request of the minute is still there.
+    const next = await admit(t.deps, messages, k, haiku, 4);
+    expect(next.limitHeaders["anthropic-ratelimit-requests-remaining"]).toBe("0");
+  });
+
+  test("another model is not held by one model's limit", async () => {
+    const k = await key({ model_limits: { "alpha-opus-4-8": { rpm: 1 } } });
+    await admit(t.deps, messages, k, opus, 4);
+    await refusal(admit(t.deps, messages, k, opus, 4));
+    await admit(t.deps, messages, k, haiku, 4);
+    await admit(t.deps, messages, k, haiku, 4);
+  });
+});
+
+describe("settle", () => {
+  test("charges the real token count instead of the estimate, to the key's and the model's buckets", async () => {
+    const k = await key({ tpm: 1000, model_limits: { "alpha-opus-4-8": { tpm: 500 } } });
+    const a = await admit(t.deps, messages, k, opus, 400); // estimate 100
+    a.settle(250);
+    const next = await admit(t.deps, messages, k, haiku, 400);
+    // 1000 − 250 (settled) − 100 (this estimate).
+    expect(next.limitHeaders["anthropic-ratelimit-tokens-remaining"]).toBe("650");
+    const [model] = await t.deps.limiter.admit([{ bucket: `${k.id}|${opus.id}`, limits: { rpm: null, tpm: 500 } }], 0);
+    expect(model?.tokens?.remaining).toBe(250);
+  });
+
+  test("settle(0) gives the whole estimate back", async () => {
+    const k = await key({ tpm: 1000 });
+    (await admit(t.deps, messages, k, opus, 2000)).settle(0);
+    const next = await admit(t.deps, messages, k, opus, 4);
+    expect(next.limitHeaders["anthropic-ratelimit-tokens-remaining"]).toBe("999");
+  });
+});

@@ -1,0 +1,136 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { JournalLedger } from "./journal-ledger";
+import type { UsageRecord } from "../storage/store";
+
+const record = (id: string): UsageRecord => ({
+  request_id: id, key_id: "key_a", model: "beta-5", endpoint: "chat", stream: false, input_tokens: 10, output_tokens: 2,
+  cache_read_tokens: 0, cache_write_tokens: 0, reasoning_tokens: 0, cost_usd: 0.001, status: 200, upstream_status: 200,
+  latency_ms: 3, aborted: false, estimated: false, created_at: "2026-11-23T10:00:00.000Z",
+});
+
+/** A store that keeps rows by request id (as the real ones do) and can be made to refuse. */
+function fakeStore() {
+  const rows = new Map<string, UsageRecord>();
+  let inserts = 0;
+  const s = {
+    down: false,
+    rows,
+    get inserts() {
+      return inserts;
+    },
+    async insertUsage(records: readonly UsageRecord[]) {
+      if (s.down) throw new Error("connection refused");
+      inserts++;
+      for (const r of records) if (!rows.has(r.request_id)) rows.set(r.request_id, r);
+    },
+  };
+  return s;
+}
+
+const dirs: string[] = [];
+function dir(): string {
+  const d = mkdtempSync(join(tmpdir(), "turnpike-journal-test-"));
+  dirs.push(d);
+  return d;
+}
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+const segments = (d: string) => readdirSync(d).filter((f) => f.endsWith(".ndjson"));
+
+describe("JournalLedger", () => {
+  test("a record is settled once journaled; the records of one turn share one insert", async () => {
+    const store = fakeStore();
+    const ledger = JournalLedger.open(dir(), store);
+    await Promise.all(["r1", "r2", "r3"].map((id) => ledger.record(record(id))));
+    await ledger.flush();
+    expect([...store.rows.keys()]).toEqual(["r1", "r2", "r3"]);
+    expect(store.inserts).toBe(1);
+    await ledger.close();
+  });
+
+  test("while the store refuses, records wait (and the client is not held); they land when it is back", async () => {
+    const store = fakeStore();
+    const states: boolean[] = [];
+    const ledger = JournalLedger.open(dir(), store, { retryMs: 20, onStoreState: (up) => states.push(up) });
+    store.down = true;
+    await ledger.record(record("r1"));
+    await ledger.record(record("r2"));
+    expect(ledger.size).toBe(2);
+    await expect(ledger.flush()).rejects.toThrow("connection refused");
+    expect(store.rows.size).toBe(0);
+    store.down = false;
+    for (let i = 0; i < 50 && store.rows.size < 2; i++) await Bun.sleep(10);
+    expect([...store.rows.keys()]).toEqual(["r1", "r2"]);
+    expect(ledger.size).toBe(0);
+    expect(states).toEqual([false, true]);
+    await ledger.close();
+  });
+
+  test("what a crashed owner left is shipped by the next one, once; a torn last line is skipped", async () => {
+    const d = dir();
+    const store = fakeStore();
+    store.down = true;
+    const first = JournalLedger.open(d, store, { retryMs: 10_000 });
+    await first.record(record("a1"));
+    await first.record(record("a2"));
+    // No close: the process "dies" with both records only in its journal, plus a half-written line.
+    const [seg] = segments(d);
+    writeFileSync(join(d, seg!), '{"request_id":"torn', { flag: "a" });
+    store.down = false;
+    store.rows.set("a1", record("a1")); // one of them did land before the crash
+    const second = JournalLedger.open(d, store);
+    expect(second.backlog).toBe(2);
+    await second.flush();
+    expect([...store.rows.keys()].sort()).toEqual(["a1", "a2"]);
+    await second.close();
+    expect(segments(d)).toEqual([]);
+  });
+
+  test("segments rotate past their size and are deleted once shipped", async () => {
+    const d = dir();
+    const store = fakeStore();
+    store.down = true;
+    const ledger = JournalLedger.open(d, store, { segmentBytes: 1000, retryMs: 10_000 });
+    for (let i = 0; i < 20; i++) await ledger.record(record(`r${i}`));
+    expect(segments(d).length).toBeGreaterThan(3);
+    store.down = false;
+    await ledger.flush();
+    expect(store.rows.size).toBe(20);
+    expect(segments(d).length).toBe(1); // the open one
+    await ledger.close();
+    expect(segments(d)).toEqual([]);
+  });
+
+  test("a directory owned by a live process is refused", () => {
+    const d = dir();
+    writeFileSync(join(d, "owner.pid"), String(process.ppid));
+    expect(() => JournalLedger.open(d, fakeStore())).toThrow("give each instance its own TURNPIKE_JOURNAL_DIR");
+  });
+});
+
+describe("JournalLedger shipping rounds", () => {
+  test("records appended while an insert runs are shipped in the next round, with no further traffic", async () => {
+    const store = fakeStore();
+    let release: () => void = () => {};
+    const slow = {
+      ...store,
+      async insertUsage(records: readonly UsageRecord[]) {
+        if (store.inserts === 0) await new Promise<void>((r) => (release = r));
+        await store.insertUsage(records);
+      },
+    };
+    const ledger = JournalLedger.open(dir(), slow, { shipDelayMs: 5 });
+    await ledger.record(record("first"));
+    await Bun.sleep(20); // the first insert is now held
+    await ledger.record(record("second"));
+    release();
+    for (let i = 0; i < 100 && store.rows.size < 2; i++) await Bun.sleep(5);
+    expect([...store.rows.keys()]).toEqual(["first", "second"]);
+    expect(ledger.size).toBe(0);
+    await ledger.close();
+  });
+});

@@ -1,0 +1,84 @@
+import type { GatewayDeps } from "../deps";
+import type { Target } from "../protocols";
+import type { KeyRecord, UsageRecord } from "../storage/store";
+import type { Admitted } from "../limits/admit";
+import type { RequestContext } from "../pipeline/context";
+import { emit } from "../pipeline/events";
+import { UsageTally } from "./usage-tally";
+
+/** What the meter knows of a request that reached an upstream. */
+export interface MeteredCall {
+  ctx: RequestContext;
+  key: KeyRecord;
+  target: Target;
+  stream: boolean;
+  tally: UsageTally;
+  admitted: Admitted;
+  /** Turnpike's count of the prompt (used only if nothing reported the input). */
+  countPrompt: () => number;
+  /** Where it was served: the deployment, the attempts made and the catalog id asked for. */
+  route?: { deployment: string; attempts: number; requested: string };
+}
+
+export interface Ending {
+  /** The status the client saw (a stream that started: 200, or 502 if it then failed with an in-band error). */
+  status: number;
+  /** The upstream's HTTP status; 0 when no answer came. */
+  upstreamStatus: number;
+  /** The client went away before the reply ended. */
+  aborted?: boolean;
+  /**
+   * The upstream refused or failed before any output: recorded, and billed nothing (a vendor
+   * does not bill a request it refused), whatever the route or format.
+   */
+  unbilled?: boolean;
+}
+
+/**
+ * Step 8: the usage record of one request, built from its tally: the key's token buckets and
+ * monthly spend are settled with it, subscribers are told, and the promise settles when the
+ * ledger has it durably. Called once per request that reached an upstream, however it ended.
+ */
+export function meter(deps: GatewayDeps, call: MeteredCall, end: Ending): Promise<void> {
+  // Unbilled: whatever the upstream said before it failed (a stream's input count) is not billed.
+  const { counts, estimated } = end.unbilled ? new UsageTally().settle(() => 0, () => 0) : call.tally.settle(deps.countText, call.countPrompt);
+  const { entry } = call.target;
+  const input = counts.input_tokens + counts.cache_read_input_tokens + counts.cache_creation_input_tokens;
+  const hour = Math.min(counts.cache_creation_1h_input_tokens ?? 0, counts.cache_creation_input_tokens);
+  const record: UsageRecord = {
+    request_id: call.ctx.id,
+    key_id: call.key.id,
+    model: entry.id,
+    endpoint: call.ctx.format.endpoint,
+    stream: call.stream,
+    input_tokens: input,
+    output_tokens: counts.output_tokens,
+    cache_read_tokens: counts.cache_read_input_tokens,
+    cache_write_tokens: counts.cache_creation_input_tokens,
+    reasoning_tokens: counts.reasoning_tokens,
+    // Present only when there are one-hour writes, as the stores read it back.
+    ...(hour > 0 ? { cache_write_1h_tokens: hour } : {}),
+    cost_usd: deps.catalog.cost(entry, counts),
+    // The vendor's own name where a reply said it, else the id Turnpike asked it for.
+    upstream_model: call.tally.upstreamModel ?? entry.upstream_model,
+    ...(call.route ? { deployment: call.route.deployment, attempts: call.route.attempts } : {}),
+    // Present only when a fallback served: `model` is the one that served and was priced.
+    ...(call.route && call.route.requested !== entry.id ? { requested_model: call.route.requested } : {}),
+    status: end.status,
+    upstream_status: end.upstreamStatus,
+    latency_ms: Math.round((performance.now() - call.ctx.started) * 100) / 100,
+    aborted: end.aborted ?? false,
+    estimated,
+    created_at: new Date(deps.now()).toISOString(),
+  };
+  call.admitted.settle(record.input_tokens + record.output_tokens);
+  void deps.spend.add(call.key.id, record.cost_usd).catch((e) => deps.logger.error("spend update failed", { request_id: record.request_id }, e));
+  emit(deps.hooks, "onFinish", call.ctx, end.status, record, () => call.tally.finishReason());
+  return deps.ledger.record(record);
+}
+
+/** {@link meter}, at most once: the first ending of a request is the one recorded. */
+export function meterOnce(deps: GatewayDeps, call: MeteredCall): (end: Ending) => Promise<void> {
+  let done: Promise<void> | undefined;
+  return (end) => (done ??= meter(deps, call, end));
+}

@@ -1,0 +1,222 @@
+import { SSEParser, formatSSE, type SSEMessage } from "@turnpike/schema/sse";
+import type { ClientFormat } from "../formats";
+import type { PassthroughOptions } from "../protocols";
+import { ModelLabel } from "../protocols/model-label";
+import { indexOfQuoted } from "../protocols/sse-scan";
+import type { PassthroughReader, PassthroughState } from "../protocols/upstream-protocol";
+import type { UsageSink } from "../metering/usage-tally";
+
+/** A step the relay runs inline on each upstream chunk (no stream of its own, so no extra hop). */
+export interface InlineTap {
+  push(chunk: Uint8Array, out: (piece: Uint8Array | string) => void): void;
+  end(out: (piece: Uint8Array | string) => void): void;
+  /** The stream did not end as a complete reply (cut off, an upstream error, garbage). */
+  failed?(): boolean;
+  /** The stream's terminal frame has gone out inside relayed bytes: nothing more is read. */
+  terminated?(): boolean;
+  /** The whole reply, where the upstream's terminal frame carried it (a Responses stream's). */
+  reply?(): Record<string, unknown> | undefined;
+}
+
+/** An {@link InlineTap} as a TransformStream (tests, and callers that compose streams). */
+export function tapStream(tap: InlineTap): TransformStream<Uint8Array, Uint8Array | string> {
+  return new TransformStream<Uint8Array, Uint8Array | string>({
+    transform(chunk, controller) {
+      tap.push(chunk, (piece) => controller.enqueue(piece));
+    },
+    flush(controller) {
+      tap.end((piece) => controller.enqueue(piece));
+    },
+  });
+}
+
+/** How many characters of relayed frames a stream keeps raw before it reads them out into their text. */
+export const MAX_HELD_FRAMES = 64 * 1024;
+
+/**
+ * Frames the scanner may read: LF line ends, and a space after each field's colon (both legal
+ * SSE to omit, and then the full parser reads the stream).
+ */
+function scannable(region: string): boolean {
+  return !region.includes("\r") && !region.includes("data:{") && !region.includes("event:m") && !region.includes("event:e");
+}
+
+/**
+ * The light tap on a same-protocol stream: the protocol's reader finds usage (and the relayed
+ * text is kept, in case the client leaves before the upstream reports usage) while the bytes go
+ * through untouched. It re-frames events only when it must change one (a usage chunk the client
+ * did not ask for, a renamed model id). See decisions/0005-inline-stream-taps.md.
+ */
+export function passthroughTap(reader: PassthroughReader, format: ClientFormat, sink: UsageSink, opts: PassthroughOptions, audit: (json: string) => void = () => {}): InlineTap {
+  const parser = new SSEParser();
+  const decoder = new TextDecoder();
+  let raw = reader.raw(opts);
+  // Every frame names the catalog id (the vendor may answer with its own snapshot name): while
+  // the model is unknown or differs, raw bytes are held and relayed frame by frame, relabelled.
+  const label = opts.renameModel === undefined ? undefined : new ModelLabel(opts.renameModel);
+  let hold = raw && label !== undefined;
+  const state: PassthroughState = { finished: false, terminated: false };
+  // Relayed frames (one event's JSON, or a raw region of frames), read only if they must be counted.
+  let frames: string[] = [];
+  let held = 0;
+  // What frames already read out hold: their text, and the last word on how the reply ended.
+  let readText = "";
+  let readFinish: string | undefined;
+  // A frame that does not parse counts as no text: the record must still be written.
+  const textOf = (frame: string): string => {
+    try {
+      return reader.text(frame);
+    } catch {
+      return "";
+    }
+  };
+  /**
+   * Keeps a relayed frame raw. A long reply's frames are read out into their text once they hold
+   * more than MAX_HELD_FRAMES characters, so that what a stream keeps grows with the text it
+   * relayed, not with its frames' JSON (several times the text); a short reply is never read.
+   */
+  const keep = (frame: string) => {
+    frames.push(frame);
+    held += frame.length;
+    if (held <= MAX_HELD_FRAMES) return;
+    readText += frames.map(textOf).join("");
+    readFinish = lastFinishReason(frames) ?? readFinish;
+    frames = [];
+    held = 0;
+  };
+  sink.relayedLater(() => readText + frames.map(textOf).join(""));
+  sink.finished?.(() => lastFinishReason(frames) ?? readFinish);
+  /** The raw usage of the frames that carry one, shown to `audit` before any reader rounds it. */
+  const auditRegion = (region: string) => {
+    for (let at = indexOfQuoted(region, "usage"); at !== -1; ) {
+      // A `"usage":null` (every chat chunk but the last says it) has nothing to audit.
+      const colon = region.indexOf(":", at);
+      if (colon !== -1 && region.startsWith("null", region.charCodeAt(colon + 1) === 32 ? colon + 2 : colon + 1)) {
+        at = indexOfQuoted(region, "usage", colon);
+        continue;
+      }
+      const start = region.lastIndexOf("\n", at) + 1;
+      const end = region.indexOf("\n", at);
+      const line = region.slice(start, end === -1 ? undefined : end);
+      if (line.startsWith("data:")) audit(line.slice(5).trimStart());
+      if (end === -1) break;
+      at = indexOfQuoted(region, "usage", end);
+    }
+  };
+  const see = (msg: SSEMessage): SSEMessage | undefined => {
+    audit(msg.data); // a frame without usage is ruled out by the audit's own first search
+    if (msg.data !== "[DONE]") keep(msg.data);
+    return reader.inspect(msg, sink, opts, state);
+  };
+  // The scanner: while bytes pass untouched and every line ends in a bare LF (as the vendors'
+  // streams do), complete frames are only searched (indexOf) for the few that matter — usage,
+  // finish, terminator — and kept as raw text, parsed later only if they must be counted. The
+  // first CR (or a field written without its space) sends the stream to the full parser.
+  // A reader that can take a frame out of a plain region (a usage chunk the client did not ask
+  // for) keeps the scanner where the bytes cannot go raw: each region is relayed as its text.
+  const trimming = !raw && reader.trim !== undefined;
+  let scanning = raw || trimming;
+  let pending = "";
+  let named = false;
+  /** A trimmed region, relabelled where the vendor names its model differently. */
+  const relayText = (text: string, region: string, enqueue: (piece: string) => void) => {
+    if (label) {
+      if (!named && label.learn(region) && label.upstream !== undefined) {
+        named = true;
+        sink.answeredBy?.(label.upstream);
+      }
+      if (label.upstream === undefined || label.changes) text = label.apply(text);
+    }
+    if (text) enqueue(text);
+  };
+  return {
+    // A reply that never said how it ended (cut off, or ended by an upstream error) failed.
+    failed: () => !state.finished,
+    terminated: () => state.terminated,
+    reply: () => state.reply,
+    push(chunk, enqueue) {
+      if (raw && !hold) enqueue(chunk);
+      let text = decoder.decode(chunk, { stream: true });
+      if (scanning) {
+        pending += text;
+        text = "";
+        const cut = pending.lastIndexOf("\n\n");
+        if (cut === -1 && !pending.includes("\r")) return;
+        const region = cut === -1 ? pending : pending.slice(0, cut + 2);
+        const trimmed = cut !== -1 && scannable(region) ? (trimming ? reader.trim?.(region, opts) : region) : undefined;
+        if (trimmed !== undefined) {
+          pending = pending.slice(cut + 2);
+          keep(region);
+          auditRegion(region);
+          reader.scan(region, sink, state);
+          if (trimming) relayText(trimmed, region, enqueue);
+          else if (hold && label) {
+            if (label.learn(region) && label.upstream !== undefined) sink.answeredBy?.(label.upstream);
+            if (label.upstream === undefined || label.changes) enqueue(label.apply(region));
+            else {
+              // The vendor names the catalog id itself: back to relaying the bytes as they come.
+              enqueue(region + pending);
+              hold = false;
+            }
+          }
+          return;
+        }
+        // Not the plain shape the markers match: the full parser takes it from here.
+        scanning = false;
+        text = pending;
+        pending = "";
+        if (hold) raw = false; // the held text is re-framed (and relabelled) below
+      }
+      let out = "";
+      for (const msg of parser.push(text)) {
+        if (label?.learn(msg.data) && label.upstream !== undefined) sink.answeredBy?.(label.upstream);
+        const kept = see(msg);
+        if (!raw && kept) out += label ? label.apply(formatSSE(kept)) : formatSSE(kept);
+      }
+      if (out) enqueue(out);
+    },
+    end(enqueue) {
+      // A last frame without its blank line: scanned, or parsed if it is not the plain shape.
+      let tail: SSEMessage[] = [];
+      if (scanning && pending) {
+        const trimmed = scannable(pending) ? (trimming ? reader.trim?.(`${pending}\n\n`, opts) : pending) : undefined;
+        if (trimmed !== undefined) {
+          keep(pending);
+          auditRegion(pending);
+          reader.scan(`${pending}\n\n`, sink, state);
+          if (trimming) relayText(trimmed, pending, enqueue);
+          else if (hold && label) enqueue(label.learn(pending) ? label.apply(pending) : pending);
+        } else {
+          tail = parser.push(pending);
+          if (hold) raw = false;
+        }
+        pending = "";
+      }
+      let out = "";
+      for (const msg of [...tail, ...parser.end()]) {
+        if (label?.learn(msg.data) && label.upstream !== undefined) sink.answeredBy?.(label.upstream);
+        const kept = see(msg);
+        if (!raw && kept) out += label ? label.apply(formatSSE(kept)) : formatSSE(kept);
+      }
+      // An upstream that hung up after saying how the reply ended only skipped its terminator
+      // (some vendors never send `[DONE]`): complete it. One that hung up before that was cut
+      // off: say so in-band rather than let the end look like a clean finish.
+      if (!state.terminated && state.finished) out += format.terminalFrame;
+      else if (!state.terminated) out += format.inBandError("The upstream ended the stream without finishing it.");
+      if (out) enqueue(out);
+    },
+  };
+}
+
+/** The field each protocol names a reply's end with (messages, chat, generateContent), or a Responses stream's last event. */
+const FINISH = /"(?:stop_reason|finish_reason|finishReason)":"([A-Za-z_]+)"|"type":"response\.(completed|incomplete|failed)"/g;
+
+/** Why a passed-through stream ended, read from its frames only when asked (telemetry): the last word it said. */
+export function lastFinishReason(frames: readonly string[]): string | undefined {
+  for (let i = frames.length - 1; i >= 0; i--) {
+    let found: string | undefined;
+    for (const m of frames[i]!.matchAll(FINISH)) found = m[1] ?? m[2];
+    if (found) return found;
+  }
+  return undefined;
+}

@@ -1,0 +1,75 @@
+import { GatewayError } from "@turnpike/providers";
+import { Elysia } from "elysia";
+import type { GatewayDeps } from "../deps";
+import { FORMATS } from "../formats";
+import { authenticate } from "../keys/authenticate";
+import type { Connection } from "../http/client-address";
+import { newContext } from "../pipeline/context";
+import { RESPONSES_COUNT, handleCountTokens } from "../pipeline/count-tokens";
+import { handleInference } from "../pipeline/inference";
+import { errorResponse, toGatewayError } from "../http/respond";
+import type { StoredResponse } from "../stored-responses/response-store";
+import type { KeyRecord } from "../storage/store";
+
+function notFound(id: string): GatewayError {
+  return new GatewayError({ status: 404, type: "invalid_request_error", code: "not_found", param: "response_id", message: `Response with id '${id}' not found.` });
+}
+
+/** A route over one stored response of the calling key (another key's, or an expired one, is a 404). */
+function storedRoute(deps: GatewayDeps, act: (stored: StoredResponse, key: KeyRecord, url: URL) => Promise<unknown> | unknown) {
+  return async ({ request, params, server }: { request: Request; params: { id: string }; server: Connection | null }) => {
+    const ctx = newContext(request, FORMATS.responses, server, deps.config.trustedProxies);
+    try {
+      const key = await authenticate(deps, ctx);
+      const stored = await deps.responses.get(key.id, params.id, new Date(deps.now()).toISOString());
+      if (!stored) throw notFound(params.id);
+      return Response.json(await act(stored, key, new URL(request.url)), { headers: FORMATS.responses.idHeaders(ctx.id) });
+    } catch (e) {
+      return errorResponse(FORMATS.responses, toGatewayError(e, deps.logger, ctx.id), ctx.id);
+    }
+  };
+}
+
+/** Input items as the list endpoint shows them: each with an id (`item_<n>` where it had none). */
+function listItems(stored: StoredResponse, order: string | null): Record<string, unknown>[] {
+  const items = stored.input_items.map((raw, i) => {
+    // Input items are objects: they passed the request's validation before they were stored.
+    const item = raw as Record<string, unknown>;
+    return { id: typeof item.id === "string" ? item.id : `item_${String(i).padStart(4, "0")}`, ...(item.type ? {} : { type: "message" }), ...item };
+  });
+  // Newest first unless asked otherwise, as the format's clients expect.
+  return order === "asc" ? items : items.reverse();
+}
+
+/**
+ * The Responses format: `POST /v1/responses`, `POST /v1/responses/input_tokens`, and the stored
+ * responses of the calling key — `GET /v1/responses/{id}`, `GET /v1/responses/{id}/input_items`,
+ * `DELETE /v1/responses/{id}`.
+ */
+export const responsesModule = (deps: GatewayDeps) =>
+  new Elysia({ name: "module.responses" })
+    .post("/v1/responses", ({ request, server }) => handleInference(deps, request, FORMATS.responses, server), { parse: "none" })
+    .post("/v1/responses/input_tokens", ({ request, server }) => handleCountTokens(deps, request, server, RESPONSES_COUNT), { parse: "none" })
+    .get("/v1/responses/:id", storedRoute(deps, (stored) => stored.response))
+    .get(
+      "/v1/responses/:id/input_items",
+      storedRoute(deps, (stored, _key, url) => {
+        const q = url.searchParams;
+        const all = listItems(stored, q.get("order"));
+        // A page: after the item `after` names, at most `limit` (1–100, default 20) items.
+        const limit = q.get("limit") === null ? 20 : Number(q.get("limit"));
+        if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new GatewayError({ status: 400, type: "invalid_request_error", param: "limit", message: `limit: a whole number from 1 to 100, got ${JSON.stringify(q.get("limit"))}` });
+        const after = q.get("after");
+        const start = after === null ? 0 : all.findIndex((i) => i.id === after) + 1;
+        if (after !== null && start === 0) throw new GatewayError({ status: 400, type: "invalid_request_error", param: "after", message: `after: no input item ${JSON.stringify(after)} in this response` });
+        const data = all.slice(start, start + limit);
+        return { object: "list", data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: start + limit < all.length };
+      }),
+    )
+    .delete(
+      "/v1/responses/:id",
+      storedRoute(deps, async (stored, key) => {
+        await deps.responses.delete(key.id, stored.id);
+        return { id: stored.id, object: "response", deleted: true };
+      }),
+    );

@@ -1,0 +1,112 @@
+import { GatewayError } from "@turnpike/providers";
+import type { AuthFailureStore } from "../keys/auth-failures";
+import type { Admission, BucketCheck, LimiterStore } from "../limits/limiter-store";
+import { RedisDown, type RedisLink } from "./redis-link";
+import type { SpendStore } from "../limits/spend-store";
+
+/**
+ * What inference does while Redis cannot be reached (`TURNPIKE_REDIS_FAIL`): `open` keeps
+ * serving on this instance's own counters, `closed` refuses with a 503.
+ */
+export type RedisFailMode = "open" | "closed";
+export const REDIS_FAIL_MODES: readonly RedisFailMode[] = ["open", "closed"];
+
+function refused(): GatewayError {
+  return new GatewayError({
+    status: 503,
+    type: "overloaded_error",
+    message: "Rate limits cannot be checked right now (the gateway's Redis is unreachable); retry shortly.",
+    headers: { "retry-after": "1" },
+  });
+}
+
+/**
+ * Runs `shared` while Redis is up; when it is down (or goes down during the call), runs `local`
+ * in `open` mode and refuses in `closed` mode. Other errors pass through.
+ */
+async function guarded<T>(link: RedisLink, mode: RedisFailMode, shared: () => Promise<T>, local: () => Promise<T>): Promise<T> {
+  if (link.up) {
+    try {
+      return await shared();
+    } catch (e) {
+      if (!(e instanceof RedisDown)) throw e;
+    }
+  }
+  if (mode === "closed") throw refused();
+  return local();
+}
+
+/** Bookkeeping after the fact (settlements, spend): never refused; kept locally while Redis is away. */
+async function recorded(link: RedisLink, shared: () => Promise<void>, local: () => Promise<void>): Promise<void> {
+  if (link.up) {
+    try {
+      return await shared();
+    } catch (e) {
+      if (!(e instanceof RedisDown)) throw e;
+    }
+  }
+  return local();
+}
+
+export class FailoverLimiterStore implements LimiterStore {
+  constructor(
+    private readonly link: RedisLink,
+    private readonly mode: RedisFailMode,
+    private readonly shared: LimiterStore,
+    private readonly local: LimiterStore,
+  ) {}
+
+  admit(checks: readonly BucketCheck[], estimatedTokens: number): Promise<Admission[]> {
+    return guarded(this.link, this.mode, () => this.shared.admit(checks, estimatedTokens), () => this.local.admit(checks, estimatedTokens));
+  }
+
+  settle(checks: readonly BucketCheck[], estimatedTokens: number, actualTokens: number): Promise<void> {
+    return recorded(this.link, () => this.shared.settle(checks, estimatedTokens, actualTokens), () => this.local.settle(checks, estimatedTokens, actualTokens));
+  }
+
+  async reset(bucket: string): Promise<void> {
+    await this.local.reset(bucket);
+    await recorded(this.link, () => this.shared.reset(bucket), async () => {});
+  }
+}
+
+export class FailoverSpendStore implements SpendStore {
+  constructor(
+    private readonly link: RedisLink,
+    private readonly mode: RedisFailMode,
+    private readonly shared: SpendStore,
+    /** Also told every add, so that it knows this instance's spend when Redis goes away. */
+    private readonly local: SpendStore,
+  ) {}
+
+  spent(keyId: string): Promise<number> {
+    return guarded(this.link, this.mode, () => this.shared.spent(keyId), () => this.local.spent(keyId));
+  }
+
+  /** Both: the shared store gathers adds and sends them when Redis answers, so none is lost to an outage. */
+  async add(keyId: string, usd: number): Promise<void> {
+    await this.local.add(keyId, usd);
+    await this.shared.add(keyId, usd);
+  }
+}
+
+export class FailoverAuthFailures implements AuthFailureStore {
+  constructor(
+    private readonly link: RedisLink,
+    private readonly mode: RedisFailMode,
+    private readonly shared: AuthFailureStore,
+    private readonly local: AuthFailureStore,
+  ) {}
+
+  get active(): boolean {
+    return this.link.up ? this.shared.active : this.local.active;
+  }
+
+  blockedFor(address: string): Promise<number> {
+    return guarded(this.link, this.mode, () => this.shared.blockedFor(address), () => this.local.blockedFor(address));
+  }
+
+  fail(address: string): Promise<void> {
+    return recorded(this.link, () => this.shared.fail(address), () => this.local.fail(address));
+  }
+}

@@ -1,0 +1,132 @@
+import type { Format } from "../formats";
+import type { PromptCacheMode } from "../dispatch/catalog";
+import type { ResponseStore } from "../stored-responses/response-store";
+
+/**
+ * The state Turnpike keeps: keys (hashed, never the secret) and usage records. One interface,
+ * several back ends (SQLite embedded by default; see docs/design.md, "State").
+ */
+
+export interface KeyRecord {
+  id: string;
+  name: string;
+  /** sha256 of the secret, hex. */
+  hash: string;
+  /** The first characters of the secret, safe to show (`sk-tp-AbC…`). */
+  prefix: string;
+  /** Allowed model ids or `*` globs; null = every model. */
+  models: string[] | null;
+  rpm: number | null;
+  tpm: number | null;
+  /**
+   * Whether Turnpike places prompt-cache breakpoints for this key's requests (`auto` | `off`);
+   * null or absent = the model's own setting.
+   */
+  prompt_cache?: PromptCacheMode | null;
+  /** Per-model limits, by exact model id; they apply on top of the key's own. */
+  model_limits: Record<string, { rpm?: number | null; tpm?: number | null }> | null;
+  /** Monthly budget in USD (calendar month, UTC); null = none. */
+  budget_usd: number | null;
+  /** After this instant the key is refused; null = never. */
+  expires_at: string | null;
+  /** The secret before the last rotation, still accepted until `prev_valid_until`. */
+  prev_hash: string | null;
+  prev_valid_until: string | null;
+  created_at: string;
+  updated_at: string;
+  revoked_at: string | null;
+}
+
+/** The ledger's endpoint: a client format's inference route, or the token count. */
+export type Endpoint = Format | "count_tokens";
+
+export interface UsageRecord {
+  request_id: string;
+  key_id: string;
+  model: string;
+  endpoint: Endpoint;
+  stream: boolean;
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  /** The part of `cache_write_tokens` written for an hour (priced apart from five-minute writes). */
+  cache_write_1h_tokens?: number;
+  reasoning_tokens: number;
+  cost_usd: number;
+  /** The vendor's own name of the model that answered (a dated snapshot name), where it said one. */
+  upstream_model?: string | null;
+  /** The catalog id the client asked for, when a fallback served it under another (`model`). */
+  requested_model?: string | null;
+  /** Which of the model's deployments served (the last one tried), and how many attempts were made. */
+  deployment?: string | null;
+  attempts?: number | null;
+  /** The status the client saw (a stream that started: 200, or 502 if it then failed with an in-band error). */
+  status: number;
+  /** The upstream's HTTP status; 0 when no answer came. */
+  upstream_status: number;
+  latency_ms: number;
+  /** The client went away before the reply ended. */
+  aborted: boolean;
+  /** Output tokens counted by Turnpike, not reported by the upstream. */
+  estimated: boolean;
+  created_at: string;
+}
+
+/**
+ * A stored row's optional fields as records have them: absent when empty (no one-hour writes, no
+ * upstream model name, no key setting), so rows written before they existed read as before.
+ */
+export function withoutEmptyOptionals<T extends { upstream_model?: string | null; cache_write_1h_tokens?: number; prompt_cache?: string | null; deployment?: string | null; attempts?: number | null; requested_model?: string | null }>(r: T): T {
+  const out = { ...r };
+  if (out.deployment === null) delete out.deployment;
+  if (out.attempts === null) delete out.attempts;
+  if (out.requested_model === null) delete out.requested_model;
+  if (out.upstream_model === null) delete out.upstream_model;
+  if (out.cache_write_1h_tokens === 0) delete out.cache_write_1h_tokens;
+  if (out.prompt_cache === null) delete out.prompt_cache;
+  return out;
+}
+
+export interface UsageFilter {
+  key_id?: string;
+  model?: string;
+  since?: string;
+  until?: string;
+  limit?: number;
+  /** Newest first (the admin listing); default: oldest first. */
+  newestFirst?: boolean;
+  /** Only records older than this one, by time then request id (a newest-first listing's cursor). */
+  before?: { created_at: string; request_id: string };
+}
+
+export type UsageGroup = "key" | "model" | "day";
+
+export interface UsageAggregate {
+  key_id?: string;
+  model?: string;
+  day?: string;
+  requests: number;
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  reasoning_tokens: number;
+  cost_usd: number;
+}
+
+export interface Store {
+  createKey(key: KeyRecord): Promise<void>;
+  listKeys(): Promise<KeyRecord[]>;
+  /** Writes a key's new state (same id). */
+  updateKey(key: KeyRecord): Promise<void>;
+  insertUsage(records: readonly UsageRecord[]): Promise<void>;
+  queryUsage(filter: UsageFilter): Promise<UsageRecord[]>;
+  /** Requests, tokens and cost grouped by any of key, model and day (UTC). */
+  aggregateUsage(filter: UsageFilter, groupBy: readonly UsageGroup[]): Promise<UsageAggregate[]>;
+  /** Spend in USD per key since an instant (for monthly budgets). */
+  spendSince(since: string): Promise<Map<string, number>>;
+  /** Stored Responses-format replies, in the same database. */
+  responseStore(): ResponseStore;
+  close(): Promise<void>;
+}
