@@ -51,6 +51,16 @@ if (!only.length) {
     passed++;
     console.log("✓ lint");
   }
+  // The gateway's import graph: no cycle, no import up a floor (docs/design.md, "Floors").
+  const imports = run(["bun", "scripts/check-imports.ts"], root);
+  if (imports.code !== 0) {
+    failed++;
+    failures.push("import check");
+    console.log(`✗ import check\n${imports.out}`);
+  } else {
+    passed++;
+    console.log(`✓ ${imports.out.trim()}`);
+  }
 }
 for (const w of workspaces) {
   if (only.length && !only.some((o) => w.includes(o))) continue;

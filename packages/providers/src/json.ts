@@ -1,10 +1,8 @@
-import type { ClientTool, ToolDefinition } from "@turnpike/schema";
+import { type ClientTool, type ToolDefinition, isRecord } from "@turnpike/schema";
 
 /** Small helpers to read vendor JSON leniently (docs/style.md rule 1: read only what we use). */
 
-export function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
+export { isRecord };
 
 /** `JSON.parse` that returns `undefined` instead of throwing. */
 export function tryParseJson(text: string): unknown {

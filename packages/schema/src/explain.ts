@@ -15,6 +15,7 @@
  * - `hint`: appended when a value is not one of a union's literals.
  */
 import { Kind, OptionalKind, type TSchema } from "@sinclair/typebox";
+import { isRecord } from "./is-record.js";
 
 /** One problem found in a request body. `message` starts with `path` so it reads alone. */
 export interface ValidationIssue {
@@ -72,10 +73,6 @@ function kindOf(value: unknown): ValueKind {
 
 function isOptional(schema: TSchema): boolean {
   return schema[OptionalKind] === "Optional";
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 // TSchema types its keywords loosely (an index signature); these two read them as schemas.

@@ -35,3 +35,4 @@ export * from "./responses-stream.js";
 export * from "./responses-stored.js";
 export * from "./validate.js";
 export * from "./sse.js";
+export * from "./is-record.js";

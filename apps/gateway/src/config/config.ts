@@ -6,6 +6,10 @@ import { MIB } from "../http/read-body";
 import { REDIS_FAIL_MODES, type RedisFailMode } from "../storage/redis-failover";
 import { parseRouting, type RoutingConfig } from "../dispatch/routing-config";
 import { AUTH_SCHEMES, BUILT_IN_VENDORS, type AuthScheme, type VendorConfig, type VendorRow } from "../dispatch/vendors";
+import { isRecord } from "../vocabulary/client-errors";
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "../telemetry/logger";
+
+export { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "../telemetry/logger";
 
 export interface Config {
   port: number;
@@ -37,11 +41,6 @@ export interface Config {
   ops: OpsConfig;
 }
 
-export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
-export const LOG_FORMATS = ["json", "pretty"] as const;
-export type LogFormat = (typeof LOG_FORMATS)[number];
-
 export interface OpsConfig {
   /** `TURNPIKE_METRICS_KEY`: the bearer secret `GET /metrics` asks for; unset = open. */
   metricsKey: string | undefined;
@@ -72,10 +71,6 @@ export interface ScaleOutConfig {
 
 type Env = Record<string, string | undefined>;
 
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 /** Reads the config file: JSON by default, YAML when the name ends in .yaml or .yml. */
 export function readConfigFile(path: string): Record<string, unknown> {

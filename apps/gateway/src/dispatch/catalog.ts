@@ -4,6 +4,9 @@
  */
 
 import { UPSTREAM_PROTOCOLS, type Protocol } from "@turnpike/schema";
+import type { CatalogEntry, PromptCacheMode } from "../vocabulary/target";
+
+export type { CatalogEntry, PromptCacheMode } from "../vocabulary/target";
 
 /** What the catalog needs to know of each vendor: that it exists, and its protocol. */
 export interface VendorProtocol {
@@ -11,38 +14,6 @@ export interface VendorProtocol {
   protocol: Protocol;
 }
 
-export interface CatalogEntry {
-  /** The id clients send. */
-  id: string;
-  /** The vendor that serves it (a row of the vendor table). */
-  owned_by: string;
-  display_name: string;
-  protocol: Protocol;
-  /** The id sent upstream (defaults to `id`). */
-  upstream_model: string;
-  /** Extra headers sent upstream with every call for this model. */
-  upstream_headers: Record<string, string>;
-  /** USD per million tokens: uncached input, output. */
-  input_per_mtok: number;
-  output_per_mtok: number;
-  /** USD per million input tokens read from the vendor's prompt cache. */
-  cache_read_per_mtok: number;
-  /** USD per million input tokens written to the prompt cache for five minutes, and for an hour. */
-  cache_write_5m_per_mtok: number;
-  cache_write_1h_per_mtok: number;
-  /**
-   * `auto`: a request to a messages upstream that carries no `cache_control` at all gets
-   * Turnpike's own cache breakpoints (`protocols/cache-breakpoints.ts`); `off`: never.
-   */
-  prompt_cache: PromptCacheMode;
-  context_window: number;
-  max_output_tokens: number;
-  /** Release date, RFC 3339; the models list reports it as `created_at` and `created`. */
-  created_at: string;
-}
-
-/** Whether Turnpike places prompt-cache breakpoints itself (per model, and per key on top). */
-export type PromptCacheMode = "auto" | "off";
 export const PROMPT_CACHE_MODES: readonly PromptCacheMode[] = ["auto", "off"];
 
 type Optional = "protocol" | "upstream_model" | "upstream_headers" | "cache_read_per_mtok" | "cache_write_5m_per_mtok" | "cache_write_1h_per_mtok" | "prompt_cache";

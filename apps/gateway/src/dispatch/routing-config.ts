@@ -4,6 +4,8 @@
  * path inside it and the rule.
  */
 
+import { isRecord } from "../vocabulary/client-errors";
+
 export interface Timeouts {
   /** Until the upstream's status line and headers arrive. */
   connectMs: number;
@@ -47,10 +49,6 @@ export const DEFAULT_ROUTING: RoutingConfig = {
   timeouts: { connectMs: 10_000, firstByteMs: 120_000, idleMs: 300_000 },
   breaker: { failures: 3, cooldownS: 30 },
 };
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 /** A whole number in [min, max], or the fallback when absent. */
 function whole(raw: unknown, at: string, min: number, max: number, fallback: number): number {

@@ -1,18 +1,9 @@
-import type { Protocol } from "@turnpike/schema";
 import { PROTOCOLS } from "../protocols";
-import type { AuthScheme, VendorConfig } from "./vendors";
+import type { Upstream } from "../vocabulary/target";
+import type { VendorConfig } from "./vendors";
 
-/** Where calls for one vendor go, as the gateway runs it. */
-export interface Upstream {
-  vendor: string;
-  protocol: Protocol;
-  /** In the vendor client library's convention: chat-protocol bases end in `/v1`. */
-  baseURL: string;
-  apiKey: string;
-  auth: AuthScheme;
-  /** Served by Turnpike's built-in simulator. */
-  simulated: boolean;
-}
+export type { Upstream } from "../vocabulary/target";
+
 
 /**
  * Each vendor's upstream: its configured base and key, or — when its key is unset — the

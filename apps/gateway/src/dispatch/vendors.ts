@@ -1,8 +1,9 @@
 import type { Protocol } from "@turnpike/schema";
+import type { AuthScheme } from "../vocabulary/target";
+
+export type { AuthScheme } from "../vocabulary/target";
 
 /** How a vendor's API key is sent. */
-export type AuthScheme = "x-api-key" | "bearer" | "x-goog-api-key";
-
 export const AUTH_SCHEMES: readonly AuthScheme[] = ["x-api-key", "bearer", "x-goog-api-key"];
 
 /**

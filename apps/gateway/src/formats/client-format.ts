@@ -2,10 +2,9 @@ import type { GatewayError, Warning } from "@turnpike/providers";
 import type { MessagesRequest, MessagesResponse, MessagesStreamEvent, Protocol } from "@turnpike/schema";
 import type { Admission } from "../limits/limiter-store";
 import type { StoredResponse } from "../stored-responses/response-store";
-import type { Endpoint } from "../storage/store";
+import type { Endpoint, Format } from "../vocabulary/format";
 
-/** The wire formats a client can speak. */
-export type Format = "messages" | "chat" | "responses";
+export type { Format } from "../vocabulary/format";
 
 /**
  * A validated client request, whatever its format: the few facts the pipeline reads, plus the

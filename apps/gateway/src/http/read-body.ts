@@ -1,4 +1,5 @@
 import { GatewayError } from "@turnpike/providers";
+import { invalid } from "../vocabulary/client-errors";
 
 /**
  * How deep a request body's JSON may nest. Real requests stay far below it (a tool's schema
@@ -126,13 +127,4 @@ function depthWithin(root: unknown, limit: number): boolean {
   return true;
 }
 
-export function invalid(message: string, param?: string): GatewayError {
-  return new GatewayError({ status: 400, type: "invalid_request_error", message, ...(param ? { param } : {}) });
-}
-
-/** A failed schema check as one 400: the first issue names field and rule; the next few follow. */
-export function validationError(issues: { path: string; message: string }[]): GatewayError {
-  const first = issues[0];
-  const more = issues.length > 1 ? ` (and ${issues.length - 1} more: ${issues.slice(1, 4).map((i) => i.message).join("; ")})` : "";
-  return invalid(`${first?.message ?? "invalid request"}${more}`, first?.path);
-}
+export { invalid, validationError } from "../vocabulary/client-errors";

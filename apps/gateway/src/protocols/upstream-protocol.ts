@@ -1,17 +1,12 @@
 import type { GatewayError, Warning } from "@turnpike/providers";
 import type { MessagesRequest, MessagesResponse, MessagesStreamEvent, Protocol } from "@turnpike/schema";
 import type { SSEMessage } from "@turnpike/schema/sse";
-import type { UsageSink } from "../metering/usage-tally";
-import type { CatalogEntry } from "../dispatch/catalog";
-import type { Upstream } from "../dispatch/upstreams";
-import type { AuthScheme } from "../dispatch/vendors";
+import type { AuthScheme, Target } from "../vocabulary/target";
+import type { UsageSink } from "../vocabulary/usage-sink";
 import type { SignatureStore } from "../stored-responses/signature-store";
 
-/** One call's destination: a catalog entry on the upstream that serves it. */
-export interface Target {
-  entry: CatalogEntry;
-  upstream: Upstream;
-}
+export type { Target } from "../vocabulary/target";
+
 
 /** An upstream HTTP request, ready to send. */
 export interface UpstreamRequest {

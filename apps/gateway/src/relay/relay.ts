@@ -16,6 +16,7 @@ import type { Deployment } from "../dispatch/deployments";
 import { relayStream } from "./relay-stream";
 import { translatedTap } from "./translated-tap";
 import type { UsageTally } from "../metering/usage-tally";
+import { isRecord } from "../vocabulary/client-errors";
 
 /**
  * A reply's headers. Built from a per-deployment template: in Bun 1.4.4 every header handed to
@@ -69,10 +70,6 @@ function replyText(reply: MessagesResponse): string {
     else if (b.type === "tool_use") text += JSON.stringify(b.input);
   }
   return text;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
 /** What a 200 body that is not a reply looks like, in words (never its bytes). */

@@ -1,5 +1,5 @@
-import type { Format } from "../formats";
-import type { PromptCacheMode } from "../dispatch/catalog";
+import type { Endpoint } from "../vocabulary/format";
+import type { PromptCacheMode } from "../vocabulary/target";
 import type { ResponseStore } from "../stored-responses/response-store";
 
 /**
@@ -37,8 +37,7 @@ export interface KeyRecord {
   revoked_at: string | null;
 }
 
-/** The ledger's endpoint: a client format's inference route, or the token count. */
-export type Endpoint = Format | "count_tokens";
+export type { Endpoint } from "../vocabulary/format";
 
 export interface UsageRecord {
   request_id: string;

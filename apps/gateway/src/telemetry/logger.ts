@@ -1,6 +1,10 @@
 import pino, { type DestinationStream } from "pino";
-import type { LogFormat, LogLevel } from "../config/config";
 import { secretScrubber } from "./scrub-secrets";
+
+export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+export const LOG_FORMATS = ["json", "pretty"] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
 
 /** Fields of a log line: the request id and whatever else tells what happened (never a secret). */
 export type LogFields = Record<string, string | number | boolean | null | undefined>;

@@ -8,7 +8,6 @@ import type { PipelineHooks } from "../pipeline/events";
 import type { Target } from "../protocols";
 import type { UsageRecord } from "../storage/store";
 import { ATTR, requestAttributes, usageAttributes } from "./span-attributes";
-import type { Tracing } from "./tracing";
 
 const headerGetter: TextMapGetter<Headers> = {
   get: (headers, key) => headers.get(key) ?? undefined,
@@ -18,6 +17,12 @@ const headerGetter: TextMapGetter<Headers> = {
 interface Spans {
   root: Span;
   attempt: Span | undefined;
+}
+
+/** Traces of requests: a pipeline subscriber, and how to flush what it holds at shutdown. */
+export interface Tracing {
+  hooks: PipelineHooks;
+  shutdown(): Promise<void>;
 }
 
 /**

@@ -1,11 +1,8 @@
 import type { OpsConfig } from "../config/config";
-import type { PipelineHooks } from "../pipeline/events";
+// A type-only import: the OpenTelemetry packages load only through the dynamic import below.
+import type { Tracing } from "./otlp-tracing";
 
-/** Traces of requests: a pipeline subscriber, and how to flush what it holds at shutdown. */
-export interface Tracing {
-  hooks: PipelineHooks;
-  shutdown(): Promise<void>;
-}
+export type { Tracing } from "./otlp-tracing";
 
 /**
  * Tracing when `OTEL_EXPORTER_OTLP_ENDPOINT` is set, else nothing: the OpenTelemetry packages are

@@ -1,0 +1,8 @@
+/**
+ * The gateway's shared words, on the lowest floor: every other file may import them, and they
+ * import nothing of the gateway (docs/design.md, "Floors").
+ */
+export { invalid, isRecord, validationError } from "./client-errors";
+export type { Endpoint, Format } from "./format";
+export type { AuthScheme, CatalogEntry, PromptCacheMode, Target, Upstream } from "./target";
+export type { TokenCounts, UsageSink } from "./usage-sink";
