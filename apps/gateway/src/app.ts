@@ -1,42 +1,29 @@
 import { Elysia } from "elysia";
 import type { GatewayDeps } from "./deps";
-import { adminModule } from "./admin/admin-routes";
-import { chatModule } from "./routes/chat";
-import { dashboardModule } from "./admin/dashboard";
-import { directRoutes } from "./routes/direct-routes";
-import { healthModule } from "./routes/health";
-import { docsModule } from "./openapi/docs-route";
-import { messagesModule } from "./routes/messages";
-import { metricsModule } from "./telemetry/metrics-route";
-import { modelsModule } from "./routes/models";
-import { openapiModule } from "./openapi/openapi-route";
-import { responsesModule } from "./routes/responses";
-import { errorsPlugin } from "./http/errors";
+import { errorsPlugin, oversizedHeaders } from "./http/errors";
+import { directRoutes, mount } from "./http/route";
+import { routeTable } from "./routes/table";
 
 /**
- * The whole route map on one screen. The server's idle timeout is raised to Bun's maximum
- * (255 s; Bun's default of 10 s, Elysia's of 30 s, cut a quiet stream; decisions/0002), and
- * streams send keep-alives well inside it.
+ * The server: the route table (routes/table.ts) on Elysia, and its `direct` routes (the
+ * inference POSTs) also on Bun's router, which Elysia merges over its own routes for the same
+ * path and method — so those calls skip Elysia's per-request context and hooks, which they do not
+ * use; what Elysia's hooks do for the others (oversized headers get their 431, anything that
+ * escapes its 500, in the caller's format) their handlers and `oversizedHeaders` do. The server's
+ * idle timeout is raised to Bun's maximum (255 s; Bun's default of 10 s, Elysia's of 30 s, cut a
+ * quiet stream; decisions/0002), and streams send keep-alives well inside it.
  */
-export const createApp = (deps: GatewayDeps) =>
-  new Elysia({
+export const createApp = (deps: GatewayDeps) => {
+  const routes = routeTable(deps);
+  return new Elysia({
     name: "turnpike",
     // Bun's own body cap (128 MiB by default) answers a bare 413 with no body before any route
     // runs; lifted, so that every route reads the body itself against TURNPIKE_MAX_BODY_MB and
-    // answers in the caller's format (pipeline/read-body.ts).
-    // The inference routes are served from Bun's router directly (modules/direct-routes.ts).
-    serve: { idleTimeout: deps.config.idleTimeoutSeconds, maxRequestBodySize: Number.MAX_SAFE_INTEGER, routes: directRoutes(deps) },
+    // answers in the caller's format (http/read-body.ts).
+    serve: { idleTimeout: deps.config.idleTimeoutSeconds, maxRequestBodySize: Number.MAX_SAFE_INTEGER, routes: directRoutes(routes, oversizedHeaders) },
   })
     .use(errorsPlugin(deps.logger))
-    .use(healthModule(deps))
-    .use(modelsModule(deps))
-    .use(messagesModule(deps))
-    .use(chatModule(deps))
-    .use(responsesModule(deps))
-    .use(adminModule(deps))
-    .use(metricsModule(deps))
-    .use(openapiModule(deps))
-    .use(docsModule())
-    .use(dashboardModule());
+    .use(mount(routes));
+};
 
 export type App = ReturnType<typeof createApp>;

@@ -1,5 +1,4 @@
 import { GatewayError } from "@turnpike/providers";
-import { Elysia } from "elysia";
 import type { GatewayDeps } from "../deps";
 import { isAdminKey } from "../keys/admin-key";
 import { DEFAULT_ROTATION_GRACE_SECONDS, type KeyFields, type NewKey } from "../keys/key-service";
@@ -13,6 +12,8 @@ import { errorResponse, toGatewayError } from "../http/respond";
 import type { AdminKey } from "./admin-schemas";
 import type { KeyRecord, UsageFilter, UsageGroup, UsageRecord } from "../storage/store";
 import { modelEntry } from "../routes/models";
+import type { Handler, Route, RouteCall } from "../http/route";
+import { admin, idParam, json, ok, query, ref } from "../openapi/operations";
 import { requestLine, SERIES_BY, type SeriesBy, seriesRange, toSeries } from "./usage-series";
 
 /** A key as the admin API shows it: never the secret, never its hash. */
@@ -172,76 +173,110 @@ function limitParam(q: URLSearchParams, fallback: number, max: number): number {
 /** The request log's default and largest page (`GET /admin/requests`). */
 const REQUESTS_PAGE = { fallback: 100, max: 1000 } as const;
 
+const KEY_ID = idParam("The key's id (`key_…`).");
+
 /** Admin API (docs/design.md, "Interfaces"): keys and usage, guarded by `TURNPIKE_ADMIN_KEY`. Errors use the chat format's envelope. */
-export const adminModule = (deps: GatewayDeps) => {
+export function adminRoutes(deps: GatewayDeps): Route[] {
   const catalogIds = deps.catalog.all().map((e) => e.id);
-  const guard = async (request: Request, server: Connection | null | undefined, fn: () => Promise<Response> | Response): Promise<Response> => {
-    const requestId = newRequestId();
-    try {
-      await checkAdmin(deps, request, server);
-      return await fn();
-    } catch (e) {
-      return errorResponse(FORMATS.chat, toGatewayError(e, deps.logger, requestId), requestId);
-    }
-  };
+  /** A handler behind the admin key; what it throws is answered in the chat format's envelope. */
+  const guarded =
+    (fn: (call: RouteCall) => Promise<Response> | Response): Handler =>
+    async (call) => {
+      const requestId = newRequestId();
+      try {
+        await checkAdmin(deps, call.request, call.server);
+        return await fn(call);
+      } catch (e) {
+        return errorResponse(FORMATS.chat, toGatewayError(e, deps.logger, requestId), requestId);
+      }
+    };
   const body = (request: Request) => readJsonObject(request, deps.config.maxBodyBytes);
-  return new Elysia({ name: "module.admin" })
-    .post(
-      "/admin/keys",
-      ({ request, server }) =>
-        guard(request, server, async () => {
-          const input = parseKeyFields(await body(request), true, catalogIds) as NewKey; // requireName: name is set
-          const { record, secret } = await deps.keys.create(input);
-          return Response.json({ ...publicKey(record), key: secret }, { status: 201 });
-        }),
-      { parse: "none" },
-    )
-    // Every model's deployments with their circuit (closed, open, half_open), failures and latency.
-    .get("/admin/deployments", ({ request, server }) => guard(request, server, () => Response.json({ data: deps.router.list(deps.now()) })))
-    .get("/admin/keys", ({ request, server }) =>
-      guard(request, server, async () => {
+  return [
+    {
+      method: "POST",
+      path: "/admin/keys",
+      doc: admin("Create a key (its secret is in this reply only)", { 201: { description: "Created.", content: json(ref("AdminKeyWithSecret")) } }, { requestBody: { required: true, content: json({ allOf: [ref("AdminKeyFields"), { required: ["name"] }] }) } }),
+      handle: guarded(async ({ request }) => {
+        const input = parseKeyFields(await body(request), true, catalogIds) as NewKey; // requireName: name is set
+        const { record, secret } = await deps.keys.create(input);
+        return Response.json({ ...publicKey(record), key: secret }, { status: 201 });
+      }),
+    },
+    {
+      method: "GET",
+      path: "/admin/keys",
+      doc: admin("List keys", ok("Every key, with this month's spend.", ref("AdminKeyList"))),
+      handle: guarded(async () => {
         const keys = await deps.keys.list();
         return Response.json({ data: await Promise.all(keys.map(async (k) => publicKey(k, await deps.spend.spent(k.id)))) });
       }),
-    )
-    .get("/admin/keys/:id", ({ request, params, server }) =>
-      guard(request, server, async () => Response.json(publicKey(found(await deps.keys.get(params.id), params.id), await deps.spend.spent(params.id)))),
-    )
-    .patch(
-      "/admin/keys/:id",
-      ({ request, params, server }) =>
-        guard(request, server, async () => {
-          const fields = parseKeyFields(await body(request), false, catalogIds);
-          const record = found(await deps.keys.update(params.id, fields), params.id);
-          // New limits take effect from a full bucket.
-          await deps.limiter.reset(record.id);
-          return Response.json(publicKey(record, await deps.spend.spent(record.id)));
-        }),
-      { parse: "none" },
-    )
-    .post(
-      "/admin/keys/:id/rotate",
-      ({ request, params, server }) =>
-        guard(request, server, async () => {
-          const b = (request.headers.get("content-length") === "0" ? {} : await body(request).catch(() => ({}))) as { grace_seconds?: unknown }; // only grace_seconds is read, and checked
-          const grace = b.grace_seconds ?? DEFAULT_ROTATION_GRACE_SECONDS;
-          if (typeof grace !== "number" || !Number.isInteger(grace) || grace < 0 || grace > 30 * 86400) {
-            throw invalid(`grace_seconds: must be a whole number of seconds from 0 to 2592000 (30 days), got ${JSON.stringify(grace)}`, "grace_seconds");
-          }
-          const rotated = await deps.keys.rotate(params.id, grace);
-          const { record, secret } = found(rotated, params.id);
-          return Response.json({ ...publicKey(record), key: secret });
-        }),
-      { parse: "none" },
-    )
-    .delete("/admin/keys/:id", ({ request, params, server }) =>
-      guard(request, server, async () => {
-        const record = found(await deps.keys.revoke(params.id), params.id);
+    },
+    {
+      method: "GET",
+      path: "/admin/keys/{id}",
+      doc: admin("Get a key", ok("The key, with this month's spend.", ref("AdminKey")), { parameters: [KEY_ID] }),
+      handle: guarded(async ({ params }) => {
+        const id = params.id ?? "";
+        return Response.json(publicKey(found(await deps.keys.get(id), id), await deps.spend.spent(id)));
+      }),
+    },
+    {
+      method: "PATCH",
+      path: "/admin/keys/{id}",
+      doc: admin("Change a key's limits (null clears one)", ok("The changed key.", ref("AdminKey")), { parameters: [KEY_ID], requestBody: { required: true, content: json(ref("AdminKeyFields")) } }),
+      handle: guarded(async ({ request, params }) => {
+        const id = params.id ?? "";
+        const fields = parseKeyFields(await body(request), false, catalogIds);
+        const record = found(await deps.keys.update(id, fields), id);
+        // New limits take effect from a full bucket.
+        await deps.limiter.reset(record.id);
+        return Response.json(publicKey(record, await deps.spend.spent(record.id)));
+      }),
+    },
+    {
+      method: "DELETE",
+      path: "/admin/keys/{id}",
+      doc: admin("Revoke a key", ok("The revoked key.", ref("AdminRevokedKey")), { parameters: [KEY_ID] }),
+      handle: guarded(async ({ params }) => {
+        const id = params.id ?? "";
+        const record = found(await deps.keys.revoke(id), id);
         return Response.json({ ...publicKey(record), revoked: true });
       }),
-    )
-    .get("/admin/usage", ({ request, server }) =>
-      guard(request, server, async () => {
+    },
+    {
+      method: "POST",
+      path: "/admin/keys/{id}/rotate",
+      doc: admin("Rotate a key's secret (the old one works for `grace_seconds`, default 3600)", ok("The key with its new secret, shown this once.", ref("AdminKeyWithSecret")), {
+        parameters: [KEY_ID],
+        requestBody: { required: false, content: json(ref("AdminRotate")) },
+      }),
+      handle: guarded(async ({ request, params }) => {
+        const id = params.id ?? "";
+        const b = (request.headers.get("content-length") === "0" ? {} : await body(request).catch(() => ({}))) as { grace_seconds?: unknown }; // only grace_seconds is read, and checked
+        const grace = b.grace_seconds ?? DEFAULT_ROTATION_GRACE_SECONDS;
+        if (typeof grace !== "number" || !Number.isInteger(grace) || grace < 0 || grace > 30 * 86400) {
+          throw invalid(`grace_seconds: must be a whole number of seconds from 0 to 2592000 (30 days), got ${JSON.stringify(grace)}`, "grace_seconds");
+        }
+        const rotated = await deps.keys.rotate(id, grace);
+        const { record, secret } = found(rotated, id);
+        return Response.json({ ...publicKey(record), key: secret });
+      }),
+    },
+    {
+      method: "GET",
+      path: "/admin/usage",
+      doc: admin("Usage records, newest first, or totals grouped", ok("A page of records, or with `group_by` the totals per group.", { anyOf: [ref("AdminUsagePage"), ref("AdminUsageGroups")] }), {
+        parameters: [
+          query("key_id", "Only this key's records.", { type: "string" }),
+          query("model", "Only this model's records.", { type: "string" }),
+          query("since", "From this instant (ISO 8601).", { type: "string" }),
+          query("until", "Before this instant (ISO 8601).", { type: "string" }),
+          query("group_by", "Totals per group: any of `key`, `model`, `day`, comma-separated.", { type: "string" }),
+          query("limit", "Records per page, 1 to 10000 (default 1000).", { type: "integer", minimum: 1, maximum: 10000 }),
+          query("cursor", "`next_cursor` of the previous page.", { type: "string" }),
+        ],
+      }),
+      handle: guarded(async ({ request }) => {
         const q = new URL(request.url).searchParams;
         const filter: UsageFilter = {};
         if (q.get("key_id")) filter.key_id = q.get("key_id")!;
@@ -266,9 +301,25 @@ export const adminModule = (deps: GatewayDeps) => {
         const last = data.at(-1);
         return Response.json({ data, next_cursor: rows.length > page && last ? encodeCursor(last) : null });
       }),
-    )
-    .get("/admin/usage/daily", ({ request, server }) =>
-      guard(request, server, async () => {
+    },
+    {
+      method: "GET",
+      path: "/admin/deployments",
+      doc: admin("Every model's deployments: circuit state, failures, latency (this instance's view)", ok("One row per deployment.", ref("AdminDeployments"))),
+      // Every model's deployments with their circuit (closed, open, half_open), failures and latency.
+      handle: guarded(() => Response.json({ data: deps.router.list(deps.now()) })),
+    },
+    {
+      method: "GET",
+      path: "/admin/usage/daily",
+      doc: admin("Requests, tokens and cost per UTC day, one zero-filled series per model or key", ok("The days of the range and a series per model or key, biggest spender first.", ref("AdminUsageDaily")), {
+        parameters: [
+          query("by", "`model` (default) or `key`.", { type: "string", enum: ["model", "key"] }),
+          query("since", "First day, `YYYY-MM-DD` (default: 13 days before `until`).", { type: "string", format: "date" }),
+          query("until", "Last day, `YYYY-MM-DD`, included (default: today, UTC); at most 366 days in all.", { type: "string", format: "date" }),
+        ],
+      }),
+      handle: guarded(async ({ request }) => {
         // Requests, tokens and cost per UTC day, one zero-filled series per model or key.
         const q = new URL(request.url).searchParams;
         const by = (q.get("by") ?? "model") as SeriesBy; // checked just below
@@ -278,9 +329,17 @@ export const adminModule = (deps: GatewayDeps) => {
         const rows = await deps.store.aggregateUsage({ since: range.since, until: range.until }, ["day", by]);
         return Response.json({ by, days: range.days, series: toSeries(range.days, rows, by) });
       }),
-    )
-    .get("/admin/requests", ({ request, server }) =>
-      guard(request, server, async () => {
+    },
+    {
+      method: "GET",
+      path: "/admin/requests",
+      doc: admin("The request log, newest first (no prompt or reply text)", ok("The newest requests.", ref("AdminRequestLog")), {
+        parameters: [
+          query("since", "Only requests finished at or after this instant (ISO 8601).", { type: "string" }),
+          query("limit", "At most this many, 1 to 1000 (default 100).", { type: "integer", minimum: 1, maximum: 1000 }),
+        ],
+      }),
+      handle: guarded(async ({ request }) => {
         // The live request log, newest first. A poller asks again from a little before the
         // newest time it has and merges by request id: records shipped late by another
         // instance's journal carry their own (earlier) finish time.
@@ -290,9 +349,20 @@ export const adminModule = (deps: GatewayDeps) => {
         const rows = await deps.store.queryUsage({ ...(since ? { since } : {}), newestFirst: true, limit: limitParam(q, REQUESTS_PAGE.fallback, REQUESTS_PAGE.max) });
         return Response.json({ data: rows.map(requestLine) });
       }),
-    )
-    .get("/admin/models", ({ request, server }) =>
+    },
+    {
+      method: "GET",
+      path: "/admin/models",
+      doc: admin(
+        "The whole catalog with prices, vendors and protocols",
+        ok("Every catalog model.", {
+          type: "object",
+          required: ["data"],
+          properties: { data: { type: "array", items: { allOf: [ref("Model"), { type: "object", required: ["vendor", "protocol"], properties: { vendor: { type: "string" }, protocol: { type: "string" } } }] } } },
+        }),
+      ),
       // The whole catalog with prices (`GET /v1/models` lists only what one key may call).
-      guard(request, server, () => Response.json({ data: deps.catalog.all().map((e) => ({ ...modelEntry(e), vendor: e.owned_by, protocol: e.protocol })) })),
-    );
-};
+      handle: guarded(() => Response.json({ data: deps.catalog.all().map((e) => ({ ...modelEntry(e), vendor: e.owned_by, protocol: e.protocol })) })),
+    },
+  ];
+}

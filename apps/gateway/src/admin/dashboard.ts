@@ -1,6 +1,7 @@
-import { Elysia } from "elysia";
 import { existsSync, statSync } from "node:fs";
 import { join, normalize, sep } from "node:path";
+import type { Route } from "../http/route";
+import { html } from "../openapi/operations";
 
 /** Where the dashboard's build lands in the monorepo (`apps/dashboard`, `vite build`). */
 export const DASHBOARD_DIST = join(import.meta.dir, "..", "..", "..", "dashboard", "dist");
@@ -34,23 +35,41 @@ function inside(root: string, requested: string): string | undefined {
  * Asset names carry a content hash (the bundler's), so they are cached for good; the page is
  * revalidated so that a new build is picked up on reload.
  */
-export const dashboardModule = (dir: string = DASHBOARD_DIST) => {
+export function dashboardRoutes(dir: string = DASHBOARD_DIST): Route[] {
   const root = normalize(dir) + sep;
   const page = () => {
     const index = join(root, "index.html");
     if (!existsSync(index)) return new Response(NOT_BUILT, { status: 503, headers: { ...PAGE_HEADERS, "content-type": "text/html; charset=utf-8" } });
     return new Response(Bun.file(index), { headers: { ...PAGE_HEADERS, "content-type": "text/html; charset=utf-8", "cache-control": "no-cache" } });
   };
-  return new Elysia({ name: "module.dashboard" })
-    .get("/dashboard", page)
-    .get("/dashboard/", page)
-    .get("/dashboard/*", ({ params }) => {
-      const path = inside(root, params["*"]);
-      if (path === undefined) return new Response("Not found", { status: 404, headers: { "content-type": "text/plain; charset=utf-8", "x-content-type-options": "nosniff" } });
-      const file = Bun.file(path);
-      const immutable = path.startsWith(join(root, "assets") + sep);
-      return new Response(file, {
-        headers: { ...PAGE_HEADERS, "content-type": file.type, "cache-control": immutable ? "public, max-age=31536000, immutable" : "no-cache" },
-      });
-    });
-};
+  return [
+    {
+      method: "GET",
+      path: "/dashboard",
+      doc: { tags: ["Operations"], summary: "The dashboard (signed in with the admin key in the browser)", security: [], responses: html("The page; 503 with a page saying how to build it when its build is missing.") },
+      handle: page,
+    },
+    { method: "GET", path: "/dashboard/", handle: page },
+    {
+      method: "GET",
+      path: "/dashboard/{path}",
+      rest: true,
+      doc: {
+        tags: ["Operations"],
+        summary: "The dashboard's assets",
+        security: [],
+        parameters: [{ name: "path", in: "path", required: true, description: "A file of the dashboard's build (its assets).", schema: { type: "string" } }],
+        responses: { 200: { description: "The file." }, 404: { description: "No such file." } },
+      },
+      handle: ({ params }) => {
+        const path = inside(root, params.path ?? "");
+        if (path === undefined) return new Response("Not found", { status: 404, headers: { "content-type": "text/plain; charset=utf-8", "x-content-type-options": "nosniff" } });
+        const file = Bun.file(path);
+        const immutable = path.startsWith(join(root, "assets") + sep);
+        return new Response(file, {
+          headers: { ...PAGE_HEADERS, "content-type": file.type, "cache-control": immutable ? "public, max-age=31536000, immutable" : "no-cache" },
+        });
+      },
+    },
+  ];
+}

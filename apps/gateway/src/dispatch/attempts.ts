@@ -1,6 +1,6 @@
 import { GatewayError } from "@turnpike/providers";
 import type { GatewayDeps } from "../deps";
-import type { ClientFormat, ClientRequest } from "../formats";
+import type { ClientRequest } from "../formats";
 import type { Target } from "../protocols";
 import type { Deployment, Route } from "./deployments";
 import type { RequestContext } from "../pipeline/context";
@@ -59,7 +59,7 @@ function noneHealthy(model: string, waitS: number): GatewayError {
  * the client. Retryable failures (no answer, timeouts, 408/409/429/5xx/529) move on; another 4xx
  * is the answer; a prompt over the window goes to the first fallback with room for it.
  */
-export async function dispatch(deps: GatewayDeps, ctx: RequestContext, format: ClientFormat, client: ClientRequest, asked: Target, size: number): Promise<Dispatched> {
+export async function dispatch(deps: GatewayDeps, ctx: RequestContext, client: ClientRequest, asked: Target, size: number): Promise<Dispatched> {
   const router = deps.router;
   const first = router.route(asked.entry.id);
   if (!first) throw new GatewayError({ status: 500, message: `No route for ${asked.entry.id}.` });
@@ -114,7 +114,7 @@ export async function dispatch(deps: GatewayDeps, ctx: RequestContext, format: C
       }
       let p: Plan;
       try {
-        p = await plan(deps, format, client, targetOf(d, asked));
+        p = await plan(deps, ctx.format, client, targetOf(d, asked));
       } catch (e) {
         d.breaker.release();
         // The first plan's refusal (a bad request) is the client's answer; a fallback's ends the search.

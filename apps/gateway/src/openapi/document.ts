@@ -1,17 +1,17 @@
 import { Type } from "@sinclair/typebox";
 import { ADMIN_SCHEMAS } from "../admin/admin-schemas";
 import { componentSchemas } from "./components";
-import { paths } from "./paths";
+import type { Route } from "../http/route";
 
 /** The version of the API this gateway serves, as its own specification names it. */
 export const API_VERSION = "1.0.0";
 
 /**
- * The OpenAPI 3.1 description of the gateway: every route, both ways to present a key, the admin
+ * The OpenAPI 3.1 description of the gateway: every route of the route table, both ways to present a key, the admin
  * key, error bodies and stream events, with schemas taken from the validators' own TypeBox values
  * and the `model` field's values from the live catalog.
  */
-export function openApiDocument(modelIds: readonly string[]): Record<string, unknown> {
+export function openApiDocument(routes: readonly Route[], modelIds: readonly string[]): Record<string, unknown> {
   const ModelId = Type.Union(
     modelIds.map((id) => Type.Literal(id)),
     { description: "A model of this gateway's catalog (`GET /v1/models` lists those your key may call)." },
@@ -25,7 +25,7 @@ export function openApiDocument(modelIds: readonly string[]): Record<string, unk
     },
     tags: ["Chat completions", "Messages", "Responses", "Models", "Admin", "Operations"].map((name) => ({ name })),
     security: [{ apiKey: [] }, { bearer: [] }],
-    paths: paths(),
+    paths: paths(routes),
     components: {
       securitySchemes: {
         apiKey: { type: "apiKey", in: "header", name: "x-api-key", description: "A Turnpike key (`sk-tp-…`), as the messages format's clients send it." },
@@ -36,4 +36,11 @@ export function openApiDocument(modelIds: readonly string[]): Record<string, unk
       schemas: componentSchemas({ ...ADMIN_SCHEMAS, ModelId }),
     },
   };
+}
+
+/** The `paths` object: each documented route's operation under its path, in the table's order. */
+function paths(routes: readonly Route[]): Record<string, Record<string, unknown>> {
+  const out: Record<string, Record<string, unknown>> = {};
+  for (const r of routes) if (r.doc) (out[r.path] ??= {})[r.method.toLowerCase()] = r.doc;
+  return out;
 }

@@ -22,6 +22,7 @@ import { validate } from "./validate";
  * as plain values. A request that reached an upstream is metered exactly once, however it ends.
  */
 export async function handleInference(deps: GatewayDeps, request: Request, format: ClientFormat, server?: Connection | null): Promise<Response> {
+  // From here on the format travels in the context only.
   const ctx = newContext(request, format, server, deps.config.trustedProxies);
   emit(deps.hooks, "onStart", ctx);
   let finish: ReturnType<typeof meterOnce> | undefined;
@@ -34,7 +35,7 @@ export async function handleInference(deps: GatewayDeps, request: Request, forma
     const client = await recall(deps, key, validated);
     const asked = resolve(deps, key, client.model);
     admitted = await admit(deps, ctx, key, asked.entry, size);
-    const sent = await dispatch(deps, ctx, format, client, asked, size);
+    const sent = await dispatch(deps, ctx, client, asked, size);
     const { plan: p, outcome } = sent;
     const target = p.target; // the model that served: its id, window and prices
     // No request can use more than its model's window and output cap: usage beyond it is not believed.
@@ -49,9 +50,9 @@ export async function handleInference(deps: GatewayDeps, request: Request, forma
         return new Response(null, { status: 499 });
       case "error":
         // The record keeps the status the client saw (its format's: a 529 is a chat client's 503).
-        await finish({ status: format.renderError(outcome.error, ctx.id).status, upstreamStatus: outcome.status, unbilled: true });
+        await finish({ status: ctx.format.renderError(outcome.error, ctx.id).status, upstreamStatus: outcome.status, unbilled: true });
         // The upstream's own retry and rate-limit headers win over the key's: they say when to come back.
-        return errorResponse(format, outcome.error, ctx.id, headers);
+        return errorResponse(ctx.format, outcome.error, ctx.id, headers);
       case "reply": {
         const counted = outcome.inputTokens === undefined ? p : { ...p, reply: { ...p.reply, inputTokens: outcome.inputTokens } };
         const metered = finish;
@@ -71,12 +72,12 @@ export async function handleInference(deps: GatewayDeps, request: Request, forma
     const err = toGatewayError(e, deps.logger, ctx.id);
     if (finish) {
       // Thrown before the reply reached the client: an upstream failure before any output, unbilled.
-      await finish({ status: format.renderError(err, ctx.id).status, upstreamStatus, unbilled: true });
+      await finish({ status: ctx.format.renderError(err, ctx.id).status, upstreamStatus, unbilled: true });
     } else {
       // Refused before any upstream call: no record, and the admitted estimate is given back.
       admitted?.settle(0);
       emit(deps.hooks, "onFinish", ctx, err.status, undefined);
     }
-    return errorResponse(format, err, ctx.id);
+    return errorResponse(ctx.format, err, ctx.id);
   }
 }

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { GatewayDeps } from "../deps";
 import { EmbeddedBackends, ProbedBackends } from "../storage/backends";
-import { healthModule } from "./health";
+import { healthModule } from "../../test/support/modules";
 
 /** Only `backends` is read by these routes. */
 const depsWith = (backends: GatewayDeps["backends"]) => ({ backends }) as GatewayDeps; // the health module reads nothing else

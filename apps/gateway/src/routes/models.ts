@@ -1,4 +1,3 @@
-import { Elysia } from "elysia";
 import type { GatewayDeps } from "../deps";
 import { formatOfHeaders } from "../formats";
 import { authenticate } from "../keys/authenticate";
@@ -6,6 +5,8 @@ import { newContext } from "../pipeline/context";
 import { modelNotFound } from "../dispatch/resolve";
 import { errorResponse, toGatewayError } from "../http/respond";
 import type { CatalogEntry } from "../dispatch/catalog";
+import type { Route } from "../http/route";
+import { errors, idParam, INFERENCE_KEYS, ok, ref } from "../openapi/operations";
 
 /**
  * One entry shape that both standard client libraries parse: the chat format's
@@ -35,33 +36,53 @@ export function modelEntry(e: CatalogEntry) {
 }
 
 /** `GET /v1/models` and `GET /v1/models/{id}`: the models the calling key may call. */
-export const modelsModule = (deps: GatewayDeps) =>
-  new Elysia({ name: "module.models" })
-    .get("/v1/models", async ({ request, server }) => {
-      const ctx = newContext(request, formatOfHeaders(request.headers), server, deps.config.trustedProxies);
-      try {
-        const key = await authenticate(deps, ctx);
-        // Newest first, as the messages format lists them.
-        const data = deps.catalog
-          .all()
-          .filter((e) => deps.keys.allows(key, e.id))
-          .sort((a, b) => b.created_at.localeCompare(a.created_at) || a.id.localeCompare(b.id))
-          .map(modelEntry);
-        const body = { object: "list", data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
-        return Response.json(body, { headers: ctx.format.idHeaders(ctx.id) });
-      } catch (e) {
-        return errorResponse(ctx.format, toGatewayError(e, deps.logger, ctx.id), ctx.id);
-      }
-    })
-    .get("/v1/models/*", async ({ request, params, server }) => {
-      const ctx = newContext(request, formatOfHeaders(request.headers), server, deps.config.trustedProxies);
-      try {
-        const key = await authenticate(deps, ctx);
-        const id = decodeURIComponent(params["*"]);
-        const entry = deps.catalog.get(id);
-        if (!entry || !deps.keys.allows(key, id)) throw modelNotFound(id);
-        return Response.json(modelEntry(entry), { headers: ctx.format.idHeaders(ctx.id) });
-      } catch (e) {
-        return errorResponse(ctx.format, toGatewayError(e, deps.logger, ctx.id), ctx.id);
-      }
-    });
+export function modelRoutes(deps: GatewayDeps): Route[] {
+  return [
+    {
+      method: "GET",
+      path: "/v1/models",
+      doc: { tags: ["Models"], summary: "List the models the key may call", security: INFERENCE_KEYS, responses: { ...ok("Newest first.", ref("ModelList")), ...errors("ChatErrorBody") } },
+      handle: async ({ request, server }) => {
+        const ctx = newContext(request, formatOfHeaders(request.headers), server, deps.config.trustedProxies);
+        try {
+          const key = await authenticate(deps, ctx);
+          // Newest first, as the messages format lists them.
+          const data = deps.catalog
+            .all()
+            .filter((e) => deps.keys.allows(key, e.id))
+            .sort((a, b) => b.created_at.localeCompare(a.created_at) || a.id.localeCompare(b.id))
+            .map(modelEntry);
+          const body = { object: "list", data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
+          return Response.json(body, { headers: ctx.format.idHeaders(ctx.id) });
+        } catch (e) {
+          return errorResponse(ctx.format, toGatewayError(e, deps.logger, ctx.id), ctx.id);
+        }
+      },
+    },
+    {
+      method: "GET",
+      path: "/v1/models/{id}",
+      // A model id may hold a slash.
+      rest: true,
+      doc: {
+        tags: ["Models"],
+        summary: "Get one model",
+        security: INFERENCE_KEYS,
+        parameters: [{ ...idParam("A catalog model id."), schema: ref("ModelId") }],
+        responses: { ...ok("The model.", ref("Model")), ...errors("ChatErrorBody") },
+      },
+      handle: async ({ request, params, server }) => {
+        const ctx = newContext(request, formatOfHeaders(request.headers), server, deps.config.trustedProxies);
+        try {
+          const key = await authenticate(deps, ctx);
+          const id = decodeURIComponent(params.id ?? "");
+          const entry = deps.catalog.get(id);
+          if (!entry || !deps.keys.allows(key, id)) throw modelNotFound(id);
+          return Response.json(modelEntry(entry), { headers: ctx.format.idHeaders(ctx.id) });
+        } catch (e) {
+          return errorResponse(ctx.format, toGatewayError(e, deps.logger, ctx.id), ctx.id);
+        }
+      },
+    },
+  ];
+}

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { dashboardModule } from "../../src/admin/dashboard";
+import { dashboardModule } from "../support/modules";
 
 // The dashboard's files as the gateway serves them, from a build folder made by the test.
 let dir: string;

@@ -1,28 +1,27 @@
 import { GatewayError } from "@turnpike/providers";
-import { Elysia } from "elysia";
 import type { GatewayDeps } from "../deps";
 import { FORMATS } from "../formats";
-import { authenticate } from "../keys/authenticate";
-import type { Connection } from "../http/client-address";
-import { newContext } from "../pipeline/context";
-import { RESPONSES_COUNT, handleCountTokens } from "../pipeline/count-tokens";
-import { handleInference } from "../pipeline/inference";
 import { errorResponse, toGatewayError } from "../http/respond";
-import type { StoredResponse } from "../stored-responses/response-store";
+import type { Handler, Route } from "../http/route";
+import { authenticate } from "../keys/authenticate";
+import { errors, idParam, INFERENCE_KEYS, ok, query, ref } from "../openapi/operations";
+import { newContext } from "../pipeline/context";
 import type { KeyRecord } from "../storage/store";
+import type { StoredResponse } from "./response-store";
 
 function notFound(id: string): GatewayError {
   return new GatewayError({ status: 404, type: "invalid_request_error", code: "not_found", param: "response_id", message: `Response with id '${id}' not found.` });
 }
 
 /** A route over one stored response of the calling key (another key's, or an expired one, is a 404). */
-function storedRoute(deps: GatewayDeps, act: (stored: StoredResponse, key: KeyRecord, url: URL) => Promise<unknown> | unknown) {
-  return async ({ request, params, server }: { request: Request; params: { id: string }; server: Connection | null }) => {
+function storedRoute(deps: GatewayDeps, act: (stored: StoredResponse, key: KeyRecord, url: URL) => Promise<unknown> | unknown): Handler {
+  return async ({ request, params, server }) => {
     const ctx = newContext(request, FORMATS.responses, server, deps.config.trustedProxies);
+    const id = params.id ?? "";
     try {
       const key = await authenticate(deps, ctx);
-      const stored = await deps.responses.get(key.id, params.id, new Date(deps.now()).toISOString());
-      if (!stored) throw notFound(params.id);
+      const stored = await deps.responses.get(key.id, id, new Date(deps.now()).toISOString());
+      if (!stored) throw notFound(id);
       return Response.json(await act(stored, key, new URL(request.url)), { headers: FORMATS.responses.idHeaders(ctx.id) });
     } catch (e) {
       return errorResponse(FORMATS.responses, toGatewayError(e, deps.logger, ctx.id), ctx.id);
@@ -41,19 +40,36 @@ function listItems(stored: StoredResponse, order: string | null): Record<string,
   return order === "asc" ? items : items.reverse();
 }
 
+const STORED_ID = idParam("A stored response's id (`resp_…`), of the calling key.");
+
 /**
- * The Responses format: `POST /v1/responses`, `POST /v1/responses/input_tokens`, and the stored
- * responses of the calling key — `GET /v1/responses/{id}`, `GET /v1/responses/{id}/input_items`,
- * `DELETE /v1/responses/{id}`.
+ * The stored responses of the calling key (the Responses format): `GET /v1/responses/{id}`,
+ * `GET /v1/responses/{id}/input_items`, `DELETE /v1/responses/{id}`.
  */
-export const responsesModule = (deps: GatewayDeps) =>
-  new Elysia({ name: "module.responses" })
-    .post("/v1/responses", ({ request, server }) => handleInference(deps, request, FORMATS.responses, server), { parse: "none" })
-    .post("/v1/responses/input_tokens", ({ request, server }) => handleCountTokens(deps, request, server, RESPONSES_COUNT), { parse: "none" })
-    .get("/v1/responses/:id", storedRoute(deps, (stored) => stored.response))
-    .get(
-      "/v1/responses/:id/input_items",
-      storedRoute(deps, (stored, _key, url) => {
+export function storedResponseRoutes(deps: GatewayDeps): Route[] {
+  return [
+    {
+      method: "GET",
+      path: "/v1/responses/{id}",
+      doc: { tags: ["Responses"], summary: "Get a stored response", security: INFERENCE_KEYS, parameters: [STORED_ID], responses: { ...ok("The stored response.", ref("ResponsesResponse")), ...errors("ChatErrorBody") } },
+      handle: storedRoute(deps, (stored) => stored.response),
+    },
+    {
+      method: "GET",
+      path: "/v1/responses/{id}/input_items",
+      doc: {
+        tags: ["Responses"],
+        summary: "List a stored response's input items",
+        security: INFERENCE_KEYS,
+        parameters: [
+          STORED_ID,
+          query("order", "`desc` (newest first, the default) or `asc`.", { type: "string", enum: ["asc", "desc"] }),
+          query("limit", "Items per page, 1 to 100 (default 20).", { type: "integer", minimum: 1, maximum: 100 }),
+          query("after", "The id of the item the page starts after.", { type: "string" }),
+        ],
+        responses: { ...ok("A page of input items.", ref("ResponsesInputItemList")), ...errors("ChatErrorBody") },
+      },
+      handle: storedRoute(deps, (stored, _key, url) => {
         const q = url.searchParams;
         const all = listItems(stored, q.get("order"));
         // A page: after the item `after` names, at most `limit` (1–100, default 20) items.
@@ -65,11 +81,15 @@ export const responsesModule = (deps: GatewayDeps) =>
         const data = all.slice(start, start + limit);
         return { object: "list", data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: start + limit < all.length };
       }),
-    )
-    .delete(
-      "/v1/responses/:id",
-      storedRoute(deps, async (stored, key) => {
+    },
+    {
+      method: "DELETE",
+      path: "/v1/responses/{id}",
+      doc: { tags: ["Responses"], summary: "Delete a stored response", security: INFERENCE_KEYS, parameters: [STORED_ID], responses: { ...ok("Deleted.", ref("ResponsesDeleted")), ...errors("ChatErrorBody") } },
+      handle: storedRoute(deps, async (stored, key) => {
         await deps.responses.delete(key.id, stored.id);
         return { id: stored.id, object: "response", deleted: true };
       }),
-    );
+    },
+  ];
+}

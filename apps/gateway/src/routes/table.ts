@@ -1,0 +1,29 @@
+import { adminRoutes } from "../admin/admin-routes";
+import { dashboardRoutes } from "../admin/dashboard";
+import type { GatewayDeps } from "../deps";
+import type { Route } from "../http/route";
+import { openapiRoutes } from "../openapi/openapi-route";
+import { storedResponseRoutes } from "../stored-responses/routes";
+import { metricsRoutes } from "../telemetry/metrics-route";
+import { healthRoutes } from "./health";
+import { inferenceRoutes } from "./inference";
+import { modelRoutes } from "./models";
+
+/**
+ * Every route of the gateway, each declared once by its concern with its handler and its
+ * operation in the description document. The app serves this table (app.ts) and `/openapi.json`
+ * is generated from it, in this order.
+ */
+export function routeTable(deps: GatewayDeps): readonly Route[] {
+  const table: Route[] = [
+    ...inferenceRoutes(deps),
+    ...storedResponseRoutes(deps),
+    ...modelRoutes(deps),
+    ...adminRoutes(deps),
+    ...dashboardRoutes(),
+    ...healthRoutes(deps),
+    ...metricsRoutes(deps),
+    ...openapiRoutes(deps, () => table),
+  ];
+  return table;
+}
