@@ -4,7 +4,7 @@
  * asked for it (`stream_options.include_usage`).
  */
 import type { ChatChunk, ChatErrorBody, ChatChunkChoice, ChatRequest, ChatResponse, ChatToolCall, FinishReason, StopReason } from "@turnpike/schema";
-import { chatErrorType } from "@turnpike/schema/client";
+import { chatErrorType } from "@turnpike/schema/error-types";
 import { formatSSE } from "@turnpike/schema/sse";
 import { estimateTokens, splitText } from "./estimate-tokens.js";
 import type { MockError, MockReply } from "./mock-reply.js";

@@ -3,7 +3,7 @@
  * gateway writes (`event:` line equal to the JSON `type`, docs/protocols.md §1.7).
  */
 import type { ContentBlock, MessagesErrorBody, MessagesRequest, MessagesResponse, MessagesStreamEvent } from "@turnpike/schema";
-import { messagesErrorType } from "@turnpike/schema/client";
+import { messagesErrorType } from "@turnpike/schema/error-types";
 import { formatSSE } from "@turnpike/schema/sse";
 import { estimateTokens, splitText } from "./estimate-tokens.js";
 import type { MockError, MockReply } from "./mock-reply.js";

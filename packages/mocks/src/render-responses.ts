@@ -16,7 +16,7 @@ import type {
   ResponsesStreamEventType,
   StopReason,
 } from "@turnpike/schema";
-import { messagesErrorType } from "@turnpike/schema/client";
+import { messagesErrorType } from "@turnpike/schema/error-types";
 import { formatSSE } from "@turnpike/schema/sse";
 import { estimateTokens, splitText } from "./estimate-tokens.js";
 import type { MockReply } from "./mock-reply.js";

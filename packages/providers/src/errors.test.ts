@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { chatErrorType as sdkChatErrorType, makeStreamError, messagesErrorType as sdkMessagesErrorType } from "@turnpike/schema/client";
+import { chatErrorType as sdkChatErrorType, makeStreamError, messagesErrorType as sdkMessagesErrorType } from "@turnpike/sdk-core";
 import {
   GatewayError,
   chatErrorStatus,

@@ -8,7 +8,6 @@ import {
   messagesClientStatus,
   messagesErrorType,
 } from "./index.js";
-import * as client from "./client/index.js";
 
 test("each messages type maps back to a status that maps to it", () => {
   for (const [type, status] of Object.entries(MESSAGES_ERROR_STATUS_BY_TYPE)) expect<string>(messagesErrorType(status)).toBe(type);
@@ -25,9 +24,4 @@ test("overloaded: 503 and 529 are one error, sent as 529 in the messages format 
   expect([messagesErrorType(503), messagesErrorType(529)]).toEqual(["overloaded_error", "overloaded_error"]);
   expect(chatErrorType(529)).toEqual(chatErrorType(503));
   expect([messagesClientStatus(503), chatClientStatus(529)]).toEqual([529, 503]);
-});
-
-test("the client entry re-exports the same table", () => {
-  expect(client.STREAM_ERROR_STATUS).toBe(STREAM_ERROR_STATUS);
-  expect(client.CHAT_ERROR_BY_STATUS).toBe(CHAT_ERROR_BY_STATUS);
 });

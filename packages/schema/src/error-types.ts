@@ -5,10 +5,10 @@
  * stream, where the HTTP status is already 200 (docs/protocols.md §1.8, §2.7, §4.8).
  *
  * The gateway renders its errors with these tables (through `@turnpike/providers`), the SDKs
- * read the stream table (through `@turnpike/schema/client`), and `@turnpike/mocks` renders
+ * read the stream table (through `@turnpike/sdk-core`), and `@turnpike/mocks` renders
  * errors with the status tables, so all of them give the same answer for a status.
  *
- * No runtime import: `@turnpike/schema/client` re-exports this file without pulling TypeBox.
+ * No runtime import: the `@turnpike/schema/error-types` entry serves this file without pulling TypeBox.
  */
 import type { MessagesErrorType } from "./errors.js";
 

@@ -2,7 +2,7 @@
  * The client of the chat completions format: `new ChatClient()`, then `client.chat.completions.create(…)`;
  * also of the Responses format, `client.responses.create(…)`.
  */
-import { APIClient, Models, resolveCredentials, type ClientOptions } from "@turnpike/schema/client";
+import { APIClient, Models, resolveCredentials, type ClientOptions } from "@turnpike/sdk-core";
 import { Chat } from "./resources/chat.js";
 import { Responses } from "./resources/responses.js";
 

@@ -6,7 +6,7 @@
  * `index` (docs/protocols.md §2.6), usage from the final usage chunk.
  */
 import type { ChatChoice, ChatChunkChoice, ChatResponseMessage, FinishReason } from "@turnpike/schema";
-import { StreamHelper, TurnpikeError, type APIPromise, type Stream } from "@turnpike/schema/client";
+import { StreamHelper, TurnpikeError, type APIPromise, type Stream } from "@turnpike/sdk-core";
 import type { ChatCompletion, ChatCompletionChunk } from "./types.js";
 
 /** A choice while it streams: `finish_reason` is null until its last chunk. */

@@ -5,7 +5,7 @@
  * throws on both too); anything else is a chunk.
  */
 import type { SSEMessage } from "@turnpike/schema";
-import { makeStreamError, parseEventJSON, type StreamStep } from "@turnpike/schema/client";
+import { makeStreamError, parseEventJSON, type StreamStep } from "@turnpike/sdk-core";
 import type { ChatCompletionChunk } from "./types.js";
 
 /** The end-of-stream marker. */

@@ -6,7 +6,7 @@
  * format add, ends the stream.
  */
 import type { ResponsesStreamEvent, SSEMessage } from "@turnpike/schema";
-import { makeStreamError, parseEventJSON, type StreamStep } from "@turnpike/schema/client";
+import { makeStreamError, parseEventJSON, type StreamStep } from "@turnpike/sdk-core";
 
 /**
  * Decodes one event; `model` names the model in a not-found error.

@@ -8,7 +8,7 @@
  * not a silent pick of one side.
  */
 import type { ResponsesOutputItem, ResponsesResponse, ResponsesStreamEventType } from "@turnpike/schema";
-import { StreamHelper, TurnpikeError, type APIPromise, type Stream } from "@turnpike/schema/client";
+import { StreamHelper, TurnpikeError, type APIPromise, type Stream } from "@turnpike/sdk-core";
 import { withOutputText } from "./output-text.js";
 import type { ResponseObject, ResponsesStreamEventOf, ResponseStreamEvent } from "./responses-types.js";
 

@@ -6,7 +6,7 @@
  * types do not break old clients.
  */
 import type { SSEMessage } from "@turnpike/schema";
-import { makeStreamError, parseEventJSON, type StreamStep } from "@turnpike/schema/client";
+import { makeStreamError, parseEventJSON, type StreamStep } from "@turnpike/sdk-core";
 import type { RawMessageStreamEvent } from "./types.js";
 
 /** The events a stream yields; `ping` and `error` are handled apart. */

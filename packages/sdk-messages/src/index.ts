@@ -45,7 +45,7 @@ export {
   type ModelListParams,
   type RateLimitInfo,
   type RequestOptions,
-} from "@turnpike/schema/client";
+} from "@turnpike/sdk-core";
 export type * from "./types.js";
 
 export default MessagesClient;

@@ -6,7 +6,7 @@
  * from `message_delta`, docs/protocols.md §1.6–1.7).
  */
 import type { ContentBlock, TextBlock } from "@turnpike/schema";
-import { StreamHelper, TurnpikeError, type APIPromise, type Stream } from "@turnpike/schema/client";
+import { StreamHelper, TurnpikeError, type APIPromise, type Stream } from "@turnpike/sdk-core";
 import type { Message, RawMessageStreamEvent } from "./types.js";
 
 /** Listener arguments of {@link MessageStream} events (plus `connect`, `error`, `abort`, `end`). */

@@ -1,5 +1,5 @@
 /** The client of the messages format: `new MessagesClient()`, then `client.messages.create(…)`. */
-import { APIClient, Models, resolveCredentials, type ClientOptions } from "@turnpike/schema/client";
+import { APIClient, Models, resolveCredentials, type ClientOptions } from "@turnpike/sdk-core";
 import { Messages } from "./resources/messages.js";
 
 /** The format version this client speaks, sent as `alpha-version` (docs/protocols.md §1.1). */

@@ -1,5 +1,5 @@
 /**
- * The published-package path, as a user on plain Node meets it: build the four packages, pack
+ * The published-package path, as a user on plain Node meets it: build the five packages, pack
  * them with `npm pack`, install the tarballs with plain `npm install` into a fresh project whose
  * PATH holds node and npm but no Bun, type-check a program that uses both SDKs with
  * `tsc --strict`, and run it with `node` against a spawned gateway (plus a program that uses
@@ -12,8 +12,8 @@ import { join } from "node:path";
 import { spawnGateway, type Gateway } from "@turnpike/gateway/spawn";
 
 const PACKAGES = join(import.meta.dir, "../..");
-const ORDER = ["schema", "sdk-chat", "sdk-messages", "mocks"] as const;
-const MINE = ["sdk-chat", "sdk-messages", "mocks"] as const;
+const ORDER = ["schema", "sdk-core", "sdk-chat", "sdk-messages", "mocks"] as const;
+const MINE = ["sdk-core", "sdk-chat", "sdk-messages", "mocks"] as const;
 
 interface PackResult {
   filename: string;
@@ -87,12 +87,14 @@ describe("tarballs", () => {
       expect(files).toContain("package.json");
       expect(files.filter((f) => /\.test(-d)?\.ts$/.test(f) || f.startsWith("test/"))).toEqual([]);
     }
-    expect((packed.schema as PackResult).files.map((f) => f.path)).toContain("dist/client/index.d.ts");
+    expect((packed["sdk-core"] as PackResult).files.map((f) => f.path)).toContain("dist/index.d.ts");
   });
 
   test("dependencies are semver ranges npm can resolve, not workspace: links", () => {
     for (const name of MINE) {
-      const manifest = JSON.parse(readFileSync(join(work, "app/node_modules/@turnpike", name.replace("sdk-", ""), "package.json"), "utf8")) as {
+      // The installed package of each folder: its name as its own package.json gives it.
+      const installed = (JSON.parse(readFileSync(join(PACKAGES, name, "package.json"), "utf8")) as { name: string }).name;
+      const manifest = JSON.parse(readFileSync(join(work, "app/node_modules", installed, "package.json"), "utf8")) as {
         dependencies: Record<string, string>;
       };
       expect(manifest.dependencies["@turnpike/schema"]).toMatch(/^\^\d+\.\d+\.\d+$/);
@@ -100,7 +102,7 @@ describe("tarballs", () => {
   });
 
   test("no `any` in the declarations users see", () => {
-    const roots = [...MINE.map((n) => join(PACKAGES, n, "dist")), join(PACKAGES, "schema/dist/client")];
+    const roots = MINE.map((n) => join(PACKAGES, n, "dist"));
     const offenders: string[] = [];
     for (const root of roots) {
       for (const file of readdirSync(root, { recursive: true }) as string[]) {
@@ -116,7 +118,7 @@ describe("tarballs", () => {
 describe("a fresh Node project", () => {
   test("installed with plain npm, no Bun on its PATH", () => {
     expect(existsSync(join(work, "bin/bun"))).toBe(false);
-    expect(existsSync(join(work, "app/node_modules/@turnpike/schema/dist/client/index.js"))).toBe(true);
+    expect(existsSync(join(work, "app/node_modules/@turnpike/sdk-core/dist/index.js"))).toBe(true);
     expect(run(["node", "--version"], join(work, "app"), nodeEnv)).toMatch(/^v(2\d|[3-9]\d)\./);
   });
 

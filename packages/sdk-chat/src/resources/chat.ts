@@ -1,5 +1,5 @@
 /** `client.chat`: the namespace of `client.chat.completions`, as in the official client. */
-import type { APIClient } from "@turnpike/schema/client";
+import type { APIClient } from "@turnpike/sdk-core";
 import { Completions } from "./completions.js";
 
 /**

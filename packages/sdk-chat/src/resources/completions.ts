@@ -1,5 +1,5 @@
 /** `client.chat.completions`: create (JSON or stream) and the stream helper. */
-import type { APIClient, APIPromise, RequestOptions, Stream } from "@turnpike/schema/client";
+import type { APIClient, APIPromise, RequestOptions, Stream } from "@turnpike/sdk-core";
 import { ChatCompletionStream } from "../chat-completion-stream.js";
 import { decodeChatEvent } from "../decode-chat-event.js";
 import type {

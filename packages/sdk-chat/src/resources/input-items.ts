@@ -1,6 +1,6 @@
 /** `client.responses.inputItems`: the input items of a stored response. */
 import type { ResponsesInputItemList, ResponsesListedInputItem } from "@turnpike/schema";
-import { PagePromise, type APIClient, type APIPromise, type RequestOptions } from "@turnpike/schema/client";
+import { PagePromise, type APIClient, type APIPromise, type RequestOptions } from "@turnpike/sdk-core";
 import type { InputItemListParams } from "../responses-types.js";
 
 /**

@@ -1,6 +1,6 @@
 /** `client.responses.inputTokens`: how many input tokens a request would use. */
 import type { ResponsesInputTokens } from "@turnpike/schema";
-import type { APIClient, APIPromise, RequestOptions } from "@turnpike/schema/client";
+import type { APIClient, APIPromise, RequestOptions } from "@turnpike/sdk-core";
 import type { ResponseInputTokensParams } from "../responses-types.js";
 
 /**

@@ -3,7 +3,7 @@
  * stream helper, and the stored responses of the calling key: retrieve, delete, their input
  * items, and the input-token count of a request.
  */
-import { APIPromise, type APIClient, type RequestOptions, type Stream } from "@turnpike/schema/client";
+import { APIPromise, type APIClient, type RequestOptions, type Stream } from "@turnpike/sdk-core";
 import type { ResponsesDeleted, ResponsesResponse } from "@turnpike/schema";
 import { decodeResponsesEvent } from "../decode-responses-event.js";
 import { withOutputText } from "../output-text.js";

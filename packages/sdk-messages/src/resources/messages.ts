@@ -1,6 +1,6 @@
 /** `client.messages`: create (JSON or stream), the stream helper, and token counting. */
 import type { CountTokensResponse } from "@turnpike/schema";
-import type { APIClient, APIPromise, RequestOptions, Stream } from "@turnpike/schema/client";
+import type { APIClient, APIPromise, RequestOptions, Stream } from "@turnpike/sdk-core";
 import { decodeMessagesEvent } from "../decode-messages-event.js";
 import { MessageStream } from "../message-stream.js";
 import type {

@@ -2,7 +2,7 @@
  * `client.models`, the same in both SDKs: the models the key may call, one model, and a
  * start-up check that fails early with a message naming what is available.
  */
-import type { Model, ModelList } from "../models.js";
+import type { Model, ModelList } from "@turnpike/schema";
 import type { APIClient, RequestOptions } from "./api-client.js";
 import type { APIPromise } from "./api-promise.js";
 import { ModelNotFoundError } from "./errors.js";

@@ -1,11 +1,11 @@
 /**
- * `@turnpike/schema/client`: what `@turnpike/messages` and `@turnpike/chat` share — the request
+ * `@turnpike/sdk-core`: what `@turnpike/messages` and `@turnpike/chat` share — the request
  * loop (timeouts, aborts, retries), the error hierarchy, the SSE stream and the stream-helper
  * base. Application code imports these names from either SDK, which re-exports them.
  *
  * @example
  * ```ts
- * import { APIClient, APIError, RateLimitError } from "@turnpike/schema/client";
+ * import { APIClient, APIError, RateLimitError } from "@turnpike/sdk-core";
  * ```
  */
 export { APIClient, type ClientOptions, type Fetch, type FinalRequestOptions, type RequestOptions } from "./api-client.js";

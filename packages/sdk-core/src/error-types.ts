@@ -1,7 +1,7 @@
 /**
  * The error vocabularies of both formats, for the SDKs: the one table lives in
- * `../error-types.ts` (also exported from `@turnpike/schema`, where the gateway's providers read
- * it), so the SDKs and the gateway give the same answer for every status.
+ * `@turnpike/schema` (its `error-types` entry, which loads no TypeBox; the gateway's providers
+ * read the same table), so the SDKs and the gateway give the same answer for every status.
  */
 export {
   CHAT_ERROR_BY_STATUS,
@@ -13,4 +13,4 @@ export {
   messagesClientStatus,
   messagesErrorType,
   type ChatErrorKind,
-} from "../error-types.js";
+} from "@turnpike/schema/error-types";

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import type { SSEMessage } from "../sse.js";
+import type { SSEMessage } from "@turnpike/schema/sse";
 import { TurnpikeError } from "./errors.js";
 import { Stream, parseEventJSON, type StreamStep } from "./stream.js";
 

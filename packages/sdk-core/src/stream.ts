@@ -4,7 +4,7 @@
  * across network reads survive) and lets each SDK say what one event means: an item, nothing,
  * the end, or an error in-band.
  */
-import { SSEDecoderStream, type SSEMessage } from "../sse.js";
+import { SSEDecoderStream, type SSEMessage } from "@turnpike/schema/sse";
 import { TurnpikeError } from "./errors.js";
 
 /** What one SSE event means to an SDK. */
