@@ -1,8 +1,17 @@
 import { bootGateway } from "./boot";
-import { loadConfig } from "./config/config";
+import { type Config, loadConfig } from "./config/config";
+import { ConfigError } from "./vocabulary/config-error";
 
 // Boot only: config → store → app.listen().
-const config = loadConfig();
+let config: Config;
+try {
+  config = loadConfig();
+} catch (e) {
+  // A mistake of the configuration is the operator's to fix: every one of them, no stack trace.
+  if (!(e instanceof ConfigError)) throw e;
+  console.error(`Turnpike cannot start: ${e.problems.length === 1 ? "a mistake" : `${e.problems.length} mistakes`} in the configuration:\n  ${e.problems.join("\n  ")}`);
+  process.exit(1);
+}
 const gw = await bootGateway(config);
 gw.app.listen({ port: config.port, hostname: config.host });
 const server = gw.app.server!;

@@ -12,7 +12,11 @@
  * - `expected`: how to name the expected value ("string or array of text blocks");
  * - `rule`: the message for a failed `pattern`;
  * - `discriminatorLabel`: how to name the discriminator in "unknown … "x"" ("block type");
- * - `hint`: appended when a value is not one of a union's literals.
+ * - `hint`: appended when a value is not one of a union's literals;
+ * - `rule` on a literal, a number, an array, an object, a record or a union of literals: the message for any failure
+ *   of that value itself (its kind, range, length or literal), as on a string's `pattern`;
+ * - `listKnown` on an object without additional properties: an unknown field's message names the
+ *   known ones (config files, where a typo of a field name is the usual mistake).
  */
 import { Kind, OptionalKind, type TSchema } from "@sinclair/typebox";
 import { isRecord } from "./is-record.js";
@@ -34,6 +38,7 @@ interface Annotated {
   rule?: string;
   discriminatorLabel?: string;
   hint?: string;
+  listKnown?: boolean;
 }
 
 type Node = TSchema & Annotated;
@@ -197,13 +202,15 @@ export function explain(schema: Node, value: unknown, path: string, out: Validat
     if (out.length < MAX_ISSUES) out.push({ path: at, message: `${at === "" ? "request body" : at}: ${rule}` });
   };
   const mustBe = (): void => issue(`must be ${withArticle(describe(schema))}, got ${show(value)}`);
+  // A value that fails its own check, said in the schema's own words where it has them.
+  const ruled = schema.rule === undefined || schema[Kind] === "String" || schema[Kind] === "TemplateLiteral" ? undefined : `${schema.rule}, got ${show(value)}`;
 
   switch (schema[Kind]) {
     case "Unknown":
     case "Any":
       return;
     case "Literal":
-      if (value !== schema.const) mustBe();
+      if (value !== schema.const) return ruled === undefined ? mustBe() : issue(ruled);
       return;
     case "String":
     case "TemplateLiteral": {
@@ -221,6 +228,11 @@ export function explain(schema: Node, value: unknown, path: string, out: Validat
     }
     case "Number":
     case "Integer": {
+      if (ruled !== undefined) {
+        const fits = typeof value === "number" && Number.isFinite(value) && (schema[Kind] === "Number" || Number.isInteger(value));
+        if (!fits) return issue(ruled);
+        return checkRange(schema, value, () => issue(ruled));
+      }
       if (typeof value !== "number" || !Number.isFinite(value)) return mustBe();
       if (schema[Kind] === "Integer" && !Number.isInteger(value)) return issue(`must be an integer, got ${value}`);
       return checkRange(schema, value, issue);
@@ -232,6 +244,9 @@ export function explain(schema: Node, value: unknown, path: string, out: Validat
       if (value !== null) mustBe();
       return;
     case "Array": {
+      if (ruled !== undefined && (!Array.isArray(value) || (typeof schema.minItems === "number" && value.length < schema.minItems) || (typeof schema.maxItems === "number" && value.length > schema.maxItems))) {
+        return issue(ruled);
+      }
       if (!Array.isArray(value)) return mustBe();
       if (typeof schema.minItems === "number" && value.length < schema.minItems) {
         return issue(`must have at least ${plural(schema.minItems, "item")}, got ${value.length}`);
@@ -244,7 +259,7 @@ export function explain(schema: Node, value: unknown, path: string, out: Validat
       return;
     }
     case "Object": {
-      if (!isRecord(value)) return mustBe();
+      if (!isRecord(value)) return ruled === undefined ? mustBe() : issue(ruled);
       const props = properties(schema);
       for (const [key, prop] of Object.entries(props)) {
         const v = value[key];
@@ -256,18 +271,23 @@ export function explain(schema: Node, value: unknown, path: string, out: Validat
         explain(prop, v, at, out);
       }
       if (schema.additionalProperties === false) {
-        for (const key of Object.keys(value)) if (!(key in props)) issue(`unknown field`, joinPath(path, key));
+        const known = schema.listKnown ? ` (known: ${Object.keys(props).join(", ")})` : "";
+        for (const key of Object.keys(value)) if (!(key in props)) issue(`unknown field${known}`, joinPath(path, key));
       }
       return;
     }
     case "Record": {
-      if (!isRecord(value)) return mustBe();
+      if (!isRecord(value)) return ruled === undefined ? mustBe() : issue(ruled);
       const [valueSchema] = Object.values(schemaMap(schema.patternProperties));
       if (valueSchema === undefined) return;
       for (const [k, v] of Object.entries(value)) explain(valueSchema, v, joinPath(path, k), out);
       return;
     }
     case "Union":
+      if (ruled !== undefined && members(schema).every((m) => m[Kind] === "Literal")) {
+        if (!members(schema).some((m) => m.const === value)) issue(ruled);
+        return;
+      }
       return explainUnion(schema, value, path, out, issue);
     default:
       return;

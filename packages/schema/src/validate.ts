@@ -205,8 +205,9 @@ export function formatIssues(issues: readonly ValidationIssue[]): string {
 }
 
 /**
- * The same readable issues for any other TypeBox schema (e.g. an admin API body). Use it after
- * your own compiled `Check` failed.
+ * The same readable issues for any other TypeBox schema (e.g. an admin API body, a config
+ * file). Use it after your own compiled `Check` failed; `path` names where `value` sits (a config
+ * file's `routing`), and prefixes every message.
  *
  * @example
  * ```ts
@@ -214,9 +215,9 @@ export function formatIssues(issues: readonly ValidationIssue[]): string {
  * explainErrors(CreateKey, {}); // [{ path: "name", message: "name: required string, got nothing" }]
  * ```
  */
-export function explainErrors(schema: TSchema, value: unknown): ValidationIssue[] {
+export function explainErrors(schema: TSchema, value: unknown, path = ""): ValidationIssue[] {
   const out: ValidationIssue[] = [];
-  explain(schema, value, "", out);
+  explain(schema, value, path, out);
   return out;
 }
 

@@ -1,12 +1,15 @@
-import { UPSTREAM_PROTOCOLS, type Protocol } from "@turnpike/schema";
+import { UPSTREAM_PROTOCOLS } from "@turnpike/schema";
 import { readFileSync } from "node:fs";
 import { MIN_ADMIN_KEY_LENGTH } from "../keys/admin-key";
 import { parseTrustedProxies, type TrustedProxies } from "../http/client-address";
 import { MIB } from "../http/read-body";
 import { REDIS_FAIL_MODES, type RedisFailMode } from "../storage/redis-failover";
-import { parseRouting, type RoutingConfig } from "../dispatch/routing-config";
-import { AUTH_SCHEMES, BUILT_IN_VENDORS, type AuthScheme, type VendorConfig, type VendorRow } from "../dispatch/vendors";
+import { type Static, Type } from "@sinclair/typebox";
+import { catalogProblems } from "../dispatch/catalog";
+import { DEFAULT_ROUTING, modelRoutingProblems, parseRouting, type RoutingConfig } from "../dispatch/routing-config";
+import { AUTH_SCHEMES, BUILT_IN_VENDORS, type VendorConfig, type VendorRow } from "../dispatch/vendors";
 import { isRecord } from "../vocabulary/client-errors";
+import { ConfigError, configProblems, refuse } from "../vocabulary/config-error";
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "../telemetry/logger";
 
 export { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "../telemetry/logger";
@@ -71,12 +74,17 @@ export interface ScaleOutConfig {
 
 type Env = Record<string, string | undefined>;
 
-
 /** Reads the config file: JSON by default, YAML when the name ends in .yaml or .yml. */
 export function readConfigFile(path: string): Record<string, unknown> {
   const text = readFileSync(path, "utf8");
-  const parsed: unknown = /\.ya?ml$/i.test(path) ? Bun.YAML.parse(text) : JSON.parse(text);
-  if (!isRecord(parsed)) throw new Error(`${path}: the config file must hold an object with optional "models", "vendors" and "routing"`);
+  const yaml = /\.ya?ml$/i.test(path);
+  let parsed: unknown;
+  try {
+    parsed = yaml ? Bun.YAML.parse(text) : JSON.parse(text);
+  } catch (e) {
+    throw new ConfigError([`${path}: not valid ${yaml ? "YAML" : "JSON"}: ${e instanceof Error ? e.message : String(e)}`]);
+  }
+  if (!isRecord(parsed)) throw new ConfigError([`${path}: the config file must hold an object with optional "models", "vendors" and "routing"`]);
   return parsed;
 }
 
@@ -85,46 +93,84 @@ function envWord(id: string): string {
   return id.toUpperCase().replace(/[^A-Z0-9]+/g, "_");
 }
 
+/** One entry of the file's `vendors` map. */
+const VendorFile = Type.Object(
+  {
+    protocol: Type.Optional(Type.Union(UPSTREAM_PROTOCOLS.map((p) => Type.Literal(p)), { rule: `must be one of ${UPSTREAM_PROTOCOLS.join(", ")}` })),
+    base_url: Type.Optional(Type.String({ minLength: 1 })),
+    api_key_env: Type.Optional(Type.String({ minLength: 1 })),
+    auth: Type.Optional(Type.Union(AUTH_SCHEMES.map((a) => Type.Literal(a)), { rule: `must be one of ${AUTH_SCHEMES.join(", ")}` })),
+  },
+  { rule: "must be an object {protocol, base_url, api_key_env, auth}" },
+);
+const VendorsFile = Type.Record(Type.String(), VendorFile, { rule: "must be a map of vendor id to {protocol, base_url, api_key_env, auth}" });
+
+/** The file's `models`: rows checked one by one by the catalog and the router. */
+const ModelsFile = Type.Array(Type.Unknown(), { rule: "must be a list" });
+
 /**
  * The vendor rows: built-in ones, changed or added to by the file's `vendors` map
- * (`{id: {protocol, base_url, api_key_env, auth}}`). A new vendor must name its protocol.
+ * (`{id: {protocol, base_url, api_key_env, auth}}`), with every mistake of the map. A new vendor
+ * must name its protocol.
  */
-export function vendorRows(fileVendors: unknown, where: string): VendorRow[] {
+function readVendorRows(fileVendors: unknown, where: string): { rows: VendorRow[]; problems: string[] } {
   const rows = new Map<string, VendorRow>(BUILT_IN_VENDORS.map((v) => [v.id, { ...v }]));
-  if (fileVendors === undefined) return [...rows.values()];
-  if (!isRecord(fileVendors)) throw new Error(`${where}: "vendors" must be a map of vendor id to {protocol, base_url, api_key_env, auth}`);
-  for (const [id, raw] of Object.entries(fileVendors)) {
+  if (fileVendors === undefined) return { rows: [...rows.values()], problems: [] };
+  const problems = configProblems(VendorsFile, fileVendors, where, "vendors");
+  if (problems.length) return { rows: [...rows.values()], problems };
+  for (const [id, raw] of Object.entries(fileVendors as Static<typeof VendorsFile>)) {
     const at = `${where}: vendors.${id}`;
-    if (!/^[a-z0-9][a-z0-9_-]*$/.test(id)) throw new Error(`${at}: a vendor id is lower-case letters, digits, "-" and "_"`);
-    if (!isRecord(raw)) throw new Error(`${at}: must be an object {protocol, base_url, api_key_env, auth}`);
+    if (!/^[a-z0-9][a-z0-9_-]*$/.test(id)) {
+      problems.push(`${at}: a vendor id is lower-case letters, digits, "-" and "_"`);
+      continue;
+    }
     const base = rows.get(id);
     const protocol = raw.protocol ?? base?.protocol;
-    if (typeof protocol !== "string" || !UPSTREAM_PROTOCOLS.some((p) => p === protocol)) {
-      throw new Error(`${at}.protocol: must be one of ${UPSTREAM_PROTOCOLS.join(", ")}, got ${JSON.stringify(raw.protocol)}`);
-    }
-    for (const f of ["base_url", "api_key_env"] as const) {
-      if (raw[f] !== undefined && (typeof raw[f] !== "string" || raw[f] === "")) throw new Error(`${at}.${f}: must be a non-empty string, got ${JSON.stringify(raw[f])}`);
-    }
-    if (raw.auth !== undefined && !AUTH_SCHEMES.some((a) => a === raw.auth)) {
-      throw new Error(`${at}.auth: must be one of ${AUTH_SCHEMES.join(", ")}, got ${JSON.stringify(raw.auth)}`);
+    if (protocol === undefined) {
+      problems.push(`${at}.protocol: must be one of ${UPSTREAM_PROTOCOLS.join(", ")} for a vendor that is not built in, got nothing`);
+      continue;
     }
     rows.set(id, {
       id,
-      // Each of these was checked above (against its list, or as a non-empty string).
-      protocol: protocol as Protocol,
-      auth: (raw.auth as AuthScheme | undefined) ?? base?.auth,
-      base_url: (raw.base_url as string | undefined) ?? base?.base_url,
-      api_key_env: (raw.api_key_env as string | undefined) ?? base?.api_key_env ?? `${envWord(id)}_API_KEY`,
+      protocol,
+      auth: raw.auth ?? base?.auth,
+      base_url: raw.base_url ?? base?.base_url,
+      api_key_env: raw.api_key_env ?? base?.api_key_env ?? `${envWord(id)}_API_KEY`,
       base_url_env: base?.base_url_env ?? `${envWord(id)}_BASE_URL`,
     });
   }
-  return [...rows.values()];
+  return { rows: [...rows.values()], problems };
 }
 
+/** The vendor rows of {@link readVendorRows}, or a ConfigError naming every mistake of the map. */
+export function vendorRows(fileVendors: unknown, where: string): VendorRow[] {
+  const { rows, problems } = readVendorRows(fileVendors, where);
+  refuse(problems);
+  return rows;
+}
+
+/**
+ * The configuration from the environment and the `TURNPIKE_CONFIG` file. Every mistake is found
+ * before any is reported: one ConfigError lists them all, each with its file (or variable), path
+ * and rule.
+ */
 export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = [];
+  const check = <T>(read: () => T, fallback: T): T => {
+    try {
+      return read();
+    } catch (e) {
+      if (e instanceof ConfigError) problems.push(...e.problems);
+      else problems.push(e instanceof Error ? e.message : String(e));
+      return fallback;
+    }
+  };
   const configFile = env.TURNPIKE_CONFIG || undefined;
-  const file = configFile ? readConfigFile(configFile) : {};
-  const vendors = vendorRows(file.vendors, configFile ?? "config").map(
+  const where = configFile ?? "config";
+  const file = configFile ? check(() => readConfigFile(configFile), {}) : {};
+  const read = readVendorRows(file.vendors, where);
+  problems.push(...read.problems);
+  const vendors = read.rows.map(
     (row): VendorConfig => ({
       id: row.id,
       protocol: row.protocol,
@@ -135,18 +181,27 @@ export function loadConfig(env: Env = process.env): Config {
       apiKeyEnv: row.api_key_env,
     }),
   );
-  const models = file.models ?? [];
-  if (!Array.isArray(models)) throw new Error(`${configFile}: "models" must be a list`);
+  const modelProblems = file.models === undefined ? [] : configProblems(ModelsFile, file.models, where, "models");
+  problems.push(...modelProblems);
+  const models = file.models === undefined || modelProblems.length ? [] : (file.models as unknown[]); // a list: checked just above
+  // The models rows, each checked as a catalog row and for its routing fields.
+  const catalog = catalogProblems(models, vendors);
+  problems.push(...catalog.problems.map((p) => `${where}: ${p}`));
+  const vendorIds = new Set(vendors.map((v) => v.id));
+  models.forEach((row, i) => {
+    if (isRecord(row)) problems.push(...modelRoutingProblems(row, where, `models[${i}]`, vendorIds, catalog.ids));
+  });
+  const routing = check(() => parseRouting(file.routing, where), DEFAULT_ROUTING);
   const port = Number(env.PORT ?? 8080);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number, got ${env.PORT}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) problems.push(`PORT must be a port number, got ${env.PORT}`);
   const maxBodyMB = Number(env.TURNPIKE_MAX_BODY_MB || 32);
-  if (!Number.isFinite(maxBodyMB) || maxBodyMB <= 0 || maxBodyMB > 4096) throw new Error(`TURNPIKE_MAX_BODY_MB must be a number of megabytes above 0 and at most 4096, got ${env.TURNPIKE_MAX_BODY_MB}`);
+  if (!Number.isFinite(maxBodyMB) || maxBodyMB <= 0 || maxBodyMB > 4096) problems.push(`TURNPIKE_MAX_BODY_MB must be a number of megabytes above 0 and at most 4096, got ${env.TURNPIKE_MAX_BODY_MB}`);
   const adminKey = env.TURNPIKE_ADMIN_KEY || undefined;
   // A short admin key can be guessed; the generated one is 41 characters.
   if (adminKey !== undefined && adminKey.length < MIN_ADMIN_KEY_LENGTH) {
-    throw new Error(`TURNPIKE_ADMIN_KEY must be at least ${MIN_ADMIN_KEY_LENGTH} characters long (got ${adminKey.length}); unset it to have one generated for the run.`);
+    problems.push(`TURNPIKE_ADMIN_KEY must be at least ${MIN_ADMIN_KEY_LENGTH} characters long (got ${adminKey.length}); unset it to have one generated for the run.`);
   }
-  return {
+  const config: Config = {
     port,
     host: env.HOST || "0.0.0.0",
     dbPath: env.TURNPIKE_DB || "data/turnpike.db",
@@ -154,16 +209,18 @@ export function loadConfig(env: Env = process.env): Config {
     configFile,
     vendors,
     models,
-    routing: parseRouting(file.routing, configFile ?? "config"),
+    routing,
     keepAliveSeconds: Number(env.TURNPIKE_KEEPALIVE_SECONDS ?? 15),
     idleTimeoutSeconds: Math.min(255, Number(env.TURNPIKE_IDLE_TIMEOUT_SECONDS ?? 255)),
     maxBodyBytes: Math.floor(maxBodyMB * MIB),
-    trustedProxies: parseTrustedProxies(env.TURNPIKE_TRUSTED_PROXIES ?? ""),
-    scaleOut: scaleOutConfig(env),
-    drainSeconds: positiveNumber(env.TURNPIKE_DRAIN_SECONDS, 30, "TURNPIKE_DRAIN_SECONDS"),
-    responsesRetentionDays: positiveNumber(env.TURNPIKE_RESPONSES_RETENTION_DAYS, 30, "TURNPIKE_RESPONSES_RETENTION_DAYS"),
-    ops: opsConfig(env),
+    trustedProxies: check(() => parseTrustedProxies(env.TURNPIKE_TRUSTED_PROXIES ?? ""), { ranges: [] }),
+    scaleOut: check(() => scaleOutConfig(env), scaleOutConfig({})),
+    drainSeconds: check(() => positiveNumber(env.TURNPIKE_DRAIN_SECONDS, 30, "TURNPIKE_DRAIN_SECONDS"), 30),
+    responsesRetentionDays: check(() => positiveNumber(env.TURNPIKE_RESPONSES_RETENTION_DAYS, 30, "TURNPIKE_RESPONSES_RETENTION_DAYS"), 30),
+    ops: check(() => opsConfig(env), opsConfig({})),
   };
+  refuse(problems);
+  return config;
 }
 
 function oneOf<T extends string>(raw: string | undefined, allowed: readonly T[], fallback: T, name: string): T {

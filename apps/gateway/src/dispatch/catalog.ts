@@ -106,6 +106,25 @@ export class Catalog {
   }
 }
 
+/**
+ * The mistakes of the config file's `models` rows as catalog rows (`models[i].field: rule`), the
+ * first of each row, every row checked; and the ids the catalog will hold.
+ */
+export function catalogProblems(overrides: unknown[], vendors: readonly VendorProtocol[]): { problems: string[]; ids: Set<string> } {
+  const protocols = new Map(vendors.map((v) => [v.id, v.protocol]));
+  const rows = new Map<string, Row>(BUILT_IN.map((r) => [r.id, r]));
+  const problems: string[] = [];
+  overrides.forEach((raw, i) => {
+    try {
+      const row = parseOverride(raw, i, rows, protocols);
+      rows.set(row.id, row);
+    } catch (e) {
+      problems.push(e instanceof Error ? e.message : String(e));
+    }
+  });
+  return { problems, ids: new Set(rows.keys()) };
+}
+
 /** The catalog with the config file's `models` rows laid over the built-in ones. */
 export function buildCatalog(overrides: unknown[], vendors: readonly VendorProtocol[]): Catalog {
   const protocols = new Map(vendors.map((v) => [v.id, v.protocol]));

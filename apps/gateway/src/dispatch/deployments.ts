@@ -148,7 +148,7 @@ export function buildRouter(catalog: Catalog, upstreams: ReadonlyMap<string, Ups
   fileModels.forEach((raw, i) => {
     // The catalog has checked each row's shape and id already.
     const row = raw as Record<string, unknown>;
-    rows.set(row.id as string, parseModelRouting(row, `${where}: models[${i}]`, vendors, ids));
+    rows.set(row.id as string, parseModelRouting(row, where, `models[${i}]`, vendors, ids));
   });
   const routes = new Map<string, Route>();
   for (const entry of catalog.all()) {

@@ -4,7 +4,8 @@
  * path inside it and the rule.
  */
 
-import { isRecord } from "../vocabulary/client-errors";
+import { type Static, Type } from "@sinclair/typebox";
+import { configProblems, refuse } from "../vocabulary/config-error";
 
 export interface Timeouts {
   /** Until the upstream's status line and headers arrive. */
@@ -50,82 +51,115 @@ export const DEFAULT_ROUTING: RoutingConfig = {
   breaker: { failures: 3, cooldownS: 30 },
 };
 
-/** A whole number in [min, max], or the fallback when absent. */
-function whole(raw: unknown, at: string, min: number, max: number, fallback: number): number {
-  if (raw === undefined) return fallback;
-  if (typeof raw !== "number" || !Number.isInteger(raw) || raw < min || raw > max) throw new Error(`${at}: must be a whole number from ${min} to ${max}, got ${JSON.stringify(raw)}`);
-  return raw;
-}
-
-const TIMEOUT_FIELDS = { connect_ms: "connectMs", first_byte_ms: "firstByteMs", idle_ms: "idleMs" } as const;
 const DAY_MS = 86_400_000;
 
-function timeouts(raw: unknown, at: string): Partial<Timeouts> {
-  if (raw === undefined) return {};
-  if (!isRecord(raw)) throw new Error(`${at}: must be an object {connect_ms, first_byte_ms, idle_ms}`);
+/** A whole number in [min, max]. */
+const whole = (min: number, max: number) => Type.Integer({ minimum: min, maximum: max, rule: `must be a whole number from ${min} to ${max}` });
+
+/** `timeouts`, of the `routing:` section and of a model row. */
+const TimeoutsFile = Type.Object(
+  { connect_ms: Type.Optional(whole(1, DAY_MS)), first_byte_ms: Type.Optional(whole(1, DAY_MS)), idle_ms: Type.Optional(whole(1, DAY_MS)) },
+  { additionalProperties: false, listKnown: true, rule: "must be an object {connect_ms, first_byte_ms, idle_ms}" },
+);
+
+/** The `routing:` section of the config file. */
+export const RoutingFile = Type.Object(
+  {
+    retries: Type.Optional(whole(0, 10)),
+    retry_after_max_s: Type.Optional(whole(0, 3600)),
+    timeouts: Type.Optional(TimeoutsFile),
+    breaker: Type.Optional(Type.Object({ failures: Type.Optional(whole(1, 1000)), cooldown_s: Type.Optional(whole(1, 86_400)) }, { rule: "must be an object {failures, cooldown_s}" })),
+  },
+  { additionalProperties: false, listKnown: true, rule: "must be an object {retries, retry_after_max_s, timeouts, breaker}" },
+);
+
+/** A deployment as the file gives it (once checked). */
+interface DeploymentFile {
+  vendor: string;
+  upstream_model?: string;
+}
+
+/** A model row's routing fields; `vendors` are the vendor ids a deployment may name. */
+function modelRoutingFile(vendors: readonly string[]) {
+  const deployment = Type.Object(
+    {
+      vendor: Type.Union(
+        vendors.map((v) => Type.Literal(v)),
+        { rule: `must be one of ${vendors.join(", ")}` },
+      ),
+      weight: Type.Optional(whole(1, 1_000_000)),
+      upstream_model: Type.Optional(Type.String({ minLength: 1 })),
+      rpm: Type.Optional(whole(1, 100_000_000)),
+      tpm: Type.Optional(whole(1, 100_000_000_000)),
+    },
+    { rule: "must be an object {vendor, weight, upstream_model, rpm, tpm}" },
+  );
+  return Type.Object({
+    deployments: Type.Optional(Type.Array(deployment, { minItems: 1, rule: "must be a non-empty list of {vendor, weight, upstream_model, rpm, tpm}" })),
+    fallbacks: Type.Optional(Type.Array(Type.String(), { rule: "must be a list of catalog model ids" })),
+    timeouts: Type.Optional(TimeoutsFile),
+  });
+}
+
+function timeouts(raw: Static<typeof TimeoutsFile> | undefined): Partial<Timeouts> {
   const out: Partial<Timeouts> = {};
-  for (const k of Object.keys(raw)) {
-    if (!(k in TIMEOUT_FIELDS)) throw new Error(`${at}.${k}: unknown field (known: ${Object.keys(TIMEOUT_FIELDS).join(", ")})`);
-    const f = TIMEOUT_FIELDS[k as keyof typeof TIMEOUT_FIELDS]; // a known field: checked just above
-    out[f] = whole(raw[k], `${at}.${k}`, 1, DAY_MS, 0);
-  }
+  if (raw?.connect_ms !== undefined) out.connectMs = raw.connect_ms;
+  if (raw?.first_byte_ms !== undefined) out.firstByteMs = raw.first_byte_ms;
+  if (raw?.idle_ms !== undefined) out.idleMs = raw.idle_ms;
   return out;
+}
+
+/** The mistakes of the file's `routing:` section (`file: routing.…: rule` lines). */
+export function routingProblems(raw: unknown, file: string): string[] {
+  return raw === undefined ? [] : configProblems(RoutingFile, raw, file, "routing");
 }
 
 /** The file's `routing:` section over the defaults. `where` is the file's name. */
 export function parseRouting(raw: unknown, where: string): RoutingConfig {
   if (raw === undefined) return DEFAULT_ROUTING;
-  const at = `${where}: routing`;
-  if (!isRecord(raw)) throw new Error(`${at}: must be an object {retries, retry_after_max_s, timeouts, breaker}`);
-  const known = ["retries", "retry_after_max_s", "timeouts", "breaker"];
-  for (const k of Object.keys(raw)) if (!known.includes(k)) throw new Error(`${at}.${k}: unknown field (known: ${known.join(", ")})`);
-  const breaker = raw.breaker ?? {};
-  if (!isRecord(breaker)) throw new Error(`${at}.breaker: must be an object {failures, cooldown_s}`);
+  refuse(routingProblems(raw, where));
+  const r = raw as Static<typeof RoutingFile>; // checked against RoutingFile just above
   const d = DEFAULT_ROUTING;
   return {
-    retries: whole(raw.retries, `${at}.retries`, 0, 10, d.retries),
-    retryAfterMaxS: whole(raw.retry_after_max_s, `${at}.retry_after_max_s`, 0, 3600, d.retryAfterMaxS),
-    timeouts: { ...d.timeouts, ...timeouts(raw.timeouts, `${at}.timeouts`) },
-    breaker: {
-      failures: whole(breaker.failures, `${at}.breaker.failures`, 1, 1000, d.breaker.failures),
-      cooldownS: whole(breaker.cooldown_s, `${at}.breaker.cooldown_s`, 1, 86_400, d.breaker.cooldownS),
-    },
+    retries: r.retries ?? d.retries,
+    retryAfterMaxS: r.retry_after_max_s ?? d.retryAfterMaxS,
+    timeouts: { ...d.timeouts, ...timeouts(r.timeouts) },
+    breaker: { failures: r.breaker?.failures ?? d.breaker.failures, cooldownS: r.breaker?.cooldown_s ?? d.breaker.cooldownS },
   };
 }
 
 /**
- * A `models` row's routing fields. `vendors` are the vendor ids and `models` the catalog ids,
- * each checked; `at` is `file: models[i]`.
+ * The mistakes of a `models` row's routing fields, all of them; `path` is `models[i]`. `vendors`
+ * are the vendor ids and `models` the catalog ids a row may name.
  */
-export function parseModelRouting(row: Record<string, unknown>, at: string, vendors: ReadonlySet<string>, models: ReadonlySet<string>): ModelRouting {
-  let deployments: DeploymentRow[] | undefined;
-  if (row.deployments !== undefined) {
-    if (!Array.isArray(row.deployments) || row.deployments.length === 0) throw new Error(`${at}.deployments: must be a non-empty list of {vendor, weight, upstream_model, rpm, tpm}`);
-    deployments = row.deployments.map((d: unknown, j: number) => {
-      const dat = `${at}.deployments[${j}]`;
-      if (!isRecord(d)) throw new Error(`${dat}: must be an object {vendor, weight, upstream_model, rpm, tpm}`);
-      if (typeof d.vendor !== "string" || !vendors.has(d.vendor)) throw new Error(`${dat}.vendor: must be one of ${[...vendors].join(", ")}, got ${JSON.stringify(d.vendor)}`);
-      if (d.upstream_model !== undefined && (typeof d.upstream_model !== "string" || d.upstream_model === "")) throw new Error(`${dat}.upstream_model: must be a non-empty string, got ${JSON.stringify(d.upstream_model)}`);
-      return {
-        vendor: d.vendor,
-        weight: whole(d.weight, `${dat}.weight`, 1, 1_000_000, 1),
-        upstream_model: d.upstream_model as string | undefined, // checked just above
-        rpm: d.rpm === undefined ? undefined : whole(d.rpm, `${dat}.rpm`, 1, 100_000_000, 0),
-        tpm: d.tpm === undefined ? undefined : whole(d.tpm, `${dat}.tpm`, 1, 100_000_000_000, 0),
-      };
-    });
+export function modelRoutingProblems(row: Record<string, unknown>, file: string, path: string, vendors: ReadonlySet<string>, models: ReadonlySet<string>): string[] {
+  const problems = configProblems(modelRoutingFile([...vendors]), row, file, path);
+  // What a schema cannot say, for each field whose shape is right.
+  const wrong = (field: string) => problems.some((p) => p.startsWith(`${file}: ${path}.${field}`));
+  if (Array.isArray(row.deployments) && !wrong("deployments")) {
     const seen = new Set<string>();
-    for (const [j, d] of deployments.entries()) {
+    for (const [j, d] of (row.deployments as DeploymentFile[]).entries()) {
       const id = `${d.vendor}/${d.upstream_model ?? ""}`;
-      if (seen.has(id)) throw new Error(`${at}.deployments[${j}]: the same vendor and upstream_model twice`);
+      if (seen.has(id)) problems.push(`${file}: ${path}.deployments[${j}]: the same vendor and upstream_model twice`);
       seen.add(id);
     }
   }
-  const fallbacks = row.fallbacks ?? [];
-  if (!Array.isArray(fallbacks)) throw new Error(`${at}.fallbacks: must be a list of catalog model ids`);
-  fallbacks.forEach((f: unknown, j: number) => {
-    if (typeof f !== "string" || !models.has(f)) throw new Error(`${at}.fallbacks[${j}]: must be a catalog model id, got ${JSON.stringify(f)}`);
-    if (f === row.id) throw new Error(`${at}.fallbacks[${j}]: a model cannot fall back to itself`);
-  });
-  return { deployments, fallbacks: fallbacks as string[], timeouts: timeouts(row.timeouts, `${at}.timeouts`) };
+  if (Array.isArray(row.fallbacks) && !wrong("fallbacks")) {
+    for (const [j, f] of (row.fallbacks as string[]).entries()) {
+      if (!models.has(f)) problems.push(`${file}: ${path}.fallbacks[${j}]: must be a catalog model id, got ${JSON.stringify(f)}`);
+      else if (f === row.id) problems.push(`${file}: ${path}.fallbacks[${j}]: a model cannot fall back to itself`);
+    }
+  }
+  return problems;
+}
+
+/** A `models` row's routing fields, checked ({@link modelRoutingProblems}). */
+export function parseModelRouting(row: Record<string, unknown>, file: string, path: string, vendors: ReadonlySet<string>, models: ReadonlySet<string>): ModelRouting {
+  refuse(modelRoutingProblems(row, file, path, vendors, models));
+  const r = row as Static<ReturnType<typeof modelRoutingFile>>; // checked just above
+  return {
+    deployments: r.deployments?.map((d) => ({ vendor: d.vendor, weight: d.weight ?? 1, upstream_model: d.upstream_model, rpm: d.rpm, tpm: d.tpm })),
+    fallbacks: r.fallbacks ?? [],
+    timeouts: timeouts(r.timeouts),
+  };
 }
