@@ -1,4 +1,6 @@
+import { Value } from "@sinclair/typebox/value";
 import { GatewayError } from "@turnpike/providers";
+import { explainErrors } from "@turnpike/schema";
 import type { GatewayDeps } from "../deps";
 import { isAdminKey } from "../keys/admin-key";
 import { DEFAULT_ROTATION_GRACE_SECONDS, type KeyFields, type NewKey } from "../keys/key-service";
@@ -6,10 +8,10 @@ import { FORMATS } from "../formats";
 import { tooManyFailures } from "../keys/authenticate";
 import { clientAddress, type Connection } from "../http/client-address";
 import { readJsonObject, invalid } from "../http/read-body";
-import { PROMPT_CACHE_MODES } from "../dispatch/catalog";
+import { isRecord, validationError } from "../vocabulary/client-errors";
 import { newRequestId } from "../http/request-id";
 import { errorResponse, toGatewayError } from "../http/respond";
-import type { AdminKey } from "./admin-schemas";
+import { type AdminKey, AdminKeyBody, AdminRotate, ModelLimit } from "./admin-schemas";
 import type { KeyRecord, UsageFilter, UsageGroup, UsageRecord } from "../storage/store";
 import { modelEntry } from "../routes/models";
 import type { Handler, Route, RouteCall } from "../http/route";
@@ -52,79 +54,56 @@ async function checkAdmin(deps: GatewayDeps, request: Request, server: Connectio
   throw new GatewayError({ status: 401, type: "authentication_error", message: "Admin API: send `Authorization: Bearer $TURNPIKE_ADMIN_KEY`." });
 }
 
-/** Upper bounds of a key's limits: beyond them a number is a typo, not a policy. */
-export const KEY_LIMIT_BOUNDS = { rpm: 1_000_000, tpm: 10_000_000_000, budget_usd: 10_000_000 } as const;
-
-function positiveInt(v: unknown, field: string, max: number): number | null {
-  if (v === null) return null;
-  if (typeof v !== "number" || !Number.isInteger(v) || v <= 0 || v > max) throw invalid(`${field}: must be a whole number from 1 to ${max}, or null, got ${JSON.stringify(v)}`, field);
-  return v;
-}
-
-/** A model-list entry: a catalog id, or a `*` glob that names at least one catalog model. */
-function checkModelPattern(pattern: string, catalogIds: readonly string[]): void {
+/** A model-list entry's problem, if it has one: a catalog id, or a `*` glob that names at least one catalog model. */
+function modelPatternIssue(pattern: string, catalogIds: readonly string[]): string | undefined {
   // Printable characters only (catalog ids may hold spaces and parentheses), and not too long.
   if (pattern.length > 200 || !/^[\x20-\x7e]+$/.test(pattern) || pattern.trim() !== pattern) {
-    throw invalid(`models: ${JSON.stringify(pattern.slice(0, 60))} is not a model id or glob (printable characters, at most 200, no surrounding spaces)`, "models");
+    return `models: ${JSON.stringify(pattern.slice(0, 60))} is not a model id or glob (printable characters, at most 200, no surrounding spaces)`;
   }
   const re = new RegExp(`^${pattern.split("*").map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`);
-  if (!catalogIds.some((id) => re.test(id))) throw invalid(`models: ${JSON.stringify(pattern)} names no catalog model (see GET /v1/models)`, "models");
+  if (!catalogIds.some((id) => re.test(id))) return `models: ${JSON.stringify(pattern)} names no catalog model (see GET /v1/models)`;
+  return undefined;
 }
 
 /**
  * Checks the fields of `POST /admin/keys` (name required) and `PATCH /admin/keys/:id` (all
- * optional; `null` clears a limit).
+ * optional; `null` clears a limit) against {@link AdminKeyBody} and the catalog: one 400 naming
+ * the first mistake, and the next few, in the words request errors use.
  */
 export function parseKeyFields(body: Record<string, unknown>, requireName: boolean, catalogIds: readonly string[]): KeyFields {
+  const issues = Value.Check(AdminKeyBody, body) ? [] : explainErrors(AdminKeyBody, body);
+  const add = (path: string, message: string) => issues.push({ path, message });
+  if (requireName && body.name === undefined) add("name", "name: required non-empty string, got nothing");
+  if (typeof body.name === "string" && body.name.trim() === "") add("name", `name: required non-empty string, got ${JSON.stringify(body.name)}`);
+  if (Array.isArray(body.models)) {
+    for (const m of body.models) if (typeof m === "string" && m !== "") {
+      const issue = modelPatternIssue(m, catalogIds);
+      if (issue) add("models", issue);
+    }
+  }
+  if (isRecord(body.model_limits)) {
+    for (const [model, limits] of Object.entries(body.model_limits)) {
+      if (!catalogIds.includes(model)) add("model_limits", `model_limits.${model}: not a catalog model id (see GET /v1/models)`);
+      // Named as the body names it (`model_limits.beta-5.rpm`), so the model id reads as sent.
+      else if (!Value.Check(ModelLimit, limits)) for (const i of explainErrors(ModelLimit, limits, `model_limits.${model}`)) add("model_limits", i.message);
+    }
+  }
+  if (typeof body.expires_at === "string" && Number.isNaN(Date.parse(body.expires_at))) add("expires_at", `expires_at: must be an ISO 8601 time or null, got ${JSON.stringify(body.expires_at)}`);
+  if (issues.length) throw validationError(issues);
+  const b = body as AdminKeyBody; // checked just above, field by field
   const out: KeyFields = {};
-  const known = new Set(["name", "models", "rpm", "tpm", "model_limits", "budget_usd", "expires_at", "prompt_cache"]);
-  for (const k of Object.keys(body)) if (!known.has(k)) throw invalid(`${k}: unknown field; expected one of ${[...known].join(", ")}`, k);
-  if (body.name !== undefined || requireName) {
-    if (typeof body.name !== "string" || body.name.trim() === "") throw invalid(`name: required non-empty string, got ${JSON.stringify(body.name)}`, "name");
-    out.name = body.name.trim();
+  if (b.name !== undefined) out.name = b.name.trim();
+  if (b.models !== undefined) out.models = b.models;
+  if (b.rpm !== undefined) out.rpm = b.rpm;
+  if (b.tpm !== undefined) out.tpm = b.tpm;
+  if (b.model_limits !== undefined) {
+    // Each entry was checked against ModelLimit just above.
+    const limits = b.model_limits as Record<string, { rpm?: number | null; tpm?: number | null }> | null;
+    out.model_limits = limits === null ? null : Object.fromEntries(Object.entries(limits).map(([m, l]) => [m, { rpm: l.rpm ?? null, tpm: l.tpm ?? null }]));
   }
-  if (body.models !== undefined) {
-    if (body.models !== null && (!Array.isArray(body.models) || !body.models.every((m) => typeof m === "string" && m !== ""))) {
-      throw invalid(`models: must be a list of model ids or * globs, or null for all, got ${JSON.stringify(body.models)}`, "models");
-    }
-    for (const m of (body.models ?? []) as string[]) checkModelPattern(m, catalogIds); // strings: checked just above
-    out.models = body.models as string[] | null; // checked just above: null or a list of non-empty strings
-  }
-  if (body.rpm !== undefined) out.rpm = positiveInt(body.rpm, "rpm", KEY_LIMIT_BOUNDS.rpm);
-  if (body.tpm !== undefined) out.tpm = positiveInt(body.tpm, "tpm", KEY_LIMIT_BOUNDS.tpm);
-  if (body.model_limits !== undefined) {
-    const ml = body.model_limits;
-    if (ml !== null && (typeof ml !== "object" || Array.isArray(ml))) throw invalid(`model_limits: must be an object {model id: {rpm?, tpm?}} or null, got ${JSON.stringify(ml)}`, "model_limits");
-    const parsed: NonNullable<KeyFields["model_limits"]> = {};
-    for (const [model, lim] of Object.entries((ml ?? {}) as Record<string, unknown>)) { // an object: checked just above
-      if (!catalogIds.includes(model)) throw invalid(`model_limits.${model}: not a catalog model id (see GET /v1/models)`, "model_limits");
-      if (typeof lim !== "object" || lim === null || Array.isArray(lim)) throw invalid(`model_limits.${model}: must be {rpm?, tpm?}`, "model_limits");
-      const l = lim as Record<string, unknown>; // an object: checked just above
-      for (const k of Object.keys(l)) if (k !== "rpm" && k !== "tpm") throw invalid(`model_limits.${model}.${k}: unknown field; expected rpm or tpm`, "model_limits");
-      parsed[model] = {
-        rpm: l.rpm === undefined ? null : positiveInt(l.rpm, `model_limits.${model}.rpm`, KEY_LIMIT_BOUNDS.rpm),
-        tpm: l.tpm === undefined ? null : positiveInt(l.tpm, `model_limits.${model}.tpm`, KEY_LIMIT_BOUNDS.tpm),
-      };
-    }
-    out.model_limits = ml === null ? null : parsed;
-  }
-  if (body.budget_usd !== undefined) {
-    const b = body.budget_usd;
-    if (b !== null && (typeof b !== "number" || !Number.isFinite(b) || b <= 0 || b > KEY_LIMIT_BOUNDS.budget_usd)) {
-      throw invalid(`budget_usd: must be a number of US dollars above 0 and at most ${KEY_LIMIT_BOUNDS.budget_usd}, or null, got ${JSON.stringify(b)}`, "budget_usd");
-    }
-    out.budget_usd = b as number | null; // checked just above
-  }
-  if (body.expires_at !== undefined) {
-    const e = body.expires_at;
-    if (e !== null && (typeof e !== "string" || Number.isNaN(Date.parse(e)))) throw invalid(`expires_at: must be an ISO 8601 time or null, got ${JSON.stringify(e)}`, "expires_at");
-    out.expires_at = e === null ? null : new Date(e as string).toISOString(); // a date string: checked just above
-  }
-  if (body.prompt_cache !== undefined) {
-    const p = body.prompt_cache;
-    if (p !== null && !PROMPT_CACHE_MODES.some((m) => m === p)) throw invalid(`prompt_cache: must be ${PROMPT_CACHE_MODES.join(" or ")}, or null for the model's own setting, got ${JSON.stringify(p)}`, "prompt_cache");
-    out.prompt_cache = p as KeyFields["prompt_cache"]; // checked just above
-  }
+  if (b.budget_usd !== undefined) out.budget_usd = b.budget_usd;
+  if (b.expires_at !== undefined) out.expires_at = b.expires_at === null ? null : new Date(b.expires_at).toISOString();
+  if (b.prompt_cache !== undefined) out.prompt_cache = b.prompt_cache;
   return out;
 }
 
@@ -252,11 +231,9 @@ export function adminRoutes(deps: GatewayDeps): Route[] {
       }),
       handle: guarded(async ({ request, params }) => {
         const id = params.id ?? "";
-        const b = (request.headers.get("content-length") === "0" ? {} : await body(request).catch(() => ({}))) as { grace_seconds?: unknown }; // only grace_seconds is read, and checked
-        const grace = b.grace_seconds ?? DEFAULT_ROTATION_GRACE_SECONDS;
-        if (typeof grace !== "number" || !Number.isInteger(grace) || grace < 0 || grace > 30 * 86400) {
-          throw invalid(`grace_seconds: must be a whole number of seconds from 0 to 2592000 (30 days), got ${JSON.stringify(grace)}`, "grace_seconds");
-        }
+        const b = request.headers.get("content-length") === "0" ? {} : await body(request).catch(() => ({}));
+        if (!Value.Check(AdminRotate, b)) throw validationError(explainErrors(AdminRotate, b));
+        const grace = (b as AdminRotate).grace_seconds ?? DEFAULT_ROTATION_GRACE_SECONDS; // checked just above
         const rotated = await deps.keys.rotate(id, grace);
         const { record, secret } = found(rotated, id);
         return Response.json({ ...publicKey(record), key: secret });

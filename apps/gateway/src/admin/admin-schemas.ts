@@ -1,14 +1,22 @@
 /**
  * The admin API's bodies as TypeBox schemas: the description document (`GET /openapi.json`) is
- * built from them, and the admin module's replies are typed by them, so the two cannot drift.
+ * built from them, the admin module checks the bodies it is sent against them and types its
+ * replies by them, so the three cannot drift.
  */
 import { Type, type Static } from "@sinclair/typebox";
 import { Nullable } from "@turnpike/schema";
 
+/** Upper bounds of a key's limits: beyond them a number is a typo, not a policy. */
+export const KEY_LIMIT_BOUNDS = { rpm: 1_000_000, tpm: 10_000_000_000, budget_usd: 10_000_000 } as const;
+
 const Limit = Nullable(Type.Integer({ minimum: 1 }));
 const Time = Type.String({ format: "date-time" });
-const ModelLimits = Nullable(Type.Record(Type.String(), Type.Object({ rpm: Type.Optional(Limit), tpm: Type.Optional(Limit) })));
-const PromptCache = Nullable(Type.Union([Type.Literal("auto"), Type.Literal("off")]));
+const PromptCache = Nullable(Type.Union([Type.Literal("auto"), Type.Literal("off")], { rule: "must be auto or off, or null for the model's own setting" }));
+/** A limit of a key as a body sets it: a whole number up to its bound, or null to clear it. */
+const limitField = (max: number) => Nullable(Type.Integer({ minimum: 1, maximum: max, rule: `must be a whole number from 1 to ${max}, or null` }));
+/** One model's limits of a key. */
+export const ModelLimit = Type.Object({ rpm: Type.Optional(limitField(KEY_LIMIT_BOUNDS.rpm)), tpm: Type.Optional(limitField(KEY_LIMIT_BOUNDS.tpm)) }, { additionalProperties: false, listKnown: true });
+const ModelLimits = Nullable(Type.Record(Type.String(), ModelLimit));
 
 /** A key as the admin API shows it: never its secret, never its hash. */
 export const AdminKey = Type.Object({
@@ -37,21 +45,33 @@ export const AdminRevokedKey = Type.Composite([AdminKey, Type.Object({ revoked: 
 export const AdminKeyList = Type.Object({ data: Type.Array(AdminKey) });
 
 /** `POST /admin/keys` (name required) and `PATCH /admin/keys/{id}` (all optional; null clears a limit). */
-export const AdminKeyFields = Type.Object(
-  {
-    name: Type.Optional(Type.String({ minLength: 1 })),
-    models: Type.Optional(Nullable(Type.Array(Type.String({ minLength: 1 })))),
-    rpm: Type.Optional(Limit),
-    tpm: Type.Optional(Limit),
-    model_limits: Type.Optional(ModelLimits),
-    budget_usd: Type.Optional(Nullable(Type.Number({ exclusiveMinimum: 0 }))),
-    expires_at: Type.Optional(Nullable(Time)),
-    prompt_cache: Type.Optional(PromptCache),
-  },
-  { additionalProperties: false },
-);
+const KEY_FIELDS = {
+  name: Type.Optional(Type.String({ minLength: 1 })),
+  models: Type.Optional(Nullable(Type.Array(Type.String({ minLength: 1 })))),
+  rpm: Type.Optional(limitField(KEY_LIMIT_BOUNDS.rpm)),
+  tpm: Type.Optional(limitField(KEY_LIMIT_BOUNDS.tpm)),
+  model_limits: Type.Optional(ModelLimits),
+  budget_usd: Type.Optional(
+    Nullable(Type.Number({ exclusiveMinimum: 0, maximum: KEY_LIMIT_BOUNDS.budget_usd, rule: `must be a number of US dollars above 0 and at most ${KEY_LIMIT_BOUNDS.budget_usd}, or null` })),
+  ),
+  expires_at: Type.Optional(Nullable(Time)),
+  prompt_cache: Type.Optional(PromptCache),
+};
+export const AdminKeyFields = Type.Object(KEY_FIELDS, { additionalProperties: false, listKnown: true });
 
-export const AdminRotate = Type.Object({ grace_seconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 2_592_000 })) });
+/**
+ * The body `POST /admin/keys` and `PATCH /admin/keys/{id}` are checked against: the fields above,
+ * where the admin module checks the entries of `model_limits` (each names a catalog model) and
+ * `expires_at` (a time `Date` reads) itself.
+ */
+export const AdminKeyBody = Type.Object(
+  { ...KEY_FIELDS, model_limits: Type.Optional(Nullable(Type.Record(Type.String(), Type.Unknown()))), expires_at: Type.Optional(Nullable(Type.String())) },
+  { additionalProperties: false, listKnown: true },
+);
+export type AdminKeyBody = Static<typeof AdminKeyBody>;
+
+export const AdminRotate = Type.Object({ grace_seconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 2_592_000, rule: "must be a whole number of seconds from 0 to 2592000 (30 days)" })) });
+export type AdminRotate = Static<typeof AdminRotate>;
 
 const Endpoint = Type.Union(["chat", "messages", "responses", "count_tokens"].map((e) => Type.Literal(e)));
 
