@@ -52,6 +52,54 @@ function noneHealthy(model: string, waitS: number): GatewayError {
   });
 }
 
+/** The client's session, for stickiness: read only where there is a choice of deployment. */
+function sessionOf(route: Route, headers: Headers): string | undefined {
+  if (route.deployments.length < 2 && route.fallbacks.length === 0) return undefined;
+  return headers.get("x-session-id") ?? headers.get("x-claude-code-session-id") ?? undefined;
+}
+
+/**
+ * Whether the prompt fits a model's window. Tokens are at most bytes: only a body larger than a
+ * window is counted, and only once; after an overflow every candidate is measured.
+ */
+class WindowFit {
+  private tokens: number | undefined;
+  overflow = false;
+
+  constructor(
+    private readonly deps: Pick<GatewayDeps, "catalog">,
+    private readonly size: number,
+  ) {}
+
+  fits(route: Route, p: Plan | undefined): boolean {
+    const window = this.window(route);
+    if (!this.overflow && this.size < window) return true;
+    this.tokens ??= p ? p.countPrompt() : Math.ceil(this.size / 4);
+    return this.tokens <= window;
+  }
+
+  /** The upstream said the prompt is over its window: only a larger window can take it. */
+  overflowed(route: Route, p: Plan): void {
+    this.tokens = Math.max(this.tokens ?? 0, p.countPrompt(), (this.deps.catalog.get(route.model)?.context_window ?? 0) + 1);
+    this.overflow = true;
+  }
+
+  private window(route: Route): number {
+    return this.deps.catalog.get(route.model)?.context_window ?? Number.POSITIVE_INFINITY;
+  }
+}
+
+/**
+ * Before another attempt on a deployment that failed: its upstream's retry-after, up to the cap.
+ * False when it asks for longer: that wait is left to the fallbacks or the client.
+ */
+async function waitToRetry(last: Dispatched, capS: number): Promise<boolean> {
+  const after = retryAfterSeconds(last.outcome) ?? 0;
+  if (after > capS) return false;
+  if (after > 0) await Bun.sleep(after * 1000);
+  return true;
+}
+
 /**
  * Step 6, with its retries and fallbacks: the requested model's deployments (weighted, session-
  * sticky, healthy, with room), then each fallback's, until one answers. Each attempt is planned
@@ -64,18 +112,8 @@ export async function dispatch(deps: GatewayDeps, ctx: RequestContext, client: C
   const first = router.route(asked.entry.id);
   if (!first) throw new GatewayError({ status: 500, message: `No route for ${asked.entry.id}.` });
   const { retries, retryAfterMaxS } = router.settings;
-  // Stickiness matters only where there is a choice.
-  const h = ctx.request.headers;
-  const session = first.deployments.length > 1 || first.fallbacks.length > 0 ? (h.get("x-session-id") ?? h.get("x-claude-code-session-id") ?? undefined) : undefined;
-  // Tokens are at most bytes: only a body larger than a window can overflow it, so only then is it counted.
-  let promptTokens: number | undefined;
-  let overflow = false;
-  const fits = (route: Route, p: Plan | undefined): boolean => {
-    const window = deps.catalog.get(route.model)?.context_window ?? Number.POSITIVE_INFINITY;
-    if (!overflow && size < window) return true;
-    promptTokens ??= p ? p.countPrompt() : Math.ceil(size / 4);
-    return promptTokens <= window;
-  };
+  const session = sessionOf(first, ctx.request.headers);
+  const window = new WindowFit(deps, size);
   let last: Dispatched | undefined;
   let attempts = 0;
   let waitS = 0;
@@ -87,7 +125,7 @@ export async function dispatch(deps: GatewayDeps, ctx: RequestContext, client: C
     const anyState = i === fallbacks.length + 1;
     if (anyState && !forced) break;
     const route: Route = i === 0 || anyState ? first : router.route(fallbacks[i - 1]!)!;
-    if (overflow && !fits(route, undefined)) continue;
+    if (window.overflow && !window.fits(route, undefined)) continue;
     // The deployments that failed this request (made only once one has), and the retries spent.
     let tried: Set<Deployment> | undefined;
     let retried = 0;
@@ -104,13 +142,10 @@ export async function dispatch(deps: GatewayDeps, ctx: RequestContext, client: C
       }
       if (again && last) {
         retried++;
-        // After the upstream's retry-after, up to the cap; a longer wait is left to the fallbacks or the client.
-        const after = retryAfterSeconds(last.outcome) ?? 0;
-        if (after > retryAfterMaxS) {
+        if (!(await waitToRetry(last, retryAfterMaxS))) {
           d.breaker.release();
           break;
         }
-        if (after > 0) await Bun.sleep(after * 1000);
       }
       let p: Plan;
       try {
@@ -122,9 +157,9 @@ export async function dispatch(deps: GatewayDeps, ctx: RequestContext, client: C
         return last;
       }
       // Over this model's window (by the catalog): to a fallback with room, if there is one.
-      if (!fits(route, p) && (route !== first || first.fallbacks.length > 0)) {
+      if (!window.fits(route, p) && (route !== first || first.fallbacks.length > 0)) {
         d.breaker.release();
-        overflow = true;
+        window.overflow = true;
         break;
       }
       const t = route.timeouts;
@@ -138,9 +173,7 @@ export async function dispatch(deps: GatewayDeps, ctx: RequestContext, client: C
       if (outcome.kind === "reply" || !RETRYABLE.has(outcome.status)) {
         d.breaker.success(performance.now() - began);
         if (outcome.kind === "reply" || !contextOverflow(outcome) || first.fallbacks.length === 0) return last;
-        // The upstream said the prompt is over its window: only a larger window can take it.
-        promptTokens = Math.max(promptTokens ?? 0, p.countPrompt(), (deps.catalog.get(route.model)?.context_window ?? 0) + 1);
-        overflow = true;
+        window.overflowed(route, p);
         break;
       }
       (tried ??= new Set()).add(d);
@@ -149,7 +182,7 @@ export async function dispatch(deps: GatewayDeps, ctx: RequestContext, client: C
     }
     // Every circuit was open and nothing was tried: with nowhere else to go, the model's own
     // deployments are asked anyway rather than the client refused.
-    if (i === fallbacks.length && !last && !overflow) forced = true;
+    if (i === fallbacks.length && !last && !window.overflow) forced = true;
   }
   if (last) return last;
   throw noneHealthy(asked.entry.id, waitS);

@@ -42,6 +42,70 @@ function scannable(region: string): boolean {
 }
 
 /**
+ * The frames a passthrough relayed, kept raw and read only if they must be counted (the upstream
+ * never reported its usage). A long reply's frames are read out into their text once they hold
+ * more than MAX_HELD_FRAMES characters, so that what a stream keeps grows with the text it
+ * relayed, not with its frames' JSON (several times the text); a short reply is never read.
+ */
+class KeptFrames {
+  /** Relayed frames (one event's JSON, or a raw region of frames) not read yet. */
+  private frames: string[] = [];
+  private held = 0;
+  /** What frames already read out hold: their text, and the last word on how the reply ended. */
+  private readText = "";
+  private readFinish: string | undefined;
+
+  constructor(private readonly reader: PassthroughReader) {}
+
+  keep(frame: string): void {
+    this.frames.push(frame);
+    this.held += frame.length;
+    if (this.held <= MAX_HELD_FRAMES) return;
+    this.readText += this.frames.map((f) => this.textOf(f)).join("");
+    this.readFinish = lastFinishReason(this.frames) ?? this.readFinish;
+    this.frames = [];
+    this.held = 0;
+  }
+
+  /** The text of every frame kept. */
+  text(): string {
+    return this.readText + this.frames.map((f) => this.textOf(f)).join("");
+  }
+
+  /** How the reply ended, by the last frame that said so. */
+  finish(): string | undefined {
+    return lastFinishReason(this.frames) ?? this.readFinish;
+  }
+
+  /** A frame that does not parse counts as no text: the record must still be written. */
+  private textOf(frame: string): string {
+    try {
+      return this.reader.text(frame);
+    } catch {
+      return "";
+    }
+  }
+}
+
+/** The raw usage of a region's frames that carry one, shown to `audit` before any reader rounds it. */
+function auditUsage(region: string, audit: (json: string) => void): void {
+  for (let at = indexOfQuoted(region, "usage"); at !== -1; ) {
+    // A `"usage":null` (every chat chunk but the last says it) has nothing to audit.
+    const colon = region.indexOf(":", at);
+    if (colon !== -1 && region.startsWith("null", region.charCodeAt(colon + 1) === 32 ? colon + 2 : colon + 1)) {
+      at = indexOfQuoted(region, "usage", colon);
+      continue;
+    }
+    const start = region.lastIndexOf("\n", at) + 1;
+    const end = region.indexOf("\n", at);
+    const line = region.slice(start, end === -1 ? undefined : end);
+    if (line.startsWith("data:")) audit(line.slice(5).trimStart());
+    if (end === -1) break;
+    at = indexOfQuoted(region, "usage", end);
+  }
+}
+
+/**
  * The light tap on a same-protocol stream: the protocol's reader finds usage (and the relayed
  * text is kept, in case the client leaves before the upstream reports usage) while the bytes go
  * through untouched. It re-frames events only when it must change one (a usage chunk the client
@@ -56,57 +120,23 @@ export function passthroughTap(reader: PassthroughReader, format: ClientFormat, 
   const label = opts.renameModel === undefined ? undefined : new ModelLabel(opts.renameModel);
   let hold = raw && label !== undefined;
   const state: PassthroughState = { finished: false, terminated: false };
-  // Relayed frames (one event's JSON, or a raw region of frames), read only if they must be counted.
-  let frames: string[] = [];
-  let held = 0;
-  // What frames already read out hold: their text, and the last word on how the reply ended.
-  let readText = "";
-  let readFinish: string | undefined;
-  // A frame that does not parse counts as no text: the record must still be written.
-  const textOf = (frame: string): string => {
-    try {
-      return reader.text(frame);
-    } catch {
-      return "";
-    }
-  };
-  /**
-   * Keeps a relayed frame raw. A long reply's frames are read out into their text once they hold
-   * more than MAX_HELD_FRAMES characters, so that what a stream keeps grows with the text it
-   * relayed, not with its frames' JSON (several times the text); a short reply is never read.
-   */
-  const keep = (frame: string) => {
-    frames.push(frame);
-    held += frame.length;
-    if (held <= MAX_HELD_FRAMES) return;
-    readText += frames.map(textOf).join("");
-    readFinish = lastFinishReason(frames) ?? readFinish;
-    frames = [];
-    held = 0;
-  };
-  sink.relayedLater(() => readText + frames.map(textOf).join(""));
-  sink.finished?.(() => lastFinishReason(frames) ?? readFinish);
-  /** The raw usage of the frames that carry one, shown to `audit` before any reader rounds it. */
-  const auditRegion = (region: string) => {
-    for (let at = indexOfQuoted(region, "usage"); at !== -1; ) {
-      // A `"usage":null` (every chat chunk but the last says it) has nothing to audit.
-      const colon = region.indexOf(":", at);
-      if (colon !== -1 && region.startsWith("null", region.charCodeAt(colon + 1) === 32 ? colon + 2 : colon + 1)) {
-        at = indexOfQuoted(region, "usage", colon);
-        continue;
-      }
-      const start = region.lastIndexOf("\n", at) + 1;
-      const end = region.indexOf("\n", at);
-      const line = region.slice(start, end === -1 ? undefined : end);
-      if (line.startsWith("data:")) audit(line.slice(5).trimStart());
-      if (end === -1) break;
-      at = indexOfQuoted(region, "usage", end);
-    }
-  };
+  const kept = new KeptFrames(reader);
+  sink.relayedLater(() => kept.text());
+  sink.finished?.(() => kept.finish());
   const see = (msg: SSEMessage): SSEMessage | undefined => {
     audit(msg.data); // a frame without usage is ruled out by the audit's own first search
-    if (msg.data !== "[DONE]") keep(msg.data);
+    if (msg.data !== "[DONE]") kept.keep(msg.data);
     return reader.inspect(msg, sink, opts, state);
+  };
+  /** Parsed events relayed: each seen by the reader, re-framed (and relabelled) unless the bytes go raw. */
+  const relayParsed = (messages: SSEMessage[]): string => {
+    let out = "";
+    for (const msg of messages) {
+      if (label?.learn(msg.data) && label.upstream !== undefined) sink.answeredBy?.(label.upstream);
+      const seen = see(msg);
+      if (!raw && seen) out += label ? label.apply(formatSSE(seen)) : formatSSE(seen);
+    }
+    return out;
   };
   // The scanner: while bytes pass untouched and every line ends in a bare LF (as the vendors'
   // streams do), complete frames are only searched (indexOf) for the few that matter — usage,
@@ -146,8 +176,8 @@ export function passthroughTap(reader: PassthroughReader, format: ClientFormat, 
         const trimmed = cut !== -1 && scannable(region) ? (trimming ? reader.trim?.(region, opts) : region) : undefined;
         if (trimmed !== undefined) {
           pending = pending.slice(cut + 2);
-          keep(region);
-          auditRegion(region);
+          kept.keep(region);
+          auditUsage(region, audit);
           reader.scan(region, sink, state);
           if (trimming) relayText(trimmed, region, enqueue);
           else if (hold && label) {
@@ -167,12 +197,7 @@ export function passthroughTap(reader: PassthroughReader, format: ClientFormat, 
         pending = "";
         if (hold) raw = false; // the held text is re-framed (and relabelled) below
       }
-      let out = "";
-      for (const msg of parser.push(text)) {
-        if (label?.learn(msg.data) && label.upstream !== undefined) sink.answeredBy?.(label.upstream);
-        const kept = see(msg);
-        if (!raw && kept) out += label ? label.apply(formatSSE(kept)) : formatSSE(kept);
-      }
+      const out = relayParsed(parser.push(text));
       if (out) enqueue(out);
     },
     end(enqueue) {
@@ -181,8 +206,8 @@ export function passthroughTap(reader: PassthroughReader, format: ClientFormat, 
       if (scanning && pending) {
         const trimmed = scannable(pending) ? (trimming ? reader.trim?.(`${pending}\n\n`, opts) : pending) : undefined;
         if (trimmed !== undefined) {
-          keep(pending);
-          auditRegion(pending);
+          kept.keep(pending);
+          auditUsage(pending, audit);
           reader.scan(`${pending}\n\n`, sink, state);
           if (trimming) relayText(trimmed, pending, enqueue);
           else if (hold && label) enqueue(label.learn(pending) ? label.apply(pending) : pending);
@@ -192,12 +217,7 @@ export function passthroughTap(reader: PassthroughReader, format: ClientFormat, 
         }
         pending = "";
       }
-      let out = "";
-      for (const msg of [...tail, ...parser.end()]) {
-        if (label?.learn(msg.data) && label.upstream !== undefined) sink.answeredBy?.(label.upstream);
-        const kept = see(msg);
-        if (!raw && kept) out += label ? label.apply(formatSSE(kept)) : formatSSE(kept);
-      }
+      let out = relayParsed([...tail, ...parser.end()]);
       // An upstream that hung up after saying how the reply ended only skipped its terminator
       // (some vendors never send `[DONE]`): complete it. One that hung up before that was cut
       // off: say so in-band rather than let the end look like a clean finish.

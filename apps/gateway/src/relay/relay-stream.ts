@@ -142,32 +142,55 @@ export function relayStream(source: ReadableStream<Uint8Array>, opts: RelayOptio
     await end(how);
     controller.close();
   };
+  /** One tick of the interval: the upstream's deadlines first, then a keep-alive if the stream was quiet. */
+  const tick = (controller: ReadableStreamDefaultController<Uint8Array>) => {
+    if (closed) return;
+    if (watch) {
+      const limit = first ? watch.idleMs : watch.firstByteMs;
+      if (Date.now() - heard >= limit) {
+        watch.abort(first ? `no chunk for ${limit} ms` : `no first byte within ${limit} ms`);
+        return;
+      }
+    }
+    if (opts.keepAliveMs <= 0 || Date.now() - last < opts.keepAliveMs) return;
+    last = Date.now();
+    try {
+      controller.enqueue(opts.format.keepAlive);
+    } catch {
+      // The stream already closed; the interval is cleared by end().
+    }
+  };
+  /**
+   * The upstream's stream broke: the tap ends the stream as its upstream ending early deserves —
+   * in the client's own shape, with whatever it was still holding (a translated chat stream's
+   * first chunk); only if that holds no terminal frame does the generic in-band error go out. A
+   * stream whose terminal frame is already out gets nothing more.
+   */
+  const broke = async (controller: ReadableStreamDefaultController<Uint8Array>, e: unknown) => {
+    if (ended) return;
+    // The runtime's or a parser's own wording is no use to the client; it is logged here.
+    opts.logger.warn("upstream stream failed", { request_id: opts.requestId, reason: e instanceof Error ? e.message : String(e) });
+    if (!closed) {
+      let tail: (Uint8Array | string)[];
+      try {
+        tail = collect((out) => opts.tap.end(out));
+      } catch {
+        tail = [];
+      }
+      for (const piece of tail) put(controller, piece);
+      if (!closed) put(controller, opts.format.inBandError("The upstream stream failed before the reply was complete."));
+    }
+    await finish(controller, "failed");
+  };
   return new ReadableStream<Uint8Array>(
     {
       start(controller) {
         // The one shutdown signal is shared by every stream: the stream leaves its set when it ends.
         if (opts.shutdown && !opts.shutdown.aborted) stopWatchingShutdown = whenAborted(opts.shutdown, onShutdown);
         if (opts.keepAliveMs > 0 || watch) {
-          const frame = opts.format.keepAlive;
           const every = Math.min(opts.keepAliveMs || Number.POSITIVE_INFINITY, watch ? Math.min(watch.firstByteMs, watch.idleMs) : Number.POSITIVE_INFINITY);
           // One interval serves keep-alives and the upstream's deadlines.
-          timer = setInterval(() => {
-            if (closed) return;
-            if (watch) {
-              const limit = first ? watch.idleMs : watch.firstByteMs;
-              if (Date.now() - heard >= limit) {
-                watch.abort(first ? `no chunk for ${limit} ms` : `no first byte within ${limit} ms`);
-                return;
-              }
-            }
-            if (opts.keepAliveMs <= 0 || Date.now() - last < opts.keepAliveMs) return;
-            last = Date.now();
-            try {
-              controller.enqueue(frame);
-            } catch {
-              // The stream already closed; the interval is cleared by end().
-            }
-          }, Math.max(50, Math.floor(every / 2)));
+          timer = setInterval(() => tick(controller), Math.max(50, Math.floor(every / 2)));
         }
       },
       async pull(controller) {
@@ -203,24 +226,7 @@ export function relayStream(source: ReadableStream<Uint8Array>, opts: RelayOptio
             }
           }
         } catch (e) {
-          if (ended) return;
-          // The runtime's or a parser's own wording is no use to the client; it is logged here.
-          opts.logger.warn("upstream stream failed", { request_id: opts.requestId, reason: e instanceof Error ? e.message : String(e) });
-          // The tap ends the stream as its upstream ending early deserves — in the client's own
-          // shape, with whatever it was still holding (a translated chat stream's first chunk);
-          // only if that holds no terminal frame does the generic in-band error go out. A stream
-          // whose terminal frame is already out gets nothing more.
-          if (!closed) {
-            let tail: (Uint8Array | string)[];
-            try {
-              tail = collect((out) => opts.tap.end(out));
-            } catch {
-              tail = [];
-            }
-            for (const piece of tail) put(controller, piece);
-            if (!closed) put(controller, opts.format.inBandError("The upstream stream failed before the reply was complete."));
-          }
-          await finish(controller, "failed");
+          await broke(controller, e);
         }
       },
       cancel(reason) {

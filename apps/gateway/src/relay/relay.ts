@@ -114,74 +114,106 @@ export async function relay(
   };
   // Usage as the vendor wrote it is checked before any reader rounds it (a negative count reads as 0).
   const maxTokens = entry.context_window + entry.max_output_tokens;
+  const type = upstream.headers.get("content-type") ?? "";
+  const r: Relaying = { deps, ctx, plan, upstream, headers, tally, finish, watch, vendor, maxTokens, type, refuse };
+  if (!plan.stream || (type !== "" && !type.includes("event-stream"))) return relayJson(r);
+  return relayEvents(r);
+}
+
+/** One reply on its way to the client: what both halves of relay read. */
+interface Relaying {
+  deps: GatewayDeps;
+  ctx: RequestContext;
+  plan: Plan;
+  upstream: Response;
+  headers: ReplyHeaders;
+  tally: UsageTally;
+  finish: (end: Ending) => Promise<void>;
+  watch: Watch | undefined;
+  vendor: string;
+  /** No reply can use more tokens than its model's window and output cap. */
+  maxTokens: number;
+  /** The upstream's content type. */
+  type: string;
+  refuse: (err: GatewayError) => Promise<Response>;
+}
+
+/**
+ * A JSON reply (or what came where one was due): read whole within the first-byte deadline,
+ * usage tallied, encoded in the client's format, committed before the client sees it.
+ */
+async function relayJson({ plan, upstream, headers, tally, finish, watch, vendor, maxTokens, type, refuse }: Relaying): Promise<Response> {
+  const { entry } = plan.target;
+  let text: string;
+  // A JSON body must arrive whole within the first-byte deadline.
+  let late = false;
+  const deadline = watch
+    ? setTimeout(() => {
+        late = true;
+        watch.abort("no body");
+      }, watch.firstByteMs)
+    : undefined;
+  try {
+    text = await upstream.text();
+  } catch {
+    return refuse(late ? timeoutError(vendor, "send its reply", watch!.firstByteMs) : malformed(vendor, "a body that broke off"));
+  } finally {
+    clearTimeout(deadline);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return refuse(malformed(vendor, plan.stream ? `a ${type.split(";")[0]} body where a stream was due` : describe(text)));
+  }
+  if (!isRecord(parsed)) return refuse(malformed(vendor, describe("")));
+  // Some vendors answer an error with a 200: it is their error, not a reply.
+  if (isRecord(parsed.error)) {
+    const said = plan.protocol.parseError(502, text, upstream.headers);
+    return refuse(new GatewayError({ status: 502, type: "api_error", message: `The ${vendor} upstream answered 200 with an error: ${said.message}` }));
+  }
+  if (plan.stream) return refuse(malformed(vendor, "a JSON reply where a stream was due"));
+  if (!usageLooksTrue(parsed, maxTokens)) tally.distrust();
+  const named = plan.protocol.replyModel(parsed);
+  if (named) {
+    if (named !== entry.upstream_model) headers.set(HEADER.upstreamModel, headerSafe(named));
+    tally.answeredBy(named);
+  }
+  let out: string;
+  try {
+    if (plan.passthrough) {
+      tally.report(plan.protocol.replyUsage(parsed), true);
+      tally.relayedLater(() => replyText(plan.protocol.reply(parsed, plan.reply)));
+      tally.finished(() => lastFinishReason([text]));
+      // The client sees the catalog id it asked for, not the vendor's snapshot name.
+      if (parsed.model !== entry.id) {
+        parsed.model = entry.id;
+        out = JSON.stringify(parsed);
+      } else {
+        out = text; // relay the bytes as they came
+      }
+      plan.client.passedThrough?.(parsed);
+    } else {
+      const reply = plan.protocol.reply(parsed, plan.reply);
+      tally.report(messagesUsageFields(reply.usage), true);
+      if (reply.stop_reason) tally.finished(reply.stop_reason);
+      tally.relayedLater(() => replyText(reply));
+      out = JSON.stringify(plan.client.encodeReply(reply, entry.id));
+    }
+  } catch {
+    return refuse(malformed(vendor, "JSON that is not a reply of its protocol"));
+  }
+  // The record is committed before the client sees the reply.
+  await finish({ status: 200, upstreamStatus: upstream.status });
+  return new Response(out, { status: 200, headers });
+}
+
+/** A stream: relayed chunk by chunk through its inline tap, behind a check of its first event. */
+function relayEvents({ deps, ctx, plan, upstream, headers, tally, finish, watch, vendor, maxTokens }: Relaying): Response {
+  const { entry } = plan.target;
   const audit = (json: string) => {
     if (!usageTextLooksTrue(json, maxTokens)) tally.distrust();
   };
-  const type = upstream.headers.get("content-type") ?? "";
-  if (!plan.stream || (type !== "" && !type.includes("event-stream"))) {
-    let text: string;
-    // A JSON body must arrive whole within the first-byte deadline.
-    let late = false;
-    const deadline = watch
-      ? setTimeout(() => {
-          late = true;
-          watch.abort("no body");
-        }, watch.firstByteMs)
-      : undefined;
-    try {
-      text = await upstream.text();
-    } catch {
-      return refuse(late ? timeoutError(vendor, "send its reply", watch!.firstByteMs) : malformed(vendor, "a body that broke off"));
-    } finally {
-      clearTimeout(deadline);
-    }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      return refuse(malformed(vendor, plan.stream ? `a ${type.split(";")[0]} body where a stream was due` : describe(text)));
-    }
-    if (!isRecord(parsed)) return refuse(malformed(vendor, describe("")));
-    // Some vendors answer an error with a 200: it is their error, not a reply.
-    if (isRecord(parsed.error)) {
-      const said = plan.protocol.parseError(502, text, upstream.headers);
-      return refuse(new GatewayError({ status: 502, type: "api_error", message: `The ${vendor} upstream answered 200 with an error: ${said.message}` }));
-    }
-    if (plan.stream) return refuse(malformed(vendor, "a JSON reply where a stream was due"));
-    if (!usageLooksTrue(parsed, maxTokens)) tally.distrust();
-    const named = plan.protocol.replyModel(parsed);
-    if (named) {
-      if (named !== entry.upstream_model) headers.set(HEADER.upstreamModel, headerSafe(named));
-      tally.answeredBy(named);
-    }
-    let out: string;
-    try {
-      if (plan.passthrough) {
-        tally.report(plan.protocol.replyUsage(parsed), true);
-        tally.relayedLater(() => replyText(plan.protocol.reply(parsed, plan.reply)));
-        tally.finished(() => lastFinishReason([text]));
-        // The client sees the catalog id it asked for, not the vendor's snapshot name.
-        if (parsed.model !== entry.id) {
-          parsed.model = entry.id;
-          out = JSON.stringify(parsed);
-        } else {
-          out = text; // relay the bytes as they came
-        }
-        plan.client.passedThrough?.(parsed);
-      } else {
-        const reply = plan.protocol.reply(parsed, plan.reply);
-        tally.report(messagesUsageFields(reply.usage), true);
-        if (reply.stop_reason) tally.finished(reply.stop_reason);
-        tally.relayedLater(() => replyText(reply));
-        out = JSON.stringify(plan.client.encodeReply(reply, entry.id));
-      }
-    } catch {
-      return refuse(malformed(vendor, "JSON that is not a reply of its protocol"));
-    }
-    // The record is committed before the client sees the reply.
-    await finish({ status: 200, upstreamStatus: upstream.status });
-    return new Response(out, { status: 200, headers });
-  }
   // The request's own in-band error where its format's says too little.
   const format = plan.client.inBandError ? { ...ctx.format, inBandError: plan.client.inBandError } : ctx.format;
   // A translated stream is re-encoded event by event; a passthrough one is relayed as it came,

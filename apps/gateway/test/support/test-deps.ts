@@ -21,7 +21,7 @@ import { MemorySignatures } from "../../src/stored-responses/signature-store";
 import { MemorySpendStore } from "../../src/limits/spend-store";
 import { SqliteStore } from "../../src/storage/sqlite-store";
 import type { KeyRecord } from "../../src/storage/store";
-import { memoryLogger } from "../../src/telemetry/logger";
+import { memoryLogger } from "./memory-logger";
 import { GatewayMetrics } from "../../src/telemetry/metrics";
 import type { RequestContext } from "../../src/pipeline/context";
 import type { PipelineHooks } from "../../src/pipeline/events";
