@@ -1,6 +1,6 @@
 import { defineConfig } from "vite";
 
-// The gateway serves the build at /dashboard (apps/gateway/src/modules/dashboard.ts), so every
+// The gateway serves the build at /dashboard (apps/gateway/src/admin/dashboard.ts), so every
 // asset URL is under it; names carry a content hash, which lets the gateway cache them for good.
 export default defineConfig({
   base: "/dashboard/",

@@ -142,7 +142,7 @@ function parseOverride(raw: unknown, i: number, rows: Map<string, Row>, vendors:
   const o = raw as Record<string, unknown>; // an object: checked just above
   if (typeof o.id !== "string" || o.id === "") throw new Error(`${where}.id: required string`);
   const base = rows.get(o.id);
-  // The routing fields (deployments, fallbacks, timeouts) are read by routing/deployments.ts.
+  // The routing fields (deployments, fallbacks, timeouts) are read by dispatch/deployments.ts.
   const { deployments: _d, fallbacks: _f, timeouts: _t, ...own } = o;
   const merged = { ...base, ...own } as Record<string, unknown>; // read field by field below
   if (typeof merged.owned_by !== "string" || !vendors.has(merged.owned_by)) {

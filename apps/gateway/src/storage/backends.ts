@@ -1,6 +1,6 @@
 /**
  * Which back ends an instance runs on and whether each can be reached: what start-up prints and
- * `GET /ready` reports (modules/health.ts).
+ * `GET /ready` reports (routes/health.ts).
  */
 export interface BackendsReport {
   ready: boolean;
