@@ -3,7 +3,11 @@
  * `TURNPIKE_CONFIG` file (JSON or YAML) whose `models` entries replace or add rows by id.
  */
 
-import { UPSTREAM_PROTOCOLS, type Protocol } from "@turnpike/schema";
+import { type Static, Type } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+import { explainErrors, UPSTREAM_PROTOCOLS, type Protocol } from "@turnpike/schema";
+import { isRecord } from "../vocabulary/client-errors";
+import { ConfigError } from "../vocabulary/config-error";
 import type { CatalogEntry, PromptCacheMode } from "../vocabulary/target";
 
 export type { CatalogEntry, PromptCacheMode } from "../vocabulary/target";
@@ -106,21 +110,47 @@ export class Catalog {
   }
 }
 
+const nonNegative = (rule: string) => Type.Number({ minimum: 0, rule, expected: "non-negative number" });
+
+/** A `models` row of the config file, laid over the built-in row of its id; `vendors` are the vendor ids. */
+function rowFile(vendors: readonly string[]) {
+  return Type.Object(
+    {
+      id: Type.String({ minLength: 1 }),
+      owned_by: Type.Union(
+        vendors.map((v) => Type.Literal(v)),
+        { rule: `must be one of ${vendors.join(", ")}` },
+      ),
+      protocol: Type.Optional(Type.Union(UPSTREAM_PROTOCOLS.map((p) => Type.Literal(p)), { rule: `must be ${UPSTREAM_PROTOCOLS.join(", ")}` })),
+      upstream_model: Type.Optional(Type.String({ minLength: 1 })),
+      upstream_headers: Type.Optional(Type.Record(Type.String(), Type.String())),
+      display_name: Type.Optional(Type.String()),
+      input_per_mtok: nonNegative("must be a non-negative number"),
+      output_per_mtok: nonNegative("must be a non-negative number"),
+      context_window: nonNegative("must be a non-negative number"),
+      max_output_tokens: Type.Optional(nonNegative("must be a non-negative number")),
+      cache_read_per_mtok: Type.Optional(nonNegative("must be a non-negative number")),
+      cache_write_5m_per_mtok: Type.Optional(nonNegative("must be a non-negative number")),
+      cache_write_1h_per_mtok: Type.Optional(nonNegative("must be a non-negative number")),
+      prompt_cache: Type.Optional(Type.Union(PROMPT_CACHE_MODES.map((m) => Type.Literal(m)), { rule: `must be ${PROMPT_CACHE_MODES.join(" or ")}` })),
+      created_at: Type.Optional(Type.String()),
+    },
+    { rule: "must be an object {id, owned_by, input_per_mtok, output_per_mtok, context_window, …}" },
+  );
+}
+
 /**
- * The mistakes of the config file's `models` rows as catalog rows (`models[i].field: rule`), the
- * first of each row, every row checked; and the ids the catalog will hold.
+ * The mistakes of the config file's `models` rows as catalog rows (`models[i].field: rule`),
+ * every one of every row; and the ids the catalog will hold.
  */
 export function catalogProblems(overrides: unknown[], vendors: readonly VendorProtocol[]): { problems: string[]; ids: Set<string> } {
-  const protocols = new Map(vendors.map((v) => [v.id, v.protocol]));
+  const schema = rowFile(vendors.map((v) => v.id));
   const rows = new Map<string, Row>(BUILT_IN.map((r) => [r.id, r]));
   const problems: string[] = [];
   overrides.forEach((raw, i) => {
-    try {
-      const row = parseOverride(raw, i, rows, protocols);
-      rows.set(row.id, row);
-    } catch (e) {
-      problems.push(e instanceof Error ? e.message : String(e));
-    }
+    const row = overrideRow(raw, i, rows, schema);
+    if (Array.isArray(row)) problems.push(...row);
+    else rows.set(row.id, row);
   });
   return { problems, ids: new Set(rows.keys()) };
 }
@@ -128,45 +158,24 @@ export function catalogProblems(overrides: unknown[], vendors: readonly VendorPr
 /** The catalog with the config file's `models` rows laid over the built-in ones. */
 export function buildCatalog(overrides: unknown[], vendors: readonly VendorProtocol[]): Catalog {
   const protocols = new Map(vendors.map((v) => [v.id, v.protocol]));
+  const schema = rowFile(vendors.map((v) => v.id));
   const rows = new Map<string, Row>(BUILT_IN.map((r) => [r.id, r]));
   overrides.forEach((raw, i) => {
-    const row = parseOverride(raw, i, rows, protocols);
+    const row = overrideRow(raw, i, rows, schema);
+    if (Array.isArray(row)) throw new ConfigError(row);
     rows.set(row.id, row);
   });
   return new Catalog([...rows.values()].map((r) => complete(r, protocols)));
 }
 
-function parseOverride(raw: unknown, i: number, rows: Map<string, Row>, vendors: ReadonlyMap<string, Protocol>): Row {
+/** A row laid over the built-in row of its id (a new id adds one), or every mistake of it. */
+function overrideRow(raw: unknown, i: number, rows: Map<string, Row>, schema: ReturnType<typeof rowFile>): Row | string[] {
   const where = `models[${i}]`;
-  if (typeof raw !== "object" || raw === null) throw new Error(`${where}: expected an object`);
-  const o = raw as Record<string, unknown>; // an object: checked just above
-  if (typeof o.id !== "string" || o.id === "") throw new Error(`${where}.id: required string`);
-  const base = rows.get(o.id);
+  const id = isRecord(raw) && typeof raw.id === "string" && raw.id !== "" ? raw.id : undefined;
   // The routing fields (deployments, fallbacks, timeouts) are read by dispatch/deployments.ts.
-  const { deployments: _d, fallbacks: _f, timeouts: _t, ...own } = o;
-  const merged = { ...base, ...own } as Record<string, unknown>; // read field by field below
-  if (typeof merged.owned_by !== "string" || !vendors.has(merged.owned_by)) {
-    throw new Error(`${where}.owned_by: must be one of ${[...vendors.keys()].join(", ")}, got ${JSON.stringify(merged.owned_by)}`);
-  }
-  if (merged.protocol !== undefined && !UPSTREAM_PROTOCOLS.some((p) => p === merged.protocol)) {
-    throw new Error(`${where}.protocol: must be ${UPSTREAM_PROTOCOLS.join(", ")}, got ${JSON.stringify(merged.protocol)}`);
-  }
-  for (const f of ["input_per_mtok", "output_per_mtok", "context_window"] as const) {
-    if (typeof merged[f] !== "number" || !Number.isFinite(merged[f]) || (merged[f] as number) < 0) {
-      throw new Error(`${where}.${f}: required non-negative number, got ${JSON.stringify(merged[f])}`);
-    }
-  }
-  for (const f of ["cache_read_per_mtok", "cache_write_5m_per_mtok", "cache_write_1h_per_mtok"] as const) {
-    if (merged[f] !== undefined && (typeof merged[f] !== "number" || !Number.isFinite(merged[f]) || (merged[f] as number) < 0)) {
-      throw new Error(`${where}.${f}: must be a non-negative number, got ${JSON.stringify(merged[f])}`);
-    }
-  }
-  if (merged.prompt_cache !== undefined && !PROMPT_CACHE_MODES.some((m) => m === merged.prompt_cache)) {
-    throw new Error(`${where}.prompt_cache: must be ${PROMPT_CACHE_MODES.join(" or ")}, got ${JSON.stringify(merged.prompt_cache)}`);
-  }
-  merged.display_name ??= o.id;
-  merged.max_output_tokens ??= 8192;
-  merged.created_at ??= "2026-01-01T00:00:00Z";
-  // The shape was checked field by field above.
-  return merged as unknown as Row;
+  const { deployments: _d, fallbacks: _f, timeouts: _t, ...own } = isRecord(raw) ? raw : {};
+  const merged = isRecord(raw) ? { ...(id === undefined ? {} : rows.get(id)), ...own } : raw;
+  if (!Value.Check(schema, merged)) return explainErrors(schema, merged, where).map((issue) => issue.message);
+  const row = merged as Static<typeof schema>; // checked just above
+  return { ...row, display_name: row.display_name ?? row.id, max_output_tokens: row.max_output_tokens ?? 8192, created_at: row.created_at ?? "2026-01-01T00:00:00Z" };
 }

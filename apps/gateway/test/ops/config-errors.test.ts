@@ -45,6 +45,9 @@ describe("config file mistakes", () => {
         `${file}: vendors.acme.protocol: must be one of messages, chat, generate, responses, got "soap"`,
         `${file}: vendors.beta.auth: must be one of x-api-key, bearer, x-goog-api-key, got "token"`,
         `${file}: models[1].owned_by: must be one of alpha, beta, gamma, delta, got "nobody"`,
+        `${file}: models[1].input_per_mtok: required non-negative number, got nothing`,
+        `${file}: models[1].output_per_mtok: required non-negative number, got nothing`,
+        `${file}: models[1].context_window: required non-negative number, got nothing`,
         `${file}: models[0].deployments: must be a non-empty list of {vendor, weight, upstream_model, rpm, tpm}, got an array of 0 items`,
         `${file}: models[0].fallbacks[0]: must be a catalog model id, got "beta-9"`,
         `${file}: routing.retries: must be a whole number from 0 to 10, got 99`,
@@ -68,7 +71,7 @@ describe("config file mistakes", () => {
       });
       const [code, err] = await Promise.all([proc.exited, new Response(proc.stderr).text()]);
       expect(code).toBe(1);
-      expect(err).toContain("Turnpike cannot start: 8 mistakes in the configuration:");
+      expect(err).toContain("Turnpike cannot start: 11 mistakes in the configuration:");
       expect(err).toContain(`${file}: routing.retries: must be a whole number from 0 to 10, got 99`);
       expect(err).not.toMatch(/^\s+at /m);
     }));
