@@ -9,6 +9,7 @@ import { Value } from "@sinclair/typebox/value";
 import { ChatRequest } from "./chat-request.js";
 import { CountTokensRequest } from "./count-tokens.js";
 import { explain, joinPath, show, type ValidationIssue } from "./explain.js";
+import { isRecord } from "./is-record.js";
 import { MessagesRequest } from "./messages-request.js";
 import { ResponsesRequest } from "./responses-request.js";
 
@@ -27,9 +28,6 @@ export type ValidationResult<T> = { ok: true; value: T } | { ok: false; issues: 
 
 type Rule = (body: Record<string, unknown>, out: ValidationIssue[]) => void;
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 /** The two things a validator needs from TypeBox, compiled or interpreted. */
 interface Checker {
@@ -61,7 +59,7 @@ function makeValidator<S extends TSchema>(schema: S, rules: Rule[]): (body: unkn
       explain(schema, body, "", out);
       if (out.length === 0) out.push(fallbackIssue(check, body));
     }
-    if (isObject(body)) for (const rule of rules) rule(body, out);
+    if (isRecord(body)) for (const rule of rules) rule(body, out);
     // The check passed (and the rules only narrow further), so the body is a Static<S>.
     return out.length === 0 ? { ok: true, value: body as Static<S> } : { ok: false, issues: out };
   };
@@ -96,7 +94,7 @@ const temperatureOrTopP: Rule = (body, out) => {
 /** `budget_tokens` counts toward `max_tokens`, so it must be below it. */
 const budgetBelowMaxTokens: Rule = (body, out) => {
   const thinking = body.thinking;
-  if (!isObject(thinking) || thinking.type !== "enabled") return;
+  if (!isRecord(thinking) || thinking.type !== "enabled") return;
   const budget = thinking.budget_tokens;
   const max = body.max_tokens;
   if (typeof budget === "number" && typeof max === "number" && Number.isInteger(max) && budget >= max) {
@@ -115,9 +113,9 @@ const systemMessagesHoldText: Rule = (body, out) => {
   const messages = body.messages;
   if (!Array.isArray(messages)) return;
   messages.forEach((m: unknown, i) => {
-    if (!isObject(m) || m.role !== "system" || !Array.isArray(m.content)) return;
+    if (!isRecord(m) || m.role !== "system" || !Array.isArray(m.content)) return;
     m.content.forEach((b: unknown, j) => {
-      if (isObject(b) && b.type !== "text") {
+      if (isRecord(b) && b.type !== "text") {
         out.push({ path: `messages[${i}].content[${j}].type`, message: `messages[${i}].content[${j}].type: a system message holds text blocks only, got ${show(b.type)}` });
       }
     });

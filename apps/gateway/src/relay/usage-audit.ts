@@ -1,4 +1,5 @@
 import { indexOfQuoted } from "../protocols/sse-scan";
+import { isRecord } from "../vocabulary/client-errors";
 
 /**
  * Checks the usage an upstream reported, as it came (before any reader turns it into counts):
@@ -11,11 +12,11 @@ export function usageLooksTrue(payload: unknown, maxTokens: number): boolean {
   // The usage sits at the top (replies, chat chunks, generateContent) or one level down
   // (`message_start.message.usage`, `response.completed.response.usage`). Read by name: walking
   // every field of a whole reply to find it cost a JSON request about 4 µs.
-  if (!isObject(payload)) return true;
+  if (!isRecord(payload)) return true;
   if (!holderLooksTrue(payload, maxTokens)) return false;
   for (const k in payload) {
     const v = payload[k];
-    if (isObject(v) && !holderLooksTrue(v, maxTokens)) return false;
+    if (isRecord(v) && !holderLooksTrue(v, maxTokens)) return false;
   }
   return true;
 }
@@ -45,13 +46,10 @@ function isSpace(c: number): boolean {
   return c === 32 || c === 10 || c === 13 || c === 9;
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 function countsLookTrue(usage: unknown, maxTokens: number): boolean {
   if (usage === null || usage === undefined) return true;
-  return isObject(usage) && countsWithin(usage, maxTokens, 0);
+  return isRecord(usage) && countsWithin(usage, maxTokens, 0);
 }
 
 /** Every number in `v`, down to a few levels (usage objects nest details and per-modality lists), a whole count within bounds. */
