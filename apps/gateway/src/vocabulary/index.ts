@@ -3,6 +3,7 @@
  * import nothing of the gateway (docs/design.md, "Floors").
  */
 export { invalid, isRecord, validationError } from "./client-errors";
+export { ConfigError, configProblems, refuse } from "./config-error";
 export type { Endpoint, Format } from "./format";
 export type { AuthScheme, CatalogEntry, PromptCacheMode, Target, Upstream } from "./target";
 export type { TokenCounts, UsageSink } from "./usage-sink";
