@@ -1,6 +1,7 @@
 import { UPSTREAM_PROTOCOLS, type Protocol } from "@turnpike/schema";
 import { readFileSync } from "node:fs";
 import { MIN_ADMIN_KEY_LENGTH } from "./keys/admin-key";
+import { type McpConfig, parseMcpConfig } from "./mcp/mcp-config";
 import { parseTrustedProxies, type TrustedProxies } from "./pipeline/client-address";
 import { MIB } from "./pipeline/read-body";
 import { REDIS_FAIL_MODES, type RedisFailMode } from "./state/redis-failover";
@@ -35,6 +36,8 @@ export interface Config {
   responsesRetentionDays: number;
   /** Metrics, logs and traces (README "Metrics", "Logging", "Tracing"). */
   ops: OpsConfig;
+  /** The upstream MCP servers behind `/mcp` (the file's `mcp_servers:`; README "MCP"). */
+  mcp: McpConfig;
 }
 
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -168,6 +171,7 @@ export function loadConfig(env: Env = process.env): Config {
     drainSeconds: positiveNumber(env.TURNPIKE_DRAIN_SECONDS, 30, "TURNPIKE_DRAIN_SECONDS"),
     responsesRetentionDays: positiveNumber(env.TURNPIKE_RESPONSES_RETENTION_DAYS, 30, "TURNPIKE_RESPONSES_RETENTION_DAYS"),
     ops: opsConfig(env),
+    mcp: parseMcpConfig(file, env, configFile ?? "config"),
   };
 }
 

@@ -12,6 +12,7 @@ import { newRequestId } from "../pipeline/request-id";
 import { errorResponse, toGatewayError } from "../pipeline/respond";
 import type { AdminKey } from "../openapi/admin-schemas";
 import type { KeyRecord, UsageFilter, UsageGroup, UsageRecord } from "../state/store";
+import { toolPatternProblem } from "../mcp/tool-allow-list";
 import { modelEntry } from "./models";
 import { requestLine, SERIES_BY, type SeriesBy, seriesRange, toSeries } from "./usage-series";
 
@@ -29,6 +30,7 @@ export function publicKey(k: KeyRecord, spentUsd?: number): AdminKey {
     ...(spentUsd !== undefined ? { spent_this_month_usd: Math.round(spentUsd * 1e6) / 1e6 } : {}),
     expires_at: k.expires_at,
     prompt_cache: k.prompt_cache ?? null,
+    tools: k.tools ?? null,
     previous_secret_valid_until: k.prev_valid_until,
     created_at: k.created_at,
     updated_at: k.updated_at,
@@ -74,9 +76,9 @@ function checkModelPattern(pattern: string, catalogIds: readonly string[]): void
  * Checks the fields of `POST /admin/keys` (name required) and `PATCH /admin/keys/:id` (all
  * optional; `null` clears a limit).
  */
-export function parseKeyFields(body: Record<string, unknown>, requireName: boolean, catalogIds: readonly string[]): KeyFields {
+export function parseKeyFields(body: Record<string, unknown>, requireName: boolean, catalogIds: readonly string[], mcpServers: readonly string[] = []): KeyFields {
   const out: KeyFields = {};
-  const known = new Set(["name", "models", "rpm", "tpm", "model_limits", "budget_usd", "expires_at", "prompt_cache"]);
+  const known = new Set(["name", "models", "rpm", "tpm", "model_limits", "budget_usd", "expires_at", "prompt_cache", "tools"]);
   for (const k of Object.keys(body)) if (!known.has(k)) throw invalid(`${k}: unknown field; expected one of ${[...known].join(", ")}`, k);
   if (body.name !== undefined || requireName) {
     if (typeof body.name !== "string" || body.name.trim() === "") throw invalid(`name: required non-empty string, got ${JSON.stringify(body.name)}`, "name");
@@ -123,6 +125,15 @@ export function parseKeyFields(body: Record<string, unknown>, requireName: boole
     const p = body.prompt_cache;
     if (p !== null && !PROMPT_CACHE_MODES.some((m) => m === p)) throw invalid(`prompt_cache: must be ${PROMPT_CACHE_MODES.join(" or ")}, or null for the model's own setting, got ${JSON.stringify(p)}`, "prompt_cache");
     out.prompt_cache = p as KeyFields["prompt_cache"]; // checked just above
+  }
+  if (body.tools !== undefined) {
+    const t = body.tools;
+    if (t !== null && (!Array.isArray(t) || !t.every((p) => typeof p === "string"))) throw invalid(`tools: must be a list of MCP tool globs ("<server>__<tool glob>", "<server>__*", "*"), or null for none, got ${JSON.stringify(t)}`, "tools");
+    for (const p of (t ?? []) as string[]) { // strings: checked just above
+      const problem = toolPatternProblem(p, mcpServers);
+      if (problem) throw invalid(`tools: ${JSON.stringify(p.slice(0, 60))}: ${problem}`, "tools");
+    }
+    out.tools = t as string[] | null; // checked just above
   }
   return out;
 }
@@ -175,6 +186,7 @@ const REQUESTS_PAGE = { fallback: 100, max: 1000 } as const;
 /** Admin API (docs/design.md, "Interfaces"): keys and usage, guarded by `TURNPIKE_ADMIN_KEY`. Errors use the chat format's envelope. */
 export const adminModule = (deps: GatewayDeps) => {
   const catalogIds = deps.catalog.all().map((e) => e.id);
+  const mcpServers = deps.config.mcp.servers.map((s) => s.name);
   const guard = async (request: Request, server: Connection | null | undefined, fn: () => Promise<Response> | Response): Promise<Response> => {
     const requestId = newRequestId();
     try {
@@ -190,7 +202,7 @@ export const adminModule = (deps: GatewayDeps) => {
       "/admin/keys",
       ({ request, server }) =>
         guard(request, server, async () => {
-          const input = parseKeyFields(await body(request), true, catalogIds) as NewKey; // requireName: name is set
+          const input = parseKeyFields(await body(request), true, catalogIds, mcpServers) as NewKey; // requireName: name is set
           const { record, secret } = await deps.keys.create(input);
           return Response.json({ ...publicKey(record), key: secret }, { status: 201 });
         }),
@@ -211,7 +223,7 @@ export const adminModule = (deps: GatewayDeps) => {
       "/admin/keys/:id",
       ({ request, params, server }) =>
         guard(request, server, async () => {
-          const fields = parseKeyFields(await body(request), false, catalogIds);
+          const fields = parseKeyFields(await body(request), false, catalogIds, mcpServers);
           const record = found(await deps.keys.update(params.id, fields), params.id);
           // New limits take effect from a full bucket.
           await deps.limiter.reset(record.id);
