@@ -12,13 +12,15 @@ import { modelsModule } from "./modules/models";
 import { openapiModule } from "./modules/openapi";
 import { responsesModule } from "./modules/responses";
 import { errorsPlugin } from "./plugins/errors";
+import { buildMcpGateway } from "./mcp/mcp-gateway";
+import { mcpModule } from "./mcp/mcp-routes";
 
 /**
  * The whole route map on one screen. The server's idle timeout is raised to Bun's maximum
  * (255 s; Bun's default of 10 s, Elysia's of 30 s, cut a quiet stream; decisions/0002), and
  * streams send keep-alives well inside it.
  */
-export const createApp = (deps: GatewayDeps) =>
+export const createApp = (deps: GatewayDeps, mcp = buildMcpGateway(deps)) =>
   new Elysia({
     name: "turnpike",
     // Bun's own body cap (128 MiB by default) answers a bare 413 with no body before any route
@@ -37,6 +39,9 @@ export const createApp = (deps: GatewayDeps) =>
     .use(metricsModule(deps))
     .use(openapiModule(deps))
     .use(docsModule())
-    .use(dashboardModule());
+    .use(dashboardModule())
+    .use(mcpModule(deps, mcp))
+    // The MCP gateway's upstream connections and sessions end with the server.
+    .onStop(() => mcp.close());
 
 export type App = ReturnType<typeof createApp>;

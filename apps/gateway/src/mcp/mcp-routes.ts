@@ -1,0 +1,90 @@
+import { GatewayError } from "@turnpike/providers";
+import { Elysia } from "elysia";
+import type { GatewayDeps } from "../deps";
+import { authenticate } from "../pipeline/authenticate";
+import { clientAddress, type Connection } from "../pipeline/client-address";
+import { readBodyText } from "../pipeline/read-body";
+import type { KeyRecord } from "../state/store";
+import type { McpGateway } from "./mcp-gateway";
+import { jsonRpcError } from "./session-hosts";
+
+/** Room for the JSON-RPC envelope and a tool call's other params around its arguments. */
+const ENVELOPE_BYTES = 256 * 1024;
+
+/** RFC 9728: where a client finds what protects `/mcp` (both the root and the path-suffixed form of the well-known URI). */
+const METADATA_PATHS = ["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"] as const;
+
+/** The `initialize` request of a JSON-RPC message, if that is what it is. */
+function initializeParams(body: unknown): Record<string, unknown> | undefined {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return undefined;
+  const m = body as { method?: unknown; params?: unknown }; // an object: checked just above
+  if (m.method !== "initialize" || typeof m.params !== "object" || m.params === null) return undefined;
+  return m.params as Record<string, unknown>; // an object: checked just above
+}
+
+/**
+ * `/mcp`: the MCP Streamable HTTP endpoint (spec 2025-11-25, as the official SDK implements it),
+ * and the protected-resource metadata that tells a spec-following client to send a Turnpike key
+ * as its bearer token (docs/mcp.md).
+ */
+export const mcpModule = (deps: GatewayDeps, mcp: McpGateway) => {
+  const maxBody = deps.config.mcp.maxArgumentBytes + ENVELOPE_BYTES;
+  const metadataUrl = (request: Request) => `${new URL(request.url).origin}${METADATA_PATHS[0]}`;
+
+  const refuse = (request: Request, e: unknown): Response => {
+    if (e instanceof GatewayError && e.status === 401) {
+      deps.logger.warn(`mcp: refused without a valid key: ${e.message}`, {});
+      return jsonRpcError(401, -32001, e.message, { "www-authenticate": `Bearer resource_metadata="${metadataUrl(request)}"` });
+    }
+    if (e instanceof GatewayError) return jsonRpcError(e.status, -32000, e.message, e.headers ?? {});
+    deps.logger.error("mcp: request failed", {}, e);
+    return jsonRpcError(500, -32603, "Internal error of the gateway.");
+  };
+
+  const serve = async (request: Request, server: Connection | null): Promise<Response> => {
+    let key: KeyRecord;
+    try {
+      key = await authenticate(deps, { request, address: () => clientAddress(server, request, deps.config.trustedProxies) });
+    } catch (e) {
+      return refuse(request, e);
+    }
+    try {
+      const sessionId = request.headers.get("mcp-session-id");
+      let body: unknown;
+      if (request.method === "POST") {
+        const text = await readBodyText(request, maxBody);
+        try {
+          body = JSON.parse(text);
+        } catch {
+          deps.logger.warn("mcp: a body that is not JSON", { key_id: key.id });
+          return jsonRpcError(400, -32700, "Parse error: the body is not JSON.");
+        }
+        const init = initializeParams(body);
+        if (init && !sessionId) return await mcp.hosts.initialize(request, body, init, key);
+      } else if (request.method !== "GET" && request.method !== "DELETE") {
+        return jsonRpcError(405, -32000, `Method not allowed: /mcp takes POST, GET and DELETE, got ${request.method}.`, { allow: "POST, GET, DELETE" });
+      }
+      if (!sessionId) return jsonRpcError(400, -32000, "Bad Request: send initialize first, then its Mcp-Session-Id header on every request.");
+      return await mcp.hosts.handle(sessionId, request, body, key);
+    } catch (e) {
+      if (e instanceof GatewayError && e.status === 413) {
+        deps.logger.warn(`mcp: a body over ${maxBody} bytes`, { key_id: key.id });
+        return jsonRpcError(413, -32000, e.message);
+      }
+      return refuse(request, e);
+    }
+  };
+
+  const metadata = ({ request }: { request: Request }) =>
+    Response.json({
+      resource: `${new URL(request.url).origin}/mcp`,
+      bearer_methods_supported: ["header"],
+      resource_name: "Turnpike MCP gateway",
+      resource_documentation: `${new URL(request.url).origin}/docs`,
+    });
+
+  return new Elysia({ name: "module.mcp" })
+    .get(METADATA_PATHS[0], metadata)
+    .get(METADATA_PATHS[1], metadata)
+    .all("/mcp", ({ request, server }) => serve(request, server), { parse: "none" });
+};
