@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { parseMcpConfig } from "./mcp-config";
 
 describe("mcp_servers in the config file", () => {
-  test("headers take ${ENV} values; defaults for timeout and limits", () => {
+  test("headers take environment values; defaults for timeout and limits", () => {
     // biome-ignore lint/suspicious/noTemplateCurlyInString: the config file's own ${ENV} reference
     const c = parseMcpConfig({ mcp_servers: [{ name: "gh", url: "https://mcp.example.com/mcp", headers: { authorization: "Bearer ${GH_TOKEN}" } }] }, { GH_TOKEN: "t0k" }, "f.json");
     expect(c).toEqual({
