@@ -37,6 +37,8 @@ export function buildMcpGateway(deps: GatewayDeps, sessions: McpSessionStore = d
     version: API_VERSION,
   };
   const hosts = new SessionHosts(sessions, (key) => sessionServer(services, key), logger);
+  // A drain's grace is over: the sessions' notification streams end here (clients reopen them elsewhere).
+  deps.shutdown?.addEventListener("abort", () => void hosts.close(), { once: true });
   return {
     pool,
     hosts,
