@@ -120,6 +120,10 @@ describe("MCP gateway", () => {
     expect(data).toHaveLength(1);
     expect(data[0]).toMatchObject({ key_id: id, endpoint: "mcp", model: "weather__get_forecast", deployment: "weather", status: 200, upstream_status: 200, bytes_in: JSON.stringify({ city: "Perth" }).length, cost_usd: 0 });
     expect(data[0]?.bytes_out).toBe(Buffer.byteLength(JSON.stringify({ content: [{ type: "text", text: "Sunny in Perth, 21 °C" }] })));
+    // The dashboard's live request log lists it, with its size in place of tokens.
+    const live = await fetch(`${h.url}/admin/requests`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+    const lines = ((await live.json()) as { data: Record<string, unknown>[] }).data;
+    expect(lines.find((l) => l.key_id === id)).toMatchObject({ endpoint: "mcp", model: "weather__get_forecast", status: 200, bytes_in: 16 });
     const metrics = await (await fetch(`${h.url}/metrics`)).text();
     expect(metrics).toMatch(/turnpike_mcp_tool_calls_total\{server="weather",tool="get_forecast",status="200"\} [1-9]/);
     await client.close();
