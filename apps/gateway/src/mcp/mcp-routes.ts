@@ -61,8 +61,6 @@ export const mcpModule = (deps: GatewayDeps, mcp: McpGateway) => {
         }
         const init = initializeParams(body);
         if (init && !sessionId) return await mcp.hosts.initialize(request, body, init, key);
-      } else if (request.method !== "GET" && request.method !== "DELETE") {
-        return jsonRpcError(405, -32000, `Method not allowed: /mcp takes POST, GET and DELETE, got ${request.method}.`, { allow: "POST, GET, DELETE" });
       }
       if (!sessionId) return jsonRpcError(400, -32000, "Bad Request: send initialize first, then its Mcp-Session-Id header on every request.");
       return await mcp.hosts.handle(sessionId, request, body, key);
@@ -86,5 +84,8 @@ export const mcpModule = (deps: GatewayDeps, mcp: McpGateway) => {
   return new Elysia({ name: "module.mcp" })
     .get(METADATA_PATHS[0], metadata)
     .get(METADATA_PATHS[1], metadata)
-    .all("/mcp", ({ request, server }) => serve(request, server), { parse: "none" });
+    // POST: messages; GET: the session's notification stream; DELETE: the session's end.
+    .post("/mcp", ({ request, server }) => serve(request, server), { parse: "none" })
+    .get("/mcp", ({ request, server }) => serve(request, server))
+    .delete("/mcp", ({ request, server }) => serve(request, server), { parse: "none" });
 };

@@ -17,6 +17,37 @@ function errors(errorBody: string): Json {
   return { "4XX": reply("Refused: a bad request, a bad key, a limit reached, an unknown model."), "5XX": reply("The upstream failed or could not be reached.") };
 }
 
+/** `/mcp`: the MCP Streamable HTTP transport (its messages are JSON-RPC, described by the MCP specification, not here). */
+function mcpPaths(): Json {
+  const unauthorized = {
+    description: "No valid key: `WWW-Authenticate: Bearer resource_metadata=\"…/.well-known/oauth-protected-resource\"`.",
+    headers: { "www-authenticate": { schema: { type: "string" } } },
+    content: json({ type: "object" }),
+  };
+  const op = (summary: string, responses: Json): Json => ({ tags: ["MCP"], summary, security: [{ bearer: [] }], responses: { ...responses, 401: unauthorized, 404: { description: "No such session (ended, expired, or another key's): start a new one.", content: json({ type: "object" }) } } });
+  return {
+    post: {
+      ...op("An MCP JSON-RPC message (`initialize` opens a session and answers its `Mcp-Session-Id`)", { 200: { description: "The JSON-RPC reply.", content: json({ type: "object" }) }, 202: { description: "A notification or reply, taken." } }),
+      requestBody: { required: true, content: json({ type: "object", description: "One JSON-RPC message of MCP 2025-11-25." }) },
+    },
+    get: op("The session's notification stream (list_changed)", { 200: { description: "Server-sent events, each a JSON-RPC notification.", content: { "text/event-stream": { schema: { type: "string" } } } } }),
+    delete: op("End the session", { 200: { description: "Ended." } }),
+  };
+}
+
+/** RFC 9728 protected-resource metadata of `/mcp`. */
+const protectedResource: Json = {
+  tags: ["MCP"],
+  summary: "What protects /mcp: a Turnpike key as bearer token (RFC 9728)",
+  security: [],
+  responses: {
+    200: {
+      description: "The metadata document.",
+      content: json({ type: "object", required: ["resource"], properties: { resource: { type: "string" }, bearer_methods_supported: { type: "array", items: { type: "string" } } } }),
+    },
+  },
+};
+
 /** A JSON body whose `model` is one of the live catalog's ids. */
 const withModel = (schema: string): Json => ({ allOf: [ref(schema), { type: "object", properties: { model: ref("ModelId") } }] });
 
@@ -165,6 +196,9 @@ export function paths(): Json {
         }),
       ),
     },
+    "/mcp": mcpPaths(),
+    "/.well-known/oauth-protected-resource": { get: protectedResource },
+    "/.well-known/oauth-protected-resource/mcp": { get: protectedResource },
     "/dashboard": { get: { tags: ["Operations"], summary: "The dashboard (signed in with the admin key in the browser)", security: [], responses: html("The page; 503 with a page saying how to build it when its build is missing.") } },
     "/dashboard/{path}": {
       parameters: [{ name: "path", in: "path", required: true, description: "A file of the dashboard's build (its assets).", schema: { type: "string" } }],
