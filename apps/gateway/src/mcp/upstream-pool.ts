@@ -1,6 +1,6 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
@@ -100,7 +100,7 @@ export class UpstreamPool {
    * upstream's own MCP error (a dropped connection, a timeout) drops the connection, so the next
    * call starts a fresh one.
    */
-  async run<T>(server: string, fn: (client: Client, options: RequestOptions) => Promise<T>, signal?: AbortSignal): Promise<T> {
+  async run<T>(server: string, fn: (client: Client, options: RequestOptions) => Promise<T>, signal?: AbortSignal, retried = false): Promise<T> {
     const s = this.byName.get(server);
     if (!s) throw new McpError(ErrorCode.InvalidParams, `No MCP server named "${server}"`);
     const pending = this.client(server);
@@ -110,6 +110,9 @@ export class UpstreamPool {
     } catch (e) {
       const upstreamSaid = e instanceof McpError && e.code !== ErrorCode.RequestTimeout && e.code !== ErrorCode.ConnectionClosed;
       if (!upstreamSaid) this.forget(server, pending);
+      // A 404 to a session request: the upstream restarted and forgot Turnpike's session (the
+      // spec's signal to start a new one). The request was not run, so it is sent once more on a new session.
+      if (!retried && e instanceof StreamableHTTPError && e.code === 404) return this.run(server, fn, signal, true);
       throw e;
     }
   }

@@ -181,6 +181,16 @@ describe("MCP gateway", () => {
     await client.close();
   });
 
+  test("an upstream that restarts and forgets its sessions: the next call opens a new one, with no error", async () => {
+    const { client } = await mcpClient(h.url, all);
+    expect(firstText(await client.callTool({ name: "files__read_file", arguments: { path: "before" } }))).toBe("contents of before");
+    const port = files.port;
+    await files.stop();
+    files = await startFiles(port);
+    expect(firstText(await client.callTool({ name: "files__read_file", arguments: { path: "after" } }))).toBe("contents of after");
+    await client.close();
+  });
+
   test("an upstream's tools/list_changed reaches the client, and the new tool is listed", async () => {
     const { client } = await mcpClient(h.url, all);
     let told = 0;
