@@ -41,6 +41,12 @@ export const mcpModule = (deps: GatewayDeps, mcp: McpGateway) => {
     return jsonRpcError(500, -32603, "Internal error of the gateway.");
   };
 
+  /** The transport's own refusals (a bad message, a wrong header, an unknown session) get their log line. */
+  const logRefusal = (res: Response, key: KeyRecord): Response => {
+    if (res.status >= 400) deps.logger.warn(`mcp: answered ${res.status} (${res.statusText || "refused by the MCP transport"})`, { key_id: key.id });
+    return res;
+  };
+
   const serve = async (request: Request, server: Connection | null): Promise<Response> => {
     let key: KeyRecord;
     try {
@@ -60,10 +66,13 @@ export const mcpModule = (deps: GatewayDeps, mcp: McpGateway) => {
           return jsonRpcError(400, -32700, "Parse error: the body is not JSON.");
         }
         const init = initializeParams(body);
-        if (init && !sessionId) return await mcp.hosts.initialize(request, body, init, key);
+        if (init && !sessionId) return logRefusal(await mcp.hosts.initialize(request, body, init, key), key);
       }
-      if (!sessionId) return jsonRpcError(400, -32000, "Bad Request: send initialize first, then its Mcp-Session-Id header on every request.");
-      return await mcp.hosts.handle(sessionId, request, body, key);
+      if (!sessionId) {
+        deps.logger.warn(`mcp: a ${request.method} without a session id`, { key_id: key.id });
+        return jsonRpcError(400, -32000, "Bad Request: send initialize first, then its Mcp-Session-Id header on every request.");
+      }
+      return logRefusal(await mcp.hosts.handle(sessionId, request, body, key), key);
     } catch (e) {
       if (e instanceof GatewayError && e.status === 413) {
         deps.logger.warn(`mcp: a body over ${maxBody} bytes`, { key_id: key.id });

@@ -54,7 +54,9 @@ export class UpstreamPool {
           reconnectionOptions: { initialReconnectionDelay: 500, maxReconnectionDelay: 5000, reconnectionDelayGrowFactor: 2, maxRetries: 3 },
         });
       case "stdio":
-        return new StdioClientTransport({ command: s.command, args: s.args, env: { ...s.env, PATH: process.env.PATH ?? "" }, stderr: "pipe" });
+        // The SDK gives the child only HOME, PATH, SHELL, TERM, USER and LOGNAME of the gateway's
+        // environment, plus the configured `env`: none of the gateway's own secrets.
+        return new StdioClientTransport({ command: s.command, args: s.args, env: s.env, stderr: "pipe" });
       default: {
         const never: never = s;
         throw new Error(`unknown MCP server kind ${JSON.stringify(never)}`);

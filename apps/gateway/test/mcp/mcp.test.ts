@@ -210,6 +210,26 @@ describe("MCP gateway", () => {
     await client.close();
   });
 
+  test("bad input: not JSON, not a JSON-RPC message, no session: JSON-RPC errors, never a crash", async () => {
+    const post = (body: string, headers: Record<string, string> = {}) =>
+      fetch(`${h.url}/mcp`, { method: "POST", headers: { authorization: `Bearer ${all}`, "content-type": "application/json", accept: "application/json, text/event-stream", ...headers }, body });
+    const notJson = await post("{nope");
+    expect(notJson.status).toBe(400);
+    expect(await notJson.json()).toMatchObject({ jsonrpc: "2.0", error: { code: -32700 } });
+    const noSession = await post(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }));
+    expect(noSession.status).toBe(400);
+    expect(((await noSession.json()) as { error: { message: string } }).error.message).toContain("send initialize first");
+    const { transport, client } = await mcpClient(h.url, all);
+    const garbage = await post(JSON.stringify({ hello: "world" }), { "mcp-session-id": transport.sessionId! });
+    expect(garbage.status).toBe(400);
+    expect(await garbage.json()).toMatchObject({ jsonrpc: "2.0", error: { code: -32700 } });
+    const tooBig = await post(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "weather__get_forecast", arguments: { city: "x".repeat(400_000) } } }), { "mcp-session-id": transport.sessionId! });
+    expect(tooBig.status).toBe(413);
+    // The session still works.
+    expect(firstText(await client.callTool({ name: "weather__get_forecast", arguments: { city: "Oslo" } }))).toBe("Sunny in Oslo, 21 °C");
+    await client.close();
+  });
+
   test("a session is bound to its key; DELETE ends it", async () => {
     const { client, transport } = await mcpClient(h.url, all);
     const sid = transport.sessionId!;
