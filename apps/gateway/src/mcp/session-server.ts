@@ -68,11 +68,9 @@ export function sessionServer(s: SessionServices, key: () => KeyRecord): Server 
     );
     return lists.flat();
   };
-  const mayListFrom = (name: string) => {
-    const k = key();
-    return (k.tools ?? []).some((p) => p === "*" || p.startsWith(namespaced(name, "")));
-  };
-  const supports = async (name: string, cap: "prompts" | "resources") => (await s.pool.client(name)).getServerCapabilities()?.[cap] !== undefined;
+  // Servers none of whose names the key may use are not even asked.
+  const mayListFrom = (name: string) => s.allow.allowsSomethingOf(key(), name);
+  const supports = (name: string, cap: "prompts" | "resources") => s.pool.run(name, async (c) => c.getServerCapabilities()?.[cap] !== undefined);
 
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     const tools = await gather("tools", mayListFrom, (name) =>

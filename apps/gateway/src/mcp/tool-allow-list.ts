@@ -26,6 +26,11 @@ export class ToolAllowList {
     return this.regex(key)?.test(namespacedName) ?? false;
   }
 
+  /** Might this key use any name of this server (so that its lists are worth asking for)? */
+  allowsSomethingOf(key: KeyRecord, server: string): boolean {
+    return (key.tools ?? []).some((p) => p === "*" || p.startsWith(`${server}${NAME_SEPARATOR}`));
+  }
+
   /** May this key list and read the resources of this server (the whole server is granted)? */
   allowsServer(key: KeyRecord, server: string): boolean {
     return (key.tools ?? []).some((p) => p === "*" || p === `${server}${NAME_SEPARATOR}*`);
