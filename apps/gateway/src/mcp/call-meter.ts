@@ -13,6 +13,8 @@ export const CALL_STATUS = {
   upstreamFailed: 502,
   /** No answer within the server's `timeout_ms`. */
   timedOut: 504,
+  /** The client cancelled the call or went away first (the convention of "client closed request"). */
+  cancelled: 499,
 } as const;
 
 export interface ToolCall {
@@ -23,6 +25,8 @@ export interface ToolCall {
   status: number;
   /** Did the upstream answer at all (with a result or its own error)? */
   answered: boolean;
+  /** The client cancelled the call (`notifications/cancelled`) or went away before its result. */
+  aborted: boolean;
   bytesIn: number;
   bytesOut: number;
 }
@@ -69,7 +73,7 @@ export class CallMeter {
       status: c.status,
       upstream_status: c.answered ? 200 : 0,
       latency_ms: latency,
-      aborted: false,
+      aborted: c.aborted,
       estimated: false,
       created_at: new Date(this.now()).toISOString(),
     };

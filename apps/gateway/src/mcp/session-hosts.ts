@@ -106,7 +106,7 @@ export class SessionHosts {
     await replay.text();
     if (!replay.ok || host.transport.sessionId !== id) throw new Error(`taking up MCP session ${id} failed: ${replay.status}`);
     await (await post({ jsonrpc: "2.0", method: "notifications/initialized" }, true)).text();
-    this.logger.info("mcp session taken up from the session store", {});
+    this.logger.info("mcp session taken up from the session store", { key_id: key.id });
     return host;
   }
 

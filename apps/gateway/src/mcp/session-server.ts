@@ -101,7 +101,7 @@ export function sessionServer(s: SessionServices, key: () => KeyRecord): Server 
       s.meter.refusal("rate_limited", k.id, req.params.name);
       throw new McpError(MCP_ERROR.rateLimited, `Rate limit: this key may make ${k.rpm} requests a minute; retry after ${admission.retryAfterS} s.`, { retry_after_s: admission.retryAfterS });
     }
-    const call = { keyId: k.id, server: target.server, tool: target.name, startedAt: s.meter.now(), bytesIn, bytesOut: 0, status: CALL_STATUS.ok as number, answered: false };
+    const call = { keyId: k.id, server: target.server, tool: target.name, startedAt: s.meter.now(), bytesIn, bytesOut: 0, status: CALL_STATUS.ok as number, answered: false, aborted: false };
     try {
       const result = await s.pool.run(target.server, (c, o) => c.callTool({ ...req.params, name: target.name }, undefined, o), extra.signal);
       call.answered = true;
@@ -113,13 +113,15 @@ export function sessionServer(s: SessionServices, key: () => KeyRecord): Server 
       // The SDK's client types a result loosely (it also reads the 2024 `toolResult` form); this is the current shape.
       return result as CallToolResult;
     } catch (e) {
-      if (call.status === CALL_STATUS.ok) {
+      if (extra.signal.aborted) call.status = CALL_STATUS.cancelled;
+      else if (call.status === CALL_STATUS.ok) {
         const timedOut = e instanceof McpError && e.code === ErrorCode.RequestTimeout;
         call.status = timedOut ? CALL_STATUS.timedOut : CALL_STATUS.upstreamFailed;
         call.answered ||= e instanceof McpError && !timedOut && e.code !== ErrorCode.ConnectionClosed;
       }
       throw upstreamError(target.server, e);
     } finally {
+      call.aborted = extra.signal.aborted;
       s.meter.record(call);
     }
   });

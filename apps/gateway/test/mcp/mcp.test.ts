@@ -170,6 +170,23 @@ describe("MCP gateway", () => {
     await client.close();
   });
 
+  test("a call the client cancels ends at once (its signal goes upstream) and is recorded as aborted, 499", async () => {
+    const { key, id } = await adminKey(h.url, { tools: ["weather__hang"] });
+    const { client } = await mcpClient(h.url, key);
+    const started = weather.calls.filter((c) => c === "hang").length;
+    const cancel = new AbortController();
+    const call = errorCode(client.callTool({ name: "weather__hang", arguments: {} }, undefined, { signal: cancel.signal }));
+    await waitFor("the call to reach the upstream", async () => weather.calls.filter((c) => c === "hang").length > started || undefined);
+    cancel.abort();
+    expect(await call).not.toBe("no error");
+    const row = await waitFor("the aborted call's record", async () => {
+      const usage = await fetch(`${h.url}/admin/usage?key_id=${id}`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+      return ((await usage.json()) as { data: { model: string; aborted: boolean; status: number }[] }).data[0];
+    });
+    expect(row).toMatchObject({ model: "weather__hang", aborted: true, status: 499, upstream_status: 0 });
+    await client.close();
+  });
+
   test("an upstream that dies: its calls are MCP errors, the other server's tools stay; back when it is back", async () => {
     const { client } = await mcpClient(h.url, all);
     const port = files.port;
