@@ -13,7 +13,6 @@ import { RedisKeyNotices } from "./redis-key-notices";
 import { RedisLimiterStore } from "./redis-limiter-store";
 import { RedisLink } from "./redis-link";
 import { RedisSignatures } from "./redis-signatures";
-import { MemoryMcpSessions, type McpSessionStore, RedisMcpSessions } from "../mcp/session-store";
 import { RedisSpendStore } from "./redis-spend-store";
 import { MemorySignatures, type SignatureStore } from "./signature-store";
 import { SharedKeyDirectory } from "./shared-key-directory";
@@ -30,8 +29,8 @@ export interface OpenedBackends {
   authFailures: AuthFailureStore;
   ledger: Ledger;
   signatures: SignatureStore;
-  /** MCP sessions, so that any instance serves any session (Redis when configured). */
-  mcpSessions: McpSessionStore;
+  /** The Redis connection, when configured (for state kept by other concerns, such as MCP sessions). */
+  redis: RedisLink | undefined;
   backends: Backends;
   /** Runs `fn` once at a time across every instance sharing the store, with the keys re-read first. */
   exclusive<T>(fn: () => Promise<T>): Promise<T>;
@@ -137,7 +136,7 @@ export async function openBackends(config: Config, opts: { store?: Store; now: (
     store,
     // Thought signatures follow a conversation from instance to instance through Redis.
     signatures: link ? new RedisSignatures(link) : new MemorySignatures(10_000),
-    mcpSessions: link ? new RedisMcpSessions(link) : new MemoryMcpSessions(now),
+    redis: link,
     directory,
     limiter,
     spend,
