@@ -101,6 +101,18 @@ describe("MCP gateway", () => {
     await c2.client.close();
   });
 
+  test("an allow-list changed by PATCH applies to an open session at once", async () => {
+    const { key, id } = await adminKey(h.url, { tools: ["files__read_file"] });
+    const { client } = await mcpClient(h.url, key);
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(["files__read_file"]);
+    const patched = await fetch(`${h.url}/admin/keys/${id}`, { method: "PATCH", headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" }, body: JSON.stringify({ tools: ["weather__get_forecast"] }) });
+    expect(patched.status).toBe(200);
+    expect(((await patched.json()) as { tools: string[] }).tools).toEqual(["weather__get_forecast"]);
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(["weather__get_forecast"]);
+    expect(await errorCode(client.callTool({ name: "files__read_file", arguments: { path: "a" } }))).toBe(-32602);
+    await client.close();
+  });
+
   test("the allow-list is checked when a key is made: a server not in the config is refused", async () => {
     const res = await fetch(`${h.url}/admin/keys`, {
       method: "POST",
