@@ -18,7 +18,7 @@ import {
 import type { LimiterStore } from "../state/limiter-store";
 import type { KeyRecord } from "../state/store";
 import type { Logger } from "../telemetry/logger";
-import { CALL_STATUS, type CallMeter } from "./call-meter";
+import { CALL_STATUS, type CallMeter, type ToolCall } from "./call-meter";
 import type { McpConfig } from "./mcp-config";
 import { namespaced, splitName, unwrapUri, wrapUri } from "./namespacing";
 import type { ToolAllowList } from "./tool-allow-list";
@@ -101,7 +101,7 @@ export function sessionServer(s: SessionServices, key: () => KeyRecord): Server 
       s.meter.refusal("rate_limited", k.id, req.params.name);
       throw new McpError(MCP_ERROR.rateLimited, `Rate limit: this key may make ${k.rpm} requests a minute; retry after ${admission.retryAfterS} s.`, { retry_after_s: admission.retryAfterS });
     }
-    const call = { keyId: k.id, server: target.server, tool: target.name, startedAt: s.meter.now(), bytesIn, bytesOut: 0, status: CALL_STATUS.ok as number, answered: false, aborted: false };
+    const call: ToolCall = { keyId: k.id, server: target.server, tool: target.name, startedAt: s.meter.now(), bytesIn, bytesOut: 0, status: CALL_STATUS.ok, answered: false, aborted: false };
     try {
       const result = await s.pool.run(target.server, (c, o) => c.callTool({ ...req.params, name: target.name }, undefined, o), extra.signal);
       call.answered = true;
