@@ -81,6 +81,9 @@ export interface RequestLine {
   output_tokens: number;
   cost_usd: number;
   aborted: boolean;
+  /** An MCP tool call's arguments and result in bytes (`endpoint: "mcp"`, `model` is `<server>__<tool>`). */
+  bytes_in?: number;
+  bytes_out?: number;
 }
 
 export interface Model {

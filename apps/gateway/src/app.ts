@@ -2,6 +2,7 @@ import { Elysia } from "elysia";
 import type { GatewayDeps } from "./deps";
 import { errorsPlugin, oversizedHeaders } from "./http/errors";
 import { directRoutes, mount } from "./http/route";
+import { buildMcpGateway } from "./mcp/mcp-gateway";
 import { routeTable } from "./routes/table";
 
 /**
@@ -13,8 +14,8 @@ import { routeTable } from "./routes/table";
  * idle timeout is raised to Bun's maximum (255 s; Bun's default of 10 s, Elysia's of 30 s, cut a
  * quiet stream; decisions/0002), and streams send keep-alives well inside it.
  */
-export const createApp = (deps: GatewayDeps) => {
-  const routes = routeTable(deps);
+export const createApp = (deps: GatewayDeps, mcp = buildMcpGateway(deps)) => {
+  const routes = routeTable(deps, mcp);
   return new Elysia({
     name: "turnpike",
     // Bun's own body cap (128 MiB by default) answers a bare 413 with no body before any route
@@ -23,7 +24,9 @@ export const createApp = (deps: GatewayDeps) => {
     serve: { idleTimeout: deps.config.idleTimeoutSeconds, maxRequestBodySize: Number.MAX_SAFE_INTEGER, routes: directRoutes(routes, oversizedHeaders) },
   })
     .use(errorsPlugin(deps.logger))
-    .use(mount(routes));
+    .use(mount(routes))
+    // The MCP gateway's upstream connections and sessions end with the server.
+    .onStop(() => mcp.close());
 };
 
 export type App = ReturnType<typeof createApp>;

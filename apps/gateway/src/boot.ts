@@ -6,6 +6,7 @@ import { createApp } from "./app";
 import type { Config } from "./config/config";
 import type { GatewayDeps } from "./deps";
 import { KeyService } from "./keys/key-service";
+import { MemoryMcpSessions, RedisMcpSessions } from "./mcp/session-store";
 import type { PipelineHooks } from "./pipeline/events";
 import { buildCatalog } from "./dispatch/catalog";
 import { buildRouter } from "./dispatch/deployments";
@@ -98,6 +99,8 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
     authFailures: state.authFailures,
     ledger,
     signatures: state.signatures,
+    // MCP sessions in Redis, when there is one, so that any instance serves any session.
+    mcpSessions: state.redis ? new RedisMcpSessions(state.redis) : new MemoryMcpSessions(now),
     responses: store.responseStore(),
     upstreams,
     router,

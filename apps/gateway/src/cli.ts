@@ -2,9 +2,9 @@
 /**
  * `turnpike` — the admin API from a shell.
  *
- *   turnpike keys create --name NAME [--models id,glob*] [--rpm N] [--tpm N] [--budget USD] [--expires ISO]
+ *   turnpike keys create --name NAME [--models id,glob*] [--rpm N] [--tpm N] [--budget USD] [--expires ISO] [--tools server__glob,*]
  *   turnpike keys list | get KEY_ID | revoke KEY_ID
- *   turnpike keys update KEY_ID [--name …] [--models …] [--rpm N] [--tpm N] [--budget USD] [--expires ISO]
+ *   turnpike keys update KEY_ID [--name …] [--models …] [--rpm N] [--tpm N] [--budget USD] [--expires ISO] [--tools server__glob,*]
  *   turnpike keys rotate KEY_ID [--grace SECONDS]
  *   turnpike usage [--key KEY_ID] [--model ID] [--since ISO] [--until ISO] [--limit N] [--page-size N] [--group-by key,model,day]
  *
@@ -14,10 +14,10 @@
 import { parseArgs } from "node:util";
 
 const USAGE = `usage:
-  turnpike keys create --name NAME [--models id,glob*] [--rpm N] [--tpm N] [--budget USD] [--expires ISO]
+  turnpike keys create --name NAME [--models id,glob*] [--rpm N] [--tpm N] [--budget USD] [--expires ISO] [--tools server__glob,*]
   turnpike keys list
   turnpike keys get KEY_ID
-  turnpike keys update KEY_ID [--name NAME] [--models id,glob*] [--rpm N] [--tpm N] [--budget USD] [--expires ISO]
+  turnpike keys update KEY_ID [--name NAME] [--models id,glob*] [--rpm N] [--tpm N] [--budget USD] [--expires ISO] [--tools server__glob,*]
   turnpike keys rotate KEY_ID [--grace SECONDS]   (the old secret keeps working SECONDS, default 3600)
   turnpike keys revoke KEY_ID
   turnpike usage [--key KEY_ID] [--model ID] [--since ISO] [--until ISO] [--limit N] [--page-size N] [--group-by key,model,day]
@@ -45,6 +45,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     options: {
       name: { type: "string" },
       models: { type: "string" },
+      tools: { type: "string" },
       rpm: { type: "string" },
       tpm: { type: "string" },
       key: { type: "string" },
@@ -128,6 +129,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     const fields = () => ({
       ...(values.name ? { name: values.name } : {}),
       ...(values.models ? { models: values.models.split(",").map((m) => m.trim()).filter(Boolean) } : {}),
+      ...(values.tools ? { tools: values.tools.split(",").map((t) => t.trim()).filter(Boolean) } : {}),
       ...(values.rpm ? { rpm: num(values.rpm, "rpm") } : {}),
       ...(values.tpm ? { tpm: num(values.tpm, "tpm") } : {}),
       ...(values.budget ? { budget_usd: Number(values.budget) } : {}),

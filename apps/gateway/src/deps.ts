@@ -1,5 +1,6 @@
 import type { MessagesRequest } from "@turnpike/schema";
 import type { Config } from "./config/config";
+import type { McpSessionStore } from "./mcp/session-store";
 import type { KeyService } from "./keys/key-service";
 import type { PipelineHooks } from "./pipeline/events";
 import type { Catalog } from "./dispatch/catalog";
@@ -54,6 +55,8 @@ export interface GatewayDeps {
   hooks: readonly PipelineHooks[];
   /** Aborted when a drain's grace period is over: the streams still open end with the in-band error. */
   shutdown?: AbortSignal;
+  /** Where MCP sessions live (Redis when configured); absent = this process. */
+  mcpSessions?: McpSessionStore;
   /** Which back ends this instance runs on and whether they answer (`GET /ready`); absent = embedded. */
   backends?: Backends;
 }

@@ -26,6 +26,7 @@ if (gw.generatedAdminKey) {
 if (gw.firstKey) {
   console.log(`First start: created API key "${gw.firstKey.id}" — it is shown only now:\n  ${gw.firstKey.secret}`);
 }
+if (config.mcp.servers.length) console.log(`MCP: ${config.mcp.servers.map((s) => s.name).join(", ")} at ${url}/mcp (README "MCP").`);
 console.log(gw.deps.backends?.summary ?? "Back ends: store SQLite (embedded), limits in process memory.");
 const ready = await gw.deps.backends?.report();
 if (ready && !ready.ready) console.log(`Not ready yet: ${JSON.stringify(ready)} (GET /ready reports it until then).`);

@@ -86,11 +86,12 @@ describe("CLI", () => {
 
   test("keys create, list and revoke", async () => {
     const a = io();
-    expect(await runCli(["keys", "create", "--name", "from-cli", "--models", "alpha-*,beta-5", "--tpm", "1000"], a.io)).toBe(0);
+    expect(await runCli(["keys", "create", "--name", "from-cli", "--models", "alpha-*,beta-5", "--tpm", "1000", "--tools", "*"], a.io)).toBe(0);
     const created = JSON.parse(a.out.join("\n"));
     expect(created.name).toBe("from-cli");
     expect(created.models).toEqual(["alpha-*", "beta-5"]);
     expect(created.tpm).toBe(1000);
+    expect(created.tools).toEqual(["*"]);
     const b = io();
     expect(await runCli(["keys", "list"], b.io)).toBe(0);
     expect(JSON.parse(b.out.join("\n")).data.some((k: any) => k.id === created.id)).toBe(true);

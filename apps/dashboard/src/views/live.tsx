@@ -89,7 +89,9 @@ export function Live({ names }: { names: Map<string, string> }) {
                 </td>
                 <td>{int(Math.round(r.latency_ms))} ms</td>
                 <td>
-                  {int(r.input_tokens)} / {int(r.output_tokens)}
+                  {r.bytes_in !== undefined
+                    ? `${int(r.bytes_in)} B / ${int(r.bytes_out ?? 0)} B`
+                    : `${int(r.input_tokens)} / ${int(r.output_tokens)}`}
                 </td>
                 <td>{usd(r.cost_usd)}</td>
               </tr>

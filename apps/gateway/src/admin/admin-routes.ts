@@ -11,6 +11,7 @@ import { readJsonObject, invalid } from "../http/read-body";
 import { isRecord, validationError } from "../vocabulary/client-errors";
 import { newRequestId } from "../http/request-id";
 import { errorResponse, toGatewayError } from "../http/respond";
+import { toolPatternProblem } from "../mcp/tool-allow-list";
 import { type AdminKey, AdminKeyBody, AdminRotate, ModelLimit } from "./admin-schemas";
 import type { KeyRecord, UsageFilter, UsageGroup, UsageRecord } from "../storage/store";
 import { modelEntry } from "../routes/models";
@@ -32,6 +33,7 @@ export function publicKey(k: KeyRecord, spentUsd?: number): AdminKey {
     ...(spentUsd !== undefined ? { spent_this_month_usd: Math.round(spentUsd * 1e6) / 1e6 } : {}),
     expires_at: k.expires_at,
     prompt_cache: k.prompt_cache ?? null,
+    tools: k.tools ?? null,
     previous_secret_valid_until: k.prev_valid_until,
     created_at: k.created_at,
     updated_at: k.updated_at,
@@ -70,7 +72,7 @@ function modelPatternIssue(pattern: string, catalogIds: readonly string[]): stri
  * optional; `null` clears a limit) against {@link AdminKeyBody} and the catalog: one 400 naming
  * the first mistake, and the next few, in the words request errors use.
  */
-export function parseKeyFields(body: Record<string, unknown>, requireName: boolean, catalogIds: readonly string[]): KeyFields {
+export function parseKeyFields(body: Record<string, unknown>, requireName: boolean, catalogIds: readonly string[], mcpServers: readonly string[] = []): KeyFields {
   const issues = Value.Check(AdminKeyBody, body) ? [] : explainErrors(AdminKeyBody, body);
   const add = (path: string, message: string) => issues.push({ path, message });
   if (requireName && body.name === undefined) add("name", "name: required non-empty string, got nothing");
@@ -86,6 +88,12 @@ export function parseKeyFields(body: Record<string, unknown>, requireName: boole
       if (!catalogIds.includes(model)) add("model_limits", `model_limits.${model}: not a catalog model id (see GET /v1/models)`);
       // Named as the body names it (`model_limits.beta-5.rpm`), so the model id reads as sent.
       else if (!Value.Check(ModelLimit, limits)) for (const i of explainErrors(ModelLimit, limits, `model_limits.${model}`)) add("model_limits", i.message);
+    }
+  }
+  if (Array.isArray(body.tools)) {
+    for (const p of body.tools) if (typeof p === "string" && p !== "") {
+      const problem = toolPatternProblem(p, mcpServers);
+      if (problem) add("tools", `tools: ${JSON.stringify(p.slice(0, 60))}: ${problem}`);
     }
   }
   if (typeof body.expires_at === "string" && Number.isNaN(Date.parse(body.expires_at))) add("expires_at", `expires_at: must be an ISO 8601 time or null, got ${JSON.stringify(body.expires_at)}`);
@@ -104,6 +112,7 @@ export function parseKeyFields(body: Record<string, unknown>, requireName: boole
   if (b.budget_usd !== undefined) out.budget_usd = b.budget_usd;
   if (b.expires_at !== undefined) out.expires_at = b.expires_at === null ? null : new Date(b.expires_at).toISOString();
   if (b.prompt_cache !== undefined) out.prompt_cache = b.prompt_cache;
+  if (b.tools !== undefined) out.tools = b.tools;
   return out;
 }
 
@@ -157,6 +166,7 @@ const KEY_ID = idParam("The key's id (`key_…`).");
 /** Admin API (docs/design.md, "Interfaces"): keys and usage, guarded by `TURNPIKE_ADMIN_KEY`. Errors use the chat format's envelope. */
 export function adminRoutes(deps: GatewayDeps): Route[] {
   const catalogIds = deps.catalog.all().map((e) => e.id);
+  const mcpServers = deps.config.mcp.servers.map((s) => s.name);
   /** A handler behind the admin key; what it throws is answered in the chat format's envelope. */
   const guarded =
     (fn: (call: RouteCall) => Promise<Response> | Response): Handler =>
@@ -176,7 +186,7 @@ export function adminRoutes(deps: GatewayDeps): Route[] {
       path: "/admin/keys",
       doc: admin("Create a key (its secret is in this reply only)", { 201: { description: "Created.", content: json(ref("AdminKeyWithSecret")) } }, { requestBody: { required: true, content: json({ allOf: [ref("AdminKeyFields"), { required: ["name"] }] }) } }),
       handle: guarded(async ({ request }) => {
-        const input = parseKeyFields(await body(request), true, catalogIds) as NewKey; // requireName: name is set
+        const input = parseKeyFields(await body(request), true, catalogIds, mcpServers) as NewKey; // requireName: name is set
         const { record, secret } = await deps.keys.create(input);
         return Response.json({ ...publicKey(record), key: secret }, { status: 201 });
       }),
@@ -205,7 +215,7 @@ export function adminRoutes(deps: GatewayDeps): Route[] {
       doc: admin("Change a key's limits (null clears one)", ok("The changed key.", ref("AdminKey")), { parameters: [KEY_ID], requestBody: { required: true, content: json(ref("AdminKeyFields")) } }),
       handle: guarded(async ({ request, params }) => {
         const id = params.id ?? "";
-        const fields = parseKeyFields(await body(request), false, catalogIds);
+        const fields = parseKeyFields(await body(request), false, catalogIds, mcpServers);
         const record = found(await deps.keys.update(id, fields), id);
         // New limits take effect from a full bucket.
         await deps.limiter.reset(record.id);

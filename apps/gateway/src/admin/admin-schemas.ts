@@ -32,6 +32,8 @@ export const AdminKey = Type.Object({
   spent_this_month_usd: Type.Optional(Type.Number({ minimum: 0 })),
   expires_at: Nullable(Time),
   prompt_cache: PromptCache,
+  /** MCP tools the key may list and call (`<server>__<glob>`, `*`); null = none. */
+  tools: Nullable(Type.Array(Type.String())),
   previous_secret_valid_until: Nullable(Time),
   created_at: Time,
   updated_at: Time,
@@ -56,6 +58,7 @@ const KEY_FIELDS = {
   ),
   expires_at: Type.Optional(Nullable(Time)),
   prompt_cache: Type.Optional(PromptCache),
+  tools: Type.Optional(Nullable(Type.Array(Type.String({ minLength: 1 })))),
 };
 export const AdminKeyFields = Type.Object(KEY_FIELDS, { additionalProperties: false, listKnown: true });
 
@@ -73,7 +76,7 @@ export type AdminKeyBody = Static<typeof AdminKeyBody>;
 export const AdminRotate = Type.Object({ grace_seconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 2_592_000, rule: "must be a whole number of seconds from 0 to 2592000 (30 days)" })) });
 export type AdminRotate = Static<typeof AdminRotate>;
 
-const Endpoint = Type.Union(["chat", "messages", "responses", "count_tokens"].map((e) => Type.Literal(e)));
+const Endpoint = Type.Union(["chat", "messages", "responses", "count_tokens", "mcp"].map((e) => Type.Literal(e)));
 
 /** One usage record of the ledger. */
 export const AdminUsageRecord = Type.Object({
@@ -90,6 +93,9 @@ export const AdminUsageRecord = Type.Object({
   reasoning_tokens: Type.Integer({ minimum: 0 }),
   cost_usd: Type.Number({ minimum: 0 }),
   upstream_model: Type.Optional(Nullable(Type.String())),
+  /** An MCP tool call's arguments and result in bytes of JSON (`endpoint: "mcp"`; `model` is `<server>__<tool>`). */
+  bytes_in: Type.Optional(Type.Integer({ minimum: 0 })),
+  bytes_out: Type.Optional(Type.Integer({ minimum: 0 })),
   status: Type.Integer(),
   upstream_status: Type.Integer(),
   latency_ms: Type.Number({ minimum: 0 }),

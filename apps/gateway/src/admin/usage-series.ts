@@ -82,6 +82,8 @@ export function requestLine(r: UsageRecord) {
     output_tokens: r.output_tokens,
     cost_usd: r.cost_usd,
     aborted: r.aborted,
+    // An MCP tool call's size (`endpoint: "mcp"`): it has no tokens.
+    ...(r.bytes_in != null ? { bytes_in: r.bytes_in, bytes_out: r.bytes_out ?? 0 } : {}),
   };
 }
 

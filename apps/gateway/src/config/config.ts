@@ -13,6 +13,7 @@ import { ConfigError, configProblems, refuse } from "../vocabulary/config-error"
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "../telemetry/logger";
 
 export { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "../telemetry/logger";
+import { MCP_DEFAULTS, type McpConfig, parseMcpConfig } from "../mcp/mcp-config";
 
 export interface Config {
   port: number;
@@ -42,6 +43,8 @@ export interface Config {
   responsesRetentionDays: number;
   /** Metrics, logs and traces (README "Metrics", "Logging", "Tracing"). */
   ops: OpsConfig;
+  /** The upstream MCP servers behind `/mcp` (the file's `mcp_servers:`; README "MCP"). */
+  mcp: McpConfig;
 }
 
 export interface OpsConfig {
@@ -218,6 +221,7 @@ export function loadConfig(env: Env = process.env): Config {
     drainSeconds: check(() => positiveNumber(env.TURNPIKE_DRAIN_SECONDS, 30, "TURNPIKE_DRAIN_SECONDS"), 30),
     responsesRetentionDays: check(() => positiveNumber(env.TURNPIKE_RESPONSES_RETENTION_DAYS, 30, "TURNPIKE_RESPONSES_RETENTION_DAYS"), 30),
     ops: check(() => opsConfig(env), opsConfig({})),
+    mcp: check(() => parseMcpConfig(file, env, where), { servers: [], maxArgumentBytes: MCP_DEFAULTS.maxArgumentBytes, maxResultBytes: MCP_DEFAULTS.maxResultBytes }),
   };
   refuse(problems);
   return config;

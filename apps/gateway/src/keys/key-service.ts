@@ -12,11 +12,12 @@ export interface KeyFields {
   budget_usd?: number | null;
   expires_at?: string | null;
   prompt_cache?: KeyRecord["prompt_cache"];
+  tools?: string[] | null;
 }
 
 export type NewKey = KeyFields & { name: string };
 
-const EDITABLE: readonly (keyof KeyFields)[] = ["name", "models", "rpm", "tpm", "model_limits", "budget_usd", "expires_at", "prompt_cache"];
+const EDITABLE: readonly (keyof KeyFields)[] = ["name", "models", "rpm", "tpm", "model_limits", "budget_usd", "expires_at", "prompt_cache", "tools"];
 
 export const KEY_PREFIX = "sk-tp-";
 
@@ -81,6 +82,7 @@ export class KeyService {
       budget_usd: input.budget_usd ?? null,
       expires_at: input.expires_at ?? null,
       prompt_cache: input.prompt_cache ?? null,
+      ...(input.tools ? { tools: input.tools } : {}),
       prev_hash: null,
       prev_valid_until: null,
       created_at: at,

@@ -23,7 +23,7 @@ export function openApiDocument(routes: readonly Route[], modelIds: readonly str
       version: API_VERSION,
       description: "A self-hosted gateway to several model vendors behind three client formats: chat completions, messages and responses. Any catalog model is callable in any format.",
     },
-    tags: ["Chat completions", "Messages", "Responses", "Models", "Admin", "Operations"].map((name) => ({ name })),
+    tags: ["Chat completions", "Messages", "Responses", "Models", "MCP", "Admin", "Operations"].map((name) => ({ name })),
     security: [{ apiKey: [] }, { bearer: [] }],
     paths: paths(routes),
     components: {

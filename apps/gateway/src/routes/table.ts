@@ -2,6 +2,8 @@ import { adminRoutes } from "../admin/admin-routes";
 import { dashboardRoutes } from "../admin/dashboard";
 import type { GatewayDeps } from "../deps";
 import type { Route } from "../http/route";
+import type { McpGateway } from "../mcp/mcp-gateway";
+import { mcpRoutes } from "../mcp/mcp-routes";
 import { openapiRoutes } from "../openapi/openapi-route";
 import { storedResponseRoutes } from "../stored-responses/routes";
 import { metricsRoutes } from "../telemetry/metrics-route";
@@ -14,7 +16,7 @@ import { modelRoutes } from "./models";
  * operation in the description document. The app serves this table (app.ts) and `/openapi.json`
  * is generated from it, in this order.
  */
-export function routeTable(deps: GatewayDeps): readonly Route[] {
+export function routeTable(deps: GatewayDeps, mcp: McpGateway): readonly Route[] {
   const table: Route[] = [
     ...inferenceRoutes(deps),
     ...storedResponseRoutes(deps),
@@ -23,6 +25,7 @@ export function routeTable(deps: GatewayDeps): readonly Route[] {
     ...dashboardRoutes(),
     ...healthRoutes(deps),
     ...metricsRoutes(deps),
+    ...mcpRoutes(deps, mcp),
     ...openapiRoutes(deps, () => table),
   ];
   return table;

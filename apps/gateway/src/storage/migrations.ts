@@ -200,6 +200,20 @@ ALTER TABLE usage_v5 RENAME TO usage;`,
     // `ON CONFLICT (request_id)` needs the id unique on its own: its table stays as it is.
     postgres: "SELECT 1",
   },
+  {
+    version: 6,
+    name: "MCP: a key's tool allow-list, a tool call's bytes",
+    // `tools` is JSON text like `models` (null = no MCP tools); an MCP call's record carries the
+    // bytes of its arguments and result. Nullable: keys and rows written before read as before.
+    sqlite: `
+ALTER TABLE keys ADD COLUMN tools TEXT;
+ALTER TABLE usage ADD COLUMN bytes_in INTEGER;
+ALTER TABLE usage ADD COLUMN bytes_out INTEGER;`,
+    postgres: `
+ALTER TABLE keys ADD COLUMN tools TEXT;
+ALTER TABLE usage ADD COLUMN bytes_in INTEGER;
+ALTER TABLE usage ADD COLUMN bytes_out INTEGER;`,
+  },
 ];
 
 /**

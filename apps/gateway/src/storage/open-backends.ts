@@ -29,6 +29,8 @@ export interface OpenedBackends {
   authFailures: AuthFailureStore;
   ledger: Ledger;
   signatures: SignatureStore;
+  /** The Redis connection, when configured (for state kept by other concerns, such as MCP sessions). */
+  redis: RedisLink | undefined;
   backends: Backends;
   /** Runs `fn` once at a time across every instance sharing the store, with the keys re-read first. */
   exclusive<T>(fn: () => Promise<T>): Promise<T>;
@@ -134,6 +136,7 @@ export async function openBackends(config: Config, opts: { store?: Store; now: (
     store,
     // Thought signatures follow a conversation from instance to instance through Redis.
     signatures: link ? new RedisSignatures(link) : new MemorySignatures(10_000),
+    redis: link,
     directory,
     limiter,
     spend,

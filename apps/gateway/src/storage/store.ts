@@ -16,6 +16,8 @@ export interface KeyRecord {
   prefix: string;
   /** Allowed model ids or `*` globs; null = every model. */
   models: string[] | null;
+  /** MCP tools this key may list and call (`<server>__<glob>`, `<server>__*`, `*`); null or absent = none. */
+  tools?: string[] | null;
   rpm: number | null;
   tpm: number | null;
   /**
@@ -60,6 +62,9 @@ export interface UsageRecord {
   /** Which of the model's deployments served (the last one tried), and how many attempts were made. */
   deployment?: string | null;
   attempts?: number | null;
+  /** An MCP tool call's arguments and result, in bytes of JSON (`endpoint: "mcp"` only). */
+  bytes_in?: number | null;
+  bytes_out?: number | null;
   /** The status the client saw (a stream that started: 200, or 502 if it then failed with an in-band error). */
   status: number;
   /** The upstream's HTTP status; 0 when no answer came. */
@@ -76,8 +81,10 @@ export interface UsageRecord {
  * A stored row's optional fields as records have them: absent when empty (no one-hour writes, no
  * upstream model name, no key setting), so rows written before they existed read as before.
  */
-export function withoutEmptyOptionals<T extends { upstream_model?: string | null; cache_write_1h_tokens?: number; prompt_cache?: string | null; deployment?: string | null; attempts?: number | null; requested_model?: string | null }>(r: T): T {
+export function withoutEmptyOptionals<T extends { upstream_model?: string | null; cache_write_1h_tokens?: number; prompt_cache?: string | null; deployment?: string | null; attempts?: number | null; requested_model?: string | null; bytes_in?: number | null; bytes_out?: number | null }>(r: T): T {
   const out = { ...r };
+  if (out.bytes_in === null) delete out.bytes_in;
+  if (out.bytes_out === null) delete out.bytes_out;
   if (out.deployment === null) delete out.deployment;
   if (out.attempts === null) delete out.attempts;
   if (out.requested_model === null) delete out.requested_model;

@@ -1,5 +1,6 @@
 /** The wire formats a client can speak. */
 export type Format = "messages" | "chat" | "responses";
 
-/** The ledger's endpoint: a client format's inference route, or the token count. */
-export type Endpoint = Format | "count_tokens";
+
+/** The ledger's endpoint: a client format's inference route, the token count, or an MCP tool call. */
+export type Endpoint = Format | "count_tokens" | "mcp";

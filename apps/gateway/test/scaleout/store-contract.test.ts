@@ -150,7 +150,7 @@ describe.skipIf(!postgresUp)("PostgreSQL", () => {
     afterAll(() => drop());
 
     test("eight instances starting at once apply each migration exactly once", async () => {
-      const next = MIGRATIONS.length + 1;
+      const next = Math.max(...MIGRATIONS.map((m) => m.version)) + 1;
       const note: Migration = { version: next, name: "key notes", sqlite: "ALTER TABLE keys ADD COLUMN note TEXT;", postgres: "ALTER TABLE keys ADD COLUMN note TEXT;" };
       const pools = Array.from({ length: 8 }, () => new SQL(url, { max: 2 }));
       try {
@@ -168,7 +168,7 @@ describe.skipIf(!postgresUp)("PostgreSQL", () => {
       const sql = new SQL(url, { max: 1 });
       try {
         // On top of the shipped list and the "key notes" entry the test above applied.
-        const applied = MIGRATIONS.length + 1;
+        const applied = Math.max(...MIGRATIONS.map((m) => m.version)) + 1;
         const note: Migration = { version: applied, name: "key notes", sqlite: "", postgres: "" };
         const broken: Migration = { version: applied + 1, name: "broken", sqlite: "", postgres: "CREATE TABLE half (a INTEGER); INSERT INTO missing VALUES (1);" };
         await expect(migratePostgres(sql, [...MIGRATIONS, note, broken])).rejects.toThrow();

@@ -1,0 +1,50 @@
+import type { GatewayDeps } from "../deps";
+import { API_VERSION } from "../openapi/document";
+import { CallMeter } from "./call-meter";
+import { SessionHosts } from "./session-hosts";
+import { sessionServer } from "./session-server";
+import { MemoryMcpSessions, type McpSessionStore } from "./session-store";
+import { ToolAllowList } from "./tool-allow-list";
+import { UpstreamPool } from "./upstream-pool";
+
+/** The MCP gateway's parts, built once per app: the upstreams, the sessions, the meter. */
+export interface McpGateway {
+  pool: UpstreamPool;
+  hosts: SessionHosts;
+  close(): Promise<void>;
+}
+
+/**
+ * Wires the MCP pipeline (authenticate → authorise tool → forward → meter) onto the gateway's
+ * shared keys, limiter, ledger, metrics and logger; none of the inference steps take part.
+ */
+export function buildMcpGateway(deps: GatewayDeps, sessions: McpSessionStore = deps.mcpSessions ?? new MemoryMcpSessions(deps.now)): McpGateway {
+  const { config, logger } = deps;
+  const pool = new UpstreamPool(config.mcp.servers, {
+    fetch: deps.fetch,
+    logger,
+    version: API_VERSION,
+    // Called only once an upstream is connected, long after `hosts` below exists.
+    onListChanged: (_server, kind) => hosts.listChanged(kind),
+  });
+  const services = {
+    pool,
+    allow: new ToolAllowList(),
+    limiter: deps.limiter,
+    meter: new CallMeter(deps.ledger, logger, deps.metrics.registry, deps.now),
+    config: config.mcp,
+    logger,
+    version: API_VERSION,
+  };
+  const hosts = new SessionHosts(sessions, (key) => sessionServer(services, key), logger);
+  // A drain's grace is over: the sessions' notification streams end here (clients reopen them elsewhere).
+  deps.shutdown?.addEventListener("abort", () => void hosts.close(), { once: true });
+  return {
+    pool,
+    hosts,
+    async close() {
+      await hosts.close();
+      await pool.close();
+    },
+  };
+}

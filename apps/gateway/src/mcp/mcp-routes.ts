@@ -1,0 +1,145 @@
+import { GatewayError } from "@turnpike/providers";
+import type { GatewayDeps } from "../deps";
+import { clientAddress, type Connection } from "../http/client-address";
+import { readBodyText } from "../http/read-body";
+import type { Route } from "../http/route";
+import { authenticate } from "../keys/authenticate";
+import { json, type Json } from "../openapi/operations";
+import type { KeyRecord } from "../storage/store";
+import type { McpGateway } from "./mcp-gateway";
+import { jsonRpcError } from "./session-hosts";
+
+/** Room for the JSON-RPC envelope and a tool call's other params around its arguments. */
+const ENVELOPE_BYTES = 256 * 1024;
+
+/** RFC 9728: where a client finds what protects `/mcp` (both the root and the path-suffixed form of the well-known URI). */
+const METADATA_PATHS = ["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"] as const;
+
+/** The `initialize` request of a JSON-RPC message, if that is what it is. */
+function initializeParams(body: unknown): Record<string, unknown> | undefined {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return undefined;
+  const m = body as { method?: unknown; params?: unknown }; // an object: checked just above
+  if (m.method !== "initialize" || typeof m.params !== "object" || m.params === null) return undefined;
+  return m.params as Record<string, unknown>; // an object: checked just above
+}
+
+/**
+ * `/mcp`: the MCP Streamable HTTP endpoint (spec 2025-11-25, as the official SDK implements it),
+ * and the protected-resource metadata that tells a spec-following client to send a Turnpike key
+ * as its bearer token (docs/mcp.md).
+ */
+export function mcpRoutes(deps: GatewayDeps, mcp: McpGateway): Route[] {
+  const maxBody = deps.config.mcp.maxArgumentBytes + ENVELOPE_BYTES;
+  const metadataUrl = (request: Request) => `${new URL(request.url).origin}${METADATA_PATHS[0]}`;
+
+  const refuse = (request: Request, e: unknown): Response => {
+    if (e instanceof GatewayError && e.status === 401) {
+      deps.logger.warn(`mcp: refused without a valid key: ${e.message}`, {});
+      return jsonRpcError(401, -32001, e.message, { "www-authenticate": `Bearer resource_metadata="${metadataUrl(request)}"` });
+    }
+    if (e instanceof GatewayError) return jsonRpcError(e.status, -32000, e.message, e.headers ?? {});
+    deps.logger.error("mcp: request failed", {}, e);
+    return jsonRpcError(500, -32603, "Internal error of the gateway.");
+  };
+
+  /** The transport's own refusals (a bad message, a wrong header, an unknown session) get their log line. */
+  const logRefusal = (res: Response, key: KeyRecord): Response => {
+    if (res.status >= 400) deps.logger.warn(`mcp: answered ${res.status} (${res.statusText || "refused by the MCP transport"})`, { key_id: key.id });
+    return res;
+  };
+
+  const serve = async (request: Request, server: Connection | null): Promise<Response> => {
+    let key: KeyRecord;
+    try {
+      key = await authenticate(deps, { request, address: () => clientAddress(server, request, deps.config.trustedProxies) });
+    } catch (e) {
+      return refuse(request, e);
+    }
+    try {
+      const sessionId = request.headers.get("mcp-session-id");
+      let body: unknown;
+      if (request.method === "POST") {
+        const text = await readBodyText(request, maxBody);
+        try {
+          body = JSON.parse(text);
+        } catch {
+          deps.logger.warn("mcp: a body that is not JSON", { key_id: key.id });
+          return jsonRpcError(400, -32700, "Parse error: the body is not JSON.");
+        }
+        const init = initializeParams(body);
+        if (init && !sessionId) return logRefusal(await mcp.hosts.initialize(request, body, init, key), key);
+      }
+      if (!sessionId) {
+        deps.logger.warn(`mcp: a ${request.method} without a session id`, { key_id: key.id });
+        return jsonRpcError(400, -32000, "Bad Request: send initialize first, then its Mcp-Session-Id header on every request.");
+      }
+      return logRefusal(await mcp.hosts.handle(sessionId, request, body, key), key);
+    } catch (e) {
+      if (e instanceof GatewayError && e.status === 413) {
+        deps.logger.warn(`mcp: a body over ${maxBody} bytes`, { key_id: key.id });
+        return jsonRpcError(413, -32000, e.message);
+      }
+      return refuse(request, e);
+    }
+  };
+
+  const metadata = ({ request }: { request: Request }) =>
+    Response.json({
+      resource: `${new URL(request.url).origin}/mcp`,
+      bearer_methods_supported: ["header"],
+      resource_name: "Turnpike MCP gateway",
+      resource_documentation: `${new URL(request.url).origin}/docs`,
+    });
+  const handle = ({ request, server }: { request: Request; server: Connection | null }) => serve(request, server);
+
+  return [
+    // POST: messages; GET: the session's notification stream; DELETE: the session's end.
+    {
+      method: "POST",
+      path: "/mcp",
+      doc: {
+        ...mcpOperation("An MCP JSON-RPC message (`initialize` opens a session and answers its `Mcp-Session-Id`)", {
+          200: { description: "The JSON-RPC reply.", content: json({ type: "object" }) },
+          202: { description: "A notification or reply, taken." },
+        }),
+        requestBody: { required: true, content: json({ type: "object", description: "One JSON-RPC message of MCP 2025-11-25." }) },
+      },
+      handle,
+    },
+    {
+      method: "GET",
+      path: "/mcp",
+      doc: mcpOperation("The session's notification stream (list_changed)", {
+        200: { description: "Server-sent events, each a JSON-RPC notification.", content: { "text/event-stream": { schema: { type: "string" } } } },
+      }),
+      handle,
+    },
+    { method: "DELETE", path: "/mcp", doc: mcpOperation("End the session", { 200: { description: "Ended." } }), handle },
+    { method: "GET", path: METADATA_PATHS[0], doc: PROTECTED_RESOURCE, handle: metadata },
+    { method: "GET", path: METADATA_PATHS[1], doc: PROTECTED_RESOURCE, handle: metadata },
+  ];
+}
+
+/** An operation of `/mcp` (its messages are JSON-RPC, described by the MCP specification, not here). */
+function mcpOperation(summary: string, responses: Json): Json {
+  const unauthorized = {
+    description: 'No valid key: `WWW-Authenticate: Bearer resource_metadata="…/.well-known/oauth-protected-resource"`.',
+    headers: { "www-authenticate": { schema: { type: "string" } } },
+    content: json({ type: "object" }),
+  };
+  const gone = { description: "No such session (ended, expired, or another key's): start a new one.", content: json({ type: "object" }) };
+  return { tags: ["MCP"], summary, security: [{ bearer: [] }], responses: { ...responses, 401: unauthorized, 404: gone } };
+}
+
+/** RFC 9728 protected-resource metadata of `/mcp`. */
+const PROTECTED_RESOURCE: Json = {
+  tags: ["MCP"],
+  summary: "What protects /mcp: a Turnpike key as bearer token (RFC 9728)",
+  security: [],
+  responses: {
+    200: {
+      description: "The metadata document.",
+      content: json({ type: "object", required: ["resource"], properties: { resource: { type: "string" }, bearer_methods_supported: { type: "array", items: { type: "string" } } } }),
+    },
+  },
+};

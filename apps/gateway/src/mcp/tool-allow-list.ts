@@ -1,0 +1,50 @@
+import type { KeyRecord } from "../storage/store";
+import { NAME_SEPARATOR } from "./namespacing";
+
+/**
+ * A key's MCP allow-list (`tools` on `POST /admin/keys`): `*`, `<server>__*` or
+ * `<server>__<tool glob>`, matched against the namespaced names `/mcp` offers. Absent or null:
+ * the key sees no MCP tool at all. Prompts are matched by their namespaced name the same way;
+ * a server's resources are open to a key that may use every tool of that server (`*` or `<server>__*`).
+ */
+export class ToolAllowList {
+  private readonly compiled = new WeakMap<KeyRecord, RegExp>();
+
+  private regex(key: KeyRecord): RegExp | null {
+    if (!key.tools || key.tools.length === 0) return null;
+    let re = this.compiled.get(key);
+    if (!re) {
+      const alt = key.tools.map((p) => p.split("*").map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join(".*"));
+      re = new RegExp(`^(?:${alt.join("|")})$`);
+      this.compiled.set(key, re);
+    }
+    return re;
+  }
+
+  /** May this key list and call the tool (or prompt) with this namespaced name? */
+  allows(key: KeyRecord, namespacedName: string): boolean {
+    return this.regex(key)?.test(namespacedName) ?? false;
+  }
+
+  /** Might this key use any name of this server (so that its lists are worth asking for)? */
+  allowsSomethingOf(key: KeyRecord, server: string): boolean {
+    return (key.tools ?? []).some((p) => p === "*" || p.startsWith(`${server}${NAME_SEPARATOR}`));
+  }
+
+  /** May this key list and read the resources of this server (the whole server is granted)? */
+  allowsServer(key: KeyRecord, server: string): boolean {
+    return (key.tools ?? []).some((p) => p === "*" || p === `${server}${NAME_SEPARATOR}*`);
+  }
+}
+
+/** Why an allow-list entry is refused on `POST /admin/keys`, or undefined when it is fine. */
+export function toolPatternProblem(pattern: string, servers: readonly string[]): string | undefined {
+  if (pattern.length > 200 || !/^[\x21-\x7e]+$/.test(pattern)) return "printable characters without spaces, at most 200";
+  if (pattern === "*") return undefined;
+  const cut = pattern.indexOf(NAME_SEPARATOR);
+  if (cut <= 0 || cut + NAME_SEPARATOR.length === pattern.length) return `"<server>${NAME_SEPARATOR}<tool glob>", "<server>${NAME_SEPARATOR}*" or "*"`;
+  const server = pattern.slice(0, cut);
+  if (server.includes("*")) return "the server part names one server (no glob)";
+  if (!servers.includes(server)) return `no MCP server is named "${server}" in the config (${servers.length ? servers.join(", ") : "none configured"})`;
+  return undefined;
+}
