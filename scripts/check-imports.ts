@@ -40,6 +40,10 @@ export const FLOORS: Floor[] = [
       "telemetry/scrub-secrets.ts",
       "telemetry/label-cache.ts",
       "telemetry/light-metrics.ts",
+      "mcp/mcp-config.ts",
+      "mcp/session-store.ts",
+      "mcp/namespacing.ts",
+      "mcp/tool-allow-list.ts",
     ],
   },
   { name: "wiring", paths: ["config/*", "deps.ts", "storage/open-backends.ts", "telemetry/*"] },
@@ -59,8 +63,8 @@ export const FLOORS: Floor[] = [
       "pipeline/validate.ts",
     ],
   },
-  { name: "pipeline", paths: ["pipeline/*"] },
-  { name: "surfaces", paths: ["routes/*", "admin/*", "openapi/*", "telemetry/metrics-route.ts", "stored-responses/routes.ts"] },
+  { name: "pipeline", paths: ["pipeline/*", "mcp/*"] },
+  { name: "surfaces", paths: ["routes/*", "admin/*", "openapi/*", "telemetry/metrics-route.ts", "stored-responses/routes.ts", "mcp/mcp-routes.ts"] },
   { name: "composition", paths: ["app.ts", "boot.ts", "main.ts", "cli.ts"] },
 ];
 

@@ -1,5 +1,5 @@
 import type { GatewayDeps } from "../deps";
-import { API_VERSION } from "../openapi/document";
+import { API_VERSION } from "../vocabulary/api-version";
 import { CallMeter } from "./call-meter";
 import { SessionHosts } from "./session-hosts";
 import { sessionServer } from "./session-server";

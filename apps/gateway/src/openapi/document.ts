@@ -2,9 +2,9 @@ import { Type } from "@sinclair/typebox";
 import { ADMIN_SCHEMAS } from "../admin/admin-schemas";
 import { componentSchemas } from "./components";
 import type { Route } from "../http/route";
+import { API_VERSION } from "../vocabulary/api-version";
 
-/** The version of the API this gateway serves, as its own specification names it. */
-export const API_VERSION = "1.0.0";
+export { API_VERSION } from "../vocabulary/api-version";
 
 /**
  * The OpenAPI 3.1 description of the gateway: every route of the route table, both ways to present a key, the admin
