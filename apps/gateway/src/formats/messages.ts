@@ -4,6 +4,7 @@ import { formatSSE } from "@turnpike/schema/sse";
 import { anthropicLimitHeaders } from "../limits/rate-limit-headers";
 import { validationError } from "../pipeline/read-body";
 import type { ClientFormat } from "./client-format";
+import { dropUnknownKnobs, MESSAGES_OPEN, refuseUnknownContent } from "./open-rest";
 
 const STOP = formatSSE({ event: "message_stop", data: '{"type":"message_stop"}' });
 
@@ -25,7 +26,13 @@ export const messagesFormat: ClientFormat = {
       stream: request.stream === true,
       body,
       includeUsage: false,
-      toPivot: () => ({ request, warnings: [] }),
+      toPivot(target) {
+        if (target === "messages") return { request, warnings: [] };
+        // Toward another protocol: unknown content is refused, an unknown knob value dropped (open-rest.ts).
+        refuseUnknownContent(request, MESSAGES_OPEN.content, target);
+        const { body, warnings } = dropUnknownKnobs(request, MESSAGES_OPEN.knobs, target);
+        return { request: body, warnings };
+      },
       encodeReply: (reply) => reply,
       encoder: (_model, write) => ({ push: (ev) => write(formatMessagesEvent(ev)), end() {} }),
     };

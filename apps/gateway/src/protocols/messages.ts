@@ -5,6 +5,7 @@ import type { UsageSink } from "../pipeline/usage-tally";
 import { namedModel } from "./model-label";
 import { dataAfter, each, parseRegion } from "./sse-scan";
 import { authHeaders, trimSlash, type PassthroughReader, type PassthroughState, type Target, type UpstreamProtocol } from "./upstream-protocol";
+import { bodyText, derivedFrom } from "./body-text";
 
 /** The one version of the messages protocol Turnpike speaks upstream. */
 export const MESSAGES_UPSTREAM_VERSION = "2023-06-01";
@@ -108,7 +109,8 @@ export const messagesProtocol: UpstreamProtocol = {
     // Turnpike's own cache breakpoints on a request that sets none (docs/protocols.md §1.6):
     // the body is the validated client request or the pivot's conversion, a MessagesRequest either way.
     const cached = target.entry.prompt_cache === "auto" ? placeCacheBreakpoints(body as MessagesRequest) : undefined;
-    return Promise.resolve({ url: `${trimSlash(target.upstream.baseURL)}/v1/messages`, headers: upstreamHeaders(target, clientHeaders), body: JSON.stringify(cached ?? body) });
+    if (cached) derivedFrom(cached, body);
+    return Promise.resolve({ url: `${trimSlash(target.upstream.baseURL)}/v1/messages`, headers: upstreamHeaders(target, clientHeaders), body: bodyText(cached ?? body) });
   },
   machine: (_ctx, emit) => new MessagesSSEMachine({}, emit),
   // The vendor's reply is the pivot's shape; only the model is the client's.
