@@ -181,7 +181,7 @@ export const adminModule = (deps: GatewayDeps) => {
       await checkAdmin(deps, request, server);
       return await fn();
     } catch (e) {
-      return errorResponse(FORMATS.chat, toGatewayError(e, deps.logger, requestId), requestId);
+      return errorResponse(FORMATS.chat, toGatewayError(e, deps.logger, requestId), { logger: deps.logger, request, requestId });
     }
   };
   const body = (request: Request) => readJsonObject(request, deps.config.maxBodyBytes);

@@ -16,10 +16,10 @@ import { oversizedHeaders } from "../plugins/errors";
  */
 export function directRoutes(deps: GatewayDeps) {
   const route = (format: ClientFormat) => (request: Request, server: Server<unknown>) =>
-    oversizedHeaders(request) ??
+    oversizedHeaders(request, deps.logger) ??
     handleInference(deps, request, format, server).catch((e: unknown) => {
       const requestId = newRequestId();
-      return errorResponse(format, toGatewayError(e, deps.logger, requestId), requestId);
+      return errorResponse(format, toGatewayError(e, deps.logger, requestId), { logger: deps.logger, request, requestId });
     });
   return {
     "/v1/messages": { POST: route(FORMATS.messages) },

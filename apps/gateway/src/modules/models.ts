@@ -50,7 +50,7 @@ export const modelsModule = (deps: GatewayDeps) =>
         const body = { object: "list", data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
         return Response.json(body, { headers: ctx.format.idHeaders(ctx.id) });
       } catch (e) {
-        return errorResponse(ctx.format, toGatewayError(e, deps.logger, ctx.id), ctx.id);
+        return errorResponse(ctx.format, toGatewayError(e, deps.logger, ctx.id), { logger: deps.logger, request, requestId: ctx.id });
       }
     })
     .get("/v1/models/*", async ({ request, params, server }) => {
@@ -62,6 +62,6 @@ export const modelsModule = (deps: GatewayDeps) =>
         if (!entry || !deps.keys.allows(key, id)) throw modelNotFound(id);
         return Response.json(modelEntry(entry), { headers: ctx.format.idHeaders(ctx.id) });
       } catch (e) {
-        return errorResponse(ctx.format, toGatewayError(e, deps.logger, ctx.id), ctx.id);
+        return errorResponse(ctx.format, toGatewayError(e, deps.logger, ctx.id), { logger: deps.logger, request, requestId: ctx.id });
       }
     });

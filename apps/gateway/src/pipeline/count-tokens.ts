@@ -61,11 +61,13 @@ export async function handleCountTokens(deps: GatewayDeps, request: Request, ser
   const ctx = newContext(request, format, server, deps.config.trustedProxies);
   emit(deps.hooks, "onStart", ctx);
   let admitted: Admitted | undefined;
+  let model: string | undefined;
   try {
     const key = await authenticate(deps, ctx);
     emit(deps.hooks, "onAuthenticated", ctx, key.id);
     const { value, size } = await readJsonBody(request, deps.config.maxBodyBytes);
     const counted = route.read(value);
+    model = counted.model;
     const target = resolve(deps, key, counted.model);
     admitted = await admit(deps, ctx, key, target.entry, size);
     const protocol = PROTOCOLS[target.entry.protocol];
@@ -97,6 +99,6 @@ export async function handleCountTokens(deps: GatewayDeps, request: Request, ser
     admitted?.settle(0);
     const err = toGatewayError(e, deps.logger, ctx.id);
     emit(deps.hooks, "onFinish", ctx, err.status, undefined);
-    return errorResponse(format, err, ctx.id);
+    return errorResponse(format, err, { logger: deps.logger, request, requestId: ctx.id, model });
   }
 }

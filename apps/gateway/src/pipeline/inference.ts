@@ -27,10 +27,14 @@ export async function handleInference(deps: GatewayDeps, request: Request, forma
   let finish: ReturnType<typeof meterOnce> | undefined;
   let admitted: Admitted | undefined;
   let upstreamStatus = 0;
+  let model: string | undefined;
+  const refusal = () => ({ logger: deps.logger, request, requestId: ctx.id, model });
   try {
     const key = await authenticate(deps, ctx);
     emit(deps.hooks, "onAuthenticated", ctx, key.id);
-    const { request: validated, size } = await validate(ctx, deps.config.maxBodyBytes);
+    const { request: validated, size } = await validate(ctx, deps.config.maxBodyBytes, (m) => {
+      model = m;
+    });
     const client = await recall(deps, key, validated);
     const asked = resolve(deps, key, client.model);
     admitted = await admit(deps, ctx, key, asked.entry, size);
@@ -51,7 +55,7 @@ export async function handleInference(deps: GatewayDeps, request: Request, forma
         // The record keeps the status the client saw (its format's: a 529 is a chat client's 503).
         await finish({ status: format.renderError(outcome.error, ctx.id).status, upstreamStatus: outcome.status, unbilled: true });
         // The upstream's own retry and rate-limit headers win over the key's: they say when to come back.
-        return errorResponse(format, outcome.error, ctx.id, headers);
+        return errorResponse(format, outcome.error, refusal(), headers);
       case "reply": {
         const counted = outcome.inputTokens === undefined ? p : { ...p, reply: { ...p.reply, inputTokens: outcome.inputTokens } };
         const metered = finish;
@@ -77,6 +81,6 @@ export async function handleInference(deps: GatewayDeps, request: Request, forma
       admitted?.settle(0);
       emit(deps.hooks, "onFinish", ctx, err.status, undefined);
     }
-    return errorResponse(format, err, ctx.id);
+    return errorResponse(format, err, refusal());
   }
 }
