@@ -98,6 +98,7 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
     authFailures: state.authFailures,
     ledger,
     signatures: state.signatures,
+    affinity: state.affinity,
     responses: store.responseStore(),
     upstreams,
     router,

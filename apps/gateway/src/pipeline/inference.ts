@@ -43,7 +43,7 @@ export async function handleInference(deps: GatewayDeps, request: Request, forma
     const target = p.target; // the model that served: its id, window and prices
     // No request can use more than its model's window and output cap: usage beyond it is not believed.
     const tally = new UsageTally(target.entry.context_window + target.entry.max_output_tokens);
-    const route = { deployment: sent.deployment.name, attempts: sent.attempts, requested: sent.requested };
+    const route = { deployment: sent.deployment.name, attempts: sent.attempts, requested: sent.requested, cacheResetFrom: sent.cacheResetFrom };
     finish = meterOnce(deps, { ctx, key, target, stream: p.stream, tally, admitted, countPrompt: p.countPrompt, route });
     if (outcome.kind !== "gone") upstreamStatus = outcome.status;
     const headers = outcome.kind === "gone" ? undefined : replyHeaders(ctx, p, admitted.limitHeaders, sent);

@@ -114,7 +114,7 @@ describe("version 5: usage keyed by key, time and request id", () => {
     db.exec(OLD_USAGE.replace("'2026-01-02T00:00:00.000Z')", "'2026-01-02T00:00:00.000Z', 3, 'vendor-beta-5', 'beta-backup', 2, 'beta-5.5')"));
     const before = columns(db);
     const row = db.query("SELECT * FROM usage").get();
-    expect(migrateSqlite(db)).toEqual([5]);
+    expect(migrateSqlite(db, MIGRATIONS.slice(0, 5))).toEqual([5]);
     expect(columns(db)).toEqual(before);
     expect(db.query("SELECT * FROM usage").get()).toEqual(row);
     expect(tables(db)).not.toContain("usage_key_time");
@@ -123,7 +123,7 @@ describe("version 5: usage keyed by key, time and request id", () => {
 
   test("a per-key query reads the table's own key; a replayed record is dropped, another id kept", () => {
     const db = memoryDb();
-    migrateSqlite(db);
+    migrateSqlite(db, MIGRATIONS.slice(0, 5));
     const plan = db
       .query<{ detail: string }, []>("EXPLAIN QUERY PLAN SELECT * FROM usage WHERE key_id = 'k' AND created_at >= '2026' ORDER BY created_at, request_id")
       .all()
@@ -137,6 +137,18 @@ describe("version 5: usage keyed by key, time and request id", () => {
     insert.run(...record("req_1"));
     insert.run(...record("req_2"));
     expect(db.query<{ request_id: string }, []>("SELECT request_id FROM usage ORDER BY request_id").all().map((r) => r.request_id)).toEqual(["req_1", "req_2"]);
+  });
+});
+
+describe("version 6: the prompt cache a session left behind", () => {
+  test("adds a nullable column at the end; earlier rows read it as null", () => {
+    const db = memoryDb();
+    migrateSqlite(db, MIGRATIONS.slice(0, 5));
+    db.exec(OLD_USAGE.replace("'2026-01-02T00:00:00.000Z')", "'2026-01-02T00:00:00.000Z', 3, 'vendor-beta-5', 'beta-backup', 2, 'beta-5.5')"));
+    expect(migrateSqlite(db)).toEqual([6]);
+    const cols = db.query<{ name: string }, []>("SELECT name FROM pragma_table_info('usage') ORDER BY cid").all().map((c) => c.name);
+    expect(cols.at(-1)).toBe("cache_reset_from");
+    expect(db.query<{ cache_reset_from: string | null }, []>("SELECT cache_reset_from FROM usage").get()).toEqual({ cache_reset_from: null });
   });
 });
 

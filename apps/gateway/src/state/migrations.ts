@@ -200,6 +200,14 @@ ALTER TABLE usage_v5 RENAME TO usage;`,
     // `ON CONFLICT (request_id)` needs the id unique on its own: its table stays as it is.
     postgres: "SELECT 1",
   },
+  {
+    version: 6,
+    name: "the prompt cache a session left behind",
+    // The deployment an agent session moved away from (its prompt cache stays there), on the
+    // first turn served elsewhere (dispatch/session-turn.ts). Nullable: other rows read as before.
+    sqlite: "ALTER TABLE usage ADD COLUMN cache_reset_from TEXT;",
+    postgres: "ALTER TABLE usage ADD COLUMN cache_reset_from TEXT;",
+  },
 ];
 
 /**
