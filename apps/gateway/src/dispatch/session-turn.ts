@@ -39,6 +39,6 @@ export function sessionTurn(client: ClientRequest, place: SessionPlace | undefin
     return origin !== undefined && origin !== to;
   };
   const cleaned = Object.keys(origins).length > 0 ? client.withoutThinking?.(foreign) : undefined;
-  if (cleaned) warnings.push({ param: "thinking", message: `${cleaned.dropped} thinking block(s) written by another deployment were not replayed to ${to}, which would refuse their signatures` });
+  if (cleaned) warnings.push({ param: "thinking", message: `${cleaned.dropped} earlier thinking item(s) written by another deployment were not replayed to ${to}, which would refuse their signatures` });
   return { client: cleaned?.request ?? client, origins, warnings, movedFrom };
 }

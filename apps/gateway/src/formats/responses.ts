@@ -20,6 +20,7 @@ import { formatSSE } from "@turnpike/schema/sse";
 import { validationError } from "../pipeline/read-body";
 import { DEFAULT_MAX_TOKENS, chatFormat } from "./chat";
 import { dropUnknownKnobs, RESPONSES_OPEN, refuseUnknownContent } from "./open-rest";
+import { reasoningProofs, withoutReasoning } from "./responses-reasoning";
 import type { ClientFormat, ClientRequest } from "./client-format";
 
 const TERMINAL_LINES = [...RESPONSES_TERMINAL_EVENTS, "error"].map((e) => `event: ${e}\n`);
@@ -171,6 +172,12 @@ function responsesClient(request: ResponsesRequest, body: Readonly<Record<string
     },
     passedThrough(reply) {
       passed = reply;
+    },
+    thinkingProofs: () => reasoningProofs(body),
+    withoutThinking(drop) {
+      const out = withoutReasoning(body, drop);
+      // The same body but for items removed: it validates as the original did.
+      return out && { request: responsesFormat.validate(out.body), dropped: out.dropped };
     },
     inBandError(message) {
       // The `error` event, then the response it ends as failed (clients such as agents read the

@@ -100,7 +100,7 @@ describe("one instance", () => {
     expect(JSON.stringify(sent.body)).toContain("First answer.");
     const warning = t2.res.headers.get("x-turnpike-warning") ?? "";
     expect(warning).toContain("moved from deployment alpha to alpha-backup");
-    expect(warning).toContain("1 thinking block(s) written by another deployment were not replayed to alpha-backup");
+    expect(warning).toContain("1 earlier thinking item(s) written by another deployment were not replayed to alpha-backup");
     expect(await ledgerRow(h, t2.res.headers.get("x-request-id"))).toMatchObject({ deployment: "alpha-backup", cache_reset_from: "alpha" });
     expect((await ledgerRow(h, t1.res.headers.get("x-request-id")))?.cache_reset_from).toBeUndefined();
 
@@ -116,6 +116,51 @@ describe("one instance", () => {
     expect(sent3).toContain(thinking2.signature);
     expect(t3.res.headers.get("x-turnpike-warning")).not.toContain("moved");
     expect((await ledgerRow(h, t3.res.headers.get("x-request-id")))?.cache_reset_from).toBeUndefined();
+  });
+});
+
+describe("a Responses client on a Responses vendor with two deployments", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    const file = join(mkdtempSync(join(tmpdir(), "turnpike-affinity-r-")), "turnpike.yaml");
+    writeFileSync(
+      file,
+      `
+vendors:
+  epsilon: { protocol: responses, base_url: "https://epsilon.example/v1" }
+  epsilon-backup: { protocol: responses, base_url: "https://epsilon-backup.example/v1" }
+models:
+  - { id: epsilon-5, owned_by: epsilon, input_per_mtok: 1.25, output_per_mtok: 10, context_window: 400000, max_output_tokens: 128000, deployments: [{ vendor: epsilon }, { vendor: epsilon-backup }] }
+routing:
+  breaker: { failures: 1000, cooldown_s: 30 }
+`,
+    );
+    h = await startHarness({ TURNPIKE_CONFIG: file });
+  });
+  afterAll(() => h.close());
+
+  const ask = (input: unknown[], key: string) =>
+    h.call("/v1/responses", { method: "POST", body: JSON.stringify({ model: "epsilon-5", prompt_cache_key: key, include: ["reasoning.encrypted_content"], store: false, input }) });
+
+  test("a failover does not send the old deployment's encrypted reasoning to the new one", async () => {
+    let key = "";
+    let first: Json | undefined;
+    const ask1 = [{ role: "user", content: 'Plan it [sim think text="First."]' }];
+    for (let i = 0; i < 64 && !key; i++) {
+      const res = await ask(ask1, `conv-${i}`);
+      if (res.headers.get("x-turnpike-deployment") === "epsilon") [key, first] = [`conv-${i}`, (await res.json()) as Json];
+    }
+    const reasoning = first!.output.find((o: Json) => o.type === "reasoning");
+    expect(reasoning.encrypted_content).toBeString();
+    h.gw.simulator!.fault("simulator-epsilon", { status: 503 });
+    const res = await ask([...ask1, ...first!.output, { role: "user", content: "Go on with every step of the plan" }], key);
+    h.gw.simulator!.clearFaults();
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-turnpike-deployment")).toBe("epsilon-backup");
+    const sent = JSON.stringify(h.gw.simulator!.requests.at(-1)!.body);
+    expect(sent).not.toContain(reasoning.encrypted_content);
+    expect(sent).toContain("Go on with every step");
+    expect(res.headers.get("x-turnpike-warning")).toContain("1 earlier thinking item(s) written by another deployment were not replayed to epsilon-backup");
   });
 });
 
