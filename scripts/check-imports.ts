@@ -40,6 +40,7 @@ export const FLOORS: Floor[] = [
       "telemetry/scrub-secrets.ts",
       "telemetry/label-cache.ts",
       "telemetry/light-metrics.ts",
+      "telemetry/refusal-log.ts",
       "mcp/mcp-config.ts",
       "mcp/session-store.ts",
       "mcp/namespacing.ts",

@@ -21,7 +21,7 @@ export const createApp = (deps: GatewayDeps, mcp = buildMcpGateway(deps)) => {
     // Bun's own body cap (128 MiB by default) answers a bare 413 with no body before any route
     // runs; lifted, so that every route reads the body itself against TURNPIKE_MAX_BODY_MB and
     // answers in the caller's format (http/read-body.ts).
-    serve: { idleTimeout: deps.config.idleTimeoutSeconds, maxRequestBodySize: Number.MAX_SAFE_INTEGER, routes: directRoutes(routes, oversizedHeaders) },
+    serve: { idleTimeout: deps.config.idleTimeoutSeconds, maxRequestBodySize: Number.MAX_SAFE_INTEGER, routes: directRoutes(routes, (request) => oversizedHeaders(request, deps.logger)) },
   })
     .use(errorsPlugin(deps.logger))
     .use(mount(routes))

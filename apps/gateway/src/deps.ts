@@ -16,6 +16,7 @@ import type { SpendStore } from "./limits/spend-store";
 import type { Store } from "./storage/store";
 import type { Logger } from "./telemetry/logger";
 import type { GatewayMetrics } from "./telemetry/metrics";
+import type { AffinityStore } from "./dispatch/affinity";
 
 /**
  * Everything the app needs, passed in (docs/style.md rule 6): tests build their own. Every piece
@@ -33,6 +34,8 @@ export interface GatewayDeps {
   authFailures: AuthFailureStore;
   ledger: Ledger;
   signatures: SignatureStore;
+  /** Which deployment each agent session is on (dispatch/affinity.ts). */
+  affinity: AffinityStore;
   /** Stored Responses-format replies (`previous_response_id`, `GET /v1/responses/{id}`). */
   responses: ResponseStore;
   /** Each vendor's upstream, by vendor id. */

@@ -1,4 +1,5 @@
 import { Type, type Static } from "@sinclair/typebox";
+import { OpenEnum } from "./open.js";
 
 /**
  * Prompt-cache breakpoint (messages format, docs/protocols.md §1.3). Allowed on content blocks,
@@ -11,6 +12,6 @@ import { Type, type Static } from "@sinclair/typebox";
  */
 export const CacheControl = Type.Object({
   type: Type.Literal("ephemeral"),
-  ttl: Type.Optional(Type.Union([Type.Literal("5m"), Type.Literal("1h")])),
+  ttl: Type.Optional(OpenEnum(["5m", "1h"])),
 });
 export type CacheControl = Static<typeof CacheControl>;

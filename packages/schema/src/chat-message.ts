@@ -2,6 +2,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { CacheControl } from "./cache-control.js";
 import { Nullable } from "./nullable.js";
+import { OtherTyped } from "./open.js";
 
 /**
  * `{type:"text", text}`. `cache_control` is a common extension of chat clients that reach a
@@ -54,7 +55,10 @@ export type ChatRefusalPart = Static<typeof ChatRefusalPart>;
  * ];
  * ```
  */
-export const ChatContentPart = Type.Union([ChatTextPart, ChatImagePart, ChatAudioPart, ChatFilePart], {
+/** The user content part types Turnpike knows; any other is open (see `OtherTyped`). */
+export const CHAT_PART_TYPES = ["text", "image_url", "input_audio", "file"] as const;
+
+export const ChatContentPart = Type.Union([ChatTextPart, ChatImagePart, ChatAudioPart, ChatFilePart, OtherTyped(CHAT_PART_TYPES)], {
   discriminatorLabel: "content part type",
 });
 export type ChatContentPart = Static<typeof ChatContentPart>;

@@ -4,6 +4,7 @@
  * extension ({@link TurnpikeChatParams}).
  */
 import { Type, type Static } from "@sinclair/typebox";
+import { OpenEnum } from "./open.js";
 import { Nullable } from "./nullable.js";
 
 /**
@@ -64,15 +65,7 @@ export type ChatResponseFormat = Static<typeof ChatResponseFormat>;
  * const e: ReasoningEffort = "low";
  * ```
  */
-export const ReasoningEffort = Type.Union([
-  Type.Literal("none"),
-  Type.Literal("minimal"),
-  Type.Literal("low"),
-  Type.Literal("medium"),
-  Type.Literal("high"),
-  Type.Literal("xhigh"),
-  Type.Literal("max"),
-]);
+export const ReasoningEffort = OpenEnum(["none", "minimal", "low", "medium", "high", "xhigh", "max"]);
 export type ReasoningEffort = Static<typeof ReasoningEffort>;
 
 /**

@@ -2,6 +2,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { ChatMessage } from "./chat-message.js";
 import { Nullable } from "./nullable.js";
+import { OpenEnum } from "./open.js";
 import { TurnpikeChatParams } from "./turnpike-extension.js";
 
 /** A function's name: the vendor allows a-z, A-Z, 0-9, `_` and `-`, at most 64 characters. */
@@ -89,6 +90,11 @@ export const ChatToolChoice = Type.Union(
 );
 export type ChatToolChoice = Static<typeof ChatToolChoice>;
 
+/** `service_tier` (open: a newer tier passes through). */
+export const ChatServiceTier = OpenEnum(["auto", "default", "flex", "scale", "priority"]);
+/** `verbosity` (open: a newer value passes through). */
+export const ChatVerbosity = OpenEnum(["low", "medium", "high"]);
+
 /** Legacy `function_call` request field. */
 export const ChatFunctionCallOption = Type.Union([Type.Literal("none"), Type.Literal("auto"), Type.Object({ name: Type.String({ minLength: 1 }) })]);
 export type ChatFunctionCallOption = Static<typeof ChatFunctionCallOption>;
@@ -131,11 +137,11 @@ export const ChatRequest = Type.Object(
     store: Type.Optional(Nullable(Type.Boolean())),
     modalities: Type.Optional(Nullable(Type.Array(Type.Union([Type.Literal("text"), Type.Literal("audio")])))),
     service_tier: Type.Optional(
-      Nullable(Type.Union([Type.Literal("auto"), Type.Literal("default"), Type.Literal("flex"), Type.Literal("scale"), Type.Literal("priority")])),
+      Nullable(ChatServiceTier),
     ),
     audio: Type.Optional(Nullable(Type.Record(Type.String(), Type.Unknown()))),
     prediction: Type.Optional(Nullable(Type.Record(Type.String(), Type.Unknown()))),
-    verbosity: Type.Optional(Nullable(Type.Union([Type.Literal("low"), Type.Literal("medium"), Type.Literal("high")]))),
+    verbosity: Type.Optional(Nullable(ChatVerbosity)),
     web_search_options: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     safety_identifier: Type.Optional(Type.String()),
     prompt_cache_key: Type.Optional(Type.String()),

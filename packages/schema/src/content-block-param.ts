@@ -5,6 +5,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { CacheControl } from "./cache-control.js";
 import { Nullable } from "./nullable.js";
+import { OtherTyped } from "./open.js";
 
 const cache_control = Type.Optional(Nullable(CacheControl));
 
@@ -131,6 +132,13 @@ export const DocumentBlockParam = Type.Object({
 });
 export type DocumentBlockParam = Static<typeof DocumentBlockParam>;
 
+/** The server-tool block types Turnpike knows (besides any `…_tool_result`): passed through, or dropped with a warning by a translation. */
+export const SERVER_TOOL_BLOCK_TYPES = ["server_tool_use", "search_result", "container_upload", "mcp_tool_use"] as const;
+/** Every block type a message's content may hold that Turnpike knows; any other is open (see `OtherTyped`). */
+export const BLOCK_TYPES = ["text", "image", "document", "tool_use", "tool_result", "thinking", "redacted_thinking", ...SERVER_TOOL_BLOCK_TYPES] as const;
+/** The block types Turnpike knows inside a tool result's content. */
+export const TOOL_RESULT_BLOCK_TYPES = ["text", "image", "document", ...SERVER_TOOL_BLOCK_TYPES] as const;
+
 /**
  * Blocks of the vendor's server-side tools (web search, code execution, MCP, …) and
  * `search_result` / `container_upload`. Turnpike does not interpret them; they pass through to a
@@ -174,7 +182,7 @@ export const ToolUseBlockParam = Type.Object({
 export type ToolUseBlockParam = Static<typeof ToolUseBlockParam>;
 
 /** What a tool result may hold when it is not a plain string. */
-export const ToolResultContentBlock = Type.Union([TextBlockParam, ImageBlockParam, DocumentBlockParam, ServerToolBlockParam], {
+export const ToolResultContentBlock = Type.Union([TextBlockParam, ImageBlockParam, DocumentBlockParam, ServerToolBlockParam, OtherTyped(TOOL_RESULT_BLOCK_TYPES, ["_tool_result"])], {
   discriminatorLabel: "block type",
 });
 export type ToolResultContentBlock = Static<typeof ToolResultContentBlock>;
@@ -258,6 +266,7 @@ export const ContentBlockParam = Type.Union(
     ThinkingBlockParam,
     RedactedThinkingBlockParam,
     ServerToolBlockParam,
+    OtherTyped(BLOCK_TYPES, ["_tool_result"]),
   ],
   { discriminatorLabel: "block type" },
 );

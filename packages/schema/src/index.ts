@@ -12,6 +12,7 @@
  */
 export * from "./cache-control.js";
 export * from "./nullable.js";
+export * from "./open.js";
 export * from "./content-block-param.js";
 export * from "./content-block.js";
 export * from "./turnpike-extension.js";

@@ -3,6 +3,7 @@ import { Type, type Static } from "@sinclair/typebox";
 import { CacheControl } from "./cache-control.js";
 import { ContentBlockParam, TextBlockParam } from "./content-block-param.js";
 import { Nullable } from "./nullable.js";
+import { OpenEnum } from "./open.js";
 import { TurnpikeExtension } from "./turnpike-extension.js";
 
 /**
@@ -132,8 +133,8 @@ export const ToolChoice = Type.Union([ToolChoiceAuto, ToolChoiceAny, ToolChoiceT
 });
 export type ToolChoice = Static<typeof ToolChoice>;
 
-/** `display` of thinking: full summary or omitted. */
-export const ThinkingDisplay = Type.Union([Type.Literal("summarized"), Type.Literal("omitted")]);
+/** `display` of thinking: full summary or omitted (open: newer values, such as `"updates"`, pass through). */
+export const ThinkingDisplay = OpenEnum(["summarized", "omitted"]);
 export type ThinkingDisplay = Static<typeof ThinkingDisplay>;
 
 /** `{type:"enabled", budget_tokens}`; the budget is ≥ 1024 and below `max_tokens`. */
@@ -164,13 +165,7 @@ export const ThinkingConfig = Type.Union([ThinkingConfigEnabled, ThinkingConfigD
 export type ThinkingConfig = Static<typeof ThinkingConfig>;
 
 /** `output_config.effort`. */
-export const OutputEffort = Type.Union([
-  Type.Literal("low"),
-  Type.Literal("medium"),
-  Type.Literal("high"),
-  Type.Literal("xhigh"),
-  Type.Literal("max"),
-]);
+export const OutputEffort = OpenEnum(["low", "medium", "high", "xhigh", "max"]);
 export type OutputEffort = Static<typeof OutputEffort>;
 
 /**
@@ -194,7 +189,7 @@ export const MessagesMetadata = Type.Object({ user_id: Type.Optional(Nullable(Ty
 export type MessagesMetadata = Static<typeof MessagesMetadata>;
 
 /** `service_tier` of a request. */
-export const MessagesServiceTier = Type.Union([Type.Literal("auto"), Type.Literal("standard_only")]);
+export const MessagesServiceTier = OpenEnum(["auto", "standard_only"]);
 export type MessagesServiceTier = Static<typeof MessagesServiceTier>;
 
 /**

@@ -6,6 +6,10 @@
  */
 import { Type, type Static } from "@sinclair/typebox";
 import { Nullable } from "./nullable.js";
+import { OpenEnum, OtherTyped } from "./open.js";
+
+/** The content part types Turnpike knows; any other is open (see `OtherTyped`). */
+export const RESPONSES_PART_TYPES = ["input_text", "input_image", "input_file", "output_text", "refusal"] as const;
 
 /** A content part of an input message. */
 export const ResponsesInputPart = Type.Union(
@@ -26,6 +30,7 @@ export const ResponsesInputPart = Type.Union(
     }),
     Type.Object({ type: Type.Literal("output_text"), text: Type.String() }),
     Type.Object({ type: Type.Literal("refusal"), refusal: Type.String() }),
+    OtherTyped(RESPONSES_PART_TYPES),
   ],
   { expected: "a part of type input_text, input_image, input_file, output_text or refusal" },
 );
@@ -123,10 +128,7 @@ export const ResponsesTextFormat = Type.Union(
 );
 export type ResponsesTextFormat = Static<typeof ResponsesTextFormat>;
 
-export const ResponsesReasoningEffort = Type.Union(
-  [Type.Literal("none"), Type.Literal("minimal"), Type.Literal("low"), Type.Literal("medium"), Type.Literal("high"), Type.Literal("xhigh")],
-  { expected: 'one of "none", "minimal", "low", "medium", "high", "xhigh"' },
-);
+export const ResponsesReasoningEffort = OpenEnum(["none", "minimal", "low", "medium", "high", "xhigh"]);
 
 /** The request body. Unknown top-level fields are allowed (and named in a warning). */
 export const ResponsesRequest = Type.Object({

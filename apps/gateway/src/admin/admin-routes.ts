@@ -176,7 +176,7 @@ export function adminRoutes(deps: GatewayDeps): Route[] {
         await checkAdmin(deps, call.request, call.server);
         return await fn(call);
       } catch (e) {
-        return errorResponse(FORMATS.chat, toGatewayError(e, deps.logger, requestId), requestId);
+        return errorResponse(FORMATS.chat, toGatewayError(e, deps.logger, requestId), { logger: deps.logger, request: call.request, requestId });
       }
     };
   const body = (request: Request) => readJsonObject(request, deps.config.maxBodyBytes);

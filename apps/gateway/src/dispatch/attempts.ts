@@ -6,6 +6,9 @@ import type { Deployment, Route } from "./deployments";
 import type { RequestContext } from "../pipeline/context";
 import { execute, type Outcome } from "./execute";
 import { plan, type Plan } from "./plan";
+import { affinityKey } from "./affinity";
+import { sessionOf } from "./session-id";
+import { sessionTurn } from "./session-turn";
 
 /** What the attempts came to: the last plan and outcome, where it ran, and how many were made. */
 export interface Dispatched {
@@ -15,6 +18,8 @@ export interface Dispatched {
   attempts: number;
   /** The catalog id the client asked for (differs from the plan's when a fallback served). */
   requested: string;
+  /** The deployment this request's agent session moved away from, when this turn is its first served elsewhere. */
+  cacheResetFrom?: string | undefined;
 }
 
 /** Upstream statuses worth another attempt (0: no answer — refused, reset or timed out). */
@@ -50,12 +55,6 @@ function noneHealthy(model: string, waitS: number): GatewayError {
     message: `Every deployment of ${model} is failing or at its limit; try again in ${waitS} s.`,
     headers: { "retry-after": String(Math.max(1, waitS)) },
   });
-}
-
-/** The client's session, for stickiness: read only where there is a choice of deployment. */
-function sessionOf(route: Route, headers: Headers): string | undefined {
-  if (route.deployments.length < 2 && route.fallbacks.length === 0) return undefined;
-  return headers.get("x-session-id") ?? headers.get("x-claude-code-session-id") ?? undefined;
 }
 
 /**
@@ -112,7 +111,11 @@ export async function dispatch(deps: GatewayDeps, ctx: RequestContext, client: C
   const first = router.route(asked.entry.id);
   if (!first) throw new GatewayError({ status: 500, message: `No route for ${asked.entry.id}.` });
   const { retries, retryAfterMaxS } = router.settings;
-  const session = sessionOf(first, ctx.request.headers);
+  // Stickiness matters only where there is a choice: the session's deployment, from the affinity
+  // map (shared through Redis when configured), else a stable hash of the session id.
+  const session = first.deployments.length > 1 || first.fallbacks.length > 0 ? sessionOf(ctx.request.headers, client.body) : undefined;
+  const placeKey = session === undefined ? undefined : affinityKey(asked.entry.id, session);
+  const place = placeKey === undefined ? undefined : await deps.affinity.get(placeKey);
   const window = new WindowFit(deps, size);
   let last: Dispatched | undefined;
   let attempts = 0;
@@ -133,9 +136,9 @@ export async function dispatch(deps: GatewayDeps, ctx: RequestContext, client: C
     for (;;) {
       const now = deps.now();
       const tokens = Math.ceil(size / 4);
-      let d = router.pick(route, now, tokens, session, tried, anyState);
+      let d = router.pick(route, now, tokens, session, tried, anyState, place?.deployment);
       const again = !d && tried !== undefined && retried < retries;
-      if (again) d = router.pick(route, now, tokens, session, undefined, anyState);
+      if (again) d = router.pick(route, now, tokens, session, undefined, anyState, place?.deployment);
       if (!d) {
         for (const x of route.deployments) waitS = Math.max(waitS, x.breaker.waitSeconds(now));
         break;
@@ -147,9 +150,11 @@ export async function dispatch(deps: GatewayDeps, ctx: RequestContext, client: C
           break;
         }
       }
+      const turn = sessionTurn(client, place, d.name);
       let p: Plan;
       try {
-        p = await plan(deps, ctx.format, client, targetOf(d, asked));
+        p = await plan(deps, ctx.format, turn.client, targetOf(d, asked));
+        if (turn.warnings.length) p.warnings = turn.warnings.concat(p.warnings);
       } catch (e) {
         d.breaker.release();
         // The first plan's refusal (a bad request) is the client's answer; a fallback's ends the search.
@@ -165,13 +170,18 @@ export async function dispatch(deps: GatewayDeps, ctx: RequestContext, client: C
       const t = route.timeouts;
       const began = performance.now();
       const outcome = await execute(deps, ctx, p, { n: ++attempts, connectMs: t.connectMs, firstByteMs: t.firstByteMs, idleMs: t.idleMs, deployment: d.name });
-      last = { plan: p, outcome, deployment: d, attempts, requested: asked.entry.id };
+      last = { plan: p, outcome, deployment: d, attempts, requested: asked.entry.id, cacheResetFrom: turn.movedFrom };
       if (outcome.kind === "gone") {
         d.breaker.release();
         return last;
       }
       if (outcome.kind === "reply" || !RETRYABLE.has(outcome.status)) {
         d.breaker.success(performance.now() - began);
+        // A session's first answered turn, or its first after a move, records where it now is.
+        if (placeKey !== undefined && outcome.kind === "reply" && (!place || turn.movedFrom !== undefined)) {
+          deps.affinity.set(placeKey, { deployment: d.name, origins: turn.origins }).catch((e: unknown) => deps.logger.error("recording a session's deployment failed", { request_id: ctx.id }, e));
+          if (turn.movedFrom !== undefined) deps.logger.warn("session moved", { request_id: ctx.id, model: asked.entry.id, session, from: turn.movedFrom, to: d.name });
+        }
         if (outcome.kind === "reply" || !contextOverflow(outcome) || first.fallbacks.length === 0) return last;
         window.overflowed(route, p);
         break;

@@ -63,9 +63,10 @@ export class Router {
    * random; with a session id, a stable choice among the same healthy set (weighted rendezvous
    * hashing), so one session stays on one deployment while it is healthy. `skip` holds the
    * deployments this request already tried. `anyState`: open circuits too (when there is nowhere
-   * else to go, the upstream itself is asked rather than the client refused).
+   * else to go, the upstream itself is asked rather than the client refused). `preferred`: the
+   * deployment the session is on already (dispatch/affinity.ts), chosen whenever it is usable.
    */
-  pick(route: Route, now: number, tokens: number, session: string | undefined, skip: ReadonlySet<Deployment> | undefined, anyState = false): Deployment | undefined {
+  pick(route: Route, now: number, tokens: number, session: string | undefined, skip: ReadonlySet<Deployment> | undefined, anyState = false, preferred?: string): Deployment | undefined {
     const all = route.deployments;
     const usable = (d: Deployment) => !skip?.has(d) && (anyState || d.breaker.available(now)) && hasRoom(d, now, tokens);
     let chosen: Deployment | undefined;
@@ -74,13 +75,15 @@ export class Router {
     } else {
       const ok = all.filter(usable);
       if (ok.length === 0) return undefined;
-      if (session !== undefined) {
+      // The session's own deployment, when it is healthy and has room.
+      chosen = preferred === undefined ? undefined : ok.find((d) => d.name === preferred);
+      if (chosen === undefined && session !== undefined) {
         let best = Number.POSITIVE_INFINITY;
         for (const d of ok) {
           const score = -Math.log(hash(`${session}\n${d.name}`) || Number.MIN_VALUE) / d.weight;
           if (score < best) [best, chosen] = [score, d];
         }
-      } else {
+      } else if (chosen === undefined) {
         let r = Math.random() * ok.reduce((s, d) => s + d.weight, 0);
         chosen = ok.find((d) => (r -= d.weight) < 0) ?? ok[ok.length - 1];
       }

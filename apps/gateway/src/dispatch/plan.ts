@@ -4,6 +4,7 @@ import type { GatewayDeps } from "../deps";
 import type { ClientFormat, ClientRequest } from "../formats";
 import { PROTOCOLS, type Target, type UpstreamProtocol } from "../protocols";
 import type { ReplyContext } from "../protocols/upstream-protocol";
+import { derivedFrom } from "../protocols/body-text";
 
 /** Everything about one upstream call that is decided before it is made. */
 export interface Plan {
@@ -36,7 +37,10 @@ export interface Plan {
 /** A client body as it passes through: the upstream's model id, and no field only Turnpike reads. */
 export function passthroughBody(body: Readonly<Record<string, unknown>>, upstreamModel: string): Record<string, unknown> {
   const { turnpike: _dropped, ...rest } = body;
-  return { ...rest, model: upstreamModel };
+  const out = { ...rest, model: upstreamModel };
+  // Written upstream from the client's own text, but for what changed (protocols/body-text.ts).
+  derivedFrom(out, body);
+  return out;
 }
 
 /** The output-cap fields of the client formats' bodies (each format names its own). */

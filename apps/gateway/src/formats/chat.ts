@@ -4,6 +4,7 @@ import { formatSSE, formatSSEComment } from "@turnpike/schema/sse";
 import { chatLimitHeaders } from "../limits/rate-limit-headers";
 import { validationError } from "../http/read-body";
 import type { ClientFormat } from "./client-format";
+import { CHAT_OPEN, dropUnknownKnobs, refuseUnknownContent, withoutUnknownContent } from "./open-rest";
 
 /**
  * The output cap a translated chat request gets when the client sends none: the messages
@@ -32,7 +33,17 @@ export const chatFormat: ClientFormat = {
       stream: request.stream === true,
       body,
       includeUsage,
-      toPivot: (target) => convertChatRequestToMessages(request, { defaultMaxTokens: DEFAULT_MAX_TOKENS, target }),
+      toPivot(target) {
+        const opts = { defaultMaxTokens: DEFAULT_MAX_TOKENS, target };
+        // Toward a chat upstream the body passes through and this pivot is only counted: parts of
+        // unknown type are left out of the count. Toward another protocol they are refused, and an
+        // unknown knob value dropped with a warning (open-rest.ts).
+        if (target === "chat") return convertChatRequestToMessages(withoutUnknownContent(request, CHAT_OPEN.content), opts);
+        refuseUnknownContent(request, CHAT_OPEN.content, target);
+        const open = dropUnknownKnobs(request, CHAT_OPEN.knobs, target);
+        const pivot = convertChatRequestToMessages(open.body, opts);
+        return { request: pivot.request, warnings: open.warnings.concat(pivot.warnings) };
+      },
       encodeReply: (reply, model) => convertMessagesResponseToChat(reply, { model }),
       encoder: (model, write) => new MessagesToChatMachine({ model, includeUsage }, write),
     };

@@ -27,6 +27,13 @@ export interface ClientRequest {
   readonly continues?: string;
   /** This request with the stored conversation it continues put before its own input. */
   continueFrom?(stored: StoredResponse): ClientRequest;
+  /**
+   * The opaque proofs of the thinking in this request's history (the messages format's thinking
+   * signatures and redacted data), which only the deployment that wrote them accepts back.
+   */
+  thinkingProofs?(): string[];
+  /** This request without the thinking whose proof `drop` names, and how many blocks went (undefined: none did). */
+  withoutThinking?(drop: (proof: string) => boolean): { request: ClientRequest; dropped: number } | undefined;
   /** The upstream's own reply, when it passed through (what {@link toStore} keeps then). */
   passedThrough?(reply: Record<string, unknown>): void;
   /** What to store once the reply is written (undefined: nothing, or the client said `store: false`). */

@@ -4,6 +4,8 @@ import { formatSSE } from "@turnpike/schema/sse";
 import { anthropicLimitHeaders } from "../limits/rate-limit-headers";
 import { validationError } from "../http/read-body";
 import type { ClientFormat } from "./client-format";
+import { thinkingProofs, withoutThinking } from "./messages-thinking";
+import { dropUnknownKnobs, MESSAGES_OPEN, refuseUnknownContent } from "./open-rest";
 
 const STOP = formatSSE({ event: "message_stop", data: '{"type":"message_stop"}' });
 
@@ -25,9 +27,21 @@ export const messagesFormat: ClientFormat = {
       stream: request.stream === true,
       body,
       includeUsage: false,
-      toPivot: () => ({ request, warnings: [] }),
+      toPivot(target) {
+        if (target === "messages") return { request, warnings: [] };
+        // Toward another protocol: unknown content is refused, an unknown knob value dropped (open-rest.ts).
+        refuseUnknownContent(request, MESSAGES_OPEN.content, target);
+        const { body, warnings } = dropUnknownKnobs(request, MESSAGES_OPEN.knobs, target);
+        return { request: body, warnings };
+      },
       encodeReply: (reply) => reply,
       encoder: (_model, write) => ({ push: (ev) => write(formatMessagesEvent(ev)), end() {} }),
+      thinkingProofs: () => thinkingProofs(body),
+      withoutThinking(drop) {
+        const out = withoutThinking(body, drop);
+        // The same body but for blocks removed: it validates as the original did.
+        return out && { request: messagesFormat.validate(out.body), dropped: out.dropped };
+      },
     };
   },
   inBandError: (message) => formatSSE({ event: "error", data: JSON.stringify({ type: "error", error: { type: "api_error", message } }) }),

@@ -5,6 +5,7 @@ import {
   convertResponsesRequestToChat,
   randomId,
   type NamespacedName,
+  type Warning,
 } from "@turnpike/providers";
 import {
   RESPONSES_TERMINAL_EVENTS,
@@ -18,6 +19,8 @@ import {
 import { formatSSE } from "@turnpike/schema/sse";
 import { validationError } from "../http/read-body";
 import { DEFAULT_MAX_TOKENS, chatFormat } from "./chat";
+import { dropUnknownKnobs, RESPONSES_OPEN, refuseUnknownContent } from "./open-rest";
+import { reasoningProofs, withoutReasoning } from "./responses-reasoning";
 import type { ClientFormat, ClientRequest } from "./client-format";
 
 const TERMINAL_LINES = [...RESPONSES_TERMINAL_EVENTS, "error"].map((e) => `event: ${e}\n`);
@@ -125,11 +128,19 @@ function responsesClient(request: ResponsesRequest, body: Readonly<Record<string
     body,
     includeUsage: true,
     toPivot(target) {
+      // Toward another protocol: parts of unknown type are refused, an unknown knob value
+      // dropped with a warning (open-rest.ts). Toward a Responses upstream they pass through (the
+      // count below then reads the body as text if the converter cannot).
+      let open: { body: ResponsesRequest; warnings: Warning[] } = { body: request, warnings: [] };
+      if (target !== "responses") {
+        refuseUnknownContent(request, RESPONSES_OPEN.parts, target);
+        open = dropUnknownKnobs(request, RESPONSES_OPEN.knobs, target);
+      }
       try {
-        const chat = convertResponsesRequestToChat(request);
+        const chat = convertResponsesRequestToChat(open.body);
         namespaced = chat.namespaced;
         const pivot = convertChatRequestToMessages(chat.request, { defaultMaxTokens: DEFAULT_MAX_TOKENS, target });
-        return { request: pivot.request, warnings: chat.warnings.concat(pivot.warnings) };
+        return { request: pivot.request, warnings: open.warnings.concat(chat.warnings, pivot.warnings) };
       } catch (e) {
         // Toward a Responses upstream the request passes through, and its pivot is wanted only to
         // count a prompt the vendor never reported: a body only the vendor reads (custom tools,
@@ -161,6 +172,12 @@ function responsesClient(request: ResponsesRequest, body: Readonly<Record<string
     },
     passedThrough(reply) {
       passed = reply;
+    },
+    thinkingProofs: () => reasoningProofs(body),
+    withoutThinking(drop) {
+      const out = withoutReasoning(body, drop);
+      // The same body but for items removed: it validates as the original did.
+      return out && { request: responsesFormat.validate(out.body), dropped: out.dropped };
     },
     inBandError(message) {
       // The `error` event, then the response it ends as failed (clients such as agents read the

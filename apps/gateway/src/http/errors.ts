@@ -22,7 +22,7 @@ function headerBytes(headers: Headers): number {
 }
 
 /** The 431 for a request whose headers pass MAX_HEADER_BYTES, in the caller's format; undefined for any other. */
-export function oversizedHeaders(request: Request): Response | undefined {
+export function oversizedHeaders(request: Request, logger: Logger): Response | undefined {
   const size = headerBytes(request.headers);
   if (size <= MAX_HEADER_BYTES) return undefined;
   const path = new URL(request.url).pathname;
@@ -32,7 +32,7 @@ export function oversizedHeaders(request: Request): Response | undefined {
     code: "request_header_fields_too_large",
     message: `Request headers are ${size} bytes, more than this gateway's limit of ${MAX_HEADER_BYTES}.`,
   });
-  return errorResponse(formatOfPath(path, request.headers), err, newRequestId());
+  return errorResponse(formatOfPath(path, request.headers), err, { logger, request, requestId: newRequestId() });
 }
 
 /**
@@ -41,7 +41,7 @@ export function oversizedHeaders(request: Request): Response | undefined {
  */
 export const errorsPlugin = (logger: Logger) =>
   new Elysia({ name: "plugin.errors" })
-    .onRequest(({ request }) => oversizedHeaders(request))
+    .onRequest(({ request }) => oversizedHeaders(request, logger))
     .onError({ as: "global" }, ({ code, request, error }) => {
       const path = new URL(request.url).pathname;
       const format = formatOfPath(path, request.headers);
@@ -51,5 +51,5 @@ export const errorsPlugin = (logger: Logger) =>
         code === "NOT_FOUND"
           ? new GatewayError({ status: 404, type: "not_found_error", code: "unknown_route", message: `No route for ${request.method} ${path}.` })
           : toGatewayError(error, logger, requestId);
-      return errorResponse(format, err, requestId);
+      return errorResponse(format, err, { logger, request, requestId });
     });

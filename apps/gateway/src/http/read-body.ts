@@ -1,5 +1,6 @@
 import { GatewayError } from "@turnpike/providers";
 import { invalid } from "../vocabulary/client-errors";
+import { keepText } from "../protocols/body-text";
 
 /**
  * How deep a request body's JSON may nest. Real requests stay far below it (a tool's schema
@@ -77,6 +78,7 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
     throw invalid(`Request body must be a JSON object, got ${Array.isArray(parsed) ? "an array" : typeof parsed === "object" ? "null" : typeof parsed}.`);
   }
   checkDepth(parsed, MAX_JSON_DEPTH);
+  keepText(parsed, text);
   return { value: parsed as Record<string, unknown>, size: text.length }; // a non-null, non-array object: checked just above
 }
 

@@ -1,6 +1,7 @@
 import { GatewayError } from "@turnpike/providers";
 import type { ClientFormat } from "../formats";
 import type { Logger } from "../telemetry/logger";
+import { logRefusal, type Refusal } from "../telemetry/refusal-log";
 import { SSE_HEADERS } from "./headers";
 
 /** Any thrown value as a GatewayError; unknown failures are logged and become a 500 that names no internals. */
@@ -11,11 +12,14 @@ export function toGatewayError(e: unknown, logger: Logger, requestId: string): G
 }
 
 /**
- * A complete JSON error in the caller's own format, never an SSE body. `reply`: the headers the
- * reply would have carried (the request's routing and limits); the error's own win over them.
+ * A complete JSON error in the caller's own format, never an SSE body, and its one log line
+ * (telemetry/refusal-log.ts). `reply`: the headers the reply would have carried (the request's
+ * routing and limits); the error's own win over them.
  */
-export function errorResponse(format: ClientFormat, err: GatewayError, requestId: string, reply?: Headers): Response {
+export function errorResponse(format: ClientFormat, err: GatewayError, refusal: Refusal, reply?: Headers): Response {
+  const { requestId } = refusal;
   const { status, body } = format.renderError(err, requestId);
+  logRefusal(refusal, status, err, body);
   if (!reply) return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", ...format.idHeaders(requestId), ...err.headers } });
   const headers = new Headers(reply);
   for (const k in SSE_HEADERS) headers.delete(k);

@@ -17,7 +17,7 @@ export interface MeteredCall {
   /** Turnpike's count of the prompt (used only if nothing reported the input). */
   countPrompt: () => number;
   /** Where it was served: the deployment, the attempts made and the catalog id asked for. */
-  route?: { deployment: string; attempts: number; requested: string };
+  route?: { deployment: string; attempts: number; requested: string; cacheResetFrom?: string | undefined };
 }
 
 export interface Ending {
@@ -64,6 +64,8 @@ export function meter(deps: GatewayDeps, call: MeteredCall, end: Ending): Promis
     ...(call.route ? { deployment: call.route.deployment, attempts: call.route.attempts } : {}),
     // Present only when a fallback served: `model` is the one that served and was priced.
     ...(call.route && call.route.requested !== entry.id ? { requested_model: call.route.requested } : {}),
+    // Present only on a session's first turn after it moved to another deployment.
+    ...(call.route?.cacheResetFrom ? { cache_reset_from: call.route.cacheResetFrom } : {}),
     status: end.status,
     upstream_status: end.upstreamStatus,
     latency_ms: Math.round((performance.now() - call.ctx.started) * 100) / 100,

@@ -1,7 +1,7 @@
 import { validateCountTokensRequest, type MessagesRequest, type Protocol } from "@turnpike/schema";
 import type { GatewayDeps } from "../deps";
 import { FORMATS, type ClientFormat } from "../formats";
-import { PROTOCOLS } from "../protocols";
+import { PROTOCOLS, type UpstreamProtocol } from "../protocols";
 import { admit, type Admitted } from "../limits/admit";
 import { authenticate } from "../keys/authenticate";
 import type { Connection } from "../http/client-address";
@@ -50,6 +50,23 @@ export const RESPONSES_COUNT: CountRoute = {
   reply: (inputTokens) => ({ object: "response.input_tokens", input_tokens: inputTokens }),
 };
 
+/** The vendor's count call made: its status and text (a refused connection throws). */
+async function askUpstream(deps: GatewayDeps, call: { url: string; headers: Record<string, string>; body: string }): Promise<{ status: number; text: string; headers: Headers }> {
+  const res = await deps.fetch(call.url, { method: "POST", headers: call.headers, body: call.body });
+  return { status: res.status, text: await res.text(), headers: res.headers };
+}
+
+/** The count in a vendor's reply, or why there is none (an error status, a reply without a count). */
+function readUpstreamCount(protocol: UpstreamProtocol, res: { status: number; text: string; headers: Headers }): number | { failed: string } {
+  if (res.status < 200 || res.status >= 300) return { failed: `${res.status}: ${protocol.parseError(res.status, res.text, res.headers).message}` };
+  try {
+    const n = protocol.readCount(JSON.parse(res.text));
+    return n === undefined ? { failed: "the reply held no count" } : n;
+  } catch {
+    return { failed: "the reply was not JSON" };
+  }
+}
+
 /**
  * A count route for every catalog model, through the same authenticate → validate → resolve →
  * admit steps as inference: the upstream's own count where its protocol has a count call, else
@@ -61,11 +78,13 @@ export async function handleCountTokens(deps: GatewayDeps, request: Request, ser
   const ctx = newContext(request, format, server, deps.config.trustedProxies);
   emit(deps.hooks, "onStart", ctx);
   let admitted: Admitted | undefined;
+  let model: string | undefined;
   try {
     const key = await authenticate(deps, ctx);
     emit(deps.hooks, "onAuthenticated", ctx, key.id);
     const { value, size } = await readJsonBody(request, deps.config.maxBodyBytes);
     const counted = route.read(value);
+    model = counted.model;
     const target = resolve(deps, key, counted.model);
     admitted = await admit(deps, ctx, key, target.entry, size);
     const protocol = PROTOCOLS[target.entry.protocol];
@@ -83,11 +102,18 @@ export async function handleCountTokens(deps: GatewayDeps, request: Request, ser
           ? passthroughBody(counted.body, target.entry.upstream_model)
           : (await protocol.fromPivot(counted.toPivot(protocol.id), target, deps.signatures)).body;
       const call = await protocol.count(target, body, request.headers);
-      const res = await deps.fetch(call.url, { method: "POST", headers: call.headers, body: call.body });
-      const text = await res.text();
-      if (!res.ok) throw protocol.parseError(res.status, text, res.headers);
-      inputTokens = protocol.readCount(JSON.parse(text)) ?? 0;
-      headers.set(HEADER.count, "upstream");
+      const upstream = await askUpstream(deps, call).catch((e: unknown) => ({ failed: e instanceof Error ? e.message : String(e) }));
+      const read = "text" in upstream ? readUpstreamCount(protocol, upstream) : upstream;
+      if (typeof read === "number") {
+        inputTokens = read;
+        headers.set(HEADER.count, "upstream");
+      } else {
+        // An agent's context bar must not fail because a count did: Turnpike's own count instead,
+        // said so in the header, and the vendor's failure in the log.
+        deps.logger.warn("vendor count failed; answered with the local count", { request_id: ctx.id, model: target.entry.id, vendor: target.upstream.vendor, reason: read.failed });
+        inputTokens = deps.countPrompt(counted.toPivot(protocol.id));
+        headers.set(HEADER.count, "local");
+      }
     }
     admitted.settle(0);
     emit(deps.hooks, "onFinish", ctx, 200, undefined);
@@ -97,6 +123,6 @@ export async function handleCountTokens(deps: GatewayDeps, request: Request, ser
     admitted?.settle(0);
     const err = toGatewayError(e, deps.logger, ctx.id);
     emit(deps.hooks, "onFinish", ctx, err.status, undefined);
-    return errorResponse(format, err, ctx.id);
+    return errorResponse(format, err, { logger: deps.logger, request, requestId: ctx.id, model });
   }
 }

@@ -28,10 +28,14 @@ export async function handleInference(deps: GatewayDeps, request: Request, forma
   let finish: ReturnType<typeof meterOnce> | undefined;
   let admitted: Admitted | undefined;
   let upstreamStatus = 0;
+  let model: string | undefined;
+  const refusal = () => ({ logger: deps.logger, request, requestId: ctx.id, model });
   try {
     const key = await authenticate(deps, ctx);
     emit(deps.hooks, "onAuthenticated", ctx, key.id);
-    const { request: validated, size } = await validate(ctx, deps.config.maxBodyBytes);
+    const { request: validated, size } = await validate(ctx, deps.config.maxBodyBytes, (m) => {
+      model = m;
+    });
     const client = await recall(deps, key, validated);
     const asked = resolve(deps, key, client.model);
     admitted = await admit(deps, ctx, key, asked.entry, size);
@@ -40,7 +44,7 @@ export async function handleInference(deps: GatewayDeps, request: Request, forma
     const target = p.target; // the model that served: its id, window and prices
     // No request can use more than its model's window and output cap: usage beyond it is not believed.
     const tally = new UsageTally(target.entry.context_window + target.entry.max_output_tokens);
-    const route = { deployment: sent.deployment.name, attempts: sent.attempts, requested: sent.requested };
+    const route = { deployment: sent.deployment.name, attempts: sent.attempts, requested: sent.requested, cacheResetFrom: sent.cacheResetFrom };
     finish = meterOnce(deps, { ctx, key, target, stream: p.stream, tally, admitted, countPrompt: p.countPrompt, route });
     if (outcome.kind !== "gone") upstreamStatus = outcome.status;
     const headers = outcome.kind === "gone" ? undefined : replyHeaders(ctx, p, admitted.limitHeaders, sent);
@@ -52,7 +56,7 @@ export async function handleInference(deps: GatewayDeps, request: Request, forma
         // The record keeps the status the client saw (its format's: a 529 is a chat client's 503).
         await finish({ status: ctx.format.renderError(outcome.error, ctx.id).status, upstreamStatus: outcome.status, unbilled: true });
         // The upstream's own retry and rate-limit headers win over the key's: they say when to come back.
-        return errorResponse(ctx.format, outcome.error, ctx.id, headers);
+        return errorResponse(ctx.format, outcome.error, refusal(), headers);
       case "reply": {
         const counted = outcome.inputTokens === undefined ? p : { ...p, reply: { ...p.reply, inputTokens: outcome.inputTokens } };
         const metered = finish;
@@ -78,6 +82,6 @@ export async function handleInference(deps: GatewayDeps, request: Request, forma
       admitted?.settle(0);
       emit(deps.hooks, "onFinish", ctx, err.status, undefined);
     }
-    return errorResponse(ctx.format, err, ctx.id);
+    return errorResponse(ctx.format, err, refusal());
   }
 }

@@ -2,6 +2,7 @@ import { ChatToMessagesMachine, chatUsageToTotals, convertChatResponseToMessages
 import { namedModel } from "./model-label";
 import { indexOfQuoted, parseRegion } from "./sse-scan";
 import { authHeaders, trimSlash, type PassthroughReader, type UpstreamProtocol } from "./upstream-protocol";
+import { bodyText } from "./body-text";
 
 type Chunk = {
   model?: string;
@@ -106,7 +107,7 @@ export const chatProtocol: UpstreamProtocol = {
   buildRequest(target, body) {
     const { entry, upstream } = target;
     const headers = { "content-type": "application/json", ...authHeaders(upstream.auth, upstream.apiKey), ...entry.upstream_headers };
-    return Promise.resolve({ url: `${trimSlash(upstream.baseURL)}/chat/completions`, headers, body: JSON.stringify(body) });
+    return Promise.resolve({ url: `${trimSlash(upstream.baseURL)}/chat/completions`, headers, body: bodyText(body) });
   },
   machine: (ctx, emit) => new ChatToMessagesMachine({ model: ctx.model, inputTokens: ctx.inputTokens, stopSequences: ctx.stopSequences, toolNames: ctx.toolNames }, emit),
   reply: (json, ctx) => convertChatResponseToMessages(json, { model: ctx.model, stopSequences: ctx.stopSequences, toolNames: ctx.toolNames }),

@@ -53,10 +53,13 @@ describe("messages protocol: buildRequest", () => {
     expect(JSON.parse(req.body)).toEqual(body);
   });
 
-  test("betas from both client header names and the entry's own are merged, each once", async () => {
+  test("the client's beta values go unchanged (both header names); the entry's own is appended unless named", async () => {
     const clientHeaders = new Headers({ "alpha-beta": "b1, shared", "anthropic-beta": "shared,b2" });
     const req = await messagesProtocol.buildRequest(testTarget("alpha-sonnet-4-6 (context-1m beta)"), body, { stream: true, clientHeaders });
-    expect(req.headers["anthropic-beta"]).toBe(`b1,shared,b2,${CONTEXT_1M_BETA}`);
+    expect(req.headers["anthropic-beta"]).toBe(`b1, shared,shared,b2,${CONTEXT_1M_BETA}`);
+    const named = new Headers({ "anthropic-beta": `${CONTEXT_1M_BETA}, future-beta` });
+    const once = await messagesProtocol.buildRequest(testTarget("alpha-sonnet-4-6 (context-1m beta)"), body, { stream: true, clientHeaders: named });
+    expect(once.headers["anthropic-beta"]).toBe(`${CONTEXT_1M_BETA}, future-beta`);
     // Without client betas the entry's own still goes.
     const own = await messagesProtocol.buildRequest(testTarget("alpha-sonnet-4-6 (context-1m beta)"), body, noHeaders);
     expect(own.headers["anthropic-beta"]).toBe(CONTEXT_1M_BETA);

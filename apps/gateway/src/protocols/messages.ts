@@ -5,6 +5,7 @@ import type { UsageSink } from "../metering/usage-tally";
 import { namedModel } from "./model-label";
 import { dataAfter, each, parseRegion } from "./sse-scan";
 import { authHeaders, trimSlash, type PassthroughReader, type PassthroughState, type Target, type UpstreamProtocol } from "./upstream-protocol";
+import { bodyText, derivedFrom } from "./body-text";
 
 /** The one version of the messages protocol Turnpike speaks upstream. */
 export const MESSAGES_UPSTREAM_VERSION = "2023-06-01";
@@ -12,6 +13,8 @@ const VERSION_HEADER = "anthropic-version";
 const BETA_HEADER = "anthropic-beta";
 /** Client-facing names of the beta header (Turnpike's own, and the standard client's). */
 const CLIENT_BETA_HEADERS = ["alpha-beta", "anthropic-beta"] as const;
+/** Client-facing names of the version header. */
+const CLIENT_VERSION_HEADERS = ["anthropic-version", "alpha-version"] as const;
 
 /** The text of a `content_block_delta` (read only if it must be counted). */
 function deltaText(data: string): string {
@@ -36,20 +39,28 @@ function readDelta(data: string, sink: UsageSink): void {
 }
 
 /**
- * The headers of every call: the key, the protocol version, and the betas — passed through
- * verbatim from the client (docs/protocols.md §1.1), merged with the catalog entry's own (the
- * context-1m entry).
+ * The headers of every call: the key, the protocol version and the betas. The vendor's gateway
+ * contract for its coding agent says both must reach the upstream unchanged (docs/protocols.md
+ * §1.1): the client's version header and beta header values are sent as they came — a beta
+ * Turnpike has never heard of included — and only the catalog entry's own betas (the context-1m
+ * entry) are appended when the client did not name them already.
  */
 function upstreamHeaders({ entry, upstream }: Target, clientHeaders: Headers): Record<string, string> {
-  const headers: Record<string, string> = { "content-type": "application/json", ...authHeaders(upstream.auth, upstream.apiKey), [VERSION_HEADER]: MESSAGES_UPSTREAM_VERSION };
-  const betas = new Set<string>();
-  for (const h of CLIENT_BETA_HEADERS) {
-    for (const b of (clientHeaders.get(h) ?? "").split(",")) if (b.trim()) betas.add(b.trim());
+  let version: string = MESSAGES_UPSTREAM_VERSION;
+  for (const h of CLIENT_VERSION_HEADERS) {
+    const v = clientHeaders.get(h);
+    if (v) {
+      version = v;
+      break;
+    }
   }
-  const own = entry.upstream_headers[BETA_HEADER];
-  if (own) for (const b of own.split(",")) betas.add(b.trim());
+  const headers: Record<string, string> = { "content-type": "application/json", ...authHeaders(upstream.auth, upstream.apiKey), [VERSION_HEADER]: version };
+  const sent = CLIENT_BETA_HEADERS.map((h) => clientHeaders.get(h)).filter((v): v is string => !!v);
+  const named = new Set(sent.flatMap((v) => v.split(",").map((b) => b.trim())));
+  const own = (entry.upstream_headers[BETA_HEADER] ?? "").split(",").map((b) => b.trim()).filter((b) => b && !named.has(b));
   for (const [k, v] of Object.entries(entry.upstream_headers)) if (k !== BETA_HEADER) headers[k] = v;
-  if (betas.size) headers[BETA_HEADER] = [...betas].join(",");
+  const betas = [...sent, ...own].join(",");
+  if (betas) headers[BETA_HEADER] = betas;
   return headers;
 }
 
@@ -108,7 +119,8 @@ export const messagesProtocol: UpstreamProtocol = {
     // Turnpike's own cache breakpoints on a request that sets none (docs/protocols.md §1.6):
     // the body is the validated client request or the pivot's conversion, a MessagesRequest either way.
     const cached = target.entry.prompt_cache === "auto" ? placeCacheBreakpoints(body as MessagesRequest) : undefined;
-    return Promise.resolve({ url: `${trimSlash(target.upstream.baseURL)}/v1/messages`, headers: upstreamHeaders(target, clientHeaders), body: JSON.stringify(cached ?? body) });
+    if (cached) derivedFrom(cached, body);
+    return Promise.resolve({ url: `${trimSlash(target.upstream.baseURL)}/v1/messages`, headers: upstreamHeaders(target, clientHeaders), body: bodyText(cached ?? body) });
   },
   machine: (_ctx, emit) => new MessagesSSEMachine({}, emit),
   // The vendor's reply is the pivot's shape; only the model is the client's.

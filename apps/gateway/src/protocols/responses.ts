@@ -11,6 +11,7 @@ import type { UsageSink } from "../metering/usage-tally";
 import { namedModel } from "./model-label";
 import { dataAfter, parseRegion } from "./sse-scan";
 import { authHeaders, trimSlash, type PassthroughReader, type PassthroughState, type Target, type UpstreamProtocol } from "./upstream-protocol";
+import { bodyText } from "./body-text";
 
 /** The events that end a Responses stream; the first two say how the reply ended. */
 const FINISHED = ["response.completed", "response.incomplete"] as const;
@@ -88,7 +89,7 @@ export const responsesProtocol: UpstreamProtocol = {
     return Promise.resolve({ body: r.body, warnings: r.warnings, toolNames: r.toolNames });
   },
   buildRequest(target, body) {
-    return Promise.resolve({ url: `${trimSlash(target.upstream.baseURL)}/responses`, headers: headersOf(target), body: JSON.stringify(body) });
+    return Promise.resolve({ url: `${trimSlash(target.upstream.baseURL)}/responses`, headers: headersOf(target), body: bodyText(body) });
   },
   machine: (ctx, emit) => new ResponsesToMessagesMachine({ model: ctx.model, inputTokens: ctx.inputTokens, stopSequences: ctx.stopSequences, toolNames: ctx.toolNames }, emit),
   reply: (json, ctx) => convertChatResponseToMessages(convertResponsesResponseToChat(json), { model: ctx.model, stopSequences: ctx.stopSequences, toolNames: ctx.toolNames }),

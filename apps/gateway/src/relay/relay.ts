@@ -110,7 +110,7 @@ export async function relay(
   const refuse = async (err: GatewayError): Promise<Response> => {
     deps.logger.warn("malformed upstream reply", { request_id: ctx.id, vendor, reason: err.message });
     await finish({ status: ctx.format.renderError(err, ctx.id).status, upstreamStatus: upstream.status, unbilled: true });
-    return errorResponse(ctx.format, err, ctx.id, headers);
+    return errorResponse(ctx.format, err, { logger: deps.logger, request: ctx.request, requestId: ctx.id, model: plan.client.model }, headers);
   };
   // Usage as the vendor wrote it is checked before any reader rounds it (a negative count reads as 0).
   const maxTokens = entry.context_window + entry.max_output_tokens;

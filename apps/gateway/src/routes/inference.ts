@@ -15,7 +15,7 @@ function inferenceHandler(deps: GatewayDeps, format: ClientFormat): Handler {
   return ({ request, server }) =>
     handleInference(deps, request, format, server).catch((e: unknown) => {
       const requestId = newRequestId();
-      return errorResponse(format, toGatewayError(e, deps.logger, requestId), requestId);
+      return errorResponse(format, toGatewayError(e, deps.logger, requestId), { logger: deps.logger, request, requestId });
     });
 }
 

@@ -55,7 +55,7 @@ export function modelRoutes(deps: GatewayDeps): Route[] {
           const body = { object: "list", data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
           return Response.json(body, { headers: ctx.format.idHeaders(ctx.id) });
         } catch (e) {
-          return errorResponse(ctx.format, toGatewayError(e, deps.logger, ctx.id), ctx.id);
+          return errorResponse(ctx.format, toGatewayError(e, deps.logger, ctx.id), { logger: deps.logger, request, requestId: ctx.id });
         }
       },
     },
@@ -80,7 +80,7 @@ export function modelRoutes(deps: GatewayDeps): Route[] {
           if (!entry || !deps.keys.allows(key, id)) throw modelNotFound(id);
           return Response.json(modelEntry(entry), { headers: ctx.format.idHeaders(ctx.id) });
         } catch (e) {
-          return errorResponse(ctx.format, toGatewayError(e, deps.logger, ctx.id), ctx.id);
+          return errorResponse(ctx.format, toGatewayError(e, deps.logger, ctx.id), { logger: deps.logger, request, requestId: ctx.id });
         }
       },
     },

@@ -141,6 +141,18 @@ describe("version 5: usage keyed by key, time and request id", () => {
   });
 });
 
+describe("version 7: the prompt cache a session left behind", () => {
+  test("adds a nullable column at the end; earlier rows read it as null", () => {
+    const db = memoryDb();
+    migrateSqlite(db, MIGRATIONS.slice(0, 6));
+    db.exec(OLD_USAGE.replace("'2026-01-02T00:00:00.000Z')", "'2026-01-02T00:00:00.000Z', 3, 'vendor-beta-5', 'beta-backup', 2, 'beta-5.5', 12, 34)"));
+    expect(migrateSqlite(db, MIGRATIONS.slice(0, 7))).toEqual([7]);
+    const cols = db.query<{ name: string }, []>("SELECT name FROM pragma_table_info('usage') ORDER BY cid").all().map((c) => c.name);
+    expect(cols.at(-1)).toBe("cache_reset_from");
+    expect(db.query<{ cache_reset_from: string | null }, []>("SELECT cache_reset_from FROM usage").get()).toEqual({ cache_reset_from: null });
+  });
+});
+
 describe("SqliteStore over an unversioned file", () => {
   test("opens it, adopts it, and reads its keys and usage", async () => {
     const dir = mkdtempSync(join(tmpdir(), "turnpike-migrate-"));

@@ -214,6 +214,14 @@ ALTER TABLE keys ADD COLUMN tools TEXT;
 ALTER TABLE usage ADD COLUMN bytes_in INTEGER;
 ALTER TABLE usage ADD COLUMN bytes_out INTEGER;`,
   },
+  {
+    version: 7,
+    name: "the prompt cache a session left behind",
+    // The deployment an agent session moved away from (its prompt cache stays there), on the
+    // first turn served elsewhere (dispatch/session-turn.ts). Nullable: other rows read as before.
+    sqlite: "ALTER TABLE usage ADD COLUMN cache_reset_from TEXT;",
+    postgres: "ALTER TABLE usage ADD COLUMN cache_reset_from TEXT;",
+  },
 ];
 
 /**

@@ -19,6 +19,8 @@ import { SharedKeyDirectory } from "../keys/shared-key-directory";
 import { MemorySpendStore, type SpendStore } from "../limits/spend-store";
 import { SqliteStore } from "./sqlite-store";
 import type { Store } from "./store";
+import { type AffinityStore, MemoryAffinity } from "../dispatch/affinity";
+import { RedisAffinity } from "../dispatch/redis-affinity";
 
 /** The state seams of one instance, built from the configuration. */
 export interface OpenedBackends {
@@ -31,6 +33,8 @@ export interface OpenedBackends {
   signatures: SignatureStore;
   /** The Redis connection, when configured (for state kept by other concerns, such as MCP sessions). */
   redis: RedisLink | undefined;
+  /** Which deployment each agent session is on (shared through Redis when there is one). */
+  affinity: AffinityStore;
   backends: Backends;
   /** Runs `fn` once at a time across every instance sharing the store, with the keys re-read first. */
   exclusive<T>(fn: () => Promise<T>): Promise<T>;
@@ -137,6 +141,8 @@ export async function openBackends(config: Config, opts: { store?: Store; now: (
     // Thought signatures follow a conversation from instance to instance through Redis.
     signatures: link ? new RedisSignatures(link) : new MemorySignatures(10_000),
     redis: link,
+    // A session's deployment likewise (dispatch/affinity.ts).
+    affinity: link ? new RedisAffinity(link, now) : new MemoryAffinity(now),
     directory,
     limiter,
     spend,

@@ -11,7 +11,7 @@ const USAGE_COLUMNS = [
   "request_id", "key_id", "model", "endpoint", "stream", "input_tokens", "output_tokens", "cache_read_tokens",
   "cache_write_tokens", "reasoning_tokens", "cost_usd", "status", "upstream_status", "latency_ms", "aborted",
   "estimated", "created_at", "cache_write_1h_tokens", "upstream_model", "deployment", "attempts", "requested_model",
-  "bytes_in", "bytes_out",
+  "bytes_in", "bytes_out", "cache_reset_from",
 ] as const;
 /** Rows per statement: bounded so that one insert stays short. */
 const ROWS_PER_INSERT = 2000;
@@ -20,7 +20,7 @@ const USAGE_TYPES: Record<(typeof USAGE_COLUMNS)[number], string> = {
   output_tokens: "int4", cache_read_tokens: "int4", cache_write_tokens: "int4", reasoning_tokens: "int4",
   cost_usd: "float8", status: "int4", upstream_status: "int4", latency_ms: "float8", aborted: "bool",
   estimated: "bool", created_at: "text", cache_write_1h_tokens: "int4", upstream_model: "text",
-  deployment: "text", attempts: "int4", requested_model: "text", bytes_in: "int4", bytes_out: "int4",
+  deployment: "text", attempts: "int4", requested_model: "text", bytes_in: "int4", bytes_out: "int4", cache_reset_from: "text",
 };
 /**
  * The records go as one JSON text, read back into rows by the server: handing the driver one
@@ -116,7 +116,7 @@ export class PostgresStore implements Store {
   async insertUsage(records: readonly UsageRecord[]): Promise<void> {
     for (let i = 0; i < records.length; i += ROWS_PER_INSERT) {
       // The fields a record may leave out get their column's default.
-      const chunk = records.slice(i, i + ROWS_PER_INSERT).map((r) => ({ ...r, cache_write_1h_tokens: r.cache_write_1h_tokens ?? 0, upstream_model: r.upstream_model ?? null, deployment: r.deployment ?? null, attempts: r.attempts ?? null, requested_model: r.requested_model ?? null, bytes_in: r.bytes_in ?? null, bytes_out: r.bytes_out ?? null }));
+      const chunk = records.slice(i, i + ROWS_PER_INSERT).map((r) => ({ ...r, cache_write_1h_tokens: r.cache_write_1h_tokens ?? 0, upstream_model: r.upstream_model ?? null, deployment: r.deployment ?? null, attempts: r.attempts ?? null, requested_model: r.requested_model ?? null, bytes_in: r.bytes_in ?? null, bytes_out: r.bytes_out ?? null, cache_reset_from: r.cache_reset_from ?? null }));
       await this.sql.unsafe(INSERT_USAGE, [JSON.stringify(chunk)]).catch(unavailable);
     }
   }

@@ -40,7 +40,7 @@ export class SqliteStore implements Store {
     }
     migrateSqlite(this.db);
     this.insertUsageStmt = this.db.prepare(
-      `INSERT OR IGNORE INTO usage VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT OR IGNORE INTO usage VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.insertBatch = this.db.transaction((rows: readonly UsageRecord[]) => {
       const stmt = this.insertUsageStmt;
@@ -50,7 +50,7 @@ export class SqliteStore implements Store {
           r.request_id, r.key_id, r.model, r.endpoint, r.stream ? 1 : 0, r.input_tokens, r.output_tokens,
           r.cache_read_tokens, r.cache_write_tokens, r.reasoning_tokens, r.cost_usd, r.status, r.upstream_status,
           r.latency_ms, r.aborted ? 1 : 0, r.estimated ? 1 : 0, r.created_at, r.cache_write_1h_tokens ?? 0, r.upstream_model ?? null,
-          r.deployment ?? null, r.attempts ?? null, r.requested_model ?? null, r.bytes_in ?? null, r.bytes_out ?? null,
+          r.deployment ?? null, r.attempts ?? null, r.requested_model ?? null, r.bytes_in ?? null, r.bytes_out ?? null, r.cache_reset_from ?? null,
         );
       }
     });

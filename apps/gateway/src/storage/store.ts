@@ -65,6 +65,11 @@ export interface UsageRecord {
   /** An MCP tool call's arguments and result, in bytes of JSON (`endpoint: "mcp"` only). */
   bytes_in?: number | null;
   bytes_out?: number | null;
+  /**
+   * The deployment this request's agent session moved away from, on its first turn served
+   * elsewhere: the prompt cache it had there is not here, so this turn's cache reads start over.
+   */
+  cache_reset_from?: string | null;
   /** The status the client saw (a stream that started: 200, or 502 if it then failed with an in-band error). */
   status: number;
   /** The upstream's HTTP status; 0 when no answer came. */
@@ -81,10 +86,11 @@ export interface UsageRecord {
  * A stored row's optional fields as records have them: absent when empty (no one-hour writes, no
  * upstream model name, no key setting), so rows written before they existed read as before.
  */
-export function withoutEmptyOptionals<T extends { upstream_model?: string | null; cache_write_1h_tokens?: number; prompt_cache?: string | null; deployment?: string | null; attempts?: number | null; requested_model?: string | null; bytes_in?: number | null; bytes_out?: number | null }>(r: T): T {
+export function withoutEmptyOptionals<T extends { upstream_model?: string | null; cache_write_1h_tokens?: number; prompt_cache?: string | null; deployment?: string | null; attempts?: number | null; requested_model?: string | null; bytes_in?: number | null; bytes_out?: number | null; cache_reset_from?: string | null }>(r: T): T {
   const out = { ...r };
   if (out.bytes_in === null) delete out.bytes_in;
   if (out.bytes_out === null) delete out.bytes_out;
+  if (out.cache_reset_from === null) delete out.cache_reset_from;
   if (out.deployment === null) delete out.deployment;
   if (out.attempts === null) delete out.attempts;
   if (out.requested_model === null) delete out.requested_model;

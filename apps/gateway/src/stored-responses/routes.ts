@@ -24,7 +24,7 @@ function storedRoute(deps: GatewayDeps, act: (stored: StoredResponse, key: KeyRe
       if (!stored) throw notFound(id);
       return Response.json(await act(stored, key, new URL(request.url)), { headers: FORMATS.responses.idHeaders(ctx.id) });
     } catch (e) {
-      return errorResponse(FORMATS.responses, toGatewayError(e, deps.logger, ctx.id), ctx.id);
+      return errorResponse(FORMATS.responses, toGatewayError(e, deps.logger, ctx.id), { logger: deps.logger, request, requestId: ctx.id });
     }
   };
 }

@@ -26,7 +26,7 @@ export function metricsRoutes(deps: GatewayDeps): Route[] {
       handle: async ({ request }) => {
         if (key !== undefined && !isAdminKey((request.headers.get("authorization") ?? "").replace(/^bearer\s+/i, ""), key)) {
           const err = new GatewayError({ status: 401, type: "authentication_error", message: "Metrics: send `Authorization: Bearer $TURNPIKE_METRICS_KEY`." });
-          return errorResponse(FORMATS.chat, err, newRequestId());
+          return errorResponse(FORMATS.chat, err, { logger: deps.logger, request, requestId: newRequestId() });
         }
         return new Response(await deps.metrics.text(), { headers: { "content-type": deps.metrics.contentType } });
       },

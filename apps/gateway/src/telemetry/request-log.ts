@@ -1,5 +1,8 @@
+import { sessionOf } from "../dispatch/session-id";
 import type { LogFields, Logger } from "./logger";
 import type { RequestSummary, TrailListener } from "./request-trail";
+
+const NO_BODY: Readonly<Record<string, unknown>> = Object.freeze({});
 
 /** The fields of a request's log line: who, what, how it went, what it used. Never a body, never a secret. */
 export function requestLogFields(s: RequestSummary): LogFields {
@@ -22,6 +25,9 @@ export function requestLogFields(s: RequestSummary): LogFields {
     cache_write_tokens: r?.cache_write_tokens,
     cost_usd: r?.cost_usd,
     aborted: r?.aborted ?? false,
+    // What the coding agents announce (consumed, never forwarded): their session and their name.
+    session: sessionOf(s.ctx.request.headers, NO_BODY),
+    client: s.ctx.request.headers.get("user-agent")?.slice(0, 120) ?? undefined,
   };
 }
 

@@ -25,6 +25,7 @@ import { memoryLogger } from "./memory-logger";
 import { GatewayMetrics } from "../../src/telemetry/metrics";
 import type { RequestContext } from "../../src/pipeline/context";
 import type { PipelineHooks } from "../../src/pipeline/events";
+import { MemoryAffinity } from "../../src/dispatch/affinity";
 
 /** Where the simulated upstreams of the test deps point (never reached: fetch is injected). */
 export const SIM_URL = "http://sim.invalid";
@@ -121,6 +122,7 @@ export async function testDeps(opts: TestDepsOptions = {}): Promise<TestDeps> {
     authFailures: new MemoryAuthFailures(opts.maxAuthFailures ?? 30, 60_000, clock.now),
     ledger,
     signatures: new MemorySignatures(100),
+    affinity: new MemoryAffinity(() => Date.now()),
     responses: store.responseStore(),
     upstreams,
     router: buildRouter(catalog, upstreams, [], config.routing, "config"),
