@@ -8,7 +8,7 @@
  *
  * JSON.parse keeps no offsets, and the parsers that do build a node per value (a 200 KiB prompt
  * is tens of thousands of them); one pass over the top level that skips nested values by
- * bracket depth is all this needs (decisions/0008-client-json-text.md).
+ * bracket depth is all this needs (decisions/0010-client-json-text.md).
  */
 
 /** Parsed body → the text it was parsed from. */
