@@ -26,6 +26,8 @@ export const createApp = (deps: GatewayDeps) =>
     // answers in the caller's format (pipeline/read-body.ts).
     // The inference routes are served from Bun's router directly (modules/direct-routes.ts).
     serve: { idleTimeout: deps.config.idleTimeoutSeconds, maxRequestBodySize: Number.MAX_SAFE_INTEGER, routes: directRoutes(deps) },
+    // The Responses WebSocket transport: a frame may be as large as a request body; agents offer compression.
+    websocket: { maxPayloadLength: deps.config.maxBodyBytes, perMessageDeflate: true, idleTimeout: deps.config.idleTimeoutSeconds },
   })
     .use(errorsPlugin(deps.logger))
     .use(healthModule(deps))

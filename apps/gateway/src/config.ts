@@ -35,6 +35,8 @@ export interface Config {
   responsesRetentionDays: number;
   /** Metrics, logs and traces (README "Metrics", "Logging", "Tracing"). */
   ops: OpsConfig;
+  /** `TURNPIKE_RESPONSES_WEBSOCKET` (default `on`): serve the Responses format over WebSocket; `off` answers the upgrade 426. */
+  responsesWebsocket: boolean;
 }
 
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -168,6 +170,7 @@ export function loadConfig(env: Env = process.env): Config {
     drainSeconds: positiveNumber(env.TURNPIKE_DRAIN_SECONDS, 30, "TURNPIKE_DRAIN_SECONDS"),
     responsesRetentionDays: positiveNumber(env.TURNPIKE_RESPONSES_RETENTION_DAYS, 30, "TURNPIKE_RESPONSES_RETENTION_DAYS"),
     ops: opsConfig(env),
+    responsesWebsocket: oneOf(env.TURNPIKE_RESPONSES_WEBSOCKET?.toLowerCase(), ["on", "off"], "on", "TURNPIKE_RESPONSES_WEBSOCKET") === "on",
   };
 }
 

@@ -5,6 +5,7 @@ import { handleInference } from "../pipeline/inference";
 import { newRequestId } from "../pipeline/request-id";
 import { errorResponse, toGatewayError } from "../pipeline/respond";
 import { oversizedHeaders } from "../plugins/errors";
+import { responsesWebsocketRoute } from "../relay/responses-websocket";
 
 /**
  * The three inference routes, served straight from Bun's router: Elysia merges `serve.routes`
@@ -24,6 +25,7 @@ export function directRoutes(deps: GatewayDeps) {
   return {
     "/v1/messages": { POST: route(FORMATS.messages) },
     "/v1/chat/completions": { POST: route(FORMATS.chat) },
-    "/v1/responses": { POST: route(FORMATS.responses) },
+    // GET is the WebSocket transport of the same pipeline (relay/responses-websocket.ts).
+    "/v1/responses": { POST: route(FORMATS.responses), GET: responsesWebsocketRoute(deps) },
   };
 }
