@@ -37,7 +37,9 @@ class Socket {
   }
 
   static open(base: string, key: string): Promise<Socket> {
-    const ws = new WebSocket(`${base.replace("http", "ws")}/v1/responses`, { headers: { authorization: `Bearer ${key}`, "openai-beta": "responses_websockets=2026-02-06" } });
+    // The runtime's client takes handshake headers as an option of its own (not in the DOM typings).
+    const options = { headers: { authorization: `Bearer ${key}`, "openai-beta": "responses_websockets=2026-02-06" } } as unknown as string[];
+    const ws = new WebSocket(`${base.replace("http", "ws")}/v1/responses`, options);
     return new Promise((resolve, reject) => {
       ws.addEventListener("open", () => resolve(new Socket(ws)), { once: true });
       ws.addEventListener("error", () => reject(new Error("the socket did not open")), { once: true });
