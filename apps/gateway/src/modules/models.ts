@@ -1,6 +1,8 @@
+import { createHash } from "node:crypto";
 import { Elysia } from "elysia";
 import type { GatewayDeps } from "../deps";
 import { formatOfHeaders } from "../formats";
+import { agentModelInfo, isPickerDiscovery, pickerId, unaliased } from "../formats/agent-catalog";
 import { authenticate } from "../pipeline/authenticate";
 import { newContext } from "../pipeline/context";
 import { modelNotFound } from "../pipeline/resolve";
@@ -42,12 +44,18 @@ export const modelsModule = (deps: GatewayDeps) =>
       try {
         const key = await authenticate(deps, ctx);
         // Newest first, as the messages format lists them.
-        const data = deps.catalog
+        const entries = deps.catalog
           .all()
           .filter((e) => deps.keys.allows(key, e.id))
-          .sort((a, b) => b.created_at.localeCompare(a.created_at) || a.id.localeCompare(b.id))
-          .map(modelEntry);
-        const body = { object: "list", data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
+          .sort((a, b) => b.created_at.localeCompare(a.created_at) || a.id.localeCompare(b.id));
+        // The messages-format agent's picker is shown each model under an id it keeps (formats/agent-catalog.ts).
+        const picker = isPickerDiscovery(request);
+        const data = entries.map((e) => (picker ? { ...modelEntry(e), id: pickerId(e.id) } : modelEntry(e)));
+        // `models`: the same models as the Responses-format agent's own metadata (additive; `data` is what the client libraries read).
+        const models = entries.map((e, i) => agentModelInfo(e, i + 1));
+        // The agent's decoder requires a catalog version beside `models`: it changes when the list does.
+        const etag = `"${createHash("sha256").update(JSON.stringify(models)).digest("hex").slice(0, 16)}"`;
+        const body = { object: "list", data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, models, etag };
         return Response.json(body, { headers: ctx.format.idHeaders(ctx.id) });
       } catch (e) {
         return errorResponse(ctx.format, toGatewayError(e, deps.logger, ctx.id), ctx.id);
@@ -57,7 +65,7 @@ export const modelsModule = (deps: GatewayDeps) =>
       const ctx = newContext(request, formatOfHeaders(request.headers), server, deps.config.trustedProxies);
       try {
         const key = await authenticate(deps, ctx);
-        const id = decodeURIComponent(params["*"]);
+        const id = unaliased(decodeURIComponent(params["*"]));
         const entry = deps.catalog.get(id);
         if (!entry || !deps.keys.allows(key, id)) throw modelNotFound(id);
         return Response.json(modelEntry(entry), { headers: ctx.format.idHeaders(ctx.id) });
