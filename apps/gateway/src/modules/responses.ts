@@ -8,6 +8,7 @@ import { newContext } from "../pipeline/context";
 import { RESPONSES_COUNT, handleCountTokens } from "../pipeline/count-tokens";
 import { handleInference } from "../pipeline/inference";
 import { errorResponse, toGatewayError } from "../pipeline/respond";
+import { responsesWebsocketRoute } from "../relay/responses-websocket";
 import type { StoredResponse } from "../state/response-store";
 import type { KeyRecord } from "../state/store";
 
@@ -46,9 +47,12 @@ function listItems(stored: StoredResponse, order: string | null): Record<string,
  * responses of the calling key — `GET /v1/responses/{id}`, `GET /v1/responses/{id}/input_items`,
  * `DELETE /v1/responses/{id}`.
  */
-export const responsesModule = (deps: GatewayDeps) =>
+export const responsesModule = (deps: GatewayDeps, websocket = responsesWebsocketRoute(deps)) =>
   new Elysia({ name: "module.responses" })
     .post("/v1/responses", ({ request, server }) => handleInference(deps, request, FORMATS.responses, server), { parse: "none" })
+    // The WebSocket transport, served from Bun's router (modules/direct-routes.ts); declared here
+    // for the description document, and answering the same way should Elysia ever route it.
+    .get("/v1/responses", ({ request, server }) => (server ? websocket(request, server) : undefined))
     .post("/v1/responses/input_tokens", ({ request, server }) => handleCountTokens(deps, request, server, RESPONSES_COUNT), { parse: "none" })
     .get("/v1/responses/:id", storedRoute(deps, (stored) => stored.response))
     .get(

@@ -80,7 +80,18 @@ export function paths(): Json {
     "/v1/chat/completions": inference({ tag: "Chat completions", summary: "Create a chat completion", request: "ChatRequest", reply: "ChatResponse", event: "ChatChunk", streamEnd: "the stream ends with `data: [DONE]`.", errorBody: "ChatErrorBody" }),
     "/v1/messages": inference({ tag: "Messages", summary: "Create a message", request: "MessagesRequest", reply: "MessagesResponse", event: "MessagesStreamEvent", streamEnd: "the `event:` line names the event's `type`; the stream ends with `message_stop`.", errorBody: "MessagesErrorBody" }),
     "/v1/messages/count_tokens": count("Count a messages request's input tokens", "CountTokensRequest", "CountTokensResponse", "MessagesErrorBody", "Messages"),
-    "/v1/responses": inference({ tag: "Responses", summary: "Create a response", request: "ResponsesRequest", reply: "ResponsesResponse", event: "ResponsesStreamEvent", streamEnd: "the `event:` line names the event's `type`; the stream ends with `response.completed`, `response.incomplete` or `response.failed`.", errorBody: "ChatErrorBody" }),
+    "/v1/responses": {
+      ...inference({ tag: "Responses", summary: "Create a response", request: "ResponsesRequest", reply: "ResponsesResponse", event: "ResponsesStreamEvent", streamEnd: "the `event:` line names the event's `type`; the stream ends with `response.completed`, `response.incomplete` or `response.failed`.", errorBody: "ChatErrorBody" }),
+      // The WebSocket transport of the same route (relay/responses-websocket.ts), served from Bun's router.
+      get: {
+        tags: ["Responses"],
+        summary: "Open the Responses WebSocket",
+        description:
+          "With `Upgrade: websocket`: a socket on which each `{\"type\": \"response.create\", …}` text frame (the create body; `previous_response_id` may name a reply of this socket; `generate: false` only warms) is answered with the stream's events, one JSON text frame each, or one `{\"type\": \"error\", \"status\", \"error\", \"headers\"}` frame. Without an upgrade, or with `TURNPIKE_RESPONSES_WEBSOCKET=off`: 426.",
+        security: INFERENCE_KEYS,
+        responses: { 101: { description: "Switching to the WebSocket protocol." }, 426: { description: "Upgrade required (or the transport is off): use `POST /v1/responses`.", content: json(ref("ChatErrorBody")) }, ...errors("ChatErrorBody") },
+      },
+    },
     "/v1/responses/input_tokens": count("Count a Responses request's input tokens", "ResponsesRequest", "ResponsesInputTokens", "ChatErrorBody", "Responses"),
     "/v1/responses/{id}": {
       parameters: [idParam("A stored response's id (`resp_…`), of the calling key.")],
