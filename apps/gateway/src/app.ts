@@ -22,6 +22,8 @@ export const createApp = (deps: GatewayDeps, mcp = buildMcpGateway(deps)) => {
     // runs; lifted, so that every route reads the body itself against TURNPIKE_MAX_BODY_MB and
     // answers in the caller's format (http/read-body.ts).
     serve: { idleTimeout: deps.config.idleTimeoutSeconds, maxRequestBodySize: Number.MAX_SAFE_INTEGER, routes: directRoutes(routes, (request) => oversizedHeaders(request, deps.logger)) },
+    // The Responses WebSocket transport: a frame may be as large as a request body; agents offer compression.
+    websocket: { maxPayloadLength: deps.config.maxBodyBytes, perMessageDeflate: true, idleTimeout: deps.config.idleTimeoutSeconds },
   })
     .use(errorsPlugin(deps.logger))
     .use(mount(routes))

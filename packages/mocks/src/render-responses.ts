@@ -132,6 +132,21 @@ export function renderResponsesFrames(reply: MockReply, response: ResponsesRespo
         emit("response.output_item.done", { output_index, item: live });
         break;
       }
+      case "custom_tool_call": {
+        const live: typeof item = { ...item, input: "", status: "in_progress" };
+        output.push(live);
+        emit("response.output_item.added", { output_index, item: live });
+        const half = Math.ceil(item.input.length / 2);
+        for (const delta of [item.input.slice(0, half), item.input.slice(half)]) {
+          if (!delta) continue;
+          live.input += delta;
+          emit("response.custom_tool_call_input.delta", { item_id: item.id, output_index, delta });
+        }
+        live.status = "completed";
+        emit("response.custom_tool_call_input.done", { item_id: item.id, output_index, input: item.input });
+        emit("response.output_item.done", { output_index, item: live });
+        break;
+      }
       case "reasoning": {
         const live: typeof item = { ...item, summary: [] };
         output.push(live);
@@ -182,6 +197,8 @@ export function replayItem(item: ResponsesOutputItem): ResponsesInputItem {
       return { type: "message", role: "assistant", content: item.content.map((p) => ({ type: "output_text" as const, text: p.text })) };
     case "function_call":
       return { type: "function_call", call_id: item.call_id, name: item.name, arguments: item.arguments };
+    case "custom_tool_call":
+      return { type: "custom_tool_call", call_id: item.call_id, name: item.name, input: item.input };
     case "reasoning":
       return { type: "reasoning", id: item.id, summary: item.summary };
     default: {

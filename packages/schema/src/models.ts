@@ -55,5 +55,9 @@ export const ModelList = Type.Object({
   has_more: Type.Boolean(),
   first_id: Nullable(Type.String()),
   last_id: Nullable(Type.String()),
+  /** The same models as the Responses-format coding agent's own model metadata (slug, context window, reasoning levels, …). */
+  models: Type.Optional(Type.Array(Type.Record(Type.String(), Type.Unknown()))),
+  /** The version of `models`, as that agent's decoder requires. */
+  etag: Type.Optional(Type.String()),
 });
 export type ModelList = Static<typeof ModelList>;

@@ -80,10 +80,31 @@ export const ResponsesReasoningItem = Type.Object({
 });
 export type ResponsesReasoningItem = Static<typeof ResponsesReasoningItem>;
 
-/** Any item of `input`. */
-export const ResponsesInputItem = Type.Union([ResponsesMessageItem, ResponsesFunctionCallItem, ResponsesFunctionCallOutputItem, ResponsesReasoningItem], {
-  expected: "a message ({role, content}), function_call, function_call_output or reasoning item",
+/** A call the model made earlier to a custom (free-form) tool: its input is plain text, not JSON. */
+export const ResponsesCustomToolCallItem = Type.Object({
+  type: Type.Literal("custom_tool_call"),
+  call_id: Type.String({ minLength: 1 }),
+  name: Type.String({ minLength: 1 }),
+  input: Type.String(),
+  id: Type.Optional(Type.String()),
+  status: Type.Optional(Type.String()),
 });
+export type ResponsesCustomToolCallItem = Static<typeof ResponsesCustomToolCallItem>;
+
+/** The result of a custom tool call, for the call with the same `call_id`. */
+export const ResponsesCustomToolCallOutputItem = Type.Object({
+  type: Type.Literal("custom_tool_call_output"),
+  call_id: Type.String({ minLength: 1 }),
+  output: Type.Union([Type.String(), Type.Array(ResponsesInputPart)], { expected: "a string or a list of content parts" }),
+  id: Type.Optional(Type.String()),
+});
+export type ResponsesCustomToolCallOutputItem = Static<typeof ResponsesCustomToolCallOutputItem>;
+
+/** Any item of `input`. */
+export const ResponsesInputItem = Type.Union(
+  [ResponsesMessageItem, ResponsesFunctionCallItem, ResponsesFunctionCallOutputItem, ResponsesReasoningItem, ResponsesCustomToolCallItem, ResponsesCustomToolCallOutputItem],
+  { expected: "a message ({role, content}), function_call, function_call_output, custom_tool_call, custom_tool_call_output or reasoning item" },
+);
 export type ResponsesInputItem = Static<typeof ResponsesInputItem>;
 
 /** A function tool: `{type: "function", name, description?, parameters?, strict?}`. */
@@ -106,8 +127,9 @@ export const ResponsesToolChoice = Type.Union(
     Type.Literal("none"),
     Type.Literal("required"),
     Type.Object({ type: Type.Literal("function"), name: Type.String({ minLength: 1 }) }),
+    Type.Object({ type: Type.Literal("custom"), name: Type.String({ minLength: 1 }) }),
   ],
-  { expected: '"auto", "none", "required" or {"type": "function", "name": …}' },
+  { expected: '"auto", "none", "required" or {"type": "function" | "custom", "name": …}' },
 );
 export type ResponsesToolChoice = Static<typeof ResponsesToolChoice>;
 

@@ -45,7 +45,18 @@ export const ResponsesOutputReasoning = Type.Object({
 });
 export type ResponsesOutputReasoning = Static<typeof ResponsesOutputReasoning>;
 
-export const ResponsesOutputItem = Type.Union([ResponsesOutputMessage, ResponsesOutputFunctionCall, ResponsesOutputReasoning]);
+/** A call to a custom (free-form) tool: `input` is the plain text the model wrote for it. */
+export const ResponsesOutputCustomToolCall = Type.Object({
+  type: Type.Literal("custom_tool_call"),
+  id: Type.String(),
+  call_id: Type.String(),
+  name: Type.String(),
+  input: Type.String(),
+  status: Type.Union([Type.Literal("in_progress"), Type.Literal("completed"), Type.Literal("incomplete")]),
+});
+export type ResponsesOutputCustomToolCall = Static<typeof ResponsesOutputCustomToolCall>;
+
+export const ResponsesOutputItem = Type.Union([ResponsesOutputMessage, ResponsesOutputFunctionCall, ResponsesOutputReasoning, ResponsesOutputCustomToolCall]);
 export type ResponsesOutputItem = Static<typeof ResponsesOutputItem>;
 
 export const ResponsesUsage = Type.Object({
@@ -101,6 +112,8 @@ export const RESPONSES_STREAM_EVENT_TYPES = [
   "response.content_part.done",
   "response.function_call_arguments.delta",
   "response.function_call_arguments.done",
+  "response.custom_tool_call_input.delta",
+  "response.custom_tool_call_input.done",
   "response.reasoning_summary_part.added",
   "response.reasoning_summary_text.delta",
   "response.reasoning_summary_text.done",

@@ -42,6 +42,8 @@ const SAMPLES: Record<(typeof RESPONSES_STREAM_EVENT_TYPES)[number], Record<stri
   "response.content_part.done": { ...at, content_index: 0, part: { ...part, text: "Hi" } },
   "response.function_call_arguments.delta": { item_id: "fc_1", output_index: 1, delta: '{"a"' },
   "response.function_call_arguments.done": { item_id: "fc_1", output_index: 1, arguments: '{"a":1}' },
+  "response.custom_tool_call_input.delta": { item_id: "ctc_1", output_index: 1, delta: "*** Begin" },
+  "response.custom_tool_call_input.done": { item_id: "ctc_1", output_index: 1, input: "*** Begin Patch" },
   "response.reasoning_summary_part.added": { item_id: "rs_1", output_index: 0, summary_index: 0, part: summary },
   "response.reasoning_summary_text.delta": { item_id: "rs_1", output_index: 0, summary_index: 0, delta: "Hm" },
   "response.reasoning_summary_text.done": { item_id: "rs_1", output_index: 0, summary_index: 0, text: "Hm" },

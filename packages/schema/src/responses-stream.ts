@@ -70,6 +70,12 @@ export type ResponsesFunctionCallArgumentsDeltaEvent = Static<typeof ResponsesFu
 export const ResponsesFunctionCallArgumentsDoneEvent = event("response.function_call_arguments.done", { ...inItem, arguments: Type.String() });
 export type ResponsesFunctionCallArgumentsDoneEvent = Static<typeof ResponsesFunctionCallArgumentsDoneEvent>;
 
+/** A custom (free-form) tool call's input text, as it is written, then whole. */
+export const ResponsesCustomToolCallInputDeltaEvent = event("response.custom_tool_call_input.delta", { ...inItem, delta: Type.String() });
+export type ResponsesCustomToolCallInputDeltaEvent = Static<typeof ResponsesCustomToolCallInputDeltaEvent>;
+export const ResponsesCustomToolCallInputDoneEvent = event("response.custom_tool_call_input.done", { ...inItem, input: Type.String() });
+export type ResponsesCustomToolCallInputDoneEvent = Static<typeof ResponsesCustomToolCallInputDoneEvent>;
+
 export const ResponsesReasoningSummaryPartAddedEvent = event("response.reasoning_summary_part.added", { ...inSummary, part: ResponsesSummaryText });
 export type ResponsesReasoningSummaryPartAddedEvent = Static<typeof ResponsesReasoningSummaryPartAddedEvent>;
 export const ResponsesReasoningSummaryPartDoneEvent = event("response.reasoning_summary_part.done", { ...inSummary, part: ResponsesSummaryText });
@@ -107,6 +113,8 @@ export const ResponsesStreamEvent = Type.Union([
   ResponsesContentPartDoneEvent,
   ResponsesFunctionCallArgumentsDeltaEvent,
   ResponsesFunctionCallArgumentsDoneEvent,
+  ResponsesCustomToolCallInputDeltaEvent,
+  ResponsesCustomToolCallInputDoneEvent,
   ResponsesReasoningSummaryPartAddedEvent,
   ResponsesReasoningSummaryTextDeltaEvent,
   ResponsesReasoningSummaryTextDoneEvent,

@@ -144,6 +144,12 @@ export class ResponseStream extends StreamHelper<ResponseStreamEvent, ResponseSt
       case "response.function_call_arguments.done":
         this.#call(snapshot, event.output_index).arguments = event.arguments;
         break;
+      case "response.custom_tool_call_input.delta":
+        itemOf(snapshot, event.output_index, "custom_tool_call").input += event.delta;
+        break;
+      case "response.custom_tool_call_input.done":
+        itemOf(snapshot, event.output_index, "custom_tool_call").input = event.input;
+        break;
       case "response.reasoning_summary_part.added":
       case "response.reasoning_summary_part.done":
         this.#reasoning(snapshot, event.output_index).summary[event.summary_index] = structuredClone(event.part);

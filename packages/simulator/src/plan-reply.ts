@@ -115,9 +115,18 @@ function chooseToolCalls(req: SimRequest, d: Directives, turn: string): ToolCall
   if (!req.parallelTools) names = names.slice(0, 1);
   const hints = argumentHints(usersOwn(turn));
   return names.map((name) => {
-    const input = buildToolArguments(req.tools.find((t) => t.name === name)?.schema, 0, hints);
+    const input = name === PATCH_TOOL ? { input: patchInput(hints.path) } : buildToolArguments(req.tools.find((t) => t.name === name)?.schema, 0, hints);
     return { name, input, json: JSON.stringify(input) };
   });
+}
+
+/** A coding agent's free-form patch tool: its one string argument gets a well-formed patch, as a model writes one. */
+const PATCH_TOOL = "apply_patch";
+
+/** A patch that adds a small file beside the one the user named (a new file applies in any workspace). */
+function patchInput(path: string | undefined): string {
+  const target = path ? path.replace(/(\.[A-Za-z0-9]+)?$/, ".sim$1") : "sim-patch.txt";
+  return `*** Begin Patch\n*** Add File: ${target}\n+Written by the simulator.\n*** End Patch\n`;
 }
 
 /** An opaque, deterministic signature for a thinking block (base64, as the real ones). */

@@ -16,6 +16,11 @@ function echoOf(body: JsonObject, reasoning: JsonObject): Record<string, unknown
   return echo;
 }
 
+/** The names of a request's custom (free-form) tools. */
+function customToolNames(tools: unknown): string[] {
+  return (Array.isArray(tools) ? tools : []).flatMap((t: unknown) => (isObject(t) && t.type === "custom" && typeof t.name === "string" ? [t.name] : []));
+}
+
 const fail = (problem: string, param: string | null = null, code: string | null = null): RequestProblem => ({ problem, param, code });
 
 /**
@@ -40,6 +45,6 @@ export function readResponsesRequest(body: JsonObject): SimRequest | RequestProb
     includeUsage: true,
     // The reasoning itself is never shown; a summary of it is, when the request asks for one.
     thinking: typeof reasoning.summary === "string" ? "visible" : "hidden",
-    responses: { encryptedReasoning: include.includes("reasoning.encrypted_content"), echo: echoOf(body, reasoning) },
+    responses: { encryptedReasoning: include.includes("reasoning.encrypted_content"), echo: echoOf(body, reasoning), customTools: customToolNames(body.tools) },
   };
 }

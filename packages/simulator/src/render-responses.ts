@@ -16,9 +16,18 @@ export interface ResponsesRender {
   encryptedReasoning: boolean;
   /** The request's settings the response object repeats (instructions, tools, store, …). */
   echo: Record<string, unknown>;
+  /** Names of the request's custom (free-form) tools: their calls are `custom_tool_call` items. */
+  customTools?: readonly string[];
 }
 
 export const NO_ECHO: ResponsesRender = { encryptedReasoning: false, echo: {} };
+
+/** A custom tool call's input: the `input` string of the arguments the plan wrote for it. */
+function customInput(json: string): string {
+  const args: unknown = JSON.parse(json);
+  const input = typeof args === "object" && args !== null ? (args as { input?: unknown }).input : undefined; // an object: checked on the left
+  return typeof input === "string" ? input : json;
+}
 
 type Item = Record<string, unknown>;
 
@@ -63,7 +72,13 @@ function outputItems(plan: ReplyPlan, ctx: RenderContext, r: ResponsesRender): I
     const done = plan.stop === "max_tokens" ? "incomplete" : "completed";
     items.push({ type: "message", id: id.message, status: done, role: "assistant", content: [{ type: "output_text", text: plan.text.join(""), annotations: [] }] });
   }
-  plan.toolCalls.forEach((c, i) => items.push({ type: "function_call", id: id.call(i), call_id: id.callId(i), name: c.name, arguments: c.json, status: "completed" }));
+  plan.toolCalls.forEach((c, i) =>
+    items.push(
+      r.customTools?.includes(c.name)
+        ? { type: "custom_tool_call", id: `ctc_sim${ctx.seq}_${i}`, call_id: id.callId(i), name: c.name, input: customInput(c.json), status: "completed" }
+        : { type: "function_call", id: id.call(i), call_id: id.callId(i), name: c.name, arguments: c.json, status: "completed" },
+    ),
+  );
   return items;
 }
 
@@ -135,6 +150,10 @@ export function responsesStream(plan: ReplyPlan, ctx: RenderContext, r: Response
       for (const delta of plan.text) emit("response.output_text.delta", { ...at, delta, logprobs: [] }, true);
       emit("response.output_text.done", { ...at, text: part.text, logprobs: [] });
       emit("response.content_part.done", { ...at, part });
+    } else if (item.type === "custom_tool_call") {
+      emit("response.output_item.added", { output_index, item: { ...item, input: "", status: "in_progress" } });
+      for (const delta of splitEvenly(String(item.input), 3)) emit("response.custom_tool_call_input.delta", { item_id, output_index, delta }, true);
+      emit("response.custom_tool_call_input.done", { item_id, output_index, input: item.input });
     } else {
       emit("response.output_item.added", { output_index, item: { ...item, arguments: "", status: "in_progress" } });
       for (const delta of splitEvenly(String(item.arguments), 3)) emit("response.function_call_arguments.delta", { item_id, output_index, delta }, true);

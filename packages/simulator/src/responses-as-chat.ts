@@ -35,12 +35,13 @@ function itemsAsMessages(input: unknown): JsonObject[] {
       messages.push({ role: "user", content: "" });
       continue;
     }
-    if (item.type === "function_call") {
-      const call = { id: stringOf(item.call_id) ?? "", type: "function", function: { name: stringOf(item.name) ?? "", arguments: stringOf(item.arguments) ?? "" } };
+    if (item.type === "function_call" || item.type === "custom_tool_call") {
+      const args = item.type === "custom_tool_call" ? JSON.stringify({ input: stringOf(item.input) ?? "" }) : (stringOf(item.arguments) ?? "");
+      const call = { id: stringOf(item.call_id) ?? "", type: "function", function: { name: stringOf(item.name) ?? "", arguments: args } };
       const last = messages.at(-1);
       if (last?.role === "assistant") last.tool_calls = [...arrayOf(last.tool_calls), call];
       else messages.push({ role: "assistant", content: null, tool_calls: [call] });
-    } else if (item.type === "function_call_output") {
+    } else if (item.type === "function_call_output" || item.type === "custom_tool_call_output") {
       messages.push({ role: "tool", tool_call_id: stringOf(item.call_id) ?? "", content: content(item.output) });
     } else if (item.type === undefined || item.type === "message") {
       messages.push({ role: item.role, content: content(item.content) });
@@ -57,6 +58,8 @@ function tools(list: unknown): JsonObject[] {
   for (const t of arrayOf(list)) {
     if (!isObject(t)) continue;
     if (t.type === "function") fn(t);
+    // A custom (free-form) tool: the simulator writes its input as the one string argument `input`.
+    if (t.type === "custom") out.push({ type: "function", function: { name: t.name, parameters: { type: "object", properties: { input: { type: "string" } }, required: ["input"] } } });
     if (t.type === "namespace") for (const inner of arrayOf(t.tools)) if (isObject(inner)) fn(inner);
   }
   return out;

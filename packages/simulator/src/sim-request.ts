@@ -43,7 +43,7 @@ export interface SimRequest {
    */
   json?: { schema?: unknown };
   /** What a Responses reply depends on beyond the plan (see render-responses.ts). */
-  responses?: { encryptedReasoning: boolean; echo: Record<string, unknown> };
+  responses?: { encryptedReasoning: boolean; echo: Record<string, unknown>; customTools?: readonly string[] };
 }
 
 /** A request the real vendor would refuse with a 400: its message, and the chat protocol's param/code. */

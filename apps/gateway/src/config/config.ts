@@ -45,6 +45,8 @@ export interface Config {
   ops: OpsConfig;
   /** The upstream MCP servers behind `/mcp` (the file's `mcp_servers:`; README "MCP"). */
   mcp: McpConfig;
+  /** `TURNPIKE_RESPONSES_WEBSOCKET` (default `on`): serve the Responses format over WebSocket; `off` answers the upgrade 426. */
+  responsesWebsocket: boolean;
 }
 
 export interface OpsConfig {
@@ -222,6 +224,7 @@ export function loadConfig(env: Env = process.env): Config {
     responsesRetentionDays: check(() => positiveNumber(env.TURNPIKE_RESPONSES_RETENTION_DAYS, 30, "TURNPIKE_RESPONSES_RETENTION_DAYS"), 30),
     ops: check(() => opsConfig(env), opsConfig({})),
     mcp: check(() => parseMcpConfig(file, env, where), { servers: [], maxArgumentBytes: MCP_DEFAULTS.maxArgumentBytes, maxResultBytes: MCP_DEFAULTS.maxResultBytes }),
+    responsesWebsocket: check(() => oneOf(env.TURNPIKE_RESPONSES_WEBSOCKET?.toLowerCase(), ["on", "off"], "on", "TURNPIKE_RESPONSES_WEBSOCKET") === "on", true),
   };
   refuse(problems);
   return config;

@@ -36,7 +36,7 @@ function holdsFrame(piece: string, line: string): boolean {
 }
 
 /** The input item types Turnpike reads; a vendor's others (`web_search_call`, `item_reference`, …) are only carried. */
-const READ_ITEMS = new Set(["message", "function_call", "function_call_output", "reasoning"]);
+const READ_ITEMS = new Set(["message", "function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output", "reasoning"]);
 /** What stands in for a vendor's own item while the rest of the input is validated. */
 const STAND_IN: ResponsesInputItem = { type: "reasoning" };
 
@@ -74,6 +74,8 @@ function replayItem(item: ResponsesOutputItem): ResponsesInputItem {
       return { type: "message", role: "assistant", content: item.content.map((p) => ({ type: "output_text" as const, text: p.text })) };
     case "function_call":
       return { type: "function_call", call_id: item.call_id, name: item.name, arguments: item.arguments, ...(item.namespace ? { namespace: item.namespace } : {}) };
+    case "custom_tool_call":
+      return { type: "custom_tool_call", call_id: item.call_id, name: item.name, input: item.input };
     case "reasoning":
       return { type: "reasoning", id: item.id, summary: item.summary, ...(item.encrypted_content ? { encrypted_content: item.encrypted_content } : {}) };
     default: {
@@ -118,6 +120,8 @@ function responsesClient(request: ResponsesRequest, body: Readonly<Record<string
   const createdAt = Math.floor(Date.now() / 1000);
   // Names of namespaced functions as offered upstream → as the client knows them.
   let namespaced: Record<string, NamespacedName> = {};
+  // Custom tools offered upstream as function tools: their calls go back as custom_tool_call items.
+  let custom: Record<string, true> = {};
   let written: ResponsesResponse | undefined;
   let machine: MessagesToResponsesMachine | undefined;
   // The vendor's own reply, when the request passed through to a Responses upstream.
@@ -139,6 +143,7 @@ function responsesClient(request: ResponsesRequest, body: Readonly<Record<string
       try {
         const chat = convertResponsesRequestToChat(open.body);
         namespaced = chat.namespaced;
+        custom = chat.custom;
         const pivot = convertChatRequestToMessages(chat.request, { defaultMaxTokens: DEFAULT_MAX_TOKENS, target });
         return { request: pivot.request, warnings: open.warnings.concat(chat.warnings, pivot.warnings) };
       } catch (e) {
@@ -150,11 +155,11 @@ function responsesClient(request: ResponsesRequest, body: Readonly<Record<string
       }
     },
     encodeReply(reply, model) {
-      written = convertMessagesResponseToResponses(reply, { model, request, id, createdAt, namespaced });
+      written = convertMessagesResponseToResponses(reply, { model, request, id, createdAt, namespaced, custom });
       return written;
     },
     encoder(model, write) {
-      machine = new MessagesToResponsesMachine({ model, request, id, createdAt, namespaced }, write);
+      machine = new MessagesToResponsesMachine({ model, request, id, createdAt, namespaced, custom }, write);
       return machine;
     },
     ...(request.previous_response_id ? { continues: request.previous_response_id } : {}),

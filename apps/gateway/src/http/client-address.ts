@@ -3,6 +3,8 @@ export interface Connection {
   requestIP(r: Request): { address: string } | null;
   /** Per-request idle timeout in seconds; 0 = never. */
   timeout(r: Request, seconds: number): void;
+  /** Takes the connection over as a WebSocket (Bun's server; the Responses WebSocket transport). */
+  upgrade?(r: Request, options: { data: unknown }): boolean;
 }
 
 /** One address range: an IPv4 (32-bit) or IPv6 (128-bit) prefix. */

@@ -10,7 +10,8 @@ export interface RouteCall {
   params: Readonly<Record<string, string>>;
 }
 
-export type Handler = (call: RouteCall) => Response | Promise<Response>;
+/** A Response, or nothing once the connection was taken over as a WebSocket. */
+export type Handler = (call: RouteCall) => Response | undefined | Promise<Response | undefined>;
 
 /** One operation of the description document (OpenAPI 3.1), as plain JSON. */
 export type Operation = Record<string, unknown>;
@@ -75,7 +76,7 @@ export function mount(routes: readonly Route[], name = "routes") {
  * answer instead (the oversized-headers check Elysia's hook does for its own routes).
  */
 export function directRoutes(routes: readonly Route[], before: (request: Request) => Response | undefined) {
-  const out: Record<string, Partial<Record<Method, (request: Request, server: Connection) => Response | Promise<Response>>>> = {};
+  const out: Record<string, Partial<Record<Method, (request: Request, server: Connection) => Response | undefined | Promise<Response | undefined>>>> = {};
   for (const route of routes) {
     if (!route.direct) continue;
     if (route.rest || route.path.includes("{")) throw new Error(`${route.method} ${route.path}: only a fixed path can be served directly`);

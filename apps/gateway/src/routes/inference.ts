@@ -3,9 +3,10 @@ import { FORMATS, type ClientFormat } from "../formats";
 import { errorResponse, toGatewayError } from "../http/respond";
 import { newRequestId } from "../http/request-id";
 import type { Handler, Route } from "../http/route";
-import { count, inference } from "../openapi/operations";
+import { count, errors, inference, INFERENCE_KEYS, json, ref } from "../openapi/operations";
 import { handleCountTokens, RESPONSES_COUNT } from "../pipeline/count-tokens";
 import { handleInference } from "../pipeline/inference";
+import { responsesWebsocketRoute } from "./responses-websocket";
 
 /**
  * An inference route of one client format: the format is named here, once, and travels from
@@ -26,6 +27,7 @@ function inferenceHandler(deps: GatewayDeps, format: ClientFormat): Handler {
  * The inference POSTs are served from Bun's router directly (`direct`).
  */
 export function inferenceRoutes(deps: GatewayDeps): Route[] {
+  const websocket = responsesWebsocketRoute(deps);
   return [
     {
       method: "POST",
@@ -53,6 +55,25 @@ export function inferenceRoutes(deps: GatewayDeps): Route[] {
       direct: true,
       doc: inference({ tag: "Responses", summary: "Create a response", request: "ResponsesRequest", reply: "ResponsesResponse", event: "ResponsesStreamEvent", streamEnd: "the `event:` line names the event's `type`; the stream ends with `response.completed`, `response.incomplete` or `response.failed`.", errorBody: "ChatErrorBody" }),
       handle: inferenceHandler(deps, FORMATS.responses),
+    },
+    {
+      // The WebSocket transport of the same pipeline (routes/responses-websocket.ts).
+      method: "GET",
+      path: "/v1/responses",
+      direct: true,
+      doc: {
+        tags: ["Responses"],
+        summary: "Open the Responses WebSocket",
+        description:
+          'With `Upgrade: websocket`: a socket on which each `{"type": "response.create", …}` text frame (the create body; `previous_response_id` may name a reply of this socket; `generate: false` only warms) is answered with the stream\'s events, one JSON text frame each, or one `{"type": "error", "status", "error", "headers"}` frame. Without an upgrade, or with `TURNPIKE_RESPONSES_WEBSOCKET=off`: 426.',
+        security: INFERENCE_KEYS,
+        responses: {
+          101: { description: "Switching to the WebSocket protocol." },
+          426: { description: "Upgrade required (or the transport is off): use `POST /v1/responses`.", content: json(ref("ChatErrorBody")) },
+          ...errors("ChatErrorBody"),
+        },
+      },
+      handle: (({ request, server }) => (server ? websocket(request, server) : undefined)) satisfies Handler,
     },
     {
       method: "POST",

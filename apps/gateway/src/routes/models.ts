@@ -1,5 +1,7 @@
+import { createHash } from "node:crypto";
 import type { GatewayDeps } from "../deps";
 import { formatOfHeaders } from "../formats";
+import { agentModelInfo, isPickerDiscovery, pickerId, unaliased } from "../formats/agent-catalog";
 import { authenticate } from "../keys/authenticate";
 import { newContext } from "../pipeline/context";
 import { modelNotFound } from "../dispatch/resolve";
@@ -47,12 +49,18 @@ export function modelRoutes(deps: GatewayDeps): Route[] {
         try {
           const key = await authenticate(deps, ctx);
           // Newest first, as the messages format lists them.
-          const data = deps.catalog
+          const entries = deps.catalog
             .all()
             .filter((e) => deps.keys.allows(key, e.id))
-            .sort((a, b) => b.created_at.localeCompare(a.created_at) || a.id.localeCompare(b.id))
-            .map(modelEntry);
-          const body = { object: "list", data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
+            .sort((a, b) => b.created_at.localeCompare(a.created_at) || a.id.localeCompare(b.id));
+          // The messages-format agent's picker is shown each model under an id it keeps (formats/agent-catalog.ts).
+          const picker = isPickerDiscovery(request);
+          const data = entries.map((e) => (picker ? { ...modelEntry(e), id: pickerId(e.id) } : modelEntry(e)));
+          // `models`: the same models as the Responses-format agent's own metadata (additive; `data` is what the client libraries read).
+          const models = entries.map((e, i) => agentModelInfo(e, i + 1));
+          // The agent's decoder requires a catalog version beside `models`: it changes when the list does.
+          const etag = `"${createHash("sha256").update(JSON.stringify(models)).digest("hex").slice(0, 16)}"`;
+          const body = { object: "list", data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, models, etag };
           return Response.json(body, { headers: ctx.format.idHeaders(ctx.id) });
         } catch (e) {
           return errorResponse(ctx.format, toGatewayError(e, deps.logger, ctx.id), { logger: deps.logger, request, requestId: ctx.id });
@@ -75,7 +83,7 @@ export function modelRoutes(deps: GatewayDeps): Route[] {
         const ctx = newContext(request, formatOfHeaders(request.headers), server, deps.config.trustedProxies);
         try {
           const key = await authenticate(deps, ctx);
-          const id = decodeURIComponent(params.id ?? "");
+          const id = unaliased(decodeURIComponent(params.id ?? ""));
           const entry = deps.catalog.get(id);
           if (!entry || !deps.keys.allows(key, id)) throw modelNotFound(id);
           return Response.json(modelEntry(entry), { headers: ctx.format.idHeaders(ctx.id) });

@@ -27,6 +27,20 @@ export interface ResponsesReplyContext {
   createdAt?: number;
   /** Names namespaced functions were offered under upstream → their namespace and own name. */
   namespaced?: Record<string, { namespace: string; name: string }>;
+  /** Custom (free-form) tools offered upstream as function tools: their calls are `custom_tool_call` items. */
+  custom?: Record<string, true>;
+}
+
+/** A custom tool's free-form input from the arguments of the function it was offered as (its one string argument). */
+export function customToolInput(args: unknown): string {
+  if (typeof args === "object" && args !== null && !Array.isArray(args)) {
+    const values = Object.values(args);
+    const own = (args as Record<string, unknown>).input; // an object: checked above
+    if (typeof own === "string") return own;
+    // A model that named the argument otherwise: its one string value is still the input.
+    if (values.length === 1 && typeof values[0] === "string") return values[0];
+  }
+  return typeof args === "string" ? args : JSON.stringify(args ?? {});
 }
 
 /** A function call's name as the client named it (its own name, and its namespace if it has one). */
@@ -107,7 +121,7 @@ export function responsesEnvelope(
 }
 
 /** The pivot reply's content as output items, in order. */
-export function outputItemsOf(res: MessagesResponse, ctx: Pick<ResponsesReplyContext, "namespaced"> = {}): ResponsesOutputItem[] {
+export function outputItemsOf(res: MessagesResponse, ctx: Pick<ResponsesReplyContext, "namespaced" | "custom"> = {}): ResponsesOutputItem[] {
   const items: ResponsesOutputItem[] = [];
   let message: Extract<ResponsesOutputItem, { type: "message" }> | undefined;
   for (const block of res.content) {
@@ -127,6 +141,10 @@ export function outputItemsOf(res: MessagesResponse, ctx: Pick<ResponsesReplyCon
         break;
       case "tool_use":
         message = undefined;
+        if (ctx.custom?.[block.name]) {
+          items.push({ type: "custom_tool_call", id: randomId("ctc_"), call_id: block.id, name: block.name, input: customToolInput(block.input), status: "completed" });
+          break;
+        }
         items.push({ type: "function_call", id: randomId("fc_"), call_id: block.id, ...clientFunctionName(block.name, ctx), arguments: JSON.stringify(block.input ?? {}), status: "completed" });
         break;
       default:

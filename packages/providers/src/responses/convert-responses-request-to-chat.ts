@@ -33,7 +33,15 @@ export interface ResponsesToChatResult {
    * namespace and own name, to map the calls of a reply back. Empty without namespace tools.
    */
   namespaced: Record<string, NamespacedName>;
+  /**
+   * The custom (free-form) tools, offered upstream as function tools of one string argument
+   * (`input`): a call of one of these names is a `custom_tool_call` in the reply.
+   */
+  custom: Record<string, true>;
 }
+
+/** The one argument a custom tool's free-form input travels in, where the upstream has only function tools. */
+export const CUSTOM_TOOL_ARGUMENT = "input";
 
 /** The flat name a namespaced function is offered under: unambiguous, and a valid function name. */
 export function namespacedName(namespace: string, name: string): string {
@@ -41,7 +49,7 @@ export function namespacedName(namespace: string, name: string): string {
 }
 
 /** The input item types this converter reads. */
-const READ_ITEMS = new Set(["message", "function_call", "function_call_output", "reasoning"]);
+const READ_ITEMS = new Set(["message", "function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output", "reasoning"]);
 
 /** Fields this converter reads; any other top-level field gets a warning. */
 const HANDLED = new Set<string>([
@@ -139,7 +147,14 @@ function itemsToChat(items: readonly ResponsesInputItem[], w: Warnings): ChatMes
       a.tool_calls = [...(a.tool_calls ?? []), call];
       return;
     }
-    if (item.type === "function_call_output") {
+    if (item.type === "custom_tool_call") {
+      // Free-form input as the one string argument the tool was offered with (toolsToChat).
+      const call: ChatToolCall = { id: item.call_id, type: "function", function: { name: item.name, arguments: JSON.stringify({ [CUSTOM_TOOL_ARGUMENT]: item.input }) } };
+      const a = assistantTail(messages);
+      a.tool_calls = [...(a.tool_calls ?? []), call];
+      return;
+    }
+    if (item.type === "function_call_output" || item.type === "custom_tool_call_output") {
       const content = typeof item.output === "string" ? item.output : textOf(item.output, `${at}.output`, w);
       messages.push({ role: "tool", tool_call_id: item.call_id, content });
       return;
@@ -190,7 +205,31 @@ function functionTool(t: Record<string, unknown>, name: string, at: string): Cha
   };
 }
 
-function toolsToChat(tools: ResponsesRequest["tools"], w: Warnings, namespaced: Record<string, NamespacedName>): ChatTool[] | undefined {
+/**
+ * A custom (free-form) tool as a function tool of one string argument. Its format (a grammar, or
+ * plain text) cannot be enforced by a function tool; it is put in the description for the model.
+ */
+function customTool(t: Record<string, unknown>, at: string): ChatTool {
+  if (typeof t.name !== "string" || !/^[a-zA-Z0-9_-]{1,64}$/.test(t.name)) throw invalidRequest(`${at}.name`, "must be 1 to 64 characters of a-z, A-Z, 0-9, _ or -");
+  const format = typeof t.format === "object" && t.format !== null ? (t.format as Record<string, unknown>) : undefined; // an object: checked on the left
+  const grammar = format?.type === "grammar" && typeof format.definition === "string" ? `\n\nThe ${CUSTOM_TOOL_ARGUMENT} must follow this ${typeof format.syntax === "string" ? format.syntax : ""} grammar:\n${format.definition}` : "";
+  const description = `${typeof t.description === "string" ? t.description : ""}${grammar}`.trim();
+  return {
+    type: "function",
+    function: {
+      name: t.name,
+      ...(description ? { description } : {}),
+      parameters: {
+        type: "object",
+        properties: { [CUSTOM_TOOL_ARGUMENT]: { type: "string", description: "The tool's whole input, as free-form text (not JSON)." } },
+        required: [CUSTOM_TOOL_ARGUMENT],
+        additionalProperties: false,
+      },
+    },
+  };
+}
+
+function toolsToChat(tools: ResponsesRequest["tools"], w: Warnings, namespaced: Record<string, NamespacedName>, custom: Record<string, true>): ChatTool[] | undefined {
   if (!tools?.length) return undefined;
   const out: ChatTool[] = [];
   tools.forEach((raw, i) => {
@@ -217,7 +256,11 @@ function toolsToChat(tools: ResponsesRequest["tools"], w: Warnings, namespaced: 
       return;
     }
     if (t.type === "custom") {
-      throw invalidRequest(`tools[${i}].type`, `"custom" (free-form input) tools are not supported for this model; offer function tools`);
+      // Every translated upstream offers function tools; the call comes back as a custom_tool_call.
+      const tool = customTool(t, `tools[${i}]`);
+      if (tool.type === "function") custom[tool.function.name] = true;
+      out.push(tool);
+      return;
     }
     // A built-in tool (web_search, file_search, code_interpreter, …) runs at the vendor that
     // offers it; no upstream reached through translation can run it. The call still succeeds.
@@ -247,7 +290,8 @@ export function convertResponsesRequestToChat(req: ResponsesRequest): ResponsesT
   else messages.push(...itemsToChat(req.input, w));
   const chat: ChatRequest = { model: req.model, messages };
   const namespaced: Record<string, NamespacedName> = {};
-  const tools = toolsToChat(req.tools, w, namespaced);
+  const custom: Record<string, true> = {};
+  const tools = toolsToChat(req.tools, w, namespaced, custom);
   if (tools) chat.tools = tools;
   if (req.tool_choice !== undefined) chat.tool_choice = typeof req.tool_choice === "string" ? req.tool_choice : { type: "function", function: { name: req.tool_choice.name } };
   if (req.parallel_tool_calls != null) chat.parallel_tool_calls = req.parallel_tool_calls;
@@ -269,5 +313,5 @@ export function convertResponsesRequestToChat(req: ResponsesRequest): ResponsesT
   if (req.store != null) chat.store = req.store;
   if (req.prompt_cache_key) chat.prompt_cache_key = req.prompt_cache_key;
   if (req.stream) chat.stream = true;
-  return { request: chat, warnings: w.list, namespaced };
+  return { request: chat, warnings: w.list, namespaced, custom };
 }

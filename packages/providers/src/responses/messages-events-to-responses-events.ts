@@ -11,14 +11,19 @@ import type { MessagesStreamEvent, ResponsesOutputItem, ResponsesResponse, Respo
 import { formatSSE } from "@turnpike/schema/sse";
 import { randomId } from "../ids.js";
 import { messagesUsageFields, type UsageTotals } from "../usage.js";
-import { clientFunctionName, usageToResponses, responsesEnvelope, responsesStatusOf, type ResponsesReplyContext } from "./convert-messages-response-to-responses.js";
+import { clientFunctionName, customToolInput, usageToResponses, responsesEnvelope, responsesStatusOf, type ResponsesReplyContext } from "./convert-messages-response-to-responses.js";
 
 type Message = Extract<ResponsesOutputItem, { type: "message" }>;
 type Call = Extract<ResponsesOutputItem, { type: "function_call" }>;
 type Reasoning = Extract<ResponsesOutputItem, { type: "reasoning" }>;
+type CustomCall = Extract<ResponsesOutputItem, { type: "custom_tool_call" }>;
 
 /** The output item a pivot block is being written into. */
-type Open = { kind: "text"; item: Message; index: number; part: number } | { kind: "call"; item: Call; index: number } | { kind: "reasoning"; item: Reasoning; index: number };
+type Open =
+  | { kind: "text"; item: Message; index: number; part: number }
+  | { kind: "call"; item: Call; index: number }
+  | { kind: "custom"; item: CustomCall; index: number; json: string }
+  | { kind: "reasoning"; item: Reasoning; index: number };
 
 export class MessagesToResponsesMachine {
   private seq = 0;
@@ -88,6 +93,11 @@ export class MessagesToResponsesMachine {
           const part = item.content.length - 1;
           this.open = { kind: "text", item, index, part };
           this.emit("response.content_part.added", { item_id: item.id, output_index: index, content_index: part, part: { type: "output_text", text: "", annotations: [] } });
+        } else if (b.type === "tool_use" && this.ctx.custom?.[b.name]) {
+          // A custom tool offered as a function: its one string argument is the call's input.
+          this.closeMessage();
+          const item: CustomCall = { type: "custom_tool_call", id: randomId("ctc_"), call_id: b.id, name: b.name, input: "", status: "in_progress" };
+          this.open = { kind: "custom", item, index: this.addItem(item), json: "" };
         } else if (b.type === "tool_use") {
           this.closeMessage();
           const item: Call = { type: "function_call", id: randomId("fc_"), call_id: b.id, ...clientFunctionName(b.name, this.ctx), arguments: "", status: "in_progress" };
@@ -112,6 +122,9 @@ export class MessagesToResponsesMachine {
           if (!d.partial_json) return;
           o.item.arguments += d.partial_json;
           this.emit("response.function_call_arguments.delta", { item_id: o.item.id, output_index: o.index, delta: d.partial_json });
+        } else if (o?.kind === "custom" && d.type === "input_json_delta") {
+          // The input is a JSON string inside the arguments: written out whole once they are.
+          o.json += d.partial_json;
         } else if (o?.kind === "reasoning" && d.type === "thinking_delta") {
           if (o.item.summary.length === 0) {
             o.item.summary.push({ type: "summary_text", text: "" });
@@ -141,6 +154,18 @@ export class MessagesToResponsesMachine {
           }
           o.item.status = "completed";
           this.emit("response.function_call_arguments.done", { item_id: o.item.id, output_index: o.index, arguments: o.item.arguments });
+          this.emit("response.output_item.done", { output_index: o.index, item: o.item });
+        } else if (o.kind === "custom") {
+          let args: unknown = {};
+          try {
+            args = o.json ? JSON.parse(o.json) : {};
+          } catch {
+            args = o.json;
+          }
+          o.item.input = customToolInput(args);
+          o.item.status = "completed";
+          if (o.item.input) this.emit("response.custom_tool_call_input.delta", { item_id: o.item.id, output_index: o.index, delta: o.item.input });
+          this.emit("response.custom_tool_call_input.done", { item_id: o.item.id, output_index: o.index, input: o.item.input });
           this.emit("response.output_item.done", { output_index: o.index, item: o.item });
         } else {
           const s = o.item.summary[0];

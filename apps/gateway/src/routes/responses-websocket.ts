@@ -1,0 +1,221 @@
+import { GatewayError } from "@turnpike/providers";
+import { SSEDecoderStream } from "@turnpike/schema/sse";
+import type { ServerWebSocket } from "bun";
+import type { GatewayDeps } from "../deps";
+import { FORMATS } from "../formats";
+import { authenticate } from "../keys/authenticate";
+import type { Connection } from "../http/client-address";
+import { newContext } from "../pipeline/context";
+import { handleInference } from "../pipeline/inference";
+import { newRequestId } from "../http/request-id";
+import { errorResponse, toGatewayError } from "../http/respond";
+
+/**
+ * The Responses format's WebSocket transport (docs/protocols.md, "Responses over WebSocket"): a
+ * second front door to the same pipeline. `GET /v1/responses` with an upgrade is authenticated
+ * like the HTTP route; then every `response.create` frame is one request through authenticate →
+ * … → meter, its server-sent events written one JSON text frame each. A refusal before the stream
+ * is one `{"type":"error","status":…}` frame; the socket stays open for the next turn.
+ *
+ * Continuation: each socket remembers the conversations of its own last replies, so a turn may
+ * send only its new items with `previous_response_id`, whether or not the reply was stored (a
+ * stored one not on this socket is still found by the HTTP route's own lookup). `generate: false`
+ * warms a conversation without calling a model: its id can be continued from, nothing is billed.
+ */
+
+/** Replies remembered per socket: an agent continues its last one; a few cover forks and retries. */
+const REMEMBERED = 8;
+
+/** Headers of the handshake that belong to the socket, not to each turn's request. */
+const SOCKET_HEADERS = ["connection", "upgrade", "content-length", "transfer-encoding", "sec-websocket-key", "sec-websocket-version", "sec-websocket-extensions", "sec-websocket-protocol"];
+
+/** Rate-limit and id headers a refused turn carries in its error frame, as the HTTP reply would. */
+const ERROR_FRAME_HEADERS = /^(retry-after|x-ratelimit-|x-request-id|x-turnpike-)/;
+
+/** What one open socket holds: the handshake (re-used, with its key, for each turn) and its turns. */
+interface SocketState {
+  handshake: Request;
+  peer: string;
+  /** Reply id → the whole conversation up to and including that reply's output. */
+  conversations: Map<string, unknown[]>;
+  /** Turns run one after another, in the order their frames arrived. */
+  queue: Promise<void>;
+  /** The turn in flight's abort: a dropped socket drops its stream, billed like a dropped HTTP stream. */
+  inFlight: AbortController | undefined;
+  closed: boolean;
+}
+
+interface SocketData {
+  open(ws: ServerWebSocket<SocketData>): void;
+  message(ws: ServerWebSocket<SocketData>, message: string | Buffer): void;
+  close(ws: ServerWebSocket<SocketData>): void;
+}
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** An error frame as the format's WebSocket clients read it: the HTTP status beside the error body. */
+function errorFrame(status: number, error: unknown, headers: Record<string, string> = {}): string {
+  return JSON.stringify({ type: "error", status, error, headers });
+}
+
+/** `input` as a list of items (a bare string is one user message). */
+function inputItems(input: unknown): unknown[] {
+  if (input === undefined || input === null) return [];
+  if (typeof input === "string") return [{ type: "message", role: "user", content: input }];
+  return Array.isArray(input) ? input : [input];
+}
+
+/** `GET /v1/responses`: the WebSocket upgrade, or 426 when the transport is off or no upgrade was asked. */
+export function responsesWebsocketRoute(deps: GatewayDeps) {
+  return async (request: Request, server: Connection): Promise<Response | undefined> => {
+    const format = FORMATS.responses;
+    const upgrade = request.headers.get("upgrade")?.toLowerCase() === "websocket";
+    if (!deps.config.responsesWebsocket || !upgrade) {
+      // 426 is what makes the format's coding agent fall back to HTTP at once.
+      const requestId = newRequestId();
+      const why = deps.config.responsesWebsocket ? "GET /v1/responses is the WebSocket transport: ask for an upgrade, or POST /v1/responses" : "the WebSocket transport is switched off here (TURNPIKE_RESPONSES_WEBSOCKET=off): POST /v1/responses";
+      const err = new GatewayError({ status: 426, type: "invalid_request_error", code: "upgrade_required", message: why, headers: { upgrade: "websocket" } });
+      return errorResponse(format, err, { logger: deps.logger, request, requestId });
+    }
+    const ctx = newContext(request, format, server, deps.config.trustedProxies);
+    try {
+      // The key is checked at the handshake (a bad one gets its 401 as an HTTP answer) and again on every turn.
+      await authenticate(deps, ctx);
+    } catch (e) {
+      return errorResponse(format, toGatewayError(e, deps.logger, ctx.id), { logger: deps.logger, request, requestId: ctx.id });
+    }
+    const state: SocketState = { handshake: request, peer: ctx.address(), conversations: new Map(), queue: Promise.resolve(), inFlight: undefined, closed: false };
+    const data: SocketData = {
+      open() {},
+      message(ws, message) {
+        state.queue = state.queue.then(() => turn(deps, state, ws, typeof message === "string" ? message : message.toString("utf8"))).catch((e: unknown) => {
+          deps.logger.error("responses websocket turn failed", { request_id: ctx.id }, e);
+        });
+      },
+      close() {
+        state.closed = true;
+        state.inFlight?.abort();
+      },
+    };
+    // Elysia's own WebSocket handler calls the open/message/close that the socket's data carries.
+    if (server.upgrade?.(request, { data })) return undefined;
+    return errorResponse(format, new GatewayError({ status: 400, type: "invalid_request_error", message: "the WebSocket upgrade failed: check the Sec-WebSocket-Key and Sec-WebSocket-Version headers" }), { logger: deps.logger, request, requestId: ctx.id });
+  };
+}
+
+/** One frame from the client: a `response.create` is one request through the pipeline. */
+async function turn(deps: GatewayDeps, state: SocketState, ws: ServerWebSocket<SocketData>, text: string): Promise<void> {
+  let frame: unknown;
+  try {
+    frame = JSON.parse(text);
+  } catch {
+    frame = undefined;
+  }
+  if (!isObject(frame) || typeof frame.type !== "string") {
+    return refuse(deps, ws, 400, "each frame is a JSON object with a type, such as response.create");
+  }
+  // The client's note that it has handled a reply: nothing to do.
+  if (frame.type === "response.processed") return;
+  if (frame.type !== "response.create") return refuse(deps, ws, 400, `type: ${JSON.stringify(frame.type)} is not a frame this endpoint takes; send response.create`);
+
+  const { type: _type, generate, background: _background, ...body } = frame;
+  // Continuing a reply this socket made: its conversation goes before the new items.
+  const previous = typeof body.previous_response_id === "string" ? state.conversations.get(body.previous_response_id) : undefined;
+  const input = [...(previous ?? []), ...inputItems(body.input)];
+  if (previous) {
+    body.input = input;
+    delete body.previous_response_id;
+  }
+  if (generate === false) return warm(state, ws, body, input);
+
+  body.stream = true;
+  const headers = new Headers(state.handshake.headers);
+  for (const h of SOCKET_HEADERS) headers.delete(h);
+  headers.set("content-type", "application/json");
+  const abort = new AbortController();
+  state.inFlight = abort;
+  const request = new Request(state.handshake.url, { method: "POST", headers, body: JSON.stringify(body), signal: abort.signal });
+  // The socket's peer is each turn's client address; a turn has no timeout of its own (the socket's pings keep it).
+  const connection: Connection = { requestIP: () => ({ address: state.peer }), timeout: () => {} };
+  try {
+    const res = await handleInference(deps, request, FORMATS.responses, connection);
+    if (res.status !== 200 || !res.body) return await forwardError(ws, res);
+    const reader = res.body.pipeThrough(new SSEDecoderStream()).getReader();
+    abort.signal.addEventListener("abort", () => void reader.cancel("the client went away").catch(() => {}), { once: true });
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (state.closed) {
+        await reader.cancel("the client went away").catch(() => {});
+        break;
+      }
+      ws.send(value.data);
+      if (value.event === "response.completed") remember(state, input, value.data);
+    }
+  } finally {
+    if (state.inFlight === abort) state.inFlight = undefined;
+  }
+}
+
+/** A refusal before any stream: one error frame, with the headers the HTTP answer carried. */
+async function forwardError(ws: ServerWebSocket<SocketData>, res: Response): Promise<void> {
+  const text = await res.text();
+  let error: unknown = { type: "api_error", message: text };
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (isObject(parsed)) error = parsed.error ?? parsed;
+  } catch {
+    // A body that is not JSON is passed on as the message.
+  }
+  const headers: Record<string, string> = {};
+  res.headers.forEach((v, k) => {
+    if (ERROR_FRAME_HEADERS.test(k)) headers[k] = v;
+  });
+  ws.send(errorFrame(res.status, error, headers));
+}
+
+function refuse(deps: GatewayDeps, ws: ServerWebSocket<SocketData>, status: number, message: string): void {
+  deps.logger.info("responses websocket frame refused", { status, reason: message });
+  ws.send(errorFrame(status, { type: "invalid_request_error", message }));
+}
+
+/** After a completed reply: its whole conversation, under its id, for the next turn to continue. */
+function remember(state: SocketState, input: unknown[], data: string): void {
+  let event: unknown;
+  try {
+    event = JSON.parse(data);
+  } catch {
+    return;
+  }
+  const response = isObject(event) && isObject(event.response) ? event.response : undefined;
+  if (!response || typeof response.id !== "string") return;
+  const output = Array.isArray(response.output) ? response.output : [];
+  keep(state, response.id, [...input, ...output]);
+}
+
+function keep(state: SocketState, id: string, conversation: unknown[]): void {
+  state.conversations.set(id, conversation);
+  // Oldest first in a Map: drop beyond the last few.
+  for (const old of state.conversations.keys()) {
+    if (state.conversations.size <= REMEMBERED) break;
+    state.conversations.delete(old);
+  }
+}
+
+/** `generate: false`: the conversation is kept under a new reply id; no model is called, nothing billed. */
+function warm(state: SocketState, ws: ServerWebSocket<SocketData>, body: Json, input: unknown[]): void {
+  const id = `resp_${crypto.randomUUID().replaceAll("-", "")}`;
+  keep(state, id, input);
+  const response = {
+    id,
+    object: "response",
+    created_at: Math.floor(Date.now() / 1000),
+    status: "completed",
+    model: typeof body.model === "string" ? body.model : "",
+    output: [],
+    usage: { input_tokens: 0, input_tokens_details: { cached_tokens: 0 }, output_tokens: 0, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 0 },
+  };
+  ws.send(JSON.stringify({ type: "response.created", sequence_number: 0, response: { ...response, status: "in_progress" } }));
+  ws.send(JSON.stringify({ type: "response.completed", sequence_number: 1, response }));
+}
