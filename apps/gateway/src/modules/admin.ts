@@ -12,6 +12,7 @@ import { newRequestId } from "../pipeline/request-id";
 import { errorResponse, toGatewayError } from "../pipeline/respond";
 import type { AdminKey } from "../openapi/admin-schemas";
 import type { KeyRecord, UsageFilter, UsageGroup, UsageRecord } from "../state/store";
+import { isCleanId, MAX_ID_CHARS, textProblem } from "../storage/clean-text";
 import { modelEntry } from "./models";
 import { requestLine, SERIES_BY, type SeriesBy, seriesRange, toSeries } from "./usage-series";
 
@@ -80,6 +81,8 @@ export function parseKeyFields(body: Record<string, unknown>, requireName: boole
   for (const k of Object.keys(body)) if (!known.has(k)) throw invalid(`${k}: unknown field; expected one of ${[...known].join(", ")}`, k);
   if (body.name !== undefined || requireName) {
     if (typeof body.name !== "string" || body.name.trim() === "") throw invalid(`name: required non-empty string, got ${JSON.stringify(body.name)}`, "name");
+    const problem = textProblem(body.name, MAX_NAME_CHARS);
+    if (problem) throw invalid(`name: ${problem}`, "name");
     out.name = body.name.trim();
   }
   if (body.models !== undefined) {
@@ -129,6 +132,24 @@ export function parseKeyFields(body: Record<string, unknown>, requireName: boole
 
 const GROUPS: readonly UsageGroup[] = ["key", "model", "day"];
 
+/** The longest key name: a label for people, shown in lists. */
+const MAX_NAME_CHARS = 1000;
+
+/** A key id from the path: one with bytes no key id has is a 404 before any store is asked. */
+function keyIdParam(id: string): string {
+  if (!isCleanId(id)) throw new GatewayError({ status: 404, type: "not_found_error", code: "key_not_found", param: "id", message: `No key with id ${JSON.stringify(id.slice(0, 100))}.` });
+  return id;
+}
+
+/** A text filter (`key_id`, `model`): a 400 for one no stored value could equal. */
+function filterParam(q: URLSearchParams, name: string): string | undefined {
+  const v = q.get(name);
+  if (!v) return undefined;
+  const problem = textProblem(v, MAX_ID_CHARS);
+  if (problem) throw invalid(`${name}: ${problem}`, name);
+  return v;
+}
+
 function found<T>(v: T | undefined, id: string): T {
   if (v === undefined) throw new GatewayError({ status: 404, type: "not_found_error", code: "key_not_found", param: "id", message: `No key with id ${id}.` });
   return v;
@@ -150,7 +171,7 @@ function encodeCursor(r: UsageRecord): string {
 function decodeCursor(cursor: string): NonNullable<UsageFilter["before"]> {
   try {
     const v: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-    if (Array.isArray(v) && v.length === 2 && typeof v[0] === "string" && typeof v[1] === "string") return { created_at: v[0], request_id: v[1] };
+    if (Array.isArray(v) && v.length === 2 && typeof v[0] === "string" && typeof v[1] === "string" && isCleanId(v[0]) && isCleanId(v[1])) return { created_at: v[0], request_id: v[1] };
   } catch {
     // refused below
   }
@@ -205,14 +226,14 @@ export const adminModule = (deps: GatewayDeps) => {
       }),
     )
     .get("/admin/keys/:id", ({ request, params, server }) =>
-      guard(request, server, async () => Response.json(publicKey(found(await deps.keys.get(params.id), params.id), await deps.spend.spent(params.id)))),
+      guard(request, server, async () => Response.json(publicKey(found(await deps.keys.get(keyIdParam(params.id)), params.id), await deps.spend.spent(params.id)))),
     )
     .patch(
       "/admin/keys/:id",
       ({ request, params, server }) =>
         guard(request, server, async () => {
           const fields = parseKeyFields(await body(request), false, catalogIds);
-          const record = found(await deps.keys.update(params.id, fields), params.id);
+          const record = found(await deps.keys.update(keyIdParam(params.id), fields), params.id);
           // New limits take effect from a full bucket.
           await deps.limiter.reset(record.id);
           return Response.json(publicKey(record, await deps.spend.spent(record.id)));
@@ -228,7 +249,7 @@ export const adminModule = (deps: GatewayDeps) => {
           if (typeof grace !== "number" || !Number.isInteger(grace) || grace < 0 || grace > 30 * 86400) {
             throw invalid(`grace_seconds: must be a whole number of seconds from 0 to 2592000 (30 days), got ${JSON.stringify(grace)}`, "grace_seconds");
           }
-          const rotated = await deps.keys.rotate(params.id, grace);
+          const rotated = await deps.keys.rotate(keyIdParam(params.id), grace);
           const { record, secret } = found(rotated, params.id);
           return Response.json({ ...publicKey(record), key: secret });
         }),
@@ -236,7 +257,7 @@ export const adminModule = (deps: GatewayDeps) => {
     )
     .delete("/admin/keys/:id", ({ request, params, server }) =>
       guard(request, server, async () => {
-        const record = found(await deps.keys.revoke(params.id), params.id);
+        const record = found(await deps.keys.revoke(keyIdParam(params.id)), params.id);
         return Response.json({ ...publicKey(record), revoked: true });
       }),
     )
@@ -244,8 +265,10 @@ export const adminModule = (deps: GatewayDeps) => {
       guard(request, server, async () => {
         const q = new URL(request.url).searchParams;
         const filter: UsageFilter = {};
-        if (q.get("key_id")) filter.key_id = q.get("key_id")!;
-        if (q.get("model")) filter.model = q.get("model")!;
+        const keyId = filterParam(q, "key_id");
+        const model = filterParam(q, "model");
+        if (keyId) filter.key_id = keyId;
+        if (model) filter.model = model;
         const since = isoParam(q, "since");
         const until = isoParam(q, "until");
         if (since) filter.since = since;

@@ -10,9 +10,10 @@ import { handleInference } from "../pipeline/inference";
 import { errorResponse, toGatewayError } from "../pipeline/respond";
 import type { StoredResponse } from "../state/response-store";
 import type { KeyRecord } from "../state/store";
+import { isCleanId } from "../storage/clean-text";
 
 function notFound(id: string): GatewayError {
-  return new GatewayError({ status: 404, type: "invalid_request_error", code: "not_found", param: "response_id", message: `Response with id '${id}' not found.` });
+  return new GatewayError({ status: 404, type: "invalid_request_error", code: "not_found", param: "response_id", message: `Response with id '${id.slice(0, 100)}' not found.` });
 }
 
 /** A route over one stored response of the calling key (another key's, or an expired one, is a 404). */
@@ -21,7 +22,8 @@ function storedRoute(deps: GatewayDeps, act: (stored: StoredResponse, key: KeyRe
     const ctx = newContext(request, FORMATS.responses, server, deps.config.trustedProxies);
     try {
       const key = await authenticate(deps, ctx);
-      const stored = await deps.responses.get(key.id, params.id, new Date(deps.now()).toISOString());
+      // An id with bytes no stored id has (a NUL, a lone surrogate, thousands of characters) names nothing.
+      const stored = isCleanId(params.id) ? await deps.responses.get(key.id, params.id, new Date(deps.now()).toISOString()) : undefined;
       if (!stored) throw notFound(params.id);
       return Response.json(await act(stored, key, new URL(request.url)), { headers: FORMATS.responses.idHeaders(ctx.id) });
     } catch (e) {

@@ -38,10 +38,23 @@ export function isConnectionError(e: unknown): boolean {
   return e instanceof Error && /connect|connection|closed|ECONNREFUSED|ECONNRESET|timed? ?out/i.test(e.message) && !/syntax/i.test(e.message);
 }
 
-/** A store call that could not reach PostgreSQL: a 503 the client may retry, naming no internals. */
-function unavailable(e: unknown): never {
+/**
+ * SQLSTATEs of a value PostgreSQL cannot keep: a NUL or a byte sequence that is not UTF-8
+ * (22021), an escape with no text form (22P05), a value too large for an index (54000).
+ */
+const UNSTORABLE = new Set(["22021", "22P05", "54000"]);
+
+/**
+ * A store call that could not reach PostgreSQL: a 503 the client may retry, naming no internals.
+ * A value it refuses (ids, filters and names are checked before, this is the net under them): a 400.
+ */
+export function unavailable(e: unknown): never {
   if (isConnectionError(e)) {
     throw new GatewayError({ status: 503, type: "api_error", message: "The gateway's store (PostgreSQL) is unreachable; try again shortly." });
+  }
+  const errno = (e as { errno?: unknown } | null)?.errno; // Bun.SQL server errors carry the SQLSTATE here
+  if (typeof errno === "string" && UNSTORABLE.has(errno)) {
+    throw new GatewayError({ status: 400, type: "invalid_request_error", message: "A value in this request cannot be stored or looked up (a NUL character, invalid UTF-16, or too long)." });
   }
   throw e;
 }
