@@ -98,7 +98,7 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
     authFailures: state.authFailures,
     ledger,
     signatures: state.signatures,
-    responses: store.responseStore(),
+    responses: state.responses,
     upstreams,
     router,
     fetch: opts.fetch ?? fetch,

@@ -18,6 +18,8 @@ import { MemorySignatures, type SignatureStore } from "./signature-store";
 import { SharedKeyDirectory } from "./shared-key-directory";
 import { MemorySpendStore, type SpendStore } from "./spend-store";
 import { SqliteStore } from "./sqlite-store";
+import { JournaledResponseStore } from "../stored-responses/journaled-response-store";
+import type { ResponseStore } from "./response-store";
 import type { Store } from "./store";
 
 /** The state seams of one instance, built from the configuration. */
@@ -29,6 +31,8 @@ export interface OpenedBackends {
   authFailures: AuthFailureStore;
   ledger: Ledger;
   signatures: SignatureStore;
+  /** Stored Responses-format replies: journaled through an outage when the store is PostgreSQL. */
+  responses: ResponseStore;
   backends: Backends;
   /** Runs `fn` once at a time across every instance sharing the store, with the keys re-read first. */
   exclusive<T>(fn: () => Promise<T>): Promise<T>;
@@ -107,6 +111,15 @@ export async function openBackends(config: Config, opts: { store?: Store; now: (
       })
     : undefined;
   if (journal && journal.backlog > 0) logger.warn(`usage journal ${journalDir}: ${journal.backlog} records from before this start are being shipped to PostgreSQL`);
+  const responses = pg
+    ? JournaledResponseStore.open(journalDir, store.responseStore(), {
+        onState: (up, waiting) =>
+          up
+            ? logger.info("stored responses journaled during a PostgreSQL outage have all been shipped")
+            : logger.warn(`PostgreSQL is unreachable: stored responses are journaled in ${journalDir} (${waiting} waiting) and shipped when it answers`),
+        onDropped: (id, e) => logger.error("PostgreSQL refused a journaled stored response; it is dropped", { response_id: id }, e),
+      })
+    : undefined;
   const ledger: Ledger = journal ?? new GroupCommitLedger(store, { onError: (e) => logger.error("usage commit failed, will retry", {}, e) });
 
   const summary = [
@@ -134,6 +147,7 @@ export async function openBackends(config: Config, opts: { store?: Store; now: (
     store,
     // Thought signatures follow a conversation from instance to instance through Redis.
     signatures: link ? new RedisSignatures(link) : new MemorySignatures(10_000),
+    responses: responses ?? store.responseStore(),
     directory,
     limiter,
     spend,
@@ -151,6 +165,7 @@ export async function openBackends(config: Config, opts: { store?: Store; now: (
       if (directory instanceof SharedKeyDirectory) directory.close();
       redisAuth?.close();
       await redisSpend?.close();
+      await responses?.close();
       if (journal) await journal.close();
       else await ledger.flush();
       link?.close();
