@@ -181,7 +181,13 @@ export async function relay(
     } catch {
       return refuse(malformed(vendor, "JSON that is not a reply of its protocol"));
     }
-    // The record is committed before the client sees the reply.
+    // The record is committed before the client sees the reply. A client whose connection is
+    // already gone (Bun's server closes one that pipelines a request behind this one, see
+    // docs/operations.md "HTTP/1.1 pipelining") is recorded as gone: billed, never told.
+    if (ctx.request.signal.aborted) {
+      await finish({ status: 499, upstreamStatus: upstream.status, aborted: true });
+      return new Response(null, { status: 499 });
+    }
     await finish({ status: 200, upstreamStatus: upstream.status });
     return new Response(out, { status: 200, headers });
   }
