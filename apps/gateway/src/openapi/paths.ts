@@ -97,6 +97,7 @@ export function paths(): Json {
           query("order", "`desc` (newest first, the default) or `asc`.", { type: "string", enum: ["asc", "desc"] }),
           query("limit", "Items per page, 1 to 100 (default 20).", { type: "integer", minimum: 1, maximum: 100 }),
           query("after", "The id of the item the page starts after.", { type: "string" }),
+          query("before", "The id of the item the page ends before (without `after`: the `limit` items just before it).", { type: "string" }),
         ],
         responses: { ...ok("A page of input items.", ref("ResponsesInputItemList")), ...errors("ChatErrorBody") },
       },
