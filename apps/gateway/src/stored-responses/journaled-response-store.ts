@@ -188,8 +188,10 @@ export class JournaledResponseStore implements ResponseStore {
       const e = this.queue[0]!;
       const op = this.read(e);
       try {
-        if (op.op === "put") await this.inner.put(op.r);
-        else await this.inner.delete(op.key_id, op.id);
+        // A response deleted while it waited is never written: no other instance sees it, even briefly.
+        if (op.op === "put") {
+          if (this.waiting.get(e.id)?.kind !== "delete") await this.inner.put(op.r);
+        } else await this.inner.delete(op.key_id, op.id);
       } catch (err) {
         if (unreachable(err)) {
           this.shipSoon();

@@ -89,7 +89,7 @@ describe.skipIf(!postgresUp)("stored responses through a PostgreSQL outage", () 
     const fromOld = await respond(a.url, "Continue the old one", before);
     expect(fromOld.status).toBe(503);
     expect(await storedIds()).not.toContain(during[0]);
-    expect(a.output()).toContain("stored responses are journaled");
+    await waitFor("the instance to say so", async () => a.output().includes("stored responses are journaled") || undefined);
 
     proxy.restore();
     const expected = [before, ...during.slice(0, 7), next].sort();
