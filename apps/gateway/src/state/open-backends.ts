@@ -118,6 +118,7 @@ export async function openBackends(config: Config, opts: { store?: Store; now: (
             ? logger.info("stored responses journaled during a PostgreSQL outage have all been shipped")
             : logger.warn(`PostgreSQL is unreachable: stored responses are journaled in ${journalDir} (${waiting} waiting) and shipped when it answers`),
         onDropped: (id, e) => logger.error("PostgreSQL refused a journaled stored response; it is dropped", { response_id: id }, e),
+        onError: (e) => logger.error("shipping journaled stored responses stopped", {}, e),
       })
     : undefined;
   const ledger: Ledger = journal ?? new GroupCommitLedger(store, { onError: (e) => logger.error("usage commit failed, will retry", {}, e) });

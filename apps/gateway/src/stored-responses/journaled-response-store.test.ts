@@ -116,7 +116,9 @@ describe("JournaledResponseStore", () => {
     const before = JournaledResponseStore.open(d, first, { retryMs: 60_000 });
     await before.put(stored("resp_a"));
     await before.put(stored("resp_b"));
-    // No close: killed. Its last write was cut short.
+    // Gone with its lines unshipped (closing with the store away leaves the file as a kill does),
+    // its last write cut short.
+    await before.close();
     appendFileSync(join(d, "stored-responses.ndjson"), '{"op":"put","r":{"id":"resp_to');
     const inner = memoryStore();
     const after = JournaledResponseStore.open(d, inner, { retryMs: 5 });

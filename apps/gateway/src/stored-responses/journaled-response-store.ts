@@ -28,6 +28,8 @@ export interface ResponseJournalOptions {
   onState?: (up: boolean, waiting: number) => void;
   /** A change the store refused for its content (not for being unreachable): dropped, and said why. */
   onDropped?: (id: string, e: unknown) => void;
+  /** Shipping stopped on something else (a journal line that cannot be read). */
+  onError?: (e: unknown) => void;
 }
 
 const FILE = "stored-responses.ndjson";
@@ -87,7 +89,7 @@ export class JournaledResponseStore implements ResponseStore {
     store.bytes = Buffer.byteLength(text.slice(0, whole));
     if (store.queue.length) {
       opts.onState?.(false, store.queue.length);
-      void store.ship();
+      store.ship().catch((e) => opts.onError?.(e));
     }
     return store;
   }
@@ -170,7 +172,7 @@ export class JournaledResponseStore implements ResponseStore {
     if (this.retryTimer || this.shipping || this.closed) return;
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;
-      void this.ship();
+      this.ship().catch((e) => this.opts.onError?.(e));
     }, this.retryMs);
   }
 

@@ -16,7 +16,7 @@ const dir = mkdtempSync(join(tmpdir(), "turnpike-drain-"));
 const db = join(dir, "turnpike.db");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const startGateway = () => spawnGateway({ TURNPIKE_DB: db, TURNPIKE_ADMIN_KEY: ADMIN, TURNPIKE_DRAIN_SECONDS: "2" });
+const startGateway = () => spawnGateway({ TURNPIKE_DB: db, TURNPIKE_ADMIN_KEY: ADMIN, TURNPIKE_DRAIN_SECONDS: "5" });
 
 /** Starts a stream and resolves once its first bytes arrived, with a promise of its whole text. */
 async function openStream(url: string, key: string, format: "messages" | "chat", directives: string) {
@@ -43,8 +43,8 @@ test("SIGTERM: streams finish within the drain, the rest end in-band and are bil
   const gw = await startGateway();
   const created = await fetch(`${gw.url}/admin/keys`, { method: "POST", headers: { authorization: `Bearer ${ADMIN}` }, body: JSON.stringify({ name: "drain" }) });
   const { key } = (await created.json()) as { key: string };
-  // Short: about 1 s in all. Long: about 12 s, far past the 2 s drain.
-  const short = [await openStream(gw.url, key, "messages", "chunks=5 latency=200"), await openStream(gw.url, key, "chat", "chunks=5 latency=200")];
+  // Short: about 0.3 s in all, well within the 5 s drain on a loaded machine. Long: about 12 s, far past it.
+  const short = [await openStream(gw.url, key, "messages", "chunks=3 latency=100"), await openStream(gw.url, key, "chat", "chunks=3 latency=100")];
   const long = [await openStream(gw.url, key, "messages", "chunks=40 latency=300"), await openStream(gw.url, key, "chat", "chunks=40 latency=300")];
   gw.proc.kill("SIGTERM");
   // No new connection is taken once draining (however long the signal takes to be handled).

@@ -41,7 +41,7 @@ describe.skipIf(!postgresUp)("stored responses through a PostgreSQL outage", () 
       removeDir(b.journalDir);
     });
     key = (await newKey(b.url, {})).key;
-  });
+  }, 60_000);
   afterAll(async () => {
     for (const c of cleanups) await c();
   });
