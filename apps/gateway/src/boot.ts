@@ -102,7 +102,7 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
     // MCP sessions in Redis, when there is one, so that any instance serves any session.
     mcpSessions: state.redis ? new RedisMcpSessions(state.redis) : new MemoryMcpSessions(now),
     affinity: state.affinity,
-    responses: store.responseStore(),
+    responses: state.responses,
     upstreams,
     router,
     fetch: opts.fetch ?? fetch,

@@ -14,7 +14,7 @@ export interface Admitted {
   settle(actualTokens: number): void;
 }
 
-function rateLimited(a: Admission, limitHeaders: Record<string, string>, model?: string): GatewayError {
+export function rateLimited(a: Admission, limitHeaders: Record<string, string>, model?: string): GatewayError {
   const what = a.limitedBy === "tokens" ? "tokens per minute" : "requests per minute";
   const limit = (a.limitedBy === "tokens" ? a.tokens : a.requests)?.limit;
   return new GatewayError({

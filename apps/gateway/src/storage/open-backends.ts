@@ -18,6 +18,8 @@ import { MemorySignatures, type SignatureStore } from "../stored-responses/signa
 import { SharedKeyDirectory } from "../keys/shared-key-directory";
 import { MemorySpendStore, type SpendStore } from "../limits/spend-store";
 import { SqliteStore } from "./sqlite-store";
+import { JournaledResponseStore } from "../stored-responses/journaled-response-store";
+import type { ResponseStore } from "../stored-responses/response-store";
 import type { Store } from "./store";
 import { type AffinityStore, MemoryAffinity } from "../dispatch/affinity";
 import { RedisAffinity } from "../dispatch/redis-affinity";
@@ -35,6 +37,8 @@ export interface OpenedBackends {
   redis: RedisLink | undefined;
   /** Which deployment each agent session is on (shared through Redis when there is one). */
   affinity: AffinityStore;
+  /** Stored Responses-format replies: journaled through an outage when the store is PostgreSQL. */
+  responses: ResponseStore;
   backends: Backends;
   /** Runs `fn` once at a time across every instance sharing the store, with the keys re-read first. */
   exclusive<T>(fn: () => Promise<T>): Promise<T>;
@@ -113,6 +117,16 @@ export async function openBackends(config: Config, opts: { store?: Store; now: (
       })
     : undefined;
   if (journal && journal.backlog > 0) logger.warn(`usage journal ${journalDir}: ${journal.backlog} records from before this start are being shipped to PostgreSQL`);
+  const responses = pg
+    ? JournaledResponseStore.open(journalDir, store.responseStore(), {
+        onState: (up, waiting) =>
+          up
+            ? logger.info("stored responses journaled during a PostgreSQL outage have all been shipped")
+            : logger.warn(`PostgreSQL is unreachable: stored responses are journaled in ${journalDir} (${waiting} waiting) and shipped when it answers`),
+        onDropped: (id, e) => logger.error("PostgreSQL refused a journaled stored response; it is dropped", { response_id: id }, e),
+        onError: (e) => logger.error("shipping journaled stored responses stopped", {}, e),
+      })
+    : undefined;
   const ledger: Ledger = journal ?? new GroupCommitLedger(store, { onError: (e) => logger.error("usage commit failed, will retry", {}, e) });
 
   const summary = [
@@ -143,6 +157,7 @@ export async function openBackends(config: Config, opts: { store?: Store; now: (
     redis: link,
     // A session's deployment likewise (dispatch/affinity.ts).
     affinity: link ? new RedisAffinity(link, now) : new MemoryAffinity(now),
+    responses: responses ?? store.responseStore(),
     directory,
     limiter,
     spend,
@@ -160,6 +175,7 @@ export async function openBackends(config: Config, opts: { store?: Store; now: (
       if (directory instanceof SharedKeyDirectory) directory.close();
       redisAuth?.close();
       await redisSpend?.close();
+      await responses?.close();
       if (journal) await journal.close();
       else await ledger.flush();
       link?.close();
