@@ -97,6 +97,7 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
     spend,
     authFailures: state.authFailures,
     ledger,
+    ...(state.inflight ? { inflight: state.inflight } : {}),
     signatures: state.signatures,
     responses: store.responseStore(),
     upstreams,

@@ -1,6 +1,7 @@
 import type { MessagesRequest } from "@turnpike/schema";
 import type { Config } from "./config";
 import type { KeyService } from "./keys/key-service";
+import type { InflightBook } from "./metering/inflight";
 import type { PipelineHooks } from "./pipeline/events";
 import type { Catalog } from "./routing/catalog";
 import type { Router } from "./routing/deployments";
@@ -31,6 +32,8 @@ export interface GatewayDeps {
   spend: SpendStore;
   authFailures: AuthFailureStore;
   ledger: Ledger;
+  /** Requests admitted and not yet recorded, where other instances see them (PostgreSQL only). */
+  inflight?: InflightBook;
   signatures: SignatureStore;
   /** Stored Responses-format replies (`previous_response_id`, `GET /v1/responses/{id}`). */
   responses: ResponseStore;

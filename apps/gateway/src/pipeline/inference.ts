@@ -1,5 +1,6 @@
 import type { GatewayDeps } from "../deps";
 import type { ClientFormat } from "../formats";
+import { askedOutputCap } from "../limits/worst-case";
 import { admit, type Admitted } from "./admit";
 import { dispatch } from "./attempts";
 import { authenticate } from "./authenticate";
@@ -33,7 +34,7 @@ export async function handleInference(deps: GatewayDeps, request: Request, forma
     const { request: validated, size } = await validate(ctx, deps.config.maxBodyBytes);
     const client = await recall(deps, key, validated);
     const asked = resolve(deps, key, client.model);
-    admitted = await admit(deps, ctx, key, asked.entry, size);
+    admitted = await admit(deps, ctx, key, asked.entry, size, { requestId: ctx.id, stream: client.stream, outputCap: askedOutputCap(client.body) });
     const sent = await dispatch(deps, ctx, format, client, asked, size);
     const { plan: p, outcome } = sent;
     const target = p.target; // the model that served: its id, window and prices

@@ -25,6 +25,8 @@ export interface JournalOptions {
    */
   shipDelayMs?: number;
   onError?: (e: unknown) => void;
+  /** Awaited before each insert: rows written elsewhere first (the book of requests in flight). */
+  beforeShip?: () => Promise<void>;
   /** Told when shipping starts failing (false) and succeeds again (true). */
   onStoreState?: (up: boolean) => void;
 }
@@ -186,6 +188,7 @@ export class JournalLedger implements Ledger {
     while (this.queue.length && rounds-- > 0) {
       const batch = this.queue.slice(0, this.opts.batch);
       try {
+        await this.opts.beforeShip?.();
         await this.store.insertUsage(batch.map((b) => b.record));
       } catch (e) {
         this.lastError = e;

@@ -200,6 +200,31 @@ ALTER TABLE usage_v5 RENAME TO usage;`,
     // `ON CONFLICT (request_id)` needs the id unique on its own: its table stays as it is.
     postgres: "SELECT 1",
   },
+  {
+    version: 6,
+    name: "requests in flight and instance heartbeats",
+    // Only a shared store has other instances to bill a dead one's requests (src/metering/postgres-inflight.ts).
+    sqlite: "SELECT 1",
+    postgres: `
+CREATE TABLE inflight (
+  request_id TEXT PRIMARY KEY,
+  instance TEXT NOT NULL,
+  key_id TEXT NOT NULL,
+  model TEXT NOT NULL,
+  endpoint TEXT NOT NULL,
+  stream BOOLEAN NOT NULL,
+  input_tokens INTEGER NOT NULL,
+  cost_usd DOUBLE PRECISION NOT NULL,
+  reserved_usd DOUBLE PRECISION NOT NULL,
+  budgets TEXT NOT NULL,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX inflight_instance ON inflight (instance);
+CREATE TABLE instances (
+  id TEXT PRIMARY KEY,
+  beat_at TIMESTAMPTZ NOT NULL
+);`,
+  },
 ];
 
 /**

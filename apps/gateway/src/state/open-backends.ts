@@ -16,7 +16,8 @@ import { RedisSignatures } from "./redis-signatures";
 import { RedisSpendStore } from "./redis-spend-store";
 import { MemorySignatures, type SignatureStore } from "./signature-store";
 import { SharedKeyDirectory } from "./shared-key-directory";
-import { MemorySpendStore, type SpendStore } from "./spend-store";
+import { MemorySpendStore, monthStart, type SpendStore } from "./spend-store";
+import { PostgresInflightBook } from "../metering/postgres-inflight";
 import { SqliteStore } from "./sqlite-store";
 import type { Store } from "./store";
 
@@ -28,6 +29,8 @@ export interface OpenedBackends {
   spend: SpendStore;
   authFailures: AuthFailureStore;
   ledger: Ledger;
+  /** Requests in flight where other instances see them (PostgreSQL only). */
+  inflight?: PostgresInflightBook;
   signatures: SignatureStore;
   backends: Backends;
   /** Runs `fn` once at a time across every instance sharing the store, with the keys re-read first. */
@@ -96,12 +99,38 @@ export async function openBackends(config: Config, opts: { store?: Store; now: (
     if (link.up) await redisSpend.seed().catch((e) => logger.error("seeding the month's spend in Redis failed", {}, e));
     redisAuth = new RedisAuthFailures(link, 30, 60_000);
     spend = new FailoverSpendStore(link, redisFail, redisSpend, localSpend);
+    // An outage begins: the local counters are raised to the store's totals, so that a budget
+    // another instance spent stays refused here too (README "Running several instances").
+    link.onState((up) => {
+      if (up) return;
+      store
+        .spendSince(monthStart(now()))
+        .then((totals) => {
+          for (const [id, usd] of totals) localSpend.atLeast(id, usd);
+        })
+        .catch((e) => logger.error("reading the month's spend from the store failed", {}, e));
+    });
     limiter = new FailoverLimiterStore(link, redisFail, new RedisLimiterStore(link, now), localLimiter);
     authFailures = new FailoverAuthFailures(link, redisFail, redisAuth, localAuth);
   }
 
+  // Each request in flight written where the other instances see it, so a dead instance's are billed.
+  const inflight = pg
+    ? new PostgresInflightBook(pg.sql, {
+        onError: (what, e) => logger.error(`${what} in PostgreSQL failed`, {}, e),
+        onReaped: (rows) => {
+          logger.warn(`billed ${rows.length} requests of an instance that stopped answering (aborted, estimated)`, { request_ids: rows.slice(0, 20).map((r) => r.request_id).join(",") });
+          for (const r of rows) {
+            const done = r.budgets.length ? spend.settle(r.budgets, r.reserved_usd, r.cost_usd, true) : spend.add(r.key_id, r.cost_usd);
+            done.catch((e) => logger.error("spend update failed", { request_id: r.request_id }, e));
+          }
+        },
+      })
+    : undefined;
+  if (inflight) await inflight.start().catch((e) => logger.error("the first heartbeat in PostgreSQL failed; retrying in the background", {}, e));
   const journal = pg
     ? JournalLedger.open(journalDir, store, {
+        ...(inflight ? { beforeShip: () => inflight.idle() } : {}),
         onError: (e) => logger.error("shipping usage records to PostgreSQL failed; they wait in the journal", {}, e),
         onStoreState: (up) => up && logger.info("PostgreSQL answers again; the journal is being shipped"),
       })
@@ -139,6 +168,7 @@ export async function openBackends(config: Config, opts: { store?: Store; now: (
     spend,
     authFailures,
     ledger,
+    ...(inflight ? { inflight } : {}),
     backends,
     exclusive: (fn) =>
       pg && directory instanceof SharedKeyDirectory
@@ -153,6 +183,7 @@ export async function openBackends(config: Config, opts: { store?: Store; now: (
       await redisSpend?.close();
       if (journal) await journal.close();
       else await ledger.flush();
+      await inflight?.close();
       link?.close();
       await store.close();
     },
