@@ -98,18 +98,11 @@ export async function openBackends(config: Config, opts: { store?: Store; now: (
     redisSpend = new RedisSpendStore(link, store, now);
     if (link.up) await redisSpend.seed().catch((e) => logger.error("seeding the month's spend in Redis failed", {}, e));
     redisAuth = new RedisAuthFailures(link, 30, 60_000);
-    spend = new FailoverSpendStore(link, redisFail, redisSpend, localSpend);
     // An outage begins: the local counters are raised to the store's totals, so that a budget
     // another instance spent stays refused here too (README "Running several instances").
-    link.onState((up) => {
-      if (up) return;
-      store
-        .spendSince(monthStart(now()))
-        .then((totals) => {
-          for (const [id, usd] of totals) localSpend.atLeast(id, usd);
-        })
-        .catch((e) => logger.error("reading the month's spend from the store failed", {}, e));
-    });
+    spend = new FailoverSpendStore(link, redisFail, redisSpend, localSpend, () => store.spendSince(monthStart(now())), (e) =>
+      logger.error("reading the month's spend from the store failed", {}, e),
+    );
     limiter = new FailoverLimiterStore(link, redisFail, new RedisLimiterStore(link, now), localLimiter);
     authFailures = new FailoverAuthFailures(link, redisFail, redisAuth, localAuth);
   }

@@ -86,7 +86,24 @@ export class FailoverSpendStore implements SpendStore {
     private readonly shared: RedisSpendStore,
     /** Also told every settlement, so that it knows the spend when Redis goes away. */
     private readonly local: MemorySpendStore,
-  ) {}
+    /** The month's totals per budget from the ledger, read when an outage begins. */
+    totals?: () => Promise<Map<string, number>>,
+    onError?: (e: unknown) => void,
+  ) {
+    if (!totals) return;
+    link.onState((up) => {
+      if (up) return;
+      // Admission on local counters waits for this (one query): a budget another instance spent
+      // is refused here from the first request of the outage.
+      this.raised = totals()
+        .then((t) => {
+          for (const [id, usd] of t) this.local.atLeast(id, usd);
+        })
+        .catch((e) => onError?.(e));
+    });
+  }
+
+  private raised: Promise<void> = Promise.resolve();
 
   spent(keyId: string): Promise<number> {
     return guarded(this.link, this.mode, () => this.shared.spent(keyId), () => this.local.spent(keyId));
@@ -105,7 +122,10 @@ export class FailoverSpendStore implements SpendStore {
         for (const [i, c] of checks.entries()) this.local.atLeast(c.id, r.spent[i] ?? 0);
         return { refusedBy: r.refusedBy, shared: true };
       },
-      () => this.local.reserve(checks, usd),
+      async () => {
+        await this.raised;
+        return this.local.reserve(checks, usd);
+      },
     );
   }
 
