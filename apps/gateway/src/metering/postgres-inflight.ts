@@ -71,7 +71,12 @@ export class PostgresInflightBook implements InflightBook {
   private pending: InflightRequest[] = [];
   private drops: string[] = [];
   private scheduled = false;
-  private writing: Promise<void> = Promise.resolve();
+  /** The write under way: at most one; what is handed over meanwhile goes into the next. */
+  private writing: Promise<void> | undefined;
+  /** Writes begun and ended, counted: `idle` waits for the one that carries what it was handed. */
+  private begun = 0;
+  private ended = 0;
+  private waiters: { upTo: number; done: () => void }[] = [];
   private timers: ReturnType<typeof setInterval>[] = [];
   private readonly opts: Required<Pick<InflightOptions, "beatMs" | "leaseMs" | "reapMs">> & InflightOptions;
 
@@ -110,17 +115,30 @@ export class PostgresInflightBook implements InflightBook {
   }
 
   private schedule(): void {
-    if (this.scheduled) return;
+    if (this.scheduled || this.writing) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      const rows = this.pending;
-      const drops = this.drops;
-      this.pending = [];
-      this.drops = [];
-      // Chained: a drop never overtakes the row it drops, and `idle` waits for all.
-      this.writing = this.writing.then(() => this.write(rows, drops)).catch((e) => this.opts.onError?.("writing requests in flight", e));
+      this.flush();
     });
+  }
+
+  /** One write for everything handed over since the last; when it ends, the next if more came. */
+  private flush(): void {
+    if (this.writing || (!this.pending.length && !this.drops.length)) return;
+    const rows = this.pending;
+    const drops = this.drops;
+    this.pending = [];
+    this.drops = [];
+    const n = ++this.begun;
+    this.writing = this.write(rows, drops)
+      .catch((e) => this.opts.onError?.("writing requests in flight", e))
+      .finally(() => {
+        this.writing = undefined;
+        this.ended = n;
+        this.waiters = this.waiters.filter((w) => (w.upTo <= n ? (w.done(), false) : true));
+        this.flush();
+      });
   }
 
   private async write(rows: InflightRequest[], drops: string[]): Promise<void> {
@@ -129,9 +147,16 @@ export class PostgresInflightBook implements InflightBook {
     if (drops.length) await this.sql`DELETE FROM inflight WHERE request_id IN ${this.sql(drops)}`;
   }
 
-  /** Settles once the rows handed over so far are written: the journal ships records only after. */
+  /**
+   * Settles once the rows handed over so far are written (or their write failed). The journal
+   * ships records only after, and tells a client its request is done only after: a request
+   * whose instance dies is then in the ledger, or in the book where the others bill it.
+   */
   idle(): Promise<void> {
-    return this.scheduled ? new Promise<void>((r) => setImmediate(r)).then(() => this.writing) : this.writing;
+    // Rows not yet sent go in the next write (number begun + 1); else the one under way carries them.
+    const upTo = this.pending.length || this.drops.length ? this.begun + 1 : this.writing ? this.begun : this.ended;
+    if (upTo <= this.ended) return Promise.resolve();
+    return new Promise((done) => this.waiters.push({ upTo, done }));
   }
 
   /** Bills the requests of dead instances; also clears rows whose record landed and old instances. */

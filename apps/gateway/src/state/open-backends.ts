@@ -123,7 +123,7 @@ export async function openBackends(config: Config, opts: { store?: Store; now: (
   if (inflight) await inflight.start().catch((e) => logger.error("the first heartbeat in PostgreSQL failed; retrying in the background", {}, e));
   const journal = pg
     ? JournalLedger.open(journalDir, store, {
-        ...(inflight ? { beforeShip: () => inflight.idle() } : {}),
+        ...(inflight ? { companion: () => inflight.idle() } : {}),
         onError: (e) => logger.error("shipping usage records to PostgreSQL failed; they wait in the journal", {}, e),
         onStoreState: (up) => up && logger.info("PostgreSQL answers again; the journal is being shipped"),
       })
