@@ -136,7 +136,9 @@ export class PostgresInflightBook implements InflightBook {
       .finally(() => {
         this.writing = undefined;
         this.ended = n;
-        this.waiters = this.waiters.filter((w) => (w.upTo <= n ? (w.done(), false) : true));
+        const due = this.waiters.filter((w) => w.upTo <= n);
+        this.waiters = this.waiters.filter((w) => w.upTo > n);
+        for (const w of due) w.done();
         this.flush();
       });
   }
