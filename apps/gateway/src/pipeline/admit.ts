@@ -87,7 +87,7 @@ export async function admit(
   billable?: Billable,
 ): Promise<Admitted> {
   const estimate = Math.ceil(bodySize / 4);
-  // The worst case is held against the budget until the request is settled (docs/design.md, "Budgets").
+  // The worst case is held against the budget until the request is settled (docs/design.md, step 4 "admit").
   const reserve = billable ? worstCaseUsd(entry, estimate, billable.outputCap) : 0;
   const budgets: BudgetCheck[] = key.budget_usd === null ? [] : [{ id: key.id, budget: key.budget_usd }];
   const held = budgets.length ? await deps.spend.reserve(budgets, reserve) : undefined;

@@ -25,12 +25,14 @@ export interface JournalOptions {
    */
   shipDelayMs?: number;
   onError?: (e: unknown) => void;
+  /** Awaited before each insert: rows that must be in the store first (the book of requests in flight). */
+  beforeShip?: () => Promise<void>;
   /**
-   * Awaited before each insert, and (for at most `companionWaitMs`) before a record's promise
-   * settles: rows that must be in the store before the record is shipped and before its client
-   * is told the request is done (the book of requests in flight, metering/postgres-inflight.ts).
+   * Awaited (for at most `companionWaitMs`) before a record's promise settles: a row that must
+   * be in the store before its client is told the request is done (its entry in the book of
+   * requests in flight, metering/postgres-inflight.ts).
    */
-  companion?: () => Promise<void>;
+  companion?: (r: UsageRecord) => Promise<void> | undefined;
   companionWaitMs?: number;
   /** Told when shipping starts failing (false) and succeeds again (true). */
   onStoreState?: (up: boolean) => void;
@@ -140,12 +142,18 @@ export class JournalLedger implements Ledger {
     seg.unshipped += batch.length;
     for (const b of batch) this.queue.push({ record: b.record, seg });
     if (seg.bytes >= this.opts.segmentBytes) this.rotate();
-    const companion = this.opts.companion?.();
-    if (companion) {
+    const waits: Promise<void>[] = [];
+    if (this.opts.companion) {
+      for (const b of batch) {
+        const w = this.opts.companion(b.record);
+        if (w) waits.push(w);
+      }
+    }
+    if (waits.length) {
       // Bounded: a store that stops answering must not hold every client.
       let timer: ReturnType<typeof setTimeout> | undefined;
       const waited = new Promise<void>((r) => (timer = setTimeout(r, this.opts.companionWaitMs ?? 2000)));
-      void Promise.race([companion, waited]).then(() => {
+      void Promise.race([Promise.all(waits), waited]).then(() => {
         clearTimeout(timer);
         for (const b of batch) b.done();
       });
@@ -202,7 +210,7 @@ export class JournalLedger implements Ledger {
     while (this.queue.length && rounds-- > 0) {
       const batch = this.queue.slice(0, this.opts.batch);
       try {
-        await this.opts.companion?.();
+        await this.opts.beforeShip?.();
         await this.store.insertUsage(batch.map((b) => b.record));
       } catch (e) {
         this.lastError = e;

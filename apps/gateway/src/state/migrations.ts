@@ -204,9 +204,12 @@ ALTER TABLE usage_v5 RENAME TO usage;`,
     version: 6,
     name: "requests in flight and instance heartbeats",
     // Only a shared store has other instances to bill a dead one's requests (src/metering/postgres-inflight.ts).
+    // Unlogged: a row lives for one request and is written on its path, so it skips the WAL and
+    // its flush; a PostgreSQL crash empties the book, and the live instances' journals still hold
+    // every record (only a request in flight on an instance that dies during that crash is lost).
     sqlite: "SELECT 1",
     postgres: `
-CREATE TABLE inflight (
+CREATE UNLOGGED TABLE inflight (
   request_id TEXT PRIMARY KEY,
   instance TEXT NOT NULL,
   key_id TEXT NOT NULL,
@@ -220,7 +223,7 @@ CREATE TABLE inflight (
   created_at TEXT NOT NULL
 );
 CREATE INDEX inflight_instance ON inflight (instance);
-CREATE TABLE instances (
+CREATE UNLOGGED TABLE instances (
   id TEXT PRIMARY KEY,
   beat_at TIMESTAMPTZ NOT NULL
 );`,

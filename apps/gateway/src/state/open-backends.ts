@@ -19,7 +19,7 @@ import { SharedKeyDirectory } from "./shared-key-directory";
 import { MemorySpendStore, monthStart, type SpendStore } from "./spend-store";
 import { PostgresInflightBook } from "../metering/postgres-inflight";
 import { SqliteStore } from "./sqlite-store";
-import type { Store } from "./store";
+import type { Store, UsageRecord } from "./store";
 
 /** The state seams of one instance, built from the configuration. */
 export interface OpenedBackends {
@@ -123,7 +123,7 @@ export async function openBackends(config: Config, opts: { store?: Store; now: (
   if (inflight) await inflight.start().catch((e) => logger.error("the first heartbeat in PostgreSQL failed; retrying in the background", {}, e));
   const journal = pg
     ? JournalLedger.open(journalDir, store, {
-        ...(inflight ? { companion: () => inflight.idle() } : {}),
+        ...(inflight ? { beforeShip: () => inflight.idle(), companion: (r: UsageRecord) => inflight.written(r.request_id) } : {}),
         onError: (e) => logger.error("shipping usage records to PostgreSQL failed; they wait in the journal", {}, e),
         onStoreState: (up) => up && logger.info("PostgreSQL answers again; the journal is being shipped"),
       })

@@ -21,7 +21,7 @@ return 1`;
 const SEED_SHA = scriptSha(SEED);
 
 /**
- * Admission's one atomic step (docs/design.md, "Budgets"): every budget must have room (its spend
+ * Admission's one atomic step (docs/design.md, step 4 "admit"): every budget must have room (its spend
  * plus its reservations below the budget), and then the request's worst case is reserved on each.
  * A month not yet seeded answers -2 (the caller seeds it and asks again). Reservations of a
  * budget are the field `~r:<id>` beside its spend.

@@ -28,7 +28,7 @@ export interface Reserved {
 
 /**
  * Spend per budget in the current calendar month (UTC), and the money reserved by requests still
- * running (docs/design.md, "Budgets"). Async so that a shared counter can stand behind the same
+ * running (docs/design.md, step 4 "admit"). Async so that a shared counter can stand behind the same
  * callers.
  */
 export interface SpendStore {
