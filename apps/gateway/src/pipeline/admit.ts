@@ -123,7 +123,8 @@ export async function admit(
       stream: billable.stream,
       input_tokens: estimate,
       cost_usd: deps.catalog.cost(entry, { input_tokens: estimate, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 }),
-      reserved_usd: held ? reserve : 0,
+      // Only a reservation held in Redis is released there by whoever bills it.
+      reserved_usd: held?.shared ? reserve : 0,
       budgets: held ? ids : [],
       created_at: new Date(deps.now()).toISOString(),
     });
