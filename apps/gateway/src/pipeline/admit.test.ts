@@ -71,13 +71,13 @@ describe("budget reservations", () => {
     const k = await key({ budget_usd: 0.05 });
     const each = worstCaseUsd(haiku, 100, 1000);
     const results = await Promise.allSettled(Array.from({ length: 80 }, (_, n) => admit(t.deps, chat, k, haiku, 400, ask(n, 1000))));
-    const admitted = results.filter((r) => r.status === "fulfilled");
+    const admitted = results.filter((r): r is PromiseFulfilledResult<Admitted> => r.status === "fulfilled");
     // Admitted while spent + reserved < budget: 0.0468 + one more reservation.
     expect(admitted.length).toBe(Math.ceil(0.05 / each));
     expect(admitted.length).toBe(10);
-    for (const r of results) if (r.status === "rejected") expect((r.reason as GatewayError).status).toBe(402);
+    for (const r of results) if (r.status === "rejected") expect((r.reason as GatewayError).status).toBe(402); // admit refuses with GatewayErrors
     // Each spends its whole reservation: the overspend is under one reservation.
-    for (const r of admitted) (r as PromiseFulfilledResult<Admitted>).value.settle(1100, each, true);
+    for (const r of admitted) r.value.settle(1100, each, true);
     const spent = await t.deps.spend.spent(k.id);
     expect(spent).toBeGreaterThanOrEqual(0.05);
     expect(spent - 0.05).toBeLessThan(each);
