@@ -29,9 +29,14 @@ const USAGE_TYPES: Record<(typeof USAGE_COLUMNS)[number], string> = {
  * array per column cost the gateway about 4 µs of CPU per record (each element quoted into an
  * array literal in JavaScript); one `JSON.stringify` of the batch is native (bound as text, then
  * cast: a parameter the server types as json is sent by the driver as a JSON string). Rows whose request
- * id is already there are skipped: a replayed journal cannot duplicate a record.
+ * id is already there are skipped: a replayed journal cannot duplicate a record. The same
+ * transaction takes the requests out of the book of requests in flight (metering/postgres-inflight.ts),
+ * by its primary key (`= ANY` of an array: written as `IN (SELECT …)` the planner scanned the
+ * whole book, dead rows included, on every insert).
  */
-const INSERT_USAGE = `INSERT INTO usage (${USAGE_COLUMNS.join(", ")}) SELECT ${USAGE_COLUMNS.join(", ")} FROM json_to_recordset($1::text::json) AS r(${USAGE_COLUMNS.map((c) => `${c} ${USAGE_TYPES[c]}`).join(", ")}) ON CONFLICT (request_id) DO NOTHING`;
+const INSERT_USAGE = `WITH r AS (SELECT * FROM json_to_recordset($1::text::json) AS r(${USAGE_COLUMNS.map((c) => `${c} ${USAGE_TYPES[c]}`).join(", ")})),
+gone AS (DELETE FROM inflight WHERE request_id = ANY (ARRAY(SELECT request_id FROM r)))
+INSERT INTO usage (${USAGE_COLUMNS.join(", ")}) SELECT ${USAGE_COLUMNS.join(", ")} FROM r ON CONFLICT (request_id) DO NOTHING`;
 
 
 /**
