@@ -6,6 +6,7 @@ import { dashboardModule } from "./modules/dashboard";
 import { directRoutes } from "./modules/direct-routes";
 import { healthModule } from "./modules/health";
 import { docsModule } from "./modules/docs";
+import { generateModule } from "./modules/generate";
 import { messagesModule } from "./modules/messages";
 import { metricsModule } from "./modules/metrics";
 import { modelsModule } from "./modules/models";
@@ -33,6 +34,7 @@ export const createApp = (deps: GatewayDeps) =>
     .use(messagesModule(deps))
     .use(chatModule(deps))
     .use(responsesModule(deps))
+    .use(generateModule(deps))
     .use(adminModule(deps))
     .use(metricsModule(deps))
     .use(openapiModule(deps))

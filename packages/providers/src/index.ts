@@ -106,6 +106,10 @@ export { encodeMessagesEvents, formatMessagesEvent } from "./messages/encode-mes
 export type { MessagesStreamContext } from "./messages/messages-event-builder.js";
 
 // Generate protocol types
+export { convertGenerateRequestToMessages, openApiToJsonSchema, type GenerateToMessagesOptions } from "./generate/convert-generate-request-to-messages.js";
+export { convertMessagesResponseToGenerate, generateFinishReason, generateUsage } from "./generate/convert-messages-response-to-generate.js";
+export { MessagesToGenerateMachine, type GenerateChunksContext } from "./generate/messages-events-to-generate-chunks.js";
+export { generateErrorStatus, generateStatusWord, renderGenerateError } from "./generate/render-generate-error.js";
 export type * from "./generate/types.js";
 
 // Tokens and signatures

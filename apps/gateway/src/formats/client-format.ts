@@ -5,7 +5,7 @@ import type { StoredResponse } from "../state/response-store";
 import type { Endpoint } from "../state/store";
 
 /** The wire formats a client can speak. */
-export type Format = "messages" | "chat" | "responses";
+export type Format = "messages" | "chat" | "responses" | "generate";
 
 /**
  * A validated client request, whatever its format: the few facts the pipeline reads, plus the

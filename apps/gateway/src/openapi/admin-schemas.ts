@@ -53,7 +53,7 @@ export const AdminKeyFields = Type.Object(
 
 export const AdminRotate = Type.Object({ grace_seconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 2_592_000 })) });
 
-const Endpoint = Type.Union(["chat", "messages", "responses", "count_tokens"].map((e) => Type.Literal(e)));
+const Endpoint = Type.Union(["chat", "messages", "responses", "generate", "count_tokens"].map((e) => Type.Literal(e)));
 
 /** One usage record of the ledger. */
 export const AdminUsageRecord = Type.Object({

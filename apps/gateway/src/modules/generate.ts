@@ -1,0 +1,140 @@
+import { GatewayError } from "@turnpike/providers";
+import type { GenerateModel } from "@turnpike/schema";
+import { Elysia } from "elysia";
+import type { GatewayDeps } from "../deps";
+import { FORMATS } from "../formats";
+import { catalogIdOf, generateFormatFor, type GenerateMode } from "../formats/generate";
+import { authenticate } from "../pipeline/authenticate";
+import type { Connection } from "../pipeline/client-address";
+import { newContext } from "../pipeline/context";
+import { handleCountTokens, type CountRoute } from "../pipeline/count-tokens";
+import { handleInference } from "../pipeline/inference";
+import { modelNotFound } from "../pipeline/resolve";
+import { errorResponse, toGatewayError } from "../pipeline/respond";
+import type { CatalogEntry } from "../routing/catalog";
+
+const format = FORMATS.generate;
+
+/** A catalog entry as the format lists a model (`models/{id}`, its token limits, its methods). */
+export function generateModel(e: CatalogEntry): GenerateModel {
+  return {
+    name: `models/${e.id}`,
+    baseModelId: e.id,
+    version: e.created_at.slice(0, 10),
+    displayName: e.display_name,
+    description: `${e.display_name}, served by Turnpike`,
+    inputTokenLimit: e.context_window,
+    outputTokenLimit: e.max_output_tokens,
+    supportedGenerationMethods: ["generateContent", "streamGenerateContent", "countTokens"],
+  };
+}
+
+/**
+ * The request with a `?key=` query key moved into the header the pipeline reads (the format lets
+ * a key ride in the query; a header given too wins).
+ */
+function withQueryKey(request: Request, url: URL): Request {
+  const key = url.searchParams.get("key");
+  if (!key || request.headers.has("x-goog-api-key") || request.headers.has("authorization") || request.headers.has("x-api-key")) return request;
+  const headers = new Headers(request.headers);
+  headers.set("x-goog-api-key", key);
+  return new Request(request, { headers });
+}
+
+/** `:countTokens` for one model: `{contents}` or `{generateContentRequest}` in, `{totalTokens}` out. */
+function countRoute(model: string): CountRoute {
+  return {
+    format,
+    read(body) {
+      const inner = typeof body.generateContentRequest === "object" && body.generateContentRequest !== null ? (body.generateContentRequest as Record<string, unknown>) : body; // an object: checked on the left
+      const { generateContentRequest: _inner, ...request } = inner;
+      const client = generateFormatFor(model, "json").validate(request);
+      return { model, body: request, toPivot: (target) => client.toPivot(target).request };
+    },
+    reply: (totalTokens) => ({ totalTokens }),
+  };
+}
+
+/** The model and action of `/{version}/models/{model}:{action}` (the model may be URL-encoded). */
+function parseAction(url: URL): { model: string; action: string } {
+  const rest = url.pathname.slice(url.pathname.indexOf("/models/") + "/models/".length);
+  const colon = rest.lastIndexOf(":");
+  if (colon <= 0) throw new GatewayError({ status: 404, type: "not_found_error", message: `No route for POST ${url.pathname}: expected /models/{model}:generateContent, :streamGenerateContent or :countTokens.` });
+  let model: string;
+  try {
+    model = decodeURIComponent(rest.slice(0, colon));
+  } catch {
+    throw new GatewayError({ status: 400, type: "invalid_request_error", message: `The model in ${url.pathname} is not valid URL encoding.` });
+  }
+  return { model: catalogIdOf(model), action: rest.slice(colon + 1) };
+}
+
+/** One POST action of the format, by the path's model and verb. */
+async function generateAction(deps: GatewayDeps, request: Request, server: Connection | null | undefined): Promise<Response> {
+  const url = new URL(request.url);
+  let asked: { model: string; action: string };
+  try {
+    asked = parseAction(url);
+  } catch (e) {
+    const ctx = newContext(request, format, server, deps.config.trustedProxies);
+    return errorResponse(format, toGatewayError(e, deps.logger, ctx.id), ctx.id);
+  }
+  const req = withQueryKey(request, url);
+  switch (asked.action) {
+    case "countTokens":
+      return handleCountTokens(deps, req, server, countRoute(asked.model));
+    case "generateContent":
+      return handleInference(deps, req, generateFormatFor(asked.model, "json"), server);
+    case "streamGenerateContent": {
+      const mode: GenerateMode = url.searchParams.get("alt") === "sse" ? "sse" : "array";
+      const res = await handleInference(deps, req, generateFormatFor(asked.model, mode), server);
+      // Without `alt=sse` the chunks are one JSON array, sent as they come.
+      if (mode === "array" && res.headers.get("content-type")?.includes("event-stream")) res.headers.set("content-type", "application/json; charset=utf-8");
+      return res;
+    }
+    default: {
+      const ctx = newContext(request, format, server, deps.config.trustedProxies);
+      const err = new GatewayError({ status: 404, type: "not_found_error", message: `Unknown action ":${asked.action}": Turnpike serves :generateContent, :streamGenerateContent and :countTokens.` });
+      deps.logger.info("unknown generateContent action", { request_id: ctx.id, path: url.pathname });
+      return errorResponse(format, err, ctx.id);
+    }
+  }
+}
+
+/**
+ * The generateContent format's routes (docs/protocols.md §6): the key's models in the format's
+ * list shape, and the three POST actions under `/v1beta/models/` and `/v1/models/` (the version
+ * the GenAI SDK calls by default; `GET /v1/models` stays the other formats' list). The key comes
+ * in `x-goog-api-key`, `?key=` or a bearer token.
+ */
+export const generateModule = (deps: GatewayDeps) => {
+  const listed = async (request: Request, server: Connection | null | undefined, one: string | undefined) => {
+    const url = new URL(request.url);
+    const ctx = newContext(withQueryKey(request, url), format, server, deps.config.trustedProxies);
+    try {
+      const key = await authenticate(deps, ctx);
+      const headers = format.idHeaders(ctx.id);
+      if (one !== undefined) {
+        const id = catalogIdOf(decodeURIComponent(one));
+        const entry = deps.catalog.get(id);
+        if (!entry || !deps.keys.allows(key, id)) throw modelNotFound(id);
+        return Response.json(generateModel(entry), { headers });
+      }
+      const models = deps.catalog
+        .all()
+        .filter((e) => deps.keys.allows(key, e.id))
+        .map(generateModel);
+      return Response.json({ models }, { headers });
+    } catch (e) {
+      return errorResponse(format, toGatewayError(e, deps.logger, ctx.id), ctx.id);
+    }
+  };
+  return new Elysia({ name: "module.generate" })
+    .get("/v1beta/models", ({ request, server }) => listed(request, server, undefined))
+    .get("/v1beta/models/*", ({ request, server }) => {
+      const path = new URL(request.url).pathname;
+      return listed(request, server, path.slice("/v1beta/models/".length));
+    })
+    .post("/v1beta/models/*", ({ request, server }) => generateAction(deps, request, server), { parse: "none" })
+    .post("/v1/models/*", ({ request, server }) => generateAction(deps, request, server), { parse: "none" });
+};
