@@ -26,6 +26,7 @@ import type {
 import { invalidRequest } from "../errors.js";
 import { sanitizeToolId } from "../ids.js";
 import { checkImageMediaType } from "../media.js";
+import { SKIP_THOUGHT_SIGNATURE } from "./convert-messages-to-generate-contents.js";
 import { EFFORT_TO_BUDGET } from "../thinking.js";
 import { Warnings, type Warning } from "../warnings.js";
 
@@ -122,7 +123,8 @@ function convertContents(contents: readonly GenerateContentParam[], w: Warnings)
     if (role === "assistant") calls = [];
     c.parts.forEach((p, j) => {
       const at = `contents[${i}].parts[${j}]`;
-      if (p.thoughtSignature !== undefined) w.add("thoughtSignature", "thought signatures are read only by the generateContent deployment that wrote them; dropped toward this upstream");
+      // The documented skip value carries nothing: only a real signature is lost here.
+      if (p.thoughtSignature !== undefined && p.thoughtSignature !== SKIP_THOUGHT_SIGNATURE) w.add("thoughtSignature", "thought signatures are read only by the generateContent deployment that wrote them; dropped toward this upstream");
       if (p.thought === true) {
         w.add("thought", "earlier thoughts are not replayed to this upstream");
         return;

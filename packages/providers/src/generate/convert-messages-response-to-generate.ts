@@ -31,10 +31,13 @@ export function generateFinishReason(reason: StopReason | null | undefined): str
  * Pivot usage → `usageMetadata`: the prompt counts cached tokens too; thoughts are counted apart
  * from the candidates' tokens, as the format does (the pivot's output includes them).
  */
-export function generateUsage(u: Pick<MessagesUsage, "input_tokens" | "output_tokens" | "cache_read_input_tokens" | "cache_creation_input_tokens" | "output_tokens_details">): GenerateUsageMetadata {
+export function generateUsage(
+  u: Pick<MessagesUsage, "input_tokens" | "output_tokens" | "cache_read_input_tokens" | "cache_creation_input_tokens" | "output_tokens_details"> & { reasoning_tokens?: number },
+): GenerateUsageMetadata {
   const cached = u.cache_read_input_tokens ?? 0;
   const prompt = u.input_tokens + cached + (u.cache_creation_input_tokens ?? 0);
-  const thoughts = Math.min(u.output_tokens_details?.thinking_tokens ?? 0, u.output_tokens);
+  // A reply states the share as `output_tokens_details`; a stream's running totals as `reasoning_tokens`.
+  const thoughts = Math.min(u.output_tokens_details?.thinking_tokens ?? u.reasoning_tokens ?? 0, u.output_tokens);
   const candidates = u.output_tokens - thoughts;
   return {
     promptTokenCount: prompt,
