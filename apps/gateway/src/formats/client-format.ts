@@ -1,5 +1,6 @@
 import type { GatewayError, Warning } from "@turnpike/providers";
 import type { MessagesRequest, MessagesResponse, MessagesStreamEvent, Protocol } from "@turnpike/schema";
+import type { CatalogEntry } from "../routing/catalog";
 import type { Admission } from "../state/limiter-store";
 import type { StoredResponse } from "../state/response-store";
 import type { Endpoint } from "../state/store";
@@ -79,4 +80,9 @@ export interface ClientFormat {
   idHeaders(requestId: string): Record<string, string>;
   /** The rate-limit headers this format's clients read. */
   limitHeaders(admission: Admission, nowMs: number): Record<string, string>;
+  /**
+   * The models list and one model in this format's own shapes, where its clients cannot read the
+   * shared one (`GET /v1/models` answers in them when the call's headers claim this format).
+   */
+  readonly models?: { list(entries: readonly CatalogEntry[]): unknown; one(entry: CatalogEntry): unknown };
 }

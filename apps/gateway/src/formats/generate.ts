@@ -1,8 +1,9 @@
 import { GatewayError, MessagesToGenerateMachine, convertGenerateRequestToMessages, convertMessagesResponseToGenerate, renderGenerateError } from "@turnpike/providers";
-import { validateGenerateRequest, type GenerateRequest } from "@turnpike/schema";
+import { validateGenerateRequest, type GenerateModel, type GenerateRequest } from "@turnpike/schema";
 import { formatSSE, formatSSEComment } from "@turnpike/schema/sse";
 import { chatLimitHeaders } from "../limits/rate-limit-headers";
 import { invalid, validationError } from "../pipeline/read-body";
+import type { CatalogEntry } from "../routing/catalog";
 import { DEFAULT_MAX_TOKENS } from "./chat";
 import type { ClientFormat, ClientRequest } from "./client-format";
 
@@ -76,6 +77,26 @@ function validateFor(body: Record<string, unknown>, model: string | undefined, m
   return generateClient(checked.value, body, named, mode, framing);
 }
 
+/** A catalog entry as the format lists a model (`models/{id}`, its token limits, its methods). */
+function generateModel(e: CatalogEntry): GenerateModel {
+  return {
+    name: `models/${e.id}`,
+    baseModelId: e.id,
+    version: e.created_at.slice(0, 10),
+    displayName: e.display_name,
+    description: `${e.display_name}, served by Turnpike`,
+    inputTokenLimit: e.context_window,
+    outputTokenLimit: e.max_output_tokens,
+    supportedGenerationMethods: ["generateContent", "streamGenerateContent", "countTokens"],
+  };
+}
+
+/** The format's models list (`{models}`, catalog order) and model. */
+export const generateModels = {
+  list: (entries: readonly CatalogEntry[]) => ({ models: entries.map(generateModel) }),
+  one: generateModel,
+};
+
 const KEEP_ALIVE = new TextEncoder().encode(formatSSEComment("keep-alive"));
 
 /**
@@ -103,6 +124,7 @@ export const generateFormat: ClientFormat = {
   },
   idHeaders: (requestId) => ({ "x-request-id": requestId }),
   limitHeaders: chatLimitHeaders,
+  models: generateModels,
 };
 
 /**

@@ -1,9 +1,8 @@
 import { GatewayError } from "@turnpike/providers";
-import type { GenerateModel } from "@turnpike/schema";
 import { Elysia } from "elysia";
 import type { GatewayDeps } from "../deps";
 import { FORMATS } from "../formats";
-import { catalogIdOf, generateFormatFor, type GenerateMode } from "../formats/generate";
+import { catalogIdOf, generateFormatFor, generateModels, type GenerateMode } from "../formats/generate";
 import { authenticate } from "../pipeline/authenticate";
 import type { Connection } from "../pipeline/client-address";
 import { newContext } from "../pipeline/context";
@@ -11,23 +10,8 @@ import { handleCountTokens, type CountRoute } from "../pipeline/count-tokens";
 import { handleInference } from "../pipeline/inference";
 import { modelNotFound } from "../pipeline/resolve";
 import { errorResponse, toGatewayError } from "../pipeline/respond";
-import type { CatalogEntry } from "../routing/catalog";
 
 const format = FORMATS.generate;
-
-/** A catalog entry as the format lists a model (`models/{id}`, its token limits, its methods). */
-export function generateModel(e: CatalogEntry): GenerateModel {
-  return {
-    name: `models/${e.id}`,
-    baseModelId: e.id,
-    version: e.created_at.slice(0, 10),
-    displayName: e.display_name,
-    description: `${e.display_name}, served by Turnpike`,
-    inputTokenLimit: e.context_window,
-    outputTokenLimit: e.max_output_tokens,
-    supportedGenerationMethods: ["generateContent", "streamGenerateContent", "countTokens"],
-  };
-}
 
 /**
  * The request with a `?key=` query key moved into the header the pipeline reads (the format lets
@@ -118,13 +102,10 @@ export const generateModule = (deps: GatewayDeps) => {
         const id = catalogIdOf(decodeURIComponent(one));
         const entry = deps.catalog.get(id);
         if (!entry || !deps.keys.allows(key, id)) throw modelNotFound(id);
-        return Response.json(generateModel(entry), { headers });
+        return Response.json(generateModels.one(entry), { headers });
       }
-      const models = deps.catalog
-        .all()
-        .filter((e) => deps.keys.allows(key, e.id))
-        .map(generateModel);
-      return Response.json({ models }, { headers });
+      const entries = deps.catalog.all().filter((e) => deps.keys.allows(key, e.id));
+      return Response.json(generateModels.list(entries), { headers });
     } catch (e) {
       return errorResponse(format, toGatewayError(e, deps.logger, ctx.id), ctx.id);
     }

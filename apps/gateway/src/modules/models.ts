@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import type { GatewayDeps } from "../deps";
 import { formatOfHeaders } from "../formats";
+import { catalogIdOf } from "../formats/generate";
 import { authenticate } from "../pipeline/authenticate";
 import { newContext } from "../pipeline/context";
 import { modelNotFound } from "../pipeline/resolve";
@@ -41,12 +42,11 @@ export const modelsModule = (deps: GatewayDeps) =>
       const ctx = newContext(request, formatOfHeaders(request.headers), server, deps.config.trustedProxies);
       try {
         const key = await authenticate(deps, ctx);
+        const allowed = deps.catalog.all().filter((e) => deps.keys.allows(key, e.id));
+        // A format whose clients read their own shape (the GenAI SDK calls `/v1/models` by default).
+        if (ctx.format.models) return Response.json(ctx.format.models.list(allowed), { headers: ctx.format.idHeaders(ctx.id) });
         // Newest first, as the messages format lists them.
-        const data = deps.catalog
-          .all()
-          .filter((e) => deps.keys.allows(key, e.id))
-          .sort((a, b) => b.created_at.localeCompare(a.created_at) || a.id.localeCompare(b.id))
-          .map(modelEntry);
+        const data = allowed.sort((a, b) => b.created_at.localeCompare(a.created_at) || a.id.localeCompare(b.id)).map(modelEntry);
         const body = { object: "list", data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
         return Response.json(body, { headers: ctx.format.idHeaders(ctx.id) });
       } catch (e) {
@@ -57,10 +57,11 @@ export const modelsModule = (deps: GatewayDeps) =>
       const ctx = newContext(request, formatOfHeaders(request.headers), server, deps.config.trustedProxies);
       try {
         const key = await authenticate(deps, ctx);
-        const id = decodeURIComponent(params["*"]);
+        // The generateContent format names a model `models/{id}`.
+        const id = catalogIdOf(decodeURIComponent(params["*"]));
         const entry = deps.catalog.get(id);
         if (!entry || !deps.keys.allows(key, id)) throw modelNotFound(id);
-        return Response.json(modelEntry(entry), { headers: ctx.format.idHeaders(ctx.id) });
+        return Response.json(ctx.format.models ? ctx.format.models.one(entry) : modelEntry(entry), { headers: ctx.format.idHeaders(ctx.id) });
       } catch (e) {
         return errorResponse(ctx.format, toGatewayError(e, deps.logger, ctx.id), ctx.id);
       }
