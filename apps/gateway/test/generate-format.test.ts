@@ -1,0 +1,216 @@
+/**
+ * The generateContent client format at the wire: its routes and keys, errors in its envelope,
+ * model ids with spaces in the path, the JSON-array stream, passthrough to a generateContent
+ * upstream (unknown fields and signatures carried), what a translation carries, warns of or
+ * refuses, and the ledger's `endpoint: "generate"` for inference and count calls.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startHarness, type Harness } from "./harness";
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h.close();
+});
+
+const HI = { contents: [{ role: "user", parts: [{ text: 'Say it. [sim text="Hello there."]' }] }] };
+
+function post(path: string, body: unknown, headers: Record<string, string> = { "x-goog-api-key": h.key }): Promise<Response> {
+  return fetch(`${h.url}${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+}
+
+/** What the last upstream call sent to the simulator. */
+function sent(): Record<string, any> {
+  return h.gw.simulator!.requests.at(-1)!.body as Record<string, any>; // the simulator's parsed JSON: fields read are asserted
+}
+
+async function ledgerRow(requestId: string) {
+  await h.gw.deps.ledger.flush();
+  return (await h.gw.deps.store.queryUsage({ key_id: h.keyId })).find((r) => r.request_id === requestId);
+}
+
+describe("routes and keys", () => {
+  test("the key in x-goog-api-key, ?key= or a bearer token; both API versions", async () => {
+    for (const [path, headers] of [
+      ["/v1beta/models/beta-5:generateContent", { "x-goog-api-key": h.key }],
+      [`/v1beta/models/beta-5:generateContent?key=${h.key}`, {}],
+      ["/v1/models/beta-5:generateContent", { authorization: `Bearer ${h.key}` }],
+    ] as const) {
+      const res = await post(path, HI, headers);
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as any;
+      expect(body.candidates[0].content.parts).toEqual([{ text: "Hello there." }]);
+      expect(body.modelVersion).toBe("beta-5");
+    }
+  });
+
+  test("a catalog id with spaces and parentheses, URL-encoded in the path, also as models/{id}", async () => {
+    const id = "alpha-sonnet-4-6 (context-1m beta)";
+    const res = await post(`/v1beta/models/${encodeURIComponent(id)}:generateContent`, HI);
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as any).modelVersion).toBe(id);
+    const one = await fetch(`${h.url}/v1beta/models/${encodeURIComponent(id)}`, { headers: { "x-goog-api-key": h.key } });
+    expect(((await one.json()) as any).name).toBe(`models/${id}`);
+  });
+
+  test("errors in the format's envelope, with its status words", async () => {
+    const cases: [Promise<Response>, number, string, string][] = [
+      [post("/v1beta/models/beta-5:generateContent", HI, {}), 401, "UNAUTHENTICATED", "Missing API key"],
+      [post("/v1beta/models/no-such:generateContent", HI), 404, "NOT_FOUND", "no-such"],
+      [post("/v1beta/models/beta-5:generateContent", { contents: [{ role: "user", parts: [{}] }] }), 400, "INVALID_ARGUMENT", "contents[0].parts[0]"],
+      [post("/v1beta/models/beta-5:embedContent", HI), 404, "NOT_FOUND", ":embedContent"],
+      [post("/v1beta/models/beta-5:generateContent", { contents: [] }), 400, "INVALID_ARGUMENT", "contents"],
+    ];
+    for (const [call, code, status, mentions] of cases) {
+      const res = await call;
+      expect(res.status).toBe(code);
+      const body = (await res.json()) as any;
+      expect(body.error.code).toBe(code);
+      expect(body.error.status).toBe(status);
+      expect(body.error.message).toContain(mentions);
+    }
+  });
+
+  test("without alt=sse the stream is one JSON array, written as it comes", async () => {
+    const res = await post("/v1beta/models/alpha-haiku-4-5:streamGenerateContent", HI);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toStartWith("application/json");
+    const chunks = JSON.parse(await res.text()) as any[];
+    expect(chunks.length).toBeGreaterThan(1);
+    expect(chunks.map((c) => c.candidates[0].content.parts.map((p: any) => p.text).join("")).join("")).toBe("Hello there.");
+    expect(chunks.at(-1).candidates[0].finishReason).toBe("STOP");
+    expect(chunks.at(-1).usageMetadata.candidatesTokenCount).toBeGreaterThan(0);
+  });
+});
+
+describe("passthrough to a generateContent upstream", () => {
+  test("unknown fields, safety settings, cached content and thought signatures go as the client sent them", async () => {
+    const body = {
+      contents: [
+        { role: "user", parts: [{ text: "Weather?" }] },
+        { role: "model", parts: [{ functionCall: { name: "get_weather", args: { city: "Paris" } }, thoughtSignature: "c2lnbmVk" }] },
+        { role: "user", parts: [{ functionResponse: { name: "get_weather", response: { output: "sunny" } } }] },
+      ],
+      tools: [{ functionDeclarations: [{ name: "get_weather", parametersJsonSchema: { type: "object", properties: { city: { type: "string" } } } }] }],
+      safetySettings: [{ category: "HARM_CATEGORY_HARASSMENT", threshold: "BLOCK_NONE" }],
+      cachedContent: "cachedContents/abc",
+      labels: { team: "search" },
+    };
+    const res = await post("/v1beta/models/gamma-3-flash:generateContent", body);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-turnpike-warning")).toBeNull();
+    const up = sent();
+    expect(up.model).toBeUndefined();
+    expect(up.contents).toEqual(body.contents);
+    expect([up.safetySettings, up.cachedContent, up.labels]).toEqual([body.safetySettings, body.cachedContent, body.labels]);
+    expect(((await res.json()) as any).modelVersion).toBe("gamma-3-flash");
+  });
+
+  test("a stream passes through, its usage metered under endpoint generate", async () => {
+    const res = await post("/v1beta/models/gamma-3-pro:streamGenerateContent?alt=sse", HI);
+    expect(res.headers.get("content-type")).toStartWith("text/event-stream");
+    const text = await res.text();
+    const last = JSON.parse(text.trim().split(/\r?\n\r?\n/).at(-1)!.replace(/^data: /, ""));
+    expect(last.modelVersion).toBe("gamma-3-pro");
+    const row = await ledgerRow(res.headers.get("x-request-id")!);
+    expect(row?.endpoint).toBe("generate");
+    expect(row?.stream).toBe(true);
+    expect(row?.output_tokens).toBe(last.usageMetadata.candidatesTokenCount);
+    expect(row?.input_tokens).toBe(last.usageMetadata.promptTokenCount);
+  });
+});
+
+describe("translation to other upstreams", () => {
+  test("knobs it cannot carry are warnings; a real thought signature is dropped with one", async () => {
+    const res = await post("/v1beta/models/alpha-haiku-4-5:generateContent", {
+      contents: [
+        { role: "user", parts: [{ text: "Hi" }] },
+        { role: "model", parts: [{ text: "Hello", thoughtSignature: "c2lnbmVk" }] },
+        { role: "user", parts: [{ text: "Again" }] },
+      ],
+      safetySettings: [{ category: "HARM_CATEGORY_HARASSMENT", threshold: "BLOCK_NONE" }],
+      generationConfig: { responseModalities: ["TEXT"], maxOutputTokens: 100 },
+    });
+    expect(res.status).toBe(200);
+    const warned = res.headers.get("x-turnpike-warning")!;
+    expect(warned).toContain("safetySettings: ");
+    expect(warned).toContain("thoughtSignature: ");
+    expect(warned).toContain("generationConfig.responseModalities: ");
+    expect(sent().max_tokens).toBe(100);
+    expect(sent().messages.map((m: any) => m.role)).toEqual(["user", "assistant", "user"]);
+  });
+
+  test("cachedContent toward another protocol is a 400 that says why", async () => {
+    const res = await post("/v1beta/models/beta-5:generateContent", { ...HI, cachedContent: "cachedContents/abc" });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as any;
+    expect(body.error.status).toBe("INVALID_ARGUMENT");
+    expect(body.error.message).toContain("cachedContent");
+  });
+
+  test("thinking budget and level, tool modes and structured output reach each upstream in its terms", async () => {
+    const tools = [{ functionDeclarations: [{ name: "get_time", parameters: { type: "OBJECT", properties: { zone: { type: "STRING", nullable: true } } } }] }];
+    let res = await post("/v1beta/models/alpha-haiku-4-5:generateContent", {
+      ...HI,
+      tools,
+      toolConfig: { functionCallingConfig: { mode: "ANY", allowedFunctionNames: ["get_time"] } },
+    });
+    expect(res.status).toBe(200);
+    expect(sent().tool_choice).toEqual({ type: "tool", name: "get_time" });
+    expect(sent().tools[0].input_schema).toEqual({ type: "object", properties: { zone: { type: ["string", "null"] } } });
+
+    res = await post("/v1beta/models/alpha-haiku-4-5:generateContent", { ...HI, generationConfig: { maxOutputTokens: 4096, thinkingConfig: { thinkingBudget: 2048, includeThoughts: true } } });
+    expect(res.status).toBe(200);
+    expect(sent().thinking).toEqual({ type: "enabled", budget_tokens: 2048 });
+
+    res = await post("/v1beta/models/beta-5:generateContent", { ...HI, generationConfig: { thinkingConfig: { thinkingLevel: "HIGH" } } });
+    expect(res.status).toBe(200);
+    expect(sent().reasoning_effort).toBe("high");
+
+    res = await post("/v1beta/models/beta-5:generateContent", {
+      contents: [{ role: "user", parts: [{ text: "A person." }] }],
+      generationConfig: { responseMimeType: "application/json", responseJsonSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] } },
+    });
+    expect(sent().response_format.type).toBe("json_schema");
+    const person = JSON.parse(((await res.json()) as any).candidates[0].content.parts[0].text);
+    expect(person).toEqual({ name: "sample name" });
+  });
+
+  test("function calls keep their ids; a response without one answers the call of its name", async () => {
+    const res = await post("/v1beta/models/beta-5:generateContent", {
+      contents: [
+        { role: "user", parts: [{ text: "Time?" }] },
+        { role: "model", parts: [{ functionCall: { id: "toolu_a1", name: "get_time", args: {} } }, { functionCall: { name: "get_date", args: {} } }] },
+        { role: "user", parts: [{ functionResponse: { id: "toolu_a1", name: "get_time", response: { output: "noon" } } }, { functionResponse: { name: "get_date", response: { date: "today" } } }] },
+      ],
+      tools: [{ functionDeclarations: [{ name: "get_time" }, { name: "get_date" }] }],
+    });
+    expect(res.status).toBe(200);
+    const up = sent();
+    const ids = up.messages[1].tool_calls.map((c: any) => c.id);
+    expect(ids[0]).toBe("toolu_a1");
+    expect(up.messages.slice(2).map((m: any) => [m.tool_call_id, m.content])).toEqual([
+      ["toolu_a1", "noon"],
+      [ids[1], '{"date":"today"}'],
+    ]);
+  });
+});
+
+describe("countTokens", () => {
+  test("the upstream's count for generateContent and messages upstreams, the local one for chat; the wrapped request form too", async () => {
+    for (const [model, how] of [
+      ["gamma-3-pro", "upstream"],
+      ["alpha-opus-4-8", "upstream"],
+      ["delta-m3", "local"],
+    ] as const) {
+      const res = await post(`/v1beta/models/${model}:countTokens`, { contents: HI.contents });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("x-turnpike-count")).toBe(how);
+      expect(((await res.json()) as any).totalTokens).toBeGreaterThan(0);
+    }
+    const wrapped = await post("/v1/models/gamma-3-pro:countTokens", { generateContentRequest: { model: "models/gamma-3-pro", ...HI } });
+    expect(((await wrapped.json()) as any).totalTokens).toBeGreaterThan(0);
+  });
+});
