@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startHarness, type Harness } from "./harness";
+import { Contract } from "./ops/contract";
 
 let h: Harness;
 beforeAll(async () => {
@@ -212,5 +213,23 @@ describe("countTokens", () => {
     }
     const wrapped = await post("/v1/models/gamma-3-pro:countTokens", { generateContentRequest: { model: "models/gamma-3-pro", ...HI } });
     expect(((await wrapped.json()) as any).totalTokens).toBeGreaterThan(0);
+  });
+});
+
+describe("the description document", () => {
+  test("replies, stream chunks, counts, model lists and errors conform to /openapi.json", async () => {
+    const contract = new Contract((await (await fetch(`${h.url}/openapi.json`)).json()) as Record<string, any>);
+    const path = "/v1beta/models/{id}";
+    const reply = await post("/v1beta/models/alpha-haiku-4-5:generateContent", HI);
+    expect(contract.check(path, "post", 200, "application/json", await reply.json())).toEqual([]);
+    const stream = await post("/v1beta/models/beta-5:streamGenerateContent?alt=sse", HI);
+    const frames = (await stream.text()).trim().split(/\r?\n\r?\n/);
+    for (const f of frames) expect(contract.check(path, "post", 200, "text/event-stream", JSON.parse(f.replace(/^data: /, "")))).toEqual([]);
+    const counted = await post("/v1/models/gamma-3-pro:countTokens", { contents: HI.contents });
+    expect(contract.check("/v1/models/{id}", "post", 200, "application/json", await counted.json())).toEqual([]);
+    const refused = await post("/v1beta/models/no-such:generateContent", HI);
+    expect(contract.check(path, "post", 404, "application/json", await refused.json())).toEqual([]);
+    const list = await fetch(`${h.url}/v1beta/models`, { headers: { "x-goog-api-key": h.key } });
+    expect(contract.check("/v1beta/models", "get", 200, "application/json", await list.json())).toEqual([]);
   });
 });

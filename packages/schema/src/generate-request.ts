@@ -141,24 +141,27 @@ export const GenerateCountTokensRequest = Type.Object(
 export type GenerateCountTokensRequest = Static<typeof GenerateCountTokensRequest>;
 
 /** A part of a reply (text, thought, function call), as Turnpike writes it. */
-export interface GenerateReplyPart {
-  text?: string;
-  thought?: boolean;
-  thoughtSignature?: string;
-  functionCall?: { id?: string; name: string; args: Record<string, unknown> };
-}
+export const GenerateReplyPart = Type.Object({
+  text: Type.Optional(Type.String()),
+  thought: Type.Optional(Type.Boolean()),
+  thoughtSignature: Type.Optional(Type.String()),
+  functionCall: Type.Optional(Type.Object({ id: Type.Optional(Type.String()), name: Type.String(), args: Type.Record(Type.String(), Type.Unknown()) })),
+});
+export type GenerateReplyPart = Static<typeof GenerateReplyPart>;
 
 /** Token counts; cumulative in a stream (each chunk's overwrites the last). */
-export interface GenerateUsageMetadata {
-  promptTokenCount: number;
-  candidatesTokenCount?: number;
-  totalTokenCount: number;
-  cachedContentTokenCount?: number;
-  thoughtsTokenCount?: number;
-}
+export const GenerateUsageMetadata = Type.Object({
+  promptTokenCount: Type.Integer({ minimum: 0 }),
+  candidatesTokenCount: Type.Optional(Type.Integer({ minimum: 0 })),
+  totalTokenCount: Type.Integer({ minimum: 0 }),
+  cachedContentTokenCount: Type.Optional(Type.Integer({ minimum: 0 })),
+  thoughtsTokenCount: Type.Optional(Type.Integer({ minimum: 0 })),
+});
+export type GenerateUsageMetadata = Static<typeof GenerateUsageMetadata>;
 
 /**
- * A reply of `:generateContent`, and each chunk of `:streamGenerateContent`.
+ * A reply of `:generateContent`, and each chunk of `:streamGenerateContent` (a stream's chunks
+ * before the last carry no `finishReason` and no `usageMetadata`).
  *
  * @example
  * ```ts
@@ -170,29 +173,44 @@ export interface GenerateUsageMetadata {
  * };
  * ```
  */
-export interface GenerateResponse {
-  candidates: { content: { role: "model"; parts: GenerateReplyPart[] }; finishReason?: string; index: number }[];
-  promptFeedback?: { blockReason?: string };
-  /** On a reply, and on the last chunk of a stream. */
-  usageMetadata?: GenerateUsageMetadata;
-  modelVersion: string;
-  responseId: string;
-}
+export const GenerateResponse = Type.Object({
+  candidates: Type.Array(
+    Type.Object({
+      content: Type.Object({ role: Type.Literal("model"), parts: Type.Array(GenerateReplyPart) }),
+      finishReason: Type.Optional(Type.String()),
+      index: Type.Integer({ minimum: 0 }),
+    }),
+  ),
+  promptFeedback: Type.Optional(Type.Object({ blockReason: Type.Optional(Type.String()) })),
+  usageMetadata: Type.Optional(GenerateUsageMetadata),
+  modelVersion: Type.String(),
+  responseId: Type.String(),
+});
+export type GenerateResponse = Static<typeof GenerateResponse>;
 
 /** An error in the format's envelope: the HTTP code and its status word. */
-export interface GenerateErrorBody {
-  error: { code: number; message: string; status: string; details?: unknown[] };
-}
+export const GenerateErrorBody = Type.Object({
+  error: Type.Object({ code: Type.Integer(), message: Type.String(), status: Type.String(), details: Type.Optional(Type.Array(Type.Unknown())) }),
+});
+export type GenerateErrorBody = Static<typeof GenerateErrorBody>;
 
 /** `GET /v1beta/models`: a model as the format lists it. */
-export interface GenerateModel {
-  name: string;
-  baseModelId?: string;
-  version: string;
-  displayName: string;
-  description?: string;
-  inputTokenLimit: number;
-  outputTokenLimit: number;
-  supportedGenerationMethods: string[];
-  thinking?: boolean;
-}
+export const GenerateModel = Type.Object({
+  name: Type.String(),
+  baseModelId: Type.Optional(Type.String()),
+  version: Type.String(),
+  displayName: Type.String(),
+  description: Type.Optional(Type.String()),
+  inputTokenLimit: Type.Integer({ minimum: 1 }),
+  outputTokenLimit: Type.Integer({ minimum: 1 }),
+  supportedGenerationMethods: Type.Array(Type.String()),
+});
+export type GenerateModel = Static<typeof GenerateModel>;
+
+/** `GET /v1beta/models`. */
+export const GenerateModelList = Type.Object({ models: Type.Array(GenerateModel) });
+export type GenerateModelList = Static<typeof GenerateModelList>;
+
+/** `:countTokens`. */
+export const GenerateCountTokensResponse = Type.Object({ totalTokens: Type.Integer({ minimum: 0 }) });
+export type GenerateCountTokensResponse = Static<typeof GenerateCountTokensResponse>;

@@ -73,6 +73,30 @@ function admin(summary: string, replies: Json, extra: Json = {}): Json {
   return { tags: ["Admin"], summary, security: ADMIN, ...extra, responses: { ...replies, ...errors("ChatErrorBody") } };
 }
 
+/** The key schemes of the generateContent routes: its header, the `key` query, or a bearer token. */
+const GENERATE_KEYS = [{ googApiKey: [] }, { keyQuery: [] }, { bearer: [] }];
+
+/** `POST …/models/{model}:{action}`: the generateContent format's three actions (docs/protocols.md §6). */
+function generateActions(version: string): Json {
+  return {
+    tags: ["generateContent"],
+    summary: `Generate (\`{model}:generateContent\`), stream (\`:streamGenerateContent\`) or count (\`:countTokens\`), ${version}`,
+    description:
+      "The path's last segment is the model, URL-encoded (`alpha-sonnet-4-6%20(context-1m%20beta)`; `models/` before it is allowed), a colon and the action. `:streamGenerateContent?alt=sse` streams server-sent events, one reply chunk per `data:` line; without `alt` the chunks are the elements of one JSON array.",
+    security: GENERATE_KEYS,
+    parameters: [query("alt", "`sse` for a server-sent event stream (`:streamGenerateContent`).", { type: "string", enum: ["sse"] })],
+    requestBody: { required: true, content: json({ anyOf: [ref("GenerateRequest"), ref("GenerateCountTokensRequest")] }) },
+    responses: {
+      200: {
+        description: "The reply (`:generateContent`), its chunks (`:streamGenerateContent`; the last carries `finishReason` and `usageMetadata`), or `{totalTokens}` (`:countTokens`).",
+        headers: REQUEST_ID,
+        content: { ...json({ anyOf: [ref("GenerateResponse"), ref("GenerateCountTokensResponse"), { type: "array", items: ref("GenerateResponse") }] }), "text/event-stream": { schema: ref("GenerateResponse") } },
+      },
+      ...errors("GenerateErrorBody"),
+    },
+  };
+}
+
 /** Every public route of the gateway. */
 export function paths(): Json {
   const keyId = idParam("The key's id (`key_…`).");
@@ -105,8 +129,17 @@ export function paths(): Json {
       get: { tags: ["Models"], summary: "List the models the key may call", security: INFERENCE_KEYS, responses: { ...ok("Newest first.", ref("ModelList")), ...errors("ChatErrorBody") } },
     },
     "/v1/models/{id}": {
-      parameters: [{ ...idParam("A catalog model id."), schema: ref("ModelId") }],
+      parameters: [{ ...idParam("A catalog model id (GET), or `{model}:{action}` of the generateContent format (POST).") }],
       get: { tags: ["Models"], summary: "Get one model", security: INFERENCE_KEYS, responses: { ...ok("The model.", ref("Model")), ...errors("ChatErrorBody") } },
+      post: generateActions("v1 (the GenAI SDK's default version)"),
+    },
+    "/v1beta/models": {
+      get: { tags: ["generateContent"], summary: "List the models the key may call, in the generateContent format's shape", security: GENERATE_KEYS, responses: { ...ok("Catalog order.", ref("GenerateModelList")), ...errors("GenerateErrorBody") } },
+    },
+    "/v1beta/models/{id}": {
+      parameters: [{ ...idParam("A catalog model id, URL-encoded (GET), or `{model}:{action}` (POST).") }],
+      get: { tags: ["generateContent"], summary: "Get one model, in the generateContent format's shape", security: GENERATE_KEYS, responses: { ...ok("The model.", ref("GenerateModel")), ...errors("GenerateErrorBody") } },
+      post: generateActions("v1beta"),
     },
     "/admin/keys": {
       post: admin("Create a key (its secret is in this reply only)", { 201: { description: "Created.", content: json(ref("AdminKeyWithSecret")) } }, { requestBody: { required: true, content: json({ allOf: [ref("AdminKeyFields"), { required: ["name"] }] }) } }),
