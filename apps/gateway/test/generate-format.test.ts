@@ -109,6 +109,26 @@ describe("passthrough to a generateContent upstream", () => {
     expect(((await res.json()) as any).modelVersion).toBe("gamma-3-flash");
   });
 
+  test("a thinking token Turnpike wrote for a messages upstream goes as the skip value (a model switched mid-conversation)", async () => {
+    const first = await post("/v1beta/models/alpha-haiku-4-5:generateContent", {
+      contents: [{ role: "user", parts: [{ text: "Weather? [sim think tools=1]" }] }],
+      tools: [{ functionDeclarations: [{ name: "get_weather", parametersJsonSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } }] }],
+      generationConfig: { maxOutputTokens: 4000, thinkingConfig: { thinkingBudget: 1024 } },
+    });
+    const call = ((await first.json()) as any).candidates[0].content.parts.find((p: any) => p.functionCall);
+    expect(call.thoughtSignature).toStartWith("tp1.");
+    const res = await post("/v1beta/models/gamma-3-flash:generateContent", {
+      contents: [
+        { role: "user", parts: [{ text: "Weather?" }] },
+        { role: "model", parts: [call] },
+        { role: "user", parts: [{ functionResponse: { id: call.functionCall.id, name: "get_weather", response: { output: "sunny" } } }] },
+      ],
+      tools: [{ functionDeclarations: [{ name: "get_weather" }] }],
+    });
+    expect(res.status).toBe(200);
+    expect(sent().contents[1].parts[0]).toEqual({ ...call, thoughtSignature: "skip_thought_signature_validator" });
+  });
+
   test("a stream passes through, its usage metered under endpoint generate", async () => {
     const res = await post("/v1beta/models/gamma-3-pro:streamGenerateContent?alt=sse", HI);
     expect(res.headers.get("content-type")).toStartWith("text/event-stream");

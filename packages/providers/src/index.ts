@@ -110,6 +110,7 @@ export { convertGenerateRequestToMessages, openApiToJsonSchema, type GenerateToM
 export { convertMessagesResponseToGenerate, generateFinishReason, generateUsage } from "./generate/convert-messages-response-to-generate.js";
 export { MessagesToGenerateMachine, type GenerateChunksContext } from "./generate/messages-events-to-generate-chunks.js";
 export { generateErrorStatus, generateStatusWord, renderGenerateError } from "./generate/render-generate-error.js";
+export { decodeThoughtToken, encodeThoughtToken, isThoughtToken, type ThoughtBlock } from "./generate/thought-token.js";
 export type * from "./generate/types.js";
 
 // Tokens and signatures

@@ -1,5 +1,7 @@
 import {
   GenerateToMessagesMachine,
+  SKIP_THOUGHT_SIGNATURE,
+  isThoughtToken,
   convertGenerateResponseToMessages,
   convertMessagesRequestToGenerate,
   generateUsageToTotals,
@@ -65,6 +67,25 @@ const passthrough: PassthroughReader = {
   },
 };
 
+/**
+ * A client's turns with the thinking tokens Turnpike wrote for a messages upstream (a client that
+ * switched models mid-conversation) replaced by the documented skip value: the vendor would refuse
+ * them as corrupt signatures (docs/protocols.md §6.6). Untouched when there are none.
+ */
+function withoutThoughtTokens(contents: unknown): unknown {
+  if (!Array.isArray(contents) || !JSON.stringify(contents).includes('"thoughtSignature":"tp1.')) return contents;
+  return contents.map((c: unknown) => {
+    if (typeof c !== "object" || c === null || !Array.isArray((c as { parts?: unknown }).parts)) return c;
+    const turn = c as { parts: unknown[] }; // an object with a parts list: checked above
+    const parts = turn.parts.map((p) => {
+      if (typeof p !== "object" || p === null) return p;
+      const part = p as { thoughtSignature?: unknown }; // an object: checked just above
+      return typeof part.thoughtSignature === "string" && isThoughtToken(part.thoughtSignature) ? { ...part, thoughtSignature: SKIP_THOUGHT_SIGNATURE } : p;
+    });
+    return { ...turn, parts };
+  });
+}
+
 /** Ids of the tool calls a request replays: the ones whose signatures it must send back. */
 function replayedToolCallIds(pivot: MessagesRequest): string[] {
   const ids: string[] = [];
@@ -129,6 +150,7 @@ export const generateProtocol: UpstreamProtocol = {
   preparePassthrough(body) {
     // The path names the model; the body a client of this format sends does not.
     delete body.model;
+    body.contents = withoutThoughtTokens(body.contents);
   },
   replyUsage: (json) => generateUsageToTotals(json.usageMetadata),
   // generateContent names the answering model `modelVersion` (docs/protocols.md §3.3).

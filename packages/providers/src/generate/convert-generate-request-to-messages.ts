@@ -27,6 +27,7 @@ import { invalidRequest } from "../errors.js";
 import { sanitizeToolId } from "../ids.js";
 import { checkImageMediaType } from "../media.js";
 import { SKIP_THOUGHT_SIGNATURE } from "./convert-messages-to-generate-contents.js";
+import { decodeThoughtToken, isThoughtToken } from "./thought-token.js";
 import { EFFORT_TO_BUDGET } from "../thinking.js";
 import { Warnings, type Warning } from "../warnings.js";
 
@@ -82,7 +83,7 @@ export function convertGenerateRequestToMessages(req: GenerateRequest, opts: Gen
       `cached contents live at one generateContent vendor; ${opts.model} is served by another protocol, which cannot read "${req.cachedContent}". Send the cached prompt in contents instead`,
     );
   }
-  const messages = convertContents(req.contents, w);
+  const messages = convertContents(req.contents, w, opts.target);
   if (messages.length === 0) throw invalidRequest("contents", "at least one turn with content is required");
   const g = req.generationConfig ?? {};
   const out: MessagesRequest = { model: opts.model, max_tokens: g.maxOutputTokens ?? opts.defaultMaxTokens, messages };
@@ -113,7 +114,7 @@ interface OpenCall {
   answered: boolean;
 }
 
-function convertContents(contents: readonly GenerateContentParam[], w: Warnings): MessageParam[] {
+function convertContents(contents: readonly GenerateContentParam[], w: Warnings, target: Protocol): MessageParam[] {
   const out: MessageParam[] = [];
   let calls: OpenCall[] = [];
   contents.forEach((c, i) => {
@@ -121,12 +122,21 @@ function convertContents(contents: readonly GenerateContentParam[], w: Warnings)
     const blocks: ContentBlockParam[] = [];
     const results: ContentBlockParam[] = [];
     if (role === "assistant") calls = [];
+    // The turn's signed thinking, carried by value in a token Turnpike wrote (§6.6): what a
+    // messages upstream needs back; the turn's thought parts are its text, already in it.
+    const token = c.parts.find((p) => p.thoughtSignature !== undefined && isThoughtToken(p.thoughtSignature))?.thoughtSignature;
+    const replayed = token && target === "messages" ? decodeThoughtToken(token) : undefined;
+    if (replayed) blocks.push(...replayed);
     c.parts.forEach((p, j) => {
       const at = `contents[${i}].parts[${j}]`;
-      // The documented skip value carries nothing: only a real signature is lost here.
-      if (p.thoughtSignature !== undefined && p.thoughtSignature !== SKIP_THOUGHT_SIGNATURE) w.add("thoughtSignature", "thought signatures are read only by the generateContent deployment that wrote them; dropped toward this upstream");
+      // The documented skip value and Turnpike's own tokens carry nothing another upstream could
+      // use: only a vendor's real signature is lost here.
+      const sig = p.thoughtSignature;
+      if (sig !== undefined && sig !== SKIP_THOUGHT_SIGNATURE && !isThoughtToken(sig)) {
+        w.add("thoughtSignature", "thought signatures are read only by the generateContent deployment that wrote them; dropped toward this upstream");
+      }
       if (p.thought === true) {
-        w.add("thought", "earlier thoughts are not replayed to this upstream");
+        if (!token) w.add("thought", "earlier thoughts are not replayed to this upstream");
         return;
       }
       if (p.functionCall) {

@@ -4,6 +4,7 @@
  * (with their ids), its `finishReason`, `usageMetadata` and `modelVersion` (the catalog id).
  */
 import type { ContentBlock, GenerateReplyPart, GenerateResponse, GenerateUsageMetadata, MessagesUsage, StopReason } from "@turnpike/schema";
+import { encodeThoughtToken, type ThoughtBlock } from "./thought-token.js";
 
 /** The pivot's stop reason in the format's words (a function call ends with `STOP` there too). */
 export function generateFinishReason(reason: StopReason | null | undefined): string {
@@ -62,6 +63,13 @@ export function generatePart(b: ContentBlock): GenerateReplyPart | undefined {
   }
 }
 
+/** A block a messages upstream wants back with the turn's tool calls: signed or redacted thinking. */
+export function thoughtBlock(b: ContentBlock): ThoughtBlock | undefined {
+  if (b.type === "thinking" && b.signature) return { type: "thinking", thinking: b.thinking, signature: b.signature };
+  if (b.type === "redacted_thinking") return { type: "redacted_thinking", data: b.data };
+  return undefined;
+}
+
 /**
  * @example
  * ```ts
@@ -71,6 +79,10 @@ export function generatePart(b: ContentBlock): GenerateReplyPart | undefined {
  */
 export function convertMessagesResponseToGenerate(res: { id: string; content: ContentBlock[]; stop_reason: StopReason | null; usage: MessagesUsage }, ctx: { model: string }): GenerateResponse {
   const parts = res.content.flatMap((b) => generatePart(b) ?? []);
+  // The turn's signed thinking rides on its first function call, to come back with it (§6.6).
+  const token = encodeThoughtToken(res.content.flatMap((b) => thoughtBlock(b) ?? []));
+  const call = parts.find((p) => p.functionCall);
+  if (token && call) call.thoughtSignature = token;
   return {
     candidates: [{ content: { role: "model", parts: parts.length ? parts : [{ text: "" }] }, finishReason: generateFinishReason(res.stop_reason), index: 0 }],
     usageMetadata: generateUsage(res.usage),

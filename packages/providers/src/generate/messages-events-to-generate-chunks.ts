@@ -13,6 +13,7 @@ import { tryParseJson, isRecord } from "../json.js";
 import { MessagesUsageAccumulator } from "../messages/messages-sse-to-events.js";
 import { generateFinishReason, generateUsage } from "./convert-messages-response-to-generate.js";
 import { renderGenerateError } from "./render-generate-error.js";
+import { encodeThoughtToken, type ThoughtBlock } from "./thought-token.js";
 
 export interface GenerateChunksContext {
   /** The catalog id (each chunk's `modelVersion`). */
@@ -32,6 +33,10 @@ export class MessagesToGenerateMachine {
   private responseId = randomId("gen_");
   private held: GenerateReplyPart[] | undefined;
   private readonly tools = new Map<number, OpenTool>();
+  /** Thinking blocks open by index (text and signature so far), and the signed ones done. */
+  private readonly thinking = new Map<number, { thinking: string; signature: string }>();
+  private readonly thoughts: ThoughtBlock[] = [];
+  private calls = 0;
   private stop: Parameters<typeof generateFinishReason>[0];
   private ended = false;
 
@@ -48,7 +53,10 @@ export class MessagesToGenerateMachine {
         const b = ev.content_block;
         if (b.type === "tool_use") this.tools.set(ev.index, { id: b.id, name: b.name, json: b.input && Object.keys(b.input).length ? JSON.stringify(b.input) : "" });
         else if (b.type === "text" && b.text) this.part({ text: b.text });
-        else if (b.type === "thinking" && b.thinking) this.part({ text: b.thinking, thought: true });
+        else if (b.type === "thinking") {
+          this.thinking.set(ev.index, { thinking: b.thinking, signature: b.signature ?? "" });
+          if (b.thinking) this.part({ text: b.thinking, thought: true });
+        } else if (b.type === "redacted_thinking") this.thoughts.push({ type: "redacted_thinking", data: b.data });
         return;
       }
       case "content_block_delta": {
@@ -57,15 +65,22 @@ export class MessagesToGenerateMachine {
           case "text_delta":
             if (d.text) this.part({ text: d.text });
             return;
-          case "thinking_delta":
+          case "thinking_delta": {
+            const open = this.thinking.get(ev.index);
+            if (open) open.thinking += d.thinking;
             if (d.thinking) this.part({ text: d.thinking, thought: true });
             return;
+          }
           case "input_json_delta": {
             const t = this.tools.get(ev.index);
             if (t) t.json += d.partial_json;
             return;
           }
-          case "signature_delta":
+          case "signature_delta": {
+            const open = this.thinking.get(ev.index);
+            if (open) open.signature += d.signature;
+            return;
+          }
           case "citations_delta":
             return;
           default: {
@@ -75,11 +90,18 @@ export class MessagesToGenerateMachine {
         }
       }
       case "content_block_stop": {
+        const open = this.thinking.get(ev.index);
+        if (open) {
+          this.thinking.delete(ev.index);
+          if (open.signature) this.thoughts.push({ type: "thinking", ...open });
+        }
         const t = this.tools.get(ev.index);
         if (!t) return;
         this.tools.delete(ev.index);
         const args = t.json ? tryParseJson(t.json) : {};
-        this.part({ functionCall: { id: t.id, name: t.name, args: isRecord(args) ? args : {} } });
+        // The turn's signed thinking rides on its first function call, as in the JSON reply.
+        const token = this.calls++ === 0 ? encodeThoughtToken(this.thoughts) : undefined;
+        this.part({ functionCall: { id: t.id, name: t.name, args: isRecord(args) ? args : {} }, ...(token ? { thoughtSignature: token } : {}) });
         return;
       }
       case "message_delta":
