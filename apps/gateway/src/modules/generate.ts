@@ -61,7 +61,9 @@ async function generateAction(deps: GatewayDeps, request: Request, server: Conne
     asked = parseAction(url);
   } catch (e) {
     const ctx = newContext(request, format, server, deps.config.trustedProxies);
-    return errorResponse(format, toGatewayError(e, deps.logger, ctx.id), ctx.id);
+    const err = toGatewayError(e, deps.logger, ctx.id);
+    deps.logger.info("generateContent path refused", { request_id: ctx.id, path: url.pathname, status: err.status });
+    return errorResponse(format, err, ctx.id);
   }
   const req = withQueryKey(request, url);
   switch (asked.action) {
