@@ -253,3 +253,37 @@ describe("the description document", () => {
     expect(contract.check("/v1beta/models", "get", 200, "application/json", await list.json())).toEqual([]);
   });
 });
+
+describe("a generateContent client drops the stream", () => {
+  for (const model of ["alpha-haiku-4-5", "beta-5", "gamma-3-flash"]) {
+    test(`billed for what was generated so far, from ${model}`, async () => {
+      const ac = new AbortController();
+      const res = await fetch(`${h.url}/v1beta/models/${model}:streamGenerateContent?alt=sse`, {
+        method: "POST",
+        headers: { "x-goog-api-key": h.key, "content-type": "application/json" },
+        body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "tell me everything [sim chunks=60 latency=40]" }] }] }),
+        signal: ac.signal,
+      });
+      expect(res.status).toBe(200);
+      const reader = res.body!.getReader();
+      const decoder = new TextDecoder();
+      let text = "";
+      // Take a few chunks, then leave.
+      while ((text.match(/"text":/g) ?? []).length < 4) text += decoder.decode((await reader.read()).value, { stream: true });
+      ac.abort();
+      await reader.cancel().catch(() => {});
+      const id = res.headers.get("x-request-id")!;
+      let row: Awaited<ReturnType<typeof ledgerRow>>;
+      for (let i = 0; i < 100 && !row; i++) {
+        row = await ledgerRow(id);
+        if (!row) await Bun.sleep(50);
+      }
+      // A passed-through stream's every chunk says how many tokens were generated so far: the
+      // vendor's own count bills it; a translated one is billed by Turnpike's count of its text.
+      expect(row).toMatchObject({ endpoint: "generate", aborted: true, estimated: model !== "gamma-3-flash", stream: true, status: 200 });
+      expect(row!.input_tokens).toBeGreaterThan(5);
+      expect(row!.output_tokens).toBeGreaterThanOrEqual(4);
+      expect(row!.output_tokens).toBeLessThan(60);
+    }, 15_000);
+  }
+});

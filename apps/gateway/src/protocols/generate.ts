@@ -35,8 +35,16 @@ function readFrames(region: string, sink: Parameters<PassthroughReader["scan"]>[
     const line = region.slice(start, end === -1 ? undefined : end);
     if (!line.startsWith("data:")) continue;
     const chunk = JSON.parse(line.slice(5)) as Chunk; // vendor JSON, read leniently
-    if (chunk.usageMetadata !== undefined) sink.report(generateUsageToTotals(chunk.usageMetadata), true);
+    if (chunk.usageMetadata !== undefined) sink.report(generateUsageToTotals(chunk.usageMetadata), closes(line));
   }
+}
+
+/**
+ * Every chunk's usage counts what was generated so far; only the one that says how the reply
+ * finished holds the closing numbers (a stream dropped before it is billed by its text).
+ */
+function closes(data: string): boolean {
+  return indexOfQuoted(data, 'finishReason"') !== -1;
 }
 
 /**
@@ -49,14 +57,14 @@ const passthrough: PassthroughReader = {
   modelKey: "modelVersion",
   scan(region, sink, state) {
     readFrames(region, sink);
-    if (indexOfQuoted(region, 'finishReason"') !== -1) state.finished = true;
+    if (closes(region)) state.finished = true;
   },
   inspect(msg, sink, _opts, state) {
     if (indexOfQuoted(msg.data, 'usageMetadata"') !== -1) {
       const chunk = JSON.parse(msg.data) as Chunk; // vendor JSON, read leniently
-      if (chunk.usageMetadata !== undefined) sink.report(generateUsageToTotals(chunk.usageMetadata), true);
+      if (chunk.usageMetadata !== undefined) sink.report(generateUsageToTotals(chunk.usageMetadata), closes(msg.data));
     }
-    if (indexOfQuoted(msg.data, 'finishReason"') !== -1) state.finished = true;
+    if (closes(msg.data)) state.finished = true;
     return msg;
   },
   text(dataOrRegion) {
