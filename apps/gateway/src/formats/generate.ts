@@ -1,6 +1,6 @@
 import { GatewayError, MessagesToGenerateMachine, convertGenerateRequestToMessages, convertMessagesResponseToGenerate, renderGenerateError } from "@turnpike/providers";
 import { validateGenerateRequest, type GenerateModel, type GenerateRequest } from "@turnpike/schema";
-import { formatSSE, formatSSEComment } from "@turnpike/schema/sse";
+import { formatSSE } from "@turnpike/schema/sse";
 import { chatLimitHeaders } from "../limits/rate-limit-headers";
 import { invalid, validationError } from "../pipeline/read-body";
 import type { CatalogEntry } from "../routing/catalog";
@@ -97,7 +97,13 @@ export const generateModels = {
   one: generateModel,
 };
 
-const KEEP_ALIVE = new TextEncoder().encode(formatSSEComment("keep-alive"));
+/**
+ * A quiet SSE stream's keep-alive: one blank line, not a comment. Gemini CLI 0.61 reads its stream
+ * through a GenAI SDK (1.30) that matches each event with `^\s*data: ` from the start of its
+ * buffer: a `: keep-alive` comment there would never match, and every later chunk would wait
+ * behind it. A blank line is whitespace to that reader and an empty event to every SSE parser.
+ */
+const KEEP_ALIVE = new TextEncoder().encode("\n");
 
 /**
  * The generateContent format (`POST /v1beta/models/{model}:generateContent`, Gemini CLI and the
