@@ -5,7 +5,7 @@
  * refuses, and the ledger's `endpoint: "generate"` for inference and count calls.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { startHarness, type Harness } from "./harness";
+import { ADMIN_KEY, startHarness, type Harness } from "./harness";
 import { Contract } from "./ops/contract";
 
 let h: Harness;
@@ -286,4 +286,34 @@ describe("a generateContent client drops the stream", () => {
       expect(row!.output_tokens).toBeLessThan(60);
     }, 15_000);
   }
+});
+
+describe("limits and budgets", () => {
+  test("a key over its rpm gets RESOURCE_EXHAUSTED with a retry hint; a spent budget is a 429 too (the format has no 402)", async () => {
+    const made = await fetch(`${h.url}/admin/keys`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "gen-limited", rpm: 1 }),
+    });
+    const { key } = (await made.json()) as { key: string };
+    const first = await post("/v1beta/models/beta-5:generateContent", HI, { "x-goog-api-key": key });
+    expect(first.status).toBe(200);
+    expect(first.headers.get("x-ratelimit-limit-requests")).toBe("1");
+    const second = await post("/v1beta/models/beta-5:countTokens", { contents: HI.contents }, { "x-goog-api-key": key });
+    expect(second.status).toBe(429);
+    expect(((await second.json()) as any).error.status).toBe("RESOURCE_EXHAUSTED");
+    expect(Number(second.headers.get("retry-after"))).toBeGreaterThan(0);
+
+    const broke = await fetch(`${h.url}/admin/keys`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "gen-broke", budget_usd: 0.000001 }),
+    });
+    const poor = ((await broke.json()) as { key: string }).key;
+    expect((await post("/v1beta/models/beta-5:generateContent", HI, { "x-goog-api-key": poor })).status).toBe(200);
+    await h.gw.deps.ledger.flush();
+    const spent = await post("/v1beta/models/beta-5:generateContent", HI, { "x-goog-api-key": poor });
+    expect(spent.status).toBe(429);
+    expect(((await spent.json()) as any).error.status).toBe("RESOURCE_EXHAUSTED");
+  });
 });
