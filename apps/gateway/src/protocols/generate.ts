@@ -81,16 +81,20 @@ const passthrough: PassthroughReader = {
  * them as corrupt signatures (docs/protocols.md §6.6). Untouched when there are none.
  */
 function withoutThoughtTokens(contents: unknown): unknown {
-  if (!Array.isArray(contents) || !JSON.stringify(contents).includes('"thoughtSignature":"tp1.')) return contents;
+  if (!Array.isArray(contents)) return contents;
+  const partsOf = (c: unknown): unknown[] => {
+    const parts = typeof c === "object" && c !== null ? (c as { parts?: unknown }).parts : undefined; // an object: checked on the left
+    return Array.isArray(parts) ? parts : [];
+  };
+  const tokenIn = (p: unknown): boolean => {
+    const sig = typeof p === "object" && p !== null ? (p as { thoughtSignature?: unknown }).thoughtSignature : undefined; // an object: checked on the left
+    return typeof sig === "string" && isThoughtToken(sig);
+  };
+  if (!contents.some((c) => partsOf(c).some(tokenIn))) return contents;
   return contents.map((c: unknown) => {
-    if (typeof c !== "object" || c === null || !Array.isArray((c as { parts?: unknown }).parts)) return c;
-    const turn = c as { parts: unknown[] }; // an object with a parts list: checked above
-    const parts = turn.parts.map((p) => {
-      if (typeof p !== "object" || p === null) return p;
-      const part = p as { thoughtSignature?: unknown }; // an object: checked just above
-      return typeof part.thoughtSignature === "string" && isThoughtToken(part.thoughtSignature) ? { ...part, thoughtSignature: SKIP_THOUGHT_SIGNATURE } : p;
-    });
-    return { ...turn, parts };
+    if (!partsOf(c).some(tokenIn)) return c;
+    const parts = partsOf(c).map((p) => (tokenIn(p) ? { ...(p as object), thoughtSignature: SKIP_THOUGHT_SIGNATURE } : p)); // an object: tokenIn checked it
+    return { ...(c as object), parts }; // an object with parts: partsOf found some
   });
 }
 
