@@ -2,6 +2,7 @@
 import {
   validateChatRequest,
   validateCountTokensRequest,
+  validateGenerateRequest,
   validateMessagesRequest,
   validateResponsesRequest,
   type ValidationIssue,
@@ -13,6 +14,7 @@ export async function captureRequest(
   request: Request,
   endpoint: MockEndpoint,
   pathModel?: string,
+  pathStream?: boolean,
 ): Promise<{ captured: CapturedRequest; valid: unknown }> {
   const headers: Record<string, string> = {};
   request.headers.forEach((value, name) => (headers[name] = value));
@@ -39,9 +41,14 @@ export async function captureRequest(
     url: request.url,
     headers,
     body,
-    apiKey: request.headers.get("x-api-key") ?? request.headers.get("authorization")?.replace(/^Bearer\s+/i, "") ?? undefined,
+    apiKey:
+      request.headers.get("x-api-key") ??
+      request.headers.get("x-goog-api-key") ??
+      request.headers.get("authorization")?.replace(/^Bearer\s+/i, "") ??
+      new URL(request.url).searchParams.get("key") ??
+      undefined,
     model: pathModel ?? ("model" in fields && typeof fields.model === "string" ? fields.model : undefined),
-    stream: "stream" in fields && fields.stream === true,
+    stream: pathStream ?? ("stream" in fields && fields.stream === true),
     issues,
   };
   return { captured, valid };
@@ -58,6 +65,10 @@ function validatorOf(endpoint: MockEndpoint) {
     case "responses":
     case "input_tokens":
       return validateResponsesRequest;
+    case "generate":
+      return validateGenerateRequest;
+    case "generate_count_tokens":
+      return validateGenerateCount;
     case "models":
     case "model":
     case "response":
@@ -67,4 +78,10 @@ function validatorOf(endpoint: MockEndpoint) {
       throw new Error(`unknown endpoint ${String(unreachable)}`);
     }
   }
+}
+
+/** A count request's prompt: its `generateContentRequest`, or the body itself (`{contents}`). */
+function validateGenerateCount(body: unknown) {
+  const inner = typeof body === "object" && body !== null && "generateContentRequest" in body ? body.generateContentRequest : body;
+  return validateGenerateRequest(inner);
 }

@@ -1,12 +1,13 @@
 /** What the mock records about each request it answers, for assertions. */
-import type { ChatRequest, CountTokensRequest, MessagesRequest, ResponsesRequest } from "@turnpike/schema";
+import type { ChatRequest, CountTokensRequest, GenerateRequest, MessagesRequest, ResponsesRequest } from "@turnpike/schema";
 
 /**
  * The endpoints the mock serves: `responses` is `POST /v1/responses`, `response` the routes of
  * one stored response (`GET`/`DELETE /v1/responses/{id}`, `GET …/input_items`), `input_tokens`
- * `POST /v1/responses/input_tokens`.
+ * `POST /v1/responses/input_tokens`; `generate` is `POST /v1beta/models/{model}:generateContent` (and
+ * `:streamGenerateContent`, also under `/v1/`), `generate_count_tokens` its `:countTokens`.
  */
-export type MockEndpoint = "messages" | "chat" | "responses" | "count_tokens" | "input_tokens" | "models" | "model" | "response";
+export type MockEndpoint = "messages" | "chat" | "responses" | "generate" | "count_tokens" | "input_tokens" | "generate_count_tokens" | "models" | "model" | "response";
 
 /** Request bodies by endpoint, as the schema types them. */
 export interface MockRequestBodies {
@@ -15,6 +16,9 @@ export interface MockRequestBodies {
   count_tokens: CountTokensRequest;
   responses: ResponsesRequest;
   input_tokens: ResponsesRequest;
+  generate: GenerateRequest;
+  /** The prompt a count request names (its `generateContentRequest`, or the body itself). */
+  generate_count_tokens: GenerateRequest;
 }
 
 /**
@@ -35,7 +39,7 @@ export interface CapturedRequest {
   headers: Record<string, string>;
   /** The parsed JSON body (`undefined` for GET); use `turnpike.bodies(endpoint)` for typed bodies. */
   body: unknown;
-  /** The key from `x-api-key` or `Authorization: Bearer`. */
+  /** The key from `x-api-key`, `x-goog-api-key`, `?key=` or `Authorization: Bearer`. */
   apiKey: string | undefined;
   /** `body.model` or the model in the path (for the `response` routes: undefined). */
   model: string | undefined;

@@ -13,6 +13,7 @@ import { estimateTokens } from "./estimate-tokens.js";
 import type { MockError, MockReply } from "./mock-reply.js";
 import { errorResponse, idHeaders, isMessagesCaller, json, type ResponseIds } from "./mock-responses.js";
 import { renderChatFrames, renderChatResponse } from "./render-chat.js";
+import { renderGenerateError, renderGenerateFrames, renderGenerateResponse } from "./render-generate.js";
 import { renderMessagesFrames, renderMessagesResponse } from "./render-messages.js";
 import { inputItemsOf, renderResponsesFrames, renderResponsesResponse, replayItem } from "./render-responses.js";
 import { sseResponse } from "./sse-response.js";
@@ -22,7 +23,7 @@ export type ScriptedReply = MockReply | ((request: CapturedRequest) => MockReply
 
 /** Which requests a scripted reply is for, and how many. */
 export interface ReplyOptions {
-  /** Default: the three inference endpoints, `messages`, `chat` and `responses`. */
+  /** Default: the four inference endpoints, `messages`, `chat`, `responses` and `generate`. */
   endpoint?: MockEndpoint | MockEndpoint[];
   /** How many requests it answers (default 1). */
   times?: number;
@@ -87,7 +88,10 @@ interface Script {
   remaining: number;
 }
 
-const INFERENCE: MockEndpoint[] = ["messages", "chat", "responses"];
+const INFERENCE: MockEndpoint[] = ["messages", "chat", "responses", "generate"];
+
+/** The generateContent format's endpoints: its errors are in its own envelope. */
+const GENERATE: ReadonlySet<MockEndpoint> = new Set(["generate", "generate_count_tokens"]);
 
 /** A stored response and the input items it was made from (the conversation it continued first). */
 interface Stored {
@@ -151,8 +155,8 @@ export function createTurnpikeMock(options: TurnpikeMockOptions = {}): TurnpikeM
     return always.find((s) => s.endpoints.has(endpoint))?.reply;
   };
 
-  const capture = async (request: Request, endpoint: MockEndpoint, pathModel?: string): Promise<CapturedRequest> => {
-    const { captured, valid: value } = await captureRequest(request, endpoint, pathModel);
+  const capture = async (request: Request, endpoint: MockEndpoint, pathModel?: string, pathStream?: boolean): Promise<CapturedRequest> => {
+    const { captured, valid: value } = await captureRequest(request, endpoint, pathModel, pathStream);
     if (value !== undefined) valid.set(captured, value);
     requests.push(captured);
     return captured;
@@ -163,8 +167,9 @@ export function createTurnpikeMock(options: TurnpikeMockOptions = {}): TurnpikeM
     endpoint: MockEndpoint,
     render: (reply: MockReply, captured: CapturedRequest, ids: ResponseIds, fail: (error: MockError) => Response) => Response,
     pathModel?: string,
+    pathStream?: boolean,
   ): Promise<Response> => {
-    const captured = await capture(request, endpoint, pathModel);
+    const captured = await capture(request, endpoint, pathModel, pathStream);
     const script = scripted(endpoint);
     const reply: MockReply = (typeof script === "function" ? await script(captured) : script) ?? options.defaultReply ?? {};
     const wait = reply.delayMs ?? options.latencyMs;
@@ -172,7 +177,8 @@ export function createTurnpikeMock(options: TurnpikeMockOptions = {}): TurnpikeM
     if (reply.networkError) return HttpResponse.error();
 
     const messagesCaller = !CHAT_ENVELOPE_ONLY.has(endpoint) && isMessagesCaller(request.headers);
-    const dialect = endpoint === "messages" || endpoint === "count_tokens" || messagesCaller ? "messages" : "chat";
+    const generate = GENERATE.has(endpoint) || new URL(request.url).pathname.startsWith("/v1beta/");
+    const dialect = generate ? "generate" : endpoint === "messages" || endpoint === "count_tokens" || messagesCaller ? "messages" : "chat";
     const n = ++counter;
     const ids: ResponseIds = { n: String(n), requestId: `req_mock_${n}`, dialect };
     const fail = (error: MockError): Response => errorResponse(error, ids, reply.headers);
@@ -188,7 +194,65 @@ export function createTurnpikeMock(options: TurnpikeMockOptions = {}): TurnpikeM
   };
 
   const url = (path: string): string => `${origin}${path}`;
+  /** `POST /{version}/models/{model}:{action}`, the generateContent format's three actions. */
+  const generateAction = ({ request }: { request: Request }): Promise<Response> | Response => {
+    const path = decodeURIComponent(new URL(request.url).pathname.replace(/^.*?\/models\//, ""));
+    const colon = path.lastIndexOf(":");
+    const model = path.slice(0, colon).replace(/^models\//, "");
+    const action = path.slice(colon + 1);
+    if (action === "countTokens") {
+      return answer(
+        request,
+        "generate_count_tokens",
+        (reply, captured, ids) => {
+          // Validated above: `answer` returned a 400 for any body whose prompt is not a GenerateRequest.
+          const body = valid.get(captured) as MockRequestBodies["generate_count_tokens"];
+          const estimate = estimateTokens(JSON.stringify(body.contents) + JSON.stringify(body.systemInstruction ?? ""));
+          return json({ totalTokens: reply.usage?.input_tokens ?? estimate }, ids, reply);
+        },
+        model,
+      );
+    }
+    if (action !== "generateContent" && action !== "streamGenerateContent") {
+      const { status, body } = renderGenerateError({ status: 404, message: `Unknown action ":${action}".` });
+      return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
+    }
+    const stream = action === "streamGenerateContent";
+    return answer(
+      request,
+      "generate",
+      (reply, captured, ids) => {
+        // Validated above: `answer` returned a 400 for any body that is not a GenerateRequest.
+        const body = valid.get(captured) as MockRequestBodies["generate"];
+        const response = renderGenerateResponse(reply, body, ids.n, model);
+        if (!stream) return json(response, ids, reply);
+        const sse = new URL(request.url).searchParams.get("alt") === "sse";
+        const headers = { ...idHeaders(ids), ...(sse ? {} : { "content-type": "application/json" }), ...reply.headers };
+        return sseResponse(renderGenerateFrames(reply, response, sse), { ...reply, headers });
+      },
+      model,
+      stream,
+    );
+  };
+  /** A catalog entry as the generateContent format lists a model. */
+  const generateModel = (m: Model) => ({
+    name: `models/${m.id}`,
+    baseModelId: m.id,
+    version: m.created_at.slice(0, 10),
+    displayName: m.display_name,
+    inputTokenLimit: m.context_window ?? 200_000,
+    outputTokenLimit: 64_000,
+    supportedGenerationMethods: ["generateContent", "streamGenerateContent", "countTokens"],
+  });
   const handlers: HttpHandler[] = [
+    http.get(url("/v1beta/models"), ({ request }) => answer(request, "models", (reply, _c, ids) => json({ models: models.map(generateModel) }, ids, reply))),
+    http.get(url("/v1beta/models/*"), ({ request }) => {
+      const id = decodeURIComponent(new URL(request.url).pathname.replace(/^.*\/v1beta\/models\//, "")).replace(/^models\//, "");
+      const found = models.find((m) => m.id === id);
+      return answer(request, "model", (reply, _c, ids) => json(found ? generateModel(found) : undefined, ids, reply), id);
+    }),
+    http.post(url("/v1beta/models/*"), generateAction),
+    http.post(url("/v1/models/*"), generateAction),
     http.get(url("/v1/models"), ({ request }) =>
       answer(request, "models", (reply, _c, ids) =>
         json({ object: "list", data: models, has_more: false, first_id: models[0]?.id ?? null, last_id: models.at(-1)?.id ?? null }, ids, reply),

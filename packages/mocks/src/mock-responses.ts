@@ -1,6 +1,7 @@
 /** How the mock answers, as the gateway does: id headers on every reply, errors in the caller's format. */
 import type { MockError, MockReply } from "./mock-reply.js";
 import { renderChatError } from "./render-chat.js";
+import { renderGenerateError } from "./render-generate.js";
 import { renderMessagesError } from "./render-messages.js";
 
 /** The ids and format of one reply. */
@@ -8,7 +9,7 @@ export interface ResponseIds {
   /** Sequence number, for generated ids. */
   n: string;
   requestId: string;
-  dialect: "messages" | "chat";
+  dialect: "messages" | "chat" | "generate";
 }
 
 /** Like the gateway: a caller with the messages format's key or version header speaks messages. */
@@ -29,11 +30,15 @@ export function json(body: unknown, ids: ResponseIds, reply: MockReply): Respons
 
 /** A complete JSON error in the caller's format (never SSE, docs/protocols.md §4.8). */
 export function errorResponse(error: MockError, ids: ResponseIds, extra: Record<string, string> | undefined): Response {
+  const headers: Record<string, string> = { ...idHeaders(ids), ...extra, ...error.headers };
+  if (error.retryAfter !== undefined) headers["retry-after"] = String(error.retryAfter);
+  if (ids.dialect === "generate") {
+    const rendered = renderGenerateError(error);
+    return jsonResponse(rendered.body, rendered.status, headers);
+  }
   const body = ids.dialect === "messages" ? renderMessagesError(error, ids.requestId) : renderChatError(error);
   // A chat client never sees 529 (docs/protocols.md §4.8).
   const status = ids.dialect === "chat" && error.status === 529 ? 503 : error.status;
-  const headers: Record<string, string> = { ...idHeaders(ids), ...extra, ...error.headers };
-  if (error.retryAfter !== undefined) headers["retry-after"] = String(error.retryAfter);
   return jsonResponse(body, status, headers);
 }
 

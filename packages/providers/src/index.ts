@@ -106,6 +106,11 @@ export { encodeMessagesEvents, formatMessagesEvent } from "./messages/encode-mes
 export type { MessagesStreamContext } from "./messages/messages-event-builder.js";
 
 // Generate protocol types
+export { convertGenerateRequestToMessages, openApiToJsonSchema, type GenerateToMessagesOptions } from "./generate/convert-generate-request-to-messages.js";
+export { convertMessagesResponseToGenerate, generateFinishReason, generateUsage } from "./generate/convert-messages-response-to-generate.js";
+export { MessagesToGenerateMachine, type GenerateChunksContext } from "./generate/messages-events-to-generate-chunks.js";
+export { generateErrorStatus, generateStatusWord, renderGenerateError } from "./generate/render-generate-error.js";
+export { decodeThoughtToken, encodeThoughtToken, isThoughtToken, type ThoughtBlock } from "./generate/thought-token.js";
 export type * from "./generate/types.js";
 
 // Tokens and signatures

@@ -34,6 +34,7 @@ export * from "./responses-request.js";
 export * from "./responses-response.js";
 export * from "./responses-stream.js";
 export * from "./responses-stored.js";
+export * from "./generate-request.js";
 export * from "./validate.js";
 export * from "./sse.js";
 export * from "./is-record.js";

@@ -12,6 +12,7 @@ import { explain, joinPath, show, type ValidationIssue } from "./explain.js";
 import { isRecord } from "./is-record.js";
 import { MessagesRequest } from "./messages-request.js";
 import { ResponsesRequest } from "./responses-request.js";
+import { GenerateRequest } from "./generate-request.js";
 
 export { MAX_ISSUES, type ValidationIssue } from "./explain.js";
 
@@ -242,4 +243,37 @@ const responsesValidator = makeValidator(ResponsesRequest, [noSystemField]);
  */
 export function validateResponsesRequest(body: unknown): ValidationResult<ResponsesRequest> {
   return responsesValidator(body);
+}
+
+// ── generateContent format rules (docs/protocols.md §6) ────────────────────────────────────────────
+
+/** A part carries one kind of data; an empty part is a mistake the vendor refuses too. */
+const partsHoldData: Rule = (body, out) => {
+  const contents = body.contents;
+  if (!Array.isArray(contents)) return;
+  const kinds = ["text", "inlineData", "fileData", "functionCall", "functionResponse", "executableCode", "codeExecutionResult", "thoughtSignature"];
+  contents.forEach((c: unknown, i) => {
+    if (!isRecord(c) || !Array.isArray(c.parts)) return;
+    c.parts.forEach((p: unknown, j: number) => {
+      if (isRecord(p) && !kinds.some((k) => p[k] !== undefined)) {
+        out.push({ path: `contents[${i}].parts[${j}]`, message: `contents[${i}].parts[${j}]: a part needs one of ${kinds.slice(0, 5).join(", ")}, got ${show(p)}` });
+      }
+    });
+  });
+};
+
+const generateValidator = makeValidator(GenerateRequest, [partsHoldData]);
+
+/**
+ * Validates a generateContent body (the model is in the path): `contents` of parts, tools,
+ * tool config and generation config, plus the format's rules. Unknown fields are allowed.
+ *
+ * @example
+ * ```ts
+ * const r = validateGenerateRequest({ contents: [{ role: "user", parts: [{ text: "Hi" }] }] });
+ * if (r.ok) console.log(r.value.contents.length); // 1
+ * ```
+ */
+export function validateGenerateRequest(body: unknown): ValidationResult<GenerateRequest> {
+  return generateValidator(body);
 }

@@ -5,6 +5,7 @@ import type { StoredResponse } from "../stored-responses/response-store";
 import type { Endpoint, Format } from "../vocabulary/format";
 
 export type { Format } from "../vocabulary/format";
+import type { CatalogEntry } from "../dispatch/catalog";
 
 /**
  * A validated client request, whatever its format: the few facts the pipeline reads, plus the
@@ -85,4 +86,9 @@ export interface ClientFormat {
   idHeaders(requestId: string): Record<string, string>;
   /** The rate-limit headers this format's clients read. */
   limitHeaders(admission: Admission, nowMs: number): Record<string, string>;
+  /**
+   * The models list and one model in this format's own shapes, where its clients cannot read the
+   * shared one (`GET /v1/models` answers in them when the call's headers claim this format).
+   */
+  readonly models?: { list(entries: readonly CatalogEntry[]): unknown; one(entry: CatalogEntry): unknown };
 }

@@ -1,5 +1,6 @@
 import type { ClientFormat, Format } from "./client-format";
 import { chatFormat } from "./chat";
+import { generateFormat } from "./generate";
 import { messagesFormat } from "./messages";
 import { responsesFormat } from "./responses";
 
@@ -8,6 +9,7 @@ export const FORMATS: Record<Format, ClientFormat> = {
   messages: messagesFormat,
   chat: chatFormat,
   responses: responsesFormat,
+  generate: generateFormat,
 };
 
 const ALL = Object.values(FORMATS);

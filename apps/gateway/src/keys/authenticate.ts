@@ -4,9 +4,9 @@ import type { KeyRecord } from "../storage/store";
 import type { RequestContext } from "../pipeline/context";
 import { HEADER } from "../http/headers";
 
-/** The presented secret: `x-api-key`, else `Authorization: Bearer …`. */
+/** The presented secret: `x-api-key` (or the generateContent format's `x-goog-api-key`), else `Authorization: Bearer …`. */
 export function presentedKey(headers: Headers): string | undefined {
-  const x = headers.get("x-api-key");
+  const x = headers.get("x-api-key") ?? headers.get("x-goog-api-key");
   if (x) return x.trim();
   const auth = headers.get("authorization");
   if (auth && /^bearer\s+/i.test(auth)) return auth.replace(/^bearer\s+/i, "").trim();

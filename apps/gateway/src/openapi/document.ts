@@ -30,6 +30,8 @@ export function openApiDocument(routes: readonly Route[], modelIds: readonly str
       securitySchemes: {
         apiKey: { type: "apiKey", in: "header", name: "x-api-key", description: "A Turnpike key (`sk-tp-…`), as the messages format's clients send it." },
         bearer: { type: "http", scheme: "bearer", description: "A Turnpike key (`sk-tp-…`) as `Authorization: Bearer`, as the chat and responses clients send it." },
+        googApiKey: { type: "apiKey", in: "header", name: "x-goog-api-key", description: "A Turnpike key (`sk-tp-…`), as the generateContent format's clients send it." },
+        keyQuery: { type: "apiKey", in: "query", name: "key", description: "A Turnpike key (`sk-tp-…`) in the query, which the generateContent format allows." },
         admin: { type: "http", scheme: "bearer", description: "The admin key (`TURNPIKE_ADMIN_KEY`)." },
         metrics: { type: "http", scheme: "bearer", description: "The metrics key (`TURNPIKE_METRICS_KEY`), when set." },
       },

@@ -1,5 +1,7 @@
 import {
   GenerateToMessagesMachine,
+  SKIP_THOUGHT_SIGNATURE,
+  isThoughtToken,
   convertGenerateResponseToMessages,
   convertMessagesRequestToGenerate,
   generateUsageToTotals,
@@ -9,7 +11,92 @@ import {
 import type { MessagesRequest } from "@turnpike/schema";
 import type { SignatureStore } from "../stored-responses/signature-store";
 import { namedModel } from "./model-label";
-import { authHeaders, trimSlash, type UpstreamProtocol } from "./upstream-protocol";
+import { indexOfQuoted, parseRegion } from "./sse-scan";
+import { authHeaders, trimSlash, type PassthroughReader, type UpstreamProtocol } from "./upstream-protocol";
+
+type Chunk = { usageMetadata?: unknown; candidates?: { content?: { parts?: { text?: unknown; functionCall?: unknown }[] } }[] };
+
+/** The text of one chunk's parts (text, thoughts, call arguments), read only to count it. */
+function chunkText(data: string): string {
+  const chunk = JSON.parse(data) as Chunk; // vendor JSON, read leniently: every field is checked where used
+  let text = "";
+  for (const p of chunk.candidates?.[0]?.content?.parts ?? []) {
+    if (typeof p.text === "string") text += p.text;
+    if (p.functionCall !== undefined) text += JSON.stringify(p.functionCall);
+  }
+  return text;
+}
+
+/** Reads the usage of each chunk that carries one (cumulative: the last overwrites), and the finish. */
+function readFrames(region: string, sink: Parameters<PassthroughReader["scan"]>[1]): void {
+  for (let at = indexOfQuoted(region, 'usageMetadata"'); at !== -1; at = indexOfQuoted(region, 'usageMetadata"', at + 15)) {
+    const start = region.lastIndexOf("\n", at) + 1;
+    const end = region.indexOf("\n", at);
+    const line = region.slice(start, end === -1 ? undefined : end);
+    if (!line.startsWith("data:")) continue;
+    const chunk = JSON.parse(line.slice(5)) as Chunk; // vendor JSON, read leniently
+    if (chunk.usageMetadata !== undefined) sink.report(generateUsageToTotals(chunk.usageMetadata), closes(line));
+  }
+}
+
+/**
+ * Every chunk's usage counts what was generated so far; only the one that says how the reply
+ * finished holds the closing numbers (a stream dropped before it is billed by its text).
+ */
+function closes(data: string): boolean {
+  return indexOfQuoted(data, 'finishReason"') !== -1;
+}
+
+/**
+ * A generateContent stream relayed to a client of the same format: its bytes go through; each
+ * chunk's cumulative `usageMetadata` is read, and a `finishReason` says the reply ended (the
+ * format has no terminator: the stream ends with the chunk that carries it).
+ */
+const passthrough: PassthroughReader = {
+  raw: () => true,
+  modelKey: "modelVersion",
+  scan(region, sink, state) {
+    readFrames(region, sink);
+    if (closes(region)) state.finished = true;
+  },
+  inspect(msg, sink, _opts, state) {
+    if (indexOfQuoted(msg.data, 'usageMetadata"') !== -1) {
+      const chunk = JSON.parse(msg.data) as Chunk; // vendor JSON, read leniently
+      if (chunk.usageMetadata !== undefined) sink.report(generateUsageToTotals(chunk.usageMetadata), closes(msg.data));
+    }
+    if (closes(msg.data)) state.finished = true;
+    return msg;
+  },
+  text(dataOrRegion) {
+    if (dataOrRegion.charCodeAt(0) === 123 /* { */) return chunkText(dataOrRegion);
+    let text = "";
+    for (const msg of parseRegion(dataOrRegion)) text += chunkText(msg.data);
+    return text;
+  },
+};
+
+/**
+ * A client's turns with the thinking tokens Turnpike wrote for a messages upstream (a client that
+ * switched models mid-conversation) replaced by the documented skip value: the vendor would refuse
+ * them as corrupt signatures (docs/protocols.md §6.6). Untouched when there are none.
+ */
+function withoutThoughtTokens(contents: unknown): unknown {
+  if (!Array.isArray(contents)) return contents;
+  const partsOf = (c: unknown): unknown[] => {
+    const parts = typeof c === "object" && c !== null ? (c as { parts?: unknown }).parts : undefined; // an object: checked on the left
+    return Array.isArray(parts) ? parts : [];
+  };
+  const tokenIn = (p: unknown): boolean => {
+    const sig = typeof p === "object" && p !== null ? (p as { thoughtSignature?: unknown }).thoughtSignature : undefined; // an object: checked on the left
+    return typeof sig === "string" && isThoughtToken(sig);
+  };
+  if (!contents.some((c) => partsOf(c).some(tokenIn))) return contents;
+  return contents.map((c: unknown) => {
+    if (!partsOf(c).some(tokenIn)) return c;
+    const parts = partsOf(c).map((p) => (tokenIn(p) ? { ...(p as object), thoughtSignature: SKIP_THOUGHT_SIGNATURE } : p)); // an object: tokenIn checked it
+    return { ...(c as object), parts }; // an object with parts: partsOf found some
+  });
+}
 
 /** Ids of the tool calls a request replays: the ones whose signatures it must send back. */
 function replayedToolCallIds(pivot: MessagesRequest): string[] {
@@ -72,16 +159,14 @@ export const generateProtocol: UpstreamProtocol = {
     const n = Number((json as { totalTokens?: unknown }).totalTokens); // vendor JSON: the field is checked below
     return Number.isFinite(n) && n >= 0 ? n : undefined;
   },
-  // generateContent is an upstream protocol only: no client speaks it, so nothing passes through.
-  preparePassthrough() {},
+  preparePassthrough(body) {
+    // The path names the model; the body a client of this format sends does not.
+    delete body.model;
+    body.contents = withoutThoughtTokens(body.contents);
+  },
   replyUsage: (json) => generateUsageToTotals(json.usageMetadata),
   // generateContent names the answering model `modelVersion` (docs/protocols.md §3.3).
   replyModel: (json) => (typeof json.modelVersion === "string" ? json.modelVersion : undefined),
   streamModel: (data) => namedModel(data, "modelVersion")?.name,
-  passthrough: {
-    raw: () => true,
-    scan() {},
-    inspect: (msg) => msg,
-    text: () => "",
-  },
+  passthrough,
 };

@@ -30,18 +30,24 @@ export class ModelLabel {
   private needles: { pair: string; word: string }[] = [];
   private readonly replacement: string;
 
-  /** @param id the catalog id the client asked for */
-  constructor(readonly id: string) {
-    this.replacement = `"model":${JSON.stringify(id)}`;
+  /**
+   * @param id the catalog id the client asked for
+   * @param key the field the protocol names its model in
+   */
+  constructor(
+    readonly id: string,
+    private readonly key = "model",
+  ) {
+    this.replacement = `"${key}":${JSON.stringify(id)}`;
   }
 
   /** Reads the vendor's model string from the first text that names one; true once it is known. */
   learn(text: string): boolean {
     if (this.upstream !== undefined) return true;
-    const found = namedModel(text);
+    const found = namedModel(text, this.key);
     if (!found) return false;
     this.upstream = found.name;
-    if (this.upstream !== this.id) this.needles = [`model":${found.quoted}`, `model": ${found.quoted}`].map((word) => ({ pair: `"${word}`, word }));
+    if (this.upstream !== this.id) this.needles = [`${this.key}":${found.quoted}`, `${this.key}": ${found.quoted}`].map((word) => ({ pair: `"${word}`, word }));
     return true;
   }
 

@@ -66,6 +66,8 @@ export interface PassthroughOptions {
  * stream is not in the plain shape or an event must be changed.
  */
 export interface PassthroughReader {
+  /** The field each frame and reply names its model in (`model` unless said). */
+  readonly modelKey?: string;
   /** Events can be relayed as the raw upstream bytes (nothing in them must change). */
   raw(opts: PassthroughOptions): boolean;
   /** Scans complete frames of plain LF-framed SSE for usage, finish and terminator. */

@@ -117,7 +117,7 @@ export function passthroughTap(reader: PassthroughReader, format: ClientFormat, 
   let raw = reader.raw(opts);
   // Every frame names the catalog id (the vendor may answer with its own snapshot name): while
   // the model is unknown or differs, raw bytes are held and relayed frame by frame, relabelled.
-  const label = opts.renameModel === undefined ? undefined : new ModelLabel(opts.renameModel);
+  const label = opts.renameModel === undefined ? undefined : new ModelLabel(opts.renameModel, reader.modelKey);
   let hold = raw && label !== undefined;
   const state: PassthroughState = { finished: false, terminated: false };
   const kept = new KeptFrames(reader);

@@ -186,8 +186,9 @@ async function relayJson({ ctx, plan, upstream, headers, tally, finish, watch, v
       tally.relayedLater(() => replyText(plan.protocol.reply(parsed, plan.reply)));
       tally.finished(() => lastFinishReason([text]));
       // The client sees the catalog id it asked for, not the vendor's snapshot name.
-      if (parsed.model !== entry.id) {
-        parsed.model = entry.id;
+      const key = plan.protocol.passthrough.modelKey ?? "model";
+      if (parsed[key] !== entry.id) {
+        parsed[key] = entry.id;
         out = JSON.stringify(parsed);
       } else {
         out = text; // relay the bytes as they came

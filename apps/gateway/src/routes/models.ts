@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { GatewayDeps } from "../deps";
 import { formatOfHeaders } from "../formats";
+import { catalogIdOf } from "../formats/generate";
 import { agentModelInfo, isPickerDiscovery, pickerId, unaliased } from "../formats/agent-catalog";
 import { authenticate } from "../keys/authenticate";
 import { newContext } from "../pipeline/context";
@@ -49,10 +50,10 @@ export function modelRoutes(deps: GatewayDeps): Route[] {
         try {
           const key = await authenticate(deps, ctx);
           // Newest first, as the messages format lists them.
-          const entries = deps.catalog
-            .all()
-            .filter((e) => deps.keys.allows(key, e.id))
-            .sort((a, b) => b.created_at.localeCompare(a.created_at) || a.id.localeCompare(b.id));
+          const allowed = deps.catalog.all().filter((e) => deps.keys.allows(key, e.id));
+          // A format whose clients read their own shape (the GenAI SDK calls `/v1/models` by default).
+          if (ctx.format.models) return Response.json(ctx.format.models.list(allowed), { headers: ctx.format.idHeaders(ctx.id) });
+          const entries = allowed.sort((a, b) => b.created_at.localeCompare(a.created_at) || a.id.localeCompare(b.id));
           // The messages-format agent's picker is shown each model under an id it keeps (formats/agent-catalog.ts).
           const picker = isPickerDiscovery(request);
           const data = entries.map((e) => (picker ? { ...modelEntry(e), id: pickerId(e.id) } : modelEntry(e)));
@@ -83,10 +84,11 @@ export function modelRoutes(deps: GatewayDeps): Route[] {
         const ctx = newContext(request, formatOfHeaders(request.headers), server, deps.config.trustedProxies);
         try {
           const key = await authenticate(deps, ctx);
-          const id = unaliased(decodeURIComponent(params.id ?? ""));
+          // The generateContent format names a model `models/{id}`.
+          const id = catalogIdOf(unaliased(decodeURIComponent(params.id ?? "")));
           const entry = deps.catalog.get(id);
           if (!entry || !deps.keys.allows(key, id)) throw modelNotFound(id);
-          return Response.json(modelEntry(entry), { headers: ctx.format.idHeaders(ctx.id) });
+          return Response.json(ctx.format.models ? ctx.format.models.one(entry) : modelEntry(entry), { headers: ctx.format.idHeaders(ctx.id) });
         } catch (e) {
           return errorResponse(ctx.format, toGatewayError(e, deps.logger, ctx.id), { logger: deps.logger, request, requestId: ctx.id });
         }

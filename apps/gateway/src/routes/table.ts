@@ -7,6 +7,7 @@ import { mcpRoutes } from "../mcp/mcp-routes";
 import { openapiRoutes } from "../openapi/openapi-route";
 import { storedResponseRoutes } from "../stored-responses/routes";
 import { metricsRoutes } from "../telemetry/metrics-route";
+import { generateRoutes } from "./generate";
 import { healthRoutes } from "./health";
 import { inferenceRoutes } from "./inference";
 import { modelRoutes } from "./models";
@@ -19,6 +20,7 @@ import { modelRoutes } from "./models";
 export function routeTable(deps: GatewayDeps, mcp: McpGateway): readonly Route[] {
   const table: Route[] = [
     ...inferenceRoutes(deps),
+    ...generateRoutes(deps),
     ...storedResponseRoutes(deps),
     ...modelRoutes(deps),
     ...adminRoutes(deps),

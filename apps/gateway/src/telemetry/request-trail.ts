@@ -63,8 +63,8 @@ interface Trail {
   streamed: boolean;
 }
 
-/** The count routes answer under the messages and responses formats: their endpoint is told by the path. */
-const COUNT_PATHS = ["/count_tokens", "/input_tokens"];
+/** The count routes answer under their formats (messages, Responses, generateContent): their endpoint is told by the path. */
+const COUNT_PATHS = ["/count_tokens", "/input_tokens", ":countTokens"];
 
 function endpointOf(ctx: RequestContext, record: UsageRecord | undefined): Endpoint {
   if (record) return record.endpoint;

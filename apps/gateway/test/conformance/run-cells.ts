@@ -13,11 +13,13 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readSSE, startHarness, type Harness } from "../harness";
 import { asRecord, localCount, readJson, withoutIds, type Outcome } from "./outcome";
 import { readChatJson, readChatStream } from "./read-chat";
+import { generateBody } from "./generate-body";
+import { generateStop, readGenerateJson, readGenerateStream } from "./read-generate";
 import { readMessagesJson, readMessagesStream } from "./read-messages";
 import { readResponsesJson, readResponsesStream, responsesStop } from "./read-responses";
 import { responsesBody } from "./responses-body";
 import { simSignature, tableUpstreams, type Cell, type Expectation, type Scenario } from "./scenario";
-import { CLIENT_PATH, RESPONSES_VENDOR_ENV, TABLE_CLIENTS, upstreamPath } from "./upstreams";
+import { RESPONSES_VENDOR_ENV, TABLE_CLIENTS, tableClientPath, upstreamPath } from "./upstreams";
 
 /** Registers every cell of the given scenarios, on one gateway per test file. */
 export function runScenarios(scenarios: readonly Scenario[]): void {
@@ -44,6 +46,8 @@ export function runScenarios(scenarios: readonly Scenario[]): void {
 
 /** The client's request body for a cell; chat streams ask for the usage chunk. */
 export function requestBody(s: Scenario, { client, upstream, stream }: Cell): Record<string, unknown> {
+  // A generateContent client says "stream" in its path, never in its body.
+  if (client === "generate") return generateBody(s.messages(upstream.model));
   const body = client === "messages" ? s.messages(upstream.model) : client === "chat" ? s.chat(upstream.model) : (s.responses?.(upstream.model, upstream) ?? responsesBody(s.chat(upstream.model), upstream));
   if (!stream) return body;
   return client === "chat" ? { ...body, stream: true, stream_options: { include_usage: true } } : { ...body, stream: true };
@@ -56,7 +60,9 @@ interface Called {
 }
 
 async function call(h: Harness, cell: Cell, body: Record<string, unknown>): Promise<Called> {
-  const res = await h.call(CLIENT_PATH[cell.client], { method: "POST", dialect: cell.client, body: JSON.stringify(body) });
+  const { client, upstream, stream } = cell;
+  const headers = client === "generate" ? { "x-goog-api-key": h.key } : undefined;
+  const res = await h.call(tableClientPath(client, upstream.model, stream), { method: "POST", ...(client === "generate" ? { headers } : { dialect: client }), body: JSON.stringify(body) });
   const sent = h.gw.simulator!.requests.at(-1)!;
   return { res, sent };
 }
@@ -65,6 +71,7 @@ async function jsonOutcome(cell: Cell, res: Response): Promise<Outcome> {
   expect(res.headers.get("content-type")).toStartWith("application/json");
   const body = await readJson(res);
   if (cell.client === "responses") return readResponsesJson(body, cell.upstream.model);
+  if (cell.client === "generate") return readGenerateJson(body, cell.upstream.model);
   return cell.client === "messages" ? readMessagesJson(body, cell.upstream.model) : readChatJson(body, cell.upstream.model);
 }
 
@@ -121,6 +128,17 @@ export async function runCell(h: Harness, s: Scenario, cell: Cell): Promise<void
     expect(read.error).toBeUndefined();
     expect(read.deltaInput).toBe(prompt);
     outcome = read.outcome;
+  } else if (client === "generate") {
+    const read = readGenerateStream(frames, upstream.model);
+    if (exp.interrupted) {
+      // The format's status word: the vendor's own passes through; a translated one is the pivot error's.
+      expect(read.error?.type).toBe(exp.interrupted.messages.type === "overloaded_error" ? "UNAVAILABLE" : "INTERNAL");
+      expect(read.error?.message).not.toBe("");
+      expect(read.outcome.text).toBe(exp.interrupted.text);
+      return;
+    }
+    expect(read.error).toBeUndefined();
+    outcome = read.outcome;
   } else if (client === "responses") {
     const read = readResponsesStream(frames, upstream.model);
     if (exp.interrupted) {
@@ -149,7 +167,7 @@ export async function runCell(h: Harness, s: Scenario, cell: Cell): Promise<void
   expectOutcome(outcome, exp, cell, prompt);
 
   // The stream rebuilds exactly what the JSON call of the same request returns.
-  const again = await call(h, { ...cell, stream: false }, { ...body, stream: false, stream_options: undefined });
+  const again = await call(h, { ...cell, stream: false }, client === "generate" ? body : { ...body, stream: false, stream_options: undefined });
   expect(again.res.status).toBe(200);
   expect(withoutIds(outcome)).toEqual(withoutIds(await jsonOutcome(cell, again.res)));
 }
@@ -165,8 +183,13 @@ function expectOutcome(o: Outcome, exp: Expectation, { client, upstream }: Cell,
   expect(o.thinking).toBe(thinking);
   const calls = exp.toolCalls ?? [];
   expect(o.toolCalls.map(({ name, args }) => ({ name, args }))).toEqual(calls);
-  for (const c of o.toolCalls) expect(c.id).toMatch(upstream.toolId);
-  expect(new Set(o.toolCalls.map((c) => c.id)).size).toBe(o.toolCalls.length);
+  if (client === "generate" && upstream.protocol === "generate") {
+    // Passed through: the vendor's calls, which carry no ids.
+    for (const c of o.toolCalls) expect(c.id).toBeUndefined();
+  } else {
+    for (const c of o.toolCalls) expect(c.id).toMatch(upstream.toolId);
+    expect(new Set(o.toolCalls.map((c) => c.id)).size).toBe(o.toolCalls.length);
+  }
   if (client === "messages") {
     expect(o.stop).toBe(exp.stopReason);
     expect(o.stopSequence).toBe(exp.stopSequence ?? null);
@@ -174,6 +197,8 @@ function expectOutcome(o: Outcome, exp: Expectation, { client, upstream }: Cell,
     expect(o.blocks).toEqual(blocks);
     // Only the messages protocol signs thinking; other upstreams' thinking is unsigned.
     if (thinking) expect(o.signatures).toEqual([upstream.protocol === "messages" ? simSignature(thinking) : ""]);
+  } else if (client === "generate") {
+    expect(o.stop).toBe(generateStop(exp.stopReason));
   } else if (client === "responses") {
     expect(o.stop).toBe(responsesStop(exp.finishReason));
   } else {

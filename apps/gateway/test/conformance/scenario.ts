@@ -8,10 +8,10 @@
  * adds "Thinking about the request to <model>: <first 8 words>. A deterministic answer follows.".
  */
 import { countTextTokens } from "@turnpike/simulator";
-import { EPSILON, type ClientFormat, type Upstream } from "./upstreams";
+import { EPSILON, type TableClient, type Upstream } from "./upstreams";
 
 export interface Cell {
-  client: ClientFormat;
+  client: TableClient;
   upstream: Upstream;
   stream: boolean;
 }

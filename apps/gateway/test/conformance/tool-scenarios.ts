@@ -96,8 +96,12 @@ export const toolResultRoundTrip: Scenario = {
     ...plainEnd,
   }),
   upstream(body, { client, upstream }) {
-    const id = client === "messages" ? "toolu_prev_1" : "call_prev_1";
-    if (upstream.protocol === "generate") {
+    const id = client === "messages" || client === "generate" ? "toolu_prev_1" : "call_prev_1";
+    if (upstream.protocol === "generate" && client === "generate") {
+      // Passed through as the client wrote it: its ids, and the signature it replays.
+      expect(body.contents[1].parts[0]).toEqual({ functionCall: { id, name: WEATHER.name, args: WEATHER.args }, thoughtSignature: SKIP_THOUGHT_SIGNATURE });
+      expect(body.contents[2].parts[0].functionResponse).toEqual({ id, name: WEATHER.name, response: { output: RESULT } });
+    } else if (upstream.protocol === "generate") {
       // Gemini needs the function's name back (§4.7), and on Gemini 3 a signature on the call
       // (§3.7): Turnpike never saw this call, so the documented escape hatch goes instead.
       expect(body.contents[1].parts[0]).toEqual({ functionCall: { name: WEATHER.name, args: WEATHER.args }, thoughtSignature: SKIP_THOUGHT_SIGNATURE });

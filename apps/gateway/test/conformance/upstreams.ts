@@ -2,6 +2,8 @@
 
 export type UpstreamProtocol = "messages" | "chat" | "generate" | "responses";
 export type ClientFormat = "messages" | "chat" | "responses";
+/** The client formats of the table: the three above, and generateContent (its model and kind of reply in the path). */
+export type TableClient = ClientFormat | "generate";
 
 export interface Upstream {
   /** Column label in the README table. */
@@ -32,10 +34,16 @@ export const UPSTREAMS: readonly Upstream[] = [ALPHA, BETA, GAMMA];
 export const CLIENTS: readonly ClientFormat[] = ["messages", "chat"];
 /** The whole table: every client format × every upstream protocol. */
 export const TABLE_UPSTREAMS: readonly Upstream[] = [...UPSTREAMS, EPSILON];
-export const TABLE_CLIENTS: readonly ClientFormat[] = [...CLIENTS, "responses"];
+export const TABLE_CLIENTS: readonly TableClient[] = [...CLIENTS, "responses", "generate"];
 
 /** The path a client format posts to. */
 export const CLIENT_PATH: Record<ClientFormat, string> = { messages: "/v1/messages", chat: "/v1/chat/completions", responses: "/v1/responses" };
+
+/** The path a table client posts to: generateContent names the model (URL-encoded) and the kind of reply there. */
+export function tableClientPath(client: TableClient, model: string, stream: boolean): string {
+  if (client !== "generate") return CLIENT_PATH[client];
+  return `/v1beta/models/${encodeURIComponent(model)}:${stream ? "streamGenerateContent?alt=sse" : "generateContent"}`;
+}
 
 /** The simulator path an upstream call must have gone to. */
 export function upstreamPath(up: Upstream, stream: boolean): string {
