@@ -1,32 +1,33 @@
 import { bootGateway } from "./boot";
 import { loadConfig } from "./config";
+import { showOnce, terminalOf } from "./keys/show-once";
 
-// Boot only: config → store → app.listen().
+// Boot only: config → store → app.listen(). Every line it writes is a JSON log line; a secret
+// made at start goes to a terminal only (keys/show-once.ts).
 const config = loadConfig();
 const gw = await bootGateway(config);
 gw.app.listen({ port: config.port, hostname: config.host });
 const server = gw.app.server!;
 const url = `http://${config.host === "0.0.0.0" ? "localhost" : config.host}:${server.port}`;
+const log = gw.deps.logger;
 
 if (gw.simulated.length) {
-  console.log(`Simulator: ${gw.simulated.join(", ")} served by the built-in simulator at ${gw.simulator?.url} (no API key set for them).`);
+  log.info(`Simulator: ${gw.simulated.join(", ")} served by the built-in simulator at ${gw.simulator?.url} (no API key set for them).`, {
+    simulated: gw.simulated.join(","),
+    simulator_url: gw.simulator?.url,
+  });
 }
-if (gw.generatedAdminKey) {
-  console.log(`Admin key for this run (set TURNPIKE_ADMIN_KEY to choose your own): ${gw.generatedAdminKey}`);
-}
-if (gw.firstKey) {
-  console.log(`First start: created API key "${gw.firstKey.id}" — it is shown only now:\n  ${gw.firstKey.secret}`);
-}
-console.log(gw.deps.backends?.summary ?? "Back ends: store SQLite (embedded), limits in process memory.");
+showOnce(gw, { logger: log, terminal: terminalOf(), firstKeyFile: process.env.TURNPIKE_FIRST_KEY_FILE || undefined });
+log.info(gw.deps.backends?.summary ?? "Back ends: store SQLite (embedded), limits in process memory.");
 const ready = await gw.deps.backends?.report();
-if (ready && !ready.ready) console.log(`Not ready yet: ${JSON.stringify(ready)} (GET /ready reports it until then).`);
-console.log(`Turnpike listening on ${url}`);
+if (ready && !ready.ready) log.warn("Not ready yet (GET /ready reports it until then).", { ready: JSON.stringify(ready) });
+log.info(`Turnpike listening on ${url}`, { url });
 
 let stopping = false;
 const shutdown = async () => {
   if (stopping) return;
   stopping = true;
-  console.log(`Draining: /ready answers 503; open requests have up to ${config.drainSeconds} s to finish.`);
+  log.info(`Draining: /ready answers 503; open requests have up to ${config.drainSeconds} s to finish.`, { drain_seconds: config.drainSeconds });
   await gw.drain(config.drainSeconds * 1000);
   process.exit(0);
 };

@@ -59,7 +59,11 @@ class OtlpTracer implements PipelineHooks {
     const attempt = this.live.get(ctx)?.attempt;
     if (!attempt) return;
     attempt.setAttribute("http.response.status_code", status);
-    if (status === 0 || status >= 400) attempt.setStatus({ code: SpanStatusCode.ERROR, message: status === 0 ? "upstream unreachable" : `upstream status ${status}` });
+    if (status === 0 || status >= 400) {
+      // error.type: the conventions' low-cardinality class of a failure, here the status code (or that none came).
+      attempt.setAttribute(ATTR.errorType, status === 0 ? "unreachable" : String(status));
+      attempt.setStatus({ code: SpanStatusCode.ERROR, message: status === 0 ? "upstream unreachable" : `upstream status ${status}` });
+    }
   }
 
   onFinish(ctx: RequestContext, status: number, record: UsageRecord | undefined, finishReason?: () => string | undefined): void {
@@ -74,6 +78,7 @@ class OtlpTracer implements PipelineHooks {
       spans.attempt.end();
     }
     spans.root.setAttributes({ ...usage, "http.response.status_code": status });
+    if (status >= 400) spans.root.setAttribute(ATTR.errorType, String(status));
     if (status >= 500) spans.root.setStatus({ code: SpanStatusCode.ERROR, message: `status ${status}` });
     spans.root.end();
   }

@@ -1,4 +1,5 @@
 import type { Target } from "../protocols";
+import type { Upstream } from "../routing/upstreams";
 import type { RequestContext } from "../pipeline/context";
 import type { PipelineHooks } from "../pipeline/events";
 import type { Endpoint, UsageRecord } from "../state/store";
@@ -41,6 +42,8 @@ export interface RequestSummary {
   /** The catalog model and vendor of the last upstream attempt (undefined: none was made). */
   model: string | undefined;
   vendor: string | undefined;
+  /** The vendor's `gen_ai.provider.name` (telemetry/gen-ai-names.ts). */
+  upstream: Upstream | undefined;
   attempts: number;
   /** Milliseconds from arrival to the first streamed piece (streams only). */
   ttftMs: number | undefined;
@@ -51,7 +54,7 @@ export interface RequestSummary {
 /** What listens to the trail (metrics, the request log): told once per finished request. */
 export interface TrailListener {
   finished(summary: RequestSummary): void;
-  upstreamError?(vendor: string, klass: UpstreamErrorClass): void;
+  upstreamError?(upstream: Upstream, klass: UpstreamErrorClass): void;
   streamStarted?(): void;
 }
 
@@ -100,9 +103,9 @@ export class RequestTrail implements PipelineHooks {
 
   onUpstreamResponse(ctx: RequestContext, status: number): void {
     const klass = upstreamErrorClass(status);
-    const vendor = this.live.get(ctx)?.target?.upstream.vendor;
-    if (klass === undefined || vendor === undefined) return;
-    for (const l of this.listeners) l.upstreamError?.(vendor, klass);
+    const upstream = this.live.get(ctx)?.target?.upstream;
+    if (klass === undefined || upstream === undefined) return;
+    for (const l of this.listeners) l.upstreamError?.(upstream, klass);
   }
 
   onStreamStart(ctx: RequestContext): void {
@@ -120,9 +123,9 @@ export class RequestTrail implements PipelineHooks {
   onFinish(ctx: RequestContext, status: number, record: UsageRecord | undefined): void {
     const t = this.live.get(ctx);
     this.live.delete(ctx);
-    const vendor = t?.target?.upstream.vendor;
+    const upstream = t?.target?.upstream;
     const late = record ? lateUpstreamError(record, status) : undefined;
-    if (late && vendor !== undefined) for (const l of this.listeners) l.upstreamError?.(vendor, late);
+    if (late && upstream !== undefined) for (const l of this.listeners) l.upstreamError?.(upstream, late);
     const summary: RequestSummary = {
       ctx,
       endpoint: endpointOf(ctx, record),
@@ -130,7 +133,8 @@ export class RequestTrail implements PipelineHooks {
       record,
       keyId: record?.key_id ?? t?.keyId,
       model: record?.model ?? t?.target?.entry.id,
-      vendor,
+      vendor: upstream?.vendor,
+      upstream,
       attempts: t?.attempts ?? 0,
       ttftMs: t?.ttftMs,
       latencyMs: record?.latency_ms ?? Math.round((performance.now() - ctx.started) * 100) / 100,

@@ -48,7 +48,7 @@ export async function startInstance(env: Record<string, string>, journalDir = mk
   const deadline = Date.now() + 20_000;
   let url: string | undefined;
   while (!url) {
-    url = /Turnpike listening on (http:\/\/\S+)/.exec(out)?.[1];
+    url = /Turnpike listening on (http:\/\/[^\s"]+)/.exec(out)?.[1];
     if (url) break;
     if (proc.exitCode !== null || Date.now() > deadline) {
       proc.kill("SIGKILL");
