@@ -15,6 +15,7 @@ import type { SpendStore } from "./state/spend-store";
 import type { Store } from "./state/store";
 import type { Logger } from "./telemetry/logger";
 import type { GatewayMetrics } from "./telemetry/metrics";
+import type { RefusalLog } from "./telemetry/refusal-log";
 
 /**
  * Everything the app needs, passed in (docs/style.md rule 6): tests build their own. Every piece
@@ -52,6 +53,8 @@ export interface GatewayDeps {
   metrics: GatewayMetrics;
   /** Subscribers to the pipeline's lifecycle events. */
   hooks: readonly PipelineHooks[];
+  /** This instance's last refused requests, for the live log (fed through `hooks`). */
+  refusals?: RefusalLog;
   /** Aborted when a drain's grace period is over: the streams still open end with the in-band error. */
   shutdown?: AbortSignal;
   /** Which back ends this instance runs on and whether they answer (`GET /ready`); absent = embedded. */

@@ -13,7 +13,7 @@ import { errorResponse, toGatewayError } from "../pipeline/respond";
 import type { AdminKey } from "../openapi/admin-schemas";
 import type { KeyRecord, UsageFilter, UsageGroup, UsageRecord } from "../state/store";
 import { modelEntry } from "./models";
-import { requestLine, SERIES_BY, type SeriesBy, seriesRange, toSeries } from "./usage-series";
+import { mergeNewestFirst, refusalLine, requestLine, SERIES_BY, type SeriesBy, seriesRange, toSeries } from "./usage-series";
 
 /** A key as the admin API shows it: never the secret, never its hash. */
 export function publicKey(k: KeyRecord, spentUsd?: number): AdminKey {
@@ -276,7 +276,8 @@ export const adminModule = (deps: GatewayDeps) => {
         const range = seriesRange(q, deps.now());
         await deps.ledger.flush();
         const rows = await deps.store.aggregateUsage({ since: range.since, until: range.until }, ["day", by]);
-        return Response.json({ by, days: range.days, series: toSeries(range.days, rows, by) });
+        const failed = await deps.store.aggregateUsage({ since: range.since, until: range.until, failed: true }, ["day", by]);
+        return Response.json({ by, days: range.days, series: toSeries(range.days, rows, by, failed) });
       }),
     )
     .get("/admin/requests", ({ request, server }) =>
@@ -287,8 +288,11 @@ export const adminModule = (deps: GatewayDeps) => {
         const q = new URL(request.url).searchParams;
         const since = isoParam(q, "since");
         await deps.ledger.flush();
-        const rows = await deps.store.queryUsage({ ...(since ? { since } : {}), newestFirst: true, limit: limitParam(q, REQUESTS_PAGE.fallback, REQUESTS_PAGE.max) });
-        return Response.json({ data: rows.map(requestLine) });
+        const limit = limitParam(q, REQUESTS_PAGE.fallback, REQUESTS_PAGE.max);
+        const rows = await deps.store.queryUsage({ ...(since ? { since } : {}), newestFirst: true, limit });
+        // Refused requests have no usage record: this instance's are merged in, with their reason.
+        const refused = deps.refusals?.list(since, limit) ?? [];
+        return Response.json({ data: mergeNewestFirst(rows.map(requestLine), refused.map(refusalLine), limit) });
       }),
     )
     .get("/admin/models", ({ request, server }) =>
