@@ -60,6 +60,8 @@ export interface Series {
   requests: number[];
   tokens: number[];
   cost_usd: number[];
+  /** Requests the client saw fail, among `requests`. */
+  errors: number[];
 }
 
 export interface Daily {
@@ -81,6 +83,10 @@ export interface RequestLine {
   output_tokens: number;
   cost_usd: number;
   aborted: boolean;
+  /** Refused before any upstream call: nothing used; `reason` is what the client was told. */
+  refused?: true;
+  error_type?: string;
+  reason?: string;
 }
 
 export interface Model {
@@ -102,6 +108,9 @@ export interface Deployment {
   state?: string;
   failures?: number;
   latency_ms?: number | null;
+  consecutive_failures?: number;
+  last_failure_at?: string | null;
+  last_error?: string | null;
 }
 
 /** Dollars: cents from $1 up, else three significant digits (a request often costs a fraction of a cent). */
