@@ -35,7 +35,7 @@ export function Headline({ now, before, days }: { now: Daily | null; before: Dai
   return (
     <section className="tiles" aria-label="Totals">
       {tiles.map((t) => (
-        <div key={t.name} className="tile" role="group" aria-label={t.name}>
+        <section key={t.name} className="tile" aria-label={t.name}>
           <span className="tile-name">{t.name}</span>
           <strong className="tile-value" data-testid={`total-${t.name.toLowerCase().replace(" ", "-")}`}>
             {t.value}
@@ -43,7 +43,7 @@ export function Headline({ now, before, days }: { now: Daily | null; before: Dai
           <span className="tile-delta">
             {t.delta} <small>vs the {days} days before</small>
           </span>
-        </div>
+        </section>
       ))}
     </section>
   );
