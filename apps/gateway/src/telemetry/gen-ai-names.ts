@@ -1,3 +1,4 @@
+import type { RequestContext } from "../pipeline/context";
 import type { Upstream } from "../routing/upstreams";
 import type { Endpoint } from "../state/store";
 
@@ -13,6 +14,15 @@ export const OPERATION_NAMES: Record<Endpoint, string> = {
   // Not among the conventions' operations, which allow a system's own name for one.
   count_tokens: "count_tokens",
 };
+
+/** The count routes answer under the messages and responses formats: their endpoint is told by the path. */
+const COUNT_PATHS = ["/count_tokens", "/input_tokens"];
+
+/** A request's endpoint, from its format and path (before any usage record says it). */
+export function endpointOfRequest(ctx: RequestContext): Endpoint {
+  const path = ctx.request.url.split("?", 1)[0] ?? "";
+  return COUNT_PATHS.some((p) => path.endsWith(p)) ? "count_tokens" : ctx.format.endpoint;
+}
 
 /** The conventions' well-known provider names, by the API host that identifies the provider. */
 const PROVIDER_HOSTS: Record<string, string> = {

@@ -7,6 +7,7 @@ import type { RequestContext } from "../pipeline/context";
 import type { PipelineHooks } from "../pipeline/events";
 import type { Target } from "../protocols";
 import type { UsageRecord } from "../state/store";
+import { endpointOfRequest, OPERATION_NAMES } from "./gen-ai-names";
 import { ATTR, requestAttributes, usageAttributes } from "./span-attributes";
 import type { Tracing } from "./tracing";
 
@@ -36,7 +37,7 @@ class OtlpTracer implements PipelineHooks {
     const parent = this.propagator.extract(ROOT_CONTEXT, ctx.request.headers, headerGetter);
     const root = this.tracer.startSpan(
       ctx.format.endpoint,
-      { kind: SpanKind.SERVER, attributes: { [ATTR.requestId]: ctx.id, [ATTR.operation]: "chat", "http.request.method": ctx.request.method } },
+      { kind: SpanKind.SERVER, attributes: { [ATTR.requestId]: ctx.id, [ATTR.operation]: OPERATION_NAMES[endpointOfRequest(ctx)], "http.request.method": ctx.request.method } },
       parent,
     );
     this.live.set(ctx, { root, attempt: undefined });
@@ -47,9 +48,11 @@ class OtlpTracer implements PipelineHooks {
     if (!spans) return;
     spans.attempt?.end();
     spans.root.setAttributes(requestAttributes(target));
-    spans.root.updateName(`chat ${target.entry.id}`);
+    // The conventions' span name: `{gen_ai.operation.name} {gen_ai.request.model}`.
+    const op = OPERATION_NAMES[endpointOfRequest(ctx)];
+    spans.root.updateName(`${op} ${target.entry.id}`);
     spans.attempt = this.tracer.startSpan(
-      `chat ${target.entry.upstream_model}`,
+      `${op} ${target.entry.upstream_model}`,
       { kind: SpanKind.CLIENT, attributes: { ...requestAttributes(target), [ATTR.requestModel]: target.entry.upstream_model, [ATTR.attempt]: attempt } },
       trace.setSpan(ROOT_CONTEXT, spans.root),
     );

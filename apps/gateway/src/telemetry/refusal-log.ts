@@ -2,6 +2,7 @@ import type { GatewayError } from "@turnpike/providers";
 import type { RequestContext } from "../pipeline/context";
 import type { PipelineHooks } from "../pipeline/events";
 import type { Endpoint } from "../state/store";
+import { endpointOfRequest } from "./gen-ai-names";
 
 /** A refused request as the live log shows it: who, what, and why — never what was sent. */
 export interface Refusal {
@@ -16,9 +17,6 @@ export interface Refusal {
   error_type: string;
   reason: string;
 }
-
-/** The count routes answer under the messages and responses formats: told by the path. */
-const COUNT_PATHS = ["/count_tokens", "/input_tokens"];
 
 /**
  * The last refused requests of this instance (400, 401, 404, 429 … before any upstream call),
@@ -44,12 +42,11 @@ export class RefusalLog implements PipelineHooks {
   }
 
   onRefused(ctx: RequestContext, error: GatewayError): void {
-    const path = ctx.request.url.split("?", 1)[0] ?? "";
     this.ring[this.next] = {
       request_id: ctx.id,
       created_at: new Date(this.now()).toISOString(),
       key_id: this.keys.get(ctx) ?? "",
-      endpoint: COUNT_PATHS.some((p) => path.endsWith(p)) ? "count_tokens" : ctx.format.endpoint,
+      endpoint: endpointOfRequest(ctx),
       status: error.status,
       latency_ms: Math.round((performance.now() - ctx.started) * 100) / 100,
       error_type: error.type,

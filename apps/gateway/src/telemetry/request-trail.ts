@@ -1,5 +1,6 @@
 import type { Target } from "../protocols";
 import type { Upstream } from "../routing/upstreams";
+import { endpointOfRequest } from "./gen-ai-names";
 import type { RequestContext } from "../pipeline/context";
 import type { PipelineHooks } from "../pipeline/events";
 import type { Endpoint, UsageRecord } from "../state/store";
@@ -66,13 +67,8 @@ interface Trail {
   streamed: boolean;
 }
 
-/** The count routes answer under the messages and responses formats: their endpoint is told by the path. */
-const COUNT_PATHS = ["/count_tokens", "/input_tokens"];
-
 function endpointOf(ctx: RequestContext, record: UsageRecord | undefined): Endpoint {
-  if (record) return record.endpoint;
-  const path = ctx.request.url.split("?", 1)[0] ?? "";
-  return COUNT_PATHS.some((p) => path.endsWith(p)) ? "count_tokens" : ctx.format.endpoint;
+  return record ? record.endpoint : endpointOfRequest(ctx);
 }
 
 /**
