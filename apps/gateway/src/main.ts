@@ -4,8 +4,21 @@ import { showOnce, terminalOf } from "./keys/show-once";
 
 // Boot only: config → store → app.listen(). Every line it writes is a JSON log line; a secret
 // made at start goes to a terminal only (keys/show-once.ts).
-const config = loadConfig();
-const gw = await bootGateway(config);
+/** A start that cannot go on (bad configuration, an unreachable store): one JSON line, then exit 1. */
+function fatal(e: unknown): never {
+  const line = { level: "fatal", time: new Date().toISOString(), msg: e instanceof Error ? e.message : String(e) };
+  process.stderr.write(`${JSON.stringify(line)}\n`);
+  process.exit(1);
+}
+
+const config = (() => {
+  try {
+    return loadConfig();
+  } catch (e) {
+    return fatal(e);
+  }
+})();
+const gw = await bootGateway(config).catch(fatal);
 gw.app.listen({ port: config.port, hostname: config.host });
 const server = gw.app.server!;
 const url = `http://${config.host === "0.0.0.0" ? "localhost" : config.host}:${server.port}`;

@@ -71,6 +71,17 @@ describe("start-up lines", () => {
     expect(out).toContain(`written to ${file}`);
   });
 
+  test("a start that cannot go on says why in one JSON line and exits 1", async () => {
+    const env: Record<string, string | undefined> = { ...process.env, PORT: "0", HOST: "127.0.0.1", TURNPIKE_DB: ":memory:", TURNPIKE_ADMIN_KEY: "too-short" };
+    const proc = Bun.spawn([process.execPath, MAIN], { env, stdout: "pipe", stderr: "pipe" });
+    const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    expect(code).toBe(1);
+    expect(out).toBe("");
+    const line = JSON.parse(err.trim()) as { level: string; msg: string };
+    expect(line.level).toBe("fatal");
+    expect(line.msg).toContain("TURNPIKE_ADMIN_KEY must be at least 32 characters long");
+  });
+
   test.skipIf(!Bun.which("script"))("in a terminal: the person who started it sees the first key and the admin key", async () => {
     const { out, dir } = await start({}, true);
     rmSync(dir, { recursive: true, force: true });
