@@ -16,6 +16,7 @@ COPY packages/sdk-chat/package.json packages/sdk-chat/
 COPY packages/sdk-messages/package.json packages/sdk-messages/
 COPY packages/mocks/package.json packages/mocks/
 COPY bench/package.json bench/
+COPY deploy/package.json deploy/
 RUN bun install --frozen-lockfile
 COPY . .
 RUN bun run --cwd apps/dashboard build

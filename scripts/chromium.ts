@@ -9,13 +9,14 @@ import { existsSync } from "node:fs";
 
 export const CHROMIUM = process.env.TURNPIKE_CHROMIUM || "/usr/bin/chromium";
 
-function apt(args: string[]): boolean {
-  const p = Bun.spawnSync(["apt-get", ...args], { stdout: "ignore", stderr: "ignore", env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
-  return p.exitCode === 0;
+/** Asynchronous, so the test command can say the install is still running while it takes its minute. */
+async function apt(args: string[]): Promise<boolean> {
+  const p = Bun.spawn(["apt-get", ...args], { stdout: "ignore", stderr: "ignore", env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
+  return (await p.exited) === 0;
 }
 
 /** The browser's path, installed here if need be; null when it cannot be had. */
-export function ensureChromium(log: (line: string) => void = console.log): string | null {
+export async function ensureChromium(log: (line: string) => void = console.log): Promise<string | null> {
   if (existsSync(CHROMIUM)) {
     log(`Chromium: found at ${CHROMIUM}`);
     return CHROMIUM;
@@ -24,11 +25,11 @@ export function ensureChromium(log: (line: string) => void = console.log): strin
   if (canInstall) {
     log("Chromium: not installed; installing it: apt-get install -y chromium");
     // A fresh image has no package lists yet: fetch them only when the first try fails.
-    if (!apt(["install", "-y", "chromium"]) && apt(["update"])) apt(["install", "-y", "chromium"]);
+    if (!(await apt(["install", "-y", "chromium"])) && (await apt(["update"]))) await apt(["install", "-y", "chromium"]);
   }
   const ok = existsSync(CHROMIUM);
   log(`Chromium: ${ok ? "found" : "NOT available (the dashboard's browser test will be skipped)"} at ${CHROMIUM}`);
   return ok ? CHROMIUM : null;
 }
 
-if (import.meta.main) ensureChromium();
+if (import.meta.main) await ensureChromium();

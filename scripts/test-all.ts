@@ -9,12 +9,13 @@
 import { readdirSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ensureChromium } from "./chromium";
+import { run, step } from "./progress";
 import { ensureServices } from "./services";
 
 const root = join(import.meta.dir, "..");
 const workspaces = ["packages", "apps"]
   .flatMap((dir) => readdirSync(join(root, dir)).map((d) => join(dir, d)))
-  .concat(["bench"])
+  .concat(["bench", "deploy"])
   .filter((w) => existsSync(join(root, w, "package.json")));
 
 /**
@@ -24,17 +25,7 @@ const workspaces = ["packages", "apps"]
  */
 const TEST_TIMEOUT_MS = 60_000;
 
-/** No suite may hang the run: each command gets at most this long. */
-const SUITE_TIMEOUT_MS = 15 * 60_000;
-
-function run(cmd: string[], cwd: string): { code: number; out: string } {
-  const started = Date.now();
-  const p = Bun.spawnSync(cmd, { cwd, stdout: "pipe", stderr: "pipe", env: { ...process.env, FORCE_COLOR: "0" }, timeout: SUITE_TIMEOUT_MS });
-  let out = p.stdout.toString() + p.stderr.toString();
-  if (p.exitCode === null || Date.now() - started >= SUITE_TIMEOUT_MS) out += `\n${cmd.join(" ")} in ${cwd}: killed after ${SUITE_TIMEOUT_MS / 60_000} minutes`;
-  return { code: p.exitCode ?? 1, out };
-}
-
+const runStarted = Date.now();
 let passed = 0;
 let failed = 0;
 const failures: string[] = [];
@@ -43,30 +34,31 @@ const skipped: string[] = [];
 const only = process.argv.slice(2);
 
 // The scale-out tests need PostgreSQL and Redis: found, or started when installed here.
-await ensureServices();
-// The dashboard's end-to-end test drives a headless Chromium: found, or installed when possible.
-ensureChromium();
+await step("finding (or starting) PostgreSQL and Redis", () => ensureServices((l) => console.log(`  ${l}`)));
+// The dashboard's end-to-end test drives a headless Chromium: found, or installed when possible
+// (an install takes about a minute).
+await step("finding (or installing) Chromium", () => ensureChromium((l) => console.log(`  ${l}`)));
 
 // The linter over the whole tree (biome.json at the root), once.
 if (!only.length) {
-  const lint = run(["bun", "x", "biome", "lint", "."], root);
+  const lint = await run("lint", ["bun", "x", "biome", "lint", "."], root);
   if (lint.code !== 0) {
     failed++;
     failures.push("lint");
     console.log(`✗ lint\n${lint.out}`);
   } else {
     passed++;
-    console.log("✓ lint");
+    console.log(`✓ lint (${lint.seconds.toFixed(1)} s)`);
   }
   // The gateway's import graph: no cycle, no import up a floor (docs/design.md, "Floors").
-  const imports = run(["bun", "scripts/check-imports.ts"], root);
+  const imports = await run("import check", ["bun", "scripts/check-imports.ts"], root);
   if (imports.code !== 0) {
     failed++;
     failures.push("import check");
     console.log(`✗ import check\n${imports.out}`);
   } else {
     passed++;
-    console.log(`✓ ${imports.out.trim()}`);
+    console.log(`✓ ${imports.out.trim()} (${imports.seconds.toFixed(1)} s)`);
   }
 }
 for (const w of workspaces) {
@@ -74,18 +66,18 @@ for (const w of workspaces) {
   const pkg = JSON.parse(readFileSync(join(root, w, "package.json"), "utf8")) as { scripts?: Record<string, string> };
   const cwd = join(root, w);
   if (pkg.scripts?.typecheck) {
-    const t = run(["bun", "run", "typecheck"], cwd);
+    const t = await run(`${w}: typecheck`, ["bun", "run", "typecheck"], cwd);
     if (t.code !== 0) {
       failed++;
       failures.push(`${w}: typecheck`);
       console.log(`✗ ${w} typecheck\n${t.out}`);
     } else {
       passed++;
-      console.log(`✓ ${w} typecheck`);
+      console.log(`✓ ${w} typecheck (${t.seconds.toFixed(1)} s)`);
     }
   }
   if (!pkg.scripts?.test) continue;
-  const t = run(["bun", "test", "--timeout", String(TEST_TIMEOUT_MS)], cwd);
+  const t = await run(`${w}: tests`, ["bun", "test", "--timeout", String(TEST_TIMEOUT_MS)], cwd);
   const p = Number(/^\s*(\d+) pass$/m.exec(t.out)?.[1] ?? 0);
   const f = Number(/^\s*(\d+) fail$/m.exec(t.out)?.[1] ?? 0);
   // Bun prints `(skip) <describe> > <test>` for each (again in its closing summary); its hooks
@@ -100,11 +92,11 @@ for (const w of workspaces) {
   }
   if (f > 0) failures.push(`${w}: ${f} failing`);
   const mark = t.code === 0 ? "✓" : "✗";
-  console.log(`${mark} ${w}: ${p} passed, ${f} failed${skips.length ? `, ${skips.length} skipped` : ""}`);
+  console.log(`${mark} ${w}: ${p} passed, ${f} failed${skips.length ? `, ${skips.length} skipped` : ""} (${t.seconds.toFixed(1)} s)`);
   if (t.code !== 0 || process.env.VERBOSE) console.log(t.out);
 }
 
 if (failures.length) console.log(`\nfailures:\n  ${failures.join("\n  ")}`);
 if (skipped.length) console.log(`\nskipped (a server or browser they need was not available):\n  ${skipped.join("\n  ")}`);
-console.log(`\ntests: ${passed} passed, ${failed} failed, ${skipped.length} skipped`);
+console.log(`\ntests: ${passed} passed, ${failed} failed, ${skipped.length} skipped (${((Date.now() - runStarted) / 1000).toFixed(0)} s in all)`);
 process.exit(failed > 0 || passed === 0 ? 1 : 0);

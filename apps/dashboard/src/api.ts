@@ -60,6 +60,8 @@ export interface Series {
   requests: number[];
   tokens: number[];
   cost_usd: number[];
+  /** Requests the client saw fail, among `requests`. */
+  errors: number[];
 }
 
 export interface Daily {
@@ -84,6 +86,10 @@ export interface RequestLine {
   /** An MCP tool call's arguments and result in bytes (`endpoint: "mcp"`, `model` is `<server>__<tool>`). */
   bytes_in?: number;
   bytes_out?: number;
+  /** Refused before any upstream call: nothing used; `reason` is what the client was told. */
+  refused?: true;
+  error_type?: string;
+  reason?: string;
 }
 
 export interface Model {
@@ -105,6 +111,9 @@ export interface Deployment {
   state?: string;
   failures?: number;
   latency_ms?: number | null;
+  consecutive_failures?: number;
+  last_failure_at?: string | null;
+  last_error?: string | null;
 }
 
 /** Dollars: cents from $1 up, else three significant digits (a request often costs a fraction of a cent). */

@@ -4,7 +4,16 @@ import { useEffect, useRef } from "react";
 // Only the pieces a stacked bar chart uses, so the bundle carries no other chart type.
 Chart.register(BarController, BarElement, CategoryScale, LinearScale, Legend, Tooltip);
 
-const COLORS = ["#2563eb", "#16a34a", "#d97706", "#dc2626", "#7c3aed", "#0891b2", "#db2777", "#65a30d", "#9333ea", "#475569"];
+/**
+ * Ten hues far apart (blue, orange, green, red, purple, brown, pink, grey, olive, cyan: the
+ * categorical palette most charting tools share), so no two series of a chart look alike; past
+ * ten, hues spread by the golden angle.
+ */
+const COLORS = ["#2563eb", "#ea580c", "#16a34a", "#dc2626", "#7c3aed", "#92400e", "#db2777", "#4b5563", "#a3a30b", "#0891b2"];
+
+export function seriesColor(i: number): string {
+  return COLORS[i] ?? `hsl(${Math.round((i * 137.508) % 360)} 65% 45%)`;
+}
 
 export interface StackedBarsProps {
   title: string;
@@ -41,7 +50,7 @@ export function StackedBars({ title, labels, series, format, whole = false }: St
     const c = chart.current;
     if (!c) return;
     c.data.labels = labels.map((d) => d.slice(5));
-    c.data.datasets = series.map((s, i) => ({ label: s.name, data: s.values, backgroundColor: COLORS[i % COLORS.length] }));
+    c.data.datasets = series.map((s, i) => ({ label: s.name, data: s.values, backgroundColor: seriesColor(i) }));
     c.update();
   }, [labels, series]);
   const summary = series.map((s) => `${s.name} ${format(s.values.reduce((a, b) => a + b, 0))}`).join(", ");
@@ -49,7 +58,7 @@ export function StackedBars({ title, labels, series, format, whole = false }: St
     <figure className="chart">
       <figcaption>{title}</figcaption>
       <div className="canvas-box">
-        <canvas ref={canvas} role="img" aria-label={`${title}: ${summary || "no traffic"}`} />
+        <canvas ref={canvas} role="img" aria-label={`${title}: ${summary || "no traffic"}`} data-colors={series.map((_, i) => seriesColor(i)).join(" ")} />
       </div>
     </figure>
   );

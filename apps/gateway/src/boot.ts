@@ -16,6 +16,7 @@ import type { Store } from "./storage/store";
 import { pinoLogger, type Logger } from "./telemetry/logger";
 import { GatewayMetrics } from "./telemetry/metrics";
 import { requestLog } from "./telemetry/request-log";
+import { RefusalLog } from "./telemetry/refused-requests";
 import { RequestTrail } from "./telemetry/request-trail";
 import { startTracing } from "./telemetry/tracing";
 
@@ -87,7 +88,8 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
   metrics.watchBreakers(() => router.list(now()));
   const tracing = await startTracing(config.ops);
   // The request log and the metrics read one trail of each request; tracing keeps its own spans.
-  const hooks = [new RequestTrail([metrics, requestLog(logger)]), ...(tracing ? [tracing.hooks] : []), ...(opts.hooks ?? [])];
+  const refusals = new RefusalLog(1000, now);
+  const hooks = [new RequestTrail([metrics, requestLog(logger)]), refusals, ...(tracing ? [tracing.hooks] : []), ...(opts.hooks ?? [])];
   const shutdown = new AbortController();
   const deps: GatewayDeps = {
     config,
@@ -114,6 +116,7 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
     logger,
     metrics,
     hooks,
+    refusals,
     backends: state.backends,
     shutdown: shutdown.signal,
   };

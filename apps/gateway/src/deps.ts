@@ -18,6 +18,7 @@ import type { Store } from "./storage/store";
 import type { Logger } from "./telemetry/logger";
 import type { GatewayMetrics } from "./telemetry/metrics";
 import type { AffinityStore } from "./dispatch/affinity";
+import type { RefusalLog } from "./telemetry/refused-requests";
 
 /**
  * Everything the app needs, passed in (docs/style.md rule 6): tests build their own. Every piece
@@ -59,6 +60,8 @@ export interface GatewayDeps {
   metrics: GatewayMetrics;
   /** Subscribers to the pipeline's lifecycle events. */
   hooks: readonly PipelineHooks[];
+  /** This instance's last refused requests, for the live log (fed through `hooks`). */
+  refusals?: RefusalLog;
   /** Aborted when a drain's grace period is over: the streams still open end with the in-band error. */
   shutdown?: AbortSignal;
   /** Where MCP sessions live (Redis when configured); absent = this process. */

@@ -3,7 +3,9 @@
  * them with `npm pack`, install the tarballs with plain `npm install` into a fresh project whose
  * PATH holds node and npm but no Bun, type-check a program that uses both SDKs with
  * `tsc --strict`, and run it with `node` against a spawned gateway (plus a program that uses
- * @turnpike/mocks, to run that package's dist under Node too).
+ * @turnpike/mocks, to run that package's dist under Node too). The same install is then
+ * type-checked under each `moduleResolution` a user may have, and the manifests checked for what
+ * npm shows (license, repository, homepage, bugs, a LICENSE file).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -58,7 +60,7 @@ beforeAll(() => {
   const app = join(work, "app");
   mkdirSync(app);
   writeFileSync(join(app, "package.json"), JSON.stringify({ name: "turnpike-consumer", private: true, type: "module" }, null, 2));
-  for (const file of ["main.ts", "mocked.ts", "tsconfig.json"]) cpSync(join(import.meta.dir, "consumer", file), join(app, file));
+  for (const file of ["main.ts", "mocked.ts", "resolution.ts", "tsconfig.json"]) cpSync(join(import.meta.dir, "consumer", file), join(app, file));
   writeFileSync(join(app, "readme.test.ts"), readmeTest());
   const tgz = ORDER.map((name) => join(tarballs, (packed[name] as PackResult).filename));
   run(["npm", "install", "--no-audit", "--no-fund", ...tgz, "typescript@~5.9.3", "@types/node@^20", "msw@^2.7.0"], app, nodeEnv);
@@ -156,4 +158,58 @@ describe("a fresh Node project", () => {
       requests: ["messages", "chat"],
     });
   });
+});
+
+/** Each module resolution with the module setting TypeScript pairs it with, and the package type the consumer needs. */
+const RESOLUTIONS = [
+  { moduleResolution: "node10", module: "commonjs", type: "commonjs" },
+  { moduleResolution: "node16", module: "node16", type: "module" },
+  { moduleResolution: "nodenext", module: "nodenext", type: "module" },
+  { moduleResolution: "bundler", module: "esnext", type: "module" },
+] as const;
+
+describe("types resolve under every moduleResolution", () => {
+  for (const r of RESOLUTIONS) {
+    test(`moduleResolution ${r.moduleResolution}`, () => {
+      // A folder of its own inside the app (its node_modules found by walking up), with its own package type.
+      const dir = join(work, "app", `resolve-${r.moduleResolution}`);
+      mkdirSync(dir, { recursive: true });
+      cpSync(join(import.meta.dir, "consumer/resolution.ts"), join(dir, "resolution.ts"));
+      writeFileSync(join(dir, "package.json"), JSON.stringify({ name: `resolve-${r.moduleResolution}`, private: true, type: r.type }));
+      const compilerOptions = { strict: true, noEmit: true, target: "ES2022", module: r.module, moduleResolution: r.moduleResolution, types: ["node"], skipLibCheck: false };
+      writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions, files: ["resolution.ts"] }));
+      const tsc = Bun.spawnSync(["node", "../node_modules/typescript/bin/tsc", "-p", "tsconfig.json"], { cwd: dir, env: nodeEnv, stdout: "pipe", stderr: "pipe" });
+      expect(tsc.stdout.toString() + tsc.stderr.toString()).toBe("");
+      expect(tsc.exitCode).toBe(0);
+    }, 120_000);
+  }
+});
+
+describe("what npm shows of each published package", () => {
+  const root = JSON.parse(readFileSync(join(PACKAGES, "../package.json"), "utf8")) as { repository: { url: string } };
+  for (const name of ORDER) {
+    test(`${name}: MIT with its LICENSE, repository, homepage and bugs`, () => {
+      const files = (packed[name] as PackResult).files.map((f) => f.path);
+      expect(files).toContain("LICENSE");
+      const m = JSON.parse(readFileSync(join(PACKAGES, name, "package.json"), "utf8")) as {
+        license: string;
+        repository: { type: string; url: string; directory: string };
+        homepage: string;
+        bugs: { url: string };
+      };
+      expect(m.license).toBe("MIT");
+      expect(readFileSync(join(PACKAGES, name, "LICENSE"), "utf8")).toBe(readFileSync(join(PACKAGES, "../LICENSE"), "utf8"));
+      expect(m.repository).toEqual({ type: "git", url: root.repository.url, directory: `packages/${name}` });
+      const web = root.repository.url.replace(/^git\+/, "").replace(/\.git$/, "");
+      expect(m.homepage).toBe(`${web}/tree/main/packages/${name}#readme`);
+      expect(m.bugs.url).toBe(`${web}/issues`);
+    });
+
+    test(`${name}: its version is the top entry of its changelog (decisions/0013-first-release.md)`, () => {
+      const { version } = JSON.parse(readFileSync(join(PACKAGES, name, "package.json"), "utf8")) as { version: string };
+      expect((packed[name] as PackResult).files.map((f) => f.path)).toContain("CHANGELOG.md");
+      const top = /^## (\S+)$/m.exec(readFileSync(join(PACKAGES, name, "CHANGELOG.md"), "utf8"))?.[1];
+      expect(top).toBe(version);
+    });
+  }
 });

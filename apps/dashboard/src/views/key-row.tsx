@@ -47,9 +47,11 @@ export function KeyRow({ k, reload, onSecret }: { k: Key; reload: () => Promise<
       <tr data-key-id={k.id}>
         <td data-label="Name">{k.name}</td>
         <td data-label="Key">
-          <code>{k.prefix}…</code>
-          <br />
-          <small>{k.id}</small>
+          <span>
+            <code>{k.prefix}…</code>
+            <br />
+            <small>{k.id}</small>
+          </span>
         </td>
         <td data-label="Models">{k.models ? k.models.join(", ") : "all"}</td>
         <td data-label="Limits">{limitText || "none"}</td>
@@ -57,9 +59,9 @@ export function KeyRow({ k, reload, onSecret }: { k: Key; reload: () => Promise<
         <td data-label="State">
           <span className={`badge ${s}`}>{s}</span>
         </td>
-        <td className="actions">
+        <td className="actions" data-label="Actions">
           {!k.revoked_at && (
-            <>
+            <div className="buttons">
               <button type="button" className="secondary" onClick={() => setMode(mode === "edit" ? "view" : "edit")}>
                 Edit limits
               </button>
@@ -69,7 +71,7 @@ export function KeyRow({ k, reload, onSecret }: { k: Key; reload: () => Promise<
               <button type="button" className="danger" onClick={() => setMode(mode === "revoke" ? "view" : "revoke")}>
                 Revoke
               </button>
-            </>
+            </div>
           )}
         </td>
       </tr>

@@ -43,7 +43,7 @@ export function Keys({ keys, reload }: { keys: Key[]; reload: () => Promise<void
       <section className="card">
         <h2>Keys ({keys.length})</h2>
         <div className="scroll">
-          <table aria-label="Keys">
+          <table aria-label="Keys" className="cards">
             <thead>
               <tr>
                 <th>Name</th>
@@ -52,7 +52,9 @@ export function Keys({ keys, reload }: { keys: Key[]; reload: () => Promise<void
                 <th>Limits</th>
                 <th>Spent this month</th>
                 <th>State</th>
-                <th />
+                <th>
+                  <span className="sr-only">Actions</span>
+                </th>
               </tr>
             </thead>
             <tbody>

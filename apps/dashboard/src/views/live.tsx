@@ -17,7 +17,10 @@ function merge(old: RequestLine[], page: RequestLine[]): RequestLine[] {
   return [...byId.values()].sort((a, b) => b.created_at.localeCompare(a.created_at) || b.request_id.localeCompare(a.request_id)).slice(0, KEEP);
 }
 
-/** The live request log: every finished request as it lands in the ledger (no prompts, no replies). */
+/**
+ * The live request log: every finished request as it lands in the ledger, and every request
+ * refused before it reached a model, with the reason its client was given (no prompts, no replies).
+ */
 export function Live({ names }: { names: Map<string, string> }) {
   const [lines, setLines] = useState<RequestLine[]>([]);
   const [paused, setPaused] = useState(false);
@@ -60,7 +63,7 @@ export function Live({ names }: { names: Map<string, string> }) {
       </div>
       <Alert error={error} />
       <div className="scroll">
-        <table aria-label="Requests">
+        <table aria-label="Requests" className="cards">
           <thead>
             <tr>
               <th>Finished</th>
@@ -71,29 +74,48 @@ export function Live({ names }: { names: Map<string, string> }) {
               <th>Latency</th>
               <th>Tokens in / out</th>
               <th>Cost</th>
+              <th>Why</th>
             </tr>
           </thead>
           <tbody>
             {lines.map((r) => (
-              <tr key={r.request_id} data-request-id={r.request_id}>
-                <td title={r.request_id}>{new Date(r.created_at).toLocaleTimeString()}</td>
-                <td>{names.get(r.key_id) ?? r.key_id}</td>
-                <td>{r.model}</td>
-                <td>
+              <tr key={r.request_id} data-request-id={r.request_id} className={r.refused ? "refused" : undefined}>
+                <td data-label="Finished" title={r.request_id}>
+                  {new Date(r.created_at).toLocaleTimeString()}
+                </td>
+                <td data-label="Key">{r.key_id ? (names.get(r.key_id) ?? r.key_id) : "—"}</td>
+                <td data-label="Model">{r.model || "—"}</td>
+                <td data-label="Endpoint">
                   {r.endpoint}
                   {r.stream ? " (stream)" : ""}
                 </td>
-                <td>
-                  <span className={r.status < 400 ? "badge active" : "badge revoked"}>{r.status}</span>
-                  {r.aborted ? " aborted" : ""}
+                <td data-label="Status">
+                  <span>
+                    <span className={r.status < 400 ? "badge active" : "badge revoked"}>{r.status}</span>
+                    {r.aborted ? " aborted" : ""}
+                  </span>
                 </td>
-                <td>{int(Math.round(r.latency_ms))} ms</td>
-                <td>
-                  {r.bytes_in !== undefined
-                    ? `${int(r.bytes_in)} B / ${int(r.bytes_out ?? 0)} B`
-                    : `${int(r.input_tokens)} / ${int(r.output_tokens)}`}
+                <td data-label="Latency">{int(Math.round(r.latency_ms))} ms</td>
+                <td data-label="Tokens in / out">
+                  {r.refused
+                    ? "—"
+                    : r.bytes_in !== undefined
+                      ? `${int(r.bytes_in)} B / ${int(r.bytes_out ?? 0)} B`
+                      : `${int(r.input_tokens)} / ${int(r.output_tokens)}`}
                 </td>
-                <td>{usd(r.cost_usd)}</td>
+                <td data-label="Cost">{r.refused ? "—" : usd(r.cost_usd)}</td>
+                <td data-label="Why" className="reason">
+                  {r.refused ? (
+                    <span>
+                      Refused: {r.reason}
+                      {r.error_type ? <small> ({r.error_type})</small> : null}
+                    </span>
+                  ) : r.status >= 400 ? (
+                    "Failed upstream"
+                  ) : (
+                    ""
+                  )}
+                </td>
               </tr>
             ))}
           </tbody>

@@ -2,6 +2,7 @@ import { Alert } from "../alert";
 import { useEffect, useState } from "react";
 import { api, type Daily, int, usd } from "../api";
 import { StackedBars } from "../chart";
+import { Headline } from "./headline";
 
 const DAY_MS = 86_400_000;
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
@@ -14,12 +15,20 @@ export function Usage({ names }: { names: Map<string, string> }) {
   const [until, setUntil] = useState(day(Date.now()));
   const [by, setBy] = useState<"model" | "key">("model");
   const [data, setData] = useState<Daily | null>(null);
+  const [previous, setPrevious] = useState<Daily | null>(null);
   const [error, setError] = useState<string | null>(null);
+  // The period just before the chosen one, as long: what the totals are compared with.
+  const length = Math.round((Date.parse(until) - Date.parse(since)) / DAY_MS) + 1;
+  const prevUntil = day(Date.parse(since) - DAY_MS);
+  const prevSince = day(Date.parse(since) - length * DAY_MS);
 
   useEffect(() => {
     setError(null);
     api<Daily>(`/admin/usage/daily?by=${by}&since=${since}&until=${until}`).then(setData, (e: Error) => setError(e.message));
   }, [since, until, by]);
+  useEffect(() => {
+    api<Daily>(`/admin/usage/daily?by=model&since=${prevSince}&until=${prevUntil}`).then(setPrevious, () => setPrevious(null));
+  }, [prevSince, prevUntil]);
 
   const label = (id: string) => (by === "key" ? (names.get(id) ?? id) : id);
   const pick = (f: "requests" | "tokens" | "cost_usd") => (data?.series ?? []).map((s) => ({ name: label(s.id), values: s[f] }));
@@ -45,6 +54,7 @@ export function Usage({ names }: { names: Map<string, string> }) {
       <Alert error={error} />
       {data && (
         <>
+          <Headline now={data} before={previous} days={length} />
           <div className="charts">
             <StackedBars title="Requests per day" labels={data.days} series={pick("requests")} format={asInt} whole />
             <StackedBars title="Tokens per day" labels={data.days} series={pick("tokens")} format={asInt} whole />
@@ -52,7 +62,7 @@ export function Usage({ names }: { names: Map<string, string> }) {
           </div>
           <section className="card">
             <div className="scroll">
-              <table aria-label="Usage totals">
+              <table aria-label="Usage totals" className="cards">
                 <thead>
                   <tr>
                     <th>{by}</th>
@@ -64,10 +74,10 @@ export function Usage({ names }: { names: Map<string, string> }) {
                 <tbody>
                   {data.series.map((s) => (
                     <tr key={s.id}>
-                      <td>{label(s.id)}</td>
-                      <td>{int(sum(s.requests))}</td>
-                      <td>{int(sum(s.tokens))}</td>
-                      <td>{usd(sum(s.cost_usd))}</td>
+                      <td data-label={by}>{label(s.id)}</td>
+                      <td data-label="Requests">{int(sum(s.requests))}</td>
+                      <td data-label="Tokens">{int(sum(s.tokens))}</td>
+                      <td data-label="Cost">{usd(sum(s.cost_usd))}</td>
                     </tr>
                   ))}
                 </tbody>

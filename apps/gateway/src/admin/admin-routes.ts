@@ -18,7 +18,7 @@ import type { KeyRecord, UsageFilter, UsageGroup, UsageRecord } from "../storage
 import { modelEntry } from "../routes/models";
 import type { Handler, Route, RouteCall } from "../http/route";
 import { admin, idParam, json, ok, query, ref } from "../openapi/operations";
-import { requestLine, SERIES_BY, type SeriesBy, seriesRange, toSeries } from "./usage-series";
+import { mergeNewestFirst, refusalLine, requestLine, SERIES_BY, type SeriesBy, seriesRange, toSeries } from "./usage-series";
 
 /** A key as the admin API shows it: never the secret, never its hash. */
 export function publicKey(k: KeyRecord, spentUsd?: number): AdminKey {
@@ -339,7 +339,8 @@ export function adminRoutes(deps: GatewayDeps): Route[] {
         const range = seriesRange(q, deps.now());
         await deps.ledger.flush();
         const rows = await deps.store.aggregateUsage({ since: range.since, until: range.until }, ["day", by]);
-        return Response.json({ by, days: range.days, series: toSeries(range.days, rows, by) });
+        const failed = await deps.store.aggregateUsage({ since: range.since, until: range.until, failed: true }, ["day", by]);
+        return Response.json({ by, days: range.days, series: toSeries(range.days, rows, by, failed) });
       }),
     },
     {
@@ -358,8 +359,11 @@ export function adminRoutes(deps: GatewayDeps): Route[] {
         const q = new URL(request.url).searchParams;
         const since = isoParam(q, "since");
         await deps.ledger.flush();
-        const rows = await deps.store.queryUsage({ ...(since ? { since } : {}), newestFirst: true, limit: limitParam(q, REQUESTS_PAGE.fallback, REQUESTS_PAGE.max) });
-        return Response.json({ data: rows.map(requestLine) });
+        const limit = limitParam(q, REQUESTS_PAGE.fallback, REQUESTS_PAGE.max);
+        const rows = await deps.store.queryUsage({ ...(since ? { since } : {}), newestFirst: true, limit });
+        // Refused requests have no usage record: this instance's are merged in, with their reason.
+        const refused = deps.refusals?.list(since, limit) ?? [];
+        return Response.json({ data: mergeNewestFirst(rows.map(requestLine), refused.map(refusalLine), limit) });
       }),
     },
     {

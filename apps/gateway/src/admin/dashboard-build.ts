@@ -8,14 +8,24 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { DASHBOARD_DIST } from "./dashboard";
 
+/** One JSON line in the log's shape (the gateway's logger is not made yet when this runs). */
+function logLine(level: "info" | "error", msg: string, fields: Record<string, string | number | null> = {}): void {
+  const line = JSON.stringify({ level, time: new Date().toISOString(), ...fields, msg });
+  if (level === "error") console.error(line);
+  else console.log(line);
+}
+
 export function ensureDashboardBuilt(dist: string = DASHBOARD_DIST): { built: boolean } {
   if (existsSync(join(dist, "index.html"))) return { built: false };
   const app = join(dist, "..");
-  console.log(`Dashboard: no build at ${dist}; building it (bun run build in ${app})…`);
-  const p = Bun.spawnSync(["bun", "run", "build"], { cwd: app, stdout: "inherit", stderr: "inherit" });
+  logLine("info", `Dashboard: no build at ${dist}; building it (bun run build in ${app})…`);
+  // The build's own output is kept, not passed through: the start writes JSON lines only.
+  const p = Bun.spawnSync(["bun", "run", "build"], { cwd: app, stdout: "pipe", stderr: "pipe" });
   if (p.exitCode !== 0 || !existsSync(join(dist, "index.html"))) {
-    throw new Error(`Dashboard build failed (exit ${p.exitCode}); /dashboard will say it is not built. Run \`bun run build\` in ${app} to see why.`);
+    const out = (p.stdout.toString() + p.stderr.toString()).trim().split("\n").slice(-20).join("\n");
+    throw new Error(`Dashboard build failed (exit ${p.exitCode}); /dashboard will say it is not built. Run \`bun run build\` in ${app} to see why. Its last lines:\n${out}`);
   }
+  logLine("info", "Dashboard: built", { dist });
   return { built: true };
 }
 
@@ -24,6 +34,6 @@ if (import.meta.main) {
     ensureDashboardBuilt();
   } catch (e) {
     // The gateway still starts: the API does not need the page.
-    console.error((e as Error).message);
+    logLine("error", (e as Error).message);
   }
 }

@@ -47,10 +47,12 @@ describe("toSeries", () => {
       days,
       [row("2026-11-20", "beta-5", 2, 100, 40, 0.001), row("2026-11-22", "beta-5", 1, 10, 5, 0.0001), row("2026-11-21", "alpha-opus-4-8", 1, 1000, 500, 0.0175), row("2026-11-25", "delta-m3", 9, 9, 9, 9)],
       "model",
+      // Of beta-5's two requests on the 20th, one failed.
+      [row("2026-11-20", "beta-5", 1, 10, 0, 0)],
     );
     expect(series).toEqual([
-      { id: "alpha-opus-4-8", requests: [0, 1, 0], tokens: [0, 1500, 0], cost_usd: [0, 0.0175, 0] },
-      { id: "beta-5", requests: [2, 0, 1], tokens: [140, 0, 15], cost_usd: [0.001, 0, 0.0001] },
+      { id: "alpha-opus-4-8", requests: [0, 1, 0], tokens: [0, 1500, 0], cost_usd: [0, 0.0175, 0], errors: [0, 0, 0] },
+      { id: "beta-5", requests: [2, 0, 1], tokens: [140, 0, 15], cost_usd: [0.001, 0, 0.0001], errors: [1, 0, 0] },
     ]);
   });
 });

@@ -1,5 +1,6 @@
 import { invalid } from "../http/read-body";
 import type { UsageAggregate, UsageRecord } from "../storage/store";
+import type { RefusedRequest } from "../telemetry/refused-requests";
 
 /**
  * The shapes the dashboard draws and lists, built from the store's own aggregates and records:
@@ -47,10 +48,12 @@ export interface Series {
   /** Input + output tokens (the ledger's input already counts cache reads and writes). */
   tokens: number[];
   cost_usd: number[];
+  /** Requests the client saw fail (status 400 and above) among `requests`. */
+  errors: number[];
 }
 
 /** Aggregates grouped by day and `by` as one row of numbers per model or key, in day order; biggest spender first. */
-export function toSeries(days: readonly string[], rows: readonly UsageAggregate[], by: SeriesBy): Series[] {
+export function toSeries(days: readonly string[], rows: readonly UsageAggregate[], by: SeriesBy, failed: readonly UsageAggregate[] = []): Series[] {
   const index = new Map(days.map((d, i) => [d, i]));
   const series = new Map<string, Series>();
   for (const r of rows) {
@@ -58,17 +61,23 @@ export function toSeries(days: readonly string[], rows: readonly UsageAggregate[
     const id = (by === "model" ? r.model : r.key_id) ?? "";
     if (i === undefined) continue;
     let s = series.get(id);
-    if (!s) series.set(id, (s = { id, requests: days.map(() => 0), tokens: days.map(() => 0), cost_usd: days.map(() => 0) }));
+    if (!s) series.set(id, (s = { id, requests: days.map(() => 0), tokens: days.map(() => 0), cost_usd: days.map(() => 0), errors: days.map(() => 0) }));
     s.requests[i] = r.requests;
     s.tokens[i] = r.input_tokens + r.output_tokens;
     s.cost_usd[i] = r.cost_usd;
+  }
+  // The failed among them, grouped the same way (a failed request is always among all requests).
+  for (const r of failed) {
+    const i = index.get(r.day ?? "");
+    const s = series.get((by === "model" ? r.model : r.key_id) ?? "");
+    if (i !== undefined && s) s.errors[i] = r.requests;
   }
   const total = (s: Series) => s.cost_usd.reduce((a, b) => a + b, 0);
   return [...series.values()].sort((a, b) => total(b) - total(a) || a.id.localeCompare(b.id));
 }
 
 /** One line of the live request log: what happened, never what was said. */
-export function requestLine(r: UsageRecord) {
+export function requestLine(r: UsageRecord): RequestLine {
   return {
     request_id: r.request_id,
     created_at: r.created_at,
@@ -85,6 +94,52 @@ export function requestLine(r: UsageRecord) {
     // An MCP tool call's size (`endpoint: "mcp"`): it has no tokens.
     ...(r.bytes_in != null ? { bytes_in: r.bytes_in, bytes_out: r.bytes_out ?? 0 } : {}),
   };
+}
+
+/** A line of the live log: a metered request, or one refused before any upstream call (with its reason). */
+export interface RequestLine {
+  request_id: string;
+  created_at: string;
+  key_id: string;
+  model: string;
+  endpoint: string;
+  stream: boolean;
+  status: number;
+  latency_ms: number;
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: number;
+  aborted: boolean;
+  refused?: true;
+  error_type?: string;
+  reason?: string;
+}
+
+/** A refused request as a line of the live log: nothing used, nothing billed, and why. */
+export function refusalLine(r: RefusedRequest): RequestLine {
+  return {
+    request_id: r.request_id,
+    created_at: r.created_at,
+    key_id: r.key_id,
+    model: "",
+    endpoint: r.endpoint,
+    stream: false,
+    status: r.status,
+    latency_ms: r.latency_ms,
+    input_tokens: 0,
+    output_tokens: 0,
+    cost_usd: 0,
+    aborted: false,
+    refused: true,
+    error_type: r.error_type,
+    reason: r.reason,
+  };
+}
+
+/** Two newest-first lists as one, newest first, cut to `limit`. */
+export function mergeNewestFirst(a: RequestLine[], b: RequestLine[], limit: number): RequestLine[] {
+  if (b.length === 0) return a;
+  return [...a, ...b].sort((x, y) => y.created_at.localeCompare(x.created_at) || y.request_id.localeCompare(x.request_id)).slice(0, limit);
 }
 
 /**

@@ -122,6 +122,7 @@ export async function handleCountTokens(deps: GatewayDeps, request: Request, ser
   } catch (e) {
     admitted?.settle(0);
     const err = toGatewayError(e, deps.logger, ctx.id);
+    emit(deps.hooks, "onRefused", ctx, err);
     emit(deps.hooks, "onFinish", ctx, err.status, undefined);
     return errorResponse(format, err, { logger: deps.logger, request, requestId: ctx.id, model });
   }

@@ -1,3 +1,4 @@
+import type { GatewayError } from "@turnpike/providers";
 import type { Target } from "../protocols";
 import type { UsageRecord } from "../storage/store";
 import type { RequestContext } from "./context";
@@ -25,6 +26,12 @@ export interface PipelineHooks {
    * and why the reply ended (read on call: a passthrough works it out only if asked).
    */
   onFinish?(ctx: RequestContext, status: number, record: UsageRecord | undefined, finishReason?: () => string | undefined): void;
+  /**
+   * The request ended in an error and has no usage record — refused before any upstream call
+   * (bad input, no key, unknown model, a limit) or a token count the upstream failed: the error
+   * the client gets. Told just before its onFinish.
+   */
+  onRefused?(ctx: RequestContext, error: GatewayError): void;
 }
 
 type Event = keyof PipelineHooks;

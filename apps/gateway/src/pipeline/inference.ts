@@ -81,6 +81,7 @@ export async function handleInference(deps: GatewayDeps, request: Request, forma
     } else {
       // Refused before any upstream call: no record, and the admitted estimate is given back.
       admitted?.settle(0);
+      emit(deps.hooks, "onRefused", ctx, err);
       emit(deps.hooks, "onFinish", ctx, err.status, undefined);
     }
     return errorResponse(ctx.format, err, refusal());

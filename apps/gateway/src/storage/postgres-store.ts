@@ -127,6 +127,7 @@ export class PostgresStore implements Store {
       params.push(value);
       where.push(`${clause}$${params.length}`);
     }
+    if (f.failed) where.push("status >= 400");
     if (f.before) {
       params.push(f.before.created_at, f.before.request_id);
       where.push(`(created_at < $${params.length - 1} OR (created_at = $${params.length - 1} AND request_id < $${params.length}))`);

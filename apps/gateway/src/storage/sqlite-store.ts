@@ -90,6 +90,7 @@ export class SqliteStore implements Store {
       where.push(clause);
       params[name] = value;
     }
+    if (f.failed) where.push("status >= 400");
     if (f.before) {
       where.push("(created_at < $before_at OR (created_at = $before_at AND request_id < $before_id))");
       params.before_at = f.before.created_at;

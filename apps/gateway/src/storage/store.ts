@@ -110,6 +110,8 @@ export interface UsageFilter {
   newestFirst?: boolean;
   /** Only records older than this one, by time then request id (a newest-first listing's cursor). */
   before?: { created_at: string; request_id: string };
+  /** Only requests the client saw fail (status 400 and above). */
+  failed?: boolean;
 }
 
 export type UsageGroup = "key" | "model" | "day";

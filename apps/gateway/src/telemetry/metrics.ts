@@ -1,4 +1,7 @@
+import { heapStats } from "bun:jsc";
 import { Counter, Gauge, Registry } from "prom-client";
+import type { Upstream } from "../vocabulary/target";
+import { OPERATION_NAMES, providerName } from "./gen-ai-names";
 import { LightCounter, LightHistogram } from "./light-metrics";
 import type { RequestSummary, TrailListener, UpstreamErrorClass } from "./request-trail";
 
@@ -12,6 +15,9 @@ const BUCKETS = {
   ttft: [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10],
   tpot: [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5],
 };
+
+/** The attributes the conventions give each GenAI metric, in this order in every label set below. */
+const GEN_AI = ["gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model", "gen_ai_response_model"] as const;
 
 export const BREAKER_STATES = ["closed", "half_open", "open"] as const;
 export type BreakerState = (typeof BREAKER_STATES)[number];
@@ -53,14 +59,16 @@ export class GatewayMetrics implements TrailListener {
   constructor(sources: MetricsSources) {
     const r = this.registry;
     if (sources.processMetrics) processMetrics(r);
-    this.tokens = new LightHistogram("gen_ai_client_token_usage", "Tokens used per request, by token type (input, output, cache_read, cache_write).", ["token_type", "model", "vendor"], BUCKETS.tokens, r);
-    this.duration = new LightHistogram("gen_ai_server_request_duration_seconds", "Time from a request's arrival to its end (a stream's last byte).", ["model", "endpoint"], BUCKETS.duration, r);
-    this.ttft = new LightHistogram("gen_ai_server_time_to_first_token_seconds", "Time from a streamed request's arrival to its first piece of reply.", ["model", "endpoint"], BUCKETS.ttft, r);
-    this.tpot = new LightHistogram("gen_ai_server_time_per_output_token_seconds", "Time per output token after the first, of a whole streamed reply.", ["model", "endpoint"], BUCKETS.tpot, r);
-    this.requests = new LightCounter("turnpike_requests_total", "Requests finished, by the status the client saw (model empty: refused before one was chosen).", ["endpoint", "model", "status"], r);
-    this.cost = new LightCounter("turnpike_cost_usd_total", "Cost billed in US dollars, by model and key id.", ["model", "key_id"], r);
-    this.upstreamErrors = new LightCounter("turnpike_upstream_errors_total", "Upstream attempts that failed, by vendor and class.", ["vendor", "class"], r);
-    this.rateLimited = new LightCounter("turnpike_rate_limited_total", "Requests refused with a 429 by Turnpike itself: a key's limits (by key id), or failed-authentication lockout (no key id).", ["endpoint", "key_id"], r);
+    // Label names are the conventions' attribute names as Prometheus writes them (dots become
+    // underscores); Turnpike's own carry a `turnpike_` prefix (docs/operations.md, "Metrics").
+    this.tokens = new LightHistogram("gen_ai_client_token_usage", "Tokens used per request, by token type (input, output, cache_read, cache_write).", [...GEN_AI, "gen_ai_token_type", "turnpike_vendor"], BUCKETS.tokens, r);
+    this.duration = new LightHistogram("gen_ai_server_request_duration_seconds", "Time from a request's arrival to its end (a stream's last byte).", [...GEN_AI, "error_type", "turnpike_endpoint"], BUCKETS.duration, r);
+    this.ttft = new LightHistogram("gen_ai_server_time_to_first_token_seconds", "Time from a streamed request's arrival to its first piece of reply.", [...GEN_AI, "turnpike_endpoint"], BUCKETS.ttft, r);
+    this.tpot = new LightHistogram("gen_ai_server_time_per_output_token_seconds", "Time per output token after the first, of a whole streamed reply.", [...GEN_AI, "turnpike_endpoint"], BUCKETS.tpot, r);
+    this.requests = new LightCounter("turnpike_requests_total", "Requests finished, by the status the client saw (model empty: refused before one was chosen).", ["turnpike_endpoint", "gen_ai_request_model", "http_response_status_code"], r);
+    this.cost = new LightCounter("turnpike_cost_usd_total", "Cost billed in US dollars, by model and key id.", ["gen_ai_request_model", "turnpike_key_id"], r);
+    this.upstreamErrors = new LightCounter("turnpike_upstream_errors_total", "Upstream attempts that failed, by provider, vendor and class.", ["gen_ai_provider_name", "turnpike_vendor", "error_type"], r);
+    this.rateLimited = new LightCounter("turnpike_rate_limited_total", "Requests refused with a 429 by Turnpike itself: a key's limits (by key id), or failed-authentication lockout (no key id).", ["turnpike_endpoint", "turnpike_key_id"], r);
     const metrics = this;
     new Gauge({
       name: "turnpike_open_streams",
@@ -81,7 +89,7 @@ export class GatewayMetrics implements TrailListener {
     new Gauge({
       name: "turnpike_deployment_breaker_state",
       help: "Each deployment's circuit breaker: 1 on its current state, 0 on the others.",
-      labelNames: ["deployment", "model", "state"],
+      labelNames: ["turnpike_deployment", "gen_ai_request_model", "turnpike_breaker_state"],
       registers: [r],
       collect() {
         this.reset();
@@ -102,28 +110,33 @@ export class GatewayMetrics implements TrailListener {
 
   finished(s: RequestSummary): void {
     const model = s.model ?? "";
-    this.requests.child(s.endpoint, model, s.status).value += 1;
-    this.duration.observe(this.duration.child(model, s.endpoint), s.latencyMs / 1000);
-    if (s.streamed) this.openStreams -= 1;
-    if (s.status === 429 && !s.record) this.rateLimited.child(s.endpoint, s.keyId ?? "").value += 1;
+    const op = OPERATION_NAMES[s.endpoint];
+    const provider = s.upstream ? providerName(s.upstream) : "";
     const r = s.record;
+    const responseModel = r?.upstream_model ?? "";
+    this.requests.child(s.endpoint, model, s.status).value += 1;
+    // error.type: set only when the request failed; the status code is its low-cardinality class.
+    const errorType = s.status >= 400 ? s.status : "";
+    this.duration.observe(this.duration.child(op, provider, model, responseModel, errorType, s.endpoint), s.latencyMs / 1000);
+    if (s.streamed) this.openStreams -= 1;
+    if (s.status === 429 && !r) this.rateLimited.child(s.endpoint, s.keyId ?? "").value += 1;
     if (!r) return;
     const vendor = s.vendor ?? "";
     const tokens = this.tokens;
-    tokens.observe(tokens.child("input", model, vendor), r.input_tokens);
-    tokens.observe(tokens.child("output", model, vendor), r.output_tokens);
-    if (r.cache_read_tokens > 0) tokens.observe(tokens.child("cache_read", model, vendor), r.cache_read_tokens);
-    if (r.cache_write_tokens > 0) tokens.observe(tokens.child("cache_write", model, vendor), r.cache_write_tokens);
+    tokens.observe(tokens.child(op, provider, model, responseModel, "input", vendor), r.input_tokens);
+    tokens.observe(tokens.child(op, provider, model, responseModel, "output", vendor), r.output_tokens);
+    if (r.cache_read_tokens > 0) tokens.observe(tokens.child(op, provider, model, responseModel, "cache_read", vendor), r.cache_read_tokens);
+    if (r.cache_write_tokens > 0) tokens.observe(tokens.child(op, provider, model, responseModel, "cache_write", vendor), r.cache_write_tokens);
     if (r.cost_usd > 0) this.cost.child(model, r.key_id).value += r.cost_usd;
     if (s.ttftMs !== undefined) {
-      this.ttft.observe(this.ttft.child(model, s.endpoint), s.ttftMs / 1000);
+      this.ttft.observe(this.ttft.child(op, provider, model, responseModel, s.endpoint), s.ttftMs / 1000);
       // The pace of generation after the first piece, as the conventions define it: of whole replies only.
-      if (r.output_tokens > 1 && s.status === 200 && !r.aborted) this.tpot.observe(this.tpot.child(model, s.endpoint), (s.latencyMs - s.ttftMs) / 1000 / (r.output_tokens - 1));
+      if (r.output_tokens > 1 && s.status === 200 && !r.aborted) this.tpot.observe(this.tpot.child(op, provider, model, responseModel, s.endpoint), (s.latencyMs - s.ttftMs) / 1000 / (r.output_tokens - 1));
     }
   }
 
-  upstreamError(vendor: string, klass: UpstreamErrorClass): void {
-    this.upstreamErrors.child(vendor, klass).value += 1;
+  upstreamError(upstream: Upstream, klass: UpstreamErrorClass): void {
+    this.upstreamErrors.child(providerName(upstream), upstream.vendor, klass).value += 1;
   }
 
   streamStarted(): void {
@@ -173,20 +186,27 @@ function processMetrics(r: Registry): void {
       this.set(started);
     },
   });
+  // Bun's process.memoryUsage() keeps heapUsed from the last collection while heapTotal is read
+  // live, so "used" could exceed "total"; JavaScriptCore's own figures are read together instead.
+  let heap: { heapSize: number; heapCapacity: number } | undefined;
   new Gauge({
     name: "nodejs_heap_size_used_bytes",
     help: "JavaScript heap in use, in bytes.",
     registers: [r],
     collect() {
-      this.set(process.memoryUsage().heapUsed);
+      heap = heapStats();
+      this.set(heap.heapSize);
     },
   });
   new Gauge({
     name: "nodejs_heap_size_total_bytes",
-    help: "JavaScript heap size, in bytes.",
+    help: "JavaScript heap size (in use and free), in bytes.",
     registers: [r],
     collect() {
-      this.set(process.memoryUsage().heapTotal);
+      // The reading the "used" gauge took a moment before (collected first: registered first).
+      const h = heap ?? heapStats();
+      heap = undefined;
+      this.set(h.heapCapacity);
     },
   });
 }

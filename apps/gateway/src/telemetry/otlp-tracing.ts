@@ -7,6 +7,7 @@ import type { RequestContext } from "../pipeline/context";
 import type { PipelineHooks } from "../pipeline/events";
 import type { Target } from "../protocols";
 import type { UsageRecord } from "../storage/store";
+import { endpointOfRequest, OPERATION_NAMES } from "./gen-ai-names";
 import { ATTR, requestAttributes, usageAttributes } from "./span-attributes";
 
 const headerGetter: TextMapGetter<Headers> = {
@@ -41,7 +42,7 @@ class OtlpTracer implements PipelineHooks {
     const parent = this.propagator.extract(ROOT_CONTEXT, ctx.request.headers, headerGetter);
     const root = this.tracer.startSpan(
       ctx.format.endpoint,
-      { kind: SpanKind.SERVER, attributes: { [ATTR.requestId]: ctx.id, [ATTR.operation]: "chat", "http.request.method": ctx.request.method } },
+      { kind: SpanKind.SERVER, attributes: { [ATTR.requestId]: ctx.id, [ATTR.operation]: OPERATION_NAMES[endpointOfRequest(ctx)], "http.request.method": ctx.request.method } },
       parent,
     );
     this.live.set(ctx, { root, attempt: undefined });
@@ -52,9 +53,11 @@ class OtlpTracer implements PipelineHooks {
     if (!spans) return;
     spans.attempt?.end();
     spans.root.setAttributes(requestAttributes(target));
-    spans.root.updateName(`chat ${target.entry.id}`);
+    // The conventions' span name: `{gen_ai.operation.name} {gen_ai.request.model}`.
+    const op = OPERATION_NAMES[endpointOfRequest(ctx)];
+    spans.root.updateName(`${op} ${target.entry.id}`);
     spans.attempt = this.tracer.startSpan(
-      `chat ${target.entry.upstream_model}`,
+      `${op} ${target.entry.upstream_model}`,
       { kind: SpanKind.CLIENT, attributes: { ...requestAttributes(target), [ATTR.requestModel]: target.entry.upstream_model, [ATTR.attempt]: attempt } },
       trace.setSpan(ROOT_CONTEXT, spans.root),
     );
@@ -64,7 +67,11 @@ class OtlpTracer implements PipelineHooks {
     const attempt = this.live.get(ctx)?.attempt;
     if (!attempt) return;
     attempt.setAttribute("http.response.status_code", status);
-    if (status === 0 || status >= 400) attempt.setStatus({ code: SpanStatusCode.ERROR, message: status === 0 ? "upstream unreachable" : `upstream status ${status}` });
+    if (status === 0 || status >= 400) {
+      // error.type: the conventions' low-cardinality class of a failure, here the status code (or that none came).
+      attempt.setAttribute(ATTR.errorType, status === 0 ? "unreachable" : String(status));
+      attempt.setStatus({ code: SpanStatusCode.ERROR, message: status === 0 ? "upstream unreachable" : `upstream status ${status}` });
+    }
   }
 
   onFinish(ctx: RequestContext, status: number, record: UsageRecord | undefined, finishReason?: () => string | undefined): void {
@@ -79,6 +86,7 @@ class OtlpTracer implements PipelineHooks {
       spans.attempt.end();
     }
     spans.root.setAttributes({ ...usage, "http.response.status_code": status });
+    if (status >= 400) spans.root.setAttribute(ATTR.errorType, String(status));
     if (status >= 500) spans.root.setStatus({ code: SpanStatusCode.ERROR, message: `status ${status}` });
     spans.root.end();
   }

@@ -1,4 +1,6 @@
 import type { Target } from "../protocols";
+import type { Upstream } from "../vocabulary/target";
+import { endpointOfRequest } from "./gen-ai-names";
 import type { RequestContext } from "../pipeline/context";
 import type { PipelineHooks } from "../pipeline/events";
 import type { Endpoint, UsageRecord } from "../storage/store";
@@ -41,6 +43,8 @@ export interface RequestSummary {
   /** The catalog model and vendor of the last upstream attempt (undefined: none was made). */
   model: string | undefined;
   vendor: string | undefined;
+  /** The vendor's `gen_ai.provider.name` (telemetry/gen-ai-names.ts). */
+  upstream: Upstream | undefined;
   attempts: number;
   /** Milliseconds from arrival to the first streamed piece (streams only). */
   ttftMs: number | undefined;
@@ -51,7 +55,7 @@ export interface RequestSummary {
 /** What listens to the trail (metrics, the request log): told once per finished request. */
 export interface TrailListener {
   finished(summary: RequestSummary): void;
-  upstreamError?(vendor: string, klass: UpstreamErrorClass): void;
+  upstreamError?(upstream: Upstream, klass: UpstreamErrorClass): void;
   streamStarted?(): void;
 }
 
@@ -63,13 +67,8 @@ interface Trail {
   streamed: boolean;
 }
 
-/** The count routes answer under their formats (messages, Responses, generateContent): their endpoint is told by the path. */
-const COUNT_PATHS = ["/count_tokens", "/input_tokens", ":countTokens"];
-
 function endpointOf(ctx: RequestContext, record: UsageRecord | undefined): Endpoint {
-  if (record) return record.endpoint;
-  const path = ctx.request.url.split("?", 1)[0] ?? "";
-  return COUNT_PATHS.some((p) => path.endsWith(p)) ? "count_tokens" : ctx.format.endpoint;
+  return record ? record.endpoint : endpointOfRequest(ctx);
 }
 
 /**
@@ -100,9 +99,9 @@ export class RequestTrail implements PipelineHooks {
 
   onUpstreamResponse(ctx: RequestContext, status: number): void {
     const klass = upstreamErrorClass(status);
-    const vendor = this.live.get(ctx)?.target?.upstream.vendor;
-    if (klass === undefined || vendor === undefined) return;
-    for (const l of this.listeners) l.upstreamError?.(vendor, klass);
+    const upstream = this.live.get(ctx)?.target?.upstream;
+    if (klass === undefined || upstream === undefined) return;
+    for (const l of this.listeners) l.upstreamError?.(upstream, klass);
   }
 
   onStreamStart(ctx: RequestContext): void {
@@ -120,9 +119,9 @@ export class RequestTrail implements PipelineHooks {
   onFinish(ctx: RequestContext, status: number, record: UsageRecord | undefined): void {
     const t = this.live.get(ctx);
     this.live.delete(ctx);
-    const vendor = t?.target?.upstream.vendor;
+    const upstream = t?.target?.upstream;
     const late = record ? lateUpstreamError(record, status) : undefined;
-    if (late && vendor !== undefined) for (const l of this.listeners) l.upstreamError?.(vendor, late);
+    if (late && upstream !== undefined) for (const l of this.listeners) l.upstreamError?.(upstream, late);
     const summary: RequestSummary = {
       ctx,
       endpoint: endpointOf(ctx, record),
@@ -130,7 +129,8 @@ export class RequestTrail implements PipelineHooks {
       record,
       keyId: record?.key_id ?? t?.keyId,
       model: record?.model ?? t?.target?.entry.id,
-      vendor,
+      vendor: upstream?.vendor,
+      upstream,
       attempts: t?.attempts ?? 0,
       ttftMs: t?.ttftMs,
       latencyMs: record?.latency_ms ?? Math.round((performance.now() - ctx.started) * 100) / 100,

@@ -1,5 +1,6 @@
 import type { Attributes } from "@opentelemetry/api";
 import type { Target } from "../protocols";
+import { providerName } from "./gen-ai-names";
 import type { UsageRecord } from "../storage/store";
 
 /** Attribute names of the OpenTelemetry GenAI semantic conventions, and Turnpike's own. */
@@ -12,6 +13,8 @@ export const ATTR = {
   inputTokens: "gen_ai.usage.input_tokens",
   outputTokens: "gen_ai.usage.output_tokens",
   finishReasons: "gen_ai.response.finish_reasons",
+  errorType: "error.type",
+  vendor: "turnpike.vendor",
   requestId: "turnpike.request_id",
   attempt: "turnpike.attempt",
   keyId: "turnpike.key_id",
@@ -20,9 +23,9 @@ export const ATTR = {
 
 /** What a request asked of which vendor. */
 export function requestAttributes(target: Target): Attributes {
-  const vendor = target.upstream.vendor;
+  const provider = providerName(target.upstream);
   // The older name and the newer one: collectors and backends read either.
-  return { [ATTR.system]: vendor, [ATTR.provider]: vendor, [ATTR.requestModel]: target.entry.id };
+  return { [ATTR.system]: provider, [ATTR.provider]: provider, [ATTR.requestModel]: target.entry.id, [ATTR.vendor]: target.upstream.vendor };
 }
 
 /** What the usage record says of a finished request. */

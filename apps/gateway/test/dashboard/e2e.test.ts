@@ -129,6 +129,19 @@ describe("dashboard in headless Chromium", () => {
       const text = await page.content();
       expect(text).not.toContain("private words");
       expect(text).not.toContain("a private reply");
+      // A refused request (a model the key may not use) is there too, with the reason its client got.
+      const refused = await fetch(`${h.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${created.secret}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "no-such-model", messages: [{ role: "user", content: "hi" }] }),
+      });
+      expect(refused.status).toBe(404);
+      const reason = ((await refused.json()) as { error: { message: string } }).error.message;
+      const refusedRow = page.locator(`tr[data-request-id="${refused.headers.get("x-request-id")}"]`);
+      await refusedRow.waitFor({ timeout: 20_000 });
+      const refusedCells = await refusedRow.locator("td").allTextContents();
+      expect(refusedCells.slice(1, 5)).toEqual(["e2e-key", "—", "chat", "404"]);
+      expect(refusedCells[8]).toContain(`Refused: ${reason}`);
       await shot("live-log");
     },
     STEP_MS,
@@ -137,13 +150,36 @@ describe("dashboard in headless Chromium", () => {
   step(
     "the usage charts draw the request, by model and by key",
     async () => {
+      // A second model, so that the charts have two series to tell apart.
+      const second = await fetch(`${h.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${created.secret}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "beta-5.5", messages: [{ role: "user", content: "hello" }] }),
+      });
+      expect(second.status).toBe(200);
       await view("Usage");
       const totals = page.getByRole("table", { name: "Usage totals" });
       const row = totals.locator("tbody tr", { hasText: "delta-m3" });
       await row.waitFor();
+      await totals.locator("tbody tr", { hasText: "beta-5.5" }).waitFor();
       expect((await row.locator("td").allTextContents()).slice(0, 2)).toEqual(["delta-m3", "1"]);
+      // The headline totals: the two metered requests of this period, none in the one before.
+      const daily = (await (await fetch(`${h.url}/admin/usage/daily`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).json()) as any;
+      const spend = daily.series.reduce((a: number, x: any) => a + x.cost_usd.reduce((p: number, q: number) => p + q, 0), 0);
+      const tokens = daily.series.reduce((a: number, x: any) => a + x.tokens.reduce((p: number, q: number) => p + q, 0), 0);
+      expect(await page.getByTestId("total-requests").textContent()).toBe("2");
+      expect(await page.getByTestId("total-tokens").textContent()).toBe(tokens.toLocaleString("en-US"));
+      expect(await page.getByTestId("total-spend").textContent()).toBe(`$${String(Number(spend.toPrecision(3)))}`);
+      expect(await page.getByTestId("total-error-rate").textContent()).toBe("0.0%");
+      expect(await page.getByRole("region", { name: "Requests", exact: true }).textContent()).toContain("new vs the 14 days before");
       const requests = page.getByRole("img", { name: /^Requests per day:/ });
-      expect(await requests.getAttribute("aria-label")).toBe("Requests per day: delta-m3 1");
+      expect(await requests.getAttribute("aria-label")).toMatch(/^Requests per day: (delta-m3 1, beta-5\.5 1|beta-5\.5 1, delta-m3 1)$/);
+      // Every chart gives each series its own colour.
+      for (const chart of await page.locator("canvas[data-colors]").all()) {
+        const colors = ((await chart.getAttribute("data-colors")) ?? "").split(" ");
+        expect(colors.length).toBe(2);
+        expect(new Set(colors).size).toBe(colors.length);
+      }
       // Chart.js drew the bar: the canvas holds pixels of the first series' colour (#2563eb).
       const drawn = await requests.evaluate((c) => {
         const canvas = c as HTMLCanvasElement;
@@ -155,7 +191,7 @@ describe("dashboard in headless Chromium", () => {
       expect(drawn).toBeGreaterThan(50);
       await shot("usage");
       await page.getByLabel("By").selectOption("key");
-      await page.getByRole("img", { name: "Requests per day: e2e-key 1", exact: true }).waitFor();
+      await page.getByRole("img", { name: "Requests per day: e2e-key 2", exact: true }).waitFor();
     },
     STEP_MS,
   );
@@ -187,7 +223,8 @@ describe("dashboard in headless Chromium", () => {
       await rows.first().waitFor();
       expect(await rows.count()).toBe(data.length);
       const d = data[0]!;
-      expect(await rows.nth(0).locator("td").allTextContents()).toEqual([d.model, d.deployment, d.state, String(d.failures), `${Math.round(d.latency_ms)} ms`]);
+      expect(d.state).toBe("closed");
+      expect(await rows.nth(0).locator("td").allTextContents()).toEqual([d.model, d.deployment, "healthy", "Healthy: serving requests.", String(d.failures), "none", `${Math.round(d.latency_ms)} ms`]);
       await shot("health");
     },
     STEP_MS,
@@ -225,17 +262,40 @@ describe("dashboard in headless Chromium", () => {
     STEP_MS,
   );
 
+  /**
+   * At a width: no view is wider than the screen, no table scrolls sideways inside its card, and
+   * the harness key's Revoke button is on screen.
+   */
+  async function fits(width: number, height: number, label: string) {
+    await page.setViewportSize({ width, height });
+    for (const name of ["Keys", "Usage", "Live log", "Health"]) {
+      await view(name);
+      await page.locator("main table").first().waitFor();
+      // Layout settles within a frame or two of the resize; the check waits for it, bounded.
+      await page.waitForFunction(() => document.documentElement.scrollWidth <= window.innerWidth, null, { timeout: 5000 }).catch(() => undefined);
+      const widths = await page.evaluate(() => ({
+        page: document.documentElement.scrollWidth - window.innerWidth,
+        tables: [...document.querySelectorAll<HTMLElement>(".scroll")].map((e) => e.scrollWidth - e.clientWidth),
+      }));
+      // Named by view, so that a failure says where.
+      expect({ view: name, page: Math.max(widths.page, 0), tables: widths.tables.filter((w) => w > 0) }).toEqual({ view: name, page: 0, tables: [] });
+      await shot(`${label}-${name.toLowerCase().replace(" ", "-")}`);
+    }
+    await view("Keys");
+    const revoke = page.locator(`tr[data-key-id="${h.keyId}"]`).getByRole("button", { name: "Revoke" });
+    expect(await revoke.isVisible()).toBe(true);
+    const box = await revoke.boundingBox();
+    expect(box).not.toBeNull();
+    expect(box!.x).toBeGreaterThanOrEqual(0);
+    expect(box!.x + box!.width).toBeLessThanOrEqual(width);
+  }
+
+  step("fits a 1366 px laptop screen: every table in its card, Revoke in view", () => fits(1366, 768, "laptop"), STEP_MS);
+
   step(
     "fits a phone's screen: nothing wider than the viewport",
     async () => {
-      await page.setViewportSize({ width: 390, height: 844 });
-      for (const name of ["Keys", "Usage", "Live log"]) {
-        await view(name);
-        await page.waitForTimeout(300);
-        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-        expect(overflow).toBeLessThanOrEqual(0);
-      }
-      await shot("phone-live-log");
+      await fits(390, 844, "phone");
       await page.getByRole("button", { name: "Sign out" }).click();
       await page.getByLabel("Admin key").waitFor();
       expect(await page.evaluate(() => sessionStorage.getItem("turnpike.adminKey"))).toBeNull();

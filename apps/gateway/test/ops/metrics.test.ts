@@ -15,6 +15,13 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
+/** The sum of a metric's samples whose labels include all of `labels` (the others summed over). */
+function sumOf(m: Sample[], name: string, labels: Record<string, string>): number {
+  return samplesOf(m, name)
+    .filter((s) => Object.entries(labels).every(([k, v]) => (s.labels[k] ?? "") === v))
+    .reduce((n, s) => n + s.value, 0);
+}
+
 async function scrape(): Promise<Sample[]> {
   const res = await fetch(`${h.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_KEY}` } });
   expect(res.status).toBe(200);
@@ -67,7 +74,7 @@ describe("GET /metrics", () => {
     expect(statuses).toEqual([200, 200, 200, 200, 529, 200, 502, 401, 404, 200, 429, 200]);
     const m = await scrape();
 
-    const requests = Object.fromEntries(samplesOf(m, "turnpike_requests_total").map((s) => [`${s.labels.endpoint} ${s.labels.model} ${s.labels.status}`, s.value]));
+    const requests = Object.fromEntries(samplesOf(m, "turnpike_requests_total").map((s) => [`${s.labels.turnpike_endpoint} ${s.labels.gen_ai_request_model} ${s.labels.http_response_status_code}`, s.value]));
     expect(requests).toEqual({
       "chat beta-5.5 200": 4,
       "messages alpha-haiku-4-5 200": 1,
@@ -81,18 +88,28 @@ describe("GET /metrics", () => {
       "chat  429": 1,
       "count_tokens  200": 1,
     });
-    const errors = Object.fromEntries(samplesOf(m, "turnpike_upstream_errors_total").map((s) => [`${s.labels.vendor} ${s.labels.class}`, s.value]));
-    expect(errors).toEqual({ "alpha server": 1, "beta malformed": 1, "delta unreachable": 1 });
-    expect(samplesOf(m, "turnpike_rate_limited_total").map((s) => [s.labels, s.value])).toEqual([[{ endpoint: "chat", key_id: limited.id }, 1]]);
+    const errors = Object.fromEntries(samplesOf(m, "turnpike_upstream_errors_total").map((s) => [`${s.labels.gen_ai_provider_name} ${s.labels.turnpike_vendor} ${s.labels.error_type}`, s.value]));
+    // Simulated vendors and a self-hosted one have no well-known provider name: their own id stands in.
+    expect(errors).toEqual({ "alpha alpha server": 1, "beta beta malformed": 1, "delta delta unreachable": 1 });
+    expect(samplesOf(m, "turnpike_rate_limited_total").map((s) => [s.labels, s.value])).toEqual([[{ turnpike_endpoint: "chat", turnpike_key_id: limited.id }, 1]]);
     expect(sampleValue(m, "turnpike_open_streams")).toBe(0);
     expect(sampleValue(m, "turnpike_ledger_pending")).toBe(0);
     // Both streams were timed to their first piece; only the whole one gives a pace per token.
-    expect(sampleValue(m, "gen_ai_server_time_to_first_token_seconds_count", { model: "beta-5.5", endpoint: "chat" })).toBe(2);
-    expect(sampleValue(m, "gen_ai_server_time_per_output_token_seconds_count", { model: "beta-5.5", endpoint: "chat" })).toBe(1);
-    expect(sampleValue(m, "gen_ai_server_request_duration_seconds_count", { model: "beta-5.5", endpoint: "chat" })).toBe(5);
-    expect(sampleValue(m, "gen_ai_server_request_duration_seconds_count", { model: "", endpoint: "chat" })).toBe(3);
+    const beta = { gen_ai_operation_name: "chat", gen_ai_provider_name: "beta", gen_ai_request_model: "beta-5.5", gen_ai_response_model: "beta-5.5", turnpike_endpoint: "chat" };
+    expect(sumOf(m, "gen_ai_server_time_to_first_token_seconds_count", beta)).toBe(2);
+    expect(sumOf(m, "gen_ai_server_time_per_output_token_seconds_count", beta)).toBe(1);
+    // Four whole replies, and the broken stream, its error.type the 502 the client saw.
+    expect(sumOf(m, "gen_ai_server_request_duration_seconds_count", { ...beta, error_type: "" })).toBe(4);
+    expect(sumOf(m, "gen_ai_server_request_duration_seconds_count", { ...beta, error_type: "502" })).toBe(1);
+    expect(sumOf(m, "gen_ai_server_request_duration_seconds_count", { gen_ai_request_model: "", turnpike_endpoint: "chat" })).toBe(3);
+    const refused = samplesOf(m, "gen_ai_server_request_duration_seconds_count").filter((s) => s.labels.gen_ai_request_model === "" && s.labels.turnpike_endpoint === "chat");
+    expect(refused.map((s) => s.labels.error_type).sort()).toEqual(["401", "404", "429"]);
+    expect(sumOf(m, "gen_ai_server_request_duration_seconds_count", { gen_ai_operation_name: "count_tokens" })).toBe(1);
     // A histogram's +Inf bucket holds every observation.
-    expect(sampleValue(m, "gen_ai_server_request_duration_seconds_bucket", { model: "beta-5.5", endpoint: "chat", le: "+Inf" })).toBe(5);
+    expect(sumOf(m, "gen_ai_server_request_duration_seconds_bucket", { ...beta, error_type: "", le: "+Inf" })).toBe(4);
+    // The conventions' bucket boundaries (gen_ai.server.request.duration).
+    const bounds = [...new Set(samplesOf(m, "gen_ai_server_request_duration_seconds_bucket").map((s) => s.labels.le))];
+    expect(bounds).toEqual(["0.01", "0.02", "0.04", "0.08", "0.16", "0.32", "0.64", "1.28", "2.56", "5.12", "10.24", "20.48", "40.96", "81.92", "+Inf"]);
 
     // Tokens and cost: the sums of the usage records the ledger kept.
     const rows = ((await (await fetch(`${h.url}/admin/usage`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).json()) as { data: UsageRow[] }).data;
@@ -110,8 +127,17 @@ describe("GET /metrics", () => {
       if (r.cache_read_tokens) add("cache_read", r, r.cache_read_tokens);
       if (r.cache_write_tokens) add("cache_write", r, r.cache_write_tokens);
     }
-    const sums = Object.fromEntries(samplesOf(m, "gen_ai_client_token_usage_sum").map((s) => [`${s.labels.token_type} ${s.labels.model} ${s.labels.vendor}`, s.value]));
-    const counts = Object.fromEntries(samplesOf(m, "gen_ai_client_token_usage_count").map((s) => [`${s.labels.token_type} ${s.labels.model} ${s.labels.vendor}`, s.value]));
+    const byType = (name: string) => {
+      const out: Record<string, number> = {};
+      for (const s of samplesOf(m, name)) {
+        const k = `${s.labels.gen_ai_token_type} ${s.labels.gen_ai_request_model} ${s.labels.gen_ai_provider_name}`;
+        out[k] = (out[k] ?? 0) + s.value;
+      }
+      return out;
+    };
+    const sums = byType("gen_ai_client_token_usage_sum");
+    const counts = byType("gen_ai_client_token_usage_count");
+    expect(samplesOf(m, "gen_ai_client_token_usage_count").every((s) => s.labels.gen_ai_operation_name === "chat")).toBe(true);
     expect(sums).toEqual(Object.fromEntries([...tokenSums].map(([k, v]) => [k, v.sum])));
     expect(counts).toEqual(Object.fromEntries([...tokenSums].map(([k, v]) => [k, v.count])));
     expect(sums["output beta-5.5 beta"]).toBeGreaterThan(0);
@@ -119,9 +145,9 @@ describe("GET /metrics", () => {
     const costs = samplesOf(m, "turnpike_cost_usd_total");
     const expected = new Map<string, number>();
     for (const r of rows) if (r.cost_usd > 0) expected.set(`${r.model} ${r.key_id}`, (expected.get(`${r.model} ${r.key_id}`) ?? 0) + r.cost_usd);
-    expect(costs.map((s) => `${s.labels.model} ${s.labels.key_id}`).sort()).toEqual([...expected.keys()].sort());
+    expect(costs.map((s) => `${s.labels.gen_ai_request_model} ${s.labels.turnpike_key_id}`).sort()).toEqual([...expected.keys()].sort());
     expect(expected.has(`beta-5.5 ${limited.id}`)).toBe(true);
-    for (const s of costs) expect(s.value).toBeCloseTo(expected.get(`${s.labels.model} ${s.labels.key_id}`)!, 12);
+    for (const s of costs) expect(s.value).toBeCloseTo(expected.get(`${s.labels.gen_ai_request_model} ${s.labels.turnpike_key_id}`)!, 12);
   });
 
   test("an open stream is counted while it flows, and no longer once it ends", async () => {
@@ -133,9 +159,18 @@ describe("GET /metrics", () => {
     expect(sampleValue(await scrape(), "turnpike_open_streams")).toBe(0);
   });
 
-  test("the runtime's own metrics are there too", async () => {
-    const m = await scrape();
-    expect(m.some((s) => s.name === "process_resident_memory_bytes" || s.name === "nodejs_heap_size_total_bytes")).toBe(true);
+  test("the runtime's own metrics are there too, the heap in use never more than the heap's size", async () => {
+    const hold: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      // Allocate between scrapes, so that a figure cached from the last collection would fall behind.
+      for (let j = 0; j < 20_000; j++) hold.push(`${i}-${j}`.repeat(4));
+      const m = await scrape();
+      expect(sampleValue(m, "process_resident_memory_bytes")).toBeGreaterThan(0);
+      const used = sampleValue(m, "nodejs_heap_size_used_bytes")!;
+      expect(used).toBeGreaterThan(0);
+      expect(used).toBeLessThanOrEqual(sampleValue(m, "nodejs_heap_size_total_bytes")!);
+    }
+    expect(hold.length).toBe(100_000);
   });
 });
 
@@ -143,7 +178,7 @@ describe("the breaker seam", () => {
   test("each registered deployment's breaker state, read at scrape time", async () => {
     let state: "closed" | "open" = "closed";
     h.gw.deps.metrics.watchBreakers(() => [{ deployment: "beta-eu", model: "beta-5.5", state }]);
-    const read = async () => Object.fromEntries(samplesOf(await scrape(), "turnpike_deployment_breaker_state").map((s) => [s.labels.state, s.value]));
+    const read = async () => Object.fromEntries(samplesOf(await scrape(), "turnpike_deployment_breaker_state").map((s) => [s.labels.turnpike_breaker_state, s.value]));
     expect(await read()).toEqual({ closed: 1, half_open: 0, open: 0 });
     state = "open";
     expect(await read()).toEqual({ closed: 0, half_open: 0, open: 1 });

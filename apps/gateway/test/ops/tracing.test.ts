@@ -121,5 +121,10 @@ describe("tracing over OTLP/HTTP", () => {
     expect(children.length).toBe(1);
     expect(children[0]!.attributes["http.response.status_code"]).toBe(529);
     expect(children[0]!.status?.code).toBe(ERROR);
+    // error.type, the conventions' class of the failure: the status on both.
+    expect(root.attributes["error.type"]).toBe("529");
+    expect(children[0]!.attributes["error.type"]).toBe("529");
+    // A success carries none.
+    expect(spansOf(ids.chat!).root.attributes["error.type"]).toBeUndefined();
   });
 });

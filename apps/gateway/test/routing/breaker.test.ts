@@ -54,8 +54,8 @@ describe("the breaker opens, skips, probes and closes", () => {
       expect((await deployment("alpha-backup")).state).toBe("closed");
       // The metrics read the same circuits when scraped.
       const metrics = await (await fetch(`${h.url}/metrics`)).text();
-      expect(metrics).toContain('turnpike_deployment_breaker_state{deployment="alpha",model="alpha-haiku-4-5",state="open"} 1');
-      expect(metrics).toContain('turnpike_deployment_breaker_state{deployment="alpha-backup",model="alpha-haiku-4-5",state="closed"} 1');
+      expect(metrics).toContain('turnpike_deployment_breaker_state{turnpike_deployment="alpha",gen_ai_request_model="alpha-haiku-4-5",turnpike_breaker_state="open"} 1');
+      expect(metrics).toContain('turnpike_deployment_breaker_state{turnpike_deployment="alpha-backup",gen_ai_request_model="alpha-haiku-4-5",turnpike_breaker_state="closed"} 1');
       // Open: skipped, the backup serves at the first attempt.
       let from = h.gw.simulator!.requests.length;
       const skipped = await ask(h, v, "alpha-haiku-4-5", "Hi");

@@ -60,7 +60,7 @@ describe("a failing deployment's request lands on the other one", () => {
       });
     }
     test(`${label(v)}: a dropped connection is retried too, and counted as an unreachable attempt`, async () => {
-      const unreachable = async () => Number(/turnpike_upstream_errors_total\{vendor="alpha",class="unreachable"\} (\d+)/.exec(await (await fetch(`${h.url}/metrics`)).text())?.[1] ?? 0);
+      const unreachable = async () => Number(/turnpike_upstream_errors_total\{gen_ai_provider_name="alpha",turnpike_vendor="alpha",error_type="unreachable"\} (\d+)/.exec(await (await fetch(`${h.url}/metrics`)).text())?.[1] ?? 0);
       const before = await unreachable();
       h.gw.simulator!.fault("simulator-alpha", { reset: true, times: 1 });
       const a = await ask(h, v, "alpha-haiku-4-5", `Hi [sim text="after a reset"]`);

@@ -61,7 +61,7 @@ async function listening(proc: Subprocess<"ignore", "pipe", "pipe">, output: () 
   const deadline = Date.now() + 60_000;
   let url: string | undefined;
   while (!url) {
-    url = /Turnpike listening on (http:\/\/\S+)/.exec(output())?.[1];
+    url = /Turnpike listening on (http:\/\/[^\s"]+)/.exec(output())?.[1];
     if (url) break;
     if (proc.exitCode !== null || Date.now() > deadline) {
       proc.kill("SIGKILL");

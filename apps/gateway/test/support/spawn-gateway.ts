@@ -60,7 +60,7 @@ async function listeningURL(stdout: ReadableStream<Uint8Array>, timeoutMs: numbe
   try {
     for (let r = await reader.read(); !r.done; r = await reader.read()) {
       text += decoder.decode(r.value, { stream: true });
-      const url = /Turnpike listening on (http:\/\/\S+)/.exec(text)?.[1];
+      const url = /Turnpike listening on (http:\/\/[^\s"]+)/.exec(text)?.[1];
       if (url) return url;
     }
     throw new Error(`stdout closed before the gateway listened:\n${text}`);
