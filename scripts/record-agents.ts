@@ -21,8 +21,8 @@ import { homedir, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { ServerWebSocket } from "bun";
 import { bootGateway } from "../apps/gateway/src/boot";
-import { loadConfig } from "../apps/gateway/src/config";
-import { SqliteStore } from "../apps/gateway/src/state/sqlite-store";
+import { loadConfig } from "../apps/gateway/src/config/config";
+import { SqliteStore } from "../apps/gateway/src/storage/sqlite-store";
 
 const ROOT = resolve(import.meta.dir, "..");
 const OUT = join(ROOT, "apps/gateway/test/__fixtures__/agents");

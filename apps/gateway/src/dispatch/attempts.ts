@@ -5,7 +5,7 @@ import type { Target } from "../protocols";
 import type { Deployment, Route } from "./deployments";
 import type { RequestContext } from "../pipeline/context";
 import { execute, type Outcome } from "./execute";
-import { plan, type Plan } from "./plan";
+import { droppedBetas, plan, type Plan } from "./plan";
 import { affinityKey } from "./affinity";
 import { sessionOf } from "./session-id";
 import { sessionTurn } from "./session-turn";
@@ -155,6 +155,7 @@ export async function dispatch(deps: GatewayDeps, ctx: RequestContext, client: C
       try {
         p = await plan(deps, ctx.format, turn.client, targetOf(d, asked));
         if (turn.warnings.length) p.warnings = turn.warnings.concat(p.warnings);
+        p.warnings.push(...droppedBetas(ctx.request.headers, p.protocol.id));
       } catch (e) {
         d.breaker.release();
         // The first plan's refusal (a bad request) is the client's answer; a fallback's ends the search.

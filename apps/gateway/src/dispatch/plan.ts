@@ -5,6 +5,8 @@ import type { ClientFormat, ClientRequest } from "../formats";
 import { PROTOCOLS, type Target, type UpstreamProtocol } from "../protocols";
 import type { ReplyContext } from "../protocols/upstream-protocol";
 import { derivedFrom } from "../protocols/body-text";
+import { CLIENT_BETA_HEADERS } from "../protocols/messages";
+import type { Protocol } from "@turnpike/schema";
 
 /** Everything about one upstream call that is decided before it is made. */
 export interface Plan {
@@ -130,4 +132,17 @@ export async function plan(deps: GatewayDeps, format: ClientFormat, client: Clie
     countFirst,
     countPrompt,
   };
+}
+
+/**
+ * The client's beta names, which only a messages upstream reads (it gets them as sent): toward
+ * another protocol they are dropped, and named in `x-turnpike-warning` like any other knob that
+ * could not be carried.
+ */
+export function droppedBetas(headers: Headers, protocol: Protocol): Warning[] {
+  if (protocol === "messages") return [];
+  return CLIENT_BETA_HEADERS.flatMap((h) => {
+    const v = headers.get(h);
+    return v ? [{ param: h, message: `${v} is read only by messages upstreams; it was not sent to this ${protocol} upstream` }] : [];
+  });
 }

@@ -12,7 +12,7 @@ export const MESSAGES_UPSTREAM_VERSION = "2023-06-01";
 const VERSION_HEADER = "anthropic-version";
 const BETA_HEADER = "anthropic-beta";
 /** Client-facing names of the beta header (Turnpike's own, and the standard client's). */
-const CLIENT_BETA_HEADERS = ["alpha-beta", "anthropic-beta"] as const;
+export const CLIENT_BETA_HEADERS = ["alpha-beta", "anthropic-beta"] as const;
 /** Client-facing names of the version header. */
 const CLIENT_VERSION_HEADERS = ["anthropic-version", "alpha-version"] as const;
 

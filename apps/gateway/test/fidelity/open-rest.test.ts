@@ -103,6 +103,24 @@ describe("translation: an unknown knob is dropped with a warning, unknown conten
     expect(JSON.stringify(upstream)).not.toContain("extreme");
   });
 
+  test("messages → chat and → Responses: the client's beta names are not sent, and named in the warning", async () => {
+    const betas = "claude-code-20250219,future-beta-2031-01-01";
+    for (const model of [BETA.model, EPSILON.model]) {
+      const res = await postText("/v1/messages", JSON.stringify({ model, max_tokens: 64, messages: [{ role: "user", content: "Hi" }] }), { "anthropic-beta": betas });
+      expect(res.status).toBe(200);
+      expect(warnings(res)).toContain(`anthropic-beta: ${betas} is read only by messages upstreams`);
+      expect(sent.at(-1)!.headers.get("anthropic-beta")).toBeNull();
+      expect(sent.at(-1)!.text).not.toContain("future-beta");
+    }
+  });
+
+  test("chat → messages: the client's beta names reach the messages upstream, with no warning about them", async () => {
+    const res = await postText("/v1/chat/completions", JSON.stringify({ model: ALPHA.model, messages: [{ role: "user", content: "Hi" }] }), { "anthropic-beta": "future-beta-2031-01-01" });
+    expect(res.status).toBe(200);
+    expect(warnings(res)).not.toContain("anthropic-beta");
+    expect(sent.at(-1)!.headers.get("anthropic-beta")).toContain("future-beta-2031-01-01");
+  });
+
   test("messages → chat: an unknown block type is a 400 naming where it is", async () => {
     const text = JSON.stringify({ model: BETA.model, max_tokens: 64, messages: [{ role: "user", content: [{ type: "text", text: "Hi" }, { type: "future_block" }] }] });
     const res = await postText("/v1/messages", text);
