@@ -33,6 +33,10 @@ export function standardSchema(schema: unknown): unknown {
   if (typeof schema === "boolean") return schema;
   if (typeof schema !== "object" || schema === null || Array.isArray(schema)) return schema;
   const out: Json = {};
+  // An open enum's known values (`OpenEnum`): any string validates, these are the ones to expect,
+  // which JSON Schema says with `examples`.
+  const known = (schema as Json).known;
+  if (Array.isArray(known) && !("examples" in schema)) out.examples = known;
   for (const [key, value] of Object.entries(schema)) {
     if (!KEPT.has(key)) continue;
     if (ONE.includes(key)) out[key] = standardSchema(value);
