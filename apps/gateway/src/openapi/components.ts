@@ -4,9 +4,12 @@ import { standardSchema } from "./standard-schema";
 
 type Json = Record<string, unknown>;
 
-/** A node worth naming by reference: an object, or a choice between shapes (never a bare string or number). */
+/**
+ * A node worth naming by reference: an object or a map, a choice between shapes, or a set of
+ * values (an enum, an open enum's examples); never a bare string or number.
+ */
 function isStructured(node: Json): boolean {
-  return "properties" in node || "anyOf" in node || "allOf" in node || "oneOf" in node;
+  return "properties" in node || "patternProperties" in node || "anyOf" in node || "allOf" in node || "oneOf" in node || "enum" in node || "examples" in node;
 }
 
 /**
