@@ -95,9 +95,8 @@ export function parseMcpConfig(file: Record<string, unknown>, env: Env, where: s
   const rawLimits = file.mcp_limits ?? {};
   const problems = [...configProblems(McpServersFile, rawServers, where, "mcp_servers"), ...configProblems(McpLimitsFile, rawLimits, where, "mcp_limits")];
   refuse(problems);
-  // Both conform to their schemas: checked just above.
-  const entries = rawServers as Static<typeof McpServersFile>;
-  const limits = rawLimits as Static<typeof McpLimitsFile>;
+  const entries = rawServers as Static<typeof McpServersFile>; // conforms: checked just above
+  const limits = rawLimits as Static<typeof McpLimitsFile>; // conforms: checked just above
   const stdioOn = env.TURNPIKE_MCP_STDIO === "on";
   const seen = new Set<string>();
   const servers: McpServerConfig[] = [];

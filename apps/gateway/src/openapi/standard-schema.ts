@@ -35,7 +35,7 @@ export function standardSchema(schema: unknown): unknown {
   const out: Json = {};
   // An open enum's known values (`OpenEnum`): any string validates, these are the ones to expect,
   // which JSON Schema says with `examples`.
-  const known = (schema as Json).known;
+  const known = (schema as Json).known; // an object: checked just above
   if (Array.isArray(known) && !("examples" in schema)) out.examples = known;
   for (const [key, value] of Object.entries(schema)) {
     if (!KEPT.has(key)) continue;

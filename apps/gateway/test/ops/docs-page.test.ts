@@ -40,7 +40,7 @@ describe("GET /docs in headless Chromium", () => {
     "renders every tag and operations by name, Markdown rendered, with no request leaving the gateway",
     async () => {
       await page.goto(`${h.url}/docs`);
-      const doc = (await (await fetch(`${h.url}/openapi.json`)).json()) as { tags: { name: string }[]; paths: Record<string, Record<string, { summary: string; tags: string[] }>> };
+      const doc = (await (await fetch(`${h.url}/openapi.json`)).json()) as { tags: { name: string }[]; paths: Record<string, Record<string, { summary: string; tags: string[] }>> }; // the parts of the document read here
       const operations = Object.values(doc.paths).flatMap((item) => Object.values(item));
       expect(operations.length).toBeGreaterThan(30);
       // The first tag opens by itself; each other one is opened in the sidebar, and each of its

@@ -49,7 +49,7 @@ function lint(name: string, body: string): LintProblem[] {
   });
   const out = run.stdout.toString();
   if (!out.trim().startsWith("{")) throw new Error(`redocly lint printed no report (exit ${run.exitCode}): ${run.stderr.toString().slice(0, 2000)}`);
-  return (JSON.parse(out) as { problems: LintProblem[] }).problems;
+  return (JSON.parse(out) as { problems: LintProblem[] }).problems; // the shape of redocly lint --format=json
 }
 
 const operations = () => Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ at: `${method.toUpperCase()} ${path}`, id: op.operationId })));
@@ -69,7 +69,7 @@ describe("the description document under operators' tools", () => {
   test(
     "the lint can fail: a leaked validator keyword and a missing server are errors",
     () => {
-      const leaked = structuredClone(doc) as typeof doc & { components: { schemas: Record<string, Record<string, unknown>> } };
+      const leaked = structuredClone(doc) as typeof doc & { components: { schemas: Record<string, Record<string, unknown>> } }; // each schema of the document is an object
       leaked.components.schemas.ChatRequest!.rule = "a validator's note";
       delete leaked.servers;
       const rules = lint("leaked.json", JSON.stringify(leaked)).filter((p) => p.severity === "error").map((p) => p.ruleId);
