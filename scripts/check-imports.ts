@@ -53,6 +53,7 @@ export const FLOORS: Floor[] = [
     paths: [
       "keys/authenticate.ts",
       "limits/admit.ts",
+      "limits/admit-read.ts",
       "dispatch/resolve.ts",
       "dispatch/plan.ts",
       "dispatch/execute.ts",

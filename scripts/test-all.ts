@@ -17,6 +17,13 @@ const workspaces = ["packages", "apps"]
   .concat(["bench"])
   .filter((w) => existsSync(join(root, w, "package.json")));
 
+/**
+ * Each test's and hook's bound, unless it sets its own: Bun's default of 5 s is met by a hook that
+ * starts a gateway process or a database on a loaded two-core machine (CI is one). A bound, not a
+ * wait: a test that passes takes no longer for it.
+ */
+const TEST_TIMEOUT_MS = 60_000;
+
 /** No suite may hang the run: each command gets at most this long. */
 const SUITE_TIMEOUT_MS = 15 * 60_000;
 
@@ -78,7 +85,7 @@ for (const w of workspaces) {
     }
   }
   if (!pkg.scripts?.test) continue;
-  const t = run(["bun", "test"], cwd);
+  const t = run(["bun", "test", "--timeout", String(TEST_TIMEOUT_MS)], cwd);
   const p = Number(/^\s*(\d+) pass$/m.exec(t.out)?.[1] ?? 0);
   const f = Number(/^\s*(\d+) fail$/m.exec(t.out)?.[1] ?? 0);
   // Bun prints `(skip) <describe> > <test>` for each (again in its closing summary); its hooks

@@ -98,11 +98,12 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
     spend,
     authFailures: state.authFailures,
     ledger,
+    ...(state.inflight ? { inflight: state.inflight } : {}),
     signatures: state.signatures,
     // MCP sessions in Redis, when there is one, so that any instance serves any session.
     mcpSessions: state.redis ? new RedisMcpSessions(state.redis) : new MemoryMcpSessions(now),
     affinity: state.affinity,
-    responses: store.responseStore(),
+    responses: state.responses,
     upstreams,
     router,
     fetch: opts.fetch ?? fetch,

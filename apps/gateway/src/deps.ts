@@ -2,6 +2,7 @@ import type { MessagesRequest } from "@turnpike/schema";
 import type { Config } from "./config/config";
 import type { McpSessionStore } from "./mcp/session-store";
 import type { KeyService } from "./keys/key-service";
+import type { InflightBook } from "./metering/inflight";
 import type { PipelineHooks } from "./pipeline/events";
 import type { Catalog } from "./dispatch/catalog";
 import type { Router } from "./dispatch/deployments";
@@ -33,6 +34,8 @@ export interface GatewayDeps {
   spend: SpendStore;
   authFailures: AuthFailureStore;
   ledger: Ledger;
+  /** Requests admitted and not yet recorded, where other instances see them (PostgreSQL only). */
+  inflight?: InflightBook;
   signatures: SignatureStore;
   /** Which deployment each agent session is on (dispatch/affinity.ts). */
   affinity: AffinityStore;

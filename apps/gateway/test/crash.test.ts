@@ -6,6 +6,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { waitFor } from "./scaleout/cluster";
 import { spawnGateway } from "./spawned";
 
 const ADMIN = "sk-admin-crash-test-0123456789abcdef";
@@ -59,7 +60,8 @@ describe("crash safety of the usage ledger", () => {
       }
     };
     const workers = Array.from({ length: 16 }, (_, n) => worker(n));
-    await Bun.sleep(1500);
+    // Killed under load, once enough requests completed (a loaded machine takes longer to get there).
+    await waitFor("50 completed requests", async () => seen.length > 50 || undefined, 40_000);
     first.proc.kill(9);
     stop = true;
     await Promise.all(workers);
@@ -80,5 +82,5 @@ describe("crash safety of the usage ledger", () => {
       second.proc.kill();
       await second.proc.exited;
     }
-  }, 60_000);
+  }, 90_000);
 });

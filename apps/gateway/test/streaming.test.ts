@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { loadConfig } from "../src/config/config";
 import { readSSE, startHarness, type Harness } from "./harness";
+import { waitFor } from "./scaleout/cluster";
 
 let h: Harness;
 beforeAll(async () => {
@@ -79,13 +80,11 @@ describe("client disconnect", () => {
     while ((seen.match(/text_delta/g) ?? []).length < 3) seen += new TextDecoder().decode((await reader.read()).value);
     ac.abort();
     await reader.cancel().catch(() => {});
-    // The record lands within a group commit or two.
-    let row: any;
-    for (let i = 0; i < 50 && !row; i++) {
-      await Bun.sleep(50);
+    // The record lands within a group commit or two (the bound is for a loaded machine).
+    const row: any = await waitFor("the aborted stream's record", async () => {
       const usage = await fetch(`${h.url}/admin/usage?key_id=${h.keyId}`, { headers: { authorization: "Bearer sk-admin-test-0123456789abcdefghijklmnop" } });
-      row = ((await usage.json()) as any).data.find((r: any) => r.request_id === rid);
-    }
+      return ((await usage.json()) as any).data.find((r: any) => r.request_id === rid);
+    });
     expect(row).toBeDefined();
     expect(row.aborted).toBe(true);
     expect(row.stream).toBe(true);

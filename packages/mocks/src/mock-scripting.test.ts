@@ -79,7 +79,7 @@ describe("scripted replies", () => {
   });
 
   test("delayMs holds the reply back", async () => {
-    turnpike.reply({ text: "late", delayMs: 30 });
+    turnpike.reply({ text: "late", delayMs: 2_000 });
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 5);
     await expect(fetch(`${BASE}/v1/chat/completions`, { method: "POST", headers: { authorization: "Bearer sk-a" }, body: "{}", signal: controller.signal })).rejects.toThrow();

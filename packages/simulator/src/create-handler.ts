@@ -38,6 +38,14 @@ async function applyFault(f: Fault, protocol: Parameters<typeof errorResponse>[0
 // Outcomes depend only on (path, body, options), so identical requests (the benchmark's) skip
 // parsing, validation, tokenizing, planning and rendering. Bounded; cleared when full.
 const CACHE_LIMIT = 512;
+const CACHED_BODY_LIMIT = 32 * 1024;
+/**
+ * The largest request body the simulator answers by default (larger: a 400 in the protocol's
+ * format). Reading, counting and planning cost about 0.1 s per MiB of prose on a loaded 2-core
+ * machine, and the simulator may run in the gateway's process: one request must not hold it
+ * longer. README "Simulator limits".
+ */
+export const SIM_MAX_BODY_BYTES = 1024 * 1024;
 const DEFAULT_CAPTURE_LIMIT = 100;
 
 function parseBody(text: string): unknown {
@@ -53,6 +61,12 @@ export function createHandler(opts: SimulatorOptions = {}): SimulatorHandler {
   if (opts.text !== undefined) defaults.text = opts.text;
   if (opts.answerModel !== undefined) defaults.answerModel = opts.answerModel;
   const captureLimit = opts.captureLimit ?? DEFAULT_CAPTURE_LIMIT;
+  const maxBodyBytes = opts.maxBodyBytes ?? SIM_MAX_BODY_BYTES;
+  const tooLarge = (path: string, query: string, req: Request, size: number, n: number) => {
+    const protocol = matchRoute(req.method, path, query, req.headers).protocol;
+    const message = `Request body of ${size} bytes is larger than the simulator's limit of ${maxBodyBytes} bytes: it answers requests that it can read, count and plan quickly, since it may share its process with the gateway.`;
+    return errorResponse(protocol, 400, { message, requestId: `req_sim${n}` }, n);
+  };
   const requests: CapturedRequest[] = [];
   const cache = new Map<string, Outcome>();
   const promptCache = new SimPromptCache();
@@ -67,7 +81,10 @@ export function createHandler(opts: SimulatorOptions = {}): SimulatorHandler {
     const q = url.indexOf("?", pathStart);
     const path = pathStart === -1 ? "/" : url.slice(pathStart, q === -1 ? undefined : q);
     const query = q === -1 ? "" : url.slice(q + 1);
+    const declared = Number(req.headers.get("content-length") ?? 0);
+    if (declared > maxBodyBytes) return tooLarge(path, query, req, declared, n);
     const text = req.method === "POST" ? await req.text() : "";
+    if (text.length > maxBodyBytes / 4 && Buffer.byteLength(text) > maxBodyBytes) return tooLarge(path, query, req, Buffer.byteLength(text), n);
     let body: unknown;
     if (captureLimit > 0) {
       body = parseBody(text);
@@ -109,7 +126,8 @@ export function createHandler(opts: SimulatorOptions = {}): SimulatorHandler {
         if (!outcome) {
           outcome = decideOutcome(route, captureLimit > 0 ? body : parseBody(text), defaults);
           if (cache.size >= CACHE_LIMIT) cache.clear();
-          cache.set(key, outcome);
+          // Large bodies are not kept as keys: the cache holds at most CACHE_LIMIT × CACHED_BODY_LIMIT.
+          if (text.length <= CACHED_BODY_LIMIT) cache.set(key, outcome);
         }
         if (outcome.kind !== "count" && outcome.firstByteMs > 0) await Bun.sleep(outcome.firstByteMs);
         // The prompt cache has state, so it is applied to each reply, not to the cached outcome.

@@ -2,6 +2,7 @@ export { startSimulator } from "./start-simulator";
 export { createSimulatorFetch, type SimulatorFetch } from "./create-simulator-fetch";
 export { countPromptTokens, MEDIA_TOKENS, MESSAGE_OVERHEAD_TOKENS } from "./count-prompt-tokens";
 export { countTextTokens } from "./count-text-tokens";
+export { SIM_MAX_BODY_BYTES } from "./create-handler";
 export type { Fault } from "./faults";
 export { INVALID_KEY } from "./check-auth";
 export { CHAT_VARIANTS } from "./render-chat";

@@ -5,13 +5,13 @@
  * prefix seen before is read from the cache, the rest up to the last breakpoint is written. As
  * with the real vendor, a prefix shorter than {@link MIN_CACHED_TOKENS} is not cached.
  */
-import { countPromptTokens } from "./count-prompt-tokens";
+import { countPromptTokens, MESSAGE_OVERHEAD_TOKENS } from "./count-prompt-tokens";
 import { arrayOf, isObject, type JsonObject } from "./json-access";
 
 /** The shortest prefix the vendor caches, in tokens. */
 export const MIN_CACHED_TOKENS = 1024;
 /** Prefixes remembered at most; the oldest half is forgotten beyond it. */
-const CAPACITY = 10_000;
+export const CAPACITY = 10_000;
 
 /** Cache reads and writes of one request; `input_tokens` is the rest of its prompt. */
 export interface CacheUse {
@@ -60,32 +60,86 @@ function breakpoints(body: JsonObject): Breakpoint[] {
 /** Where each automatically caching protocol keeps its conversation. */
 const TURNS_FIELD = { chat: "messages", generate: "contents", responses: "input" } as const;
 
+/**
+ * Prefixes of one request remembered at most: its longest ones, which are what the next turn of
+ * the conversation reads. Lookups cover every prefix; only the writes are bounded, so a request of
+ * any length adds at most this many entries.
+ */
+const WRITES_PER_REQUEST = CAPACITY / 2;
+
+/** A seed-chained 64-bit hash: the key of a prefix is the hash of the previous prefix's key and the next turn. */
+const chain = (seed: bigint, text: string): bigint => BigInt.asUintN(64, BigInt(Bun.hash(text, seed)));
+
+/**
+ * Tokens each turn adds to the prompt, in order: the prompt of the first k turns counts
+ * `base + sum of the first k` (the formula of count-prompt-tokens is a sum over turns). A
+ * Responses function call that follows an assistant turn joins that turn's message, so it adds no
+ * message overhead of its own.
+ */
+function turnTokens(protocol: keyof typeof TURNS_FIELD, turns: unknown[]): number[] {
+  const field = TURNS_FIELD[protocol];
+  const out: number[] = [];
+  let lastRole: unknown;
+  for (const turn of turns) {
+    let n = countPromptTokens(protocol, { [field]: [turn] });
+    if (protocol === "responses") {
+      const t = isObject(turn) ? turn : undefined;
+      if (t?.type === "function_call" && lastRole === "assistant") n -= MESSAGE_OVERHEAD_TOKENS;
+      if (!t) lastRole = "user";
+      else if (t.type === "function_call") lastRole = "assistant";
+      else if (t.type === "function_call_output") lastRole = "tool";
+      else if (t.type === undefined || t.type === "message") lastRole = t.role;
+    }
+    out.push(n);
+  }
+  return out;
+}
+
 export class SimPromptCache {
   private readonly seen = new Map<string, number>();
+
+  /** Prefixes remembered now (at most {@link CAPACITY} between requests). */
+  get size(): number {
+    return this.seen.size;
+  }
 
   /**
    * Chat completions and generateContent cache on their own, with no breakpoints and no charge
    * for writes (docs/protocols.md §2.5, §3.5): the longest run of leading turns seen before (of
    * at least {@link MIN_CACHED_TOKENS}) is a cache read. Called only for prompts that long.
+   * Linear in the request's size: each turn is counted and hashed once, the key of a prefix
+   * chained from the one before (a 6,000-turn conversation once took seconds and gigabytes
+   * when every prefix was re-serialized and re-counted).
    */
   useAutomatic(protocol: keyof typeof TURNS_FIELD, body: JsonObject): CacheUse | undefined {
     const field = TURNS_FIELD[protocol];
     const turns = arrayOf(body[field]);
+    const rest = { ...body, [field]: [] };
+    let tokens = countPromptTokens(protocol, rest);
+    const added = turnTokens(protocol, turns);
+    let hash = chain(0n, `${protocol}\n${String(body.model)}\n${JSON.stringify(rest)}`);
+    const firstWrite = turns.length - WRITES_PER_REQUEST;
     let read = 0;
-    for (let k = 1; k <= turns.length; k++) {
-      const prefix = { ...body, [field]: turns.slice(0, k) };
-      const tokens = countPromptTokens(protocol, prefix);
+    for (let k = 0; k < turns.length; k++) {
+      tokens += added[k] ?? 0;
+      hash = chain(hash, JSON.stringify(turns[k]) ?? "null");
       if (tokens < MIN_CACHED_TOKENS) continue;
-      const key = `${protocol}\n${String(body.model)}\n${JSON.stringify(prefix)}`;
+      const key = `${protocol}:${hash.toString(36)}:${k}`;
       if (this.seen.has(key)) read = tokens;
-      this.seen.set(key, tokens);
+      if (k >= firstWrite) this.seen.set(key, tokens);
     }
     this.trim();
     return read > 0 ? { read, write: 0, write1h: 0 } : undefined;
   }
 
+  /** Forgets the oldest entries down to half the capacity, whatever one request added. */
   private trim(): void {
-    if (this.seen.size > CAPACITY) for (const k of [...this.seen.keys()].slice(0, CAPACITY / 2)) this.seen.delete(k);
+    if (this.seen.size <= CAPACITY) return;
+    let drop = this.seen.size - CAPACITY / 2;
+    for (const k of this.seen.keys()) {
+      if (drop-- <= 0) break;
+      this.seen.delete(k);
+    }
   }
 
   /** What a messages request reads from and writes to the cache; undefined when it has no breakpoint. */

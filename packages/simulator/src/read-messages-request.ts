@@ -99,6 +99,18 @@ function trailingTurn(messages: unknown[]): Pick<SimRequest, "turnText" | "toolR
   return { turnText, userLast, toolResult: { name: (isObject(use) && stringOf(use.name)) || "tool", text: results.join(" ") } };
 }
 
+/** Blocks that may carry `cache_control` in one request, at most (tools, system and message blocks). */
+const MAX_CACHE_BREAKPOINTS = 4;
+
+function countCacheBreakpoints(body: JsonObject): number {
+  const marked = (b: unknown) => (isObject(b) && isObject(b.cache_control) ? 1 : 0);
+  let n = 0;
+  for (const t of arrayOf(body.tools)) n += marked(t);
+  for (const b of arrayOf(body.system)) n += marked(b);
+  for (const m of arrayOf(body.messages)) if (isObject(m)) for (const b of arrayOf(m.content)) n += marked(b);
+  return n;
+}
+
 /**
  * Reads a messages-protocol body (`/v1/messages`, or `/count_tokens` with `countOnly`), applying
  * the real API's own 400 rules (docs/protocols.md §1.2, §1.3, §4.2, §4.9 #10–#13).
@@ -143,6 +155,9 @@ export function readMessagesRequest(body: JsonObject, countOnly = false): SimReq
   }
   const problem = checkMessages(body.messages);
   if (problem) return problem;
+  // The real API's limit; it also keeps the prompt cache's work linear (one prefix per breakpoint).
+  const marks = countCacheBreakpoints(body);
+  if (marks > MAX_CACHE_BREAKPOINTS) return fail(`A maximum of ${MAX_CACHE_BREAKPOINTS} blocks with cache_control may be provided. Found ${marks}.`);
   const req: SimRequest = {
     protocol: "messages",
     model,

@@ -14,6 +14,8 @@ export interface SimulatorOptions {
   chunks?: number;
   /** Fixed reply text instead of the generated sentence (the `text` directive still wins). */
   text?: string;
+  /** Largest request body answered, in bytes; larger is a 400 in the protocol's format. Default 1 MiB. */
+  maxBodyBytes?: number;
   /** How many recent requests `requests` keeps. Default 100; 0 turns capturing off. */
   captureLimit?: number;
   /**

@@ -12,6 +12,7 @@ import { isRecord, validationError } from "../vocabulary/client-errors";
 import { newRequestId } from "../http/request-id";
 import { errorResponse, toGatewayError } from "../http/respond";
 import { toolPatternProblem } from "../mcp/tool-allow-list";
+import { isCleanId, MAX_ID_CHARS, textProblem } from "../storage/clean-text";
 import { type AdminKey, AdminKeyBody, AdminRotate, ModelLimit } from "./admin-schemas";
 import type { KeyRecord, UsageFilter, UsageGroup, UsageRecord } from "../storage/store";
 import { modelEntry } from "../routes/models";
@@ -77,6 +78,10 @@ export function parseKeyFields(body: Record<string, unknown>, requireName: boole
   const add = (path: string, message: string) => issues.push({ path, message });
   if (requireName && body.name === undefined) add("name", "name: required non-empty string, got nothing");
   if (typeof body.name === "string" && body.name.trim() === "") add("name", `name: required non-empty string, got ${JSON.stringify(body.name)}`);
+  else if (typeof body.name === "string") {
+    const problem = textProblem(body.name, MAX_NAME_CHARS);
+    if (problem) add("name", `name: ${problem}`);
+  }
   if (Array.isArray(body.models)) {
     for (const m of body.models) if (typeof m === "string" && m !== "") {
       const issue = modelPatternIssue(m, catalogIds);
@@ -118,6 +123,24 @@ export function parseKeyFields(body: Record<string, unknown>, requireName: boole
 
 const GROUPS: readonly UsageGroup[] = ["key", "model", "day"];
 
+/** The longest key name: a label for people, shown in lists. */
+const MAX_NAME_CHARS = 1000;
+
+/** A key id from the path: one with bytes no key id has is a 404 before any store is asked. */
+function keyIdParam(id: string): string {
+  if (!isCleanId(id)) throw new GatewayError({ status: 404, type: "not_found_error", code: "key_not_found", param: "id", message: `No key with id ${JSON.stringify(id.slice(0, 100))}.` });
+  return id;
+}
+
+/** A text filter (`key_id`, `model`): a 400 for one no stored value could equal. */
+function filterParam(q: URLSearchParams, name: string): string | undefined {
+  const v = q.get(name);
+  if (!v) return undefined;
+  const problem = textProblem(v, MAX_ID_CHARS);
+  if (problem) throw invalid(`${name}: ${problem}`, name);
+  return v;
+}
+
 function found<T>(v: T | undefined, id: string): T {
   if (v === undefined) throw new GatewayError({ status: 404, type: "not_found_error", code: "key_not_found", param: "id", message: `No key with id ${id}.` });
   return v;
@@ -139,7 +162,7 @@ function encodeCursor(r: UsageRecord): string {
 function decodeCursor(cursor: string): NonNullable<UsageFilter["before"]> {
   try {
     const v: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-    if (Array.isArray(v) && v.length === 2 && typeof v[0] === "string" && typeof v[1] === "string") return { created_at: v[0], request_id: v[1] };
+    if (Array.isArray(v) && v.length === 2 && typeof v[0] === "string" && typeof v[1] === "string" && isCleanId(v[0]) && isCleanId(v[1])) return { created_at: v[0], request_id: v[1] };
   } catch {
     // refused below
   }
@@ -205,7 +228,7 @@ export function adminRoutes(deps: GatewayDeps): Route[] {
       path: "/admin/keys/{id}",
       doc: admin("Get a key", ok("The key, with this month's spend.", ref("AdminKey")), { parameters: [KEY_ID] }),
       handle: guarded(async ({ params }) => {
-        const id = params.id ?? "";
+        const id = keyIdParam(params.id ?? "");
         return Response.json(publicKey(found(await deps.keys.get(id), id), await deps.spend.spent(id)));
       }),
     },
@@ -214,7 +237,7 @@ export function adminRoutes(deps: GatewayDeps): Route[] {
       path: "/admin/keys/{id}",
       doc: admin("Change a key's limits (null clears one)", ok("The changed key.", ref("AdminKey")), { parameters: [KEY_ID], requestBody: { required: true, content: json(ref("AdminKeyFields")) } }),
       handle: guarded(async ({ request, params }) => {
-        const id = params.id ?? "";
+        const id = keyIdParam(params.id ?? "");
         const fields = parseKeyFields(await body(request), false, catalogIds, mcpServers);
         const record = found(await deps.keys.update(id, fields), id);
         // New limits take effect from a full bucket.
@@ -227,7 +250,7 @@ export function adminRoutes(deps: GatewayDeps): Route[] {
       path: "/admin/keys/{id}",
       doc: admin("Revoke a key", ok("The revoked key.", ref("AdminRevokedKey")), { parameters: [KEY_ID] }),
       handle: guarded(async ({ params }) => {
-        const id = params.id ?? "";
+        const id = keyIdParam(params.id ?? "");
         const record = found(await deps.keys.revoke(id), id);
         return Response.json({ ...publicKey(record), revoked: true });
       }),
@@ -240,7 +263,7 @@ export function adminRoutes(deps: GatewayDeps): Route[] {
         requestBody: { required: false, content: json(ref("AdminRotate")) },
       }),
       handle: guarded(async ({ request, params }) => {
-        const id = params.id ?? "";
+        const id = keyIdParam(params.id ?? "");
         const b = request.headers.get("content-length") === "0" ? {} : await body(request).catch(() => ({}));
         if (!Value.Check(AdminRotate, b)) throw validationError(explainErrors(AdminRotate, b));
         const grace = (b as AdminRotate).grace_seconds ?? DEFAULT_ROTATION_GRACE_SECONDS; // checked just above
@@ -266,8 +289,10 @@ export function adminRoutes(deps: GatewayDeps): Route[] {
       handle: guarded(async ({ request }) => {
         const q = new URL(request.url).searchParams;
         const filter: UsageFilter = {};
-        if (q.get("key_id")) filter.key_id = q.get("key_id")!;
-        if (q.get("model")) filter.model = q.get("model")!;
+        const keyId = filterParam(q, "key_id");
+        const model = filterParam(q, "model");
+        if (keyId) filter.key_id = keyId;
+        if (model) filter.model = model;
         const since = isoParam(q, "since");
         const until = isoParam(q, "until");
         if (since) filter.since = since;

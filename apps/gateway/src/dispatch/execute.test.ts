@@ -87,13 +87,14 @@ describe("execute", () => {
   });
 
   const limits = { n: 1, connectMs: 5000, firstByteMs: 5000, idleMs: 5000 };
-  /** An upstream that answers only when its call is aborted (or after 3 s), and says when that was. */
+  /**
+   * An upstream that never answers on its own: only its call's abort ends it (so a test that
+   * finishes proves the abort came, with no clock read), and says that it came.
+   */
   const hanging = (abortedAt: { ms?: number }) => (call: { signal: AbortSignal | undefined }) =>
-    new Promise<Response>((resolve, reject) => {
-      const late = setTimeout(() => resolve(json(reply)), 3000);
+    new Promise<Response>((_resolve, reject) => {
       call.signal!.addEventListener("abort", () => {
         abortedAt.ms = performance.now();
-        clearTimeout(late);
         reject(new DOMException("The operation was aborted.", "AbortError"));
       });
     });
@@ -103,14 +104,10 @@ describe("execute", () => {
       const ac = new AbortController();
       const abortedAt: { ms?: number } = {};
       const { ctx, p } = await setup(hanging(abortedAt), { signal: ac.signal });
-      let leftAt = 0;
-      setTimeout(() => {
-        leftAt = performance.now();
-        ac.abort();
-      }, leaveAfterMs);
+      setTimeout(() => ac.abort(), leaveAfterMs);
+      // Before the link delay (20 ms) or after it: the upstream is told, or this would never end.
       expect((await execute(t.deps, ctx, p, limits)).kind).toBe("gone");
-      // Told within the link delay (20 ms) at worst, not the 3 s the upstream would have taken.
-      expect(abortedAt.ms! - leftAt).toBeLessThan(500);
+      expect(abortedAt.ms).toBeGreaterThan(0);
     });
   }
 

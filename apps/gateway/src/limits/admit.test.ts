@@ -3,7 +3,8 @@ import { GatewayError } from "@turnpike/providers";
 import { FORMATS } from "../formats";
 import type { CatalogEntry } from "../dispatch/catalog";
 import type { NewKey } from "../keys/key-service";
-import { admit } from "./admit";
+import { worstCaseUsd } from "./worst-case";
+import { admit, type Admitted } from "./admit";
 import { testDeps, type TestDeps } from "../../test/support/test-deps";
 
 let t: TestDeps;
@@ -52,6 +53,56 @@ describe("monthly budget", () => {
     await admit(t.deps, messages, k, opus, 400);
     await t.deps.spend.add(k.id, 0.01);
     expect((await refusal(admit(t.deps, messages, k, opus, 400))).status).toBe(402);
+  });
+});
+
+describe("budget reservations", () => {
+  const ask = (n: number, outputCap?: number) => ({ requestId: `req_${n}`, stream: false, ...(outputCap ? { outputCap } : {}) });
+
+  test("the worst case: input at the dearest input price (one-hour cache writes) plus the output cap at the output price", () => {
+    // Haiku: $1 in, $2 for one-hour cache writes, $5 out per million; 100 tokens in, 1,000 out.
+    expect(worstCaseUsd(haiku, 100, 1000)).toBe(0.0052);
+    // No cap asked, or one above the model's: the model's 64,000.
+    expect(worstCaseUsd(haiku, 100, undefined)).toBe(0.3202);
+    expect(worstCaseUsd(haiku, 100, 1_000_000)).toBe(0.3202);
+  });
+
+  test("80 requests at once on a $0.05 budget: admitted until the reservations fill it, overspend under one reservation", async () => {
+    const k = await key({ budget_usd: 0.05 });
+    const each = worstCaseUsd(haiku, 100, 1000);
+    const results = await Promise.allSettled(Array.from({ length: 80 }, (_, n) => admit(t.deps, chat, k, haiku, 400, ask(n, 1000))));
+    const admitted = results.filter((r): r is PromiseFulfilledResult<Admitted> => r.status === "fulfilled");
+    // Admitted while spent + reserved < budget: 0.0468 + one more reservation.
+    expect(admitted.length).toBe(Math.ceil(0.05 / each));
+    expect(admitted.length).toBe(10);
+    for (const r of results) if (r.status === "rejected") expect((r.reason as GatewayError).status).toBe(402); // admit refuses with GatewayErrors
+    // Each spends its whole reservation: the overspend is under one reservation.
+    for (const r of admitted) r.value.settle(1100, each, true);
+    const spent = await t.deps.spend.spent(k.id);
+    expect(spent).toBeGreaterThanOrEqual(0.05);
+    expect(spent - 0.05).toBeLessThan(each);
+    expect((await refusal(admit(t.deps, chat, k, haiku, 400, ask(99, 1000)))).status).toBe(402);
+  });
+
+  test("settlement replaces the reservation by the real cost: the room comes back", async () => {
+    const k = await key({ budget_usd: 0.01 });
+    const first = await admit(t.deps, chat, k, haiku, 400, ask(1, 1000));
+    await admit(t.deps, chat, k, haiku, 400, ask(2, 1000));
+    // Two reservations of $0.0052 fill $0.01: the third waits for a settlement.
+    expect((await refusal(admit(t.deps, chat, k, haiku, 400, ask(3, 1000)))).status).toBe(402);
+    first.settle(150, 0.0003, true);
+    await admit(t.deps, chat, k, haiku, 400, ask(4, 1000));
+    expect(await t.deps.spend.spent(k.id)).toBeCloseTo(0.0003, 9);
+  });
+
+  test("a request refused by a rate limit after its reservation gives it back", async () => {
+    const k = await key({ budget_usd: 0.006, rpm: 1 });
+    await admit(t.deps, chat, k, haiku, 400, ask(1, 1000)).then((a) => a.settle(10, 0, true));
+    expect((await refusal(admit(t.deps, chat, k, haiku, 400, ask(2, 1000)))).status).toBe(429);
+    // The $0.0052 reserved by the refused request is free again: only the rpm refuses, not the budget.
+    expect((await refusal(admit(t.deps, chat, k, haiku, 400, ask(3, 1000)))).status).toBe(429);
+    // Nothing is left reserved: a budget just under one reservation still has room.
+    expect(await t.deps.spend.reserve([{ id: k.id, budget: 0.005 }], 0)).toEqual({ refusedBy: -1, shared: false });
   });
 });
 

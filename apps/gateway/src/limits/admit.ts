@@ -1,7 +1,8 @@
 import { GatewayError } from "@turnpike/providers";
 import type { GatewayDeps } from "../deps";
 import type { CatalogEntry } from "../dispatch/catalog";
-import { nextMonthStart } from "./spend-store";
+import { worstCaseUsd } from "./worst-case";
+import { type BudgetCheck, nextMonthStart } from "./spend-store";
 import type { Admission, BucketCheck } from "./limiter-store";
 import type { KeyRecord } from "../storage/store";
 import type { RequestContext } from "../pipeline/context";
@@ -10,11 +11,24 @@ import { HEADER } from "../http/headers";
 /** A request let in: the limit headers its reply carries, and how to settle what it used. */
 export interface Admitted {
   limitHeaders: Record<string, string>;
-  /** Charges the real token count against the buckets that admitted the estimate. */
-  settle(actualTokens: number): void;
+  /**
+   * Charges the real token count against the buckets that admitted the estimate, and replaces
+   * the budget's reservation by the real cost. `recorded`: a usage record was made (it takes the
+   * request out of the shared book of requests in flight when it lands); otherwise the entry is
+   * dropped here. At most once.
+   */
+  settle(actualTokens: number, actualUsd?: number, recorded?: boolean): void;
 }
 
-function rateLimited(a: Admission, limitHeaders: Record<string, string>, model?: string): GatewayError {
+/** What admission needs to know of a request that will be billed (count-tokens calls are not). */
+export interface Billable {
+  requestId: string;
+  stream: boolean;
+  /** The output cap the body asks for, if any. */
+  outputCap?: number;
+}
+
+export function rateLimited(a: Admission, limitHeaders: Record<string, string>, model?: string): GatewayError {
   const what = a.limitedBy === "tokens" ? "tokens per minute" : "requests per minute";
   const limit = (a.limitedBy === "tokens" ? a.tokens : a.requests)?.limit;
   return new GatewayError({
@@ -61,25 +75,70 @@ function budgetExhausted(budget: number, resetsAt: string): GatewayError {
 /**
  * Step 4: the key's monthly budget (its own error), then its limits and the model's. The input
  * is estimated up front at ~4 characters a token; {@link Admitted.settle} corrects it with the
- * real count.
+ * real count. A billable request's worst-case cost is reserved against its budget in the same
+ * step that checks it, and written to the shared book of requests in flight.
  */
-export async function admit(deps: GatewayDeps, ctx: Pick<RequestContext, "format">, key: KeyRecord, entry: CatalogEntry, bodySize: number): Promise<Admitted> {
-  if (key.budget_usd !== null && (await deps.spend.spent(key.id)) >= key.budget_usd) throw budgetExhausted(key.budget_usd, nextMonthStart(deps.now()));
+export async function admit(
+  deps: GatewayDeps,
+  ctx: Pick<RequestContext, "format">,
+  key: KeyRecord,
+  entry: CatalogEntry,
+  bodySize: number,
+  billable?: Billable,
+): Promise<Admitted> {
   const estimate = Math.ceil(bodySize / 4);
+  // The worst case is held against the budget until the request is settled (docs/design.md, step 4 "admit").
+  const reserve = billable ? worstCaseUsd(entry, estimate, billable.outputCap) : 0;
+  const budgets: BudgetCheck[] = key.budget_usd === null ? [] : [{ id: key.id, budget: key.budget_usd }];
+  const held = budgets.length ? await deps.spend.reserve(budgets, reserve) : undefined;
+  if (held && held.refusedBy !== -1) throw budgetExhausted(key.budget_usd as number, nextMonthStart(deps.now())); // a refusal names one of the budgets, the key's the only one
+  const ids = budgets.map((b) => b.id);
+  const release = () => {
+    if (held) deps.spend.settle(ids, reserve, 0, held.shared).catch((e) => deps.logger.error("budget release failed", { key_id: key.id }, e));
+  };
   const perModel = key.model_limits?.[entry.id];
-  if (key.tpm !== null && estimate > key.tpm) throw neverFits(estimate, key.tpm);
-  if (perModel?.tpm != null && estimate > perModel.tpm) throw neverFits(estimate, perModel.tpm, entry.id);
   const checks: BucketCheck[] = [{ bucket: key.id, limits: key }];
   if (perModel) checks.push({ bucket: `${key.id}|${entry.id}`, limits: { rpm: perModel.rpm ?? null, tpm: perModel.tpm ?? null } });
-  // All buckets at once: a request the model's limit refuses takes nothing from the key's.
-  const [admission, modelAdmission] = await deps.limiter.admit(checks, estimate);
-  if (!admission) throw new GatewayError({ status: 500, message: "The limiter answered no admission." });
-  if (!admission.ok) throw rateLimited(admission, ctx.format.limitHeaders(admission, deps.now()));
-  if (modelAdmission && !modelAdmission.ok) throw rateLimited(modelAdmission, ctx.format.limitHeaders(modelAdmission, deps.now()), entry.id);
+  let admission: Admission | undefined;
+  let modelAdmission: Admission | undefined;
+  try {
+    if (key.tpm !== null && estimate > key.tpm) throw neverFits(estimate, key.tpm);
+    if (perModel?.tpm != null && estimate > perModel.tpm) throw neverFits(estimate, perModel.tpm, entry.id);
+    // All buckets at once: a request the model's limit refuses takes nothing from the key's.
+    [admission, modelAdmission] = await deps.limiter.admit(checks, estimate);
+    if (!admission) throw new GatewayError({ status: 500, message: "The limiter answered no admission." });
+    if (!admission.ok) throw rateLimited(admission, ctx.format.limitHeaders(admission, deps.now()));
+    if (modelAdmission && !modelAdmission.ok) throw rateLimited(modelAdmission, ctx.format.limitHeaders(modelAdmission, deps.now()), entry.id);
+  } catch (e) {
+    release();
+    throw e;
+  }
+  const book = billable && deps.inflight;
+  if (billable && book) {
+    book.open({
+      request_id: billable.requestId,
+      key_id: key.id,
+      model: entry.id,
+      endpoint: ctx.format.endpoint,
+      stream: billable.stream,
+      input_tokens: estimate,
+      cost_usd: deps.catalog.cost(entry, { input_tokens: estimate, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 }),
+      // Only a reservation held in Redis is released there by whoever bills it.
+      reserved_usd: held?.shared ? reserve : 0,
+      budgets: held ? ids : [],
+      created_at: new Date(deps.now()).toISOString(),
+    });
+  }
+  let settled = false;
   return {
     limitHeaders: ctx.format.limitHeaders(admission, deps.now()),
-    settle(actual) {
+    settle(actual, actualUsd = 0, recorded = false) {
+      if (settled) return;
+      settled = true;
       deps.limiter.settle(checks, estimate, actual).catch((e) => deps.logger.error("limiter settle failed", { key_id: key.id }, e));
+      const spent = held ? deps.spend.settle(ids, reserve, actualUsd, held.shared) : actualUsd > 0 ? deps.spend.add(key.id, actualUsd) : undefined;
+      spent?.catch((e) => deps.logger.error("spend update failed", { key_id: key.id }, e));
+      if (book && billable && !recorded) book.drop(billable.requestId);
     },
   };
 }

@@ -12,13 +12,38 @@ export function nextMonthStart(ms: number): string {
   return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1)).toISOString();
 }
 
+/** One budget a request is held against: a key's (a team's later), by the id its spend is kept under. */
+export interface BudgetCheck {
+  id: string;
+  budget: number;
+}
+
+/** What {@link SpendStore.reserve} answered. */
+export interface Reserved {
+  /** The index of the first budget with no room left (nothing was reserved), or -1: held on every one. */
+  refusedBy: number;
+  /** Held in the shared store (Redis), so the release goes there too. */
+  shared: boolean;
+}
+
 /**
- * Spend per key in the current calendar month (UTC). Async so that a shared counter can stand
- * behind the same callers; `add` is told every usage record's cost as it is made.
+ * Spend per budget in the current calendar month (UTC), and the money reserved by requests still
+ * running (docs/design.md, step 4 "admit"). Async so that a shared counter can stand behind the same
+ * callers.
  */
 export interface SpendStore {
-  spent(keyId: string): Promise<number>;
-  add(keyId: string, usd: number): Promise<void>;
+  /** What was spent this month (reservations not included). */
+  spent(id: string): Promise<number>;
+  /** Spend with no reservation before it (a record billed by someone else, a test). */
+  add(id: string, usd: number): Promise<void>;
+  /**
+   * In one atomic step for every budget: if each has room (spent + reserved < budget), `usd` is
+   * reserved on each; else nothing is, and the first without room is named. So the overspend of
+   * a budget is at most one reservation, however many requests and instances race for it.
+   */
+  reserve(checks: readonly BudgetCheck[], usd: number): Promise<Reserved>;
+  /** Replaces a reservation of `reservedUsd` on each id by the `actualUsd` really spent. */
+  settle(ids: readonly string[], reservedUsd: number, actualUsd: number, shared: boolean): Promise<void>;
 }
 
 /**
@@ -27,6 +52,7 @@ export interface SpendStore {
  */
 export class MemorySpendStore implements SpendStore {
   private spend = new Map<string, number>();
+  private reserved = new Map<string, number>();
   private month = "";
   /** The current month's span in epoch ms, so that most calls compare numbers only. */
   private monthFrom = 0;
@@ -51,6 +77,7 @@ export class MemorySpendStore implements SpendStore {
     if (m !== this.month) {
       this.month = m;
       this.spend.clear();
+      this.reserved.clear();
     }
   }
 
@@ -63,5 +90,30 @@ export class MemorySpendStore implements SpendStore {
   spent(keyId: string): Promise<number> {
     this.roll();
     return Promise.resolve(this.spend.get(keyId) ?? 0);
+  }
+
+  /** Raises a budget's spend to what another source knows it is at least (the shared store's last word). */
+  atLeast(id: string, usd: number): void {
+    this.roll();
+    if (usd > (this.spend.get(id) ?? 0)) this.spend.set(id, usd);
+  }
+
+  reserve(checks: readonly BudgetCheck[], usd: number): Promise<Reserved> {
+    this.roll();
+    const refusedBy = checks.findIndex((c) => (this.spend.get(c.id) ?? 0) + (this.reserved.get(c.id) ?? 0) >= c.budget);
+    if (refusedBy === -1 && usd > 0) for (const c of checks) this.reserved.set(c.id, (this.reserved.get(c.id) ?? 0) + usd);
+    return Promise.resolve({ refusedBy, shared: false });
+  }
+
+  settle(ids: readonly string[], reservedUsd: number, actualUsd: number): Promise<void> {
+    this.roll();
+    for (const id of ids) {
+      // A reservation from last month was cleared with it: never below zero.
+      const left = (this.reserved.get(id) ?? 0) - reservedUsd;
+      if (left > 1e-12) this.reserved.set(id, left);
+      else this.reserved.delete(id);
+      if (actualUsd !== 0) this.spend.set(id, (this.spend.get(id) ?? 0) + actualUsd);
+    }
+    return Promise.resolve();
   }
 }

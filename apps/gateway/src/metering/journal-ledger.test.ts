@@ -30,6 +30,11 @@ function fakeStore() {
   return s;
 }
 
+/** Waits for `ok` to hold, checking every 5 ms, for at most 10 s (a bound for a loaded machine). */
+async function until(ok: () => boolean): Promise<void> {
+  for (const deadline = Date.now() + 10_000; !ok() && Date.now() < deadline; ) await Bun.sleep(5);
+}
+
 const dirs: string[] = [];
 function dir(): string {
   const d = mkdtempSync(join(tmpdir(), "turnpike-journal-test-"));
@@ -63,7 +68,7 @@ describe("JournalLedger", () => {
     await expect(ledger.flush()).rejects.toThrow("connection refused");
     expect(store.rows.size).toBe(0);
     store.down = false;
-    for (let i = 0; i < 50 && store.rows.size < 2; i++) await Bun.sleep(10);
+    await until(() => store.rows.size >= 2);
     expect([...store.rows.keys()]).toEqual(["r1", "r2"]);
     expect(ledger.size).toBe(0);
     expect(states).toEqual([false, true]);
@@ -115,7 +120,7 @@ describe("JournalLedger", () => {
 describe("JournalLedger shipping rounds", () => {
   test("records appended while an insert runs are shipped in the next round, with no further traffic", async () => {
     const store = fakeStore();
-    let release: () => void = () => {};
+    let release: (() => void) | undefined;
     const slow = {
       ...store,
       async insertUsage(records: readonly UsageRecord[]) {
@@ -125,10 +130,10 @@ describe("JournalLedger shipping rounds", () => {
     };
     const ledger = JournalLedger.open(dir(), slow, { shipDelayMs: 5 });
     await ledger.record(record("first"));
-    await Bun.sleep(20); // the first insert is now held
+    await until(() => release !== undefined); // the first insert is now held
     await ledger.record(record("second"));
-    release();
-    for (let i = 0; i < 100 && store.rows.size < 2; i++) await Bun.sleep(5);
+    release!();
+    await until(() => store.rows.size >= 2);
     expect([...store.rows.keys()]).toEqual(["first", "second"]);
     expect(ledger.size).toBe(0);
     await ledger.close();

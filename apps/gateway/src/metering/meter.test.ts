@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { FORMATS } from "../formats";
 import type { KeyRecord, UsageRecord } from "../storage/store";
-import type { Admitted } from "../limits/admit";
+import { admit, type Admitted } from "../limits/admit";
 import type { RequestContext } from "../pipeline/context";
 import type { PipelineHooks } from "../pipeline/events";
 import { meter, meterOnce, type MeteredCall } from "./meter";
@@ -71,11 +71,20 @@ describe("meter", () => {
   test("settles the limiter with input + output and adds the cost to the key's spend", async () => {
     const tally = new UsageTally();
     tally.report({ input_tokens: 1000, output_tokens: 200, cache_read_input_tokens: 300, cache_creation_input_tokens: 100 }, true);
-    await meter(t.deps, call(tally), { status: 200, upstreamStatus: 200 });
-    expect(settled).toEqual([1600]);
+    const entry = t.deps.catalog.get("alpha-opus-4-8")!;
+    const admitted = (id: string) => admit(t.deps, { format: FORMATS.chat }, key, entry, 400, { requestId: id, stream: true });
+    await meter(t.deps, call(tally, { admitted: await admitted("req_meter01") }), { status: 200, upstreamStatus: 200 });
     expect(await t.deps.spend.spent(key.id)).toBeCloseTo(0.010775, 9);
-    await meter(t.deps, { ...call(tally), ctx: testContext({ id: "req_meter02" }) }, { status: 200, upstreamStatus: 200 });
+    await meter(t.deps, { ...call(tally, { admitted: await admitted("req_meter02") }), ctx: testContext({ id: "req_meter02" }) }, { status: 200, upstreamStatus: 200 });
     expect(await t.deps.spend.spent(key.id)).toBeCloseTo(0.02155, 9);
+  });
+
+  test("hands the admission the record's tokens and cost, as recorded", async () => {
+    const tally = new UsageTally();
+    tally.report({ input_tokens: 1000, output_tokens: 200, cache_read_input_tokens: 300, cache_creation_input_tokens: 100 }, true);
+    const seen: unknown[] = [];
+    await meter(t.deps, call(tally, { admitted: { limitHeaders: {}, settle: (...a) => seen.push(a) } }), { status: 200, upstreamStatus: 200 });
+    expect(seen).toEqual([[1600, 0.010775, true]]);
   });
 
   test("nothing final reported: the relayed text and the prompt are counted, flagged estimated", async () => {

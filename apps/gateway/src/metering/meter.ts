@@ -73,8 +73,8 @@ export function meter(deps: GatewayDeps, call: MeteredCall, end: Ending): Promis
     estimated,
     created_at: new Date(deps.now()).toISOString(),
   };
-  call.admitted.settle(record.input_tokens + record.output_tokens);
-  void deps.spend.add(call.key.id, record.cost_usd).catch((e) => deps.logger.error("spend update failed", { request_id: record.request_id }, e));
+  // The budget's reservation is replaced by the real cost; the record takes the request out of the book in flight.
+  call.admitted.settle(record.input_tokens + record.output_tokens, record.cost_usd, true);
   emit(deps.hooks, "onFinish", call.ctx, end.status, record, () => call.tally.finishReason());
   return deps.ledger.record(record);
 }

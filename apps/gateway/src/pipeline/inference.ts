@@ -4,6 +4,7 @@ import { admit, type Admitted } from "../limits/admit";
 import { dispatch } from "../dispatch/attempts";
 import { authenticate } from "../keys/authenticate";
 import type { Connection } from "../http/client-address";
+import { askedOutputCap } from "../limits/worst-case";
 import { newContext } from "./context";
 import { emit } from "./events";
 import { meterOnce, type Ending } from "../metering/meter";
@@ -38,7 +39,7 @@ export async function handleInference(deps: GatewayDeps, request: Request, forma
     });
     const client = await recall(deps, key, validated);
     const asked = resolve(deps, key, client.model);
-    admitted = await admit(deps, ctx, key, asked.entry, size);
+    admitted = await admit(deps, ctx, key, asked.entry, size, { requestId: ctx.id, stream: client.stream, outputCap: askedOutputCap(client.body) });
     const sent = await dispatch(deps, ctx, client, asked, size);
     const { plan: p, outcome } = sent;
     const target = p.target; // the model that served: its id, window and prices

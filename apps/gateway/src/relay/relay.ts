@@ -142,7 +142,7 @@ interface Relaying {
  * A JSON reply (or what came where one was due): read whole within the first-byte deadline,
  * usage tallied, encoded in the client's format, committed before the client sees it.
  */
-async function relayJson({ plan, upstream, headers, tally, finish, watch, vendor, maxTokens, type, refuse }: Relaying): Promise<Response> {
+async function relayJson({ ctx, plan, upstream, headers, tally, finish, watch, vendor, maxTokens, type, refuse }: Relaying): Promise<Response> {
   const { entry } = plan.target;
   let text: string;
   // A JSON body must arrive whole within the first-byte deadline.
@@ -203,7 +203,13 @@ async function relayJson({ plan, upstream, headers, tally, finish, watch, vendor
   } catch {
     return refuse(malformed(vendor, "JSON that is not a reply of its protocol"));
   }
-  // The record is committed before the client sees the reply.
+  // The record is committed before the client sees the reply. A client whose connection is
+  // already gone (Bun's server closes one that pipelines a request behind this one, see
+  // docs/operations.md "HTTP/1.1 pipelining") is recorded as gone: billed, never told.
+  if (ctx.request.signal.aborted) {
+    await finish({ status: 499, upstreamStatus: upstream.status, aborted: true });
+    return new Response(null, { status: 499 });
+  }
   await finish({ status: 200, upstreamStatus: upstream.status });
   return new Response(out, { status: 200, headers });
 }

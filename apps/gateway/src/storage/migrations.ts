@@ -222,6 +222,34 @@ ALTER TABLE usage ADD COLUMN bytes_out INTEGER;`,
     sqlite: "ALTER TABLE usage ADD COLUMN cache_reset_from TEXT;",
     postgres: "ALTER TABLE usage ADD COLUMN cache_reset_from TEXT;",
   },
+  {
+    version: 8,
+    name: "requests in flight and instance heartbeats",
+    // Only a shared store has other instances to bill a dead one's requests (src/metering/postgres-inflight.ts).
+    // Unlogged: a row lives for one request and is written on its path, so it skips the WAL and
+    // its flush; a PostgreSQL crash empties the book, and the live instances' journals still hold
+    // every record (only a request in flight on an instance that dies during that crash is lost).
+    sqlite: "SELECT 1",
+    postgres: `
+CREATE UNLOGGED TABLE inflight (
+  request_id TEXT PRIMARY KEY,
+  instance TEXT NOT NULL,
+  key_id TEXT NOT NULL,
+  model TEXT NOT NULL,
+  endpoint TEXT NOT NULL,
+  stream BOOLEAN NOT NULL,
+  input_tokens INTEGER NOT NULL,
+  cost_usd DOUBLE PRECISION NOT NULL,
+  reserved_usd DOUBLE PRECISION NOT NULL,
+  budgets TEXT NOT NULL,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX inflight_instance ON inflight (instance);
+CREATE UNLOGGED TABLE instances (
+  id TEXT PRIMARY KEY,
+  beat_at TIMESTAMPTZ NOT NULL
+);`,
+  },
 ];
 
 /**

@@ -16,9 +16,12 @@ import { RedisSignatures } from "../stored-responses/redis-signatures";
 import { RedisSpendStore } from "../limits/redis-spend-store";
 import { MemorySignatures, type SignatureStore } from "../stored-responses/signature-store";
 import { SharedKeyDirectory } from "../keys/shared-key-directory";
-import { MemorySpendStore, type SpendStore } from "../limits/spend-store";
+import { MemorySpendStore, monthStart, type SpendStore } from "../limits/spend-store";
 import { SqliteStore } from "./sqlite-store";
-import type { Store } from "./store";
+import { JournaledResponseStore } from "../stored-responses/journaled-response-store";
+import type { ResponseStore } from "../stored-responses/response-store";
+import type { Store, UsageRecord } from "./store";
+import { PostgresInflightBook } from "../metering/postgres-inflight";
 import { type AffinityStore, MemoryAffinity } from "../dispatch/affinity";
 import { RedisAffinity } from "../dispatch/redis-affinity";
 
@@ -30,11 +33,15 @@ export interface OpenedBackends {
   spend: SpendStore;
   authFailures: AuthFailureStore;
   ledger: Ledger;
+  /** Requests in flight where other instances see them (PostgreSQL only). */
+  inflight?: PostgresInflightBook;
   signatures: SignatureStore;
   /** The Redis connection, when configured (for state kept by other concerns, such as MCP sessions). */
   redis: RedisLink | undefined;
   /** Which deployment each agent session is on (shared through Redis when there is one). */
   affinity: AffinityStore;
+  /** Stored Responses-format replies: journaled through an outage when the store is PostgreSQL. */
+  responses: ResponseStore;
   backends: Backends;
   /** Runs `fn` once at a time across every instance sharing the store, with the keys re-read first. */
   exclusive<T>(fn: () => Promise<T>): Promise<T>;
@@ -101,18 +108,47 @@ export async function openBackends(config: Config, opts: { store?: Store; now: (
     redisSpend = new RedisSpendStore(link, store, now);
     if (link.up) await redisSpend.seed().catch((e) => logger.error("seeding the month's spend in Redis failed", {}, e));
     redisAuth = new RedisAuthFailures(link, 30, 60_000);
-    spend = new FailoverSpendStore(link, redisFail, redisSpend, localSpend);
+    // An outage begins: the local counters are raised to the store's totals, so that a budget
+    // another instance spent stays refused here too (README "Running several instances").
+    spend = new FailoverSpendStore(link, redisFail, redisSpend, localSpend, () => store.spendSince(monthStart(now())), (e) =>
+      logger.error("reading the month's spend from the store failed", {}, e),
+    );
     limiter = new FailoverLimiterStore(link, redisFail, new RedisLimiterStore(link, now), localLimiter);
     authFailures = new FailoverAuthFailures(link, redisFail, redisAuth, localAuth);
   }
 
+  // Each request in flight written where the other instances see it, so a dead instance's are billed.
+  const inflight = pg
+    ? new PostgresInflightBook(pg.sql, {
+        onError: (what, e) => logger.error(`${what} in PostgreSQL failed`, {}, e),
+        onReaped: (rows) => {
+          logger.warn(`billed ${rows.length} requests of an instance that stopped answering (aborted, estimated)`, { request_ids: rows.slice(0, 20).map((r) => r.request_id).join(",") });
+          for (const r of rows) {
+            const done = r.budgets.length ? spend.settle(r.budgets, r.reserved_usd, r.cost_usd, true) : spend.add(r.key_id, r.cost_usd);
+            done.catch((e) => logger.error("spend update failed", { request_id: r.request_id }, e));
+          }
+        },
+      })
+    : undefined;
+  if (inflight) await inflight.start().catch((e) => logger.error("the first heartbeat in PostgreSQL failed; retrying in the background", {}, e));
   const journal = pg
     ? JournalLedger.open(journalDir, store, {
+        ...(inflight ? { beforeShip: () => inflight.idle(), companion: (r: UsageRecord) => inflight.written(r.request_id) } : {}),
         onError: (e) => logger.error("shipping usage records to PostgreSQL failed; they wait in the journal", {}, e),
         onStoreState: (up) => up && logger.info("PostgreSQL answers again; the journal is being shipped"),
       })
     : undefined;
   if (journal && journal.backlog > 0) logger.warn(`usage journal ${journalDir}: ${journal.backlog} records from before this start are being shipped to PostgreSQL`);
+  const responses = pg
+    ? JournaledResponseStore.open(journalDir, store.responseStore(), {
+        onState: (up, waiting) =>
+          up
+            ? logger.info("stored responses journaled during a PostgreSQL outage have all been shipped")
+            : logger.warn(`PostgreSQL is unreachable: stored responses are journaled in ${journalDir} (${waiting} waiting) and shipped when it answers`),
+        onDropped: (id, e) => logger.error("PostgreSQL refused a journaled stored response; it is dropped", { response_id: id }, e),
+        onError: (e) => logger.error("shipping journaled stored responses stopped", {}, e),
+      })
+    : undefined;
   const ledger: Ledger = journal ?? new GroupCommitLedger(store, { onError: (e) => logger.error("usage commit failed, will retry", {}, e) });
 
   const summary = [
@@ -143,11 +179,13 @@ export async function openBackends(config: Config, opts: { store?: Store; now: (
     redis: link,
     // A session's deployment likewise (dispatch/affinity.ts).
     affinity: link ? new RedisAffinity(link, now) : new MemoryAffinity(now),
+    responses: responses ?? store.responseStore(),
     directory,
     limiter,
     spend,
     authFailures,
     ledger,
+    ...(inflight ? { inflight } : {}),
     backends,
     exclusive: (fn) =>
       pg && directory instanceof SharedKeyDirectory
@@ -160,8 +198,10 @@ export async function openBackends(config: Config, opts: { store?: Store; now: (
       if (directory instanceof SharedKeyDirectory) directory.close();
       redisAuth?.close();
       await redisSpend?.close();
+      await responses?.close();
       if (journal) await journal.close();
       else await ledger.flush();
+      await inflight?.close();
       link?.close();
       await store.close();
     },

@@ -1,6 +1,8 @@
-import { GatewayError } from "@turnpike/providers";
 import { SQL } from "bun";
 import { migratePostgres } from "./postgres-migrate";
+import { unavailable } from "./postgres-errors";
+
+export { isConnectionError, unavailable } from "./postgres-errors";
 import { type KeyRecord, type Store, type UsageAggregate, type UsageFilter, type UsageGroup, type UsageRecord, withoutEmptyOptionals } from "./store";
 import type { ResponseStore } from "../stored-responses/response-store";
 import { PostgresResponseStore } from "../stored-responses/postgres-response-store";
@@ -27,25 +29,15 @@ const USAGE_TYPES: Record<(typeof USAGE_COLUMNS)[number], string> = {
  * array per column cost the gateway about 4 µs of CPU per record (each element quoted into an
  * array literal in JavaScript); one `JSON.stringify` of the batch is native (bound as text, then
  * cast: a parameter the server types as json is sent by the driver as a JSON string). Rows whose request
- * id is already there are skipped: a replayed journal cannot duplicate a record.
+ * id is already there are skipped: a replayed journal cannot duplicate a record. The same
+ * transaction takes the requests out of the book of requests in flight (metering/postgres-inflight.ts),
+ * by its primary key (`= ANY` of an array: written as `IN (SELECT …)` the planner scanned the
+ * whole book, dead rows included, on every insert).
  */
-const INSERT_USAGE = `INSERT INTO usage (${USAGE_COLUMNS.join(", ")}) SELECT ${USAGE_COLUMNS.join(", ")} FROM json_to_recordset($1::text::json) AS r(${USAGE_COLUMNS.map((c) => `${c} ${USAGE_TYPES[c]}`).join(", ")}) ON CONFLICT (request_id) DO NOTHING`;
+const INSERT_USAGE = `WITH r AS (SELECT * FROM json_to_recordset($1::text::json) AS r(${USAGE_COLUMNS.map((c) => `${c} ${USAGE_TYPES[c]}`).join(", ")})),
+gone AS (DELETE FROM inflight WHERE request_id = ANY (ARRAY(SELECT request_id FROM r)))
+INSERT INTO usage (${USAGE_COLUMNS.join(", ")}) SELECT ${USAGE_COLUMNS.join(", ")} FROM r ON CONFLICT (request_id) DO NOTHING`;
 
-
-/** Did the call fail because the server could not be reached (rather than because of the query)? */
-export function isConnectionError(e: unknown): boolean {
-  const code = (e as { code?: unknown } | null)?.code; // Bun.SQL errors carry a string code
-  if (typeof code === "string" && /CONNECTION|ECONNREFUSED|ECONNRESET|TIMEOUT|CLOSED/i.test(code)) return true;
-  return e instanceof Error && /connect|connection|closed|ECONNREFUSED|ECONNRESET|timed? ?out/i.test(e.message) && !/syntax/i.test(e.message);
-}
-
-/** A store call that could not reach PostgreSQL: a 503 the client may retry, naming no internals. */
-function unavailable(e: unknown): never {
-  if (isConnectionError(e)) {
-    throw new GatewayError({ status: 503, type: "api_error", message: "The gateway's store (PostgreSQL) is unreachable; try again shortly." });
-  }
-  throw e;
-}
 
 /**
  * The shared store: PostgreSQL (`TURNPIKE_DATABASE_URL`), for several instances behind one load

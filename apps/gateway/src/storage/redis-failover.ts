@@ -2,7 +2,8 @@ import { GatewayError } from "@turnpike/providers";
 import type { AuthFailureStore } from "../keys/auth-failures";
 import type { Admission, BucketCheck, LimiterStore } from "../limits/limiter-store";
 import { RedisDown, type RedisLink } from "./redis-link";
-import type { SpendStore } from "../limits/spend-store";
+import type { RedisSpendStore } from "../limits/redis-spend-store";
+import type { BudgetCheck, MemorySpendStore, Reserved, SpendStore } from "../limits/spend-store";
 
 /**
  * What inference does while Redis cannot be reached (`TURNPIKE_REDIS_FAIL`): `open` keeps
@@ -70,23 +71,69 @@ export class FailoverLimiterStore implements LimiterStore {
   }
 }
 
+/**
+ * Budgets through an outage (README "Running several instances"): while Redis answers, every
+ * reservation and settlement is shared, and the local counters remember the spend Redis last
+ * reported for each budget, plus this instance's own settlements. While it is down, admission
+ * checks those local counters (raised from the store's totals when the outage begins), so a
+ * budget found spent stays refused; a settlement waits in the shared store's queue until Redis
+ * answers, so no spend is lost.
+ */
 export class FailoverSpendStore implements SpendStore {
   constructor(
     private readonly link: RedisLink,
     private readonly mode: RedisFailMode,
-    private readonly shared: SpendStore,
-    /** Also told every add, so that it knows this instance's spend when Redis goes away. */
-    private readonly local: SpendStore,
-  ) {}
+    private readonly shared: RedisSpendStore,
+    /** Also told every settlement, so that it knows the spend when Redis goes away. */
+    private readonly local: MemorySpendStore,
+    /** The month's totals per budget from the ledger, read when an outage begins. */
+    totals?: () => Promise<Map<string, number>>,
+    onError?: (e: unknown) => void,
+  ) {
+    if (!totals) return;
+    link.onState((up) => {
+      if (up) return;
+      // Admission on local counters waits for this (one query): a budget another instance spent
+      // is refused here from the first request of the outage.
+      this.raised = totals()
+        .then((t) => {
+          for (const [id, usd] of t) this.local.atLeast(id, usd);
+        })
+        .catch((e) => onError?.(e));
+    });
+  }
+
+  private raised: Promise<void> = Promise.resolve();
 
   spent(keyId: string): Promise<number> {
     return guarded(this.link, this.mode, () => this.shared.spent(keyId), () => this.local.spent(keyId));
   }
 
-  /** Both: the shared store gathers adds and sends them when Redis answers, so none is lost to an outage. */
   async add(keyId: string, usd: number): Promise<void> {
-    await this.local.add(keyId, usd);
-    await this.shared.add(keyId, usd);
+    await this.settle([keyId], 0, usd, false);
+  }
+
+  reserve(checks: readonly BudgetCheck[], usd: number): Promise<Reserved> {
+    return guarded(
+      this.link,
+      this.mode,
+      async () => {
+        const r = await this.shared.reserve(checks, usd);
+        for (const [i, c] of checks.entries()) this.local.atLeast(c.id, r.spent[i] ?? 0);
+        return { refusedBy: r.refusedBy, shared: true };
+      },
+      async () => {
+        await this.raised;
+        return this.local.reserve(checks, usd);
+      },
+    );
+  }
+
+  /** Both: the shared store gathers settlements and sends them when Redis answers, so none is lost to an outage. */
+  async settle(ids: readonly string[], reservedUsd: number, actualUsd: number, shared: boolean): Promise<void> {
+    // Each side releases only what it reserved; both count the spend.
+    await this.local.settle(ids, shared ? 0 : reservedUsd, actualUsd);
+    await this.shared.settle(ids, shared ? reservedUsd : 0, actualUsd);
   }
 }
 

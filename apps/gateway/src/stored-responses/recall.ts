@@ -2,6 +2,7 @@ import { GatewayError } from "@turnpike/providers";
 import type { GatewayDeps } from "../deps";
 import type { ClientRequest } from "../formats";
 import type { KeyRecord } from "../storage/store";
+import { isCleanId } from "../storage/clean-text";
 
 /**
  * Between validate and resolve: a request that continues a stored reply (the Responses format's
@@ -10,14 +11,15 @@ import type { KeyRecord } from "../storage/store";
  */
 export async function recall(deps: Pick<GatewayDeps, "responses" | "now">, key: KeyRecord, client: ClientRequest): Promise<ClientRequest> {
   if (!client.continues || !client.continueFrom) return client;
-  const stored = await deps.responses.get(key.id, client.continues, new Date(deps.now()).toISOString());
+  // An id with bytes no stored id has (a NUL, a lone surrogate, thousands of characters) names nothing.
+  const stored = isCleanId(client.continues) ? await deps.responses.get(key.id, client.continues, new Date(deps.now()).toISOString()) : undefined;
   if (!stored) {
     throw new GatewayError({
       status: 404,
       type: "invalid_request_error",
       code: "previous_response_not_found",
       param: "previous_response_id",
-      message: `Previous response with id '${client.continues}' not found.`,
+      message: `Previous response with id '${client.continues.slice(0, 100)}' not found.`,
     });
   }
   return client.continueFrom(stored);

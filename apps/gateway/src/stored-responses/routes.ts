@@ -8,9 +8,11 @@ import { errors, idParam, INFERENCE_KEYS, ok, query, ref } from "../openapi/oper
 import { newContext } from "../pipeline/context";
 import type { KeyRecord } from "../storage/store";
 import type { StoredResponse } from "./response-store";
+import { isCleanId } from "../storage/clean-text";
+import { admitRead } from "../limits/admit-read";
 
 function notFound(id: string): GatewayError {
-  return new GatewayError({ status: 404, type: "invalid_request_error", code: "not_found", param: "response_id", message: `Response with id '${id}' not found.` });
+  return new GatewayError({ status: 404, type: "invalid_request_error", code: "not_found", param: "response_id", message: `Response with id '${id.slice(0, 100)}' not found.` });
 }
 
 /** A route over one stored response of the calling key (another key's, or an expired one, is a 404). */
@@ -20,17 +22,21 @@ function storedRoute(deps: GatewayDeps, act: (stored: StoredResponse, key: KeyRe
     const id = params.id ?? "";
     try {
       const key = await authenticate(deps, ctx);
-      const stored = await deps.responses.get(key.id, id, new Date(deps.now()).toISOString());
+      const limitHeaders = await admitRead(deps, FORMATS.responses, key);
+      // An id with bytes no stored id has (a NUL, a lone surrogate, thousands of characters) names nothing.
+      const stored = isCleanId(id) ? await deps.responses.get(key.id, id, new Date(deps.now()).toISOString()) : undefined;
       if (!stored) throw notFound(id);
-      return Response.json(await act(stored, key, new URL(request.url)), { headers: FORMATS.responses.idHeaders(ctx.id) });
+      return Response.json(await act(stored, key, new URL(request.url)), { headers: { ...limitHeaders, ...FORMATS.responses.idHeaders(ctx.id) } });
     } catch (e) {
       return errorResponse(FORMATS.responses, toGatewayError(e, deps.logger, ctx.id), { logger: deps.logger, request, requestId: ctx.id });
     }
   };
 }
 
+const badParam = (param: string, message: string) => new GatewayError({ status: 400, type: "invalid_request_error", param, message });
+
 /** Input items as the list endpoint shows them: each with an id (`item_<n>` where it had none). */
-function listItems(stored: StoredResponse, order: string | null): Record<string, unknown>[] {
+function listItems(stored: StoredResponse, order: "asc" | "desc"): Record<string, unknown>[] {
   const items = stored.input_items.map((raw, i) => {
     // Input items are objects: they passed the request's validation before they were stored.
     const item = raw as Record<string, unknown>;
@@ -66,20 +72,35 @@ export function storedResponseRoutes(deps: GatewayDeps): Route[] {
           query("order", "`desc` (newest first, the default) or `asc`.", { type: "string", enum: ["asc", "desc"] }),
           query("limit", "Items per page, 1 to 100 (default 20).", { type: "integer", minimum: 1, maximum: 100 }),
           query("after", "The id of the item the page starts after.", { type: "string" }),
+          query("before", "The id of the item the page ends before (without `after`: the `limit` items just before it).", { type: "string" }),
         ],
         responses: { ...ok("A page of input items.", ref("ResponsesInputItemList")), ...errors("ChatErrorBody") },
       },
       handle: storedRoute(deps, (stored, _key, url) => {
         const q = url.searchParams;
-        const all = listItems(stored, q.get("order"));
-        // A page: after the item `after` names, at most `limit` (1–100, default 20) items.
+        const order = q.get("order") ?? "desc";
+        if (order !== "asc" && order !== "desc") throw badParam("order", `order: asc or desc, got ${JSON.stringify(order.slice(0, 100))}`);
+        const all = listItems(stored, order);
         const limit = q.get("limit") === null ? 20 : Number(q.get("limit"));
-        if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new GatewayError({ status: 400, type: "invalid_request_error", param: "limit", message: `limit: a whole number from 1 to 100, got ${JSON.stringify(q.get("limit"))}` });
-        const after = q.get("after");
-        const start = after === null ? 0 : all.findIndex((i) => i.id === after) + 1;
-        if (after !== null && start === 0) throw new GatewayError({ status: 400, type: "invalid_request_error", param: "after", message: `after: no input item ${JSON.stringify(after)} in this response` });
-        const data = all.slice(start, start + limit);
-        return { object: "list", data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: start + limit < all.length };
+        if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw badParam("limit", `limit: a whole number from 1 to 100, got ${JSON.stringify(q.get("limit")?.slice(0, 100))}`);
+        // The items strictly between `after` and `before` (each an item id of this list, in this order).
+        const at = (name: "after" | "before") => {
+          const id = q.get(name);
+          if (id === null) return undefined;
+          const i = all.findIndex((item) => item.id === id);
+          if (i === -1) throw badParam(name, `${name}: no input item ${JSON.stringify(id.slice(0, 100))} in this response`);
+          return i;
+        };
+        const after = at("after");
+        const before = at("before");
+        const from = after === undefined ? 0 : after + 1;
+        const to = before ?? all.length;
+        // A page: the first `limit` after `after`, or with only `before`, the `limit` just before it.
+        const start = before !== undefined && after === undefined ? Math.max(from, to - limit) : from;
+        const end = Math.min(to, start + limit);
+        const data = all.slice(start, Math.max(start, end));
+        const hasMore = before !== undefined && after === undefined ? start > from : end < to;
+        return { object: "list", data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: hasMore };
       }),
     },
     {

@@ -87,7 +87,8 @@ describe("a prompt over the window goes to the first fallback with room", () => 
     });
     test(`${label(v)}: a prompt the catalog knows is too long is not sent to the small window at all`, async () => {
       const from = sim().requests.length;
-      const a = await ask(h, v, "alpha-haiku-4-5", `${"word ".repeat(210_000)} [sim text="straight to gamma"]`);
+      // One token in two bytes: the built-in simulator answers bodies of at most 1 MiB.
+      const a = await ask(h, v, "alpha-haiku-4-5", `${" x".repeat(210_000)} [sim text="straight to gamma"]`);
       expect(a.status).toBe(200);
       expect(a.text).toBe("straight to gamma");
       expect(a.res.headers.get("x-turnpike-model")).toBe("gamma-3-pro");

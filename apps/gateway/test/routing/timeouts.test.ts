@@ -7,6 +7,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:tes
 import type { Harness } from "../harness";
 import { ask, label, recordOf, routedGateway, VARIANTS } from "./setup";
 
+// Deadlines that a healthy answer must beat are generous (a loaded machine answers late); the
+// ones that must pass are met by upstreams that never answer, or answer long after them.
 let h: Harness;
 beforeAll(async () => {
   h = await routedGateway(`
@@ -17,9 +19,9 @@ models:
     deployments:
       - { vendor: alpha, weight: 1000000 }
       - { vendor: alpha-backup, weight: 1 }
-    timeouts: { connect_ms: 300 }
+    timeouts: { connect_ms: 1000 }
   - id: beta-5
-    timeouts: { connect_ms: 300, idle_ms: 300 }
+    timeouts: { connect_ms: 1000, idle_ms: 300 }
 routing:
   timeouts: { connect_ms: 5000, first_byte_ms: 5000, idle_ms: 5000 }
   breaker: { failures: 1000, cooldown_s: 30 }
@@ -42,7 +44,7 @@ describe("an upstream that does not answer", () => {
       h.gw.simulator!.fault("simulator-beta", { hang: true, times: 1 });
       const a = await ask(h, v, "beta-5", "Hi");
       expect(a.status).toBe(504);
-      expect(a.text).toContain("did not answer within 300 ms");
+      expect(a.text).toContain("did not answer within 1000 ms");
       // Each format's own words for it: the messages format's type, the chat format's code.
       if (v.format === "messages") expect(a.errorType).toBe("timeout_error");
       else expect([a.errorType, a.errorCode]).toEqual(["server_error", "timeout"]);
@@ -72,15 +74,11 @@ describe("a stream that goes quiet", () => {
 describe("a body that does not come within first_byte_ms", () => {
   let slow: Harness;
   beforeAll(async () => {
-    // The upstream's head comes at once, its JSON body only after a second (or never, once aborted).
+    // The upstream's head comes at once, its body never (it errors once the gateway aborts it).
     const lateBody = ((_url: string, init?: RequestInit) => {
       const body = new ReadableStream<Uint8Array>({
         start(c) {
-          const t = setTimeout(() => c.close(), 1000);
-          init?.signal?.addEventListener("abort", () => {
-            clearTimeout(t);
-            c.error(new Error("aborted"));
-          });
+          init?.signal?.addEventListener("abort", () => c.error(new Error("aborted")));
         },
       });
       const stream = typeof init?.body === "string" && JSON.parse(init.body).stream === true;

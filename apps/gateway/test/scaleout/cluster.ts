@@ -17,7 +17,16 @@ export interface Instance {
   stop(): Promise<void>;
 }
 
-export async function startInstance(env: Record<string, string>, journalDir = mkdtempSync(join(tmpdir(), "turnpike-journal-"))): Promise<Instance> {
+/** One gateway process (`bun src/main.ts`), started; resolves once it listens. */
+export function startInstance(env: Record<string, string>, journalDir?: string): Promise<Instance> {
+  return spawnInstance(env, journalDir).ready;
+}
+
+/**
+ * A gateway process being started: its output so far at once (a test may wait for what it says
+ * while starting), and the instance once it listens (within 60 s, for a loaded machine).
+ */
+export function spawnInstance(env: Record<string, string>, journalDir = mkdtempSync(join(tmpdir(), "turnpike-journal-"))): { output: () => string; ready: Promise<Instance> } {
   const proc = Bun.spawn(["bun", MAIN], {
     env: {
       ...process.env,
@@ -45,14 +54,18 @@ export async function startInstance(env: Record<string, string>, journalDir = mk
   };
   void pump(proc.stdout);
   void pump(proc.stderr);
-  const deadline = Date.now() + 20_000;
+  return { output: () => out, ready: listening(proc, () => out, journalDir) };
+}
+
+async function listening(proc: Subprocess<"ignore", "pipe", "pipe">, output: () => string, journalDir: string): Promise<Instance> {
+  const deadline = Date.now() + 60_000;
   let url: string | undefined;
   while (!url) {
-    url = /Turnpike listening on (http:\/\/\S+)/.exec(out)?.[1];
+    url = /Turnpike listening on (http:\/\/\S+)/.exec(output())?.[1];
     if (url) break;
     if (proc.exitCode !== null || Date.now() > deadline) {
       proc.kill("SIGKILL");
-      throw new Error(`gateway did not start:\n${out}`);
+      throw new Error(`gateway did not start:\n${output()}`);
     }
     await Bun.sleep(25);
   }
@@ -60,7 +73,7 @@ export async function startInstance(env: Record<string, string>, journalDir = mk
     url: url.replace("localhost", "127.0.0.1"),
     proc,
     journalDir,
-    output: () => out,
+    output,
     async kill9() {
       proc.kill("SIGKILL");
       await proc.exited;

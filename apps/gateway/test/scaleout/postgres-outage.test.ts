@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
-import { admin, chat, type Instance, newKey, removeDir, startInstance, waitFor } from "./cluster";
+import { admin, chat, type Instance, newKey, removeDir, spawnInstance, startInstance, waitFor } from "./cluster";
 import { freshDatabase, postgresUp, TEST_DATABASE_URL } from "./servers";
 import { TcpProxy } from "./tcp-proxy";
 
@@ -66,27 +66,29 @@ describe.skipIf(!postgresUp)("PostgreSQL unreachable mid-load, then back", () =>
     expect(during).toBeLessThan(completed.length);
 
     proxy.restore();
-    await waitFor("/ready again", async () => (await fetch(gw.url + "/ready")).status === 200 || undefined, 15_000, 100);
+    await waitFor("/ready again", async () => (await fetch(gw.url + "/ready")).status === 200 || undefined, 30_000, 100);
     const rows: { request_id: string }[] = await waitFor(
       "every record",
       async () => {
         const r: { request_id: string }[] = await sql`SELECT request_id FROM usage`;
         return r.length >= completed.length ? r : undefined;
       },
-      15_000,
+      30_000,
       100,
     );
     expect(rows.map((r) => r.request_id).sort()).toEqual([...completed].sort());
     expect((await admin(gw.url, "POST", "/admin/keys", { name: "after the outage" })).status).toBe(201);
-  }, 60_000);
+  }, 120_000);
 
   test("an instance started while PostgreSQL is away says so, waits, and serves once it answers", async () => {
     proxy.cut();
     const where = new URL(viaProxyUrl);
-    const starting = startInstance({ TURNPIKE_DATABASE_URL: viaProxyUrl });
+    const spawned = spawnInstance({ TURNPIKE_DATABASE_URL: viaProxyUrl });
+    const starting = spawned.ready;
     let late: Instance | undefined;
     try {
-      await Bun.sleep(1500);
+      // PostgreSQL comes back once the instance has found it away (however slowly it starts).
+      await waitFor("the instance to find PostgreSQL away", async () => spawned.output().includes("is unreachable at start") || undefined, 60_000, 100);
       proxy.restore();
       late = await starting;
       expect(late.output()).toContain(`PostgreSQL at 127.0.0.1:${proxy.port}${where.pathname} is unreachable at start; retrying every second`);
@@ -100,5 +102,5 @@ describe.skipIf(!postgresUp)("PostgreSQL unreachable mid-load, then back", () =>
       await late?.stop();
       if (late) removeDir(late.journalDir);
     }
-  }, 30_000);
+  }, 150_000);
 });

@@ -15,7 +15,9 @@ describe.skipIf(!postgresUp || !redisUp)("two instances on one PostgreSQL and Re
     const prefix = freshPrefix();
     cleanups.push(db.drop, prefix.drop);
     // The tests name their client address (X-Forwarded-For from loopback) to keep failed-auth counters apart.
-    const env = { TURNPIKE_DATABASE_URL: db.url, TURNPIKE_REDIS_URL: TEST_REDIS_URL, TURNPIKE_REDIS_PREFIX: prefix.prefix, TURNPIKE_TRUSTED_PROXIES: "127.0.0.1" };
+    // Keys are re-read only every ten minutes: a change seen on the other instance during a test
+    // came by its Redis notice, whatever the machine's load (no clock is read to show it).
+    const env = { TURNPIKE_DATABASE_URL: db.url, TURNPIKE_REDIS_URL: TEST_REDIS_URL, TURNPIKE_REDIS_PREFIX: prefix.prefix, TURNPIKE_TRUSTED_PROXIES: "127.0.0.1", TURNPIKE_KEY_CACHE_TTL_MS: "600000" };
     [a, b] = await Promise.all([startInstance(env), startInstance(env)]);
     cleanups.unshift(async () => {
       await Promise.all([a.stop(), b.stop()]);
@@ -78,29 +80,23 @@ describe.skipIf(!postgresUp || !redisUp)("two instances on one PostgreSQL and Re
     expect(JSON.parse(other.body).error.type).toBe("tokens");
   });
 
-  test("revoke, rotate and patch on one instance take effect on the other within 1 s", async () => {
+  test("revoke, rotate and patch on one instance take effect on the other by its notice, long before any re-read", async () => {
     const { id, key } = await newKey(a.url, {});
     await waitFor("the key on b", async () => (await chat(b.url, key)).status === 200 || undefined);
 
-    let t0 = performance.now();
     expect((await admin(a.url, "PATCH", `/admin/keys/${id}`, { models: ["gamma-*"] })).status).toBe(200);
-    await waitFor("the patch on b", async () => (await chat(b.url, key)).status === 404 || undefined, 1000, 10);
-    expect(performance.now() - t0).toBeLessThan(1000);
+    await waitFor("the patch on b", async () => (await chat(b.url, key)).status === 404 || undefined, 10_000, 10);
 
-    t0 = performance.now();
     const rotated = (await (await admin(a.url, "POST", `/admin/keys/${id}/rotate`, { grace_seconds: 0 })).json()) as { key: string };
-    await waitFor("the rotation on b", async () => (await chat(b.url, key)).status === 401 || undefined, 1000, 10);
-    expect(performance.now() - t0).toBeLessThan(1000);
+    await waitFor("the rotation on b", async () => (await chat(b.url, key)).status === 401 || undefined, 10_000, 10);
     await admin(a.url, "PATCH", `/admin/keys/${id}`, { models: null });
-    await waitFor("the new secret on b", async () => (await chat(b.url, rotated.key)).status === 200 || undefined, 1000, 10);
+    await waitFor("the new secret on b", async () => (await chat(b.url, rotated.key)).status === 200 || undefined, 10_000, 10);
 
-    t0 = performance.now();
     expect((await admin(a.url, "DELETE", `/admin/keys/${id}`)).status).toBe(200);
     const refused = await waitFor("the revocation on b", async () => {
       const r = await chat(b.url, rotated.key);
       return r.status === 401 ? r : undefined;
-    }, 1000, 10);
-    expect(performance.now() - t0).toBeLessThan(1000);
+    }, 10_000, 10);
     expect(JSON.parse(refused.body).error.message).toContain("revoked");
   });
 
@@ -130,19 +126,17 @@ describe.skipIf(!postgresUp || !redisUp)("two instances on one PostgreSQL and Re
     }
     expect(spent).toBeGreaterThanOrEqual(0.0001);
     // Spend reaches Redis in batches every 50 ms; the other instance refuses as soon as it is there.
-    const t0 = performance.now();
     const refused = await waitFor("the refusal on b", async () => {
       const r = await chat(b.url, key);
       return r.status === 429 ? r : undefined;
-    }, 1000, 10);
-    expect(performance.now() - t0).toBeLessThan(1000);
+    }, 10_000, 10);
     expect(JSON.parse(refused.body).error.code).toBe("insufficient_quota");
     // And then the two instances agree on the spend (B may have admitted a call before A's spend arrived).
     const spendOn = async (i: Instance) => ((await (await admin(i.url, "GET", `/admin/keys/${id}`)).json()) as { spent_this_month_usd: number }).spent_this_month_usd;
     const seenByB = await waitFor("one spend on both", async () => {
       const [x, y] = await Promise.all([spendOn(a), spendOn(b)]);
       return Math.abs(x - y) < 1e-9 && y >= spent ? y : undefined;
-    }, 1000, 20);
+    }, 10_000, 20);
     expect(seenByB).toBeGreaterThanOrEqual(spent);
   });
 

@@ -1,0 +1,25 @@
+import type { CatalogEntry } from "../dispatch/catalog";
+
+/** The output-cap fields of the client formats' bodies (each format names its own). */
+const OUTPUT_CAP_FIELDS = ["max_tokens", "max_completion_tokens", "max_output_tokens"] as const;
+
+/** The output cap a client body asks for, if it names one. */
+export function askedOutputCap(body: Readonly<Record<string, unknown>>): number | undefined {
+  for (const f of OUTPUT_CAP_FIELDS) {
+    const v = body[f];
+    if (typeof v === "number" && Number.isFinite(v) && v > 0) return v;
+  }
+  return undefined;
+}
+
+/**
+ * The most a request can cost, reserved against its budgets at admission: its estimated input
+ * at the input price (or the dearer cache-write price: a prompt may be written to the cache),
+ * and its output cap (the one asked, never above the model's; the model's when none is asked)
+ * at the output price, rounded up to a thousandth of a cent.
+ */
+export function worstCaseUsd(entry: CatalogEntry, inputTokens: number, outputCap: number | undefined): number {
+  const output = Math.min(outputCap ?? entry.max_output_tokens, entry.max_output_tokens);
+  const input = Math.max(entry.input_per_mtok, entry.cache_write_5m_per_mtok, entry.cache_write_1h_per_mtok);
+  return Math.ceil((inputTokens * input + output * entry.output_per_mtok) / 10) / 100_000;
+}

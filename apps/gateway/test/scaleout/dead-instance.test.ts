@@ -1,0 +1,169 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { SQL } from "bun";
+import { admin, chat, type Instance, newKey, removeDir, startInstance, waitFor } from "./cluster";
+import { freshDatabase, freshPrefix, postgresUp, redisUp, TEST_REDIS_URL } from "./servers";
+
+/** Opens a slow stream (`chunks` pieces, 100 ms apart) and reads until its first frame. */
+async function openStream(base: string, key: string, chunks: number): Promise<{ id: string; rest: Promise<"complete" | "cut"> }> {
+  const r = await fetch(base + "/v1/chat/completions", {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({ model: "beta-5", stream: true, messages: [{ role: "user", content: `[sim chunks=${chunks} latency=100] a long answer` }] }),
+  });
+  const id = r.headers.get("x-request-id");
+  if (r.status !== 200 || !id || !r.body) throw new Error(`stream refused: ${r.status} ${await r.text()}`);
+  const reader = r.body.getReader();
+  const first = await reader.read();
+  if (first.done) throw new Error("the stream ended before its first frame");
+  const rest = (async () => {
+    let text = new TextDecoder().decode(first.value);
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        text += new TextDecoder().decode(value);
+      }
+    } catch {
+      return "cut" as const;
+    }
+    return text.includes("data: [DONE]") ? ("complete" as const) : ("cut" as const);
+  })();
+  return { id, rest };
+}
+
+/**
+ * `kill -9` of an instance with streams open and requests under way, never restarted: the other
+ * instance bills what the dead one had in flight (aborted, estimated) from the rows written at
+ * admission, and every request a client saw has exactly one record.
+ */
+describe.skipIf(!postgresUp || !redisUp)("a dead instance's bills", () => {
+  const cleanups: (() => Promise<void> | void)[] = [];
+  let a: Instance;
+  let b: Instance;
+  let sql: SQL;
+  let env: Record<string, string>;
+  beforeAll(async () => {
+    const db = await freshDatabase();
+    const prefix = freshPrefix();
+    cleanups.push(db.drop, prefix.drop);
+    env = { TURNPIKE_DATABASE_URL: db.url, TURNPIKE_REDIS_URL: TEST_REDIS_URL, TURNPIKE_REDIS_PREFIX: prefix.prefix };
+    [a, b] = await Promise.all([startInstance(env), startInstance(env)]);
+    cleanups.unshift(async () => {
+      await Promise.all([a.stop(), b.stop()]);
+      removeDir(a.journalDir);
+      removeDir(b.journalDir);
+    });
+    sql = new SQL(db.url, { max: 2 });
+    cleanups.unshift(() => sql.close());
+  });
+  afterAll(async () => {
+    for (const c of cleanups) await c();
+  });
+
+  test("kill -9 under load with streams open: the survivor bills the cut streams; the ledger matches what clients saw", async () => {
+    const { id: keyId, key } = await newKey(a.url, { budget_usd: 100 });
+    await waitFor("the key on b", async () => (await admin(b.url, "GET", `/admin/keys/${keyId}`)).status === 200 || undefined);
+
+    const completed: string[] = [];
+    let sent = 0;
+    let stopA = false;
+    let stopB = false;
+    const worker = async (base: string, stopped: () => boolean) => {
+      while (!stopped()) {
+        sent++;
+        try {
+          const r = await chat(base, key, `load ${sent}`);
+          if (r.status === 200 && r.id) completed.push(r.id);
+        } catch {
+          // The connection died with the process: the client never saw this one complete.
+          if (stopped()) return;
+        }
+      }
+    };
+    const loadA = Array.from({ length: 8 }, () => worker(a.url, () => stopA));
+    const loadB = Array.from({ length: 4 }, () => worker(b.url, () => stopB));
+    // a's streams outlast the test (a minute each); b's end in about 5 s.
+    const streamsA = await Promise.all(Array.from({ length: 6 }, () => openStream(a.url, key, 600)));
+    const streamsB = await Promise.all(Array.from({ length: 2 }, () => openStream(b.url, key, 50)));
+    sent += 8;
+    await waitFor("load on both", async () => completed.length >= 200 || undefined, 30_000);
+    // The streams on a are open: their rows are in the book of requests in flight.
+    await waitFor("a's streams in flight in PostgreSQL", async () => {
+      const rows: { request_id: string }[] = await sql`SELECT request_id FROM inflight`;
+      const open = new Set(rows.map((r) => r.request_id));
+      return streamsA.every((s) => open.has(s.id)) || undefined;
+    });
+
+    await a.kill9();
+    stopA = true;
+    await Promise.all(loadA);
+    const cut = await Promise.all(streamsA.map((s) => s.rest));
+    expect(cut.every((c) => c === "cut")).toBe(true);
+    stopB = true;
+    await Promise.all(loadB);
+    expect(await Promise.all(streamsB.map((s) => s.rest))).toEqual(["complete", "complete"]);
+
+    // Without a restart of a: b bills a's requests in flight once a's lease runs out (20 s).
+    const seen = [...completed, ...streamsA.map((s) => s.id), ...streamsB.map((s) => s.id)];
+    const rows = await waitFor(
+      "every request a client saw in the ledger",
+      async () => {
+        const r: { request_id: string; aborted: boolean; estimated: boolean; status: number; cost_usd: number }[] =
+          await sql`SELECT request_id, aborted, estimated, status, cost_usd FROM usage WHERE key_id = ${keyId}`;
+        const have = new Set(r.map((x) => x.request_id));
+        return seen.every((id) => have.has(id)) ? r : undefined;
+      },
+      90_000,
+      250,
+    );
+    const byId = new Map(rows.map((r) => [r.request_id, r]));
+    expect(byId.size).toBe(rows.length);
+    // Each cut stream: billed by b as aborted and estimated (its input estimated at admission, at the input price).
+    for (const s of streamsA) {
+      expect(byId.get(s.id)).toMatchObject({ aborted: true, estimated: true, status: 499 });
+      expect(byId.get(s.id)!.cost_usd).toBeGreaterThan(0);
+    }
+    for (const s of streamsB) expect(byId.get(s.id)).toMatchObject({ aborted: false, status: 200 });
+    // A record may exist for a request whose reply the kill cut off, never one for a request not sent.
+    expect(rows.length).toBeGreaterThanOrEqual(seen.length);
+    expect(rows.length).toBeLessThanOrEqual(sent);
+    // Nothing of a's is left in flight, and b said what it did.
+    await waitFor("the book emptied", async () => (await sql`SELECT COUNT(*)::int AS n FROM inflight`)[0].n === 0 || undefined, 30_000);
+    // Log lines are written in batches (up to 100 ms later).
+    await waitFor("b's log line", async () => b.output().includes("of an instance that stopped answering (aborted, estimated)") || undefined);
+  }, 150_000);
+
+  test("an instance only paused past its lease: each of its streams is billed once, and it goes on serving", async () => {
+    const c = await startInstance(env);
+    cleanups.unshift(async () => {
+      c.proc.kill("SIGCONT");
+      await c.stop();
+      removeDir(c.journalDir);
+    });
+    const { id: keyId, key } = await newKey(b.url, {});
+    await waitFor("the key on c", async () => (await admin(c.url, "GET", `/admin/keys/${keyId}`)).status === 200 || undefined);
+    const streams = await Promise.all(Array.from({ length: 3 }, () => openStream(c.url, key, 100)));
+    await waitFor("c's streams in flight", async () => (await sql`SELECT COUNT(*)::int AS n FROM inflight WHERE request_id IN ${sql(streams.map((s) => s.id))}`)[0].n === 3 || undefined);
+
+    // Paused (SIGSTOP): no heartbeat. b bills its streams once the lease runs out.
+    c.proc.kill("SIGSTOP");
+    const billed = async () => {
+      const r: { request_id: string; estimated: boolean; aborted: boolean }[] = await sql`SELECT request_id, estimated, aborted FROM usage WHERE key_id = ${keyId}`;
+      return r;
+    };
+    const reaped = await waitFor("c's streams billed by b", async () => ((await billed()).length === 3 ? billed() : undefined), 90_000, 250);
+    for (const r of reaped) expect(r).toMatchObject({ estimated: true, aborted: true });
+
+    // c resumes: its streams end for their clients, and its own records of them are not a second bill.
+    c.proc.kill("SIGCONT");
+    expect(await Promise.all(streams.map((s) => s.rest))).toEqual(["complete", "complete", "complete"]);
+    const after = await chat(c.url, key, "after the pause");
+    expect(after.status).toBe(200);
+    await waitFor("the new request's record", async () => (await billed()).some((r) => r.request_id === after.id) || undefined, 30_000);
+    const rows = await billed();
+    expect(rows).toHaveLength(4);
+    for (const s of streams) expect(rows.filter((r) => r.request_id === s.id)).toEqual([{ request_id: s.id, estimated: true, aborted: true }]);
+    // c beats again: its new request stays its own, recorded as served.
+    expect(rows.find((r) => r.request_id === after.id)).toMatchObject({ estimated: false, aborted: false });
+  }, 150_000);
+});
