@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { ConfigError } from "../vocabulary/config-error";
 import { parseMcpConfig } from "./mcp-config";
 
 describe("mcp_servers in the config file", () => {
@@ -20,6 +21,51 @@ describe("mcp_servers in the config file", () => {
     expect(() => parseMcpConfig({ mcp_servers: [{ name: "a", url: "http://x/" }, { name: "a", url: "http://y/" }] }, {}, "f")).toThrow('"a" is named twice');
     expect(() => parseMcpConfig({ mcp_servers: [{ name: "local", command: "mcp-server-git" }] }, {}, "f")).toThrow("set TURNPIKE_MCP_STDIO=on to allow it");
     expect(parseMcpConfig({ mcp_servers: [{ name: "local", command: "mcp-server-git", args: ["--repo", "."] }] }, { TURNPIKE_MCP_STDIO: "on" }, "f").servers[0]).toMatchObject({ kind: "stdio", command: "mcp-server-git", args: ["--repo", "."] });
+  });
+
+  test("every mistake at once, one `file: path: rule` line each", () => {
+    const file = {
+      mcp_servers: [
+        { name: "Bad Name", url: "https://x/mcp", timout_ms: 5 },
+        { name: "ok", url: "ftp://x/", headers: { a: 1 } },
+        { name: "ok2", url: "https://x/mcp", timeout_ms: -1 },
+      ],
+      mcp_limits: { argument_bytes: "1MB" },
+    };
+    let problems: readonly string[] = [];
+    try {
+      parseMcpConfig(file, {}, "turnpike.yaml");
+    } catch (e) {
+      if (e instanceof ConfigError) problems = e.problems;
+    }
+    expect(problems).toEqual([
+      'turnpike.yaml: mcp_servers[0].name: lower-case letters, digits, "-" and single "_" (it prefixes "<name>__<tool>"), got "Bad Name"',
+      "turnpike.yaml: mcp_servers[0].timout_ms: unknown field (known: name, url, headers, timeout_ms, command, args, env)",
+      "turnpike.yaml: mcp_servers[1].url: must be an http:// or https:// URL, got \"ftp://x/\"",
+      "turnpike.yaml: mcp_servers[1].headers.a: must be a string, got 1",
+      "turnpike.yaml: mcp_servers[2].timeout_ms: must be a positive whole number, got -1",
+      'turnpike.yaml: mcp_limits.argument_bytes: must be a positive whole number, got "1MB"',
+    ]);
+  });
+
+  test("the checks past the schema also report together: a duplicate, unset variables, a stdio server", () => {
+    const file = {
+      mcp_servers: [
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: the config file's own ${ENV} reference
+        { name: "gh", url: "https://x/mcp", headers: { a: "${ONE}", b: "${TWO}" } },
+        { name: "gh", command: "mcp-server-git" },
+      ],
+    };
+    expect(() => parseMcpConfig(file, {}, "f")).toThrow(
+      [
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: the config file's own ${ENV} reference
+        "f: mcp_servers[0].headers.a: refers to ${ONE}, which is not set in the environment",
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: the config file's own ${ENV} reference
+        "f: mcp_servers[0].headers.b: refers to ${TWO}, which is not set in the environment",
+        'f: mcp_servers[1].name: "gh" is named twice',
+        'f: mcp_servers[1]: a stdio server ("command") runs a program on this host; set TURNPIKE_MCP_STDIO=on to allow it',
+      ].join("\n"),
+    );
   });
 
   test("no mcp_servers: none", () => {

@@ -1,3 +1,6 @@
+import { type Static, Type } from "@sinclair/typebox";
+import { configProblems, refuse } from "../vocabulary/config-error";
+
 /**
  * The config file's `mcp_servers:` list: the upstream MCP servers `/mcp` fronts. Only the
  * operator names them (no client-chosen target ever), and their credentials stay here.
@@ -38,74 +41,86 @@ export const MCP_DEFAULTS = { timeoutMs: 30_000, maxArgumentBytes: 1 << 20, maxR
 /** A server's name is the first part of every name it offers: `<server>__<tool>`. */
 const SERVER_NAME = /^[a-z0-9](?:[a-z0-9-]|_(?!_))*$/;
 
+/** Names to strings (`headers`, `env`); `${ENV}` references are resolved after the check. */
+const StringMap = Type.Record(Type.String(), Type.String({ rule: "must be a string" }), { rule: "must be a map of names to strings" });
+
+const positive = Type.Integer({ minimum: 1, rule: "must be a positive whole number" });
+
+/** One entry of `mcp_servers`: `url` (Streamable HTTP) or `command` (stdio), checked further below. */
+const McpServerFile = Type.Object(
+  {
+    name: Type.String({ pattern: SERVER_NAME.source, rule: 'lower-case letters, digits, "-" and single "_" (it prefixes "<name>__<tool>")' }),
+    url: Type.Optional(Type.String({ pattern: "^https?://", rule: "must be an http:// or https:// URL" })),
+    headers: Type.Optional(StringMap),
+    timeout_ms: Type.Optional(positive),
+    command: Type.Optional(Type.String({ minLength: 1 })),
+    args: Type.Optional(Type.Array(Type.String(), { rule: "must be a list of strings" })),
+    env: Type.Optional(StringMap),
+  },
+  { additionalProperties: false, listKnown: true, rule: "must be an object {name, url, headers?, timeout_ms?} (or {name, command, args?, env?, timeout_ms?})" },
+);
+const McpServersFile = Type.Array(McpServerFile, { rule: "must be a list of {name, url, headers?, timeout_ms?}" });
+
+const McpLimitsFile = Type.Object(
+  { argument_bytes: Type.Optional(positive), result_bytes: Type.Optional(positive) },
+  { additionalProperties: false, listKnown: true, rule: "must be an object {argument_bytes?, result_bytes?}" },
+);
+
 type Env = Record<string, string | undefined>;
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-/** `Bearer ${GITHUB_TOKEN}` → the variable's value; an unset variable is an error at start, not an empty header. */
-function resolveEnv(value: string, env: Env, at: string): string {
-  return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
-    const v = env[name];
-    if (v === undefined || v === "") throw new Error(`${at}: refers to \${${name}}, which is not set in the environment`);
-    return v;
-  });
-}
-
-function stringMap(raw: unknown, env: Env, at: string): Record<string, string> {
-  if (raw === undefined) return {};
-  if (!isRecord(raw)) throw new Error(`${at}: must be a map of names to strings`);
+/**
+ * `Bearer ${GITHUB_TOKEN}` → the variable's value; an unset variable is a problem at start, not
+ * an empty header. Each value of the map is resolved; each unset reference is one problem.
+ */
+function resolveEnv(map: Record<string, string> | undefined, env: Env, at: string, problems: string[]): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(raw)) {
-    if (typeof v !== "string") throw new Error(`${at}.${k}: must be a string, got ${JSON.stringify(v)}`);
-    out[k] = resolveEnv(v, env, `${at}.${k}`);
+  for (const [key, value] of Object.entries(map ?? {})) {
+    out[key] = value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
+      const v = env[name];
+      if (v === undefined || v === "") problems.push(`${at}.${key}: refers to \${${name}}, which is not set in the environment`);
+      return v ?? "";
+    });
   }
   return out;
 }
 
-function positiveInt(raw: unknown, fallback: number, at: string): number {
-  if (raw === undefined) return fallback;
-  if (typeof raw !== "number" || !Number.isInteger(raw) || raw <= 0) throw new Error(`${at}: must be a positive whole number, got ${JSON.stringify(raw)}`);
-  return raw;
-}
-
 /**
  * Reads `mcp_servers` (and `mcp_limits: {argument_bytes, result_bytes}`) from the parsed config
- * file. A stdio entry (`command`) runs a program on the gateway's host, so it is refused unless
- * the operator turned it on with `TURNPIKE_MCP_STDIO=on`.
+ * file, reporting every mistake at once (`file: path: rule`, a ConfigError). A stdio entry
+ * (`command`) runs a program on the gateway's host, so it is refused unless the operator turned
+ * it on with `TURNPIKE_MCP_STDIO=on`.
  */
 export function parseMcpConfig(file: Record<string, unknown>, env: Env, where: string): McpConfig {
-  const raw = file.mcp_servers ?? [];
-  if (!Array.isArray(raw)) throw new Error(`${where}: "mcp_servers" must be a list of {name, url, headers?, timeout_ms?}`);
+  const rawServers = file.mcp_servers ?? [];
+  const rawLimits = file.mcp_limits ?? {};
+  const problems = [...configProblems(McpServersFile, rawServers, where, "mcp_servers"), ...configProblems(McpLimitsFile, rawLimits, where, "mcp_limits")];
+  refuse(problems);
+  const entries = rawServers as Static<typeof McpServersFile>; // conforms: checked just above
+  const limits = rawLimits as Static<typeof McpLimitsFile>; // conforms: checked just above
   const stdioOn = env.TURNPIKE_MCP_STDIO === "on";
   const seen = new Set<string>();
-  const servers = raw.map((entry: unknown, i): McpServerConfig => {
+  const servers: McpServerConfig[] = [];
+  entries.forEach((entry, i) => {
     const at = `${where}: mcp_servers[${i}]`;
-    if (!isRecord(entry)) throw new Error(`${at}: must be an object {name, url, headers?, timeout_ms?}`);
-    const name = entry.name;
-    if (typeof name !== "string" || !SERVER_NAME.test(name)) {
-      throw new Error(`${at}.name: lower-case letters, digits, "-" and single "_" (it prefixes "<name>__<tool>"), got ${JSON.stringify(name)}`);
-    }
-    if (seen.has(name)) throw new Error(`${at}.name: "${name}" is named twice`);
-    seen.add(name);
-    const timeoutMs = positiveInt(entry.timeout_ms, MCP_DEFAULTS.timeoutMs, `${at}.timeout_ms`);
+    if (seen.has(entry.name)) problems.push(`${at}.name: "${entry.name}" is named twice`);
+    seen.add(entry.name);
+    const timeoutMs = entry.timeout_ms ?? MCP_DEFAULTS.timeoutMs;
     if (entry.command !== undefined) {
-      if (!stdioOn) throw new Error(`${at}: a stdio server ("command") runs a program on this host; set TURNPIKE_MCP_STDIO=on to allow it`);
-      if (typeof entry.command !== "string" || entry.command === "") throw new Error(`${at}.command: must be a non-empty string`);
-      const args = entry.args ?? [];
-      if (!Array.isArray(args) || !args.every((a) => typeof a === "string")) throw new Error(`${at}.args: must be a list of strings`);
-      return { kind: "stdio", name, command: entry.command, args, env: stringMap(entry.env, env, `${at}.env`), timeoutMs };
+      if (!stdioOn) problems.push(`${at}: a stdio server ("command") runs a program on this host; set TURNPIKE_MCP_STDIO=on to allow it`);
+      if (entry.url !== undefined) problems.push(`${at}: either "url" (Streamable HTTP) or "command" (stdio), not both`);
+      servers.push({ kind: "stdio", name: entry.name, command: entry.command, args: entry.args ?? [], env: resolveEnv(entry.env, env, `${at}.env`, problems), timeoutMs });
+      return;
     }
-    const url = entry.url;
-    if (typeof url !== "string" || !/^https?:\/\//.test(url) || !URL.canParse(url)) throw new Error(`${at}.url: must be an http:// or https:// URL, got ${JSON.stringify(url)}`);
-    return { kind: "http", name, url, headers: stringMap(entry.headers, env, `${at}.headers`), timeoutMs };
+    if (entry.url === undefined || !URL.canParse(entry.url)) {
+      problems.push(`${at}.url: must be an http:// or https:// URL, got ${entry.url === undefined ? "nothing" : JSON.stringify(entry.url)}`);
+      return;
+    }
+    servers.push({ kind: "http", name: entry.name, url: entry.url, headers: resolveEnv(entry.headers, env, `${at}.headers`, problems), timeoutMs });
   });
-  const limits = file.mcp_limits ?? {};
-  if (!isRecord(limits)) throw new Error(`${where}: "mcp_limits" must be an object {argument_bytes?, result_bytes?}`);
+  refuse(problems);
   return {
     servers,
-    maxArgumentBytes: positiveInt(limits.argument_bytes, MCP_DEFAULTS.maxArgumentBytes, `${where}: mcp_limits.argument_bytes`),
-    maxResultBytes: positiveInt(limits.result_bytes, MCP_DEFAULTS.maxResultBytes, `${where}: mcp_limits.result_bytes`),
+    maxArgumentBytes: limits.argument_bytes ?? MCP_DEFAULTS.maxArgumentBytes,
+    maxResultBytes: limits.result_bytes ?? MCP_DEFAULTS.maxResultBytes,
   };
 }

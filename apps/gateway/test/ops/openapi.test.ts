@@ -165,13 +165,17 @@ describe("real replies conform to the document", () => {
     await conforms("/admin/keys", "get", refused);
   });
 
-  test("GET /docs is a page that renders the document, loading nothing from elsewhere", async () => {
+  test("GET /docs is a page that renders the document with the renderer the gateway serves itself", async () => {
     const res = await fetch(`${h.url}/docs`);
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toContain("text/html");
     const html = await res.text();
-    expect(html).toContain('fetch("openapi.json")');
+    expect(html).toContain('url: "openapi.json"');
     // No script, style or font from another host: the page must work without internet.
     expect(html.match(/(src|href)="https?:/g)).toBeNull();
+    const script = await fetch(`${h.url}/docs/api-reference.js`);
+    expect(script.status).toBe(200);
+    expect(script.headers.get("content-type")).toContain("javascript");
+    expect((await script.text()).length).toBeGreaterThan(100_000);
   });
 });
