@@ -25,7 +25,10 @@ export async function api<T>(path: string, init: { method?: string; body?: unkno
   const key = init.key ?? session.get() ?? "";
   const res = await fetch(path, {
     method: init.method ?? "GET",
-    headers: { authorization: `Bearer ${key}`, ...(init.body !== undefined ? { "content-type": "application/json" } : {}) },
+    headers: {
+      authorization: `Bearer ${key}`,
+      ...(init.body !== undefined ? { "content-type": "application/json" } : {}),
+    },
     ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
   });
   const text = await res.text();
@@ -99,7 +102,12 @@ export interface Model {
   protocol: string;
   context_window: number;
   max_output_tokens: number;
-  pricing: { input_per_mtok: number; output_per_mtok: number; cache_read_per_mtok: number; cache_write_5m_per_mtok: number };
+  pricing: {
+    input_per_mtok: number;
+    output_per_mtok: number;
+    cache_read_per_mtok: number;
+    cache_write_5m_per_mtok: number;
+  };
 }
 
 /** One row of `GET /admin/deployments`. */

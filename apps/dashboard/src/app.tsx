@@ -50,7 +50,13 @@ export function App() {
           {(Object.keys(VIEWS) as View[])
             .filter((v) => v !== "health" || hasDeployments)
             .map((v) => (
-              <button key={v} type="button" className={v === view ? "tab active" : "tab"} aria-current={v === view ? "page" : undefined} onClick={() => setView(v)}>
+              <button
+                key={v}
+                type="button"
+                className={v === view ? "tab active" : "tab"}
+                aria-current={v === view ? "page" : undefined}
+                onClick={() => setView(v)}
+              >
                 {VIEWS[v]}
               </button>
             ))}

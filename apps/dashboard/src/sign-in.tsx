@@ -14,7 +14,9 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
       session.set(key);
       onSignedIn();
     } catch (err) {
-      setError(err instanceof ApiError && err.status === 401 ? "That is not the admin key." : String((err as Error).message));
+      setError(
+        err instanceof ApiError && err.status === 401 ? "That is not the admin key." : String((err as Error).message),
+      );
     }
   };
   return (
@@ -22,7 +24,14 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
       <h1>Turnpike</h1>
       <label>
         Admin key
-        <input type="password" autoComplete="off" value={key} onChange={(e) => setKey(e.target.value)} placeholder="sk-admin-…" required />
+        <input
+          type="password"
+          autoComplete="off"
+          value={key}
+          onChange={(e) => setKey(e.target.value)}
+          placeholder="sk-admin-…"
+          required
+        />
       </label>
       <p className="hint">Kept in this browser tab only (session storage); closing the tab signs you out.</p>
       <Alert error={error} />

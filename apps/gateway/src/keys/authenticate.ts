@@ -42,7 +42,10 @@ export function tooManyFailures(wait: number): GatewayError {
  * failures, so a key shared behind one NAT or proxy is never locked out by someone else's
  * guessing. Keys are looked up by hash, so checking first costs a guesser nothing extra.
  */
-export async function authenticate(deps: GatewayDeps, ctx: Pick<RequestContext, "request" | "address">): Promise<KeyRecord> {
+export async function authenticate(
+  deps: GatewayDeps,
+  ctx: Pick<RequestContext, "request" | "address">,
+): Promise<KeyRecord> {
   const secret = presentedKey(ctx.request.headers);
   const result = !secret
     ? ({ ok: false, reason: "missing" } as const)
