@@ -38,6 +38,10 @@ export const AdminKey = Type.Object({
   created_at: Time,
   updated_at: Time,
   revoked_at: Nullable(Time),
+  /** The team that owns the key; its models and limits apply beside the key's. */
+  team_id: Type.Optional(Nullable(Type.String())),
+  /** The user or admin token that made it; null = an administrator. */
+  user_id: Type.Optional(Nullable(Type.String())),
 });
 export type AdminKey = Static<typeof AdminKey>;
 
@@ -59,6 +63,8 @@ const KEY_FIELDS = {
   expires_at: Type.Optional(Nullable(Time)),
   prompt_cache: Type.Optional(PromptCache),
   tools: Type.Optional(Nullable(Type.Array(Type.String({ minLength: 1 })))),
+  /** The team that owns the key, set when it is made (default: the default team). */
+  team_id: Type.Optional(Type.String({ minLength: 1 })),
 };
 export const AdminKeyFields = Type.Object(KEY_FIELDS, { additionalProperties: false, listKnown: true });
 

@@ -48,12 +48,12 @@ function neverFits(estimate: number, tpm: number, model?: string): GatewayError 
  * a 402 `billing_error`, which the chat format renders as its 429 `insufficient_quota` — with
  * `x-should-retry: false` so that clients do not retry in vain (docs/protocols.md §4.8).
  */
-function budgetExhausted(budget: number, resetsAt: string): GatewayError {
+function budgetExhausted(budget: number, resetsAt: string, whose = "This key's"): GatewayError {
   return new GatewayError({
     status: 402,
     type: "billing_error",
     code: "insufficient_quota",
-    message: `This key's monthly budget of $${budget} is spent; it resets at ${resetsAt}.`,
+    message: `${whose} monthly budget of $${budget} is spent; it resets at ${resetsAt}.`,
     headers: { [HEADER.shouldRetry]: "false" },
   });
 }
@@ -65,6 +65,13 @@ function budgetExhausted(budget: number, resetsAt: string): GatewayError {
  */
 export async function admit(deps: GatewayDeps, ctx: Pick<RequestContext, "format">, key: KeyRecord, entry: CatalogEntry, bodySize: number): Promise<Admitted> {
   if (key.budget_usd !== null && (await deps.spend.spent(key.id)) >= key.budget_usd) throw budgetExhausted(key.budget_usd, nextMonthStart(deps.now()));
+  // The team's budget caps the sum of its keys' spend, each read from the same spend store.
+  const team = key.team;
+  if (team && team.budget_usd !== null) {
+    const members = (await deps.keys.list()).filter((k) => k.team_id === team.id);
+    const spent = (await Promise.all(members.map((k) => deps.spend.spent(k.id)))).reduce((a, b) => a + b, 0);
+    if (spent >= team.budget_usd) throw budgetExhausted(team.budget_usd, nextMonthStart(deps.now()), "This key's team's");
+  }
   const estimate = Math.ceil(bodySize / 4);
   const perModel = key.model_limits?.[entry.id];
   if (key.tpm !== null && estimate > key.tpm) throw neverFits(estimate, key.tpm);

@@ -1,6 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { ADMIN_SCHEMAS } from "../admin/admin-schemas";
 import { componentSchemas } from "./components";
+import { TEAM_SCHEMAS } from "../teams/team-schemas";
 import type { Route } from "../http/route";
 import { API_VERSION } from "../vocabulary/api-version";
 
@@ -30,10 +31,10 @@ export function openApiDocument(routes: readonly Route[], modelIds: readonly str
       securitySchemes: {
         apiKey: { type: "apiKey", in: "header", name: "x-api-key", description: "A Turnpike key (`sk-tp-…`), as the messages format's clients send it." },
         bearer: { type: "http", scheme: "bearer", description: "A Turnpike key (`sk-tp-…`) as `Authorization: Bearer`, as the chat and responses clients send it." },
-        admin: { type: "http", scheme: "bearer", description: "The admin key (`TURNPIKE_ADMIN_KEY`)." },
+        admin: { type: "http", scheme: "bearer", description: "The admin key (`TURNPIKE_ADMIN_KEY`), an owner; or a named admin token (`tp-adm-…`, `POST /admin/tokens`) with its role." },
         metrics: { type: "http", scheme: "bearer", description: "The metrics key (`TURNPIKE_METRICS_KEY`), when set." },
       },
-      schemas: componentSchemas({ ...ADMIN_SCHEMAS, ModelId }),
+      schemas: componentSchemas({ ...ADMIN_SCHEMAS, ...TEAM_SCHEMAS, ModelId }),
     },
   };
 }

@@ -7,6 +7,7 @@ import { mcpRoutes } from "../mcp/mcp-routes";
 import { openapiRoutes } from "../openapi/openapi-route";
 import { storedResponseRoutes } from "../stored-responses/routes";
 import { metricsRoutes } from "../telemetry/metrics-route";
+import { teamRoutes } from "../teams/team-routes";
 import { healthRoutes } from "./health";
 import { inferenceRoutes } from "./inference";
 import { modelRoutes } from "./models";
@@ -22,6 +23,7 @@ export function routeTable(deps: GatewayDeps, mcp: McpGateway): readonly Route[]
     ...storedResponseRoutes(deps),
     ...modelRoutes(deps),
     ...adminRoutes(deps),
+    ...teamRoutes(deps),
     ...dashboardRoutes(),
     ...healthRoutes(deps),
     ...metricsRoutes(deps),
