@@ -14,7 +14,7 @@ export const ADMIN_KEY_PRINCIPAL: Principal = { actor: "admin-key", org: "owner"
 export function tokenPrincipal(t: AdminToken): Principal {
   const teams = new Map<string, TeamRole>();
   if (t.team_id !== null && isTeamRole(t.role)) teams.set(t.team_id, t.role);
-  return { actor: `token:${t.id}`, org: isOrgRole(t.role) ? t.role : null, teams, owner_id: t.id };
+  return { actor: `token:${t.id}`, org: t.team_id === null && isOrgRole(t.role) ? t.role : null, teams, owner_id: t.id };
 }
 
 /**

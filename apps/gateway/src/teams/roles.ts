@@ -47,9 +47,11 @@ export interface KeyOwnership {
   user_id?: string | null;
 }
 
-/** May read this key and its usage: a reader of everything, its team's admin, or the member who made it. */
+/** May read this key and its usage: a reader of everything, its team's admins and viewers, or the member who made it. */
 export function readsKey(p: Principal, k: KeyOwnership): boolean {
-  return readsAll(p) || managesTeam(p, k.team_id) || (p.owner_id !== null && k.user_id === p.owner_id && k.team_id != null && p.teams.has(k.team_id));
+  if (readsAll(p) || managesTeam(p, k.team_id)) return true;
+  const role = k.team_id == null ? undefined : p.teams.get(k.team_id);
+  return role === "viewer" || (role === "member" && p.owner_id !== null && k.user_id === p.owner_id);
 }
 
 /** May make a key in this team: admins, its team-admins, its members (for themselves). */

@@ -11,7 +11,7 @@ import { hashSecret } from "../keys/key-service";
 import { admin, idParam, json, ok, query, ref } from "../openapi/operations";
 import { validationError } from "../vocabulary/client-errors";
 import { ADMIN_TOKEN_PREFIX, forbidden } from "./principal";
-import { grantsOrgRole, isAdmin, isOrgRole, managesTeam, type Principal, readsAll, readsTeam } from "./roles";
+import { grantsOrgRole, isAdmin, isOrgRole, isTeamRole, managesTeam, type Principal, readsAll, readsTeam } from "./roles";
 import { teamDirectory } from "./team-directory";
 import { AdminMemberBody, AdminTeamFields, AdminTokenBody, AdminUserFields } from "./team-schemas";
 import { type AdminToken, DEFAULT_TEAM_ID, type Team, type User } from "./team-store";
@@ -246,10 +246,10 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
       doc: admin("Mint a named admin token with a role (and an expiry), for CI; its secret is in this reply only", { 201: { description: "Created.", content: json(ref("AdminTokenWithSecret")) } }, { requestBody: { required: true, content: json(ref("AdminTokenBody")) } }),
       handle: guarded(async ({ request, who, audit }) => {
         const b = checked(AdminTokenBody, await body(request));
-        const org = isOrgRole(b.role);
-        need(org ? grantsOrgRole(who, b.role === "owner" ? "owner" : "admin") : isAdmin(who), b.role === "owner" ? "mint an owner token" : "mint admin tokens");
-        if (org && b.team_id !== undefined) throw invalid(`team_id: a ${b.role} token is organisation-wide; give team_id only with team-admin, member or viewer`, "team_id");
-        if (!org && b.team_id === undefined) throw invalid(`team_id: required for a ${b.role} token`, "team_id");
+        // Without team_id the role is organisation-wide (owner, admin, viewer); with it, a team's (team-admin, member, viewer).
+        need(grantsOrgRole(who, b.role === "owner" ? "owner" : "admin"), b.role === "owner" ? "mint an owner token" : "mint admin tokens");
+        if (b.team_id !== undefined && !isTeamRole(b.role)) throw invalid(`team_id: a ${b.role} token is organisation-wide; give team_id only with team-admin, member or viewer`, "team_id");
+        if (b.team_id === undefined && !isOrgRole(b.role)) throw invalid(`team_id: required for a ${b.role} token`, "team_id");
         if (b.team_id !== undefined) await team(b.team_id).catch(() => { throw invalid(`team_id: no team ${JSON.stringify(b.team_id)}`, "team_id"); });
         if (b.expires_at && Date.parse(b.expires_at) <= deps.now()) throw invalid("expires_at: must be in the future", "expires_at");
         const secret = ADMIN_TOKEN_PREFIX + randomBytes(24).toString("base64url");
