@@ -1,0 +1,151 @@
+/**
+ * Teams as a user of the admin API meets them: a key's models and limits are the intersection of
+ * its own and its team's, a team budget caps the sum of its keys' spend, every write lands in
+ * the audit log, tokens expire, and a store from before teams migrates into a default team.
+ */
+import { Database } from "bun:sqlite";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { MIGRATIONS, migrateSqlite } from "../../src/storage/migrations";
+import { SqliteStore } from "../../src/storage/sqlite-store";
+import { DEFAULT_TEAM_ID } from "../../src/teams/team-store";
+import { ADMIN_KEY, startHarness, type Harness } from "../harness";
+
+let h: Harness;
+let clock = Date.UTC(2026, 10, 15, 12, 0, 0);
+
+async function asAdmin(path: string, method = "GET", body?: unknown, as = ADMIN_KEY): Promise<{ status: number; json: Record<string, unknown> }> {
+  const res = await fetch(h.url + path, { method, headers: { authorization: `Bearer ${as}`, "content-type": "application/json" }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+}
+
+const chat = (key: string, model: string) =>
+  fetch(`${h.url}/v1/chat/completions`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }], max_tokens: 16 }) });
+
+/** Waits (bounded) until `check` holds. */
+async function until(check: () => Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (await check()) return;
+    await Bun.sleep(25);
+  }
+  throw new Error(`gave up waiting for ${what}`);
+}
+
+beforeAll(async () => {
+  h = await startHarness({}, { now: () => clock });
+});
+afterAll(async () => {
+  await h.close();
+});
+
+describe("a key within its team", () => {
+  test("models: both lists apply; rpm: the lower of the two", async () => {
+    const team = (await asAdmin("/admin/teams", "POST", { name: "alpha only", models: ["alpha-*"], rpm: 2 })).json;
+    expect(team.models).toEqual(["alpha-*"]);
+    const open = (await asAdmin("/admin/keys", "POST", { name: "open", team_id: team.id })).json as { key: string; team_id: string };
+    expect(open.team_id).toBe(team.id as string);
+    const listed = ((await (await fetch(`${h.url}/v1/models`, { headers: { authorization: `Bearer ${open.key}` } })).json()) as { data: { id: string }[] }).data.map((m) => m.id);
+    expect(listed.length).toBeGreaterThan(0);
+    expect(listed.every((id) => id.startsWith("alpha-"))).toBe(true);
+    expect((await chat(open.key, "beta-5.5")).status).toBe(404);
+    // The key's own list narrows further: one alpha model only.
+    const narrow = (await asAdmin("/admin/keys", "POST", { name: "narrow", team_id: team.id, models: [listed[0], "beta-5.5"] })).json as { key: string };
+    const narrowList = ((await (await fetch(`${h.url}/v1/models`, { headers: { authorization: `Bearer ${narrow.key}` } })).json()) as { data: { id: string }[] }).data.map((m) => m.id);
+    expect(narrowList).toEqual([listed[0] as string]);
+    // rpm 2 from the team (the key has none): the third call in a minute is refused.
+    expect((await chat(open.key, listed[0] as string)).status).toBe(200);
+    expect((await chat(open.key, listed[0] as string)).status).toBe(200);
+    const third = await chat(open.key, listed[0] as string);
+    expect(third.status).toBe(429);
+    expect(((await third.json()) as { error: { message: string } }).error.message).toContain("2 requests per minute");
+    // A team's change reaches its keys at once on this instance.
+    await asAdmin(`/admin/teams/${team.id}`, "PATCH", { models: null, rpm: null });
+    clock += 61_000;
+    expect((await chat(open.key, "beta-5.5")).status).toBe(200);
+  });
+
+  test("keys made without a team are in the default team, which has no limits", async () => {
+    const k = (await asAdmin("/admin/keys", "POST", { name: "plain" })).json as { key: string; team_id: string };
+    expect(k.team_id).toBe(DEFAULT_TEAM_ID);
+    const def = (await asAdmin(`/admin/teams/${DEFAULT_TEAM_ID}`)).json;
+    expect([def.models, def.rpm, def.tpm, def.budget_usd]).toEqual([null, null, null, null]);
+    expect((await chat(k.key, "beta-5.5")).status).toBe(200);
+    expect((await asAdmin(`/admin/teams/${DEFAULT_TEAM_ID}`, "DELETE")).status).toBe(409);
+    expect((await asAdmin("/admin/keys", "POST", { name: "x", team_id: "team_nope" })).status).toBe(400);
+  });
+});
+
+describe("team budget", () => {
+  test("the sum of two keys' spend is capped: once one key spends it, the other is refused too", async () => {
+    const team = (await asAdmin("/admin/teams", "POST", { name: "frugal", budget_usd: 0.000001 })).json as { id: string };
+    const one = (await asAdmin("/admin/keys", "POST", { name: "one", team_id: team.id })).json as { key: string; id: string };
+    const two = (await asAdmin("/admin/keys", "POST", { name: "two", team_id: team.id })).json as { key: string; id: string };
+    expect((await chat(one.key, "beta-5.5")).status).toBe(200);
+    await until(async () => ((await asAdmin(`/admin/teams/${team.id}`)).json.spent_this_month_usd as number) > 0, "the team's spend");
+    const refused = await chat(two.key, "beta-5.5");
+    expect(refused.status).toBe(429); // the chat format's rendering of a spent budget (insufficient_quota)
+    const err = ((await refused.json()) as { error: { code: string; message: string } }).error;
+    expect(err.code).toBe("insufficient_quota");
+    expect(err.message).toContain("team's monthly budget");
+    // Its own key budget is unset: the team's is what refused. A larger team budget lets it in again.
+    await asAdmin(`/admin/teams/${team.id}`, "PATCH", { budget_usd: 100 });
+    expect((await chat(two.key, "beta-5.5")).status).toBe(200);
+  });
+});
+
+describe("audit log", () => {
+  test("every write is recorded with actor, target, before and after; filters by actor, action and since", async () => {
+    const since = new Date(clock).toISOString();
+    const tok = (await asAdmin("/admin/tokens", "POST", { name: "ops", role: "admin" })).json as { id: string; token: string };
+    const team = (await asAdmin("/admin/teams", "POST", { name: "audited" }, tok.token)).json as { id: string };
+    await asAdmin(`/admin/teams/${team.id}`, "PATCH", { rpm: 10 }, tok.token);
+    const key = (await asAdmin("/admin/keys", "POST", { name: "audited key", team_id: team.id }, tok.token)).json as { id: string; key: string };
+    await asAdmin(`/admin/keys/${key.id}`, "DELETE", undefined, tok.token);
+    const byToken = (await asAdmin(`/admin/audit?actor=token:${tok.id}&since=${encodeURIComponent(since)}`)).json.data as { action: string; target: string; before: Record<string, unknown> | null; after: Record<string, unknown> | null; address: string }[];
+    expect(byToken.map((r) => r.action)).toEqual(["key.revoke", "key.create", "team.update", "team.create"]);
+    const update = byToken.find((r) => r.action === "team.update");
+    expect([update?.before?.rpm, update?.after?.rpm]).toEqual([null, 10]);
+    expect(byToken[0]?.address).toBe("127.0.0.1");
+    // No secret in the log, ever.
+    const all = JSON.stringify((await asAdmin("/admin/audit?limit=1000")).json);
+    expect(all).not.toContain(key.key);
+    expect(all).not.toContain(tok.token);
+    const created = (await asAdmin("/admin/audit?action=token.create")).json.data as { actor: string; target: string }[];
+    expect(created.some((r) => r.target === tok.id && r.actor === "admin-key")).toBe(true);
+    expect((await asAdmin(`/admin/audit?since=${encodeURIComponent(new Date(clock + 60_000).toISOString())}`)).json.data).toEqual([]);
+    expect((await asAdmin("/admin/audit?since=yesterday")).status).toBe(400);
+  });
+});
+
+describe("admin tokens", () => {
+  test("a token stops working at its expiry", async () => {
+    const t = (await asAdmin("/admin/tokens", "POST", { name: "ci", role: "viewer", expires_at: new Date(clock + 3_600_000).toISOString() })).json as { token: string };
+    expect((await asAdmin("/admin/keys", "GET", undefined, t.token)).status).toBe(200);
+    clock += 3_600_000;
+    expect((await asAdmin("/admin/keys", "GET", undefined, t.token)).status).toBe(401);
+  });
+});
+
+describe("migration from flat keys", () => {
+  test("a version-7 store's keys land in the default team, unchanged otherwise, and work as before", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "turnpike-teams-"));
+    try {
+      const path = join(dir, "old.db");
+      const db = new Database(path, { create: true, strict: true });
+      migrateSqlite(db, MIGRATIONS.filter((m) => m.version <= 7));
+      db.query("INSERT INTO keys (id, name, hash, prefix, models, rpm, tpm, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)").run("key_old", "old", "ab".repeat(32), "sk-tp-old", '["beta-*"]', 7, null, "2026-01-01T00:00:00.000Z", "2026-01-01T00:00:00.000Z");
+      db.close();
+      const store = new SqliteStore(path);
+      const [k] = await store.listKeys();
+      expect(k).toMatchObject({ id: "key_old", team_id: DEFAULT_TEAM_ID, models: ["beta-*"], rpm: 7, tpm: null });
+      expect(k?.user_id).toBeUndefined();
+      const team = await store.teamStore().team(DEFAULT_TEAM_ID);
+      expect(team).toMatchObject({ name: "default", models: null, rpm: null, tpm: null, budget_usd: null });
+      await store.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
