@@ -235,6 +235,7 @@ CREATE TABLE team_members (team_id TEXT NOT NULL, user_id TEXT NOT NULL, role TE
 CREATE TABLE admin_tokens (id TEXT PRIMARY KEY, name TEXT NOT NULL, hash TEXT NOT NULL UNIQUE, prefix TEXT NOT NULL, role TEXT NOT NULL, team_id TEXT, expires_at TEXT, created_by TEXT NOT NULL, created_at TEXT NOT NULL, revoked_at TEXT);
 CREATE TABLE audit (id TEXT PRIMARY KEY, at TEXT NOT NULL, actor TEXT NOT NULL, address TEXT, action TEXT NOT NULL, target TEXT, before TEXT, after TEXT);
 CREATE INDEX audit_time ON audit (at);
+CREATE TABLE sessions (id TEXT PRIMARY KEY, hash TEXT NOT NULL UNIQUE, user_id TEXT NOT NULL, csrf TEXT NOT NULL, created_at TEXT NOT NULL, expires_at TEXT NOT NULL, revoked_at TEXT);
 ALTER TABLE keys ADD COLUMN team_id TEXT;
 ALTER TABLE keys ADD COLUMN user_id TEXT;
 INSERT INTO teams (id, name, created_at, updated_at) VALUES ('team_default', 'default', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));
@@ -246,6 +247,7 @@ CREATE TABLE team_members (team_id TEXT NOT NULL, user_id TEXT NOT NULL, role TE
 CREATE TABLE admin_tokens (id TEXT PRIMARY KEY, name TEXT NOT NULL, hash TEXT NOT NULL UNIQUE, prefix TEXT NOT NULL, role TEXT NOT NULL, team_id TEXT, expires_at TEXT, created_by TEXT NOT NULL, created_at TEXT NOT NULL, revoked_at TEXT);
 CREATE TABLE audit (id TEXT PRIMARY KEY, at TEXT NOT NULL, actor TEXT NOT NULL, address TEXT, action TEXT NOT NULL, target TEXT, before TEXT, after TEXT);
 CREATE INDEX audit_time ON audit (at);
+CREATE TABLE sessions (id TEXT PRIMARY KEY, hash TEXT NOT NULL UNIQUE, user_id TEXT NOT NULL, csrf TEXT NOT NULL, created_at TEXT NOT NULL, expires_at TEXT NOT NULL, revoked_at TEXT);
 ALTER TABLE keys ADD COLUMN team_id TEXT;
 ALTER TABLE keys ADD COLUMN user_id TEXT;
 INSERT INTO teams (id, name, created_at, updated_at) VALUES ('team_default', 'default', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'));

@@ -62,6 +62,18 @@ export interface AuditRecord {
   after: unknown;
 }
 
+/** A dashboard session made by sign-on: the cookie's secret is stored hashed. */
+export interface Session {
+  id: string;
+  hash: string;
+  user_id: string;
+  /** The token state-changing calls must echo in `x-csrf-token`. */
+  csrf: string;
+  created_at: string;
+  expires_at: string;
+  revoked_at: string | null;
+}
+
 export interface AuditFilter {
   actor?: string;
   action?: string;
@@ -143,6 +155,7 @@ export class TeamStore {
 
   async deleteUser(id: string): Promise<void> {
     await this.db.run("DELETE FROM team_members WHERE user_id = ?", [id]);
+    await this.db.run("UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL", [new Date().toISOString(), id]);
     await this.db.run("DELETE FROM users WHERE id = ?", [id]);
   }
 
@@ -182,6 +195,20 @@ export class TeamStore {
 
   async revokeToken(id: string, at: string): Promise<void> {
     await this.db.run("UPDATE admin_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", [at, id]);
+  }
+
+  async createSession(x: Session): Promise<void> {
+    await this.db.run("INSERT INTO sessions (id, hash, user_id, csrf, created_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)", [x.id, x.hash, x.user_id, x.csrf, x.created_at, x.expires_at, x.revoked_at]);
+  }
+
+  async sessionByHash(hash: string): Promise<Session | undefined> {
+    return (await this.db.all<Session>("SELECT id, hash, user_id, csrf, created_at, expires_at, revoked_at FROM sessions WHERE hash = ?", [hash]))[0];
+  }
+
+  /** Ends one session, or (with `userId`) every live session of a user. */
+  async revokeSessions(at: string, by: { id: string } | { userId: string }): Promise<void> {
+    if ("id" in by) await this.db.run("UPDATE sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", [at, by.id]);
+    else await this.db.run("UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL", [at, by.userId]);
   }
 
   /** Appends one record; the log has no update or delete. */
