@@ -151,7 +151,8 @@ export function signOnRoutes(deps: GatewayDeps, cfg: SignOnConfig): { routes: Ro
         const raw = unsign(readCookie(request, LOGIN_COOKIE));
         const clear = `${LOGIN_COOKIE}=; Path=/auth; HttpOnly; SameSite=Lax; Max-Age=0`;
         const refuse = (why: string, e?: unknown) => {
-          deps.logger.warn("sign-on refused", { reason: why, ...(e instanceof Error ? { error: e.message } : {}) });
+          const cause = e instanceof Error && e.cause instanceof Error ? { cause: e.cause.message } : {};
+          deps.logger.warn("sign-on refused", { reason: why, ...(e instanceof Error ? { error: e.message, ...cause } : {}) });
           return text(401, `Sign-in failed: ${why}. Start again at /auth/login.`, { "set-cookie": clear });
         };
         if (!raw) return refuse("no sign-in in progress in this browser (or its cookie was altered)");
