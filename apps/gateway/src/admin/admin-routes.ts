@@ -15,6 +15,7 @@ import { forbidden } from "../teams/principal";
 import { changesKey, createsKeyIn, type KeyOwnership, type Principal, readsAll, readsKey, revokesKey } from "../teams/roles";
 import { DEFAULT_TEAM_ID } from "../teams/team-store";
 import { adminGuard, type SessionPrincipal } from "./admin-guard";
+import { foldByOwner, OWNERS, type Owner } from "./usage-owners";
 import { requestLine, SERIES_BY, type SeriesBy, seriesRange, toSeries } from "./usage-series";
 
 /** A key as the admin API shows it: never the secret, never its hash. */
@@ -251,7 +252,7 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
           query("model", "Only this model's records.", { type: "string" }),
           query("since", "From this instant (ISO 8601).", { type: "string" }),
           query("until", "Before this instant (ISO 8601).", { type: "string" }),
-          query("group_by", "Totals per group: any of `key`, `model`, `day`, comma-separated.", { type: "string" }),
+          query("group_by", "Totals per group: any of `key`, `model`, `day`, comma-separated, or `team` or `user` (a key's team or maker) with `model` and `day`.", { type: "string" }),
           query("limit", "Records per page, 1 to 10000 (default 1000).", { type: "integer", minimum: 1, maximum: 10000 }),
           query("cursor", "`next_cursor` of the previous page.", { type: "string" }),
         ],
@@ -275,8 +276,17 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
         const groupBy = q.get("group_by");
         if (groupBy !== null) {
           const groups = groupBy.split(",").map((g) => g.trim()).filter(Boolean);
-          for (const g of groups) if (!GROUPS.includes(g as UsageGroup)) throw invalid(`group_by: each of key, model, day; got ${JSON.stringify(g)}`, "group_by");
-          return Response.json({ data: await deps.store.aggregateUsage(filter, groups as UsageGroup[]) }); // each checked in the loop above
+          const owners = groups.filter((g): g is Owner => (OWNERS as readonly string[]).includes(g));
+          const plain = groups.filter((g) => !owners.includes(g as Owner));
+          for (const g of plain) if (!GROUPS.includes(g as UsageGroup)) throw invalid(`group_by: each of key, model, day, team, user; got ${JSON.stringify(g)}`, "group_by");
+          const [owner, ...more] = owners;
+          if (more.length || (owner && plain.includes("key"))) throw invalid("group_by: at most one of team and user, and not with key", "group_by");
+          // By team or user: grouped by key in the store, folded here by each key's team or maker.
+          if (owner) {
+            const rows = await deps.store.aggregateUsage(filter, ["key", ...(plain as UsageGroup[])]); // each checked in the loop above
+            return Response.json({ data: foldByOwner(rows, new Map((await deps.keys.list()).map((k) => [k.id, k])), owner) });
+          }
+          return Response.json({ data: await deps.store.aggregateUsage(filter, plain as UsageGroup[]) }); // each checked in the loop above
         }
         const page = limitParam(q, DEFAULT_USAGE_PAGE, 10_000);
         const cursor = q.get("cursor");
@@ -300,7 +310,7 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
       path: "/admin/usage/daily",
       doc: admin("Requests, tokens and cost per UTC day, one zero-filled series per model or key", ok("The days of the range and a series per model or key, biggest spender first.", ref("AdminUsageDaily")), {
         parameters: [
-          query("by", "`model` (default) or `key`.", { type: "string", enum: ["model", "key"] }),
+          query("by", "`model` (default), `key`, `team` or `user`.", { type: "string", enum: ["model", "key", "team", "user"] }),
           query("since", "First day, `YYYY-MM-DD` (default: 13 days before `until`).", { type: "string", format: "date" }),
           query("until", "Last day, `YYYY-MM-DD`, included (default: today, UTC); at most 366 days in all.", { type: "string", format: "date" }),
         ],
@@ -309,12 +319,17 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
         // Requests, tokens and cost per UTC day, one zero-filled series per model or key.
         if (!readsAll(who)) throw forbidden("read every key's daily usage");
         const q = new URL(request.url).searchParams;
-        const by = (q.get("by") ?? "model") as SeriesBy; // checked just below
-        if (!SERIES_BY.includes(by)) throw invalid(`by: model or key, got ${JSON.stringify(by)}`, "by");
+        const asked = q.get("by") ?? "model";
+        const owner = (OWNERS as readonly string[]).includes(asked) ? (asked as Owner) : undefined; // checked in this line
+        const by = (owner ? "key" : asked) as SeriesBy; // checked just below
+        if (!SERIES_BY.includes(by)) throw invalid(`by: model, key, team or user, got ${JSON.stringify(asked)}`, "by");
         const range = seriesRange(q, deps.now());
         await deps.ledger.flush();
         const rows = await deps.store.aggregateUsage({ since: range.since, until: range.until }, ["day", by]);
-        return Response.json({ by, days: range.days, series: toSeries(range.days, rows, by) });
+        if (!owner) return Response.json({ by, days: range.days, series: toSeries(range.days, rows, by) });
+        // A team's or user's series: its keys' rows folded, then drawn as one series each.
+        const folded = foldByOwner(rows, new Map((await deps.keys.list()).map((k) => [k.id, k])), owner).map(({ team_id, user_id, ...r }) => ({ ...r, key_id: String((owner === "team" ? team_id : user_id) ?? "(unknown)") }));
+        return Response.json({ by: owner, days: range.days, series: toSeries(range.days, folded, "key") });
       }),
     },
     {

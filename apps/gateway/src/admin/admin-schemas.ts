@@ -117,6 +117,10 @@ export const AdminUsageGroups = Type.Object({
   data: Type.Array(
     Type.Object({
       key_id: Type.Optional(Type.String()),
+      /** With `group_by=team`: the keys' team. */
+      team_id: Type.Optional(Nullable(Type.String())),
+      /** With `group_by=user`: who made the keys (`(admin)` for an administrator). */
+      user_id: Type.Optional(Nullable(Type.String())),
       model: Type.Optional(Type.String()),
       day: Type.Optional(Type.String()),
       requests: Type.Integer({ minimum: 0 }),
@@ -132,7 +136,7 @@ export const AdminUsageGroups = Type.Object({
 
 /** `GET /admin/usage/daily`: one zero-filled series per model or key over a range of UTC days. */
 export const AdminUsageDaily = Type.Object({
-  by: Type.Union([Type.Literal("model"), Type.Literal("key")]),
+  by: Type.Union([Type.Literal("model"), Type.Literal("key"), Type.Literal("team"), Type.Literal("user")]),
   days: Type.Array(Type.String({ format: "date" })),
   series: Type.Array(
     Type.Object({

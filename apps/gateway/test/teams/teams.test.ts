@@ -95,6 +95,30 @@ describe("team budget", () => {
   });
 });
 
+describe("usage by team and by user", () => {
+  test("group_by=team and user fold the keys' usage; the daily chart draws one series per team", async () => {
+    const team = (await asAdmin("/admin/teams", "POST", { name: "metered" })).json as { id: string };
+    const member = (await asAdmin("/admin/tokens", "POST", { name: "dev", role: "member", team_id: team.id })).json as { id: string; token: string };
+    const byAdmin = (await asAdmin("/admin/keys", "POST", { name: "shared", team_id: team.id })).json as { key: string };
+    const byMember = (await asAdmin("/admin/keys", "POST", { name: "mine", team_id: team.id }, member.token)).json as { key: string };
+    for (const k of [byAdmin.key, byAdmin.key, byMember.key]) expect((await chat(k, "beta-5.5")).status).toBe(200);
+    type Row = { team_id?: string | null; user_id?: string | null; requests: number; cost_usd: number };
+    const rows = async (q: string) => (await asAdmin(`/admin/usage?group_by=${q}`)).json.data as Row[];
+    await until(async () => (await rows("team")).find((r) => r.team_id === team.id)?.requests === 3, "the team's three requests");
+    const byTeam = (await rows("team")).find((r) => r.team_id === team.id);
+    expect(byTeam?.cost_usd).toBeGreaterThan(0);
+    const byUser = await rows("user");
+    expect(byUser.find((r) => r.user_id === member.id)?.requests).toBe(1);
+    expect(byUser.find((r) => r.user_id === "(admin)")?.requests).toBeGreaterThanOrEqual(2);
+    // The same totals per model: the team's three calls were all beta-5.5.
+    expect((await rows("team,model")).filter((r) => r.team_id === team.id).map((r) => [(r as Row & { model: string }).model, r.requests])).toEqual([["beta-5.5", 3]]);
+    expect((await asAdmin("/admin/usage?group_by=team,key")).status).toBe(400);
+    const daily = (await asAdmin(`/admin/usage/daily?by=team&until=${new Date(clock).toISOString().slice(0, 10)}`)).json as { by: string; series: { id: string; requests: number[] }[] };
+    expect(daily.by).toBe("team");
+    expect(daily.series.find((s) => s.id === team.id)?.requests.at(-1)).toBe(3);
+  });
+});
+
 describe("audit log", () => {
   test("every write is recorded with actor, target, before and after; filters by actor, action and since", async () => {
     const since = new Date(clock).toISOString();
