@@ -8,7 +8,11 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { SQL } from "bun";
 import { MIGRATIONS, migrateSqlite } from "../../src/storage/migrations";
+import { migratePostgres } from "../../src/storage/postgres-migrate";
+import { PostgresStore } from "../../src/storage/postgres-store";
+import { freshDatabase, postgresUp } from "../scaleout/servers";
 import { SqliteStore } from "../../src/storage/sqlite-store";
 import { DEFAULT_TEAM_ID } from "../../src/teams/team-store";
 import { ADMIN_KEY, startHarness, type Harness } from "../harness";
@@ -153,12 +157,30 @@ describe("admin tokens", () => {
 });
 
 describe("migration from flat keys", () => {
-  test("a version-7 store's keys land in the default team, unchanged otherwise, and work as before", async () => {
+  test.skipIf(!postgresUp)("a version-5 PostgreSQL store's keys land in the default team too", async () => {
+    const db = await freshDatabase();
+    const sql = new SQL(db.url, { max: 1 });
+    try {
+      await migratePostgres(sql, MIGRATIONS.filter((m) => m.version <= 5));
+      await sql`INSERT INTO keys (id, name, hash, prefix, rpm, created_at, updated_at) VALUES ('key_pg', 'old', ${"cd".repeat(32)}, 'sk-tp-old', 9, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')`;
+      await sql.close();
+      const store = await PostgresStore.open(db.url, { max: 2 });
+      const [k] = await store.listKeys();
+      expect(k).toMatchObject({ id: "key_pg", team_id: DEFAULT_TEAM_ID, rpm: 9, models: null });
+      expect(await store.teamStore().team(DEFAULT_TEAM_ID)).toMatchObject({ name: "default", models: null, rpm: null, tpm: null, budget_usd: null });
+      await store.close();
+    } finally {
+      await sql.close().catch(() => {});
+      await db.drop();
+    }
+  });
+
+  test("a version-5 SQLite store's keys land in the default team, unchanged otherwise", async () => {
     const dir = mkdtempSync(join(tmpdir(), "turnpike-teams-"));
     try {
       const path = join(dir, "old.db");
       const db = new Database(path, { create: true, strict: true });
-      migrateSqlite(db, MIGRATIONS.filter((m) => m.version <= 7));
+      migrateSqlite(db, MIGRATIONS.filter((m) => m.version <= 5));
       db.query("INSERT INTO keys (id, name, hash, prefix, models, rpm, tpm, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)").run("key_old", "old", "ab".repeat(32), "sk-tp-old", '["beta-*"]', 7, null, "2026-01-01T00:00:00.000Z", "2026-01-01T00:00:00.000Z");
       db.close();
       const store = new SqliteStore(path);
