@@ -1,6 +1,7 @@
 import { createHmac, randomBytes } from "node:crypto";
 import * as oidc from "openid-client";
 import type { GatewayDeps } from "../deps";
+import { clientAddress } from "../http/client-address";
 import type { Route } from "../http/route";
 import { recordAudit } from "../teams/audit";
 import { isOrgRole, type OrgRole, type Principal, type TeamRole } from "../teams/roles";
@@ -21,6 +22,9 @@ interface PendingLogin {
 }
 
 const ORG_RANK: Record<OrgRole, number> = { viewer: 1, admin: 2, owner: 3 };
+
+/** A sign-in the gateway refuses after the provider said yes (its reason is shown to the user). */
+class SignInRefused extends Error {}
 
 const text = (status: number, body: string, headers: Record<string, string> = {}) => new Response(body, { status, headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store", ...headers } });
 
@@ -82,7 +86,13 @@ export function signOnRoutes(deps: GatewayDeps, cfg: SignOnConfig): { routes: Ro
     const rules = cfg.map.filter((r) => values.includes(r.value));
     const orgRoles = rules.map((r) => r.role).filter((r): r is OrgRole => isOrgRole(r) && rules.some((x) => x.role === r && x.team === undefined));
     const org = orgRoles.sort((a, b) => ORG_RANK[b] - ORG_RANK[a])[0];
-    let user = (await store.userBy("subject", sub)) ?? (await store.userBy("email", email));
+    let user = await store.userBy("subject", sub);
+    if (!user) {
+      // A user made by an admin is taken up by email only when the provider vouches for the address.
+      const byEmail = await store.userBy("email", email);
+      if (byEmail && (byEmail.subject !== null || claims.email_verified !== true)) throw new SignInRefused(`a user with the email ${email} exists and the provider does not vouch for this address (email_verified); an admin can remove or change that user`);
+      user = byEmail;
+    }
     const at = iso();
     const actor: Principal = { actor: "sign-on", org: null, teams: new Map(), owner_id: null };
     if (!user) {
@@ -168,11 +178,17 @@ export function signOnRoutes(deps: GatewayDeps, cfg: SignOnConfig): { routes: Ro
         } catch (e) {
           return refuse("the identity provider's answer did not pass its checks", e);
         }
-        const address = server?.requestIP?.(request)?.address ?? null;
-        const user = await signIn(claims, address);
+        const address = clientAddress(server, request, deps.config.trustedProxies);
         const secret = randomBytes(32).toString("base64url");
-        const at = iso();
-        await teams().createSession({ id: `ses_${randomBytes(9).toString("base64url")}`, hash: sha256(secret), user_id: user.id, csrf: randomBytes(24).toString("base64url"), created_at: at, expires_at: new Date(deps.now() + cfg.sessionMs).toISOString(), revoked_at: null });
+        try {
+          const user = await signIn(claims, address);
+          const at = iso();
+          await teams().createSession({ id: `ses_${randomBytes(9).toString("base64url")}`, hash: sha256(secret), user_id: user.id, csrf: randomBytes(24).toString("base64url"), created_at: at, expires_at: new Date(deps.now() + cfg.sessionMs).toISOString(), revoked_at: null });
+        } catch (e) {
+          if (e instanceof SignInRefused) return refuse(e.message);
+          deps.logger.error("sign-on: the user or session could not be stored", {}, e);
+          return text(503, "Sign-in could not be completed: the gateway's store did not answer. Try again shortly.", { "set-cookie": clear });
+        }
         const headers = new Headers({ location: "/dashboard", "cache-control": "no-store" });
         headers.append("set-cookie", cookie(request, SESSION_COOKIE, secret, "/", Math.floor(cfg.sessionMs / 1000)));
         headers.append("set-cookie", clear);

@@ -165,6 +165,21 @@ describe("sign-on in headless Chromium", () => {
     STEP_MS,
   );
 
+  step(
+    "an existing user's email is not taken over by a sign-in the provider does not vouch for",
+    async () => {
+      const made = await fetch(`${gw.url}/admin/users`, { method: "POST", headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" }, body: JSON.stringify({ email: "nobody@example.com", role: "viewer" }) });
+      expect(made.status).toBe(201);
+      const context = await browser.newContext();
+      const p = await context.newPage();
+      const res = await signIn(p, gw, "nobody");
+      expect((res as unknown as { status(): number }).status()).toBe(401); // playwright's Response
+      expect(await p.textContent("body")).toContain("does not vouch for this address");
+      await context.close();
+    },
+    STEP_MS,
+  );
+
   test("a callback without this browser's sign-in in progress is refused", async () => {
     const res = await fetch(`${gw.url}/auth/callback?code=abc&state=xyz`);
     expect(res.status).toBe(401);
