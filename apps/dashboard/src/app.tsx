@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from "react";
-import { api, ApiError, type Key, session } from "./api";
+import { api, ApiError, type Key, session, signOnEnd, signOnState } from "./api";
 import { SignIn } from "./sign-in";
 import { Health } from "./views/health";
 import { Keys } from "./views/keys";
@@ -12,15 +12,25 @@ type View = keyof typeof VIEWS;
 
 /** The signed-in shell: one view at a time, picked from the top bar (it wraps on a phone). */
 export function App() {
-  const [signedIn, setSignedIn] = useState(session.get() !== null);
+  const [signedIn, setSignedIn] = useState(session.get() !== null || session.csrf() !== null);
+  // Whether the gateway offers single sign-on (and whether this browser already signed in through it).
+  const [signOn, setSignOn] = useState(false);
   const [view, setView] = useState<View>("keys");
   const [keys, setKeys] = useState<Key[]>([]);
   // The health view is offered only where the gateway reports deployments (404 elsewhere).
   const [hasDeployments, setHasDeployments] = useState(false);
 
   const signOut = useCallback(() => {
+    void signOnEnd();
     session.clear();
     setSignedIn(false);
+  }, []);
+  useEffect(() => {
+    if (session.get() !== null) return;
+    void signOnState().then((state) => {
+      setSignOn(state !== "off");
+      if (state === "ok") setSignedIn(true);
+    });
   }, []);
   const reloadKeys = useCallback(async () => {
     try {
@@ -40,7 +50,7 @@ export function App() {
     );
   }, [signedIn, reloadKeys]);
 
-  if (!signedIn) return <SignIn onSignedIn={() => setSignedIn(true)} />;
+  if (!signedIn) return <SignIn signOn={signOn} onSignedIn={() => setSignedIn(true)} />;
   const names = new Map(keys.map((k) => [k.id, k.name]));
   return (
     <div className="shell">

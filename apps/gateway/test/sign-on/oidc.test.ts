@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Provider from "oidc-provider";
 import { type Browser, chromium, type Page } from "playwright-core";
+import { ensureDashboardBuilt } from "../../src/admin/dashboard-build";
 import { ADMIN_KEY, startHarness, type Harness } from "../harness";
 
 const CHROMIUM = process.env.TURNPIKE_CHROMIUM || "/usr/bin/chromium";
@@ -58,7 +59,10 @@ beforeAll(async () => {
   providerServer = createServer();
   await new Promise<void>((resolve) => providerServer.listen(0, "127.0.0.1", resolve));
   issuer = `http://127.0.0.1:${(providerServer.address() as AddressInfo).port}`; // listening on TCP: an AddressInfo
-  if (existsSync(CHROMIUM)) browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+  if (existsSync(CHROMIUM)) {
+    ensureDashboardBuilt();
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+  }
 }, STEP_MS);
 
 afterAll(async () => {
@@ -175,6 +179,32 @@ describe("sign-on in headless Chromium", () => {
       const res = await signIn(p, gw, "nobody");
       expect((res as unknown as { status(): number }).status()).toBe(401); // playwright's Response
       expect(await p.textContent("body")).toContain("does not vouch for this address");
+      await context.close();
+    },
+    STEP_MS,
+  );
+
+  step(
+    "the dashboard opens signed in after sign-on, offers sign-on on its sign-in page, and its Sign out ends the session",
+    async () => {
+      const context = await browser.newContext();
+      const p = await context.newPage();
+      await p.goto(`${gw.url}/dashboard`);
+      await p.getByRole("link", { name: "sign in with your company account" }).click();
+      await p.locator('input[name="login"]').waitFor();
+      await p.goto(`${gw.url}/dashboard`);
+      await signIn(p, gw, "dana");
+      await p.getByRole("navigation", { name: "Views" }).waitFor();
+      // No admin key in the tab: the cookie and the CSRF token carry the session.
+      expect(await p.evaluate(() => sessionStorage.getItem("turnpike.adminKey"))).toBeNull();
+      await p.getByRole("button", { name: "Sign out" }).click();
+      await p.getByLabel("Admin key").waitFor();
+      let status = 200;
+      for (let i = 0; i < 100 && status === 200; i++) {
+        status = await p.evaluate(async () => (await fetch("/auth/session")).status);
+        if (status === 200) await Bun.sleep(20);
+      }
+      expect(status).toBe(401);
       await context.close();
     },
     STEP_MS,
