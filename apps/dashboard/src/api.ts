@@ -93,7 +93,7 @@ export interface Series {
 }
 
 export interface Daily {
-  by: "model" | "key";
+  by: "model" | "key" | "team" | "user";
   days: string[];
   series: Series[];
 }
