@@ -6,8 +6,10 @@ import { Keys } from "./views/keys";
 import { Live } from "./views/live";
 import { Models } from "./views/models";
 import { Usage } from "./views/usage";
+import { Teams } from "./views/teams";
+import { Audit } from "./views/audit";
 
-const VIEWS = { keys: "Keys", usage: "Usage", live: "Live log", models: "Models", health: "Health" } as const;
+const VIEWS = { keys: "Keys", usage: "Usage", live: "Live log", teams: "Teams", audit: "Audit", models: "Models", health: "Health" } as const;
 type View = keyof typeof VIEWS;
 
 /** The signed-in shell: one view at a time, picked from the top bar (it wraps on a phone). */
@@ -19,6 +21,8 @@ export function App() {
   const [keys, setKeys] = useState<Key[]>([]);
   // The health view is offered only where the gateway reports deployments (404 elsewhere).
   const [hasDeployments, setHasDeployments] = useState(false);
+  // The audit view is offered only to roles that may read the log (a member may not).
+  const [readsAudit, setReadsAudit] = useState(false);
 
   const signOut = useCallback(() => {
     void signOnEnd();
@@ -48,6 +52,10 @@ export function App() {
       () => setHasDeployments(true),
       () => setHasDeployments(false),
     );
+    api("/admin/audit?limit=1").then(
+      () => setReadsAudit(true),
+      () => setReadsAudit(false),
+    );
   }, [signedIn, reloadKeys]);
 
   if (!signedIn) return <SignIn signOn={signOn} onSignedIn={() => setSignedIn(true)} />;
@@ -58,7 +66,7 @@ export function App() {
         <strong className="brand">Turnpike</strong>
         <nav aria-label="Views">
           {(Object.keys(VIEWS) as View[])
-            .filter((v) => v !== "health" || hasDeployments)
+            .filter((v) => (v !== "health" || hasDeployments) && (v !== "audit" || readsAudit))
             .map((v) => (
               <button key={v} type="button" className={v === view ? "tab active" : "tab"} aria-current={v === view ? "page" : undefined} onClick={() => setView(v)}>
                 {VIEWS[v]}
@@ -73,6 +81,8 @@ export function App() {
         {view === "keys" && <Keys keys={keys} reload={reloadKeys} />}
         {view === "usage" && <Usage names={names} />}
         {view === "live" && <Live names={names} />}
+        {view === "teams" && <Teams />}
+        {view === "audit" && <Audit />}
         {view === "models" && <Models />}
         {view === "health" && <Health />}
       </main>

@@ -161,6 +161,9 @@ describe("sign-on in headless Chromium", () => {
       const me = await p.evaluate(async () => (await fetch("/auth/session")).json());
       expect(me.role).toBe("admin");
       expect(await p.evaluate(async () => (await fetch("/admin/users")).status)).toBe(200);
+      // An admin's dashboard shows the audit log: its own making by sign-on is there.
+      await p.getByRole("navigation", { name: "Views" }).getByRole("button", { name: "Audit", exact: true }).click();
+      await p.getByRole("table", { name: "Audit log" }).getByRole("cell", { name: me.user.id, exact: true }).first().waitFor();
       // Deleting the user (by the admin key) ends its sessions at once.
       await fetch(`${gw.url}/admin/users/${me.user.id}`, { method: "DELETE", headers: { authorization: `Bearer ${ADMIN_KEY}` } });
       expect(await p.evaluate(async () => (await fetch("/admin/users")).status)).toBe(401);
@@ -197,6 +200,11 @@ describe("sign-on in headless Chromium", () => {
       await p.getByRole("navigation", { name: "Views" }).waitFor();
       // No admin key in the tab: the cookie and the CSRF token carry the session.
       expect(await p.evaluate(() => sessionStorage.getItem("turnpike.adminKey"))).toBeNull();
+      // A member sees its team, not the audit log.
+      const views = p.getByRole("navigation", { name: "Views" });
+      await views.getByRole("button", { name: "Teams", exact: true }).click();
+      await p.getByRole("table", { name: "Teams" }).getByRole("cell", { name: "engineering", exact: true }).waitFor();
+      expect(await views.getByRole("button", { name: "Audit", exact: true }).count()).toBe(0);
       await p.getByRole("button", { name: "Sign out" }).click();
       await p.getByLabel("Admin key").waitFor();
       let status = 200;
