@@ -51,8 +51,16 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
   const need = (allowed: boolean, what: string) => {
     if (!allowed) throw forbidden(what);
   };
-  const team = async (id: string): Promise<Team> => (await teams().team(id)) ?? (() => { throw notFound("team", id); })();
-  const user = async (id: string): Promise<User> => (await teams().user(id)) ?? (() => { throw notFound("user", id); })();
+  const team = async (id: string): Promise<Team> => {
+    const t = await teams().team(id);
+    if (!t) throw notFound("team", id);
+    return t;
+  };
+  const user = async (id: string): Promise<User> => {
+    const u = await teams().user(id);
+    if (!u) throw notFound("user", id);
+    return u;
+  };
   /** The sum of this month's spend of the team's keys. */
   const teamSpend = async (id: string) => {
     const keys = (await deps.keys.list()).filter((k) => k.team_id === id);

@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SQL } from "bun";
+import { runCli } from "../../src/cli";
 import { MIGRATIONS, migrateSqlite } from "../../src/storage/migrations";
 import { migratePostgres } from "../../src/storage/postgres-migrate";
 import { PostgresStore } from "../../src/storage/postgres-store";
@@ -153,6 +154,34 @@ describe("admin tokens", () => {
     expect((await asAdmin("/admin/keys", "GET", undefined, t.token)).status).toBe(200);
     clock += 3_600_000;
     expect((await asAdmin("/admin/keys", "GET", undefined, t.token)).status).toBe(401);
+  });
+});
+
+describe("CLI", () => {
+  test("teams, a key in a team, a named token used by the CLI itself, and the audit log", async () => {
+    const run = async (argv: string[], key = ADMIN_KEY) => {
+      const out: string[] = [];
+      const err: string[] = [];
+      const code = await runCli(argv, { env: { TURNPIKE_URL: h.url, TURNPIKE_ADMIN_KEY: key }, fetch, out: (l) => out.push(l), err: (l) => err.push(l) });
+      return { code, json: out.length ? JSON.parse(out.join("\n")) : null, err: err.join("\n") };
+    };
+    const team = await run(["teams", "create", "--name", "cli team", "--models", "beta-*", "--rpm", "30", "--budget", "20"]);
+    expect(team.code).toBe(0);
+    expect(team.json).toMatchObject({ name: "cli team", models: ["beta-*"], rpm: 30, budget_usd: 20 });
+    const key = await run(["keys", "create", "--name", "in team", "--team", team.json.id]);
+    expect(key.json.team_id).toBe(team.json.id);
+    const token = await run(["tokens", "create", "--name", "ci", "--role", "team-admin", "--team", team.json.id]);
+    expect(token.json.token).toMatch(/^tp-adm-/);
+    // The CLI with the team-admin token: its team's keys only; no audit log.
+    const listed = await run(["keys", "list"], token.json.token);
+    expect(listed.json.data.map((k: { id: string }) => k.id)).toEqual([key.json.id]);
+    const denied = await run(["audit"], token.json.token);
+    expect(denied.code).toBe(2);
+    expect(denied.err).toContain("403");
+    const audit = await run(["audit", "--action", "token.create", "--limit", "5"]);
+    expect(audit.json.data[0].target).toBe(token.json.id);
+    expect((await run(["tokens", "revoke", token.json.id])).json.revoked_at).not.toBeNull();
+    expect((await run(["teams", "list"])).json.data.some((t: { id: string }) => t.id === team.json.id)).toBe(true);
   });
 });
 
