@@ -148,6 +148,29 @@ describe("audit log", () => {
   });
 });
 
+describe("audit log covers every write", () => {
+  test("each kind of admin write leaves its record", async () => {
+    const tok = (await asAdmin("/admin/tokens", "POST", { name: "every-write", role: "owner" })).json as { id: string; token: string };
+    const as = (path: string, method = "GET", body?: unknown) => asAdmin(path, method, body, tok.token);
+    const team = (await as("/admin/teams", "POST", { name: "every write" })).json as { id: string };
+    await as(`/admin/teams/${team.id}`, "PATCH", { tpm: 1000 });
+    const user = (await as("/admin/users", "POST", { email: "every@example.com" })).json as { id: string };
+    await as(`/admin/users/${user.id}`, "PATCH", { name: "Every" });
+    await as(`/admin/teams/${team.id}/members`, "POST", { user_id: user.id, role: "member" });
+    await as(`/admin/teams/${team.id}/members/${user.id}`, "DELETE");
+    const key = (await as("/admin/keys", "POST", { name: "k", team_id: team.id })).json as { id: string };
+    await as(`/admin/keys/${key.id}`, "PATCH", { rpm: 5 });
+    await as(`/admin/keys/${key.id}/rotate`, "POST", { grace_seconds: 0 });
+    await as(`/admin/keys/${key.id}`, "DELETE");
+    await as(`/admin/teams/${team.id}`, "DELETE");
+    await as(`/admin/users/${user.id}`, "DELETE");
+    const other = (await as("/admin/tokens", "POST", { name: "other", role: "viewer" })).json as { id: string };
+    await as(`/admin/tokens/${other.id}`, "DELETE");
+    const actions = ((await asAdmin(`/admin/audit?actor=token:${tok.id}`)).json.data as { action: string }[]).map((r) => r.action).reverse();
+    expect(actions).toEqual(["team.create", "team.update", "user.create", "user.update", "team.member.set", "team.member.remove", "key.create", "key.update", "key.rotate", "key.revoke", "team.delete", "user.delete", "token.create", "token.revoke"]);
+  });
+});
+
 describe("admin tokens", () => {
   test("a token stops working at its expiry", async () => {
     const t = (await asAdmin("/admin/tokens", "POST", { name: "ci", role: "viewer", expires_at: new Date(clock + 3_600_000).toISOString() })).json as { token: string };
