@@ -33,6 +33,8 @@ export const FLOORS: Floor[] = [
       "metering/*",
       "stored-responses/*",
       "storage/*",
+      "teams/*",
+      "sign-on/*",
       "dispatch/*",
       "pipeline/context.ts",
       "pipeline/events.ts",
@@ -66,7 +68,7 @@ export const FLOORS: Floor[] = [
     ],
   },
   { name: "pipeline", paths: ["pipeline/*", "mcp/*"] },
-  { name: "surfaces", paths: ["routes/*", "admin/*", "openapi/*", "telemetry/metrics-route.ts", "stored-responses/routes.ts", "mcp/mcp-routes.ts"] },
+  { name: "surfaces", paths: ["routes/*", "admin/*", "openapi/*", "telemetry/metrics-route.ts", "stored-responses/routes.ts", "mcp/mcp-routes.ts", "teams/team-routes.ts", "sign-on/sign-on-routes.ts"] },
   { name: "composition", paths: ["app.ts", "boot.ts", "main.ts", "cli.ts"] },
 ];
 

@@ -5,6 +5,8 @@ import { migrateSqlite } from "./migrations";
 import { type KeyRecord, type Store, type UsageAggregate, type UsageFilter, type UsageGroup, type UsageRecord, withoutEmptyOptionals } from "./store";
 import type { ResponseStore } from "../stored-responses/response-store";
 import { SqliteResponseStore } from "../stored-responses/sqlite-response-store";
+import { TeamStore } from "../teams/team-store";
+import { sqliteRunner } from "./sql-runner";
 import { GROUP_COLUMN, KEY_COLUMNS, type KeyRow, fromKey, toKey } from "./key-rows";
 
 
@@ -140,6 +142,10 @@ export class SqliteStore implements Store {
 
   responseStore(): ResponseStore {
     return new SqliteResponseStore(this.db);
+  }
+
+  teamStore(): TeamStore {
+    return new TeamStore(sqliteRunner(this.db));
   }
 
   async close(): Promise<void> {

@@ -32,7 +32,7 @@ describe("admin key bodies", () => {
     const res = await admin("/admin/keys", "POST", { name: "x", rmp: 5 });
     expect(res.status).toBe(400);
     expect(res.body.error.param).toBe("rmp");
-    expect(res.body.error.message).toBe("rmp: unknown field (known: name, models, rpm, tpm, model_limits, budget_usd, expires_at, prompt_cache, tools)");
+    expect(res.body.error.message).toBe("rmp: unknown field (known: name, models, rpm, tpm, model_limits, budget_usd, expires_at, prompt_cache, tools, team_id)");
   });
 
   test("a key created, changed and rotated with valid bodies", async () => {
