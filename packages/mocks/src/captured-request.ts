@@ -1,5 +1,11 @@
 /** What the mock records about each request it answers, for assertions. */
-import type { ChatRequest, CountTokensRequest, GenerateRequest, MessagesRequest, ResponsesRequest } from "@turnpike/schema";
+import type {
+  ChatRequest,
+  CountTokensRequest,
+  GenerateRequest,
+  MessagesRequest,
+  ResponsesRequest,
+} from "@turnpike/schema";
 
 /**
  * The endpoints the mock serves: `responses` is `POST /v1/responses`, `response` the routes of
@@ -7,7 +13,17 @@ import type { ChatRequest, CountTokensRequest, GenerateRequest, MessagesRequest,
  * `POST /v1/responses/input_tokens`; `generate` is `POST /v1beta/models/{model}:generateContent` (and
  * `:streamGenerateContent`, also under `/v1/`), `generate_count_tokens` its `:countTokens`.
  */
-export type MockEndpoint = "messages" | "chat" | "responses" | "generate" | "count_tokens" | "input_tokens" | "generate_count_tokens" | "models" | "model" | "response";
+export type MockEndpoint =
+  | "messages"
+  | "chat"
+  | "responses"
+  | "generate"
+  | "count_tokens"
+  | "input_tokens"
+  | "generate_count_tokens"
+  | "models"
+  | "model"
+  | "response";
 
 /** Request bodies by endpoint, as the schema types them. */
 export interface MockRequestBodies {

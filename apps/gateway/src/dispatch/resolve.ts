@@ -18,7 +18,11 @@ export function modelNotFound(model: string): GatewayError {
  * Step 3: the catalog entry for a model id this key may call (unknown and forbidden look the
  * same), on the upstream of its vendor.
  */
-export function resolve(deps: Pick<GatewayDeps, "catalog" | "keys" | "upstreams">, key: KeyRecord, asked: string): Target {
+export function resolve(
+  deps: Pick<GatewayDeps, "catalog" | "keys" | "upstreams">,
+  key: KeyRecord,
+  asked: string,
+): Target {
   // An agent's alias of a catalog id (formats/agent-catalog.ts) is that id.
   const model = deps.catalog.get(asked) ? asked : unaliased(asked);
   const entry = deps.catalog.get(model);
@@ -27,6 +31,7 @@ export function resolve(deps: Pick<GatewayDeps, "catalog" | "keys" | "upstreams"
   // The catalog is built against the vendor table, so every entry's vendor has an upstream.
   if (!upstream) throw new GatewayError({ status: 500, message: `No upstream for vendor ${entry.owned_by}.` });
   // A key's own prompt_cache setting wins over the model's.
-  if (key.prompt_cache && key.prompt_cache !== entry.prompt_cache) return { entry: { ...entry, prompt_cache: key.prompt_cache }, upstream };
+  if (key.prompt_cache && key.prompt_cache !== entry.prompt_cache)
+    return { entry: { ...entry, prompt_cache: key.prompt_cache }, upstream };
   return { entry, upstream };
 }

@@ -41,7 +41,12 @@ export interface Ending {
  */
 export function meter(deps: GatewayDeps, call: MeteredCall, end: Ending): Promise<void> {
   // Unbilled: whatever the upstream said before it failed (a stream's input count) is not billed.
-  const { counts, estimated } = end.unbilled ? new UsageTally().settle(() => 0, () => 0) : call.tally.settle(deps.countText, call.countPrompt);
+  const { counts, estimated } = end.unbilled
+    ? new UsageTally().settle(
+        () => 0,
+        () => 0,
+      )
+    : call.tally.settle(deps.countText, call.countPrompt);
   const { entry } = call.target;
   const input = counts.input_tokens + counts.cache_read_input_tokens + counts.cache_creation_input_tokens;
   const hour = Math.min(counts.cache_creation_1h_input_tokens ?? 0, counts.cache_creation_input_tokens);
