@@ -5,11 +5,37 @@
  */
 const STORAGE_KEY = "turnpike.adminKey";
 
+/** With single sign-on the session is an HttpOnly cookie; the page keeps only its CSRF token. */
+const CSRF_KEY = "turnpike.csrf";
+
 export const session = {
   get: (): string | null => sessionStorage.getItem(STORAGE_KEY),
   set: (key: string) => sessionStorage.setItem(STORAGE_KEY, key),
-  clear: () => sessionStorage.removeItem(STORAGE_KEY),
+  clear: () => {
+    sessionStorage.removeItem(STORAGE_KEY);
+    sessionStorage.removeItem(CSRF_KEY);
+  },
+  csrf: (): string | null => sessionStorage.getItem(CSRF_KEY),
 };
+
+/**
+ * Whether the browser is signed in through the gateway's single sign-on (`ok`, its CSRF token
+ * kept), could be (`available`: sign-on is configured), or the gateway has none (`off`).
+ */
+export async function signOnState(): Promise<"ok" | "available" | "off"> {
+  const res = await fetch("/auth/session").catch(() => null);
+  if (!res || res.status === 404) return "off";
+  if (!res.ok) return "available";
+  const body = (await res.json()) as { csrf_token: string }; // GET /auth/session's documented reply
+  sessionStorage.setItem(CSRF_KEY, body.csrf_token);
+  return "ok";
+}
+
+/** Ends a single sign-on session on the gateway (the cookie is cleared by its reply). */
+export async function signOnEnd(): Promise<void> {
+  const csrf = session.csrf();
+  if (csrf) await fetch("/auth/logout", { method: "POST", headers: { "x-csrf-token": csrf } }).catch(() => undefined);
+}
 
 export class ApiError extends Error {
   constructor(
@@ -22,13 +48,19 @@ export class ApiError extends Error {
 
 /** Calls the admin API with the session's key; an error reply becomes an ApiError with the gateway's own message. */
 export async function api<T>(path: string, init: { method?: string; body?: unknown; key?: string } = {}): Promise<T> {
-  const key = init.key ?? session.get() ?? "";
+  const key = init.key ?? session.get();
+  const method = init.method ?? "GET";
+  const csrf = session.csrf();
+  // The admin key when there is one; else the sign-on cookie goes by itself, and a change carries the CSRF token.
+  const auth: Record<string, string> =
+    key !== null
+      ? { authorization: `Bearer ${key}` }
+      : csrf !== null && method !== "GET"
+        ? { "x-csrf-token": csrf }
+        : {};
   const res = await fetch(path, {
-    method: init.method ?? "GET",
-    headers: {
-      authorization: `Bearer ${key}`,
-      ...(init.body !== undefined ? { "content-type": "application/json" } : {}),
-    },
+    method,
+    headers: { ...auth, ...(init.body !== undefined ? { "content-type": "application/json" } : {}) },
     ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
   });
   const text = await res.text();
@@ -68,7 +100,7 @@ export interface Series {
 }
 
 export interface Daily {
-  by: "model" | "key";
+  by: "model" | "key" | "team" | "user";
   days: string[];
   series: Series[];
 }

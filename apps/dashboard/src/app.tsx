@@ -1,26 +1,48 @@
 import { useCallback, useEffect, useState } from "react";
-import { api, ApiError, type Key, session } from "./api";
+import { api, ApiError, type Key, session, signOnEnd, signOnState } from "./api";
 import { SignIn } from "./sign-in";
 import { Health } from "./views/health";
 import { Keys } from "./views/keys";
 import { Live } from "./views/live";
 import { Models } from "./views/models";
 import { Usage } from "./views/usage";
+import { Teams } from "./views/teams";
+import { Audit } from "./views/audit";
 
-const VIEWS = { keys: "Keys", usage: "Usage", live: "Live log", models: "Models", health: "Health" } as const;
+const VIEWS = {
+  keys: "Keys",
+  usage: "Usage",
+  live: "Live log",
+  teams: "Teams",
+  audit: "Audit",
+  models: "Models",
+  health: "Health",
+} as const;
 type View = keyof typeof VIEWS;
 
 /** The signed-in shell: one view at a time, picked from the top bar (it wraps on a phone). */
 export function App() {
-  const [signedIn, setSignedIn] = useState(session.get() !== null);
+  const [signedIn, setSignedIn] = useState(session.get() !== null || session.csrf() !== null);
+  // Whether the gateway offers single sign-on (and whether this browser already signed in through it).
+  const [signOn, setSignOn] = useState(false);
   const [view, setView] = useState<View>("keys");
   const [keys, setKeys] = useState<Key[]>([]);
   // The health view is offered only where the gateway reports deployments (404 elsewhere).
   const [hasDeployments, setHasDeployments] = useState(false);
+  // The audit view is offered only to roles that may read the log (a member may not).
+  const [readsAudit, setReadsAudit] = useState(false);
 
   const signOut = useCallback(() => {
+    void signOnEnd();
     session.clear();
     setSignedIn(false);
+  }, []);
+  useEffect(() => {
+    if (session.get() !== null) return;
+    void signOnState().then((state) => {
+      setSignOn(state !== "off");
+      if (state === "ok") setSignedIn(true);
+    });
   }, []);
   const reloadKeys = useCallback(async () => {
     try {
@@ -38,9 +60,13 @@ export function App() {
       () => setHasDeployments(true),
       () => setHasDeployments(false),
     );
+    api("/admin/audit?limit=1").then(
+      () => setReadsAudit(true),
+      () => setReadsAudit(false),
+    );
   }, [signedIn, reloadKeys]);
 
-  if (!signedIn) return <SignIn onSignedIn={() => setSignedIn(true)} />;
+  if (!signedIn) return <SignIn signOn={signOn} onSignedIn={() => setSignedIn(true)} />;
   const names = new Map(keys.map((k) => [k.id, k.name]));
   return (
     <div className="shell">
@@ -48,7 +74,7 @@ export function App() {
         <strong className="brand">Turnpike</strong>
         <nav aria-label="Views">
           {(Object.keys(VIEWS) as View[])
-            .filter((v) => v !== "health" || hasDeployments)
+            .filter((v) => (v !== "health" || hasDeployments) && (v !== "audit" || readsAudit))
             .map((v) => (
               <button
                 key={v}
@@ -69,6 +95,8 @@ export function App() {
         {view === "keys" && <Keys keys={keys} reload={reloadKeys} />}
         {view === "usage" && <Usage names={names} />}
         {view === "live" && <Live names={names} />}
+        {view === "teams" && <Teams />}
+        {view === "audit" && <Audit />}
         {view === "models" && <Models />}
         {view === "health" && <Health />}
       </main>

@@ -2,8 +2,11 @@ import { Alert } from "./alert";
 import { type FormEvent, useState } from "react";
 import { api, ApiError, session } from "./api";
 
-/** Asks for the admin key, checks it against the admin API, and keeps it for this tab only. */
-export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
+/**
+ * Asks for the admin key, checks it against the admin API, and keeps it for this tab only; or,
+ * where the gateway has single sign-on, sends the browser to the company's identity provider.
+ */
+export function SignIn({ onSignedIn, signOn }: { onSignedIn: () => void; signOn: boolean }) {
   const [key, setKey] = useState("");
   const [error, setError] = useState<string | null>(null);
   const submit = async (e: FormEvent) => {
@@ -36,6 +39,11 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
       <p className="hint">Kept in this browser tab only (session storage); closing the tab signs you out.</p>
       <Alert error={error} />
       <button type="submit">Sign in</button>
+      {signOn && (
+        <p className="hint">
+          Or <a href="/auth/login">sign in with your company account</a>.
+        </p>
+      )}
     </form>
   );
 }

@@ -7,6 +7,9 @@
  *   turnpike keys update KEY_ID [--name …] [--models …] [--rpm N] [--tpm N] [--budget USD] [--expires ISO] [--tools server__glob,*]
  *   turnpike keys rotate KEY_ID [--grace SECONDS]
  *   turnpike usage [--key KEY_ID] [--model ID] [--since ISO] [--until ISO] [--limit N] [--page-size N] [--group-by key,model,day]
+ *   turnpike teams create --name NAME [--models …] [--rpm N] [--tpm N] [--budget USD] | list
+ *   turnpike tokens create --name NAME --role ROLE [--team TEAM_ID] [--expires ISO] | list | revoke TOKEN_ID
+ *   turnpike audit [--actor ACTOR] [--action ACTION] [--since ISO] [--limit N]
  *
  * Talks to the gateway at `TURNPIKE_URL` (default http://localhost:8080) with
  * `TURNPIKE_ADMIN_KEY`.
@@ -21,7 +24,13 @@ const USAGE = `usage:
   turnpike keys rotate KEY_ID [--grace SECONDS]   (the old secret keeps working SECONDS, default 3600)
   turnpike keys revoke KEY_ID
   turnpike usage [--key KEY_ID] [--model ID] [--since ISO] [--until ISO] [--limit N] [--page-size N] [--group-by key,model,day]
-                  (records newest first; every page is fetched, up to --limit records)
+                  (records newest first; every page is fetched, up to --limit records; --group-by also team or user)
+  turnpike teams create --name NAME [--models id,glob*] [--rpm N] [--tpm N] [--budget USD]
+  turnpike teams list
+  turnpike tokens create --name NAME --role owner|admin|viewer|team-admin|member [--team TEAM_ID] [--expires ISO]
+  turnpike tokens list | revoke TOKEN_ID
+  turnpike audit [--actor ACTOR] [--action ACTION] [--since ISO] [--limit N]
+  (keys create also takes --team TEAM_ID)
 env: TURNPIKE_URL (default http://localhost:8080), TURNPIKE_ADMIN_KEY (required)`;
 
 export interface CliIO {
@@ -58,6 +67,10 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
       limit: { type: "string" },
       "page-size": { type: "string" },
       "group-by": { type: "string" },
+      team: { type: "string" },
+      role: { type: "string" },
+      actor: { type: "string" },
+      action: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -157,7 +170,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     });
     if (group === "keys" && verb === "create") {
       if (!values.name) return fail(io, "keys create needs --name");
-      return await call("POST", "/admin/keys", fields());
+      return await call("POST", "/admin/keys", { ...fields(), ...(values.team ? { team_id: values.team } : {}) });
     }
     if (group === "keys" && verb === "list") return await call("GET", "/admin/keys");
     if (group === "keys" && (verb === "get" || verb === "update" || verb === "rotate") && !arg)
@@ -175,6 +188,34 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     if (group === "keys" && verb === "revoke") {
       if (!arg) return fail(io, "keys revoke needs a KEY_ID");
       return await call("DELETE", `/admin/keys/${encodeURIComponent(arg)}`);
+    }
+    if (group === "teams" && verb === "create") {
+      if (!values.name) return fail(io, "teams create needs --name");
+      const { expires_at: _expires, tools: _tools, ...team } = fields();
+      return await call("POST", "/admin/teams", team);
+    }
+    if (group === "teams" && verb === "list") return await call("GET", "/admin/teams");
+    if (group === "tokens" && verb === "create") {
+      if (!values.name || !values.role) return fail(io, "tokens create needs --name and --role");
+      return await call("POST", "/admin/tokens", {
+        name: values.name,
+        role: values.role,
+        ...(values.team ? { team_id: values.team } : {}),
+        ...(values.expires ? { expires_at: values.expires } : {}),
+      });
+    }
+    if (group === "tokens" && verb === "list") return await call("GET", "/admin/tokens");
+    if (group === "tokens" && verb === "revoke") {
+      if (!arg) return fail(io, "tokens revoke needs a TOKEN_ID");
+      return await call("DELETE", `/admin/tokens/${encodeURIComponent(arg)}`);
+    }
+    if (group === "audit") {
+      const q = new URLSearchParams();
+      if (values.actor) q.set("actor", values.actor);
+      if (values.action) q.set("action", values.action);
+      if (values.since) q.set("since", values.since);
+      if (values.limit) q.set("limit", String(num(values.limit, "limit")));
+      return await call("GET", `/admin/audit${q.size ? "?" + q : ""}`);
     }
     if (group === "usage") {
       const q = new URLSearchParams();

@@ -9,11 +9,15 @@ const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 const asInt = (n: number) => int(Math.round(n));
 
-/** Requests, tokens and cost per day (UTC), by model or by key, over a chosen range. */
+type By = Daily["by"];
+
+/** Requests, tokens and cost per day (UTC), by model, key, team or user (who made the keys), over a chosen range. */
 export function Usage({ names }: { names: Map<string, string> }) {
   const [since, setSince] = useState(day(Date.now() - 13 * DAY_MS));
   const [until, setUntil] = useState(day(Date.now()));
-  const [by, setBy] = useState<"model" | "key">("model");
+  const [by, setBy] = useState<By>("model");
+  // Team and user names for their series (a reader's lists; ids where they cannot be read).
+  const [owners, setOwners] = useState<Map<string, string>>(new Map());
   const [data, setData] = useState<Daily | null>(null);
   const [previous, setPrevious] = useState<Daily | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -33,8 +37,17 @@ export function Usage({ names }: { names: Map<string, string> }) {
       setPrevious(null),
     );
   }, [prevSince, prevUntil]);
+  useEffect(() => {
+    if (by !== "team" && by !== "user") return;
+    const path = by === "team" ? "/admin/teams" : "/admin/users";
+    api<{ data: { id: string; name?: string | null; email?: string }[] }>(path).then(
+      (r) => setOwners(new Map(r.data.map((o) => [o.id, o.name ?? o.email ?? o.id]))),
+      () => setOwners(new Map()),
+    );
+  }, [by]);
 
-  const label = (id: string) => (by === "key" ? (names.get(id) ?? id) : id);
+  const label = (id: string) =>
+    by === "key" ? (names.get(id) ?? id) : by === "team" || by === "user" ? (owners.get(id) ?? id) : id;
   const pick = (f: "requests" | "tokens" | "cost_usd") =>
     (data?.series ?? []).map((s) => ({ name: label(s.id), values: s[f] }));
   return (
@@ -62,9 +75,12 @@ export function Usage({ names }: { names: Map<string, string> }) {
         </label>
         <label>
           By
-          <select name="by" value={by} onChange={(e) => setBy(e.target.value as "model" | "key")}>
+          <select name="by" value={by} onChange={(e) => setBy(e.target.value as By)}>
+            {/* the value is one of the options below */}
             <option value="model">model</option>
             <option value="key">key</option>
+            <option value="team">team</option>
+            <option value="user">user</option>
           </select>
         </label>
       </form>

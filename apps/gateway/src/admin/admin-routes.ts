@@ -2,22 +2,29 @@ import { Value } from "@sinclair/typebox/value";
 import { GatewayError } from "@turnpike/providers";
 import { explainErrors } from "@turnpike/schema";
 import type { GatewayDeps } from "../deps";
-import { isAdminKey } from "../keys/admin-key";
 import { DEFAULT_ROTATION_GRACE_SECONDS, type KeyFields, type NewKey } from "../keys/key-service";
-import { FORMATS } from "../formats";
-import { tooManyFailures } from "../keys/authenticate";
-import { clientAddress, type Connection } from "../http/client-address";
 import { readJsonObject, invalid } from "../http/read-body";
 import { isRecord, validationError } from "../vocabulary/client-errors";
-import { newRequestId } from "../http/request-id";
-import { errorResponse, toGatewayError } from "../http/respond";
 import { toolPatternProblem } from "../mcp/tool-allow-list";
 import { isCleanId, MAX_ID_CHARS, textProblem } from "../storage/clean-text";
 import { type AdminKey, AdminKeyBody, AdminRotate, ModelLimit } from "./admin-schemas";
 import type { KeyRecord, UsageFilter, UsageGroup, UsageRecord } from "../storage/store";
 import { modelEntry } from "../routes/models";
-import type { Handler, Route, RouteCall } from "../http/route";
+import type { Route } from "../http/route";
 import { admin, idParam, json, ok, query, ref } from "../openapi/operations";
+import { forbidden } from "../teams/principal";
+import {
+  changesKey,
+  createsKeyIn,
+  type KeyOwnership,
+  type Principal,
+  readsAll,
+  readsKey,
+  revokesKey,
+} from "../teams/roles";
+import { DEFAULT_TEAM_ID } from "../teams/team-store";
+import { adminGuard, type SessionPrincipal } from "./admin-guard";
+import { foldByOwner, OWNERS, type Owner } from "./usage-owners";
 import {
   mergeNewestFirst,
   refusalLine,
@@ -47,26 +54,9 @@ export function publicKey(k: KeyRecord, spentUsd?: number): AdminKey {
     created_at: k.created_at,
     updated_at: k.updated_at,
     revoked_at: k.revoked_at,
+    team_id: k.team_id ?? null,
+    user_id: k.user_id ?? null,
   };
-}
-
-/**
- * The admin key, or a 401. Failures are counted per client address in their own counters (an
- * inference key's failures never lock out the admin API, nor the other way round); a locked-out
- * address gets a 429 for anything but the right key.
- */
-async function checkAdmin(deps: GatewayDeps, request: Request, server: Connection | null | undefined): Promise<void> {
-  const auth = request.headers.get("authorization") ?? "";
-  if (isAdminKey(auth.replace(/^bearer\s+/i, ""), deps.adminKey)) return;
-  const address = `admin|${clientAddress(server, request, deps.config.trustedProxies)}`;
-  const wait = await deps.authFailures.blockedFor(address);
-  if (wait > 0) throw tooManyFailures(wait);
-  await deps.authFailures.fail(address);
-  throw new GatewayError({
-    status: 401,
-    type: "authentication_error",
-    message: "Admin API: send `Authorization: Bearer $TURNPIKE_ADMIN_KEY`.",
-  });
 }
 
 /** A model-list entry's problem, if it has one: a catalog id, or a `*` glob that names at least one catalog model. */
@@ -150,6 +140,7 @@ export function parseKeyFields(
   if (b.expires_at !== undefined) out.expires_at = b.expires_at === null ? null : new Date(b.expires_at).toISOString();
   if (b.prompt_cache !== undefined) out.prompt_cache = b.prompt_cache;
   if (b.tools !== undefined) out.tools = b.tools;
+  if (b.team_id !== undefined) out.team_id = b.team_id;
   return out;
 }
 
@@ -242,25 +233,22 @@ const REQUESTS_PAGE = { fallback: 100, max: 1000 } as const;
 const KEY_ID = idParam("The key's id (`key_…`).");
 
 /** Admin API (docs/design.md, "Interfaces"): keys and usage, guarded by `TURNPIKE_ADMIN_KEY`. Errors use the chat format's envelope. */
-export function adminRoutes(deps: GatewayDeps): Route[] {
+export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route[] {
   const catalogIds = deps.catalog.all().map((e) => e.id);
   const mcpServers = deps.config.mcp.servers.map((s) => s.name);
-  /** A handler behind the admin key; what it throws is answered in the chat format's envelope. */
-  const guarded =
-    (fn: (call: RouteCall) => Promise<Response> | Response): Handler =>
-    async (call) => {
-      const requestId = newRequestId();
-      try {
-        await checkAdmin(deps, call.request, call.server);
-        return await fn(call);
-      } catch (e) {
-        return errorResponse(FORMATS.chat, toGatewayError(e, deps.logger, requestId), {
-          logger: deps.logger,
-          request: call.request,
-          requestId,
-        });
-      }
-    };
+  const guarded = adminGuard(deps, session);
+  /** The key, if the caller may see it (a 404 when there is none, a 403 when it is not theirs). */
+  const allowed = (
+    who: Principal,
+    k: KeyRecord | undefined,
+    id: string,
+    may: (p: Principal, k: KeyOwnership) => boolean,
+    what: string,
+  ): KeyRecord => {
+    const key = found(k, id);
+    if (!may(who, key)) throw forbidden(`${what} key ${id}`);
+    return key;
+  };
   const body = (request: Request) => readJsonObject(request, deps.config.maxBodyBytes);
   return [
     {
@@ -271,9 +259,19 @@ export function adminRoutes(deps: GatewayDeps): Route[] {
         { 201: { description: "Created.", content: json(ref("AdminKeyWithSecret")) } },
         { requestBody: { required: true, content: json({ allOf: [ref("AdminKeyFields"), { required: ["name"] }] }) } },
       ),
-      handle: guarded(async ({ request }) => {
+      handle: guarded(async ({ request, who, audit }) => {
         const input = parseKeyFields(await body(request), true, catalogIds, mcpServers) as NewKey; // requireName: name is set
-        const { record, secret } = await deps.keys.create(input);
+        const teamId = input.team_id ?? DEFAULT_TEAM_ID;
+        if (!(await deps.store.teamStore().team(teamId)))
+          throw invalid(`team_id: no team ${JSON.stringify(teamId.slice(0, 100))} (see GET /admin/teams)`, "team_id");
+        if (!createsKeyIn(who, teamId)) throw forbidden(`make a key in team ${teamId}`);
+        // A key belongs to its team and to whoever made it (a member revokes its own).
+        const { record, secret } = await deps.keys.create({
+          ...input,
+          team_id: teamId,
+          ...(who.owner_id ? { user_id: who.owner_id } : {}),
+        });
+        await audit({ action: "key.create", target: record.id, after: publicKey(record) });
         return Response.json({ ...publicKey(record), key: secret }, { status: 201 });
       }),
     },
@@ -281,8 +279,8 @@ export function adminRoutes(deps: GatewayDeps): Route[] {
       method: "GET",
       path: "/admin/keys",
       doc: admin("List keys", ok("Every key, with this month's spend.", ref("AdminKeyList"))),
-      handle: guarded(async () => {
-        const keys = await deps.keys.list();
+      handle: guarded(async ({ who }) => {
+        const keys = (await deps.keys.list()).filter((k) => readsKey(who, k));
         return Response.json({
           data: await Promise.all(keys.map(async (k) => publicKey(k, await deps.spend.spent(k.id)))),
         });
@@ -292,9 +290,11 @@ export function adminRoutes(deps: GatewayDeps): Route[] {
       method: "GET",
       path: "/admin/keys/{id}",
       doc: admin("Get a key", ok("The key, with this month's spend.", ref("AdminKey")), { parameters: [KEY_ID] }),
-      handle: guarded(async ({ params }) => {
+      handle: guarded(async ({ params, who }) => {
         const id = keyIdParam(params.id ?? "");
-        return Response.json(publicKey(found(await deps.keys.get(id), id), await deps.spend.spent(id)));
+        return Response.json(
+          publicKey(allowed(who, await deps.keys.get(id), id, readsKey, "read"), await deps.spend.spent(id)),
+        );
       }),
     },
     {
@@ -304,12 +304,15 @@ export function adminRoutes(deps: GatewayDeps): Route[] {
         parameters: [KEY_ID],
         requestBody: { required: true, content: json(ref("AdminKeyFields")) },
       }),
-      handle: guarded(async ({ request, params }) => {
+      handle: guarded(async ({ request, params, who, audit }) => {
         const id = keyIdParam(params.id ?? "");
         const fields = parseKeyFields(await body(request), false, catalogIds, mcpServers);
+        if (fields.team_id !== undefined) throw invalid("team_id: a key's team is set when it is made", "team_id");
+        const before = allowed(who, await deps.keys.get(id), id, changesKey, "change");
         const record = found(await deps.keys.update(id, fields), id);
         // New limits take effect from a full bucket.
         await deps.limiter.reset(record.id);
+        await audit({ action: "key.update", target: id, before: publicKey(before), after: publicKey(record) });
         return Response.json(publicKey(record, await deps.spend.spent(record.id)));
       }),
     },
@@ -317,9 +320,11 @@ export function adminRoutes(deps: GatewayDeps): Route[] {
       method: "DELETE",
       path: "/admin/keys/{id}",
       doc: admin("Revoke a key", ok("The revoked key.", ref("AdminRevokedKey")), { parameters: [KEY_ID] }),
-      handle: guarded(async ({ params }) => {
+      handle: guarded(async ({ params, who, audit }) => {
         const id = keyIdParam(params.id ?? "");
+        const before = allowed(who, await deps.keys.get(id), id, revokesKey, "revoke");
         const record = found(await deps.keys.revoke(id), id);
+        await audit({ action: "key.revoke", target: id, before: publicKey(before), after: publicKey(record) });
         return Response.json({ ...publicKey(record), revoked: true });
       }),
     },
@@ -334,13 +339,15 @@ export function adminRoutes(deps: GatewayDeps): Route[] {
           requestBody: { required: false, content: json(ref("AdminRotate")) },
         },
       ),
-      handle: guarded(async ({ request, params }) => {
+      handle: guarded(async ({ request, params, who, audit }) => {
         const id = keyIdParam(params.id ?? "");
+        allowed(who, await deps.keys.get(id), id, changesKey, "rotate");
         const b = request.headers.get("content-length") === "0" ? {} : await body(request).catch(() => ({}));
         if (!Value.Check(AdminRotate, b)) throw validationError(explainErrors(AdminRotate, b));
         const grace = (b as AdminRotate).grace_seconds ?? DEFAULT_ROTATION_GRACE_SECONDS; // checked just above
         const rotated = await deps.keys.rotate(id, grace);
         const { record, secret } = found(rotated, id);
+        await audit({ action: "key.rotate", target: id, after: publicKey(record) });
         return Response.json({ ...publicKey(record), key: secret });
       }),
     },
@@ -358,7 +365,11 @@ export function adminRoutes(deps: GatewayDeps): Route[] {
             query("model", "Only this model's records.", { type: "string" }),
             query("since", "From this instant (ISO 8601).", { type: "string" }),
             query("until", "Before this instant (ISO 8601).", { type: "string" }),
-            query("group_by", "Totals per group: any of `key`, `model`, `day`, comma-separated.", { type: "string" }),
+            query(
+              "group_by",
+              "Totals per group: any of `key`, `model`, `day`, comma-separated, or `team` or `user` (a key's team or maker) with `model` and `day`.",
+              { type: "string" },
+            ),
             query("limit", "Records per page, 1 to 10000 (default 1000).", {
               type: "integer",
               minimum: 1,
@@ -368,12 +379,18 @@ export function adminRoutes(deps: GatewayDeps): Route[] {
           ],
         },
       ),
-      handle: guarded(async ({ request }) => {
+      handle: guarded(async ({ request, who }) => {
         const q = new URL(request.url).searchParams;
         const filter: UsageFilter = {};
-        const keyId = filterParam(q, "key_id");
+        // Who reads less than everything names a key of theirs.
+        if (!readsAll(who)) {
+          const keyId = filterParam(q, "key_id");
+          if (!keyId) throw forbidden("read every key's usage (name a key_id of yours)");
+          allowed(who, await deps.keys.get(keyId), keyId, readsKey, "read the usage of");
+        }
+        const keyIdFilter = filterParam(q, "key_id");
         const model = filterParam(q, "model");
-        if (keyId) filter.key_id = keyId;
+        if (keyIdFilter) filter.key_id = keyIdFilter;
         if (model) filter.model = model;
         const since = isoParam(q, "since");
         const until = isoParam(q, "until");
@@ -386,10 +403,22 @@ export function adminRoutes(deps: GatewayDeps): Route[] {
             .split(",")
             .map((g) => g.trim())
             .filter(Boolean);
-          for (const g of groups)
+          const owners = groups.filter((g): g is Owner => (OWNERS as readonly string[]).includes(g));
+          const plain = groups.filter((g) => !owners.includes(g as Owner));
+          for (const g of plain)
             if (!GROUPS.includes(g as UsageGroup))
-              throw invalid(`group_by: each of key, model, day; got ${JSON.stringify(g)}`, "group_by");
-          return Response.json({ data: await deps.store.aggregateUsage(filter, groups as UsageGroup[]) }); // each checked in the loop above
+              throw invalid(`group_by: each of key, model, day, team, user; got ${JSON.stringify(g)}`, "group_by");
+          const [owner, ...more] = owners;
+          if (more.length || (owner && plain.includes("key")))
+            throw invalid("group_by: at most one of team and user, and not with key", "group_by");
+          // By team or user: grouped by key in the store, folded here by each key's team or maker.
+          if (owner) {
+            const rows = await deps.store.aggregateUsage(filter, ["key", ...(plain as UsageGroup[])]); // each checked in the loop above
+            return Response.json({
+              data: foldByOwner(rows, new Map((await deps.keys.list()).map((k) => [k.id, k])), owner),
+            });
+          }
+          return Response.json({ data: await deps.store.aggregateUsage(filter, plain as UsageGroup[]) }); // each checked in the loop above
         }
         const page = limitParam(q, DEFAULT_USAGE_PAGE, 10_000);
         const cursor = q.get("cursor");
@@ -419,7 +448,10 @@ export function adminRoutes(deps: GatewayDeps): Route[] {
         ok("The days of the range and a series per model or key, biggest spender first.", ref("AdminUsageDaily")),
         {
           parameters: [
-            query("by", "`model` (default) or `key`.", { type: "string", enum: ["model", "key"] }),
+            query("by", "`model` (default), `key`, `team` or `user`.", {
+              type: "string",
+              enum: ["model", "key", "team", "user"],
+            }),
             query("since", "First day, `YYYY-MM-DD` (default: 13 days before `until`).", {
               type: "string",
               format: "date",
@@ -431,19 +463,32 @@ export function adminRoutes(deps: GatewayDeps): Route[] {
           ],
         },
       ),
-      handle: guarded(async ({ request }) => {
+      handle: guarded(async ({ request, who }) => {
         // Requests, tokens and cost per UTC day, one zero-filled series per model or key.
+        if (!readsAll(who)) throw forbidden("read every key's daily usage");
         const q = new URL(request.url).searchParams;
-        const by = (q.get("by") ?? "model") as SeriesBy; // checked just below
-        if (!SERIES_BY.includes(by)) throw invalid(`by: model or key, got ${JSON.stringify(by)}`, "by");
+        const asked = q.get("by") ?? "model";
+        const owner = (OWNERS as readonly string[]).includes(asked) ? (asked as Owner) : undefined; // checked in this line
+        const by = (owner ? "key" : asked) as SeriesBy; // checked just below
+        if (!SERIES_BY.includes(by)) throw invalid(`by: model, key, team or user, got ${JSON.stringify(asked)}`, "by");
         const range = seriesRange(q, deps.now());
         await deps.ledger.flush();
         const rows = await deps.store.aggregateUsage({ since: range.since, until: range.until }, ["day", by]);
-        const failed = await deps.store.aggregateUsage({ since: range.since, until: range.until, failed: true }, [
-          "day",
-          by,
-        ]);
-        return Response.json({ by, days: range.days, series: toSeries(range.days, rows, by, failed) });
+        if (!owner) {
+          const failed = await deps.store.aggregateUsage({ since: range.since, until: range.until, failed: true }, [
+            "day",
+            by,
+          ]);
+          return Response.json({ by, days: range.days, series: toSeries(range.days, rows, by, failed) });
+        }
+        // A team's or user's series: its keys' rows folded, then drawn as one series each.
+        const folded = foldByOwner(rows, new Map((await deps.keys.list()).map((k) => [k.id, k])), owner).map(
+          ({ team_id, user_id, ...r }) => ({
+            ...r,
+            key_id: String((owner === "team" ? team_id : user_id) ?? "(unknown)"),
+          }),
+        );
+        return Response.json({ by: owner, days: range.days, series: toSeries(range.days, folded, "key") });
       }),
     },
     {
@@ -463,7 +508,8 @@ export function adminRoutes(deps: GatewayDeps): Route[] {
           ],
         },
       ),
-      handle: guarded(async ({ request }) => {
+      handle: guarded(async ({ request, who }) => {
+        if (!readsAll(who)) throw forbidden("read the whole request log");
         // The live request log, newest first. A poller asks again from a little before the
         // newest time it has and merges by request id: records shipped late by another
         // instance's journal carry their own (earlier) finish time.

@@ -46,6 +46,10 @@ export const AdminKey = Type.Object({
   created_at: Time,
   updated_at: Time,
   revoked_at: Nullable(Time),
+  /** The team that owns the key; its models and limits apply beside the key's. */
+  team_id: Type.Optional(Nullable(Type.String())),
+  /** The user or admin token that made it; null = an administrator. */
+  user_id: Type.Optional(Nullable(Type.String())),
 });
 export type AdminKey = Static<typeof AdminKey>;
 
@@ -73,6 +77,8 @@ const KEY_FIELDS = {
   expires_at: Type.Optional(Nullable(Time)),
   prompt_cache: Type.Optional(PromptCache),
   tools: Type.Optional(Nullable(Type.Array(Type.String({ minLength: 1 })))),
+  /** The team that owns the key, set when it is made (default: the default team). */
+  team_id: Type.Optional(Type.String({ minLength: 1 })),
 };
 export const AdminKeyFields = Type.Object(KEY_FIELDS, { additionalProperties: false, listKnown: true });
 
@@ -139,6 +145,10 @@ export const AdminUsageGroups = Type.Object({
   data: Type.Array(
     Type.Object({
       key_id: Type.Optional(Type.String()),
+      /** With `group_by=team`: the keys' team. */
+      team_id: Type.Optional(Nullable(Type.String())),
+      /** With `group_by=user`: who made the keys (`(admin)` for an administrator). */
+      user_id: Type.Optional(Nullable(Type.String())),
       model: Type.Optional(Type.String()),
       day: Type.Optional(Type.String()),
       requests: Type.Integer({ minimum: 0 }),
@@ -154,7 +164,7 @@ export const AdminUsageGroups = Type.Object({
 
 /** `GET /admin/usage/daily`: one zero-filled series per model or key over a range of UTC days. */
 export const AdminUsageDaily = Type.Object({
-  by: Type.Union([Type.Literal("model"), Type.Literal("key")]),
+  by: Type.Union([Type.Literal("model"), Type.Literal("key"), Type.Literal("team"), Type.Literal("user")]),
   days: Type.Array(Type.String({ format: "date" })),
   series: Type.Array(
     Type.Object({

@@ -14,6 +14,7 @@ import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "../telem
 
 export { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "../telemetry/logger";
 import { MCP_DEFAULTS, type McpConfig, parseMcpConfig } from "../mcp/mcp-config";
+import { parseSignOn, type SignOnConfig } from "../sign-on/sign-on-config";
 
 export interface Config {
   port: number;
@@ -45,6 +46,8 @@ export interface Config {
   ops: OpsConfig;
   /** The upstream MCP servers behind `/mcp` (the file's `mcp_servers:`; README "MCP"). */
   mcp: McpConfig;
+  /** OpenID Connect sign-in to the dashboard (`TURNPIKE_OIDC_*` and the file's `sign_on:`); absent = off. */
+  signOn?: SignOnConfig;
   /** `TURNPIKE_RESPONSES_WEBSOCKET` (default `on`): serve the Responses format over WebSocket; `off` answers the upgrade 426. */
   responsesWebsocket: boolean;
 }
@@ -255,6 +258,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxArgumentBytes: MCP_DEFAULTS.maxArgumentBytes,
       maxResultBytes: MCP_DEFAULTS.maxResultBytes,
     }),
+    signOn: check(() => parseSignOn(file, env, where), undefined),
     responsesWebsocket: check(
       () =>
         oneOf(env.TURNPIKE_RESPONSES_WEBSOCKET?.toLowerCase(), ["on", "off"], "on", "TURNPIKE_RESPONSES_WEBSOCKET") ===

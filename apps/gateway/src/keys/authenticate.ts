@@ -3,6 +3,7 @@ import type { GatewayDeps } from "../deps";
 import type { KeyRecord } from "../storage/store";
 import type { RequestContext } from "../pipeline/context";
 import { HEADER } from "../http/headers";
+import { effectiveKey, teamDirectory } from "../teams/team-directory";
 
 /** The presented secret: `x-api-key` (or the generateContent format's `x-goog-api-key`), else `Authorization: Bearer …`. */
 export function presentedKey(headers: Headers): string | undefined {
@@ -52,7 +53,10 @@ export async function authenticate(
     : secret.startsWith("sk-")
       ? await deps.keys.authenticate(secret)
       : ({ ok: false, reason: "unknown" } as const);
-  if (result.ok) return result.key;
+  if (result.ok)
+    return result.key.team_id
+      ? effectiveKey(result.key, await teamDirectory(deps.store, deps.now).get(result.key.team_id))
+      : result.key;
   const address = ctx.address();
   const wait = await deps.authFailures.blockedFor(address);
   if (wait > 0) throw tooManyFailures(wait);

@@ -13,6 +13,8 @@ export interface KeyFields {
   expires_at?: string | null;
   prompt_cache?: KeyRecord["prompt_cache"];
   tools?: string[] | null;
+  team_id?: string | null;
+  user_id?: string | null;
 }
 
 export type NewKey = KeyFields & { name: string };
@@ -67,6 +69,17 @@ export type AuthResult = { ok: true; key: KeyRecord } | { ok: false; reason: "un
 export class KeyService {
   /** Compiled allow-lists by record (a changed key is a new record object). */
   private readonly allowLists = new WeakMap<KeyRecord, RegExp | null>();
+  /** Compiled team allow-lists, by the list (a cached team keeps the same one). */
+  private readonly teamLists = new WeakMap<string[], RegExp>();
+
+  private teamList(models: string[]): RegExp {
+    let re = this.teamLists.get(models);
+    if (!re) {
+      re = compileAllowList(models);
+      this.teamLists.set(models, re);
+    }
+    return re;
+  }
   /**
    * sha256 of recently presented secrets (a client sends the same key again and again; hashing
    * it every time was a measurable share of a request). Bounded; cleared wholesale when full.
@@ -98,6 +111,8 @@ export class KeyService {
       expires_at: input.expires_at ?? null,
       prompt_cache: input.prompt_cache ?? null,
       ...(input.tools ? { tools: input.tools } : {}),
+      ...(input.team_id ? { team_id: input.team_id } : {}),
+      ...(input.user_id ? { user_id: input.user_id } : {}),
       prev_hash: null,
       prev_valid_until: null,
       created_at: at,
@@ -187,6 +202,8 @@ export class KeyService {
 
   /** May this key call this model? (allow-list of ids and `*` globs; none = all) */
   allows(key: KeyRecord, modelId: string): boolean {
+    // A team's list applies beside the key's own: a model must pass both.
+    if (key.team?.models && !this.teamList(key.team.models).test(modelId)) return false;
     if (!key.models) return true;
     let allow = this.allowLists.get(key);
     if (allow === undefined) {

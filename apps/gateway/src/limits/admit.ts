@@ -66,12 +66,12 @@ function neverFits(estimate: number, tpm: number, model?: string): GatewayError 
  * a 402 `billing_error`, which the chat format renders as its 429 `insufficient_quota` — with
  * `x-should-retry: false` so that clients do not retry in vain (docs/protocols.md §4.8).
  */
-function budgetExhausted(budget: number, resetsAt: string): GatewayError {
+function budgetExhausted(budget: number, resetsAt: string, whose = "This key's"): GatewayError {
   return new GatewayError({
     status: 402,
     type: "billing_error",
     code: "insufficient_quota",
-    message: `This key's monthly budget of $${budget} is spent; it resets at ${resetsAt}.`,
+    message: `${whose} monthly budget of $${budget} is spent; it resets at ${resetsAt}.`,
     headers: { [HEADER.shouldRetry]: "false" },
   });
 }
@@ -90,6 +90,16 @@ export async function admit(
   bodySize: number,
   billable?: Billable,
 ): Promise<Admitted> {
+  // The team's budget caps the sum of its keys' spend, each read from the same spend store. It is
+  // checked, not reserved: concurrent requests of several keys of one team can overshoot it by what
+  // they cost together (the key's own budget, below, is reserved).
+  const team = key.team;
+  if (team && team.budget_usd !== null) {
+    const members = (await deps.keys.list()).filter((k) => k.team_id === team.id);
+    const spent = (await Promise.all(members.map((k) => deps.spend.spent(k.id)))).reduce((x, y) => x + y, 0);
+    if (spent >= team.budget_usd)
+      throw budgetExhausted(team.budget_usd, nextMonthStart(deps.now()), "This key's team's");
+  }
   const estimate = Math.ceil(bodySize / 4);
   // The worst case is held against the budget until the request is settled (docs/design.md, step 4 "admit").
   const reserve = billable ? worstCaseUsd(entry, estimate, billable.outputCap) : 0;

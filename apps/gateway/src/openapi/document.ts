@@ -1,5 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { ADMIN_SCHEMAS } from "../admin/admin-schemas";
+import { TEAM_SCHEMAS } from "../teams/team-schemas";
 import type { Route } from "../http/route";
 import { API_VERSION } from "../vocabulary/api-version";
 import { componentSchemas } from "./components";
@@ -108,10 +109,15 @@ export function openApiDocument(routes: readonly Route[], modelIds: readonly str
           name: "key",
           description: "A Turnpike key (`sk-tp-…`) in the query, which the generateContent format allows.",
         },
-        admin: { type: "http", scheme: "bearer", description: "The admin key (`TURNPIKE_ADMIN_KEY`)." },
+        admin: {
+          type: "http",
+          scheme: "bearer",
+          description:
+            "The admin key (`TURNPIKE_ADMIN_KEY`), an owner; or a named admin token (`tp-adm-…`, `POST /admin/tokens`) with its role.",
+        },
         metrics: { type: "http", scheme: "bearer", description: "The metrics key (`TURNPIKE_METRICS_KEY`), when set." },
       },
-      schemas: componentSchemas({ ...ADMIN_SCHEMAS, ModelId }),
+      schemas: componentSchemas({ ...ADMIN_SCHEMAS, ...TEAM_SCHEMAS, ModelId }),
     },
   };
 }

@@ -8,6 +8,8 @@ import { openapiRoutes } from "../openapi/openapi-route";
 import { storedResponseRoutes } from "../stored-responses/routes";
 import { metricsRoutes } from "../telemetry/metrics-route";
 import { generateRoutes } from "./generate";
+import { teamRoutes } from "../teams/team-routes";
+import { signOnRoutes } from "../sign-on/sign-on-routes";
 import { healthRoutes } from "./health";
 import { inferenceRoutes } from "./inference";
 import { modelRoutes } from "./models";
@@ -18,12 +20,16 @@ import { modelRoutes } from "./models";
  * is generated from it, in this order.
  */
 export function routeTable(deps: GatewayDeps, mcp: McpGateway): readonly Route[] {
+  // Dashboard sign-in, when an identity provider is configured: its session is a way into the admin API.
+  const signOn = deps.config.signOn ? signOnRoutes(deps, deps.config.signOn) : undefined;
   const table: Route[] = [
     ...inferenceRoutes(deps),
     ...generateRoutes(deps),
     ...storedResponseRoutes(deps),
     ...modelRoutes(deps),
-    ...adminRoutes(deps),
+    ...adminRoutes(deps, signOn?.session),
+    ...teamRoutes(deps, signOn?.session),
+    ...(signOn?.routes ?? []),
     ...dashboardRoutes(),
     ...healthRoutes(deps),
     ...metricsRoutes(deps),

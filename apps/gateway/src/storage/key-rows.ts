@@ -4,7 +4,9 @@ import { type KeyRecord, withoutEmptyOptionals } from "./store";
  * A key as both databases hold it, and the columns both stores read and write: the list fields
  * are JSON text, everything else is the record's own value.
  */
-export interface KeyRow extends Omit<KeyRecord, "models" | "model_limits" | "tools"> {
+export interface KeyRow extends Omit<KeyRecord, "models" | "model_limits" | "tools" | "team_id" | "user_id"> {
+  team_id: string | null;
+  user_id: string | null;
   models: string | null;
   tools: string | null;
   model_limits: string | null;
@@ -28,22 +30,29 @@ export const KEY_COLUMNS = [
   "revoked_at",
   "prompt_cache",
   "tools",
+  "team_id",
+  "user_id",
 ] as const;
 
 /** The usage columns each `group_by` word groups on (the day is the date part of the ISO time). */
 export const GROUP_COLUMN = { key: "key_id", model: "model", day: "substr(created_at, 1, 10)" } as const;
 
-export const toKey = ({ tools, ...r }: KeyRow): KeyRecord => ({
+export const toKey = ({ tools, team_id, user_id, ...r }: KeyRow): KeyRecord => ({
   ...withoutEmptyOptionals(r),
+  // Absent when unset, so a key reads as it did before teams existed.
+  ...(team_id ? { team_id } : {}),
+  ...(user_id ? { user_id } : {}),
   ...(tools === null ? {} : { tools: JSON.parse(tools) as string[] }), // written by fromKey as JSON of this type
   models: r.models === null ? null : (JSON.parse(r.models) as string[]), // written by fromKey as JSON of this type
   model_limits: r.model_limits === null ? null : (JSON.parse(r.model_limits) as KeyRecord["model_limits"]), // written by fromKey
 });
 
-export const fromKey = (k: KeyRecord) => ({
+export const fromKey = ({ team: _effective, ...k }: KeyRecord) => ({
   ...k,
   models: k.models === null ? null : JSON.stringify(k.models),
   model_limits: k.model_limits === null ? null : JSON.stringify(k.model_limits),
   prompt_cache: k.prompt_cache ?? null,
   tools: k.tools ? JSON.stringify(k.tools) : null,
+  team_id: k.team_id ?? null,
+  user_id: k.user_id ?? null,
 });

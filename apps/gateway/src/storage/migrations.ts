@@ -250,6 +250,37 @@ CREATE UNLOGGED TABLE instances (
   beat_at TIMESTAMPTZ NOT NULL
 );`,
   },
+  {
+    version: 9,
+    name: "teams, users, roles, admin tokens and the audit log",
+    // Keys made before teams existed land in the default team, which has no limits of its own, so
+    // nothing changes for them (teams/team-store.ts). The audit log is append-only: written by
+    // the admin API, never updated. Team limits are float8 in PostgreSQL (BIGINT reads back as text).
+    sqlite: `
+CREATE TABLE teams (id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE, models TEXT, rpm INTEGER, tpm INTEGER, budget_usd REAL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
+CREATE TABLE users (id TEXT PRIMARY KEY, email TEXT NOT NULL UNIQUE, name TEXT, subject TEXT UNIQUE, role TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
+CREATE TABLE team_members (team_id TEXT NOT NULL, user_id TEXT NOT NULL, role TEXT NOT NULL, created_at TEXT NOT NULL, PRIMARY KEY (team_id, user_id));
+CREATE TABLE admin_tokens (id TEXT PRIMARY KEY, name TEXT NOT NULL, hash TEXT NOT NULL UNIQUE, prefix TEXT NOT NULL, role TEXT NOT NULL, team_id TEXT, expires_at TEXT, created_by TEXT NOT NULL, created_at TEXT NOT NULL, revoked_at TEXT);
+CREATE TABLE audit (id TEXT PRIMARY KEY, at TEXT NOT NULL, actor TEXT NOT NULL, address TEXT, action TEXT NOT NULL, target TEXT, before TEXT, after TEXT);
+CREATE INDEX audit_time ON audit (at);
+CREATE TABLE sessions (id TEXT PRIMARY KEY, hash TEXT NOT NULL UNIQUE, user_id TEXT NOT NULL, csrf TEXT NOT NULL, created_at TEXT NOT NULL, expires_at TEXT NOT NULL, revoked_at TEXT);
+ALTER TABLE keys ADD COLUMN team_id TEXT;
+ALTER TABLE keys ADD COLUMN user_id TEXT;
+INSERT INTO teams (id, name, created_at, updated_at) VALUES ('team_default', 'default', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));
+UPDATE keys SET team_id = 'team_default';`,
+    postgres: `
+CREATE TABLE teams (id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE, models TEXT, rpm DOUBLE PRECISION, tpm DOUBLE PRECISION, budget_usd DOUBLE PRECISION, created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
+CREATE TABLE users (id TEXT PRIMARY KEY, email TEXT NOT NULL UNIQUE, name TEXT, subject TEXT UNIQUE, role TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
+CREATE TABLE team_members (team_id TEXT NOT NULL, user_id TEXT NOT NULL, role TEXT NOT NULL, created_at TEXT NOT NULL, PRIMARY KEY (team_id, user_id));
+CREATE TABLE admin_tokens (id TEXT PRIMARY KEY, name TEXT NOT NULL, hash TEXT NOT NULL UNIQUE, prefix TEXT NOT NULL, role TEXT NOT NULL, team_id TEXT, expires_at TEXT, created_by TEXT NOT NULL, created_at TEXT NOT NULL, revoked_at TEXT);
+CREATE TABLE audit (id TEXT PRIMARY KEY, at TEXT NOT NULL, actor TEXT NOT NULL, address TEXT, action TEXT NOT NULL, target TEXT, before TEXT, after TEXT);
+CREATE INDEX audit_time ON audit (at);
+CREATE TABLE sessions (id TEXT PRIMARY KEY, hash TEXT NOT NULL UNIQUE, user_id TEXT NOT NULL, csrf TEXT NOT NULL, created_at TEXT NOT NULL, expires_at TEXT NOT NULL, revoked_at TEXT);
+ALTER TABLE keys ADD COLUMN team_id TEXT;
+ALTER TABLE keys ADD COLUMN user_id TEXT;
+INSERT INTO teams (id, name, created_at, updated_at) VALUES ('team_default', 'default', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'));
+UPDATE keys SET team_id = 'team_default';`,
+  },
 ];
 
 /**

@@ -14,6 +14,8 @@ import {
 } from "./store";
 import type { ResponseStore } from "../stored-responses/response-store";
 import { PostgresResponseStore } from "../stored-responses/postgres-response-store";
+import { TeamStore } from "../teams/team-store";
+import { postgresRunner } from "./sql-runner";
 import { GROUP_COLUMN, KEY_COLUMNS, type KeyRow, fromKey, toKey } from "./key-rows";
 
 const USAGE_COLUMNS = [
@@ -236,6 +238,10 @@ export class PostgresStore implements Store {
 
   responseStore(): ResponseStore {
     return new PostgresResponseStore(this.sql);
+  }
+
+  teamStore(): TeamStore {
+    return new TeamStore(postgresRunner(this.sql, unavailable));
   }
 
   async close(): Promise<void> {

@@ -13,6 +13,8 @@ import {
 } from "./store";
 import type { ResponseStore } from "../stored-responses/response-store";
 import { SqliteResponseStore } from "../stored-responses/sqlite-response-store";
+import { TeamStore } from "../teams/team-store";
+import { sqliteRunner } from "./sql-runner";
 import { GROUP_COLUMN, KEY_COLUMNS, type KeyRow, fromKey, toKey } from "./key-rows";
 
 interface UsageRow extends Omit<UsageRecord, "stream" | "aborted" | "estimated"> {
@@ -185,6 +187,10 @@ export class SqliteStore implements Store {
 
   responseStore(): ResponseStore {
     return new SqliteResponseStore(this.db);
+  }
+
+  teamStore(): TeamStore {
+    return new TeamStore(sqliteRunner(this.db));
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,7 @@
 import type { Endpoint } from "../vocabulary/format";
 import type { PromptCacheMode } from "../vocabulary/target";
 import type { ResponseStore } from "../stored-responses/response-store";
+import type { TeamStore } from "../teams/team-store";
 
 /**
  * The state Turnpike keeps: keys (hashed, never the secret) and usage records. One interface,
@@ -37,6 +38,15 @@ export interface KeyRecord {
   created_at: string;
   updated_at: string;
   revoked_at: string | null;
+  /** The team that owns the key (its models and limits intersect the key's); absent = none. */
+  team_id?: string | null;
+  /** The user or admin token that made the key (a member revokes only its own); absent = an admin. */
+  user_id?: string | null;
+  /**
+   * Set on the key a request sees, never stored: its team's model list and budget, which apply
+   * beside the key's own (teams/team-directory.ts).
+   */
+  team?: { id: string; models: string[] | null; budget_usd: number | null };
 }
 
 export type { Endpoint } from "../vocabulary/format";
@@ -154,5 +164,7 @@ export interface Store {
   spendSince(since: string): Promise<Map<string, number>>;
   /** Stored Responses-format replies, in the same database. */
   responseStore(): ResponseStore;
+  /** Teams, users, admin tokens and the audit log, in the same database. */
+  teamStore(): TeamStore;
   close(): Promise<void>;
 }

@@ -1,0 +1,72 @@
+import { GatewayError } from "@turnpike/providers";
+import type { GatewayDeps } from "../deps";
+import { FORMATS } from "../formats";
+import { clientAddress, type Connection } from "../http/client-address";
+import { newRequestId } from "../http/request-id";
+import { errorResponse, toGatewayError } from "../http/respond";
+import type { Handler, RouteCall } from "../http/route";
+import { tooManyFailures } from "../keys/authenticate";
+import { type AuditEntry, recordAudit } from "../teams/audit";
+import { bearerPrincipal } from "../teams/principal";
+import type { Principal } from "../teams/roles";
+
+/** One admin call: who makes it, and how its write is put in the audit log. */
+export interface AdminCall extends RouteCall {
+  who: Principal;
+  /** Appends the write to the audit log (a failure to write is logged, never undoes the write). */
+  audit(e: AuditEntry): Promise<void>;
+}
+
+/** A session's principal from the request (the dashboard's sign-on), if one is set up. */
+export type SessionPrincipal = (request: Request) => Promise<Principal | undefined>;
+
+/**
+ * The caller (the admin key, a named admin token, a signed-in session), or a 401. Failures are
+ * counted per client address in their own counters (an inference key's failures never lock out
+ * the admin API, nor the other way round); a locked-out address gets a 429 for anything but a
+ * right secret.
+ */
+async function checkAdmin(
+  deps: GatewayDeps,
+  request: Request,
+  server: Connection | null | undefined,
+  session?: SessionPrincipal,
+): Promise<Principal> {
+  const auth = request.headers.get("authorization") ?? "";
+  const principal = auth
+    ? await bearerPrincipal(auth.replace(/^bearer\s+/i, ""), deps.adminKey, deps.store.teamStore(), deps.now())
+    : await session?.(request);
+  if (principal) return principal;
+  const address = `admin|${clientAddress(server, request, deps.config.trustedProxies)}`;
+  const wait = await deps.authFailures.blockedFor(address);
+  if (wait > 0) throw tooManyFailures(wait);
+  await deps.authFailures.fail(address);
+  throw new GatewayError({
+    status: 401,
+    type: "authentication_error",
+    message: "Admin API: send `Authorization: Bearer $TURNPIKE_ADMIN_KEY`, a named admin token, or sign in.",
+  });
+}
+
+/** Wraps an admin handler: the caller checked first; what it throws is answered in the chat format's envelope. */
+export function adminGuard(deps: GatewayDeps, session?: SessionPrincipal) {
+  return (fn: (call: AdminCall) => Promise<Response> | Response): Handler =>
+    async (call) => {
+      const requestId = newRequestId();
+      try {
+        const who = await checkAdmin(deps, call.request, call.server, session);
+        const address = clientAddress(call.server, call.request, deps.config.trustedProxies);
+        const audit = (e: AuditEntry) =>
+          recordAudit(deps.store.teamStore(), who, address, e, deps.now()).catch((err) =>
+            deps.logger.error("audit write failed", { action: e.action }, err),
+          );
+        return await fn({ ...call, who, audit });
+      } catch (e) {
+        return errorResponse(FORMATS.chat, toGatewayError(e, deps.logger, requestId), {
+          logger: deps.logger,
+          request: call.request,
+          requestId,
+        });
+      }
+    };
+}
