@@ -64,8 +64,8 @@ export const FLOORS: Floor[] = [
       "pipeline/validate.ts",
     ],
   },
-  { name: "pipeline", paths: ["pipeline/*", "mcp/*"] },
-  { name: "surfaces", paths: ["routes/*", "admin/*", "openapi/*", "telemetry/metrics-route.ts", "stored-responses/routes.ts", "mcp/mcp-routes.ts"] },
+  { name: "pipeline", paths: ["pipeline/*", "mcp/*", "embeddings/*", "batches/*"] },
+  { name: "surfaces", paths: ["routes/*", "embeddings/embeddings-routes.ts", "batches/batch-routes.ts", "admin/*", "openapi/*", "telemetry/metrics-route.ts", "stored-responses/routes.ts", "mcp/mcp-routes.ts"] },
   { name: "composition", paths: ["app.ts", "boot.ts", "main.ts", "cli.ts"] },
 ];
 

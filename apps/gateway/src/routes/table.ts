@@ -1,5 +1,6 @@
 import { adminRoutes } from "../admin/admin-routes";
 import { dashboardRoutes } from "../admin/dashboard";
+import { embeddingsRoutes } from "../embeddings/embeddings-routes";
 import type { GatewayDeps } from "../deps";
 import type { Route } from "../http/route";
 import type { McpGateway } from "../mcp/mcp-gateway";
@@ -19,6 +20,7 @@ import { modelRoutes } from "./models";
 export function routeTable(deps: GatewayDeps, mcp: McpGateway): readonly Route[] {
   const table: Route[] = [
     ...inferenceRoutes(deps),
+    ...embeddingsRoutes(deps),
     ...storedResponseRoutes(deps),
     ...modelRoutes(deps),
     ...adminRoutes(deps),
