@@ -1,4 +1,4 @@
-import { invalid, isRecord } from "../vocabulary/client-errors";
+import { invalid } from "../vocabulary/client-errors";
 
 /** How the vectors go back: JSON numbers, or each vector's little-endian float32 bytes in base64. */
 export type EncodingFormat = "float" | "base64";
