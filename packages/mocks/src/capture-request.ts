@@ -2,6 +2,7 @@
 import {
   validateChatRequest,
   validateCountTokensRequest,
+  validateEmbeddingsRequest,
   validateMessagesRequest,
   validateResponsesRequest,
   type ValidationIssue,
@@ -58,6 +59,8 @@ function validatorOf(endpoint: MockEndpoint) {
     case "responses":
     case "input_tokens":
       return validateResponsesRequest;
+    case "embeddings":
+      return validateEmbeddingsRequest;
     case "models":
     case "model":
     case "response":

@@ -1,12 +1,12 @@
 /** What the mock records about each request it answers, for assertions. */
-import type { ChatRequest, CountTokensRequest, MessagesRequest, ResponsesRequest } from "@turnpike/schema";
+import type { ChatRequest, CountTokensRequest, EmbeddingsRequest, MessagesRequest, ResponsesRequest } from "@turnpike/schema";
 
 /**
  * The endpoints the mock serves: `responses` is `POST /v1/responses`, `response` the routes of
  * one stored response (`GET`/`DELETE /v1/responses/{id}`, `GET …/input_items`), `input_tokens`
- * `POST /v1/responses/input_tokens`.
+ * `POST /v1/responses/input_tokens`, `embeddings` `POST /v1/embeddings`.
  */
-export type MockEndpoint = "messages" | "chat" | "responses" | "count_tokens" | "input_tokens" | "models" | "model" | "response";
+export type MockEndpoint = "messages" | "chat" | "responses" | "count_tokens" | "input_tokens" | "models" | "model" | "response" | "embeddings";
 
 /** Request bodies by endpoint, as the schema types them. */
 export interface MockRequestBodies {
@@ -15,6 +15,7 @@ export interface MockRequestBodies {
   count_tokens: CountTokensRequest;
   responses: ResponsesRequest;
   input_tokens: ResponsesRequest;
+  embeddings: EmbeddingsRequest;
 }
 
 /**
