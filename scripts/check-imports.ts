@@ -45,6 +45,8 @@ export const FLOORS: Floor[] = [
       "mcp/session-store.ts",
       "mcp/namespacing.ts",
       "mcp/tool-allow-list.ts",
+      "batches/batch-store.ts",
+      "batches/sql-runners.ts",
     ],
   },
   { name: "wiring", paths: ["config/*", "deps.ts", "storage/open-backends.ts", "telemetry/*"] },

@@ -20,7 +20,7 @@ export interface VendorProtocol {
 
 export const PROMPT_CACHE_MODES: readonly PromptCacheMode[] = ["auto", "off"];
 
-type Optional = "embedding_dimensions" | "protocol" | "upstream_model" | "upstream_headers" | "cache_read_per_mtok" | "cache_write_5m_per_mtok" | "cache_write_1h_per_mtok" | "prompt_cache";
+type Optional = "embedding_dimensions" | "batch_discount" | "protocol" | "upstream_model" | "upstream_headers" | "cache_read_per_mtok" | "cache_write_5m_per_mtok" | "cache_write_1h_per_mtok" | "prompt_cache";
 type Row = Omit<CatalogEntry, Optional> & Partial<Pick<CatalogEntry, Optional>>;
 
 /**
@@ -138,6 +138,7 @@ function rowFile(vendors: readonly string[]) {
       cache_write_1h_per_mtok: Type.Optional(nonNegative("must be a non-negative number")),
       prompt_cache: Type.Optional(Type.Union(PROMPT_CACHE_MODES.map((m) => Type.Literal(m)), { rule: `must be ${PROMPT_CACHE_MODES.join(" or ")}` })),
       created_at: Type.Optional(Type.String()),
+      batch_discount: Type.Optional(Type.Number({ minimum: 0, maximum: 1, rule: "must be a number from 0 to 1 (the share off a batch line's price)", expected: "number from 0 to 1" })),
       embedding_dimensions: Type.Optional(Type.Integer({ minimum: 1, rule: "must be a positive integer (the vector length; it makes the row an embedding model)", expected: "positive integer" })),
     },
     { rule: "must be an object {id, owned_by, input_per_mtok, output_per_mtok, context_window, …}" },

@@ -10,6 +10,7 @@ import { authenticate } from "../keys/authenticate";
 import { admit, type Admitted } from "../limits/admit";
 import { newContext, type RequestContext } from "../pipeline/context";
 import { emit } from "../pipeline/events";
+import type { InternalCall } from "../pipeline/inference";
 import { PROTOCOLS, type Target } from "../protocols";
 import type { KeyRecord, UsageRecord } from "../storage/store";
 import { invalid } from "../vocabulary/client-errors";
@@ -139,14 +140,14 @@ export function embeddingsRecord(deps: Pick<GatewayDeps, "catalog" | "now">, e: 
  * embedding model → admit (budget, key and model limits) → call the upstream's embeddings →
  * meter (input tokens, `endpoint: "embeddings"`). Errors are in the chat family's envelope.
  */
-export async function handleEmbeddings(deps: GatewayDeps, request: Request, server?: Connection | null): Promise<Response> {
+export async function handleEmbeddings(deps: GatewayDeps, request: Request, server?: Connection | null, internal?: InternalCall): Promise<Response> {
   const ctx = newContext(request, FORMATS.chat, server, deps.config.trustedProxies);
   emit(deps.hooks, "onStart", ctx);
   let model: string | undefined;
   let admitted: Admitted | undefined;
   const refusal = () => ({ logger: deps.logger, request, requestId: ctx.id, model });
   try {
-    const key = await authenticate(deps, ctx);
+    const key = internal?.key ?? (await authenticate(deps, ctx));
     emit(deps.hooks, "onAuthenticated", ctx, key.id);
     const { value, size } = await readJsonBody(request, deps.config.maxBodyBytes);
     if (typeof value.model === "string") model = value.model;
@@ -156,7 +157,7 @@ export async function handleEmbeddings(deps: GatewayDeps, request: Request, serv
     const outcome = await callEmbeddings(deps, ctx, target, req, request.signal);
     const admittedNow = admitted;
     const finish = async (status: number, upstreamStatus: number, inputTokens: number, estimated: boolean, aborted = false) => {
-      const record = embeddingsRecord(deps, { requestId: ctx.id, key, target, inputTokens, estimated, status, upstreamStatus, aborted, started: ctx.started });
+      const record = embeddingsRecord(deps, { requestId: ctx.id, key, target, inputTokens, estimated, status, upstreamStatus, aborted, started: ctx.started, ...(internal ? { costFactor: internal.costFactor } : {}) });
       admittedNow.settle(record.input_tokens);
       void deps.spend.add(key.id, record.cost_usd).catch((e) => deps.logger.error("spend update failed", { request_id: record.request_id }, e));
       emit(deps.hooks, "onFinish", ctx, status, record, undefined);

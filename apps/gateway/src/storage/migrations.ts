@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import { BATCH_TABLES } from "../batches/batch-store";
 
 /**
  * Versioned schema changes of the store, applied in order at start-up, each once: the store
@@ -221,6 +222,12 @@ ALTER TABLE usage ADD COLUMN bytes_out INTEGER;`,
     // first turn served elsewhere (dispatch/session-turn.ts). Nullable: other rows read as before.
     sqlite: "ALTER TABLE usage ADD COLUMN cache_reset_from TEXT;",
     postgres: "ALTER TABLE usage ADD COLUMN cache_reset_from TEXT;",
+  },
+  {
+    version: 10,
+    name: "batches: files, jobs and their lines",
+    sqlite: BATCH_TABLES,
+    postgres: BATCH_TABLES,
   },
 ];
 

@@ -1,3 +1,5 @@
+import { BatchStore } from "../batches/batch-store";
+import { postgresRunner } from "../batches/sql-runners";
 import { GatewayError } from "@turnpike/providers";
 import { SQL } from "bun";
 import { migratePostgres } from "./postgres-migrate";
@@ -176,6 +178,10 @@ export class PostgresStore implements Store {
 
   responseStore(): ResponseStore {
     return new PostgresResponseStore(this.sql);
+  }
+
+  batchStore(): BatchStore {
+    return new BatchStore(postgresRunner(this.sql));
   }
 
   async close(): Promise<void> {

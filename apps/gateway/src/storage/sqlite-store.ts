@@ -5,6 +5,8 @@ import { migrateSqlite } from "./migrations";
 import { type KeyRecord, type Store, type UsageAggregate, type UsageFilter, type UsageGroup, type UsageRecord, withoutEmptyOptionals } from "./store";
 import type { ResponseStore } from "../stored-responses/response-store";
 import { SqliteResponseStore } from "../stored-responses/sqlite-response-store";
+import { BatchStore } from "../batches/batch-store";
+import { sqliteRunner } from "../batches/sql-runners";
 import { GROUP_COLUMN, KEY_COLUMNS, type KeyRow, fromKey, toKey } from "./key-rows";
 
 
@@ -139,6 +141,10 @@ export class SqliteStore implements Store {
 
   responseStore(): ResponseStore {
     return new SqliteResponseStore(this.db);
+  }
+
+  batchStore(): BatchStore {
+    return new BatchStore(sqliteRunner(this.db));
   }
 
   async close(): Promise<void> {

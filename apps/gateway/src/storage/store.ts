@@ -1,3 +1,4 @@
+import type { BatchStore } from "../batches/batch-store";
 import type { Endpoint } from "../vocabulary/format";
 import type { PromptCacheMode } from "../vocabulary/target";
 import type { ResponseStore } from "../stored-responses/response-store";
@@ -140,5 +141,7 @@ export interface Store {
   spendSince(since: string): Promise<Map<string, number>>;
   /** Stored Responses-format replies, in the same database. */
   responseStore(): ResponseStore;
+  /** Batch files, jobs and lines, in the same database. */
+  batchStore(): BatchStore;
   close(): Promise<void>;
 }

@@ -35,6 +35,11 @@ export interface CatalogEntry {
    * nothing else; a chat model never serves embeddings.
    */
   embedding_dimensions?: number;
+  /**
+   * The share taken off the price of a batch line (0.5: half price), where the upstream bills
+   * batch work less; unset: batch lines cost what other calls cost.
+   */
+  batch_discount?: number;
 }
 
 /** Whether Turnpike places prompt-cache breakpoints itself (per model, and per key on top). */
