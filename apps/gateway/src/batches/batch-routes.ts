@@ -126,7 +126,7 @@ export function batchRoutes(deps: GatewayDeps): Route[] {
         if (value.metadata !== undefined && value.metadata !== null && !isRecord(value.metadata)) throw invalid("`metadata` must be an object of strings.", "metadata");
         const fileId = typeof value.input_file_id === "string" ? value.input_file_id : "";
         const file = await queue.store.getFile(key.id, fileId);
-        if (!file || file.purpose !== "batch") throw notFound("batch input file", fileId);
+        if (file?.purpose !== "batch") throw notFound("batch input file", fileId);
         const lines = openaiLines(file.content, endpoint as BatchEndpoint, limits); // checked against BATCH_ENDPOINTS above
         const created = now();
         const j: BatchJob = {

@@ -11,7 +11,6 @@ describe.skipIf(!postgresUp || !redisUp)("batches on two instances and one Postg
   let a: Instance;
   let b: Instance;
   let sql: SQL;
-  let dbUrl: string;
   let key: { id: string; key: string };
   const cleanups: (() => Promise<void> | void)[] = [];
   const env: Record<string, string> = {};
@@ -19,7 +18,6 @@ describe.skipIf(!postgresUp || !redisUp)("batches on two instances and one Postg
   beforeAll(async () => {
     const db = await freshDatabase();
     const prefix = freshPrefix();
-    dbUrl = db.url;
     cleanups.push(db.drop, prefix.drop);
     // A short lease, so that a killed worker's job is taken over within the test's patience.
     Object.assign(env, { TURNPIKE_DATABASE_URL: db.url, TURNPIKE_REDIS_URL: TEST_REDIS_URL, TURNPIKE_REDIS_PREFIX: prefix.prefix, TURNPIKE_BATCH_LEASE_SECONDS: "2" });
