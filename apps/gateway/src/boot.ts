@@ -128,6 +128,8 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
   // Expired stored responses are purged hourly (and once at start).
   const purge = () => {
     deps.responses.purgeExpired(new Date(now()).toISOString()).catch((e) => logger.error("purging expired responses failed", {}, e));
+    const keptFrom = new Date(now() - config.batches.retentionDays * 86_400_000).toISOString();
+    deps.batches?.store.purgeBefore(keptFrom).catch((e) => logger.error("purging old batches failed", {}, e));
   };
   purge();
   const purger = setInterval(purge, 3_600_000);

@@ -188,6 +188,23 @@ export class BatchStore {
     await this.db.all("UPDATE batch_lines SET state = $1 WHERE batch_id = $2 AND state = 'pending'", [state, batchId]);
   }
 
+  /**
+   * Forgets ended jobs made before `beforeIso`, their lines, and every file made before it;
+   * returns the jobs removed.
+   */
+  async purgeBefore(beforeIso: string): Promise<number> {
+    return this.db.transaction(async (tx) => {
+      const jobs = await tx.all("SELECT id, object FROM batch_jobs WHERE state = 'done' AND created_at < $1", [beforeIso]);
+      for (const j of jobs) {
+        await tx.all("DELETE FROM batch_lines WHERE batch_id = $1", [str(j.id)]);
+        await tx.all("DELETE FROM batch_jobs WHERE id = $1", [str(j.id)]);
+      }
+      // A job ends within its 24-hour window, so a file older than the retention serves no running job.
+      await tx.all("DELETE FROM batch_files WHERE created_at < $1", [beforeIso]);
+      return jobs.length;
+    });
+  }
+
   async lines(batchId: string): Promise<BatchLine[]> {
     return (await this.db.all("SELECT * FROM batch_lines WHERE batch_id = $1 ORDER BY n", [batchId])).map(lineOf);
   }

@@ -233,9 +233,10 @@ export function loadConfig(env: Env = process.env): Config {
         maxLines: Math.floor(positiveNumber(env.TURNPIKE_BATCH_MAX_LINES, 50_000, "TURNPIKE_BATCH_MAX_LINES")),
         maxLineBytes: Math.floor(positiveNumber(env.TURNPIKE_BATCH_MAX_LINE_KB, 1024, "TURNPIKE_BATCH_MAX_LINE_KB") * 1024),
         leaseMs: Math.floor(positiveNumber(env.TURNPIKE_BATCH_LEASE_SECONDS, 30, "TURNPIKE_BATCH_LEASE_SECONDS") * 1000),
+        retentionDays: positiveNumber(env.TURNPIKE_BATCH_RETENTION_DAYS, 30, "TURNPIKE_BATCH_RETENTION_DAYS"),
         worker: oneOf(env.TURNPIKE_BATCH_WORKER?.toLowerCase(), ["on", "off"], "on", "TURNPIKE_BATCH_WORKER") === "on",
       }),
-      { maxFileBytes: 100 * MIB, maxLines: 50_000, maxLineBytes: 1024 * 1024, leaseMs: 30_000, worker: true },
+      { maxFileBytes: 100 * MIB, maxLines: 50_000, maxLineBytes: 1024 * 1024, leaseMs: 30_000, retentionDays: 30, worker: true },
     ),
   };
   refuse(problems);
@@ -250,6 +251,8 @@ export interface BatchConfig {
   maxLineBytes: number;
   /** A job's lease: renewed while its worker works; another instance takes the job once it runs out. */
   leaseMs: number;
+  /** Ended jobs, their results and files are kept this many days after they were made. */
+  retentionDays: number;
   /** `TURNPIKE_BATCH_WORKER=off`: this instance takes batches but runs none (another instance does). */
   worker: boolean;
 }
