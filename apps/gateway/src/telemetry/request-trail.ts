@@ -69,6 +69,7 @@ const COUNT_PATHS = ["/count_tokens", "/input_tokens"];
 function endpointOf(ctx: RequestContext, record: UsageRecord | undefined): Endpoint {
   if (record) return record.endpoint;
   const path = ctx.request.url.split("?", 1)[0] ?? "";
+  if (path.endsWith("/v1/embeddings")) return "embeddings";
   return COUNT_PATHS.some((p) => path.endsWith(p)) ? "count_tokens" : ctx.format.endpoint;
 }
 

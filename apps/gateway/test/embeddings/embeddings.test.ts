@@ -14,7 +14,7 @@ let h: Harness;
 let client: OpenAI;
 
 beforeAll(async () => {
-  h = await startHarness();
+  h = await startHarness({ TURNPIKE_METRICS_KEY: "sk-metrics-embeddings-0123456789" });
   client = new OpenAI({ apiKey: h.key, baseURL: `${h.url}/v1`, maxRetries: 0 });
 });
 afterAll(() => h.close());
@@ -194,6 +194,16 @@ describe("limits and budgets", () => {
     }
     expect(err).toBeInstanceOf(OpenAI.RateLimitError);
     expect((err as InstanceType<typeof OpenAI.RateLimitError>).code).toBe("insufficient_quota");
+  });
+});
+
+describe("metrics", () => {
+  test("embeddings are counted under endpoint embeddings", async () => {
+    await client.embeddings.create({ model: "beta-embedding-3-large", input: "counted" });
+    const text = await (await fetch(`${h.url}/metrics`, { headers: { authorization: "Bearer sk-metrics-embeddings-0123456789" } })).text();
+    const line = text.split("\n").find((l) => l.startsWith("turnpike_requests_total{") && l.includes('endpoint="embeddings"') && l.includes('model="beta-embedding-3-large"') && l.includes('status="200"'));
+    expect(line).toBeDefined();
+    expect(Number(line!.split(" ").at(-1))).toBeGreaterThanOrEqual(1);
   });
 });
 
