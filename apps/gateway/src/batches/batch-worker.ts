@@ -85,14 +85,17 @@ export class BatchWorker {
   private async run(): Promise<void> {
     while (!this.stopped) {
       let job: BatchJob | undefined;
+      let failed = false;
       try {
         job = await this.store.claim(this.owner, this.iso(), this.iso(this.deps.config.batches.leaseMs));
         if (job) await this.work(job);
       } catch (e) {
+        // The store unreachable, or a job it cannot run: logged, and looked at again after a pause, not at once.
+        failed = true;
         this.deps.logger.error("batch worker failed", { batch_id: job?.id }, e);
         if (job) await this.store.release(job.id, this.owner).catch(() => {});
       }
-      if (!job && !this.stopped) await this.idle(POLL_MS);
+      if ((failed || !job) && !this.stopped) await this.idle(POLL_MS);
     }
   }
 
