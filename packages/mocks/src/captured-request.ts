@@ -1,13 +1,14 @@
 /** What the mock records about each request it answers, for assertions. */
-import type { ChatRequest, CountTokensRequest, GenerateRequest, MessagesRequest, ResponsesRequest } from "@turnpike/schema";
+import type { ChatRequest, CountTokensRequest, EmbeddingsRequest, GenerateRequest, MessagesRequest, ResponsesRequest } from "@turnpike/schema";
 
 /**
  * The endpoints the mock serves: `responses` is `POST /v1/responses`, `response` the routes of
  * one stored response (`GET`/`DELETE /v1/responses/{id}`, `GET …/input_items`), `input_tokens`
  * `POST /v1/responses/input_tokens`; `generate` is `POST /v1beta/models/{model}:generateContent` (and
- * `:streamGenerateContent`, also under `/v1/`), `generate_count_tokens` its `:countTokens`.
+ * `:streamGenerateContent`, also under `/v1/`), `generate_count_tokens` its `:countTokens`; `embeddings`
+ * `POST /v1/embeddings`.
  */
-export type MockEndpoint = "messages" | "chat" | "responses" | "generate" | "count_tokens" | "input_tokens" | "generate_count_tokens" | "models" | "model" | "response";
+export type MockEndpoint = "messages" | "chat" | "responses" | "generate" | "count_tokens" | "input_tokens" | "generate_count_tokens" | "models" | "model" | "response" | "embeddings";
 
 /** Request bodies by endpoint, as the schema types them. */
 export interface MockRequestBodies {
@@ -19,6 +20,7 @@ export interface MockRequestBodies {
   generate: GenerateRequest;
   /** The prompt a count request names (its `generateContentRequest`, or the body itself). */
   generate_count_tokens: GenerateRequest;
+  embeddings: EmbeddingsRequest;
 }
 
 /**

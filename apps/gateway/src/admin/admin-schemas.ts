@@ -82,7 +82,7 @@ export type AdminKeyBody = Static<typeof AdminKeyBody>;
 export const AdminRotate = Type.Object({ grace_seconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 2_592_000, rule: "must be a whole number of seconds from 0 to 2592000 (30 days)" })) });
 export type AdminRotate = Static<typeof AdminRotate>;
 
-const Endpoint = Type.Union(["chat", "messages", "responses", "generate", "count_tokens", "mcp"].map((e) => Type.Literal(e)));
+const Endpoint = Type.Union(["chat", "messages", "responses", "generate", "count_tokens", "mcp", "embeddings"].map((e) => Type.Literal(e)));
 
 /** One usage record of the ledger. */
 export const AdminUsageRecord = Type.Object({
