@@ -70,7 +70,21 @@ export const FLOORS: Floor[] = [
     ],
   },
   { name: "pipeline", paths: ["pipeline/*", "mcp/*", "embeddings/*", "batches/*"] },
-  { name: "surfaces", paths: ["routes/*", "embeddings/embeddings-routes.ts", "batches/batch-routes.ts", "admin/*", "openapi/*", "telemetry/metrics-route.ts", "stored-responses/routes.ts", "mcp/mcp-routes.ts", "teams/team-routes.ts", "sign-on/sign-on-routes.ts"] },
+  {
+    name: "surfaces",
+    paths: [
+      "routes/*",
+      "embeddings/embeddings-routes.ts",
+      "batches/batch-routes.ts",
+      "admin/*",
+      "openapi/*",
+      "telemetry/metrics-route.ts",
+      "stored-responses/routes.ts",
+      "mcp/mcp-routes.ts",
+      "teams/team-routes.ts",
+      "sign-on/sign-on-routes.ts",
+    ],
+  },
   { name: "composition", paths: ["app.ts", "boot.ts", "main.ts", "cli.ts"] },
 ];
 
@@ -102,7 +116,8 @@ for (const [file, imports] of Object.entries(deps)) {
   // Files outside src (test helpers) appear only as what tests import; production never imports them.
   if (file.startsWith("../")) continue;
   // A workspace package (resolved through its build, `packages/*/dist`) is the floor below them all.
-  for (const target of imports) if (target.startsWith("../") && !target.includes("/packages/")) problems.push(`outside src: ${file} → ${target}`);
+  for (const target of imports)
+    if (target.startsWith("../") && !target.includes("/packages/")) problems.push(`outside src: ${file} → ${target}`);
   const from = floorOf(file);
   if (from === undefined) {
     problems.push(`no floor: ${file} (add it to FLOORS in scripts/check-imports.ts)`);
@@ -110,7 +125,8 @@ for (const [file, imports] of Object.entries(deps)) {
   }
   for (const target of imports) {
     const to = floorOf(target);
-    if (to !== undefined && to > from) problems.push(`upward: ${file} (${FLOORS[from]!.name}) → ${target} (${FLOORS[to]!.name})`);
+    if (to !== undefined && to > from)
+      problems.push(`upward: ${file} (${FLOORS[from]!.name}) → ${target} (${FLOORS[to]!.name})`);
   }
 }
 
@@ -118,4 +134,6 @@ if (problems.length) {
   console.log(`import check of apps/gateway/src: ${problems.length} problem(s)\n  ${problems.join("\n  ")}`);
   process.exit(1);
 }
-console.log(`import check of apps/gateway/src: ${Object.keys(deps).filter((f) => !f.startsWith("../")).length} files on ${FLOORS.length} floors, no cycle, no upward import`);
+console.log(
+  `import check of apps/gateway/src: ${Object.keys(deps).filter((f) => !f.startsWith("../")).length} files on ${FLOORS.length} floors, no cycle, no upward import`,
+);

@@ -11,7 +11,11 @@ export const CHROMIUM = process.env.TURNPIKE_CHROMIUM || "/usr/bin/chromium";
 
 /** Asynchronous, so the test command can say the install is still running while it takes its minute. */
 async function apt(args: string[]): Promise<boolean> {
-  const p = Bun.spawn(["apt-get", ...args], { stdout: "ignore", stderr: "ignore", env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
+  const p = Bun.spawn(["apt-get", ...args], {
+    stdout: "ignore",
+    stderr: "ignore",
+    env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
+  });
   return (await p.exited) === 0;
 }
 
@@ -25,7 +29,8 @@ export async function ensureChromium(log: (line: string) => void = console.log):
   if (canInstall) {
     log("Chromium: not installed; installing it: apt-get install -y chromium");
     // A fresh image has no package lists yet: fetch them only when the first try fails.
-    if (!(await apt(["install", "-y", "chromium"])) && (await apt(["update"]))) await apt(["install", "-y", "chromium"]);
+    if (!(await apt(["install", "-y", "chromium"])) && (await apt(["update"])))
+      await apt(["install", "-y", "chromium"]);
   }
   const ok = existsSync(CHROMIUM);
   log(`Chromium: ${ok ? "found" : "NOT available (the dashboard's browser test will be skipped)"} at ${CHROMIUM}`);

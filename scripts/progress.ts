@@ -29,7 +29,11 @@ export async function step<T>(label: string, work: () => T | Promise<T>): Promis
  * test file (Bun names the file on stderr as `path/x.test.ts:` before its results) with the time
  * since the start.
  */
-export async function run(label: string, cmd: string[], cwd: string): Promise<{ code: number; out: string; seconds: number }> {
+export async function run(
+  label: string,
+  cmd: string[],
+  cwd: string,
+): Promise<{ code: number; out: string; seconds: number }> {
   const started = Date.now();
   console.log(`▶ ${label}…`);
   let lastLine = Date.now();

@@ -27,7 +27,14 @@ import { SqliteStore } from "../apps/gateway/src/storage/sqlite-store";
 const ROOT = resolve(import.meta.dir, "..");
 const OUT = join(ROOT, "apps/gateway/test/__fixtures__/agents");
 const ADMIN = `sk-admin-record-${crypto.randomUUID()}`;
-const PACKAGES = ["@anthropic-ai/claude-code@latest", "@openai/codex@latest", "opencode-ai@latest", "ai@latest", "@ai-sdk/openai@latest", "@ai-sdk/anthropic@latest"];
+const PACKAGES = [
+  "@anthropic-ai/claude-code@latest",
+  "@openai/codex@latest",
+  "opencode-ai@latest",
+  "ai@latest",
+  "@ai-sdk/openai@latest",
+  "@ai-sdk/anthropic@latest",
+];
 
 const args = process.argv.slice(2);
 const flag = (name: string) => {
@@ -45,9 +52,27 @@ export type Recorded =
   | { kind: "websocket"; path: string; headers: Record<string, string>; frames: unknown[]; responseIds: string[] };
 
 /** Headers kept: the ones that carry protocol, not identity or transport. */
-const KEPT_HEADERS = /^(content-type|accept|anthropic-version|anthropic-beta|openai-beta|user-agent|x-app|x-claude-code-session-id|session_id|originator|version|x-codex-[a-z-]+|x-stainless-helper-method)$/;
+const KEPT_HEADERS =
+  /^(content-type|accept|anthropic-version|anthropic-beta|openai-beta|user-agent|x-app|x-claude-code-session-id|session_id|originator|version|x-codex-[a-z-]+|x-stainless-helper-method)$/;
 /** Strings never shortened: what a replay must send as it was (JSON text, ids, signatures, data). */
-const VERBATIM_KEYS = new Set(["arguments", "input", "partial_json", "encrypted_content", "signature", "data", "url", "image_url", "file_data", "id", "call_id", "tool_use_id", "type", "model", "role", "name"]);
+const VERBATIM_KEYS = new Set([
+  "arguments",
+  "input",
+  "partial_json",
+  "encrypted_content",
+  "signature",
+  "data",
+  "url",
+  "image_url",
+  "file_data",
+  "id",
+  "call_id",
+  "tool_use_id",
+  "type",
+  "model",
+  "role",
+  "name",
+]);
 /** Longer strings of other keys are the agent's own prose (prompts, tool descriptions): left out. */
 const LONGEST_KEPT = 160;
 
@@ -69,7 +94,8 @@ function scrub(value: unknown, key = ""): unknown {
     return s.length > LONGEST_KEPT && !VERBATIM_KEYS.has(key) ? `(${s.length} characters of the client's own text)` : s;
   }
   if (Array.isArray(value)) return value.map((v) => scrub(v, key));
-  if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, scrub(v, k)]));
+  if (value && typeof value === "object")
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, scrub(v, k)]));
   return value;
 }
 
@@ -95,11 +121,25 @@ function parseBody(text: string): unknown {
 
 async function startGateway() {
   const logs: string[] = [];
-  const config = loadConfig({ PORT: "0", HOST: "127.0.0.1", TURNPIKE_ADMIN_KEY: ADMIN, TURNPIKE_DB: ":memory:", TURNPIKE_LOG_LEVEL: "info" });
-  const gw = await bootGateway(config, { store: new SqliteStore(":memory:"), firstKey: false, logDestination: { write: (line: string) => void logs.push(line) } });
+  const config = loadConfig({
+    PORT: "0",
+    HOST: "127.0.0.1",
+    TURNPIKE_ADMIN_KEY: ADMIN,
+    TURNPIKE_DB: ":memory:",
+    TURNPIKE_LOG_LEVEL: "info",
+  });
+  const gw = await bootGateway(config, {
+    store: new SqliteStore(":memory:"),
+    firstKey: false,
+    logDestination: { write: (line: string) => void logs.push(line) },
+  });
   gw.app.listen({ port: 0, hostname: "127.0.0.1" });
   const url = `http://127.0.0.1:${gw.app.server!.port}`;
-  const res = await fetch(`${url}/admin/keys`, { method: "POST", headers: { authorization: `Bearer ${ADMIN}` }, body: JSON.stringify({ name: "recording" }) });
+  const res = await fetch(`${url}/admin/keys`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${ADMIN}` },
+    body: JSON.stringify({ name: "recording" }),
+  });
   const { key } = (await res.json()) as { key: string };
   return { gw, url, key, logs };
 }
@@ -121,7 +161,13 @@ function startProxy(target: string, sink: Recorded[]) {
       const url = new URL(req.url);
       const path = url.pathname + url.search;
       if (req.headers.get("upgrade")?.toLowerCase() === "websocket") {
-        const session: WsData["session"] = { kind: "websocket", path, headers: keptHeaders(req.headers), frames: [], responseIds: [] };
+        const session: WsData["session"] = {
+          kind: "websocket",
+          path,
+          headers: keptHeaders(req.headers),
+          frames: [],
+          responseIds: [],
+        };
         sink.push(session);
         if (server.upgrade(req, { data: { path, headers: req.headers, pending: [], session } })) return undefined;
         return new Response("upgrade failed", { status: 400 });
@@ -129,8 +175,20 @@ function startProxy(target: string, sink: Recorded[]) {
       const text = req.method === "GET" || req.method === "HEAD" ? "" : await req.text();
       const headers = new Headers(req.headers);
       headers.delete("host");
-      const res = await fetch(target + path, { method: req.method, headers, body: text || undefined, redirect: "manual" });
-      sink.push({ kind: "http", method: req.method, path: url.pathname, headers: keptHeaders(req.headers), body: scrub(parseBody(text)), status: res.status });
+      const res = await fetch(target + path, {
+        method: req.method,
+        headers,
+        body: text || undefined,
+        redirect: "manual",
+      });
+      sink.push({
+        kind: "http",
+        method: req.method,
+        path: url.pathname,
+        headers: keptHeaders(req.headers),
+        body: scrub(parseBody(text)),
+        status: res.status,
+      });
       const out = new Headers(res.headers);
       out.delete("content-encoding");
       out.delete("content-length");
@@ -152,7 +210,8 @@ function startProxy(target: string, sink: Recorded[]) {
           const text = String(e.data);
           ws.send(text);
           const frame = parseBody(text) as { type?: string; response?: { id?: string } };
-          if (frame?.type === "response.completed" && frame.response?.id) ws.data.session.responseIds.push(frame.response.id);
+          if (frame?.type === "response.completed" && frame.response?.id)
+            ws.data.session.responseIds.push(frame.response.id);
         });
         up.addEventListener("close", () => ws.close());
       },
@@ -173,8 +232,18 @@ function startProxy(target: string, sink: Recorded[]) {
 // The clients.
 
 /** Runs a command to its end without blocking this process (the proxy it talks to runs here). */
-async function run(cmd: string[], opts: { cwd: string; env: Record<string, string>; timeoutMs?: number }): Promise<{ code: number; out: string }> {
-  const p = Bun.spawn(cmd, { cwd: opts.cwd, env: { ...process.env, PWD: opts.cwd, ...opts.env }, timeout: opts.timeoutMs ?? 240_000, stdout: "pipe", stderr: "pipe", stdin: "ignore" });
+async function run(
+  cmd: string[],
+  opts: { cwd: string; env: Record<string, string>; timeoutMs?: number },
+): Promise<{ code: number; out: string }> {
+  const p = Bun.spawn(cmd, {
+    cwd: opts.cwd,
+    env: { ...process.env, PWD: opts.cwd, ...opts.env },
+    timeout: opts.timeoutMs ?? 240_000,
+    stdout: "pipe",
+    stderr: "pipe",
+    stdin: "ignore",
+  });
   const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
   return { code, out: out + err };
 }
@@ -185,7 +254,8 @@ async function version(bin: string, clients: string): Promise<string> {
 }
 
 function packageVersion(clients: string, name: string): string {
-  return (JSON.parse(readFileSync(join(clients, "node_modules", name, "package.json"), "utf8")) as { version: string }).version;
+  return (JSON.parse(readFileSync(join(clients, "node_modules", name, "package.json"), "utf8")) as { version: string })
+    .version;
 }
 
 function freshWorkspace(): string {
@@ -226,10 +296,43 @@ const CLIENTS: Client[] = [
     name: "claude-code",
     version: (c) => version(bin(c, "claude"), c),
     async record({ clients, proxy, key, dir, home }) {
-      const env = { ANTHROPIC_BASE_URL: proxy, ANTHROPIC_API_KEY: key, CLAUDE_CONFIG_DIR: join(home, "claude"), CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", CLAUDE_CODE_ENABLE_GATEWAY_MODEL_DISCOVERY: "1" };
+      const env = {
+        ANTHROPIC_BASE_URL: proxy,
+        ANTHROPIC_API_KEY: key,
+        CLAUDE_CONFIG_DIR: join(home, "claude"),
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+        CLAUDE_CODE_ENABLE_GATEWAY_MODEL_DISCOVERY: "1",
+      };
       // The first run also fills the agent's cache of discovered models, which the second picks from.
-      const first = await run([bin(clients, "claude"), "-p", PROMPT, "--model", "alpha-sonnet-4-6", "--output-format", "stream-json", "--verbose", "--allowedTools", "Read,Edit,Write"], { cwd: dir, env });
-      const second = await run([bin(clients, "claude"), "-p", PROMPT, "--model", "claude-code/gamma-3-pro", "--output-format", "json", "--allowedTools", "Read,Edit,Write"], { cwd: dir, env });
+      const first = await run(
+        [
+          bin(clients, "claude"),
+          "-p",
+          PROMPT,
+          "--model",
+          "alpha-sonnet-4-6",
+          "--output-format",
+          "stream-json",
+          "--verbose",
+          "--allowedTools",
+          "Read,Edit,Write",
+        ],
+        { cwd: dir, env },
+      );
+      const second = await run(
+        [
+          bin(clients, "claude"),
+          "-p",
+          PROMPT,
+          "--model",
+          "claude-code/gamma-3-pro",
+          "--output-format",
+          "json",
+          "--allowedTools",
+          "Read,Edit,Write",
+        ],
+        { cwd: dir, env },
+      );
       return [first.out, second.out];
     },
   },
@@ -243,7 +346,15 @@ const CLIENTS: Client[] = [
         mkdirSync(codexHome, { recursive: true });
         writeFileSync(join(codexHome, "config.toml"), codexConfig(proxy, websockets));
         const env = { CODEX_HOME: codexHome, TURNPIKE_KEY: key };
-        const cmd = [bin(clients, "codex"), "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--json", "-m", "beta-5"];
+        const cmd = [
+          bin(clients, "codex"),
+          "exec",
+          "--skip-git-repo-check",
+          "--dangerously-bypass-approvals-and-sandbox",
+          "--json",
+          "-m",
+          "beta-5",
+        ];
         outs.push((await run([...cmd, `${PROMPT} (use apply_patch)`], { cwd: dir, env })).out);
       }
       return outs;
@@ -255,7 +366,14 @@ const CLIENTS: Client[] = [
     async record({ clients, proxy, key, dir, home }) {
       const config = {
         $schema: "https://opencode.ai/config.json",
-        provider: { turnpike: { npm: "@ai-sdk/openai-compatible", name: "Turnpike", options: { baseURL: `${proxy}/v1`, apiKey: "{env:TURNPIKE_KEY}" }, models: { "delta-m3": { name: "delta-m3" } } } },
+        provider: {
+          turnpike: {
+            npm: "@ai-sdk/openai-compatible",
+            name: "Turnpike",
+            options: { baseURL: `${proxy}/v1`, apiKey: "{env:TURNPIKE_KEY}" },
+            models: { "delta-m3": { name: "delta-m3" } },
+          },
+        },
       };
       writeFileSync(join(dir, "opencode.json"), JSON.stringify(config, null, 2));
       const env = { TURNPIKE_KEY: key, HOME: home, XDG_CONFIG_HOME: join(home, "config") };
@@ -268,7 +386,14 @@ const CLIENTS: Client[] = [
     async record({ clients, proxy, key, dir }) {
       const script = join(clients, "record-ai-sdk.mjs");
       writeFileSync(script, AI_SDK_SCRIPT);
-      return [(await run([process.execPath, script], { cwd: clients, env: { TURNPIKE_URL: proxy, TURNPIKE_KEY: key, WORKSPACE: dir } })).out];
+      return [
+        (
+          await run([process.execPath, script], {
+            cwd: clients,
+            env: { TURNPIKE_URL: proxy, TURNPIKE_KEY: key, WORKSPACE: dir },
+          })
+        ).out,
+      ];
     },
   },
 ];
@@ -299,7 +424,8 @@ function shapeOf(calls: Recorded[]): Set<string> {
   for (const c of calls) {
     for (const h of Object.keys(c.headers)) out.add(`${c.path} header ${h}`);
     const bodies = c.kind === "http" ? [c.body] : c.frames;
-    for (const b of bodies) if (b && typeof b === "object" && !Array.isArray(b)) for (const k of Object.keys(b)) out.add(`${c.path} ${k}`);
+    for (const b of bodies)
+      if (b && typeof b === "object" && !Array.isArray(b)) for (const k of Object.keys(b)) out.add(`${c.path} ${k}`);
   }
   return out;
 }
@@ -324,7 +450,11 @@ async function main() {
   if (!clients) {
     clients = mkdtempSync(join(tmpdir(), "turnpike-agents-"));
     console.log(`Installing ${PACKAGES.join(", ")} into ${clients} …`);
-    const install = await run(["npm", "install", "--no-audit", "--no-fund", "--prefix", clients, ...PACKAGES, "zod"], { cwd: clients, env: {}, timeoutMs: 600_000 });
+    const install = await run(["npm", "install", "--no-audit", "--no-fund", "--prefix", clients, ...PACKAGES, "zod"], {
+      cwd: clients,
+      env: {},
+      timeoutMs: 600_000,
+    });
     if (install.code !== 0) throw new Error(`npm install failed:\n${install.out}`);
   }
   clients = resolve(clients);
@@ -332,7 +462,9 @@ async function main() {
   secret = key;
   mkdirSync(OUT, { recursive: true });
   const manifestPath = join(OUT, "manifest.json");
-  let manifest: { recorded: Record<string, { version: string; recorded_at: string; calls: number }> } = { recorded: {} };
+  let manifest: { recorded: Record<string, { version: string; recorded_at: string; calls: number }> } = {
+    recorded: {},
+  };
   try {
     manifest = JSON.parse(readFileSync(manifestPath, "utf8"));
   } catch {
@@ -349,7 +481,21 @@ async function main() {
       const from = logs.length;
       console.log(`\n${client.name} ${v}`);
       try {
-        for (const out of await client.record({ clients, proxy: `http://127.0.0.1:${proxy.port}`, key, dir: workspace, home })) console.log(`  ${out.trim().split("\n").slice(process.env.RECORD_VERBOSE ? 0 : -2).join("\n  ").slice(0, process.env.RECORD_VERBOSE ? 20000 : 400)}`);
+        for (const out of await client.record({
+          clients,
+          proxy: `http://127.0.0.1:${proxy.port}`,
+          key,
+          dir: workspace,
+          home,
+        }))
+          console.log(
+            `  ${out
+              .trim()
+              .split("\n")
+              .slice(process.env.RECORD_VERBOSE ? 0 : -2)
+              .join("\n  ")
+              .slice(0, process.env.RECORD_VERBOSE ? 20000 : 400)}`,
+          );
       } finally {
         proxy.stop(true);
         if (!process.env.RECORD_KEEP) {
@@ -362,11 +508,17 @@ async function main() {
       const dir = join(OUT, `${client.name}-${v}`);
       mkdirSync(dir, { recursive: true });
       writeFileSync(join(dir, "calls.json"), `${JSON.stringify(calls, null, 1)}\n`);
-      manifest.recorded[client.name] = { version: v, recorded_at: new Date().toISOString().slice(0, 10), calls: calls.length };
+      manifest.recorded[client.name] = {
+        version: v,
+        recorded_at: new Date().toISOString().slice(0, 10),
+        calls: calls.length,
+      };
       const after = shapeOf(calls);
       const added = [...after].filter((s) => !before.has(s));
       const gone = [...before].filter((s) => !after.has(s));
-      console.log(`  ${calls.length} calls recorded in ${dir.slice(ROOT.length + 1)}; ${refused.length} answered 4xx/5xx by the gateway`);
+      console.log(
+        `  ${calls.length} calls recorded in ${dir.slice(ROOT.length + 1)}; ${refused.length} answered 4xx/5xx by the gateway`,
+      );
       for (const l of refused) console.log(`    ${l.slice(0, 300)}`);
       if (before.size) {
         for (const a of added) console.log(`  + ${a}`);

@@ -32,7 +32,10 @@ function which(cmd: string): boolean {
 /** The installed PostgreSQL clusters' `<version> <name>` (Debian's pg_lsclusters). */
 function clusters(): string[] {
   const out = Bun.spawnSync(["pg_lsclusters", "--no-header"]).stdout.toString();
-  return out.split("\n").map((l) => l.trim().split(/\s+/).slice(0, 2).join(" ")).filter((l) => /^\d+ \S+$/.test(l));
+  return out
+    .split("\n")
+    .map((l) => l.trim().split(/\s+/).slice(0, 2).join(" "))
+    .filter((l) => /^\d+ \S+$/.test(l));
 }
 
 interface Service {
@@ -45,7 +48,10 @@ const SERVICES: Service[] = [
   {
     name: "PostgreSQL",
     url: DATABASE_URL,
-    start: () => (which("pg_ctlcluster") ? clusters().map((c) => ["pg_ctlcluster", "--skip-systemctl-redirect", ...c.split(" "), "start"]) : []),
+    start: () =>
+      which("pg_ctlcluster")
+        ? clusters().map((c) => ["pg_ctlcluster", "--skip-systemctl-redirect", ...c.split(" "), "start"])
+        : [],
   },
   {
     name: "Redis",
@@ -53,7 +59,22 @@ const SERVICES: Service[] = [
     start: () => {
       if (!which("redis-server")) return [];
       const port = new URL(REDIS_URL).port || "6379";
-      return [["redis-server", "--daemonize", "yes", "--bind", "127.0.0.1", "-::1", "--port", port, "--save", "", "--appendonly", "no"]];
+      return [
+        [
+          "redis-server",
+          "--daemonize",
+          "yes",
+          "--bind",
+          "127.0.0.1",
+          "-::1",
+          "--port",
+          port,
+          "--save",
+          "",
+          "--appendonly",
+          "no",
+        ],
+      ];
     },
   },
 ];

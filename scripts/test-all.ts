@@ -41,7 +41,8 @@ await step("finding (or installing) Chromium", () => ensureChromium((l) => conso
 
 // The linter over the whole tree (biome.json at the root), once.
 if (!only.length) {
-  const lint = await run("lint", ["bun", "x", "biome", "lint", "."], root);
+  // Biome lints and checks the formatting (biome.json: line width 120) in one pass.
+  const lint = await run("lint and format", ["bun", "x", "biome", "ci", "."], root);
   if (lint.code !== 0) {
     failed++;
     failures.push("lint");
@@ -82,7 +83,9 @@ for (const w of workspaces) {
   const f = Number(/^\s*(\d+) fail$/m.exec(t.out)?.[1] ?? 0);
   // Bun prints `(skip) <describe> > <test>` for each (again in its closing summary); its hooks
   // show up as "(unnamed)".
-  const skips = [...new Set([...t.out.matchAll(/^\(skip\) (.+)$/gm)].map((m) => m[1]!.trim()))].filter((n) => !n.endsWith("(unnamed)"));
+  const skips = [...new Set([...t.out.matchAll(/^\(skip\) (.+)$/gm)].map((m) => m[1]!.trim()))].filter(
+    (n) => !n.endsWith("(unnamed)"),
+  );
   for (const n of skips) skipped.push(`${w}: ${n}`);
   passed += p;
   failed += f;
@@ -92,11 +95,16 @@ for (const w of workspaces) {
   }
   if (f > 0) failures.push(`${w}: ${f} failing`);
   const mark = t.code === 0 ? "✓" : "✗";
-  console.log(`${mark} ${w}: ${p} passed, ${f} failed${skips.length ? `, ${skips.length} skipped` : ""} (${t.seconds.toFixed(1)} s)`);
+  console.log(
+    `${mark} ${w}: ${p} passed, ${f} failed${skips.length ? `, ${skips.length} skipped` : ""} (${t.seconds.toFixed(1)} s)`,
+  );
   if (t.code !== 0 || process.env.VERBOSE) console.log(t.out);
 }
 
 if (failures.length) console.log(`\nfailures:\n  ${failures.join("\n  ")}`);
-if (skipped.length) console.log(`\nskipped (a server or browser they need was not available):\n  ${skipped.join("\n  ")}`);
-console.log(`\ntests: ${passed} passed, ${failed} failed, ${skipped.length} skipped (${((Date.now() - runStarted) / 1000).toFixed(0)} s in all)`);
+if (skipped.length)
+  console.log(`\nskipped (a server or browser they need was not available):\n  ${skipped.join("\n  ")}`);
+console.log(
+  `\ntests: ${passed} passed, ${failed} failed, ${skipped.length} skipped (${((Date.now() - runStarted) / 1000).toFixed(0)} s in all)`,
+);
 process.exit(failed > 0 || passed === 0 ? 1 : 0);

@@ -24,7 +24,13 @@ import { cpuTimes, stolenCores } from "./machine-load";
 import { preflight } from "./preflight";
 import type { Service } from "./processes";
 import { BASELINES, SCENARIOS, gatewayRequest } from "./scenarios";
-import { METERING_FLOOR_DIR, createGatewayKey, startBareProxyProcess, startGatewayProcess, startSimulatorProcess } from "./services";
+import {
+  METERING_FLOOR_DIR,
+  createGatewayKey,
+  startBareProxyProcess,
+  startGatewayProcess,
+  startSimulatorProcess,
+} from "./services";
 import { percentile } from "./stats";
 import { wrkScript } from "./wrk-script";
 
@@ -56,7 +62,12 @@ try {
       const bare = await startBareProxyProcess(sim.url, 4096);
       services.push(bare);
       const req = BASELINES[scenario.baseline];
-      builds.push({ name: `${i}:bare proxy`, pid: bare.pid, url: bare.url + req.path, script: await writeScript(tmp, `b${i}`, wrkScript(req)) });
+      builds.push({
+        name: `${i}:bare proxy`,
+        pid: bare.pid,
+        url: bare.url + req.path,
+        script: await writeScript(tmp, `b${i}`, wrkScript(req)),
+      });
       continue;
     }
     const dir = d === "floor" ? METERING_FLOOR_DIR : resolve(d);
@@ -70,7 +81,16 @@ try {
     builds.push({ name, pid: gw.pid, url: gw.url + req.path, script: await writeScript(tmp, `b${i}`, wrkScript(req)) });
   }
   // Warm-up: each build once, untimed.
-  for (const b of builds) await runWrk({ wrk, url: b.url, scriptPath: b.script, connections, durationS: 1, pidUnderTest: b.pid, upstreamPid: sim.pid });
+  for (const b of builds)
+    await runWrk({
+      wrk,
+      url: b.url,
+      scriptPath: b.script,
+      connections,
+      durationS: 1,
+      pidUnderTest: b.pid,
+      upstreamPid: sim.pid,
+    });
   const cpu: number[][] = builds.map(() => []);
   const ratios: number[][] = builds.map(() => []);
   // A round during which the host took more than 2 % of the machine (steal) is measured again, up to `rounds` times.
@@ -85,7 +105,15 @@ try {
     for (let k = 0; k < builds.length; k++) {
       const i = (k + r) % builds.length;
       const b = builds[i]!;
-      started[i] = runWrk({ wrk, url: b.url, scriptPath: b.script, connections, durationS: seconds, pidUnderTest: b.pid, upstreamPid: sim.pid });
+      started[i] = runWrk({
+        wrk,
+        url: b.url,
+        scriptPath: b.script,
+        connections,
+        durationS: seconds,
+        pidUnderTest: b.pid,
+        upstreamPid: sim.pid,
+      });
     }
     const ms = await Promise.all(started);
     const stolen = stolenCores(before, cpuTimes(), cores);
@@ -99,14 +127,23 @@ try {
       cpu[i]!.push(m.cpuUsPerReq);
       ratios[i]!.push(m.cpuUsPerReq / ms[0]!.cpuUsPerReq);
     }
-    console.log(`round ${r + 1}: ${ms.map((m, i) => `${builds[i]!.name} ${m.cpuUsPerReq.toFixed(1)} µs (${Math.round(m.rps)} rps)`).join(" · ")}`);
+    console.log(
+      `round ${r + 1}: ${ms.map((m, i) => `${builds[i]!.name} ${m.cpuUsPerReq.toFixed(1)} µs (${Math.round(m.rps)} rps)`).join(" · ")}`,
+    );
   }
-  console.log(`\n${scenario.name}, c=${connections}, ${rounds} rounds of ${seconds} s cells; CPU per request (µs) and against build 0`);
+  console.log(
+    `\n${scenario.name}, c=${connections}, ${rounds} rounds of ${seconds} s cells; CPU per request (µs) and against build 0`,
+  );
   for (const [i, b] of builds.entries()) {
     const sorted = [...cpu[i]!].sort((a, z) => a - z);
     console.log(
       `  ${b.name.padEnd(24)} median ${percentile(cpu[i]!, 50).toFixed(1)}  min ${sorted[0]!.toFixed(1)}  ` +
-        (i === 0 ? "" : `median of per-round ratios ${percentile(ratios[i]!, 50).toFixed(3)}  (${[...ratios[i]!].sort((a, z) => a - z).map((x) => x.toFixed(2)).join(" ")})`),
+        (i === 0
+          ? ""
+          : `median of per-round ratios ${percentile(ratios[i]!, 50).toFixed(3)}  (${[...ratios[i]!]
+              .sort((a, z) => a - z)
+              .map((x) => x.toFixed(2))
+              .join(" ")})`),
     );
   }
 } finally {

@@ -40,7 +40,11 @@ export function startBareProxy(opts: { port: number; hostname?: string; upstream
 
 if (import.meta.main) {
   const { values } = parseArgs({
-    options: { port: { type: "string", default: "0" }, host: { type: "string", default: "127.0.0.1" }, upstream: { type: "string" } },
+    options: {
+      port: { type: "string", default: "0" },
+      host: { type: "string", default: "127.0.0.1" },
+      upstream: { type: "string" },
+    },
   });
   if (!values.upstream) {
     console.error("usage: bun src/bare-proxy.ts --upstream http://127.0.0.1:4010 [--port 0]");

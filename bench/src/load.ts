@@ -14,12 +14,22 @@ export function ensureWrk(): string {
   const found = Bun.which("wrk");
   if (found) return found;
   if (process.getuid?.() !== 0) {
-    throw new Error("wrk is not installed. Install it from Debian's packages: `sudo apt-get update && sudo apt-get install -y wrk`, then run `bun run bench` again.");
+    throw new Error(
+      "wrk is not installed. Install it from Debian's packages: `sudo apt-get update && sudo apt-get install -y wrk`, then run `bun run bench` again.",
+    );
   }
   console.log("wrk is not installed: installing it from Debian's packages (apt-get install -y wrk) …");
-  for (const cmd of [["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "wrk"]]) {
-    const r = Bun.spawnSync(cmd, { stdout: "inherit", stderr: "inherit", env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
-    if (r.exitCode !== 0) throw new Error(`\`${cmd.join(" ")}\` failed (exit ${r.exitCode}); install wrk by hand and run again.`);
+  for (const cmd of [
+    ["apt-get", "update", "-qq"],
+    ["apt-get", "install", "-y", "-qq", "wrk"],
+  ]) {
+    const r = Bun.spawnSync(cmd, {
+      stdout: "inherit",
+      stderr: "inherit",
+      env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
+    });
+    if (r.exitCode !== 0)
+      throw new Error(`\`${cmd.join(" ")}\` failed (exit ${r.exitCode}); install wrk by hand and run again.`);
   }
   const installed = Bun.which("wrk");
   if (!installed) throw new Error("apt-get installed wrk but it is not on PATH");
@@ -60,8 +70,18 @@ export async function runWrk(r: LoadRun): Promise<Measured> {
   const proc = Bun.spawn(
     [
       ...priorityPrefix(),
-      "taskset", "-c", String(CORE.loadgen),
-      r.wrk, "-t1", `-c${r.connections}`, `-d${r.durationS}s`, "--timeout", "10s", "-s", r.scriptPath, r.url,
+      "taskset",
+      "-c",
+      String(CORE.loadgen),
+      r.wrk,
+      "-t1",
+      `-c${r.connections}`,
+      `-d${r.durationS}s`,
+      "--timeout",
+      "10s",
+      "-s",
+      r.scriptPath,
+      r.url,
     ],
     { stdout: "pipe", stderr: "pipe" },
   );

@@ -25,11 +25,23 @@ export const HELD: StreamPace = { directive: "latency=60000", settleMs: 500 };
  */
 export const LONG: StreamPace = { directive: "chunks=150 latency=100", settleMs: 4000 };
 
-async function measureOn(svc: Service, req: HttpRequestSpec, count: number, pace: StreamPace): Promise<OpenStreamsResult> {
+async function measureOn(
+  svc: Service,
+  req: HttpRequestSpec,
+  count: number,
+  pace: StreamPace,
+): Promise<OpenStreamsResult> {
   try {
     // Warm the code path first, so the idle figure already holds the compiled code.
     await measureTtfb(svc.url, req, { samples: 0, warmup: 300 });
-    return await measureOpenStreams({ pid: svc.pid, url: svc.url, req: holdOpen(req, pace.directive), count, timeoutMs: 10_000, settleMs: pace.settleMs });
+    return await measureOpenStreams({
+      pid: svc.pid,
+      url: svc.url,
+      req: holdOpen(req, pace.directive),
+      count,
+      timeoutMs: 10_000,
+      settleMs: pace.settleMs,
+    });
   } finally {
     await svc.stop();
   }
@@ -56,4 +68,3 @@ export async function measureMemory(opts: {
   const viaBare = await measureOn(bare, BASELINES[opts.scenario.baseline], opts.count, opts.pace);
   return { ...viaGateway, scenario: opts.scenario.name, pace: opts.pace.directive, bare_proxy: viaBare };
 }
-

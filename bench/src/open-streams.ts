@@ -68,7 +68,8 @@ export async function measureOpenStreams(opts: {
           if (started.has(socket)) return;
           started.add(socket);
           if (chunk.toString("latin1", 0, 12) === "HTTP/1.1 200") open++;
-          else if (refused++ === 0) console.error(`  open streams: a stream was refused: ${chunk.toString("utf8", 0, 300)}`);
+          else if (refused++ === 0)
+            console.error(`  open streams: a stream was refused: ${chunk.toString("utf8", 0, 300)}`);
           if (open + refused === opts.count) allOpen();
         },
         error() {},

@@ -17,7 +17,12 @@ const MARK: Record<ReplyFormat, { json: RegExp; stream: RegExp }> = {
 export async function preflight(url: string, req: HttpRequestSpec, expect: ReplyFormat): Promise<string | undefined> {
   let res: Response;
   try {
-    res = await fetch(url + req.path, { method: req.method, headers: req.headers, body: req.body, signal: AbortSignal.timeout(10_000) });
+    res = await fetch(url + req.path, {
+      method: req.method,
+      headers: req.headers,
+      body: req.body,
+      signal: AbortSignal.timeout(10_000),
+    });
   } catch (e) {
     return `${req.path}: ${e instanceof Error ? e.message : String(e)}`;
   }
@@ -25,7 +30,8 @@ export async function preflight(url: string, req: HttpRequestSpec, expect: Reply
   const head = text.slice(0, 400);
   if (res.status !== 200) return `${req.path} answered ${res.status}: ${head}`;
   const ct = res.headers.get("content-type") ?? "";
-  if (req.stream !== ct.startsWith("text/event-stream")) return `${req.path}: content-type ${ct} for a ${req.stream ? "stream" : "JSON"} request`;
+  if (req.stream !== ct.startsWith("text/event-stream"))
+    return `${req.path}: content-type ${ct} for a ${req.stream ? "stream" : "JSON"} request`;
   const mark = req.stream ? MARK[expect].stream : MARK[expect].json;
   if (!mark.test(text)) return `${req.path}: the reply is not in the ${expect} format: ${head}`;
   return undefined;

@@ -10,7 +10,10 @@ export function parseStatTicks(stat: string): number {
   // Field 2 (comm) is in parentheses and may itself hold spaces and ")": split after the last ")".
   const close = stat.lastIndexOf(")");
   if (close < 0) throw new Error(`not a /proc/<pid>/stat line: ${JSON.stringify(stat.slice(0, 80))}`);
-  const rest = stat.slice(close + 2).trim().split(/\s+/);
+  const rest = stat
+    .slice(close + 2)
+    .trim()
+    .split(/\s+/);
   // rest[0] is field 3 (state), so field 14 (utime) is rest[11] and field 15 (stime) rest[12].
   const utime = Number(rest[11]);
   const stime = Number(rest[12]);

@@ -49,7 +49,10 @@ export function priorityPrefix(): string[] {
 
 /** Pins every thread of a running process to one core. */
 export function pin(pid: number, core: number): void {
-  const r = Bun.spawnSync(["taskset", "-a", "-p", "-c", String(core), String(pid)], { stdout: "ignore", stderr: "pipe" });
+  const r = Bun.spawnSync(["taskset", "-a", "-p", "-c", String(core), String(pid)], {
+    stdout: "ignore",
+    stderr: "pipe",
+  });
   if (r.exitCode !== 0) throw new Error(`taskset -a -p -c ${core} ${pid} failed: ${r.stderr.toString().trim()}`);
 }
 
@@ -69,17 +72,26 @@ function collect(stream: ReadableStream<Uint8Array> | undefined, sink: string[])
 }
 
 /** Polls `url` until it answers (any HTTP status), or fails with the child's output. */
-async function waitUntilUp(name: string, url: string, proc: Subprocess, output: string[], timeoutMs = 30_000): Promise<void> {
+async function waitUntilUp(
+  name: string,
+  url: string,
+  proc: Subprocess,
+  output: string[],
+  timeoutMs = 30_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (proc.exitCode !== null || proc.signalCode !== null) {
-      throw new Error(`${name} exited (${proc.exitCode ?? proc.signalCode}) before it was up:\n${output.join("").trim()}`);
+      throw new Error(
+        `${name} exited (${proc.exitCode ?? proc.signalCode}) before it was up:\n${output.join("").trim()}`,
+      );
     }
     try {
       await fetch(url, { signal: AbortSignal.timeout(1000) });
       return;
     } catch {
-      if (Date.now() > deadline) throw new Error(`${name} did not answer at ${url} within ${timeoutMs / 1000} s:\n${output.join("").trim()}`);
+      if (Date.now() > deadline)
+        throw new Error(`${name} did not answer at ${url} within ${timeoutMs / 1000} s:\n${output.join("").trim()}`);
       await Bun.sleep(50);
     }
   }

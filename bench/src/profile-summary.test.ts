@@ -12,7 +12,14 @@ test("start-up samples are left out and native frames are charged to their JavaS
   const profile: CpuProfile = {
     nodes: [
       { id: 1, callFrame: frame("(root)"), children: [2, 3] },
-      { id: 2, callFrame: frame("(module)", `${ROOT}/node_modules/.bun/gpt-tokenizer@3.4.0/node_modules/gpt-tokenizer/esm/x.js`), children: [4] },
+      {
+        id: 2,
+        callFrame: frame(
+          "(module)",
+          `${ROOT}/node_modules/.bun/gpt-tokenizer@3.4.0/node_modules/gpt-tokenizer/esm/x.js`,
+        ),
+        children: [4],
+      },
       { id: 3, callFrame: frame("handleInference", gw, 97), children: [5] },
       { id: 4, callFrame: frame("parse") },
       { id: 5, callFrame: frame("fetch") },
@@ -29,7 +36,9 @@ test("start-up samples are left out and native frames are charged to their JavaS
 
 test("areas name the package or the gateway folder", () => {
   expect(area(`${ROOT}/node_modules/.bun/elysia@1.4.30+ca81/node_modules/elysia/dist/compose.mjs`)).toBe("elysia");
-  expect(area(`${ROOT}/node_modules/.bun/@sinclair+typebox@0.34.52/node_modules/@sinclair/typebox/build/esm/x.mjs`)).toBe("@sinclair/typebox");
+  expect(
+    area(`${ROOT}/node_modules/.bun/@sinclair+typebox@0.34.52/node_modules/@sinclair/typebox/build/esm/x.mjs`),
+  ).toBe("@sinclair/typebox");
   expect(area(`${ROOT}/packages/schema/src/sse.ts`)).toBe("schema");
   expect(area(`${ROOT}/apps/gateway/src/storage/sqlite-store.ts`)).toBe("gateway/storage");
   expect(area("")).toBe("native");

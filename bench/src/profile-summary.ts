@@ -67,7 +67,9 @@ export function summarizeProfile(p: CpuProfile, topN = 25): ProfileSummary {
     let key: string;
     let areaName: string;
     if (leaf.callFrame.url === "") {
-      const caller = chain.find((n) => n.callFrame.url !== "" && !n.callFrame.url.startsWith("bun:") && !n.callFrame.url.startsWith("node:"));
+      const caller = chain.find(
+        (n) => n.callFrame.url !== "" && !n.callFrame.url.startsWith("bun:") && !n.callFrame.url.startsWith("node:"),
+      );
       key = `${leaf.callFrame.functionName || "(native)"} ← ${caller ? where(caller.callFrame) : "(event loop)"}`;
       areaName = caller ? area(caller.callFrame.url) : "native (event loop)";
     } else {
@@ -84,7 +86,8 @@ export function summarizeProfile(p: CpuProfile, topN = 25): ProfileSummary {
 
 /** The summary as text, each line scaled to µs per request. */
 export function renderProfileSummary(title: string, s: ProfileSummary, cpuUsPerReq: number): string {
-  const row = (l: ProfileLine) => `${(l.share * 100).toFixed(1).padStart(5)} %  ${(l.share * cpuUsPerReq).toFixed(1).padStart(6)} µs/req  ${l.what}`;
+  const row = (l: ProfileLine) =>
+    `${(l.share * 100).toFixed(1).padStart(5)} %  ${(l.share * cpuUsPerReq).toFixed(1).padStart(6)} µs/req  ${l.what}`;
   return [
     `${title}: ${cpuUsPerReq.toFixed(1)} µs CPU per request (under the profiler); ${s.requestSamples} request samples, ${s.startupSamples} start-up samples left out`,
     "by area (native frames charged to their JavaScript caller's area):",

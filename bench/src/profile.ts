@@ -33,9 +33,19 @@ export async function profileGateway(opts: {
       const key = await createGatewayKey(gw);
       const req = gatewayRequest(s, key);
       const scriptPath = await writeScript(opts.tmp, `profile ${name}`, wrkScript(req));
-      const m = await runWrk({ wrk: opts.wrk, url: gw.url + req.path, scriptPath, connections: 32, durationS: opts.seconds, pidUnderTest: gw.pid, upstreamPid: opts.sim.pid });
+      const m = await runWrk({
+        wrk: opts.wrk,
+        url: gw.url + req.path,
+        scriptPath,
+        connections: 32,
+        durationS: opts.seconds,
+        pidUnderTest: gw.pid,
+        upstreamPid: opts.sim.pid,
+      });
       cpuUsPerReq = m.cpuUsPerReq;
-      opts.log(`${s.name}: ${(m.rps / 1000).toFixed(1)}k rps, ${m.cpuUsPerReq.toFixed(1)} µs CPU/req under the profiler → ${join(opts.dir, name)}.cpuprofile`);
+      opts.log(
+        `${s.name}: ${(m.rps / 1000).toFixed(1)}k rps, ${m.cpuUsPerReq.toFixed(1)} µs CPU/req under the profiler → ${join(opts.dir, name)}.cpuprofile`,
+      );
     } finally {
       await gw.stop(); // the profile is written as the process exits
     }

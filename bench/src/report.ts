@@ -7,7 +7,10 @@ export function table(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
   const numeric = header.map((_, i) => rows.every((r) => /^[-+]?[\d.,]+[k×%]?$|^—$/.test(r[i] ?? "")));
   const fmt = (r: string[]) =>
-    r.map((c, i) => (numeric[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join("  ").trimEnd();
+    r
+      .map((c, i) => (numeric[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+      .join("  ")
+      .trimEnd();
   return [fmt(header), widths.map((w) => "─".repeat(w)).join("  "), ...rows.map(fmt)].join("\n");
 }
 
@@ -54,7 +57,27 @@ export function renderReport(r: BenchResults): string {
   ]);
   out.push(
     table(
-      ["scenario", "c", "rps gw", "bare", "direct", "gw/bare", "p50 gw", "bare", "direct", "gw/bare", "p99 gw", "bare", "direct", "cpu µs gw", "bare", "sim", "gw/bare", "+p50 gw", "+p50 bare"],
+      [
+        "scenario",
+        "c",
+        "rps gw",
+        "bare",
+        "direct",
+        "gw/bare",
+        "p50 gw",
+        "bare",
+        "direct",
+        "gw/bare",
+        "p99 gw",
+        "bare",
+        "direct",
+        "cpu µs gw",
+        "bare",
+        "sim",
+        "gw/bare",
+        "+p50 gw",
+        "+p50 bare",
+      ],
       rows,
     ),
   );
@@ -63,20 +86,37 @@ export function renderReport(r: BenchResults): string {
       " the cpu gw/bare ratio is the least noisy figure: 1 / it bounds the throughput ratio when both are CPU-bound) · +p50: p50 over direct-to-upstream, ms",
   );
   const bad = r.scenarios.flatMap((s) =>
-    (["gateway", "bare_proxy", "direct"] as const).filter((t) => s[t].errors > 0).map((t) => `${s.name} @ c=${s.concurrency} ${t}: ${s[t].errors} errors`),
+    (["gateway", "bare_proxy", "direct"] as const)
+      .filter((t) => s[t].errors > 0)
+      .map((t) => `${s.name} @ c=${s.concurrency} ${t}: ${s[t].errors} errors`),
   );
   if (bad.length) out.push(`\n⚠ cells with errors (not valid measures):\n  ${bad.join("\n  ")}`);
   const bound = r.scenarios.filter((s) => s.concurrency > 1 && s.bare_proxy.core0_busy > 0.95);
   if (bound.length) {
-    out.push(`\nnote: core 0 (simulator + wrk) was saturated in ${bound.length} bare-proxy cell(s); there the bare proxy's rate is a floor, not its ceiling.`);
+    out.push(
+      `\nnote: core 0 (simulator + wrk) was saturated in ${bound.length} bare-proxy cell(s); there the bare proxy's rate is a floor, not its ceiling.`,
+    );
   }
 
   const floored = r.scenarios.filter((s) => s.metering_floor);
   if (floored.length) {
-    out.push("\nMetering floor: the least a gateway that bills each token adds (bench/metering-floor), same request, same run");
+    out.push(
+      "\nMetering floor: the least a gateway that bills each token adds (bench/metering-floor), same request, same run",
+    );
     out.push(
       table(
-        ["scenario", "c", "rps floor", "bare", "floor/bare", "gw/bare", "cpu µs floor", "bare", "floor/bare", "gw/bare"],
+        [
+          "scenario",
+          "c",
+          "rps floor",
+          "bare",
+          "floor/bare",
+          "gw/bare",
+          "cpu µs floor",
+          "bare",
+          "floor/bare",
+          "gw/bare",
+        ],
         floored.map((s) => {
           const f = s.metering_floor!;
           return [
@@ -116,7 +156,9 @@ export function renderReport(r: BenchResults): string {
     );
     for (const t of r.ttfb.filter((x) => x.metering_floor)) {
       const f = t.metering_floor!;
-      out.push(`  metering floor, ${t.name}: p50 ${fmt.ms(f.p50_ms)}, p99 ${fmt.ms(f.p99_ms)}; over the bare proxy at p50 ${fmt.signedMs(f.p50_ms - t.bare_proxy.p50_ms)} (the gateway ${fmt.signedMs(t.gateway.p50_ms - t.bare_proxy.p50_ms)})`);
+      out.push(
+        `  metering floor, ${t.name}: p50 ${fmt.ms(f.p50_ms)}, p99 ${fmt.ms(f.p99_ms)}; over the bare proxy at p50 ${fmt.signedMs(f.p50_ms - t.bare_proxy.p50_ms)} (the gateway ${fmt.signedMs(t.gateway.p50_ms - t.bare_proxy.p50_ms)})`,
+      );
     }
   }
 
@@ -128,13 +170,16 @@ export function renderReport(r: BenchResults): string {
   out.push("\nMemory per open stream");
   if (r.memory) out.push(`  held still: ${memoryLine(r.memory)}`);
   for (const m of r.memory_long) out.push(`  flowing:    ${memoryLine(m)}`);
-  if (!r.memory && r.memory_long.length === 0) out.push("  not measured (the gateway could not serve its stream scenarios, or --only left them out).");
+  if (!r.memory && r.memory_long.length === 0)
+    out.push("  not measured (the gateway could not serve its stream scenarios, or --only left them out).");
   const f = r.meta.foreign_load_cores;
   if (Math.max(f.before, f.mean) > 0.25) {
     out.push(
       `\n⚠ the machine was not idle: other processes used ${f.before.toFixed(2)} cores before the run and ${f.mean.toFixed(2)} on average` +
         ` (max ${f.max.toFixed(2)}) during the load runs` +
-        (f.steal_mean !== undefined && f.steal_mean >= 0.05 ? `, of which the host took ${f.steal_mean.toFixed(2)} (steal: a virtual machine's neighbours)` : "") +
+        (f.steal_mean !== undefined && f.steal_mean >= 0.05
+          ? `, of which the host took ${f.steal_mean.toFixed(2)} (steal: a virtual machine's neighbours)`
+          : "") +
         "; on 2 cores that shifts every number — run again on a quiet machine, or compare builds with `bun run ab`.",
     );
   }

@@ -24,7 +24,14 @@ import { renderScaleOut, scaleOutBench } from "./scale-out";
 import { renderReport } from "./report";
 import type { BenchResults, ScenarioResult, TargetMetrics, TtfbRow } from "./results";
 import { BASELINES, SCENARIOS, gatewayRequest, type BaselineName, type Scenario } from "./scenarios";
-import { METERING_FLOOR_DIR, createGatewayKey, startBareProxyProcess, startGatewayProcess, startSimulatorProcess, useGatewayDir } from "./services";
+import {
+  METERING_FLOOR_DIR,
+  createGatewayKey,
+  startBareProxyProcess,
+  startGatewayProcess,
+  startSimulatorProcess,
+  useGatewayDir,
+} from "./services";
 import { checkTargets } from "./targets";
 import { measureTtfb } from "./ttfb";
 import { wrkScript } from "./wrk-script";
@@ -53,8 +60,10 @@ const { values: args } = parseArgs({
     limits: { type: "string", default: "memory" },
   },
 });
-if (args.store !== "sqlite" && args.store !== "postgres") throw new Error(`--store: sqlite or postgres, got ${JSON.stringify(args.store)}`);
-if (args.limits !== "memory" && args.limits !== "redis") throw new Error(`--limits: memory or redis, got ${JSON.stringify(args.limits)}`);
+if (args.store !== "sqlite" && args.store !== "postgres")
+  throw new Error(`--store: sqlite or postgres, got ${JSON.stringify(args.store)}`);
+if (args.limits !== "memory" && args.limits !== "redis")
+  throw new Error(`--limits: memory or redis, got ${JSON.stringify(args.limits)}`);
 const storeArg = args.store;
 const limitsArg = args.limits;
 const scaleOut = storeArg !== "sqlite" || limitsArg !== "memory";
@@ -64,7 +73,9 @@ const streamCount = Number(args.streams);
 const fetchCap = Number(args["fetch-cap"]);
 if (args["gateway-dir"]) useGatewayDir(resolve(args["gateway-dir"]));
 const only = args.only;
-const scenarios = SCENARIOS.filter((s) => !only || (only.startsWith("=") ? s.name === only.slice(1) : s.name.includes(only)));
+const scenarios = SCENARIOS.filter(
+  (s) => !only || (only.startsWith("=") ? s.name === only.slice(1) : s.name.includes(only)),
+);
 if (scenarios.length === 0) throw new Error(`no scenario name contains ${JSON.stringify(args.only)}`);
 
 const t0 = performance.now();
@@ -136,7 +147,10 @@ try {
     const report = renderScaleOut(rows, storeArg, limitsArg);
     console.log("\n" + report);
     await Bun.write(join(resultsDir, "scale-out.txt"), report + "\n");
-    await Bun.write(join(resultsDir, "scale-out.json"), JSON.stringify({ store: storeArg, limits: limitsArg, rows }, null, 2) + "\n");
+    await Bun.write(
+      join(resultsDir, "scale-out.json"),
+      JSON.stringify({ store: storeArg, limits: limitsArg, rows }, null, 2) + "\n",
+    );
   } else if (args.profile) {
     const dir = join(resultsDir, "profiles");
     await profileGateway({ sim, scenarios, dir, tmp, wrk, seconds: Math.max(cellSeconds, 5), fetchCap, log });
@@ -158,14 +172,19 @@ async function benchmark(sim: Service): Promise<void> {
   services.push(gw);
   const key = await createGatewayKey(gw);
   const floorScenarios = scenarios.filter((s) => FLOOR_SCENARIOS.includes(s.name));
-  const floor = floorScenarios.length ? await startGatewayProcess(sim.url, join(tmp, "floor.db"), fetchCap, [], {}, METERING_FLOOR_DIR) : undefined;
+  const floor = floorScenarios.length
+    ? await startGatewayProcess(sim.url, join(tmp, "floor.db"), fetchCap, [], {}, METERING_FLOOR_DIR)
+    : undefined;
   if (floor) services.push(floor);
   const floorKey = floor ? await createGatewayKey(floor) : "";
 
   // Preflight every request shape through every target.
   const baselines = [...new Set(scenarios.map((s) => s.baseline))];
   for (const b of baselines) {
-    for (const [name, url] of [["direct", sim.url], ["bare proxy", bare.url]] as const) {
+    for (const [name, url] of [
+      ["direct", sim.url],
+      ["bare proxy", bare.url],
+    ] as const) {
       const problem = await preflight(url, BASELINES[b], baselineFormat[b]);
       if (problem) throw new Error(`${name}, ${b} baseline: ${problem}`);
     }
@@ -198,7 +217,9 @@ async function benchmark(sim: Service): Promise<void> {
     };
   };
   const summary = (label: string, m: Measured) =>
-    log(`${label.padEnd(40)} c=32: ${(m.rps / 1000).toFixed(1).padStart(5)}k rps, p50 ${(m.wrk.latencyUs.p50 / 1000).toFixed(3)} ms, ${m.cpuUsPerReq.toFixed(1).padStart(6)} µs CPU/req${m.errors ? `, ${m.errors} ERRORS` : ""}`);
+    log(
+      `${label.padEnd(40)} c=32: ${(m.rps / 1000).toFixed(1).padStart(5)}k rps, p50 ${(m.wrk.latencyUs.p50 / 1000).toFixed(3)} ms, ${m.cpuUsPerReq.toFixed(1).padStart(6)} µs CPU/req${m.errors ? `, ${m.errors} ERRORS` : ""}`,
+    );
 
   // Direct to the upstream: once per baseline (warm-up, then each concurrency).
   const direct = new Map<BaselineName, Map<number, Measured>>();
@@ -226,7 +247,10 @@ async function benchmark(sim: Service): Promise<void> {
     }
     warmBaselines.add(s.baseline);
     const floorReq = floor && FLOOR_SCENARIOS.includes(s.name) ? gatewayRequest(s, floorKey) : undefined;
-    const viaFloor = floorReq && floor ? await target(`metering floor ${s.name}`, floor.url + floorReq.path, wrkScript(floorReq), floor.pid) : undefined;
+    const viaFloor =
+      floorReq && floor
+        ? await target(`metering floor ${s.name}`, floor.url + floorReq.path, wrkScript(floorReq), floor.pid)
+        : undefined;
     if (viaFloor && warmupSeconds > 0) await viaFloor(32, warmupSeconds);
     for (const c of CONCURRENCIES) {
       const b = await viaBare(c, cellSeconds);
@@ -257,7 +281,10 @@ async function benchmark(sim: Service): Promise<void> {
     const g = await measureTtfb(gw.url, gatewayRequest(s, key), opts);
     const b = await measureTtfb(bare.url, BASELINES[s.baseline], opts);
     const d = await measureTtfb(sim.url, BASELINES[s.baseline], opts);
-    const f = floor && FLOOR_SCENARIOS.includes(s.name) ? await measureTtfb(floor.url, gatewayRequest(s, floorKey), opts) : undefined;
+    const f =
+      floor && FLOOR_SCENARIOS.includes(s.name)
+        ? await measureTtfb(floor.url, gatewayRequest(s, floorKey), opts)
+        : undefined;
     ttfb.push({
       ...(f ? { metering_floor: { p50_ms: f.p50_ms, p99_ms: f.p99_ms } } : {}),
       name: s.name,
@@ -277,13 +304,24 @@ async function benchmark(sim: Service): Promise<void> {
   }
   const memScenario = runnable.find((s) => s.name === MEMORY_SCENARIO);
   const memoryOf = async (scenario: Scenario, pace: StreamPace, db: string) => {
-    const m = await measureMemory({ scenario, simulatorURL: sim.url, dbPath: join(tmp, db), fetchCap, count: streamCount, pace, track: (s) => services.push(s) });
-    log(`memory (${scenario.name}, ${pace.directive}): gateway ${m.per_stream_kib.toFixed(1)} KiB per open stream (${m.open} of ${streamCount} open), bare proxy ${m.bare_proxy.per_stream_kib.toFixed(1)} KiB`);
+    const m = await measureMemory({
+      scenario,
+      simulatorURL: sim.url,
+      dbPath: join(tmp, db),
+      fetchCap,
+      count: streamCount,
+      pace,
+      track: (s) => services.push(s),
+    });
+    log(
+      `memory (${scenario.name}, ${pace.directive}): gateway ${m.per_stream_kib.toFixed(1)} KiB per open stream (${m.open} of ${streamCount} open), bare proxy ${m.bare_proxy.per_stream_kib.toFixed(1)} KiB`,
+    );
     return m;
   };
   const memory = memScenario ? await memoryOf(memScenario, HELD, "gateway-mem.db") : null;
   const memoryLong: MemoryResult[] = [];
-  for (const s of runnable.filter((x) => LONG_MEMORY_SCENARIOS.includes(x.name))) memoryLong.push(await memoryOf(s, LONG, `gateway-mem-long-${memoryLong.length}.db`));
+  for (const s of runnable.filter((x) => LONG_MEMORY_SCENARIOS.includes(x.name)))
+    memoryLong.push(await memoryOf(s, LONG, `gateway-mem-long-${memoryLong.length}.db`));
   await stopAll();
 
   const results: BenchResults = {

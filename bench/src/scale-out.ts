@@ -78,7 +78,9 @@ export async function scaleOutBench(o: ScaleOutOptions): Promise<ScaleOutRow[]> 
       [embedded, await createGatewayKey(embedded)],
       [scaled, await createGatewayKey(scaled)],
     ]);
-    o.log(`scale-out mode: embedded (SQLite, in-process limits) vs store=${o.store}, limits=${o.limits}, c=32, ${o.seconds} s per cell`);
+    o.log(
+      `scale-out mode: embedded (SQLite, in-process limits) vs store=${o.store}, limits=${o.limits}, c=32, ${o.seconds} s per cell`,
+    );
     const rows: ScaleOutRow[] = [];
     for (const s of o.scenarios) {
       const cells = new Map<GatewayService, Measured[]>();
@@ -88,7 +90,17 @@ export async function scaleOutBench(o: ScaleOutOptions): Promise<ScaleOutRow[]> 
         const problem = await preflight(gw.url, req, s.gateway.format);
         if (problem) throw new Error(`${s.name} through ${gw === embedded ? "embedded" : "scale-out"}: ${problem}`);
         const scriptPath = await writeScript(o.tmp, `${gw.pid}-${s.name}`, wrkScript(req));
-        runs.set(gw, (durationS) => runWrk({ wrk: o.wrk, url: gw.url + req.path, scriptPath, connections: 32, durationS, pidUnderTest: gw.pid, upstreamPid: o.sim.pid }));
+        runs.set(gw, (durationS) =>
+          runWrk({
+            wrk: o.wrk,
+            url: gw.url + req.path,
+            scriptPath,
+            connections: 32,
+            durationS,
+            pidUnderTest: gw.pid,
+            upstreamPid: o.sim.pid,
+          }),
+        );
         cells.set(gw, []);
       }
       if (o.warmup > 0) for (const gw of gateways) await runs.get(gw)!(o.warmup);

@@ -23,7 +23,11 @@ export interface HttpRequestSpec extends WrkRequest {
 export type BaselineName = "messages" | "chat" | "generate" | "messages-stream" | "chat-stream";
 
 const json = (o: unknown) => JSON.stringify(o);
-const messagesHeaders = { "content-type": "application/json", "x-api-key": UPSTREAM_KEY, "anthropic-version": "2023-06-01" };
+const messagesHeaders = {
+  "content-type": "application/json",
+  "x-api-key": UPSTREAM_KEY,
+  "anthropic-version": "2023-06-01",
+};
 const chatHeaders = { "content-type": "application/json", authorization: `Bearer ${UPSTREAM_KEY}` };
 const generateHeaders = { "content-type": "application/json", "x-goog-api-key": UPSTREAM_KEY };
 
@@ -61,7 +65,13 @@ export const BASELINES: Record<BaselineName, HttpRequestSpec> = {
     method: "POST",
     path: "/v1/chat/completions",
     headers: chatHeaders,
-    body: json({ model: "beta-5", max_tokens: 64, stream: true, stream_options: { include_usage: true }, messages: PROMPT }),
+    body: json({
+      model: "beta-5",
+      max_tokens: 64,
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: PROMPT,
+    }),
     stream: true,
   },
 };
@@ -78,7 +88,11 @@ export interface Scenario {
   stream: boolean;
 }
 
-const PATH: Record<ClientFormat, string> = { messages: "/v1/messages", chat: "/v1/chat/completions", responses: "/v1/responses" };
+const PATH: Record<ClientFormat, string> = {
+  messages: "/v1/messages",
+  chat: "/v1/chat/completions",
+  responses: "/v1/responses",
+};
 
 /**
  * The same prompt in each client format. A Responses request says `store: false`, as the coding
@@ -87,10 +101,17 @@ const PATH: Record<ClientFormat, string> = { messages: "/v1/messages", chat: "/v
 const BODY: Record<ClientFormat, (model: string, stream: boolean) => string> = {
   messages: (model, stream) => json({ model, max_tokens: 64, ...(stream ? { stream: true } : {}), messages: PROMPT }),
   chat: (model, stream) => json({ model, max_tokens: 64, ...(stream ? { stream: true } : {}), messages: PROMPT }),
-  responses: (model, stream) => json({ model, max_output_tokens: 64, store: false, ...(stream ? { stream: true } : {}), input: "hi" }),
+  responses: (model, stream) =>
+    json({ model, max_output_tokens: 64, store: false, ...(stream ? { stream: true } : {}), input: "hi" }),
 };
 
-function scenario(name: string, kind: ScenarioKind, format: ClientFormat, model: string, baseline: BaselineName): Scenario {
+function scenario(
+  name: string,
+  kind: ScenarioKind,
+  format: ClientFormat,
+  model: string,
+  baseline: BaselineName,
+): Scenario {
   const stream = BASELINES[baseline].stream;
   return { name, kind, gateway: { format, path: PATH[format], body: BODY[format](model, stream) }, baseline, stream };
 }

@@ -12,7 +12,16 @@ export async function startSimulatorProcess(): Promise<Service> {
   return startService({
     name: "simulator",
     core: CORE.upstream,
-    cmd: ["bun", join(simulatorDir(), "src", "cli.ts"), "--port", String(port), "--latency", "0", "--chunks", String(SIMULATOR_CHUNKS)],
+    cmd: [
+      "bun",
+      join(simulatorDir(), "src", "cli.ts"),
+      "--port",
+      String(port),
+      "--latency",
+      "0",
+      "--chunks",
+      String(SIMULATOR_CHUNKS),
+    ],
     cwd: simulatorDir(),
     port,
   });
@@ -54,7 +63,14 @@ export function useGatewayDir(dir: string): void {
 /** The metering floor (metering-floor/): the least a gateway that bills each token adds; it speaks enough of the gateway's surface to be started and keyed like one. */
 export const METERING_FLOOR_DIR = join(import.meta.dir, "..", "metering-floor");
 
-export async function startGatewayProcess(simulatorURL: string, dbPath: string, fetchCap: number, bunFlags: string[] = [], extraEnv: Record<string, string> = {}, dir = gatewayDir): Promise<GatewayService> {
+export async function startGatewayProcess(
+  simulatorURL: string,
+  dbPath: string,
+  fetchCap: number,
+  bunFlags: string[] = [],
+  extraEnv: Record<string, string> = {},
+  dir = gatewayDir,
+): Promise<GatewayService> {
   const port = freePort();
   const adminKey = "sk-admin-bench-" + randomBytes(12).toString("hex");
   const service = await startService({

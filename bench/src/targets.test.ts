@@ -2,9 +2,30 @@ import { describe, expect, test } from "bun:test";
 import type { ScenarioResult, TargetMetrics, TtfbRow } from "./results";
 import { checkTargets } from "./targets";
 
-const m = (rps: number, p50_ms: number): TargetMetrics => ({ rps, p50_ms, p99_ms: p50_ms * 3, cpu_us_per_req: 40, errors: 0, core0_busy: 0.5 });
-const row = (name: string, kind: "passthrough" | "translation", stream: boolean, concurrency: number, gw: TargetMetrics, bare: TargetMetrics): ScenarioResult => ({
-  name, kind, stream, baseline: "messages", concurrency, gateway: gw, bare_proxy: bare, direct: m(40000, 0.5),
+const m = (rps: number, p50_ms: number): TargetMetrics => ({
+  rps,
+  p50_ms,
+  p99_ms: p50_ms * 3,
+  cpu_us_per_req: 40,
+  errors: 0,
+  core0_busy: 0.5,
+});
+const row = (
+  name: string,
+  kind: "passthrough" | "translation",
+  stream: boolean,
+  concurrency: number,
+  gw: TargetMetrics,
+  bare: TargetMetrics,
+): ScenarioResult => ({
+  name,
+  kind,
+  stream,
+  baseline: "messages",
+  concurrency,
+  gateway: gw,
+  bare_proxy: bare,
+  direct: m(40000, 0.5),
 });
 
 describe("checkTargets", () => {
@@ -43,7 +64,11 @@ describe("checkTargets", () => {
       bare_overhead_p50_ms: bare - 0.2,
     });
     const mem = (scenario: string, kib: number) => ({ scenario, requested: 1000, open: 1000, per_stream_kib: kib });
-    const checks = checkTargets([], [ttfb("s1", 0.7, 0.45), ttfb("s2", 0.71, 0.45)], [mem("stream a", 24), mem("stream b", 24.1)]);
+    const checks = checkTargets(
+      [],
+      [ttfb("s1", 0.7, 0.45), ttfb("s2", 0.71, 0.45)],
+      [mem("stream a", 24), mem("stream b", 24.1)],
+    );
     expect(checks.map((c) => [c.scenario, c.met])).toEqual([
       ["s1", true],
       ["s2", false],
@@ -53,7 +78,9 @@ describe("checkTargets", () => {
   });
 
   test("a memory figure over fewer streams than asked for is a miss, whatever its value", () => {
-    const check = checkTargets([], [], [{ scenario: "stream a", requested: 1000, open: 256, per_stream_kib: 10 }]).at(-1)!;
+    const check = checkTargets([], [], [{ scenario: "stream a", requested: 1000, open: 256, per_stream_kib: 10 }]).at(
+      -1,
+    )!;
     expect(check.met).toBe(false);
     expect(check.scenario).toBe("stream a, 1,000 streams of 15 s (only 256 opened)");
   });

@@ -24,24 +24,53 @@ function atLeast(target: string, scenario: string, value: number, limit: number,
   return { target, scenario, concurrency, value, limit, rule: "≥", met: value >= limit, margin: value / limit - 1 };
 }
 
-function atMost(target: string, scenario: string, value: number, limit: number, rule: "≤" | "<", concurrency?: number): TargetCheck {
+function atMost(
+  target: string,
+  scenario: string,
+  value: number,
+  limit: number,
+  rule: "≤" | "<",
+  concurrency?: number,
+): TargetCheck {
   const met = rule === "≤" ? value <= limit : value < limit;
   return { target, scenario, concurrency, value, limit, rule, met, margin: 1 - value / limit };
 }
 
-export function checkTargets(rows: ScenarioResult[], ttfb: TtfbRow[], memory: readonly Pick<MemoryResult, "scenario" | "requested" | "open" | "per_stream_kib">[]): TargetCheck[] {
+export function checkTargets(
+  rows: ScenarioResult[],
+  ttfb: TtfbRow[],
+  memory: readonly Pick<MemoryResult, "scenario" | "requested" | "open" | "per_stream_kib">[],
+): TargetCheck[] {
   const out: TargetCheck[] = [];
   for (const r of rows) {
     const limit = TARGETS.throughput[r.stream ? "stream" : "json"][r.kind][r.concurrency];
     if (limit === undefined) continue;
-    out.push(atLeast(`throughput ≥ ${limit}× bare proxy`, r.name, r.gateway.rps / r.bare_proxy.rps, limit, r.concurrency));
+    out.push(
+      atLeast(`throughput ≥ ${limit}× bare proxy`, r.name, r.gateway.rps / r.bare_proxy.rps, limit, r.concurrency),
+    );
   }
   for (const t of ttfb) {
-    out.push(atMost(`stream TTFB ≤ bare proxy + ${TARGETS.ttfbOverBareMs} ms at p50`, t.name, t.gateway.p50_ms - t.bare_proxy.p50_ms, TARGETS.ttfbOverBareMs, "≤"));
+    out.push(
+      atMost(
+        `stream TTFB ≤ bare proxy + ${TARGETS.ttfbOverBareMs} ms at p50`,
+        t.name,
+        t.gateway.p50_ms - t.bare_proxy.p50_ms,
+        TARGETS.ttfbOverBareMs,
+        "≤",
+      ),
+    );
   }
   for (const m of memory) {
-    const where = `${m.scenario}, ${m.requested.toLocaleString("en-US")} streams of 15 s` + (m.open < m.requested ? ` (only ${m.open} opened)` : "");
-    const check = atMost(`≤ ${TARGETS.perStreamKib} KiB per open stream`, where, m.per_stream_kib, TARGETS.perStreamKib, "≤");
+    const where =
+      `${m.scenario}, ${m.requested.toLocaleString("en-US")} streams of 15 s` +
+      (m.open < m.requested ? ` (only ${m.open} opened)` : "");
+    const check = atMost(
+      `≤ ${TARGETS.perStreamKib} KiB per open stream`,
+      where,
+      m.per_stream_kib,
+      TARGETS.perStreamKib,
+      "≤",
+    );
     // A figure over fewer streams than asked for is not the measure (queued requests weigh too).
     if (m.open < m.requested) check.met = false;
     out.push(check);

@@ -15,7 +15,8 @@ export interface TtfbResult {
 async function once(url: string, req: HttpRequestSpec): Promise<number> {
   const t0 = performance.now();
   const res = await fetch(url + req.path, { method: req.method, headers: req.headers, body: req.body });
-  if (!res.ok || !res.body) throw new Error(`${url}${req.path} answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
+  if (!res.ok || !res.body)
+    throw new Error(`${url}${req.path} answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
   const reader = res.body.getReader();
   let first = Number.NaN;
   for (;;) {
@@ -27,7 +28,11 @@ async function once(url: string, req: HttpRequestSpec): Promise<number> {
   return first;
 }
 
-export async function measureTtfb(url: string, req: HttpRequestSpec, opts: { samples: number; warmup: number }): Promise<TtfbResult> {
+export async function measureTtfb(
+  url: string,
+  req: HttpRequestSpec,
+  opts: { samples: number; warmup: number },
+): Promise<TtfbResult> {
   for (let i = 0; i < opts.warmup; i++) await once(url, req);
   const times: number[] = [];
   for (let i = 0; i < opts.samples; i++) times.push(await once(url, req));

@@ -10,7 +10,16 @@ describe("parseWrkOutput on real wrk 4.1 outputs", () => {
     expect(r.requests).toBe(152459);
     expect(r.durationUs).toBe(3001816);
     expect(r.bytes).toBe(127233514);
-    expect(r.latencyUs).toEqual({ min: 83, mean: 656.2, stdev: 400.36, max: 8270, p50: 592, p90: 800, p99: 2504, p999: 5553 });
+    expect(r.latencyUs).toEqual({
+      min: 83,
+      mean: 656.2,
+      stdev: 400.36,
+      max: 8270,
+      p50: 592,
+      p90: 800,
+      p99: 2504,
+      p999: 5553,
+    });
     expect(errorCount(r)).toBe(0);
     // wrk's own summary line says 50788.92
     expect(rps(r)).toBeCloseTo(50788.9, 0);

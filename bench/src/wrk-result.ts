@@ -7,7 +7,16 @@ export interface WrkResult {
   durationUs: number;
   bytes: number;
   errors: { connect: number; read: number; write: number; status: number; timeout: number };
-  latencyUs: { min: number; mean: number; stdev: number; max: number; p50: number; p90: number; p99: number; p999: number };
+  latencyUs: {
+    min: number;
+    mean: number;
+    stdev: number;
+    max: number;
+    p50: number;
+    p90: number;
+    p99: number;
+    p999: number;
+  };
 }
 
 /** Requests per second over the run. */
@@ -30,7 +39,8 @@ function num(o: Record<string, unknown>, key: string, where: string): number {
 }
 
 function obj(v: unknown, where: string): Record<string, unknown> {
-  if (typeof v !== "object" || v === null || Array.isArray(v)) throw new Error(`wrk result: ${where} must be an object, got ${JSON.stringify(v)}`);
+  if (typeof v !== "object" || v === null || Array.isArray(v))
+    throw new Error(`wrk result: ${where} must be an object, got ${JSON.stringify(v)}`);
   return v as Record<string, unknown>; // checked to be a plain object just above
 }
 
@@ -40,7 +50,8 @@ function obj(v: unknown, where: string): Record<string, unknown> {
  */
 export function parseWrkOutput(stdout: string): WrkResult {
   const line = stdout.split("\n").find((l) => l.startsWith(RESULT_MARKER));
-  if (!line) throw new Error(`wrk printed no ${RESULT_MARKER.trim()} line; its output was:\n${stdout.trim() || "(nothing)"}`);
+  if (!line)
+    throw new Error(`wrk printed no ${RESULT_MARKER.trim()} line; its output was:\n${stdout.trim() || "(nothing)"}`);
   let raw: unknown;
   try {
     raw = JSON.parse(line.slice(RESULT_MARKER.length));

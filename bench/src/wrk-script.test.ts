@@ -4,7 +4,7 @@ import { luaLongString, wrkScript } from "./wrk-script";
 describe("wrkScript", () => {
   test("sets method, body and every header, each as a Lua long string", () => {
     const lua = wrkScript({ method: "POST", headers: { "x-api-key": "sk-tp-abc" }, body: '{"a":"b"}' });
-    expect(lua).toContain('wrk.method = [[POST]]');
+    expect(lua).toContain("wrk.method = [[POST]]");
     expect(lua).toContain('wrk.body = [[{"a":"b"}]]');
     // A space after the index bracket: `[[[` would open a long string in Lua.
     expect(lua).toContain("wrk.headers[ [[x-api-key]] ] = [[sk-tp-abc]]");

@@ -25,7 +25,8 @@ export function luaLongString(s: string): string {
 
 export function wrkScript(req: WrkRequest): string {
   const lines = [`wrk.method = ${luaLongString(req.method)}`, `wrk.body = ${luaLongString(req.body)}`];
-  for (const [k, v] of Object.entries(req.headers)) lines.push(`wrk.headers[ ${luaLongString(k)} ] = ${luaLongString(v)}`);
+  for (const [k, v] of Object.entries(req.headers))
+    lines.push(`wrk.headers[ ${luaLongString(k)} ] = ${luaLongString(v)}`);
   lines.push(
     "",
     "done = function(summary, latency, requests)",

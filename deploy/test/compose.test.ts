@@ -13,7 +13,9 @@ interface ComposeService {
   environment?: Record<string, string | number>;
 }
 
-const compose = parse(readFileSync(join(import.meta.dir, "../../compose.yaml"), "utf8"), { merge: true }) as { services: Record<string, ComposeService> };
+const compose = parse(readFileSync(join(import.meta.dir, "../../compose.yaml"), "utf8"), { merge: true }) as {
+  services: Record<string, ComposeService>;
+};
 const gateways = Object.entries(compose.services).filter(([name]) => name.startsWith("gateway"));
 
 /** Compose's duration syntax as far as this file uses it (`45s`, `1m30s`). */

@@ -54,7 +54,11 @@ interface Probe {
   httpGet: { path: string; port: string };
 }
 interface Container {
-  env: { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean } } }[];
+  env: {
+    name: string;
+    value?: string;
+    valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean } };
+  }[];
   envFrom: { configMapRef: { name: string } }[];
   startupProbe: Probe;
   livenessProbe: Probe;
@@ -71,10 +75,16 @@ interface PodTemplate {
 const statefulSet = (objects: K8sObject[]) => {
   const s = objects.find((o) => o.kind === "StatefulSet");
   if (!s?.spec) throw new Error("no StatefulSet");
-  return s.spec as { replicas: number; template: PodTemplate; volumeClaimTemplates: { metadata: { name: string } }[]; selector: { matchLabels: Record<string, string> } };
+  return s.spec as {
+    replicas: number;
+    template: PodTemplate;
+    volumeClaimTemplates: { metadata: { name: string } }[];
+    selector: { matchLabels: Record<string, string> };
+  };
 };
 const envOf = (c: Container, name: string) => c.env.find((e) => e.name === name);
-const matches = (selector: Record<string, string>, labels: Record<string, string>) => Object.entries(selector).every(([k, v]) => labels[k] === v);
+const matches = (selector: Record<string, string>, labels: Record<string, string>) =>
+  Object.entries(selector).every(([k, v]) => labels[k] === v);
 
 describe("the Kubernetes manifests", () => {
   test("the committed files are what generate.ts writes", () => {
@@ -101,7 +111,9 @@ describe("the Kubernetes manifests", () => {
         expect(c.startupProbe.httpGet.path).toBe("/health");
         expect(c.livenessProbe.httpGet.path).toBe("/health");
         expect(c.readinessProbe.httpGet.path).toBe("/ready");
-        const cm = objects.find((o) => o.kind === "ConfigMap" && c.envFrom.some((e) => e.configMapRef.name === o.metadata.name));
+        const cm = objects.find(
+          (o) => o.kind === "ConfigMap" && c.envFrom.some((e) => e.configMapRef.name === o.metadata.name),
+        );
         const drain = Number(cm?.data?.TURNPIKE_DRAIN_SECONDS);
         expect(drain).toBe(DRAIN_SECONDS);
         const preStop = Number(c.lifecycle.preStop.exec.command.at(-1));
@@ -113,11 +125,18 @@ describe("the Kubernetes manifests", () => {
       test("the admin key and vendor keys come from a Secret; the Services select the pods", () => {
         const { template, selector } = statefulSet(objects);
         const c = template.spec.containers[0]!;
-        expect(envOf(c, "TURNPIKE_ADMIN_KEY")?.valueFrom?.secretKeyRef).toEqual({ name: "turnpike", key: "admin-key", optional: false });
+        expect(envOf(c, "TURNPIKE_ADMIN_KEY")?.valueFrom?.secretKeyRef).toEqual({
+          name: "turnpike",
+          key: "admin-key",
+          optional: false,
+        });
         expect(envOf(c, "BETA_API_KEY")?.valueFrom?.secretKeyRef?.optional).toBe(true);
         expect(c.env.filter((e) => /KEY|URL/.test(e.name) && e.value !== undefined)).toEqual([]);
         expect(matches(selector.matchLabels, template.metadata.labels)).toBe(true);
-        for (const s of objects.filter((o) => o.kind === "Service")) expect(matches((s.spec as { selector: Record<string, string> }).selector, template.metadata.labels)).toBe(true);
+        for (const s of objects.filter((o) => o.kind === "Service"))
+          expect(matches((s.spec as { selector: Record<string, string> }).selector, template.metadata.labels)).toBe(
+            true,
+          );
       });
 
       if (overlay === "single") {
@@ -134,11 +153,22 @@ describe("the Kubernetes manifests", () => {
           const { replicas, template, volumeClaimTemplates } = statefulSet(objects);
           expect(replicas).toBeGreaterThan(1);
           const c = template.spec.containers[0]!;
-          expect(envOf(c, "TURNPIKE_DATABASE_URL")?.valueFrom?.secretKeyRef).toEqual({ name: "turnpike", key: "database-url", optional: false });
-          expect(envOf(c, "TURNPIKE_REDIS_URL")?.valueFrom?.secretKeyRef).toEqual({ name: "turnpike", key: "redis-url", optional: false });
+          expect(envOf(c, "TURNPIKE_DATABASE_URL")?.valueFrom?.secretKeyRef).toEqual({
+            name: "turnpike",
+            key: "database-url",
+            optional: false,
+          });
+          expect(envOf(c, "TURNPIKE_REDIS_URL")?.valueFrom?.secretKeyRef).toEqual({
+            name: "turnpike",
+            key: "redis-url",
+            optional: false,
+          });
           const mount = c.volumeMounts.find((m) => volumeClaimTemplates.some((v) => v.metadata.name === m.name));
           expect(envOf(c, "TURNPIKE_JOURNAL_DIR")?.value?.startsWith(`${mount?.mountPath}/`)).toBe(true);
-          const pdb = objects.find((o) => o.kind === "PodDisruptionBudget")?.spec as { maxUnavailable: number; selector: { matchLabels: Record<string, string> } };
+          const pdb = objects.find((o) => o.kind === "PodDisruptionBudget")?.spec as {
+            maxUnavailable: number;
+            selector: { matchLabels: Record<string, string> };
+          };
           expect(pdb.maxUnavailable).toBeLessThan(replicas);
           expect(matches(pdb.selector.matchLabels, template.metadata.labels)).toBe(true);
         });
@@ -146,7 +176,10 @@ describe("the Kubernetes manifests", () => {
 
       const kubectl = Bun.which("kubectl");
       test.skipIf(!kubectl)(`kubectl kustomize renders overlays/${overlay} to the same objects`, () => {
-        const p = Bun.spawnSync([kubectl ?? "kubectl", "kustomize", join(ROOT, "overlays", overlay)], { stdout: "pipe", stderr: "pipe" });
+        const p = Bun.spawnSync([kubectl ?? "kubectl", "kustomize", join(ROOT, "overlays", overlay)], {
+          stdout: "pipe",
+          stderr: "pipe",
+        });
         expect(p.stderr.toString()).toBe("");
         const key = (o: K8sObject) => `${o.kind}/${o.metadata.name}`;
         const theirs = parseAllDocuments(p.stdout.toString()).map((d) => d.toJS() as K8sObject);

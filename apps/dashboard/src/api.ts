@@ -52,7 +52,12 @@ export async function api<T>(path: string, init: { method?: string; body?: unkno
   const method = init.method ?? "GET";
   const csrf = session.csrf();
   // The admin key when there is one; else the sign-on cookie goes by itself, and a change carries the CSRF token.
-  const auth: Record<string, string> = key !== null ? { authorization: `Bearer ${key}` } : csrf !== null && method !== "GET" ? { "x-csrf-token": csrf } : {};
+  const auth: Record<string, string> =
+    key !== null
+      ? { authorization: `Bearer ${key}` }
+      : csrf !== null && method !== "GET"
+        ? { "x-csrf-token": csrf }
+        : {};
   const res = await fetch(path, {
     method,
     headers: { ...auth, ...(init.body !== undefined ? { "content-type": "application/json" } : {}) },
@@ -129,7 +134,12 @@ export interface Model {
   protocol: string;
   context_window: number;
   max_output_tokens: number;
-  pricing: { input_per_mtok: number; output_per_mtok: number; cache_read_per_mtok: number; cache_write_5m_per_mtok: number };
+  pricing: {
+    input_per_mtok: number;
+    output_per_mtok: number;
+    cache_read_per_mtok: number;
+    cache_write_5m_per_mtok: number;
+  };
 }
 
 /** One row of `GET /admin/deployments`. */

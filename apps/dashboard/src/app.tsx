@@ -9,7 +9,15 @@ import { Usage } from "./views/usage";
 import { Teams } from "./views/teams";
 import { Audit } from "./views/audit";
 
-const VIEWS = { keys: "Keys", usage: "Usage", live: "Live log", teams: "Teams", audit: "Audit", models: "Models", health: "Health" } as const;
+const VIEWS = {
+  keys: "Keys",
+  usage: "Usage",
+  live: "Live log",
+  teams: "Teams",
+  audit: "Audit",
+  models: "Models",
+  health: "Health",
+} as const;
 type View = keyof typeof VIEWS;
 
 /** The signed-in shell: one view at a time, picked from the top bar (it wraps on a phone). */
@@ -68,7 +76,13 @@ export function App() {
           {(Object.keys(VIEWS) as View[])
             .filter((v) => (v !== "health" || hasDeployments) && (v !== "audit" || readsAudit))
             .map((v) => (
-              <button key={v} type="button" className={v === view ? "tab active" : "tab"} aria-current={v === view ? "page" : undefined} onClick={() => setView(v)}>
+              <button
+                key={v}
+                type="button"
+                className={v === view ? "tab active" : "tab"}
+                aria-current={v === view ? "page" : undefined}
+                onClick={() => setView(v)}
+              >
                 {VIEWS[v]}
               </button>
             ))}

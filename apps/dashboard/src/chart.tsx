@@ -9,7 +9,18 @@ Chart.register(BarController, BarElement, CategoryScale, LinearScale, Legend, To
  * categorical palette most charting tools share), so no two series of a chart look alike; past
  * ten, hues spread by the golden angle.
  */
-const COLORS = ["#2563eb", "#ea580c", "#16a34a", "#dc2626", "#7c3aed", "#92400e", "#db2777", "#4b5563", "#a3a30b", "#0891b2"];
+const COLORS = [
+  "#2563eb",
+  "#ea580c",
+  "#16a34a",
+  "#dc2626",
+  "#7c3aed",
+  "#92400e",
+  "#db2777",
+  "#4b5563",
+  "#a3a30b",
+  "#0891b2",
+];
 
 export function seriesColor(i: number): string {
   return COLORS[i] ?? `hsl(${Math.round((i * 137.508) % 360)} 65% 45%)`;
@@ -40,8 +51,18 @@ export function StackedBars({ title, labels, series, format, whole = false }: St
         responsive: true,
         maintainAspectRatio: false,
         animation: false,
-        scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true, ticks: { precision: whole ? 0 : undefined, callback: (v) => format(Number(v)) } } },
-        plugins: { legend: { position: "bottom" }, tooltip: { callbacks: { label: (c) => `${c.dataset.label}: ${format(Number(c.raw))}` } } },
+        scales: {
+          x: { stacked: true },
+          y: {
+            stacked: true,
+            beginAtZero: true,
+            ticks: { precision: whole ? 0 : undefined, callback: (v) => format(Number(v)) },
+          },
+        },
+        plugins: {
+          legend: { position: "bottom" },
+          tooltip: { callbacks: { label: (c) => `${c.dataset.label}: ${format(Number(c.raw))}` } },
+        },
       },
     });
     return () => chart.current?.destroy();
@@ -58,7 +79,12 @@ export function StackedBars({ title, labels, series, format, whole = false }: St
     <figure className="chart">
       <figcaption>{title}</figcaption>
       <div className="canvas-box">
-        <canvas ref={canvas} role="img" aria-label={`${title}: ${summary || "no traffic"}`} data-colors={series.map((_, i) => seriesColor(i)).join(" ")} />
+        <canvas
+          ref={canvas}
+          role="img"
+          aria-label={`${title}: ${summary || "no traffic"}`}
+          data-colors={series.map((_, i) => seriesColor(i)).join(" ")}
+        />
       </div>
     </figure>
   );

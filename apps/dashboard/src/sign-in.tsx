@@ -17,7 +17,9 @@ export function SignIn({ onSignedIn, signOn }: { onSignedIn: () => void; signOn:
       session.set(key);
       onSignedIn();
     } catch (err) {
-      setError(err instanceof ApiError && err.status === 401 ? "That is not the admin key." : String((err as Error).message));
+      setError(
+        err instanceof ApiError && err.status === 401 ? "That is not the admin key." : String((err as Error).message),
+      );
     }
   };
   return (
@@ -25,7 +27,14 @@ export function SignIn({ onSignedIn, signOn }: { onSignedIn: () => void; signOn:
       <h1>Turnpike</h1>
       <label>
         Admin key
-        <input type="password" autoComplete="off" value={key} onChange={(e) => setKey(e.target.value)} placeholder="sk-admin-…" required />
+        <input
+          type="password"
+          autoComplete="off"
+          value={key}
+          onChange={(e) => setKey(e.target.value)}
+          placeholder="sk-admin-…"
+          required
+        />
       </label>
       <p className="hint">Kept in this browser tab only (session storage); closing the tab signs you out.</p>
       <Alert error={error} />

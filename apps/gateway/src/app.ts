@@ -16,19 +16,29 @@ import { routeTable } from "./routes/table";
  */
 export const createApp = (deps: GatewayDeps, mcp = buildMcpGateway(deps)) => {
   const routes = routeTable(deps, mcp);
-  return new Elysia({
-    name: "turnpike",
-    // Bun's own body cap (128 MiB by default) answers a bare 413 with no body before any route
-    // runs; lifted, so that every route reads the body itself against TURNPIKE_MAX_BODY_MB and
-    // answers in the caller's format (http/read-body.ts).
-    serve: { idleTimeout: deps.config.idleTimeoutSeconds, maxRequestBodySize: Number.MAX_SAFE_INTEGER, routes: directRoutes(routes, (request) => oversizedHeaders(request, deps.logger)) },
-    // The Responses WebSocket transport: a frame may be as large as a request body; agents offer compression.
-    websocket: { maxPayloadLength: deps.config.maxBodyBytes, perMessageDeflate: true, idleTimeout: deps.config.idleTimeoutSeconds },
-  })
-    .use(errorsPlugin(deps.logger))
-    .use(mount(routes))
-    // The MCP gateway's upstream connections and sessions end with the server.
-    .onStop(() => mcp.close());
+  return (
+    new Elysia({
+      name: "turnpike",
+      // Bun's own body cap (128 MiB by default) answers a bare 413 with no body before any route
+      // runs; lifted, so that every route reads the body itself against TURNPIKE_MAX_BODY_MB and
+      // answers in the caller's format (http/read-body.ts).
+      serve: {
+        idleTimeout: deps.config.idleTimeoutSeconds,
+        maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+        routes: directRoutes(routes, (request) => oversizedHeaders(request, deps.logger)),
+      },
+      // The Responses WebSocket transport: a frame may be as large as a request body; agents offer compression.
+      websocket: {
+        maxPayloadLength: deps.config.maxBodyBytes,
+        perMessageDeflate: true,
+        idleTimeout: deps.config.idleTimeoutSeconds,
+      },
+    })
+      .use(errorsPlugin(deps.logger))
+      .use(mount(routes))
+      // The MCP gateway's upstream connections and sessions end with the server.
+      .onStop(() => mcp.close())
+  );
 };
 
 export type App = ReturnType<typeof createApp>;

@@ -66,14 +66,18 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
   const generatedAdminKey = config.adminKey ? undefined : adminKey;
   // Every secret the gateway holds is blanked out of any line that would carry it.
   const secrets = [adminKey, config.ops.metricsKey, ...config.vendors.map((v) => v.apiKey)];
-  const logger = opts.logger ?? pinoLogger({ level: config.ops.logLevel, format: config.ops.logFormat, secrets, destination: opts.logDestination });
+  const logger =
+    opts.logger ??
+    pinoLogger({ level: config.ops.logLevel, format: config.ops.logFormat, secrets, destination: opts.logDestination });
   // SQLite and in-process counters, or PostgreSQL and Redis (README "Running several instances").
   const state = await openBackends(config, { store: opts.store, now, logger });
   const { store, spend, ledger } = state;
   const keys = new KeyService(state.directory, now);
   const simulated = vendorsNeedingSimulator(config.vendors);
   // Capturing what the gateway sent upstream costs a parse per request: tests only.
-  const simulator = simulated.length ? await startSimulator({ port: 0, hostname: "127.0.0.1", captureLimit: opts.captureUpstream ? 100 : 0 }) : undefined;
+  const simulator = simulated.length
+    ? await startSimulator({ port: 0, hostname: "127.0.0.1", captureLimit: opts.captureUpstream ? 100 : 0 })
+    : undefined;
   const upstreams = buildUpstreams(config.vendors, simulator?.url);
   const router = buildRouter(catalog, upstreams, config.models, config.routing, config.configFile ?? "config");
   let firstKey: Gateway["firstKey"];
@@ -90,7 +94,12 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
   const tracing = await startTracing(config.ops);
   // The request log and the metrics read one trail of each request; tracing keeps its own spans.
   const refusals = new RefusalLog(1000, now);
-  const hooks = [new RequestTrail([metrics, requestLog(logger)]), refusals, ...(tracing ? [tracing.hooks] : []), ...(opts.hooks ?? [])];
+  const hooks = [
+    new RequestTrail([metrics, requestLog(logger)]),
+    refusals,
+    ...(tracing ? [tracing.hooks] : []),
+    ...(opts.hooks ?? []),
+  ];
   const shutdown = new AbortController();
   const deps: GatewayDeps = {
     config,
@@ -131,7 +140,9 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
   const app = createApp(deps);
   // Expired stored responses are purged hourly (and once at start).
   const purge = () => {
-    deps.responses.purgeExpired(new Date(now()).toISOString()).catch((e) => logger.error("purging expired responses failed", {}, e));
+    deps.responses
+      .purgeExpired(new Date(now()).toISOString())
+      .catch((e) => logger.error("purging expired responses failed", {}, e));
     const keptFrom = new Date(now() - config.batches.retentionDays * 86_400_000).toISOString();
     deps.batches?.store.purgeBefore(keptFrom).catch((e) => logger.error("purging old batches failed", {}, e));
   };

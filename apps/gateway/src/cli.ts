@@ -81,7 +81,8 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
   }
   const base = (io.env.TURNPIKE_URL ?? "http://localhost:8080").replace(/\/$/, "");
   const adminKey = io.env.TURNPIKE_ADMIN_KEY;
-  if (!adminKey) return fail(io, "TURNPIKE_ADMIN_KEY is not set: the admin key the gateway printed or was started with.");
+  if (!adminKey)
+    return fail(io, "TURNPIKE_ADMIN_KEY is not set: the admin key the gateway printed or was started with.");
   /** One admin call: its JSON, or the exit code of its failure (already reported). */
   const request = async (method: string, path: string, body?: unknown): Promise<{ json: unknown } | number> => {
     let res: Response;
@@ -92,7 +93,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
         ...(body ? { body: JSON.stringify(body) } : {}),
       });
     } catch (e) {
-      return fail(io, `cannot reach the gateway at ${base}: ${(e instanceof Error ? e.message : String(e))}`);
+      return fail(io, `cannot reach the gateway at ${base}: ${e instanceof Error ? e.message : String(e)}`);
     }
     const text = await res.text();
     if (!res.ok) {
@@ -113,7 +114,11 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     return 0;
   };
   /** A usage listing, page after page along `next_cursor`, as one list (newest first). */
-  const listUsage = async (q: URLSearchParams, max: number | undefined, pageSize: number | undefined): Promise<number> => {
+  const listUsage = async (
+    q: URLSearchParams,
+    max: number | undefined,
+    pageSize: number | undefined,
+  ): Promise<number> => {
     const data: unknown[] = [];
     for (let cursor: string | null = null; ; ) {
       const page = new URLSearchParams(q);
@@ -126,7 +131,8 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
       data.push(...(body.data ?? []));
       // An empty page, or a cursor that does not move, ends the listing as surely as none.
       const next = body.next_cursor ?? null;
-      if (!next || next === cursor || (body.data ?? []).length === 0 || (max !== undefined && data.length >= max)) break;
+      if (!next || next === cursor || (body.data ?? []).length === 0 || (max !== undefined && data.length >= max))
+        break;
       cursor = next;
     }
     io.out(JSON.stringify({ data }, null, 2));
@@ -141,8 +147,22 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
   try {
     const fields = () => ({
       ...(values.name ? { name: values.name } : {}),
-      ...(values.models ? { models: values.models.split(",").map((m) => m.trim()).filter(Boolean) } : {}),
-      ...(values.tools ? { tools: values.tools.split(",").map((t) => t.trim()).filter(Boolean) } : {}),
+      ...(values.models
+        ? {
+            models: values.models
+              .split(",")
+              .map((m) => m.trim())
+              .filter(Boolean),
+          }
+        : {}),
+      ...(values.tools
+        ? {
+            tools: values.tools
+              .split(",")
+              .map((t) => t.trim())
+              .filter(Boolean),
+          }
+        : {}),
       ...(values.rpm ? { rpm: num(values.rpm, "rpm") } : {}),
       ...(values.tpm ? { tpm: num(values.tpm, "tpm") } : {}),
       ...(values.budget ? { budget_usd: Number(values.budget) } : {}),
@@ -153,11 +173,17 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
       return await call("POST", "/admin/keys", { ...fields(), ...(values.team ? { team_id: values.team } : {}) });
     }
     if (group === "keys" && verb === "list") return await call("GET", "/admin/keys");
-    if (group === "keys" && (verb === "get" || verb === "update" || verb === "rotate") && !arg) return fail(io, `keys ${verb} needs a KEY_ID`);
+    if (group === "keys" && (verb === "get" || verb === "update" || verb === "rotate") && !arg)
+      return fail(io, `keys ${verb} needs a KEY_ID`);
     if (group === "keys" && verb === "get") return await call("GET", `/admin/keys/${encodeURIComponent(arg!)}`);
-    if (group === "keys" && verb === "update") return await call("PATCH", `/admin/keys/${encodeURIComponent(arg!)}`, fields());
+    if (group === "keys" && verb === "update")
+      return await call("PATCH", `/admin/keys/${encodeURIComponent(arg!)}`, fields());
     if (group === "keys" && verb === "rotate") {
-      return await call("POST", `/admin/keys/${encodeURIComponent(arg!)}/rotate`, values.grace !== undefined ? { grace_seconds: Number(values.grace) } : {});
+      return await call(
+        "POST",
+        `/admin/keys/${encodeURIComponent(arg!)}/rotate`,
+        values.grace !== undefined ? { grace_seconds: Number(values.grace) } : {},
+      );
     }
     if (group === "keys" && verb === "revoke") {
       if (!arg) return fail(io, "keys revoke needs a KEY_ID");
@@ -171,7 +197,12 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     if (group === "teams" && verb === "list") return await call("GET", "/admin/teams");
     if (group === "tokens" && verb === "create") {
       if (!values.name || !values.role) return fail(io, "tokens create needs --name and --role");
-      return await call("POST", "/admin/tokens", { name: values.name, role: values.role, ...(values.team ? { team_id: values.team } : {}), ...(values.expires ? { expires_at: values.expires } : {}) });
+      return await call("POST", "/admin/tokens", {
+        name: values.name,
+        role: values.role,
+        ...(values.team ? { team_id: values.team } : {}),
+        ...(values.expires ? { expires_at: values.expires } : {}),
+      });
     }
     if (group === "tokens" && verb === "list") return await call("GET", "/admin/tokens");
     if (group === "tokens" && verb === "revoke") {
@@ -199,7 +230,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
       return await listUsage(q, num(values.limit, "limit"), num(values["page-size"], "page-size"));
     }
   } catch (e) {
-    return fail(io, (e instanceof Error ? e.message : String(e)));
+    return fail(io, e instanceof Error ? e.message : String(e));
   }
   return fail(io, USAGE);
 }

@@ -10,7 +10,12 @@ function fatal(e: unknown): never {
   // A mistake of the configuration is the operator's to fix: every one of them, no stack trace.
   const line =
     e instanceof ConfigError
-      ? { level: "fatal", time: new Date().toISOString(), msg: `Turnpike cannot start: ${e.problems.length === 1 ? "a mistake" : `${e.problems.length} mistakes`} in the configuration: ${e.problems.join("; ")}`, problems: e.problems }
+      ? {
+          level: "fatal",
+          time: new Date().toISOString(),
+          msg: `Turnpike cannot start: ${e.problems.length === 1 ? "a mistake" : `${e.problems.length} mistakes`} in the configuration: ${e.problems.join("; ")}`,
+          problems: e.problems,
+        }
       : { level: "fatal", time: new Date().toISOString(), msg: e instanceof Error ? e.message : String(e) };
   process.stderr.write(`${JSON.stringify(line)}\n`);
   process.exit(1);
@@ -30,23 +35,32 @@ const url = `http://${config.host === "0.0.0.0" ? "localhost" : config.host}:${s
 const log = gw.deps.logger;
 
 if (gw.simulated.length) {
-  log.info(`Simulator: ${gw.simulated.join(", ")} served by the built-in simulator at ${gw.simulator?.url} (no API key set for them).`, {
-    simulated: gw.simulated.join(","),
-    simulator_url: gw.simulator?.url,
-  });
+  log.info(
+    `Simulator: ${gw.simulated.join(", ")} served by the built-in simulator at ${gw.simulator?.url} (no API key set for them).`,
+    {
+      simulated: gw.simulated.join(","),
+      simulator_url: gw.simulator?.url,
+    },
+  );
 }
-if (config.mcp.servers.length) log.info(`MCP: ${config.mcp.servers.map((s) => s.name).join(", ")} at ${url}/mcp (README "MCP").`, { mcp_servers: config.mcp.servers.map((s) => s.name).join(",") });
+if (config.mcp.servers.length)
+  log.info(`MCP: ${config.mcp.servers.map((s) => s.name).join(", ")} at ${url}/mcp (README "MCP").`, {
+    mcp_servers: config.mcp.servers.map((s) => s.name).join(","),
+  });
 showOnce(gw, { logger: log, terminal: terminalOf(), firstKeyFile: process.env.TURNPIKE_FIRST_KEY_FILE || undefined });
 log.info(gw.deps.backends?.summary ?? "Back ends: store SQLite (embedded), limits in process memory.");
 const ready = await gw.deps.backends?.report();
-if (ready && !ready.ready) log.warn("Not ready yet (GET /ready reports it until then).", { ready: JSON.stringify(ready) });
+if (ready && !ready.ready)
+  log.warn("Not ready yet (GET /ready reports it until then).", { ready: JSON.stringify(ready) });
 log.info(`Turnpike listening on ${url}`, { url });
 
 let stopping = false;
 const shutdown = async () => {
   if (stopping) return;
   stopping = true;
-  log.info(`Draining: /ready answers 503; open requests have up to ${config.drainSeconds} s to finish.`, { drain_seconds: config.drainSeconds });
+  log.info(`Draining: /ready answers 503; open requests have up to ${config.drainSeconds} s to finish.`, {
+    drain_seconds: config.drainSeconds,
+  });
   await gw.drain(config.drainSeconds * 1000);
   process.exit(0);
 };

@@ -20,7 +20,9 @@ const UPSTREAMS = { messages: "alpha-haiku-4-5", chat: "beta-5", generate: "gamm
 /** The request's record, once it has landed (within a group commit or two; the bound is for a loaded machine). */
 async function recordOf(rid: string): Promise<any> {
   return waitFor(`the record of ${rid}`, async () => {
-    const res = await fetch(`${h.url}/admin/usage?key_id=${h.keyId}`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+    const res = await fetch(`${h.url}/admin/usage?key_id=${h.keyId}`, {
+      headers: { authorization: `Bearer ${ADMIN_KEY}` },
+    });
     return ((await res.json()) as any).data.find((r: any) => r.request_id === rid);
   }).catch(() => undefined);
 }
@@ -103,7 +105,11 @@ describe("the upstream is told at once", () => {
       const res = await hh.call("/v1/chat/completions", {
         method: "POST",
         signal: ac.signal,
-        body: JSON.stringify({ model: "delta-m3", stream: true, messages: [{ role: "user", content: "go [sim chunks=200 latency=30]" }] }),
+        body: JSON.stringify({
+          model: "delta-m3",
+          stream: true,
+          messages: [{ role: "user", content: "go [sim chunks=200 latency=30]" }],
+        }),
       });
       const reader = res.body!.getReader();
       await reader.read();

@@ -22,7 +22,10 @@ describe("admin API", () => {
   });
 
   test("create shows the secret once; list never shows it; revoke refuses the key at once", async () => {
-    const created = await admin("/admin/keys", { method: "POST", body: JSON.stringify({ name: "ci", models: ["beta-*"], rpm: 60 }) });
+    const created = await admin("/admin/keys", {
+      method: "POST",
+      body: JSON.stringify({ name: "ci", models: ["beta-*"], rpm: 60 }),
+    });
     expect(created.status).toBe(201);
     const k = (await created.json()) as any;
     expect(k.key).toMatch(/^sk-/);
@@ -81,12 +84,26 @@ describe("CLI", () => {
   const io = () => {
     const out: string[] = [];
     const err: string[] = [];
-    return { out, err, io: { env: { TURNPIKE_URL: h.url, TURNPIKE_ADMIN_KEY: ADMIN_KEY }, fetch, out: (l: string) => out.push(l), err: (l: string) => err.push(l) } };
+    return {
+      out,
+      err,
+      io: {
+        env: { TURNPIKE_URL: h.url, TURNPIKE_ADMIN_KEY: ADMIN_KEY },
+        fetch,
+        out: (l: string) => out.push(l),
+        err: (l: string) => err.push(l),
+      },
+    };
   };
 
   test("keys create, list and revoke", async () => {
     const a = io();
-    expect(await runCli(["keys", "create", "--name", "from-cli", "--models", "alpha-*,beta-5", "--tpm", "1000", "--tools", "*"], a.io)).toBe(0);
+    expect(
+      await runCli(
+        ["keys", "create", "--name", "from-cli", "--models", "alpha-*,beta-5", "--tpm", "1000", "--tools", "*"],
+        a.io,
+      ),
+    ).toBe(0);
     const created = JSON.parse(a.out.join("\n"));
     expect(created.name).toBe("from-cli");
     expect(created.models).toEqual(["alpha-*", "beta-5"]);

@@ -42,7 +42,8 @@ describe("the Responses-format agent's model catalog", () => {
     expect(body.models.map((m: any) => m.slug)).toEqual(body.data.map((m: any) => m.id));
     expect(typeof body.etag).toBe("string");
     for (const m of body.models) {
-      for (const [field, type] of Object.entries(REQUIRED)) expect({ slug: m.slug, field, type: typeOf(m[field]) }).toEqual({ slug: m.slug, field, type });
+      for (const [field, type] of Object.entries(REQUIRED))
+        expect({ slug: m.slug, field, type: typeOf(m[field]) }).toEqual({ slug: m.slug, field, type });
       const listed = body.data.find((d: any) => d.id === m.slug);
       expect(m.context_window).toBe(listed.context_window);
       expect(m.display_name).toBe(listed.display_name);
@@ -58,9 +59,15 @@ describe("the Responses-format agent's model catalog", () => {
   });
 
   test("a key limited to some models gets only those, in both lists; the version changes with the list", async () => {
-    const created = await fetch(`${h.url}/admin/keys`, { method: "POST", headers: { authorization: `Bearer ${ADMIN_KEY}` }, body: JSON.stringify({ name: "two", models: ["beta-5", "delta-m3"] }) });
+    const created = await fetch(`${h.url}/admin/keys`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ADMIN_KEY}` },
+      body: JSON.stringify({ name: "two", models: ["beta-5", "delta-m3"] }),
+    });
     const k = (await created.json()) as { key: string };
-    const body = (await (await fetch(`${h.url}/v1/models`, { headers: { authorization: `Bearer ${k.key}` } })).json()) as any;
+    const body = (await (
+      await fetch(`${h.url}/v1/models`, { headers: { authorization: `Bearer ${k.key}` } })
+    ).json()) as any;
     expect(body.models.map((m: any) => m.slug).sort()).toEqual(["beta-5", "delta-m3"]);
     expect(body.data.map((m: any) => m.id).sort()).toEqual(["beta-5", "delta-m3"]);
     const all = (await (await h.call("/v1/models")).json()) as any;
@@ -82,7 +89,10 @@ describe("the Responses-format agent's model catalog", () => {
 
 describe("the messages-format agent's model picker", () => {
   const discovery = (extra: Record<string, string> = {}) =>
-    h.call("/v1/models?limit=1000", { dialect: "messages", headers: { "user-agent": "claude-cli/2.1.331 (external, cli)", ...extra } });
+    h.call("/v1/models?limit=1000", {
+      dialect: "messages",
+      headers: { "user-agent": "claude-cli/2.1.331 (external, cli)", ...extra },
+    });
 
   test("its discovery gets every model under an id its picker keeps (ids that name its vendor)", async () => {
     const res = await discovery();
@@ -92,27 +102,47 @@ describe("the messages-format agent's model picker", () => {
     expect(ids).toHaveLength(CATALOG_IDS.length);
     for (const id of ids) expect(id).toMatch(/(claude|anthropic)/i);
     expect(ids).toContain("claude-code/gamma-3-pro");
-    expect(body.data.find((m: any) => m.id === "claude-code/gamma-3-pro").display_name).toBe(body.models.find((m: any) => m.slug === "gamma-3-pro").display_name);
+    expect(body.data.find((m: any) => m.id === "claude-code/gamma-3-pro").display_name).toBe(
+      body.models.find((m: any) => m.slug === "gamma-3-pro").display_name,
+    );
   });
 
   test("a picked alias is the catalog model: served, metered and counted under its own id", async () => {
-    const res = await h.call("/v1/messages", { method: "POST", dialect: "messages", body: JSON.stringify({ model: "claude-code/gamma-3-pro", max_tokens: 50, messages: [{ role: "user", content: "hi" }] }) });
+    const res = await h.call("/v1/messages", {
+      method: "POST",
+      dialect: "messages",
+      body: JSON.stringify({
+        model: "claude-code/gamma-3-pro",
+        max_tokens: 50,
+        messages: [{ role: "user", content: "hi" }],
+      }),
+    });
     expect(res.status).toBe(200);
     const rid = res.headers.get("request-id") ?? res.headers.get("x-request-id");
-    const count = await h.call("/v1/messages/count_tokens", { method: "POST", dialect: "messages", body: JSON.stringify({ model: "claude-code/beta-5", messages: [{ role: "user", content: "hi" }] }) });
+    const count = await h.call("/v1/messages/count_tokens", {
+      method: "POST",
+      dialect: "messages",
+      body: JSON.stringify({ model: "claude-code/beta-5", messages: [{ role: "user", content: "hi" }] }),
+    });
     expect(count.status).toBe(200);
     expect(((await count.json()) as any).input_tokens).toBeGreaterThan(0);
     const one = await h.call("/v1/models/claude-code%2Fdelta-m3");
     expect(((await one.json()) as any).id).toBe("delta-m3");
     let row: any;
     for (let i = 0; i < 100 && !row; i++) {
-      const usage = (await (await fetch(`${h.url}/admin/usage?key_id=${h.keyId}`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).json()) as any;
+      const usage = (await (
+        await fetch(`${h.url}/admin/usage?key_id=${h.keyId}`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })
+      ).json()) as any;
       row = usage.data.find((r: any) => r.request_id === rid);
       if (!row) await Bun.sleep(20);
     }
     expect(row.model).toBe("gamma-3-pro");
     // An alias of no catalog model is the usual 404, naming what was asked.
-    const missing = await h.call("/v1/messages", { method: "POST", dialect: "messages", body: JSON.stringify({ model: "claude-code/nope", max_tokens: 5, messages: [{ role: "user", content: "hi" }] }) });
+    const missing = await h.call("/v1/messages", {
+      method: "POST",
+      dialect: "messages",
+      body: JSON.stringify({ model: "claude-code/nope", max_tokens: 5, messages: [{ role: "user", content: "hi" }] }),
+    });
     expect(missing.status).toBe(404);
     expect(((await missing.json()) as any).error.message).toContain("claude-code/nope");
   });

@@ -11,14 +11,32 @@ import { join } from "node:path";
 import { ADMIN_KEY, CATALOG_IDS, startHarness, type Harness } from "./harness";
 
 type Recorded =
-  | { kind: "http"; method: string; path: string; headers: Record<string, string>; body: Record<string, unknown> | null; status: number }
-  | { kind: "websocket"; path: string; headers: Record<string, string>; frames: Record<string, unknown>[]; responseIds: string[] };
+  | {
+      kind: "http";
+      method: string;
+      path: string;
+      headers: Record<string, string>;
+      body: Record<string, unknown> | null;
+      status: number;
+    }
+  | {
+      kind: "websocket";
+      path: string;
+      headers: Record<string, string>;
+      frames: Record<string, unknown>[];
+      responseIds: string[];
+    };
 
 const DIR = join(import.meta.dir, "__fixtures__/agents");
-const manifest = JSON.parse(readFileSync(join(DIR, "manifest.json"), "utf8")) as { recorded: Record<string, { version: string }> };
+const manifest = JSON.parse(readFileSync(join(DIR, "manifest.json"), "utf8")) as {
+  recorded: Record<string, { version: string }>;
+};
 const corpus = readdirSync(DIR, { withFileTypes: true })
   .filter((d) => d.isDirectory())
-  .map((d) => ({ client: d.name, calls: JSON.parse(readFileSync(join(DIR, d.name, "calls.json"), "utf8")) as Recorded[] }));
+  .map((d) => ({
+    client: d.name,
+    calls: JSON.parse(readFileSync(join(DIR, d.name, "calls.json"), "utf8")) as Recorded[],
+  }));
 
 /** The inference routes a replay sends a body to (with their count routes, which do not stream). */
 const INFERENCE = new Set(["/v1/messages", "/v1/chat/completions", "/v1/responses"]);
@@ -48,7 +66,8 @@ function readStream(path: string, text: string): { frames: Record<string, any>[]
   const frames = data.filter((d) => d !== "[DONE]").map((d) => JSON.parse(d) as Record<string, any>);
   const last = frames.at(-1);
   if (path === "/v1/messages") return { frames, ended: last?.type === "message_stop" };
-  if (path === "/v1/chat/completions") return { frames, ended: done && frames.some((f) => f.choices?.[0]?.finish_reason) };
+  if (path === "/v1/chat/completions")
+    return { frames, ended: done && frames.some((f) => f.choices?.[0]?.finish_reason) };
   return { frames, ended: ["response.completed", "response.incomplete"].includes(String(last?.type)) };
 }
 
@@ -64,7 +83,9 @@ async function ledgered(ids: string[]): Promise<Map<string, Record<string, any>>
 }
 
 async function usage(keyId: string): Promise<Record<string, any>[]> {
-  const res = await fetch(`${h.url}/admin/usage?key_id=${keyId}&limit=10000`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+  const res = await fetch(`${h.url}/admin/usage?key_id=${keyId}&limit=10000`, {
+    headers: { authorization: `Bearer ${ADMIN_KEY}` },
+  });
   return ((await res.json()) as { data: Record<string, any>[] }).data;
 }
 
@@ -79,7 +100,9 @@ test("the manifest names a recorded version for every client folder", () => {
 test("the gateway refused none of the recorded calls when they were recorded", () => {
   // Real agents' requests are answered, never refused: a refusal in a recording is a fidelity bug
   // to fix (and re-record), not a call to leave out of the replay.
-  const refused = corpus.flatMap(({ client, calls }) => calls.flatMap((c, i) => (c.kind === "http" && c.status >= 400 ? [`${client} #${i} ${c.path}: ${c.status}`] : [])));
+  const refused = corpus.flatMap(({ client, calls }) =>
+    calls.flatMap((c, i) => (c.kind === "http" && c.status >= 400 ? [`${client} #${i} ${c.path}: ${c.status}`] : [])),
+  );
   expect(refused).toEqual([]);
 });
 
@@ -109,11 +132,17 @@ for (const { client, calls } of corpus) {
             const sent: Record<string, unknown> = { ...structuredClone(body), model };
             if (!COUNTS.has(call.path)) sent.stream = stream;
             if (!stream) delete sent.stream_options;
-            const res = await fetch(h.url + call.path, { method: "POST", headers: headersFor(call), body: JSON.stringify(sent) });
+            const res = await fetch(h.url + call.path, {
+              method: "POST",
+              headers: headersFor(call),
+              body: JSON.stringify(sent),
+            });
             const text = await res.text();
             expect({ status: res.status, text: res.status < 300 ? "" : text }).toEqual({ status: 200, text: "" });
             if (COUNTS.has(call.path)) {
-              expect(Object.values(JSON.parse(text) as Record<string, number>).some((v) => typeof v === "number" && v > 0)).toBe(true);
+              expect(
+                Object.values(JSON.parse(text) as Record<string, number>).some((v) => typeof v === "number" && v > 0),
+              ).toBe(true);
               return;
             }
             replayed.push(res.headers.get("request-id") ?? res.headers.get("x-request-id")!);
@@ -136,10 +165,16 @@ for (const { client, calls } of corpus) {
       for (const model of CATALOG_IDS) {
         test(`#${i} WebSocket session of ${call.frames.length} frames → ${model}`, async () => {
           // A key of its own: its ledger rows are this session's turns.
-          const created = await fetch(`${h.url}/admin/keys`, { method: "POST", headers: { authorization: `Bearer ${ADMIN_KEY}` }, body: JSON.stringify({ name: `ws ${model}` }) });
+          const created = await fetch(`${h.url}/admin/keys`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${ADMIN_KEY}` },
+            body: JSON.stringify({ name: `ws ${model}` }),
+          });
           const own = (await created.json()) as { key: string; id: string };
           // The runtime's client takes handshake headers as an option of its own.
-          const ws = new WebSocket(`${h.url.replace("http", "ws")}${call.path}`, { headers: Object.fromEntries(headersFor(call, own.key)) } as unknown as string[]);
+          const ws = new WebSocket(`${h.url.replace("http", "ws")}${call.path}`, {
+            headers: Object.fromEntries(headersFor(call, own.key)),
+          } as unknown as string[]);
           const frames: Record<string, any>[] = [];
           let wake: (() => void) | undefined;
           ws.addEventListener("message", (e) => {
@@ -163,19 +198,33 @@ for (const { client, calls } of corpus) {
               frame.previous_response_id = replayedId ?? frame.previous_response_id;
               const open = [...(callsOf.get(replayedId ?? "") ?? [])];
               for (const item of Array.isArray(frame.input) ? (frame.input as Record<string, unknown>[]) : []) {
-                if (typeof item.call_id === "string" && String(item.type).endsWith("_output") && open.length) item.call_id = open.shift();
+                if (typeof item.call_id === "string" && String(item.type).endsWith("_output") && open.length)
+                  item.call_id = open.shift();
               }
             }
             const from = frames.length;
             ws.send(JSON.stringify(frame));
             if (frame.type !== "response.create") continue;
-            const terminal = () => frames.slice(from).find((f) => ["response.completed", "response.incomplete", "response.failed", "error"].includes(f.type));
+            const terminal = () =>
+              frames
+                .slice(from)
+                .find((f) =>
+                  ["response.completed", "response.incomplete", "response.failed", "error"].includes(f.type),
+                );
             while (!terminal()) await new Promise<void>((r) => (wake = r));
             const end = terminal()!;
-            expect({ type: end.type, error: end.error ?? end.response?.error ?? null }).toEqual({ type: "response.completed", error: null });
+            expect({ type: end.type, error: end.error ?? end.response?.error ?? null }).toEqual({
+              type: "response.completed",
+              error: null,
+            });
             const recordedId = call.responseIds[turn++];
             if (recordedId) ids.set(recordedId, end.response.id);
-            callsOf.set(end.response.id, (end.response.output as Record<string, unknown>[]).flatMap((o) => (typeof o.call_id === "string" ? [o.call_id] : [])));
+            callsOf.set(
+              end.response.id,
+              (end.response.output as Record<string, unknown>[]).flatMap((o) =>
+                typeof o.call_id === "string" ? [o.call_id] : [],
+              ),
+            );
             if (frame.generate !== false) generated++;
           }
           ws.close();
@@ -186,7 +235,9 @@ for (const { client, calls } of corpus) {
             rows = await usage(own.id);
             if (rows.length < generated) await Bun.sleep(25);
           }
-          expect(rows.map((r) => ({ status: r.status, model: r.model, counted: r.input_tokens > 0 }))).toEqual(Array.from({ length: generated }, () => ({ status: 200, model, counted: true })));
+          expect(rows.map((r) => ({ status: r.status, model: r.model, counted: r.input_tokens > 0 }))).toEqual(
+            Array.from({ length: generated }, () => ({ status: 200, model, counted: true })),
+          );
         });
       }
     });
@@ -195,7 +246,11 @@ for (const { client, calls } of corpus) {
       const rows = await ledgered(replayed);
       for (const id of replayed) {
         const row = rows.get(id);
-        expect({ id, status: row?.status, counted: (row?.input_tokens ?? 0) > 0 }).toEqual({ id, status: 200, counted: true });
+        expect({ id, status: row?.status, counted: (row?.input_tokens ?? 0) > 0 }).toEqual({
+          id,
+          status: 200,
+          counted: true,
+        });
       }
     });
   });

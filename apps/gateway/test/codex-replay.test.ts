@@ -82,7 +82,9 @@ describe(`Codex CLI's calls → a Responses vendor (${EPSILON.model}): passed th
       const second = await call(secondBody);
       expect(second.status).toBe(200);
       expect(h.gw.simulator!.requests.at(-1)!.body).toEqual(secondBody);
-      expect(second.response.output.find((i: { type: string }) => i.type === "message").content[0].text).toBe("Two files: a.txt and b.txt.");
+      expect(second.response.output.find((i: { type: string }) => i.type === "message").content[0].text).toBe(
+        "Two files: a.txt and b.txt.",
+      );
     });
   }
 });

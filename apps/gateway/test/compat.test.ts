@@ -35,13 +35,21 @@ describe("official messages-format client", () => {
 
   for (const model of ONE_PER_VENDOR) {
     test(`create and stream with ${model}`, async () => {
-      const msg = await anthropic.messages.create({ model, max_tokens: 100, messages: [{ role: "user", content: prompt }] });
+      const msg = await anthropic.messages.create({
+        model,
+        max_tokens: 100,
+        messages: [{ role: "user", content: prompt }],
+      });
       expect(msg.model).toBe(model);
       expect(msg.content).toEqual([{ type: "text", text: REPLY } as never]);
       expect(msg.stop_reason).toBe("end_turn");
       expect(msg.usage.output_tokens).toBeGreaterThan(0);
 
-      const stream = anthropic.messages.stream({ model, max_tokens: 100, messages: [{ role: "user", content: prompt }] });
+      const stream = anthropic.messages.stream({
+        model,
+        max_tokens: 100,
+        messages: [{ role: "user", content: prompt }],
+      });
       let text = "";
       stream.on("text", (t) => (text += t));
       const final = await stream.finalMessage();
@@ -55,10 +63,14 @@ describe("official messages-format client", () => {
 
   test("raises AuthenticationError on a bad key and NotFoundError on an unknown model", async () => {
     const bad = new Anthropic({ apiKey: "sk-wrong", baseURL: h.url, maxRetries: 0 });
-    const e1 = await bad.messages.create({ model: "beta-5", max_tokens: 5, messages: [{ role: "user", content: "hi" }] }).catch((e) => e);
+    const e1 = await bad.messages
+      .create({ model: "beta-5", max_tokens: 5, messages: [{ role: "user", content: "hi" }] })
+      .catch((e) => e);
     expect(e1).toBeInstanceOf(Anthropic.AuthenticationError);
     expect(e1.status).toBe(401);
-    const e2 = await anthropic.messages.create({ model: "no-such-model", max_tokens: 5, messages: [{ role: "user", content: "hi" }] }).catch((e) => e);
+    const e2 = await anthropic.messages
+      .create({ model: "no-such-model", max_tokens: 5, messages: [{ role: "user", content: "hi" }] })
+      .catch((e) => e);
     expect(e2).toBeInstanceOf(Anthropic.NotFoundError);
     expect(String(e2.message)).toContain("model_not_found");
     expect(e2.requestID).toMatch(/^req_/);
@@ -81,7 +93,12 @@ describe("official chat-completions client", () => {
       expect(res.choices[0]!.message.content).toBe(REPLY);
       expect(res.choices[0]!.finish_reason).toBe("stop");
 
-      const stream = await openai.chat.completions.create({ model, messages: [{ role: "user", content: prompt }], stream: true, stream_options: { include_usage: true } });
+      const stream = await openai.chat.completions.create({
+        model,
+        messages: [{ role: "user", content: prompt }],
+        stream: true,
+        stream_options: { include_usage: true },
+      });
       let text = "";
       let usage: OpenAI.CompletionUsage | undefined | null;
       let finish: string | null | undefined;
@@ -103,10 +120,14 @@ describe("official chat-completions client", () => {
 
   test("raises AuthenticationError on a bad key and NotFoundError on an unknown model", async () => {
     const bad = new OpenAI({ apiKey: "sk-wrong", baseURL: `${h.url}/v1`, maxRetries: 0 });
-    const e1 = await bad.chat.completions.create({ model: "beta-5", messages: [{ role: "user", content: "hi" }] }).catch((e) => e);
+    const e1 = await bad.chat.completions
+      .create({ model: "beta-5", messages: [{ role: "user", content: "hi" }] })
+      .catch((e) => e);
     expect(e1).toBeInstanceOf(OpenAI.AuthenticationError);
     expect(e1.code).toBe("invalid_api_key");
-    const e2 = await openai.chat.completions.create({ model: "no-such-model", messages: [{ role: "user", content: "hi" }] }).catch((e) => e);
+    const e2 = await openai.chat.completions
+      .create({ model: "no-such-model", messages: [{ role: "user", content: "hi" }] })
+      .catch((e) => e);
     expect(e2).toBeInstanceOf(OpenAI.NotFoundError);
     expect(e2.code).toBe("model_not_found");
   });

@@ -41,7 +41,12 @@ describe("crash safety of the usage ledger", () => {
           const res = await fetch(`${first.url}/v1/chat/completions`, {
             method: "POST",
             headers: { authorization: `Bearer ${key}` },
-            body: JSON.stringify({ model, stream, ...(stream ? { stream_options: { include_usage: true } } : {}), messages: [{ role: "user", content: `load ${n}/${i}` }] }),
+            body: JSON.stringify({
+              model,
+              stream,
+              ...(stream ? { stream_options: { include_usage: true } } : {}),
+              messages: [{ role: "user", content: `load ${n}/${i}` }],
+            }),
           });
           const rid = res.headers.get("x-request-id")!;
           if (!stream) {
@@ -50,7 +55,10 @@ describe("crash safety of the usage ledger", () => {
           } else {
             const text = await res.text();
             if (!text.trimEnd().endsWith("data: [DONE]")) continue; // cut by the kill: not completed
-            const usageLine = text.split("\n").filter((l) => l.includes('"choices":[]')).pop()!;
+            const usageLine = text
+              .split("\n")
+              .filter((l) => l.includes('"choices":[]'))
+              .pop()!;
             const usage = JSON.parse(usageLine.slice("data: ".length)).usage as { completion_tokens: number };
             seen.push({ requestId: rid, outputTokens: usage.completion_tokens });
           }
@@ -70,7 +78,9 @@ describe("crash safety of the usage ledger", () => {
 
     const second = await startGateway();
     try {
-      const res = await fetch(`${second.url}/admin/usage?limit=10000`, { headers: { authorization: `Bearer ${ADMIN}` } });
+      const res = await fetch(`${second.url}/admin/usage?limit=10000`, {
+        headers: { authorization: `Bearer ${ADMIN}` },
+      });
       const rows = ((await res.json()) as { data: { request_id: string; output_tokens: number }[] }).data;
       const byId = new Map(rows.map((r) => [r.request_id, r]));
       const missing = seen.filter((s) => !byId.has(s.requestId));

@@ -20,22 +20,33 @@ afterAll(async () => {
   await h.close();
 });
 
-const GRAMMAR = 'start: begin_patch hunk end_patch\nbegin_patch: "*** Begin Patch" LF\nend_patch: "*** End Patch" LF?\nhunk: /(.|\\n)+/\n%import common.LF';
+const GRAMMAR =
+  'start: begin_patch hunk end_patch\nbegin_patch: "*** Begin Patch" LF\nend_patch: "*** End Patch" LF?\nhunk: /(.|\\n)+/\n%import common.LF';
 const PATCH_TOOL: OpenAI.Responses.CustomTool = {
   type: "custom",
   name: "apply_patch",
   description: "Use the `apply_patch` tool to edit files.",
   format: { type: "grammar", syntax: "lark", definition: GRAMMAR },
 };
-const SHELL_TOOL: OpenAI.Responses.FunctionTool = { type: "function", name: "shell", description: "Run a command", parameters: { type: "object", properties: { cmd: { type: "string" } }, required: ["cmd"] }, strict: false };
+const SHELL_TOOL: OpenAI.Responses.FunctionTool = {
+  type: "function",
+  name: "shell",
+  description: "Run a command",
+  parameters: { type: "object", properties: { cmd: { type: "string" } }, required: ["cmd"] },
+  strict: false,
+};
 const TOOLS = [PATCH_TOOL, SHELL_TOOL];
 
 const lastUpstreamBody = () => JSON.stringify(h.gw.simulator!.requests.at(-1)!.body);
 
 async function ledgerRow(requestId: string): Promise<Record<string, unknown> | undefined> {
   for (let i = 0; i < 100; i++) {
-    const res = await fetch(`${h.url}/admin/usage?key_id=${h.keyId}&limit=10000`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
-    const row = ((await res.json()) as { data: Record<string, unknown>[] }).data.find((r) => r.request_id === requestId);
+    const res = await fetch(`${h.url}/admin/usage?key_id=${h.keyId}&limit=10000`, {
+      headers: { authorization: `Bearer ${ADMIN_KEY}` },
+    });
+    const row = ((await res.json()) as { data: Record<string, unknown>[] }).data.find(
+      (r) => r.request_id === requestId,
+    );
     if (row) return row;
     await Bun.sleep(20);
   }
@@ -75,19 +86,37 @@ describe("custom (free-form) tools", () => {
       expect(Number(row?.output_tokens)).toBeGreaterThan(0);
 
       // Stream: the input arrives in custom_tool_call_input events that add up to the item's input.
-      const res = await h.call("/v1/responses", { method: "POST", body: JSON.stringify({ model: up.model, store: false, stream: true, tools: TOOLS, input: "Fix the typo in README.md [sim tools=1]" }) });
+      const res = await h.call("/v1/responses", {
+        method: "POST",
+        body: JSON.stringify({
+          model: up.model,
+          store: false,
+          stream: true,
+          tools: TOOLS,
+          input: "Fix the typo in README.md [sim tools=1]",
+        }),
+      });
       expect(res.status).toBe(200);
       const frames = (await readSSE(res)).map((f) => JSON.parse(f.data) as Record<string, any>);
-      const deltas = frames.filter((f) => f.type === "response.custom_tool_call_input.delta").map((f) => f.delta as string);
+      const deltas = frames
+        .filter((f) => f.type === "response.custom_tool_call_input.delta")
+        .map((f) => f.delta as string);
       const done = frames.find((f) => f.type === "response.custom_tool_call_input.done");
       const itemDone = frames.find((f) => f.type === "response.output_item.done" && f.item.type === "custom_tool_call");
       expect(deltas.length).toBeGreaterThan(0);
       expect(deltas.join("")).toBe(done!.input);
-      expect(itemDone!.item).toMatchObject({ type: "custom_tool_call", name: "apply_patch", input: done!.input, status: "completed" });
+      expect(itemDone!.item).toMatchObject({
+        type: "custom_tool_call",
+        name: "apply_patch",
+        input: done!.input,
+        status: "completed",
+      });
       expect(frames.at(-1)!.type).toBe("response.completed");
       expect(frames.map((f) => f.sequence_number)).toEqual(frames.map((_, i) => i));
       // The official stream helper rebuilds the same final response.
-      const final = await openai.responses.stream({ model: up.model, store: false, tools: TOOLS, input: "Fix the typo in README.md [sim tools=1]" }).finalResponse();
+      const final = await openai.responses
+        .stream({ model: up.model, store: false, tools: TOOLS, input: "Fix the typo in README.md [sim tools=1]" })
+        .finalResponse();
       expect(final.output.find((i) => i.type === "custom_tool_call")).toMatchObject({ name: "apply_patch" });
 
       // The next turn replays the call and its output; the model answers.
@@ -97,7 +126,12 @@ describe("custom (free-form) tools", () => {
         tools: TOOLS,
         input: [
           { role: "user", content: "Fix the typo in README.md" },
-          { type: "custom_tool_call", call_id: call.call_id, name: "apply_patch", input: "*** Begin Patch\n*** Update File: README.md\n-teh\n+the\n*** End Patch\n" },
+          {
+            type: "custom_tool_call",
+            call_id: call.call_id,
+            name: "apply_patch",
+            input: "*** Begin Patch\n*** Update File: README.md\n-teh\n+the\n*** End Patch\n",
+          },
           { type: "custom_tool_call_output", call_id: call.call_id, output: 'Done. [sim text="Patched."]' },
         ],
       });
@@ -119,7 +153,9 @@ describe("custom (free-form) tools", () => {
       input: [{ type: "custom_tool_call_output", call_id: call.call_id, output: 'ok [sim text="Done."]' }],
     });
     expect(next.output_text).toBe("Done.");
-    const sent = JSON.parse(lastUpstreamBody()) as { messages: { role: string; tool_calls?: { id: string; function: { name: string; arguments: string } }[] }[] };
+    const sent = JSON.parse(lastUpstreamBody()) as {
+      messages: { role: string; tool_calls?: { id: string; function: { name: string; arguments: string } }[] }[];
+    };
     const replayed = sent.messages.flatMap((m) => m.tool_calls ?? []).find((c) => c.id === call.call_id);
     expect(replayed?.function.name).toBe("apply_patch");
     expect(JSON.parse(replayed!.function.arguments)).toEqual({ input: call.input });

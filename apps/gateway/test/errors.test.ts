@@ -14,7 +14,11 @@ const post = (path: string, body: unknown, dialect: "messages" | "chat", headers
 
 describe("authentication", () => {
   test("missing key → 401 in each format", async () => {
-    const m = await fetch(`${h.url}/v1/messages`, { method: "POST", headers: { "alpha-version": "2023-06-01" }, body: "{}" });
+    const m = await fetch(`${h.url}/v1/messages`, {
+      method: "POST",
+      headers: { "alpha-version": "2023-06-01" },
+      body: "{}",
+    });
     expect(m.status).toBe(401);
     expect(m.headers.get("content-type")).toStartWith("application/json");
     const mb = (await m.json()) as any;
@@ -31,8 +35,18 @@ describe("authentication", () => {
   });
 
   test("wrong key → 401, on every endpoint", async () => {
-    for (const [path, method] of [["/v1/models", "GET"], ["/v1/models/beta-5", "GET"], ["/v1/messages", "POST"], ["/v1/chat/completions", "POST"], ["/v1/messages/count_tokens", "POST"]] as const) {
-      const res = await fetch(h.url + path, { method, headers: { authorization: "Bearer sk-not-a-real-key" }, ...(method === "POST" ? { body: "{}" } : {}) });
+    for (const [path, method] of [
+      ["/v1/models", "GET"],
+      ["/v1/models/beta-5", "GET"],
+      ["/v1/messages", "POST"],
+      ["/v1/chat/completions", "POST"],
+      ["/v1/messages/count_tokens", "POST"],
+    ] as const) {
+      const res = await fetch(h.url + path, {
+        method,
+        headers: { authorization: "Bearer sk-not-a-real-key" },
+        ...(method === "POST" ? { body: "{}" } : {}),
+      });
       expect(res.status).toBe(401);
     }
   });
@@ -58,7 +72,11 @@ describe("validation errors name the field and the rule", () => {
   });
 
   test("messages: max_tokens is required", async () => {
-    const res = await post("/v1/messages", { model: "alpha-opus-4-8", messages: [{ role: "user", content: "hi" }] }, "messages");
+    const res = await post(
+      "/v1/messages",
+      { model: "alpha-opus-4-8", messages: [{ role: "user", content: "hi" }] },
+      "messages",
+    );
     expect(res.status).toBe(400);
     const b = (await res.json()) as any;
     expect(b.error.type).toBe("invalid_request_error");
@@ -66,27 +84,47 @@ describe("validation errors name the field and the rule", () => {
   });
 
   test("messages: temperature above 1 and temperature with top_p", async () => {
-    const hot = await post("/v1/messages", { model: "beta-5", max_tokens: 10, temperature: 1.5, messages: [{ role: "user", content: "hi" }] }, "messages");
+    const hot = await post(
+      "/v1/messages",
+      { model: "beta-5", max_tokens: 10, temperature: 1.5, messages: [{ role: "user", content: "hi" }] },
+      "messages",
+    );
     expect(hot.status).toBe(400);
     const hb = (await hot.json()) as any;
     expect(hb.error.message).toContain("temperature");
     expect(hb.error.message).toContain("1.5");
-    const both = await post("/v1/messages", { model: "beta-5", max_tokens: 10, temperature: 0.5, top_p: 0.9, messages: [{ role: "user", content: "hi" }] }, "messages");
+    const both = await post(
+      "/v1/messages",
+      { model: "beta-5", max_tokens: 10, temperature: 0.5, top_p: 0.9, messages: [{ role: "user", content: "hi" }] },
+      "messages",
+    );
     expect(both.status).toBe(400);
     const bb = (await both.json()) as any;
     expect(bb.error.message).toContain("top_p");
   });
 
   test("chat: temperature up to 2 is fine, above is not; no top-level system", async () => {
-    const ok = await post("/v1/chat/completions", { model: "beta-5", temperature: 1.7, messages: [{ role: "user", content: "hi" }] }, "chat");
+    const ok = await post(
+      "/v1/chat/completions",
+      { model: "beta-5", temperature: 1.7, messages: [{ role: "user", content: "hi" }] },
+      "chat",
+    );
     expect(ok.status).toBe(200);
-    const hot = await post("/v1/chat/completions", { model: "beta-5", temperature: 2.5, messages: [{ role: "user", content: "hi" }] }, "chat");
+    const hot = await post(
+      "/v1/chat/completions",
+      { model: "beta-5", temperature: 2.5, messages: [{ role: "user", content: "hi" }] },
+      "chat",
+    );
     expect(hot.status).toBe(400);
     const hb = (await hot.json()) as any;
     expect(hb.error.type).toBe("invalid_request_error");
     expect(hb.error.message).toContain("temperature");
     expect(hb.error.param).toBe("temperature");
-    const sys = await post("/v1/chat/completions", { model: "beta-5", system: "be nice", messages: [{ role: "user", content: "hi" }] }, "chat");
+    const sys = await post(
+      "/v1/chat/completions",
+      { model: "beta-5", system: "be nice", messages: [{ role: "user", content: "hi" }] },
+      "chat",
+    );
     expect(sys.status).toBe(400);
     expect(((await sys.json()) as any).error.message).toContain("system");
   });
@@ -100,13 +138,21 @@ describe("validation errors name the field and the rule", () => {
 
 describe("model_not_found", () => {
   test("unknown model → 404 with model_not_found in each format", async () => {
-    const m = await post("/v1/messages", { model: "nope-1", max_tokens: 5, messages: [{ role: "user", content: "hi" }] }, "messages");
+    const m = await post(
+      "/v1/messages",
+      { model: "nope-1", max_tokens: 5, messages: [{ role: "user", content: "hi" }] },
+      "messages",
+    );
     expect(m.status).toBe(404);
     const mb = (await m.json()) as any;
     expect(mb.error.type).toBe("not_found_error");
     expect(mb.error.message).toContain("model_not_found");
     expect(mb.error.message).toContain("nope-1");
-    const c = await post("/v1/chat/completions", { model: "nope-1", messages: [{ role: "user", content: "hi" }] }, "chat");
+    const c = await post(
+      "/v1/chat/completions",
+      { model: "nope-1", messages: [{ role: "user", content: "hi" }] },
+      "chat",
+    );
     expect(c.status).toBe(404);
     const cb = (await c.json()) as any;
     expect(cb.error.code).toBe("model_not_found");
@@ -137,19 +183,31 @@ describe("model_not_found", () => {
 
 describe("upstream errors come back in the caller's format", () => {
   test("a 529 from a messages upstream, to a chat client", async () => {
-    const res = await post("/v1/chat/completions", { model: "alpha-haiku-4-5", messages: [{ role: "user", content: "hi [sim error=529]" }] }, "chat");
+    const res = await post(
+      "/v1/chat/completions",
+      { model: "alpha-haiku-4-5", messages: [{ role: "user", content: "hi [sim error=529]" }] },
+      "chat",
+    );
     // "Overloaded" is 529 in the messages format and 503 in the chat format.
     expect(res.status).toBe(503);
     const b = (await res.json()) as any;
     expect(b.error.type).toBe("service_unavailable_error");
     expect(typeof b.error.message).toBe("string");
-    const m = await post("/v1/messages", { model: "alpha-haiku-4-5", max_tokens: 10, messages: [{ role: "user", content: "hi [sim error=529]" }] }, "messages");
+    const m = await post(
+      "/v1/messages",
+      { model: "alpha-haiku-4-5", max_tokens: 10, messages: [{ role: "user", content: "hi [sim error=529]" }] },
+      "messages",
+    );
     expect(m.status).toBe(529);
     expect(((await m.json()) as any).error.type).toBe("overloaded_error");
   });
 
   test("a 429 from a chat upstream, to a messages client, keeps retry-after", async () => {
-    const res = await post("/v1/messages", { model: "beta-5", max_tokens: 20, messages: [{ role: "user", content: "hi [sim error=429]" }] }, "messages");
+    const res = await post(
+      "/v1/messages",
+      { model: "beta-5", max_tokens: 20, messages: [{ role: "user", content: "hi [sim error=429]" }] },
+      "messages",
+    );
     expect(res.status).toBe(429);
     expect(res.headers.get("retry-after")).not.toBeNull();
     const b = (await res.json()) as any;

@@ -35,7 +35,11 @@ describe("official GenAI SDK", () => {
     expect(names.sort()).toEqual(CATALOG_IDS.map((id) => `models/${id}`).sort());
     const one = await ai.models.get({ model: "gamma-3-pro" });
     const entry = h.gw.deps.catalog.get("gamma-3-pro")!;
-    expect([one.inputTokenLimit, one.outputTokenLimit, one.displayName]).toEqual([entry.context_window, entry.max_output_tokens, "Gamma 3 Pro"]);
+    expect([one.inputTokenLimit, one.outputTokenLimit, one.displayName]).toEqual([
+      entry.context_window,
+      entry.max_output_tokens,
+      "Gamma 3 Pro",
+    ]);
   });
 
   for (const model of CATALOG_IDS) {
@@ -74,18 +78,31 @@ describe("official GenAI SDK", () => {
       expect(fc?.args).toEqual({ city: "sample city" });
       const answered = await ai.models.generateContent({
         model,
-        contents: [asked, call.candidates![0]!.content!, { role: "user", parts: [{ functionResponse: { id: fc?.id, name: fc!.name!, response: { output: RESULT } } }] }],
+        contents: [
+          asked,
+          call.candidates![0]!.content!,
+          {
+            role: "user",
+            parts: [{ functionResponse: { id: fc?.id, name: fc!.name!, response: { output: RESULT } } }],
+          },
+        ],
         config: { tools },
       });
       // The simulator names the result it read: proof that the response reached the model.
-      expect(answered.text).toStartWith(`Simulated reply from ${model.split(" ")[0]} after ${WEATHER.name} returned: ${RESULT}`);
+      expect(answered.text).toStartWith(
+        `Simulated reply from ${model.split(" ")[0]} after ${WEATHER.name} returned: ${RESULT}`,
+      );
 
       const person = await ai.models.generateContent({
         model,
         contents: "Describe a person.",
         config: {
           responseMimeType: "application/json",
-          responseSchema: { type: Type.OBJECT, properties: { name: { type: Type.STRING }, age: { type: Type.INTEGER } }, required: ["name", "age"] },
+          responseSchema: {
+            type: Type.OBJECT,
+            properties: { name: { type: Type.STRING }, age: { type: Type.INTEGER } },
+            required: ["name", "age"],
+          },
         },
       });
       expect(JSON.parse(person.text!)).toEqual({ name: "sample name", age: expect.any(Number) });
@@ -99,7 +116,12 @@ describe("official GenAI SDK", () => {
       // The SDK keeps each streamed chunk as a model turn of its own.
       const history = chat.getHistory();
       expect(history.filter((c) => c.role === "user")).toHaveLength(2);
-      expect(history.slice(3).flatMap((c) => c.parts?.map((p) => p.text) ?? []).join("")).toBe(REPLY);
+      expect(
+        history
+          .slice(3)
+          .flatMap((c) => c.parts?.map((p) => p.text) ?? [])
+          .join(""),
+      ).toBe(REPLY);
     });
   }
 

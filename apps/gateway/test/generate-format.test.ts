@@ -18,8 +18,16 @@ afterAll(async () => {
 
 const HI = { contents: [{ role: "user", parts: [{ text: 'Say it. [sim text="Hello there."]' }] }] };
 
-function post(path: string, body: unknown, headers: Record<string, string> = { "x-goog-api-key": h.key }): Promise<Response> {
-  return fetch(`${h.url}${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+function post(
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = { "x-goog-api-key": h.key },
+): Promise<Response> {
+  return fetch(`${h.url}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify(body),
+  });
 }
 
 /** What the last upstream call sent to the simulator. */
@@ -52,7 +60,9 @@ describe("routes and keys", () => {
     const res = await post(`/v1beta/models/${encodeURIComponent(id)}:generateContent`, HI);
     expect(res.status).toBe(200);
     expect(((await res.json()) as any).modelVersion).toBe(id);
-    const one = await fetch(`${h.url}/v1beta/models/${encodeURIComponent(id)}`, { headers: { "x-goog-api-key": h.key } });
+    const one = await fetch(`${h.url}/v1beta/models/${encodeURIComponent(id)}`, {
+      headers: { "x-goog-api-key": h.key },
+    });
     expect(((await one.json()) as any).name).toBe(`models/${id}`);
   });
 
@@ -60,7 +70,12 @@ describe("routes and keys", () => {
     const cases: [Promise<Response>, number, string, string][] = [
       [post("/v1beta/models/beta-5:generateContent", HI, {}), 401, "UNAUTHENTICATED", "Missing API key"],
       [post("/v1beta/models/no-such:generateContent", HI), 404, "NOT_FOUND", "no-such"],
-      [post("/v1beta/models/beta-5:generateContent", { contents: [{ role: "user", parts: [{}] }] }), 400, "INVALID_ARGUMENT", "contents[0].parts[0]"],
+      [
+        post("/v1beta/models/beta-5:generateContent", { contents: [{ role: "user", parts: [{}] }] }),
+        400,
+        "INVALID_ARGUMENT",
+        "contents[0].parts[0]",
+      ],
       [post("/v1beta/models/beta-5:embedContent", HI), 404, "NOT_FOUND", ":embedContent"],
       [post("/v1beta/models/beta-5:generateContent", { contents: [] }), 400, "INVALID_ARGUMENT", "contents"],
     ];
@@ -80,7 +95,9 @@ describe("routes and keys", () => {
     expect(res.headers.get("content-type")).toStartWith("application/json");
     const chunks = JSON.parse(await res.text()) as any[];
     expect(chunks.length).toBeGreaterThan(1);
-    expect(chunks.map((c) => c.candidates[0].content.parts.map((p: any) => p.text).join("")).join("")).toBe("Hello there.");
+    expect(chunks.map((c) => c.candidates[0].content.parts.map((p: any) => p.text).join("")).join("")).toBe(
+      "Hello there.",
+    );
     expect(chunks.at(-1).candidates[0].finishReason).toBe("STOP");
     expect(chunks.at(-1).usageMetadata.candidatesTokenCount).toBeGreaterThan(0);
   });
@@ -91,10 +108,19 @@ describe("passthrough to a generateContent upstream", () => {
     const body = {
       contents: [
         { role: "user", parts: [{ text: "Weather?" }] },
-        { role: "model", parts: [{ functionCall: { name: "get_weather", args: { city: "Paris" } }, thoughtSignature: "c2lnbmVk" }] },
+        {
+          role: "model",
+          parts: [{ functionCall: { name: "get_weather", args: { city: "Paris" } }, thoughtSignature: "c2lnbmVk" }],
+        },
         { role: "user", parts: [{ functionResponse: { name: "get_weather", response: { output: "sunny" } } }] },
       ],
-      tools: [{ functionDeclarations: [{ name: "get_weather", parametersJsonSchema: { type: "object", properties: { city: { type: "string" } } } }] }],
+      tools: [
+        {
+          functionDeclarations: [
+            { name: "get_weather", parametersJsonSchema: { type: "object", properties: { city: { type: "string" } } } },
+          ],
+        },
+      ],
       safetySettings: [{ category: "HARM_CATEGORY_HARASSMENT", threshold: "BLOCK_NONE" }],
       cachedContent: "cachedContents/abc",
       labels: { team: "search" },
@@ -105,14 +131,27 @@ describe("passthrough to a generateContent upstream", () => {
     const up = sent();
     expect(up.model).toBeUndefined();
     expect(up.contents).toEqual(body.contents);
-    expect([up.safetySettings, up.cachedContent, up.labels]).toEqual([body.safetySettings, body.cachedContent, body.labels]);
+    expect([up.safetySettings, up.cachedContent, up.labels]).toEqual([
+      body.safetySettings,
+      body.cachedContent,
+      body.labels,
+    ]);
     expect(((await res.json()) as any).modelVersion).toBe("gamma-3-flash");
   });
 
   test("a thinking token Turnpike wrote for a messages upstream goes as the skip value (a model switched mid-conversation)", async () => {
     const first = await post("/v1beta/models/alpha-haiku-4-5:generateContent", {
       contents: [{ role: "user", parts: [{ text: "Weather? [sim think tools=1]" }] }],
-      tools: [{ functionDeclarations: [{ name: "get_weather", parametersJsonSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } }] }],
+      tools: [
+        {
+          functionDeclarations: [
+            {
+              name: "get_weather",
+              parametersJsonSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+            },
+          ],
+        },
+      ],
       generationConfig: { maxOutputTokens: 4000, thinkingConfig: { thinkingBudget: 1024 } },
     });
     const call = ((await first.json()) as any).candidates[0].content.parts.find((p: any) => p.functionCall);
@@ -121,7 +160,12 @@ describe("passthrough to a generateContent upstream", () => {
       contents: [
         { role: "user", parts: [{ text: "Weather?" }] },
         { role: "model", parts: [call] },
-        { role: "user", parts: [{ functionResponse: { id: call.functionCall.id, name: "get_weather", response: { output: "sunny" } } }] },
+        {
+          role: "user",
+          parts: [
+            { functionResponse: { id: call.functionCall.id, name: "get_weather", response: { output: "sunny" } } },
+          ],
+        },
       ],
       tools: [{ functionDeclarations: [{ name: "get_weather" }] }],
     });
@@ -133,7 +177,13 @@ describe("passthrough to a generateContent upstream", () => {
     const res = await post("/v1beta/models/gamma-3-pro:streamGenerateContent?alt=sse", HI);
     expect(res.headers.get("content-type")).toStartWith("text/event-stream");
     const text = await res.text();
-    const last = JSON.parse(text.trim().split(/\r?\n\r?\n/).at(-1)!.replace(/^data: /, ""));
+    const last = JSON.parse(
+      text
+        .trim()
+        .split(/\r?\n\r?\n/)
+        .at(-1)!
+        .replace(/^data: /, ""),
+    );
     expect(last.modelVersion).toBe("gamma-3-pro");
     const row = await ledgerRow(res.headers.get("x-request-id")!);
     expect(row?.endpoint).toBe("generate");
@@ -172,7 +222,16 @@ describe("translation to other upstreams", () => {
   });
 
   test("thinking budget and level, tool modes and structured output reach each upstream in its terms", async () => {
-    const tools = [{ functionDeclarations: [{ name: "get_time", parameters: { type: "OBJECT", properties: { zone: { type: "STRING", nullable: true } } } }] }];
+    const tools = [
+      {
+        functionDeclarations: [
+          {
+            name: "get_time",
+            parameters: { type: "OBJECT", properties: { zone: { type: "STRING", nullable: true } } },
+          },
+        ],
+      },
+    ];
     let res = await post("/v1beta/models/alpha-haiku-4-5:generateContent", {
       ...HI,
       tools,
@@ -180,19 +239,31 @@ describe("translation to other upstreams", () => {
     });
     expect(res.status).toBe(200);
     expect(sent().tool_choice).toEqual({ type: "tool", name: "get_time" });
-    expect(sent().tools[0].input_schema).toEqual({ type: "object", properties: { zone: { type: ["string", "null"] } } });
+    expect(sent().tools[0].input_schema).toEqual({
+      type: "object",
+      properties: { zone: { type: ["string", "null"] } },
+    });
 
-    res = await post("/v1beta/models/alpha-haiku-4-5:generateContent", { ...HI, generationConfig: { maxOutputTokens: 4096, thinkingConfig: { thinkingBudget: 2048, includeThoughts: true } } });
+    res = await post("/v1beta/models/alpha-haiku-4-5:generateContent", {
+      ...HI,
+      generationConfig: { maxOutputTokens: 4096, thinkingConfig: { thinkingBudget: 2048, includeThoughts: true } },
+    });
     expect(res.status).toBe(200);
     expect(sent().thinking).toEqual({ type: "enabled", budget_tokens: 2048 });
 
-    res = await post("/v1beta/models/beta-5:generateContent", { ...HI, generationConfig: { thinkingConfig: { thinkingLevel: "HIGH" } } });
+    res = await post("/v1beta/models/beta-5:generateContent", {
+      ...HI,
+      generationConfig: { thinkingConfig: { thinkingLevel: "HIGH" } },
+    });
     expect(res.status).toBe(200);
     expect(sent().reasoning_effort).toBe("high");
 
     res = await post("/v1beta/models/beta-5:generateContent", {
       contents: [{ role: "user", parts: [{ text: "A person." }] }],
-      generationConfig: { responseMimeType: "application/json", responseJsonSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] } },
+      generationConfig: {
+        responseMimeType: "application/json",
+        responseJsonSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
+      },
     });
     expect(sent().response_format.type).toBe("json_schema");
     const person = JSON.parse(((await res.json()) as any).candidates[0].content.parts[0].text);
@@ -203,8 +274,20 @@ describe("translation to other upstreams", () => {
     const res = await post("/v1beta/models/beta-5:generateContent", {
       contents: [
         { role: "user", parts: [{ text: "Time?" }] },
-        { role: "model", parts: [{ functionCall: { id: "toolu_a1", name: "get_time", args: {} } }, { functionCall: { name: "get_date", args: {} } }] },
-        { role: "user", parts: [{ functionResponse: { id: "toolu_a1", name: "get_time", response: { output: "noon" } } }, { functionResponse: { name: "get_date", response: { date: "today" } } }] },
+        {
+          role: "model",
+          parts: [
+            { functionCall: { id: "toolu_a1", name: "get_time", args: {} } },
+            { functionCall: { name: "get_date", args: {} } },
+          ],
+        },
+        {
+          role: "user",
+          parts: [
+            { functionResponse: { id: "toolu_a1", name: "get_time", response: { output: "noon" } } },
+            { functionResponse: { name: "get_date", response: { date: "today" } } },
+          ],
+        },
       ],
       tools: [{ functionDeclarations: [{ name: "get_time" }, { name: "get_date" }] }],
     });
@@ -231,7 +314,9 @@ describe("countTokens", () => {
       expect(res.headers.get("x-turnpike-count")).toBe(how);
       expect(((await res.json()) as any).totalTokens).toBeGreaterThan(0);
     }
-    const wrapped = await post("/v1/models/gamma-3-pro:countTokens", { generateContentRequest: { model: "models/gamma-3-pro", ...HI } });
+    const wrapped = await post("/v1/models/gamma-3-pro:countTokens", {
+      generateContentRequest: { model: "models/gamma-3-pro", ...HI },
+    });
     expect(((await wrapped.json()) as any).totalTokens).toBeGreaterThan(0);
   });
 });
@@ -244,7 +329,8 @@ describe("the description document", () => {
     expect(contract.check(path, "post", 200, "application/json", await reply.json())).toEqual([]);
     const stream = await post("/v1beta/models/beta-5:streamGenerateContent?alt=sse", HI);
     const frames = (await stream.text()).trim().split(/\r?\n\r?\n/);
-    for (const f of frames) expect(contract.check(path, "post", 200, "text/event-stream", JSON.parse(f.replace(/^data: /, "")))).toEqual([]);
+    for (const f of frames)
+      expect(contract.check(path, "post", 200, "text/event-stream", JSON.parse(f.replace(/^data: /, "")))).toEqual([]);
     const counted = await post("/v1/models/gamma-3-pro:countTokens", { contents: HI.contents });
     expect(contract.check("/v1/models/{id}", "post", 200, "application/json", await counted.json())).toEqual([]);
     const refused = await post("/v1beta/models/no-such:generateContent", HI);
@@ -261,7 +347,9 @@ describe("a generateContent client drops the stream", () => {
       const res = await fetch(`${h.url}/v1beta/models/${model}:streamGenerateContent?alt=sse`, {
         method: "POST",
         headers: { "x-goog-api-key": h.key, "content-type": "application/json" },
-        body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "tell me everything [sim chunks=60 latency=40]" }] }] }),
+        body: JSON.stringify({
+          contents: [{ role: "user", parts: [{ text: "tell me everything [sim chunks=60 latency=40]" }] }],
+        }),
         signal: ac.signal,
       });
       expect(res.status).toBe(200);
@@ -269,7 +357,8 @@ describe("a generateContent client drops the stream", () => {
       const decoder = new TextDecoder();
       let text = "";
       // Take a few chunks, then leave.
-      while ((text.match(/"text":/g) ?? []).length < 4) text += decoder.decode((await reader.read()).value, { stream: true });
+      while ((text.match(/"text":/g) ?? []).length < 4)
+        text += decoder.decode((await reader.read()).value, { stream: true });
       ac.abort();
       await reader.cancel().catch(() => {});
       const id = res.headers.get("x-request-id")!;
@@ -280,7 +369,13 @@ describe("a generateContent client drops the stream", () => {
       }
       // A passed-through stream's every chunk says how many tokens were generated so far: the
       // vendor's own count bills it; a translated one is billed by Turnpike's count of its text.
-      expect(row).toMatchObject({ endpoint: "generate", aborted: true, estimated: model !== "gamma-3-flash", stream: true, status: 200 });
+      expect(row).toMatchObject({
+        endpoint: "generate",
+        aborted: true,
+        estimated: model !== "gamma-3-flash",
+        stream: true,
+        status: 200,
+      });
       expect(row!.input_tokens).toBeGreaterThan(5);
       expect(row!.output_tokens).toBeGreaterThanOrEqual(4);
       expect(row!.output_tokens).toBeLessThan(60);
@@ -299,7 +394,11 @@ describe("limits and budgets", () => {
     const first = await post("/v1beta/models/beta-5:generateContent", HI, { "x-goog-api-key": key });
     expect(first.status).toBe(200);
     expect(first.headers.get("x-ratelimit-limit-requests")).toBe("1");
-    const second = await post("/v1beta/models/beta-5:countTokens", { contents: HI.contents }, { "x-goog-api-key": key });
+    const second = await post(
+      "/v1beta/models/beta-5:countTokens",
+      { contents: HI.contents },
+      { "x-goog-api-key": key },
+    );
     expect(second.status).toBe(429);
     expect(((await second.json()) as any).error.status).toBe("RESOURCE_EXHAUSTED");
     expect(Number(second.headers.get("retry-after"))).toBeGreaterThan(0);

@@ -32,11 +32,14 @@ for (const model of ["alpha-haiku-4-5", "gamma-3-flash"]) {
     // Only data lines and blank lines: no comment, no event name.
     expect(lines.filter((l) => l !== "" && !l.startsWith("data: "))).toEqual([]);
     // More blank lines than the frames' own ends: keep-alives were sent.
-    expect(lines.filter((l) => l === "").length).toBeGreaterThan(lines.filter((l) => l.startsWith("data: ")).length + 1);
+    expect(lines.filter((l) => l === "").length).toBeGreaterThan(
+      lines.filter((l) => l.startsWith("data: ")).length + 1,
+    );
 
     const ai = new GoogleGenAI({ apiKey: h.key, httpOptions: { baseUrl: h.url } });
     let text = "";
-    for await (const chunk of await ai.models.generateContentStream({ model, contents: prompt })) text += chunk.text ?? "";
+    for await (const chunk of await ai.models.generateContentStream({ model, contents: prompt }))
+      text += chunk.text ?? "";
     expect(text).toBe(TEXT);
   }, 15_000);
 }

@@ -17,9 +17,26 @@ export interface Harness {
 }
 
 /** A real gateway on a random loopback port, its vendors served by the simulator, its store in memory. */
-export async function startHarness(env: Record<string, string> = {}, opts: { now?: () => number; fetch?: typeof fetch; hooks?: PipelineHooks[] } = {}): Promise<Harness> {
-  const config = loadConfig({ PORT: "0", HOST: "127.0.0.1", TURNPIKE_ADMIN_KEY: ADMIN_KEY, TURNPIKE_DB: ":memory:", TURNPIKE_LOG_LEVEL: "warn", ...env });
-  const gw = await bootGateway(config, { store: new SqliteStore(":memory:"), firstKey: false, captureUpstream: true, ...(opts.now ? { now: opts.now } : {}), ...(opts.fetch ? { fetch: opts.fetch } : {}), ...(opts.hooks ? { hooks: opts.hooks } : {}) });
+export async function startHarness(
+  env: Record<string, string> = {},
+  opts: { now?: () => number; fetch?: typeof fetch; hooks?: PipelineHooks[] } = {},
+): Promise<Harness> {
+  const config = loadConfig({
+    PORT: "0",
+    HOST: "127.0.0.1",
+    TURNPIKE_ADMIN_KEY: ADMIN_KEY,
+    TURNPIKE_DB: ":memory:",
+    TURNPIKE_LOG_LEVEL: "warn",
+    ...env,
+  });
+  const gw = await bootGateway(config, {
+    store: new SqliteStore(":memory:"),
+    firstKey: false,
+    captureUpstream: true,
+    ...(opts.now ? { now: opts.now } : {}),
+    ...(opts.fetch ? { fetch: opts.fetch } : {}),
+    ...(opts.hooks ? { hooks: opts.hooks } : {}),
+  });
   gw.app.listen({ port: 0, hostname: "127.0.0.1" });
   const url = `http://127.0.0.1:${gw.app.server!.port}`;
   const created = await fetch(`${url}/admin/keys`, {

@@ -18,8 +18,10 @@ let seen: Seen[] = [];
 const finishes: { status: number; record: UsageRecord | undefined }[] = [];
 const recorder: PipelineHooks = {
   onStart: (ctx) => seen.push({ event: "onStart", id: ctx.id, detail: ctx.format.id }),
-  onAttempt: (ctx, target, attempt) => seen.push({ event: "onAttempt", id: ctx.id, detail: `${target.entry.id}#${attempt}` }),
-  onUpstreamResponse: (ctx, status, ms) => seen.push({ event: "onUpstreamResponse", id: ctx.id, detail: ms >= 0 ? status : "negative ms" }),
+  onAttempt: (ctx, target, attempt) =>
+    seen.push({ event: "onAttempt", id: ctx.id, detail: `${target.entry.id}#${attempt}` }),
+  onUpstreamResponse: (ctx, status, ms) =>
+    seen.push({ event: "onUpstreamResponse", id: ctx.id, detail: ms >= 0 ? status : "negative ms" }),
   onFinish: (ctx, status, record) => {
     seen.push({ event: "onFinish", id: ctx.id, detail: status });
     finishes.push({ status, record });
@@ -51,7 +53,10 @@ async function ledgerRow(requestId: string): Promise<UsageRecord | undefined> {
 
 describe("lifecycle events of one inference request", () => {
   test("chat JSON: the four events in order, under the x-request-id; onFinish's record is the ledger row", async () => {
-    const res = await h.call("/v1/chat/completions", { method: "POST", body: JSON.stringify({ model: "beta-5.5", messages: [{ role: "user", content: "Say hi" }] }) });
+    const res = await h.call("/v1/chat/completions", {
+      method: "POST",
+      body: JSON.stringify({ model: "beta-5.5", messages: [{ role: "user", content: "Say hi" }] }),
+    });
     expect(res.status).toBe(200);
     await res.json();
     const id = res.headers.get("x-request-id")!;
@@ -72,7 +77,12 @@ describe("lifecycle events of one inference request", () => {
     const res = await h.call("/v1/messages", {
       method: "POST",
       dialect: "messages",
-      body: JSON.stringify({ model: "gamma-3-flash", max_tokens: 64, stream: true, messages: [{ role: "user", content: "Count to three" }] }),
+      body: JSON.stringify({
+        model: "gamma-3-flash",
+        max_tokens: 64,
+        stream: true,
+        messages: [{ role: "user", content: "Count to three" }],
+      }),
     });
     expect(res.status).toBe(200);
     const id = res.headers.get("x-request-id")!;
@@ -83,7 +93,14 @@ describe("lifecycle events of one inference request", () => {
     expect(seen.map((s) => s.event)).toEqual(["onStart", "onAttempt", "onUpstreamResponse", "onFinish"]);
     expect(new Set(seen.map((s) => s.id))).toEqual(new Set([id]));
     const record = finishes[0]!.record!;
-    expect(record).toMatchObject({ request_id: id, model: "gamma-3-flash", endpoint: "messages", stream: true, status: 200, upstream_status: 200 });
+    expect(record).toMatchObject({
+      request_id: id,
+      model: "gamma-3-flash",
+      endpoint: "messages",
+      stream: true,
+      status: 200,
+      upstream_status: 200,
+    });
     expect(await ledgerRow(id)).toEqual(record);
   });
 
@@ -91,7 +108,11 @@ describe("lifecycle events of one inference request", () => {
     const res = await h.call("/v1/messages", {
       method: "POST",
       dialect: "messages",
-      body: JSON.stringify({ model: "alpha-haiku-4-5", max_tokens: 64, messages: [{ role: "user", content: "fail [sim error=529]" }] }),
+      body: JSON.stringify({
+        model: "alpha-haiku-4-5",
+        max_tokens: 64,
+        messages: [{ role: "user", content: "fail [sim error=529]" }],
+      }),
     });
     const id = res.headers.get("x-request-id")!;
     expect(res.status).toBe(529);
@@ -106,7 +127,10 @@ describe("lifecycle events of one inference request", () => {
   });
 
   test("a request refused before any upstream call: onStart and onFinish only, no record", async () => {
-    const res = await h.call("/v1/chat/completions", { method: "POST", body: JSON.stringify({ model: "no-such-model", messages: [{ role: "user", content: "hi" }] }) });
+    const res = await h.call("/v1/chat/completions", {
+      method: "POST",
+      body: JSON.stringify({ model: "no-such-model", messages: [{ role: "user", content: "hi" }] }),
+    });
     expect(res.status).toBe(404);
     const id = res.headers.get("x-request-id")!;
     expect(seen).toEqual([

@@ -68,10 +68,14 @@ describe("requests per minute", () => {
     const openai = new OpenAI({ apiKey: k.key, baseURL: `${h.url}/v1`, maxRetries: 0 });
     const anthropic = new Anthropic({ apiKey: k.key, baseURL: h.url, maxRetries: 0 });
     await openai.chat.completions.create({ model: "delta-m3", messages: [{ role: "user", content: "hi" }] });
-    const e1 = await openai.chat.completions.create({ model: "delta-m3", messages: [{ role: "user", content: "hi" }] }).catch((e) => e);
+    const e1 = await openai.chat.completions
+      .create({ model: "delta-m3", messages: [{ role: "user", content: "hi" }] })
+      .catch((e) => e);
     expect(e1).toBeInstanceOf(OpenAI.RateLimitError);
     expect(e1.headers.get("retry-after")).toBe("60");
-    const e2 = await anthropic.messages.create({ model: "delta-m3", max_tokens: 5, messages: [{ role: "user", content: "hi" }] }).catch((e) => e);
+    const e2 = await anthropic.messages
+      .create({ model: "delta-m3", max_tokens: 5, messages: [{ role: "user", content: "hi" }] })
+      .catch((e) => e);
     expect(e2).toBeInstanceOf(Anthropic.RateLimitError);
     expect(e2.headers.get("retry-after")).toBe("60");
   });
@@ -96,7 +100,10 @@ describe("tokens per minute", () => {
 
 describe("per-model limits", () => {
   test("a model's own rpm applies on top of the key's", async () => {
-    const { body: k } = await admin("/admin/keys", "POST", { name: "per-model", model_limits: { "gamma-3-pro": { rpm: 1 } } });
+    const { body: k } = await admin("/admin/keys", "POST", {
+      name: "per-model",
+      model_limits: { "gamma-3-pro": { rpm: 1 } },
+    });
     expect((await chat(k.key, "gamma-3-pro")).status).toBe(200);
     const refused = await chat(k.key, "gamma-3-pro");
     expect(refused.status).toBe(429);
@@ -129,7 +136,10 @@ describe("monthly budget", () => {
 
 describe("expiry, rotation and revocation", () => {
   test("an expired key is refused with a message that says so", async () => {
-    const { body: k } = await admin("/admin/keys", "POST", { name: "short", expires_at: new Date(t + 60_000).toISOString() });
+    const { body: k } = await admin("/admin/keys", "POST", {
+      name: "short",
+      expires_at: new Date(t + 60_000).toISOString(),
+    });
     expect((await chat(k.key)).status).toBe(200);
     clock.advance(61_000);
     const res = await chat(k.key);
@@ -163,7 +173,11 @@ describe("expiry, rotation and revocation", () => {
     expect((await chat(k.key, "beta-5")).status).toBe(404);
     expect((await chat(k.key, "gamma-3-flash")).status).toBe(200);
     const models = await fetch(`${h.url}/v1/models`, { headers: { authorization: `Bearer ${k.key}` } });
-    expect(((await models.json()) as any).data.map((m: any) => m.id).sort()).toEqual(["gamma-3-flash", "gamma-3-pro", "gamma-embedding-1"]);
+    expect(((await models.json()) as any).data.map((m: any) => m.id).sort()).toEqual([
+      "gamma-3-flash",
+      "gamma-3-pro",
+      "gamma-embedding-1",
+    ]);
   });
 });
 

@@ -42,7 +42,11 @@ function chatBody(model: string, stream: boolean, includeUsage = false) {
 describe("messages format × every catalog model", () => {
   for (const model of CATALOG_IDS) {
     test(`${model} JSON`, async () => {
-      const res = await h.call("/v1/messages", { method: "POST", dialect: "messages", body: JSON.stringify(messagesBody(model, false)) });
+      const res = await h.call("/v1/messages", {
+        method: "POST",
+        dialect: "messages",
+        body: JSON.stringify(messagesBody(model, false)),
+      });
       expect(res.status).toBe(200);
       expect(res.headers.get("x-turnpike-upstream")).toBe("simulator");
       expect(res.headers.get("request-id")).toMatch(/^req_[0-9a-f]{32}$/);
@@ -58,7 +62,11 @@ describe("messages format × every catalog model", () => {
     });
 
     test(`${model} stream`, async () => {
-      const res = await h.call("/v1/messages", { method: "POST", dialect: "messages", body: JSON.stringify(messagesBody(model, true)) });
+      const res = await h.call("/v1/messages", {
+        method: "POST",
+        dialect: "messages",
+        body: JSON.stringify(messagesBody(model, true)),
+      });
       expect(res.status).toBe(200);
       expect(res.headers.get("content-type")).toStartWith("text/event-stream");
       expect(res.headers.get("cache-control")).toBe("no-cache");
@@ -90,7 +98,10 @@ describe("messages format × every catalog model", () => {
 describe("chat completions format × every catalog model", () => {
   for (const model of CATALOG_IDS) {
     test(`${model} JSON`, async () => {
-      const res = await h.call("/v1/chat/completions", { method: "POST", body: JSON.stringify(chatBody(model, false)) });
+      const res = await h.call("/v1/chat/completions", {
+        method: "POST",
+        body: JSON.stringify(chatBody(model, false)),
+      });
       expect(res.status).toBe(200);
       const body = (await res.json()) as Record<string, any>;
       expect(body.object).toBe("chat.completion");
@@ -129,7 +140,10 @@ describe("chat completions format × every catalog model", () => {
     });
 
     test(`${model} stream with include_usage`, async () => {
-      const res = await h.call("/v1/chat/completions", { method: "POST", body: JSON.stringify(chatBody(model, true, true)) });
+      const res = await h.call("/v1/chat/completions", {
+        method: "POST",
+        body: JSON.stringify(chatBody(model, true, true)),
+      });
       const frames = await readSSE(res);
       expect(frames.at(-1)!.data).toBe("[DONE]");
       const last = JSON.parse(frames.at(-2)!.data);
@@ -144,12 +158,18 @@ describe("chat completions format × every catalog model", () => {
 describe("usage is metered at the same price through either endpoint", () => {
   test("the same model and reply cost the same via messages and chat", async () => {
     const model = "gamma-3-flash";
-    const a = await h.call("/v1/messages", { method: "POST", dialect: "messages", body: JSON.stringify(messagesBody(model, false)) });
+    const a = await h.call("/v1/messages", {
+      method: "POST",
+      dialect: "messages",
+      body: JSON.stringify(messagesBody(model, false)),
+    });
     const ma = (await a.json()) as any;
     const b = await h.call("/v1/chat/completions", { method: "POST", body: JSON.stringify(chatBody(model, false)) });
     const mb = (await b.json()) as any;
     expect(ma.usage.output_tokens).toBe(mb.usage.completion_tokens);
-    const usage = await fetch(`${h.url}/admin/usage?model=${model}`, { headers: { authorization: "Bearer sk-admin-test-0123456789abcdefghijklmnop" } });
+    const usage = await fetch(`${h.url}/admin/usage?model=${model}`, {
+      headers: { authorization: "Bearer sk-admin-test-0123456789abcdefghijklmnop" },
+    });
     const rows = ((await usage.json()) as { data: any[] }).data;
     const byId = new Map(rows.map((r) => [r.request_id, r]));
     const ra = byId.get(a.headers.get("x-request-id"));

@@ -19,12 +19,15 @@ afterAll(async () => {
   await h.close();
 });
 
-const post = (body: Record<string, unknown>) => h.call("/v1/responses", { method: "POST", body: JSON.stringify({ model: EPSILON.model, ...body }) });
+const post = (body: Record<string, unknown>) =>
+  h.call("/v1/responses", { method: "POST", body: JSON.stringify({ model: EPSILON.model, ...body }) });
 const lastSent = () => h.gw.simulator!.requests.at(-1)!;
 const sentBody = () => lastSent().body as Record<string, any>; // what reached the simulator, read field by field
 
 async function ledgerRow(requestId: string): Promise<Record<string, unknown> | undefined> {
-  const res = await fetch(`${h.url}/admin/usage?key_id=${h.keyId}&limit=10000`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+  const res = await fetch(`${h.url}/admin/usage?key_id=${h.keyId}&limit=10000`, {
+    headers: { authorization: `Bearer ${ADMIN_KEY}` },
+  });
   return ((await res.json()) as { data: Record<string, unknown>[] }).data.find((r) => r.request_id === requestId);
 }
 
@@ -36,14 +39,32 @@ const AGENT = {
   prompt_cache_key: "session-1",
   metadata: { run: "7" },
   tools: [
-    { type: "namespace", name: "shell", description: "Shell tools", tools: [{ type: "function", name: "exec", parameters: { type: "object", properties: { cmd: { type: "string" } }, required: ["cmd"] } }] },
+    {
+      type: "namespace",
+      name: "shell",
+      description: "Shell tools",
+      tools: [
+        {
+          type: "function",
+          name: "exec",
+          parameters: { type: "object", properties: { cmd: { type: "string" } }, required: ["cmd"] },
+        },
+      ],
+    },
     { type: "web_search" },
   ],
 };
 
 describe("a Responses client to a Responses vendor: passthrough", () => {
   test("JSON: the body goes as sent (model renamed only), no warnings; reasoning with its encrypted content comes back; metered from the vendor's usage", async () => {
-    const body = { ...AGENT, instructions: "Be exact.", input: [{ role: "developer", content: [{ type: "input_text", text: "Rules." }] }, { role: "user", content: [{ type: "input_text", text: 'Go [sim think text="Done."]' }] }] };
+    const body = {
+      ...AGENT,
+      instructions: "Be exact.",
+      input: [
+        { role: "developer", content: [{ type: "input_text", text: "Rules." }] },
+        { role: "user", content: [{ type: "input_text", text: 'Go [sim think text="Done."]' }] },
+      ],
+    };
     const res = await post(body);
     expect(res.status).toBe(200);
     expect(res.headers.get("x-turnpike-warning")).toBeNull();
@@ -58,7 +79,13 @@ describe("a Responses client to a Responses vendor: passthrough", () => {
     expect(r.output[1].content[0].text).toBe("Done.");
     expect(r.usage.input_tokens).toBe(countPromptTokens("responses", sentBody()));
     const row = await ledgerRow(res.headers.get("x-request-id")!);
-    expect(row).toMatchObject({ endpoint: "responses", model: EPSILON.model, status: 200, input_tokens: r.usage.input_tokens, output_tokens: r.usage.output_tokens });
+    expect(row).toMatchObject({
+      endpoint: "responses",
+      model: EPSILON.model,
+      status: 200,
+      input_tokens: r.usage.input_tokens,
+      output_tokens: r.usage.output_tokens,
+    });
   });
 
   test("stream: the vendor's events pass through with their sequence numbers; the reply is metered from its last event", async () => {
@@ -72,10 +99,18 @@ describe("a Responses client to a Responses vendor: passthrough", () => {
     const done = events.at(-1)!;
     expect(done.type).toBe("response.completed");
     expect(done.response.output[0].encrypted_content).toStartWith(btoa("sim-signature:").slice(0, 12));
-    const text = events.filter((e) => e.type === "response.output_text.delta").map((e) => e.delta).join("");
+    const text = events
+      .filter((e) => e.type === "response.output_text.delta")
+      .map((e) => e.delta)
+      .join("");
     expect(text).toBe("Streamed answer.");
     const row = await ledgerRow(res.headers.get("x-request-id")!);
-    expect(row).toMatchObject({ endpoint: "responses", status: 200, input_tokens: done.response.usage.input_tokens, output_tokens: done.response.usage.output_tokens });
+    expect(row).toMatchObject({
+      endpoint: "responses",
+      status: 200,
+      input_tokens: done.response.usage.input_tokens,
+      output_tokens: done.response.usage.output_tokens,
+    });
   });
 
   test("a vendor that answers with its own snapshot name: every frame and the JSON reply name the catalog id", async () => {
@@ -86,7 +121,11 @@ describe("a Responses client to a Responses vendor: passthrough", () => {
     await Bun.write(config, JSON.stringify(file));
     const g = await startHarness({ TURNPIKE_CONFIG: config });
     try {
-      const ask = (stream: boolean) => g.call("/v1/responses", { method: "POST", body: JSON.stringify({ model: EPSILON.model, input: 'Hi [sim text="Hello."]', stream }) });
+      const ask = (stream: boolean) =>
+        g.call("/v1/responses", {
+          method: "POST",
+          body: JSON.stringify({ model: EPSILON.model, input: 'Hi [sim text="Hello."]', stream }),
+        });
       const json = await ask(false);
       expect(((await json.json()) as Record<string, any>).model).toBe(EPSILON.model);
       expect(json.headers.get("x-turnpike-upstream-model")).toBe("epsilon-5-2026-01-15");
@@ -104,7 +143,11 @@ describe("a Responses client to a Responses vendor: passthrough", () => {
     expect(res.headers.get("retry-after")).toBe("3");
     const body = (await res.json()) as { error: Record<string, unknown> };
     expect(body.error).toMatchObject({ type: "rate_limit_exceeded", code: "rate_limit_exceeded" });
-    expect(await ledgerRow(res.headers.get("x-request-id")!)).toMatchObject({ endpoint: "responses", status: 429, cost_usd: 0 });
+    expect(await ledgerRow(res.headers.get("x-request-id")!)).toMatchObject({
+      endpoint: "responses",
+      status: 429,
+      cost_usd: 0,
+    });
   });
 
   test("a stream the vendor breaks off mid-way: its own error and response.failed reach the client; billed for what was generated", async () => {
@@ -160,9 +203,16 @@ describe("a Responses vendor's own item types in the input", () => {
   test("are left out toward another upstream, with a warning naming the item; the rest is still checked", async () => {
     const res = await h.call("/v1/responses", { method: "POST", body: JSON.stringify({ model: "beta-5", input }) });
     expect(res.status).toBe(200);
-    expect(res.headers.get("x-turnpike-warning")).toBe(`input[1]: "web_search_call" items are a Responses vendor's own; not replayed to this upstream`);
+    expect(res.headers.get("x-turnpike-warning")).toBe(
+      `input[1]: "web_search_call" items are a Responses vendor's own; not replayed to this upstream`,
+    );
     expect(sentBody().messages.map((m: any) => m.role)).toEqual(["user", "assistant", "user"]);
-    const bad = await post({ input: [{ type: "web_search_call", id: "ws_1" }, { role: "wizard", content: "x" }] });
+    const bad = await post({
+      input: [
+        { type: "web_search_call", id: "ws_1" },
+        { role: "wizard", content: "x" },
+      ],
+    });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: { message: string } }).error.message).toContain("input[1]");
   });
@@ -171,7 +221,22 @@ describe("a Responses vendor's own item types in the input", () => {
 describe("a catalog row that speaks Responses on a built-in vendor", () => {
   test("`protocol: responses` on a beta row: its calls go to {base}/responses, a Responses client's pass through", async () => {
     const config = `${tmpdir()}/turnpike-responses-row-${process.pid}.json`;
-    await Bun.write(config, JSON.stringify({ models: [{ id: "beta-5-r", owned_by: "beta", protocol: "responses", upstream_model: "beta-5", input_per_mtok: 1, output_per_mtok: 2, context_window: 400000 }] }));
+    await Bun.write(
+      config,
+      JSON.stringify({
+        models: [
+          {
+            id: "beta-5-r",
+            owned_by: "beta",
+            protocol: "responses",
+            upstream_model: "beta-5",
+            input_per_mtok: 1,
+            output_per_mtok: 2,
+            context_window: 400000,
+          },
+        ],
+      }),
+    );
     const g = await startHarness({ TURNPIKE_CONFIG: config });
     try {
       const body = { model: "beta-5-r", include: ["reasoning.encrypted_content"], input: '[sim think text="Yes."]' };
@@ -182,7 +247,10 @@ describe("a catalog row that speaks Responses on a built-in vendor", () => {
       expect(sent.body).toEqual({ ...body, model: "beta-5" });
       expect(r.model).toBe("beta-5-r");
       expect(typeof r.output[0].encrypted_content).toBe("string");
-      const chat = await g.call("/v1/chat/completions", { method: "POST", body: JSON.stringify({ model: "beta-5-r", messages: [{ role: "user", content: '[sim text="Hi."]' }] }) });
+      const chat = await g.call("/v1/chat/completions", {
+        method: "POST",
+        body: JSON.stringify({ model: "beta-5-r", messages: [{ role: "user", content: '[sim text="Hi."]' }] }),
+      });
       expect(((await chat.json()) as Record<string, any>).choices[0].message.content).toBe("Hi.");
       expect(g.gw.simulator!.requests.at(-1)!.path).toBe("/v1/responses");
     } finally {
@@ -193,7 +261,11 @@ describe("a catalog row that speaks Responses on a built-in vendor", () => {
 
 describe("stored state through a passthrough", () => {
   test("a stored reply continues as the whole conversation: no previous_response_id upstream, reasoning replayed with its encrypted content", async () => {
-    const first = await post({ include: ["reasoning.encrypted_content"], reasoning: { summary: "auto" }, input: 'My name is Ada. [sim think text="Hello Ada."]' });
+    const first = await post({
+      include: ["reasoning.encrypted_content"],
+      reasoning: { summary: "auto" },
+      input: 'My name is Ada. [sim think text="Hello Ada."]',
+    });
     const r1 = (await first.json()) as Record<string, any>;
     expect(r1.store).toBe(true);
     const encrypted = r1.output[0].encrypted_content;
@@ -203,7 +275,11 @@ describe("stored state through a passthrough", () => {
     expect(second.status).toBe(200);
     const sent = sentBody();
     expect(sent.previous_response_id).toBeUndefined();
-    expect(sent.input).toEqual([{ role: "user", content: "My name is Ada. [sim think text=\"Hello Ada.\"]" }, ...r1.output, { role: "user", content: 'Name? [sim text="Ada."]' }]);
+    expect(sent.input).toEqual([
+      { role: "user", content: 'My name is Ada. [sim think text="Hello Ada."]' },
+      ...r1.output,
+      { role: "user", content: 'Name? [sim text="Ada."]' },
+    ]);
     expect(sent.input[1]).toMatchObject({ type: "reasoning", encrypted_content: encrypted });
     const r2 = (await second.json()) as Record<string, any>;
     expect(r2.output[0].content[0].text).toBe("Ada.");
@@ -211,12 +287,16 @@ describe("stored state through a passthrough", () => {
     // Both replies are Turnpike's to retrieve, as the vendor wrote them, under the catalog id.
     const got = await h.call(`/v1/responses/${r2.id}`, { method: "GET" });
     expect(((await got.json()) as Record<string, any>).output).toEqual(r2.output);
-    const items = (await (await h.call(`/v1/responses/${r2.id}/input_items?order=asc`, { method: "GET" })).json()) as { data: Record<string, any>[] };
+    const items = (await (await h.call(`/v1/responses/${r2.id}/input_items?order=asc`, { method: "GET" })).json()) as {
+      data: Record<string, any>[];
+    };
     expect(items.data.map((i) => i.type ?? "message")).toEqual(["message", "reasoning", "message", "message"]);
   });
 
   test("reasoning without encrypted content is left out of the replay (the vendor could not open it)", async () => {
-    const first = (await (await post({ reasoning: { summary: "auto" }, input: '[sim think text="Thought through."]' })).json()) as Record<string, any>;
+    const first = (await (
+      await post({ reasoning: { summary: "auto" }, input: '[sim think text="Thought through."]' })
+    ).json()) as Record<string, any>;
     expect(first.output[0].type).toBe("reasoning");
     expect(first.output[0].encrypted_content).toBeUndefined();
     await post({ previous_response_id: first.id, input: "Next" });
@@ -265,7 +345,10 @@ describe("messages and chat clients to a Responses vendor", () => {
   });
 
   test("a chat client's stop and seed: dropped with a warning each (the Responses API has neither)", async () => {
-    const res = await h.call("/v1/chat/completions", { method: "POST", body: JSON.stringify({ model: EPSILON.model, stop: ["X"], seed: 7, messages: [{ role: "user", content: "Hi" }] }) });
+    const res = await h.call("/v1/chat/completions", {
+      method: "POST",
+      body: JSON.stringify({ model: EPSILON.model, stop: ["X"], seed: 7, messages: [{ role: "user", content: "Hi" }] }),
+    });
     expect(res.status).toBe(200);
     const warnings = res.headers.get("x-turnpike-warning") ?? "";
     expect(warnings).toContain("stop_sequences: the Responses API has no stop sequences; not sent");
@@ -275,7 +358,16 @@ describe("messages and chat clients to a Responses vendor", () => {
   });
 
   test("a messages stream reads its input count from the vendor's input_tokens endpoint, asked alongside the call", async () => {
-    const res = await h.call("/v1/messages", { method: "POST", dialect: "messages", body: JSON.stringify({ model: EPSILON.model, max_tokens: 50, stream: true, messages: [{ role: "user", content: "Count me" }] }) });
+    const res = await h.call("/v1/messages", {
+      method: "POST",
+      dialect: "messages",
+      body: JSON.stringify({
+        model: EPSILON.model,
+        max_tokens: 50,
+        stream: true,
+        messages: [{ role: "user", content: "Count me" }],
+      }),
+    });
     const frames = await readSSE(res);
     const start = JSON.parse(frames.find((f) => f.event === "message_start")!.data) as Record<string, any>;
     const counted = h.gw.simulator!.requests.filter((r) => r.path === "/v1/responses/input_tokens").at(-1)!;

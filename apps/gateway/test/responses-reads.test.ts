@@ -16,7 +16,11 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 const call = (key: string, path: string, method = "GET", body?: unknown) =>
-  fetch(h.url + path, { method, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, ...(body ? { body: JSON.stringify(body) } : {}) });
+  fetch(h.url + path, {
+    method,
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
 
 async function store(key: string): Promise<string> {
   const input = ["one", "two", "three"].map((text) => ({ role: "user", content: text }));
@@ -27,7 +31,11 @@ async function store(key: string): Promise<string> {
 
 describe("stored-response reads and the key's rate limit", () => {
   test("each read takes one request from rpm, with the limit headers; past it, a 429 with retry-after for every read route", async () => {
-    const made = await fetch(`${h.url}/admin/keys`, { method: "POST", headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" }, body: JSON.stringify({ name: "reader", rpm: 3 }) });
+    const made = await fetch(`${h.url}/admin/keys`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "reader", rpm: 3 }),
+    });
     const key = ((await made.json()) as { key: string }).key;
     const id = await store(key); // 1 of 3
     const got = await call(key, `/v1/responses/${id}`); // 2 of 3
@@ -37,7 +45,11 @@ describe("stored-response reads and the key's rate limit", () => {
     const items = await call(key, `/v1/responses/${id}/input_items`); // 3 of 3
     expect(items.status).toBe(200);
     expect(items.headers.get("x-ratelimit-remaining-requests")).toBe("0");
-    for (const [method, path] of [["GET", ""], ["GET", "/input_items"], ["DELETE", ""]] as const) {
+    for (const [method, path] of [
+      ["GET", ""],
+      ["GET", "/input_items"],
+      ["DELETE", ""],
+    ] as const) {
       const res = await call(key, `/v1/responses/${id}${path}`, method);
       expect(`${method} ${path}: ${res.status}`).toBe(`${method} ${path}: 429`);
       expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
@@ -46,7 +58,13 @@ describe("stored-response reads and the key's rate limit", () => {
     // Unknown ids cost a request too: nothing to probe for free.
     expect((await call(key, "/v1/responses/resp_unknown")).status).toBe(429);
     // The refused DELETE deleted nothing.
-    expect(await h.gw.deps.responses.get((await h.gw.deps.keys.list()).find((k) => k.name === "reader")!.id, id, new Date(NOW).toISOString())).toBeDefined();
+    expect(
+      await h.gw.deps.responses.get(
+        (await h.gw.deps.keys.list()).find((k) => k.name === "reader")!.id,
+        id,
+        new Date(NOW).toISOString(),
+      ),
+    ).toBeDefined();
   });
 });
 
@@ -55,7 +73,9 @@ describe("input_items query parameters", () => {
   let ids: string[] = [];
   beforeAll(async () => {
     id = await store(h.key);
-    const all = (await (await call(h.key, `/v1/responses/${id}/input_items?order=asc`)).json()) as { data: { id: string }[] };
+    const all = (await (await call(h.key, `/v1/responses/${id}/input_items?order=asc`)).json()) as {
+      data: { id: string }[];
+    };
     ids = all.data.map((i) => i.id);
     expect(ids).toHaveLength(3);
   });
@@ -80,13 +100,21 @@ describe("input_items query parameters", () => {
   });
 
   test("pages by after and before, in either order", async () => {
-    const page = async (query: string) => (await (await call(h.key, `/v1/responses/${id}/input_items?${query}`)).json()) as { data: { id: string }[]; has_more: boolean; first_id: string };
+    const page = async (query: string) =>
+      (await (await call(h.key, `/v1/responses/${id}/input_items?${query}`)).json()) as {
+        data: { id: string }[];
+        has_more: boolean;
+        first_id: string;
+      };
     const desc = await page("order=desc");
     expect(desc.data.map((i) => i.id)).toEqual([...ids].reverse());
     expect(await page(`order=asc&limit=1&after=${ids[0]}`)).toMatchObject({ data: [{ id: ids[1] }], has_more: true });
     expect(await page(`order=asc&limit=1&before=${ids[2]}`)).toMatchObject({ data: [{ id: ids[1] }], has_more: true });
     expect(await page(`order=asc&limit=5&before=${ids[1]}`)).toMatchObject({ data: [{ id: ids[0] }], has_more: false });
-    expect(await page(`order=asc&after=${ids[0]}&before=${ids[2]}`)).toMatchObject({ data: [{ id: ids[1] }], has_more: false });
+    expect(await page(`order=asc&after=${ids[0]}&before=${ids[2]}`)).toMatchObject({
+      data: [{ id: ids[1] }],
+      has_more: false,
+    });
     expect((await page(`order=desc&limit=1&after=${ids[2]}`)).data.map((i) => i.id)).toEqual(ids.slice(1, 2));
   });
 });

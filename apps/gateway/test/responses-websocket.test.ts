@@ -38,7 +38,9 @@ class Socket {
 
   static open(base: string, key: string): Promise<Socket> {
     // The runtime's client takes handshake headers as an option of its own (not in the DOM typings).
-    const options = { headers: { authorization: `Bearer ${key}`, "openai-beta": "responses_websockets=2026-02-06" } } as unknown as string[];
+    const options = {
+      headers: { authorization: `Bearer ${key}`, "openai-beta": "responses_websockets=2026-02-06" },
+    } as unknown as string[];
     const ws = new WebSocket(`${base.replace("http", "ws")}/v1/responses`, options);
     return new Promise((resolve, reject) => {
       ws.addEventListener("open", () => resolve(new Socket(ws)), { once: true });
@@ -64,7 +66,9 @@ class Socket {
   async turn(frame: Frame): Promise<Frame[]> {
     const from = this.frames.length;
     this.send({ type: "response.create", ...frame });
-    return this.until(from, (f) => ["response.completed", "response.failed", "response.incomplete", "error"].includes(f.type));
+    return this.until(from, (f) =>
+      ["response.completed", "response.failed", "response.incomplete", "error"].includes(f.type),
+    );
   }
 }
 
@@ -72,7 +76,9 @@ const user = (text: string) => [{ type: "message", role: "user", content: [{ typ
 const completed = (frames: Frame[]) => frames.find((f) => f.type === "response.completed")!.response;
 
 async function usageRows(keyId: string): Promise<any[]> {
-  const res = await fetch(`${h.url}/admin/usage?key_id=${keyId}`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+  const res = await fetch(`${h.url}/admin/usage?key_id=${keyId}`, {
+    headers: { authorization: `Bearer ${ADMIN_KEY}` },
+  });
   return ((await res.json()) as any).data;
 }
 
@@ -87,7 +93,11 @@ async function rowsWhen(keyId: string, ok: (rows: any[]) => boolean): Promise<an
 }
 
 async function newKey(body: Record<string, unknown>): Promise<{ key: string; id: string }> {
-  const res = await fetch(`${h.url}/admin/keys`, { method: "POST", headers: { authorization: `Bearer ${ADMIN_KEY}` }, body: JSON.stringify(body) });
+  const res = await fetch(`${h.url}/admin/keys`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${ADMIN_KEY}` },
+    body: JSON.stringify(body),
+  });
   return (await res.json()) as { key: string; id: string };
 }
 
@@ -107,7 +117,12 @@ describe("Responses over WebSocket", () => {
 
     // Turn 2 continues turn 1 by id although nothing was stored: the socket remembers it.
     const before = h.gw.simulator!.requests.length;
-    const second = await s.turn({ model: "beta-5", store: false, previous_response_id: reply1.id, input: user("and once more") });
+    const second = await s.turn({
+      model: "beta-5",
+      store: false,
+      previous_response_id: reply1.id,
+      input: user("and once more"),
+    });
     expect(second.at(-1)!.type).toBe("response.completed");
     const upstream = JSON.stringify(h.gw.simulator!.requests.slice(before).at(-1)!.body);
     expect(upstream).toContain("say hello");
@@ -131,7 +146,11 @@ describe("Responses over WebSocket", () => {
 
   test("a stored reply from the HTTP route can be continued over the socket", async () => {
     const k = await newKey({ name: "ws-stored" });
-    const res = await fetch(`${h.url}/v1/responses`, { method: "POST", headers: { authorization: `Bearer ${k.key}`, "content-type": "application/json" }, body: JSON.stringify({ model: "beta-5", input: "remember the word tangerine" }) });
+    const res = await fetch(`${h.url}/v1/responses`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${k.key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "beta-5", input: "remember the word tangerine" }),
+    });
     const stored = (await res.json()) as any;
     const s = await Socket.open(h.url, k.key);
     const before = h.gw.simulator!.requests.length;
@@ -145,14 +164,23 @@ describe("Responses over WebSocket", () => {
     const k = await newKey({ name: "ws-warm" });
     const s = await Socket.open(h.url, k.key);
     const before = h.gw.simulator!.requests.length;
-    const warm = await s.turn({ model: "beta-5", generate: false, instructions: "be brief", input: user("the project is called Quokka") });
+    const warm = await s.turn({
+      model: "beta-5",
+      generate: false,
+      instructions: "be brief",
+      input: user("the project is called Quokka"),
+    });
     expect(warm.map((f) => f.type)).toEqual(["response.created", "response.completed"]);
     const warmed = completed(warm);
     expect(warmed.id).toMatch(/^resp_/);
     expect(warmed.output).toEqual([]);
     expect(h.gw.simulator!.requests.length).toBe(before);
 
-    const next = await s.turn({ model: "beta-5", previous_response_id: warmed.id, input: user("what is the project called?") });
+    const next = await s.turn({
+      model: "beta-5",
+      previous_response_id: warmed.id,
+      input: user("what is the project called?"),
+    });
     expect(next.at(-1)!.type).toBe("response.completed");
     expect(h.gw.simulator!.requests.length).toBe(before + 1);
     expect(JSON.stringify(h.gw.simulator!.requests.at(-1)!.body)).toContain("Quokka");
@@ -196,7 +224,15 @@ describe("Responses over WebSocket", () => {
   }, 20_000);
 
   test("a wrong key is refused at the handshake; a frame of another type is an error frame", async () => {
-    const res = await fetch(`${h.url}/v1/responses`, { headers: { authorization: "Bearer sk-wrong", upgrade: "websocket", connection: "Upgrade", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==", "sec-websocket-version": "13" } });
+    const res = await fetch(`${h.url}/v1/responses`, {
+      headers: {
+        authorization: "Bearer sk-wrong",
+        upgrade: "websocket",
+        connection: "Upgrade",
+        "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
+        "sec-websocket-version": "13",
+      },
+    });
     expect(res.status).toBe(401);
     const s = await Socket.open(h.url, h.key);
     const from = s.frames.length;
@@ -208,14 +244,25 @@ describe("Responses over WebSocket", () => {
   }, 20_000);
 
   test("TURNPIKE_RESPONSES_WEBSOCKET=off answers the upgrade 426 at once; so does a GET without an upgrade", async () => {
-    const res = await fetch(`${off.url}/v1/responses`, { headers: { authorization: `Bearer ${off.key}`, upgrade: "websocket", connection: "Upgrade", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==", "sec-websocket-version": "13" } });
+    const res = await fetch(`${off.url}/v1/responses`, {
+      headers: {
+        authorization: `Bearer ${off.key}`,
+        upgrade: "websocket",
+        connection: "Upgrade",
+        "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
+        "sec-websocket-version": "13",
+      },
+    });
     expect(res.status).toBe(426);
     expect(((await res.json()) as any).error.message).toContain("TURNPIKE_RESPONSES_WEBSOCKET=off");
     await expect(Socket.open(off.url, off.key)).rejects.toThrow();
     const plain = await fetch(`${h.url}/v1/responses`, { headers: { authorization: `Bearer ${h.key}` } });
     expect(plain.status).toBe(426);
     // The HTTP route is unchanged.
-    const post = await off.call("/v1/responses", { method: "POST", body: JSON.stringify({ model: "beta-5", input: "hi" }) });
+    const post = await off.call("/v1/responses", {
+      method: "POST",
+      body: JSON.stringify({ model: "beta-5", input: "hi" }),
+    });
     expect(post.status).toBe(200);
   }, 20_000);
 });

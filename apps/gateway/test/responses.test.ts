@@ -20,10 +20,18 @@ afterAll(async () => {
   await h.close();
 });
 
-const WEATHER_TOOL = { type: "function" as const, name: WEATHER.name, description: WEATHER.description, parameters: WEATHER.schema, strict: false };
+const WEATHER_TOOL = {
+  type: "function" as const,
+  name: WEATHER.name,
+  description: WEATHER.description,
+  parameters: WEATHER.schema,
+  strict: false,
+};
 
 async function ledgerRow(requestId: string): Promise<Record<string, unknown> | undefined> {
-  const res = await fetch(`${h.url}/admin/usage?key_id=${h.keyId}&limit=10000`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+  const res = await fetch(`${h.url}/admin/usage?key_id=${h.keyId}&limit=10000`, {
+    headers: { authorization: `Bearer ${ADMIN_KEY}` },
+  });
   const rows = ((await res.json()) as { data: Record<string, unknown>[] }).data;
   return rows.find((r) => r.request_id === requestId);
 }
@@ -39,9 +47,16 @@ function normalize(r: OpenAI.Responses.Response): unknown {
     if (item.type === "function_call") return { ...item, id: "#", call_id: "#" };
     return item;
   });
-  const { id: _id, created_at: _created, output_text: _text, ...rest } = r as OpenAI.Responses.Response & { output_text?: string };
+  const {
+    id: _id,
+    created_at: _created,
+    output_text: _text,
+    ...rest
+  } = r as OpenAI.Responses.Response & { output_text?: string };
   // The helper adds its own parse results (`parsed`, `output_parsed`), which no wire field carries.
-  return JSON.parse(JSON.stringify({ ...rest, output }, (k, v: unknown) => (k === "parsed" || k === "output_parsed" ? undefined : v)));
+  return JSON.parse(
+    JSON.stringify({ ...rest, output }, (k, v: unknown) => (k === "parsed" || k === "output_parsed" ? undefined : v)),
+  );
 }
 
 for (const up of [...UPSTREAMS, DELTA, EPSILON]) {
@@ -59,7 +74,13 @@ for (const up of [...UPSTREAMS, DELTA, EPSILON]) {
       expect(r.usage!.output_tokens).toBeGreaterThan(0);
       expect(r.usage!.total_tokens).toBe(r.usage!.input_tokens + r.usage!.output_tokens);
       const row = await ledgerRow(response.headers.get("x-request-id")!);
-      expect(row).toMatchObject({ endpoint: "responses", model: up.model, status: 200, input_tokens: r.usage!.input_tokens, output_tokens: r.usage!.output_tokens });
+      expect(row).toMatchObject({
+        endpoint: "responses",
+        model: up.model,
+        status: 200,
+        input_tokens: r.usage!.input_tokens,
+        output_tokens: r.usage!.output_tokens,
+      });
       // The instructions reached the upstream as its system prompt.
       expect(JSON.stringify(h.gw.simulator!.requests.at(-1)!.body)).toContain("Answer briefly.");
     });
@@ -76,7 +97,11 @@ for (const up of [...UPSTREAMS, DELTA, EPSILON]) {
     });
 
     test("a function call, then its output: a function_call item, then text", async () => {
-      const first = await openai.responses.create({ model: up.model, tools: [WEATHER_TOOL], input: "Weather in Paris? [sim tools=1]" });
+      const first = await openai.responses.create({
+        model: up.model,
+        tools: [WEATHER_TOOL],
+        input: "Weather in Paris? [sim tools=1]",
+      });
       const calls = first.output.filter((i) => i.type === "function_call");
       expect(calls).toHaveLength(1);
       const call = calls[0] as OpenAI.Responses.ResponseFunctionToolCall;
@@ -99,7 +124,11 @@ for (const up of [...UPSTREAMS, DELTA, EPSILON]) {
     });
 
     test("streamed function call: arguments arrive as deltas and the final item holds them whole", async () => {
-      const stream = openai.responses.stream({ model: up.model, tools: [WEATHER_TOOL], input: "Weather? [sim tools=1]" });
+      const stream = openai.responses.stream({
+        model: up.model,
+        tools: [WEATHER_TOOL],
+        input: "Weather? [sim tools=1]",
+      });
       let args = "";
       stream.on("response.function_call_arguments.delta", (e) => {
         args += e.delta;
@@ -111,13 +140,19 @@ for (const up of [...UPSTREAMS, DELTA, EPSILON]) {
     });
 
     test("max_output_tokens reached: status incomplete, reason max_output_tokens", async () => {
-      const r = await openai.responses.create({ model: up.model, max_output_tokens: 3, input: "Tell me a long story [sim chunks=20]" });
+      const r = await openai.responses.create({
+        model: up.model,
+        max_output_tokens: 3,
+        input: "Tell me a long story [sim chunks=20]",
+      });
       expect(r.status).toBe("incomplete");
       expect(r.incomplete_details?.reason).toBe("max_output_tokens");
     });
 
     test("an upstream 529 before any output: a 503 in this format's envelope, billed nothing", async () => {
-      const err = await openai.responses.create({ model: up.model, input: "Hi [sim error=529]" }).catch((e: unknown) => e);
+      const err = await openai.responses
+        .create({ model: up.model, input: "Hi [sim error=529]" })
+        .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(OpenAI.APIError);
       const e = err as InstanceType<typeof OpenAI.APIError>;
       expect(e.status).toBe(503);
@@ -139,25 +174,52 @@ for (const up of [...UPSTREAMS, DELTA, EPSILON]) {
       expect(events).not.toContain("response.completed");
       const seqs = [...text.matchAll(/"sequence_number":(\d+)/g)].map((m) => Number(m[1]));
       expect(seqs).toEqual(seqs.map((_, i) => i));
-      await expect(openai.responses.stream({ model: up.model, input: "Go [sim chunks=6 midstream_error]" }).finalResponse()).rejects.toThrow();
+      await expect(
+        openai.responses.stream({ model: up.model, input: "Go [sim chunks=6 midstream_error]" }).finalResponse(),
+      ).rejects.toThrow();
     });
   });
 }
 
 describe("what coding agents send", () => {
-  const shell = { type: "function" as const, name: "exec", description: "Run a command", parameters: { type: "object", properties: { cmd: { type: "string" } }, required: ["cmd"] }, strict: false };
-  const tools = [{ type: "namespace", name: "shell", description: "Shell tools", tools: [shell] }, { type: "web_search" }];
+  const shell = {
+    type: "function" as const,
+    name: "exec",
+    description: "Run a command",
+    parameters: { type: "object", properties: { cmd: { type: "string" } }, required: ["cmd"] },
+    strict: false,
+  };
+  const tools = [
+    { type: "namespace", name: "shell", description: "Shell tools", tools: [shell] },
+    { type: "web_search" },
+  ];
 
   for (const up of UPSTREAMS) {
     test(`a namespace tool's functions are offered under unambiguous names and mapped back (${up.label}), JSON and stream`, async () => {
-      const body = { model: up.model, store: false, include: ["reasoning.encrypted_content"], reasoning: { summary: "auto" }, prompt_cache_key: "k1", tools, input: "List files [sim tools=1]" };
+      const body = {
+        model: up.model,
+        store: false,
+        include: ["reasoning.encrypted_content"],
+        reasoning: { summary: "auto" },
+        prompt_cache_key: "k1",
+        tools,
+        input: "List files [sim tools=1]",
+      };
       // The official client's types do not know every tool type an agent sends; the wire does.
       const json = await openai.responses.create(body as unknown as OpenAI.Responses.ResponseCreateParamsNonStreaming);
-      const call = json.output.find((i) => i.type === "function_call") as OpenAI.Responses.ResponseFunctionToolCall & { namespace?: string };
-      expect(call).toMatchObject({ name: "exec", namespace: "shell", arguments: JSON.stringify({ cmd: "sample cmd" }) });
+      const call = json.output.find((i) => i.type === "function_call") as OpenAI.Responses.ResponseFunctionToolCall & {
+        namespace?: string;
+      };
+      expect(call).toMatchObject({
+        name: "exec",
+        namespace: "shell",
+        arguments: JSON.stringify({ cmd: "sample cmd" }),
+      });
       const sent = JSON.stringify(h.gw.simulator!.requests.at(-1)!.body);
       expect(sent).toContain("shell__exec");
-      const final = await openai.responses.stream(body as unknown as OpenAI.Responses.ResponseCreateParamsStreaming).finalResponse();
+      const final = await openai.responses
+        .stream(body as unknown as OpenAI.Responses.ResponseCreateParamsStreaming)
+        .finalResponse();
       expect(final.output.find((i) => i.type === "function_call")).toMatchObject({ name: "exec", namespace: "shell" });
 
       // The call replayed with its namespace, then its output: the model answers.
@@ -179,7 +241,11 @@ describe("what coding agents send", () => {
 describe("stored responses", () => {
   for (const up of [...UPSTREAMS, EPSILON]) {
     test(`store, retrieve, continue with previous_response_id, list input items, delete (${up.label})`, async () => {
-      const first = await openai.responses.create({ model: up.model, instructions: "Be brief.", input: 'My name is Ada. [sim text="Hello Ada."]' });
+      const first = await openai.responses.create({
+        model: up.model,
+        instructions: "Be brief.",
+        input: 'My name is Ada. [sim text="Hello Ada."]',
+      });
       // The client's type leaves `store` out of a response; the wire has it.
       expect((first as unknown as { store: boolean }).store).toBe(true);
       const got = await openai.responses.retrieve(first.id);
@@ -187,7 +253,11 @@ describe("stored responses", () => {
       expect(got.output_text).toBe("Hello Ada.");
 
       // The next turn carries only the new message; the stored conversation goes before it.
-      const second = await openai.responses.create({ model: up.model, previous_response_id: first.id, input: 'What is my name? [sim text="Ada."]' });
+      const second = await openai.responses.create({
+        model: up.model,
+        previous_response_id: first.id,
+        input: 'What is my name? [sim text="Ada."]',
+      });
       expect(second.output_text).toBe("Ada.");
       const sent = JSON.stringify(h.gw.simulator!.requests.at(-1)!.body);
       expect(sent).toContain("My name is Ada.");
@@ -202,7 +272,10 @@ describe("stored responses", () => {
       expect(texts[2]).toContain("What is my name?");
 
       // Pages: one item at a time, following `after`.
-      const page = await fetch(`${h.url}/v1/responses/${second.id}/input_items?order=asc&limit=1&after=${items.data[0]!.id}`, { headers: { authorization: `Bearer ${h.key}` } });
+      const page = await fetch(
+        `${h.url}/v1/responses/${second.id}/input_items?order=asc&limit=1&after=${items.data[0]!.id}`,
+        { headers: { authorization: `Bearer ${h.key}` } },
+      );
       const p = (await page.json()) as { data: unknown[]; has_more: boolean };
       expect(p.data).toHaveLength(1);
       expect(JSON.stringify(p.data[0])).toContain("Hello Ada.");
@@ -215,22 +288,44 @@ describe("stored responses", () => {
   }
 
   test("a streamed reply is stored too, and continues like a JSON one", async () => {
-    const final = await openai.responses.stream({ model: "beta-5", input: 'Remember 42. [sim text="Noted."]' }).finalResponse();
+    const final = await openai.responses
+      .stream({ model: "beta-5", input: 'Remember 42. [sim text="Noted."]' })
+      .finalResponse();
     expect((await openai.responses.retrieve(final.id)).output_text).toBe("Noted.");
-    const next = await openai.responses.create({ model: "beta-5", previous_response_id: final.id, input: "And? [sim text=\"42.\"]" });
+    const next = await openai.responses.create({
+      model: "beta-5",
+      previous_response_id: final.id,
+      input: 'And? [sim text="42."]',
+    });
     expect(next.output_text).toBe("42.");
     expect(JSON.stringify(h.gw.simulator!.requests.at(-1)!.body)).toContain("Remember 42.");
   });
 
   test("store: false keeps nothing; another key cannot see a stored response; an unknown id is a 404", async () => {
     const unstored = await openai.responses.create({ model: "beta-5", store: false, input: "Hi" });
-    expect(((await openai.responses.retrieve(unstored.id).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>).status).toBe(404);
+    expect(
+      ((await openai.responses.retrieve(unstored.id).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>)
+        .status,
+    ).toBe(404);
 
     const mine = await openai.responses.create({ model: "beta-5", input: "Secret" });
-    const created = await fetch(`${h.url}/admin/keys`, { method: "POST", headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" }, body: JSON.stringify({ name: "other" }) });
-    const other = new OpenAI({ apiKey: ((await created.json()) as { key: string }).key, baseURL: `${h.url}/v1`, maxRetries: 0 });
-    expect(((await other.responses.retrieve(mine.id).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>).status).toBe(404);
-    const cont = (await other.responses.create({ model: "beta-5", previous_response_id: mine.id, input: "Go on" }).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+    const created = await fetch(`${h.url}/admin/keys`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "other" }),
+    });
+    const other = new OpenAI({
+      apiKey: ((await created.json()) as { key: string }).key,
+      baseURL: `${h.url}/v1`,
+      maxRetries: 0,
+    });
+    expect(
+      ((await other.responses.retrieve(mine.id).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>)
+        .status,
+    ).toBe(404);
+    const cont = (await other.responses
+      .create({ model: "beta-5", previous_response_id: mine.id, input: "Go on" })
+      .catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
     expect(cont.status).toBe(404);
     expect(cont.message).toContain(`Previous response with id '${mine.id}' not found.`);
     expect(cont.code).toBe("previous_response_not_found");
@@ -248,7 +343,10 @@ describe("stored responses", () => {
     const local = await openai.responses.inputTokens.count({ model: "beta-5", input: "Hello there" });
     expect(local).toMatchObject({ object: "response.input_tokens" });
     expect(local.input_tokens).toBeGreaterThan(2);
-    const upstream = await h.call("/v1/responses/input_tokens", { method: "POST", body: JSON.stringify({ model: "gamma-3-flash", input: "Hello there" }) });
+    const upstream = await h.call("/v1/responses/input_tokens", {
+      method: "POST",
+      body: JSON.stringify({ model: "gamma-3-flash", input: "Hello there" }),
+    });
     expect(upstream.headers.get("x-turnpike-count")).toBe("upstream");
     expect(((await upstream.json()) as { input_tokens: number }).input_tokens).toBeGreaterThan(0);
   });
@@ -269,7 +367,9 @@ describe("Responses requests Turnpike cannot carry", () => {
       .create({ model: "alpha-haiku-4-5", tools: [{ type: "web_search" }, WEATHER_TOOL], input: 'Hi [sim text="ok"]' })
       .withResponse();
     expect(r.output_text).toBe("ok");
-    expect(response.headers.get("x-turnpike-warning")).toContain('the built-in tool "web_search" cannot run on this upstream');
+    expect(response.headers.get("x-turnpike-warning")).toContain(
+      'the built-in tool "web_search" cannot run on this upstream',
+    );
   });
 
   test("an unknown model is a 404 model_not_found", async () => {

@@ -21,7 +21,15 @@ const MAIN = join(import.meta.dir, "../src/main.ts");
 export async function spawnGateway(env: Record<string, string> = {}, bunFlags: string[] = []): Promise<Spawned> {
   const keyFile = join(mkdtempSync(join(tmpdir(), "turnpike-first-key-")), "key");
   const proc = Bun.spawn([process.execPath, ...bunFlags, MAIN], {
-    env: { ...process.env, PORT: "0", HOST: "127.0.0.1", TURNPIKE_DB: ":memory:", TURNPIKE_ADMIN_KEY: ADMIN_KEY, TURNPIKE_FIRST_KEY_FILE: keyFile, ...env },
+    env: {
+      ...process.env,
+      PORT: "0",
+      HOST: "127.0.0.1",
+      TURNPIKE_DB: ":memory:",
+      TURNPIKE_ADMIN_KEY: ADMIN_KEY,
+      TURNPIKE_FIRST_KEY_FILE: keyFile,
+      ...env,
+    },
     stdout: "pipe",
     stderr: "pipe",
   });

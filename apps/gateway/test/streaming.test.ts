@@ -18,7 +18,12 @@ describe("a quiet stream", () => {
       method: "POST",
       dialect: "messages",
       // chat upstream, one text piece: 4 frames, 1.6 s apart.
-      body: JSON.stringify({ model: "beta-5", max_tokens: 50, stream: true, messages: [{ role: "user", content: "slow [sim chunks=1 latency=1600]" }] }),
+      body: JSON.stringify({
+        model: "beta-5",
+        max_tokens: 50,
+        stream: true,
+        messages: [{ role: "user", content: "slow [sim chunks=1 latency=1600]" }],
+      }),
     });
     const frames = await readSSE(m);
     const pings = frames.filter((f) => f.event === "ping");
@@ -28,7 +33,11 @@ describe("a quiet stream", () => {
 
     const c = await h.call("/v1/chat/completions", {
       method: "POST",
-      body: JSON.stringify({ model: "delta-m3", stream: true, messages: [{ role: "user", content: "slow [sim chunks=1 latency=1600]" }] }),
+      body: JSON.stringify({
+        model: "delta-m3",
+        stream: true,
+        messages: [{ role: "user", content: "slow [sim chunks=1 latency=1600]" }],
+      }),
     });
     const raw = await c.text();
     expect(raw).toContain(": keep-alive\n\n");
@@ -46,7 +55,11 @@ describe("the server's idle timeout", () => {
     try {
       const res = await hh.call("/v1/chat/completions", {
         method: "POST",
-        body: JSON.stringify({ model: "beta-5", stream: true, messages: [{ role: "user", content: 'quiet [sim chunks=1 latency=3000 text="held open"]' }] }),
+        body: JSON.stringify({
+          model: "beta-5",
+          stream: true,
+          messages: [{ role: "user", content: 'quiet [sim chunks=1 latency=3000 text="held open"]' }],
+        }),
       });
       const raw = await res.text();
       expect(raw).not.toContain("keep-alive");
@@ -71,7 +84,12 @@ describe("client disconnect", () => {
       method: "POST",
       dialect: "messages",
       signal: ac.signal,
-      body: JSON.stringify({ model: "alpha-opus-4-8", max_tokens: 500, stream: true, messages: [{ role: "user", content: "long [sim chunks=40 latency=50]" }] }),
+      body: JSON.stringify({
+        model: "alpha-opus-4-8",
+        max_tokens: 500,
+        stream: true,
+        messages: [{ role: "user", content: "long [sim chunks=40 latency=50]" }],
+      }),
     });
     const rid = res.headers.get("x-request-id")!;
     const reader = res.body!.getReader();
@@ -82,7 +100,9 @@ describe("client disconnect", () => {
     await reader.cancel().catch(() => {});
     // The record lands within a group commit or two (the bound is for a loaded machine).
     const row: any = await waitFor("the aborted stream's record", async () => {
-      const usage = await fetch(`${h.url}/admin/usage?key_id=${h.keyId}`, { headers: { authorization: "Bearer sk-admin-test-0123456789abcdefghijklmnop" } });
+      const usage = await fetch(`${h.url}/admin/usage?key_id=${h.keyId}`, {
+        headers: { authorization: "Bearer sk-admin-test-0123456789abcdefghijklmnop" },
+      });
       return ((await usage.json()) as any).data.find((r: any) => r.request_id === rid);
     });
     expect(row).toBeDefined();

@@ -44,7 +44,10 @@ describe("a vendor added by config", () => {
   test("serves its model through both client formats, with its own key and base URL", async () => {
     const chat = await h.call("/v1/chat/completions", {
       method: "POST",
-      body: JSON.stringify({ model: "acme-large", messages: [{ role: "user", content: "Hello [sim text=\"from acme\"]" }] }),
+      body: JSON.stringify({
+        model: "acme-large",
+        messages: [{ role: "user", content: 'Hello [sim text="from acme"]' }],
+      }),
     });
     expect(chat.status).toBe(200);
     expect(chat.headers.get("x-turnpike-upstream")).toBe("acme-eu");
@@ -60,7 +63,11 @@ describe("a vendor added by config", () => {
     const msgs = await h.call("/v1/messages", {
       method: "POST",
       dialect: "messages",
-      body: JSON.stringify({ model: "acme-large", max_tokens: 50, messages: [{ role: "user", content: "Hi [sim text=\"translated\"]" }] }),
+      body: JSON.stringify({
+        model: "acme-large",
+        max_tokens: 50,
+        messages: [{ role: "user", content: 'Hi [sim text="translated"]' }],
+      }),
     });
     expect(msgs.status).toBe(200);
     const m = (await msgs.json()) as { model: string; content: { type: string; text: string }[] };
@@ -94,14 +101,22 @@ describe("bad vendor config is refused at start-up, naming the file and the fiel
   };
   test("an unknown protocol", () => {
     const file = write("vendors:\n  acme:\n    protocol: soap\n");
-    expect(() => loadConfig({ TURNPIKE_CONFIG: file })).toThrow(`${file}: vendors.acme.protocol: must be one of messages, chat, generate, responses, got "soap"`);
+    expect(() => loadConfig({ TURNPIKE_CONFIG: file })).toThrow(
+      `${file}: vendors.acme.protocol: must be one of messages, chat, generate, responses, got "soap"`,
+    );
   });
   test("a model naming a vendor that does not exist", async () => {
-    const file = write("models:\n  - id: x\n    owned_by: nobody\n    input_per_mtok: 1\n    output_per_mtok: 1\n    context_window: 1000\n");
-    await expect(startHarness({ TURNPIKE_CONFIG: file })).rejects.toThrow('models[0].owned_by: must be one of alpha, beta, gamma, delta, got "nobody"');
+    const file = write(
+      "models:\n  - id: x\n    owned_by: nobody\n    input_per_mtok: 1\n    output_per_mtok: 1\n    context_window: 1000\n",
+    );
+    await expect(startHarness({ TURNPIKE_CONFIG: file })).rejects.toThrow(
+      'models[0].owned_by: must be one of alpha, beta, gamma, delta, got "nobody"',
+    );
   });
   test("a keyed vendor without a base URL", async () => {
     const file = write("vendors:\n  acme:\n    protocol: chat\n");
-    await expect(startHarness({ TURNPIKE_CONFIG: file, ACME_API_KEY: "k" })).rejects.toThrow("vendor acme: a base URL must be set when ACME_API_KEY is");
+    await expect(startHarness({ TURNPIKE_CONFIG: file, ACME_API_KEY: "k" })).rejects.toThrow(
+      "vendor acme: a base URL must be set when ACME_API_KEY is",
+    );
   });
 });

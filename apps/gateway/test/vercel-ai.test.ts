@@ -23,7 +23,11 @@ afterAll(async () => {
 for (const up of [...UPSTREAMS, DELTA]) {
   describe(`Vercel AI SDK, default OpenAI provider → ${up.model} (${up.label} upstream)`, () => {
     test("generateText", async () => {
-      const r = await generateText({ model: openai(up.model), prompt: 'Hello [sim text="Hello from Turnpike."]', maxRetries: 0 });
+      const r = await generateText({
+        model: openai(up.model),
+        prompt: 'Hello [sim text="Hello from Turnpike."]',
+        maxRetries: 0,
+      });
       expect(r.text).toBe("Hello from Turnpike.");
       expect(r.finishReason).toBe("stop");
       expect(r.usage.inputTokens).toBeGreaterThan(0);
@@ -32,7 +36,11 @@ for (const up of [...UPSTREAMS, DELTA]) {
     });
 
     test("streamText", async () => {
-      const s = streamText({ model: openai(up.model), prompt: '[sim text="Streamed through Turnpike." chunks=3]', maxRetries: 0 });
+      const s = streamText({
+        model: openai(up.model),
+        prompt: '[sim text="Streamed through Turnpike." chunks=3]',
+        maxRetries: 0,
+      });
       let text = "";
       for await (const piece of s.textStream) text += piece;
       expect(text).toBe("Streamed through Turnpike.");

@@ -51,11 +51,12 @@ export function startMeteringFloor(env: Record<string, string | undefined>) {
     for (const r of rows) insert.run(...r);
   });
   const record = (row: Row) => {
-    if (pending.length === 0) setImmediate(() => {
-      const rows = pending;
-      pending = [];
-      commit(rows);
-    });
+    if (pending.length === 0)
+      setImmediate(() => {
+        const rows = pending;
+        pending = [];
+        commit(rows);
+      });
     pending.push(row);
   };
 
@@ -89,7 +90,16 @@ export function startMeteringFloor(env: Record<string, string | undefined>) {
             signal: req.signal,
           });
           const id = "req_" + Bun.randomUUIDv7("hex");
-          const row = (input: number, output: number): Row => [id, keyId, model, input, output, input * PRICE_PER_TOKEN.input + output * PRICE_PER_TOKEN.output, res.status, new Date().toISOString()];
+          const row = (input: number, output: number): Row => [
+            id,
+            keyId,
+            model,
+            input,
+            output,
+            input * PRICE_PER_TOKEN.input + output * PRICE_PER_TOKEN.output,
+            res.status,
+            new Date().toISOString(),
+          ];
           if (body.stream && res.body) {
             const counts = { input: 0, output: 0 };
             const upstreamBody = res.body;
@@ -110,14 +120,21 @@ export function startMeteringFloor(env: Record<string, string | undefined>) {
                 out.close();
               },
             } as unknown as UnderlyingDefaultSource<Uint8Array>);
-            return new Response(metered, { status: res.status, headers: { "content-type": "text/event-stream", "cache-control": "no-cache", "request-id": id } });
+            return new Response(metered, {
+              status: res.status,
+              headers: { "content-type": "text/event-stream", "cache-control": "no-cache", "request-id": id },
+            });
           }
           const reply = await res.text();
-          const usage = (JSON.parse(reply) as { usage?: { input_tokens?: number; output_tokens?: number } }).usage ?? {};
+          const usage =
+            (JSON.parse(reply) as { usage?: { input_tokens?: number; output_tokens?: number } }).usage ?? {};
           const input = usage.input_tokens ?? 0;
           const output = usage.output_tokens ?? 0;
           record(row(input, output));
-          return new Response(reply, { status: res.status, headers: { "content-type": "application/json", "request-id": id } });
+          return new Response(reply, {
+            status: res.status,
+            headers: { "content-type": "application/json", "request-id": id },
+          });
         },
       },
     },

@@ -85,6 +85,7 @@ function validatorOf(endpoint: MockEndpoint) {
 
 /** A count request's prompt: its `generateContentRequest`, or the body itself (`{contents}`). */
 function validateGenerateCount(body: unknown) {
-  const inner = typeof body === "object" && body !== null && "generateContentRequest" in body ? body.generateContentRequest : body;
+  const inner =
+    typeof body === "object" && body !== null && "generateContentRequest" in body ? body.generateContentRequest : body;
   return validateGenerateRequest(inner);
 }

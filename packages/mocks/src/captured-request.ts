@@ -1,5 +1,12 @@
 /** What the mock records about each request it answers, for assertions. */
-import type { ChatRequest, CountTokensRequest, EmbeddingsRequest, GenerateRequest, MessagesRequest, ResponsesRequest } from "@turnpike/schema";
+import type {
+  ChatRequest,
+  CountTokensRequest,
+  EmbeddingsRequest,
+  GenerateRequest,
+  MessagesRequest,
+  ResponsesRequest,
+} from "@turnpike/schema";
 
 /**
  * The endpoints the mock serves: `responses` is `POST /v1/responses`, `response` the routes of
@@ -8,7 +15,18 @@ import type { ChatRequest, CountTokensRequest, EmbeddingsRequest, GenerateReques
  * `:streamGenerateContent`, also under `/v1/`), `generate_count_tokens` its `:countTokens`; `embeddings`
  * `POST /v1/embeddings`.
  */
-export type MockEndpoint = "messages" | "chat" | "responses" | "generate" | "count_tokens" | "input_tokens" | "generate_count_tokens" | "models" | "model" | "response" | "embeddings";
+export type MockEndpoint =
+  | "messages"
+  | "chat"
+  | "responses"
+  | "generate"
+  | "count_tokens"
+  | "input_tokens"
+  | "generate_count_tokens"
+  | "models"
+  | "model"
+  | "response"
+  | "embeddings";
 
 /** Request bodies by endpoint, as the schema types them. */
 export interface MockRequestBodies {

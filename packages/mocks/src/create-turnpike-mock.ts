@@ -133,7 +133,12 @@ export function createTurnpikeMock(options: TurnpikeMockOptions = {}): TurnpikeM
   const storedResponses = new Map<string, ResponsesResponse>();
   let counter = 0;
 
-  const notFound = (id: string): MockError => ({ status: 404, code: "not_found", param: "response_id", message: `Response with id '${id}' not found.` });
+  const notFound = (id: string): MockError => ({
+    status: 404,
+    code: "not_found",
+    param: "response_id",
+    message: `Response with id '${id}' not found.`,
+  });
   /** A stored response of the caller's key. */
   const storedFor = (id: string, captured: CapturedRequest): Stored | undefined => {
     const entry = stored.get(id);
@@ -141,7 +146,9 @@ export function createTurnpikeMock(options: TurnpikeMockOptions = {}): TurnpikeM
   };
   /** The stored response a `response` route names in its path. */
   const storedOf = (request: Request, captured: CapturedRequest): { id: string; entry: Stored | undefined } => {
-    const id = decodeURIComponent(new URL(request.url).pathname.replace(/^.*\/v1\/responses\//, "").replace(/\/input_items$/, ""));
+    const id = decodeURIComponent(
+      new URL(request.url).pathname.replace(/^.*\/v1\/responses\//, "").replace(/\/input_items$/, ""),
+    );
     return { id, entry: storedFor(id, captured) };
   };
 
@@ -156,7 +163,12 @@ export function createTurnpikeMock(options: TurnpikeMockOptions = {}): TurnpikeM
     return always.find((s) => s.endpoints.has(endpoint))?.reply;
   };
 
-  const capture = async (request: Request, endpoint: MockEndpoint, pathModel?: string, pathStream?: boolean): Promise<CapturedRequest> => {
+  const capture = async (
+    request: Request,
+    endpoint: MockEndpoint,
+    pathModel?: string,
+    pathStream?: boolean,
+  ): Promise<CapturedRequest> => {
     const { captured, valid: value } = await captureRequest(request, endpoint, pathModel, pathStream);
     if (value !== undefined) valid.set(captured, value);
     requests.push(captured);
@@ -166,24 +178,35 @@ export function createTurnpikeMock(options: TurnpikeMockOptions = {}): TurnpikeM
   const answer = async (
     request: Request,
     endpoint: MockEndpoint,
-    render: (reply: MockReply, captured: CapturedRequest, ids: ResponseIds, fail: (error: MockError) => Response) => Response,
+    render: (
+      reply: MockReply,
+      captured: CapturedRequest,
+      ids: ResponseIds,
+      fail: (error: MockError) => Response,
+    ) => Response,
     pathModel?: string,
     pathStream?: boolean,
   ): Promise<Response> => {
     const captured = await capture(request, endpoint, pathModel, pathStream);
     const script = scripted(endpoint);
-    const reply: MockReply = (typeof script === "function" ? await script(captured) : script) ?? options.defaultReply ?? {};
+    const reply: MockReply =
+      (typeof script === "function" ? await script(captured) : script) ?? options.defaultReply ?? {};
     const wait = reply.delayMs ?? options.latencyMs;
     if (wait) await delay(wait);
     if (reply.networkError) return HttpResponse.error();
 
     const messagesCaller = !CHAT_ENVELOPE_ONLY.has(endpoint) && isMessagesCaller(request.headers);
     const generate = GENERATE.has(endpoint) || new URL(request.url).pathname.startsWith("/v1beta/");
-    const dialect = generate ? "generate" : endpoint === "messages" || endpoint === "count_tokens" || messagesCaller ? "messages" : "chat";
+    const dialect = generate
+      ? "generate"
+      : endpoint === "messages" || endpoint === "count_tokens" || messagesCaller
+        ? "messages"
+        : "chat";
     const n = ++counter;
     const ids: ResponseIds = { n: String(n), requestId: `req_mock_${n}`, dialect };
     const fail = (error: MockError): Response => errorResponse(error, ids, reply.headers);
-    if (!captured.apiKey) return fail({ status: 401, message: "Missing API key: send x-api-key or Authorization: Bearer." });
+    if (!captured.apiKey)
+      return fail({ status: 401, message: "Missing API key: send x-api-key or Authorization: Bearer." });
     if (keys && !keys.has(captured.apiKey)) return fail({ status: 401, message: "Invalid API key." });
     if (captured.issues.length > 0) return fail({ status: 400, message: captured.issues.join("; ") });
     if (captured.model !== undefined && !models.some((m) => m.id === captured.model)) {
@@ -191,12 +214,23 @@ export function createTurnpikeMock(options: TurnpikeMockOptions = {}): TurnpikeM
       return fail({ status: 404, message, code: "model_not_found" });
     }
     // As the gateway: an embedding model serves /v1/embeddings only, and only an embedding model does.
-    const kind = captured.model === undefined ? undefined : models.find((m) => m.id === captured.model)?.embeds === true;
+    const kind =
+      captured.model === undefined ? undefined : models.find((m) => m.id === captured.model)?.embeds === true;
     if (kind === true && INFERENCE.includes(endpoint)) {
-      return fail({ status: 400, param: "model", code: "model_not_supported", message: `The model \`${captured.model}\` is an embedding model: it serves POST /v1/embeddings only, not this route.` });
+      return fail({
+        status: 400,
+        param: "model",
+        code: "model_not_supported",
+        message: `The model \`${captured.model}\` is an embedding model: it serves POST /v1/embeddings only, not this route.`,
+      });
     }
     if (kind === false && endpoint === "embeddings") {
-      return fail({ status: 400, param: "model", code: "model_not_supported", message: `The model \`${captured.model}\` is not an embedding model: POST /v1/embeddings takes an embedding model (GET /v1/models marks them with \`embeds: true\`).` });
+      return fail({
+        status: 400,
+        param: "model",
+        code: "model_not_supported",
+        message: `The model \`${captured.model}\` is not an embedding model: POST /v1/embeddings takes an embedding model (GET /v1/models marks them with \`embeds: true\`).`,
+      });
     }
     if (reply.error) return fail(reply.error);
     return render(reply, captured, ids, fail);
@@ -254,28 +288,60 @@ export function createTurnpikeMock(options: TurnpikeMockOptions = {}): TurnpikeM
     supportedGenerationMethods: ["generateContent", "streamGenerateContent", "countTokens"],
   });
   const handlers: HttpHandler[] = [
-    http.get(url("/v1beta/models"), ({ request }) => answer(request, "models", (reply, _c, ids) => json({ models: models.map(generateModel) }, ids, reply))),
+    http.get(url("/v1beta/models"), ({ request }) =>
+      answer(request, "models", (reply, _c, ids) => json({ models: models.map(generateModel) }, ids, reply)),
+    ),
     http.get(url("/v1beta/models/*"), ({ request }) => {
-      const id = decodeURIComponent(new URL(request.url).pathname.replace(/^.*\/v1beta\/models\//, "")).replace(/^models\//, "");
+      const id = decodeURIComponent(new URL(request.url).pathname.replace(/^.*\/v1beta\/models\//, "")).replace(
+        /^models\//,
+        "",
+      );
       const found = models.find((m) => m.id === id);
-      return answer(request, "model", (reply, _c, ids) => json(found ? generateModel(found) : undefined, ids, reply), id);
+      return answer(
+        request,
+        "model",
+        (reply, _c, ids) => json(found ? generateModel(found) : undefined, ids, reply),
+        id,
+      );
     }),
     http.post(url("/v1beta/models/*"), generateAction),
     http.post(url("/v1/models/*"), generateAction),
     http.get(url("/v1/models"), ({ request }) =>
       answer(request, "models", (reply, _c, ids) =>
-        json({ object: "list", data: models, has_more: false, first_id: models[0]?.id ?? null, last_id: models.at(-1)?.id ?? null }, ids, reply),
+        json(
+          {
+            object: "list",
+            data: models,
+            has_more: false,
+            first_id: models[0]?.id ?? null,
+            last_id: models.at(-1)?.id ?? null,
+          },
+          ids,
+          reply,
+        ),
       ),
     ),
     http.get(url("/v1/models/*"), ({ request }) => {
       const id = decodeURIComponent(new URL(request.url).pathname.replace(/^.*\/v1\/models\//, ""));
-      return answer(request, "model", (reply, _c, ids) => json(models.find((m) => m.id === id), ids, reply), id);
+      return answer(
+        request,
+        "model",
+        (reply, _c, ids) =>
+          json(
+            models.find((m) => m.id === id),
+            ids,
+            reply,
+          ),
+        id,
+      );
     }),
     http.post(url("/v1/messages/count_tokens"), ({ request }) =>
       answer(request, "count_tokens", (reply, captured, ids) => {
         // Validated above: `answer` returned a 400 for any body that is not a CountTokensRequest.
         const body = valid.get(captured) as MockRequestBodies["count_tokens"];
-        const estimate = estimateTokens(JSON.stringify(body.messages) + JSON.stringify(body.system ?? "") + JSON.stringify(body.tools ?? ""));
+        const estimate = estimateTokens(
+          JSON.stringify(body.messages) + JSON.stringify(body.system ?? "") + JSON.stringify(body.tools ?? ""),
+        );
         return json({ input_tokens: reply.usage?.input_tokens ?? estimate }, ids, reply);
       }),
     ),
@@ -285,7 +351,10 @@ export function createTurnpikeMock(options: TurnpikeMockOptions = {}): TurnpikeM
         const body = valid.get(captured) as MockRequestBodies["messages"];
         const response = renderMessagesResponse(reply, body, ids.n);
         if (!captured.stream) return json(response, ids, reply);
-        return sseResponse(renderMessagesFrames(reply, response), { ...reply, headers: { ...idHeaders(ids), ...reply.headers } });
+        return sseResponse(renderMessagesFrames(reply, response), {
+          ...reply,
+          headers: { ...idHeaders(ids), ...reply.headers },
+        });
       }),
     ),
     http.post(url("/v1/chat/completions"), ({ request }) =>
@@ -294,7 +363,10 @@ export function createTurnpikeMock(options: TurnpikeMockOptions = {}): TurnpikeM
         const body = valid.get(captured) as MockRequestBodies["chat"];
         const response = renderChatResponse(reply, body, ids.n, Math.floor(Date.now() / 1000));
         if (!captured.stream) return json(response, ids, reply);
-        return sseResponse(renderChatFrames(reply, body, response), { ...reply, headers: { ...idHeaders(ids), ...reply.headers } });
+        return sseResponse(renderChatFrames(reply, body, response), {
+          ...reply,
+          headers: { ...idHeaders(ids), ...reply.headers },
+        });
       }),
     ),
     http.post(url("/v1/embeddings"), ({ request }) =>
@@ -303,7 +375,11 @@ export function createTurnpikeMock(options: TurnpikeMockOptions = {}): TurnpikeM
         const body = valid.get(captured) as MockRequestBodies["embeddings"];
         const size = models.find((m) => m.id === body.model)?.embedding_dimensions ?? 1536;
         if (body.dimensions !== undefined && body.dimensions > size) {
-          return fail({ status: 400, param: "dimensions", message: `\`dimensions\` is ${body.dimensions}, but \`${body.model}\` makes vectors of at most ${size}.` });
+          return fail({
+            status: 400,
+            param: "dimensions",
+            message: `\`dimensions\` is ${body.dimensions}, but \`${body.model}\` makes vectors of at most ${size}.`,
+          });
         }
         return json(renderEmbeddings(body, size), ids, reply);
       }),
@@ -312,8 +388,14 @@ export function createTurnpikeMock(options: TurnpikeMockOptions = {}): TurnpikeM
       answer(request, "input_tokens", (reply, captured, ids) => {
         // Validated above: `answer` returned a 400 for any body that is not a ResponsesRequest.
         const body = valid.get(captured) as MockRequestBodies["input_tokens"];
-        const estimate = estimateTokens(JSON.stringify(body.input) + (body.instructions ?? "") + JSON.stringify(body.tools ?? ""));
-        return json({ object: "response.input_tokens", input_tokens: reply.usage?.input_tokens ?? estimate }, ids, reply);
+        const estimate = estimateTokens(
+          JSON.stringify(body.input) + (body.instructions ?? "") + JSON.stringify(body.tools ?? ""),
+        );
+        return json(
+          { object: "response.input_tokens", input_tokens: reply.usage?.input_tokens ?? estimate },
+          ids,
+          reply,
+        );
       }),
     ),
     http.post(url("/v1/responses"), ({ request }) =>
@@ -332,21 +414,36 @@ export function createTurnpikeMock(options: TurnpikeMockOptions = {}): TurnpikeM
         const response = renderResponsesResponse(reply, body, ids.n, Math.floor(Date.now() / 1000));
         // As the gateway: kept unless `store: false`; a stream that failed in-band keeps nothing.
         if (body.store !== false && !(captured.stream && reply.streamError)) {
-          stored.set(response.id, { apiKey: captured.apiKey, response, inputItems: [...earlier, ...inputItemsOf(body)] });
+          stored.set(response.id, {
+            apiKey: captured.apiKey,
+            response,
+            inputItems: [...earlier, ...inputItemsOf(body)],
+          });
           storedResponses.set(response.id, response);
         }
         if (!captured.stream) return json(response, ids, reply);
-        return sseResponse(renderResponsesFrames(reply, response), { ...reply, headers: { ...idHeaders(ids), ...reply.headers } });
+        return sseResponse(renderResponsesFrames(reply, response), {
+          ...reply,
+          headers: { ...idHeaders(ids), ...reply.headers },
+        });
       }),
     ),
     http.get(url("/v1/responses/:id/input_items"), ({ request }) =>
       answer(request, "response", (reply, captured, ids, fail) => {
         const { id, entry } = storedOf(request, captured);
         if (!entry) return fail(notFound(id));
-        const items = entry.inputItems.map((item, i) => ({ id: `item_${String(i).padStart(4, "0")}`, ...("type" in item ? {} : { type: "message" }), ...item }));
+        const items = entry.inputItems.map((item, i) => ({
+          id: `item_${String(i).padStart(4, "0")}`,
+          ...("type" in item ? {} : { type: "message" }),
+          ...item,
+        }));
         // Newest first unless asked otherwise, as the gateway lists them.
         const data = new URL(request.url).searchParams.get("order") === "asc" ? items : items.reverse();
-        return json({ object: "list", data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: false }, ids, reply);
+        return json(
+          { object: "list", data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: false },
+          ids,
+          reply,
+        );
       }),
     ),
     http.get(url("/v1/responses/:id"), ({ request }) =>
@@ -384,7 +481,9 @@ export function createTurnpikeMock(options: TurnpikeMockOptions = {}): TurnpikeM
     lastRequest: () => requests.at(-1),
     bodies<E extends keyof MockRequestBodies>(endpoint: E): MockRequestBodies[E][] {
       // `valid` holds the value each endpoint's validator accepted, so it has that endpoint's type.
-      return requests.filter((r) => r.endpoint === endpoint && valid.has(r)).map((r) => valid.get(r) as MockRequestBodies[E]);
+      return requests
+        .filter((r) => r.endpoint === endpoint && valid.has(r))
+        .map((r) => valid.get(r) as MockRequestBodies[E]);
     },
     setModels(next) {
       models = next.map(toModel);

@@ -12,7 +12,11 @@ import { CATALOG_MODEL_IDS, EMBEDDING_MODEL_IDS, type Model } from "@turnpike/sc
 export const DEFAULT_MODEL_IDS: readonly string[] = [...CATALOG_MODEL_IDS, ...EMBEDDING_MODEL_IDS];
 
 /** The vector sizes of the built-in embedding models, as the gateway's catalog gives them. */
-const EMBEDDING_DIMENSIONS: Record<string, number> = { "beta-embedding-3-small": 1536, "beta-embedding-3-large": 3072, "gamma-embedding-1": 3072 };
+const EMBEDDING_DIMENSIONS: Record<string, number> = {
+  "beta-embedding-3-small": 1536,
+  "beta-embedding-3-large": 3072,
+  "gamma-embedding-1": 3072,
+};
 
 const CREATED_AT = "2026-01-01T00:00:00Z";
 

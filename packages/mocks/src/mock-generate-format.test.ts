@@ -57,8 +57,13 @@ describe("generateContent format", () => {
     expect((limited as ApiError).status).toBe(429);
     expect((limited as ApiError).message).toContain("RESOURCE_EXHAUSTED");
     const bad = new GoogleGenAI({ apiKey: "sk-other", httpOptions: { baseUrl: BASE, apiVersion: "v1beta" } });
-    expect(((await bad.models.generateContent({ model: "beta-5", contents: "Hi" }).catch((e: unknown) => e)) as ApiError).status).toBe(401);
-    const missing = await ai.models.generateContent({ model: "no-such-model", contents: "Hi" }).catch((e: unknown) => e);
+    expect(
+      ((await bad.models.generateContent({ model: "beta-5", contents: "Hi" }).catch((e: unknown) => e)) as ApiError)
+        .status,
+    ).toBe(401);
+    const missing = await ai.models
+      .generateContent({ model: "no-such-model", contents: "Hi" })
+      .catch((e: unknown) => e);
     expect((missing as ApiError).message).toContain("NOT_FOUND");
   });
 
@@ -77,7 +82,9 @@ describe("generateContent format", () => {
       body: JSON.stringify({ contents: [{ parts: [{ text: "Hi" }] }] }),
     });
     expect(res.headers.get("content-type")).toBe("application/json");
-    const array = (await res.json()) as { candidates: { content: { parts: { text: string }[] }; finishReason?: string }[] }[];
+    const array = (await res.json()) as {
+      candidates: { content: { parts: { text: string }[] }; finishReason?: string }[];
+    }[];
     expect(array.map((c) => c.candidates[0]?.content.parts[0]?.text).join("")).toBe("one two");
     expect(array.at(-1)?.candidates[0]?.finishReason).toBe("STOP");
   });

@@ -14,7 +14,12 @@ const messages = (body: object = {}, key = "sk-a") =>
   fetch(`${BASE}/v1/messages`, {
     method: "POST",
     headers: { "content-type": "application/json", "x-api-key": key },
-    body: JSON.stringify({ model: "alpha-haiku-4-5", max_tokens: 10, messages: [{ role: "user", content: "Hi" }], ...body }),
+    body: JSON.stringify({
+      model: "alpha-haiku-4-5",
+      max_tokens: 10,
+      messages: [{ role: "user", content: "Hi" }],
+      ...body,
+    }),
   });
 const chat = (body: object = {}, key = "sk-a") =>
   fetch(`${BASE}/v1/chat/completions`, {
@@ -23,7 +28,10 @@ const chat = (body: object = {}, key = "sk-a") =>
     body: JSON.stringify({ model: "beta-5", messages: [{ role: "user", content: "Hi" }], ...body }),
   });
 const textOf = async (res: Response) => {
-  const body = (await res.json()) as { content?: Array<{ text?: string }>; choices?: Array<{ message: { content: string } }> };
+  const body = (await res.json()) as {
+    content?: Array<{ text?: string }>;
+    choices?: Array<{ message: { content: string } }>;
+  };
   return body.content?.[0]?.text ?? body.choices?.[0]?.message.content;
 };
 
@@ -82,7 +90,14 @@ describe("scripted replies", () => {
     turnpike.reply({ text: "late", delayMs: 2_000 });
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 5);
-    await expect(fetch(`${BASE}/v1/chat/completions`, { method: "POST", headers: { authorization: "Bearer sk-a" }, body: "{}", signal: controller.signal })).rejects.toThrow();
+    await expect(
+      fetch(`${BASE}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: "Bearer sk-a" },
+        body: "{}",
+        signal: controller.signal,
+      }),
+    ).rejects.toThrow();
   });
 });
 
@@ -114,18 +129,32 @@ describe("gateway rules", () => {
   });
 
   test("models list and retrieve serve the catalog; setModels replaces it", async () => {
-    const list = (await (await fetch(`${BASE}/v1/models`, { headers: { "x-api-key": "sk-a" } })).json()) as { data: Array<{ id: string }>; has_more: boolean; first_id: string };
+    const list = (await (await fetch(`${BASE}/v1/models`, { headers: { "x-api-key": "sk-a" } })).json()) as {
+      data: Array<{ id: string }>;
+      has_more: boolean;
+      first_id: string;
+    };
     expect(list.data.map((m) => m.id)).toEqual(["alpha-haiku-4-5", "beta-5"]);
     expect(list).toMatchObject({ object: "list", has_more: false, first_id: "alpha-haiku-4-5" });
     turnpike.setModels(["delta-m3"]);
     const one = await fetch(`${BASE}/v1/models/delta-m3`, { headers: { "x-api-key": "sk-a" } });
-    expect(await one.json()).toMatchObject({ id: "delta-m3", type: "model", object: "model", owned_by: "delta", display_name: "Delta M3" });
+    expect(await one.json()).toMatchObject({
+      id: "delta-m3",
+      type: "model",
+      object: "model",
+      owned_by: "delta",
+      display_name: "Delta M3",
+    });
     expect((await fetch(`${BASE}/v1/models/beta-5`, { headers: { "x-api-key": "sk-a" } })).status).toBe(404);
   });
 
   test("count_tokens estimates, or answers what the script says", async () => {
     const count = (body: object) =>
-      fetch(`${BASE}/v1/messages/count_tokens`, { method: "POST", headers: { "x-api-key": "sk-a" }, body: JSON.stringify(body) });
+      fetch(`${BASE}/v1/messages/count_tokens`, {
+        method: "POST",
+        headers: { "x-api-key": "sk-a" },
+        body: JSON.stringify(body),
+      });
     const body = { model: "alpha-haiku-4-5", messages: [{ role: "user", content: "Hello there" }] };
     expect(((await (await count(body)).json()) as { input_tokens: number }).input_tokens).toBeGreaterThan(0);
     turnpike.reply({ usage: { input_tokens: 99 } }, { endpoint: "count_tokens" });

@@ -65,9 +65,14 @@ describe("messages format", () => {
       "message_delta",
       "message_stop",
     ]);
-    const toolStart = JSON.parse(evs[6]?.data ?? "{}") as { index: number; content_block: { type: string; input: object } };
+    const toolStart = JSON.parse(evs[6]?.data ?? "{}") as {
+      index: number;
+      content_block: { type: string; input: object };
+    };
     expect(toolStart).toMatchObject({ index: 1, content_block: { type: "tool_use", input: {} } });
-    const fragments = evs.slice(7, 10).map((e) => (JSON.parse(e.data) as { delta: { partial_json: string } }).delta.partial_json);
+    const fragments = evs
+      .slice(7, 10)
+      .map((e) => (JSON.parse(e.data) as { delta: { partial_json: string } }).delta.partial_json);
     expect(fragments.join("")).toBe('{"x":1}');
     expect(fragments[0]).toBe("");
   });
@@ -76,7 +81,10 @@ describe("messages format", () => {
     turnpike.reply({ text: "a b c", streamError: { status: 529, afterEvents: 3 } });
     const evs = await events(await post("/v1/messages", messagesHeaders, { ...messagesBody, stream: true }));
     expect(evs.map((e) => e.event)).toEqual(["message_start", "ping", "content_block_start", "error"]);
-    expect(JSON.parse(evs[3]?.data ?? "")).toEqual({ type: "error", error: { type: "overloaded_error", message: "Mocked error with status 529" } });
+    expect(JSON.parse(evs[3]?.data ?? "")).toEqual({
+      type: "error",
+      error: { type: "overloaded_error", message: "Mocked error with status 529" },
+    });
   });
 
   test("errors before the stream are complete JSON in the messages envelope, never SSE", async () => {
@@ -85,7 +93,11 @@ describe("messages format", () => {
     expect(res.status).toBe(429);
     expect(res.headers.get("content-type")).toContain("application/json");
     expect(res.headers.get("retry-after")).toBe("2");
-    expect(await res.json()).toEqual({ type: "error", error: { type: "rate_limit_error", message: "slow down" }, request_id: res.headers.get("x-request-id") });
+    expect(await res.json()).toEqual({
+      type: "error",
+      error: { type: "rate_limit_error", message: "slow down" },
+      request_id: res.headers.get("x-request-id"),
+    });
   });
 });
 
@@ -106,12 +118,24 @@ describe("chat completions format", () => {
     const plain = await events(await post("/v1/chat/completions", chatHeaders, { ...chatBody, stream: true }));
     expect(plain.every((e) => e.event === undefined)).toBe(true);
     expect(plain.at(-1)?.data).toBe("[DONE]");
-    const chunks = plain.slice(0, -1).map((e) => JSON.parse(e.data) as { object: string; choices: Array<{ delta: { content?: string }; finish_reason: string | null }> });
+    const chunks = plain.slice(0, -1).map(
+      (e) =>
+        JSON.parse(e.data) as {
+          object: string;
+          choices: Array<{ delta: { content?: string }; finish_reason: string | null }>;
+        },
+    );
     expect(chunks.every((c) => c.object === "chat.completion.chunk")).toBe(true);
     expect(chunks.map((c) => c.choices[0]?.delta.content ?? "").join("")).toBe("a b");
     expect(chunks.at(-1)?.choices[0]?.finish_reason).toBe("stop");
 
-    const withUsage = await events(await post("/v1/chat/completions", chatHeaders, { ...chatBody, stream: true, stream_options: { include_usage: true } }));
+    const withUsage = await events(
+      await post("/v1/chat/completions", chatHeaders, {
+        ...chatBody,
+        stream: true,
+        stream_options: { include_usage: true },
+      }),
+    );
     const usage = JSON.parse(withUsage.at(-2)?.data ?? "") as { choices: unknown[]; usage: { total_tokens: number } };
     expect(usage.choices).toEqual([]);
     expect(usage.usage.total_tokens).toBeGreaterThan(0);
@@ -122,7 +146,23 @@ describe("chat completions format", () => {
     const evs = await events(await post("/v1/chat/completions", chatHeaders, { ...chatBody, stream: true }));
     const deltas = evs
       .slice(0, -1)
-      .map((e) => (JSON.parse(e.data) as { choices: Array<{ delta: { tool_calls?: Array<{ index: number; id?: string; type?: string; function?: { name?: string; arguments?: string } }> } }> }).choices[0]?.delta.tool_calls?.[0])
+      .map(
+        (e) =>
+          (
+            JSON.parse(e.data) as {
+              choices: Array<{
+                delta: {
+                  tool_calls?: Array<{
+                    index: number;
+                    id?: string;
+                    type?: string;
+                    function?: { name?: string; arguments?: string };
+                  }>;
+                };
+              }>;
+            }
+          ).choices[0]?.delta.tool_calls?.[0],
+      )
       .filter((t) => t !== undefined);
     expect(deltas[0]).toEqual({ index: 0, id: "call_1", type: "function", function: { name: "f", arguments: "" } });
     expect(deltas.map((d) => d?.function?.arguments ?? "").join("")).toBe('{"city":"Paris"}');
@@ -132,7 +172,12 @@ describe("chat completions format", () => {
     turnpike.reply({ streamError: { status: 529, afterEvents: 1 } });
     const evs = await events(await post("/v1/chat/completions", chatHeaders, { ...chatBody, stream: true }));
     expect(JSON.parse(evs[1]?.data ?? "")).toEqual({
-      error: { message: "Mocked error with status 529", type: "service_unavailable_error", param: null, code: "server_is_overloaded" },
+      error: {
+        message: "Mocked error with status 529",
+        type: "service_unavailable_error",
+        param: null,
+        code: "server_is_overloaded",
+      },
     });
     expect(evs[2]?.data).toBe("[DONE]");
     turnpike.fail(529);

@@ -42,7 +42,11 @@ describe("official messages-format client", () => {
 
   test("an in-band error reaches the official client as an error", async () => {
     turnpike.reply({ text: "a b c", streamError: { status: 529, afterEvents: 3 } });
-    const stream = anthropic.messages.stream({ model: "alpha-haiku-4-5", max_tokens: 50, messages: [{ role: "user", content: "Hi" }] });
+    const stream = anthropic.messages.stream({
+      model: "alpha-haiku-4-5",
+      max_tokens: 50,
+      messages: [{ role: "user", content: "Hi" }],
+    });
     await expect(stream.finalMessage()).rejects.toThrow("Mocked error with status 529");
   });
 });
@@ -58,12 +62,22 @@ describe("official chat-completions client", () => {
     const ids: string[] = [];
     for await (const m of openai.models.list()) ids.push(m.id);
     expect(ids).toContain("beta-5");
-    expect(await openai.chat.completions.create({ ...params, model: "nope" }).catch((e: unknown) => e)).toBeInstanceOf(OpenAI.NotFoundError);
+    expect(await openai.chat.completions.create({ ...params, model: "nope" }).catch((e: unknown) => e)).toBeInstanceOf(
+      OpenAI.NotFoundError,
+    );
   });
 
   test("an in-band error chunk reaches the official client as an error", async () => {
     turnpike.reply({ text: "a b", streamError: { status: 500, message: "upstream died", afterEvents: 2 } });
-    const stream = await openai.chat.completions.create({ model: "beta-5", messages: [{ role: "user", content: "Hi" }], stream: true });
-    await expect((async () => { for await (const _ of stream); })()).rejects.toThrow("upstream died");
+    const stream = await openai.chat.completions.create({
+      model: "beta-5",
+      messages: [{ role: "user", content: "Hi" }],
+      stream: true,
+    });
+    await expect(
+      (async () => {
+        for await (const _ of stream);
+      })(),
+    ).rejects.toThrow("upstream died");
   });
 });

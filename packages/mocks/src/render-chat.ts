@@ -3,7 +3,16 @@
  * ending in `data: [DONE]` (docs/protocols.md §2.6), with the usage chunk only when the request
  * asked for it (`stream_options.include_usage`).
  */
-import type { ChatChunk, ChatErrorBody, ChatChunkChoice, ChatRequest, ChatResponse, ChatToolCall, FinishReason, StopReason } from "@turnpike/schema";
+import type {
+  ChatChunk,
+  ChatErrorBody,
+  ChatChunkChoice,
+  ChatRequest,
+  ChatResponse,
+  ChatToolCall,
+  FinishReason,
+  StopReason,
+} from "@turnpike/schema";
 import { chatErrorType } from "@turnpike/schema/error-types";
 import { formatSSE } from "@turnpike/schema/sse";
 import { estimateTokens, splitText } from "./estimate-tokens.js";
@@ -30,7 +39,8 @@ export function renderChatResponse(reply: MockReply, request: ChatRequest, id: s
     function: { name: call.name, arguments: JSON.stringify(call.input) },
   }));
   const prompt = reply.usage?.input_tokens ?? estimateTokens(JSON.stringify(request.messages));
-  const completion = reply.usage?.output_tokens ?? estimateTokens((text ?? "") + toolCalls.map((c) => JSON.stringify(c)).join(""));
+  const completion =
+    reply.usage?.output_tokens ?? estimateTokens((text ?? "") + toolCalls.map((c) => JSON.stringify(c)).join(""));
   const stop = reply.stopReason ?? (toolCalls.length ? "tool_use" : "end_turn");
   return {
     id: `chatcmpl-mock-${id}`,
@@ -40,7 +50,12 @@ export function renderChatResponse(reply: MockReply, request: ChatRequest, id: s
     choices: [
       {
         index: 0,
-        message: { role: "assistant", content: text, refusal: null, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) },
+        message: {
+          role: "assistant",
+          content: text,
+          refusal: null,
+          ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
+        },
         logprobs: null,
         finish_reason: FINISH_REASON[stop],
       },
@@ -67,7 +82,11 @@ export function renderChatFrames(reply: MockReply, request: ChatRequest, respons
   for (const piece of splitText(choice?.message.content ?? "")) chunks.push(delta({ content: piece }));
   choice?.message.tool_calls?.forEach((call, index) => {
     if (call.type !== "function") return;
-    chunks.push(delta({ tool_calls: [{ index, id: call.id, type: "function", function: { name: call.function.name, arguments: "" } }] }));
+    chunks.push(
+      delta({
+        tool_calls: [{ index, id: call.id, type: "function", function: { name: call.function.name, arguments: "" } }],
+      }),
+    );
     const args = call.function.arguments;
     const half = Math.ceil(args.length / 2);
     for (const part of [args.slice(0, half), args.slice(half)]) {
@@ -81,13 +100,22 @@ export function renderChatFrames(reply: MockReply, request: ChatRequest, respons
   const failure = reply.streamError;
   const done = formatSSE({ data: "[DONE]" });
   if (!failure) return [...frames, done];
-  return [...frames.slice(0, failure.afterEvents ?? 1), formatSSE({ data: JSON.stringify(renderChatError(failure)) }), done];
+  return [
+    ...frames.slice(0, failure.afterEvents ?? 1),
+    formatSSE({ data: JSON.stringify(renderChatError(failure)) }),
+    done,
+  ];
 }
 
 /** The chat-format error body. */
 export function renderChatError(error: MockError): ChatErrorBody {
   const byStatus = chatErrorType(error.status);
   return {
-    error: { message: errorMessage(error), type: error.type ?? byStatus.type, param: error.param ?? null, code: error.code ?? byStatus.code },
+    error: {
+      message: errorMessage(error),
+      type: error.type ?? byStatus.type,
+      param: error.param ?? null,
+      code: error.code ?? byStatus.code,
+    },
   };
 }

@@ -3,7 +3,13 @@
  * its chunks — `data:` frames with `?alt=sse`, else the elements of one JSON array — the last of
  * which carries the `finishReason` and the `usageMetadata`, as the gateway writes them.
  */
-import type { GenerateErrorBody, GenerateReplyPart, GenerateRequest, GenerateResponse, StopReason } from "@turnpike/schema";
+import type {
+  GenerateErrorBody,
+  GenerateReplyPart,
+  GenerateRequest,
+  GenerateResponse,
+  StopReason,
+} from "@turnpike/schema";
 import { formatSSE } from "@turnpike/schema/sse";
 import { estimateTokens, splitText } from "./estimate-tokens.js";
 import type { MockError, MockReply } from "./mock-reply.js";
@@ -44,15 +50,25 @@ export function renderGenerateError(error: MockError): { status: number; body: G
 }
 
 /** The complete reply of `:generateContent`. */
-export function renderGenerateResponse(reply: MockReply, request: GenerateRequest, id: string, model: string): GenerateResponse {
+export function renderGenerateResponse(
+  reply: MockReply,
+  request: GenerateRequest,
+  id: string,
+  model: string,
+): GenerateResponse {
   const parts: GenerateReplyPart[] = [];
   if (reply.thinking) parts.push({ text: reply.thinking, thought: true });
   const text = reply.text ?? (reply.toolCalls?.length ? undefined : DEFAULT_TEXT);
   if (text !== undefined) parts.push({ text });
-  reply.toolCalls?.forEach((call, i) => parts.push({ functionCall: { id: call.id ?? `toolu_mock_${id}_${i}`, name: call.name, args: call.input } }));
-  const prompt = reply.usage?.input_tokens ?? estimateTokens(JSON.stringify(request.contents) + JSON.stringify(request.systemInstruction ?? ""));
+  reply.toolCalls?.forEach((call, i) =>
+    parts.push({ functionCall: { id: call.id ?? `toolu_mock_${id}_${i}`, name: call.name, args: call.input } }),
+  );
+  const prompt =
+    reply.usage?.input_tokens ??
+    estimateTokens(JSON.stringify(request.contents) + JSON.stringify(request.systemInstruction ?? ""));
   const thoughts = reply.thinking ? estimateTokens(reply.thinking) : 0;
-  const output = reply.usage?.output_tokens ?? estimateTokens((text ?? "") + JSON.stringify(reply.toolCalls ?? [])) + thoughts;
+  const output =
+    reply.usage?.output_tokens ?? estimateTokens((text ?? "") + JSON.stringify(reply.toolCalls ?? [])) + thoughts;
   const stop = reply.stopReason ?? (reply.toolCalls?.length ? "tool_use" : "end_turn");
   return {
     candidates: [{ content: { role: "model", parts }, finishReason: FINISH_REASON[stop], index: 0 }],
@@ -72,14 +88,22 @@ export function renderGenerateFrames(reply: MockReply, response: GenerateRespons
   const candidate = response.candidates[0];
   const parts = candidate?.content.parts ?? [];
   // Text and thoughts in word-sized pieces; a function call whole, as the format streams it.
-  const pieces: GenerateReplyPart[] = parts.flatMap((p) => (p.functionCall ? [p] : splitText(p.text ?? "").map((t) => ({ ...p, text: t }))));
+  const pieces: GenerateReplyPart[] = parts.flatMap((p) =>
+    p.functionCall ? [p] : splitText(p.text ?? "").map((t) => ({ ...p, text: t })),
+  );
   if (pieces.length === 0) pieces.push({ text: "" });
   const chunks = pieces.map((p, i): GenerateResponse => {
     const last = i === pieces.length - 1;
     const { usageMetadata: _usage, ...rest } = response;
     return {
       ...rest,
-      candidates: [{ content: { role: "model", parts: [p] }, ...(last ? { finishReason: candidate?.finishReason ?? "STOP" } : {}), index: 0 }],
+      candidates: [
+        {
+          content: { role: "model", parts: [p] },
+          ...(last ? { finishReason: candidate?.finishReason ?? "STOP" } : {}),
+          index: 0,
+        },
+      ],
       ...(last ? { usageMetadata: response.usageMetadata } : {}),
     };
   });

@@ -2,7 +2,13 @@
  * A {@link MockReply} as the messages format: the JSON reply, or the SSE event sequence the
  * gateway writes (`event:` line equal to the JSON `type`, docs/protocols.md §1.7).
  */
-import type { ContentBlock, MessagesErrorBody, MessagesRequest, MessagesResponse, MessagesStreamEvent } from "@turnpike/schema";
+import type {
+  ContentBlock,
+  MessagesErrorBody,
+  MessagesRequest,
+  MessagesResponse,
+  MessagesStreamEvent,
+} from "@turnpike/schema";
 import { messagesErrorType } from "@turnpike/schema/error-types";
 import { formatSSE } from "@turnpike/schema/sse";
 import { estimateTokens, splitText } from "./estimate-tokens.js";
@@ -14,13 +20,15 @@ export const DEFAULT_TEXT = "Hello from the Turnpike mock.";
 /** The complete reply `messages.create` returns. */
 export function renderMessagesResponse(reply: MockReply, request: MessagesRequest, id: string): MessagesResponse {
   const content: ContentBlock[] = [];
-  if (reply.thinking !== undefined) content.push({ type: "thinking", thinking: reply.thinking, signature: "mock-signature" });
+  if (reply.thinking !== undefined)
+    content.push({ type: "thinking", thinking: reply.thinking, signature: "mock-signature" });
   const text = reply.text ?? (reply.toolCalls?.length ? undefined : DEFAULT_TEXT);
   if (text !== undefined) content.push({ type: "text", text });
   reply.toolCalls?.forEach((call, i) => {
     content.push({ type: "tool_use", id: call.id ?? `toolu_mock_${id}_${i}`, name: call.name, input: call.input });
   });
-  const outputText = (reply.thinking ?? "") + (text ?? "") + (reply.toolCalls ?? []).map((c) => JSON.stringify(c.input)).join("");
+  const outputText =
+    (reply.thinking ?? "") + (text ?? "") + (reply.toolCalls ?? []).map((c) => JSON.stringify(c.input)).join("");
   return {
     id: `msg_mock_${id}`,
     type: "message",
@@ -30,7 +38,9 @@ export function renderMessagesResponse(reply: MockReply, request: MessagesReques
     stop_reason: reply.stopReason ?? (reply.toolCalls?.length ? "tool_use" : "end_turn"),
     stop_sequence: null,
     usage: {
-      input_tokens: reply.usage?.input_tokens ?? estimateTokens(JSON.stringify(request.messages) + JSON.stringify(request.system ?? "")),
+      input_tokens:
+        reply.usage?.input_tokens ??
+        estimateTokens(JSON.stringify(request.messages) + JSON.stringify(request.system ?? "")),
       output_tokens: reply.usage?.output_tokens ?? estimateTokens(outputText),
       cache_creation_input_tokens: 0,
       cache_read_input_tokens: 0,
@@ -43,7 +53,13 @@ export function renderMessagesFrames(reply: MockReply, response: MessagesRespons
   const events: MessagesStreamEvent[] = [];
   events.push({
     type: "message_start",
-    message: { ...response, content: [], stop_reason: null, stop_sequence: null, usage: { ...response.usage, output_tokens: 1 } },
+    message: {
+      ...response,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { ...response.usage, output_tokens: 1 },
+    },
   });
   events.push({ type: "ping" });
   response.content.forEach((block, index) => {
@@ -59,7 +75,11 @@ export function renderMessagesFrames(reply: MockReply, response: MessagesRespons
         for (const piece of splitText(block.thinking)) {
           events.push({ type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: piece } });
         }
-        events.push({ type: "content_block_delta", index, delta: { type: "signature_delta", signature: block.signature ?? "" } });
+        events.push({
+          type: "content_block_delta",
+          index,
+          delta: { type: "signature_delta", signature: block.signature ?? "" },
+        });
         break;
       case "tool_use": {
         // As real streams do: open with `input: {}`, then `""`, then the JSON in fragments.
@@ -86,7 +106,10 @@ export function renderMessagesFrames(reply: MockReply, response: MessagesRespons
   const frames = events.map((event) => formatSSE({ event: event.type, data: JSON.stringify(event) }));
   const failure = reply.streamError;
   if (!failure) return frames;
-  const error = { type: "error" as const, error: { type: failure.type ?? messagesErrorType(failure.status), message: errorMessage(failure) } };
+  const error = {
+    type: "error" as const,
+    error: { type: failure.type ?? messagesErrorType(failure.status), message: errorMessage(failure) },
+  };
   return [...frames.slice(0, failure.afterEvents ?? 1), formatSSE({ event: "error", data: JSON.stringify(error) })];
 }
 

@@ -23,15 +23,16 @@ import type { MockReply } from "./mock-reply.js";
 import { DEFAULT_TEXT, errorMessage } from "./render-messages.js";
 
 /** Stop reason → status and why it is incomplete, as the gateway maps it. */
-const STATUS_OF: Record<StopReason, { status: ResponsesStatus; incomplete: ResponsesResponse["incomplete_details"] }> = {
-  end_turn: { status: "completed", incomplete: null },
-  stop_sequence: { status: "completed", incomplete: null },
-  pause_turn: { status: "completed", incomplete: null },
-  tool_use: { status: "completed", incomplete: null },
-  max_tokens: { status: "incomplete", incomplete: { reason: "max_output_tokens" } },
-  model_context_window_exceeded: { status: "incomplete", incomplete: { reason: "max_output_tokens" } },
-  refusal: { status: "incomplete", incomplete: { reason: "content_filter" } },
-};
+const STATUS_OF: Record<StopReason, { status: ResponsesStatus; incomplete: ResponsesResponse["incomplete_details"] }> =
+  {
+    end_turn: { status: "completed", incomplete: null },
+    stop_sequence: { status: "completed", incomplete: null },
+    pause_turn: { status: "completed", incomplete: null },
+    tool_use: { status: "completed", incomplete: null },
+    max_tokens: { status: "incomplete", incomplete: { reason: "max_output_tokens" } },
+    model_context_window_exceeded: { status: "incomplete", incomplete: { reason: "max_output_tokens" } },
+    refusal: { status: "incomplete", incomplete: { reason: "content_filter" } },
+  };
 
 /** The input of a request as a list of items (a string is one user message). */
 export function inputItemsOf(request: ResponsesRequest): ResponsesInputItem[] {
@@ -39,21 +40,45 @@ export function inputItemsOf(request: ResponsesRequest): ResponsesInputItem[] {
 }
 
 /** The complete response `responses.create` returns. */
-export function renderResponsesResponse(reply: MockReply, request: ResponsesRequest, n: string, createdAt: number): ResponsesResponse {
+export function renderResponsesResponse(
+  reply: MockReply,
+  request: ResponsesRequest,
+  n: string,
+  createdAt: number,
+): ResponsesResponse {
   const output: ResponsesOutputItem[] = [];
   if (reply.thinking !== undefined) {
-    output.push({ type: "reasoning", id: `rs_mock_${n}`, summary: reply.thinking ? [{ type: "summary_text", text: reply.thinking }] : [] });
+    output.push({
+      type: "reasoning",
+      id: `rs_mock_${n}`,
+      summary: reply.thinking ? [{ type: "summary_text", text: reply.thinking }] : [],
+    });
   }
   const text = reply.text ?? (reply.toolCalls?.length ? undefined : DEFAULT_TEXT);
   if (text !== undefined) {
-    output.push({ type: "message", id: `msg_mock_${n}`, status: "completed", role: "assistant", content: [{ type: "output_text", text, annotations: [] }] });
+    output.push({
+      type: "message",
+      id: `msg_mock_${n}`,
+      status: "completed",
+      role: "assistant",
+      content: [{ type: "output_text", text, annotations: [] }],
+    });
   }
   reply.toolCalls?.forEach((call, i) => {
     const args = JSON.stringify(call.input);
-    output.push({ type: "function_call", id: `fc_mock_${n}_${i}`, call_id: call.id ?? `call_mock_${n}_${i}`, name: call.name, arguments: args, status: "completed" });
+    output.push({
+      type: "function_call",
+      id: `fc_mock_${n}_${i}`,
+      call_id: call.id ?? `call_mock_${n}_${i}`,
+      name: call.name,
+      arguments: args,
+      status: "completed",
+    });
   });
-  const outputText = (reply.thinking ?? "") + (text ?? "") + (reply.toolCalls ?? []).map((c) => JSON.stringify(c.input)).join("");
-  const input = reply.usage?.input_tokens ?? estimateTokens(JSON.stringify(request.input) + (request.instructions ?? ""));
+  const outputText =
+    (reply.thinking ?? "") + (text ?? "") + (reply.toolCalls ?? []).map((c) => JSON.stringify(c.input)).join("");
+  const input =
+    reply.usage?.input_tokens ?? estimateTokens(JSON.stringify(request.input) + (request.instructions ?? ""));
   const out = reply.usage?.output_tokens ?? estimateTokens(outputText);
   const { status, incomplete } = STATUS_OF[reply.stopReason ?? (reply.toolCalls?.length ? "tool_use" : "end_turn")];
   return {
@@ -76,7 +101,13 @@ export function renderResponsesResponse(reply: MockReply, request: ResponsesRequ
     reasoning: { effort: request.reasoning?.effort ?? null, summary: request.reasoning?.summary ?? null },
     store: request.store ?? true,
     metadata: request.metadata ?? {},
-    usage: { input_tokens: input, input_tokens_details: { cached_tokens: 0 }, output_tokens: out, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: input + out },
+    usage: {
+      input_tokens: input,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens: out,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: input + out,
+    },
   };
 }
 
@@ -111,7 +142,11 @@ export function renderResponsesFrames(reply: MockReply, response: ResponsesRespo
             emit("response.output_text.delta", { ...at, content_index, delta, logprobs: [] });
           }
           emit("response.output_text.done", { ...at, content_index, text: part.text, logprobs: [] });
-          emit("response.content_part.done", { ...at, content_index, part: { type: "output_text", text: part.text, annotations: [] } });
+          emit("response.content_part.done", {
+            ...at,
+            content_index,
+            part: { type: "output_text", text: part.text, annotations: [] },
+          });
         });
         live.status = "completed";
         emit("response.output_item.done", { output_index, item: live });
@@ -182,10 +217,23 @@ export function renderResponsesFrames(reply: MockReply, response: ResponsesRespo
   const code = failure.code ?? failure.type ?? messagesErrorType(failure.status);
   const message = errorMessage(failure);
   const usage = response.usage && { ...response.usage, output_tokens: 0, total_tokens: response.usage.input_tokens };
-  const failed: ResponsesResponse = { ...response, status: "failed", incomplete_details: null, error: { code, message }, output: seen[kept - 1] ?? [], usage };
+  const failed: ResponsesResponse = {
+    ...response,
+    status: "failed",
+    incomplete_details: null,
+    error: { code, message },
+    output: seen[kept - 1] ?? [],
+    usage,
+  };
   const tail = [
-    formatSSE({ event: "error", data: JSON.stringify({ type: "error", code, message, param: null, sequence_number: kept }) }),
-    formatSSE({ event: "response.failed", data: JSON.stringify({ type: "response.failed", response: failed, sequence_number: kept + 1 }) }),
+    formatSSE({
+      event: "error",
+      data: JSON.stringify({ type: "error", code, message, param: null, sequence_number: kept }),
+    }),
+    formatSSE({
+      event: "response.failed",
+      data: JSON.stringify({ type: "response.failed", response: failed, sequence_number: kept + 1 }),
+    }),
   ];
   return [...frames.slice(0, kept), ...tail];
 }
@@ -194,7 +242,11 @@ export function renderResponsesFrames(reply: MockReply, response: ResponsesRespo
 export function replayItem(item: ResponsesOutputItem): ResponsesInputItem {
   switch (item.type) {
     case "message":
-      return { type: "message", role: "assistant", content: item.content.map((p) => ({ type: "output_text" as const, text: p.text })) };
+      return {
+        type: "message",
+        role: "assistant",
+        content: item.content.map((p) => ({ type: "output_text" as const, text: p.text })),
+      };
     case "function_call":
       return { type: "function_call", call_id: item.call_id, name: item.name, arguments: item.arguments };
     case "custom_tool_call":

@@ -18,7 +18,10 @@ turnpike.fail(404, {}, { endpoint: ["responses", "response", "input_tokens"] });
 expectType<Equals<ReturnType<typeof turnpike.lastRequest>, CapturedRequest | undefined>>();
 expectType<Equals<IsAny<CapturedRequest["body"]>, false>>();
 
-turnpike.reply({ text: "hi" }).fail(429, { retryAfter: 1 }).reply((req) => ({ text: req.model ?? "" }), { endpoint: "chat", times: 2 });
+turnpike
+  .reply({ text: "hi" })
+  .fail(429, { retryAfter: 1 })
+  .reply((req) => ({ text: req.model ?? "" }), { endpoint: "chat", times: 2 });
 const reply: MockReply = { toolCalls: [{ name: "f", input: { a: 1 } }], stopReason: "tool_use" };
 turnpike.replyAlways(reply);
 // @ts-expect-error: not a stop reason of the messages format

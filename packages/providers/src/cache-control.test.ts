@@ -10,7 +10,10 @@ const base: MessagesRequest = { model: "m", max_tokens: 10, messages: [{ role: "
 const PLACES: Record<string, MessagesRequest> = {
   "top level": { ...base, cache_control: EPHEMERAL },
   "a system block": { ...base, system: [{ type: "text", text: "Be brief.", cache_control: EPHEMERAL }] },
-  "a message block": { ...base, messages: [{ role: "user", content: [{ type: "text", text: "Hi", cache_control: EPHEMERAL }] }] },
+  "a message block": {
+    ...base,
+    messages: [{ role: "user", content: [{ type: "text", text: "Hi", cache_control: EPHEMERAL }] }],
+  },
   "a tool definition": { ...base, tools: [{ name: "f", input_schema: { type: "object" }, cache_control: EPHEMERAL }] },
 };
 

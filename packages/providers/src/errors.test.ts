@@ -1,5 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { chatErrorType as sdkChatErrorType, makeStreamError, messagesErrorType as sdkMessagesErrorType } from "@turnpike/sdk-core";
+import {
+  chatErrorType as sdkChatErrorType,
+  makeStreamError,
+  messagesErrorType as sdkMessagesErrorType,
+} from "@turnpike/sdk-core";
 import {
   GatewayError,
   chatErrorStatus,
@@ -28,7 +32,10 @@ describe("rendering", () => {
       [502, "api_error"],
     ];
     for (const [status, type] of cases) {
-      expect(renderMessagesError(new GatewayError({ status, message: "m" }))).toEqual({ type: "error", error: { type, message: "m" } });
+      expect(renderMessagesError(new GatewayError({ status, message: "m" }))).toEqual({
+        type: "error",
+        error: { type, message: "m" },
+      });
     }
   });
 
@@ -39,13 +46,28 @@ describe("rendering", () => {
     expect(renderChatError(new GatewayError({ status: 404, type: "not_found_error", message: "no model" }))).toEqual({
       error: { message: "no model", type: "invalid_request_error", param: null, code: "model_not_found" },
     });
-    expect(renderChatError(new GatewayError({ status: 400, message: "bad", param: "n", code: "invalid_value" }))).toEqual({
+    expect(
+      renderChatError(new GatewayError({ status: 400, message: "bad", param: "n", code: "invalid_value" })),
+    ).toEqual({
       error: { message: "bad", type: "invalid_request_error", param: "n", code: "invalid_value" },
     });
-    expect(renderChatError(new GatewayError({ status: 529, message: "busy" })).error).toMatchObject({ type: "service_unavailable_error", code: "server_is_overloaded" });
-    expect(renderChatError(new GatewayError({ status: 500, message: "x" })).error).toMatchObject({ type: "server_error", code: null });
-    expect(renderChatError(new GatewayError({ status: 429, message: "slow" })).error).toMatchObject({ type: "rate_limit_exceeded", code: "rate_limit_exceeded" });
-    expect(renderChatError(new GatewayError({ status: 429, type: "rate_limit_error", code: "insufficient_quota", message: "q" })).error).toMatchObject({
+    expect(renderChatError(new GatewayError({ status: 529, message: "busy" })).error).toMatchObject({
+      type: "service_unavailable_error",
+      code: "server_is_overloaded",
+    });
+    expect(renderChatError(new GatewayError({ status: 500, message: "x" })).error).toMatchObject({
+      type: "server_error",
+      code: null,
+    });
+    expect(renderChatError(new GatewayError({ status: 429, message: "slow" })).error).toMatchObject({
+      type: "rate_limit_exceeded",
+      code: "rate_limit_exceeded",
+    });
+    expect(
+      renderChatError(
+        new GatewayError({ status: 429, type: "rate_limit_error", code: "insufficient_quota", message: "q" }),
+      ).error,
+    ).toMatchObject({
       type: "insufficient_quota",
       code: "insufficient_quota",
     });
@@ -82,7 +104,10 @@ describe("one error table: the gateway's renderers and the SDKs agree", () => {
     for (const status of statuses) {
       const error = { type: sdkMessagesErrorType(status), message: "m" };
       const sdk = makeStreamError({ type: "error", error }, new Headers()).status;
-      expect({ type: error.type, status: gatewayErrorFromMessagesError(error).status }).toEqual({ type: error.type, status: sdk ?? -1 });
+      expect({ type: error.type, status: gatewayErrorFromMessagesError(error).status }).toEqual({
+        type: error.type,
+        status: sdk ?? -1,
+      });
     }
   });
 
@@ -92,8 +117,14 @@ describe("one error table: the gateway's renderers and the SDKs agree", () => {
       expect(renderMessagesError(e).error.type).toBe("overloaded_error");
       expect(messagesErrorStatus(e)).toBe(529);
       expect(chatErrorStatus(e)).toBe(503);
-      expect(renderChatError(e).error).toMatchObject({ type: "service_unavailable_error", code: "server_is_overloaded" });
+      expect(renderChatError(e).error).toMatchObject({
+        type: "service_unavailable_error",
+        code: "server_is_overloaded",
+      });
     }
-    expect(renderChatError(new GatewayError({ status: 402, message: "pay" })).error).toMatchObject({ type: "insufficient_quota", code: "insufficient_quota" });
+    expect(renderChatError(new GatewayError({ status: 402, message: "pay" })).error).toMatchObject({
+      type: "insufficient_quota",
+      code: "insufficient_quota",
+    });
   });
 });

@@ -20,7 +20,11 @@ export {
   type GatewayErrorInit,
   type Protocol,
 } from "./errors.js";
-export { chatStreamErrorToGatewayError, parseRetryDelaySeconds, upstreamErrorToGatewayError } from "./upstream-errors.js";
+export {
+  chatStreamErrorToGatewayError,
+  parseRetryDelaySeconds,
+  upstreamErrorToGatewayError,
+} from "./upstream-errors.js";
 export { headerSafe, type Warning } from "./warnings.js";
 
 // Usage
@@ -73,8 +77,14 @@ export { generateToolName } from "./generate/generate-tool-name.js";
 
 // Replies
 export { convertChatResponseToMessages, type ChatReplyContext } from "./chat/convert-chat-response-to-messages.js";
-export { convertMessagesResponseToChat, type MessagesReplyToChatContext } from "./chat/convert-messages-response-to-chat.js";
-export { convertGenerateResponseToMessages, type GenerateReplyContext } from "./generate/convert-generate-response-to-messages.js";
+export {
+  convertMessagesResponseToChat,
+  type MessagesReplyToChatContext,
+} from "./chat/convert-messages-response-to-chat.js";
+export {
+  convertGenerateResponseToMessages,
+  type GenerateReplyContext,
+} from "./generate/convert-generate-response-to-messages.js";
 
 // Streams
 export {
@@ -106,9 +116,20 @@ export { encodeMessagesEvents, formatMessagesEvent } from "./messages/encode-mes
 export type { MessagesStreamContext } from "./messages/messages-event-builder.js";
 
 // Generate protocol types
-export { convertGenerateRequestToMessages, openApiToJsonSchema, type GenerateToMessagesOptions } from "./generate/convert-generate-request-to-messages.js";
-export { convertMessagesResponseToGenerate, generateFinishReason, generateUsage } from "./generate/convert-messages-response-to-generate.js";
-export { MessagesToGenerateMachine, type GenerateChunksContext } from "./generate/messages-events-to-generate-chunks.js";
+export {
+  convertGenerateRequestToMessages,
+  openApiToJsonSchema,
+  type GenerateToMessagesOptions,
+} from "./generate/convert-generate-request-to-messages.js";
+export {
+  convertMessagesResponseToGenerate,
+  generateFinishReason,
+  generateUsage,
+} from "./generate/convert-messages-response-to-generate.js";
+export {
+  MessagesToGenerateMachine,
+  type GenerateChunksContext,
+} from "./generate/messages-events-to-generate-chunks.js";
 export { generateErrorStatus, generateStatusWord, renderGenerateError } from "./generate/render-generate-error.js";
 export { decodeThoughtToken, encodeThoughtToken, isThoughtToken, type ThoughtBlock } from "./generate/thought-token.js";
 export type * from "./generate/types.js";
@@ -122,7 +143,12 @@ export { EFFORT_TO_BUDGET, budgetToEffort } from "./thinking.js";
 export { randomId } from "./ids.js";
 
 // Responses format
-export { convertResponsesRequestToChat, namespacedName, type NamespacedName, type ResponsesToChatResult } from "./responses/convert-responses-request-to-chat.js";
+export {
+  convertResponsesRequestToChat,
+  namespacedName,
+  type NamespacedName,
+  type ResponsesToChatResult,
+} from "./responses/convert-responses-request-to-chat.js";
 export {
   convertMessagesResponseToResponses,
   usageToResponses,
@@ -132,7 +158,10 @@ export {
 export { MessagesToResponsesMachine } from "./responses/messages-events-to-responses-events.js";
 
 // Responses upstreams
-export { convertMessagesRequestToResponses, type MessagesToResponsesRequestResult } from "./responses/convert-messages-request-to-responses.js";
+export {
+  convertMessagesRequestToResponses,
+  type MessagesToResponsesRequestResult,
+} from "./responses/convert-messages-request-to-responses.js";
 export { convertResponsesResponseToChat } from "./responses/convert-responses-response-to-chat.js";
 export { ResponsesToMessagesMachine } from "./responses/responses-stream-to-messages-events.js";
 export { responsesUsageToChat, responsesUsageToTotals } from "./responses/responses-usage.js";

@@ -14,7 +14,13 @@ const agentRequest: MessagesRequest = {
     { role: "system", content: "Agent types: explore, plan" },
     { role: "assistant", content: "Reading it." },
     { role: "user", content: "Go on" },
-    { role: "system", content: [{ type: "text", text: "Skills: review" }, { type: "text", text: "Skills: test" }] },
+    {
+      role: "system",
+      content: [
+        { type: "text", text: "Skills: review" },
+        { type: "text", text: "Skills: test" },
+      ],
+    },
   ],
 };
 
@@ -36,9 +42,18 @@ describe("mid-conversation system messages", () => {
     const { body, warnings } = convertMessagesRequestToGenerate(agentRequest);
     expect(body.systemInstruction).toEqual({ parts: [{ text: "You are a coding agent." }] });
     expect(body.contents).toEqual([
-      { role: "user", parts: [{ text: "Read notes.txt" }, { text: "<system-message>\nAgent types: explore, plan\n</system-message>" }] },
+      {
+        role: "user",
+        parts: [
+          { text: "Read notes.txt" },
+          { text: "<system-message>\nAgent types: explore, plan\n</system-message>" },
+        ],
+      },
       { role: "model", parts: [{ text: "Reading it." }] },
-      { role: "user", parts: [{ text: "Go on" }, { text: "<system-message>\nSkills: review\n\nSkills: test\n</system-message>" }] },
+      {
+        role: "user",
+        parts: [{ text: "Go on" }, { text: "<system-message>\nSkills: review\n\nSkills: test\n</system-message>" }],
+      },
     ]);
     expect(warnings.map((w) => w.param)).toEqual(["messages"]);
   });

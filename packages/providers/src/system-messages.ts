@@ -9,7 +9,10 @@ import type { ContentBlockParam } from "@turnpike/schema";
 /** The text of a system message (its text blocks joined as the top-level system prompt's are). */
 export function systemMessageText(content: string | readonly ContentBlockParam[]): string {
   if (typeof content === "string") return content;
-  return content.map((b) => (b.type === "text" ? b.text : "")).filter((t) => t.length > 0).join("\n\n");
+  return content
+    .map((b) => (b.type === "text" ? b.text : ""))
+    .filter((t) => t.length > 0)
+    .join("\n\n");
 }
 
 /**

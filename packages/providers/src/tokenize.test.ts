@@ -9,11 +9,30 @@ describe("countTokens (o200k_base)", () => {
 
   test("system, tool_use input JSON, tool_result content and tool definitions all count", () => {
     const plain = countTokens({ model: "m", max_tokens: 1, messages: [{ role: "user", content: "Hi" }] });
-    const withSystem = countTokens({ model: "m", max_tokens: 1, system: "You are terse.", messages: [{ role: "user", content: "Hi" }] });
+    const withSystem = countTokens({
+      model: "m",
+      max_tokens: 1,
+      system: "You are terse.",
+      messages: [{ role: "user", content: "Hi" }],
+    });
     expect(withSystem - plain).toBe(countTextTokens("You are terse."));
-    const tool = { name: "get_weather", description: "Weather for a city", input_schema: { type: "object" as const, properties: { city: { type: "string" } } } };
-    const withTool = countTokens({ model: "m", max_tokens: 1, messages: [{ role: "user", content: "Hi" }], tools: [tool] });
-    expect(withTool - plain).toBe(8 + countTextTokens("get_weather") + countTextTokens("Weather for a city") + countTextTokens(JSON.stringify(tool.input_schema)));
+    const tool = {
+      name: "get_weather",
+      description: "Weather for a city",
+      input_schema: { type: "object" as const, properties: { city: { type: "string" } } },
+    };
+    const withTool = countTokens({
+      model: "m",
+      max_tokens: 1,
+      messages: [{ role: "user", content: "Hi" }],
+      tools: [tool],
+    });
+    expect(withTool - plain).toBe(
+      8 +
+        countTextTokens("get_weather") +
+        countTextTokens("Weather for a city") +
+        countTextTokens(JSON.stringify(tool.input_schema)),
+    );
     const turn = countTokens({
       model: "m",
       max_tokens: 1,
@@ -22,11 +41,27 @@ describe("countTokens (o200k_base)", () => {
         { role: "user", content: [{ type: "tool_result", tool_use_id: "t", content: "18C and sunny" }] },
       ],
     });
-    expect(turn).toBe(3 + 3 + countTextTokens("get_weather") + countTextTokens('{"city":"Paris"}') + 3 + countTextTokens("18C and sunny"));
+    expect(turn).toBe(
+      3 +
+        3 +
+        countTextTokens("get_weather") +
+        countTextTokens('{"city":"Paris"}') +
+        3 +
+        countTextTokens("18C and sunny"),
+    );
   });
 
   test("images count a fixed amount; special-token text is plain text", () => {
-    const n = countTokens({ model: "m", max_tokens: 1, messages: [{ role: "user", content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: "AAAA" } }] }] });
+    const n = countTokens({
+      model: "m",
+      max_tokens: 1,
+      messages: [
+        {
+          role: "user",
+          content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: "AAAA" } }],
+        },
+      ],
+    });
     expect(n).toBe(3 + 3 + IMAGE_TOKENS);
     expect(countTextTokens("<|endoftext|>")).toBeGreaterThan(1);
   });
@@ -39,13 +74,22 @@ describe("countTokens (o200k_base)", () => {
     expect(Math.abs(estimated - exact) / exact).toBeLessThan(0.02);
     // Under the budget the count is exact.
     const small = words.slice(0, 10_000);
-    expect(countTokens({ model: "m", max_tokens: 1, messages: [{ role: "user", content: small }] })).toBe(3 + 3 + countTextTokens(small));
+    expect(countTokens({ model: "m", max_tokens: 1, messages: [{ role: "user", content: small }] })).toBe(
+      3 + 3 + countTextTokens(small),
+    );
   });
 
   test("a run of one letter or one mark a megabyte long is counted (in slices), text around it exactly", () => {
     // Whole, a 64 KB run took the encoder 3 s; sliced it is linear, and one letter still counts 8 to a token.
     expect(countTextTokens("x".repeat(1024 * 1024))).toBe(131_072);
-    expect(countTextTokens(`Hello there ${"!".repeat(300_000)} and goodbye`)).toBeGreaterThan(countTextTokens("Hello there and goodbye"));
-    expect(countTextTokens(`a ${"x".repeat(300)} b`)).toBe(countTextTokens("a ") + countTextTokens("x".repeat(256)) + countTextTokens("x".repeat(44)) + countTextTokens(" b"));
+    expect(countTextTokens(`Hello there ${"!".repeat(300_000)} and goodbye`)).toBeGreaterThan(
+      countTextTokens("Hello there and goodbye"),
+    );
+    expect(countTextTokens(`a ${"x".repeat(300)} b`)).toBe(
+      countTextTokens("a ") +
+        countTextTokens("x".repeat(256)) +
+        countTextTokens("x".repeat(44)) +
+        countTextTokens(" b"),
+    );
   });
 });

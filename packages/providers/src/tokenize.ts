@@ -50,7 +50,11 @@ export function countTextTokens(text: string): number {
     for (let i = 0; i < m[0].length; i += MAX_PIECE) total += countO200k(m[0].slice(i, i + MAX_PIECE), PLAIN);
     last = m.index + m[0].length;
   }
-  return last === 0 ? countO200k(text, PLAIN) : last < text.length ? total + countO200k(text.slice(last), PLAIN) : total;
+  return last === 0
+    ? countO200k(text, PLAIN)
+    : last < text.length
+      ? total + countO200k(text.slice(last), PLAIN)
+      : total;
 }
 
 /**
@@ -152,5 +156,10 @@ function countBlock(b: ContentBlockParam, countTextTokens: (text: string) => num
 
 function countTool(t: ToolDefinition, countTextTokens: (text: string) => number): number {
   if (!isClientTool(t)) return countTextTokens(JSON.stringify(t));
-  return PER_TOOL + countTextTokens(t.name) + countTextTokens(t.description ?? "") + countTextTokens(JSON.stringify(t.input_schema));
+  return (
+    PER_TOOL +
+    countTextTokens(t.name) +
+    countTextTokens(t.description ?? "") +
+    countTextTokens(JSON.stringify(t.input_schema))
+  );
 }

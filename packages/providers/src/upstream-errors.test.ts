@@ -1,6 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import { messagesErrorStatus, renderChatError, renderMessagesError } from "./errors.js";
-import { chatStreamErrorToGatewayError, parseRetryDelaySeconds, upstreamErrorToGatewayError } from "./upstream-errors.js";
+import {
+  chatStreamErrorToGatewayError,
+  parseRetryDelaySeconds,
+  upstreamErrorToGatewayError,
+} from "./upstream-errors.js";
 
 const fixture = (name: string) => Bun.file(new URL(`./__fixtures__/${name}`, import.meta.url)).text();
 
@@ -16,7 +20,8 @@ describe("upstream envelopes", () => {
     const err = upstreamErrorToGatewayError("chat", 400, await fixture("openai-400.error.json"), {});
     expect(renderChatError(err)).toEqual({
       error: {
-        message: "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+        message:
+          "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
         type: "invalid_request_error",
         param: "max_tokens",
         code: "unsupported_parameter",
@@ -39,7 +44,12 @@ describe("upstream envelopes", () => {
         code: 429,
         message: "Quota exceeded",
         status: "RESOURCE_EXHAUSTED",
-        details: [{ "@type": "type.googleapis.com/google.rpc.QuotaFailure", violations: [{ quotaId: "GenerateRequestsPerDayPerProjectPerModel-FreeTier" }] }],
+        details: [
+          {
+            "@type": "type.googleapis.com/google.rpc.QuotaFailure",
+            violations: [{ quotaId: "GenerateRequestsPerDayPerProjectPerModel-FreeTier" }],
+          },
+        ],
       },
     });
     const err = upstreamErrorToGatewayError("generate", 429, body);
@@ -53,7 +63,9 @@ describe("upstream envelopes", () => {
         code: 400,
         message: "API key not valid. Please pass a valid API key.",
         status: "INVALID_ARGUMENT",
-        details: [{ "@type": "type.googleapis.com/google.rpc.ErrorInfo", reason: "API_KEY_INVALID", domain: "googleapis.com" }],
+        details: [
+          { "@type": "type.googleapis.com/google.rpc.ErrorInfo", reason: "API_KEY_INVALID", domain: "googleapis.com" },
+        ],
       },
     });
     const err = upstreamErrorToGatewayError("generate", 400, body);
@@ -63,13 +75,23 @@ describe("upstream envelopes", () => {
   });
 
   test("Gemini array-wrapped error, UNAVAILABLE → overloaded", () => {
-    const err = upstreamErrorToGatewayError("generate", 503, JSON.stringify([{ error: { code: 503, message: "overloaded", status: "UNAVAILABLE" } }]));
+    const err = upstreamErrorToGatewayError(
+      "generate",
+      503,
+      JSON.stringify([{ error: { code: 503, message: "overloaded", status: "UNAVAILABLE" } }]),
+    );
     expect(err.status).toBe(529);
     expect(renderMessagesError(err).error.type).toBe("overloaded_error");
   });
 
   test("chat 429 insufficient_quota → x-should-retry false; rate limit keeps retry-after", () => {
-    const quota = upstreamErrorToGatewayError("chat", 429, JSON.stringify({ error: { message: "You exceeded your current quota", type: "insufficient_quota", code: "insufficient_quota" } }));
+    const quota = upstreamErrorToGatewayError(
+      "chat",
+      429,
+      JSON.stringify({
+        error: { message: "You exceeded your current quota", type: "insufficient_quota", code: "insufficient_quota" },
+      }),
+    );
     expect(quota.headers?.["x-should-retry"]).toBe("false");
     expect(renderChatError(quota).error).toMatchObject({ type: "insufficient_quota", code: "insufficient_quota" });
     const rate = upstreamErrorToGatewayError(
@@ -83,7 +105,11 @@ describe("upstream envelopes", () => {
   });
 
   test("chat 503 server_is_overloaded → 529 overloaded_error for messages clients", () => {
-    const err = upstreamErrorToGatewayError("chat", 503, JSON.stringify({ error: { message: "busy", type: "service_unavailable_error", code: "server_is_overloaded" } }));
+    const err = upstreamErrorToGatewayError(
+      "chat",
+      503,
+      JSON.stringify({ error: { message: "busy", type: "service_unavailable_error", code: "server_is_overloaded" } }),
+    );
     expect(messagesErrorStatus(err)).toBe(529);
     expect(renderMessagesError(err).error.type).toBe("overloaded_error");
   });

@@ -51,7 +51,12 @@ function fallbackMessage(protocol: Protocol, status: number, bodyText: string): 
  * // Gemini's 400 API_KEY_INVALID → status 401, authentication_error
  * ```
  */
-export function upstreamErrorToGatewayError(protocol: Protocol, status: number, bodyText: string, headers?: HeaderSource): GatewayError {
+export function upstreamErrorToGatewayError(
+  protocol: Protocol,
+  status: number,
+  bodyText: string,
+  headers?: HeaderSource,
+): GatewayError {
   switch (protocol) {
     case "messages":
       return fromMessagesUpstream(status, bodyText, headers);
@@ -89,13 +94,21 @@ function fromChatUpstream(status: number, bodyText: string, headers: HeaderSourc
   const error = isObject(body) ? (isObject(body.error) ? body.error : body) : undefined;
   const code = str(error?.code) ?? (typeof error?.code === "number" ? String(error.code) : undefined);
   const type = str(error?.type);
-  const message = str(error?.message) ?? (isObject(body) ? str(body.error) : undefined) ?? fallbackMessage("chat", status, bodyText);
+  const message =
+    str(error?.message) ?? (isObject(body) ? str(body.error) : undefined) ?? fallbackMessage("chat", status, bodyText);
   const param = str(error?.param);
   const h = retryHeaders(headers);
   const quota = (code !== undefined && CHAT_QUOTA_CODES.has(code)) || type === "insufficient_quota";
   if (quota) {
     h["x-should-retry"] = "false";
-    return new GatewayError({ status: 429, type: "rate_limit_error", code: "insufficient_quota", message, ...(param ? { param } : {}), headers: h });
+    return new GatewayError({
+      status: 429,
+      type: "rate_limit_error",
+      code: "insufficient_quota",
+      message,
+      ...(param ? { param } : {}),
+      headers: h,
+    });
   }
   const overloaded = status === 503 || code === "server_is_overloaded";
   const mapped = overloaded ? 529 : status;
@@ -150,7 +163,8 @@ function fromGenerateUpstream(status: number, bodyText: string, headers: HeaderS
 
   if (mapped === 429) {
     const retryInfo = details.find((d) => str(d["@type"])?.endsWith("google.rpc.RetryInfo"));
-    const seconds = retryInfo && typeof retryInfo.retryDelay === "string" ? parseRetryDelaySeconds(retryInfo.retryDelay) : undefined;
+    const seconds =
+      retryInfo && typeof retryInfo.retryDelay === "string" ? parseRetryDelaySeconds(retryInfo.retryDelay) : undefined;
     if (seconds !== undefined) h["retry-after"] = String(seconds);
     const quota = details.find((d) => str(d["@type"])?.endsWith("google.rpc.QuotaFailure"));
     const quotaIds = Array.isArray(quota?.violations)
@@ -166,7 +180,13 @@ function fromGenerateUpstream(status: number, bodyText: string, headers: HeaderS
       code = "rate_limit_exceeded";
     }
   }
-  return new GatewayError({ status: mapped, type: messagesErrorTypeForStatus(mapped), message, ...(code ? { code } : {}), headers: h });
+  return new GatewayError({
+    status: mapped,
+    type: messagesErrorTypeForStatus(mapped),
+    message,
+    ...(code ? { code } : {}),
+    headers: h,
+  });
 }
 
 /** A chat-format error object seen inside a stream (no HTTP status): infer one from type/code. */
@@ -176,7 +196,8 @@ export function chatStreamErrorToGatewayError(error: unknown): GatewayError {
   const code = str(e.code) ?? (typeof e.code === "number" ? String(e.code) : undefined);
   let status = typeof e.code === "number" && e.code >= 400 && e.code < 600 ? e.code : 500;
   if (type === "invalid_request_error") status = 400;
-  if (type === "rate_limit_exceeded" || type === "requests" || type === "tokens" || code === "rate_limit_exceeded") status = 429;
+  if (type === "rate_limit_exceeded" || type === "requests" || type === "tokens" || code === "rate_limit_exceeded")
+    status = 429;
   if (type === "service_unavailable_error" || code === "server_is_overloaded") status = 503;
   if (type === "insufficient_quota") status = 429;
   const message = str(e.message) ?? "The upstream reported an error in the middle of the stream";

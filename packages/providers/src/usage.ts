@@ -86,7 +86,8 @@ export function messagesUsageFields(usage: unknown): Partial<UsageTotals> {
   if (typeof u.input_tokens === "number") out.input_tokens = n(u.input_tokens);
   if (typeof u.output_tokens === "number") out.output_tokens = n(u.output_tokens);
   if (typeof u.cache_read_input_tokens === "number") out.cache_read_input_tokens = n(u.cache_read_input_tokens);
-  if (typeof u.cache_creation_input_tokens === "number") out.cache_creation_input_tokens = n(u.cache_creation_input_tokens);
+  if (typeof u.cache_creation_input_tokens === "number")
+    out.cache_creation_input_tokens = n(u.cache_creation_input_tokens);
   const byTtl = obj(u.cache_creation);
   // Only a share to price apart: zero one-hour writes leave the field out.
   if (n(byTtl.ephemeral_1h_input_tokens) > 0) out.cache_creation_1h_input_tokens = n(byTtl.ephemeral_1h_input_tokens);
@@ -104,7 +105,8 @@ export function messagesUsageToTotals(usage: unknown): UsageTotals {
     cache_read_input_tokens: f.cache_read_input_tokens ?? 0,
     cache_creation_input_tokens: f.cache_creation_input_tokens ?? 0,
   };
-  if (f.cache_creation_1h_input_tokens !== undefined) out.cache_creation_1h_input_tokens = f.cache_creation_1h_input_tokens;
+  if (f.cache_creation_1h_input_tokens !== undefined)
+    out.cache_creation_1h_input_tokens = f.cache_creation_1h_input_tokens;
   if (f.reasoning_tokens !== undefined) out.reasoning_tokens = f.reasoning_tokens;
   return out;
 }
@@ -120,7 +122,10 @@ export function totalsToMessagesUsage(t: UsageTotals): MessagesUsage {
   // The per-TTL split of the writes, when there are any (§1.6).
   if (t.cache_creation_input_tokens > 0) {
     const hour = Math.min(t.cache_creation_1h_input_tokens ?? 0, t.cache_creation_input_tokens);
-    out.cache_creation = { ephemeral_5m_input_tokens: t.cache_creation_input_tokens - hour, ephemeral_1h_input_tokens: hour };
+    out.cache_creation = {
+      ephemeral_5m_input_tokens: t.cache_creation_input_tokens - hour,
+      ephemeral_1h_input_tokens: hour,
+    };
   }
   if (t.reasoning_tokens !== undefined) out.output_tokens_details = { thinking_tokens: t.reasoning_tokens };
   return out;

@@ -13,11 +13,16 @@ describe("warnings are valid header values", () => {
     w.add("messages[0].name", "the name “Zoë → 東京” is not carried");
     const h = new Headers();
     for (const x of w.list) h.append("x-turnpike-warning", `${x.param}: ${x.message}`);
-    expect(h.get("x-turnpike-warning")).toBe('messages[0].name: the name "Zo\\u{eb} -> \\u{6771}\\u{4eac}" is not carried');
+    expect(h.get("x-turnpike-warning")).toBe(
+      'messages[0].name: the name "Zo\\u{eb} -> \\u{6771}\\u{4eac}" is not carried',
+    );
   });
 
   test("the temperature clamp (chat → messages upstream) is one of them", () => {
-    const r = convertChatRequestToMessages({ model: "m", temperature: 1.5, messages: [{ role: "user", content: "hi" }] }, { defaultMaxTokens: 100 });
+    const r = convertChatRequestToMessages(
+      { model: "m", temperature: 1.5, messages: [{ role: "user", content: "hi" }] },
+      { defaultMaxTokens: 100 },
+    );
     expect(r.request.temperature).toBe(1);
     const h = new Headers();
     for (const x of r.warnings) h.append("x-turnpike-warning", `${x.param}: ${x.message}`);

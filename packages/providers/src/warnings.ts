@@ -9,7 +9,18 @@ export interface Warning {
 }
 
 /** Typographic characters our messages use, spelled in ASCII. */
-const ASCII: Record<string, string> = { "\u2013": "-", "\u2014": "-", "\u2264": "<=", "\u2265": ">=", "\u2026": "...", "\u2192": "->", "\u2018": "'", "\u2019": "'", "\u201C": '"', "\u201D": '"' };
+const ASCII: Record<string, string> = {
+  "\u2013": "-",
+  "\u2014": "-",
+  "\u2264": "<=",
+  "\u2265": ">=",
+  "\u2026": "...",
+  "\u2192": "->",
+  "\u2018": "'",
+  "\u2019": "'",
+  "\u201C": '"',
+  "\u201D": '"',
+};
 
 /**
  * Text that is a valid HTTP header value. Header values are byte strings (Fetch "ByteString",

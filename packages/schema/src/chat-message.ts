@@ -8,7 +8,11 @@ import { OtherTyped } from "./open.js";
  * `{type:"text", text}`. `cache_control` is a common extension of chat clients that reach a
  * messages-format upstream through a gateway: a prompt-cache breakpoint on this part.
  */
-export const ChatTextPart = Type.Object({ type: Type.Literal("text"), text: Type.String(), cache_control: Type.Optional(Nullable(CacheControl)) });
+export const ChatTextPart = Type.Object({
+  type: Type.Literal("text"),
+  text: Type.String(),
+  cache_control: Type.Optional(Nullable(CacheControl)),
+});
 export type ChatTextPart = Static<typeof ChatTextPart>;
 
 /** `{type:"image_url", image_url:{url, detail?}}`; `url` is http(s) or `data:<mime>;base64,…`. */
@@ -58,15 +62,24 @@ export type ChatRefusalPart = Static<typeof ChatRefusalPart>;
 /** The user content part types Turnpike knows; any other is open (see `OtherTyped`). */
 export const CHAT_PART_TYPES = ["text", "image_url", "input_audio", "file"] as const;
 
-export const ChatContentPart = Type.Union([ChatTextPart, ChatImagePart, ChatAudioPart, ChatFilePart, OtherTyped(CHAT_PART_TYPES)], {
-  discriminatorLabel: "content part type",
-});
+export const ChatContentPart = Type.Union(
+  [ChatTextPart, ChatImagePart, ChatAudioPart, ChatFilePart, OtherTyped(CHAT_PART_TYPES)],
+  {
+    discriminatorLabel: "content part type",
+  },
+);
 export type ChatContentPart = Static<typeof ChatContentPart>;
 
-const textContent = Type.Union([Type.String(), Type.Array(ChatTextPart)], { expected: "string or array of text parts" });
+const textContent = Type.Union([Type.String(), Type.Array(ChatTextPart)], {
+  expected: "string or array of text parts",
+});
 
 /** `{role:"system", content, name?}`. May appear anywhere, more than once. */
-export const ChatSystemMessage = Type.Object({ role: Type.Literal("system"), content: textContent, name: Type.Optional(Type.String()) });
+export const ChatSystemMessage = Type.Object({
+  role: Type.Literal("system"),
+  content: textContent,
+  name: Type.Optional(Type.String()),
+});
 export type ChatSystemMessage = Static<typeof ChatSystemMessage>;
 
 /** `{role:"developer", content, name?}`: the system role of newer reasoning models. */
@@ -112,7 +125,9 @@ export type ChatCustomToolCall = Static<typeof ChatCustomToolCall>;
  * };
  * ```
  */
-export const ChatToolCall = Type.Union([ChatFunctionToolCall, ChatCustomToolCall], { discriminatorLabel: "tool call type" });
+export const ChatToolCall = Type.Union([ChatFunctionToolCall, ChatCustomToolCall], {
+  discriminatorLabel: "tool call type",
+});
 export type ChatToolCall = Static<typeof ChatToolCall>;
 
 /** Legacy `function_call` of an assistant message. */
@@ -126,9 +141,15 @@ export type ChatFunctionCall = Static<typeof ChatFunctionCall>;
 export const ChatAssistantMessage = Type.Object({
   role: Type.Literal("assistant"),
   content: Type.Optional(
-    Nullable(Type.Union([Type.String(), Type.Array(Type.Union([ChatTextPart, ChatRefusalPart], { discriminatorLabel: "content part type" }))]), {
-      expected: "string, array of text or refusal parts, or null",
-    }),
+    Nullable(
+      Type.Union([
+        Type.String(),
+        Type.Array(Type.Union([ChatTextPart, ChatRefusalPart], { discriminatorLabel: "content part type" })),
+      ]),
+      {
+        expected: "string, array of text or refusal parts, or null",
+      },
+    ),
   ),
   refusal: Type.Optional(Nullable(Type.String())),
   name: Type.Optional(Type.String()),
@@ -169,7 +190,14 @@ export type ChatFunctionMessage = Static<typeof ChatFunctionMessage>;
  * ```
  */
 export const ChatMessage = Type.Union(
-  [ChatSystemMessage, ChatDeveloperMessage, ChatUserMessage, ChatAssistantMessage, ChatToolMessage, ChatFunctionMessage],
+  [
+    ChatSystemMessage,
+    ChatDeveloperMessage,
+    ChatUserMessage,
+    ChatAssistantMessage,
+    ChatToolMessage,
+    ChatFunctionMessage,
+  ],
   { discriminatorLabel: "role" },
 );
 export type ChatMessage = Static<typeof ChatMessage>;

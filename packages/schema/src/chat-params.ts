@@ -52,9 +52,12 @@ export type ChatResponseFormatJsonSchema = Static<typeof ChatResponseFormatJsonS
  * };
  * ```
  */
-export const ChatResponseFormat = Type.Union([ChatResponseFormatText, ChatResponseFormatJsonObject, ChatResponseFormatJsonSchema], {
-  discriminatorLabel: "response_format type",
-});
+export const ChatResponseFormat = Type.Union(
+  [ChatResponseFormatText, ChatResponseFormatJsonObject, ChatResponseFormatJsonSchema],
+  {
+    discriminatorLabel: "response_format type",
+  },
+);
 export type ChatResponseFormat = Static<typeof ChatResponseFormat>;
 
 /**

@@ -31,12 +31,22 @@ describe("valid chat requests", () => {
         },
         { role: "assistant", content: null, tool_calls: [toolCall], reasoning_content: "Need weather." },
         { role: "tool", tool_call_id: "call_1", content: "18°C" },
-        { role: "assistant", content: [{ type: "text", text: "18°C." }, { type: "refusal", refusal: "No more." }], refusal: null },
+        {
+          role: "assistant",
+          content: [
+            { type: "text", text: "18°C." },
+            { type: "refusal", refusal: "No more." },
+          ],
+          refusal: null,
+        },
         { role: "function", name: "get_weather", content: "18°C" },
         { role: "assistant", content: "ok", function_call: { name: "f", arguments: "{}" } },
       ),
     ],
-    ["assistant without content but with tool_calls", withMessages({ role: "user", content: "x" }, { role: "assistant", tool_calls: [toolCall] })],
+    [
+      "assistant without content but with tool_calls",
+      withMessages({ role: "user", content: "x" }, { role: "assistant", tool_calls: [toolCall] }),
+    ],
     [
       "sampling and limits",
       withBody({
@@ -55,16 +65,25 @@ describe("valid chat requests", () => {
         reasoning_effort: "minimal",
       }),
     ],
-    ["null for unset parameters (LangChain style)", withBody({ temperature: null, top_p: null, n: null, max_tokens: null, stop: null, seed: null, stream: null })],
+    [
+      "null for unset parameters (LangChain style)",
+      withBody({ temperature: null, top_p: null, n: null, max_tokens: null, stop: null, seed: null, stream: null }),
+    ],
     ["stop as a string", withBody({ stop: "\n" })],
     ["stop as four strings", withBody({ stop: ["a", "b", "c", "d"] })],
-    ["streaming with usage", withBody({ stream: true, stream_options: { include_usage: true, include_obfuscation: false } })],
+    [
+      "streaming with usage",
+      withBody({ stream: true, stream_options: { include_usage: true, include_obfuscation: false } }),
+    ],
     ["stream_options null without stream", withBody({ stream_options: null })],
     [
       "tools and every tool_choice form",
       withBody({
         tools: [
-          { type: "function", function: { name: "get_weather", description: "d", parameters: { type: "object" }, strict: true } },
+          {
+            type: "function",
+            function: { name: "get_weather", description: "d", parameters: { type: "object" }, strict: true },
+          },
           { type: "custom", custom: { name: "sql", format: { type: "text" } } },
         ],
         parallel_tool_calls: false,
@@ -73,13 +92,35 @@ describe("valid chat requests", () => {
     ],
     ["tool_choice none", withBody({ tool_choice: "none" })],
     ["tool_choice required", withBody({ tool_choice: "required" })],
-    ["tool_choice allowed_tools", withBody({ tool_choice: { type: "allowed_tools", allowed_tools: { mode: "auto", tools: [{ type: "function", function: { name: "f" } }] } } })],
+    [
+      "tool_choice allowed_tools",
+      withBody({
+        tool_choice: {
+          type: "allowed_tools",
+          allowed_tools: { mode: "auto", tools: [{ type: "function", function: { name: "f" } }] },
+        },
+      }),
+    ],
     ["tool_choice custom", withBody({ tool_choice: { type: "custom", custom: { name: "sql" } } })],
     ["response_format text", withBody({ response_format: { type: "text" } })],
     ["response_format json_object", withBody({ response_format: { type: "json_object" } })],
-    ["response_format json_schema", withBody({ response_format: { type: "json_schema", json_schema: { name: "city", schema: { type: "object" }, strict: true } } })],
-    ["metadata, store, modalities, service_tier", withBody({ metadata: { team: "a" }, store: true, modalities: ["text"], service_tier: "flex" })],
-    ["legacy functions", withBody({ functions: [{ name: "f", parameters: { type: "object" } }], function_call: { name: "f" } })],
+    [
+      "response_format json_schema",
+      withBody({
+        response_format: {
+          type: "json_schema",
+          json_schema: { name: "city", schema: { type: "object" }, strict: true },
+        },
+      }),
+    ],
+    [
+      "metadata, store, modalities, service_tier",
+      withBody({ metadata: { team: "a" }, store: true, modalities: ["text"], service_tier: "flex" }),
+    ],
+    [
+      "legacy functions",
+      withBody({ functions: [{ name: "f", parameters: { type: "object" } }], function_call: { name: "f" } }),
+    ],
     ["vendor extra fields survive", withBody({ reasoning_split: true, top_k: 20, extra_body: { x: 1 } })],
   ];
   test.each(valid)("%s", (_name, body) => {
@@ -97,14 +138,17 @@ describe("valid chat requests", () => {
 
 describe("chat completions rules", () => {
   test("temperature is between 0 and 2", () => {
-    expect(issuesOf(withBody({ temperature: 2.5 }))).toEqual([{ path: "temperature", message: "temperature: must be between 0 and 2, got 2.5" }]);
+    expect(issuesOf(withBody({ temperature: 2.5 }))).toEqual([
+      { path: "temperature", message: "temperature: must be between 0 and 2, got 2.5" },
+    ]);
   });
 
   test("a top-level system field is rejected with the fix", () => {
     expect(issuesOf(withBody({ system: "Be brief." }))).toEqual([
       {
         path: "system",
-        message: 'system: not a chat completions field, got "Be brief."; send the system prompt as the first message, {"role": "system", "content": "…"}',
+        message:
+          'system: not a chat completions field, got "Be brief."; send the system prompt as the first message, {"role": "system", "content": "…"}',
       },
     ]);
   });
@@ -123,13 +167,21 @@ describe("chat completions rules", () => {
   });
 
   test("stop has at most 4 sequences", () => {
-    expect(issuesOf(withBody({ stop: ["a", "b", "c", "d", "e"] }))).toEqual([{ path: "stop", message: "stop: must have at most 4 items, got 5" }]);
-    expect(issuesOf(withBody({ stop: 5 }))).toEqual([{ path: "stop", message: "stop: must be a string, array of strings or null, got 5" }]);
+    expect(issuesOf(withBody({ stop: ["a", "b", "c", "d", "e"] }))).toEqual([
+      { path: "stop", message: "stop: must have at most 4 items, got 5" },
+    ]);
+    expect(issuesOf(withBody({ stop: 5 }))).toEqual([
+      { path: "stop", message: "stop: must be a string, array of strings or null, got 5" },
+    ]);
   });
 
   test("an unknown role is named", () => {
     expect(issuesOf(withMessages({ role: "bot", content: "hi" }))).toEqual([
-      { path: "messages[0]", message: 'messages[0]: unknown role "bot", expected one of "system", "developer", "user", "assistant", "tool", "function"' },
+      {
+        path: "messages[0]",
+        message:
+          'messages[0]: unknown role "bot", expected one of "system", "developer", "user", "assistant", "tool", "function"',
+      },
     ]);
   });
 
@@ -137,16 +189,32 @@ describe("chat completions rules", () => {
     expect(issuesOf(withMessages({ role: "tool", content: "18°C" }))).toEqual([
       { path: "messages[0].tool_call_id", message: "messages[0].tool_call_id: required string, got nothing" },
     ]);
-    expect(issuesOf(withMessages({ role: "user", content: [{ type: "image_url", image_url: "https://x/a.png" }] }))).toEqual([
-      { path: "messages[0].content[0].image_url", message: 'messages[0].content[0].image_url: must be an object, got "https://x/a.png"' },
+    expect(
+      issuesOf(withMessages({ role: "user", content: [{ type: "image_url", image_url: "https://x/a.png" }] })),
+    ).toEqual([
+      {
+        path: "messages[0].content[0].image_url",
+        message: 'messages[0].content[0].image_url: must be an object, got "https://x/a.png"',
+      },
     ]);
     // An unknown part type is open (passthrough forwards it; a translation refuses it, naming it).
-    expect(validateChatRequest(withMessages({ role: "user", content: [{ type: "image", url: "https://x/a.png" }] })).ok).toBe(true);
+    expect(
+      validateChatRequest(withMessages({ role: "user", content: [{ type: "image", url: "https://x/a.png" }] })).ok,
+    ).toBe(true);
   });
 
   test("tool messages are text only", () => {
-    const [issue] = issuesOf(withMessages({ role: "tool", tool_call_id: "c", content: [{ type: "image_url", image_url: { url: "https://x" } }] }));
-    expect(issue).toEqual({ path: "messages[0].content[0].type", message: 'messages[0].content[0].type: must be "text", got "image_url"' });
+    const [issue] = issuesOf(
+      withMessages({
+        role: "tool",
+        tool_call_id: "c",
+        content: [{ type: "image_url", image_url: { url: "https://x" } }],
+      }),
+    );
+    expect(issue).toEqual({
+      path: "messages[0].content[0].type",
+      message: 'messages[0].content[0].type: must be "text", got "image_url"',
+    });
   });
 
   test("tool_choice strings and objects", () => {
@@ -160,13 +228,20 @@ describe("chat completions rules", () => {
 
   test("function names follow the vendor's pattern", () => {
     expect(issuesOf(withBody({ tools: [{ type: "function", function: { name: "get weather" } }] }))).toEqual([
-      { path: "tools[0].function.name", message: 'tools[0].function.name: must be 1 to 64 characters of a-z, A-Z, 0-9, _ or -, got "get weather"' },
+      {
+        path: "tools[0].function.name",
+        message: 'tools[0].function.name: must be 1 to 64 characters of a-z, A-Z, 0-9, _ or -, got "get weather"',
+      },
     ]);
   });
 
   test("response_format forms", () => {
     expect(issuesOf(withBody({ response_format: { type: "json" } }))).toEqual([
-      { path: "response_format", message: 'response_format: unknown response_format type "json", expected one of "text", "json_object", "json_schema"' },
+      {
+        path: "response_format",
+        message:
+          'response_format: unknown response_format type "json", expected one of "text", "json_object", "json_schema"',
+      },
     ]);
     expect(issuesOf(withBody({ response_format: { type: "json_schema" } }))).toEqual([
       { path: "response_format.json_schema", message: "response_format.json_schema: required object, got nothing" },
@@ -176,17 +251,23 @@ describe("chat completions rules", () => {
   test("ranges of penalties, logit_bias and top_logprobs", () => {
     expect(issuesOf(withBody({ frequency_penalty: -3, logit_bias: { "50256": 101 }, top_logprobs: 21 }))).toEqual([
       { path: "frequency_penalty", message: "frequency_penalty: must be between -2 and 2, got -3" },
-      { path: "logit_bias[\"50256\"]", message: 'logit_bias["50256"]: must be between -100 and 100, got 101' },
+      { path: 'logit_bias["50256"]', message: 'logit_bias["50256"]: must be between -100 and 100, got 101' },
       { path: "top_logprobs", message: "top_logprobs: must be between 0 and 20, got 21" },
     ]);
   });
 
   test("reasoning_effort is open: a newer value validates, a non-string does not", () => {
     expect(validateChatRequest(withBody({ reasoning_effort: "huge" })).ok).toBe(true);
-    expect(issuesOf(withBody({ reasoning_effort: 2 }))).toEqual([{ path: "reasoning_effort", message: "reasoning_effort: must be a string or null, got 2" }]);
+    expect(issuesOf(withBody({ reasoning_effort: 2 }))).toEqual([
+      { path: "reasoning_effort", message: "reasoning_effort: must be a string or null, got 2" },
+    ]);
   });
 
   test("schema problems and format rules are reported together", () => {
-    expect(issuesOf({ model: "m", messages: [], system: "x", temperature: -1 }).map((i) => i.path)).toEqual(["messages", "temperature", "system"]);
+    expect(issuesOf({ model: "m", messages: [], system: "x", temperature: -1 }).map((i) => i.path)).toEqual([
+      "messages",
+      "temperature",
+      "system",
+    ]);
   });
 });

@@ -51,7 +51,10 @@ export const ChatTool = Type.Union([ChatFunctionTool, ChatCustomTool], { discrim
 export type ChatTool = Static<typeof ChatTool>;
 
 /** `{type:"function", function:{name}}`: call this function. */
-export const ChatNamedToolChoice = Type.Object({ type: Type.Literal("function"), function: Type.Object({ name: Type.String({ minLength: 1 }) }) });
+export const ChatNamedToolChoice = Type.Object({
+  type: Type.Literal("function"),
+  function: Type.Object({ name: Type.String({ minLength: 1 }) }),
+});
 export type ChatNamedToolChoice = Static<typeof ChatNamedToolChoice>;
 
 /** `{type:"allowed_tools", allowed_tools:{mode, tools}}`: restrict to a subset of `tools`. */
@@ -65,7 +68,10 @@ export const ChatAllowedToolsChoice = Type.Object({
 export type ChatAllowedToolsChoice = Static<typeof ChatAllowedToolsChoice>;
 
 /** `{type:"custom", custom:{name}}`: call this custom tool. */
-export const ChatCustomToolChoice = Type.Object({ type: Type.Literal("custom"), custom: Type.Object({ name: Type.String({ minLength: 1 }) }) });
+export const ChatCustomToolChoice = Type.Object({
+  type: Type.Literal("custom"),
+  custom: Type.Object({ name: Type.String({ minLength: 1 }) }),
+});
 export type ChatCustomToolChoice = Static<typeof ChatCustomToolChoice>;
 
 /**
@@ -96,7 +102,11 @@ export const ChatServiceTier = OpenEnum(["auto", "default", "flex", "scale", "pr
 export const ChatVerbosity = OpenEnum(["low", "medium", "high"]);
 
 /** Legacy `function_call` request field. */
-export const ChatFunctionCallOption = Type.Union([Type.Literal("none"), Type.Literal("auto"), Type.Object({ name: Type.String({ minLength: 1 }) })]);
+export const ChatFunctionCallOption = Type.Union([
+  Type.Literal("none"),
+  Type.Literal("auto"),
+  Type.Object({ name: Type.String({ minLength: 1 }) }),
+]);
 export type ChatFunctionCallOption = Static<typeof ChatFunctionCallOption>;
 
 /**
@@ -126,7 +136,9 @@ export const ChatRequest = Type.Object(
     temperature: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 2 }))),
     top_p: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 1 }))),
     stop: Type.Optional(
-      Nullable(Type.Union([Type.String(), Type.Array(Type.String(), { maxItems: 4 })]), { expected: "string, array of strings or null" }),
+      Nullable(Type.Union([Type.String(), Type.Array(Type.String(), { maxItems: 4 })]), {
+        expected: "string, array of strings or null",
+      }),
     ),
     stream: Type.Optional(Nullable(Type.Boolean())),
     tools: Type.Optional(Type.Array(ChatTool)),
@@ -136,9 +148,7 @@ export const ChatRequest = Type.Object(
     metadata: Type.Optional(Nullable(Type.Record(Type.String(), Type.String()))),
     store: Type.Optional(Nullable(Type.Boolean())),
     modalities: Type.Optional(Nullable(Type.Array(Type.Union([Type.Literal("text"), Type.Literal("audio")])))),
-    service_tier: Type.Optional(
-      Nullable(ChatServiceTier),
-    ),
+    service_tier: Type.Optional(Nullable(ChatServiceTier)),
     audio: Type.Optional(Nullable(Type.Record(Type.String(), Type.Unknown()))),
     prediction: Type.Optional(Nullable(Type.Record(Type.String(), Type.Unknown()))),
     verbosity: Type.Optional(Nullable(ChatVerbosity)),

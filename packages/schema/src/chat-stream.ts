@@ -34,7 +34,13 @@ export type ChatToolCallDelta = Static<typeof ChatToolCallDelta>;
 /** `choices[].delta`: every field optional; `{}` on the finish chunk. */
 export const ChatChunkDelta = Type.Object({
   role: Type.Optional(
-    Type.Union([Type.Literal("assistant"), Type.Literal("developer"), Type.Literal("system"), Type.Literal("user"), Type.Literal("tool")]),
+    Type.Union([
+      Type.Literal("assistant"),
+      Type.Literal("developer"),
+      Type.Literal("system"),
+      Type.Literal("user"),
+      Type.Literal("tool"),
+    ]),
   ),
   content: Type.Optional(Nullable(Type.String())),
   refusal: Type.Optional(Nullable(Type.String())),

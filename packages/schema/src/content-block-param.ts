@@ -98,16 +98,22 @@ export type PlainTextSource = Static<typeof PlainTextSource>;
 /** A document made of blocks: `{type:"content", content: string | (text | image)[]}`. */
 export const ContentBlockSource = Type.Object({
   type: Type.Literal("content"),
-  content: Type.Union([Type.String(), Type.Array(Type.Union([TextBlockParam, ImageBlockParam], { discriminatorLabel: "block type" }))], {
-    expected: "string or array of text and image blocks",
-  }),
+  content: Type.Union(
+    [Type.String(), Type.Array(Type.Union([TextBlockParam, ImageBlockParam], { discriminatorLabel: "block type" }))],
+    {
+      expected: "string or array of text and image blocks",
+    },
+  ),
 });
 export type ContentBlockSource = Static<typeof ContentBlockSource>;
 
 /** Where a document comes from. */
-export const DocumentSource = Type.Union([Base64PdfSource, PlainTextSource, ContentBlockSource, UrlSource, FileSource], {
-  discriminatorLabel: "document source type",
-});
+export const DocumentSource = Type.Union(
+  [Base64PdfSource, PlainTextSource, ContentBlockSource, UrlSource, FileSource],
+  {
+    discriminatorLabel: "document source type",
+  },
+);
 export type DocumentSource = Static<typeof DocumentSource>;
 
 /**
@@ -133,9 +139,23 @@ export const DocumentBlockParam = Type.Object({
 export type DocumentBlockParam = Static<typeof DocumentBlockParam>;
 
 /** The server-tool block types Turnpike knows (besides any `…_tool_result`): passed through, or dropped with a warning by a translation. */
-export const SERVER_TOOL_BLOCK_TYPES = ["server_tool_use", "search_result", "container_upload", "mcp_tool_use"] as const;
+export const SERVER_TOOL_BLOCK_TYPES = [
+  "server_tool_use",
+  "search_result",
+  "container_upload",
+  "mcp_tool_use",
+] as const;
 /** Every block type a message's content may hold that Turnpike knows; any other is open (see `OtherTyped`). */
-export const BLOCK_TYPES = ["text", "image", "document", "tool_use", "tool_result", "thinking", "redacted_thinking", ...SERVER_TOOL_BLOCK_TYPES] as const;
+export const BLOCK_TYPES = [
+  "text",
+  "image",
+  "document",
+  "tool_use",
+  "tool_result",
+  "thinking",
+  "redacted_thinking",
+  ...SERVER_TOOL_BLOCK_TYPES,
+] as const;
 /** The block types Turnpike knows inside a tool result's content. */
 export const TOOL_RESULT_BLOCK_TYPES = ["text", "image", "document", ...SERVER_TOOL_BLOCK_TYPES] as const;
 
@@ -161,7 +181,10 @@ export const ServerToolBlockType = Type.Union([
 ]);
 export type ServerToolBlockType = Static<typeof ServerToolBlockType>;
 
-export const ServerToolBlockParam = Type.Object({ type: ServerToolBlockType, cache_control }, { additionalProperties: true });
+export const ServerToolBlockParam = Type.Object(
+  { type: ServerToolBlockType, cache_control },
+  { additionalProperties: true },
+);
 export type ServerToolBlockParam = Static<typeof ServerToolBlockParam>;
 
 /**
@@ -182,9 +205,18 @@ export const ToolUseBlockParam = Type.Object({
 export type ToolUseBlockParam = Static<typeof ToolUseBlockParam>;
 
 /** What a tool result may hold when it is not a plain string. */
-export const ToolResultContentBlock = Type.Union([TextBlockParam, ImageBlockParam, DocumentBlockParam, ServerToolBlockParam, OtherTyped(TOOL_RESULT_BLOCK_TYPES, ["_tool_result"])], {
-  discriminatorLabel: "block type",
-});
+export const ToolResultContentBlock = Type.Union(
+  [
+    TextBlockParam,
+    ImageBlockParam,
+    DocumentBlockParam,
+    ServerToolBlockParam,
+    OtherTyped(TOOL_RESULT_BLOCK_TYPES, ["_tool_result"]),
+  ],
+  {
+    discriminatorLabel: "block type",
+  },
+);
 export type ToolResultContentBlock = Static<typeof ToolResultContentBlock>;
 
 /**

@@ -85,7 +85,10 @@ export type ServerToolBlock = Static<typeof ServerToolBlock>;
  * const text = (blocks: ContentBlock[]) => blocks.map((b) => (b.type === "text" ? b.text : "")).join("");
  * ```
  */
-export const ContentBlock = Type.Union([TextBlock, ToolUseBlock, ThinkingBlock, RedactedThinkingBlock, ServerToolBlock], {
-  discriminatorLabel: "block type",
-});
+export const ContentBlock = Type.Union(
+  [TextBlock, ToolUseBlock, ThinkingBlock, RedactedThinkingBlock, ServerToolBlock],
+  {
+    discriminatorLabel: "block type",
+  },
+);
 export type ContentBlock = Static<typeof ContentBlock>;

@@ -16,7 +16,10 @@ describe("count_tokens", () => {
   });
 
   test("the same block rules apply", () => {
-    const r = validateCountTokensRequest({ model: "m", messages: [{ role: "user", content: [{ type: "text", text: "" }] }] });
+    const r = validateCountTokensRequest({
+      model: "m",
+      messages: [{ role: "user", content: [{ type: "text", text: "" }] }],
+    });
     expect(r.ok ? [] : r.issues).toEqual([
       { path: "messages[0].content[0].text", message: 'messages[0].content[0].text: must be non-empty, got ""' },
     ]);

@@ -1,7 +1,14 @@
 /** `POST /v1/messages/count_tokens` (docs/protocols.md §1.10). */
 import { Type, type Static } from "@sinclair/typebox";
 import { CacheControl } from "./cache-control.js";
-import { MessageParam, OutputConfig, SystemPrompt, ThinkingConfig, ToolChoice, ToolDefinition } from "./messages-request.js";
+import {
+  MessageParam,
+  OutputConfig,
+  SystemPrompt,
+  ThinkingConfig,
+  ToolChoice,
+  ToolDefinition,
+} from "./messages-request.js";
 import { Nullable } from "./nullable.js";
 
 /**

@@ -15,7 +15,12 @@ import { Type, type Static } from "@sinclair/typebox";
 export const EmbeddingsRequest = Type.Object({
   model: Type.String(),
   /** A text, texts, token ids, or arrays of token ids. */
-  input: Type.Union([Type.String(), Type.Array(Type.String()), Type.Array(Type.Integer({ minimum: 0 })), Type.Array(Type.Array(Type.Integer({ minimum: 0 })))]),
+  input: Type.Union([
+    Type.String(),
+    Type.Array(Type.String()),
+    Type.Array(Type.Integer({ minimum: 0 })),
+    Type.Array(Type.Array(Type.Integer({ minimum: 0 }))),
+  ]),
   /** Shorter vectors than the model's own size. */
   dimensions: Type.Optional(Type.Integer({ minimum: 1 })),
   /** `base64`: each vector as its little-endian float32 bytes, base64-encoded. */

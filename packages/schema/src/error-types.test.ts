@@ -10,7 +10,8 @@ import {
 } from "./index.js";
 
 test("each messages type maps back to a status that maps to it", () => {
-  for (const [type, status] of Object.entries(MESSAGES_ERROR_STATUS_BY_TYPE)) expect<string>(messagesErrorType(status)).toBe(type);
+  for (const [type, status] of Object.entries(MESSAGES_ERROR_STATUS_BY_TYPE))
+    expect<string>(messagesErrorType(status)).toBe(type);
 });
 
 test("every chat type and code the table renders has an in-stream status", () => {

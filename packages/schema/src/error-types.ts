@@ -114,7 +114,10 @@ export function messagesErrorType(status: number): MessagesErrorType {
  * ```
  */
 export function chatErrorType(status: number): ChatErrorKind {
-  return CHAT_BY_STATUS[status] ?? (status >= 500 ? { type: "server_error", code: null } : { type: "invalid_request_error", code: null });
+  return (
+    CHAT_BY_STATUS[status] ??
+    (status >= 500 ? { type: "server_error", code: null } : { type: "invalid_request_error", code: null })
+  );
 }
 
 /** The HTTP status a messages-format client is sent for `status`: overloaded is 529, not 503. */

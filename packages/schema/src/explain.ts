@@ -91,7 +91,9 @@ function properties(schema: TSchema): Record<string, Node> {
 }
 
 function schemaMap(map: unknown): Record<string, Node> {
-  return isRecord(map) ? (map as Record<string, Node>) /* properties / patternProperties: every value is a schema */ : {};
+  return isRecord(map)
+    ? (map as Record<string, Node>) /* properties / patternProperties: every value is a schema */
+    : {};
 }
 
 /** The expected value as a noun phrase, without article: `integer`, `one of "a", "b"`. */
@@ -136,7 +138,12 @@ function describeDiscriminator(m: Node | undefined): string {
   if (m[Kind] === "Union") return members(m).map(describeDiscriminator).join(", ");
   if (m[Kind] === "TemplateLiteral" && typeof m.pattern === "string") {
     // `^.*_tool_result$` → `"…_tool_result"`
-    return JSON.stringify(m.pattern.replace(/^\^/, "").replace(/\$$/, "").replace(/\(\.\*\)|\.\*/g, "…"));
+    return JSON.stringify(
+      m.pattern
+        .replace(/^\^/, "")
+        .replace(/\$$/, "")
+        .replace(/\(\.\*\)|\.\*/g, "…"),
+    );
   }
   return "another string";
 }
@@ -184,7 +191,9 @@ function matchesDiscriminator(schema: Node | undefined, value: unknown): boolean
       return value === schema.const;
     case "String":
     case "TemplateLiteral":
-      return typeof value === "string" && (typeof schema.pattern !== "string" || new RegExp(schema.pattern).test(value));
+      return (
+        typeof value === "string" && (typeof schema.pattern !== "string" || new RegExp(schema.pattern).test(value))
+      );
     case "Union":
       return members(schema).some((m) => matchesDiscriminator(m, value));
     default:
@@ -203,7 +212,10 @@ export function explain(schema: Node, value: unknown, path: string, out: Validat
   };
   const mustBe = (): void => issue(`must be ${withArticle(describe(schema))}, got ${show(value)}`);
   // A value that fails its own check, said in the schema's own words where it has them.
-  const ruled = schema.rule === undefined || schema[Kind] === "String" || schema[Kind] === "TemplateLiteral" ? undefined : `${schema.rule}, got ${show(value)}`;
+  const ruled =
+    schema.rule === undefined || schema[Kind] === "String" || schema[Kind] === "TemplateLiteral"
+      ? undefined
+      : `${schema.rule}, got ${show(value)}`;
 
   switch (schema[Kind]) {
     case "Unknown":
@@ -216,7 +228,11 @@ export function explain(schema: Node, value: unknown, path: string, out: Validat
     case "TemplateLiteral": {
       if (typeof value !== "string") return mustBe();
       if (typeof schema.minLength === "number" && value.length < schema.minLength) {
-        return issue(schema.minLength === 1 ? `must be non-empty, got ""` : `must be at least ${schema.minLength} characters, got ${show(value)}`);
+        return issue(
+          schema.minLength === 1
+            ? `must be non-empty, got ""`
+            : `must be at least ${schema.minLength} characters, got ${show(value)}`,
+        );
       }
       if (typeof schema.maxLength === "number" && value.length > schema.maxLength) {
         return issue(`must be at most ${schema.maxLength} characters, got ${value.length}`);
@@ -229,7 +245,8 @@ export function explain(schema: Node, value: unknown, path: string, out: Validat
     case "Number":
     case "Integer": {
       if (ruled !== undefined) {
-        const fits = typeof value === "number" && Number.isFinite(value) && (schema[Kind] === "Number" || Number.isInteger(value));
+        const fits =
+          typeof value === "number" && Number.isFinite(value) && (schema[Kind] === "Number" || Number.isInteger(value));
         if (!fits) return issue(ruled);
         return checkRange(schema, value, () => issue(ruled));
       }
@@ -244,7 +261,12 @@ export function explain(schema: Node, value: unknown, path: string, out: Validat
       if (value !== null) mustBe();
       return;
     case "Array": {
-      if (ruled !== undefined && (!Array.isArray(value) || (typeof schema.minItems === "number" && value.length < schema.minItems) || (typeof schema.maxItems === "number" && value.length > schema.maxItems))) {
+      if (
+        ruled !== undefined &&
+        (!Array.isArray(value) ||
+          (typeof schema.minItems === "number" && value.length < schema.minItems) ||
+          (typeof schema.maxItems === "number" && value.length > schema.maxItems))
+      ) {
         return issue(ruled);
       }
       if (!Array.isArray(value)) return mustBe();
@@ -255,7 +277,8 @@ export function explain(schema: Node, value: unknown, path: string, out: Validat
         return issue(`must have at most ${plural(schema.maxItems, "item")}, got ${value.length}`);
       }
       const items: Node = schema.items;
-      for (let i = 0; i < value.length && out.length < MAX_ISSUES; i++) explain(items, value[i], joinPath(path, i), out);
+      for (let i = 0; i < value.length && out.length < MAX_ISSUES; i++)
+        explain(items, value[i], joinPath(path, i), out);
       return;
     }
     case "Object": {
@@ -315,7 +338,13 @@ function checkRange(schema: Node, value: number, issue: (rule: string) => void):
 
 const DISCRIMINATORS = ["type", "role"] as const;
 
-function explainUnion(schema: Node, value: unknown, path: string, out: ValidationIssue[], issue: (rule: string, at?: string) => void): void {
+function explainUnion(
+  schema: Node,
+  value: unknown,
+  path: string,
+  out: ValidationIssue[],
+  issue: (rule: string, at?: string) => void,
+): void {
   const kind = kindOf(value);
   const compatible = members(schema).filter((m) => accepts(m, kind));
   if (compatible.length === 0) {
@@ -332,7 +361,9 @@ function explainUnion(schema: Node, value: unknown, path: string, out: Validatio
 
   if (isRecord(value)) {
     const objects = compatible.filter((m) => m[Kind] === "Object");
-    const key = DISCRIMINATORS.find((k) => objects.length === compatible.length && objects.every((m) => properties(m)[k] !== undefined));
+    const key = DISCRIMINATORS.find(
+      (k) => objects.length === compatible.length && objects.every((m) => properties(m)[k] !== undefined),
+    );
     if (key !== undefined) {
       const d = value[key];
       const discriminator = (m: Node): Node | undefined => properties(m)[key];

@@ -16,12 +16,28 @@ export const GeneratePartParam = Type.Object(
     thought: Type.Optional(Type.Boolean()),
     thoughtSignature: Type.Optional(Type.String()),
     inlineData: Type.Optional(Type.Object({ mimeType: Type.String({ minLength: 1 }), data: Type.String() }, open)),
-    fileData: Type.Optional(Type.Object({ mimeType: Type.Optional(Type.String()), fileUri: Type.String({ minLength: 1 }) }, open)),
+    fileData: Type.Optional(
+      Type.Object({ mimeType: Type.Optional(Type.String()), fileUri: Type.String({ minLength: 1 }) }, open),
+    ),
     functionCall: Type.Optional(
-      Type.Object({ name: Type.String({ minLength: 1 }), args: Type.Optional(Type.Record(Type.String(), Type.Unknown())), id: Type.Optional(Type.String()) }, open),
+      Type.Object(
+        {
+          name: Type.String({ minLength: 1 }),
+          args: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+          id: Type.Optional(Type.String()),
+        },
+        open,
+      ),
     ),
     functionResponse: Type.Optional(
-      Type.Object({ name: Type.String({ minLength: 1 }), response: Type.Record(Type.String(), Type.Unknown()), id: Type.Optional(Type.String()) }, open),
+      Type.Object(
+        {
+          name: Type.String({ minLength: 1 }),
+          response: Type.Record(Type.String(), Type.Unknown()),
+          id: Type.Optional(Type.String()),
+        },
+        open,
+      ),
     ),
   },
   open,
@@ -31,7 +47,11 @@ export type GeneratePartParam = Static<typeof GeneratePartParam>;
 /** A turn: the user's (or a function's answers) or the model's. */
 export const GenerateContentParam = Type.Object(
   {
-    role: Type.Optional(Type.Union([Type.Literal("user"), Type.Literal("model"), Type.Literal("function")], { expected: 'one of "user", "model"' })),
+    role: Type.Optional(
+      Type.Union([Type.Literal("user"), Type.Literal("model"), Type.Literal("function")], {
+        expected: 'one of "user", "model"',
+      }),
+    ),
     parts: Type.Array(GeneratePartParam),
   },
   open,
@@ -51,18 +71,33 @@ export const GenerateFunctionDeclarationParam = Type.Object(
 export type GenerateFunctionDeclarationParam = Static<typeof GenerateFunctionDeclarationParam>;
 
 /** One entry of `tools`: function declarations, or one of the vendor's own tools (`googleSearch`, `codeExecution`, …). */
-export const GenerateToolParam = Type.Object({ functionDeclarations: Type.Optional(Type.Array(GenerateFunctionDeclarationParam)) }, open);
+export const GenerateToolParam = Type.Object(
+  { functionDeclarations: Type.Optional(Type.Array(GenerateFunctionDeclarationParam)) },
+  open,
+);
 export type GenerateToolParam = Static<typeof GenerateToolParam>;
 
 export const GenerateFunctionCallingMode = Type.Union(
-  [Type.Literal("MODE_UNSPECIFIED"), Type.Literal("AUTO"), Type.Literal("ANY"), Type.Literal("NONE"), Type.Literal("VALIDATED")],
+  [
+    Type.Literal("MODE_UNSPECIFIED"),
+    Type.Literal("AUTO"),
+    Type.Literal("ANY"),
+    Type.Literal("NONE"),
+    Type.Literal("VALIDATED"),
+  ],
   { expected: 'one of "AUTO", "ANY", "NONE", "VALIDATED"' },
 );
 
 export const GenerateToolConfigParam = Type.Object(
   {
     functionCallingConfig: Type.Optional(
-      Type.Object({ mode: Type.Optional(GenerateFunctionCallingMode), allowedFunctionNames: Type.Optional(Type.Array(Type.String())) }, open),
+      Type.Object(
+        {
+          mode: Type.Optional(GenerateFunctionCallingMode),
+          allowedFunctionNames: Type.Optional(Type.Array(Type.String())),
+        },
+        open,
+      ),
     ),
   },
   open,
@@ -75,9 +110,18 @@ export const GenerateThinkingConfigParam = Type.Object(
     /** 0 = off, -1 = the model decides. */
     thinkingBudget: Type.Optional(Type.Integer({ minimum: -1 })),
     thinkingLevel: Type.Optional(
-      Type.Union([Type.Literal("THINKING_LEVEL_UNSPECIFIED"), Type.Literal("MINIMAL"), Type.Literal("LOW"), Type.Literal("MEDIUM"), Type.Literal("HIGH")], {
-        expected: 'one of "MINIMAL", "LOW", "MEDIUM", "HIGH"',
-      }),
+      Type.Union(
+        [
+          Type.Literal("THINKING_LEVEL_UNSPECIFIED"),
+          Type.Literal("MINIMAL"),
+          Type.Literal("LOW"),
+          Type.Literal("MEDIUM"),
+          Type.Literal("HIGH"),
+        ],
+        {
+          expected: 'one of "MINIMAL", "LOW", "MEDIUM", "HIGH"',
+        },
+      ),
     ),
   },
   open,
@@ -120,7 +164,9 @@ export type GenerateGenerationConfigParam = Static<typeof GenerateGenerationConf
 export const GenerateRequest = Type.Object(
   {
     contents: Type.Array(GenerateContentParam, { minItems: 1 }),
-    systemInstruction: Type.Optional(Type.Object({ role: Type.Optional(Type.String()), parts: Type.Array(GeneratePartParam) }, open)),
+    systemInstruction: Type.Optional(
+      Type.Object({ role: Type.Optional(Type.String()), parts: Type.Array(GeneratePartParam) }, open),
+    ),
     tools: Type.Optional(Type.Array(GenerateToolParam)),
     toolConfig: Type.Optional(GenerateToolConfigParam),
     generationConfig: Type.Optional(GenerateGenerationConfigParam),
@@ -145,7 +191,13 @@ export const GenerateReplyPart = Type.Object({
   text: Type.Optional(Type.String()),
   thought: Type.Optional(Type.Boolean()),
   thoughtSignature: Type.Optional(Type.String()),
-  functionCall: Type.Optional(Type.Object({ id: Type.Optional(Type.String()), name: Type.String(), args: Type.Record(Type.String(), Type.Unknown()) })),
+  functionCall: Type.Optional(
+    Type.Object({
+      id: Type.Optional(Type.String()),
+      name: Type.String(),
+      args: Type.Record(Type.String(), Type.Unknown()),
+    }),
+  ),
 });
 export type GenerateReplyPart = Static<typeof GenerateReplyPart>;
 
@@ -190,7 +242,12 @@ export type GenerateResponse = Static<typeof GenerateResponse>;
 
 /** An error in the format's envelope: the HTTP code and its status word. */
 export const GenerateErrorBody = Type.Object({
-  error: Type.Object({ code: Type.Integer(), message: Type.String(), status: Type.String(), details: Type.Optional(Type.Array(Type.Unknown())) }),
+  error: Type.Object({
+    code: Type.Integer(),
+    message: Type.String(),
+    status: Type.String(),
+    details: Type.Optional(Type.Array(Type.Unknown())),
+  }),
 });
 export type GenerateErrorBody = Static<typeof GenerateErrorBody>;
 

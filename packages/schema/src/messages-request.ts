@@ -22,7 +22,9 @@ export const MessageParam = Type.Object({
   role: Type.Union([Type.Literal("user"), Type.Literal("assistant"), Type.Literal("system")], {
     hint: 'the first system prompt goes in the top-level "system" field',
   }),
-  content: Type.Union([Type.String(), Type.Array(ContentBlockParam)], { expected: "string or array of content blocks" }),
+  content: Type.Union([Type.String(), Type.Array(ContentBlockParam)], {
+    expected: "string or array of content blocks",
+  }),
 });
 export type MessageParam = Static<typeof MessageParam>;
 
@@ -34,7 +36,9 @@ export type MessageParam = Static<typeof MessageParam>;
  * const s: SystemPrompt = [{ type: "text", text: "Be brief.", cache_control: { type: "ephemeral" } }];
  * ```
  */
-export const SystemPrompt = Type.Union([Type.String(), Type.Array(TextBlockParam)], { expected: "string or array of text blocks" });
+export const SystemPrompt = Type.Union([Type.String(), Type.Array(TextBlockParam)], {
+  expected: "string or array of text blocks",
+});
 export type SystemPrompt = Static<typeof SystemPrompt>;
 
 /** A tool's `input_schema`: a JSON Schema object whose `type` is `"object"`. */
@@ -113,7 +117,11 @@ export type ToolChoiceAuto = Static<typeof ToolChoiceAuto>;
 export const ToolChoiceAny = Type.Object({ type: Type.Literal("any"), disable_parallel_tool_use });
 export type ToolChoiceAny = Static<typeof ToolChoiceAny>;
 /** `{type:"tool", name}`: the model must call this tool. */
-export const ToolChoiceTool = Type.Object({ type: Type.Literal("tool"), name: Type.String({ minLength: 1 }), disable_parallel_tool_use });
+export const ToolChoiceTool = Type.Object({
+  type: Type.Literal("tool"),
+  name: Type.String({ minLength: 1 }),
+  disable_parallel_tool_use,
+});
 export type ToolChoiceTool = Static<typeof ToolChoiceTool>;
 /** `{type:"none"}`: no tool calls. */
 export const ToolChoiceNone = Type.Object({ type: Type.Literal("none") });
@@ -148,7 +156,10 @@ export type ThinkingConfigEnabled = Static<typeof ThinkingConfigEnabled>;
 export const ThinkingConfigDisabled = Type.Object({ type: Type.Literal("disabled") });
 export type ThinkingConfigDisabled = Static<typeof ThinkingConfigDisabled>;
 /** `{type:"adaptive"}`: the model picks its budget (the only mode on the newest models). */
-export const ThinkingConfigAdaptive = Type.Object({ type: Type.Literal("adaptive"), display: Type.Optional(ThinkingDisplay) });
+export const ThinkingConfigAdaptive = Type.Object({
+  type: Type.Literal("adaptive"),
+  display: Type.Optional(ThinkingDisplay),
+});
 export type ThinkingConfigAdaptive = Static<typeof ThinkingConfigAdaptive>;
 
 /**
@@ -227,7 +238,11 @@ export const MessagesRequest = Type.Object(
     thinking: Type.Optional(ThinkingConfig),
     output_config: Type.Optional(OutputConfig),
     service_tier: Type.Optional(MessagesServiceTier),
-    container: Type.Optional(Nullable(Type.Union([Type.String(), Type.Record(Type.String(), Type.Unknown())]), { expected: "string, object or null" })),
+    container: Type.Optional(
+      Nullable(Type.Union([Type.String(), Type.Record(Type.String(), Type.Unknown())]), {
+        expected: "string, object or null",
+      }),
+    ),
     cache_control: Type.Optional(Nullable(CacheControl)),
     inference_geo: Type.Optional(Nullable(Type.String())),
     turnpike: Type.Optional(TurnpikeExtension),

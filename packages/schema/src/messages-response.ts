@@ -73,7 +73,9 @@ export const MessagesUsage = Type.Object({
   service_tier: Type.Optional(Nullable(Type.String())),
   server_tool_use: Type.Optional(Nullable(ServerToolUsage)),
   inference_geo: Type.Optional(Nullable(Type.String())),
-  output_tokens_details: Type.Optional(Nullable(Type.Object({ thinking_tokens: Type.Optional(count) }, { additionalProperties: true }))),
+  output_tokens_details: Type.Optional(
+    Nullable(Type.Object({ thinking_tokens: Type.Optional(count) }, { additionalProperties: true })),
+  ),
 });
 export type MessagesUsage = Static<typeof MessagesUsage>;
 

@@ -38,9 +38,12 @@ export type CitationsDelta = Static<typeof CitationsDelta>;
  * const d: ContentBlockDelta = { type: "text_delta", text: "Hello" };
  * ```
  */
-export const ContentBlockDelta = Type.Union([TextDelta, InputJsonDelta, ThinkingDelta, SignatureDelta, CitationsDelta], {
-  discriminatorLabel: "delta type",
-});
+export const ContentBlockDelta = Type.Union(
+  [TextDelta, InputJsonDelta, ThinkingDelta, SignatureDelta, CitationsDelta],
+  {
+    discriminatorLabel: "delta type",
+  },
+);
 export type ContentBlockDelta = Static<typeof ContentBlockDelta>;
 
 /** First event: the message with empty `content`, `stop_reason: null`, real `input_tokens`. */

@@ -22,12 +22,16 @@ test("one entry carries the fields of both client libraries", () => {
 });
 
 test("an empty list has null ids", () => {
-  expect(explainErrors(ModelList, { object: "list", data: [], has_more: false, first_id: null, last_id: null })).toEqual([]);
+  expect(
+    explainErrors(ModelList, { object: "list", data: [], has_more: false, first_id: null, last_id: null }),
+  ).toEqual([]);
 });
 
 test("an entry missing the messages-client fields is rejected", () => {
   const { type: _t, display_name: _d, created_at: _c, ...chatOnly } = model;
-  expect(explainErrors(ModelList, { object: "list", data: [chatOnly], has_more: false, first_id: null, last_id: null })).toEqual([
+  expect(
+    explainErrors(ModelList, { object: "list", data: [chatOnly], has_more: false, first_id: null, last_id: null }),
+  ).toEqual([
     { path: "data[0].type", message: 'data[0].type: required "model", got nothing' },
     { path: "data[0].display_name", message: "data[0].display_name: required string, got nothing" },
     { path: "data[0].created_at", message: "data[0].created_at: required string, got nothing" },

@@ -42,6 +42,9 @@ function otherThan(known: readonly string[], suffixes: readonly string[] = []): 
  * ```
  */
 export function OtherTyped(known: readonly string[], suffixes: readonly string[] = []): TUnsafe<never> {
-  const schema: TSchema = Type.Object({ type: Type.String({ pattern: otherThan(known, suffixes) }) }, { additionalProperties: true });
+  const schema: TSchema = Type.Object(
+    { type: Type.String({ pattern: otherThan(known, suffixes) }) },
+    { additionalProperties: true },
+  );
   return Type.Unsafe<never>(schema);
 }

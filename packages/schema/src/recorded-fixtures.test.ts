@@ -39,11 +39,14 @@ describe("messages format", () => {
     expectValid(MessagesResponse, body);
   });
 
-  test.each(["anthropic-text.chunks.txt", "anthropic-tool.chunks.txt"])("every event of %s is a MessagesStreamEvent", (name) => {
-    const events = chunks(name);
-    expect(events.length).toBeGreaterThan(5);
-    for (const ev of events) expectValid(MessagesStreamEvent, ev);
-  });
+  test.each(["anthropic-text.chunks.txt", "anthropic-tool.chunks.txt"])(
+    "every event of %s is a MessagesStreamEvent",
+    (name) => {
+      const events = chunks(name);
+      expect(events.length).toBeGreaterThan(5);
+      for (const ev of events) expectValid(MessagesStreamEvent, ev);
+    },
+  );
 
   // Payloads quoted in docs/protocols.md §1.7 (vercel/ai recordings): thinking, redacted thinking,
   // refusal with stop_details, mid-stream error.
@@ -52,11 +55,23 @@ describe("messages format", () => {
     { type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: "I am thinking..." } },
     { type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature: "EqQB" } },
     { type: "content_block_start", index: 1, content_block: { type: "redacted_thinking", data: "EmwKAhgB" } },
-    { type: "content_block_delta", index: 1, delta: { type: "citations_delta", citation: { type: "char_location", cited_text: "x" } } },
-    { type: "content_block_start", index: 2, content_block: { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: {} } },
+    {
+      type: "content_block_delta",
+      index: 1,
+      delta: { type: "citations_delta", citation: { type: "char_location", cited_text: "x" } },
+    },
+    {
+      type: "content_block_start",
+      index: 2,
+      content_block: { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: {} },
+    },
     {
       type: "message_delta",
-      delta: { stop_reason: "refusal", stop_sequence: null, stop_details: { type: "refusal", category: "cyber", explanation: null } },
+      delta: {
+        stop_reason: "refusal",
+        stop_sequence: null,
+        stop_details: { type: "refusal", category: "cyber", explanation: null },
+      },
       usage: { output_tokens: 3 },
     },
     { type: "message_delta", delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: 47 } },
@@ -101,16 +116,29 @@ describe("chat completions format", () => {
   test("the usage chunk has empty choices and full usage", () => {
     const last = chunks("openai-text.chunks.txt").at(-1);
     expectValid(ChatChunk, last);
-    expect(last).toMatchObject({ choices: [], usage: { prompt_tokens: 16, completion_tokens: 300, total_tokens: 316 } });
+    expect(last).toMatchObject({
+      choices: [],
+      usage: { prompt_tokens: 16, completion_tokens: 300, total_tokens: 316 },
+    });
   });
 
   // Variants from docs/protocols.md §2.6: reasoning_content (DeepSeek), type omitted (Mistral),
   // a whole call in one chunk (xAI), usage on the finish chunk.
   test.each([
     { choices: [{ index: 0, delta: { reasoning_content: "Let me think" }, finish_reason: null }] },
-    { choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: "call_1", function: { name: "f", arguments: "{}" } }] }, finish_reason: null }] },
     {
-      choices: [{ index: 0, delta: { tool_calls: [{ index: 1, function: { arguments: "}" } }] }, finish_reason: "tool_calls" }],
+      choices: [
+        {
+          index: 0,
+          delta: { tool_calls: [{ index: 0, id: "call_1", function: { name: "f", arguments: "{}" } }] },
+          finish_reason: null,
+        },
+      ],
+    },
+    {
+      choices: [
+        { index: 0, delta: { tool_calls: [{ index: 1, function: { arguments: "}" } }] }, finish_reason: "tool_calls" },
+      ],
       usage: { prompt_tokens: 53, completion_tokens: 17, total_tokens: 70 },
     },
   ])("vendor chunk variant %#", (partial) => {

@@ -39,10 +39,15 @@ export type ResponsesInputPart = Static<typeof ResponsesInputPart>;
 /** A message item: `{role, content}`, with or without `type: "message"`. */
 export const ResponsesMessageItem = Type.Object({
   type: Type.Optional(Type.Literal("message")),
-  role: Type.Union([Type.Literal("user"), Type.Literal("assistant"), Type.Literal("system"), Type.Literal("developer")], {
-    expected: 'one of "user", "assistant", "system", "developer"',
+  role: Type.Union(
+    [Type.Literal("user"), Type.Literal("assistant"), Type.Literal("system"), Type.Literal("developer")],
+    {
+      expected: 'one of "user", "assistant", "system", "developer"',
+    },
+  ),
+  content: Type.Union([Type.String(), Type.Array(ResponsesInputPart)], {
+    expected: "a string or a list of content parts",
   }),
-  content: Type.Union([Type.String(), Type.Array(ResponsesInputPart)], { expected: "a string or a list of content parts" }),
   id: Type.Optional(Type.String()),
   status: Type.Optional(Type.String()),
 });
@@ -65,7 +70,9 @@ export type ResponsesFunctionCallItem = Static<typeof ResponsesFunctionCallItem>
 export const ResponsesFunctionCallOutputItem = Type.Object({
   type: Type.Literal("function_call_output"),
   call_id: Type.String({ minLength: 1 }),
-  output: Type.Union([Type.String(), Type.Array(ResponsesInputPart)], { expected: "a string or a list of content parts" }),
+  output: Type.Union([Type.String(), Type.Array(ResponsesInputPart)], {
+    expected: "a string or a list of content parts",
+  }),
   id: Type.Optional(Type.String()),
   status: Type.Optional(Type.String()),
 });
@@ -95,15 +102,27 @@ export type ResponsesCustomToolCallItem = Static<typeof ResponsesCustomToolCallI
 export const ResponsesCustomToolCallOutputItem = Type.Object({
   type: Type.Literal("custom_tool_call_output"),
   call_id: Type.String({ minLength: 1 }),
-  output: Type.Union([Type.String(), Type.Array(ResponsesInputPart)], { expected: "a string or a list of content parts" }),
+  output: Type.Union([Type.String(), Type.Array(ResponsesInputPart)], {
+    expected: "a string or a list of content parts",
+  }),
   id: Type.Optional(Type.String()),
 });
 export type ResponsesCustomToolCallOutputItem = Static<typeof ResponsesCustomToolCallOutputItem>;
 
 /** Any item of `input`. */
 export const ResponsesInputItem = Type.Union(
-  [ResponsesMessageItem, ResponsesFunctionCallItem, ResponsesFunctionCallOutputItem, ResponsesReasoningItem, ResponsesCustomToolCallItem, ResponsesCustomToolCallOutputItem],
-  { expected: "a message ({role, content}), function_call, function_call_output, custom_tool_call, custom_tool_call_output or reasoning item" },
+  [
+    ResponsesMessageItem,
+    ResponsesFunctionCallItem,
+    ResponsesFunctionCallOutputItem,
+    ResponsesReasoningItem,
+    ResponsesCustomToolCallItem,
+    ResponsesCustomToolCallOutputItem,
+  ],
+  {
+    expected:
+      "a message ({role, content}), function_call, function_call_output, custom_tool_call, custom_tool_call_output or reasoning item",
+  },
 );
 export type ResponsesInputItem = Static<typeof ResponsesInputItem>;
 
@@ -163,8 +182,17 @@ export const ResponsesRequest = Type.Object({
   max_output_tokens: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
   temperature: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 2 }))),
   top_p: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 1 }))),
-  text: Type.Optional(Nullable(Type.Object({ format: Type.Optional(ResponsesTextFormat), verbosity: Type.Optional(Type.String()) }))),
-  reasoning: Type.Optional(Nullable(Type.Object({ effort: Type.Optional(Nullable(ResponsesReasoningEffort)), summary: Type.Optional(Nullable(Type.String())) }))),
+  text: Type.Optional(
+    Nullable(Type.Object({ format: Type.Optional(ResponsesTextFormat), verbosity: Type.Optional(Type.String()) })),
+  ),
+  reasoning: Type.Optional(
+    Nullable(
+      Type.Object({
+        effort: Type.Optional(Nullable(ResponsesReasoningEffort)),
+        summary: Type.Optional(Nullable(Type.String())),
+      }),
+    ),
+  ),
   metadata: Type.Optional(Nullable(Type.Record(Type.String(), Type.String()))),
   user: Type.Optional(Type.String()),
   safety_identifier: Type.Optional(Type.String()),

@@ -56,7 +56,12 @@ export const ResponsesOutputCustomToolCall = Type.Object({
 });
 export type ResponsesOutputCustomToolCall = Static<typeof ResponsesOutputCustomToolCall>;
 
-export const ResponsesOutputItem = Type.Union([ResponsesOutputMessage, ResponsesOutputFunctionCall, ResponsesOutputReasoning, ResponsesOutputCustomToolCall]);
+export const ResponsesOutputItem = Type.Union([
+  ResponsesOutputMessage,
+  ResponsesOutputFunctionCall,
+  ResponsesOutputReasoning,
+  ResponsesOutputCustomToolCall,
+]);
 export type ResponsesOutputItem = Static<typeof ResponsesOutputItem>;
 
 export const ResponsesUsage = Type.Object({
@@ -83,7 +88,9 @@ export const ResponsesResponse = Type.Object({
   created_at: Type.Integer(),
   status: ResponsesStatus,
   error: Nullable(Type.Object({ code: Type.String(), message: Type.String() })),
-  incomplete_details: Nullable(Type.Object({ reason: Type.Union([Type.Literal("max_output_tokens"), Type.Literal("content_filter")]) })),
+  incomplete_details: Nullable(
+    Type.Object({ reason: Type.Union([Type.Literal("max_output_tokens"), Type.Literal("content_filter")]) }),
+  ),
   instructions: Nullable(Type.String()),
   max_output_tokens: Nullable(Type.Integer()),
   model: Type.String(),
@@ -127,4 +134,8 @@ export const RESPONSES_STREAM_EVENT_TYPES = [
 export type ResponsesStreamEventType = (typeof RESPONSES_STREAM_EVENT_TYPES)[number];
 
 /** The lifecycle events that end a stream (`error` is followed by `response.failed`). */
-export const RESPONSES_TERMINAL_EVENTS: readonly ResponsesStreamEventType[] = ["response.completed", "response.incomplete", "response.failed"];
+export const RESPONSES_TERMINAL_EVENTS: readonly ResponsesStreamEventType[] = [
+  "response.completed",
+  "response.incomplete",
+  "response.failed",
+];

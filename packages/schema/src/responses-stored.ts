@@ -7,7 +7,11 @@ import { Nullable } from "./nullable.js";
 import { ResponsesInputItem } from "./responses-request.js";
 
 /** The reply of `DELETE /v1/responses/{id}`. */
-export const ResponsesDeleted = Type.Object({ id: Type.String(), object: Type.Literal("response"), deleted: Type.Literal(true) });
+export const ResponsesDeleted = Type.Object({
+  id: Type.String(),
+  object: Type.Literal("response"),
+  deleted: Type.Literal(true),
+});
 export type ResponsesDeleted = Static<typeof ResponsesDeleted>;
 
 /** An input item as `GET /v1/responses/{id}/input_items` lists it: with an id (`item_0000` where it had none). */
@@ -25,5 +29,8 @@ export const ResponsesInputItemList = Type.Object({
 export type ResponsesInputItemList = Static<typeof ResponsesInputItemList>;
 
 /** The reply of `POST /v1/responses/input_tokens`. */
-export const ResponsesInputTokens = Type.Object({ object: Type.Literal("response.input_tokens"), input_tokens: Type.Integer({ minimum: 0 }) });
+export const ResponsesInputTokens = Type.Object({
+  object: Type.Literal("response.input_tokens"),
+  input_tokens: Type.Integer({ minimum: 0 }),
+});
 export type ResponsesInputTokens = Static<typeof ResponsesInputTokens>;

@@ -1,7 +1,13 @@
 /** The Responses stream-event schemas accept the events the gateway writes and reject broken ones. */
 import { describe, expect, test } from "bun:test";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
-import { RESPONSES_STREAM_EVENT_TYPES, ResponsesDeleted, ResponsesInputItemList, ResponsesStreamEvent, type ResponsesResponse } from "./index.js";
+import {
+  RESPONSES_STREAM_EVENT_TYPES,
+  ResponsesDeleted,
+  ResponsesInputItemList,
+  ResponsesStreamEvent,
+  type ResponsesResponse,
+} from "./index.js";
 
 const check = TypeCompiler.Compile(ResponsesStreamEvent);
 
@@ -35,7 +41,10 @@ const summary = { type: "summary_text", text: "" };
 const SAMPLES: Record<(typeof RESPONSES_STREAM_EVENT_TYPES)[number], Record<string, unknown>> = {
   "response.created": { response },
   "response.in_progress": { response },
-  "response.output_item.added": { output_index: 0, item: { type: "message", id: "msg_1", status: "in_progress", role: "assistant", content: [] } },
+  "response.output_item.added": {
+    output_index: 0,
+    item: { type: "message", id: "msg_1", status: "in_progress", role: "assistant", content: [] },
+  },
   "response.content_part.added": { ...at, content_index: 0, part },
   "response.output_text.delta": { ...at, content_index: 0, delta: "Hi", logprobs: [] },
   "response.output_text.done": { ...at, content_index: 0, text: "Hi", logprobs: [] },
@@ -47,11 +56,23 @@ const SAMPLES: Record<(typeof RESPONSES_STREAM_EVENT_TYPES)[number], Record<stri
   "response.reasoning_summary_part.added": { item_id: "rs_1", output_index: 0, summary_index: 0, part: summary },
   "response.reasoning_summary_text.delta": { item_id: "rs_1", output_index: 0, summary_index: 0, delta: "Hm" },
   "response.reasoning_summary_text.done": { item_id: "rs_1", output_index: 0, summary_index: 0, text: "Hm" },
-  "response.reasoning_summary_part.done": { item_id: "rs_1", output_index: 0, summary_index: 0, part: { ...summary, text: "Hm" } },
-  "response.output_item.done": { output_index: 1, item: { type: "function_call", id: "fc_1", call_id: "c1", name: "f", arguments: '{"a":1}', status: "completed" } },
+  "response.reasoning_summary_part.done": {
+    item_id: "rs_1",
+    output_index: 0,
+    summary_index: 0,
+    part: { ...summary, text: "Hm" },
+  },
+  "response.output_item.done": {
+    output_index: 1,
+    item: { type: "function_call", id: "fc_1", call_id: "c1", name: "f", arguments: '{"a":1}', status: "completed" },
+  },
   "response.completed": { response: { ...response, status: "completed" } },
-  "response.incomplete": { response: { ...response, status: "incomplete", incomplete_details: { reason: "max_output_tokens" } } },
-  "response.failed": { response: { ...response, status: "failed", error: { code: "overloaded_error", message: "Overloaded" } } },
+  "response.incomplete": {
+    response: { ...response, status: "incomplete", incomplete_details: { reason: "max_output_tokens" } },
+  },
+  "response.failed": {
+    response: { ...response, status: "failed", error: { code: "overloaded_error", message: "Overloaded" } },
+  },
   error: { code: "overloaded_error", message: "Overloaded", param: null },
 };
 
@@ -65,18 +86,43 @@ describe("ResponsesStreamEvent", () => {
 
   test("rejects an event without its sequence number, with a negative one, or with a field of the wrong type", () => {
     expect(check.Check({ type: "response.output_text.delta", ...SAMPLES["response.output_text.delta"] })).toBe(false);
-    expect(check.Check({ type: "response.output_text.delta", ...SAMPLES["response.output_text.delta"], sequence_number: -1 })).toBe(false);
-    expect(check.Check({ type: "response.output_text.delta", ...SAMPLES["response.output_text.delta"], delta: 5, sequence_number: 3 })).toBe(false);
+    expect(
+      check.Check({
+        type: "response.output_text.delta",
+        ...SAMPLES["response.output_text.delta"],
+        sequence_number: -1,
+      }),
+    ).toBe(false);
+    expect(
+      check.Check({
+        type: "response.output_text.delta",
+        ...SAMPLES["response.output_text.delta"],
+        delta: 5,
+        sequence_number: 3,
+      }),
+    ).toBe(false);
     expect(check.Check({ type: "response.unknown", sequence_number: 0 })).toBe(false);
   });
 });
 
 describe("replies of the stored-response routes", () => {
   test("a deletion and a list of input items with ids", () => {
-    expect(TypeCompiler.Compile(ResponsesDeleted).Check({ id: "resp_1", object: "response", deleted: true })).toBe(true);
+    expect(TypeCompiler.Compile(ResponsesDeleted).Check({ id: "resp_1", object: "response", deleted: true })).toBe(
+      true,
+    );
     const list = TypeCompiler.Compile(ResponsesInputItemList);
     const data = [{ id: "item_0000", type: "message", role: "user", content: "Hi" }];
-    expect(list.Check({ object: "list", data, first_id: "item_0000", last_id: "item_0000", has_more: false })).toBe(true);
-    expect(list.Check({ object: "list", data: [{ type: "message", role: "user", content: "Hi" }], first_id: null, last_id: null, has_more: false })).toBe(false);
+    expect(list.Check({ object: "list", data, first_id: "item_0000", last_id: "item_0000", has_more: false })).toBe(
+      true,
+    );
+    expect(
+      list.Check({
+        object: "list",
+        data: [{ type: "message", role: "user", content: "Hi" }],
+        first_id: null,
+        last_id: null,
+        has_more: false,
+      }),
+    ).toBe(false);
   });
 });

@@ -47,9 +47,15 @@ export const ResponsesOutputItemDoneEvent = event("response.output_item.done", {
 });
 export type ResponsesOutputItemDoneEvent = Static<typeof ResponsesOutputItemDoneEvent>;
 
-export const ResponsesContentPartAddedEvent = event("response.content_part.added", { ...inPart, part: ResponsesOutputText });
+export const ResponsesContentPartAddedEvent = event("response.content_part.added", {
+  ...inPart,
+  part: ResponsesOutputText,
+});
 export type ResponsesContentPartAddedEvent = Static<typeof ResponsesContentPartAddedEvent>;
-export const ResponsesContentPartDoneEvent = event("response.content_part.done", { ...inPart, part: ResponsesOutputText });
+export const ResponsesContentPartDoneEvent = event("response.content_part.done", {
+  ...inPart,
+  part: ResponsesOutputText,
+});
 export type ResponsesContentPartDoneEvent = Static<typeof ResponsesContentPartDoneEvent>;
 
 export const ResponsesOutputTextDeltaEvent = event("response.output_text.delta", {
@@ -65,24 +71,48 @@ export const ResponsesOutputTextDoneEvent = event("response.output_text.done", {
 });
 export type ResponsesOutputTextDoneEvent = Static<typeof ResponsesOutputTextDoneEvent>;
 
-export const ResponsesFunctionCallArgumentsDeltaEvent = event("response.function_call_arguments.delta", { ...inItem, delta: Type.String() });
+export const ResponsesFunctionCallArgumentsDeltaEvent = event("response.function_call_arguments.delta", {
+  ...inItem,
+  delta: Type.String(),
+});
 export type ResponsesFunctionCallArgumentsDeltaEvent = Static<typeof ResponsesFunctionCallArgumentsDeltaEvent>;
-export const ResponsesFunctionCallArgumentsDoneEvent = event("response.function_call_arguments.done", { ...inItem, arguments: Type.String() });
+export const ResponsesFunctionCallArgumentsDoneEvent = event("response.function_call_arguments.done", {
+  ...inItem,
+  arguments: Type.String(),
+});
 export type ResponsesFunctionCallArgumentsDoneEvent = Static<typeof ResponsesFunctionCallArgumentsDoneEvent>;
 
 /** A custom (free-form) tool call's input text, as it is written, then whole. */
-export const ResponsesCustomToolCallInputDeltaEvent = event("response.custom_tool_call_input.delta", { ...inItem, delta: Type.String() });
+export const ResponsesCustomToolCallInputDeltaEvent = event("response.custom_tool_call_input.delta", {
+  ...inItem,
+  delta: Type.String(),
+});
 export type ResponsesCustomToolCallInputDeltaEvent = Static<typeof ResponsesCustomToolCallInputDeltaEvent>;
-export const ResponsesCustomToolCallInputDoneEvent = event("response.custom_tool_call_input.done", { ...inItem, input: Type.String() });
+export const ResponsesCustomToolCallInputDoneEvent = event("response.custom_tool_call_input.done", {
+  ...inItem,
+  input: Type.String(),
+});
 export type ResponsesCustomToolCallInputDoneEvent = Static<typeof ResponsesCustomToolCallInputDoneEvent>;
 
-export const ResponsesReasoningSummaryPartAddedEvent = event("response.reasoning_summary_part.added", { ...inSummary, part: ResponsesSummaryText });
+export const ResponsesReasoningSummaryPartAddedEvent = event("response.reasoning_summary_part.added", {
+  ...inSummary,
+  part: ResponsesSummaryText,
+});
 export type ResponsesReasoningSummaryPartAddedEvent = Static<typeof ResponsesReasoningSummaryPartAddedEvent>;
-export const ResponsesReasoningSummaryPartDoneEvent = event("response.reasoning_summary_part.done", { ...inSummary, part: ResponsesSummaryText });
+export const ResponsesReasoningSummaryPartDoneEvent = event("response.reasoning_summary_part.done", {
+  ...inSummary,
+  part: ResponsesSummaryText,
+});
 export type ResponsesReasoningSummaryPartDoneEvent = Static<typeof ResponsesReasoningSummaryPartDoneEvent>;
-export const ResponsesReasoningSummaryTextDeltaEvent = event("response.reasoning_summary_text.delta", { ...inSummary, delta: Type.String() });
+export const ResponsesReasoningSummaryTextDeltaEvent = event("response.reasoning_summary_text.delta", {
+  ...inSummary,
+  delta: Type.String(),
+});
 export type ResponsesReasoningSummaryTextDeltaEvent = Static<typeof ResponsesReasoningSummaryTextDeltaEvent>;
-export const ResponsesReasoningSummaryTextDoneEvent = event("response.reasoning_summary_text.done", { ...inSummary, text: Type.String() });
+export const ResponsesReasoningSummaryTextDoneEvent = event("response.reasoning_summary_text.done", {
+  ...inSummary,
+  text: Type.String(),
+});
 export type ResponsesReasoningSummaryTextDoneEvent = Static<typeof ResponsesReasoningSummaryTextDoneEvent>;
 
 /** An error after the 200 (`code` is the error type it stands for); `response.failed` follows it. */

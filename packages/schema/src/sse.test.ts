@@ -32,7 +32,10 @@ describe("SSEDecoderStream", () => {
   });
 
   test("CRLF framing (generateContent servers)", async () => {
-    expect(await decode(["data: {\"a\":1}\r\n\r\ndata: {\"a\":2}\r\n\r\n"])).toEqual([{ data: '{"a":1}' }, { data: '{"a":2}' }]);
+    expect(await decode(['data: {"a":1}\r\n\r\ndata: {"a":2}\r\n\r\n'])).toEqual([
+      { data: '{"a":1}' },
+      { data: '{"a":2}' },
+    ]);
   });
 
   test("lone CR framing", async () => {
@@ -50,7 +53,9 @@ describe("SSEDecoderStream", () => {
   });
 
   test("multi-line data is joined with newlines", async () => {
-    expect(await decode(["data: line one\ndata: line two\ndata:\ndata: four\n\n"])).toEqual([{ data: "line one\nline two\n\nfour" }]);
+    expect(await decode(["data: line one\ndata: line two\ndata:\ndata: four\n\n"])).toEqual([
+      { data: "line one\nline two\n\nfour" },
+    ]);
   });
 
   test("comments are ignored (keep-alives)", async () => {
@@ -60,7 +65,10 @@ describe("SSEDecoderStream", () => {
   test("an event split at every byte decodes the same", async () => {
     const bytes = enc.encode('event: content_block_delta\ndata: {"text":"Hello"}\n\ndata: [DONE]\n\n');
     const oneByteReads = Array.from(bytes, (b) => new Uint8Array([b]));
-    expect(await decode(oneByteReads)).toEqual([{ event: "content_block_delta", data: '{"text":"Hello"}' }, { data: "[DONE]" }]);
+    expect(await decode(oneByteReads)).toEqual([
+      { event: "content_block_delta", data: '{"text":"Hello"}' },
+      { data: "[DONE]" },
+    ]);
   });
 
   test("a multi-byte UTF-8 character split across two reads survives", async () => {
@@ -77,11 +85,16 @@ describe("SSEDecoderStream", () => {
   });
 
   test("id and retry fields; an event line with no data dispatches nothing", async () => {
-    expect(await decode(["id: 7\nretry: 1500\ndata: x\n\nevent: lonely\n\n"])).toEqual([{ id: "7", retry: 1500, data: "x" }]);
+    expect(await decode(["id: 7\nretry: 1500\ndata: x\n\nevent: lonely\n\n"])).toEqual([
+      { id: "7", retry: 1500, data: "x" },
+    ]);
   });
 
   test("an id persists to later events, as the standard's last-event-ID buffer does", async () => {
-    expect(await decode(["id: 1\ndata: a\n\ndata: b\n\n"])).toEqual([{ id: "1", data: "a" }, { id: "1", data: "b" }]);
+    expect(await decode(["id: 1\ndata: a\n\ndata: b\n\n"])).toEqual([
+      { id: "1", data: "a" },
+      { id: "1", data: "b" },
+    ]);
   });
 
   test("no space after the colon, and a field with no colon", async () => {

@@ -3,7 +3,14 @@
  * unions narrow on `type` / `role` and every member is handled (docs/style.md rule 4).
  */
 import { expect, test } from "bun:test";
-import type { ChatChunk, ChatMessage, ContentBlock, ContentBlockParam, MessagesStreamEvent, ServerToolBlockParam } from "./index.js";
+import type {
+  ChatChunk,
+  ChatMessage,
+  ContentBlock,
+  ContentBlockParam,
+  MessagesStreamEvent,
+  ServerToolBlockParam,
+} from "./index.js";
 
 function assertNever(x: never): never {
   throw new Error(`unhandled: ${JSON.stringify(x)}`);
@@ -90,9 +97,21 @@ function roleOf(m: ChatMessage): string {
 test("unions narrow on their discriminator", () => {
   expect(describeParam({ type: "text", text: "hi" })).toBe("hi");
   expect(describeParam({ type: "web_search_tool_result" })).toBe("server web_search_tool_result");
-  expect(outputText([{ type: "thinking", thinking: "hm" }, { type: "text", text: "ok" }])).toBe("(hm)ok");
+  expect(
+    outputText([
+      { type: "thinking", thinking: "hm" },
+      { type: "text", text: "ok" },
+    ]),
+  ).toBe("(hm)ok");
   expect(eventText({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "Hel" } })).toBe("Hel");
   expect(roleOf({ role: "tool", tool_call_id: "c1", content: "x" })).toBe("tool c1");
-  const chunk: ChatChunk = { id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [], usage: null };
+  const chunk: ChatChunk = {
+    id: "c",
+    object: "chat.completion.chunk",
+    created: 1,
+    model: "m",
+    choices: [],
+    usage: null,
+  };
   expect(chunk.choices).toHaveLength(0);
 });

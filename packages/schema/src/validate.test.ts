@@ -9,8 +9,14 @@ test("issues stop at MAX_ISSUES for a body with many bad items", () => {
 });
 
 test("long received strings are shortened", () => {
-  const r = validateChatRequest({ model: "m", messages: [{ role: "user", content: "x" }], tool_choice: "z".repeat(500) });
-  expect(r.ok ? "" : r.issues[0]?.message).toBe(`tool_choice: must be one of "none", "auto", "required", got "${"z".repeat(55)}…" (500 characters)`);
+  const r = validateChatRequest({
+    model: "m",
+    messages: [{ role: "user", content: "x" }],
+    tool_choice: "z".repeat(500),
+  });
+  expect(r.ok ? "" : r.issues[0]?.message).toBe(
+    `tool_choice: must be one of "none", "auto", "required", got "${"z".repeat(55)}…" (500 characters)`,
+  );
 });
 
 test("keys that are not identifiers are quoted in paths", () => {
@@ -22,7 +28,9 @@ test("keys that are not identifiers are quoted in paths", () => {
 
 test("formatIssues joins messages for an error body", () => {
   const r = validateMessagesRequest({ model: "m", messages: [] });
-  expect(r.ok ? "" : formatIssues(r.issues)).toBe("max_tokens: required integer, got nothing; messages: must have at least 1 item, got 0");
+  expect(r.ok ? "" : formatIssues(r.issues)).toBe(
+    "max_tokens: required integer, got nothing; messages: must have at least 1 item, got 0",
+  );
 });
 
 test("explainErrors reports nothing for a valid value", () => {
@@ -49,7 +57,9 @@ test("under a runtime that refuses code generation (CSP, edge), validators still
     expect(refused).toBeGreaterThan(0);
     expect(fresh.validateChatRequest({ model: "m", messages: [{ role: "user", content: "hi" }] }).ok).toBe(true);
     const bad = fresh.validateChatRequest({ model: "m", messages: [{ role: "user", content: "hi" }], temperature: 3 });
-    expect(bad.ok ? [] : bad.issues).toEqual([{ path: "temperature", message: "temperature: must be between 0 and 2, got 3" }]);
+    expect(bad.ok ? [] : bad.issues).toEqual([
+      { path: "temperature", message: "temperature: must be between 0 and 2, got 3" },
+    ]);
   } finally {
     globalThis.Function = original;
   }

@@ -30,7 +30,6 @@ export type ValidationResult<T> = { ok: true; value: T } | { ok: false; issues: 
 
 type Rule = (body: Record<string, unknown>, out: ValidationIssue[]) => void;
 
-
 /** The two things a validator needs from TypeBox, compiled or interpreted. */
 interface Checker {
   Check(value: unknown): boolean;
@@ -118,7 +117,10 @@ const systemMessagesHoldText: Rule = (body, out) => {
     if (!isRecord(m) || m.role !== "system" || !Array.isArray(m.content)) return;
     m.content.forEach((b: unknown, j) => {
       if (isRecord(b) && b.type !== "text") {
-        out.push({ path: `messages[${i}].content[${j}].type`, message: `messages[${i}].content[${j}].type: a system message holds text blocks only, got ${show(b.type)}` });
+        out.push({
+          path: `messages[${i}].content[${j}].type`,
+          message: `messages[${i}].content[${j}].type: a system message holds text blocks only, got ${show(b.type)}`,
+        });
       }
     });
   });
@@ -145,7 +147,11 @@ const streamOptionsNeedStream: Rule = (body, out) => {
   }
 };
 
-const messagesValidator = makeValidator(MessagesRequest, [temperatureOrTopP, budgetBelowMaxTokens, systemMessagesHoldText]);
+const messagesValidator = makeValidator(MessagesRequest, [
+  temperatureOrTopP,
+  budgetBelowMaxTokens,
+  systemMessagesHoldText,
+]);
 const chatValidator = makeValidator(ChatRequest, [noTopLevelSystem, streamOptionsNeedStream]);
 const countTokensValidator = makeValidator(CountTokensRequest, [systemMessagesHoldText]);
 
@@ -226,7 +232,10 @@ export function explainErrors(schema: TSchema, value: unknown, path = ""): Valid
 /** `instructions` is the system prompt; a top-level `system` is a mistake from another format. */
 const noSystemField: Rule = (body, out) => {
   if (body.system !== undefined) {
-    out.push({ path: "system", message: `system: not a Responses field, got ${show(body.system)}; send the system prompt as "instructions"` });
+    out.push({
+      path: "system",
+      message: `system: not a Responses field, got ${show(body.system)}; send the system prompt as "instructions"`,
+    });
   }
 };
 
@@ -252,12 +261,24 @@ export function validateResponsesRequest(body: unknown): ValidationResult<Respon
 const partsHoldData: Rule = (body, out) => {
   const contents = body.contents;
   if (!Array.isArray(contents)) return;
-  const kinds = ["text", "inlineData", "fileData", "functionCall", "functionResponse", "executableCode", "codeExecutionResult", "thoughtSignature"];
+  const kinds = [
+    "text",
+    "inlineData",
+    "fileData",
+    "functionCall",
+    "functionResponse",
+    "executableCode",
+    "codeExecutionResult",
+    "thoughtSignature",
+  ];
   contents.forEach((c: unknown, i) => {
     if (!isRecord(c) || !Array.isArray(c.parts)) return;
     c.parts.forEach((p: unknown, j: number) => {
       if (isRecord(p) && !kinds.some((k) => p[k] !== undefined)) {
-        out.push({ path: `contents[${i}].parts[${j}]`, message: `contents[${i}].parts[${j}]: a part needs one of ${kinds.slice(0, 5).join(", ")}, got ${show(p)}` });
+        out.push({
+          path: `contents[${i}].parts[${j}]`,
+          message: `contents[${i}].parts[${j}]: a part needs one of ${kinds.slice(0, 5).join(", ")}, got ${show(p)}`,
+        });
       }
     });
   });

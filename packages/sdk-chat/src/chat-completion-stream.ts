@@ -55,7 +55,10 @@ export class ChatCompletionStream extends StreamHelper<ChatCompletionChunk, Chat
   }
 
   /** Starts a stream; `open` makes the `stream: true` request with the given signal. */
-  static start(open: (signal: AbortSignal) => APIPromise<Stream<ChatCompletionChunk>>, signal?: AbortSignal): ChatCompletionStream {
+  static start(
+    open: (signal: AbortSignal) => APIPromise<Stream<ChatCompletionChunk>>,
+    signal?: AbortSignal,
+  ): ChatCompletionStream {
     const stream = new ChatCompletionStream();
     stream.run(open, signal);
     return stream;
@@ -127,7 +130,12 @@ export class ChatCompletionStream extends StreamHelper<ChatCompletionChunk, Chat
   #applyChoice(snapshot: ChatCompletionSnapshot, chunk: ChatChunkChoice): void {
     let choice = snapshot.choices.find((c) => c.index === chunk.index);
     if (!choice) {
-      choice = { index: chunk.index, message: { role: "assistant", content: null, refusal: null }, finish_reason: null, logprobs: null };
+      choice = {
+        index: chunk.index,
+        message: { role: "assistant", content: null, refusal: null },
+        finish_reason: null,
+        logprobs: null,
+      };
       snapshot.choices.push(choice);
       snapshot.choices.sort((a, b) => a.index - b.index);
     }
@@ -157,7 +165,11 @@ export class ChatCompletionStream extends StreamHelper<ChatCompletionChunk, Chat
       if (position === undefined) {
         position = calls.length;
         positions.set(fragment.index, position);
-        calls.push({ id: fragment.id ?? "", type: "function", function: { name: fragment.function?.name ?? "", arguments: "" } });
+        calls.push({
+          id: fragment.id ?? "",
+          type: "function",
+          function: { name: fragment.function?.name ?? "", arguments: "" },
+        });
       }
       const call = calls[position];
       if (call?.type !== "function") continue;

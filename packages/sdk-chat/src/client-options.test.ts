@@ -44,7 +44,11 @@ describe("ChatClient options", () => {
   });
 
   test("defaultHeaders and per-call headers are sent", async () => {
-    const client = new ChatClient({ apiKey: KEY, baseURL: "http://gateway.test", defaultHeaders: { "x-team": "search" } });
+    const client = new ChatClient({
+      apiKey: KEY,
+      baseURL: "http://gateway.test",
+      defaultHeaders: { "x-team": "search" },
+    });
     await client.chat.completions.create(hello, { headers: { "x-trace": "t1" } });
     const headers = turnpike.lastRequest()?.headers ?? {};
     expect([headers["x-team"], headers["x-trace"]]).toEqual(["search", "t1"]);

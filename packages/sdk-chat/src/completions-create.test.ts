@@ -42,7 +42,9 @@ describe("chat.completions.create", () => {
     const message = completion.choices[0]?.message;
     expect(completion.choices[0]?.finish_reason).toBe("tool_calls");
     expect(message?.content).toBeNull();
-    expect(message?.tool_calls).toEqual([{ id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } }]);
+    expect(message?.tool_calls).toEqual([
+      { id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } },
+    ]);
   });
 
   test("withResponse exposes the request id", async () => {
@@ -54,27 +56,36 @@ describe("chat.completions.create", () => {
 
 describe("chat.completions.create errors", () => {
   test("a wrong key is an AuthenticationError in the chat envelope", async () => {
-    const err = await client({ apiKey: "sk-wrong" }).chat.completions.create(hello).catch((e: unknown) => e);
+    const err = await client({ apiKey: "sk-wrong" })
+      .chat.completions.create(hello)
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AuthenticationError);
     expect((err as AuthenticationError).code).toBe("invalid_api_key");
     expect((err as AuthenticationError).requestId).toMatch(/^req_mock_/);
   });
 
   test("an unknown model is a ModelNotFoundError (code model_not_found)", async () => {
-    const err = await client().chat.completions.create({ ...hello, model: "beta-nope" }).catch((e: unknown) => e);
+    const err = await client()
+      .chat.completions.create({ ...hello, model: "beta-nope" })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ModelNotFoundError);
     expect((err as ModelNotFoundError).code).toBe("model_not_found");
     expect((err as ModelNotFoundError).model).toBe("beta-nope");
   });
 
   test("a request that breaks a format rule is a BadRequestError naming the field", async () => {
-    const err = await client().chat.completions.create({ ...hello, temperature: 3 }).catch((e: unknown) => e);
+    const err = await client()
+      .chat.completions.create({ ...hello, temperature: 3 })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BadRequestError);
     expect((err as BadRequestError).message).toContain("temperature");
   });
 
   test("429 then 503 are retried, honouring retry-after-ms", async () => {
-    turnpike.fail(429, { headers: { "retry-after-ms": "1" } }).fail(503, { headers: { "retry-after-ms": "1" } }).reply({ text: "ok" });
+    turnpike
+      .fail(429, { headers: { "retry-after-ms": "1" } })
+      .fail(503, { headers: { "retry-after-ms": "1" } })
+      .reply({ text: "ok" });
     const completion = await client().chat.completions.create(hello);
     expect(completion.choices[0]?.message.content).toBe("ok");
     expect(turnpike.requests).toHaveLength(3);
@@ -82,7 +93,9 @@ describe("chat.completions.create errors", () => {
 
   test("a 429 that outlasts the retries is a RateLimitError with the hint", async () => {
     turnpike.fail(429, { retryAfter: 0.001, headers: { "x-ratelimit-remaining-requests": "0" } }, { times: 2 });
-    const err = await client({ maxRetries: 1 }).chat.completions.create(hello).catch((e: unknown) => e);
+    const err = await client({ maxRetries: 1 })
+      .chat.completions.create(hello)
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RateLimitError);
     expect((err as RateLimitError).retryAfterMs).toBe(1);
     expect((err as RateLimitError).rateLimit.remainingRequests).toBe(0);
@@ -102,12 +115,16 @@ describe("chat.completions.create errors", () => {
 
   test("a slow reply times out", async () => {
     turnpike.reply({ delayMs: 2_000 });
-    await expect(client({ timeout: 30, maxRetries: 0 }).chat.completions.create(hello)).rejects.toBeInstanceOf(APITimeoutError);
+    await expect(client({ timeout: 30, maxRetries: 0 }).chat.completions.create(hello)).rejects.toBeInstanceOf(
+      APITimeoutError,
+    );
   });
 
   test("per-call timeout overrides the client's", async () => {
     turnpike.reply({ delayMs: 2_000 });
-    await expect(client().chat.completions.create(hello, { timeout: 30, maxRetries: 0 })).rejects.toBeInstanceOf(APITimeoutError);
+    await expect(client().chat.completions.create(hello, { timeout: 30, maxRetries: 0 })).rejects.toBeInstanceOf(
+      APITimeoutError,
+    );
   });
 
   test("the caller's AbortSignal cancels the call", async () => {
@@ -119,7 +136,9 @@ describe("chat.completions.create errors", () => {
   });
 
   test("error classes are statics of the client too", async () => {
-    const err = await client({ apiKey: "sk-wrong" }).chat.completions.create(hello).catch((e: unknown) => e);
+    const err = await client({ apiKey: "sk-wrong" })
+      .chat.completions.create(hello)
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ChatClient.AuthenticationError);
   });
 });

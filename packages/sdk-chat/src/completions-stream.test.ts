@@ -33,7 +33,11 @@ const chunk = (choices: ChatCompletionChunk["choices"], usage: ChatCompletionChu
 describe("chat.completions.create({ stream: true })", () => {
   test("yields chunks until [DONE]; the usage chunk only when asked for", async () => {
     turnpike.reply({ text: "one two" });
-    const stream = await client().chat.completions.create({ ...hello, stream: true, stream_options: { include_usage: true } });
+    const stream = await client().chat.completions.create({
+      ...hello,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     const chunks: ChatCompletionChunk[] = [];
     for await (const c of stream) chunks.push(c);
     expect(chunks[0]?.choices[0]?.delta.role).toBe("assistant");
@@ -64,17 +68,31 @@ describe("chat.completions.create({ stream: true })", () => {
   test("an in-band rate-limit error is a RateLimitError", async () => {
     turnpike.reply({ streamError: { status: 429, afterEvents: 1 } });
     const stream = await client().chat.completions.create({ ...hello, stream: true });
-    await expect((async () => { for await (const _ of stream); })()).rejects.toBeInstanceOf(RateLimitError);
+    await expect(
+      (async () => {
+        for await (const _ of stream);
+      })(),
+    ).rejects.toBeInstanceOf(RateLimitError);
   });
 
   test("`event: error` frames are thrown too", async () => {
-    server.use(http.post(`${BASE}/v1/chat/completions`, () => rawSSE(['event: error\ndata: {"error":{"message":"boom","type":"server_error"}}\n\n'])));
+    server.use(
+      http.post(`${BASE}/v1/chat/completions`, () =>
+        rawSSE(['event: error\ndata: {"error":{"message":"boom","type":"server_error"}}\n\n']),
+      ),
+    );
     const stream = await client().chat.completions.create({ ...hello, stream: true });
-    await expect((async () => { for await (const _ of stream); })()).rejects.toThrow("boom");
+    await expect(
+      (async () => {
+        for await (const _ of stream);
+      })(),
+    ).rejects.toThrow("boom");
   });
 
   test("an HTTP error before the stream rejects the call itself", async () => {
-    await expect(client({ apiKey: "sk-wrong" }).chat.completions.create({ ...hello, stream: true })).rejects.toBeInstanceOf(AuthenticationError);
+    await expect(
+      client({ apiKey: "sk-wrong" }).chat.completions.create({ ...hello, stream: true }),
+    ).rejects.toBeInstanceOf(AuthenticationError);
   });
 });
 
@@ -93,15 +111,22 @@ describe("chat.completions.stream()", () => {
   });
 
   test("the final completion equals the JSON reply for the same script, tool calls assembled", async () => {
-    const script = { text: tricky, toolCalls: [{ id: "call_a", name: "a", input: { q: "日本" } }, { id: "call_b", name: "b", input: { n: [1, 2] } }] };
+    const script = {
+      text: tricky,
+      toolCalls: [
+        { id: "call_a", name: "a", input: { q: "日本" } },
+        { id: "call_b", name: "b", input: { n: [1, 2] } },
+      ],
+    };
     turnpike.reply(script).reply(script);
     const json = await client().chat.completions.create(hello);
-    const streamed = await client().chat.completions.stream({ ...hello, stream_options: { include_usage: true } }).finalChatCompletion();
+    const streamed = await client()
+      .chat.completions.stream({ ...hello, stream_options: { include_usage: true } })
+      .finalChatCompletion();
     expect({ ...streamed, created: 0, id: "" }).toEqual({ ...json, created: 0, id: "" });
-    expect(streamed.choices[0]?.message.tool_calls?.map((c) => (c.type === "function" ? c.function.arguments : ""))).toEqual([
-      '{"q":"日本"}',
-      '{"n":[1,2]}',
-    ]);
+    expect(
+      streamed.choices[0]?.message.tool_calls?.map((c) => (c.type === "function" ? c.function.arguments : "")),
+    ).toEqual(['{"q":"日本"}', '{"n":[1,2]}']);
   });
 
   test("chunks and UTF-8 characters split across network reads assemble the same completion", async () => {
@@ -120,10 +145,28 @@ describe("chat.completions.stream()", () => {
       http.post(`${BASE}/v1/chat/completions`, () =>
         rawSSE([
           chunk([{ index: 0, delta: { role: "assistant", content: null }, finish_reason: null }]),
-          chunk([{ index: 0, delta: { tool_calls: [{ index: 1, id: "call_x", type: "function", function: { name: "x", arguments: "" } }] }, finish_reason: null }]),
-          chunk([{ index: 0, delta: { tool_calls: [{ index: 1, function: { arguments: '{"a":' } }] }, finish_reason: null }]),
-          chunk([{ index: 0, delta: { tool_calls: [{ index: 1, function: { arguments: "1}" } }] }, finish_reason: null }]),
-          chunk([{ index: 0, delta: { tool_calls: [{ index: 2, id: "call_y", function: { name: "y", arguments: '{"b":2}' } }] }, finish_reason: "tool_calls" }]),
+          chunk([
+            {
+              index: 0,
+              delta: {
+                tool_calls: [{ index: 1, id: "call_x", type: "function", function: { name: "x", arguments: "" } }],
+              },
+              finish_reason: null,
+            },
+          ]),
+          chunk([
+            { index: 0, delta: { tool_calls: [{ index: 1, function: { arguments: '{"a":' } }] }, finish_reason: null },
+          ]),
+          chunk([
+            { index: 0, delta: { tool_calls: [{ index: 1, function: { arguments: "1}" } }] }, finish_reason: null },
+          ]),
+          chunk([
+            {
+              index: 0,
+              delta: { tool_calls: [{ index: 2, id: "call_y", function: { name: "y", arguments: '{"b":2}' } }] },
+              finish_reason: "tool_calls",
+            },
+          ]),
           chunk([], { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 }),
           "data: [DONE]\n\n",
         ]),
@@ -143,7 +186,11 @@ describe("chat.completions.stream()", () => {
       ],
     });
     expect(completion.usage).toEqual({ prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 });
-    expect(args).toEqual([['{"a":', 0], ["1}", 0], ['{"b":2}', 1]]);
+    expect(args).toEqual([
+      ['{"a":', 0],
+      ["1}", 0],
+      ['{"b":2}', 1],
+    ]);
   });
 
   test("several choices are assembled side by side", async () => {
@@ -152,12 +199,17 @@ describe("chat.completions.stream()", () => {
         rawSSE([
           chunk([{ index: 1, delta: { role: "assistant", content: "B" }, finish_reason: null }]),
           chunk([{ index: 0, delta: { role: "assistant", content: "A" }, finish_reason: null }]),
-          chunk([{ index: 0, delta: { content: "a" }, finish_reason: "stop" }, { index: 1, delta: { content: "b" }, finish_reason: "length" }]),
+          chunk([
+            { index: 0, delta: { content: "a" }, finish_reason: "stop" },
+            { index: 1, delta: { content: "b" }, finish_reason: "length" },
+          ]),
           "data: [DONE]\n\n",
         ]),
       ),
     );
-    const completion = await client().chat.completions.stream({ ...hello, n: 2 }).finalChatCompletion();
+    const completion = await client()
+      .chat.completions.stream({ ...hello, n: 2 })
+      .finalChatCompletion();
     expect(completion.choices.map((c) => [c.index, c.message.content, c.finish_reason])).toEqual([
       [0, "Aa", "stop"],
       [1, "Bb", "length"],
@@ -165,8 +217,14 @@ describe("chat.completions.stream()", () => {
   });
 
   test("a stream cut before finish_reason rejects finalChatCompletion", async () => {
-    server.use(http.post(`${BASE}/v1/chat/completions`, () => rawSSE([chunk([{ index: 0, delta: { content: "par" }, finish_reason: null }])])));
-    await expect(client().chat.completions.stream(hello).finalChatCompletion()).rejects.toThrow("before choice 0 finished");
+    server.use(
+      http.post(`${BASE}/v1/chat/completions`, () =>
+        rawSSE([chunk([{ index: 0, delta: { content: "par" }, finish_reason: null }])]),
+      ),
+    );
+    await expect(client().chat.completions.stream(hello).finalChatCompletion()).rejects.toThrow(
+      "before choice 0 finished",
+    );
   });
 
   test("an in-band error rejects finalChatCompletion and reaches the error listener", async () => {

@@ -12,7 +12,11 @@ import type { ChatCompletionChunk } from "./types.js";
 export const DONE = "[DONE]";
 
 /** Decodes one event; `model` names the model in a not-found error. */
-export function decodeChatEvent(message: SSEMessage, response: Response, model?: string): StreamStep<ChatCompletionChunk> {
+export function decodeChatEvent(
+  message: SSEMessage,
+  response: Response,
+  model?: string,
+): StreamStep<ChatCompletionChunk> {
   if (message.data === DONE) return { kind: "done" };
   const data = parseEventJSON(message);
   if (message.event === "error" || hasErrorKey(data)) {

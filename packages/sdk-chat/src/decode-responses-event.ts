@@ -17,7 +17,11 @@ import { makeStreamError, parseEventJSON, type StreamStep } from "@turnpike/sdk-
  * // → { kind: "error", error: RateLimitError }
  * ```
  */
-export function decodeResponsesEvent(message: SSEMessage, response: Response, model?: string): StreamStep<ResponsesStreamEvent> {
+export function decodeResponsesEvent(
+  message: SSEMessage,
+  response: Response,
+  model?: string,
+): StreamStep<ResponsesStreamEvent> {
   if (message.data === "[DONE]") return { kind: "done" };
   const data = parseEventJSON(message);
   const fields = isObject(data) ? data : {};
@@ -25,7 +29,14 @@ export function decodeResponsesEvent(message: SSEMessage, response: Response, mo
     // The format puts `code` and `message` on the event itself; a server that nests them in an
     // `error` object, as the other formats do, is read too.
     const inner = isObject(fields.error) ? fields.error : fields;
-    return { kind: "error", error: streamError({ code: inner.code ?? inner.type, message: inner.message, param: inner.param }, response, model) };
+    return {
+      kind: "error",
+      error: streamError(
+        { code: inner.code ?? inner.type, message: inner.message, param: inner.param },
+        response,
+        model,
+      ),
+    };
   }
   if (fields.type === "response.failed") {
     const failed = isObject(fields.response) && isObject(fields.response.error) ? fields.response.error : {};

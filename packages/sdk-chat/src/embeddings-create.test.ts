@@ -17,17 +17,31 @@ describe("embeddings.create", () => {
   });
 
   test("float as sent; base64 strings kept; dimensions shorten", async () => {
-    const floats = await client().embeddings.create({ model: "gamma-embedding-1", input: "x", encoding_format: "float", dimensions: 8 });
+    const floats = await client().embeddings.create({
+      model: "gamma-embedding-1",
+      input: "x",
+      encoding_format: "float",
+      dimensions: 8,
+    });
     expect(floats.data[0]?.embedding).toEqual(mockVector("x", 8));
-    const b64 = await client().embeddings.create({ model: "gamma-embedding-1", input: "x", encoding_format: "base64", dimensions: 8 });
+    const b64 = await client().embeddings.create({
+      model: "gamma-embedding-1",
+      input: "x",
+      encoding_format: "base64",
+      dimensions: 8,
+    });
     expect(typeof b64.data[0]?.embedding).toBe("string");
-    const { data, requestId } = await client().embeddings.create({ model: "gamma-embedding-1", input: "x", dimensions: 8 }).withResponse();
+    const { data, requestId } = await client()
+      .embeddings.create({ model: "gamma-embedding-1", input: "x", dimensions: 8 })
+      .withResponse();
     expect(data.data[0]?.embedding).toEqual(floats.data[0]?.embedding);
     expect(requestId).toBeString();
   });
 
   test("a chat model is a BadRequestError naming the model", async () => {
-    const err = await client().embeddings.create({ model: "beta-5", input: "x" }).catch((e: unknown) => e);
+    const err = await client()
+      .embeddings.create({ model: "beta-5", input: "x" })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BadRequestError);
     expect((err as BadRequestError).message).toContain("not an embedding model");
   });

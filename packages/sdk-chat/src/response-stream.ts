@@ -44,7 +44,10 @@ export class ResponseStream extends StreamHelper<ResponseStreamEvent, ResponseSt
   }
 
   /** Starts a stream; `open` makes the `stream: true` request with the given signal. */
-  static start(open: (signal: AbortSignal) => APIPromise<Stream<ResponseStreamEvent>>, signal?: AbortSignal): ResponseStream {
+  static start(
+    open: (signal: AbortSignal) => APIPromise<Stream<ResponseStreamEvent>>,
+    signal?: AbortSignal,
+  ): ResponseStream {
     const stream = new ResponseStream();
     stream.run(open, signal);
     return stream;
@@ -75,7 +78,10 @@ export class ResponseStream extends StreamHelper<ResponseStreamEvent, ResponseSt
     const snapshot = this.#apply(event);
     if (event.type !== "error") {
       // `event.type` names exactly the listener arguments `[event of that type, snapshot]`.
-      const emit = this.emit as (name: ResponseStreamEventName, ...args: [ResponseStreamEvent, ResponsesResponse]) => void;
+      const emit = this.emit as (
+        name: ResponseStreamEventName,
+        ...args: [ResponseStreamEvent, ResponsesResponse]
+      ) => void;
       emit.call(this, event.type, event, snapshot);
     }
     this.emit("event", event, snapshot);
@@ -92,7 +98,9 @@ export class ResponseStream extends StreamHelper<ResponseStreamEvent, ResponseSt
     if (closing.output.length > 0) {
       const diff = firstDifference(rebuilt, closing.output);
       if (diff !== undefined) {
-        throw new TurnpikeError(`The stream's events built output item ${diff} differently from the item its closing event carries.`);
+        throw new TurnpikeError(
+          `The stream's events built output item ${diff} differently from the item its closing event carries.`,
+        );
       }
     }
     const response = withOutputText({ ...closing, output: rebuilt });
@@ -105,7 +113,10 @@ export class ResponseStream extends StreamHelper<ResponseStreamEvent, ResponseSt
     switch (event.type) {
       case "response.created":
       case "response.in_progress":
-        this.#snapshot = { ...structuredClone(event.response), output: this.#snapshot?.output ?? structuredClone(event.response.output) };
+        this.#snapshot = {
+          ...structuredClone(event.response),
+          output: this.#snapshot?.output ?? structuredClone(event.response.output),
+        };
         return this.#snapshot;
       case "response.completed":
       case "response.incomplete":
@@ -194,10 +205,16 @@ export class ResponseStream extends StreamHelper<ResponseStreamEvent, ResponseSt
 }
 
 /** The output item at `index`, which an event about a part of it says is of type `type`. */
-function itemOf<T extends ResponsesOutputItem["type"]>(snapshot: ResponsesResponse, index: number, type: T): Extract<ResponsesOutputItem, { type: T }> {
+function itemOf<T extends ResponsesOutputItem["type"]>(
+  snapshot: ResponsesResponse,
+  index: number,
+  type: T,
+): Extract<ResponsesOutputItem, { type: T }> {
   const item = snapshot.output[index];
   if (item?.type !== type) {
-    throw new TurnpikeError(`The stream sent an event for a ${type} at output index ${index}, where it had opened ${item ? `a ${item.type}` : "no item"}.`);
+    throw new TurnpikeError(
+      `The stream sent an event for a ${type} at output index ${index}, where it had opened ${item ? `a ${item.type}` : "no item"}.`,
+    );
   }
   // Checked on the line above: the item's `type` is `T`.
   return item as Extract<ResponsesOutputItem, { type: T }>;

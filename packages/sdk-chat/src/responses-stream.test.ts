@@ -41,7 +41,8 @@ describe("responses.create({ stream: true })", () => {
     expect(deltas).toEqual(["one ", "two"]);
     const last = events.at(-1);
     expect(last?.type).toBe("response.completed");
-    if (last?.type === "response.completed") expect(last.response.output[0]).toMatchObject({ type: "message", content: [{ text: "one two" }] });
+    if (last?.type === "response.completed")
+      expect(last.response.output[0]).toMatchObject({ type: "message", content: [{ text: "one two" }] });
   });
 
   test("an in-band error event is thrown as the class its code stands for, after the events before it", async () => {
@@ -61,7 +62,13 @@ describe("responses.create({ stream: true })", () => {
 
 describe("responses.stream()", () => {
   test("finalResponse equals the JSON reply of the same request, text split across network reads included", async () => {
-    const script = { thinking: "Let me think.", text: tricky, toolCalls: [call], chunkSize: 5, usage: { input_tokens: 11, output_tokens: 22 } };
+    const script = {
+      thinking: "Let me think.",
+      text: tricky,
+      toolCalls: [call],
+      chunkSize: 5,
+      usage: { input_tokens: 11, output_tokens: 22 },
+    };
     turnpike.reply(script).reply(script);
     const body = { ...params, instructions: "Be brief.", temperature: 0.3, metadata: { run: "7" } };
     const json = await client().responses.create(body);
@@ -118,9 +125,21 @@ describe("responses.stream()", () => {
   });
 
   test("a response.failed without an error event still rejects, with the response's error", async () => {
-    const failed: Partial<ResponsesResponse> = { id: "resp_f", status: "failed", error: { code: "server_error", message: "upstream went away" }, output: [] };
-    server.use(http.post(`${BASE}/v1/responses`, () => rawSSE([{ event: "response.failed", data: { type: "response.failed", response: failed, sequence_number: 0 } }])));
-    const err = await client().responses.stream(params).finalResponse().catch((e: unknown) => e);
+    const failed: Partial<ResponsesResponse> = {
+      id: "resp_f",
+      status: "failed",
+      error: { code: "server_error", message: "upstream went away" },
+      output: [],
+    };
+    server.use(
+      http.post(`${BASE}/v1/responses`, () =>
+        rawSSE([{ event: "response.failed", data: { type: "response.failed", response: failed, sequence_number: 0 } }]),
+      ),
+    );
+    const err = await client()
+      .responses.stream(params)
+      .finalResponse()
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InternalServerError);
     expect((err as InternalServerError).status).toBe(500);
     expect((err as InternalServerError).message).toBe("500 upstream went away");
@@ -128,8 +147,20 @@ describe("responses.stream()", () => {
   });
 
   test("an error code no table knows is still an APIError carrying the message", async () => {
-    server.use(http.post(`${BASE}/v1/responses`, () => rawSSE([{ event: "error", data: { type: "error", code: "weird_code", message: "strange", param: null, sequence_number: 0 } }])));
-    const err = await client().responses.stream(params).finalResponse().catch((e: unknown) => e);
+    server.use(
+      http.post(`${BASE}/v1/responses`, () =>
+        rawSSE([
+          {
+            event: "error",
+            data: { type: "error", code: "weird_code", message: "strange", param: null, sequence_number: 0 },
+          },
+        ]),
+      ),
+    );
+    const err = await client()
+      .responses.stream(params)
+      .finalResponse()
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(APIError);
     expect((err as APIError).status).toBeUndefined();
     expect((err as APIError).code).toBe("weird_code");
@@ -137,31 +168,68 @@ describe("responses.stream()", () => {
   });
 
   test("an error event nesting its fields in `error`, as the other formats do, is read too", async () => {
-    server.use(http.post(`${BASE}/v1/responses`, () => rawSSE([{ event: "error", data: { type: "error", error: { type: "rate_limit_exceeded", message: "too fast" } } }])));
-    const err = await client().responses.stream(params).finalResponse().catch((e: unknown) => e);
+    server.use(
+      http.post(`${BASE}/v1/responses`, () =>
+        rawSSE([
+          { event: "error", data: { type: "error", error: { type: "rate_limit_exceeded", message: "too fast" } } },
+        ]),
+      ),
+    );
+    const err = await client()
+      .responses.stream(params)
+      .finalResponse()
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RateLimitError);
     expect((err as RateLimitError).message).toBe("429 too fast");
   });
 
   test("a stream that ends before its closing event rejects; so does one whose events disagree with its final response", async () => {
-    const created = { type: "response.created", response: { id: "r", status: "in_progress", output: [] }, sequence_number: 0 };
+    const created = {
+      type: "response.created",
+      response: { id: "r", status: "in_progress", output: [] },
+      sequence_number: 0,
+    };
     server.use(http.post(`${BASE}/v1/responses`, () => rawSSE([{ event: "response.created", data: created }])));
-    await expect(client().responses.stream(params).finalResponse()).rejects.toThrow("The stream ended before its response.completed");
+    await expect(client().responses.stream(params).finalResponse()).rejects.toThrow(
+      "The stream ended before its response.completed",
+    );
 
-    const item = { type: "function_call", id: "fc_1", call_id: "c", name: "f", arguments: '{"a":1}', status: "completed" };
+    const item = {
+      type: "function_call",
+      id: "fc_1",
+      call_id: "c",
+      name: "f",
+      arguments: '{"a":1}',
+      status: "completed",
+    };
     const frames = [
       { event: "response.created", data: created },
-      { event: "response.output_item.added", data: { type: "response.output_item.added", output_index: 0, item, sequence_number: 1 } },
-      { event: "response.output_item.done", data: { type: "response.output_item.done", output_index: 0, item, sequence_number: 2 } },
+      {
+        event: "response.output_item.added",
+        data: { type: "response.output_item.added", output_index: 0, item, sequence_number: 1 },
+      },
+      {
+        event: "response.output_item.done",
+        data: { type: "response.output_item.done", output_index: 0, item, sequence_number: 2 },
+      },
       {
         event: "response.completed",
-        data: { type: "response.completed", response: { id: "r", status: "completed", output: [{ ...item, arguments: '{"a":2}' }] }, sequence_number: 3 },
+        data: {
+          type: "response.completed",
+          response: { id: "r", status: "completed", output: [{ ...item, arguments: '{"a":2}' }] },
+          sequence_number: 3,
+        },
       },
     ];
     server.use(http.post(`${BASE}/v1/responses`, () => rawSSE(frames)));
-    const err = await client().responses.stream(params).finalResponse().catch((e: unknown) => e);
+    const err = await client()
+      .responses.stream(params)
+      .finalResponse()
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TurnpikeError);
-    expect((err as Error).message).toBe("The stream's events built output item 0 differently from the item its closing event carries.");
+    expect((err as Error).message).toBe(
+      "The stream's events built output item 0 differently from the item its closing event carries.",
+    );
   });
 
   test("abort() stops the stream: finalResponse rejects with APIUserAbortError", async () => {
@@ -183,8 +251,20 @@ describe("responses.stream()", () => {
 describe("responses.inputItems.list paging", () => {
   test("iterating follows has_more and last_id with `after`", async () => {
     const pages: Record<string, Record<string, unknown>> = {
-      first: { object: "list", data: [{ id: "item_b", type: "message", role: "user", content: "b" }], first_id: "item_b", last_id: "item_b", has_more: true },
-      item_b: { object: "list", data: [{ id: "item_a", type: "message", role: "user", content: "a" }], first_id: "item_a", last_id: "item_a", has_more: false },
+      first: {
+        object: "list",
+        data: [{ id: "item_b", type: "message", role: "user", content: "b" }],
+        first_id: "item_b",
+        last_id: "item_b",
+        has_more: true,
+      },
+      item_b: {
+        object: "list",
+        data: [{ id: "item_a", type: "message", role: "user", content: "a" }],
+        first_id: "item_a",
+        last_id: "item_a",
+        has_more: false,
+      },
     };
     const afters: Array<string | null> = [];
     server.use(

@@ -36,11 +36,11 @@ expectType<Equals<typeof either, APIPromise<Stream<ChatCompletionChunk> | ChatCo
 
 async function usage(): Promise<void> {
   const completion = await json;
-  expectType<Equals<typeof completion.choices[number]["message"]["content"], string | null>>();
+  expectType<Equals<(typeof completion.choices)[number]["message"]["content"], string | null>>();
   expectType<Equals<IsAny<typeof completion>, false>>();
   for await (const chunk of await streamed) {
     expectType<Equals<typeof chunk, ChatCompletionChunk>>();
-    expectType<Equals<IsAny<typeof chunk.choices[number]["delta"]>, false>>();
+    expectType<Equals<IsAny<(typeof chunk.choices)[number]["delta"]>, false>>();
   }
 }
 

@@ -40,7 +40,9 @@ const weather: ResponsesFunctionTool = {
 /** Ids (and a call's id, which each upstream reply makes anew) and times are fresh per request. */
 function normalize(r: ResponseObject): Record<string, unknown> {
   expect(r.id).toMatch(/^resp_/);
-  const output = r.output.map((item) => (item.type === "function_call" ? { ...item, id: "#", call_id: "#" } : { ...item, id: "#" }));
+  const output = r.output.map((item) =>
+    item.type === "function_call" ? { ...item, id: "#", call_id: "#" } : { ...item, id: "#" },
+  );
   return { ...r, id: "#", created_at: 0, output };
 }
 
@@ -48,9 +50,19 @@ function normalize(r: ResponseObject): Record<string, unknown> {
 for (const model of ["alpha-haiku-4-5", "beta-5", "gamma-3-flash"]) {
   describe(`responses on ${model}`, () => {
     test("create returns the text as output_text; stream's finalResponse equals that JSON reply", async () => {
-      const params = { model, instructions: "Be brief.", input: '[sim text="Streams and replies agree on Grüße 🚀." chunks=5]' };
+      const params = {
+        model,
+        instructions: "Be brief.",
+        input: '[sim text="Streams and replies agree on Grüße 🚀." chunks=5]',
+      };
       const json = await client().responses.create(params);
-      expect(json).toMatchObject({ object: "response", status: "completed", model, instructions: "Be brief.", store: true });
+      expect(json).toMatchObject({
+        object: "response",
+        status: "completed",
+        model,
+        instructions: "Be brief.",
+        store: true,
+      });
       expect(json.output_text).toBe("Streams and replies agree on Grüße 🚀.");
       expect(json.usage?.total_tokens).toBe((json.usage?.input_tokens ?? 0) + (json.usage?.output_tokens ?? 0));
 
@@ -94,7 +106,11 @@ for (const model of ["alpha-haiku-4-5", "beta-5", "gamma-3-flash"]) {
 }
 
 test("reasoning: the summary streams as its own events and the final reasoning item equals the JSON one", async () => {
-  const params = { model: "alpha-sonnet-4-6", reasoning: { effort: "low" as const, summary: "auto" }, input: 'Why? [sim think text="Because." chunks=4]' };
+  const params = {
+    model: "alpha-sonnet-4-6",
+    reasoning: { effort: "low" as const, summary: "auto" },
+    input: 'Why? [sim think text="Because." chunks=4]',
+  };
   const json = await client().responses.create(params);
   expect(json.output.map((i) => i.type)).toEqual(["reasoning", "message"]);
   const reasoning = json.output[0];
@@ -119,7 +135,11 @@ describe("stored responses", () => {
     expect(got).toEqual(first);
     expect(got.output_text).toBe("Hello Ada.");
 
-    const second = await c.responses.create({ model: "beta-5", previous_response_id: first.id, input: 'What is my name? [sim text="Ada."]' });
+    const second = await c.responses.create({
+      model: "beta-5",
+      previous_response_id: first.id,
+      input: 'What is my name? [sim text="Ada."]',
+    });
     expect(second.output_text).toBe("Ada.");
     const { data } = await c.responses.inputItems.list(second.id, { order: "asc" });
     expect(data.map((i) => ("content" in i ? JSON.stringify(i.content) : i.type))).toEqual([
@@ -138,19 +158,33 @@ describe("stored responses", () => {
   });
 
   test("a streamed response is stored too; store: false keeps nothing; another key sees nothing", async () => {
-    const final = await client().responses.stream({ model: "alpha-haiku-4-5", input: 'Remember 42. [sim text="Noted."]' }).finalResponse();
+    const final = await client()
+      .responses.stream({ model: "alpha-haiku-4-5", input: 'Remember 42. [sim text="Noted."]' })
+      .finalResponse();
     expect((await client().responses.retrieve(final.id)).output_text).toBe("Noted.");
     const other = await gateway.createKey({ name: "chat-responses-e2e-other" });
-    expect(await client(other).responses.retrieve(final.id).catch((e: unknown) => e)).toBeInstanceOf(NotFoundError);
+    expect(
+      await client(other)
+        .responses.retrieve(final.id)
+        .catch((e: unknown) => e),
+    ).toBeInstanceOf(NotFoundError);
     const unstored = await client().responses.create({ model: "beta-5", store: false, input: "Hi" });
     expect(unstored.store).toBe(false);
-    expect(await client().responses.retrieve(unstored.id).catch((e: unknown) => e)).toBeInstanceOf(NotFoundError);
+    expect(
+      await client()
+        .responses.retrieve(unstored.id)
+        .catch((e: unknown) => e),
+    ).toBeInstanceOf(NotFoundError);
   });
 });
 
 test("inputTokens.count counts more for a longer prompt", async () => {
   const short = await client().responses.inputTokens.count({ model: "beta-5", input: "Hello there" });
-  const long = await client().responses.inputTokens.count({ model: "beta-5", instructions: "Answer in French, briefly and politely.", input: "Hello there, how is the weather in Paris today?" });
+  const long = await client().responses.inputTokens.count({
+    model: "beta-5",
+    instructions: "Answer in French, briefly and politely.",
+    input: "Hello there, how is the weather in Paris today?",
+  });
   expect(short.object).toBe("response.input_tokens");
   expect(short.input_tokens).toBeGreaterThan(0);
   expect(long.input_tokens).toBeGreaterThan(short.input_tokens);
@@ -168,13 +202,19 @@ describe("errors", () => {
   });
 
   test("a bad key, an unknown model, an upstream 429", async () => {
-    const bad = await client("sk-not-a-key").responses.create({ model: "beta-5", input: "x" }).catch((e: unknown) => e);
+    const bad = await client("sk-not-a-key")
+      .responses.create({ model: "beta-5", input: "x" })
+      .catch((e: unknown) => e);
     expect(bad).toBeInstanceOf(AuthenticationError);
     expect((bad as AuthenticationError).requestId).toMatch(/^req_/);
-    const unknown = await client().responses.create({ model: "beta-nope", input: "x", stream: true }).catch((e: unknown) => e);
+    const unknown = await client()
+      .responses.create({ model: "beta-nope", input: "x", stream: true })
+      .catch((e: unknown) => e);
     expect(unknown).toBeInstanceOf(ModelNotFoundError);
     expect((unknown as ModelNotFoundError).model).toBe("beta-nope");
-    const limited = await client().responses.create({ model: "beta-5", input: "Hi [sim error=429 retry_after=3]" }).catch((e: unknown) => e);
+    const limited = await client()
+      .responses.create({ model: "beta-5", input: "Hi [sim error=429 retry_after=3]" })
+      .catch((e: unknown) => e);
     expect(limited).toBeInstanceOf(RateLimitError);
     expect((limited as RateLimitError).retryAfterMs).toBe(3000);
   });
@@ -192,9 +232,18 @@ describe("@turnpike/mocks against the gateway", () => {
   }
 
   test("the mock writes the gateway's event sequence and items for the same reply", async () => {
-    const body = { model: "beta-5", stream: true, tools: [weather], input: 'Weather? [sim text="Hello there" tools=1 chunks=2]' };
+    const body = {
+      model: "beta-5",
+      stream: true,
+      tools: [weather],
+      input: 'Weather? [sim text="Hello there" tools=1 chunks=2]',
+    };
     const init = (url: string, apiKey: string) =>
-      new Request(url, { method: "POST", headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+      new Request(url, {
+        method: "POST",
+        headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
     const real = await eventRuns(await fetch(init(`${gateway.url}/v1/responses`, key)));
 
     // The mock answered in-process (msw's getResponse), so no request of this file is intercepted.

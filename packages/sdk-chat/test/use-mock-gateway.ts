@@ -10,7 +10,11 @@ import { ChatClient, type ChatClientOptions } from "../src/index.js";
 export const BASE = "http://gateway.test";
 export const KEY = "sk-test-chat";
 
-export function useMockGateway(): { turnpike: TurnpikeMock; server: SetupServer; client: (options?: ChatClientOptions) => ChatClient } {
+export function useMockGateway(): {
+  turnpike: TurnpikeMock;
+  server: SetupServer;
+  client: (options?: ChatClientOptions) => ChatClient;
+} {
   const turnpike = createTurnpikeMock({ baseURL: BASE, apiKey: KEY });
   const server = setupServer(...turnpike.handlers);
   beforeAll(() => server.listen({ onUnhandledRequest: "error" }));

@@ -37,23 +37,36 @@ function scripted(...replies: Array<() => Response | Promise<Response>>): { fetc
   return { fetch, calls };
 }
 
-const ok = (body: unknown = { ok: true }, headers: Record<string, string> = {}) => () =>
-  Response.json(body, { headers: { "x-request-id": "req_ok", ...headers } });
+const ok =
+  (body: unknown = { ok: true }, headers: Record<string, string> = {}) =>
+  () =>
+    Response.json(body, { headers: { "x-request-id": "req_ok", ...headers } });
 // `retry-after-ms: 1` keeps retries fast and proves the hint is honoured.
-const fail = (status: number, headers: Record<string, string> = {}) => () =>
-  Response.json({ error: { message: `status ${status}`, type: "x" } }, { status, headers: { "retry-after-ms": "1", ...headers } });
+const fail =
+  (status: number, headers: Record<string, string> = {}) =>
+  () =>
+    Response.json(
+      { error: { message: `status ${status}`, type: "x" } },
+      { status, headers: { "retry-after-ms": "1", ...headers } },
+    );
 
 /** A fetch that never answers until its signal aborts, like a hung server. */
 const hang: Fetch = (_input, init) =>
   new Promise((_resolve, reject) => init?.signal?.addEventListener("abort", () => reject(init.signal?.reason)));
 
-const get = (client: APIClient, extra: object = {}) => client.request<{ ok: boolean }>({ method: "GET", path: "/x", ...extra });
+const get = (client: APIClient, extra: object = {}) =>
+  client.request<{ ok: boolean }>({ method: "GET", path: "/x", ...extra });
 
 describe("request", () => {
   test("sends auth, JSON headers and body to base + path, and parses the reply", async () => {
     const { fetch, calls } = scripted(ok({ ok: true }));
     const client = new TestClient({ fetch, defaultHeaders: { "x-extra": "1" } });
-    const result = await client.request<{ ok: boolean }>({ method: "POST", path: "/v1/things", body: { a: 1 }, query: { q: "é" } });
+    const result = await client.request<{ ok: boolean }>({
+      method: "POST",
+      path: "/v1/things",
+      body: { a: 1 },
+      query: { q: "é" },
+    });
     expect(result).toEqual({ ok: true });
     expect(calls[0]?.url).toBe("http://gw.test/v1/things?q=%C3%A9");
     const headers = new Headers(calls[0]?.init.headers);
@@ -161,7 +174,9 @@ describe("timeouts and aborts", () => {
 
   test("the timeout also covers a body that stops half-way", async () => {
     const stalled = () =>
-      new Response(new ReadableStream({ start: (c) => c.enqueue(new TextEncoder().encode('{"ok":')) }), { status: 200 });
+      new Response(new ReadableStream({ start: (c) => c.enqueue(new TextEncoder().encode('{"ok":')) }), {
+        status: 200,
+      });
     const { fetch } = scripted(stalled);
     await expect(get(new TestClient({ fetch, timeout: 20, maxRetries: 0 }))).rejects.toBeInstanceOf(APITimeoutError);
   });
@@ -178,7 +193,9 @@ describe("timeouts and aborts", () => {
 
   test("an already-aborted signal never calls fetch", async () => {
     const { fetch, calls } = scripted(ok());
-    await expect(get(new TestClient({ fetch }), { signal: AbortSignal.abort() })).rejects.toBeInstanceOf(APIUserAbortError);
+    await expect(get(new TestClient({ fetch }), { signal: AbortSignal.abort() })).rejects.toBeInstanceOf(
+      APIUserAbortError,
+    );
     expect(calls).toHaveLength(0);
   });
 

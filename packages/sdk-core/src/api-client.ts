@@ -131,8 +131,9 @@ export abstract class APIClient {
   /** A streamed request; resolves once the headers arrived, to a {@link Stream} of events. */
   requestStream<T>(options: FinalRequestOptions, decode: SSEEventDecoder<T>): APIPromise<Stream<T>> {
     return new APIPromise(
-      this.send(options, true).then(({ response, controller, release }): APIResult<Stream<T>> =>
-        apiResult(Stream.fromSSEResponse(response, controller, decode, release), response),
+      this.send(options, true).then(
+        ({ response, controller, release }): APIResult<Stream<T>> =>
+          apiResult(Stream.fromSSEResponse(response, controller, decode, release), response),
       ),
     );
   }

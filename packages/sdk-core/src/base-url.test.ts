@@ -23,7 +23,9 @@ describe("gatewayOrigin", () => {
 
   test("a relative or malformed base is a clear error", () => {
     for (const base of ["localhost:8080", "/v1", "gw"]) {
-      expect(() => gatewayOrigin(base)).toThrow(`baseURL must be an absolute http(s) URL such as http://localhost:8080, got "${base}"`);
+      expect(() => gatewayOrigin(base)).toThrow(
+        `baseURL must be an absolute http(s) URL such as http://localhost:8080, got "${base}"`,
+      );
     }
   });
 });
@@ -32,7 +34,10 @@ describe("resolveCredentials", () => {
   test("options win over the environment", () => {
     process.env.TURNPIKE_API_KEY = "sk-env";
     process.env.TURNPIKE_BASE_URL = "http://env:1";
-    expect(resolveCredentials({ apiKey: "sk-opt", baseURL: "http://opt:2/v1" }, "X")).toEqual({ apiKey: "sk-opt", origin: "http://opt:2" });
+    expect(resolveCredentials({ apiKey: "sk-opt", baseURL: "http://opt:2/v1" }, "X")).toEqual({
+      apiKey: "sk-opt",
+      origin: "http://opt:2",
+    });
     expect(resolveCredentials({}, "X")).toEqual({ apiKey: "sk-env", origin: "http://env:1" });
   });
 

@@ -8,7 +8,13 @@
  * import { APIClient, APIError, RateLimitError } from "@turnpike/sdk-core";
  * ```
  */
-export { APIClient, type ClientOptions, type Fetch, type FinalRequestOptions, type RequestOptions } from "./api-client.js";
+export {
+  APIClient,
+  type ClientOptions,
+  type Fetch,
+  type FinalRequestOptions,
+  type RequestOptions,
+} from "./api-client.js";
 export { APIPromise, type APIResult } from "./api-promise.js";
 export { DEFAULT_BASE_URL, gatewayOrigin, resolveCredentials } from "./base-url.js";
 export { readEnv } from "./env.js";

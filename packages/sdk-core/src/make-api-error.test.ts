@@ -13,7 +13,9 @@ import {
 } from "./errors.js";
 import { makeAPIError, makeStreamError } from "./make-api-error.js";
 
-const chatBody = (type: string, code: string | null = null) => ({ error: { message: "nope", type, param: "model", code } });
+const chatBody = (type: string, code: string | null = null) => ({
+  error: { message: "nope", type, param: "model", code },
+});
 const messagesBody = (type: string) => ({ type: "error", error: { type, message: "nope" }, request_id: "req_body" });
 
 describe("makeAPIError", () => {
@@ -39,7 +41,12 @@ describe("makeAPIError", () => {
   });
 
   test("carries the request id, the parsed body and its fields", () => {
-    const err = makeAPIError(400, chatBody("invalid_request_error", "bad_model"), undefined, new Headers({ "x-request-id": "req_1" }));
+    const err = makeAPIError(
+      400,
+      chatBody("invalid_request_error", "bad_model"),
+      undefined,
+      new Headers({ "x-request-id": "req_1" }),
+    );
     expect(err.requestId).toBe("req_1");
     expect(err.requestID).toBe("req_1");
     expect(err.error).toEqual(chatBody("invalid_request_error", "bad_model"));
@@ -48,8 +55,13 @@ describe("makeAPIError", () => {
   });
 
   test("falls back to the messages request-id header, then the body's request_id", () => {
-    expect(makeAPIError(401, messagesBody("authentication_error"), undefined, new Headers({ "request-id": "req_2" })).requestId).toBe("req_2");
-    expect(makeAPIError(401, messagesBody("authentication_error"), undefined, new Headers()).requestId).toBe("req_body");
+    expect(
+      makeAPIError(401, messagesBody("authentication_error"), undefined, new Headers({ "request-id": "req_2" }))
+        .requestId,
+    ).toBe("req_2");
+    expect(makeAPIError(401, messagesBody("authentication_error"), undefined, new Headers()).requestId).toBe(
+      "req_body",
+    );
   });
 
   test("a non-JSON body becomes the message", () => {
@@ -61,10 +73,14 @@ describe("makeAPIError", () => {
   test("404 model_not_found, or a 404 on a model-scoped call, is a ModelNotFoundError", () => {
     const byCode = makeAPIError(404, chatBody("invalid_request_error", "model_not_found"), undefined, new Headers());
     expect(byCode).toBeInstanceOf(ModelNotFoundError);
-    const byContext = makeAPIError(404, messagesBody("not_found_error"), undefined, new Headers(), { model: "alpha-x" });
+    const byContext = makeAPIError(404, messagesBody("not_found_error"), undefined, new Headers(), {
+      model: "alpha-x",
+    });
     expect(byContext).toBeInstanceOf(ModelNotFoundError);
     expect((byContext as ModelNotFoundError).model).toBe("alpha-x");
-    expect(makeAPIError(404, messagesBody("not_found_error"), undefined, new Headers())).not.toBeInstanceOf(ModelNotFoundError);
+    expect(makeAPIError(404, messagesBody("not_found_error"), undefined, new Headers())).not.toBeInstanceOf(
+      ModelNotFoundError,
+    );
   });
 
   test("RateLimitError reads the retry hint and the limit headers", () => {
@@ -78,7 +94,13 @@ describe("makeAPIError", () => {
     });
     const err = makeAPIError(429, messagesBody("rate_limit_error"), undefined, headers) as RateLimitError;
     expect(err.retryAfterMs).toBe(3000);
-    expect(err.rateLimit).toEqual({ limitRequests: 60, remainingRequests: 0, resetRequests: "3s", limitTokens: 100000, remainingTokens: 4000 });
+    expect(err.rateLimit).toEqual({
+      limitRequests: 60,
+      remainingRequests: 0,
+      resetRequests: "3s",
+      limitTokens: 100000,
+      remainingTokens: 4000,
+    });
   });
 
   test("RateLimitError reads the messages format's rate-limit headers too", () => {
@@ -100,12 +122,17 @@ describe("makeStreamError", () => {
     expect(makeStreamError(messagesBody("overloaded_error"), new Headers()).status).toBe(529);
     expect(makeStreamError(messagesBody("rate_limit_error"), new Headers())).toBeInstanceOf(RateLimitError);
     expect(makeStreamError(chatBody("server_error"), new Headers()).status).toBe(500);
-    expect(makeStreamError(chatBody("service_unavailable_error", "server_is_overloaded"), new Headers()).status).toBe(503);
+    expect(makeStreamError(chatBody("service_unavailable_error", "server_is_overloaded"), new Headers()).status).toBe(
+      503,
+    );
     expect(makeStreamError(chatBody("invalid_request_error"), new Headers())).toBeInstanceOf(BadRequestError);
   });
 
   test("an unknown type is a plain APIError that keeps the body and the stream's request id", () => {
-    const err = makeStreamError({ error: { type: "mystery", message: "odd" } }, new Headers({ "x-request-id": "req_9" }));
+    const err = makeStreamError(
+      { error: { type: "mystery", message: "odd" } },
+      new Headers({ "x-request-id": "req_9" }),
+    );
     expect(err.constructor).toBe(APIError);
     expect(err.status).toBeUndefined();
     expect(err.message).toBe("odd");

@@ -44,7 +44,12 @@ export class Models {
    */
   list(params: ModelListParams = {}, options?: RequestOptions): PagePromise<Model, ModelList> {
     const get = (query: ModelListParams): APIPromise<ModelList> =>
-      this.#client.request<ModelList>({ ...options, method: "GET", path: this.#path, query: { ...options?.query, ...query } });
+      this.#client.request<ModelList>({
+        ...options,
+        method: "GET",
+        path: this.#path,
+        query: { ...options?.query, ...query },
+      });
     return new PagePromise<Model, ModelList>(get(params).withResponse(), (afterId) =>
       get({ ...params, after_id: afterId, before_id: undefined }),
     );
@@ -89,10 +94,17 @@ export class Models {
       models.push(model);
     }
     const available = models.map((m) => m.id);
-    const list = available.length > 0 ? `Models this key can use: ${available.join(", ")}.` : "This key can use no models.";
-    throw new ModelNotFoundError(undefined, undefined, `Model "${id}" is not available to this API key. ${list}`, response.headers, {
-      model: id,
-      availableModels: available,
-    });
+    const list =
+      available.length > 0 ? `Models this key can use: ${available.join(", ")}.` : "This key can use no models.";
+    throw new ModelNotFoundError(
+      undefined,
+      undefined,
+      `Model "${id}" is not available to this API key. ${list}`,
+      response.headers,
+      {
+        model: id,
+        availableModels: available,
+      },
+    );
   }
 }

@@ -21,7 +21,10 @@ export interface CursorPage<TItem> {
  * }
  * ```
  */
-export class PagePromise<TItem, TPage extends CursorPage<TItem>> extends APIPromise<TPage> implements AsyncIterable<TItem> {
+export class PagePromise<TItem, TPage extends CursorPage<TItem>>
+  extends APIPromise<TPage>
+  implements AsyncIterable<TItem>
+{
   readonly #nextPage: (afterId: string) => APIPromise<TPage>;
 
   constructor(result: Promise<APIResult<TPage>>, nextPage: (afterId: string) => APIPromise<TPage>) {

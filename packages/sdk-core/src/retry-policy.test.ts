@@ -5,7 +5,15 @@ const reply = (status: number, headers: Record<string, string> = {}) => new Resp
 
 describe("shouldRetry", () => {
   test("retries 408, 409, 429 and 5xx, not other 4xx", () => {
-    expect([408, 409, 429, 500, 502, 503, 529].map((s) => shouldRetry(reply(s)))).toEqual([true, true, true, true, true, true, true]);
+    expect([408, 409, 429, 500, 502, 503, 529].map((s) => shouldRetry(reply(s)))).toEqual([
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+    ]);
     expect([400, 401, 403, 404, 422].map((s) => shouldRetry(reply(s)))).toEqual([false, false, false, false, false]);
   });
 
@@ -19,7 +27,9 @@ describe("retryDelayMs", () => {
   test("backs off from 0.5 s, doubling, capped at 8 s, with up to 25 % jitter", () => {
     const none = () => 0;
     const most = () => 1;
-    expect([1, 2, 3, 4, 5, 6].map((n) => retryDelayMs(n, undefined, none))).toEqual([500, 1000, 2000, 4000, 8000, 8000]);
+    expect([1, 2, 3, 4, 5, 6].map((n) => retryDelayMs(n, undefined, none))).toEqual([
+      500, 1000, 2000, 4000, 8000, 8000,
+    ]);
     expect(retryDelayMs(1, undefined, most)).toBe(375);
     expect(retryDelayMs(5, undefined, most)).toBe(6000);
   });

@@ -150,17 +150,26 @@ export abstract class StreamHelper<TItem, TEvents extends EventMap> implements A
   }
 
   /** Adds a listener. */
-  on<K extends keyof (TEvents & BaseStreamEvents)>(event: K, listener: Listener<(TEvents & BaseStreamEvents)[K]>): this {
+  on<K extends keyof (TEvents & BaseStreamEvents)>(
+    event: K,
+    listener: Listener<(TEvents & BaseStreamEvents)[K]>,
+  ): this {
     return this.#add(event, listener, false);
   }
 
   /** Adds a listener that runs at most once. */
-  once<K extends keyof (TEvents & BaseStreamEvents)>(event: K, listener: Listener<(TEvents & BaseStreamEvents)[K]>): this {
+  once<K extends keyof (TEvents & BaseStreamEvents)>(
+    event: K,
+    listener: Listener<(TEvents & BaseStreamEvents)[K]>,
+  ): this {
     return this.#add(event, listener, true);
   }
 
   /** Removes a listener added with `on` or `once`. */
-  off<K extends keyof (TEvents & BaseStreamEvents)>(event: K, listener: Listener<(TEvents & BaseStreamEvents)[K]>): this {
+  off<K extends keyof (TEvents & BaseStreamEvents)>(
+    event: K,
+    listener: Listener<(TEvents & BaseStreamEvents)[K]>,
+  ): this {
     const list = this.#listeners.get(event);
     if (list) {
       this.#listeners.set(
@@ -172,7 +181,11 @@ export abstract class StreamHelper<TItem, TEvents extends EventMap> implements A
     return this;
   }
 
-  #add<K extends keyof (TEvents & BaseStreamEvents)>(event: K, listener: Listener<(TEvents & BaseStreamEvents)[K]>, once: boolean): this {
+  #add<K extends keyof (TEvents & BaseStreamEvents)>(
+    event: K,
+    listener: Listener<(TEvents & BaseStreamEvents)[K]>,
+    once: boolean,
+  ): this {
     const list = this.#listeners.get(event) ?? [];
     // Stored under a common signature; `emit` passes exactly the arguments declared for `event`.
     list.push({ fn: listener as Listener<never[]>, once });
@@ -181,7 +194,10 @@ export abstract class StreamHelper<TItem, TEvents extends EventMap> implements A
   }
 
   /** Calls the listeners of `event`. */
-  protected emit<K extends keyof (TEvents & BaseStreamEvents)>(event: K, ...args: (TEvents & BaseStreamEvents)[K]): void {
+  protected emit<K extends keyof (TEvents & BaseStreamEvents)>(
+    event: K,
+    ...args: (TEvents & BaseStreamEvents)[K]
+  ): void {
     this.#dispatch(event, args);
   }
 

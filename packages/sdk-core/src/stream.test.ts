@@ -41,7 +41,9 @@ async function collect<T>(stream: AsyncIterable<T>): Promise<T[]> {
   return out;
 }
 
-const transcript = ["naïve", "日本語", "emoji 🚀🎉", "a\nb"].map((t) => `data: ${JSON.stringify({ t })}\n\n`).join("") + "data: [DONE]\n\n";
+const transcript =
+  ["naïve", "日本語", "emoji 🚀🎉", "a\nb"].map((t) => `data: ${JSON.stringify({ t })}\n\n`).join("") +
+  "data: [DONE]\n\n";
 
 describe("Stream.fromSSEResponse", () => {
   test("events and multi-byte characters split at every byte boundary arrive whole", async () => {
@@ -52,7 +54,11 @@ describe("Stream.fromSSEResponse", () => {
   });
 
   test("stops at the done marker and ignores anything after it", async () => {
-    const stream = Stream.fromSSEResponse(bodyOf(cut(transcript + 'data: {"t":"late"}\n\n', 9)), new AbortController(), decode);
+    const stream = Stream.fromSSEResponse(
+      bodyOf(cut(transcript + 'data: {"t":"late"}\n\n', 9)),
+      new AbortController(),
+      decode,
+    );
     expect(await collect(stream)).toHaveLength(4);
   });
 
@@ -84,7 +90,9 @@ describe("Stream.fromSSEResponse", () => {
 
   test("controller.abort() ends a stalled stream quietly", async () => {
     const controller = new AbortController();
-    const stalled = new Response(new ReadableStream({ start: (c) => c.enqueue(encoder.encode('data: {"t":"first"}\n\n')) }));
+    const stalled = new Response(
+      new ReadableStream({ start: (c) => c.enqueue(encoder.encode('data: {"t":"first"}\n\n')) }),
+    );
     const stream = Stream.fromSSEResponse(stalled, controller, decode);
     const seen: string[] = [];
     for await (const x of stream) {
@@ -106,6 +114,11 @@ describe("Stream.fromSSEResponse", () => {
   test("toReadableStream() gives newline-delimited JSON", async () => {
     const stream = Stream.fromSSEResponse(bodyOf(cut(transcript, 6)), new AbortController(), decode);
     const text = await new Response(stream.toReadableStream()).text();
-    expect(text.trim().split("\n").map((l) => (JSON.parse(l) as { t: string }).t)).toEqual(["naïve", "日本語", "emoji 🚀🎉", "a\nb"]);
+    expect(
+      text
+        .trim()
+        .split("\n")
+        .map((l) => (JSON.parse(l) as { t: string }).t),
+    ).toEqual(["naïve", "日本語", "emoji 🚀🎉", "a\nb"]);
   });
 });

@@ -102,18 +102,20 @@ export class Stream<T> implements AsyncIterable<T> {
   tee(): [Stream<T>, Stream<T>] {
     const queues: [Array<Promise<IteratorResult<T>>>, Array<Promise<IteratorResult<T>>>] = [[], []];
     let source: AsyncIterator<T> | undefined;
-    const branch = (mine: Array<Promise<IteratorResult<T>>>): (() => AsyncIterator<T>) => () => ({
-      next: () => {
-        if (mine.length === 0) {
-          source ??= this[Symbol.asyncIterator]();
-          const result = source.next();
-          queues[0].push(result);
-          queues[1].push(result);
-        }
-        // Non-empty: filled just above or by the other branch.
-        return mine.shift() as Promise<IteratorResult<T>>;
-      },
-    });
+    const branch =
+      (mine: Array<Promise<IteratorResult<T>>>): (() => AsyncIterator<T>) =>
+      () => ({
+        next: () => {
+          if (mine.length === 0) {
+            source ??= this[Symbol.asyncIterator]();
+            const result = source.next();
+            queues[0].push(result);
+            queues[1].push(result);
+          }
+          // Non-empty: filled just above or by the other branch.
+          return mine.shift() as Promise<IteratorResult<T>>;
+        },
+      });
     return [
       new Stream(branch(queues[0]), this.controller, this.response),
       new Stream(branch(queues[1]), this.controller, this.response),
@@ -154,8 +156,11 @@ export function parseEventJSON(message: SSEMessage): unknown {
   try {
     return JSON.parse(message.data);
   } catch (cause) {
-    throw new TurnpikeError(`Could not parse stream event ${message.event ?? "(no event name)"} as JSON: ${message.data}`, {
-      cause,
-    });
+    throw new TurnpikeError(
+      `Could not parse stream event ${message.event ?? "(no event name)"} as JSON: ${message.data}`,
+      {
+        cause,
+      },
+    );
   }
 }

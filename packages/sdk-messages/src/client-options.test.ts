@@ -41,7 +41,11 @@ describe("MessagesClient options", () => {
   });
 
   test("defaultHeaders are sent, and null removes a default header", async () => {
-    const client = new MessagesClient({ apiKey: KEY, baseURL: "http://gateway.test", defaultHeaders: { "x-team": "search", "alpha-version": null } });
+    const client = new MessagesClient({
+      apiKey: KEY,
+      baseURL: "http://gateway.test",
+      defaultHeaders: { "x-team": "search", "alpha-version": null },
+    });
     await client.messages.create(hello, { headers: { "x-trace": "t1" } });
     const headers = turnpike.lastRequest()?.headers ?? {};
     expect([headers["x-team"], headers["x-trace"], headers["alpha-version"]]).toEqual(["search", "t1", undefined]);

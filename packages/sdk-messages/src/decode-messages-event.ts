@@ -20,7 +20,11 @@ const YIELDED: ReadonlySet<string> = new Set<RawMessageStreamEvent["type"]>([
 ]);
 
 /** Decodes one event; `model` names the model in a not-found error. */
-export function decodeMessagesEvent(message: SSEMessage, response: Response, model?: string): StreamStep<RawMessageStreamEvent> {
+export function decodeMessagesEvent(
+  message: SSEMessage,
+  response: Response,
+  model?: string,
+): StreamStep<RawMessageStreamEvent> {
   if (message.event === "ping") return { kind: "skip" };
   const data = parseEventJSON(message);
   const name = message.event ?? typeOf(data);

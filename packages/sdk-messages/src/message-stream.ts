@@ -51,7 +51,10 @@ export class MessageStream extends StreamHelper<RawMessageStreamEvent, MessageSt
   }
 
   /** Starts a stream; `open` makes the `stream: true` request with the given signal. */
-  static start(open: (signal: AbortSignal) => APIPromise<Stream<RawMessageStreamEvent>>, signal?: AbortSignal): MessageStream {
+  static start(
+    open: (signal: AbortSignal) => APIPromise<Stream<RawMessageStreamEvent>>,
+    signal?: AbortSignal,
+  ): MessageStream {
     const stream = new MessageStream();
     stream.run(open, signal);
     return stream;
@@ -113,8 +116,10 @@ export class MessageStream extends StreamHelper<RawMessageStreamEvent, MessageSt
         const usage = event.usage;
         message.usage.output_tokens = usage.output_tokens;
         if (usage.input_tokens != null) message.usage.input_tokens = usage.input_tokens;
-        if (usage.cache_creation_input_tokens != null) message.usage.cache_creation_input_tokens = usage.cache_creation_input_tokens;
-        if (usage.cache_read_input_tokens != null) message.usage.cache_read_input_tokens = usage.cache_read_input_tokens;
+        if (usage.cache_creation_input_tokens != null)
+          message.usage.cache_creation_input_tokens = usage.cache_creation_input_tokens;
+        if (usage.cache_read_input_tokens != null)
+          message.usage.cache_read_input_tokens = usage.cache_read_input_tokens;
         if (usage.server_tool_use != null) message.usage.server_tool_use = usage.server_tool_use;
         break;
       }
@@ -186,7 +191,9 @@ export class MessageStream extends StreamHelper<RawMessageStreamEvent, MessageSt
         input = json.trim() === "" ? {} : JSON.parse(json);
       } catch (cause) {
         const name = "name" in block ? ` of tool "${String(block.name)}"` : "";
-        throw new TurnpikeError(`Could not parse the streamed input${name} (block ${index}) as JSON: ${json}`, { cause });
+        throw new TurnpikeError(`Could not parse the streamed input${name} (block ${index}) as JSON: ${json}`, {
+          cause,
+        });
       }
       // tool_use and server_tool_use blocks carry `input`; the schema types the latter loosely.
       (block as { input?: unknown }).input = input;

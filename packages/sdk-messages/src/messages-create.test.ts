@@ -35,10 +35,18 @@ describe("messages.create", () => {
   });
 
   test("returns tool calls as tool_use blocks", async () => {
-    turnpike.reply({ text: "Checking.", toolCalls: [{ id: "toolu_1", name: "get_weather", input: { city: "Paris" } }] });
+    turnpike.reply({
+      text: "Checking.",
+      toolCalls: [{ id: "toolu_1", name: "get_weather", input: { city: "Paris" } }],
+    });
     const message = await client().messages.create(hello);
     expect(message.stop_reason).toBe("tool_use");
-    expect(message.content[1]).toEqual({ type: "tool_use", id: "toolu_1", name: "get_weather", input: { city: "Paris" } });
+    expect(message.content[1]).toEqual({
+      type: "tool_use",
+      id: "toolu_1",
+      name: "get_weather",
+      input: { city: "Paris" },
+    });
   });
 
   test("withResponse exposes the request id and headers", async () => {
@@ -51,7 +59,9 @@ describe("messages.create", () => {
 
 describe("messages.create errors", () => {
   test("a wrong key is an AuthenticationError with the request id and body", async () => {
-    const err = await client({ apiKey: "sk-wrong" }).messages.create(hello).catch((e: unknown) => e);
+    const err = await client({ apiKey: "sk-wrong" })
+      .messages.create(hello)
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AuthenticationError);
     const auth = err as AuthenticationError;
     expect(auth.status).toBe(401);
@@ -61,14 +71,18 @@ describe("messages.create errors", () => {
   });
 
   test("an unknown model is a ModelNotFoundError naming it", async () => {
-    const err = await client().messages.create({ ...hello, model: "alpha-nope" }).catch((e: unknown) => e);
+    const err = await client()
+      .messages.create({ ...hello, model: "alpha-nope" })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ModelNotFoundError);
     expect((err as ModelNotFoundError).model).toBe("alpha-nope");
     expect((err as ModelNotFoundError).message).toContain("alpha-nope");
   });
 
   test("a request that breaks a format rule is a BadRequestError that names the field", async () => {
-    const err = await client().messages.create({ ...hello, temperature: 3 }).catch((e: unknown) => e);
+    const err = await client()
+      .messages.create({ ...hello, temperature: 3 })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BadRequestError);
     expect((err as BadRequestError).message).toContain("temperature");
   });
@@ -83,7 +97,9 @@ describe("messages.create errors", () => {
 
   test("a 429 that outlasts the retries is a RateLimitError with the hint", async () => {
     turnpike.fail(429, { message: "slow down", retryAfter: 0.001 }, { times: 3 });
-    const err = await client().messages.create(hello).catch((e: unknown) => e);
+    const err = await client()
+      .messages.create(hello)
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RateLimitError);
     expect((err as RateLimitError).retryAfterMs).toBe(1);
     expect((err as RateLimitError).message).toBe("429 slow down");
@@ -115,7 +131,9 @@ describe("messages.create errors", () => {
   });
 
   test("error classes are also statics of the client, as on the official clients", async () => {
-    const err = await client({ apiKey: "sk-wrong" }).messages.create(hello).catch((e: unknown) => e);
+    const err = await client({ apiKey: "sk-wrong" })
+      .messages.create(hello)
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(MessagesClient.AuthenticationError);
     expect(err).toBeInstanceOf(MessagesClient.APIError);
   });

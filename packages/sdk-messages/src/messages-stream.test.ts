@@ -29,12 +29,23 @@ function rawSSE(pieces: string[] | Uint8Array[]): Response {
   );
 }
 
-const frame = (event: RawMessageStreamEvent | { type: "ping" } | { type: "error"; error: { type: string; message: string } }, withName = true) =>
-  `${withName ? `event: ${event.type}\n` : ""}data: ${JSON.stringify(event)}\n\n`;
+const frame = (
+  event: RawMessageStreamEvent | { type: "ping" } | { type: "error"; error: { type: string; message: string } },
+  withName = true,
+) => `${withName ? `event: ${event.type}\n` : ""}data: ${JSON.stringify(event)}\n\n`;
 
 const start: RawMessageStreamEvent = {
   type: "message_start",
-  message: { id: "msg_1", type: "message", role: "assistant", model: "alpha-haiku-4-5", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 5, output_tokens: 1 } },
+  message: {
+    id: "msg_1",
+    type: "message",
+    role: "assistant",
+    model: "alpha-haiku-4-5",
+    content: [],
+    stop_reason: null,
+    stop_sequence: null,
+    usage: { input_tokens: 5, output_tokens: 1 },
+  },
 };
 
 describe("messages.create({ stream: true })", () => {
@@ -73,11 +84,17 @@ describe("messages.create({ stream: true })", () => {
   test("an in-band rate-limit error is a RateLimitError", async () => {
     turnpike.reply({ streamError: { status: 429, afterEvents: 1 } });
     const stream = await client().messages.create({ ...hello, stream: true });
-    await expect((async () => { for await (const _ of stream); })()).rejects.toBeInstanceOf(RateLimitError);
+    await expect(
+      (async () => {
+        for await (const _ of stream);
+      })(),
+    ).rejects.toBeInstanceOf(RateLimitError);
   });
 
   test("an HTTP error before the stream rejects the call itself", async () => {
-    await expect(client({ apiKey: "sk-wrong" }).messages.create({ ...hello, stream: true })).rejects.toBeInstanceOf(AuthenticationError);
+    await expect(client({ apiKey: "sk-wrong" }).messages.create({ ...hello, stream: true })).rejects.toBeInstanceOf(
+      AuthenticationError,
+    );
   });
 
   test("a stream of data-only lines is read by the JSON type", async () => {
@@ -112,13 +129,26 @@ describe("messages.stream()", () => {
   });
 
   test("the final message equals the JSON reply for the same script: thinking, text and tool input", async () => {
-    const script = { thinking: "Let me think…", text: tricky, toolCalls: [{ id: "toolu_9", name: "lookup", input: { q: "日本", n: [1, 2], deep: { ok: true } } }] };
+    const script = {
+      thinking: "Let me think…",
+      text: tricky,
+      toolCalls: [{ id: "toolu_9", name: "lookup", input: { q: "日本", n: [1, 2], deep: { ok: true } } }],
+    };
     turnpike.reply(script).reply(script);
     const json = await client().messages.create(hello);
     const streamed = await client().messages.stream(hello).finalMessage();
     expect({ ...streamed, id: "x" }).toEqual({ ...json, id: "x" });
-    expect(streamed.content[2]).toEqual({ type: "tool_use", id: "toolu_9", name: "lookup", input: { q: "日本", n: [1, 2], deep: { ok: true } } });
-    expect(streamed.content[0]).toMatchObject({ type: "thinking", thinking: "Let me think…", signature: "mock-signature" });
+    expect(streamed.content[2]).toEqual({
+      type: "tool_use",
+      id: "toolu_9",
+      name: "lookup",
+      input: { q: "日本", n: [1, 2], deep: { ok: true } },
+    });
+    expect(streamed.content[0]).toMatchObject({
+      type: "thinking",
+      thinking: "Let me think…",
+      signature: "mock-signature",
+    });
   });
 
   test("events and UTF-8 characters split across network reads assemble the same message", async () => {
@@ -134,10 +164,18 @@ describe("messages.stream()", () => {
   test("a tool with no arguments (a single empty fragment) gets input {}", async () => {
     const events: RawMessageStreamEvent[] = [
       start,
-      { type: "content_block_start", index: 0, content_block: { type: "tool_use", id: "toolu_0", name: "now", input: {} } },
+      {
+        type: "content_block_start",
+        index: 0,
+        content_block: { type: "tool_use", id: "toolu_0", name: "now", input: {} },
+      },
       { type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: "" } },
       { type: "content_block_stop", index: 0 },
-      { type: "message_delta", delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: 9, input_tokens: 6 } },
+      {
+        type: "message_delta",
+        delta: { stop_reason: "tool_use", stop_sequence: null },
+        usage: { output_tokens: 9, input_tokens: 6 },
+      },
       { type: "message_stop" },
     ];
     server.use(http.post(`${BASE}/v1/messages`, () => rawSSE(events.map((e) => frame(e)))));
@@ -161,7 +199,14 @@ describe("messages.stream()", () => {
   });
 
   test("a stream cut before message_stop rejects finalMessage", async () => {
-    server.use(http.post(`${BASE}/v1/messages`, () => rawSSE([frame(start), frame({ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } })])));
+    server.use(
+      http.post(`${BASE}/v1/messages`, () =>
+        rawSSE([
+          frame(start),
+          frame({ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }),
+        ]),
+      ),
+    );
     const stream = client().messages.stream(hello);
     await expect(stream.finalMessage()).rejects.toThrow("The stream ended before message_stop");
   });
@@ -169,12 +214,19 @@ describe("messages.stream()", () => {
   test("invalid tool JSON is an error that names the tool", async () => {
     const events: RawMessageStreamEvent[] = [
       start,
-      { type: "content_block_start", index: 0, content_block: { type: "tool_use", id: "t", name: "broken", input: {} } },
+      {
+        type: "content_block_start",
+        index: 0,
+        content_block: { type: "tool_use", id: "t", name: "broken", input: {} },
+      },
       { type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: '{"a":' } },
       { type: "content_block_stop", index: 0 },
     ];
     server.use(http.post(`${BASE}/v1/messages`, () => rawSSE(events.map((e) => frame(e)))));
-    const err = await client().messages.stream(hello).finalMessage().catch((e: unknown) => e);
+    const err = await client()
+      .messages.stream(hello)
+      .finalMessage()
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TurnpikeError);
     expect(String(err)).toContain('tool "broken"');
   });

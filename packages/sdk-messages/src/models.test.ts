@@ -23,8 +23,22 @@ describe("models", () => {
       http.get(`${BASE}/v1/models`, ({ request }) => {
         const after = new URL(request.url).searchParams.get("after_id");
         const data = after ? all.slice(all.indexOf(after) + 1) : all.slice(0, 2);
-        const entries = data.map((id) => ({ id, object: "model", type: "model", display_name: id, created: 0, created_at: "1970-01-01T00:00:00Z", owned_by: "x" }));
-        return HttpResponse.json({ object: "list", data: entries, has_more: !after, first_id: data[0], last_id: data.at(-1) });
+        const entries = data.map((id) => ({
+          id,
+          object: "model",
+          type: "model",
+          display_name: id,
+          created: 0,
+          created_at: "1970-01-01T00:00:00Z",
+          owned_by: "x",
+        }));
+        return HttpResponse.json({
+          object: "list",
+          data: entries,
+          has_more: !after,
+          first_id: data[0],
+          last_id: data.at(-1),
+        });
       }),
     );
     const ids: string[] = [];
@@ -39,7 +53,9 @@ describe("models", () => {
   });
 
   test("retrieve() of an unknown id is a ModelNotFoundError", async () => {
-    const err = await client().models.retrieve("alpha-nope").catch((e: unknown) => e);
+    const err = await client()
+      .models.retrieve("alpha-nope")
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ModelNotFoundError);
     expect((err as ModelNotFoundError).model).toBe("alpha-nope");
   });
@@ -50,7 +66,9 @@ describe("models", () => {
 
   test("validate() names the id and the key's models when the id is not among them", async () => {
     turnpike.setModels(["alpha-haiku-4-5", "beta-5"]);
-    const err = await client().models.validate("alpha-haiku-4").catch((e: unknown) => e);
+    const err = await client()
+      .models.validate("alpha-haiku-4")
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ModelNotFoundError);
     expect((err as ModelNotFoundError).message).toBe(
       'Model "alpha-haiku-4" is not available to this API key. Models this key can use: alpha-haiku-4-5, beta-5.',
@@ -67,13 +85,20 @@ describe("models", () => {
 describe("messages.countTokens", () => {
   test("posts to /v1/messages/count_tokens and returns input_tokens", async () => {
     turnpike.reply({ usage: { input_tokens: 42 } }, { endpoint: "count_tokens" });
-    const { input_tokens } = await client().messages.countTokens({ model: "alpha-sonnet-4-6", messages: [{ role: "user", content: "Hi" }] });
+    const { input_tokens } = await client().messages.countTokens({
+      model: "alpha-sonnet-4-6",
+      messages: [{ role: "user", content: "Hi" }],
+    });
     expect(input_tokens).toBe(42);
     expect(turnpike.lastRequest()?.url).toBe(`${BASE}/v1/messages/count_tokens`);
-    expect(turnpike.bodies("count_tokens")).toEqual([{ model: "alpha-sonnet-4-6", messages: [{ role: "user", content: "Hi" }] }]);
+    expect(turnpike.bodies("count_tokens")).toEqual([
+      { model: "alpha-sonnet-4-6", messages: [{ role: "user", content: "Hi" }] },
+    ]);
   });
 
   test("an unknown model is a ModelNotFoundError", async () => {
-    await expect(client().messages.countTokens({ model: "x", messages: [{ role: "user", content: "Hi" }] })).rejects.toBeInstanceOf(ModelNotFoundError);
+    await expect(
+      client().messages.countTokens({ model: "x", messages: [{ role: "user", content: "Hi" }] }),
+    ).rejects.toBeInstanceOf(ModelNotFoundError);
   });
 });

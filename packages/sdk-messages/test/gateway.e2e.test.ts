@@ -33,7 +33,11 @@ const messages = (apiKey = key) => new MessagesClient({ apiKey, baseURL: gateway
 const chat = (apiKey = key) => new ChatClient({ apiKey, baseURL: gateway.url, maxRetries: 0 });
 
 const weatherSchema = { type: "object" as const, properties: { city: { type: "string" } }, required: ["city"] };
-const messagesTool: ToolDefinition = { name: "get_weather", description: "Weather for a city", input_schema: weatherSchema };
+const messagesTool: ToolDefinition = {
+  name: "get_weather",
+  description: "Weather for a city",
+  input_schema: weatherSchema,
+};
 const chatTool: ChatCompletionTool = { type: "function", function: { name: "get_weather", parameters: weatherSchema } };
 
 describe("models", () => {
@@ -47,12 +51,19 @@ describe("models", () => {
 
   test("retrieve resolves an id with spaces and parentheses", async () => {
     const model = await messages().models.retrieve("alpha-sonnet-4-6 (context-1m beta)");
-    expect(model).toMatchObject({ id: "alpha-sonnet-4-6 (context-1m beta)", owned_by: "alpha", object: "model", type: "model" });
+    expect(model).toMatchObject({
+      id: "alpha-sonnet-4-6 (context-1m beta)",
+      owned_by: "alpha",
+      object: "model",
+      type: "model",
+    });
   });
 
   test("validate names the id and exactly the key's models", async () => {
     expect((await chat(narrowKey).models.validate("beta-5")).id).toBe("beta-5");
-    const err = await messages(narrowKey).models.validate("alpha-opus-4-8").catch((e: unknown) => e);
+    const err = await messages(narrowKey)
+      .models.validate("alpha-opus-4-8")
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ModelNotFoundError);
     expect((err as ModelNotFoundError).message).toContain('Model "alpha-opus-4-8" is not available to this API key.');
     expect([...((err as ModelNotFoundError).availableModels ?? [])].sort()).toEqual(["alpha-haiku-4-5", "beta-5"]);
@@ -78,26 +89,46 @@ describe("messages SDK", () => {
   }
 
   test("a streamed tool call arrives assembled from its JSON fragments", async () => {
-    const params = { model: "delta-m3", max_tokens: 200, tools: [messagesTool], messages: [{ role: "user" as const, content: "Weather? [sim tools=1]" }] };
+    const params = {
+      model: "delta-m3",
+      max_tokens: 200,
+      tools: [messagesTool],
+      messages: [{ role: "user" as const, content: "Weather? [sim tools=1]" }],
+    };
     const final = await messages().messages.stream(params).finalMessage();
     expect(final.stop_reason).toBe("tool_use");
-    expect(final.content.at(-1)).toMatchObject({ type: "tool_use", name: "get_weather", input: { city: "sample city" } });
+    expect(final.content.at(-1)).toMatchObject({
+      type: "tool_use",
+      name: "get_weather",
+      input: { city: "sample city" },
+    });
   });
 
   test("countTokens counts the prompt", async () => {
-    const { input_tokens } = await messages().messages.countTokens({ model: "alpha-sonnet-4-6", messages: [{ role: "user", content: "Hello there" }] });
+    const { input_tokens } = await messages().messages.countTokens({
+      model: "alpha-sonnet-4-6",
+      messages: [{ role: "user", content: "Hello there" }],
+    });
     expect(input_tokens).toBeGreaterThan(0);
   });
 
   test("an error inside the stream is raised as the type it names", async () => {
-    const stream = messages().messages.stream({ model: "alpha-haiku-4-5", max_tokens: 200, messages: [{ role: "user", content: "Hi [sim midstream_error]" }] });
+    const stream = messages().messages.stream({
+      model: "alpha-haiku-4-5",
+      max_tokens: 200,
+      messages: [{ role: "user", content: "Hi [sim midstream_error]" }],
+    });
     const err = await stream.finalMessage().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InternalServerError);
     expect((err as InternalServerError).type).toBe("overloaded_error");
   });
 
   test("aborting a stream stops it", async () => {
-    const stream = messages().messages.stream({ model: "alpha-haiku-4-5", max_tokens: 500, messages: [{ role: "user", content: "Hi [sim chunks=40 latency=20]" }] });
+    const stream = messages().messages.stream({
+      model: "alpha-haiku-4-5",
+      max_tokens: 500,
+      messages: [{ role: "user", content: "Hi [sim chunks=40 latency=20]" }],
+    });
     stream.once("text", () => stream.abort());
     await expect(stream.finalMessage()).rejects.toBeInstanceOf(APIUserAbortError);
   });
@@ -120,7 +151,11 @@ describe("chat SDK", () => {
   }
 
   test("streamed tool calls arrive assembled, from a messages-format upstream", async () => {
-    const stream = chat().chat.completions.stream({ model: "alpha-opus-4-8", tools: [chatTool], messages: [{ role: "user", content: "Weather? [sim tools=2]" }] });
+    const stream = chat().chat.completions.stream({
+      model: "alpha-opus-4-8",
+      tools: [chatTool],
+      messages: [{ role: "user", content: "Weather? [sim tools=2]" }],
+    });
     const final = await stream.finalChatCompletion();
     expect(final.choices[0]?.finish_reason).toBe("tool_calls");
     const calls = final.choices[0]?.message.tool_calls ?? [];
@@ -131,7 +166,12 @@ describe("chat SDK", () => {
   });
 
   test("an upstream 429 is a RateLimitError with the retry hint", async () => {
-    const err = await chat().chat.completions.create({ model: "beta-5", messages: [{ role: "user", content: "Hi [sim error=429 retry_after=3]" }] }).catch((e: unknown) => e);
+    const err = await chat()
+      .chat.completions.create({
+        model: "beta-5",
+        messages: [{ role: "user", content: "Hi [sim error=429 retry_after=3]" }],
+      })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RateLimitError);
     expect((err as RateLimitError).retryAfterMs).toBe(3000);
   });
@@ -139,8 +179,12 @@ describe("chat SDK", () => {
 
 describe("typed errors", () => {
   test("a bad key is an AuthenticationError with a request id, in both SDKs", async () => {
-    const m = await messages("sk-not-a-key").messages.create({ model: "alpha-haiku-4-5", max_tokens: 10, messages: [{ role: "user", content: "x" }] }).catch((e: unknown) => e);
-    const c = await chat("sk-not-a-key").chat.completions.create({ model: "beta-5", messages: [{ role: "user", content: "x" }] }).catch((e: unknown) => e);
+    const m = await messages("sk-not-a-key")
+      .messages.create({ model: "alpha-haiku-4-5", max_tokens: 10, messages: [{ role: "user", content: "x" }] })
+      .catch((e: unknown) => e);
+    const c = await chat("sk-not-a-key")
+      .chat.completions.create({ model: "beta-5", messages: [{ role: "user", content: "x" }] })
+      .catch((e: unknown) => e);
     for (const err of [m, c]) {
       expect(err).toBeInstanceOf(AuthenticationError);
       expect((err as AuthenticationError).status).toBe(401);
@@ -151,8 +195,12 @@ describe("typed errors", () => {
   });
 
   test("an unknown model is a ModelNotFoundError naming it, in both SDKs", async () => {
-    const m = await messages().messages.create({ model: "alpha-nope", max_tokens: 10, messages: [{ role: "user", content: "x" }] }).catch((e: unknown) => e);
-    const c = await chat().chat.completions.create({ model: "beta-nope", messages: [{ role: "user", content: "x" }], stream: true }).catch((e: unknown) => e);
+    const m = await messages()
+      .messages.create({ model: "alpha-nope", max_tokens: 10, messages: [{ role: "user", content: "x" }] })
+      .catch((e: unknown) => e);
+    const c = await chat()
+      .chat.completions.create({ model: "beta-nope", messages: [{ role: "user", content: "x" }], stream: true })
+      .catch((e: unknown) => e);
     expect(m).toBeInstanceOf(ModelNotFoundError);
     expect((m as ModelNotFoundError).model).toBe("alpha-nope");
     expect(c).toBeInstanceOf(ModelNotFoundError);
@@ -161,9 +209,18 @@ describe("typed errors", () => {
   });
 
   test("a key over its requests-per-minute gets a RateLimitError with the hint and the limits, in both SDKs", async () => {
-    const limited = { messages: await gateway.createKey({ name: "rpm-m", rpm: 1 }), chat: await gateway.createKey({ name: "rpm-c", rpm: 1 }) };
-    const m = () => messages(limited.messages).messages.create({ model: "alpha-haiku-4-5", max_tokens: 20, messages: [{ role: "user", content: "x" }] });
-    const c = () => chat(limited.chat).chat.completions.create({ model: "beta-5", messages: [{ role: "user", content: "x" }] });
+    const limited = {
+      messages: await gateway.createKey({ name: "rpm-m", rpm: 1 }),
+      chat: await gateway.createKey({ name: "rpm-c", rpm: 1 }),
+    };
+    const m = () =>
+      messages(limited.messages).messages.create({
+        model: "alpha-haiku-4-5",
+        max_tokens: 20,
+        messages: [{ role: "user", content: "x" }],
+      });
+    const c = () =>
+      chat(limited.chat).chat.completions.create({ model: "beta-5", messages: [{ role: "user", content: "x" }] });
     await m();
     await c();
     for (const err of [await m().catch((e: unknown) => e), await c().catch((e: unknown) => e)]) {
@@ -176,6 +233,8 @@ describe("typed errors", () => {
   });
 
   test("a model outside the key's list is a ModelNotFoundError too", async () => {
-    await expect(chat(narrowKey).chat.completions.create({ model: "gamma-3-pro", messages: [{ role: "user", content: "x" }] })).rejects.toBeInstanceOf(ModelNotFoundError);
+    await expect(
+      chat(narrowKey).chat.completions.create({ model: "gamma-3-pro", messages: [{ role: "user", content: "x" }] }),
+    ).rejects.toBeInstanceOf(ModelNotFoundError);
   });
 });

@@ -92,7 +92,13 @@ client.messages.create({ ...params, turnpike: {} });
 // @ts-expect-error: roles are user, assistant and (mid-conversation) system
 client.messages.create({ ...params, messages: [{ role: "tool", content: "x" }] });
 // Mid-conversation system messages are part of the request type.
-client.messages.create({ ...params, messages: [{ role: "user", content: "Hi" }, { role: "system", content: "Skills: review" }] });
+client.messages.create({
+  ...params,
+  messages: [
+    { role: "user", content: "Hi" },
+    { role: "system", content: "Skills: review" },
+  ],
+});
 
 void usage;
 void iterateModels;

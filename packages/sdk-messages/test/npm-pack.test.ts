@@ -8,7 +8,17 @@
  * npm shows (license, repository, homepage, bugs, a LICENSE file).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawnGateway, type Gateway } from "@turnpike/gateway/spawn";
@@ -30,7 +40,8 @@ let nodeEnv: Record<string, string>;
 function run(cmd: string[], cwd: string, env?: Record<string, string>): string {
   const proc = Bun.spawnSync(cmd, { cwd, env: env ?? { ...process.env }, stdout: "pipe", stderr: "pipe" });
   const out = proc.stdout.toString();
-  if (proc.exitCode !== 0) throw new Error(`${cmd.join(" ")} (in ${cwd}) exited ${proc.exitCode}\n${out}\n${proc.stderr.toString()}`);
+  if (proc.exitCode !== 0)
+    throw new Error(`${cmd.join(" ")} (in ${cwd}) exited ${proc.exitCode}\n${out}\n${proc.stderr.toString()}`);
   return out;
 }
 
@@ -55,15 +66,29 @@ beforeAll(() => {
     if (!target) throw new Error(`${tool} is not on PATH`);
     symlinkSync(target, join(bin, tool));
   }
-  nodeEnv = { PATH: bin, HOME: process.env.HOME ?? work, npm_config_update_notifier: "false", npm_config_fund: "false", npm_config_audit: "false" };
+  nodeEnv = {
+    PATH: bin,
+    HOME: process.env.HOME ?? work,
+    npm_config_update_notifier: "false",
+    npm_config_fund: "false",
+    npm_config_audit: "false",
+  };
 
   const app = join(work, "app");
   mkdirSync(app);
-  writeFileSync(join(app, "package.json"), JSON.stringify({ name: "turnpike-consumer", private: true, type: "module" }, null, 2));
-  for (const file of ["main.ts", "mocked.ts", "resolution.ts", "tsconfig.json"]) cpSync(join(import.meta.dir, "consumer", file), join(app, file));
+  writeFileSync(
+    join(app, "package.json"),
+    JSON.stringify({ name: "turnpike-consumer", private: true, type: "module" }, null, 2),
+  );
+  for (const file of ["main.ts", "mocked.ts", "resolution.ts", "tsconfig.json"])
+    cpSync(join(import.meta.dir, "consumer", file), join(app, file));
   writeFileSync(join(app, "readme.test.ts"), readmeTest());
   const tgz = ORDER.map((name) => join(tarballs, (packed[name] as PackResult).filename));
-  run(["npm", "install", "--no-audit", "--no-fund", ...tgz, "typescript@~5.9.3", "@types/node@^20", "msw@^2.7.0"], app, nodeEnv);
+  run(
+    ["npm", "install", "--no-audit", "--no-fund", ...tgz, "typescript@~5.9.3", "@types/node@^20", "msw@^2.7.0"],
+    app,
+    nodeEnv,
+  );
 }, 300_000);
 
 /** The "complete test" of the mocks README, so the README cannot rot. */
@@ -95,7 +120,8 @@ describe("tarballs", () => {
   test("dependencies are semver ranges npm can resolve, not workspace: links", () => {
     for (const name of MINE) {
       // The installed package of each folder: its name as its own package.json gives it.
-      const installed = (JSON.parse(readFileSync(join(PACKAGES, name, "package.json"), "utf8")) as { name: string }).name;
+      const installed = (JSON.parse(readFileSync(join(PACKAGES, name, "package.json"), "utf8")) as { name: string })
+        .name;
       const manifest = JSON.parse(readFileSync(join(work, "app/node_modules", installed, "package.json"), "utf8")) as {
         dependencies: Record<string, string>;
       };
@@ -109,7 +135,9 @@ describe("tarballs", () => {
     for (const root of roots) {
       for (const file of readdirSync(root, { recursive: true }) as string[]) {
         if (!file.endsWith(".d.ts")) continue;
-        const code = readFileSync(join(root, file), "utf8").replace(/\/\*[\s\S]*?\*\//g, "").replace(/\/\/.*$/gm, "");
+        const code = readFileSync(join(root, file), "utf8")
+          .replace(/\/\*[\s\S]*?\*\//g, "")
+          .replace(/\/\/.*$/gm, "");
         if (/\bany\b/.test(code)) offenders.push(join(root, file));
       }
     }
@@ -125,13 +153,19 @@ describe("a fresh Node project", () => {
   });
 
   test("type-checks a program using both SDKs and the mocks under tsc --strict", () => {
-    expect(run(["node", "node_modules/typescript/bin/tsc", "-p", "tsconfig.json"], join(work, "app"), nodeEnv)).toBe("");
+    expect(run(["node", "node_modules/typescript/bin/tsc", "-p", "tsconfig.json"], join(work, "app"), nodeEnv)).toBe(
+      "",
+    );
   }, 120_000);
 
   test("runs the program with node against a live gateway", async () => {
     gateway = await spawnGateway();
     const key = await gateway.createKey({ name: "npm-pack" });
-    const out = run(["node", "out/main.js"], join(work, "app"), { ...nodeEnv, TURNPIKE_BASE_URL: gateway.url, TURNPIKE_API_KEY: key });
+    const out = run(["node", "out/main.js"], join(work, "app"), {
+      ...nodeEnv,
+      TURNPIKE_BASE_URL: gateway.url,
+      TURNPIKE_API_KEY: key,
+    });
     const result = JSON.parse(out) as Record<string, unknown>;
     expect(result.models).toContain("alpha-sonnet-4-6 (context-1m beta)");
     expect(result.validated).toBe("beta-5");
@@ -175,10 +209,26 @@ describe("types resolve under every moduleResolution", () => {
       const dir = join(work, "app", `resolve-${r.moduleResolution}`);
       mkdirSync(dir, { recursive: true });
       cpSync(join(import.meta.dir, "consumer/resolution.ts"), join(dir, "resolution.ts"));
-      writeFileSync(join(dir, "package.json"), JSON.stringify({ name: `resolve-${r.moduleResolution}`, private: true, type: r.type }));
-      const compilerOptions = { strict: true, noEmit: true, target: "ES2022", module: r.module, moduleResolution: r.moduleResolution, types: ["node"], skipLibCheck: false };
+      writeFileSync(
+        join(dir, "package.json"),
+        JSON.stringify({ name: `resolve-${r.moduleResolution}`, private: true, type: r.type }),
+      );
+      const compilerOptions = {
+        strict: true,
+        noEmit: true,
+        target: "ES2022",
+        module: r.module,
+        moduleResolution: r.moduleResolution,
+        types: ["node"],
+        skipLibCheck: false,
+      };
       writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions, files: ["resolution.ts"] }));
-      const tsc = Bun.spawnSync(["node", "../node_modules/typescript/bin/tsc", "-p", "tsconfig.json"], { cwd: dir, env: nodeEnv, stdout: "pipe", stderr: "pipe" });
+      const tsc = Bun.spawnSync(["node", "../node_modules/typescript/bin/tsc", "-p", "tsconfig.json"], {
+        cwd: dir,
+        env: nodeEnv,
+        stdout: "pipe",
+        stderr: "pipe",
+      });
       expect(tsc.stdout.toString() + tsc.stderr.toString()).toBe("");
       expect(tsc.exitCode).toBe(0);
     }, 120_000);
@@ -198,7 +248,9 @@ describe("what npm shows of each published package", () => {
         bugs: { url: string };
       };
       expect(m.license).toBe("MIT");
-      expect(readFileSync(join(PACKAGES, name, "LICENSE"), "utf8")).toBe(readFileSync(join(PACKAGES, "../LICENSE"), "utf8"));
+      expect(readFileSync(join(PACKAGES, name, "LICENSE"), "utf8")).toBe(
+        readFileSync(join(PACKAGES, "../LICENSE"), "utf8"),
+      );
       expect(m.repository).toEqual({ type: "git", url: root.repository.url, directory: `packages/${name}` });
       const web = root.repository.url.replace(/^git\+/, "").replace(/\.git$/, "");
       expect(m.homepage).toBe(`${web}/tree/main/packages/${name}#readme`);

@@ -10,7 +10,11 @@ import { MessagesClient, type MessagesClientOptions } from "../src/index.js";
 export const BASE = "http://gateway.test";
 export const KEY = "sk-test-messages";
 
-export function useMockGateway(): { turnpike: TurnpikeMock; server: SetupServer; client: (options?: MessagesClientOptions) => MessagesClient } {
+export function useMockGateway(): {
+  turnpike: TurnpikeMock;
+  server: SetupServer;
+  client: (options?: MessagesClientOptions) => MessagesClient;
+} {
   const turnpike = createTurnpikeMock({ baseURL: BASE, apiKey: KEY });
   const server = setupServer(...turnpike.handlers);
   beforeAll(() => server.listen({ onUnhandledRequest: "error" }));
@@ -23,4 +27,8 @@ export function useMockGateway(): { turnpike: TurnpikeMock; server: SetupServer;
 }
 
 /** A conversation of one user turn. */
-export const hello = { model: "alpha-haiku-4-5", max_tokens: 64, messages: [{ role: "user" as const, content: "Hello" }] };
+export const hello = {
+  model: "alpha-haiku-4-5",
+  max_tokens: 64,
+  messages: [{ role: "user" as const, content: "Hello" }],
+};

@@ -37,7 +37,11 @@ describe("authentication, like the real vendors", () => {
     expect(m.error.message).toStartWith("You didn't provide an API key.");
     const bad = await s.post(PATH.chat, chatBody, { authorization: `Bearer ${INVALID_KEY}` });
     expect(bad.status).toBe(401);
-    expect((await bad.json()).error).toMatchObject({ type: "invalid_request_error", code: "invalid_api_key", param: null });
+    expect((await bad.json()).error).toMatchObject({
+      type: "invalid_request_error",
+      code: "invalid_api_key",
+      param: null,
+    });
   });
 
   test("generateContent: x-goog-api-key or ?key=; missing is 401 UNAUTHENTICATED, an invalid key 400 API_KEY_INVALID", async () => {
@@ -52,7 +56,10 @@ describe("authentication, like the real vendors", () => {
     const b = await bad.json();
     expect(b.error.status).toBe("INVALID_ARGUMENT");
     expect(b.error.message).toBe("API key not valid. Please pass a valid API key.");
-    expect(b.error.details[0]).toMatchObject({ "@type": "type.googleapis.com/google.rpc.ErrorInfo", reason: "API_KEY_INVALID" });
+    expect(b.error.details[0]).toMatchObject({
+      "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+      reason: "API_KEY_INVALID",
+    });
   });
 
   test("the models lists need a key too, and answer in the caller's shape", async () => {
@@ -60,14 +67,25 @@ describe("authentication, like the real vendors", () => {
     const get = (path: string, headers: Record<string, string> = {}) => s.fetch(`http://sim${path}`, { headers });
     expect((await get("/v1/models")).status).toBe(401);
     const alpha = await (await get("/v1/models", { "x-api-key": "k", "anthropic-version": "2023-06-01" })).json();
-    expect(alpha.data[0]).toEqual({ type: "model", id: "alpha-opus-4-8", display_name: "alpha-opus-4-8", created_at: "2025-10-01T00:00:00Z" });
+    expect(alpha.data[0]).toEqual({
+      type: "model",
+      id: "alpha-opus-4-8",
+      display_name: "alpha-opus-4-8",
+      created_at: "2025-10-01T00:00:00Z",
+    });
     expect(alpha).toMatchObject({ has_more: false, first_id: "alpha-opus-4-8", last_id: "alpha-haiku-4-5" });
     const beta = await (await get("/v1/models", AUTH.chat)).json();
     expect(beta.object).toBe("list");
     expect(beta.data[0]).toEqual({ id: "beta-5.5", object: "model", created: 1759276800, owned_by: "simulator" });
     const gamma = await (await get("/v1beta/models", AUTH.generate)).json();
-    expect(gamma.models[0]).toMatchObject({ name: "models/gamma-3-pro", supportedGenerationMethods: ["generateContent", "countTokens"] });
-    expect(await (await get("/v1/models/anything", AUTH.chat)).json()).toMatchObject({ id: "anything", object: "model" });
+    expect(gamma.models[0]).toMatchObject({
+      name: "models/gamma-3-pro",
+      supportedGenerationMethods: ["generateContent", "countTokens"],
+    });
+    expect(await (await get("/v1/models/anything", AUTH.chat)).json()).toMatchObject({
+      id: "anything",
+      object: "model",
+    });
   });
 
   test("an unknown path is a 404 in the envelope of the protocol it looks like", async () => {
@@ -82,7 +100,11 @@ describe("authentication, like the real vendors", () => {
 
 describe("odd paths", () => {
   test("a malformed escape in the model segment is served, not a crash", async () => {
-    const res = await sim().post("/v1beta/models/bad%E0:generateContent", { contents: [{ parts: [{ text: "Hi" }] }] }, AUTH.generate);
+    const res = await sim().post(
+      "/v1beta/models/bad%E0:generateContent",
+      { contents: [{ parts: [{ text: "Hi" }] }] },
+      AUTH.generate,
+    );
     expect(res.status).toBe(200);
     expect((await res.json()).modelVersion).toBe("bad%E0");
   });

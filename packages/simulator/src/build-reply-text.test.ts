@@ -46,13 +46,27 @@ describe("buildToolArguments", () => {
         n: { type: "number" },
         b: { type: "boolean" },
         a: { type: "array", items: { type: "string" } },
-        o: { type: "object", properties: { inner: { type: "integer" }, skip: { type: "string" } }, required: ["inner"] },
+        o: {
+          type: "object",
+          properties: { inner: { type: "integer" }, skip: { type: "string" } },
+          required: ["inner"],
+        },
         d: { type: "string", format: "date" },
         u: { anyOf: [{ type: "integer" }, { type: "null" }] },
         optional: { type: "string" },
       },
     };
-    expect(buildToolArguments(schema)).toEqual({ s: "sample s", e: "x", i: 3, n: 1.5, b: true, a: ["sample a"], o: { inner: 1 }, d: "2025-01-01", u: 1 });
+    expect(buildToolArguments(schema)).toEqual({
+      s: "sample s",
+      e: "x",
+      i: 3,
+      n: 1.5,
+      b: true,
+      a: ["sample a"],
+      o: { inner: 1 },
+      d: "2025-01-01",
+      u: 1,
+    });
   });
 
   test("no schema or no required list: {}", () => {

@@ -48,7 +48,11 @@ export function buildToolArguments(schema: unknown, depth = 0, hints: ArgumentHi
   // Structured output fills every property (a strict schema requires them all); tool calls the required ones.
   const keys = every ? Object.keys(props) : arrayOf(schema.required);
   for (const key of keys) {
-    if (typeof key === "string") out[key] = every && isObject(props[key]) && props[key].type === "object" ? buildToolArguments(props[key], depth + 1, hints, true) : sample(key, props[key], depth, hints);
+    if (typeof key === "string")
+      out[key] =
+        every && isObject(props[key]) && props[key].type === "object"
+          ? buildToolArguments(props[key], depth + 1, hints, true)
+          : sample(key, props[key], depth, hints);
   }
   return out;
 }

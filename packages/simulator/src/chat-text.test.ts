@@ -16,7 +16,12 @@ const USAGE = (completion: number, reasoning = 0) => ({
   completion_tokens: completion,
   total_tokens: INPUT + completion,
   prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
-  completion_tokens_details: { reasoning_tokens: reasoning, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+  completion_tokens_details: {
+    reasoning_tokens: reasoning,
+    audio_tokens: 0,
+    accepted_prediction_tokens: 0,
+    rejected_prediction_tokens: 0,
+  },
 });
 
 describe("chat completions protocol, text replies", () => {
@@ -29,7 +34,14 @@ describe("chat completions protocol, text replies", () => {
       object: "chat.completion",
       created: expect.any(Number),
       model: "beta-5",
-      choices: [{ index: 0, message: { role: "assistant", content: TEXT, refusal: null, annotations: [] }, logprobs: null, finish_reason: "stop" }],
+      choices: [
+        {
+          index: 0,
+          message: { role: "assistant", content: TEXT, refusal: null, annotations: [] },
+          logprobs: null,
+          finish_reason: "stop",
+        },
+      ],
       usage: USAGE(tok(TEXT)),
       service_tier: "default",
       system_fingerprint: "fp_sim",
@@ -48,8 +60,15 @@ describe("chat completions protocol, text replies", () => {
     expect(objs.every((c) => c.object === "chat.completion.chunk")).toBe(true);
     // As recorded (openai-text.chunks.txt): the JSON reply's service tier and fingerprint on every chunk.
     expect(objs.every((c) => c.service_tier === "default" && c.system_fingerprint === "fp_sim")).toBe(true);
-    expect(objs[0].choices).toEqual([{ index: 0, delta: { role: "assistant", content: "", refusal: null }, logprobs: null, finish_reason: null }]);
-    expect(objs.slice(1, 13).map((c) => c.choices[0].delta.content).join("")).toBe(TEXT);
+    expect(objs[0].choices).toEqual([
+      { index: 0, delta: { role: "assistant", content: "", refusal: null }, logprobs: null, finish_reason: null },
+    ]);
+    expect(
+      objs
+        .slice(1, 13)
+        .map((c) => c.choices[0].delta.content)
+        .join(""),
+    ).toBe(TEXT);
     expect(objs[13].choices).toEqual([{ index: 0, delta: {}, logprobs: null, finish_reason: "stop" }]);
     for (const c of objs.slice(0, 14)) expect(c.usage).toBeNull();
     expect(objs[14].choices).toEqual([]);
@@ -76,7 +95,9 @@ describe("chat completions protocol, text replies", () => {
 
   test("stop as a string or a list cuts the text; finish_reason stop", async () => {
     for (const stop of ["beta", ["zzz", "beta"]]) {
-      const json = await (await sim().post(PATH.chat, body({ stop }, '[sim text="alpha beta gamma"]'), AUTH.chat)).json();
+      const json = await (
+        await sim().post(PATH.chat, body({ stop }, '[sim text="alpha beta gamma"]'), AUTH.chat)
+      ).json();
       expect(json.choices[0].message.content).toBe("alpha ");
       expect(json.choices[0].finish_reason).toBe("stop");
       expect(json.usage.completion_tokens).toBe(tok("alpha "));
@@ -86,7 +107,15 @@ describe("chat completions protocol, text replies", () => {
   test("JSON and stream report the same text and usage", async () => {
     const s = sim();
     const json = await (await s.post(PATH.chat, body({}, "Tell me [sim chunks=7]"), AUTH.chat)).json();
-    const objs = (await payloads(await s.post(PATH.chat, body({ stream: true, stream_options: { include_usage: true } }, "Tell me [sim chunks=7]"), AUTH.chat))).slice(0, -1);
+    const objs = (
+      await payloads(
+        await s.post(
+          PATH.chat,
+          body({ stream: true, stream_options: { include_usage: true } }, "Tell me [sim chunks=7]"),
+          AUTH.chat,
+        ),
+      )
+    ).slice(0, -1);
     expect(objs.map((c) => c.choices[0]?.delta.content ?? "").join("")).toBe(json.choices[0].message.content);
     expect(objs.at(-1).usage).toEqual(json.usage);
   });

@@ -2,8 +2,20 @@ import { describe, expect, test } from "bun:test";
 import { AUTH, PATH, payloads, sim, tok } from "./test-support";
 
 const tools = [
-  { type: "function", function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } },
-  { type: "function", function: { name: "get_time", parameters: { type: "object", properties: { zone: { type: "string" } }, required: ["zone"] } } },
+  {
+    type: "function",
+    function: {
+      name: "get_weather",
+      parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+    },
+  },
+  {
+    type: "function",
+    function: {
+      name: "get_time",
+      parameters: { type: "object", properties: { zone: { type: "string" } }, required: ["zone"] },
+    },
+  },
 ];
 const ARGS = [JSON.stringify({ city: "sample city" }), JSON.stringify({ zone: "sample zone" })];
 
@@ -35,7 +47,10 @@ describe("chat stream variants of real upstreams (docs/protocols.md §2.6, §4.9
   });
 
   test("usage-every-chunk with include_usage still ends with the choices:[] usage chunk", async () => {
-    const objs = await stream("[sim variant=usage-every-chunk chunks=2]", { tools: undefined, stream_options: { include_usage: true } });
+    const objs = await stream("[sim variant=usage-every-chunk chunks=2]", {
+      tools: undefined,
+      stream_options: { include_usage: true },
+    });
     expect(objs.at(-1).choices).toEqual([]);
   });
 
@@ -49,14 +64,17 @@ describe("chat stream variants of real upstreams (docs/protocols.md §2.6, §4.9
     ]);
   });
 
-  test("prompt-filter-first: an Azure chunk with choices:[] and id:\"\" comes first", async () => {
+  test('prompt-filter-first: an Azure chunk with choices:[] and id:"" comes first', async () => {
     const objs = await stream("[sim variant=prompt-filter-first chunks=2]", { tools: undefined });
     expect(objs[0]).toMatchObject({ id: "", choices: [], prompt_filter_results: [{ prompt_index: 0 }] });
     expect(objs[1].choices[0].delta.role).toBe("assistant");
   });
 
   test("no-usage: include_usage is ignored (no usage chunk, no usage:null)", async () => {
-    const objs = await stream("[sim variant=no-usage chunks=2]", { tools: undefined, stream_options: { include_usage: true } });
+    const objs = await stream("[sim variant=no-usage chunks=2]", {
+      tools: undefined,
+      stream_options: { include_usage: true },
+    });
     expect(objs).toHaveLength(4);
     expect(objs.some((o) => "usage" in o)).toBe(false);
   });
@@ -69,7 +87,13 @@ describe("chat stream variants of real upstreams (docs/protocols.md §2.6, §4.9
     const c = calls(await stream("[sim variant=interleaved-tools]"));
     const order = c.map((x) => x.index);
     expect(order.slice(0, 4)).toEqual([0, 1, 0, 1]);
-    for (const i of [0, 1]) expect(c.filter((x) => x.index === i).map((x) => x.function.arguments).join("")).toBe(ARGS[i]!);
+    for (const i of [0, 1])
+      expect(
+        c
+          .filter((x) => x.index === i)
+          .map((x) => x.function.arguments)
+          .join(""),
+      ).toBe(ARGS[i]!);
   });
 
   test("empty-tool-calls: content chunks carry tool_calls: [] (vLLM)", async () => {
@@ -92,8 +116,17 @@ describe("chat stream variants of real upstreams (docs/protocols.md §2.6, §4.9
 
 describe("messages stream variant", () => {
   test("no-input-in-delta: message_delta.usage has only output_tokens (Bedrock)", async () => {
-    const body = { model: "a", max_tokens: 100, stream: true, messages: [{ role: "user", content: '[sim variant=no-input-in-delta text="ok"]' }] };
+    const body = {
+      model: "a",
+      max_tokens: 100,
+      stream: true,
+      messages: [{ role: "user", content: '[sim variant=no-input-in-delta text="ok"]' }],
+    };
     const data = await payloads(await sim().post(PATH.messages, body, AUTH.messages));
-    expect(data.at(-2)).toEqual({ type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: tok("ok") } });
+    expect(data.at(-2)).toEqual({
+      type: "message_delta",
+      delta: { stop_reason: "end_turn", stop_sequence: null },
+      usage: { output_tokens: tok("ok") },
+    });
   });
 });

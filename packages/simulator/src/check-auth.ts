@@ -20,7 +20,12 @@ function bearer(headers: Headers): string {
  * Bearer token, chat a Bearer token, generateContent `x-goog-api-key` or `?key=`. Any non-empty key
  * passes except {@link INVALID_KEY}. Returns the vendor's error reply, or undefined.
  */
-export function checkAuth(protocol: Protocol, headers: Headers, query: string, requestId: string): ErrorReply | undefined {
+export function checkAuth(
+  protocol: Protocol,
+  headers: Headers,
+  query: string,
+  requestId: string,
+): ErrorReply | undefined {
   const ctx = { requestId };
   switch (protocol) {
     case "messages": {

@@ -1,7 +1,10 @@
 import { expect, test } from "bun:test";
 
 test("bun src/cli.ts prints the URL of a working simulator", async () => {
-  const proc = Bun.spawn(["bun", new URL("./cli.ts", import.meta.url).pathname, "--port", "0", "--chunks", "5"], { stdout: "pipe", stderr: "inherit" });
+  const proc = Bun.spawn(["bun", new URL("./cli.ts", import.meta.url).pathname, "--port", "0", "--chunks", "5"], {
+    stdout: "pipe",
+    stderr: "inherit",
+  });
   try {
     const reader = proc.stdout.getReader();
     let out = "";

@@ -11,7 +11,13 @@ describe("countPromptTokens: the documented formula", () => {
       system: [{ type: "text", text: "Be brief." }],
       tools: [{ name: "get_weather", description: "Weather now", input_schema: schema }],
       messages: [
-        { role: "user", content: [{ type: "text", text: "Weather in Paris?" }, { type: "image", source: { type: "base64", media_type: "image/png", data: "AAAA" } }] },
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "Weather in Paris?" },
+            { type: "image", source: { type: "base64", media_type: "image/png", data: "AAAA" } },
+          ],
+        },
         {
           role: "assistant",
           content: [
@@ -19,14 +25,24 @@ describe("countPromptTokens: the documented formula", () => {
             { type: "tool_use", id: "toolu_1", name: "get_weather", input: { city: "Paris" } },
           ],
         },
-        { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: [{ type: "text", text: "18C" }] }] },
+        {
+          role: "user",
+          content: [{ type: "tool_result", tool_use_id: "toolu_1", content: [{ type: "text", text: "18C" }] }],
+        },
       ],
     };
     const expected =
-      3 + tok("Be brief.") +
-      3 + tok("Weather in Paris?") + MEDIA_TOKENS +
-      3 + tok("Let me look.") + tok("get_weather") + tok('{"city":"Paris"}') +
-      3 + tok("18C") +
+      3 +
+      tok("Be brief.") +
+      3 +
+      tok("Weather in Paris?") +
+      MEDIA_TOKENS +
+      3 +
+      tok("Let me look.") +
+      tok("get_weather") +
+      tok('{"city":"Paris"}') +
+      3 +
+      tok("18C") +
       toolT;
     expect(countPromptTokens("messages", body)).toBe(expected);
   });
@@ -36,12 +52,33 @@ describe("countPromptTokens: the documented formula", () => {
       tools: [{ type: "function", function: { name: "get_weather", description: "Weather now", parameters: schema } }],
       messages: [
         { role: "system", content: "Be brief." },
-        { role: "user", content: [{ type: "text", text: "Weather in Paris?" }, { type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } }] },
-        { role: "assistant", content: null, tool_calls: [{ id: "c", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } }] },
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "Weather in Paris?" },
+            { type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } },
+          ],
+        },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [{ id: "c", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } }],
+        },
         { role: "tool", tool_call_id: "c", content: "18C" },
       ],
     };
-    const expected = 3 + tok("Be brief.") + 3 + tok("Weather in Paris?") + MEDIA_TOKENS + 3 + tok("get_weather") + tok('{"city":"Paris"}') + 3 + tok("18C") + toolT;
+    const expected =
+      3 +
+      tok("Be brief.") +
+      3 +
+      tok("Weather in Paris?") +
+      MEDIA_TOKENS +
+      3 +
+      tok("get_weather") +
+      tok('{"city":"Paris"}') +
+      3 +
+      tok("18C") +
+      toolT;
     expect(countPromptTokens("chat", body)).toBe(expected);
   });
 
@@ -50,23 +87,53 @@ describe("countPromptTokens: the documented formula", () => {
       systemInstruction: { parts: [{ text: "Be brief." }] },
       tools: [{ functionDeclarations: [{ name: "get_weather", description: "Weather now", parameters: schema }] }],
       contents: [
-        { role: "user", parts: [{ text: "Weather in Paris?" }, { inlineData: { mimeType: "image/png", data: "AAAA" } }] },
+        {
+          role: "user",
+          parts: [{ text: "Weather in Paris?" }, { inlineData: { mimeType: "image/png", data: "AAAA" } }],
+        },
         { role: "model", parts: [{ functionCall: { name: "get_weather", args: { city: "Paris" } } }] },
         { role: "user", parts: [{ functionResponse: { name: "get_weather", response: { output: "18C" } } }] },
       ],
     };
-    const expected = 3 + tok("Be brief.") + 3 + tok("Weather in Paris?") + MEDIA_TOKENS + 3 + tok("get_weather") + tok('{"city":"Paris"}') + 3 + tok("18C") + toolT;
+    const expected =
+      3 +
+      tok("Be brief.") +
+      3 +
+      tok("Weather in Paris?") +
+      MEDIA_TOKENS +
+      3 +
+      tok("get_weather") +
+      tok('{"city":"Paris"}') +
+      3 +
+      tok("18C") +
+      toolT;
     expect(countPromptTokens("generate", body)).toBe(expected);
   });
 
   test("a plain conversation counts the same in all three protocols", () => {
-    const m = countPromptTokens("messages", { system: "Be brief.", messages: [{ role: "user", content: "Hi" }, { role: "assistant", content: "Hello" }, { role: "user", content: "Bye" }] });
+    const m = countPromptTokens("messages", {
+      system: "Be brief.",
+      messages: [
+        { role: "user", content: "Hi" },
+        { role: "assistant", content: "Hello" },
+        { role: "user", content: "Bye" },
+      ],
+    });
     const c = countPromptTokens("chat", {
-      messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Hi" }, { role: "assistant", content: "Hello" }, { role: "user", content: "Bye" }],
+      messages: [
+        { role: "system", content: "Be brief." },
+        { role: "user", content: "Hi" },
+        { role: "assistant", content: "Hello" },
+        { role: "user", content: "Bye" },
+      ],
     });
     const g = countPromptTokens("generate", {
       systemInstruction: { parts: [{ text: "Be brief." }] },
-      contents: [{ role: "user", parts: [{ text: "Hi" }] }, { role: "model", parts: [{ text: "Hello" }] }, { role: "user", parts: [{ text: "Bye" }] }],
+      contents: [
+        { role: "user", parts: [{ text: "Hi" }] },
+        { role: "model", parts: [{ text: "Hello" }] },
+        { role: "user", parts: [{ text: "Bye" }] },
+      ],
     });
     expect(m).toBe(3 + tok("Be brief.") + 3 * 3 + tok("Hi") + tok("Hello") + tok("Bye"));
     expect(c).toBe(m);
@@ -74,7 +141,9 @@ describe("countPromptTokens: the documented formula", () => {
   });
 
   test("special-token text counts as plain text instead of throwing", () => {
-    expect(countPromptTokens("chat", { messages: [{ role: "user", content: "<|endoftext|>" }] })).toBe(3 + tok("<|endoftext|>"));
+    expect(countPromptTokens("chat", { messages: [{ role: "user", content: "<|endoftext|>" }] })).toBe(
+      3 + tok("<|endoftext|>"),
+    );
   });
 
   test("a non-object body counts 0", () => {

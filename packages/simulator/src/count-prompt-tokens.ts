@@ -49,7 +49,9 @@ function messagesBlockTokens(b: unknown): number {
 function messagesPrompt(body: JsonObject): number {
   let n = 0;
   const system = body.system;
-  n += systemTokens(typeof system === "string" ? T(system) : arrayOf(system).reduce<number>((s, b) => s + messagesBlockTokens(b), 0));
+  n += systemTokens(
+    typeof system === "string" ? T(system) : arrayOf(system).reduce<number>((s, b) => s + messagesBlockTokens(b), 0),
+  );
   for (const m of arrayOf(body.messages)) {
     if (!isObject(m)) continue;
     n += MESSAGE_OVERHEAD_TOKENS;
@@ -99,7 +101,8 @@ export function functionResponseText(response: unknown): string {
 function generatePartTokens(p: unknown): number {
   if (!isObject(p)) return 0;
   if (typeof p.text === "string") return T(p.text);
-  if (isObject(p.functionCall)) return T(stringOf(p.functionCall.name) ?? "") + T(JSON.stringify(p.functionCall.args ?? {}));
+  if (isObject(p.functionCall))
+    return T(stringOf(p.functionCall.name) ?? "") + T(JSON.stringify(p.functionCall.args ?? {}));
   if (isObject(p.functionResponse)) return T(functionResponseText(p.functionResponse.response));
   return MEDIA_TOKENS;
 }

@@ -7,7 +7,12 @@ describe("countTextTokens", () => {
   });
 
   test("text around a long run is counted exactly; short text as a whole", () => {
-    expect(countTextTokens(`a ${"x".repeat(300)} b`)).toBe(countTextTokens("a ") + countTextTokens("x".repeat(256)) + countTextTokens("x".repeat(44)) + countTextTokens(" b"));
+    expect(countTextTokens(`a ${"x".repeat(300)} b`)).toBe(
+      countTextTokens("a ") +
+        countTextTokens("x".repeat(256)) +
+        countTextTokens("x".repeat(44)) +
+        countTextTokens(" b"),
+    );
     expect(countTextTokens("Hello, world")).toBe(3);
   });
 });

@@ -24,7 +24,11 @@ export function countTextTokens(text: string): number {
     for (let i = 0; i < m[0].length; i += MAX_PIECE) total += countTokens(m[0].slice(i, i + MAX_PIECE), PLAIN);
     last = m.index + m[0].length;
   }
-  return last === 0 ? countTokens(text, PLAIN) : last < text.length ? total + countTokens(text.slice(last), PLAIN) : total;
+  return last === 0
+    ? countTokens(text, PLAIN)
+    : last < text.length
+      ? total + countTokens(text.slice(last), PLAIN)
+      : total;
 }
 
 /**

@@ -19,20 +19,44 @@ export interface SimulatorHandler {
 
 /** The rate-limit headers of a vendor whose request limit ran out, resetting in `seconds`. */
 function rateLimitHeaders(protocol: Parameters<typeof errorResponse>[0], seconds: number): Record<string, string> {
-  if (protocol === "messages") return { "anthropic-ratelimit-requests-limit": "50", "anthropic-ratelimit-requests-remaining": "0", "anthropic-ratelimit-requests-reset": new Date(Date.now() + seconds * 1000).toISOString() };
+  if (protocol === "messages")
+    return {
+      "anthropic-ratelimit-requests-limit": "50",
+      "anthropic-ratelimit-requests-remaining": "0",
+      "anthropic-ratelimit-requests-reset": new Date(Date.now() + seconds * 1000).toISOString(),
+    };
   if (protocol === "generate") return {};
-  return { "x-ratelimit-limit-requests": "50", "x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": `${seconds}s` };
+  return {
+    "x-ratelimit-limit-requests": "50",
+    "x-ratelimit-remaining-requests": "0",
+    "x-ratelimit-reset-requests": `${seconds}s`,
+  };
 }
 
 /** A fault made: a reset, a hang, or a vendor error after an optional delay (undefined: answer normally after it). */
-async function applyFault(f: Fault, protocol: Parameters<typeof errorResponse>[0], req: Request, n: number): Promise<Response | undefined> {
+async function applyFault(
+  f: Fault,
+  protocol: Parameters<typeof errorResponse>[0],
+  req: Request,
+  n: number,
+): Promise<Response | undefined> {
   if (f.first_byte_ms) await Bun.sleep(f.first_byte_ms);
   if (f.hang) return hang(req.signal);
   if (f.reset) return resetResponse();
   if (!f.status) return undefined;
-  const res = errorResponse(protocol, f.status, { ...(f.retry_after !== undefined ? { retryAfter: f.retry_after } : {}), ...(f.message !== undefined ? { message: f.message } : {}), requestId: `req_sim${n}` }, n);
+  const res = errorResponse(
+    protocol,
+    f.status,
+    {
+      ...(f.retry_after !== undefined ? { retryAfter: f.retry_after } : {}),
+      ...(f.message !== undefined ? { message: f.message } : {}),
+      requestId: `req_sim${n}`,
+    },
+    n,
+  );
   // A rate limit says which limit ran out, in the vendor's own headers.
-  if (f.status === 429) for (const [k, v] of Object.entries(rateLimitHeaders(protocol, f.retry_after ?? 1))) res.headers.set(k, v);
+  if (f.status === 429)
+    for (const [k, v] of Object.entries(rateLimitHeaders(protocol, f.retry_after ?? 1))) res.headers.set(k, v);
   return res;
 }
 
@@ -58,7 +82,11 @@ function parseBody(text: string): unknown {
 }
 
 export function createHandler(opts: SimulatorOptions = {}): SimulatorHandler {
-  const defaults: OutcomeDefaults = { chunks: opts.chunks ?? 12, latencyMs: opts.latencyMs ?? 0, firstByteMs: opts.firstByteMs ?? 0 };
+  const defaults: OutcomeDefaults = {
+    chunks: opts.chunks ?? 12,
+    latencyMs: opts.latencyMs ?? 0,
+    firstByteMs: opts.firstByteMs ?? 0,
+  };
   if (opts.text !== undefined) defaults.text = opts.text;
   if (opts.answerModel !== undefined) defaults.answerModel = opts.answerModel;
   const captureLimit = opts.captureLimit ?? DEFAULT_CAPTURE_LIMIT;
@@ -85,13 +113,19 @@ export function createHandler(opts: SimulatorOptions = {}): SimulatorHandler {
     const declared = Number(req.headers.get("content-length") ?? 0);
     if (declared > maxBodyBytes) return tooLarge(path, query, req, declared, n);
     const text = req.method === "POST" ? await req.text() : "";
-    if (text.length > maxBodyBytes / 4 && Buffer.byteLength(text) > maxBodyBytes) return tooLarge(path, query, req, Buffer.byteLength(text), n);
+    if (text.length > maxBodyBytes / 4 && Buffer.byteLength(text) > maxBodyBytes)
+      return tooLarge(path, query, req, Buffer.byteLength(text), n);
     let body: unknown;
     if (captureLimit > 0) {
       body = parseBody(text);
       const headers: Record<string, string> = {};
       req.headers.forEach((v, k) => (headers[k] = v));
-      requests.push({ method: req.method, path: q === -1 ? path : `${path}?${query}`, headers, body: body === undefined && text ? text : body });
+      requests.push({
+        method: req.method,
+        path: q === -1 ? path : `${path}?${query}`,
+        headers,
+        body: body === undefined && text ? text : body,
+      });
       if (requests.length > captureLimit) requests.shift();
     }
     // The fault controls (tests): set one per credential, or clear them.
@@ -110,7 +144,8 @@ export function createHandler(opts: SimulatorOptions = {}): SimulatorHandler {
     if (auth) return jsonResponse(auth.status, auth.body, { ...vendorHeaders(route.protocol, n), ...auth.headers });
     switch (route.kind) {
       case "unknown": {
-        const message = route.protocol === "chat" ? `Invalid URL (${req.method} ${path})` : `Not found: ${req.method} ${path}`;
+        const message =
+          route.protocol === "chat" ? `Invalid URL (${req.method} ${path})` : `Not found: ${req.method} ${path}`;
         return errorResponse(route.protocol, 404, { message, requestId: `req_sim${n}` }, n);
       }
       case "embed": {
@@ -120,14 +155,24 @@ export function createHandler(opts: SimulatorOptions = {}): SimulatorHandler {
           if (made) return made;
         }
         const parsed = captureLimit > 0 ? body : parseBody(text);
-        const reply = route.protocol === "generate" ? generateEmbeddings(route.model ?? "", route.batch === true, parsed) : chatEmbeddings(parsed);
+        const reply =
+          route.protocol === "generate"
+            ? generateEmbeddings(route.model ?? "", route.batch === true, parsed)
+            : chatEmbeddings(parsed);
         return embedResponse(reply, vendorHeaders(route.protocol, n));
       }
       case "models":
-        return jsonResponse(200, route.id === undefined ? listModels(route.protocol) : getModel(route.protocol, route.id), vendorHeaders(route.protocol, n));
+        return jsonResponse(
+          200,
+          route.id === undefined ? listModels(route.protocol) : getModel(route.protocol, route.id),
+          vendorHeaders(route.protocol, n),
+        );
       case "reply":
       case "count": {
-        const fault = faults.size > 0 && route.kind === "reply" ? faults.take(credential(route.protocol, req.headers, query)) : undefined;
+        const fault =
+          faults.size > 0 && route.kind === "reply"
+            ? faults.take(credential(route.protocol, req.headers, query))
+            : undefined;
         if (fault) {
           const made = await applyFault(fault, route.protocol, req, n);
           if (made) return made;
@@ -142,10 +187,17 @@ export function createHandler(opts: SimulatorOptions = {}): SimulatorHandler {
         }
         if (outcome.kind !== "count" && outcome.firstByteMs > 0) await Bun.sleep(outcome.firstByteMs);
         // The prompt cache has state, so it is applied to each reply, not to the cached outcome.
-        if (outcome.kind === "reply" && (outcome.protocol === "messages" || outcome.plan.inputTokens >= MIN_CACHED_TOKENS)) {
+        if (
+          outcome.kind === "reply" &&
+          (outcome.protocol === "messages" || outcome.plan.inputTokens >= MIN_CACHED_TOKENS)
+        ) {
           const parsed = captureLimit > 0 ? body : parseBody(text);
           let cache: CacheUse | undefined;
-          if (isObject(parsed)) cache = outcome.protocol === "messages" ? promptCache.use(parsed) : promptCache.useAutomatic(outcome.protocol, parsed);
+          if (isObject(parsed))
+            cache =
+              outcome.protocol === "messages"
+                ? promptCache.use(parsed)
+                : promptCache.useAutomatic(outcome.protocol, parsed);
           if (cache) outcome = { ...outcome, plan: { ...outcome.plan, cache } };
         }
         return renderOutcome(outcome, n);

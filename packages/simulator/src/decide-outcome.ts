@@ -44,14 +44,20 @@ export interface OutcomeDefaults extends PlanDefaults {
   firstByteMs: number;
 }
 
-const VARIANTS: Record<Protocol, readonly string[]> = { messages: MESSAGES_VARIANTS, chat: CHAT_VARIANTS, generate: [], responses: [] };
+const VARIANTS: Record<Protocol, readonly string[]> = {
+  messages: MESSAGES_VARIANTS,
+  chat: CHAT_VARIANTS,
+  generate: [],
+  responses: [],
+};
 
 // Each vendor's answer to a body that is not a JSON object.
 const UNPARSABLE: Record<Protocol, string> = {
   messages: "There was an error parsing the body of your request: the body must be a JSON object",
   chat: "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)",
   generate: "Invalid JSON payload received. Unexpected token.",
-  responses: "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)",
+  responses:
+    "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)",
 };
 
 function badRequest(protocol: Protocol, p: RequestProblem, model?: string): Outcome {
@@ -60,7 +66,10 @@ function badRequest(protocol: Protocol, p: RequestProblem, model?: string): Outc
   return { kind: "error", protocol, status: 400, ctx, firstByteMs: 0 };
 }
 
-function readRequest(route: Route & { kind: "reply" | "count" }, body: Record<string, unknown>): SimRequest | RequestProblem {
+function readRequest(
+  route: Route & { kind: "reply" | "count" },
+  body: Record<string, unknown>,
+): SimRequest | RequestProblem {
   switch (route.protocol) {
     case "messages":
       return readMessagesRequest(body, route.kind === "count");
@@ -70,7 +79,8 @@ function readRequest(route: Route & { kind: "reply" | "count" }, body: Record<st
       return readResponsesRequest(body);
     case "generate": {
       // countTokens may wrap a whole request: {generateContentRequest: {model, contents, ...}}.
-      const inner = route.kind === "count" && isObject(body.generateContentRequest) ? body.generateContentRequest : body;
+      const inner =
+        route.kind === "count" && isObject(body.generateContentRequest) ? body.generateContentRequest : body;
       return readGenerateRequest(inner, route.model ?? "", route.kind === "reply" && route.stream === true);
     }
     default: {
@@ -88,7 +98,11 @@ function countBody(protocol: Protocol, inputTokens: number): Record<string, unkn
 }
 
 /** Decides the reply to one body: a vendor error, a planned reply, a replay, or a token count. */
-export function decideOutcome(route: Route & { kind: "reply" | "count" }, body: unknown, defaults: OutcomeDefaults): Outcome {
+export function decideOutcome(
+  route: Route & { kind: "reply" | "count" },
+  body: unknown,
+  defaults: OutcomeDefaults,
+): Outcome {
   const protocol = route.protocol;
   if (!isObject(body)) return badRequest(protocol, { problem: UNPARSABLE[protocol] });
   const req = readRequest(route, body);
@@ -114,10 +128,21 @@ export function decideOutcome(route: Route & { kind: "reply" | "count" }, body: 
   }
   const sse = route.sse !== false;
   if (d.replay !== undefined) {
-    if (!isReplayName(d.replay)) return fail(`unknown replay ${JSON.stringify(d.replay)} (known: ${Object.keys(REPLAYS).join(", ")})`);
+    if (!isReplayName(d.replay))
+      return fail(`unknown replay ${JSON.stringify(d.replay)} (known: ${Object.keys(REPLAYS).join(", ")})`);
     return { kind: "replay", name: d.replay, stream: req.stream, sse, latencyMs, firstByteMs };
   }
   const quote = firstWords(rest, 8);
   const plan = planReply(req, inputTokens, d, quote, defaults, rest);
-  return { kind: "reply", protocol, plan, stream: req.stream, sse, includeUsage: req.includeUsage, ...(req.responses ? { responses: req.responses } : {}), latencyMs, firstByteMs };
+  return {
+    kind: "reply",
+    protocol,
+    plan,
+    stream: req.stream,
+    sse,
+    includeUsage: req.includeUsage,
+    ...(req.responses ? { responses: req.responses } : {}),
+    latencyMs,
+    firstByteMs,
+  };
 }

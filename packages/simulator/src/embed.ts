@@ -42,12 +42,19 @@ export function embedText(model: string, text: string, size: number): number[] {
 
 type Reply = { status: number; body: string };
 
-const bad = (message: string): Reply => ({ status: 400, body: JSON.stringify({ error: { message, type: "invalid_request_error", param: null, code: null } }) });
-const badGenerate = (message: string): Reply => ({ status: 400, body: JSON.stringify({ error: { code: 400, message, status: "INVALID_ARGUMENT" } }) });
+const bad = (message: string): Reply => ({
+  status: 400,
+  body: JSON.stringify({ error: { message, type: "invalid_request_error", param: null, code: null } }),
+});
+const badGenerate = (message: string): Reply => ({
+  status: 400,
+  body: JSON.stringify({ error: { code: 400, message, status: "INVALID_ARGUMENT" } }),
+});
 
 function sizeOf(asked: unknown, model: string): number | string {
   if (asked === undefined || asked === null) return defaultDimensions(model);
-  if (typeof asked !== "number" || !Number.isInteger(asked) || asked < 1 || asked > MAX_DIMENSIONS) return `dimensions must be an integer from 1 to ${MAX_DIMENSIONS}`;
+  if (typeof asked !== "number" || !Number.isInteger(asked) || asked < 1 || asked > MAX_DIMENSIONS)
+    return `dimensions must be an integer from 1 to ${MAX_DIMENSIONS}`;
   return asked;
 }
 
@@ -56,7 +63,14 @@ export function chatEmbeddings(body: unknown): Reply {
   if (!isObject(body) || typeof body.model !== "string") return bad("you must provide a model parameter");
   const model = body.model;
   const input = body.input;
-  const items: unknown[] = typeof input === "string" ? [input] : Array.isArray(input) && input.every((t) => typeof t === "number") ? [input] : Array.isArray(input) ? input : [];
+  const items: unknown[] =
+    typeof input === "string"
+      ? [input]
+      : Array.isArray(input) && input.every((t) => typeof t === "number")
+        ? [input]
+        : Array.isArray(input)
+          ? input
+          : [];
   if (items.length === 0) return bad("'input' is a required property");
   const size = sizeOf(body.dimensions, model);
   if (typeof size === "string") return bad(size);
@@ -73,9 +87,16 @@ export function chatEmbeddings(body: unknown): Reply {
       tokens += item.length;
     } else return bad(`'$.input' is invalid at index ${index}`);
     const v = embedText(model, text, size);
-    data.push({ object: "embedding", index, embedding: body.encoding_format === "base64" ? Buffer.from(new Float32Array(v).buffer).toString("base64") : v });
+    data.push({
+      object: "embedding",
+      index,
+      embedding: body.encoding_format === "base64" ? Buffer.from(new Float32Array(v).buffer).toString("base64") : v,
+    });
   }
-  return { status: 200, body: JSON.stringify({ object: "list", data, model, usage: { prompt_tokens: tokens, total_tokens: tokens } }) };
+  return {
+    status: 200,
+    body: JSON.stringify({ object: "list", data, model, usage: { prompt_tokens: tokens, total_tokens: tokens } }),
+  };
 }
 
 /** The text of one generateContent `content`, or undefined when it has none. */
@@ -103,7 +124,8 @@ export function generateEmbeddings(model: string, batch: boolean, body: unknown)
     const v = generateOne(model, body);
     return typeof v === "string" ? badGenerate(v) : { status: 200, body: JSON.stringify({ embedding: { values: v } }) };
   }
-  if (!isObject(body) || !Array.isArray(body.requests) || body.requests.length === 0) return badGenerate("* BatchEmbedContentsRequest.requests: requests is not specified");
+  if (!isObject(body) || !Array.isArray(body.requests) || body.requests.length === 0)
+    return badGenerate("* BatchEmbedContentsRequest.requests: requests is not specified");
   const embeddings: { values: number[] }[] = [];
   for (const r of body.requests) {
     const v = generateOne(model, r);

@@ -18,7 +18,10 @@ const ask = (key: string, signal?: AbortSignal) =>
 
 describe("faults per credential", () => {
   test("a status fault answers the vendor's error with its retry-after, for that key only, `times` times", async () => {
-    const set = await fetch(`${sim.url}/_sim/faults`, { method: "POST", body: JSON.stringify({ key: "k-a", status: 529, retry_after: 7, times: 1 }) });
+    const set = await fetch(`${sim.url}/_sim/faults`, {
+      method: "POST",
+      body: JSON.stringify({ key: "k-a", status: 529, retry_after: 7, times: 1 }),
+    });
     expect(set.status).toBe(200);
     const other = await ask("k-b");
     expect(other.status).toBe(200);
@@ -42,8 +45,13 @@ describe("faults per credential", () => {
   });
 
   test("a bad fault is refused naming the field", async () => {
-    const res = await fetch(`${sim.url}/_sim/faults`, { method: "POST", body: JSON.stringify({ key: "k", status: "oops" }) });
+    const res = await fetch(`${sim.url}/_sim/faults`, {
+      method: "POST",
+      body: JSON.stringify({ key: "k", status: "oops" }),
+    });
     expect(res.status).toBe(400);
-    expect(((await res.json()) as { error: { message: string } }).error.message).toBe("status: must be a non-negative number");
+    expect(((await res.json()) as { error: { message: string } }).error.message).toBe(
+      "status: must be a non-negative number",
+    );
   });
 });

@@ -22,11 +22,20 @@ export interface Fault {
   times?: number;
 }
 
-const FIELDS: Record<keyof Fault, "number" | "boolean" | "string"> = { status: "number", message: "string", retry_after: "number", first_byte_ms: "number", reset: "boolean", hang: "boolean", times: "number" };
+const FIELDS: Record<keyof Fault, "number" | "boolean" | "string"> = {
+  status: "number",
+  message: "string",
+  retry_after: "number",
+  first_byte_ms: "number",
+  reset: "boolean",
+  hang: "boolean",
+  times: "number",
+};
 
 /** A `POST /_sim/faults` body checked: `{key, ...fault}`; a message when it is wrong. */
 export function readFault(body: unknown): { key: string; fault: Fault } | string {
-  if (typeof body !== "object" || body === null) return "the body must be an object {key, status, message, retry_after, first_byte_ms, reset, hang, times}";
+  if (typeof body !== "object" || body === null)
+    return "the body must be an object {key, status, message, retry_after, first_byte_ms, reset, hang, times}";
   const o = body as Record<string, unknown>; // an object: checked just above
   if (typeof o.key !== "string" || o.key === "") return "key: the credential the fault applies to is required";
   const fault: Record<string, unknown> = {};
@@ -34,10 +43,12 @@ export function readFault(body: unknown): { key: string; fault: Fault } | string
     if (k === "key") continue;
     const want = FIELDS[k as keyof Fault];
     if (!want) return `${k}: unknown field (known: key, ${Object.keys(FIELDS).join(", ")})`;
-    if (typeof v !== want || (want === "number" && (!Number.isFinite(v) || (v as number) < 0))) return `${k}: must be a ${want === "number" ? "non-negative number" : want}`;
+    if (typeof v !== want || (want === "number" && (!Number.isFinite(v) || (v as number) < 0)))
+      return `${k}: must be a ${want === "number" ? "non-negative number" : want}`;
     fault[k] = v;
   }
-  if (fault.status !== undefined && ((fault.status as number) < 400 || (fault.status as number) > 599)) return "status: must be an error status from 400 to 599";
+  if (fault.status !== undefined && ((fault.status as number) < 400 || (fault.status as number) > 599))
+    return "status: must be an error status from 400 to 599";
   return { key: o.key, fault: fault as Fault };
 }
 

@@ -50,18 +50,30 @@ describe("generateContent protocol, text replies", () => {
       expect(c.usageMetadata).toEqual(usage(tok(sent)));
     }
     expect(sent).toBe(TEXT);
-    expect(chunks[12].candidates).toEqual([{ content: { parts: [{ text: "" }], role: "model" }, finishReason: "STOP", index: 0 }]);
+    expect(chunks[12].candidates).toEqual([
+      { content: { parts: [{ text: "" }], role: "model" }, finishReason: "STOP", index: 0 },
+    ]);
     expect(chunks[12].usageMetadata).toEqual(usage(tok(TEXT)));
     expect(new Set(chunks.map((c) => c.responseId)).size).toBe(1);
   });
 
   test("the repo's SSE decoder reads the CRLF stream", async () => {
-    const chunks = await payloads(await sim().post(`${PATH.generate(MODEL, "streamGenerateContent")}?alt=sse`, body({}, "Hi [sim chunks=2]"), AUTH.generate));
+    const chunks = await payloads(
+      await sim().post(
+        `${PATH.generate(MODEL, "streamGenerateContent")}?alt=sse`,
+        body({}, "Hi [sim chunks=2]"),
+        AUTH.generate,
+      ),
+    );
     expect(chunks).toHaveLength(3);
   });
 
   test("without alt=sse the stream is one JSON array", async () => {
-    const res = await sim().post(PATH.generate(MODEL, "streamGenerateContent"), body({}, "Hi [sim chunks=3]"), AUTH.generate);
+    const res = await sim().post(
+      PATH.generate(MODEL, "streamGenerateContent"),
+      body({}, "Hi [sim chunks=3]"),
+      AUTH.generate,
+    );
     expect(res.headers.get("content-type")).toBe("application/json");
     const arr = JSON.parse(await res.text());
     expect(arr).toHaveLength(4);
@@ -70,13 +82,19 @@ describe("generateContent protocol, text replies", () => {
 
   test("countTokens reports the same prompt tokens, plain or wrapped in generateContentRequest", async () => {
     const s = sim();
-    expect(await (await s.post(PATH.generate(MODEL, "countTokens"), body(), AUTH.generate)).json()).toEqual({ totalTokens: INPUT });
+    expect(await (await s.post(PATH.generate(MODEL, "countTokens"), body(), AUTH.generate)).json()).toEqual({
+      totalTokens: INPUT,
+    });
     const wrapped = { generateContentRequest: { model: `models/${MODEL}`, ...body() } };
-    expect(await (await s.post(PATH.generate(MODEL, "countTokens"), wrapped, AUTH.generate)).json()).toEqual({ totalTokens: INPUT });
+    expect(await (await s.post(PATH.generate(MODEL, "countTokens"), wrapped, AUTH.generate)).json()).toEqual({
+      totalTokens: INPUT,
+    });
   });
 
   test("maxOutputTokens caps the text and finishes with MAX_TOKENS", async () => {
-    const json = await (await sim().post(PATH.generate(MODEL), body({ generationConfig: { maxOutputTokens: 6 } }), AUTH.generate)).json();
+    const json = await (
+      await sim().post(PATH.generate(MODEL), body({ generationConfig: { maxOutputTokens: 6 } }), AUTH.generate)
+    ).json();
     expect(json.candidates[0].finishReason).toBe("MAX_TOKENS");
     expect(tok(json.candidates[0].content.parts[0].text)).toBe(6);
     expect(json.usageMetadata.candidatesTokenCount).toBe(6);
@@ -84,14 +102,20 @@ describe("generateContent protocol, text replies", () => {
 
   test("stopSequences cut the text; finishReason STOP", async () => {
     const json = await (
-      await sim().post(PATH.generate(MODEL), body({ generationConfig: { stopSequences: ["three"] } }, '[sim text="one two three four"]'), AUTH.generate)
+      await sim().post(
+        PATH.generate(MODEL),
+        body({ generationConfig: { stopSequences: ["three"] } }, '[sim text="one two three four"]'),
+        AUTH.generate,
+      )
     ).json();
     expect(json.candidates[0].content.parts).toEqual([{ text: "one two " }]);
     expect(json.candidates[0].finishReason).toBe("STOP");
   });
 
   test("the model comes from the URL, URL-encoded or not", async () => {
-    const json = await (await sim().post(PATH.generate(encodeURIComponent("gamma x/1")), body({}, '[sim text="ok"]'), AUTH.generate)).json();
+    const json = await (
+      await sim().post(PATH.generate(encodeURIComponent("gamma x/1")), body({}, '[sim text="ok"]'), AUTH.generate)
+    ).json();
     expect(json.modelVersion).toBe("gamma x/1");
   });
 });

@@ -39,10 +39,17 @@ export function matchRoute(method: string, path: string, query: string, headers:
       const verb = rest.slice(colon + 1);
       if (colon > 0 && verb === "generateContent") return { kind: "reply", protocol: "generate", model, stream: false };
       if (colon > 0 && verb === "streamGenerateContent") {
-        return { kind: "reply", protocol: "generate", model, stream: true, sse: new URLSearchParams(query).get("alt") === "sse" };
+        return {
+          kind: "reply",
+          protocol: "generate",
+          model,
+          stream: true,
+          sse: new URLSearchParams(query).get("alt") === "sse",
+        };
       }
       if (colon > 0 && verb === "countTokens") return { kind: "count", protocol: "generate", model };
-      if (colon > 0 && (verb === "embedContent" || verb === "batchEmbedContents")) return { kind: "embed", protocol: "generate", model, batch: verb === "batchEmbedContents" };
+      if (colon > 0 && (verb === "embedContent" || verb === "batchEmbedContents"))
+        return { kind: "embed", protocol: "generate", model, batch: verb === "batchEmbedContents" };
     }
   } else if (method === "GET") {
     if (path === "/v1/models" || path.startsWith("/v1/models/")) {
@@ -51,7 +58,8 @@ export function matchRoute(method: string, path: string, query: string, headers:
       return id ? { kind: "models", protocol, id: decode(id) } : { kind: "models", protocol };
     }
     if (path === "/v1beta/models") return { kind: "models", protocol: "generate" };
-    if (path.startsWith(GENERATE_PREFIX)) return { kind: "models", protocol: "generate", id: decode(path.slice(GENERATE_PREFIX.length)) };
+    if (path.startsWith(GENERATE_PREFIX))
+      return { kind: "models", protocol: "generate", id: decode(path.slice(GENERATE_PREFIX.length)) };
   }
   if (path.startsWith("/v1beta")) return { kind: "unknown", protocol: "generate" };
   if (path.startsWith("/v1/messages")) return { kind: "unknown", protocol: "messages" };

@@ -45,25 +45,44 @@ describe("messages protocol, text replies", () => {
     const data = evs.map((e) => JSON.parse(e.data));
     for (let i = 0; i < evs.length; i++) expect(evs[i]!.event).toBe(data[i].type);
     expect(data.map((d) => d.type)).toEqual([
-      "message_start", "content_block_start", "ping",
+      "message_start",
+      "content_block_start",
+      "ping",
       ...Array(12).fill("content_block_delta"),
-      "content_block_stop", "message_delta", "message_stop",
+      "content_block_stop",
+      "message_delta",
+      "message_stop",
     ]);
     expect(data[0].message.usage).toMatchObject({ input_tokens: INPUT, output_tokens: 1 });
-    expect(data[0].message).toMatchObject({ content: [], stop_reason: null, stop_sequence: null, model: "alpha-sonnet-4-6" });
+    expect(data[0].message).toMatchObject({
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      model: "alpha-sonnet-4-6",
+    });
     expect(data[1]).toEqual({ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } });
-    const text = data.filter((d) => d.type === "content_block_delta").map((d) => d.delta.text).join("");
+    const text = data
+      .filter((d) => d.type === "content_block_delta")
+      .map((d) => d.delta.text)
+      .join("");
     expect(text).toBe(TEXT);
     expect(data.at(-2)).toEqual({
       type: "message_delta",
       delta: { stop_reason: "end_turn", stop_sequence: null },
-      usage: { input_tokens: INPUT, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: tok(TEXT) },
+      usage: {
+        input_tokens: INPUT,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+        output_tokens: tok(TEXT),
+      },
     });
   });
 
   test("chunks option and directive set the number of text deltas", async () => {
     const deltas = async (s: ReturnType<typeof sim>, content: string) =>
-      (await events(await s.post(PATH.messages, body({ stream: true }, content), AUTH.messages))).filter((e) => e.event === "content_block_delta").length;
+      (await events(await s.post(PATH.messages, body({ stream: true }, content), AUTH.messages))).filter(
+        (e) => e.event === "content_block_delta",
+      ).length;
     expect(await deltas(sim({ chunks: 3 }), "Hi")).toBe(3);
     expect(await deltas(sim(), "Hi [sim chunks=50]")).toBe(50);
   });
@@ -81,15 +100,26 @@ describe("messages protocol, text replies", () => {
     expect(json.usage.output_tokens).toBe(5);
     expect(TEXT.startsWith(json.content[0].text)).toBe(true);
     expect(tok(json.content[0].text)).toBe(5);
-    const data = (await events(await s.post(PATH.messages, body({ max_tokens: 5, stream: true }), AUTH.messages))).map((e) => JSON.parse(e.data));
-    expect(data.filter((d) => d.type === "content_block_delta").map((d) => d.delta.text).join("")).toBe(json.content[0].text);
+    const data = (await events(await s.post(PATH.messages, body({ max_tokens: 5, stream: true }), AUTH.messages))).map(
+      (e) => JSON.parse(e.data),
+    );
+    expect(
+      data
+        .filter((d) => d.type === "content_block_delta")
+        .map((d) => d.delta.text)
+        .join(""),
+    ).toBe(json.content[0].text);
     expect(data.at(-2).delta.stop_reason).toBe("max_tokens");
     expect(data.at(-2).usage.output_tokens).toBe(5);
   });
 
   test("a stop sequence cuts the text before it and is reported", async () => {
     const json = await (
-      await sim().post(PATH.messages, body({ stop_sequences: ["NEVER", "STOP"] }, '[sim text="one two STOP three"]'), AUTH.messages)
+      await sim().post(
+        PATH.messages,
+        body({ stop_sequences: ["NEVER", "STOP"] }, '[sim text="one two STOP three"]'),
+        AUTH.messages,
+      )
     ).json();
     expect(json.content).toEqual([{ type: "text", text: "one two " }]);
     expect(json.stop_reason).toBe("stop_sequence");
@@ -98,7 +128,9 @@ describe("messages protocol, text replies", () => {
   });
 
   test("the text directive and the text option set the exact reply", async () => {
-    const a = await (await sim().post(PATH.messages, body({}, 'Say it [sim text="Exactly this."]'), AUTH.messages)).json();
+    const a = await (
+      await sim().post(PATH.messages, body({}, 'Say it [sim text="Exactly this."]'), AUTH.messages)
+    ).json();
     expect(a.content[0].text).toBe("Exactly this.");
     const b = await (await sim({ text: "Fixed." }).post(PATH.messages, body(), AUTH.messages)).json();
     expect(b.content[0].text).toBe("Fixed.");
@@ -106,7 +138,16 @@ describe("messages protocol, text replies", () => {
 
   test("an assistant prefill at the end: directives still come from the last user turn", async () => {
     const json = await (
-      await sim().post(PATH.messages, body({ messages: [{ role: "user", content: '[sim text="ok"]' }, { role: "assistant", content: "Sure" }] }), AUTH.messages)
+      await sim().post(
+        PATH.messages,
+        body({
+          messages: [
+            { role: "user", content: '[sim text="ok"]' },
+            { role: "assistant", content: "Sure" },
+          ],
+        }),
+        AUTH.messages,
+      )
     ).json();
     expect(json.content[0].text).toBe("ok");
   });

@@ -91,11 +91,13 @@ function apply(d: Directives, key: string, v: string | undefined): string | unde
     case "error":
       return num(400, 599, (n) => (d.error = n));
     case "midstream_error":
-      if (v !== undefined && !MIDSTREAM_MODES.includes(v)) return `[sim midstream_error=…] must be one of ${MIDSTREAM_MODES.join(", ")}, got ${JSON.stringify(v)}`;
+      if (v !== undefined && !MIDSTREAM_MODES.includes(v))
+        return `[sim midstream_error=…] must be one of ${MIDSTREAM_MODES.join(", ")}, got ${JSON.stringify(v)}`;
       d.midstreamError = (v ?? "error") as MidstreamMode; // checked against MIDSTREAM_MODES above
       return undefined;
     case "refusal":
-      if (v !== undefined && !REFUSAL_MODES.includes(v)) return `[sim refusal=…] must be one of ${REFUSAL_MODES.join(", ")}, got ${JSON.stringify(v)}`;
+      if (v !== undefined && !REFUSAL_MODES.includes(v))
+        return `[sim refusal=…] must be one of ${REFUSAL_MODES.join(", ")}, got ${JSON.stringify(v)}`;
       d.refusal = (v ?? "reply") as RefusalMode; // checked against REFUSAL_MODES above
       return undefined;
     case "tools":

@@ -115,7 +115,10 @@ function chooseToolCalls(req: SimRequest, d: Directives, turn: string): ToolCall
   if (!req.parallelTools) names = names.slice(0, 1);
   const hints = argumentHints(usersOwn(turn));
   return names.map((name) => {
-    const input = name === PATCH_TOOL ? { input: patchInput(hints.path) } : buildToolArguments(req.tools.find((t) => t.name === name)?.schema, 0, hints);
+    const input =
+      name === PATCH_TOOL
+        ? { input: patchInput(hints.path) }
+        : buildToolArguments(req.tools.find((t) => t.name === name)?.schema, 0, hints);
     return { name, input, json: JSON.stringify(input) };
   });
 }
@@ -151,17 +154,28 @@ function usersOwn(turn: string): string {
  * with a sample value of its type), or `{"answer": …}` for a bare JSON-object request.
  */
 function structuredReply(schema: unknown, quote: string): string {
-  if (schema === undefined || schema === null || typeof schema !== "object") return JSON.stringify({ answer: `Simulated reply to: ${quote}` });
+  if (schema === undefined || schema === null || typeof schema !== "object")
+    return JSON.stringify({ answer: `Simulated reply to: ${quote}` });
   return JSON.stringify(buildToolArguments(schema, 0, {}, true));
 }
 
 /** A file name the user's turn mentions (`notes.txt`, `src/app.ts`), for path-like arguments. */
 function argumentHints(turn: string): ArgumentHints {
-  const path = turn.match(/(?:^|\s)((?:[\w.-]+\/)*[\w-]+\.[A-Za-z0-9]{1,8})(?=$|[\s,;:!?)])/g)?.at(-1)?.trim();
+  const path = turn
+    .match(/(?:^|\s)((?:[\w.-]+\/)*[\w-]+\.[A-Za-z0-9]{1,8})(?=$|[\s,;:!?)])/g)
+    ?.at(-1)
+    ?.trim();
   return path ? { path } : {};
 }
 
-export function planReply(req: SimRequest, inputTokens: number, d: Directives, quote: string, defaults: PlanDefaults, turn = quote): ReplyPlan {
+export function planReply(
+  req: SimRequest,
+  inputTokens: number,
+  d: Directives,
+  quote: string,
+  defaults: PlanDefaults,
+  turn = quote,
+): ReplyPlan {
   const chunks = d.chunks ?? defaults.chunks;
   const plan: ReplyPlan = {
     model: defaults.answerModel ? defaults.answerModel(req.model) : req.model,
@@ -200,7 +214,10 @@ export function planReply(req: SimRequest, inputTokens: number, d: Directives, q
   else if (req.json && undirected(d)) text = structuredReply(req.json.schema, quote);
   else if (defaults.text !== undefined) text = defaults.text;
   else if (req.toolResult) {
-    text = padReply(`Simulated reply from ${req.model} after ${req.toolResult.name} returned: ${firstWords(req.toolResult.text, 12)}`, chunks);
+    text = padReply(
+      `Simulated reply from ${req.model} after ${req.toolResult.name} returned: ${firstWords(req.toolResult.text, 12)}`,
+      chunks,
+    );
   } else text = padReply(`Simulated reply from ${req.model} to: ${quote}`, chunks);
   const cut = cutAtStop(text, req.stopSequences);
   if (cut) {

@@ -38,7 +38,11 @@ describe("prompt cache (messages protocol)", () => {
     hour.messages[0]!.content[0]!.cache_control = { type: "ephemeral", ttl: "1h" } as typeof EPH;
     const u = (await (await s.post(PATH.messages, hour, AUTH.messages)).json()).usage;
     expect(u.cache_creation.ephemeral_1h_input_tokens).toBe(u.cache_creation_input_tokens);
-    const short = { model: "a", max_tokens: 50, messages: [{ role: "user", content: [{ type: "text", text: "Hi", cache_control: EPH }] }] };
+    const short = {
+      model: "a",
+      max_tokens: 50,
+      messages: [{ role: "user", content: [{ type: "text", text: "Hi", cache_control: EPH }] }],
+    };
     const v = (await (await s.post(PATH.messages, short, AUTH.messages)).json()).usage;
     expect([v.cache_read_input_tokens, v.cache_creation_input_tokens]).toEqual([0, 0]);
   });
@@ -47,7 +51,10 @@ describe("prompt cache (messages protocol)", () => {
 describe("automatic prompt caching (chat completions, generateContent)", () => {
   test("chat: the leading turns seen before are reported as cached_tokens, part of prompt_tokens", async () => {
     const s = sim();
-    const first = [{ role: "system", content: LONG }, { role: "user", content: "One [sim chunks=2]" }];
+    const first = [
+      { role: "system", content: LONG },
+      { role: "user", content: "One [sim chunks=2]" },
+    ];
     const u1 = (await (await s.post(PATH.chat, { model: "b", messages: first }, AUTH.chat)).json()).usage;
     expect(u1.prompt_tokens_details.cached_tokens).toBe(0);
     const second = [...first, { role: "assistant", content: "Ok." }, { role: "user", content: "Two [sim chunks=2]" }];
@@ -60,7 +67,11 @@ describe("automatic prompt caching (chat completions, generateContent)", () => {
     const s = sim();
     const contents = [{ role: "user", parts: [{ text: LONG }] }];
     await s.post(PATH.generate("g"), { contents }, AUTH.generate);
-    const more = [...contents, { role: "model", parts: [{ text: "Ok." }] }, { role: "user", parts: [{ text: "Next [sim chunks=2]" }] }];
+    const more = [
+      ...contents,
+      { role: "model", parts: [{ text: "Ok." }] },
+      { role: "user", parts: [{ text: "Next [sim chunks=2]" }] },
+    ];
     const meta = (await (await s.post(PATH.generate("g"), { contents: more }, AUTH.generate)).json()).usageMetadata;
     expect(meta.cachedContentTokenCount).toBe(countPromptTokens("generate", { contents }));
   });
@@ -70,7 +81,8 @@ describe("automatic prompt caching (chat completions, generateContent)", () => {
 // 6,000-turn chat held the process 9–17 s at 1.8 GB. Each turn is now counted and hashed once,
 // and what one request leaves in the cache is bounded.
 describe("a long conversation: linear work, bounded memory, limits", () => {
-  const many = (n: number) => Array.from({ length: n }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content: `turn ${i} of a long talk` }));
+  const many = (n: number) =>
+    Array.from({ length: n }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content: `turn ${i} of a long talk` }));
 
   test("15,000 turns: the reply counts every turn, the cache keeps at most its capacity, and the same conversation one turn longer reads it all", () => {
     const cache = new SimPromptCache();
@@ -94,7 +106,12 @@ describe("a long conversation: linear work, bounded memory, limits", () => {
       { type: "function_call_output", call_id: "c1", output: "found a" },
       { type: "function_call_output", call_id: "c2", output: "found b" },
     ];
-    const body = { model: "r", instructions: "Be brief.", tools: [{ type: "function", name: "lookup", parameters: { type: "object" } }], input };
+    const body = {
+      model: "r",
+      instructions: "Be brief.",
+      tools: [{ type: "function", name: "lookup", parameters: { type: "object" } }],
+      input,
+    };
     cache.useAutomatic("responses", body);
     const next = { ...body, input: [...input, { role: "user", content: "and then?" }] };
     expect(cache.useAutomatic("responses", next)?.read).toBe(countPromptTokens("responses", body));
@@ -104,14 +121,20 @@ describe("a long conversation: linear work, bounded memory, limits", () => {
     const s = sim();
     const big = { model: "b", messages: [{ role: "system", content: LONG }, ...many(15_000)] };
     expect(JSON.stringify(big).length).toBeLessThan(SIM_MAX_BODY_BYTES);
-    const [large, small] = await Promise.all([s.post(PATH.chat, big, AUTH.chat), s.post(PATH.chat, { model: "b", messages: [{ role: "user", content: "hi" }] }, AUTH.chat)]);
+    const [large, small] = await Promise.all([
+      s.post(PATH.chat, big, AUTH.chat),
+      s.post(PATH.chat, { model: "b", messages: [{ role: "user", content: "hi" }] }, AUTH.chat),
+    ]);
     expect(small.status).toBe(200);
     expect(large.status).toBe(200);
     expect((await large.json()).usage.prompt_tokens).toBe(countPromptTokens("chat", big));
     const tooBig = { model: "b", messages: many(60_000) };
     const chat = await s.post(PATH.chat, tooBig, AUTH.chat);
     expect(chat.status).toBe(400);
-    expect((await chat.json()).error).toMatchObject({ type: "invalid_request_error", message: expect.stringContaining(`limit of ${SIM_MAX_BODY_BYTES} bytes`) });
+    expect((await chat.json()).error).toMatchObject({
+      type: "invalid_request_error",
+      message: expect.stringContaining(`limit of ${SIM_MAX_BODY_BYTES} bytes`),
+    });
     const messages = await s.post(PATH.messages, { ...tooBig, max_tokens: 5 }, AUTH.messages);
     expect(messages.status).toBe(400);
     expect(await messages.json()).toMatchObject({ type: "error", error: { type: "invalid_request_error" } });
@@ -120,7 +143,11 @@ describe("a long conversation: linear work, bounded memory, limits", () => {
   test("more than four cache breakpoints: the vendor's own 400", async () => {
     const s = sim();
     const blocks = Array.from({ length: 5 }, (_, i) => ({ type: "text", text: `part ${i}`, cache_control: EPH }));
-    const res = await s.post(PATH.messages, { model: "a", max_tokens: 5, messages: [{ role: "user", content: blocks }] }, AUTH.messages);
+    const res = await s.post(
+      PATH.messages,
+      { model: "a", max_tokens: 5, messages: [{ role: "user", content: blocks }] },
+      AUTH.messages,
+    );
     expect(res.status).toBe(400);
     expect((await res.json()).error.message).toBe("A maximum of 4 blocks with cache_control may be provided. Found 5.");
   });

@@ -38,7 +38,11 @@ function breakpoints(body: JsonObject): Breakpoint[] {
   const out: Breakpoint[] = [];
   const add = (prefix: JsonObject, hour: boolean) => {
     const full = { model: body.model, max_tokens: 0, messages: [], ...prefix };
-    out.push({ key: `${String(body.model)}\n${JSON.stringify(full)}`, tokens: countPromptTokens("messages", full), hour });
+    out.push({
+      key: `${String(body.model)}\n${JSON.stringify(full)}`,
+      tokens: countPromptTokens("messages", full),
+      hour,
+    });
   };
   tools.forEach((t, i) => {
     if (hasBreak(t)) add({ tools: tools.slice(0, i + 1) }, isHour(t));
@@ -49,7 +53,11 @@ function breakpoints(body: JsonObject): Breakpoint[] {
   messages.forEach((m, i) => {
     if (!isObject(m) || !Array.isArray(m.content)) return;
     m.content.forEach((b, j) => {
-      if (hasBreak(b)) add({ tools, system, messages: [...messages.slice(0, i), { ...m, content: arrayOf(m.content).slice(0, j + 1) }] }, isHour(b));
+      if (hasBreak(b))
+        add(
+          { tools, system, messages: [...messages.slice(0, i), { ...m, content: arrayOf(m.content).slice(0, j + 1) }] },
+          isHour(b),
+        );
     });
   });
   // The top-level breakpoint caches the whole prompt.

@@ -5,14 +5,28 @@ import type { RequestProblem, SimRequest, ToolChoice, ToolSpec } from "./sim-req
 const ROLES = ["system", "developer", "user", "assistant", "tool", "function"];
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 // Fields of the messages format (and the gateway's own extension) that the real API rejects.
-const FOREIGN_FIELDS = ["system", "stop_sequences", "top_k", "thinking", "turnpike", "output_config", "container", "inference_geo"];
+const FOREIGN_FIELDS = [
+  "system",
+  "stop_sequences",
+  "top_k",
+  "thinking",
+  "turnpike",
+  "output_config",
+  "container",
+  "inference_geo",
+];
 
-const fail = (problem: string, param: string | null = null, code: string | null = null): RequestProblem => ({ problem, param, code });
+const fail = (problem: string, param: string | null = null, code: string | null = null): RequestProblem => ({
+  problem,
+  param,
+  code,
+});
 
 function readToolChoice(v: unknown): ToolChoice {
   if (v === "none") return { kind: "none" };
   if (v === "required") return { kind: "required" };
-  if (isObject(v) && isObject(v.function) && typeof v.function.name === "string") return { kind: "named", name: v.function.name };
+  if (isObject(v) && isObject(v.function) && typeof v.function.name === "string")
+    return { kind: "named", name: v.function.name };
   if (isObject(v) && isObject(v.allowed_tools) && v.allowed_tools.mode === "required") return { kind: "required" };
   return { kind: "auto" };
 }
@@ -27,14 +41,26 @@ function checkMessages(messages: unknown[]): RequestProblem | undefined {
   let openAt = -1;
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i];
-    if (!isObject(m)) return fail(`Invalid type for 'messages[${i}]': expected an object, but got ${typeof m} instead.`, `messages[${i}]`, "invalid_type");
+    if (!isObject(m))
+      return fail(
+        `Invalid type for 'messages[${i}]': expected an object, but got ${typeof m} instead.`,
+        `messages[${i}]`,
+        "invalid_type",
+      );
     if (!ROLES.includes(String(m.role))) {
-      return fail(`Invalid value: '${String(m.role)}'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.`, `messages[${i}].role`, "invalid_value");
+      return fail(
+        `Invalid value: '${String(m.role)}'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.`,
+        `messages[${i}].role`,
+        "invalid_value",
+      );
     }
     if (m.role === "tool") {
       const id = stringOf(m.tool_call_id);
       if (id === undefined || !open.includes(id)) {
-        return fail("Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.", `messages.[${i}].role`);
+        return fail(
+          "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
+          `messages.[${i}].role`,
+        );
       }
       open = open.filter((x) => x !== id);
       continue;
@@ -46,7 +72,9 @@ function checkMessages(messages: unknown[]): RequestProblem | undefined {
       );
     }
     if (m.role === "assistant") {
-      open = arrayOf(m.tool_calls).filter(isObject).map((c) => String(c.id));
+      open = arrayOf(m.tool_calls)
+        .filter(isObject)
+        .map((c) => String(c.id));
       openAt = i;
     }
   }
@@ -90,25 +118,48 @@ function trailingTurn(messages: unknown[]): Pick<SimRequest, "turnText" | "toolR
 export function readChatRequest(body: JsonObject): SimRequest | RequestProblem {
   const model = stringOf(body.model);
   if (!model) return fail("you must provide a model parameter");
-  if (body.messages === undefined) return fail("Missing required parameter: 'messages'.", "messages", "missing_required_parameter");
-  if (!Array.isArray(body.messages)) return fail("Invalid type for 'messages': expected an array, but got something else instead.", "messages", "invalid_type");
+  if (body.messages === undefined)
+    return fail("Missing required parameter: 'messages'.", "messages", "missing_required_parameter");
+  if (!Array.isArray(body.messages))
+    return fail(
+      "Invalid type for 'messages': expected an array, but got something else instead.",
+      "messages",
+      "invalid_type",
+    );
   if (body.messages.length === 0) {
-    return fail("Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.", "messages", "empty_array");
+    return fail(
+      "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+      "messages",
+      "empty_array",
+    );
   }
   for (const f of FOREIGN_FIELDS) if (f in body) return fail(`Unrecognized request argument supplied: ${f}`);
   const temperature = numberOf(body.temperature);
   if (temperature !== undefined && temperature > 2) {
-    return fail(`Invalid 'temperature': decimal above maximum value. Expected a value <= 2, but got ${temperature} instead.`, "temperature", "decimal_above_max_value");
+    return fail(
+      `Invalid 'temperature': decimal above maximum value. Expected a value <= 2, but got ${temperature} instead.`,
+      "temperature",
+      "decimal_above_max_value",
+    );
   }
   if (body.stream_options != null && body.stream !== true) {
-    return fail("The 'stream_options' parameter is only allowed when 'stream' is enabled.", "stream_options", "invalid_value");
+    return fail(
+      "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
+      "stream_options",
+      "invalid_value",
+    );
   }
   const tools: ToolSpec[] = [];
   const defs = arrayOf(body.tools);
   for (let i = 0; i < defs.length; i++) {
     const t = defs[i];
     const f = isObject(t) && isObject(t.function) ? t.function : undefined;
-    if (!f) return fail(`Missing required parameter: 'tools[${i}].function'.`, `tools[${i}].function`, "missing_required_parameter");
+    if (!f)
+      return fail(
+        `Missing required parameter: 'tools[${i}].function'.`,
+        `tools[${i}].function`,
+        "missing_required_parameter",
+      );
     const name = stringOf(f.name) ?? "";
     if (!TOOL_NAME.test(name)) {
       return fail(
@@ -138,6 +189,7 @@ export function readChatRequest(body: JsonObject): SimRequest | RequestProblem {
   if (maxTokens !== undefined) req.maxTokens = maxTokens;
   const rf = body.response_format;
   if (isObject(rf) && rf.type === "json_object") req.json = {};
-  if (isObject(rf) && rf.type === "json_schema") req.json = { schema: isObject(rf.json_schema) ? rf.json_schema.schema : undefined };
+  if (isObject(rf) && rf.type === "json_schema")
+    req.json = { schema: isObject(rf.json_schema) ? rf.json_schema.schema : undefined };
   return req;
 }

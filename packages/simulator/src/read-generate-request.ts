@@ -4,20 +4,75 @@ import type { RequestProblem, SimRequest, ThinkingMode, ToolChoice, ToolSpec } f
 
 // The proto JSON mapping accepts lowerCamel and snake_case names; checks use lowerCamel.
 const camel = (k: string) => k.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
-const TOP_FIELDS = new Set(["model", "contents", "tools", "toolConfig", "safetySettings", "systemInstruction", "generationConfig", "cachedContent", "labels"]);
+const TOP_FIELDS = new Set([
+  "model",
+  "contents",
+  "tools",
+  "toolConfig",
+  "safetySettings",
+  "systemInstruction",
+  "generationConfig",
+  "cachedContent",
+  "labels",
+]);
 const CONFIG_FIELDS = new Set([
-  "stopSequences", "responseMimeType", "responseSchema", "responseJsonSchema", "responseModalities", "candidateCount",
-  "maxOutputTokens", "temperature", "topP", "topK", "seed", "presencePenalty", "frequencyPenalty", "responseLogprobs",
-  "logprobs", "enableEnhancedCivicAnswers", "speechConfig", "thinkingConfig", "mediaResolution", "imageConfig", "audioTimestamp",
+  "stopSequences",
+  "responseMimeType",
+  "responseSchema",
+  "responseJsonSchema",
+  "responseModalities",
+  "candidateCount",
+  "maxOutputTokens",
+  "temperature",
+  "topP",
+  "topK",
+  "seed",
+  "presencePenalty",
+  "frequencyPenalty",
+  "responseLogprobs",
+  "logprobs",
+  "enableEnhancedCivicAnswers",
+  "speechConfig",
+  "thinkingConfig",
+  "mediaResolution",
+  "imageConfig",
+  "audioTimestamp",
 ]);
 // `parameters` is an OpenAPI 3.0 subset (docs/protocols.md §3.2, §4.9 #15); JSON Schema keys such as
 // `$schema` or `additionalProperties` are refused.
 const SCHEMA_FIELDS = new Set([
-  "type", "format", "title", "description", "nullable", "enum", "maxItems", "minItems", "properties", "required",
-  "minProperties", "maxProperties", "minLength", "maxLength", "pattern", "example", "anyOf", "propertyOrdering",
-  "default", "items", "minimum", "maximum",
+  "type",
+  "format",
+  "title",
+  "description",
+  "nullable",
+  "enum",
+  "maxItems",
+  "minItems",
+  "properties",
+  "required",
+  "minProperties",
+  "maxProperties",
+  "minLength",
+  "maxLength",
+  "pattern",
+  "example",
+  "anyOf",
+  "propertyOrdering",
+  "default",
+  "items",
+  "minimum",
+  "maximum",
 ]);
-const PART_DATA = ["text", "inlineData", "fileData", "functionCall", "functionResponse", "executableCode", "codeExecutionResult"];
+const PART_DATA = [
+  "text",
+  "inlineData",
+  "fileData",
+  "functionCall",
+  "functionResponse",
+  "executableCode",
+  "codeExecutionResult",
+];
 
 const fail = (problem: string): RequestProblem => ({ problem });
 const unknownName = (name: string, at?: string) =>
@@ -54,16 +109,23 @@ function checkContents(contents: unknown[], model: string): RequestProblem | und
   for (let i = 0; i < contents.length; i++) {
     const c = contents[i];
     if (!isObject(c)) return fail(`* GenerateContentRequest.contents[${i}]: must be an object\n`);
-    if (c.role !== undefined && c.role !== "user" && c.role !== "model") return fail("Please use a valid role: user, model.");
+    if (c.role !== undefined && c.role !== "user" && c.role !== "model")
+      return fail("Please use a valid role: user, model.");
     const parts = arrayOf(c.parts);
-    if (parts.length === 0) return fail(`* GenerateContentRequest.contents[${i}].parts: contents.parts must not be empty.\n`);
+    if (parts.length === 0)
+      return fail(`* GenerateContentRequest.contents[${i}].parts: contents.parts must not be empty.\n`);
     for (let j = 0; j < parts.length; j++) {
       const p = parts[j];
       if (!isObject(p) || !PART_DATA.some((k) => field(p, k) !== undefined)) {
-        return fail(`* GenerateContentRequest.contents[${i}].parts[${j}].data: required oneof field 'data' must have one initialized field\n`);
+        return fail(
+          `* GenerateContentRequest.contents[${i}].parts[${j}].data: required oneof field 'data' must have one initialized field\n`,
+        );
       }
       const fr = field(p, "functionResponse");
-      if (isObject(fr) && !stringOf(fr.name)) return fail(`* GenerateContentRequest.contents[${i}].parts[${j}].function_response.name: Name cannot be empty.\n`);
+      if (isObject(fr) && !stringOf(fr.name))
+        return fail(
+          `* GenerateContentRequest.contents[${i}].parts[${j}].function_response.name: Name cannot be empty.\n`,
+        );
     }
     if (isUser(c) && parts.some((p) => isObject(p) && typeof p.text === "string")) turnStart = i;
   }
@@ -103,7 +165,9 @@ function trailingTurn(contents: unknown[]): Pick<SimRequest, "turnText" | "toolR
     }
   }
   const turnText = [...texts, ...results].join("\n");
-  return results.length === 0 ? { turnText, userLast } : { turnText, userLast, toolResult: { name: name ?? "tool", text: results.join(" ") } };
+  return results.length === 0
+    ? { turnText, userLast }
+    : { turnText, userLast, toolResult: { name: name ?? "tool", text: results.join(" ") } };
 }
 
 function readToolChoice(toolConfig: unknown): ToolChoice {
@@ -134,7 +198,8 @@ export function readGenerateRequest(body: JsonObject, model: string, stream: boo
     const decls = isObject(g) ? arrayOf(field(g, "functionDeclarations")) : [];
     for (let j = 0; j < decls.length; j++) {
       const d = decls[j];
-      if (!isObject(d) || !stringOf(d.name)) return fail(`* GenerateContentRequest.tools[${i}].function_declarations[${j}].name: Name cannot be empty.\n`);
+      if (!isObject(d) || !stringOf(d.name))
+        return fail(`* GenerateContentRequest.tools[${i}].function_declarations[${j}].name: Name cannot be empty.\n`);
       const p = checkSchema(d.parameters, `tools[${i}].function_declarations[${j}].parameters`);
       if (p) return p;
       tools.push({ name: String(d.name), schema: d.parameters ?? field(d, "parametersJsonSchema") ?? {} });
@@ -161,6 +226,7 @@ export function readGenerateRequest(body: JsonObject, model: string, stream: boo
   const maxTokens = numberOf(field(cfg, "maxOutputTokens"));
   if (maxTokens !== undefined) req.maxTokens = maxTokens;
   const schema = field(cfg, "responseJsonSchema") ?? field(cfg, "responseSchema");
-  if (schema !== undefined || field(cfg, "responseMimeType") === "application/json") req.json = schema === undefined ? {} : { schema };
+  if (schema !== undefined || field(cfg, "responseMimeType") === "application/json")
+    req.json = schema === undefined ? {} : { schema };
   return req;
 }

@@ -5,8 +5,19 @@ import type { RequestProblem, SimRequest, ThinkingMode, ToolChoice, ToolSpec } f
 const TOOL_ID = /^[a-zA-Z0-9_-]+$/;
 // Fields of the other formats (and the gateway's own extension) that the real API rejects.
 const FOREIGN_FIELDS = [
-  "turnpike", "stop", "n", "seed", "response_format", "frequency_penalty", "presence_penalty",
-  "max_completion_tokens", "stream_options", "logprobs", "top_logprobs", "user", "parallel_tool_calls",
+  "turnpike",
+  "stop",
+  "n",
+  "seed",
+  "response_format",
+  "frequency_penalty",
+  "presence_penalty",
+  "max_completion_tokens",
+  "stream_options",
+  "logprobs",
+  "top_logprobs",
+  "user",
+  "parallel_tool_calls",
 ];
 const DOCS = "Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking";
 
@@ -36,14 +47,17 @@ function checkMessages(messages: unknown[]): RequestProblem | undefined {
       }
       continue;
     }
-    if (m.role !== "user" && m.role !== "assistant") return fail(`messages.${i}.role: Input should be 'user', 'assistant' or 'system'`);
+    if (m.role !== "user" && m.role !== "assistant")
+      return fail(`messages.${i}.role: Input should be 'user', 'assistant' or 'system'`);
     const blocks = typeof m.content === "string" ? [] : arrayOf(m.content);
-    if (typeof m.content !== "string" && !Array.isArray(m.content)) return fail(`messages.${i}.content: Field required`);
+    if (typeof m.content !== "string" && !Array.isArray(m.content))
+      return fail(`messages.${i}.content: Field required`);
     const results = new Set<string>();
     for (let j = 0; j < blocks.length; j++) {
       const b = blocks[j];
       if (!isObject(b)) return fail(`messages.${i}.content.${j}: Input should be a valid dictionary`);
-      if (b.type === "text" && (typeof b.text !== "string" || b.text === "")) return fail("messages: text content blocks must be non-empty");
+      if (b.type === "text" && (typeof b.text !== "string" || b.text === ""))
+        return fail("messages: text content blocks must be non-empty");
       if (b.type === "tool_use" && !TOOL_ID.test(stringOf(b.id) ?? "")) {
         return fail(`messages.${i}.content.${j}.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'`);
       }
@@ -63,7 +77,13 @@ function checkMessages(messages: unknown[]): RequestProblem | undefined {
         `messages.${i}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(", ")}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`,
       );
     }
-    pendingToolUse = m.role === "assistant" ? blocks.filter(isObject).filter((b) => b.type === "tool_use").map((b) => String(b.id)) : [];
+    pendingToolUse =
+      m.role === "assistant"
+        ? blocks
+            .filter(isObject)
+            .filter((b) => b.type === "tool_use")
+            .map((b) => String(b.id))
+        : [];
   }
   return undefined;
 }
@@ -96,7 +116,11 @@ function trailingTurn(messages: unknown[]): Pick<SimRequest, "turnText" | "toolR
   while (p >= 0 && isObject(messages[p]) && (messages[p] as JsonObject).role === "system") p--; // an object: checked in the condition
   const prev = messages[p];
   const use = isObject(prev) ? arrayOf(prev.content).find((b) => isObject(b) && b.id === resultId) : undefined;
-  return { turnText, userLast, toolResult: { name: (isObject(use) && stringOf(use.name)) || "tool", text: results.join(" ") } };
+  return {
+    turnText,
+    userLast,
+    toolResult: { name: (isObject(use) && stringOf(use.name)) || "tool", text: results.join(" ") },
+  };
 }
 
 /** Blocks that may carry `cache_control` in one request, at most (tools, system and message blocks). */
@@ -121,7 +145,8 @@ export function readMessagesRequest(body: JsonObject, countOnly = false): SimReq
   if (!Array.isArray(body.messages)) return fail("messages: Field required");
   const maxTokens = numberOf(body.max_tokens);
   if (!countOnly && body.max_tokens === undefined) return fail("max_tokens: Field required");
-  if (!countOnly && (maxTokens === undefined || !Number.isInteger(maxTokens) || maxTokens < 0)) return fail("max_tokens: Input should be a valid integer");
+  if (!countOnly && (maxTokens === undefined || !Number.isInteger(maxTokens) || maxTokens < 0))
+    return fail("max_tokens: Input should be a valid integer");
   for (const f of FOREIGN_FIELDS) if (f in body) return fail(`${f}: Extra inputs are not permitted`);
   const temperature = numberOf(body.temperature);
   if (temperature !== undefined && (temperature < 0 || temperature > 1)) return fail("temperature: range: 0..1");
@@ -137,11 +162,15 @@ export function readMessagesRequest(body: JsonObject, countOnly = false): SimReq
       const budget = numberOf(th.budget_tokens) ?? 0;
       if (budget < 1024) return fail("thinking.enabled.budget_tokens: Input should be greater than or equal to 1024");
       if (!countOnly && maxTokens !== undefined && maxTokens <= budget) {
-        return fail(`\`max_tokens\` must be greater than \`thinking.budget_tokens\`. ${DOCS}#max-tokens-and-context-window-size`);
+        return fail(
+          `\`max_tokens\` must be greater than \`thinking.budget_tokens\`. ${DOCS}#max-tokens-and-context-window-size`,
+        );
       }
-      if (toolChoice.kind === "required" || toolChoice.kind === "named") return fail("Thinking may not be enabled when tool_choice forces tool use.");
+      if (toolChoice.kind === "required" || toolChoice.kind === "named")
+        return fail("Thinking may not be enabled when tool_choice forces tool use.");
     }
-    if (temperature !== undefined && temperature !== 1) return fail(`\`temperature\` may only be set to 1 when thinking is enabled. ${DOCS}#feature-compatibility`);
+    if (temperature !== undefined && temperature !== 1)
+      return fail(`\`temperature\` may only be set to 1 when thinking is enabled. ${DOCS}#feature-compatibility`);
   }
   const tools: ToolSpec[] = [];
   const defs = arrayOf(body.tools);
@@ -157,7 +186,8 @@ export function readMessagesRequest(body: JsonObject, countOnly = false): SimReq
   if (problem) return problem;
   // The real API's limit; it also keeps the prompt cache's work linear (one prefix per breakpoint).
   const marks = countCacheBreakpoints(body);
-  if (marks > MAX_CACHE_BREAKPOINTS) return fail(`A maximum of ${MAX_CACHE_BREAKPOINTS} blocks with cache_control may be provided. Found ${marks}.`);
+  if (marks > MAX_CACHE_BREAKPOINTS)
+    return fail(`A maximum of ${MAX_CACHE_BREAKPOINTS} blocks with cache_control may be provided. Found ${marks}.`);
   const req: SimRequest = {
     protocol: "messages",
     model,

@@ -11,20 +11,40 @@ const FINISH_REASON: Record<StopKind, string> = {
   tool_use: "tool_calls",
   refusal: "content_filter",
 };
-const SERVER_ERROR = { error: { message: "The server had an error while processing your request. Sorry about that!", type: "server_error", param: null, code: null } };
+const SERVER_ERROR = {
+  error: {
+    message: "The server had an error while processing your request. Sorry about that!",
+    type: "server_error",
+    param: null,
+    code: null,
+  },
+};
 const FINGERPRINT = "fp_sim";
 
 /** Real-world stream variants of docs/protocols.md §2.6 and §4.9. */
 export const CHAT_VARIANTS = [
-  "whole-tool-call", "usage-every-chunk", "finish-with-content", "prompt-filter-first", "no-usage",
-  "tool-index-1", "interleaved-tools", "empty-tool-calls", "usage-in-finish",
+  "whole-tool-call",
+  "usage-every-chunk",
+  "finish-with-content",
+  "prompt-filter-first",
+  "no-usage",
+  "tool-index-1",
+  "interleaved-tools",
+  "empty-tool-calls",
+  "usage-in-finish",
 ] as const;
 
 // Azure OpenAI's prompt-filter chunk: no choices, empty id, sent before the first real chunk.
 const SAFE = { filtered: false, severity: "safe" };
 const PROMPT_FILTER_CHUNK = {
-  choices: [], created: 0, id: "", model: "", object: "",
-  prompt_filter_results: [{ prompt_index: 0, content_filter_results: { hate: SAFE, self_harm: SAFE, sexual: SAFE, violence: SAFE } }],
+  choices: [],
+  created: 0,
+  id: "",
+  model: "",
+  object: "",
+  prompt_filter_results: [
+    { prompt_index: 0, content_filter_results: { hate: SAFE, self_harm: SAFE, sexual: SAFE, violence: SAFE } },
+  ],
 };
 
 const callId = (ctx: RenderContext, i: number) => `call_sim${ctx.seq}_${i}`;
@@ -36,19 +56,31 @@ function usage(prompt: number, completion: number, reasoning: number, cached = 0
     total_tokens: prompt + completion,
     // The cached part is included in prompt_tokens (docs/protocols.md §2.5).
     prompt_tokens_details: { cached_tokens: cached, audio_tokens: 0 },
-    completion_tokens_details: { reasoning_tokens: reasoning, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+    completion_tokens_details: {
+      reasoning_tokens: reasoning,
+      audio_tokens: 0,
+      accepted_prediction_tokens: 0,
+      rejected_prediction_tokens: 0,
+    },
   };
 }
 
 /** The non-streaming reply body (docs/protocols.md §2.4). */
 export function chatJson(plan: ReplyPlan, ctx: RenderContext): string {
-  const message: Record<string, unknown> = { role: "assistant", content: plan.text.length > 0 ? plan.text.join("") : null };
+  const message: Record<string, unknown> = {
+    role: "assistant",
+    content: plan.text.length > 0 ? plan.text.join("") : null,
+  };
   // DeepSeek-style reasoning text (docs/protocols.md §2.10); OpenAI itself sends none.
   if (plan.thinking.length > 0) message.reasoning_content = plan.thinking.join("");
   message.refusal = null;
   message.annotations = [];
   if (plan.toolCalls.length > 0) {
-    message.tool_calls = plan.toolCalls.map((c, i) => ({ id: callId(ctx, i), type: "function", function: { name: c.name, arguments: c.json } }));
+    message.tool_calls = plan.toolCalls.map((c, i) => ({
+      id: callId(ctx, i),
+      type: "function",
+      function: { name: c.name, arguments: c.json },
+    }));
   }
   return JSON.stringify({
     id: `chatcmpl-sim${ctx.seq}`,
@@ -74,7 +106,11 @@ function deltas(plan: ReplyPlan, ctx: RenderContext): Delta[] {
   const v = plan.variant;
   const out: Delta[] = [];
   let so = "";
-  const first: Record<string, unknown> = { role: "assistant", content: plan.text.length > 0 || plan.thinking.length > 0 ? "" : null, refusal: null };
+  const first: Record<string, unknown> = {
+    role: "assistant",
+    content: plan.text.length > 0 || plan.thinking.length > 0 ? "" : null,
+    refusal: null,
+  };
   out.push({ delta: first, text: so });
   for (const t of plan.thinking) out.push({ delta: { reasoning_content: t }, text: (so += t), content: true });
   for (const t of plan.text) {
@@ -85,7 +121,14 @@ function deltas(plan: ReplyPlan, ctx: RenderContext): Delta[] {
   }
   const base = v === "tool-index-1" ? 1 : 0;
   const opener = (i: number, args: string) => ({
-    tool_calls: [{ index: base + i, id: callId(ctx, i), type: "function", function: { name: plan.toolCalls[i]!.name, arguments: args } }],
+    tool_calls: [
+      {
+        index: base + i,
+        id: callId(ctx, i),
+        type: "function",
+        function: { name: plan.toolCalls[i]!.name, arguments: args },
+      },
+    ],
   });
   const fragment = (i: number, args: string) => ({ tool_calls: [{ index: base + i, function: { arguments: args } }] });
   if (v === "whole-tool-call") {
@@ -126,7 +169,8 @@ export function chatStream(plan: ReplyPlan, ctx: RenderContext, includeUsage: bo
     const tail = withUsage ? `,"usage":${JSON.stringify(usageValue)}}` : "}";
     frames.push(formatSSE({ data: `${head}"choices":[${JSON.stringify(choice)}]${tail}` }));
   };
-  const running = (text: string) => (v === "usage-every-chunk" ? usage(plan.inputTokens, countTextTokens(text), 0) : null);
+  const running = (text: string) =>
+    v === "usage-every-chunk" ? usage(plan.inputTokens, countTextTokens(text), 0) : null;
   // The chunk that carries finish_reason also carries the totals in these two variants.
   const finishUsage = v === "usage-every-chunk" || v === "usage-in-finish" ? finalUsage : null;
   if (v === "prompt-filter-first") frames.push(formatSSE({ data: JSON.stringify(PROMPT_FILTER_CHUNK) }));
@@ -135,7 +179,11 @@ export function chatStream(plan: ReplyPlan, ctx: RenderContext, includeUsage: bo
   const finishOnLast = v === "finish-with-content" && ds.length > 1;
   ds.forEach((d, i) => {
     const last = finishOnLast && i === ds.length - 1;
-    chunk({ index: 0, delta: d.delta, logprobs: null, finish_reason: last ? finish : null }, last ? finishUsage : running(d.text), d.content);
+    chunk(
+      { index: 0, delta: d.delta, logprobs: null, finish_reason: last ? finish : null },
+      last ? finishUsage : running(d.text),
+      d.content,
+    );
   });
   if (!finishOnLast) chunk({ index: 0, delta: {}, logprobs: null, finish_reason: finish }, finishUsage);
   if (withUsage && includeUsage && v !== "usage-in-finish") {

@@ -9,7 +9,9 @@ const FINISH_REASON: Record<StopKind, string> = {
   max_tokens: "MAX_TOKENS",
   refusal: "SAFETY",
 };
-const OVERLOADED = { error: { code: 503, message: "The model is overloaded. Please try again later.", status: "UNAVAILABLE" } };
+const OVERLOADED = {
+  error: { code: 503, message: "The model is overloaded. Please try again later.", status: "UNAVAILABLE" },
+};
 const BLOCKED_RATING = [{ category: "HARM_CATEGORY_DANGEROUS_CONTENT", probability: "HIGH", blocked: true }];
 
 interface Counts {
@@ -30,17 +32,29 @@ function usageMetadata(plan: ReplyPlan, c: Counts) {
   return u;
 }
 
-const finalCounts = (plan: ReplyPlan): Counts => ({ candidates: plan.outputTokens - plan.thinkingTokens, thoughts: plan.thinkingTokens });
+const finalCounts = (plan: ReplyPlan): Counts => ({
+  candidates: plan.outputTokens - plan.thinkingTokens,
+  thoughts: plan.thinkingTokens,
+});
 const signature = (plan: ReplyPlan) => plan.signature || thinkingSignature(0);
 
 function functionCallParts(plan: ReplyPlan): unknown[] {
   // Gemini sends the whole call in one part, without an id; the first call of a turn carries
   // the thought signature (docs/protocols.md §3.6, §3.7).
-  return plan.toolCalls.map((c, i) => (i === 0 ? { functionCall: { name: c.name, args: c.input }, thoughtSignature: signature(plan) } : { functionCall: { name: c.name, args: c.input } }));
+  return plan.toolCalls.map((c, i) =>
+    i === 0
+      ? { functionCall: { name: c.name, args: c.input }, thoughtSignature: signature(plan) }
+      : { functionCall: { name: c.name, args: c.input } },
+  );
 }
 
 function envelope(plan: ReplyPlan, ctx: RenderContext, candidate: unknown, counts: Counts): string {
-  return JSON.stringify({ candidates: [candidate], usageMetadata: usageMetadata(plan, counts), modelVersion: plan.model, responseId: `sim${ctx.seq}` });
+  return JSON.stringify({
+    candidates: [candidate],
+    usageMetadata: usageMetadata(plan, counts),
+    modelVersion: plan.model,
+    responseId: `sim${ctx.seq}`,
+  });
 }
 
 /** A prompt blocked before generation: no candidates, `promptFeedback.blockReason` (§3.3). */
@@ -56,13 +70,18 @@ function blockedPrompt(plan: ReplyPlan, ctx: RenderContext): string {
 /** The non-streaming reply body (docs/protocols.md §3.3). */
 export function generateJson(plan: ReplyPlan, ctx: RenderContext): string {
   if (plan.refusal === "prompt") return blockedPrompt(plan, ctx);
-  if (plan.refusal) return envelope(plan, ctx, { finishReason: "SAFETY", index: 0, safetyRatings: BLOCKED_RATING }, finalCounts(plan));
+  if (plan.refusal)
+    return envelope(plan, ctx, { finishReason: "SAFETY", index: 0, safetyRatings: BLOCKED_RATING }, finalCounts(plan));
   const parts: unknown[] = [];
   if (plan.thinking.length > 0 && plan.showThinking) parts.push({ text: plan.thinking.join(""), thought: true });
   if (plan.text.length > 0) parts.push({ text: plan.text.join("") });
   parts.push(...functionCallParts(plan));
   if (parts.length === 0) parts.push({ text: "" });
-  const candidate: Record<string, unknown> = { content: { parts, role: "model" }, finishReason: FINISH_REASON[plan.stop], index: 0 };
+  const candidate: Record<string, unknown> = {
+    content: { parts, role: "model" },
+    finishReason: FINISH_REASON[plan.stop],
+    index: 0,
+  };
   if (plan.toolCalls.length > 0) candidate.finishMessage = "Model generated function call(s).";
   return envelope(plan, ctx, candidate, finalCounts(plan));
 }

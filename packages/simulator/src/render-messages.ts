@@ -10,7 +10,11 @@ const STOP_REASON: Record<StopKind, string> = {
   tool_use: "tool_use",
   refusal: "refusal",
 };
-const REFUSAL_DETAILS = { type: "refusal", category: null, explanation: "The simulator refused this request ([sim refusal])." };
+const REFUSAL_DETAILS = {
+  type: "refusal",
+  category: null,
+  explanation: "The simulator refused this request ([sim refusal]).",
+};
 const OVERLOADED = { type: "error", error: { details: null, type: "overloaded_error", message: "Overloaded" } };
 
 /** Variants of this protocol's stream (docs/protocols.md §1.7). */
@@ -36,9 +40,12 @@ function usage(plan: ReplyPlan, outputTokens: number) {
 /** The non-streaming reply body (docs/protocols.md §1.4). */
 export function messagesJson(plan: ReplyPlan, ctx: RenderContext): string {
   const content: unknown[] = [];
-  if (plan.thinking.length > 0) content.push({ type: "thinking", thinking: plan.thinking.join(""), signature: plan.signature });
+  if (plan.thinking.length > 0)
+    content.push({ type: "thinking", thinking: plan.thinking.join(""), signature: plan.signature });
   if (plan.text.length > 0) content.push({ type: "text", text: plan.text.join("") });
-  plan.toolCalls.forEach((c, i) => content.push({ type: "tool_use", id: toolId(ctx, i), name: c.name, input: c.input }));
+  plan.toolCalls.forEach((c, i) =>
+    content.push({ type: "tool_use", id: toolId(ctx, i), name: c.name, input: c.input }),
+  );
   const body: Record<string, unknown> = {
     id: `msg_sim${ctx.seq}`,
     type: "message",
@@ -65,7 +72,15 @@ export function messagesStream(plan: ReplyPlan, ctx: RenderContext): StreamPlan 
     if (delta) deltaAt.push(frames.length);
     frames.push(formatSSE({ event: data.type, data: JSON.stringify(data) }));
   };
-  const start = { id: `msg_sim${ctx.seq}`, type: "message", role: "assistant", model: plan.model, content: [], stop_reason: null, stop_sequence: null };
+  const start = {
+    id: `msg_sim${ctx.seq}`,
+    type: "message",
+    role: "assistant",
+    model: plan.model,
+    content: [],
+    stop_reason: null,
+    stop_sequence: null,
+  };
   emit({ type: "message_start", message: { ...start, usage: usage(plan, 1) } });
   let index = 0;
   const open = (block: unknown) => {
@@ -77,20 +92,23 @@ export function messagesStream(plan: ReplyPlan, ctx: RenderContext): StreamPlan 
   if (plan.thinking.length + plan.text.length + plan.toolCalls.length === 0) emit({ type: "ping" });
   if (plan.thinking.length > 0) {
     open({ type: "thinking", thinking: "" });
-    for (const t of plan.thinking) emit({ type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: t } }, true);
+    for (const t of plan.thinking)
+      emit({ type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: t } }, true);
     emit({ type: "content_block_delta", index, delta: { type: "signature_delta", signature: plan.signature } });
     close();
   }
   if (plan.text.length > 0) {
     open({ type: "text", text: "" });
-    for (const t of plan.text) emit({ type: "content_block_delta", index, delta: { type: "text_delta", text: t } }, true);
+    for (const t of plan.text)
+      emit({ type: "content_block_delta", index, delta: { type: "text_delta", text: t } }, true);
     close();
   }
   plan.toolCalls.forEach((c, i) => {
     open({ type: "tool_use", id: toolId(ctx, i), name: c.name, input: {} });
     // The first fragment is "" (recorded streams); a call without arguments sends only that.
     const fragments = c.json === "{}" ? [""] : ["", ...splitEvenly(c.json, 3)];
-    for (const f of fragments) emit({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: f } }, true);
+    for (const f of fragments)
+      emit({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: f } }, true);
     close();
   });
   const delta: Record<string, unknown> = { stop_reason: STOP_REASON[plan.stop], stop_sequence: plan.stopSequence };
@@ -100,5 +118,7 @@ export function messagesStream(plan: ReplyPlan, ctx: RenderContext): StreamPlan 
   const deltaUsage = plan.variant === "no-input-in-delta" ? { output_tokens: output(plan) } : finalUsage;
   emit({ type: "message_delta", delta, usage: deltaUsage });
   emit({ type: "message_stop" });
-  return withMidstream(frames, deltaAt, plan.midstream, [formatSSE({ event: "error", data: JSON.stringify(OVERLOADED) })]);
+  return withMidstream(frames, deltaAt, plan.midstream, [
+    formatSSE({ event: "error", data: JSON.stringify(OVERLOADED) }),
+  ]);
 }

@@ -61,9 +61,13 @@ function renderReply(o: ReplyOutcome, seq: number, created: number): Response {
   if (o.stream && (o.latencyMs > 0 || o.plan.midstream === "reset")) {
     return streamResponse(replyStream(o, { seq, created }), o.latencyMs, type, headers);
   }
-  o.template ??= compileTemplate(o.stream ? replyStream(o, TEMPLATE_CONTEXT).frames.join("") : replyJson(o, TEMPLATE_CONTEXT));
+  o.template ??= compileTemplate(
+    o.stream ? replyStream(o, TEMPLATE_CONTEXT).frames.join("") : replyJson(o, TEMPLATE_CONTEXT),
+  );
   const text = fillTemplate(o.template, seq, created);
-  return o.stream ? streamResponse({ frames: [text], reset: false }, 0, type, headers) : jsonResponse(200, text, headers);
+  return o.stream
+    ? streamResponse({ frames: [text], reset: false }, 0, type, headers)
+    : jsonResponse(200, text, headers);
 }
 
 /** The HTTP response of an outcome for request number `seq`. */

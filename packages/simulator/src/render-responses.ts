@@ -64,19 +64,40 @@ function outputItems(plan: ReplyPlan, ctx: RenderContext, r: ResponsesRender): I
     items.push({
       type: "reasoning",
       id: id.reasoning,
-      summary: plan.showThinking && plan.thinking.length ? [{ type: "summary_text", text: plan.thinking.join("") }] : [],
+      summary:
+        plan.showThinking && plan.thinking.length ? [{ type: "summary_text", text: plan.thinking.join("") }] : [],
       ...(r.encryptedReasoning ? { encrypted_content: plan.signature } : {}),
     });
   }
   if (plan.text.length) {
     const done = plan.stop === "max_tokens" ? "incomplete" : "completed";
-    items.push({ type: "message", id: id.message, status: done, role: "assistant", content: [{ type: "output_text", text: plan.text.join(""), annotations: [] }] });
+    items.push({
+      type: "message",
+      id: id.message,
+      status: done,
+      role: "assistant",
+      content: [{ type: "output_text", text: plan.text.join(""), annotations: [] }],
+    });
   }
   plan.toolCalls.forEach((c, i) =>
     items.push(
       r.customTools?.includes(c.name)
-        ? { type: "custom_tool_call", id: `ctc_sim${ctx.seq}_${i}`, call_id: id.callId(i), name: c.name, input: customInput(c.json), status: "completed" }
-        : { type: "function_call", id: id.call(i), call_id: id.callId(i), name: c.name, arguments: c.json, status: "completed" },
+        ? {
+            type: "custom_tool_call",
+            id: `ctc_sim${ctx.seq}_${i}`,
+            call_id: id.callId(i),
+            name: c.name,
+            input: customInput(c.json),
+            status: "completed",
+          }
+        : {
+            type: "function_call",
+            id: id.call(i),
+            call_id: id.callId(i),
+            name: c.name,
+            arguments: c.json,
+            status: "completed",
+          },
     ),
   );
   return items;
@@ -88,7 +109,13 @@ interface Envelope {
   r: ResponsesRender;
 }
 
-function envelope({ plan, ctx, r }: Envelope, s: { status: string; incomplete_details: Item | null }, output: Item[], u: Item | null, error: Item | null = null): Item {
+function envelope(
+  { plan, ctx, r }: Envelope,
+  s: { status: string; incomplete_details: Item | null },
+  output: Item[],
+  u: Item | null,
+  error: Item | null = null,
+): Item {
   return {
     id: ids(ctx).response,
     object: "response",
@@ -152,17 +179,21 @@ export function responsesStream(plan: ReplyPlan, ctx: RenderContext, r: Response
       emit("response.content_part.done", { ...at, part });
     } else if (item.type === "custom_tool_call") {
       emit("response.output_item.added", { output_index, item: { ...item, input: "", status: "in_progress" } });
-      for (const delta of splitEvenly(String(item.input), 3)) emit("response.custom_tool_call_input.delta", { item_id, output_index, delta }, true);
+      for (const delta of splitEvenly(String(item.input), 3))
+        emit("response.custom_tool_call_input.delta", { item_id, output_index, delta }, true);
       emit("response.custom_tool_call_input.done", { item_id, output_index, input: item.input });
     } else {
       emit("response.output_item.added", { output_index, item: { ...item, arguments: "", status: "in_progress" } });
-      for (const delta of splitEvenly(String(item.arguments), 3)) emit("response.function_call_arguments.delta", { item_id, output_index, delta }, true);
+      for (const delta of splitEvenly(String(item.arguments), 3))
+        emit("response.function_call_arguments.delta", { item_id, output_index, delta }, true);
       emit("response.function_call_arguments.done", { item_id, output_index, arguments: item.arguments });
     }
     emit("response.output_item.done", { output_index, item });
   });
   const s = status(plan);
-  emit(s.status === "completed" ? "response.completed" : "response.incomplete", { response: envelope(e, s, items, usage(plan)) });
+  emit(s.status === "completed" ? "response.completed" : "response.incomplete", {
+    response: envelope(e, s, items, usage(plan)),
+  });
   return withMidstream(frames, deltaAt, plan.midstream, failedFrames(e, deltaAt));
 }
 
@@ -172,6 +203,15 @@ function failedFrames(e: Envelope, deltaAt: number[]): string[] {
   const seq = deltaAt.length > 0 ? deltaAt[Math.ceil(deltaAt.length / 2) - 1]! + 1 : 1;
   const message = "The server had an error while processing your request. Sorry about that!";
   const error = { type: "error", code: "server_error", message, param: null, sequence_number: seq };
-  const failed = envelope(e, { status: "failed", incomplete_details: null }, [], null, { code: "server_error", message });
-  return [formatSSE({ event: "error", data: JSON.stringify(error) }), formatSSE({ event: "response.failed", data: JSON.stringify({ type: "response.failed", response: failed, sequence_number: seq + 1 }) })];
+  const failed = envelope(e, { status: "failed", incomplete_details: null }, [], null, {
+    code: "server_error",
+    message,
+  });
+  return [
+    formatSSE({ event: "error", data: JSON.stringify(error) }),
+    formatSSE({
+      event: "response.failed",
+      data: JSON.stringify({ type: "response.failed", response: failed, sequence_number: seq + 1 }),
+    }),
+  ];
 }

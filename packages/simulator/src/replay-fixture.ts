@@ -66,7 +66,9 @@ export async function replayStream(name: ReplayName, sse = true): Promise<Stream
       frames = [...lines.map((data) => formatSSE({ data })), formatSSE({ data: "[DONE]" })];
       break;
     case "generate":
-      frames = sse ? lines.map((data) => formatSSE({ data }).replaceAll("\n", "\r\n")) : [...lines.map((l, i) => (i === 0 ? `[${l}` : `,\r\n${l}`)), "]"];
+      frames = sse
+        ? lines.map((data) => formatSSE({ data }).replaceAll("\n", "\r\n"))
+        : [...lines.map((l, i) => (i === 0 ? `[${l}` : `,\r\n${l}`)), "]"];
       break;
     default: {
       const never: never = protocol;

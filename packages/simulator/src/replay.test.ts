@@ -5,10 +5,23 @@ const fixture = (file: string) => Bun.file(new URL(`./__fixtures__/${file}`, imp
 const lines = async (file: string) => (await fixture(file)).split("\n").filter((l) => l.trim() !== "");
 
 const messages = (name: string, stream: boolean) =>
-  sim().post(PATH.messages, { model: "a", max_tokens: 50, stream, messages: [{ role: "user", content: `[sim replay=${name}]` }] }, AUTH.messages);
-const chat = (name: string, stream: boolean) => sim().post(PATH.chat, { model: "b", stream, messages: [{ role: "user", content: `[sim replay=${name}]` }] }, AUTH.chat);
+  sim().post(
+    PATH.messages,
+    { model: "a", max_tokens: 50, stream, messages: [{ role: "user", content: `[sim replay=${name}]` }] },
+    AUTH.messages,
+  );
+const chat = (name: string, stream: boolean) =>
+  sim().post(
+    PATH.chat,
+    { model: "b", stream, messages: [{ role: "user", content: `[sim replay=${name}]` }] },
+    AUTH.chat,
+  );
 const generate = (name: string, stream: boolean) =>
-  sim().post(stream ? `${PATH.generate("g", "streamGenerateContent")}?alt=sse` : PATH.generate("g"), { contents: [{ parts: [{ text: `[sim replay=${name}]` }] }] }, AUTH.generate);
+  sim().post(
+    stream ? `${PATH.generate("g", "streamGenerateContent")}?alt=sse` : PATH.generate("g"),
+    { contents: [{ parts: [{ text: `[sim replay=${name}]` }] }] },
+    AUTH.generate,
+  );
 
 describe("[sim replay=<fixture>]: recorded vendor payloads, verbatim", () => {
   test.each([
@@ -24,12 +37,15 @@ describe("[sim replay=<fixture>]: recorded vendor payloads, verbatim", () => {
     expect(await res.text()).toBe(await fixture(`${name}.json`));
   });
 
-  test.each(["anthropic-text", "anthropic-tool"])("%s stream: each recorded payload with its event: line", async (name) => {
-    const evs = await events(await messages(name, true));
-    const recorded = await lines(`${name}.chunks.txt`);
-    expect(evs.map((e) => e.data)).toEqual(recorded);
-    expect(evs.map((e) => e.event)).toEqual(recorded.map((l) => JSON.parse(l).type));
-  });
+  test.each(["anthropic-text", "anthropic-tool"])(
+    "%s stream: each recorded payload with its event: line",
+    async (name) => {
+      const evs = await events(await messages(name, true));
+      const recorded = await lines(`${name}.chunks.txt`);
+      expect(evs.map((e) => e.data)).toEqual(recorded);
+      expect(evs.map((e) => e.event)).toEqual(recorded.map((l) => JSON.parse(l).type));
+    },
+  );
 
   test.each(["openai-text", "openai-tool"])("%s stream: data: lines then [DONE]", async (name) => {
     const raw = await (await chat(name, true)).text();

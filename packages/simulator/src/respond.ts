@@ -7,7 +7,10 @@ const STREAM_HEADERS = { "cache-control": "no-cache", "x-accel-buffering": "no" 
 const encoder = new TextEncoder();
 
 export function jsonResponse(status: number, body: string, headers: Record<string, string> = {}): Response {
-  return new Response(body, { status, headers: { "content-type": "application/json", ...SIMULATOR_HEADER, ...headers } });
+  return new Response(body, {
+    status,
+    headers: { "content-type": "application/json", ...SIMULATOR_HEADER, ...headers },
+  });
 }
 
 /**
@@ -15,7 +18,12 @@ export function jsonResponse(status: number, body: string, headers: Record<strin
  * Otherwise the frames are pulled one by one, `latencyMs` apart; a client that goes away stops
  * the pulling. `reset` errors the body after the last frame went out, like a dropped connection.
  */
-export function streamResponse(plan: StreamPlan, latencyMs: number, contentType: string, headers: Record<string, string> = {}): Response {
+export function streamResponse(
+  plan: StreamPlan,
+  latencyMs: number,
+  contentType: string,
+  headers: Record<string, string> = {},
+): Response {
   const { frames, reset } = plan;
   let body: ReadableStream<Uint8Array>;
   if (latencyMs <= 0 && !reset) {
@@ -46,5 +54,8 @@ export function streamResponse(plan: StreamPlan, latencyMs: number, contentType:
       },
     });
   }
-  return new Response(body, { status: 200, headers: { "content-type": contentType, ...STREAM_HEADERS, ...SIMULATOR_HEADER, ...headers } });
+  return new Response(body, {
+    status: 200,
+    headers: { "content-type": contentType, ...STREAM_HEADERS, ...SIMULATOR_HEADER, ...headers },
+  });
 }

@@ -17,7 +17,10 @@ function part(p: unknown): unknown {
     case "input_image":
       return { type: "image_url", image_url: { url: stringOf(p.image_url) ?? "" } };
     case "input_file":
-      return { type: "file", file: { file_data: stringOf(p.file_data) ?? "", filename: stringOf(p.filename) ?? "file" } };
+      return {
+        type: "file",
+        file: { file_data: stringOf(p.file_data) ?? "", filename: stringOf(p.filename) ?? "file" },
+      };
     default:
       return p;
   }
@@ -36,8 +39,15 @@ function itemsAsMessages(input: unknown): JsonObject[] {
       continue;
     }
     if (item.type === "function_call" || item.type === "custom_tool_call") {
-      const args = item.type === "custom_tool_call" ? JSON.stringify({ input: stringOf(item.input) ?? "" }) : (stringOf(item.arguments) ?? "");
-      const call = { id: stringOf(item.call_id) ?? "", type: "function", function: { name: stringOf(item.name) ?? "", arguments: args } };
+      const args =
+        item.type === "custom_tool_call"
+          ? JSON.stringify({ input: stringOf(item.input) ?? "" })
+          : (stringOf(item.arguments) ?? "");
+      const call = {
+        id: stringOf(item.call_id) ?? "",
+        type: "function",
+        function: { name: stringOf(item.name) ?? "", arguments: args },
+      };
       const last = messages.at(-1);
       if (last?.role === "assistant") last.tool_calls = [...arrayOf(last.tool_calls), call];
       else messages.push({ role: "assistant", content: null, tool_calls: [call] });
@@ -54,12 +64,20 @@ function itemsAsMessages(input: unknown): JsonObject[] {
 /** Function tools, and the functions of namespace tools; built-in tools run nowhere here. */
 function tools(list: unknown): JsonObject[] {
   const out: JsonObject[] = [];
-  const fn = (t: JsonObject) => out.push({ type: "function", function: { name: t.name, parameters: t.parameters ?? {} } });
+  const fn = (t: JsonObject) =>
+    out.push({ type: "function", function: { name: t.name, parameters: t.parameters ?? {} } });
   for (const t of arrayOf(list)) {
     if (!isObject(t)) continue;
     if (t.type === "function") fn(t);
     // A custom (free-form) tool: the simulator writes its input as the one string argument `input`.
-    if (t.type === "custom") out.push({ type: "function", function: { name: t.name, parameters: { type: "object", properties: { input: { type: "string" } }, required: ["input"] } } });
+    if (t.type === "custom")
+      out.push({
+        type: "function",
+        function: {
+          name: t.name,
+          parameters: { type: "object", properties: { input: { type: "string" } }, required: ["input"] },
+        },
+      });
     if (t.type === "namespace") for (const inner of arrayOf(t.tools)) if (isObject(inner)) fn(inner);
   }
   return out;
@@ -67,7 +85,8 @@ function tools(list: unknown): JsonObject[] {
 
 export function responsesAsChat(body: JsonObject): JsonObject {
   const messages = itemsAsMessages(body.input);
-  if (typeof body.instructions === "string" && body.instructions) messages.unshift({ role: "system", content: body.instructions });
+  if (typeof body.instructions === "string" && body.instructions)
+    messages.unshift({ role: "system", content: body.instructions });
   const chat: JsonObject = { model: body.model, messages };
   const offered = tools(body.tools);
   if (offered.length) chat.tools = offered;
@@ -80,6 +99,7 @@ export function responsesAsChat(body: JsonObject): JsonObject {
   if (body.stream !== undefined) chat.stream = body.stream;
   const format = isObject(body.text) && isObject(body.text.format) ? body.text.format : undefined;
   if (format?.type === "json_object") chat.response_format = { type: "json_object" };
-  if (format?.type === "json_schema") chat.response_format = { type: "json_schema", json_schema: { name: format.name, schema: format.schema } };
+  if (format?.type === "json_schema")
+    chat.response_format = { type: "json_schema", json_schema: { name: format.name, schema: format.schema } };
   return chat;
 }

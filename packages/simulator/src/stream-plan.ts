@@ -19,7 +19,12 @@ export interface RenderContext {
  * delta (`deltaAt` lists their indexes), then the protocol's in-band error frames (mode `error`),
  * nothing (`close`), or nothing and a broken body (`reset`).
  */
-export function withMidstream(frames: string[], deltaAt: number[], mode: MidstreamMode | undefined, errorFrames: string[]): StreamPlan {
+export function withMidstream(
+  frames: string[],
+  deltaAt: number[],
+  mode: MidstreamMode | undefined,
+  errorFrames: string[],
+): StreamPlan {
   if (!mode) return { frames, reset: false };
   const cut = deltaAt.length > 0 ? deltaAt[Math.ceil(deltaAt.length / 2) - 1]! + 1 : Math.min(1, frames.length);
   const kept = frames.slice(0, cut);

@@ -16,27 +16,54 @@ const EXPECTED = { city: "sample city", unit: "celsius", days: 1, place: { lat: 
 
 describe("structured output: schema-valid JSON in every protocol", () => {
   test("messages output_config.format json_schema", async () => {
-    const body = { model: "a", max_tokens: 200, output_config: { format: { type: "json_schema", schema: SCHEMA } }, messages: [{ role: "user", content: "Weather?" }] };
+    const body = {
+      model: "a",
+      max_tokens: 200,
+      output_config: { format: { type: "json_schema", schema: SCHEMA } },
+      messages: [{ role: "user", content: "Weather?" }],
+    };
     const json = await (await sim().post(PATH.messages, body, AUTH.messages)).json();
     expect(JSON.parse(json.content[0].text)).toEqual(EXPECTED);
   });
 
   test("chat response_format json_schema and json_object", async () => {
     const s = sim();
-    const schema = { model: "b", messages: [{ role: "user", content: "Weather?" }], response_format: { type: "json_schema", json_schema: { name: "w", schema: SCHEMA, strict: true } } };
-    expect(JSON.parse((await (await s.post(PATH.chat, schema, AUTH.chat)).json()).choices[0].message.content)).toEqual(EXPECTED);
-    const object = { model: "b", messages: [{ role: "user", content: "Weather in JSON?" }], response_format: { type: "json_object" } };
-    expect(JSON.parse((await (await s.post(PATH.chat, object, AUTH.chat)).json()).choices[0].message.content)).toEqual({ answer: "Simulated reply to: Weather in JSON?" });
+    const schema = {
+      model: "b",
+      messages: [{ role: "user", content: "Weather?" }],
+      response_format: { type: "json_schema", json_schema: { name: "w", schema: SCHEMA, strict: true } },
+    };
+    expect(JSON.parse((await (await s.post(PATH.chat, schema, AUTH.chat)).json()).choices[0].message.content)).toEqual(
+      EXPECTED,
+    );
+    const object = {
+      model: "b",
+      messages: [{ role: "user", content: "Weather in JSON?" }],
+      response_format: { type: "json_object" },
+    };
+    expect(JSON.parse((await (await s.post(PATH.chat, object, AUTH.chat)).json()).choices[0].message.content)).toEqual({
+      answer: "Simulated reply to: Weather in JSON?",
+    });
   });
 
   test("generateContent responseJsonSchema", async () => {
-    const body = { contents: [{ role: "user", parts: [{ text: "Weather?" }] }], generationConfig: { responseMimeType: "application/json", responseJsonSchema: SCHEMA } };
+    const body = {
+      contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
+      generationConfig: { responseMimeType: "application/json", responseJsonSchema: SCHEMA },
+    };
     const json = await (await sim().post(PATH.generate("g"), body, AUTH.generate)).json();
-    expect(JSON.parse(json.candidates[0].content.parts.map((p: { text?: string }) => p.text ?? "").join(""))).toEqual(EXPECTED);
+    expect(JSON.parse(json.candidates[0].content.parts.map((p: { text?: string }) => p.text ?? "").join(""))).toEqual(
+      EXPECTED,
+    );
   });
 
   test("a directive still steers the reply", async () => {
-    const body = { model: "a", max_tokens: 200, output_config: { format: { type: "json_schema", schema: SCHEMA } }, messages: [{ role: "user", content: 'Weather? [sim text="plain"]' }] };
+    const body = {
+      model: "a",
+      max_tokens: 200,
+      output_config: { format: { type: "json_schema", schema: SCHEMA } },
+      messages: [{ role: "user", content: 'Weather? [sim text="plain"]' }],
+    };
     expect((await (await sim().post(PATH.messages, body, AUTH.messages)).json()).content[0].text).toBe("plain");
   });
 });

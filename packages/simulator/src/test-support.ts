@@ -55,7 +55,10 @@ export async function payloads(res: Response): Promise<any[]> {
 
 /** The default reply text for `quote` from `model` with the default 20-word minimum. */
 export function defaultReply(model: string, quote: string): string {
-  const filler = "and the simulator keeps talking in plain deterministic words so that every stream has enough pieces for a test to count while the gateway relays them one by one".split(" ");
+  const filler =
+    "and the simulator keeps talking in plain deterministic words so that every stream has enough pieces for a test to count while the gateway relays them one by one".split(
+      " ",
+    );
   const head = `Simulated reply from ${model} to: ${quote}`;
   const words = head.split(" ").length;
   return [head, ...filler.slice(0, Math.max(0, 20 - words))].join(" ") + ".";

@@ -2,9 +2,20 @@ import { describe, expect, test } from "bun:test";
 import { AUTH, PATH, sim } from "./test-support";
 
 const req = {
-  messages: (d: string) => [PATH.messages, { model: "alpha-x", max_tokens: 10, messages: [{ role: "user", content: d }] }, AUTH.messages] as const,
-  chat: (d: string) => [PATH.chat, { model: "beta-x", stream: true, messages: [{ role: "user", content: d }] }, AUTH.chat] as const,
-  generate: (d: string) => [`${PATH.generate("gamma-x", "streamGenerateContent")}?alt=sse`, { contents: [{ parts: [{ text: d }] }] }, AUTH.generate] as const,
+  messages: (d: string) =>
+    [
+      PATH.messages,
+      { model: "alpha-x", max_tokens: 10, messages: [{ role: "user", content: d }] },
+      AUTH.messages,
+    ] as const,
+  chat: (d: string) =>
+    [PATH.chat, { model: "beta-x", stream: true, messages: [{ role: "user", content: d }] }, AUTH.chat] as const,
+  generate: (d: string) =>
+    [
+      `${PATH.generate("gamma-x", "streamGenerateContent")}?alt=sse`,
+      { contents: [{ parts: [{ text: d }] }] },
+      AUTH.generate,
+    ] as const,
 };
 
 describe("[sim error=<status>]: the vendor's error before any byte", () => {
@@ -27,7 +38,11 @@ describe("[sim error=<status>]: the vendor's error before any byte", () => {
     expect(res.headers.get("content-type")).toBe("application/json");
     expect(res.headers.get("retry-after")).toBe(status === 429 || status === 529 ? "1" : null);
     const body = await res.json();
-    expect(body).toEqual({ type: "error", error: { type, message: expect.any(String) }, request_id: expect.stringMatching(/^req_sim/) });
+    expect(body).toEqual({
+      type: "error",
+      error: { type, message: expect.any(String) },
+      request_id: expect.stringMatching(/^req_sim/),
+    });
   });
 
   test.each([
@@ -44,7 +59,8 @@ describe("[sim error=<status>]: the vendor's error before any byte", () => {
     expect(res.headers.get("retry-after")).toBe(status === 429 || status === 503 ? "1" : null);
     const body = await res.json();
     expect(body).toEqual({ error: { message: expect.any(String), type, param: null, code } });
-    if (status === 404) expect(body.error.message).toBe("The model `beta-x` does not exist or you do not have access to it.");
+    if (status === 404)
+      expect(body.error.message).toBe("The model `beta-x` does not exist or you do not have access to it.");
   });
 
   test.each([
@@ -62,7 +78,10 @@ describe("[sim error=<status>]: the vendor's error before any byte", () => {
     expect(body.error).toMatchObject({ code: status, status: name, message: expect.any(String) });
     if (status === 429) {
       expect(res.headers.get("retry-after")).toBe("1");
-      expect(body.error.details).toContainEqual({ "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: "1s" });
+      expect(body.error.details).toContainEqual({
+        "@type": "type.googleapis.com/google.rpc.RetryInfo",
+        retryDelay: "1s",
+      });
     }
   });
 
@@ -75,9 +94,17 @@ describe("[sim error=<status>]: the vendor's error before any byte", () => {
   });
 
   test("count endpoints honour the error directive", async () => {
-    const a = await sim().post("/v1/messages/count_tokens", { model: "a", messages: [{ role: "user", content: "[sim error=529]" }] }, AUTH.messages);
+    const a = await sim().post(
+      "/v1/messages/count_tokens",
+      { model: "a", messages: [{ role: "user", content: "[sim error=529]" }] },
+      AUTH.messages,
+    );
     expect(a.status).toBe(529);
-    const g = await sim().post(PATH.generate("g", "countTokens"), { contents: [{ parts: [{ text: "[sim error=500]" }] }] }, AUTH.generate);
+    const g = await sim().post(
+      PATH.generate("g", "countTokens"),
+      { contents: [{ parts: [{ text: "[sim error=500]" }] }] },
+      AUTH.generate,
+    );
     expect((await g.json()).error.status).toBe("INTERNAL");
   });
 
@@ -86,6 +113,8 @@ describe("[sim error=<status>]: the vendor's error before any byte", () => {
     expect(res.status).toBe(400);
     expect((await res.json()).error.message).toStartWith('simulator: unknown simulator directive "tool"');
     const v = await sim().post(...req.generate("[sim variant=whole-tool-call]"));
-    expect((await v.json()).error.message).toBe('simulator: unknown variant "whole-tool-call" for the generate protocol (known: none)');
+    expect((await v.json()).error.message).toBe(
+      'simulator: unknown variant "whole-tool-call" for the generate protocol (known: none)',
+    );
   });
 });

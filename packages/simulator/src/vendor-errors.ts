@@ -23,11 +23,17 @@ export interface ErrorContext {
 const MESSAGES: Record<number, [string, string]> = {
   400: ["invalid_request_error", "Invalid request."],
   401: ["authentication_error", "invalid x-api-key"],
-  402: ["billing_error", "Your credit balance is too low to access the API. Please go to Plans & Billing to upgrade or purchase credits."],
+  402: [
+    "billing_error",
+    "Your credit balance is too low to access the API. Please go to Plans & Billing to upgrade or purchase credits.",
+  ],
   403: ["permission_error", "Your API key does not have permission to use the specified resource."],
   404: ["not_found_error", "The requested resource could not be found."],
   413: ["request_too_large", "Request exceeds the maximum allowed number of bytes."],
-  429: ["rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit. Please try again later."],
+  429: [
+    "rate_limit_error",
+    "Number of request tokens has exceeded your per-minute rate limit. Please try again later.",
+  ],
   500: ["api_error", "Internal server error"],
   504: ["timeout_error", "Request timed out"],
   529: ["overloaded_error", "Overloaded"],
@@ -36,9 +42,17 @@ const MESSAGES: Record<number, [string, string]> = {
 // docs/protocols.md §2.7: [type, code, message].
 const CHAT: Record<number, [string, string | null, string]> = {
   400: ["invalid_request_error", null, "Invalid request."],
-  401: ["invalid_request_error", "invalid_api_key", "Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys."],
+  401: [
+    "invalid_request_error",
+    "invalid_api_key",
+    "Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys.",
+  ],
   403: ["invalid_request_error", "unsupported_country_region_territory", "Country, region, or territory not supported"],
-  404: ["invalid_request_error", "model_not_found", "The model `{model}` does not exist or you do not have access to it."],
+  404: [
+    "invalid_request_error",
+    "model_not_found",
+    "The model `{model}` does not exist or you do not have access to it.",
+  ],
   429: ["requests", "rate_limit_exceeded", "Rate limit reached for requests. Please try again in 1s."],
   500: ["server_error", null, "The server had an error while processing your request. Sorry about that!"],
   503: ["service_unavailable_error", "server_is_overloaded", "The server is overloaded or not ready yet."],
@@ -52,7 +66,10 @@ const GENERATE: Record<number, [string, string]> = {
   404: ["NOT_FOUND", "models/{model} is not found for API version v1beta, or is not supported for generateContent."],
   409: ["ABORTED", "The operation was aborted."],
   429: ["RESOURCE_EXHAUSTED", "You exceeded your current quota, please check your plan and billing details."],
-  500: ["INTERNAL", "An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting"],
+  500: [
+    "INTERNAL",
+    "An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting",
+  ],
   503: ["UNAVAILABLE", "The model is overloaded. Please try again later."],
   504: ["DEADLINE_EXCEEDED", "Deadline expired before operation could complete."],
   529: ["UNAVAILABLE", "The model is overloaded. Please try again later."],
@@ -66,7 +83,11 @@ function fill(template: string, ctx: ErrorContext): string {
 
 function messagesBody(status: number, ctx: ErrorContext): unknown {
   const [type, message] = MESSAGES[status] ?? (status >= 500 ? MESSAGES[500]! : MESSAGES[400]!);
-  return { type: "error", error: { type, message: ctx.message ?? fill(message, ctx) }, request_id: ctx.requestId ?? "req_sim" };
+  return {
+    type: "error",
+    error: { type, message: ctx.message ?? fill(message, ctx) },
+    request_id: ctx.requestId ?? "req_sim",
+  };
 }
 
 function chatBody(status: number, ctx: ErrorContext): unknown {
@@ -86,7 +107,10 @@ function generateBody(status: number, ctx: ErrorContext): unknown {
   const error: Record<string, unknown> = { code: status, message: ctx.message ?? fill(message, ctx), status: name };
   if (status === 429) {
     error.details = [
-      { "@type": "type.googleapis.com/google.rpc.QuotaFailure", violations: [{ quotaId: "GenerateRequestsPerMinutePerProjectPerModel" }] },
+      {
+        "@type": "type.googleapis.com/google.rpc.QuotaFailure",
+        violations: [{ quotaId: "GenerateRequestsPerMinutePerProjectPerModel" }],
+      },
       { "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: `${ctx.retryAfter ?? 1}s` },
     ];
   }

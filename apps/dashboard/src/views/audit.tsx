@@ -18,7 +18,10 @@ export function Audit() {
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     setError(null);
-    api<{ data: AuditRecord[] }>(`/admin/audit?limit=200${action ? `&action=${encodeURIComponent(action)}` : ""}`).then((r) => setRecords(r.data), (e: Error) => setError(e.message));
+    api<{ data: AuditRecord[] }>(`/admin/audit?limit=200${action ? `&action=${encodeURIComponent(action)}` : ""}`).then(
+      (r) => setRecords(r.data),
+      (e: Error) => setError(e.message),
+    );
   }, [action]);
   return (
     <section className="card">
@@ -26,7 +29,12 @@ export function Audit() {
       <form className="row" aria-label="Audit filter" onSubmit={(e) => e.preventDefault()}>
         <label>
           Action
-          <input name="action" value={action} placeholder="key.create" onChange={(e) => setAction(e.target.value.trim())} />
+          <input
+            name="action"
+            value={action}
+            placeholder="key.create"
+            onChange={(e) => setAction(e.target.value.trim())}
+          />
         </label>
       </form>
       <Alert error={error} />

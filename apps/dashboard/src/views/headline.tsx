@@ -1,7 +1,8 @@
 import type { Daily } from "../api";
 import { int, usd } from "../api";
 
-const total = (d: Daily | null, f: "requests" | "tokens" | "cost_usd" | "errors") => (d?.series ?? []).reduce((a, s) => a + s[f].reduce((x, y) => x + y, 0), 0);
+const total = (d: Daily | null, f: "requests" | "tokens" | "cost_usd" | "errors") =>
+  (d?.series ?? []).reduce((a, s) => a + s[f].reduce((x, y) => x + y, 0), 0);
 
 /** The change from the previous period, in words a glance can read. */
 function change(now: number, before: number, asPoints = false): string {
@@ -27,8 +28,16 @@ export function Headline({ now, before, days }: { now: Daily | null; before: Dai
     return r === 0 ? 0 : total(d, "errors") / r;
   };
   const tiles = [
-    { name: "Spend", value: usd(total(now, "cost_usd")), delta: change(total(now, "cost_usd"), total(before, "cost_usd")) },
-    { name: "Requests", value: int(total(now, "requests")), delta: change(total(now, "requests"), total(before, "requests")) },
+    {
+      name: "Spend",
+      value: usd(total(now, "cost_usd")),
+      delta: change(total(now, "cost_usd"), total(before, "cost_usd")),
+    },
+    {
+      name: "Requests",
+      value: int(total(now, "requests")),
+      delta: change(total(now, "requests"), total(before, "requests")),
+    },
     { name: "Tokens", value: int(total(now, "tokens")), delta: change(total(now, "tokens"), total(before, "tokens")) },
     { name: "Error rate", value: pct(rate(now)), delta: change(rate(now), rate(before), true) },
   ];

@@ -33,7 +33,11 @@ export function Health() {
   const [rows, setRows] = useState<Deployment[]>([]);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
-    const load = () => api<{ data: Deployment[] }>("/admin/deployments").then((r) => setRows(r.data), (e: Error) => setError(e.message));
+    const load = () =>
+      api<{ data: Deployment[] }>("/admin/deployments").then(
+        (r) => setRows(r.data),
+        (e: Error) => setError(e.message),
+      );
     void load();
     const timer = setInterval(load, POLL_MS);
     return () => clearInterval(timer);
@@ -43,8 +47,8 @@ export function Health() {
       <h2>Deployment health</h2>
       <Alert error={error} />
       <p className="hint">
-        Each deployment has a circuit breaker: after several failures in a row it is taken out of rotation for a cool-down, then one
-        request tests it before it serves again.
+        Each deployment has a circuit breaker: after several failures in a row it is taken out of rotation for a
+        cool-down, then one request tests it before it serves again.
       </p>
       <div className="scroll">
         <table aria-label="Deployments" className="cards">
@@ -83,7 +87,9 @@ export function Health() {
                     "none"
                   )}
                 </td>
-                <td data-label="Latency">{typeof d.latency_ms === "number" ? `${int(Math.round(d.latency_ms))} ms` : "—"}</td>
+                <td data-label="Latency">
+                  {typeof d.latency_ms === "number" ? `${int(Math.round(d.latency_ms))} ms` : "—"}
+                </td>
               </tr>
             ))}
           </tbody>

@@ -16,7 +16,15 @@ function state(k: Key): string {
 const limit = (n: number | null, unit: string) => (n === null ? null : `${int(n)} ${unit}`);
 
 /** One key, and in place of its row's actions the form of the action picked (edit, rotate, revoke). */
-export function KeyRow({ k, reload, onSecret }: { k: Key; reload: () => Promise<void>; onSecret: (secret: string) => void }) {
+export function KeyRow({
+  k,
+  reload,
+  onSecret,
+}: {
+  k: Key;
+  reload: () => Promise<void>;
+  onSecret: (secret: string) => void;
+}) {
   const [mode, setMode] = useState<Mode>("view");
   const [limits, setLimits] = useState(limitInputs(k));
   const [grace, setGrace] = useState("3600");
@@ -37,11 +45,22 @@ export function KeyRow({ k, reload, onSecret }: { k: Key; reload: () => Promise<
   };
   const rotate = (e: FormEvent) => {
     e.preventDefault();
-    void act(async () => onSecret((await api<KeyWithSecret>(`/admin/keys/${k.id}/rotate`, { method: "POST", body: { grace_seconds: Number(grace) } })).key));
+    void act(async () =>
+      onSecret(
+        (
+          await api<KeyWithSecret>(`/admin/keys/${k.id}/rotate`, {
+            method: "POST",
+            body: { grace_seconds: Number(grace) },
+          })
+        ).key,
+      ),
+    );
   };
   const revoke = () => act(async () => void (await api(`/admin/keys/${k.id}`, { method: "DELETE" })));
   const s = state(k);
-  const limitText = [limit(k.rpm, "rpm"), limit(k.tpm, "tpm"), k.budget_usd === null ? null : `${usd(k.budget_usd)}/mo`].filter(Boolean).join(", ");
+  const limitText = [limit(k.rpm, "rpm"), limit(k.tpm, "tpm"), k.budget_usd === null ? null : `${usd(k.budget_usd)}/mo`]
+    .filter(Boolean)
+    .join(", ");
   return (
     <>
       <tr data-key-id={k.id}>
@@ -65,7 +84,11 @@ export function KeyRow({ k, reload, onSecret }: { k: Key; reload: () => Promise<
               <button type="button" className="secondary" onClick={() => setMode(mode === "edit" ? "view" : "edit")}>
                 Edit limits
               </button>
-              <button type="button" className="secondary" onClick={() => setMode(mode === "rotate" ? "view" : "rotate")}>
+              <button
+                type="button"
+                className="secondary"
+                onClick={() => setMode(mode === "rotate" ? "view" : "rotate")}
+              >
                 Rotate
               </button>
               <button type="button" className="danger" onClick={() => setMode(mode === "revoke" ? "view" : "revoke")}>
@@ -88,7 +111,14 @@ export function KeyRow({ k, reload, onSecret }: { k: Key; reload: () => Promise<
               <form onSubmit={rotate} aria-label={`Rotate ${k.name}`} className="row">
                 <label>
                   Old secret keeps working for (seconds)
-                  <input name="grace_seconds" type="number" min={0} max={2592000} value={grace} onChange={(e) => setGrace(e.target.value)} />
+                  <input
+                    name="grace_seconds"
+                    type="number"
+                    min={0}
+                    max={2592000}
+                    value={grace}
+                    onChange={(e) => setGrace(e.target.value)}
+                  />
                 </label>
                 <button type="submit">Rotate now</button>
               </form>

@@ -59,12 +59,20 @@ export function Keys({ keys, reload }: { keys: Key[]; reload: () => Promise<void
             </thead>
             <tbody>
               {keys.map((k) => (
-                <KeyRow key={k.id} k={k} reload={reload} onSecret={(value) => setSecret({ label: `New secret of "${k.name}" (${k.id})`, value })} />
+                <KeyRow
+                  key={k.id}
+                  k={k}
+                  reload={reload}
+                  onSecret={(value) => setSecret({ label: `New secret of "${k.name}" (${k.id})`, value })}
+                />
               ))}
             </tbody>
           </table>
         </div>
-        <p className="hint">Spend is this calendar month's (UTC), {usd(keys.reduce((a, k) => a + (k.spent_this_month_usd ?? 0), 0))} over all keys.</p>
+        <p className="hint">
+          Spend is this calendar month's (UTC), {usd(keys.reduce((a, k) => a + (k.spent_this_month_usd ?? 0), 0))} over
+          all keys.
+        </p>
       </section>
     </>
   );

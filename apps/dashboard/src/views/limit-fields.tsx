@@ -5,7 +5,15 @@ export function LimitFieldset({ value, onChange }: { value: LimitInputs; onChang
   const field = (name: keyof LimitInputs, label: string, placeholder: string, type = "number") => (
     <label>
       {label}
-      <input name={name} type={type} min={type === "number" ? 0 : undefined} step="any" value={value[name]} placeholder={placeholder} onChange={(e) => onChange({ ...value, [name]: e.target.value })} />
+      <input
+        name={name}
+        type={type}
+        min={type === "number" ? 0 : undefined}
+        step="any"
+        value={value[name]}
+        placeholder={placeholder}
+        onChange={(e) => onChange({ ...value, [name]: e.target.value })}
+      />
     </label>
   );
   return (

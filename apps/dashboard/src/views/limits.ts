@@ -18,7 +18,12 @@ export function limitFields(l: LimitInputs) {
   return { models: models.length ? models : null, rpm: num(l.rpm), tpm: num(l.tpm), budget_usd: num(l.budget_usd) };
 }
 
-export function limitInputs(k: { models: string[] | null; rpm: number | null; tpm: number | null; budget_usd: number | null }): LimitInputs {
+export function limitInputs(k: {
+  models: string[] | null;
+  rpm: number | null;
+  tpm: number | null;
+  budget_usd: number | null;
+}): LimitInputs {
   const str = (n: number | null) => (n === null ? "" : String(n));
   return { models: (k.models ?? []).join(", "), rpm: str(k.rpm), tpm: str(k.tpm), budget_usd: str(k.budget_usd) };
 }

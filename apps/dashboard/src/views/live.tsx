@@ -14,7 +14,9 @@ const KEEP = 500;
 function merge(old: RequestLine[], page: RequestLine[]): RequestLine[] {
   const byId = new Map(old.map((r) => [r.request_id, r]));
   for (const r of page) byId.set(r.request_id, r);
-  return [...byId.values()].sort((a, b) => b.created_at.localeCompare(a.created_at) || b.request_id.localeCompare(a.request_id)).slice(0, KEEP);
+  return [...byId.values()]
+    .sort((a, b) => b.created_at.localeCompare(a.created_at) || b.request_id.localeCompare(a.request_id))
+    .slice(0, KEEP);
 }
 
 /**

@@ -9,7 +9,10 @@ export function Models() {
   const [models, setModels] = useState<Model[]>([]);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
-    api<{ data: Model[] }>("/admin/models").then((r) => setModels(r.data), (e: Error) => setError(e.message));
+    api<{ data: Model[] }>("/admin/models").then(
+      (r) => setModels(r.data),
+      (e: Error) => setError(e.message),
+    );
   }, []);
   return (
     <section className="card">

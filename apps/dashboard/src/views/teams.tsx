@@ -19,7 +19,10 @@ export function Teams() {
   const [teams, setTeams] = useState<Team[]>([]);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
-    api<{ data: Team[] }>("/admin/teams").then((r) => setTeams(r.data), (e: Error) => setError(e.message));
+    api<{ data: Team[] }>("/admin/teams").then(
+      (r) => setTeams(r.data),
+      (e: Error) => setError(e.message),
+    );
   }, []);
   return (
     <section className="card">

@@ -28,10 +28,14 @@ export function Usage({ names }: { names: Map<string, string> }) {
 
   useEffect(() => {
     setError(null);
-    api<Daily>(`/admin/usage/daily?by=${by}&since=${since}&until=${until}`).then(setData, (e: Error) => setError(e.message));
+    api<Daily>(`/admin/usage/daily?by=${by}&since=${since}&until=${until}`).then(setData, (e: Error) =>
+      setError(e.message),
+    );
   }, [since, until, by]);
   useEffect(() => {
-    api<Daily>(`/admin/usage/daily?by=model&since=${prevSince}&until=${prevUntil}`).then(setPrevious, () => setPrevious(null));
+    api<Daily>(`/admin/usage/daily?by=model&since=${prevSince}&until=${prevUntil}`).then(setPrevious, () =>
+      setPrevious(null),
+    );
   }, [prevSince, prevUntil]);
   useEffect(() => {
     if (by !== "team" && by !== "user") return;
@@ -42,22 +46,37 @@ export function Usage({ names }: { names: Map<string, string> }) {
     );
   }, [by]);
 
-  const label = (id: string) => (by === "key" ? (names.get(id) ?? id) : by === "team" || by === "user" ? (owners.get(id) ?? id) : id);
-  const pick = (f: "requests" | "tokens" | "cost_usd") => (data?.series ?? []).map((s) => ({ name: label(s.id), values: s[f] }));
+  const label = (id: string) =>
+    by === "key" ? (names.get(id) ?? id) : by === "team" || by === "user" ? (owners.get(id) ?? id) : id;
+  const pick = (f: "requests" | "tokens" | "cost_usd") =>
+    (data?.series ?? []).map((s) => ({ name: label(s.id), values: s[f] }));
   return (
     <>
       <form className="card row" aria-label="Usage range" onSubmit={(e) => e.preventDefault()}>
         <label>
           From
-          <input type="date" name="since" value={since} max={until} onChange={(e) => e.target.value && setSince(e.target.value)} />
+          <input
+            type="date"
+            name="since"
+            value={since}
+            max={until}
+            onChange={(e) => e.target.value && setSince(e.target.value)}
+          />
         </label>
         <label>
           To
-          <input type="date" name="until" value={until} min={since} onChange={(e) => e.target.value && setUntil(e.target.value)} />
+          <input
+            type="date"
+            name="until"
+            value={until}
+            min={since}
+            onChange={(e) => e.target.value && setUntil(e.target.value)}
+          />
         </label>
         <label>
           By
-          <select name="by" value={by} onChange={(e) => setBy(e.target.value as By)}>{/* the value is one of the options below */}
+          <select name="by" value={by} onChange={(e) => setBy(e.target.value as By)}>
+            {/* the value is one of the options below */}
             <option value="model">model</option>
             <option value="key">key</option>
             <option value="team">team</option>

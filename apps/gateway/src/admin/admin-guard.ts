@@ -26,15 +26,26 @@ export type SessionPrincipal = (request: Request) => Promise<Principal | undefin
  * the admin API, nor the other way round); a locked-out address gets a 429 for anything but a
  * right secret.
  */
-async function checkAdmin(deps: GatewayDeps, request: Request, server: Connection | null | undefined, session?: SessionPrincipal): Promise<Principal> {
+async function checkAdmin(
+  deps: GatewayDeps,
+  request: Request,
+  server: Connection | null | undefined,
+  session?: SessionPrincipal,
+): Promise<Principal> {
   const auth = request.headers.get("authorization") ?? "";
-  const principal = auth ? await bearerPrincipal(auth.replace(/^bearer\s+/i, ""), deps.adminKey, deps.store.teamStore(), deps.now()) : await session?.(request);
+  const principal = auth
+    ? await bearerPrincipal(auth.replace(/^bearer\s+/i, ""), deps.adminKey, deps.store.teamStore(), deps.now())
+    : await session?.(request);
   if (principal) return principal;
   const address = `admin|${clientAddress(server, request, deps.config.trustedProxies)}`;
   const wait = await deps.authFailures.blockedFor(address);
   if (wait > 0) throw tooManyFailures(wait);
   await deps.authFailures.fail(address);
-  throw new GatewayError({ status: 401, type: "authentication_error", message: "Admin API: send `Authorization: Bearer $TURNPIKE_ADMIN_KEY`, a named admin token, or sign in." });
+  throw new GatewayError({
+    status: 401,
+    type: "authentication_error",
+    message: "Admin API: send `Authorization: Bearer $TURNPIKE_ADMIN_KEY`, a named admin token, or sign in.",
+  });
 }
 
 /** Wraps an admin handler: the caller checked first; what it throws is answered in the chat format's envelope. */
@@ -45,10 +56,17 @@ export function adminGuard(deps: GatewayDeps, session?: SessionPrincipal) {
       try {
         const who = await checkAdmin(deps, call.request, call.server, session);
         const address = clientAddress(call.server, call.request, deps.config.trustedProxies);
-        const audit = (e: AuditEntry) => recordAudit(deps.store.teamStore(), who, address, e, deps.now()).catch((err) => deps.logger.error("audit write failed", { action: e.action }, err));
+        const audit = (e: AuditEntry) =>
+          recordAudit(deps.store.teamStore(), who, address, e, deps.now()).catch((err) =>
+            deps.logger.error("audit write failed", { action: e.action }, err),
+          );
         return await fn({ ...call, who, audit });
       } catch (e) {
-        return errorResponse(FORMATS.chat, toGatewayError(e, deps.logger, requestId), { logger: deps.logger, request: call.request, requestId });
+        return errorResponse(FORMATS.chat, toGatewayError(e, deps.logger, requestId), {
+          logger: deps.logger,
+          request: call.request,
+          requestId,
+        });
       }
     };
 }

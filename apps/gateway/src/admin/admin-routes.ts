@@ -13,11 +13,27 @@ import { modelEntry } from "../routes/models";
 import type { Route } from "../http/route";
 import { admin, idParam, json, ok, query, ref } from "../openapi/operations";
 import { forbidden } from "../teams/principal";
-import { changesKey, createsKeyIn, type KeyOwnership, type Principal, readsAll, readsKey, revokesKey } from "../teams/roles";
+import {
+  changesKey,
+  createsKeyIn,
+  type KeyOwnership,
+  type Principal,
+  readsAll,
+  readsKey,
+  revokesKey,
+} from "../teams/roles";
 import { DEFAULT_TEAM_ID } from "../teams/team-store";
 import { adminGuard, type SessionPrincipal } from "./admin-guard";
 import { foldByOwner, OWNERS, type Owner } from "./usage-owners";
-import { mergeNewestFirst, refusalLine, requestLine, SERIES_BY, type SeriesBy, seriesRange, toSeries } from "./usage-series";
+import {
+  mergeNewestFirst,
+  refusalLine,
+  requestLine,
+  SERIES_BY,
+  type SeriesBy,
+  seriesRange,
+  toSeries,
+} from "./usage-series";
 
 /** A key as the admin API shows it: never the secret, never its hash. */
 export function publicKey(k: KeyRecord, spentUsd?: number): AdminKey {
@@ -49,8 +65,14 @@ function modelPatternIssue(pattern: string, catalogIds: readonly string[]): stri
   if (pattern.length > 200 || !/^[\x20-\x7e]+$/.test(pattern) || pattern.trim() !== pattern) {
     return `models: ${JSON.stringify(pattern.slice(0, 60))} is not a model id or glob (printable characters, at most 200, no surrounding spaces)`;
   }
-  const re = new RegExp(`^${pattern.split("*").map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`);
-  if (!catalogIds.some((id) => re.test(id))) return `models: ${JSON.stringify(pattern)} names no catalog model (see GET /v1/models)`;
+  const re = new RegExp(
+    `^${pattern
+      .split("*")
+      .map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+      .join(".*")}$`,
+  );
+  if (!catalogIds.some((id) => re.test(id)))
+    return `models: ${JSON.stringify(pattern)} names no catalog model (see GET /v1/models)`;
   return undefined;
 }
 
@@ -59,35 +81,46 @@ function modelPatternIssue(pattern: string, catalogIds: readonly string[]): stri
  * optional; `null` clears a limit) against {@link AdminKeyBody} and the catalog: one 400 naming
  * the first mistake, and the next few, in the words request errors use.
  */
-export function parseKeyFields(body: Record<string, unknown>, requireName: boolean, catalogIds: readonly string[], mcpServers: readonly string[] = []): KeyFields {
+export function parseKeyFields(
+  body: Record<string, unknown>,
+  requireName: boolean,
+  catalogIds: readonly string[],
+  mcpServers: readonly string[] = [],
+): KeyFields {
   const issues = Value.Check(AdminKeyBody, body) ? [] : explainErrors(AdminKeyBody, body);
   const add = (path: string, message: string) => issues.push({ path, message });
   if (requireName && body.name === undefined) add("name", "name: required non-empty string, got nothing");
-  if (typeof body.name === "string" && body.name.trim() === "") add("name", `name: required non-empty string, got ${JSON.stringify(body.name)}`);
+  if (typeof body.name === "string" && body.name.trim() === "")
+    add("name", `name: required non-empty string, got ${JSON.stringify(body.name)}`);
   else if (typeof body.name === "string") {
     const problem = textProblem(body.name, MAX_NAME_CHARS);
     if (problem) add("name", `name: ${problem}`);
   }
   if (Array.isArray(body.models)) {
-    for (const m of body.models) if (typeof m === "string" && m !== "") {
-      const issue = modelPatternIssue(m, catalogIds);
-      if (issue) add("models", issue);
-    }
+    for (const m of body.models)
+      if (typeof m === "string" && m !== "") {
+        const issue = modelPatternIssue(m, catalogIds);
+        if (issue) add("models", issue);
+      }
   }
   if (isRecord(body.model_limits)) {
     for (const [model, limits] of Object.entries(body.model_limits)) {
-      if (!catalogIds.includes(model)) add("model_limits", `model_limits.${model}: not a catalog model id (see GET /v1/models)`);
+      if (!catalogIds.includes(model))
+        add("model_limits", `model_limits.${model}: not a catalog model id (see GET /v1/models)`);
       // Named as the body names it (`model_limits.beta-5.rpm`), so the model id reads as sent.
-      else if (!Value.Check(ModelLimit, limits)) for (const i of explainErrors(ModelLimit, limits, `model_limits.${model}`)) add("model_limits", i.message);
+      else if (!Value.Check(ModelLimit, limits))
+        for (const i of explainErrors(ModelLimit, limits, `model_limits.${model}`)) add("model_limits", i.message);
     }
   }
   if (Array.isArray(body.tools)) {
-    for (const p of body.tools) if (typeof p === "string" && p !== "") {
-      const problem = toolPatternProblem(p, mcpServers);
-      if (problem) add("tools", `tools: ${JSON.stringify(p.slice(0, 60))}: ${problem}`);
-    }
+    for (const p of body.tools)
+      if (typeof p === "string" && p !== "") {
+        const problem = toolPatternProblem(p, mcpServers);
+        if (problem) add("tools", `tools: ${JSON.stringify(p.slice(0, 60))}: ${problem}`);
+      }
   }
-  if (typeof body.expires_at === "string" && Number.isNaN(Date.parse(body.expires_at))) add("expires_at", `expires_at: must be an ISO 8601 time or null, got ${JSON.stringify(body.expires_at)}`);
+  if (typeof body.expires_at === "string" && Number.isNaN(Date.parse(body.expires_at)))
+    add("expires_at", `expires_at: must be an ISO 8601 time or null, got ${JSON.stringify(body.expires_at)}`);
   if (issues.length) throw validationError(issues);
   const b = body as AdminKeyBody; // checked just above, field by field
   const out: KeyFields = {};
@@ -98,7 +131,10 @@ export function parseKeyFields(body: Record<string, unknown>, requireName: boole
   if (b.model_limits !== undefined) {
     // Each entry was checked against ModelLimit just above.
     const limits = b.model_limits as Record<string, { rpm?: number | null; tpm?: number | null }> | null;
-    out.model_limits = limits === null ? null : Object.fromEntries(Object.entries(limits).map(([m, l]) => [m, { rpm: l.rpm ?? null, tpm: l.tpm ?? null }]));
+    out.model_limits =
+      limits === null
+        ? null
+        : Object.fromEntries(Object.entries(limits).map(([m, l]) => [m, { rpm: l.rpm ?? null, tpm: l.tpm ?? null }]));
   }
   if (b.budget_usd !== undefined) out.budget_usd = b.budget_usd;
   if (b.expires_at !== undefined) out.expires_at = b.expires_at === null ? null : new Date(b.expires_at).toISOString();
@@ -115,7 +151,14 @@ const MAX_NAME_CHARS = 1000;
 
 /** A key id from the path: one with bytes no key id has is a 404 before any store is asked. */
 function keyIdParam(id: string): string {
-  if (!isCleanId(id)) throw new GatewayError({ status: 404, type: "not_found_error", code: "key_not_found", param: "id", message: `No key with id ${JSON.stringify(id.slice(0, 100))}.` });
+  if (!isCleanId(id))
+    throw new GatewayError({
+      status: 404,
+      type: "not_found_error",
+      code: "key_not_found",
+      param: "id",
+      message: `No key with id ${JSON.stringify(id.slice(0, 100))}.`,
+    });
   return id;
 }
 
@@ -129,7 +172,14 @@ function filterParam(q: URLSearchParams, name: string): string | undefined {
 }
 
 function found<T>(v: T | undefined, id: string): T {
-  if (v === undefined) throw new GatewayError({ status: 404, type: "not_found_error", code: "key_not_found", param: "id", message: `No key with id ${id}.` });
+  if (v === undefined)
+    throw new GatewayError({
+      status: 404,
+      type: "not_found_error",
+      code: "key_not_found",
+      param: "id",
+      message: `No key with id ${id}.`,
+    });
   return v;
 }
 
@@ -149,7 +199,15 @@ function encodeCursor(r: UsageRecord): string {
 function decodeCursor(cursor: string): NonNullable<UsageFilter["before"]> {
   try {
     const v: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-    if (Array.isArray(v) && v.length === 2 && typeof v[0] === "string" && typeof v[1] === "string" && isCleanId(v[0]) && isCleanId(v[1])) return { created_at: v[0], request_id: v[1] };
+    if (
+      Array.isArray(v) &&
+      v.length === 2 &&
+      typeof v[0] === "string" &&
+      typeof v[1] === "string" &&
+      isCleanId(v[0]) &&
+      isCleanId(v[1])
+    )
+      return { created_at: v[0], request_id: v[1] };
   } catch {
     // refused below
   }
@@ -164,7 +222,8 @@ function limitParam(q: URLSearchParams, fallback: number, max: number): number {
   const limit = q.get("limit");
   if (limit === null) return fallback;
   const n = Number(limit);
-  if (!Number.isInteger(n) || n < 1 || n > max) throw invalid(`limit: a whole number from 1 to ${max}, got ${JSON.stringify(limit)}`, "limit");
+  if (!Number.isInteger(n) || n < 1 || n > max)
+    throw invalid(`limit: a whole number from 1 to ${max}, got ${JSON.stringify(limit)}`, "limit");
   return n;
 }
 
@@ -179,7 +238,13 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
   const mcpServers = deps.config.mcp.servers.map((s) => s.name);
   const guarded = adminGuard(deps, session);
   /** The key, if the caller may see it (a 404 when there is none, a 403 when it is not theirs). */
-  const allowed = (who: Principal, k: KeyRecord | undefined, id: string, may: (p: Principal, k: KeyOwnership) => boolean, what: string): KeyRecord => {
+  const allowed = (
+    who: Principal,
+    k: KeyRecord | undefined,
+    id: string,
+    may: (p: Principal, k: KeyOwnership) => boolean,
+    what: string,
+  ): KeyRecord => {
     const key = found(k, id);
     if (!may(who, key)) throw forbidden(`${what} key ${id}`);
     return key;
@@ -189,14 +254,23 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
     {
       method: "POST",
       path: "/admin/keys",
-      doc: admin("Create a key (its secret is in this reply only)", { 201: { description: "Created.", content: json(ref("AdminKeyWithSecret")) } }, { requestBody: { required: true, content: json({ allOf: [ref("AdminKeyFields"), { required: ["name"] }] }) } }),
+      doc: admin(
+        "Create a key (its secret is in this reply only)",
+        { 201: { description: "Created.", content: json(ref("AdminKeyWithSecret")) } },
+        { requestBody: { required: true, content: json({ allOf: [ref("AdminKeyFields"), { required: ["name"] }] }) } },
+      ),
       handle: guarded(async ({ request, who, audit }) => {
         const input = parseKeyFields(await body(request), true, catalogIds, mcpServers) as NewKey; // requireName: name is set
         const teamId = input.team_id ?? DEFAULT_TEAM_ID;
-        if (!(await deps.store.teamStore().team(teamId))) throw invalid(`team_id: no team ${JSON.stringify(teamId.slice(0, 100))} (see GET /admin/teams)`, "team_id");
+        if (!(await deps.store.teamStore().team(teamId)))
+          throw invalid(`team_id: no team ${JSON.stringify(teamId.slice(0, 100))} (see GET /admin/teams)`, "team_id");
         if (!createsKeyIn(who, teamId)) throw forbidden(`make a key in team ${teamId}`);
         // A key belongs to its team and to whoever made it (a member revokes its own).
-        const { record, secret } = await deps.keys.create({ ...input, team_id: teamId, ...(who.owner_id ? { user_id: who.owner_id } : {}) });
+        const { record, secret } = await deps.keys.create({
+          ...input,
+          team_id: teamId,
+          ...(who.owner_id ? { user_id: who.owner_id } : {}),
+        });
         await audit({ action: "key.create", target: record.id, after: publicKey(record) });
         return Response.json({ ...publicKey(record), key: secret }, { status: 201 });
       }),
@@ -207,7 +281,9 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
       doc: admin("List keys", ok("Every key, with this month's spend.", ref("AdminKeyList"))),
       handle: guarded(async ({ who }) => {
         const keys = (await deps.keys.list()).filter((k) => readsKey(who, k));
-        return Response.json({ data: await Promise.all(keys.map(async (k) => publicKey(k, await deps.spend.spent(k.id)))) });
+        return Response.json({
+          data: await Promise.all(keys.map(async (k) => publicKey(k, await deps.spend.spent(k.id)))),
+        });
       }),
     },
     {
@@ -216,13 +292,18 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
       doc: admin("Get a key", ok("The key, with this month's spend.", ref("AdminKey")), { parameters: [KEY_ID] }),
       handle: guarded(async ({ params, who }) => {
         const id = keyIdParam(params.id ?? "");
-        return Response.json(publicKey(allowed(who, await deps.keys.get(id), id, readsKey, "read"), await deps.spend.spent(id)));
+        return Response.json(
+          publicKey(allowed(who, await deps.keys.get(id), id, readsKey, "read"), await deps.spend.spent(id)),
+        );
       }),
     },
     {
       method: "PATCH",
       path: "/admin/keys/{id}",
-      doc: admin("Change a key's limits (null clears one)", ok("The changed key.", ref("AdminKey")), { parameters: [KEY_ID], requestBody: { required: true, content: json(ref("AdminKeyFields")) } }),
+      doc: admin("Change a key's limits (null clears one)", ok("The changed key.", ref("AdminKey")), {
+        parameters: [KEY_ID],
+        requestBody: { required: true, content: json(ref("AdminKeyFields")) },
+      }),
       handle: guarded(async ({ request, params, who, audit }) => {
         const id = keyIdParam(params.id ?? "");
         const fields = parseKeyFields(await body(request), false, catalogIds, mcpServers);
@@ -250,10 +331,14 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
     {
       method: "POST",
       path: "/admin/keys/{id}/rotate",
-      doc: admin("Rotate a key's secret (the old one works for `grace_seconds`, default 3600)", ok("The key with its new secret, shown this once.", ref("AdminKeyWithSecret")), {
-        parameters: [KEY_ID],
-        requestBody: { required: false, content: json(ref("AdminRotate")) },
-      }),
+      doc: admin(
+        "Rotate a key's secret (the old one works for `grace_seconds`, default 3600)",
+        ok("The key with its new secret, shown this once.", ref("AdminKeyWithSecret")),
+        {
+          parameters: [KEY_ID],
+          requestBody: { required: false, content: json(ref("AdminRotate")) },
+        },
+      ),
       handle: guarded(async ({ request, params, who, audit }) => {
         const id = keyIdParam(params.id ?? "");
         allowed(who, await deps.keys.get(id), id, changesKey, "rotate");
@@ -269,17 +354,31 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
     {
       method: "GET",
       path: "/admin/usage",
-      doc: admin("Usage records, newest first, or totals grouped", ok("A page of records, or with `group_by` the totals per group.", { anyOf: [ref("AdminUsagePage"), ref("AdminUsageGroups")] }), {
-        parameters: [
-          query("key_id", "Only this key's records.", { type: "string" }),
-          query("model", "Only this model's records.", { type: "string" }),
-          query("since", "From this instant (ISO 8601).", { type: "string" }),
-          query("until", "Before this instant (ISO 8601).", { type: "string" }),
-          query("group_by", "Totals per group: any of `key`, `model`, `day`, comma-separated, or `team` or `user` (a key's team or maker) with `model` and `day`.", { type: "string" }),
-          query("limit", "Records per page, 1 to 10000 (default 1000).", { type: "integer", minimum: 1, maximum: 10000 }),
-          query("cursor", "`next_cursor` of the previous page.", { type: "string" }),
-        ],
-      }),
+      doc: admin(
+        "Usage records, newest first, or totals grouped",
+        ok("A page of records, or with `group_by` the totals per group.", {
+          anyOf: [ref("AdminUsagePage"), ref("AdminUsageGroups")],
+        }),
+        {
+          parameters: [
+            query("key_id", "Only this key's records.", { type: "string" }),
+            query("model", "Only this model's records.", { type: "string" }),
+            query("since", "From this instant (ISO 8601).", { type: "string" }),
+            query("until", "Before this instant (ISO 8601).", { type: "string" }),
+            query(
+              "group_by",
+              "Totals per group: any of `key`, `model`, `day`, comma-separated, or `team` or `user` (a key's team or maker) with `model` and `day`.",
+              { type: "string" },
+            ),
+            query("limit", "Records per page, 1 to 10000 (default 1000).", {
+              type: "integer",
+              minimum: 1,
+              maximum: 10000,
+            }),
+            query("cursor", "`next_cursor` of the previous page.", { type: "string" }),
+          ],
+        },
+      ),
       handle: guarded(async ({ request, who }) => {
         const q = new URL(request.url).searchParams;
         const filter: UsageFilter = {};
@@ -300,16 +399,24 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
         await deps.ledger.flush();
         const groupBy = q.get("group_by");
         if (groupBy !== null) {
-          const groups = groupBy.split(",").map((g) => g.trim()).filter(Boolean);
+          const groups = groupBy
+            .split(",")
+            .map((g) => g.trim())
+            .filter(Boolean);
           const owners = groups.filter((g): g is Owner => (OWNERS as readonly string[]).includes(g));
           const plain = groups.filter((g) => !owners.includes(g as Owner));
-          for (const g of plain) if (!GROUPS.includes(g as UsageGroup)) throw invalid(`group_by: each of key, model, day, team, user; got ${JSON.stringify(g)}`, "group_by");
+          for (const g of plain)
+            if (!GROUPS.includes(g as UsageGroup))
+              throw invalid(`group_by: each of key, model, day, team, user; got ${JSON.stringify(g)}`, "group_by");
           const [owner, ...more] = owners;
-          if (more.length || (owner && plain.includes("key"))) throw invalid("group_by: at most one of team and user, and not with key", "group_by");
+          if (more.length || (owner && plain.includes("key")))
+            throw invalid("group_by: at most one of team and user, and not with key", "group_by");
           // By team or user: grouped by key in the store, folded here by each key's team or maker.
           if (owner) {
             const rows = await deps.store.aggregateUsage(filter, ["key", ...(plain as UsageGroup[])]); // each checked in the loop above
-            return Response.json({ data: foldByOwner(rows, new Map((await deps.keys.list()).map((k) => [k.id, k])), owner) });
+            return Response.json({
+              data: foldByOwner(rows, new Map((await deps.keys.list()).map((k) => [k.id, k])), owner),
+            });
           }
           return Response.json({ data: await deps.store.aggregateUsage(filter, plain as UsageGroup[]) }); // each checked in the loop above
         }
@@ -326,20 +433,36 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
     {
       method: "GET",
       path: "/admin/deployments",
-      doc: admin("Every model's deployments: circuit state, failures, latency (this instance's view)", ok("One row per deployment.", ref("AdminDeployments"))),
+      doc: admin(
+        "Every model's deployments: circuit state, failures, latency (this instance's view)",
+        ok("One row per deployment.", ref("AdminDeployments")),
+      ),
       // Every model's deployments with their circuit (closed, open, half_open), failures and latency.
       handle: guarded(() => Response.json({ data: deps.router.list(deps.now()) })),
     },
     {
       method: "GET",
       path: "/admin/usage/daily",
-      doc: admin("Requests, tokens and cost per UTC day, one zero-filled series per model or key", ok("The days of the range and a series per model or key, biggest spender first.", ref("AdminUsageDaily")), {
-        parameters: [
-          query("by", "`model` (default), `key`, `team` or `user`.", { type: "string", enum: ["model", "key", "team", "user"] }),
-          query("since", "First day, `YYYY-MM-DD` (default: 13 days before `until`).", { type: "string", format: "date" }),
-          query("until", "Last day, `YYYY-MM-DD`, included (default: today, UTC); at most 366 days in all.", { type: "string", format: "date" }),
-        ],
-      }),
+      doc: admin(
+        "Requests, tokens and cost per UTC day, one zero-filled series per model or key",
+        ok("The days of the range and a series per model or key, biggest spender first.", ref("AdminUsageDaily")),
+        {
+          parameters: [
+            query("by", "`model` (default), `key`, `team` or `user`.", {
+              type: "string",
+              enum: ["model", "key", "team", "user"],
+            }),
+            query("since", "First day, `YYYY-MM-DD` (default: 13 days before `until`).", {
+              type: "string",
+              format: "date",
+            }),
+            query("until", "Last day, `YYYY-MM-DD`, included (default: today, UTC); at most 366 days in all.", {
+              type: "string",
+              format: "date",
+            }),
+          ],
+        },
+      ),
       handle: guarded(async ({ request, who }) => {
         // Requests, tokens and cost per UTC day, one zero-filled series per model or key.
         if (!readsAll(who)) throw forbidden("read every key's daily usage");
@@ -352,23 +475,39 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
         await deps.ledger.flush();
         const rows = await deps.store.aggregateUsage({ since: range.since, until: range.until }, ["day", by]);
         if (!owner) {
-          const failed = await deps.store.aggregateUsage({ since: range.since, until: range.until, failed: true }, ["day", by]);
+          const failed = await deps.store.aggregateUsage({ since: range.since, until: range.until, failed: true }, [
+            "day",
+            by,
+          ]);
           return Response.json({ by, days: range.days, series: toSeries(range.days, rows, by, failed) });
         }
         // A team's or user's series: its keys' rows folded, then drawn as one series each.
-        const folded = foldByOwner(rows, new Map((await deps.keys.list()).map((k) => [k.id, k])), owner).map(({ team_id, user_id, ...r }) => ({ ...r, key_id: String((owner === "team" ? team_id : user_id) ?? "(unknown)") }));
+        const folded = foldByOwner(rows, new Map((await deps.keys.list()).map((k) => [k.id, k])), owner).map(
+          ({ team_id, user_id, ...r }) => ({
+            ...r,
+            key_id: String((owner === "team" ? team_id : user_id) ?? "(unknown)"),
+          }),
+        );
         return Response.json({ by: owner, days: range.days, series: toSeries(range.days, folded, "key") });
       }),
     },
     {
       method: "GET",
       path: "/admin/requests",
-      doc: admin("The request log, newest first (no prompt or reply text)", ok("The newest requests.", ref("AdminRequestLog")), {
-        parameters: [
-          query("since", "Only requests finished at or after this instant (ISO 8601).", { type: "string" }),
-          query("limit", "At most this many, 1 to 1000 (default 100).", { type: "integer", minimum: 1, maximum: 1000 }),
-        ],
-      }),
+      doc: admin(
+        "The request log, newest first (no prompt or reply text)",
+        ok("The newest requests.", ref("AdminRequestLog")),
+        {
+          parameters: [
+            query("since", "Only requests finished at or after this instant (ISO 8601).", { type: "string" }),
+            query("limit", "At most this many, 1 to 1000 (default 100).", {
+              type: "integer",
+              minimum: 1,
+              maximum: 1000,
+            }),
+          ],
+        },
+      ),
       handle: guarded(async ({ request, who }) => {
         if (!readsAll(who)) throw forbidden("read the whole request log");
         // The live request log, newest first. A poller asks again from a little before the
@@ -392,11 +531,29 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
         ok("Every catalog model.", {
           type: "object",
           required: ["data"],
-          properties: { data: { type: "array", items: { allOf: [ref("Model"), { type: "object", required: ["vendor", "protocol"], properties: { vendor: { type: "string" }, protocol: { type: "string" } } }] } } },
+          properties: {
+            data: {
+              type: "array",
+              items: {
+                allOf: [
+                  ref("Model"),
+                  {
+                    type: "object",
+                    required: ["vendor", "protocol"],
+                    properties: { vendor: { type: "string" }, protocol: { type: "string" } },
+                  },
+                ],
+              },
+            },
+          },
         }),
       ),
       // The whole catalog with prices (`GET /v1/models` lists only what one key may call).
-      handle: guarded(() => Response.json({ data: deps.catalog.all().map((e) => ({ ...modelEntry(e), vendor: e.owned_by, protocol: e.protocol })) })),
+      handle: guarded(() =>
+        Response.json({
+          data: deps.catalog.all().map((e) => ({ ...modelEntry(e), vendor: e.owned_by, protocol: e.protocol })),
+        }),
+      ),
     },
   ];
 }

@@ -11,11 +11,19 @@ export const KEY_LIMIT_BOUNDS = { rpm: 1_000_000, tpm: 10_000_000_000, budget_us
 
 const Limit = Nullable(Type.Integer({ minimum: 1 }));
 const Time = Type.String({ format: "date-time" });
-const PromptCache = Nullable(Type.Union([Type.Literal("auto"), Type.Literal("off")], { rule: "must be auto or off, or null for the model's own setting" }));
+const PromptCache = Nullable(
+  Type.Union([Type.Literal("auto"), Type.Literal("off")], {
+    rule: "must be auto or off, or null for the model's own setting",
+  }),
+);
 /** A limit of a key as a body sets it: a whole number up to its bound, or null to clear it. */
-const limitField = (max: number) => Nullable(Type.Integer({ minimum: 1, maximum: max, rule: `must be a whole number from 1 to ${max}, or null` }));
+const limitField = (max: number) =>
+  Nullable(Type.Integer({ minimum: 1, maximum: max, rule: `must be a whole number from 1 to ${max}, or null` }));
 /** One model's limits of a key. */
-export const ModelLimit = Type.Object({ rpm: Type.Optional(limitField(KEY_LIMIT_BOUNDS.rpm)), tpm: Type.Optional(limitField(KEY_LIMIT_BOUNDS.tpm)) }, { additionalProperties: false, listKnown: true });
+export const ModelLimit = Type.Object(
+  { rpm: Type.Optional(limitField(KEY_LIMIT_BOUNDS.rpm)), tpm: Type.Optional(limitField(KEY_LIMIT_BOUNDS.tpm)) },
+  { additionalProperties: false, listKnown: true },
+);
 const ModelLimits = Nullable(Type.Record(Type.String(), ModelLimit));
 
 /** A key as the admin API shows it: never its secret, never its hash. */
@@ -58,7 +66,13 @@ const KEY_FIELDS = {
   tpm: Type.Optional(limitField(KEY_LIMIT_BOUNDS.tpm)),
   model_limits: Type.Optional(ModelLimits),
   budget_usd: Type.Optional(
-    Nullable(Type.Number({ exclusiveMinimum: 0, maximum: KEY_LIMIT_BOUNDS.budget_usd, rule: `must be a number of US dollars above 0 and at most ${KEY_LIMIT_BOUNDS.budget_usd}, or null` })),
+    Nullable(
+      Type.Number({
+        exclusiveMinimum: 0,
+        maximum: KEY_LIMIT_BOUNDS.budget_usd,
+        rule: `must be a number of US dollars above 0 and at most ${KEY_LIMIT_BOUNDS.budget_usd}, or null`,
+      }),
+    ),
   ),
   expires_at: Type.Optional(Nullable(Time)),
   prompt_cache: Type.Optional(PromptCache),
@@ -74,15 +88,29 @@ export const AdminKeyFields = Type.Object(KEY_FIELDS, { additionalProperties: fa
  * `expires_at` (a time `Date` reads) itself.
  */
 export const AdminKeyBody = Type.Object(
-  { ...KEY_FIELDS, model_limits: Type.Optional(Nullable(Type.Record(Type.String(), Type.Unknown()))), expires_at: Type.Optional(Nullable(Type.String())) },
+  {
+    ...KEY_FIELDS,
+    model_limits: Type.Optional(Nullable(Type.Record(Type.String(), Type.Unknown()))),
+    expires_at: Type.Optional(Nullable(Type.String())),
+  },
   { additionalProperties: false, listKnown: true },
 );
 export type AdminKeyBody = Static<typeof AdminKeyBody>;
 
-export const AdminRotate = Type.Object({ grace_seconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 2_592_000, rule: "must be a whole number of seconds from 0 to 2592000 (30 days)" })) });
+export const AdminRotate = Type.Object({
+  grace_seconds: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: 2_592_000,
+      rule: "must be a whole number of seconds from 0 to 2592000 (30 days)",
+    }),
+  ),
+});
 export type AdminRotate = Static<typeof AdminRotate>;
 
-const Endpoint = Type.Union(["chat", "messages", "responses", "generate", "count_tokens", "mcp", "embeddings"].map((e) => Type.Literal(e)));
+const Endpoint = Type.Union(
+  ["chat", "messages", "responses", "generate", "count_tokens", "mcp", "embeddings"].map((e) => Type.Literal(e)),
+);
 
 /** One usage record of the ledger. */
 export const AdminUsageRecord = Type.Object({
@@ -152,7 +180,20 @@ export const AdminUsageDaily = Type.Object({
 /** `GET /admin/requests`: the live request log, newest first; what happened, never what was said. */
 export const AdminRequestLog = Type.Object({
   data: Type.Array(
-    Type.Pick(AdminUsageRecord, ["request_id", "created_at", "key_id", "model", "endpoint", "stream", "status", "latency_ms", "input_tokens", "output_tokens", "cost_usd", "aborted"]),
+    Type.Pick(AdminUsageRecord, [
+      "request_id",
+      "created_at",
+      "key_id",
+      "model",
+      "endpoint",
+      "stream",
+      "status",
+      "latency_ms",
+      "input_tokens",
+      "output_tokens",
+      "cost_usd",
+      "aborted",
+    ]),
   ),
 });
 
@@ -180,4 +221,18 @@ export const AdminDeployments = Type.Object({
 export const HealthStatus = Type.Object({ status: Type.String() });
 
 /** Every schema of this file, by its component name in the document. */
-export const ADMIN_SCHEMAS = { AdminKey, AdminKeyWithSecret, AdminRevokedKey, AdminKeyList, AdminKeyFields, AdminRotate, AdminUsageRecord, AdminUsagePage, AdminUsageGroups, AdminUsageDaily, AdminRequestLog, AdminDeployments, HealthStatus };
+export const ADMIN_SCHEMAS = {
+  AdminKey,
+  AdminKeyWithSecret,
+  AdminRevokedKey,
+  AdminKeyList,
+  AdminKeyFields,
+  AdminRotate,
+  AdminUsageRecord,
+  AdminUsagePage,
+  AdminUsageGroups,
+  AdminUsageDaily,
+  AdminRequestLog,
+  AdminDeployments,
+  HealthStatus,
+};

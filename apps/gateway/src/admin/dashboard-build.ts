@@ -23,7 +23,9 @@ export function ensureDashboardBuilt(dist: string = DASHBOARD_DIST): { built: bo
   const p = Bun.spawnSync(["bun", "run", "build"], { cwd: app, stdout: "pipe", stderr: "pipe" });
   if (p.exitCode !== 0 || !existsSync(join(dist, "index.html"))) {
     const out = (p.stdout.toString() + p.stderr.toString()).trim().split("\n").slice(-20).join("\n");
-    throw new Error(`Dashboard build failed (exit ${p.exitCode}); /dashboard will say it is not built. Run \`bun run build\` in ${app} to see why. Its last lines:\n${out}`);
+    throw new Error(
+      `Dashboard build failed (exit ${p.exitCode}); /dashboard will say it is not built. Run \`bun run build\` in ${app} to see why. Its last lines:\n${out}`,
+    );
   }
   logLine("info", "Dashboard: built", { dist });
   return { built: true };

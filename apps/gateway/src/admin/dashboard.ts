@@ -8,7 +8,8 @@ export const DASHBOARD_DIST = join(import.meta.dir, "..", "..", "..", "dashboard
 
 // The page talks only to this origin; it is never framed (its buttons revoke keys).
 const PAGE_HEADERS = {
-  "content-security-policy": "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+  "content-security-policy":
+    "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
   "x-frame-options": "DENY",
   "x-content-type-options": "nosniff",
   "referrer-policy": "no-referrer",
@@ -39,14 +40,25 @@ export function dashboardRoutes(dir: string = DASHBOARD_DIST): Route[] {
   const root = normalize(dir) + sep;
   const page = () => {
     const index = join(root, "index.html");
-    if (!existsSync(index)) return new Response(NOT_BUILT, { status: 503, headers: { ...PAGE_HEADERS, "content-type": "text/html; charset=utf-8" } });
-    return new Response(Bun.file(index), { headers: { ...PAGE_HEADERS, "content-type": "text/html; charset=utf-8", "cache-control": "no-cache" } });
+    if (!existsSync(index))
+      return new Response(NOT_BUILT, {
+        status: 503,
+        headers: { ...PAGE_HEADERS, "content-type": "text/html; charset=utf-8" },
+      });
+    return new Response(Bun.file(index), {
+      headers: { ...PAGE_HEADERS, "content-type": "text/html; charset=utf-8", "cache-control": "no-cache" },
+    });
   };
   return [
     {
       method: "GET",
       path: "/dashboard",
-      doc: { tags: ["Operations"], summary: "The dashboard (signed in with the admin key in the browser)", security: [], responses: html("The page; 503 with a page saying how to build it when its build is missing.") },
+      doc: {
+        tags: ["Operations"],
+        summary: "The dashboard (signed in with the admin key in the browser)",
+        security: [],
+        responses: html("The page; 503 with a page saying how to build it when its build is missing."),
+      },
       handle: page,
     },
     { method: "GET", path: "/dashboard/", handle: page },
@@ -58,16 +70,32 @@ export function dashboardRoutes(dir: string = DASHBOARD_DIST): Route[] {
         tags: ["Operations"],
         summary: "The dashboard's assets",
         security: [],
-        parameters: [{ name: "path", in: "path", required: true, description: "A file of the dashboard's build (its assets).", schema: { type: "string" } }],
+        parameters: [
+          {
+            name: "path",
+            in: "path",
+            required: true,
+            description: "A file of the dashboard's build (its assets).",
+            schema: { type: "string" },
+          },
+        ],
         responses: { 200: { description: "The file." }, 404: { description: "No such file." } },
       },
       handle: ({ params }) => {
         const path = inside(root, params.path ?? "");
-        if (path === undefined) return new Response("Not found", { status: 404, headers: { "content-type": "text/plain; charset=utf-8", "x-content-type-options": "nosniff" } });
+        if (path === undefined)
+          return new Response("Not found", {
+            status: 404,
+            headers: { "content-type": "text/plain; charset=utf-8", "x-content-type-options": "nosniff" },
+          });
         const file = Bun.file(path);
         const immutable = path.startsWith(join(root, "assets") + sep);
         return new Response(file, {
-          headers: { ...PAGE_HEADERS, "content-type": file.type, "cache-control": immutable ? "public, max-age=31536000, immutable" : "no-cache" },
+          headers: {
+            ...PAGE_HEADERS,
+            "content-type": file.type,
+            "cache-control": immutable ? "public, max-age=31536000, immutable" : "no-cache",
+          },
         });
       },
     },

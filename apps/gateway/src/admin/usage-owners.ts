@@ -7,14 +7,26 @@ export const OWNERS: readonly Owner[] = ["team", "user"];
 /** The name a key made by an administrator (no user) is counted under. */
 export const NO_USER = "(admin)";
 
-const SUMS = ["requests", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "cost_usd"] as const;
+const SUMS = [
+  "requests",
+  "input_tokens",
+  "output_tokens",
+  "cache_read_tokens",
+  "cache_write_tokens",
+  "reasoning_tokens",
+  "cost_usd",
+] as const;
 
 /**
  * Aggregates grouped by key (and model or day) folded into one row per team or user (and the
  * same model or day): the ledger's rows name only the key, so its team and maker are looked up
  * in the key directory. A key the directory no longer holds counts under `null`.
  */
-export function foldByOwner(rows: readonly UsageAggregate[], keys: ReadonlyMap<string, KeyRecord>, owner: Owner): (Omit<UsageAggregate, "key_id"> & { team_id?: string | null; user_id?: string | null })[] {
+export function foldByOwner(
+  rows: readonly UsageAggregate[],
+  keys: ReadonlyMap<string, KeyRecord>,
+  owner: Owner,
+): (Omit<UsageAggregate, "key_id"> & { team_id?: string | null; user_id?: string | null })[] {
   const out = new Map<string, Omit<UsageAggregate, "key_id"> & { team_id?: string | null; user_id?: string | null }>();
   for (const { key_id, ...r } of rows) {
     const k = key_id === undefined ? undefined : keys.get(key_id);

@@ -3,7 +3,14 @@ import { GatewayError } from "@turnpike/providers";
 import type { UsageAggregate } from "../storage/store";
 import { dayParam, dayRange, MAX_SERIES_DAYS, toSeries } from "./usage-series";
 
-const row = (day: string, model: string, requests: number, input: number, output: number, cost: number): UsageAggregate => ({
+const row = (
+  day: string,
+  model: string,
+  requests: number,
+  input: number,
+  output: number,
+  cost: number,
+): UsageAggregate => ({
   day,
   model,
   requests,
@@ -17,7 +24,12 @@ const row = (day: string, model: string, requests: number, input: number, output
 
 describe("dayRange", () => {
   test("every UTC day from the first to the last, across a month's end and a leap day", () => {
-    expect(dayRange(Date.parse("2028-02-27T00:00:00Z"), Date.parse("2028-03-01T00:00:00Z"))).toEqual(["2028-02-27", "2028-02-28", "2028-02-29", "2028-03-01"]);
+    expect(dayRange(Date.parse("2028-02-27T00:00:00Z"), Date.parse("2028-03-01T00:00:00Z"))).toEqual([
+      "2028-02-27",
+      "2028-02-28",
+      "2028-02-29",
+      "2028-03-01",
+    ]);
     expect(dayRange(Date.parse("2026-11-20T00:00:00Z"), Date.parse("2026-11-20T00:00:00Z"))).toEqual(["2026-11-20"]);
   });
 
@@ -36,7 +48,8 @@ describe("dayRange", () => {
   test("dayParam reads YYYY-MM-DD only", () => {
     expect(dayParam(new URLSearchParams("since=2026-11-20"), "since", 0)).toBe(Date.parse("2026-11-20T00:00:00Z"));
     expect(dayParam(new URLSearchParams(""), "since", 42)).toBe(42);
-    for (const v of ["2026-11-20T10:00:00Z", "yesterday", "2026-02-30", "2026-11-31", "2026-13-01"]) expect(() => dayParam(new URLSearchParams({ since: v }), "since", 0)).toThrow(GatewayError);
+    for (const v of ["2026-11-20T10:00:00Z", "yesterday", "2026-02-30", "2026-11-31", "2026-13-01"])
+      expect(() => dayParam(new URLSearchParams({ since: v }), "since", 0)).toThrow(GatewayError);
   });
 });
 
@@ -45,7 +58,12 @@ describe("toSeries", () => {
     const days = ["2026-11-20", "2026-11-21", "2026-11-22"];
     const series = toSeries(
       days,
-      [row("2026-11-20", "beta-5", 2, 100, 40, 0.001), row("2026-11-22", "beta-5", 1, 10, 5, 0.0001), row("2026-11-21", "alpha-opus-4-8", 1, 1000, 500, 0.0175), row("2026-11-25", "delta-m3", 9, 9, 9, 9)],
+      [
+        row("2026-11-20", "beta-5", 2, 100, 40, 0.001),
+        row("2026-11-22", "beta-5", 1, 10, 5, 0.0001),
+        row("2026-11-21", "alpha-opus-4-8", 1, 1000, 500, 0.0175),
+        row("2026-11-25", "delta-m3", 9, 9, 9, 9),
+      ],
       "model",
       // Of beta-5's two requests on the 20th, one failed.
       [row("2026-11-20", "beta-5", 1, 10, 0, 0)],

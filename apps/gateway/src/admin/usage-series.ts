@@ -53,7 +53,12 @@ export interface Series {
 }
 
 /** Aggregates grouped by day and `by` as one row of numbers per model or key, in day order; biggest spender first. */
-export function toSeries(days: readonly string[], rows: readonly UsageAggregate[], by: SeriesBy, failed: readonly UsageAggregate[] = []): Series[] {
+export function toSeries(
+  days: readonly string[],
+  rows: readonly UsageAggregate[],
+  by: SeriesBy,
+  failed: readonly UsageAggregate[] = [],
+): Series[] {
   const index = new Map(days.map((d, i) => [d, i]));
   const series = new Map<string, Series>();
   for (const r of rows) {
@@ -61,7 +66,17 @@ export function toSeries(days: readonly string[], rows: readonly UsageAggregate[
     const id = (by === "model" ? r.model : r.key_id) ?? "";
     if (i === undefined) continue;
     let s = series.get(id);
-    if (!s) series.set(id, (s = { id, requests: days.map(() => 0), tokens: days.map(() => 0), cost_usd: days.map(() => 0), errors: days.map(() => 0) }));
+    if (!s)
+      series.set(
+        id,
+        (s = {
+          id,
+          requests: days.map(() => 0),
+          tokens: days.map(() => 0),
+          cost_usd: days.map(() => 0),
+          errors: days.map(() => 0),
+        }),
+      );
     s.requests[i] = r.requests;
     s.tokens[i] = r.input_tokens + r.output_tokens;
     s.cost_usd[i] = r.cost_usd;
@@ -139,7 +154,9 @@ export function refusalLine(r: RefusedRequest): RequestLine {
 /** Two newest-first lists as one, newest first, cut to `limit`. */
 export function mergeNewestFirst(a: RequestLine[], b: RequestLine[], limit: number): RequestLine[] {
   if (b.length === 0) return a;
-  return [...a, ...b].sort((x, y) => y.created_at.localeCompare(x.created_at) || y.request_id.localeCompare(x.request_id)).slice(0, limit);
+  return [...a, ...b]
+    .sort((x, y) => y.created_at.localeCompare(x.created_at) || y.request_id.localeCompare(x.request_id))
+    .slice(0, limit);
 }
 
 /**
@@ -149,5 +166,9 @@ export function mergeNewestFirst(a: RequestLine[], b: RequestLine[], limit: numb
 export function seriesRange(q: URLSearchParams, now: number): { days: string[]; since: string; until: string } {
   const last = dayParam(q, "until", now - (now % DAY_MS));
   const first = dayParam(q, "since", last - (DEFAULT_SERIES_DAYS - 1) * DAY_MS);
-  return { days: dayRange(first, last), since: new Date(first).toISOString(), until: new Date(last + DAY_MS).toISOString() };
+  return {
+    days: dayRange(first, last),
+    since: new Date(first).toISOString(),
+    until: new Date(last + DAY_MS).toISOString(),
+  };
 }

@@ -60,7 +60,13 @@ export function messagesBatchObject(job: BatchJob, lines: readonly BatchLine[], 
     id: job.id,
     type: "message_batch",
     processing_status: ended ? "ended" : job.state === "cancelling" ? "canceling" : "in_progress",
-    request_counts: { processing: c.pending, succeeded: c.succeeded, errored: c.failed, canceled: c.cancelled, expired: c.expired },
+    request_counts: {
+      processing: c.pending,
+      succeeded: c.succeeded,
+      errored: c.failed,
+      canceled: c.cancelled,
+      expired: c.expired,
+    },
     ended_at: ended ? (o.ended_at ?? null) : null,
     created_at: job.created_at,
     expires_at: job.expires_at,
@@ -76,7 +82,16 @@ export function messagesResults(lines: readonly BatchLine[]): string {
     .map((l) => {
       if (l.state === "cancelled") return JSON.stringify({ custom_id: l.custom_id, result: { type: "canceled" } });
       if (l.state === "expired") return JSON.stringify({ custom_id: l.custom_id, result: { type: "expired" } });
-      return l.result ?? JSON.stringify({ custom_id: l.custom_id, result: { type: "errored", error: { type: "error", error: { type: "api_error", message: "The request did not run." } } } });
+      return (
+        l.result ??
+        JSON.stringify({
+          custom_id: l.custom_id,
+          result: {
+            type: "errored",
+            error: { type: "error", error: { type: "api_error", message: "The request did not run." } },
+          },
+        })
+      );
     })
     .join("\n")
     .concat(lines.length ? "\n" : "");

@@ -89,28 +89,39 @@ export class BatchStore {
   constructor(private readonly db: SqlRunner) {}
 
   async putFile(f: BatchFile): Promise<void> {
-    await this.db.all("INSERT INTO batch_files (id, key_id, purpose, filename, bytes, content, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)", [f.id, f.key_id, f.purpose, f.filename, f.bytes, f.content, f.created_at]);
+    await this.db.all(
+      "INSERT INTO batch_files (id, key_id, purpose, filename, bytes, content, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+      [f.id, f.key_id, f.purpose, f.filename, f.bytes, f.content, f.created_at],
+    );
   }
 
   async getFile(keyId: string, id: string): Promise<BatchFile | undefined> {
     const [row] = await this.db.all("SELECT * FROM batch_files WHERE id = $1 AND key_id = $2", [id, keyId]);
-    return row ? { id: str(row.id), key_id: str(row.key_id), purpose: str(row.purpose), filename: str(row.filename), bytes: Number(row.bytes), content: str(row.content), created_at: str(row.created_at) } : undefined;
+    return row
+      ? {
+          id: str(row.id),
+          key_id: str(row.key_id),
+          purpose: str(row.purpose),
+          filename: str(row.filename),
+          bytes: Number(row.bytes),
+          content: str(row.content),
+          created_at: str(row.created_at),
+        }
+      : undefined;
   }
 
   /** The job and all its lines, in one transaction. */
   async createJob(job: BatchJob, lines: readonly Omit<BatchLine, "batch_id">[]): Promise<void> {
     await this.db.transaction(async (tx) => {
-      await tx.all("INSERT INTO batch_jobs (id, key_id, kind, state, object, created_at, expires_at, lease_owner, lease_until) VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, NULL)", [
-        job.id,
-        job.key_id,
-        job.kind,
-        job.state,
-        JSON.stringify(job.object),
-        job.created_at,
-        job.expires_at,
-      ]);
+      await tx.all(
+        "INSERT INTO batch_jobs (id, key_id, kind, state, object, created_at, expires_at, lease_owner, lease_until) VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, NULL)",
+        [job.id, job.key_id, job.kind, job.state, JSON.stringify(job.object), job.created_at, job.expires_at],
+      );
       for (const l of lines) {
-        await tx.all("INSERT INTO batch_lines (batch_id, n, custom_id, request, state, result, failed) VALUES ($1, $2, $3, $4, $5, $6, $7)", [job.id, l.n, l.custom_id, l.request, l.state, l.result, l.failed ? 1 : 0]);
+        await tx.all(
+          "INSERT INTO batch_lines (batch_id, n, custom_id, request, state, result, failed) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+          [job.id, l.n, l.custom_id, l.request, l.state, l.result, l.failed ? 1 : 0],
+        );
       }
     });
   }
@@ -123,14 +134,24 @@ export class BatchStore {
   /** A key's jobs of one kind, newest first, after the cursor `after` (a job id) if given. */
   async listJobs(keyId: string, kind: BatchKind, limit: number, after?: string): Promise<BatchJob[]> {
     const rows = after
-      ? await this.db.all("SELECT * FROM batch_jobs WHERE key_id = $1 AND kind = $2 AND created_at || id < (SELECT created_at || id FROM batch_jobs WHERE id = $3) ORDER BY created_at DESC, id DESC LIMIT $4", [keyId, kind, after, limit])
-      : await this.db.all("SELECT * FROM batch_jobs WHERE key_id = $1 AND kind = $2 ORDER BY created_at DESC, id DESC LIMIT $3", [keyId, kind, limit]);
+      ? await this.db.all(
+          "SELECT * FROM batch_jobs WHERE key_id = $1 AND kind = $2 AND created_at || id < (SELECT created_at || id FROM batch_jobs WHERE id = $3) ORDER BY created_at DESC, id DESC LIMIT $4",
+          [keyId, kind, after, limit],
+        )
+      : await this.db.all(
+          "SELECT * FROM batch_jobs WHERE key_id = $1 AND kind = $2 ORDER BY created_at DESC, id DESC LIMIT $3",
+          [keyId, kind, limit],
+        );
     return rows.map(jobOf);
   }
 
   /** Writes the job's state and object. */
   async saveJob(job: BatchJob): Promise<void> {
-    await this.db.all("UPDATE batch_jobs SET state = $1, object = $2 WHERE id = $3", [job.state, JSON.stringify(job.object), job.id]);
+    await this.db.all("UPDATE batch_jobs SET state = $1, object = $2 WHERE id = $3", [
+      job.state,
+      JSON.stringify(job.object),
+      job.id,
+    ]);
   }
 
   /**
@@ -150,13 +171,19 @@ export class BatchStore {
 
   /** Extends the lease; false when `owner` no longer holds the job. */
   async renew(id: string, owner: string, untilIso: string): Promise<boolean> {
-    const rows = await this.db.all("UPDATE batch_jobs SET lease_until = $1 WHERE id = $2 AND lease_owner = $3 RETURNING id", [untilIso, id, owner]);
+    const rows = await this.db.all(
+      "UPDATE batch_jobs SET lease_until = $1 WHERE id = $2 AND lease_owner = $3 RETURNING id",
+      [untilIso, id, owner],
+    );
     return rows.length > 0;
   }
 
   /** Gives the job back (a clean stop): another worker may take it at once. */
   async release(id: string, owner: string): Promise<void> {
-    await this.db.all("UPDATE batch_jobs SET lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2", [id, owner]);
+    await this.db.all(
+      "UPDATE batch_jobs SET lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2",
+      [id, owner],
+    );
   }
 
   /** The job's state as stored now (a cancel may have come through another instance). */
@@ -174,13 +201,27 @@ export class BatchStore {
     return row ? lineOf(row) : undefined;
   }
 
-  async finishLine(batchId: string, n: number, state: LineState, result: string | null, failed: boolean): Promise<void> {
-    await this.db.all("UPDATE batch_lines SET state = $1, result = $2, failed = $3 WHERE batch_id = $4 AND n = $5", [state, result, failed ? 1 : 0, batchId, n]);
+  async finishLine(
+    batchId: string,
+    n: number,
+    state: LineState,
+    result: string | null,
+    failed: boolean,
+  ): Promise<void> {
+    await this.db.all("UPDATE batch_lines SET state = $1, result = $2, failed = $3 WHERE batch_id = $4 AND n = $5", [
+      state,
+      result,
+      failed ? 1 : 0,
+      batchId,
+      n,
+    ]);
   }
 
   /** Lines `sent` whose worker went away before their result: the caller writes them off. */
   async orphans(batchId: string): Promise<BatchLine[]> {
-    return (await this.db.all("SELECT * FROM batch_lines WHERE batch_id = $1 AND state = 'sent' ORDER BY n", [batchId])).map(lineOf);
+    return (
+      await this.db.all("SELECT * FROM batch_lines WHERE batch_id = $1 AND state = 'sent' ORDER BY n", [batchId])
+    ).map(lineOf);
   }
 
   /** Every pending line becomes `state` (cancelled or expired), unsent. */
@@ -194,7 +235,9 @@ export class BatchStore {
    */
   async purgeBefore(beforeIso: string): Promise<number> {
     return this.db.transaction(async (tx) => {
-      const jobs = await tx.all("SELECT id, object FROM batch_jobs WHERE state = 'done' AND created_at < $1", [beforeIso]);
+      const jobs = await tx.all("SELECT id, object FROM batch_jobs WHERE state = 'done' AND created_at < $1", [
+        beforeIso,
+      ]);
       for (const j of jobs) {
         await tx.all("DELETE FROM batch_lines WHERE batch_id = $1", [str(j.id)]);
         await tx.all("DELETE FROM batch_jobs WHERE id = $1", [str(j.id)]);

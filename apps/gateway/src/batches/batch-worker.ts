@@ -12,7 +12,12 @@ const MAX_WAITS = 20;
 
 /** A line's result as the chat family's output or error file holds it. */
 function openaiResultLine(line: BatchLine, status: number, requestId: string, body: unknown): string {
-  return JSON.stringify({ id: newId("batch_req_"), custom_id: line.custom_id, response: { status_code: status, request_id: requestId, body }, error: null });
+  return JSON.stringify({
+    id: newId("batch_req_"),
+    custom_id: line.custom_id,
+    response: { status_code: status, request_id: requestId, body },
+    error: null,
+  });
 }
 
 /** A line that never reached a call, as the error file holds it. */
@@ -22,7 +27,8 @@ export function openaiErrorLine(customId: string, code: string, message: string)
 
 /** A messages batch line's result. */
 function messagesResultLine(line: BatchLine, status: number, body: unknown): string {
-  if (status === 200) return JSON.stringify({ custom_id: line.custom_id, result: { type: "succeeded", message: body } });
+  if (status === 200)
+    return JSON.stringify({ custom_id: line.custom_id, result: { type: "succeeded", message: body } });
   const error = isRecord(body) ? body : { type: "error", error: { type: "api_error", message: String(body) } };
   return JSON.stringify({ custom_id: line.custom_id, result: { type: "errored", error } });
 }
@@ -31,7 +37,10 @@ function messagesResultLine(line: BatchLine, status: number, body: unknown): str
 export function lineError(job: Pick<BatchJob, "kind">, customId: string, code: string, message: string): string {
   return job.kind === "openai"
     ? openaiErrorLine(customId, code, message)
-    : JSON.stringify({ custom_id: customId, result: { type: "errored", error: { type: "error", error: { type: "invalid_request_error", message } } } });
+    : JSON.stringify({
+        custom_id: customId,
+        result: { type: "errored", error: { type: "error", error: { type: "invalid_request_error", message } } },
+      });
 }
 
 /**
@@ -102,7 +111,18 @@ export class BatchWorker {
   private async work(job: BatchJob): Promise<void> {
     // Lines sent by a worker that went away: their outcome is unknown, so they are not sent again.
     for (const l of await this.store.orphans(job.id)) {
-      await this.store.finishLine(job.id, l.n, "done", lineError(job, l.custom_id, "interrupted", "The gateway stopped while this line was in flight; it was not sent again."), true);
+      await this.store.finishLine(
+        job.id,
+        l.n,
+        "done",
+        lineError(
+          job,
+          l.custom_id,
+          "interrupted",
+          "The gateway stopped while this line was in flight; it was not sent again.",
+        ),
+        true,
+      );
     }
     for (;;) {
       if (this.stopped) return this.store.release(job.id, this.owner);
@@ -120,8 +140,18 @@ export class BatchWorker {
       if (!line) return this.finish(job, "completed");
       // Read per line: a key revoked, expired or changed while its batch runs is seen at the next line.
       const key = await this.deps.keys.get(job.key_id);
-      if (!key || key.revoked_at !== null || (key.expires_at !== null && Date.parse(key.expires_at) <= this.deps.now())) {
-        await this.store.finishLine(job.id, line.n, "done", lineError(job, line.custom_id, "invalid_api_key", "The key that made this batch is revoked or gone."), true);
+      if (
+        !key ||
+        key.revoked_at !== null ||
+        (key.expires_at !== null && Date.parse(key.expires_at) <= this.deps.now())
+      ) {
+        await this.store.finishLine(
+          job.id,
+          line.n,
+          "done",
+          lineError(job, line.custom_id, "invalid_api_key", "The key that made this batch is revoked or gone."),
+          true,
+        );
         continue;
       }
       await this.runOne(job, key, line);
@@ -137,7 +167,10 @@ export class BatchWorker {
         await this.store.renew(job.id, this.owner, this.iso(this.deps.config.batches.leaseMs));
         continue;
       }
-      const result = job.kind === "openai" ? openaiResultLine(line, reply.status, reply.requestId, reply.body) : messagesResultLine(line, reply.status, reply.body);
+      const result =
+        job.kind === "openai"
+          ? openaiResultLine(line, reply.status, reply.requestId, reply.body)
+          : messagesResultLine(line, reply.status, reply.body);
       await this.store.finishLine(job.id, line.n, "done", result, reply.status !== 200);
       return;
     }
@@ -152,19 +185,35 @@ export class BatchWorker {
       const ok = lines.filter((l) => l.state === "done" && !l.failed && l.result);
       const bad = lines.map((l) => {
         if (l.state === "done" && l.failed) return l.result;
-        if (l.state === "cancelled") return openaiErrorLine(l.custom_id, "batch_cancelled", "The batch was cancelled before this line was sent.");
-        if (l.state === "expired") return openaiErrorLine(l.custom_id, "batch_expired", "This line was not sent before the batch expired.");
+        if (l.state === "cancelled")
+          return openaiErrorLine(l.custom_id, "batch_cancelled", "The batch was cancelled before this line was sent.");
+        if (l.state === "expired")
+          return openaiErrorLine(l.custom_id, "batch_expired", "This line was not sent before the batch expired.");
         return null;
       });
       const file = async (purpose: string, rows: string[]) => {
         if (rows.length === 0) return null;
         const content = `${rows.join("\n")}\n`;
         const id = newId("file-");
-        await this.store.putFile({ id, key_id: job.key_id, purpose, filename: `${job.id}_${purpose}.jsonl`, bytes: Buffer.byteLength(content), content, created_at: now });
+        await this.store.putFile({
+          id,
+          key_id: job.key_id,
+          purpose,
+          filename: `${job.id}_${purpose}.jsonl`,
+          bytes: Buffer.byteLength(content),
+          content,
+          created_at: now,
+        });
         return id;
       };
-      object.output_file_id = await file("batch_output", ok.map((l) => l.result!));
-      object.error_file_id = await file("batch_error", bad.filter((r): r is string => r !== null));
+      object.output_file_id = await file(
+        "batch_output",
+        ok.map((l) => l.result!),
+      );
+      object.error_file_id = await file(
+        "batch_error",
+        bad.filter((r): r is string => r !== null),
+      );
       object.finalizing_at = now;
     }
     object.status = how;

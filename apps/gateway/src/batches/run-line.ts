@@ -29,10 +29,18 @@ function costFactor(deps: Pick<GatewayDeps, "catalog">, model: unknown): number 
  * the same validation, routing, limits, budget and ledger as a call from outside (JSON, never a
  * stream), billed at the model's batch price where the catalog gives one.
  */
-export async function runLine(deps: GatewayDeps, key: KeyRecord, endpoint: BatchEndpoint | "/v1/messages", body: Record<string, unknown>): Promise<LineReply> {
+export async function runLine(
+  deps: GatewayDeps,
+  key: KeyRecord,
+  endpoint: BatchEndpoint | "/v1/messages",
+  body: Record<string, unknown>,
+): Promise<LineReply> {
   const request = new Request(`http://batch.internal${endpoint}`, {
     method: "POST",
-    headers: { "content-type": "application/json", ...(endpoint === "/v1/messages" ? { "anthropic-version": "2023-06-01" } : {}) },
+    headers: {
+      "content-type": "application/json",
+      ...(endpoint === "/v1/messages" ? { "anthropic-version": "2023-06-01" } : {}),
+    },
     body: JSON.stringify({ ...body, ...(endpoint === "/v1/embeddings" ? {} : { stream: false }) }),
   });
   const internal = { key, costFactor: costFactor(deps, body.model) };
@@ -63,7 +71,12 @@ export async function runLine(deps: GatewayDeps, key: KeyRecord, endpoint: Batch
     // Not JSON: kept as text.
   }
   const retry = Number(res.headers.get("retry-after"));
-  return { status: res.status, body: parsed, requestId: res.headers.get("x-request-id") ?? res.headers.get("request-id") ?? "", retryAfterS: Number.isFinite(retry) && retry > 0 ? retry : undefined };
+  return {
+    status: res.status,
+    body: parsed,
+    requestId: res.headers.get("x-request-id") ?? res.headers.get("request-id") ?? "",
+    retryAfterS: Number.isFinite(retry) && retry > 0 ? retry : undefined,
+  };
 }
 
 /** A refusal of the key's own limits (not a spent budget): the line waits and is tried again. */

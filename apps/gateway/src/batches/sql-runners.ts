@@ -10,7 +10,8 @@ type Param = string | number | null;
  */
 export function sqliteRunner(db: Database): SqlRunner {
   const runner: SqlRunner = {
-    all: (query, params) => Promise.resolve(db.query<Record<string, unknown>, Param[]>(query.replace(/\$(\d+)/g, "?$1")).all(...params)),
+    all: (query, params) =>
+      Promise.resolve(db.query<Record<string, unknown>, Param[]>(query.replace(/\$(\d+)/g, "?$1")).all(...params)),
     async transaction(fn) {
       db.exec("BEGIN IMMEDIATE");
       try {

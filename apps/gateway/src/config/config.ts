@@ -92,9 +92,14 @@ export function readConfigFile(path: string): Record<string, unknown> {
   try {
     parsed = yaml ? Bun.YAML.parse(text) : JSON.parse(text);
   } catch (e) {
-    throw new ConfigError([`${path}: not valid ${yaml ? "YAML" : "JSON"}: ${e instanceof Error ? e.message : String(e)}`]);
+    throw new ConfigError([
+      `${path}: not valid ${yaml ? "YAML" : "JSON"}: ${e instanceof Error ? e.message : String(e)}`,
+    ]);
   }
-  if (!isRecord(parsed)) throw new ConfigError([`${path}: the config file must hold an object with optional "models", "vendors" and "routing"`]);
+  if (!isRecord(parsed))
+    throw new ConfigError([
+      `${path}: the config file must hold an object with optional "models", "vendors" and "routing"`,
+    ]);
   return parsed;
 }
 
@@ -106,14 +111,26 @@ function envWord(id: string): string {
 /** One entry of the file's `vendors` map. */
 const VendorFile = Type.Object(
   {
-    protocol: Type.Optional(Type.Union(UPSTREAM_PROTOCOLS.map((p) => Type.Literal(p)), { rule: `must be one of ${UPSTREAM_PROTOCOLS.join(", ")}` })),
+    protocol: Type.Optional(
+      Type.Union(
+        UPSTREAM_PROTOCOLS.map((p) => Type.Literal(p)),
+        { rule: `must be one of ${UPSTREAM_PROTOCOLS.join(", ")}` },
+      ),
+    ),
     base_url: Type.Optional(Type.String({ minLength: 1 })),
     api_key_env: Type.Optional(Type.String({ minLength: 1 })),
-    auth: Type.Optional(Type.Union(AUTH_SCHEMES.map((a) => Type.Literal(a)), { rule: `must be one of ${AUTH_SCHEMES.join(", ")}` })),
+    auth: Type.Optional(
+      Type.Union(
+        AUTH_SCHEMES.map((a) => Type.Literal(a)),
+        { rule: `must be one of ${AUTH_SCHEMES.join(", ")}` },
+      ),
+    ),
   },
   { rule: "must be an object {protocol, base_url, api_key_env, auth}" },
 );
-const VendorsFile = Type.Record(Type.String(), VendorFile, { rule: "must be a map of vendor id to {protocol, base_url, api_key_env, auth}" });
+const VendorsFile = Type.Record(Type.String(), VendorFile, {
+  rule: "must be a map of vendor id to {protocol, base_url, api_key_env, auth}",
+});
 
 /** The file's `models`: rows checked one by one by the catalog and the router. */
 const ModelsFile = Type.Array(Type.Unknown(), { rule: "must be a list" });
@@ -137,7 +154,9 @@ function readVendorRows(fileVendors: unknown, where: string): { rows: VendorRow[
     const base = rows.get(id);
     const protocol = raw.protocol ?? base?.protocol;
     if (protocol === undefined) {
-      problems.push(`${at}.protocol: must be one of ${UPSTREAM_PROTOCOLS.join(", ")} for a vendor that is not built in, got nothing`);
+      problems.push(
+        `${at}.protocol: must be one of ${UPSTREAM_PROTOCOLS.join(", ")} for a vendor that is not built in, got nothing`,
+      );
       continue;
     }
     rows.set(id, {
@@ -205,11 +224,16 @@ export function loadConfig(env: Env = process.env): Config {
   const port = Number(env.PORT ?? 8080);
   if (!Number.isInteger(port) || port < 0 || port > 65535) problems.push(`PORT must be a port number, got ${env.PORT}`);
   const maxBodyMB = Number(env.TURNPIKE_MAX_BODY_MB || 32);
-  if (!Number.isFinite(maxBodyMB) || maxBodyMB <= 0 || maxBodyMB > 4096) problems.push(`TURNPIKE_MAX_BODY_MB must be a number of megabytes above 0 and at most 4096, got ${env.TURNPIKE_MAX_BODY_MB}`);
+  if (!Number.isFinite(maxBodyMB) || maxBodyMB <= 0 || maxBodyMB > 4096)
+    problems.push(
+      `TURNPIKE_MAX_BODY_MB must be a number of megabytes above 0 and at most 4096, got ${env.TURNPIKE_MAX_BODY_MB}`,
+    );
   const adminKey = env.TURNPIKE_ADMIN_KEY || undefined;
   // A short admin key can be guessed; the generated one is 41 characters.
   if (adminKey !== undefined && adminKey.length < MIN_ADMIN_KEY_LENGTH) {
-    problems.push(`TURNPIKE_ADMIN_KEY must be at least ${MIN_ADMIN_KEY_LENGTH} characters long (got ${adminKey.length}); unset it to have one generated for the run.`);
+    problems.push(
+      `TURNPIKE_ADMIN_KEY must be at least ${MIN_ADMIN_KEY_LENGTH} characters long (got ${adminKey.length}); unset it to have one generated for the run.`,
+    );
   }
   const config: Config = {
     port,
@@ -226,21 +250,46 @@ export function loadConfig(env: Env = process.env): Config {
     trustedProxies: check(() => parseTrustedProxies(env.TURNPIKE_TRUSTED_PROXIES ?? ""), { ranges: [] }),
     scaleOut: check(() => scaleOutConfig(env), scaleOutConfig({})),
     drainSeconds: check(() => positiveNumber(env.TURNPIKE_DRAIN_SECONDS, 30, "TURNPIKE_DRAIN_SECONDS"), 30),
-    responsesRetentionDays: check(() => positiveNumber(env.TURNPIKE_RESPONSES_RETENTION_DAYS, 30, "TURNPIKE_RESPONSES_RETENTION_DAYS"), 30),
+    responsesRetentionDays: check(
+      () => positiveNumber(env.TURNPIKE_RESPONSES_RETENTION_DAYS, 30, "TURNPIKE_RESPONSES_RETENTION_DAYS"),
+      30,
+    ),
     ops: check(() => opsConfig(env), opsConfig({})),
-    mcp: check(() => parseMcpConfig(file, env, where), { servers: [], maxArgumentBytes: MCP_DEFAULTS.maxArgumentBytes, maxResultBytes: MCP_DEFAULTS.maxResultBytes }),
+    mcp: check(() => parseMcpConfig(file, env, where), {
+      servers: [],
+      maxArgumentBytes: MCP_DEFAULTS.maxArgumentBytes,
+      maxResultBytes: MCP_DEFAULTS.maxResultBytes,
+    }),
     signOn: check(() => parseSignOn(file, env, where), undefined),
-    responsesWebsocket: check(() => oneOf(env.TURNPIKE_RESPONSES_WEBSOCKET?.toLowerCase(), ["on", "off"], "on", "TURNPIKE_RESPONSES_WEBSOCKET") === "on", true),
+    responsesWebsocket: check(
+      () =>
+        oneOf(env.TURNPIKE_RESPONSES_WEBSOCKET?.toLowerCase(), ["on", "off"], "on", "TURNPIKE_RESPONSES_WEBSOCKET") ===
+        "on",
+      true,
+    ),
     batches: check(
       () => ({
-        maxFileBytes: Math.floor(positiveNumber(env.TURNPIKE_BATCH_MAX_FILE_MB, 100, "TURNPIKE_BATCH_MAX_FILE_MB") * MIB),
+        maxFileBytes: Math.floor(
+          positiveNumber(env.TURNPIKE_BATCH_MAX_FILE_MB, 100, "TURNPIKE_BATCH_MAX_FILE_MB") * MIB,
+        ),
         maxLines: Math.floor(positiveNumber(env.TURNPIKE_BATCH_MAX_LINES, 50_000, "TURNPIKE_BATCH_MAX_LINES")),
-        maxLineBytes: Math.floor(positiveNumber(env.TURNPIKE_BATCH_MAX_LINE_KB, 1024, "TURNPIKE_BATCH_MAX_LINE_KB") * 1024),
-        leaseMs: Math.floor(positiveNumber(env.TURNPIKE_BATCH_LEASE_SECONDS, 30, "TURNPIKE_BATCH_LEASE_SECONDS") * 1000),
+        maxLineBytes: Math.floor(
+          positiveNumber(env.TURNPIKE_BATCH_MAX_LINE_KB, 1024, "TURNPIKE_BATCH_MAX_LINE_KB") * 1024,
+        ),
+        leaseMs: Math.floor(
+          positiveNumber(env.TURNPIKE_BATCH_LEASE_SECONDS, 30, "TURNPIKE_BATCH_LEASE_SECONDS") * 1000,
+        ),
         retentionDays: positiveNumber(env.TURNPIKE_BATCH_RETENTION_DAYS, 30, "TURNPIKE_BATCH_RETENTION_DAYS"),
         worker: oneOf(env.TURNPIKE_BATCH_WORKER?.toLowerCase(), ["on", "off"], "on", "TURNPIKE_BATCH_WORKER") === "on",
       }),
-      { maxFileBytes: 100 * MIB, maxLines: 50_000, maxLineBytes: 1024 * 1024, leaseMs: 30_000, retentionDays: 30, worker: true },
+      {
+        maxFileBytes: 100 * MIB,
+        maxLines: 50_000,
+        maxLineBytes: 1024 * 1024,
+        leaseMs: 30_000,
+        retentionDays: 30,
+        worker: true,
+      },
     ),
   };
   refuse(problems);
@@ -263,13 +312,15 @@ export interface BatchConfig {
 
 function oneOf<T extends string>(raw: string | undefined, allowed: readonly T[], fallback: T, name: string): T {
   const v = raw || fallback;
-  if (!allowed.some((a) => a === v)) throw new Error(`${name} must be one of ${allowed.join(", ")}, got ${JSON.stringify(raw)}`);
+  if (!allowed.some((a) => a === v))
+    throw new Error(`${name} must be one of ${allowed.join(", ")}, got ${JSON.stringify(raw)}`);
   return v as T; // checked against the list just above
 }
 
 function opsConfig(env: Env): OpsConfig {
   const otlp = env.OTEL_EXPORTER_OTLP_ENDPOINT || undefined;
-  if (otlp && !/^https?:\/\//.test(otlp)) throw new Error(`OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL, got ${JSON.stringify(otlp)}`);
+  if (otlp && !/^https?:\/\//.test(otlp))
+    throw new Error(`OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL, got ${JSON.stringify(otlp)}`);
   return {
     metricsKey: env.TURNPIKE_METRICS_KEY || undefined,
     logLevel: oneOf(env.TURNPIKE_LOG_LEVEL?.toLowerCase(), LOG_LEVELS, "info", "TURNPIKE_LOG_LEVEL"),
@@ -288,13 +339,25 @@ function positiveNumber(raw: string | undefined, fallback: number, name: string)
 
 function scaleOutConfig(env: Env): ScaleOutConfig {
   const databaseUrl = env.TURNPIKE_DATABASE_URL || undefined;
-  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) throw new Error(`TURNPIKE_DATABASE_URL must be a postgres:// URL, got ${JSON.stringify(databaseUrl.split("@").pop())}`);
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl))
+    throw new Error(
+      `TURNPIKE_DATABASE_URL must be a postgres:// URL, got ${JSON.stringify(databaseUrl.split("@").pop())}`,
+    );
   const redisUrl = env.TURNPIKE_REDIS_URL || undefined;
-  if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) throw new Error(`TURNPIKE_REDIS_URL must be a redis:// or rediss:// URL, got ${JSON.stringify(redisUrl.split("@").pop())}`);
+  if (redisUrl && !/^rediss?:\/\//.test(redisUrl))
+    throw new Error(
+      `TURNPIKE_REDIS_URL must be a redis:// or rediss:// URL, got ${JSON.stringify(redisUrl.split("@").pop())}`,
+    );
   const redisFail = env.TURNPIKE_REDIS_FAIL || "open";
-  if (!REDIS_FAIL_MODES.some((m) => m === redisFail)) throw new Error(`TURNPIKE_REDIS_FAIL must be one of ${REDIS_FAIL_MODES.join(", ")}, got ${JSON.stringify(redisFail)}`);
+  if (!REDIS_FAIL_MODES.some((m) => m === redisFail))
+    throw new Error(
+      `TURNPIKE_REDIS_FAIL must be one of ${REDIS_FAIL_MODES.join(", ")}, got ${JSON.stringify(redisFail)}`,
+    );
   const ttl = Number(env.TURNPIKE_KEY_CACHE_TTL_MS || 1000);
-  if (!Number.isInteger(ttl) || ttl < 100) throw new Error(`TURNPIKE_KEY_CACHE_TTL_MS must be a whole number of milliseconds, at least 100, got ${env.TURNPIKE_KEY_CACHE_TTL_MS}`);
+  if (!Number.isInteger(ttl) || ttl < 100)
+    throw new Error(
+      `TURNPIKE_KEY_CACHE_TTL_MS must be a whole number of milliseconds, at least 100, got ${env.TURNPIKE_KEY_CACHE_TTL_MS}`,
+    );
   return {
     databaseUrl,
     redisUrl,

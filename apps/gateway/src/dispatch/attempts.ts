@@ -26,7 +26,8 @@ export interface Dispatched {
 const RETRYABLE = new Set([0, 408, 409, 429, 500, 502, 503, 504, 529]);
 
 /** An upstream's refusal of a prompt longer than the model's window, in any vendor's words. */
-const TOO_LONG = /context.{0,20}(length|window|limit)|too long|maximum context|too many (input )?tokens|exceeds? the (maximum|context)/i;
+const TOO_LONG =
+  /context.{0,20}(length|window|limit)|too long|maximum context|too many (input )?tokens|exceeds? the (maximum|context)/i;
 
 function contextOverflow(o: Outcome): boolean {
   return o.kind === "error" && (o.status === 400 || o.status === 413) && TOO_LONG.test(o.error.message);
@@ -36,7 +37,8 @@ function contextOverflow(o: Outcome): boolean {
 function retryAfterSeconds(o: Outcome): number | undefined {
   const h = o.kind === "error" ? o.error.headers : undefined;
   if (!h) return undefined;
-  if (h["retry-after-ms"] !== undefined && Number.isFinite(Number(h["retry-after-ms"]))) return Number(h["retry-after-ms"]) / 1000;
+  if (h["retry-after-ms"] !== undefined && Number.isFinite(Number(h["retry-after-ms"])))
+    return Number(h["retry-after-ms"]) / 1000;
   const s = Number(h["retry-after"]);
   return Number.isFinite(s) && s >= 0 ? s : undefined;
 }
@@ -44,7 +46,9 @@ function retryAfterSeconds(o: Outcome): number | undefined {
 /** The deployment's target, with the key's own prompt-cache setting over the model's. */
 function targetOf(d: Deployment, asked: Target): Target {
   const { entry, upstream } = d.target;
-  return asked.entry.prompt_cache === entry.prompt_cache || asked.entry.id !== entry.id ? d.target : { entry: { ...entry, prompt_cache: asked.entry.prompt_cache }, upstream };
+  return asked.entry.prompt_cache === entry.prompt_cache || asked.entry.id !== entry.id
+    ? d.target
+    : { entry: { ...entry, prompt_cache: asked.entry.prompt_cache }, upstream };
 }
 
 /** All deployments of every candidate are open or full: a 503 that says when to come back. */
@@ -79,7 +83,11 @@ class WindowFit {
 
   /** The upstream said the prompt is over its window: only a larger window can take it. */
   overflowed(route: Route, p: Plan): void {
-    this.tokens = Math.max(this.tokens ?? 0, p.countPrompt(), (this.deps.catalog.get(route.model)?.context_window ?? 0) + 1);
+    this.tokens = Math.max(
+      this.tokens ?? 0,
+      p.countPrompt(),
+      (this.deps.catalog.get(route.model)?.context_window ?? 0) + 1,
+    );
     this.overflow = true;
   }
 
@@ -106,14 +114,23 @@ async function waitToRetry(last: Dispatched, capS: number): Promise<boolean> {
  * the client. Retryable failures (no answer, timeouts, 408/409/429/5xx/529) move on; another 4xx
  * is the answer; a prompt over the window goes to the first fallback with room for it.
  */
-export async function dispatch(deps: GatewayDeps, ctx: RequestContext, client: ClientRequest, asked: Target, size: number): Promise<Dispatched> {
+export async function dispatch(
+  deps: GatewayDeps,
+  ctx: RequestContext,
+  client: ClientRequest,
+  asked: Target,
+  size: number,
+): Promise<Dispatched> {
   const router = deps.router;
   const first = router.route(asked.entry.id);
   if (!first) throw new GatewayError({ status: 500, message: `No route for ${asked.entry.id}.` });
   const { retries, retryAfterMaxS } = router.settings;
   // Stickiness matters only where there is a choice: the session's deployment, from the affinity
   // map (shared through Redis when configured), else a stable hash of the session id.
-  const session = first.deployments.length > 1 || first.fallbacks.length > 0 ? sessionOf(ctx.request.headers, client.body) : undefined;
+  const session =
+    first.deployments.length > 1 || first.fallbacks.length > 0
+      ? sessionOf(ctx.request.headers, client.body)
+      : undefined;
   const placeKey = session === undefined ? undefined : affinityKey(asked.entry.id, session);
   const place = placeKey === undefined ? undefined : await deps.affinity.get(placeKey);
   const window = new WindowFit(deps, size);
@@ -170,7 +187,13 @@ export async function dispatch(deps: GatewayDeps, ctx: RequestContext, client: C
       }
       const t = route.timeouts;
       const began = performance.now();
-      const outcome = await execute(deps, ctx, p, { n: ++attempts, connectMs: t.connectMs, firstByteMs: t.firstByteMs, idleMs: t.idleMs, deployment: d.name });
+      const outcome = await execute(deps, ctx, p, {
+        n: ++attempts,
+        connectMs: t.connectMs,
+        firstByteMs: t.firstByteMs,
+        idleMs: t.idleMs,
+        deployment: d.name,
+      });
       last = { plan: p, outcome, deployment: d, attempts, requested: asked.entry.id, cacheResetFrom: turn.movedFrom };
       if (outcome.kind === "gone") {
         d.breaker.release();
@@ -180,8 +203,19 @@ export async function dispatch(deps: GatewayDeps, ctx: RequestContext, client: C
         d.breaker.success(performance.now() - began);
         // A session's first answered turn, or its first after a move, records where it now is.
         if (placeKey !== undefined && outcome.kind === "reply" && (!place || turn.movedFrom !== undefined)) {
-          deps.affinity.set(placeKey, { deployment: d.name, origins: turn.origins }).catch((e: unknown) => deps.logger.error("recording a session's deployment failed", { request_id: ctx.id }, e));
-          if (turn.movedFrom !== undefined) deps.logger.warn("session moved", { request_id: ctx.id, model: asked.entry.id, session, from: turn.movedFrom, to: d.name });
+          deps.affinity
+            .set(placeKey, { deployment: d.name, origins: turn.origins })
+            .catch((e: unknown) =>
+              deps.logger.error("recording a session's deployment failed", { request_id: ctx.id }, e),
+            );
+          if (turn.movedFrom !== undefined)
+            deps.logger.warn("session moved", {
+              request_id: ctx.id,
+              model: asked.entry.id,
+              session,
+              from: turn.movedFrom,
+              to: d.name,
+            });
         }
         if (outcome.kind === "reply" || !contextOverflow(outcome) || first.fallbacks.length === 0) return last;
         window.overflowed(route, p);
@@ -189,7 +223,12 @@ export async function dispatch(deps: GatewayDeps, ctx: RequestContext, client: C
       }
       (tried ??= new Set()).add(d);
       d.breaker.failure(deps.now(), outcome.error.message);
-      deps.logger.warn("upstream attempt failed", { request_id: ctx.id, deployment: `${d.model}@${d.name}`, status: outcome.status, attempt: attempts });
+      deps.logger.warn("upstream attempt failed", {
+        request_id: ctx.id,
+        deployment: `${d.model}@${d.name}`,
+        status: outcome.status,
+        attempt: attempts,
+      });
     }
     // Every circuit was open and nothing was tried: with nowhere else to go, the model's own
     // deployments are asked anyway rather than the client refused.

@@ -20,44 +20,190 @@ export interface VendorProtocol {
 
 export const PROMPT_CACHE_MODES: readonly PromptCacheMode[] = ["auto", "off"];
 
-type Optional = "embedding_dimensions" | "batch_discount" | "protocol" | "upstream_model" | "upstream_headers" | "cache_read_per_mtok" | "cache_write_5m_per_mtok" | "cache_write_1h_per_mtok" | "prompt_cache";
+type Optional =
+  | "embedding_dimensions"
+  | "batch_discount"
+  | "protocol"
+  | "upstream_model"
+  | "upstream_headers"
+  | "cache_read_per_mtok"
+  | "cache_write_5m_per_mtok"
+  | "cache_write_1h_per_mtok"
+  | "prompt_cache";
 type Row = Omit<CatalogEntry, Optional> & Partial<Pick<CatalogEntry, Optional>>;
 
 /**
  * The cache prices of the messages-protocol vendor: reads at a tenth of the input price, writes
  * at 1.25× (five minutes) and 2× (an hour).
  */
-const ALPHA_CACHE = (input: number) => ({ cache_read_per_mtok: input / 10, cache_write_5m_per_mtok: input * 1.25, cache_write_1h_per_mtok: input * 2 });
+const ALPHA_CACHE = (input: number) => ({
+  cache_read_per_mtok: input / 10,
+  cache_write_5m_per_mtok: input * 1.25,
+  cache_write_1h_per_mtok: input * 2,
+});
 /** Vendors that cache on their own: reads at a tenth of the input price, writes at the input price. */
-const AUTO_CACHE = (input: number) => ({ cache_read_per_mtok: input / 10, cache_write_5m_per_mtok: input, cache_write_1h_per_mtok: input });
+const AUTO_CACHE = (input: number) => ({
+  cache_read_per_mtok: input / 10,
+  cache_write_5m_per_mtok: input,
+  cache_write_1h_per_mtok: input,
+});
 
 /** The messages-protocol beta header that unlocks the 1M-token context on models that need it. */
 export const CONTEXT_1M_BETA = "context-1m-2025-08-07";
 
 const BUILT_IN: Row[] = [
-  { id: "alpha-opus-4-8", owned_by: "alpha", display_name: "Alpha Opus 4.8", input_per_mtok: 5, output_per_mtok: 25, ...ALPHA_CACHE(5), context_window: 200_000, max_output_tokens: 64_000, created_at: "2026-09-15T00:00:00Z" },
-  { id: "alpha-fable-5", owned_by: "alpha", display_name: "Alpha Fable 5", input_per_mtok: 10, output_per_mtok: 50, ...ALPHA_CACHE(10), context_window: 400_000, max_output_tokens: 128_000, created_at: "2026-10-20T00:00:00Z" },
-  { id: "alpha-sonnet-4-6", owned_by: "alpha", display_name: "Alpha Sonnet 4.6", input_per_mtok: 3, output_per_mtok: 15, ...ALPHA_CACHE(3), context_window: 200_000, max_output_tokens: 64_000, created_at: "2026-06-10T00:00:00Z" },
-  { id: "alpha-haiku-4-5", owned_by: "alpha", display_name: "Alpha Haiku 4.5", input_per_mtok: 1, output_per_mtok: 5, ...ALPHA_CACHE(1), context_window: 200_000, max_output_tokens: 64_000, created_at: "2025-10-15T00:00:00Z" },
   {
-    id: "alpha-sonnet-4-6 (context-1m beta)", owned_by: "alpha", display_name: "Alpha Sonnet 4.6 (1M context, beta)",
-    upstream_model: "alpha-sonnet-4-6", upstream_headers: { "anthropic-beta": CONTEXT_1M_BETA },
-    input_per_mtok: 6, output_per_mtok: 22.5, ...ALPHA_CACHE(6), context_window: 1_000_000, max_output_tokens: 64_000, created_at: "2026-06-10T00:00:00Z",
+    id: "alpha-opus-4-8",
+    owned_by: "alpha",
+    display_name: "Alpha Opus 4.8",
+    input_per_mtok: 5,
+    output_per_mtok: 25,
+    ...ALPHA_CACHE(5),
+    context_window: 200_000,
+    max_output_tokens: 64_000,
+    created_at: "2026-09-15T00:00:00Z",
   },
-  { id: "beta-5.5", owned_by: "beta", display_name: "Beta 5.5", input_per_mtok: 2.5, output_per_mtok: 10, ...AUTO_CACHE(2.5), context_window: 400_000, max_output_tokens: 128_000, created_at: "2026-08-05T00:00:00Z" },
-  { id: "beta-5", owned_by: "beta", display_name: "Beta 5", input_per_mtok: 1.25, output_per_mtok: 6.25, ...AUTO_CACHE(1.25), context_window: 400_000, max_output_tokens: 128_000, created_at: "2025-08-07T00:00:00Z" },
-  { id: "gamma-3-pro", owned_by: "gamma", display_name: "Gamma 3 Pro", input_per_mtok: 2, output_per_mtok: 10, ...AUTO_CACHE(2), context_window: 1_048_576, max_output_tokens: 65_536, created_at: "2025-11-18T00:00:00Z" },
-  { id: "gamma-3-flash", owned_by: "gamma", display_name: "Gamma 3 Flash", input_per_mtok: 0.5, output_per_mtok: 2.5, ...AUTO_CACHE(0.5), context_window: 1_048_576, max_output_tokens: 65_536, created_at: "2025-12-17T00:00:00Z" },
-  { id: "delta-m3", owned_by: "delta", display_name: "Delta M3", input_per_mtok: 0.3, output_per_mtok: 1.2, ...AUTO_CACHE(0.3), context_window: 204_800, max_output_tokens: 131_072, created_at: "2026-03-01T00:00:00Z" },
+  {
+    id: "alpha-fable-5",
+    owned_by: "alpha",
+    display_name: "Alpha Fable 5",
+    input_per_mtok: 10,
+    output_per_mtok: 50,
+    ...ALPHA_CACHE(10),
+    context_window: 400_000,
+    max_output_tokens: 128_000,
+    created_at: "2026-10-20T00:00:00Z",
+  },
+  {
+    id: "alpha-sonnet-4-6",
+    owned_by: "alpha",
+    display_name: "Alpha Sonnet 4.6",
+    input_per_mtok: 3,
+    output_per_mtok: 15,
+    ...ALPHA_CACHE(3),
+    context_window: 200_000,
+    max_output_tokens: 64_000,
+    created_at: "2026-06-10T00:00:00Z",
+  },
+  {
+    id: "alpha-haiku-4-5",
+    owned_by: "alpha",
+    display_name: "Alpha Haiku 4.5",
+    input_per_mtok: 1,
+    output_per_mtok: 5,
+    ...ALPHA_CACHE(1),
+    context_window: 200_000,
+    max_output_tokens: 64_000,
+    created_at: "2025-10-15T00:00:00Z",
+  },
+  {
+    id: "alpha-sonnet-4-6 (context-1m beta)",
+    owned_by: "alpha",
+    display_name: "Alpha Sonnet 4.6 (1M context, beta)",
+    upstream_model: "alpha-sonnet-4-6",
+    upstream_headers: { "anthropic-beta": CONTEXT_1M_BETA },
+    input_per_mtok: 6,
+    output_per_mtok: 22.5,
+    ...ALPHA_CACHE(6),
+    context_window: 1_000_000,
+    max_output_tokens: 64_000,
+    created_at: "2026-06-10T00:00:00Z",
+  },
+  {
+    id: "beta-5.5",
+    owned_by: "beta",
+    display_name: "Beta 5.5",
+    input_per_mtok: 2.5,
+    output_per_mtok: 10,
+    ...AUTO_CACHE(2.5),
+    context_window: 400_000,
+    max_output_tokens: 128_000,
+    created_at: "2026-08-05T00:00:00Z",
+  },
+  {
+    id: "beta-5",
+    owned_by: "beta",
+    display_name: "Beta 5",
+    input_per_mtok: 1.25,
+    output_per_mtok: 6.25,
+    ...AUTO_CACHE(1.25),
+    context_window: 400_000,
+    max_output_tokens: 128_000,
+    created_at: "2025-08-07T00:00:00Z",
+  },
+  {
+    id: "gamma-3-pro",
+    owned_by: "gamma",
+    display_name: "Gamma 3 Pro",
+    input_per_mtok: 2,
+    output_per_mtok: 10,
+    ...AUTO_CACHE(2),
+    context_window: 1_048_576,
+    max_output_tokens: 65_536,
+    created_at: "2025-11-18T00:00:00Z",
+  },
+  {
+    id: "gamma-3-flash",
+    owned_by: "gamma",
+    display_name: "Gamma 3 Flash",
+    input_per_mtok: 0.5,
+    output_per_mtok: 2.5,
+    ...AUTO_CACHE(0.5),
+    context_window: 1_048_576,
+    max_output_tokens: 65_536,
+    created_at: "2025-12-17T00:00:00Z",
+  },
+  {
+    id: "delta-m3",
+    owned_by: "delta",
+    display_name: "Delta M3",
+    input_per_mtok: 0.3,
+    output_per_mtok: 1.2,
+    ...AUTO_CACHE(0.3),
+    context_window: 204_800,
+    max_output_tokens: 131_072,
+    created_at: "2026-03-01T00:00:00Z",
+  },
   // Embedding models (POST /v1/embeddings): input priced only, no output; `embedding_dimensions` marks them.
-  { id: "beta-embedding-3-small", owned_by: "beta", display_name: "Beta Embedding 3 Small", input_per_mtok: 0.02, output_per_mtok: 0, context_window: 8191, max_output_tokens: 0, embedding_dimensions: 1536, created_at: "2024-01-25T00:00:00Z" },
-  { id: "beta-embedding-3-large", owned_by: "beta", display_name: "Beta Embedding 3 Large", input_per_mtok: 0.13, output_per_mtok: 0, context_window: 8191, max_output_tokens: 0, embedding_dimensions: 3072, created_at: "2024-01-25T00:00:00Z" },
-  { id: "gamma-embedding-1", owned_by: "gamma", display_name: "Gamma Embedding 1", input_per_mtok: 0.15, output_per_mtok: 0, context_window: 2048, max_output_tokens: 0, embedding_dimensions: 3072, created_at: "2025-07-14T00:00:00Z" },
+  {
+    id: "beta-embedding-3-small",
+    owned_by: "beta",
+    display_name: "Beta Embedding 3 Small",
+    input_per_mtok: 0.02,
+    output_per_mtok: 0,
+    context_window: 8191,
+    max_output_tokens: 0,
+    embedding_dimensions: 1536,
+    created_at: "2024-01-25T00:00:00Z",
+  },
+  {
+    id: "beta-embedding-3-large",
+    owned_by: "beta",
+    display_name: "Beta Embedding 3 Large",
+    input_per_mtok: 0.13,
+    output_per_mtok: 0,
+    context_window: 8191,
+    max_output_tokens: 0,
+    embedding_dimensions: 3072,
+    created_at: "2024-01-25T00:00:00Z",
+  },
+  {
+    id: "gamma-embedding-1",
+    owned_by: "gamma",
+    display_name: "Gamma Embedding 1",
+    input_per_mtok: 0.15,
+    output_per_mtok: 0,
+    context_window: 2048,
+    max_output_tokens: 0,
+    embedding_dimensions: 3072,
+    created_at: "2025-07-14T00:00:00Z",
+  },
 ];
 
 function complete(row: Row, vendors: ReadonlyMap<string, Protocol>): CatalogEntry {
   const protocol = row.protocol ?? vendors.get(row.owned_by);
-  if (!protocol) throw new Error(`model ${row.id}: its vendor ${JSON.stringify(row.owned_by)} is not in the vendor table`);
+  if (!protocol)
+    throw new Error(`model ${row.id}: its vendor ${JSON.stringify(row.owned_by)} is not in the vendor table`);
   return {
     ...row,
     protocol,
@@ -125,7 +271,12 @@ function rowFile(vendors: readonly string[]) {
         vendors.map((v) => Type.Literal(v)),
         { rule: `must be one of ${vendors.join(", ")}` },
       ),
-      protocol: Type.Optional(Type.Union(UPSTREAM_PROTOCOLS.map((p) => Type.Literal(p)), { rule: `must be ${UPSTREAM_PROTOCOLS.join(", ")}` })),
+      protocol: Type.Optional(
+        Type.Union(
+          UPSTREAM_PROTOCOLS.map((p) => Type.Literal(p)),
+          { rule: `must be ${UPSTREAM_PROTOCOLS.join(", ")}` },
+        ),
+      ),
       upstream_model: Type.Optional(Type.String({ minLength: 1 })),
       upstream_headers: Type.Optional(Type.Record(Type.String(), Type.String())),
       display_name: Type.Optional(Type.String()),
@@ -136,10 +287,28 @@ function rowFile(vendors: readonly string[]) {
       cache_read_per_mtok: Type.Optional(nonNegative("must be a non-negative number")),
       cache_write_5m_per_mtok: Type.Optional(nonNegative("must be a non-negative number")),
       cache_write_1h_per_mtok: Type.Optional(nonNegative("must be a non-negative number")),
-      prompt_cache: Type.Optional(Type.Union(PROMPT_CACHE_MODES.map((m) => Type.Literal(m)), { rule: `must be ${PROMPT_CACHE_MODES.join(" or ")}` })),
+      prompt_cache: Type.Optional(
+        Type.Union(
+          PROMPT_CACHE_MODES.map((m) => Type.Literal(m)),
+          { rule: `must be ${PROMPT_CACHE_MODES.join(" or ")}` },
+        ),
+      ),
       created_at: Type.Optional(Type.String()),
-      batch_discount: Type.Optional(Type.Number({ minimum: 0, maximum: 1, rule: "must be a number from 0 to 1 (the share off a batch line's price)", expected: "number from 0 to 1" })),
-      embedding_dimensions: Type.Optional(Type.Integer({ minimum: 1, rule: "must be a positive integer (the vector length; it makes the row an embedding model)", expected: "positive integer" })),
+      batch_discount: Type.Optional(
+        Type.Number({
+          minimum: 0,
+          maximum: 1,
+          rule: "must be a number from 0 to 1 (the share off a batch line's price)",
+          expected: "number from 0 to 1",
+        }),
+      ),
+      embedding_dimensions: Type.Optional(
+        Type.Integer({
+          minimum: 1,
+          rule: "must be a positive integer (the vector length; it makes the row an embedding model)",
+          expected: "positive integer",
+        }),
+      ),
     },
     { rule: "must be an object {id, owned_by, input_per_mtok, output_per_mtok, context_window, …}" },
   );
@@ -149,7 +318,10 @@ function rowFile(vendors: readonly string[]) {
  * The mistakes of the config file's `models` rows as catalog rows (`models[i].field: rule`),
  * every one of every row; and the ids the catalog will hold.
  */
-export function catalogProblems(overrides: unknown[], vendors: readonly VendorProtocol[]): { problems: string[]; ids: Set<string> } {
+export function catalogProblems(
+  overrides: unknown[],
+  vendors: readonly VendorProtocol[],
+): { problems: string[]; ids: Set<string> } {
   const schema = rowFile(vendors.map((v) => v.id));
   const rows = new Map<string, Row>(BUILT_IN.map((r) => [r.id, r]));
   const problems: string[] = [];
@@ -193,7 +365,12 @@ function embeddingProblem(row: Row, i: number, protocols: ReadonlyMap<string, Pr
 }
 
 /** A row laid over the built-in row of its id (a new id adds one), or every mistake of it. */
-function overrideRow(raw: unknown, i: number, rows: Map<string, Row>, schema: ReturnType<typeof rowFile>): Row | string[] {
+function overrideRow(
+  raw: unknown,
+  i: number,
+  rows: Map<string, Row>,
+  schema: ReturnType<typeof rowFile>,
+): Row | string[] {
   const where = `models[${i}]`;
   const id = isRecord(raw) && typeof raw.id === "string" && raw.id !== "" ? raw.id : undefined;
   // The routing fields (deployments, fallbacks, timeouts) are read by dispatch/deployments.ts.
@@ -201,5 +378,10 @@ function overrideRow(raw: unknown, i: number, rows: Map<string, Row>, schema: Re
   const merged = isRecord(raw) ? { ...(id === undefined ? {} : rows.get(id)), ...own } : raw;
   if (!Value.Check(schema, merged)) return explainErrors(schema, merged, where).map((issue) => issue.message);
   const row = merged as Static<typeof schema>; // checked just above
-  return { ...row, display_name: row.display_name ?? row.id, max_output_tokens: row.max_output_tokens ?? 8192, created_at: row.created_at ?? "2026-01-01T00:00:00Z" };
+  return {
+    ...row,
+    display_name: row.display_name ?? row.id,
+    max_output_tokens: row.max_output_tokens ?? 8192,
+    created_at: row.created_at ?? "2026-01-01T00:00:00Z",
+  };
 }

@@ -66,9 +66,18 @@ export class Router {
    * else to go, the upstream itself is asked rather than the client refused). `preferred`: the
    * deployment the session is on already (dispatch/affinity.ts), chosen whenever it is usable.
    */
-  pick(route: Route, now: number, tokens: number, session: string | undefined, skip: ReadonlySet<Deployment> | undefined, anyState = false, preferred?: string): Deployment | undefined {
+  pick(
+    route: Route,
+    now: number,
+    tokens: number,
+    session: string | undefined,
+    skip: ReadonlySet<Deployment> | undefined,
+    anyState = false,
+    preferred?: string,
+  ): Deployment | undefined {
     const all = route.deployments;
-    const usable = (d: Deployment) => !skip?.has(d) && (anyState || d.breaker.available(now)) && hasRoom(d, now, tokens);
+    const usable = (d: Deployment) =>
+      !skip?.has(d) && (anyState || d.breaker.available(now)) && hasRoom(d, now, tokens);
     let chosen: Deployment | undefined;
     if (all.length === 1) {
       if (usable(all[0]!)) chosen = all[0];
@@ -98,7 +107,19 @@ export class Router {
   }
 
   /** Every deployment, as `GET /admin/deployments` lists them. */
-  list(now: number): { model: string; deployment: string; vendor: string; upstream_model: string; weight: number; state: BreakerState; consecutive_failures: number; failures: number; last_failure_at: string | null; last_error: string | null; latency_ms: number }[] {
+  list(now: number): {
+    model: string;
+    deployment: string;
+    vendor: string;
+    upstream_model: string;
+    weight: number;
+    state: BreakerState;
+    consecutive_failures: number;
+    failures: number;
+    last_failure_at: string | null;
+    last_error: string | null;
+    latency_ms: number;
+  }[] {
     const out = [];
     for (const r of this.routes.values()) {
       for (const d of r.deployments) {
@@ -122,12 +143,21 @@ export class Router {
   }
 }
 
-function deployment(model: CatalogEntry, upstream: Upstream, name: string, settings: RoutingConfig, row?: { weight: number; upstream_model: string | undefined; rpm: number | undefined; tpm: number | undefined }): Deployment {
+function deployment(
+  model: CatalogEntry,
+  upstream: Upstream,
+  name: string,
+  settings: RoutingConfig,
+  row?: { weight: number; upstream_model: string | undefined; rpm: number | undefined; tpm: number | undefined },
+): Deployment {
   const upstreamModel = row?.upstream_model ?? model.upstream_model;
   // On its own vendor a model speaks its row's protocol (a row may name another than the vendor's
   // usual one, e.g. `protocol: responses` on a chat vendor); on another vendor, that vendor's.
   const protocol = upstream.vendor === model.owned_by ? model.protocol : upstream.protocol;
-  const entry = upstreamModel === model.upstream_model && protocol === model.protocol ? model : { ...model, upstream_model: upstreamModel, protocol };
+  const entry =
+    upstreamModel === model.upstream_model && protocol === model.protocol
+      ? model
+      : { ...model, upstream_model: upstreamModel, protocol };
   return {
     name,
     model: model.id,
@@ -144,7 +174,13 @@ function deployment(model: CatalogEntry, upstream: Upstream, name: string, setti
  * The routes of every catalog model: the config file's `deployments` (absent = one deployment on
  * the owner vendor), `fallbacks` and `timeouts` over `routing.timeouts`. `where` names the file.
  */
-export function buildRouter(catalog: Catalog, upstreams: ReadonlyMap<string, Upstream>, fileModels: readonly unknown[], settings: RoutingConfig, where: string): Router {
+export function buildRouter(
+  catalog: Catalog,
+  upstreams: ReadonlyMap<string, Upstream>,
+  fileModels: readonly unknown[],
+  settings: RoutingConfig,
+  where: string,
+): Router {
   const ids = new Set(catalog.all().map((e) => e.id));
   const vendors = new Set(upstreams.keys());
   const rows = new Map<string, ReturnType<typeof parseModelRouting>>();
@@ -161,9 +197,22 @@ export function buildRouter(catalog: Catalog, upstreams: ReadonlyMap<string, Ups
     const list = r?.deployments;
     const twice = (v: string) => (list ?? []).filter((d) => d.vendor === v).length > 1;
     const deployments = list
-      ? list.map((d) => deployment(entry, upstreams.get(d.vendor)!, twice(d.vendor) ? `${d.vendor}:${d.upstream_model ?? entry.upstream_model}` : d.vendor, settings, d))
+      ? list.map((d) =>
+          deployment(
+            entry,
+            upstreams.get(d.vendor)!,
+            twice(d.vendor) ? `${d.vendor}:${d.upstream_model ?? entry.upstream_model}` : d.vendor,
+            settings,
+            d,
+          ),
+        )
       : [deployment(entry, own, entry.owned_by, settings)];
-    routes.set(entry.id, { model: entry.id, deployments, fallbacks: r?.fallbacks ?? [], timeouts: { ...settings.timeouts, ...r?.timeouts } });
+    routes.set(entry.id, {
+      model: entry.id,
+      deployments,
+      fallbacks: r?.fallbacks ?? [],
+      timeouts: { ...settings.timeouts, ...r?.timeouts },
+    });
   }
   return new Router(routes, settings);
 }

@@ -10,13 +10,35 @@ import { json, testContext, testDeps, type FetchHandler, type TestDeps } from ".
 let t: TestDeps;
 afterEach(() => t.close());
 
-const reply = { id: "msg_1", type: "message", role: "assistant", model: "alpha-opus-4-8", content: [{ type: "text", text: "Hi" }], stop_reason: "end_turn", stop_sequence: null, usage: { input_tokens: 5, output_tokens: 1 } };
+const reply = {
+  id: "msg_1",
+  type: "message",
+  role: "assistant",
+  model: "alpha-opus-4-8",
+  content: [{ type: "text", text: "Hi" }],
+  stop_reason: "end_turn",
+  stop_sequence: null,
+  usage: { input_tokens: 5, output_tokens: 1 },
+};
 
-async function setup(handler: FetchHandler, opts: { model?: string; stream?: boolean; hooks?: PipelineHooks[]; signal?: AbortSignal } = {}): Promise<{ ctx: RequestContext; p: Plan }> {
+async function setup(
+  handler: FetchHandler,
+  opts: { model?: string; stream?: boolean; hooks?: PipelineHooks[]; signal?: AbortSignal } = {},
+): Promise<{ ctx: RequestContext; p: Plan }> {
   t = await testDeps({ fetch: handler, hooks: opts.hooks ?? [] });
   const model = opts.model ?? "alpha-opus-4-8";
-  const body = { model, max_tokens: 20, stream: opts.stream ?? false, messages: [{ role: "user", content: "What is the capital of France?" }] };
-  const request = new Request("http://gateway.test/v1/messages", { method: "POST", body: JSON.stringify(body), headers: { "anthropic-beta": "b1" }, ...(opts.signal ? { signal: opts.signal } : {}) });
+  const body = {
+    model,
+    max_tokens: 20,
+    stream: opts.stream ?? false,
+    messages: [{ role: "user", content: "What is the capital of France?" }],
+  };
+  const request = new Request("http://gateway.test/v1/messages", {
+    method: "POST",
+    body: JSON.stringify(body),
+    headers: { "anthropic-beta": "b1" },
+    ...(opts.signal ? { signal: opts.signal } : {}),
+  });
   const ctx = testContext({ format: FORMATS.messages, request });
   const entry = t.deps.catalog.get(model)!;
   const target: Target = { entry, upstream: t.deps.upstreams.get(entry.owned_by)! };
@@ -43,7 +65,9 @@ describe("execute", () => {
   });
 
   test("an upstream 529 → kind error with the parsed GatewayError and the upstream status", async () => {
-    const { ctx, p } = await setup(() => json({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } }, 529));
+    const { ctx, p } = await setup(() =>
+      json({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } }, 529),
+    );
     const out = await execute(t.deps, ctx, p);
     expect(out.kind).toBe("error");
     if (out.kind !== "error") return;
@@ -63,7 +87,9 @@ describe("execute", () => {
     expect(out.status).toBe(0);
     expect(out.error.status).toBe(502);
     expect(out.error.message).toBe("Could not reach the alpha upstream: connect ECONNREFUSED");
-    expect(t.logger.lines).toEqual([`turnpike warn: upstream unreachable request_id=${ctx.id} vendor=alpha reason=connect ECONNREFUSED`]);
+    expect(t.logger.lines).toEqual([
+      `turnpike warn: upstream unreachable request_id=${ctx.id} vendor=alpha reason=connect ECONNREFUSED`,
+    ]);
   });
 
   test("a client that went away → kind gone, nothing logged", async () => {
@@ -149,7 +175,9 @@ describe("execute: hooks", () => {
 
   test("an upstream that could not be reached is told as status 0", async () => {
     const seen: string[] = [];
-    const hooks: PipelineHooks[] = [{ onAttempt: () => seen.push("attempt"), onUpstreamResponse: (_c, status) => seen.push(`response ${status}`) }];
+    const hooks: PipelineHooks[] = [
+      { onAttempt: () => seen.push("attempt"), onUpstreamResponse: (_c, status) => seen.push(`response ${status}`) },
+    ];
     const { ctx, p } = await setup(() => Promise.reject(new Error("down")), { hooks });
     await execute(t.deps, ctx, p);
     expect(seen).toEqual(["attempt", "response 0"]);
@@ -160,17 +188,26 @@ describe("execute: the upstream's count alongside", () => {
   const sse = () => new Response("data: {}\n\n", { headers: { "content-type": "text/event-stream" } });
 
   test("a messages client streaming from generate: the count call runs too and its number is returned", async () => {
-    const { ctx, p } = await setup((call) => (call.url.endsWith(":countTokens") ? json({ totalTokens: 42 }) : sse()), { model: "gamma-3-pro", stream: true });
+    const { ctx, p } = await setup((call) => (call.url.endsWith(":countTokens") ? json({ totalTokens: 42 }) : sse()), {
+      model: "gamma-3-pro",
+      stream: true,
+    });
     expect(p.countAlongside).toBe(true);
     const out = await execute(t.deps, ctx, p);
     expect(out.kind === "reply" && out.inputTokens).toBe(42);
-    expect(t.fetch.calls.map((c) => c.url.split("/").pop()).sort()).toEqual(["gamma-3-pro:countTokens", "gamma-3-pro:streamGenerateContent?alt=sse"]);
+    expect(t.fetch.calls.map((c) => c.url.split("/").pop()).sort()).toEqual([
+      "gamma-3-pro:countTokens",
+      "gamma-3-pro:streamGenerateContent?alt=sse",
+    ]);
     // Both calls go with the client's signal: a client that leaves cancels the count too.
     for (const c of t.fetch.calls) expect(c.signal).toBe(ctx.request.signal);
   });
 
   test("a failed count leaves the local count standing (inputTokens undefined)", async () => {
-    const { ctx, p } = await setup((call) => (call.url.endsWith(":countTokens") ? json({ error: "no" }, 500) : sse()), { model: "gamma-3-pro", stream: true });
+    const { ctx, p } = await setup((call) => (call.url.endsWith(":countTokens") ? json({ error: "no" }, 500) : sse()), {
+      model: "gamma-3-pro",
+      stream: true,
+    });
     const out = await execute(t.deps, ctx, p);
     expect(out.kind).toBe("reply");
     expect(out.kind === "reply" && out.inputTokens).toBeUndefined();
@@ -202,8 +239,15 @@ describe("execute: Turnpike's own count of a prompt the stream must open with", 
   });
 
   test("a JSON reply, or a stream whose upstream tells the input first, is not counted", async () => {
-    for (const [model, stream] of [["beta-5", false], ["alpha-opus-4-8", true]] as const) {
-      const { ctx, p } = await setup(() => (stream ? new Response("data: {}\n\n", { headers: { "content-type": "text/event-stream" } }) : json(reply)), { model, stream });
+    for (const [model, stream] of [
+      ["beta-5", false],
+      ["alpha-opus-4-8", true],
+    ] as const) {
+      const { ctx, p } = await setup(
+        () =>
+          stream ? new Response("data: {}\n\n", { headers: { "content-type": "text/event-stream" } }) : json(reply),
+        { model, stream },
+      );
       let counted = 0;
       t.deps.countPrompt = () => ++counted;
       await execute(t.deps, ctx, p);

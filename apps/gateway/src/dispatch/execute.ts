@@ -39,7 +39,12 @@ const LINK_AFTER_MS = 20;
 
 /** A deadline passed before the reply: a 504 `timeout` in every format. */
 export function timeoutError(vendor: string, what: string, ms: number): GatewayError {
-  return new GatewayError({ status: 504, type: "timeout_error", code: "timeout", message: `The ${vendor} upstream did not ${what} within ${ms} ms.` });
+  return new GatewayError({
+    status: 504,
+    type: "timeout_error",
+    code: "timeout",
+    message: `The ${vendor} upstream did not ${what} within ${ms} ms.`,
+  });
 }
 
 /**
@@ -48,9 +53,17 @@ export function timeoutError(vendor: string, what: string, ms: number): GatewayE
  * the upstream body). An upstream error reply is read and parsed here, before any byte has gone
  * to the client; this is where retries and fallbacks will decide.
  */
-export async function execute(deps: GatewayDeps, ctx: RequestContext, plan: Plan, limits?: AttemptLimits): Promise<Outcome> {
+export async function execute(
+  deps: GatewayDeps,
+  ctx: RequestContext,
+  plan: Plan,
+  limits?: AttemptLimits,
+): Promise<Outcome> {
   const client = ctx.request.signal;
-  const req = await plan.protocol.buildRequest(plan.target, plan.body, { stream: plan.stream, clientHeaders: ctx.request.headers });
+  const req = await plan.protocol.buildRequest(plan.target, plan.body, {
+    stream: plan.stream,
+    clientHeaders: ctx.request.headers,
+  });
   emit(deps.hooks, "onAttempt", ctx, plan.target, limits?.n ?? 1, limits?.deployment);
   // With deadlines, the call has its own abort, which the client's going away also pulls; one
   // timer at a time runs until the answer's head. The client's signal is listened to only once the answer
@@ -80,7 +93,10 @@ export async function execute(deps: GatewayDeps, ctx: RequestContext, plan: Plan
   }
   // A messages-format client reads the input count in `message_start`, before the reply: where
   // the upstream can count, ask it alongside the call itself.
-  const countReq = plan.countAlongside && plan.protocol.count ? await plan.protocol.count(plan.target, plan.body, ctx.request.headers) : undefined;
+  const countReq =
+    plan.countAlongside && plan.protocol.count
+      ? await plan.protocol.count(plan.target, plan.body, ctx.request.headers)
+      : undefined;
   const counting = countReq ? countAlongside(deps, plan, countReq, signal) : undefined;
   let response: Response;
   try {
@@ -92,10 +108,27 @@ export async function execute(deps: GatewayDeps, ctx: RequestContext, plan: Plan
     clearTimeout(timer);
     // An attempt that got no answer is told too (status 0): each one counts as an upstream failure.
     if (!client.aborted) emit(deps.hooks, "onUpstreamResponse", ctx, 0, performance.now() - ctx.started);
-    if (timedOut && !client.aborted) return { kind: "error", status: 0, timedOut: true, error: timeoutError(plan.target.upstream.vendor, "answer", limits!.connectMs) };
+    if (timedOut && !client.aborted)
+      return {
+        kind: "error",
+        status: 0,
+        timedOut: true,
+        error: timeoutError(plan.target.upstream.vendor, "answer", limits!.connectMs),
+      };
     if (signal.aborted) return { kind: "gone" };
-    deps.logger.warn("upstream unreachable", { request_id: ctx.id, vendor: plan.target.upstream.vendor, reason: (e instanceof Error ? e.message : String(e)) });
-    return { kind: "error", status: 0, error: new GatewayError({ status: 502, message: `Could not reach the ${plan.target.upstream.vendor} upstream: ${(e instanceof Error ? e.message : String(e))}` }) };
+    deps.logger.warn("upstream unreachable", {
+      request_id: ctx.id,
+      vendor: plan.target.upstream.vendor,
+      reason: e instanceof Error ? e.message : String(e),
+    });
+    return {
+      kind: "error",
+      status: 0,
+      error: new GatewayError({
+        status: 502,
+        message: `Could not reach the ${plan.target.upstream.vendor} upstream: ${e instanceof Error ? e.message : String(e)}`,
+      }),
+    };
   }
   clearTimeout(timer);
   emit(deps.hooks, "onUpstreamResponse", ctx, response.status, performance.now() - ctx.started);
@@ -108,13 +141,25 @@ export async function execute(deps: GatewayDeps, ctx: RequestContext, plan: Plan
       text = `(the error body could not be read: ${e instanceof Error ? e.message : String(e)})`;
     }
     // Some vendors quote the key they were sent in their errors: the client never sees Turnpike's.
-    const error = sameTypeForStatus(plan.protocol.parseError(response.status, withoutKey(text, plan.target.upstream.apiKey), response.headers));
-    return { kind: "error", status: response.status, error: response.status === 429 || response.status >= 500 ? withLimitHeaders(error, response.headers) : error };
+    const error = sameTypeForStatus(
+      plan.protocol.parseError(response.status, withoutKey(text, plan.target.upstream.apiKey), response.headers),
+    );
+    return {
+      kind: "error",
+      status: response.status,
+      error: response.status === 429 || response.status >= 500 ? withLimitHeaders(error, response.headers) : error,
+    };
   }
   const inputTokens = counting ? await counting : undefined;
   if (!ac || !limits) return { kind: "reply", response, status: response.status, inputTokens };
   const own = ac;
-  return { kind: "reply", response, status: response.status, inputTokens, watch: { firstByteMs: limits.firstByteMs, idleMs: limits.idleMs, abort: (reason) => own.abort(new Error(reason)) } };
+  return {
+    kind: "reply",
+    response,
+    status: response.status,
+    inputTokens,
+    watch: { firstByteMs: limits.firstByteMs, idleMs: limits.idleMs, abort: (reason) => own.abort(new Error(reason)) },
+  };
 }
 
 /** `text` with every occurrence of the vendor key blanked (keys shorter than 8 are no real key). */
@@ -123,7 +168,12 @@ export function withoutKey(text: string, key: string): string {
 }
 
 /** The upstream's own count of the prompt, or undefined if it could not say. */
-async function countAlongside(deps: GatewayDeps, plan: Plan, req: UpstreamRequest, signal: AbortSignal): Promise<number | undefined> {
+async function countAlongside(
+  deps: GatewayDeps,
+  plan: Plan,
+  req: UpstreamRequest,
+  signal: AbortSignal,
+): Promise<number | undefined> {
   try {
     const res = await deps.fetch(req.url, { method: "POST", headers: req.headers, body: req.body, signal });
     if (!res.ok) return undefined;

@@ -16,8 +16,17 @@ function target(model: string): Target {
 }
 
 const userTurn = [{ role: "user", content: "Tell me about the weather on the coast today, please." }];
-const messagesBody = (model: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({ model, max_tokens: 50, messages: userTurn, ...extra });
-const chatBody = (model: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({ model, messages: userTurn, ...extra });
+const messagesBody = (model: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+  model,
+  max_tokens: 50,
+  messages: userTurn,
+  ...extra,
+});
+const chatBody = (model: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+  model,
+  messages: userTurn,
+  ...extra,
+});
 
 function planFor(format: ClientFormat, body: Record<string, unknown>) {
   const client = format.validate(body);
@@ -46,7 +55,10 @@ describe("passthrough (format = protocol)", () => {
     expect(p.stream).toBe(true);
     expect(p.body.stream_options).toEqual({ include_usage: true });
     expect(p.includeUsage).toBe(false);
-    const asked = await planFor(FORMATS.chat, chatBody("beta-5.5", { stream: true, stream_options: { include_usage: true } }));
+    const asked = await planFor(
+      FORMATS.chat,
+      chatBody("beta-5.5", { stream: true, stream_options: { include_usage: true } }),
+    );
     expect(asked.includeUsage).toBe(true);
   });
 
@@ -102,6 +114,11 @@ describe("countAlongside", () => {
       [FORMATS.messages, messagesBody("beta-5.5", { stream: true }), false],
       [FORMATS.messages, messagesBody("alpha-opus-4-8", { stream: true }), false],
     ];
-    for (const [format, body, expected] of cases) expect({ model: body.model, stream: body.stream, along: (await planFor(format, body)).countAlongside }).toEqual({ model: body.model, stream: body.stream, along: expected });
+    for (const [format, body, expected] of cases)
+      expect({ model: body.model, stream: body.stream, along: (await planFor(format, body)).countAlongside }).toEqual({
+        model: body.model,
+        stream: body.stream,
+        along: expected,
+      });
   });
 });

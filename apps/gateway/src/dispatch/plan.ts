@@ -37,7 +37,10 @@ export interface Plan {
 }
 
 /** A client body as it passes through: the upstream's model id, and no field only Turnpike reads. */
-export function passthroughBody(body: Readonly<Record<string, unknown>>, upstreamModel: string): Record<string, unknown> {
+export function passthroughBody(
+  body: Readonly<Record<string, unknown>>,
+  upstreamModel: string,
+): Record<string, unknown> {
   const { turnpike: _dropped, ...rest } = body;
   const out = { ...rest, model: upstreamModel };
   // Written upstream from the client's own text, but for what changed (protocols/body-text.ts).
@@ -73,7 +76,10 @@ function clampOutput(body: Record<string, unknown>, fields: readonly string[], c
   if (warnings.length && typeof thinking === "object" && thinking !== null && "budget_tokens" in thinking) {
     const t = thinking as { budget_tokens: unknown }; // an object with the field: checked just above
     if (typeof t.budget_tokens === "number" && t.budget_tokens >= cap) {
-      warnings.push({ param: "thinking.budget_tokens", message: `${t.budget_tokens} does not fit under the lowered cap; lowered to ${cap - 1}` });
+      warnings.push({
+        param: "thinking.budget_tokens",
+        message: `${t.budget_tokens} does not fit under the lowered cap; lowered to ${cap - 1}`,
+      });
       body.thinking = { ...t, budget_tokens: cap - 1 };
     }
   }
@@ -85,11 +91,22 @@ function clampOutput(body: Record<string, unknown>, fields: readonly string[], c
  * rewritten (passthrough). Otherwise through the pivot: the client's request in the messages
  * format, then in the upstream's protocol, with the warnings of both conversions.
  */
-export async function plan(deps: GatewayDeps, format: ClientFormat, client: ClientRequest, target: Target): Promise<Plan> {
+export async function plan(
+  deps: GatewayDeps,
+  format: ClientFormat,
+  client: ClientRequest,
+  target: Target,
+): Promise<Plan> {
   const protocol = PROTOCOLS[target.entry.protocol];
   const stream = client.stream;
   const base = { client, target, protocol, stream, includeUsage: client.includeUsage };
-  const reply = { model: target.entry.id, stopSequences: undefined, toolNames: undefined, signatures: deps.signatures, inputTokens: 0 };
+  const reply = {
+    model: target.entry.id,
+    stopSequences: undefined,
+    toolNames: undefined,
+    signatures: deps.signatures,
+    inputTokens: 0,
+  };
   const { max_output_tokens: cap, id: model } = target.entry;
   checkOutputCaps(client.body);
   if (format.passthroughProtocol === protocol.id) {
@@ -143,6 +160,8 @@ export function droppedBetas(headers: Headers, protocol: Protocol): Warning[] {
   if (protocol === "messages") return [];
   return CLIENT_BETA_HEADERS.flatMap((h) => {
     const v = headers.get(h);
-    return v ? [{ param: h, message: `${v} is read only by messages upstreams; it was not sent to this ${protocol} upstream` }] : [];
+    return v
+      ? [{ param: h, message: `${v} is read only by messages upstreams; it was not sent to this ${protocol} upstream` }]
+      : [];
   });
 }

@@ -23,14 +23,25 @@ export function wrongModelKind(model: string, use: ModelUse): GatewayError {
     use === "inference"
       ? `The model \`${model}\` is an embedding model: it serves POST /v1/embeddings only, not this route.`
       : `The model \`${model}\` is not an embedding model: POST /v1/embeddings takes an embedding model (GET /v1/models marks them with \`embeds: true\`).`;
-  return new GatewayError({ status: 400, type: "invalid_request_error", code: "model_not_supported", param: "model", message });
+  return new GatewayError({
+    status: 400,
+    type: "invalid_request_error",
+    code: "model_not_supported",
+    param: "model",
+    message,
+  });
 }
 
 /**
  * Step 3: the catalog entry for a model id this key may call (unknown and forbidden look the
  * same), on the upstream of its vendor; a model of the other kind than `use` is a 400.
  */
-export function resolve(deps: Pick<GatewayDeps, "catalog" | "keys" | "upstreams">, key: KeyRecord, asked: string, use: ModelUse = "inference"): Target {
+export function resolve(
+  deps: Pick<GatewayDeps, "catalog" | "keys" | "upstreams">,
+  key: KeyRecord,
+  asked: string,
+  use: ModelUse = "inference",
+): Target {
   // An agent's alias of a catalog id (formats/agent-catalog.ts) is that id.
   const model = deps.catalog.get(asked) ? asked : unaliased(asked);
   const entry = deps.catalog.get(model);
@@ -40,6 +51,7 @@ export function resolve(deps: Pick<GatewayDeps, "catalog" | "keys" | "upstreams"
   // The catalog is built against the vendor table, so every entry's vendor has an upstream.
   if (!upstream) throw new GatewayError({ status: 500, message: `No upstream for vendor ${entry.owned_by}.` });
   // A key's own prompt_cache setting wins over the model's.
-  if (key.prompt_cache && key.prompt_cache !== entry.prompt_cache) return { entry: { ...entry, prompt_cache: key.prompt_cache }, upstream };
+  if (key.prompt_cache && key.prompt_cache !== entry.prompt_cache)
+    return { entry: { ...entry, prompt_cache: key.prompt_cache }, upstream };
   return { entry, upstream };
 }

@@ -54,11 +54,16 @@ export const DEFAULT_ROUTING: RoutingConfig = {
 const DAY_MS = 86_400_000;
 
 /** A whole number in [min, max]. */
-const whole = (min: number, max: number) => Type.Integer({ minimum: min, maximum: max, rule: `must be a whole number from ${min} to ${max}` });
+const whole = (min: number, max: number) =>
+  Type.Integer({ minimum: min, maximum: max, rule: `must be a whole number from ${min} to ${max}` });
 
 /** `timeouts`, of the `routing:` section and of a model row. */
 const TimeoutsFile = Type.Object(
-  { connect_ms: Type.Optional(whole(1, DAY_MS)), first_byte_ms: Type.Optional(whole(1, DAY_MS)), idle_ms: Type.Optional(whole(1, DAY_MS)) },
+  {
+    connect_ms: Type.Optional(whole(1, DAY_MS)),
+    first_byte_ms: Type.Optional(whole(1, DAY_MS)),
+    idle_ms: Type.Optional(whole(1, DAY_MS)),
+  },
   { additionalProperties: false, listKnown: true, rule: "must be an object {connect_ms, first_byte_ms, idle_ms}" },
 );
 
@@ -68,9 +73,18 @@ export const RoutingFile = Type.Object(
     retries: Type.Optional(whole(0, 10)),
     retry_after_max_s: Type.Optional(whole(0, 3600)),
     timeouts: Type.Optional(TimeoutsFile),
-    breaker: Type.Optional(Type.Object({ failures: Type.Optional(whole(1, 1000)), cooldown_s: Type.Optional(whole(1, 86_400)) }, { rule: "must be an object {failures, cooldown_s}" })),
+    breaker: Type.Optional(
+      Type.Object(
+        { failures: Type.Optional(whole(1, 1000)), cooldown_s: Type.Optional(whole(1, 86_400)) },
+        { rule: "must be an object {failures, cooldown_s}" },
+      ),
+    ),
   },
-  { additionalProperties: false, listKnown: true, rule: "must be an object {retries, retry_after_max_s, timeouts, breaker}" },
+  {
+    additionalProperties: false,
+    listKnown: true,
+    rule: "must be an object {retries, retry_after_max_s, timeouts, breaker}",
+  },
 );
 
 /** A deployment as the file gives it (once checked). */
@@ -95,7 +109,12 @@ function modelRoutingFile(vendors: readonly string[]) {
     { rule: "must be an object {vendor, weight, upstream_model, rpm, tpm}" },
   );
   return Type.Object({
-    deployments: Type.Optional(Type.Array(deployment, { minItems: 1, rule: "must be a non-empty list of {vendor, weight, upstream_model, rpm, tpm}" })),
+    deployments: Type.Optional(
+      Type.Array(deployment, {
+        minItems: 1,
+        rule: "must be a non-empty list of {vendor, weight, upstream_model, rpm, tpm}",
+      }),
+    ),
     fallbacks: Type.Optional(Type.Array(Type.String(), { rule: "must be a list of catalog model ids" })),
     timeouts: Type.Optional(TimeoutsFile),
   });
@@ -124,7 +143,10 @@ export function parseRouting(raw: unknown, where: string): RoutingConfig {
     retries: r.retries ?? d.retries,
     retryAfterMaxS: r.retry_after_max_s ?? d.retryAfterMaxS,
     timeouts: { ...d.timeouts, ...timeouts(r.timeouts) },
-    breaker: { failures: r.breaker?.failures ?? d.breaker.failures, cooldownS: r.breaker?.cooldown_s ?? d.breaker.cooldownS },
+    breaker: {
+      failures: r.breaker?.failures ?? d.breaker.failures,
+      cooldownS: r.breaker?.cooldown_s ?? d.breaker.cooldownS,
+    },
   };
 }
 
@@ -132,7 +154,13 @@ export function parseRouting(raw: unknown, where: string): RoutingConfig {
  * The mistakes of a `models` row's routing fields, all of them; `path` is `models[i]`. `vendors`
  * are the vendor ids and `models` the catalog ids a row may name.
  */
-export function modelRoutingProblems(row: Record<string, unknown>, file: string, path: string, vendors: ReadonlySet<string>, models: ReadonlySet<string>): string[] {
+export function modelRoutingProblems(
+  row: Record<string, unknown>,
+  file: string,
+  path: string,
+  vendors: ReadonlySet<string>,
+  models: ReadonlySet<string>,
+): string[] {
   const problems = configProblems(modelRoutingFile([...vendors]), row, file, path);
   // What a schema cannot say, for each field whose shape is right.
   const wrong = (field: string) => problems.some((p) => p.startsWith(`${file}: ${path}.${field}`));
@@ -146,7 +174,8 @@ export function modelRoutingProblems(row: Record<string, unknown>, file: string,
   }
   if (Array.isArray(row.fallbacks) && !wrong("fallbacks")) {
     for (const [j, f] of (row.fallbacks as string[]).entries()) {
-      if (!models.has(f)) problems.push(`${file}: ${path}.fallbacks[${j}]: must be a catalog model id, got ${JSON.stringify(f)}`);
+      if (!models.has(f))
+        problems.push(`${file}: ${path}.fallbacks[${j}]: must be a catalog model id, got ${JSON.stringify(f)}`);
       else if (f === row.id) problems.push(`${file}: ${path}.fallbacks[${j}]: a model cannot fall back to itself`);
     }
   }
@@ -154,11 +183,23 @@ export function modelRoutingProblems(row: Record<string, unknown>, file: string,
 }
 
 /** A `models` row's routing fields, checked ({@link modelRoutingProblems}). */
-export function parseModelRouting(row: Record<string, unknown>, file: string, path: string, vendors: ReadonlySet<string>, models: ReadonlySet<string>): ModelRouting {
+export function parseModelRouting(
+  row: Record<string, unknown>,
+  file: string,
+  path: string,
+  vendors: ReadonlySet<string>,
+  models: ReadonlySet<string>,
+): ModelRouting {
   refuse(modelRoutingProblems(row, file, path, vendors, models));
   const r = row as Static<ReturnType<typeof modelRoutingFile>>; // checked just above
   return {
-    deployments: r.deployments?.map((d) => ({ vendor: d.vendor, weight: d.weight ?? 1, upstream_model: d.upstream_model, rpm: d.rpm, tpm: d.tpm })),
+    deployments: r.deployments?.map((d) => ({
+      vendor: d.vendor,
+      weight: d.weight ?? 1,
+      upstream_model: d.upstream_model,
+      rpm: d.rpm,
+      tpm: d.tpm,
+    })),
     fallbacks: r.fallbacks ?? [],
     timeouts: timeouts(r.timeouts),
   };

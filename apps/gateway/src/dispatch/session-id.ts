@@ -8,7 +8,13 @@
  * Session headers, first match wins: the messages-format agent's, opencode's, the Responses-format
  * agent's (`session_id`, with an underscore), and the generic names other clients use.
  */
-export const SESSION_HEADERS = ["x-claude-code-session-id", "x-opencode-session", "session_id", "session-id", "x-session-id"] as const;
+export const SESSION_HEADERS = [
+  "x-claude-code-session-id",
+  "x-opencode-session",
+  "session_id",
+  "session-id",
+  "x-session-id",
+] as const;
 
 /** Session ids are opaque; a longer one is cut (it keys a map and a Redis hash field). */
 const MAX_LENGTH = 200;
@@ -28,7 +34,8 @@ function fromUserId(userId: string): string {
   if (userId.startsWith("{")) {
     try {
       const parsed: unknown = JSON.parse(userId);
-      if (isObject(parsed) && typeof parsed.session_id === "string" && parsed.session_id !== "") return parsed.session_id;
+      if (isObject(parsed) && typeof parsed.session_id === "string" && parsed.session_id !== "")
+        return parsed.session_id;
     } catch {
       // not JSON after all: the id as it is
     }

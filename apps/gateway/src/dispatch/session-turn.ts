@@ -33,12 +33,20 @@ export function sessionTurn(client: ClientRequest, place: SessionPlace | undefin
     for (const proof of client.thinkingProofs()) origins[fingerprint(proof)] ??= movedFrom;
   }
   const warnings: Warning[] = [];
-  if (movedFrom !== undefined) warnings.push({ param: "session", message: `moved from deployment ${movedFrom} to ${to}; its prompt cache starts over` });
+  if (movedFrom !== undefined)
+    warnings.push({
+      param: "session",
+      message: `moved from deployment ${movedFrom} to ${to}; its prompt cache starts over`,
+    });
   const foreign = (proof: string) => {
     const origin = origins[fingerprint(proof)];
     return origin !== undefined && origin !== to;
   };
   const cleaned = Object.keys(origins).length > 0 ? client.withoutThinking?.(foreign) : undefined;
-  if (cleaned) warnings.push({ param: "thinking", message: `${cleaned.dropped} earlier thinking item(s) written by another deployment were not replayed to ${to}, which would refuse their signatures` });
+  if (cleaned)
+    warnings.push({
+      param: "thinking",
+      message: `${cleaned.dropped} earlier thinking item(s) written by another deployment were not replayed to ${to}, which would refuse their signatures`,
+    });
   return { client: cleaned?.request ?? client, origins, warnings, movedFrom };
 }

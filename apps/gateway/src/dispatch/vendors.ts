@@ -25,11 +25,39 @@ export interface VendorRow {
 }
 
 export const BUILT_IN_VENDORS: readonly VendorRow[] = [
-  { id: "alpha", protocol: "messages", base_url: "https://api.anthropic.com", auth: undefined, api_key_env: "ALPHA_API_KEY", base_url_env: "ALPHA_BASE_URL" },
-  { id: "beta", protocol: "chat", base_url: "https://api.openai.com/v1", auth: undefined, api_key_env: "BETA_API_KEY", base_url_env: "BETA_BASE_URL" },
-  { id: "gamma", protocol: "generate", base_url: "https://generativelanguage.googleapis.com", auth: undefined, api_key_env: "GAMMA_API_KEY", base_url_env: "GAMMA_BASE_URL" },
+  {
+    id: "alpha",
+    protocol: "messages",
+    base_url: "https://api.anthropic.com",
+    auth: undefined,
+    api_key_env: "ALPHA_API_KEY",
+    base_url_env: "ALPHA_BASE_URL",
+  },
+  {
+    id: "beta",
+    protocol: "chat",
+    base_url: "https://api.openai.com/v1",
+    auth: undefined,
+    api_key_env: "BETA_API_KEY",
+    base_url_env: "BETA_BASE_URL",
+  },
+  {
+    id: "gamma",
+    protocol: "generate",
+    base_url: "https://generativelanguage.googleapis.com",
+    auth: undefined,
+    api_key_env: "GAMMA_API_KEY",
+    base_url_env: "GAMMA_BASE_URL",
+  },
   // A chat-completions-compatible vendor has no one official address: its base must be given.
-  { id: "delta", protocol: "chat", base_url: undefined, auth: undefined, api_key_env: "DELTA_API_KEY", base_url_env: "DELTA_BASE_URL" },
+  {
+    id: "delta",
+    protocol: "chat",
+    base_url: undefined,
+    auth: undefined,
+    api_key_env: "DELTA_API_KEY",
+    base_url_env: "DELTA_BASE_URL",
+  },
 ];
 
 /** A vendor as the gateway runs it: its row, with the key and base URL read from the environment. */

@@ -31,7 +31,11 @@ const chatEmbeddings: EmbeddingsProtocol = {
       ...(req.dimensions !== undefined ? { dimensions: req.dimensions } : {}),
       ...(req.user !== undefined ? { user: req.user } : {}),
     };
-    const headers = { "content-type": "application/json", ...authHeaders(upstream.auth, upstream.apiKey), ...entry.upstream_headers };
+    const headers = {
+      "content-type": "application/json",
+      ...authHeaders(upstream.auth, upstream.apiKey),
+      ...entry.upstream_headers,
+    };
     return { url: `${trimSlash(upstream.baseURL)}/embeddings`, headers, body: JSON.stringify(body) };
   },
   read(json, inputs) {
@@ -42,7 +46,8 @@ const chatEmbeddings: EmbeddingsProtocol = {
       vectors[d.index] = d.embedding;
     }
     if (vectors.length !== inputs || vectors.some((v) => v === undefined)) return undefined;
-    const usage = isRecord(json.usage) && typeof json.usage.prompt_tokens === "number" ? json.usage.prompt_tokens : undefined;
+    const usage =
+      isRecord(json.usage) && typeof json.usage.prompt_tokens === "number" ? json.usage.prompt_tokens : undefined;
     return { vectors, inputTokens: usage };
   },
 };
@@ -56,7 +61,10 @@ const generateEmbeddings: EmbeddingsProtocol = {
   request({ entry, upstream }, req) {
     const texts = req.inputs.map((input, i) => {
       if (typeof input === "string") return input;
-      throw invalid(`\`input${req.inputs.length > 1 ? `[${i}]` : ""}\` is token ids, but \`${entry.id}\` takes text only (its upstream's protocol has no token input).`, "input");
+      throw invalid(
+        `\`input${req.inputs.length > 1 ? `[${i}]` : ""}\` is token ids, but \`${entry.id}\` takes text only (its upstream's protocol has no token input).`,
+        "input",
+      );
     });
     const one = (text: string) => ({
       content: { parts: [{ text }] },
@@ -64,14 +72,22 @@ const generateEmbeddings: EmbeddingsProtocol = {
       ...(req.dimensions !== undefined ? { outputDimensionality: req.dimensions } : {}),
     });
     const model = `${trimSlash(upstream.baseURL)}/v1beta/models/${encodeURIComponent(entry.upstream_model)}`;
-    const headers = { "content-type": "application/json", ...authHeaders(upstream.auth, upstream.apiKey), ...entry.upstream_headers };
+    const headers = {
+      "content-type": "application/json",
+      ...authHeaders(upstream.auth, upstream.apiKey),
+      ...entry.upstream_headers,
+    };
     if (texts.length === 1) return { url: `${model}:embedContent`, headers, body: JSON.stringify(one(texts[0]!)) };
     const requests = texts.map((t) => ({ model: `models/${entry.upstream_model}`, ...one(t) }));
     return { url: `${model}:batchEmbedContents`, headers, body: JSON.stringify({ requests }) };
   },
   read(json, inputs) {
     if (!isRecord(json)) return undefined;
-    const list = isRecord(json.embedding) ? [json.embedding] : Array.isArray(json.embeddings) ? json.embeddings : undefined;
+    const list = isRecord(json.embedding)
+      ? [json.embedding]
+      : Array.isArray(json.embeddings)
+        ? json.embeddings
+        : undefined;
     if (!list || list.length !== inputs) return undefined;
     const vectors: number[][] = [];
     for (const e of list) {

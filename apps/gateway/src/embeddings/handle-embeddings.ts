@@ -35,13 +35,24 @@ function countInputs(deps: Pick<GatewayDeps, "countText">, req: EmbeddingsReques
  * The checks an embeddings call passes before any upstream call: the model is an embedding
  * model the key may call, its protocol has embeddings, and the size asked is one it makes.
  */
-export function embeddingsTarget(deps: Pick<GatewayDeps, "catalog" | "keys" | "upstreams">, key: KeyRecord, req: EmbeddingsRequest): Target {
+export function embeddingsTarget(
+  deps: Pick<GatewayDeps, "catalog" | "keys" | "upstreams">,
+  key: KeyRecord,
+  req: EmbeddingsRequest,
+): Target {
   const target = resolve(deps, key, req.model, "embeddings");
   const most = target.entry.embedding_dimensions ?? 0;
   if (req.dimensions !== undefined && req.dimensions > most) {
-    throw invalid(`\`dimensions\` is ${req.dimensions}, but \`${target.entry.id}\` makes vectors of at most ${most}.`, "dimensions");
+    throw invalid(
+      `\`dimensions\` is ${req.dimensions}, but \`${target.entry.id}\` makes vectors of at most ${most}.`,
+      "dimensions",
+    );
   }
-  if (!EMBEDDINGS_PROTOCOLS[target.entry.protocol]) throw invalid(`\`${target.entry.id}\` is served by the ${target.entry.protocol} protocol, which has no embeddings call.`, "model");
+  if (!EMBEDDINGS_PROTOCOLS[target.entry.protocol])
+    throw invalid(
+      `\`${target.entry.id}\` is served by the ${target.entry.protocol} protocol, which has no embeddings call.`,
+      "model",
+    );
   return target;
 }
 
@@ -49,9 +60,20 @@ export function embeddingsTarget(deps: Pick<GatewayDeps, "catalog" | "keys" | "u
  * One upstream embeddings call: sent with the client's going away as its abort, its error read
  * in the protocol's envelope, its reply read into vectors and rendered in the chat family's shape.
  */
-export async function callEmbeddings(deps: GatewayDeps, ctx: RequestContext, target: Target, req: EmbeddingsRequest, signal: AbortSignal): Promise<EmbeddingsOutcome> {
+export async function callEmbeddings(
+  deps: GatewayDeps,
+  ctx: RequestContext,
+  target: Target,
+  req: EmbeddingsRequest,
+  signal: AbortSignal,
+): Promise<EmbeddingsOutcome> {
   const protocol = EMBEDDINGS_PROTOCOLS[target.entry.protocol];
-  if (!protocol) return { kind: "error", upstreamStatus: 0, error: invalid(`\`${target.entry.id}\` has no embeddings call.`, "model") };
+  if (!protocol)
+    return {
+      kind: "error",
+      upstreamStatus: 0,
+      error: invalid(`\`${target.entry.id}\` has no embeddings call.`, "model"),
+    };
   const sent = protocol.request(target, req);
   emit(deps.hooks, "onAttempt", ctx, target, 1, undefined);
   let response: Response;
@@ -62,7 +84,14 @@ export async function callEmbeddings(deps: GatewayDeps, ctx: RequestContext, tar
     emit(deps.hooks, "onUpstreamResponse", ctx, 0, performance.now() - ctx.started);
     const reason = e instanceof Error ? e.message : String(e);
     deps.logger.warn("upstream unreachable", { request_id: ctx.id, vendor: target.upstream.vendor, reason });
-    return { kind: "error", upstreamStatus: 0, error: new GatewayError({ status: 502, message: `Could not reach the ${target.upstream.vendor} upstream: ${reason}` }) };
+    return {
+      kind: "error",
+      upstreamStatus: 0,
+      error: new GatewayError({
+        status: 502,
+        message: `Could not reach the ${target.upstream.vendor} upstream: ${reason}`,
+      }),
+    };
   }
   emit(deps.hooks, "onUpstreamResponse", ctx, response.status, performance.now() - ctx.started);
   let text: string;
@@ -70,10 +99,23 @@ export async function callEmbeddings(deps: GatewayDeps, ctx: RequestContext, tar
     text = await response.text();
   } catch (e) {
     if (signal.aborted) return { kind: "gone" };
-    return { kind: "error", upstreamStatus: response.status, error: new GatewayError({ status: 502, message: `The ${target.upstream.vendor} upstream's reply could not be read: ${e instanceof Error ? e.message : String(e)}` }) };
+    return {
+      kind: "error",
+      upstreamStatus: response.status,
+      error: new GatewayError({
+        status: 502,
+        message: `The ${target.upstream.vendor} upstream's reply could not be read: ${e instanceof Error ? e.message : String(e)}`,
+      }),
+    };
   }
   if (!response.ok) {
-    const error = sameTypeForStatus(PROTOCOLS[target.entry.protocol].parseError(response.status, withoutKey(text, target.upstream.apiKey), response.headers));
+    const error = sameTypeForStatus(
+      PROTOCOLS[target.entry.protocol].parseError(
+        response.status,
+        withoutKey(text, target.upstream.apiKey),
+        response.headers,
+      ),
+    );
     return { kind: "error", upstreamStatus: response.status, error };
   }
   let json: unknown;
@@ -84,12 +126,37 @@ export async function callEmbeddings(deps: GatewayDeps, ctx: RequestContext, tar
   }
   const reply = protocol.read(json, req.inputs.length);
   if (!reply) {
-    deps.logger.warn("embeddings reply not understood", { request_id: ctx.id, vendor: target.upstream.vendor, bytes: text.length });
-    return { kind: "error", upstreamStatus: response.status, error: new GatewayError({ status: 502, message: `The ${target.upstream.vendor} upstream answered the embeddings call in a shape Turnpike does not read.` }) };
+    deps.logger.warn("embeddings reply not understood", {
+      request_id: ctx.id,
+      vendor: target.upstream.vendor,
+      bytes: text.length,
+    });
+    return {
+      kind: "error",
+      upstreamStatus: response.status,
+      error: new GatewayError({
+        status: 502,
+        message: `The ${target.upstream.vendor} upstream answered the embeddings call in a shape Turnpike does not read.`,
+      }),
+    };
   }
   const inputTokens = reply.inputTokens ?? countInputs(deps, req);
-  const data = reply.vectors.map((v, index) => ({ object: "embedding", index, embedding: req.encodingFormat === "base64" ? base64Vector(v) : v }));
-  return { kind: "reply", inputTokens, estimated: reply.inputTokens === undefined, body: { object: "list", data, model: target.entry.id, usage: { prompt_tokens: inputTokens, total_tokens: inputTokens } } };
+  const data = reply.vectors.map((v, index) => ({
+    object: "embedding",
+    index,
+    embedding: req.encodingFormat === "base64" ? base64Vector(v) : v,
+  }));
+  return {
+    kind: "reply",
+    inputTokens,
+    estimated: reply.inputTokens === undefined,
+    body: {
+      object: "list",
+      data,
+      model: target.entry.id,
+      usage: { prompt_tokens: inputTokens, total_tokens: inputTokens },
+    },
+  };
 }
 
 /** What the ledger needs of an ended embeddings call. */
@@ -112,7 +179,12 @@ export interface EmbeddingsEnding {
 /** The usage record of one embeddings call: input tokens only, priced at the model's input price. */
 export function embeddingsRecord(deps: Pick<GatewayDeps, "catalog" | "now">, e: EmbeddingsEnding): UsageRecord {
   const { entry } = e.target;
-  const cost = deps.catalog.cost(entry, { input_tokens: e.inputTokens, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 });
+  const cost = deps.catalog.cost(entry, {
+    input_tokens: e.inputTokens,
+    output_tokens: 0,
+    cache_read_input_tokens: 0,
+    cache_creation_input_tokens: 0,
+  });
   return {
     request_id: e.requestId,
     key_id: e.key.id,
@@ -140,7 +212,12 @@ export function embeddingsRecord(deps: Pick<GatewayDeps, "catalog" | "now">, e: 
  * embedding model → admit (budget, key and model limits) → call the upstream's embeddings →
  * meter (input tokens, `endpoint: "embeddings"`). Errors are in the chat family's envelope.
  */
-export async function handleEmbeddings(deps: GatewayDeps, request: Request, server?: Connection | null, internal?: InternalCall): Promise<Response> {
+export async function handleEmbeddings(
+  deps: GatewayDeps,
+  request: Request,
+  server?: Connection | null,
+  internal?: InternalCall,
+): Promise<Response> {
   const ctx = newContext(request, FORMATS.chat, server, deps.config.trustedProxies);
   emit(deps.hooks, "onStart", ctx);
   let model: string | undefined;
@@ -156,10 +233,29 @@ export async function handleEmbeddings(deps: GatewayDeps, request: Request, serv
     admitted = await admit(deps, ctx, key, target.entry, size);
     const outcome = await callEmbeddings(deps, ctx, target, req, request.signal);
     const admittedNow = admitted;
-    const finish = async (status: number, upstreamStatus: number, inputTokens: number, estimated: boolean, aborted = false) => {
-      const record = embeddingsRecord(deps, { requestId: ctx.id, key, target, inputTokens, estimated, status, upstreamStatus, aborted, started: ctx.started, ...(internal ? { costFactor: internal.costFactor } : {}) });
+    const finish = async (
+      status: number,
+      upstreamStatus: number,
+      inputTokens: number,
+      estimated: boolean,
+      aborted = false,
+    ) => {
+      const record = embeddingsRecord(deps, {
+        requestId: ctx.id,
+        key,
+        target,
+        inputTokens,
+        estimated,
+        status,
+        upstreamStatus,
+        aborted,
+        started: ctx.started,
+        ...(internal ? { costFactor: internal.costFactor } : {}),
+      });
       admittedNow.settle(record.input_tokens);
-      void deps.spend.add(key.id, record.cost_usd).catch((e) => deps.logger.error("spend update failed", { request_id: record.request_id }, e));
+      void deps.spend
+        .add(key.id, record.cost_usd)
+        .catch((e) => deps.logger.error("spend update failed", { request_id: record.request_id }, e));
       emit(deps.hooks, "onFinish", ctx, status, record, undefined);
       await deps.ledger.record(record);
     };

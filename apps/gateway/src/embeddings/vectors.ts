@@ -6,7 +6,8 @@ export function base64Vector(values: readonly number[]): string {
   const bytes = new Float32Array(values);
   // Float32Array is in the machine's byte order; the wire's is little-endian.
   const view = new DataView(bytes.buffer);
-  if (new Uint8Array(new Uint16Array([1]).buffer)[0] !== 1) for (let i = 0; i < values.length; i++) view.setFloat32(i * 4, values[i]!, true);
+  if (new Uint8Array(new Uint16Array([1]).buffer)[0] !== 1)
+    for (let i = 0; i < values.length; i++) view.setFloat32(i * 4, values[i]!, true);
   return Buffer.from(bytes.buffer).toString("base64");
 }
 

@@ -21,7 +21,12 @@ function thrown(fn: () => unknown): GatewayError {
 
 function encode(includeUsage: boolean): string[] {
   const frames: string[] = [];
-  const body = { model: "beta-5.5", messages: [{ role: "user", content: "Hi" }], stream: true, ...(includeUsage ? { stream_options: { include_usage: true } } : {}) };
+  const body = {
+    model: "beta-5.5",
+    messages: [{ role: "user", content: "Hi" }],
+    stream: true,
+    ...(includeUsage ? { stream_options: { include_usage: true } } : {}),
+  };
   const enc = chatFormat.validate(body).encoder("beta-5.5", (f: string) => frames.push(f));
   for (const ev of PIVOT_EVENTS) enc.push(ev);
   enc.end();
@@ -32,7 +37,12 @@ const payload = (frame: string) => JSON.parse(frame.slice("data: ".length)) as R
 
 describe("chat format: validate", () => {
   test("a valid streaming body → model, stream and includeUsage", () => {
-    const r = chatFormat.validate({ model: "beta-5.5", messages, stream: true, stream_options: { include_usage: true } });
+    const r = chatFormat.validate({
+      model: "beta-5.5",
+      messages,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     expect(r.model).toBe("beta-5.5");
     expect(r.stream).toBe(true);
     expect(r.includeUsage).toBe(true);
@@ -50,7 +60,9 @@ describe("chat format: validate", () => {
     expect(toMessages.warnings.map((w) => w.param)).toEqual(["seed"]);
     // The same request kept for a chat upstream warns of nothing.
     expect(r.toPivot("chat").warnings).toEqual([]);
-    expect(chatFormat.validate({ model: "beta-5.5", messages, max_tokens: 50 }).toPivot("messages").request.max_tokens).toBe(50);
+    expect(
+      chatFormat.validate({ model: "beta-5.5", messages, max_tokens: 50 }).toPivot("messages").request.max_tokens,
+    ).toBe(50);
   });
 
   test("an invalid body → a 400 naming the field", () => {
@@ -68,20 +80,32 @@ describe("chat format: errors and headers", () => {
   test("529 becomes 503 server_is_overloaded", () => {
     const r = chatFormat.renderError(new GatewayError({ status: 529, message: "busy" }), "req_1");
     expect(r.status).toBe(503);
-    expect(r.body).toEqual({ error: { message: "busy", type: "service_unavailable_error", param: null, code: "server_is_overloaded" } });
+    expect(r.body).toEqual({
+      error: { message: "busy", type: "service_unavailable_error", param: null, code: "server_is_overloaded" },
+    });
   });
 
   test("402 becomes 429 insufficient_quota", () => {
-    const r = chatFormat.renderError(new GatewayError({ status: 402, type: "billing_error", code: "insufficient_quota", message: "spent" }), "req_1");
+    const r = chatFormat.renderError(
+      new GatewayError({ status: 402, type: "billing_error", code: "insufficient_quota", message: "spent" }),
+      "req_1",
+    );
     expect(r.status).toBe(429);
-    expect(r.body).toEqual({ error: { message: "spent", type: "insufficient_quota", param: null, code: "insufficient_quota" } });
+    expect(r.body).toEqual({
+      error: { message: "spent", type: "insufficient_quota", param: null, code: "insufficient_quota" },
+    });
   });
 
   test("other statuses pass; the body has no request id; param is kept", () => {
-    const r = chatFormat.renderError(new GatewayError({ status: 400, type: "invalid_request_error", message: "bad", param: "n" }), "req_1");
+    const r = chatFormat.renderError(
+      new GatewayError({ status: 400, type: "invalid_request_error", message: "bad", param: "n" }),
+      "req_1",
+    );
     expect(r.status).toBe(400);
     expect(r.body).toEqual({ error: { message: "bad", type: "invalid_request_error", param: "n", code: null } });
-    expect(chatFormat.renderError(new GatewayError({ status: 401, message: "who" }), "req_1").body).toMatchObject({ error: { code: "invalid_api_key" } });
+    expect(chatFormat.renderError(new GatewayError({ status: 401, message: "who" }), "req_1").body).toMatchObject({
+      error: { code: "invalid_api_key" },
+    });
   });
 
   test("idHeaders: x-request-id only", () => {
@@ -97,7 +121,9 @@ describe("chat format: stream framing", () => {
   test("[DONE] ends a stream; an in-band error is an error chunk then [DONE]", () => {
     expect(chatFormat.terminalFrame).toBe("data: [DONE]\n\n");
     const err = chatFormat.inBandError("cut off");
-    expect(err).toBe('data: {"error":{"message":"cut off","type":"server_error","param":null,"code":null}}\n\ndata: [DONE]\n\n');
+    expect(err).toBe(
+      'data: {"error":{"message":"cut off","type":"server_error","param":null,"code":null}}\n\ndata: [DONE]\n\n',
+    );
     expect(chatFormat.isTerminal(err)).toBe(true);
     expect(chatFormat.isTerminal('data: {"choices":[]}\n\n')).toBe(false);
     expect(new TextDecoder().decode(chatFormat.keepAlive)).toBe(": keep-alive\n\n");
@@ -138,7 +164,9 @@ describe("chat format: stream framing", () => {
       stop_sequence: null,
       usage: { input_tokens: 3, output_tokens: 2 },
     } as MessagesResponse;
-    const out = chatFormat.validate({ model: "beta-5.5", messages: [{ role: "user", content: "Hi" }] }).encodeReply(reply, "beta-5.5") as Record<string, any>;
+    const out = chatFormat
+      .validate({ model: "beta-5.5", messages: [{ role: "user", content: "Hi" }] })
+      .encodeReply(reply, "beta-5.5") as Record<string, any>;
     expect(out.object).toBe("chat.completion");
     expect(out.model).toBe("beta-5.5");
     expect(out.choices[0].message).toMatchObject({ role: "assistant", content: "Hi" });

@@ -1,4 +1,9 @@
-import { MessagesToChatMachine, convertChatRequestToMessages, convertMessagesResponseToChat, renderChatError } from "@turnpike/providers";
+import {
+  MessagesToChatMachine,
+  convertChatRequestToMessages,
+  convertMessagesResponseToChat,
+  renderChatError,
+} from "@turnpike/providers";
 import { validateChatRequest } from "@turnpike/schema";
 import { formatSSE, formatSSEComment } from "@turnpike/schema/sse";
 import { chatLimitHeaders } from "../limits/rate-limit-headers";
@@ -38,7 +43,8 @@ export const chatFormat: ClientFormat = {
         // Toward a chat upstream the body passes through and this pivot is only counted: parts of
         // unknown type are left out of the count. Toward another protocol they are refused, and an
         // unknown knob value dropped with a warning (open-rest.ts).
-        if (target === "chat") return convertChatRequestToMessages(withoutUnknownContent(request, CHAT_OPEN.content), opts);
+        if (target === "chat")
+          return convertChatRequestToMessages(withoutUnknownContent(request, CHAT_OPEN.content), opts);
         refuseUnknownContent(request, CHAT_OPEN.content, target);
         const open = dropUnknownKnobs(request, CHAT_OPEN.knobs, target);
         const pivot = convertChatRequestToMessages(open.body, opts);
@@ -48,7 +54,8 @@ export const chatFormat: ClientFormat = {
       encoder: (model, write) => new MessagesToChatMachine({ model, includeUsage }, write),
     };
   },
-  inBandError: (message) => formatSSE({ data: JSON.stringify({ error: { message, type: "server_error", param: null, code: null } }) }) + DONE,
+  inBandError: (message) =>
+    formatSSE({ data: JSON.stringify({ error: { message, type: "server_error", param: null, code: null } }) }) + DONE,
   terminalFrame: DONE,
   isTerminal: (piece) => piece.includes("data: [DONE]"),
   keepAlive: new TextEncoder().encode(formatSSEComment("keep-alive")),

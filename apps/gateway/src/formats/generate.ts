@@ -1,4 +1,10 @@
-import { GatewayError, MessagesToGenerateMachine, convertGenerateRequestToMessages, convertMessagesResponseToGenerate, renderGenerateError } from "@turnpike/providers";
+import {
+  GatewayError,
+  MessagesToGenerateMachine,
+  convertGenerateRequestToMessages,
+  convertMessagesResponseToGenerate,
+  renderGenerateError,
+} from "@turnpike/providers";
 import { validateGenerateRequest, type GenerateModel, type GenerateRequest } from "@turnpike/schema";
 import { formatSSE } from "@turnpike/schema/sse";
 import { chatLimitHeaders } from "../limits/rate-limit-headers";
@@ -20,7 +26,8 @@ export function catalogIdOf(name: string): string {
 }
 
 const sseFrame = (json: string) => formatSSE({ data: json });
-const errorJson = (message: string) => JSON.stringify(renderGenerateError(new GatewayError({ status: 500, type: "api_error", message })));
+const errorJson = (message: string) =>
+  JSON.stringify(renderGenerateError(new GatewayError({ status: 500, type: "api_error", message })));
 
 /** The framing of one stream: SSE frames, or the elements of a JSON array opened by the first. */
 interface Framing {
@@ -43,7 +50,13 @@ function framingOf(mode: GenerateMode): Framing {
 }
 
 /** A validated request of this format for the model `model` (from the path). */
-function generateClient(request: GenerateRequest, body: Readonly<Record<string, unknown>>, model: string, mode: GenerateMode, framing: Framing): ClientRequest {
+function generateClient(
+  request: GenerateRequest,
+  body: Readonly<Record<string, unknown>>,
+  model: string,
+  mode: GenerateMode,
+  framing: Framing,
+): ClientRequest {
   const stream = mode !== "json";
   return {
     model,
@@ -51,7 +64,8 @@ function generateClient(request: GenerateRequest, body: Readonly<Record<string, 
     body,
     // Every chunk of the format carries usage: the client never has to ask.
     includeUsage: true,
-    toPivot: (target) => convertGenerateRequestToMessages(request, { model, defaultMaxTokens: DEFAULT_MAX_TOKENS, target, stream }),
+    toPivot: (target) =>
+      convertGenerateRequestToMessages(request, { model, defaultMaxTokens: DEFAULT_MAX_TOKENS, target, stream }),
     encodeReply: (reply, id) => convertMessagesResponseToGenerate(reply, { model: id }),
     encoder(id, write) {
       const machine = new MessagesToGenerateMachine({ model: id, frame: (json) => write(framing.frame(json)) });
@@ -69,7 +83,12 @@ function generateClient(request: GenerateRequest, body: Readonly<Record<string, 
 }
 
 /** Validates a body of this format, the model taken from the path (or, failing that, the body). */
-function validateFor(body: Record<string, unknown>, model: string | undefined, mode: GenerateMode, framing: Framing): ClientRequest {
+function validateFor(
+  body: Record<string, unknown>,
+  model: string | undefined,
+  mode: GenerateMode,
+  framing: Framing,
+): ClientRequest {
   const checked = validateGenerateRequest(body);
   if (!checked.ok) throw validationError(checked.issues);
   const named = model ?? (typeof body.model === "string" ? catalogIdOf(body.model) : undefined);

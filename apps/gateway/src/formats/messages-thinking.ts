@@ -34,7 +34,10 @@ export function thinkingProofs(body: Readonly<Record<string, unknown>>): string[
  * when it names none. Only the messages that lose a block are copied; the new body is written
  * from the client's text but for `messages` (protocols/body-text.ts).
  */
-export function withoutThinking(body: Readonly<Record<string, unknown>>, drop: (proof: string) => boolean): { body: Record<string, unknown>; dropped: number } | undefined {
+export function withoutThinking(
+  body: Readonly<Record<string, unknown>>,
+  drop: (proof: string) => boolean,
+): { body: Record<string, unknown>; dropped: number } | undefined {
   if (!Array.isArray(body.messages)) return undefined;
   let dropped = 0;
   const messages = body.messages.map((m: unknown) => {

@@ -44,14 +44,24 @@ describe("messages format: errors and headers", () => {
   test("503 is rendered as 529 overloaded; the body carries the request id", () => {
     const r = messagesFormat.renderError(new GatewayError({ status: 503, message: "busy" }), "req_abc");
     expect(r.status).toBe(529);
-    expect(r.body).toEqual({ type: "error", error: { type: "overloaded_error", message: "busy" }, request_id: "req_abc" });
+    expect(r.body).toEqual({
+      type: "error",
+      error: { type: "overloaded_error", message: "busy" },
+      request_id: "req_abc",
+    });
   });
 
   test("other statuses keep their status and take the format's type", () => {
-    const r = messagesFormat.renderError(new GatewayError({ status: 402, type: "billing_error", message: "spent" }), "req_1");
+    const r = messagesFormat.renderError(
+      new GatewayError({ status: 402, type: "billing_error", message: "spent" }),
+      "req_1",
+    );
     expect(r.status).toBe(402);
     expect(r.body).toMatchObject({ type: "error", error: { type: "billing_error", message: "spent" } });
-    const limited = messagesFormat.renderError(new GatewayError({ status: 429, type: "tokens", message: "slow" }), "req_2");
+    const limited = messagesFormat.renderError(
+      new GatewayError({ status: 429, type: "tokens", message: "slow" }),
+      "req_2",
+    );
     expect(limited.status).toBe(429);
     expect(limited.body).toMatchObject({ error: { type: "rate_limit_error" } });
   });
@@ -74,7 +84,11 @@ describe("messages format: stream framing", () => {
 
   test("the encoder writes each pivot event as its own SSE frame, unchanged", () => {
     const frames: string[] = [];
-    const client = messagesFormat.validate({ model: "alpha-opus-4-8", max_tokens: 10, messages: [{ role: "user", content: "Hi" }] });
+    const client = messagesFormat.validate({
+      model: "alpha-opus-4-8",
+      max_tokens: 10,
+      messages: [{ role: "user", content: "Hi" }],
+    });
     const enc = client.encoder("alpha-opus-4-8", (f: string) => frames.push(f));
     for (const ev of PIVOT_EVENTS) enc.push(ev);
     enc.end();

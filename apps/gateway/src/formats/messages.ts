@@ -44,13 +44,17 @@ export const messagesFormat: ClientFormat = {
       },
     };
   },
-  inBandError: (message) => formatSSE({ event: "error", data: JSON.stringify({ type: "error", error: { type: "api_error", message } }) }),
+  inBandError: (message) =>
+    formatSSE({ event: "error", data: JSON.stringify({ type: "error", error: { type: "api_error", message } }) }),
   terminalFrame: STOP,
   isTerminal: (piece) => piece.includes("event: message_stop\n") || piece.includes("event: error\n"),
   keepAlive: new TextEncoder().encode(formatSSE({ event: "ping", data: '{"type":"ping"}' })),
   renderError(err, requestId) {
     // "Overloaded" is 529 in this format, wherever it came from (docs/protocols.md §4.8).
-    return { status: err.status === 503 ? 529 : err.status, body: { ...renderMessagesError(err), request_id: requestId } };
+    return {
+      status: err.status === 503 ? 529 : err.status,
+      body: { ...renderMessagesError(err), request_id: requestId },
+    };
   },
   idHeaders: (requestId) => ({ "x-request-id": requestId, "request-id": requestId }),
   limitHeaders: anthropicLimitHeaders,

@@ -60,7 +60,11 @@ function without(obj: Record<string, unknown>, [key, ...rest]: readonly string[]
 }
 
 /** `body` with each unknown knob value removed, and a warning naming each removal. */
-export function dropUnknownKnobs<T extends object>(body: T, knobs: readonly OpenKnob[], target: string): { body: T; warnings: Warning[] } {
+export function dropUnknownKnobs<T extends object>(
+  body: T,
+  knobs: readonly OpenKnob[],
+  target: string,
+): { body: T; warnings: Warning[] } {
   let out = body as Record<string, unknown>; // a JSON object body: its fields are read by name
   const warnings: Warning[] = [];
   for (const { path, known } of knobs) {
@@ -68,7 +72,10 @@ export function dropUnknownKnobs<T extends object>(body: T, knobs: readonly Open
     if (typeof value !== "string" || known.includes(value)) continue;
     out = without(out, path);
     const knownList = known.map((k) => JSON.stringify(k)).join(", ");
-    warnings.push({ param: path.join("."), message: `${JSON.stringify(value)} is not a value Turnpike can carry to ${target} upstreams (it knows ${knownList}); it was not sent` });
+    warnings.push({
+      param: path.join("."),
+      message: `${JSON.stringify(value)} is not a value Turnpike can carry to ${target} upstreams (it knows ${knownList}); it was not sent`,
+    });
   }
   return { body: out as T, warnings }; // the same object, with values removed at most
 }
@@ -100,11 +107,16 @@ export function withoutUnknownContent<T extends object>(body: T, site: ContentSi
 }
 
 /** Lists of typed objects under `field` of each entry of `list` (e.g. each message's `content`). */
-function* nested(list: unknown, listAt: string, field: string): Iterable<{ at: string; items: readonly unknown[]; entry: Record<string, unknown> }> {
+function* nested(
+  list: unknown,
+  listAt: string,
+  field: string,
+): Iterable<{ at: string; items: readonly unknown[]; entry: Record<string, unknown> }> {
   if (!Array.isArray(list)) return;
   for (let i = 0; i < list.length; i++) {
     const entry: unknown = list[i];
-    if (isObject(entry) && Array.isArray(entry[field])) yield { at: `${listAt}[${i}].${field}`, items: entry[field], entry };
+    if (isObject(entry) && Array.isArray(entry[field]))
+      yield { at: `${listAt}[${i}].${field}`, items: entry[field], entry };
   }
 }
 
@@ -123,7 +135,8 @@ export const MESSAGES_OPEN = {
     *lists(body) {
       for (const m of nested(body.messages, "messages", "content")) {
         yield m;
-        for (const r of nested(m.items, m.at, "content")) if (r.entry.type === "tool_result") yield { at: r.at, items: r.items };
+        for (const r of nested(m.items, m.at, "content"))
+          if (r.entry.type === "tool_result") yield { at: r.at, items: r.items };
       }
     },
   } satisfies ContentSite,

@@ -36,7 +36,14 @@ function holdsFrame(piece: string, line: string): boolean {
 }
 
 /** The input item types Turnpike reads; a vendor's others (`web_search_call`, `item_reference`, …) are only carried. */
-const READ_ITEMS = new Set(["message", "function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output", "reasoning"]);
+const READ_ITEMS = new Set([
+  "message",
+  "function_call",
+  "function_call_output",
+  "custom_tool_call",
+  "custom_tool_call_output",
+  "reasoning",
+]);
 /** What stands in for a vendor's own item while the rest of the input is validated. */
 const STAND_IN: ResponsesInputItem = { type: "reasoning" };
 
@@ -59,25 +66,45 @@ function vendorItems(body: Readonly<Record<string, unknown>>): Map<number, unkno
 function validateBody(body: Record<string, unknown>): ResponsesRequest {
   const vendor = vendorItems(body);
   const input = body.input as unknown[]; // a list whenever `vendor` is not empty
-  const checked = validateResponsesRequest(vendor.size ? { ...body, input: input.map((item, i) => (vendor.has(i) ? STAND_IN : item)) } : body);
+  const checked = validateResponsesRequest(
+    vendor.size ? { ...body, input: input.map((item, i) => (vendor.has(i) ? STAND_IN : item)) } : body,
+  );
   if (!checked.ok) throw validationError(checked.issues);
   if (!vendor.size) return checked.value;
   const items = checked.value.input as ResponsesInputItem[]; // a list, as the body's
   // Carried as the client sent them; the translators read them by their `type` alone.
-  return { ...checked.value, input: items.map((item, i) => (vendor.has(i) ? (vendor.get(i) as ResponsesInputItem) : item)) };
+  return {
+    ...checked.value,
+    input: items.map((item, i) => (vendor.has(i) ? (vendor.get(i) as ResponsesInputItem) : item)),
+  };
 }
 
 /** An output item of a stored reply as the input item that replays it. */
 function replayItem(item: ResponsesOutputItem): ResponsesInputItem {
   switch (item.type) {
     case "message":
-      return { type: "message", role: "assistant", content: item.content.map((p) => ({ type: "output_text" as const, text: p.text })) };
+      return {
+        type: "message",
+        role: "assistant",
+        content: item.content.map((p) => ({ type: "output_text" as const, text: p.text })),
+      };
     case "function_call":
-      return { type: "function_call", call_id: item.call_id, name: item.name, arguments: item.arguments, ...(item.namespace ? { namespace: item.namespace } : {}) };
+      return {
+        type: "function_call",
+        call_id: item.call_id,
+        name: item.name,
+        arguments: item.arguments,
+        ...(item.namespace ? { namespace: item.namespace } : {}),
+      };
     case "custom_tool_call":
       return { type: "custom_tool_call", call_id: item.call_id, name: item.name, input: item.input };
     case "reasoning":
-      return { type: "reasoning", id: item.id, summary: item.summary, ...(item.encrypted_content ? { encrypted_content: item.encrypted_content } : {}) };
+      return {
+        type: "reasoning",
+        id: item.id,
+        summary: item.summary,
+        ...(item.encrypted_content ? { encrypted_content: item.encrypted_content } : {}),
+      };
     default: {
       const never: never = item;
       return never;
@@ -92,7 +119,11 @@ function inputItems(request: ResponsesRequest): ResponsesInputItem[] {
 
 /** The same, of the body as the client sent it (validated, so `input` is a string or a list). */
 function bodyItems(body: Readonly<Record<string, unknown>>): unknown[] {
-  return typeof body.input === "string" ? [{ role: "user", content: body.input }] : Array.isArray(body.input) ? body.input : [];
+  return typeof body.input === "string"
+    ? [{ role: "user", content: body.input }]
+    : Array.isArray(body.input)
+      ? body.input
+      : [];
 }
 
 /**
@@ -101,13 +132,21 @@ function bodyItems(body: Readonly<Record<string, unknown>>): unknown[] {
  * kept: neither can be opened upstream). See docs/protocols.md §5.4.
  */
 function replayUpstream(output: readonly Record<string, unknown>[]): Record<string, unknown>[] {
-  return output.filter((item) => item.type !== "reasoning" || (typeof item.encrypted_content === "string" && item.encrypted_content !== ""));
+  return output.filter(
+    (item) =>
+      item.type !== "reasoning" || (typeof item.encrypted_content === "string" && item.encrypted_content !== ""),
+  );
 }
 
 /** A request's prompt as one text turn (its instructions, input and tools as JSON), for counting only. */
 function promptAsText(request: ResponsesRequest, body: Readonly<Record<string, unknown>>): MessagesRequest {
   const text = JSON.stringify({ input: body.input, tools: body.tools });
-  return { model: request.model, max_tokens: DEFAULT_MAX_TOKENS, ...(request.instructions ? { system: request.instructions } : {}), messages: [{ role: "user", content: text }] };
+  return {
+    model: request.model,
+    max_tokens: DEFAULT_MAX_TOKENS,
+    ...(request.instructions ? { system: request.instructions } : {}),
+    messages: [{ role: "user", content: text }],
+  };
 }
 
 /**
@@ -172,8 +211,15 @@ function responsesClient(request: ResponsesRequest, body: Readonly<Record<string
       // A passthrough sends the whole conversation, as a translation does: the id is Turnpike's,
       // the vendor does not know it (docs/protocols.md §5.4).
       const { previous_response_id: _sent, ...sent } = body;
-      const upstream = [...(stored.input_items as Record<string, unknown>[]), ...replayUpstream(output), ...bodyItems(body)];
-      return responsesClient({ ...rest, input: [...earlier, ...output.map(replayItem), ...inputItems(request)] }, { ...sent, input: upstream });
+      const upstream = [
+        ...(stored.input_items as Record<string, unknown>[]),
+        ...replayUpstream(output),
+        ...bodyItems(body),
+      ];
+      return responsesClient(
+        { ...rest, input: [...earlier, ...output.map(replayItem), ...inputItems(request)] },
+        { ...sent, input: upstream },
+      );
     },
     passedThrough(reply) {
       passed = reply;
@@ -188,8 +234,24 @@ function responsesClient(request: ResponsesRequest, body: Readonly<Record<string
       // The `error` event, then the response it ends as failed (clients such as agents read the
       // reason from `response.failed`; a stream without a final response reads as cut off).
       const error = { code: "server_error", message };
-      const response = { id, object: "response", created_at: createdAt, status: "failed", error, incomplete_details: null, model: request.model, output: [], usage: null };
-      return responsesFormat.inBandError(message) + formatSSE({ event: "response.failed", data: JSON.stringify({ type: "response.failed", sequence_number: 0, response }) });
+      const response = {
+        id,
+        object: "response",
+        created_at: createdAt,
+        status: "failed",
+        error,
+        incomplete_details: null,
+        model: request.model,
+        output: [],
+        usage: null,
+      };
+      return (
+        responsesFormat.inBandError(message) +
+        formatSSE({
+          event: "response.failed",
+          data: JSON.stringify({ type: "response.failed", sequence_number: 0, response }),
+        })
+      );
     },
     toStore() {
       // `store` defaults to true, as clients expect; a failed reply is not kept.
@@ -218,7 +280,10 @@ export const responsesFormat: ClientFormat = {
   claims: () => false,
   validate: (body) => responsesClient(validateBody(body), body),
   inBandError: (message) =>
-    formatSSE({ event: "error", data: JSON.stringify({ type: "error", code: "server_error", message, param: null, sequence_number: 0 }) }),
+    formatSSE({
+      event: "error",
+      data: JSON.stringify({ type: "error", code: "server_error", message, param: null, sequence_number: 0 }),
+    }),
   // A Responses stream's last event says how it ended (`response.completed` and the like): a
   // passthrough never has a terminator to complete.
   terminalFrame: "",

@@ -50,13 +50,18 @@ function parseIP(text: string): { v6: boolean; n: bigint } | undefined {
  */
 export function parseTrustedProxies(value: string): TrustedProxies {
   const ranges: Range[] = [];
-  for (const raw of value.split(",").map((e) => e.trim()).filter(Boolean)) {
+  for (const raw of value
+    .split(",")
+    .map((e) => e.trim())
+    .filter(Boolean)) {
     const [addr = "", prefix] = raw.split("/");
     const ip = parseIP(addr);
     const max = ip?.v6 ? 128 : 32;
     const bits = prefix === undefined ? max : Number(prefix);
     if (!ip || !Number.isInteger(bits) || bits < 0 || bits > max) {
-      throw new Error(`TURNPIKE_TRUSTED_PROXIES: ${JSON.stringify(raw)} is not an IP address or CIDR range (such as 10.0.0.0/8 or ::1)`);
+      throw new Error(
+        `TURNPIKE_TRUSTED_PROXIES: ${JSON.stringify(raw)} is not an IP address or CIDR range (such as 10.0.0.0/8 or ::1)`,
+      );
     }
     ranges.push({ v6: ip.v6, base: ip.n >> BigInt(max - bits), bits });
   }
@@ -78,12 +83,19 @@ function trusted(proxies: TrustedProxies, address: string): boolean {
  * prove nothing). From any other peer the header is ignored, so it cannot be used to dodge a limit
  * or to lock someone else out.
  */
-export function clientAddress(server: Pick<Connection, "requestIP"> | null | undefined, request: Request, proxies: TrustedProxies = { ranges: [] }): string {
+export function clientAddress(
+  server: Pick<Connection, "requestIP"> | null | undefined,
+  request: Request,
+  proxies: TrustedProxies = { ranges: [] },
+): string {
   const peer = server?.requestIP(request)?.address ?? "local";
   if (!trusted(proxies, peer)) return peer;
   const forwarded = request.headers.get("x-forwarded-for");
   if (!forwarded) return peer;
-  const hops = forwarded.split(",").map((h) => h.trim()).filter(Boolean);
+  const hops = forwarded
+    .split(",")
+    .map((h) => h.trim())
+    .filter(Boolean);
   for (let i = hops.length - 1; i >= 0; i--) {
     const hop = hops[i]!; // i is within the list
     if (!trusted(proxies, hop)) return parseIP(hop) ? hop : peer;

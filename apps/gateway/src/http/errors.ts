@@ -49,7 +49,12 @@ export const errorsPlugin = (logger: Logger) =>
       // Only a model lookup says `model_not_found`; an unknown route says what it is.
       const err =
         code === "NOT_FOUND"
-          ? new GatewayError({ status: 404, type: "not_found_error", code: "unknown_route", message: `No route for ${request.method} ${path}.` })
+          ? new GatewayError({
+              status: 404,
+              type: "not_found_error",
+              code: "unknown_route",
+              message: `No route for ${request.method} ${path}.`,
+            })
           : toGatewayError(error, logger, requestId);
       return errorResponse(format, err, { logger, request, requestId });
     });

@@ -65,17 +65,22 @@ export async function readBodyText(request: Request, maxBytes: number): Promise<
 }
 
 /** The body as JSON, with its size in characters (a cheap input-token estimate for admission). */
-export async function readJsonBody(request: Request, maxBytes: number): Promise<{ value: Record<string, unknown>; size: number }> {
+export async function readJsonBody(
+  request: Request,
+  maxBytes: number,
+): Promise<{ value: Record<string, unknown>; size: number }> {
   const text = await readBodyText(request, maxBytes);
   if (text.trim() === "") throw invalid("Request body is empty: expected a JSON object.");
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (e) {
-    throw invalid(`Request body is not valid JSON: ${(e instanceof Error ? e.message : String(e))}.`);
+    throw invalid(`Request body is not valid JSON: ${e instanceof Error ? e.message : String(e)}.`);
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-    throw invalid(`Request body must be a JSON object, got ${Array.isArray(parsed) ? "an array" : typeof parsed === "object" ? "null" : typeof parsed}.`);
+    throw invalid(
+      `Request body must be a JSON object, got ${Array.isArray(parsed) ? "an array" : typeof parsed === "object" ? "null" : typeof parsed}.`,
+    );
   }
   checkDepth(parsed, MAX_JSON_DEPTH);
   keepText(parsed, text);
@@ -93,12 +98,19 @@ export function checkDepth(root: unknown, limit: number): void {
     const { value, depth, path } = stack.pop()!; // the loop runs only while the stack has an item
     if (depth > limit) {
       const field = path.split(/[.[]/)[0] || "body";
-      throw invalid(`${field}: JSON nests deeper than the limit of ${limit} levels (at ${path.slice(0, 200)}…).`, field);
+      throw invalid(
+        `${field}: JSON nests deeper than the limit of ${limit} levels (at ${path.slice(0, 200)}…).`,
+        field,
+      );
     }
     if (Array.isArray(value)) {
-      for (let i = 0; i < value.length; i++) if (typeof value[i] === "object" && value[i] !== null) stack.push({ value: value[i], depth: depth + 1, path: `${path}[${i}]` });
+      for (let i = 0; i < value.length; i++)
+        if (typeof value[i] === "object" && value[i] !== null)
+          stack.push({ value: value[i], depth: depth + 1, path: `${path}[${i}]` });
     } else if (typeof value === "object" && value !== null) {
-      for (const [k, v] of Object.entries(value)) if (typeof v === "object" && v !== null) stack.push({ value: v, depth: depth + 1, path: path ? `${path}.${k}` : k });
+      for (const [k, v] of Object.entries(value))
+        if (typeof v === "object" && v !== null)
+          stack.push({ value: v, depth: depth + 1, path: path ? `${path}.${k}` : k });
     }
   }
 }

@@ -8,7 +8,11 @@ import { SSE_HEADERS } from "./headers";
 export function toGatewayError(e: unknown, logger: Logger, requestId: string): GatewayError {
   if (e instanceof GatewayError) return e;
   logger.error("unexpected error", { request_id: requestId }, e);
-  return new GatewayError({ status: 500, type: "api_error", message: "Internal error in Turnpike; the request was not completed." });
+  return new GatewayError({
+    status: 500,
+    type: "api_error",
+    message: "Internal error in Turnpike; the request was not completed.",
+  });
 }
 
 /**
@@ -20,7 +24,11 @@ export function errorResponse(format: ClientFormat, err: GatewayError, refusal: 
   const { requestId } = refusal;
   const { status, body } = format.renderError(err, requestId);
   logRefusal(refusal, status, err, body);
-  if (!reply) return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", ...format.idHeaders(requestId), ...err.headers } });
+  if (!reply)
+    return new Response(JSON.stringify(body), {
+      status,
+      headers: { "content-type": "application/json", ...format.idHeaders(requestId), ...err.headers },
+    });
   const headers = new Headers(reply);
   for (const k in SSE_HEADERS) headers.delete(k);
   headers.set("content-type", "application/json");

@@ -76,12 +76,19 @@ export function mount(routes: readonly Route[], name = "routes") {
  * answer instead (the oversized-headers check Elysia's hook does for its own routes).
  */
 export function directRoutes(routes: readonly Route[], before: (request: Request) => Response | undefined) {
-  const out: Record<string, Partial<Record<Method, (request: Request, server: Connection) => Response | undefined | Promise<Response | undefined>>>> = {};
+  const out: Record<
+    string,
+    Partial<
+      Record<Method, (request: Request, server: Connection) => Response | undefined | Promise<Response | undefined>>
+    >
+  > = {};
   for (const route of routes) {
     if (!route.direct) continue;
-    if (route.rest || route.path.includes("{")) throw new Error(`${route.method} ${route.path}: only a fixed path can be served directly`);
+    if (route.rest || route.path.includes("{"))
+      throw new Error(`${route.method} ${route.path}: only a fixed path can be served directly`);
     const handle = route.handle;
-    (out[route.path] ??= {})[route.method] = (request, server) => before(request) ?? handle({ request, server, params: NO_PARAMS });
+    (out[route.path] ??= {})[route.method] = (request, server) =>
+      before(request) ?? handle({ request, server, params: NO_PARAMS });
   }
   return out;
 }

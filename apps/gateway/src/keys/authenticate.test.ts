@@ -10,7 +10,10 @@ beforeEach(async () => {
 afterEach(() => t.close());
 
 function ctx(headers: Record<string, string>, address = "10.0.0.1") {
-  return { request: new Request("http://gateway.test/v1/messages", { method: "POST", headers }), address: () => address };
+  return {
+    request: new Request("http://gateway.test/v1/messages", { method: "POST", headers }),
+    address: () => address,
+  };
 }
 
 async function refused(p: Promise<unknown>): Promise<GatewayError> {
@@ -50,7 +53,9 @@ describe("authenticate", () => {
 
   test("an unknown key → 401; a secret that is not a Turnpike key is not looked up", async () => {
     const lookups = spyOn(t.deps.keys, "authenticate");
-    expect((await refused(authenticate(t.deps, ctx({ "x-api-key": "sk-tp-nope" })))).message).toBe("Invalid API key: it is not a Turnpike key.");
+    expect((await refused(authenticate(t.deps, ctx({ "x-api-key": "sk-tp-nope" })))).message).toBe(
+      "Invalid API key: it is not a Turnpike key.",
+    );
     expect(lookups).toHaveBeenCalledTimes(1);
     expect((await refused(authenticate(t.deps, ctx({ "x-api-key": "not-a-key" })))).status).toBe(401);
     expect(lookups).toHaveBeenCalledTimes(1);
@@ -68,7 +73,9 @@ describe("authenticate", () => {
     const { secret } = await t.addKey({ expires_at: new Date(t.clock.now() + 1000).toISOString() });
     await authenticate(t.deps, ctx({ "x-api-key": secret }));
     t.clock.advance(1000);
-    expect((await refused(authenticate(t.deps, ctx({ "x-api-key": secret })))).message).toBe("This API key has expired.");
+    expect((await refused(authenticate(t.deps, ctx({ "x-api-key": secret })))).message).toBe(
+      "This API key has expired.",
+    );
   });
 
   test("a rotated-out secret works within its grace period, not after; the new one works", async () => {
@@ -91,7 +98,10 @@ describe("authenticate", () => {
 describe("failed attempts per address", () => {
   test("30 failures from one address → its next failures are 429s; a valid key from it still passes; other addresses go on", async () => {
     const { record, secret } = await t.addKey();
-    for (let i = 0; i < 30; i++) expect((await refused(authenticate(t.deps, ctx({ "x-api-key": `sk-tp-guess-${i}` }, "10.6.6.6")))).status).toBe(401);
+    for (let i = 0; i < 30; i++)
+      expect((await refused(authenticate(t.deps, ctx({ "x-api-key": `sk-tp-guess-${i}` }, "10.6.6.6")))).status).toBe(
+        401,
+      );
     const err = await refused(authenticate(t.deps, ctx({ "x-api-key": "sk-tp-guess-31" }, "10.6.6.6")));
     expect(err.status).toBe(429);
     expect(err.code).toBe("too_many_failed_auth");
@@ -112,4 +122,3 @@ describe("failed attempts per address", () => {
     expect((await refused(authenticate(t.deps, ctx({}, "10.6.6.6")))).status).toBe(401);
   });
 });
-

@@ -43,14 +43,20 @@ export function tooManyFailures(wait: number): GatewayError {
  * failures, so a key shared behind one NAT or proxy is never locked out by someone else's
  * guessing. Keys are looked up by hash, so checking first costs a guesser nothing extra.
  */
-export async function authenticate(deps: GatewayDeps, ctx: Pick<RequestContext, "request" | "address">): Promise<KeyRecord> {
+export async function authenticate(
+  deps: GatewayDeps,
+  ctx: Pick<RequestContext, "request" | "address">,
+): Promise<KeyRecord> {
   const secret = presentedKey(ctx.request.headers);
   const result = !secret
     ? ({ ok: false, reason: "missing" } as const)
     : secret.startsWith("sk-")
       ? await deps.keys.authenticate(secret)
       : ({ ok: false, reason: "unknown" } as const);
-  if (result.ok) return result.key.team_id ? effectiveKey(result.key, await teamDirectory(deps.store, deps.now).get(result.key.team_id)) : result.key;
+  if (result.ok)
+    return result.key.team_id
+      ? effectiveKey(result.key, await teamDirectory(deps.store, deps.now).get(result.key.team_id))
+      : result.key;
   const address = ctx.address();
   const wait = await deps.authFailures.blockedFor(address);
   if (wait > 0) throw tooManyFailures(wait);

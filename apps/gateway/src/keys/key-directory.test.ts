@@ -86,10 +86,22 @@ describe("StoreKeyDirectory changes", () => {
   test("writes go through to the store: a directory loaded later sees the latest state", async () => {
     const k = record("k1", "h1");
     await dir.create(k);
-    await dir.update({ ...k, name: "renamed", models: ["beta-*"], model_limits: { "beta-5": { rpm: 2 } }, revoked_at: "2026-11-03T00:00:00.000Z" });
+    await dir.update({
+      ...k,
+      name: "renamed",
+      models: ["beta-*"],
+      model_limits: { "beta-5": { rpm: 2 } },
+      revoked_at: "2026-11-03T00:00:00.000Z",
+    });
     const again = await StoreKeyDirectory.load(store);
     const loaded = await again.byHash("h1");
-    expect(loaded).toMatchObject({ id: "k1", name: "renamed", models: ["beta-*"], model_limits: { "beta-5": { rpm: 2 } }, revoked_at: "2026-11-03T00:00:00.000Z" });
+    expect(loaded).toMatchObject({
+      id: "k1",
+      name: "renamed",
+      models: ["beta-*"],
+      model_limits: { "beta-5": { rpm: 2 } },
+      revoked_at: "2026-11-03T00:00:00.000Z",
+    });
   });
 
   test("a failed store write does not change the directory nor announce anything", async () => {

@@ -54,7 +54,9 @@ export abstract class CachedKeyDirectory implements KeyDirectory {
   }
 
   list(): Promise<KeyRecord[]> {
-    return Promise.resolve([...this.ids.values()].sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id)));
+    return Promise.resolve(
+      [...this.ids.values()].sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id)),
+    );
   }
 
   async create(record: KeyRecord): Promise<void> {

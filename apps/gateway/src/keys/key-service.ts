@@ -19,7 +19,17 @@ export interface KeyFields {
 
 export type NewKey = KeyFields & { name: string };
 
-const EDITABLE: readonly (keyof KeyFields)[] = ["name", "models", "rpm", "tpm", "model_limits", "budget_usd", "expires_at", "prompt_cache", "tools"];
+const EDITABLE: readonly (keyof KeyFields)[] = [
+  "name",
+  "models",
+  "rpm",
+  "tpm",
+  "model_limits",
+  "budget_usd",
+  "expires_at",
+  "prompt_cache",
+  "tools",
+];
 
 export const KEY_PREFIX = "sk-tp-";
 
@@ -40,7 +50,12 @@ function newId(): string {
 
 /** `*` globs of an allow-list as one regular expression. */
 function compileAllowList(models: string[]): RegExp {
-  const alt = models.map((m) => m.split("*").map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join(".*"));
+  const alt = models.map((m) =>
+    m
+      .split("*")
+      .map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+      .join(".*"),
+  );
   return new RegExp(`^(?:${alt.join("|")})$`);
 }
 
@@ -125,14 +140,18 @@ export class KeyService {
     const k = await this.get(id);
     if (!k) return undefined;
     const patch: KeyFields = {};
-    for (const [f, v] of Object.entries(fields) as [keyof KeyFields, unknown][]) { // filtered by EDITABLE below
+    for (const [f, v] of Object.entries(fields) as [keyof KeyFields, unknown][]) {
+      // filtered by EDITABLE below
       if (v !== undefined && EDITABLE.includes(f)) Object.assign(patch, { [f]: v });
     }
     return this.save({ ...k, ...patch, updated_at: this.iso() });
   }
 
   /** A new secret; the old one keeps working for `graceSeconds` (0 = refused at once). */
-  async rotate(id: string, graceSeconds = DEFAULT_ROTATION_GRACE_SECONDS): Promise<{ record: KeyRecord; secret: string } | undefined> {
+  async rotate(
+    id: string,
+    graceSeconds = DEFAULT_ROTATION_GRACE_SECONDS,
+  ): Promise<{ record: KeyRecord; secret: string } | undefined> {
     const k = await this.get(id);
     if (!k || k.revoked_at) return undefined;
     const secret = newSecret();
@@ -172,7 +191,8 @@ export class KeyService {
     // Which of the key's two hashes matched (the lookup found one of them).
     if (k.hash !== hash) {
       // A rotated-out secret: only within its grace period.
-      const graceOk = k.prev_hash !== null && k.prev_valid_until !== null && Date.parse(k.prev_valid_until) > this.now();
+      const graceOk =
+        k.prev_hash !== null && k.prev_valid_until !== null && Date.parse(k.prev_valid_until) > this.now();
       if (!graceOk) return { ok: false, reason: "unknown" };
     }
     if (k.revoked_at !== null) return { ok: false, reason: "revoked" };

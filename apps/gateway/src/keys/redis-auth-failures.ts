@@ -50,7 +50,9 @@ export class RedisAuthFailures implements AuthFailureStore {
   }
 
   async blockedFor(address: string): Promise<number> {
-    const ms = Number(await this.link.script(BLOCKED, BLOCKED_SHA, [`${this.link.prefix}af:${address}`], [String(this.maxFailures)]));
+    const ms = Number(
+      await this.link.script(BLOCKED, BLOCKED_SHA, [`${this.link.prefix}af:${address}`], [String(this.maxFailures)]),
+    );
     return ms > 0 ? Math.ceil(ms / 1000) : 0;
   }
 

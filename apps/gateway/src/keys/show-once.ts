@@ -18,7 +18,9 @@ export interface ShowOnceOptions {
 }
 
 /** The terminal a person started the gateway in, if any: a pipe or a file is a log, never a terminal. */
-export function terminalOf(streams: readonly NodeJS.WriteStream[] = [process.stdout, process.stderr]): NodeJS.WriteStream | undefined {
+export function terminalOf(
+  streams: readonly NodeJS.WriteStream[] = [process.stdout, process.stderr],
+): NodeJS.WriteStream | undefined {
   return streams.find((s) => s.isTTY === true);
 }
 
@@ -31,7 +33,8 @@ export function terminalOf(streams: readonly NodeJS.WriteStream[] = [process.std
 export function showOnce(s: OnceSecrets, opts: ShowOnceOptions): void {
   const { logger, terminal } = opts;
   if (s.generatedAdminKey) {
-    if (terminal) terminal.write(`Admin key for this run (set TURNPIKE_ADMIN_KEY to choose your own): ${s.generatedAdminKey}\n`);
+    if (terminal)
+      terminal.write(`Admin key for this run (set TURNPIKE_ADMIN_KEY to choose your own): ${s.generatedAdminKey}\n`);
     logger.info(
       terminal
         ? "Admin key generated for this run: shown on the terminal, not logged (set TURNPIKE_ADMIN_KEY to choose your own)"

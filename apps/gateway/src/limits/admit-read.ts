@@ -10,7 +10,11 @@ import type { KeyRecord } from "../storage/store";
  * nothing). Counted before the lookup, so probing ids costs requests too. Returns the limit
  * headers its reply carries; a spent rpm is the same 429 an inference call gets.
  */
-export async function admitRead(deps: Pick<GatewayDeps, "limiter" | "now">, format: ClientFormat, key: KeyRecord): Promise<Record<string, string>> {
+export async function admitRead(
+  deps: Pick<GatewayDeps, "limiter" | "now">,
+  format: ClientFormat,
+  key: KeyRecord,
+): Promise<Record<string, string>> {
   const [admission] = await deps.limiter.admit([{ bucket: key.id, limits: key }], 0);
   if (!admission) throw new GatewayError({ status: 500, message: "The limiter answered no admission." });
   const headers = format.limitHeaders(admission, deps.now());

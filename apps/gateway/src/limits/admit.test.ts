@@ -57,7 +57,11 @@ describe("monthly budget", () => {
 });
 
 describe("budget reservations", () => {
-  const ask = (n: number, outputCap?: number) => ({ requestId: `req_${n}`, stream: false, ...(outputCap ? { outputCap } : {}) });
+  const ask = (n: number, outputCap?: number) => ({
+    requestId: `req_${n}`,
+    stream: false,
+    ...(outputCap ? { outputCap } : {}),
+  });
 
   test("the worst case: input at the dearest input price (one-hour cache writes) plus the output cap at the output price", () => {
     // Haiku: $1 in, $2 for one-hour cache writes, $5 out per million; 100 tokens in, 1,000 out.
@@ -70,7 +74,9 @@ describe("budget reservations", () => {
   test("80 requests at once on a $0.05 budget: admitted until the reservations fill it, overspend under one reservation", async () => {
     const k = await key({ budget_usd: 0.05 });
     const each = worstCaseUsd(haiku, 100, 1000);
-    const results = await Promise.allSettled(Array.from({ length: 80 }, (_, n) => admit(t.deps, chat, k, haiku, 400, ask(n, 1000))));
+    const results = await Promise.allSettled(
+      Array.from({ length: 80 }, (_, n) => admit(t.deps, chat, k, haiku, 400, ask(n, 1000))),
+    );
     const admitted = results.filter((r): r is PromiseFulfilledResult<Admitted> => r.status === "fulfilled");
     // Admitted while spent + reserved < budget: 0.0468 + one more reservation.
     expect(admitted.length).toBe(Math.ceil(0.05 / each));
@@ -154,7 +160,9 @@ describe("the key's limits", () => {
     const perModel = await refusal(admit(t.deps, messages, k, opus, 240)); // 60 > the model's 50
     expect(perModel.message).toContain("50 tokens per minute on alpha-opus-4-8");
     // Nothing was taken: a request that fits is admitted from a full bucket.
-    expect((await admit(t.deps, messages, k, opus, 200)).limitHeaders["anthropic-ratelimit-tokens-remaining"]).toBe("50");
+    expect((await admit(t.deps, messages, k, opus, 200)).limitHeaders["anthropic-ratelimit-tokens-remaining"]).toBe(
+      "50",
+    );
   });
 });
 

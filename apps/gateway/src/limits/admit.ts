@@ -38,7 +38,11 @@ export function rateLimited(a: Admission, limitHeaders: Record<string, string>, 
     type: a.limitedBy ?? "requests",
     code: "rate_limit_exceeded",
     message: `Rate limit reached for this key${model ? ` on ${model}` : ""}: ${limit} ${what}. Retry after ${a.retryAfterS} s.`,
-    headers: { ...limitHeaders, [HEADER.retryAfter]: String(a.retryAfterS), [HEADER.retryAfterMs]: String(a.retryAfterS * 1000) },
+    headers: {
+      ...limitHeaders,
+      [HEADER.retryAfter]: String(a.retryAfterS),
+      [HEADER.retryAfterMs]: String(a.retryAfterS * 1000),
+    },
   });
 }
 
@@ -93,7 +97,8 @@ export async function admit(
   if (team && team.budget_usd !== null) {
     const members = (await deps.keys.list()).filter((k) => k.team_id === team.id);
     const spent = (await Promise.all(members.map((k) => deps.spend.spent(k.id)))).reduce((x, y) => x + y, 0);
-    if (spent >= team.budget_usd) throw budgetExhausted(team.budget_usd, nextMonthStart(deps.now()), "This key's team's");
+    if (spent >= team.budget_usd)
+      throw budgetExhausted(team.budget_usd, nextMonthStart(deps.now()), "This key's team's");
   }
   const estimate = Math.ceil(bodySize / 4);
   // The worst case is held against the budget until the request is settled (docs/design.md, step 4 "admit").
@@ -103,11 +108,15 @@ export async function admit(
   if (held && held.refusedBy !== -1) throw budgetExhausted(key.budget_usd as number, nextMonthStart(deps.now())); // a refusal names one of the budgets, the key's the only one
   const ids = budgets.map((b) => b.id);
   const release = () => {
-    if (held) deps.spend.settle(ids, reserve, 0, held.shared).catch((e) => deps.logger.error("budget release failed", { key_id: key.id }, e));
+    if (held)
+      deps.spend
+        .settle(ids, reserve, 0, held.shared)
+        .catch((e) => deps.logger.error("budget release failed", { key_id: key.id }, e));
   };
   const perModel = key.model_limits?.[entry.id];
   const checks: BucketCheck[] = [{ bucket: key.id, limits: key }];
-  if (perModel) checks.push({ bucket: `${key.id}|${entry.id}`, limits: { rpm: perModel.rpm ?? null, tpm: perModel.tpm ?? null } });
+  if (perModel)
+    checks.push({ bucket: `${key.id}|${entry.id}`, limits: { rpm: perModel.rpm ?? null, tpm: perModel.tpm ?? null } });
   let admission: Admission | undefined;
   let modelAdmission: Admission | undefined;
   try {
@@ -117,7 +126,8 @@ export async function admit(
     [admission, modelAdmission] = await deps.limiter.admit(checks, estimate);
     if (!admission) throw new GatewayError({ status: 500, message: "The limiter answered no admission." });
     if (!admission.ok) throw rateLimited(admission, ctx.format.limitHeaders(admission, deps.now()));
-    if (modelAdmission && !modelAdmission.ok) throw rateLimited(modelAdmission, ctx.format.limitHeaders(modelAdmission, deps.now()), entry.id);
+    if (modelAdmission && !modelAdmission.ok)
+      throw rateLimited(modelAdmission, ctx.format.limitHeaders(modelAdmission, deps.now()), entry.id);
   } catch (e) {
     release();
     throw e;
@@ -131,7 +141,12 @@ export async function admit(
       endpoint: ctx.format.endpoint,
       stream: billable.stream,
       input_tokens: estimate,
-      cost_usd: deps.catalog.cost(entry, { input_tokens: estimate, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 }),
+      cost_usd: deps.catalog.cost(entry, {
+        input_tokens: estimate,
+        output_tokens: 0,
+        cache_read_input_tokens: 0,
+        cache_creation_input_tokens: 0,
+      }),
       // Only a reservation held in Redis is released there by whoever bills it.
       reserved_usd: held?.shared ? reserve : 0,
       budgets: held ? ids : [],
@@ -144,8 +159,14 @@ export async function admit(
     settle(actual, actualUsd = 0, recorded = false) {
       if (settled) return;
       settled = true;
-      deps.limiter.settle(checks, estimate, actual).catch((e) => deps.logger.error("limiter settle failed", { key_id: key.id }, e));
-      const spent = held ? deps.spend.settle(ids, reserve, actualUsd, held.shared) : actualUsd > 0 ? deps.spend.add(key.id, actualUsd) : undefined;
+      deps.limiter
+        .settle(checks, estimate, actual)
+        .catch((e) => deps.logger.error("limiter settle failed", { key_id: key.id }, e));
+      const spent = held
+        ? deps.spend.settle(ids, reserve, actualUsd, held.shared)
+        : actualUsd > 0
+          ? deps.spend.add(key.id, actualUsd)
+          : undefined;
       spent?.catch((e) => deps.logger.error("spend update failed", { key_id: key.id }, e));
       if (book && billable && !recorded) book.drop(billable.requestId);
     },

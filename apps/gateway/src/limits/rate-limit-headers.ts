@@ -28,12 +28,24 @@ const CHAT_NAMES = {
   tokens: ["x-ratelimit-limit-tokens", "x-ratelimit-remaining-tokens", "x-ratelimit-reset-tokens"],
 } as const;
 const ANTHROPIC_NAMES = {
-  requests: ["anthropic-ratelimit-requests-limit", "anthropic-ratelimit-requests-remaining", "anthropic-ratelimit-requests-reset"],
-  tokens: ["anthropic-ratelimit-tokens-limit", "anthropic-ratelimit-tokens-remaining", "anthropic-ratelimit-tokens-reset"],
+  requests: [
+    "anthropic-ratelimit-requests-limit",
+    "anthropic-ratelimit-requests-remaining",
+    "anthropic-ratelimit-requests-reset",
+  ],
+  tokens: [
+    "anthropic-ratelimit-tokens-limit",
+    "anthropic-ratelimit-tokens-remaining",
+    "anthropic-ratelimit-tokens-reset",
+  ],
 } as const;
 
 /** Each kind's three headers under the format's names; `reset` writes the reset the format's way. */
-function limitHeaders(a: Admission, names: typeof CHAT_NAMES | typeof ANTHROPIC_NAMES, reset: (resetMs: number) => string): Record<string, string> {
+function limitHeaders(
+  a: Admission,
+  names: typeof CHAT_NAMES | typeof ANTHROPIC_NAMES,
+  reset: (resetMs: number) => string,
+): Record<string, string> {
   const h: Record<string, string> = {};
   for (const kind of KINDS) {
     const s = a[kind];

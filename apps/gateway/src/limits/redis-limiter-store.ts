@@ -134,7 +134,10 @@ export class RedisLimiterStore implements LimiterStore {
   /** Admissions waiting for this turn's script call, by key id. */
   private admits = new Map<string, Waiting[]>();
   /** Token settlements gathered this turn, by key id, then subject: tokens to take and the tpm. */
-  private settles = new Map<string, Map<string, { diff: number; tpm: number; done: (() => void)[]; fail: ((e: unknown) => void)[] }>>();
+  private settles = new Map<
+    string,
+    Map<string, { diff: number; tpm: number; done: (() => void)[]; fail: ((e: unknown) => void)[] }>
+  >();
   private scheduled = false;
 
   constructor(
@@ -229,7 +232,13 @@ export class RedisLimiterStore implements LimiterStore {
           s.tpm = c.limits.tpm as number;
           s.done.push(done);
           s.fail.push(reject);
-        } else subjects.set(c.bucket, { diff: actualTokens - estimatedTokens, tpm: c.limits.tpm as number, done: [done], fail: [reject] });
+        } else
+          subjects.set(c.bucket, {
+            diff: actualTokens - estimatedTokens,
+            tpm: c.limits.tpm as number,
+            done: [done],
+            fail: [reject],
+          });
       }
       this.schedule();
     });

@@ -100,7 +100,12 @@ export class RedisSpendStore implements SpendStore {
   /** Seeds the current month if no instance has. */
   async seed(month = monthStart(this.now())): Promise<void> {
     const spend = await this.store.spendSince(month);
-    await this.link.script(SEED, SEED_SHA, [this.hash(month)], [String(KEEP_MS), ...[...spend].flatMap(([k, v]) => [k, String(v)])]);
+    await this.link.script(
+      SEED,
+      SEED_SHA,
+      [this.hash(month)],
+      [String(KEEP_MS), ...[...spend].flatMap(([k, v]) => [k, String(v)])],
+    );
   }
 
   async spent(keyId: string): Promise<number> {
@@ -111,7 +116,11 @@ export class RedisSpendStore implements SpendStore {
       [value] = (await this.link.send("HMGET", [this.hash(month), keyId])) as (string | null)[]; // as above
     }
     const hash = this.hash(month);
-    return Number(value ?? 0) + (this.unsent.get(hash)?.get(keyId)?.spent ?? 0) + (this.inflight.get(`${hash}\n${keyId}`) ?? 0);
+    return (
+      Number(value ?? 0) +
+      (this.unsent.get(hash)?.get(keyId)?.spent ?? 0) +
+      (this.inflight.get(`${hash}\n${keyId}`) ?? 0)
+    );
   }
 
   async add(keyId: string, usd: number): Promise<void> {

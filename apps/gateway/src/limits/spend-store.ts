@@ -101,7 +101,8 @@ export class MemorySpendStore implements SpendStore {
   reserve(checks: readonly BudgetCheck[], usd: number): Promise<Reserved> {
     this.roll();
     const refusedBy = checks.findIndex((c) => (this.spend.get(c.id) ?? 0) + (this.reserved.get(c.id) ?? 0) >= c.budget);
-    if (refusedBy === -1 && usd > 0) for (const c of checks) this.reserved.set(c.id, (this.reserved.get(c.id) ?? 0) + usd);
+    if (refusedBy === -1 && usd > 0)
+      for (const c of checks) this.reserved.set(c.id, (this.reserved.get(c.id) ?? 0) + usd);
     return Promise.resolve({ refusedBy, shared: false });
   }
 

@@ -47,10 +47,31 @@ export class CallMeter {
     registry: Registry,
     readonly now: () => number,
   ) {
-    this.calls = new Counter({ name: "turnpike_mcp_tool_calls_total", help: "MCP tool calls forwarded upstream, by server, tool and the ledger's status.", labelNames: ["server", "tool", "status"], registers: [registry] });
-    this.duration = new Histogram({ name: "turnpike_mcp_tool_call_duration_seconds", help: "Time of an MCP tool call, from its arrival to its result.", labelNames: ["server"], buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60], registers: [registry] });
-    this.bytes = new Counter({ name: "turnpike_mcp_bytes_total", help: "Bytes of JSON of MCP tool call arguments (in) and results (out).", labelNames: ["server", "direction"], registers: [registry] });
-    this.refused = new Counter({ name: "turnpike_mcp_refused_total", help: "MCP requests Turnpike refused itself: not on the key's allow-list, rate-limited, arguments too large.", labelNames: ["reason"], registers: [registry] });
+    this.calls = new Counter({
+      name: "turnpike_mcp_tool_calls_total",
+      help: "MCP tool calls forwarded upstream, by server, tool and the ledger's status.",
+      labelNames: ["server", "tool", "status"],
+      registers: [registry],
+    });
+    this.duration = new Histogram({
+      name: "turnpike_mcp_tool_call_duration_seconds",
+      help: "Time of an MCP tool call, from its arrival to its result.",
+      labelNames: ["server"],
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers: [registry],
+    });
+    this.bytes = new Counter({
+      name: "turnpike_mcp_bytes_total",
+      help: "Bytes of JSON of MCP tool call arguments (in) and results (out).",
+      labelNames: ["server", "direction"],
+      registers: [registry],
+    });
+    this.refused = new Counter({
+      name: "turnpike_mcp_refused_total",
+      help: "MCP requests Turnpike refused itself: not on the key's allow-list, rate-limited, arguments too large.",
+      labelNames: ["reason"],
+      registers: [registry],
+    });
   }
 
   record(c: ToolCall): void {
@@ -77,12 +98,17 @@ export class CallMeter {
       estimated: false,
       created_at: new Date(this.now()).toISOString(),
     };
-    this.ledger.record(record).catch((e) => this.logger.error("recording an MCP tool call failed", { key_id: c.keyId }, e));
+    this.ledger
+      .record(record)
+      .catch((e) => this.logger.error("recording an MCP tool call failed", { key_id: c.keyId }, e));
     this.calls.labels(c.server, c.tool, String(c.status)).inc();
     this.duration.labels(c.server).observe(latency / 1000);
     this.bytes.labels(c.server, "in").inc(c.bytesIn);
     this.bytes.labels(c.server, "out").inc(c.bytesOut);
-    this.logger.info(`mcp tool call ${c.server}__${c.tool} ${c.status} in ${Math.round(latency)} ms`, { key_id: c.keyId, request_id: record.request_id });
+    this.logger.info(`mcp tool call ${c.server}__${c.tool} ${c.status} in ${Math.round(latency)} ms`, {
+      key_id: c.keyId,
+      request_id: record.request_id,
+    });
   }
 
   refusal(reason: "not_allowed" | "rate_limited" | "too_large", keyId: string, name: string): void {

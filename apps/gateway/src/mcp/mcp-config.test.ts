@@ -4,23 +4,62 @@ import { parseMcpConfig } from "./mcp-config";
 
 describe("mcp_servers in the config file", () => {
   test("headers take environment values; defaults for timeout and limits", () => {
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: the config file's own ${ENV} reference
-    const c = parseMcpConfig({ mcp_servers: [{ name: "gh", url: "https://mcp.example.com/mcp", headers: { authorization: "Bearer ${GH_TOKEN}" } }] }, { GH_TOKEN: "t0k" }, "f.json");
+    const c = parseMcpConfig(
+      {
+        mcp_servers: [
+          { name: "gh", url: "https://mcp.example.com/mcp", headers: { authorization: "Bearer ${GH_TOKEN}" } },
+        ],
+      },
+      { GH_TOKEN: "t0k" },
+      "f.json",
+    );
     expect(c).toEqual({
-      servers: [{ kind: "http", name: "gh", url: "https://mcp.example.com/mcp", headers: { authorization: "Bearer t0k" }, timeoutMs: 30_000 }],
+      servers: [
+        {
+          kind: "http",
+          name: "gh",
+          url: "https://mcp.example.com/mcp",
+          headers: { authorization: "Bearer t0k" },
+          timeoutMs: 30_000,
+        },
+      ],
       maxArgumentBytes: 1 << 20,
       maxResultBytes: 4 << 20,
     });
   });
 
   test("clear errors: unset variable, bad name, bad URL, duplicate, stdio without TURNPIKE_MCP_STDIO", () => {
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: the config file's own ${ENV} reference
-    expect(() => parseMcpConfig({ mcp_servers: [{ name: "gh", url: "https://x/mcp", headers: { a: "${NOPE}" } }] }, {}, "f")).toThrow("f: mcp_servers[0].headers.a: refers to ${NOPE}, which is not set in the environment");
-    expect(() => parseMcpConfig({ mcp_servers: [{ name: "a__b", url: "https://x/mcp" }] }, {}, "f")).toThrow('single "_"');
-    expect(() => parseMcpConfig({ mcp_servers: [{ name: "a", url: "file:///etc/passwd" }] }, {}, "f")).toThrow("mcp_servers[0].url: must be an http:// or https:// URL");
-    expect(() => parseMcpConfig({ mcp_servers: [{ name: "a", url: "http://x/" }, { name: "a", url: "http://y/" }] }, {}, "f")).toThrow('"a" is named twice');
-    expect(() => parseMcpConfig({ mcp_servers: [{ name: "local", command: "mcp-server-git" }] }, {}, "f")).toThrow("set TURNPIKE_MCP_STDIO=on to allow it");
-    expect(parseMcpConfig({ mcp_servers: [{ name: "local", command: "mcp-server-git", args: ["--repo", "."] }] }, { TURNPIKE_MCP_STDIO: "on" }, "f").servers[0]).toMatchObject({ kind: "stdio", command: "mcp-server-git", args: ["--repo", "."] });
+    expect(() =>
+      parseMcpConfig({ mcp_servers: [{ name: "gh", url: "https://x/mcp", headers: { a: "${NOPE}" } }] }, {}, "f"),
+    ).toThrow("f: mcp_servers[0].headers.a: refers to ${NOPE}, which is not set in the environment");
+    expect(() => parseMcpConfig({ mcp_servers: [{ name: "a__b", url: "https://x/mcp" }] }, {}, "f")).toThrow(
+      'single "_"',
+    );
+    expect(() => parseMcpConfig({ mcp_servers: [{ name: "a", url: "file:///etc/passwd" }] }, {}, "f")).toThrow(
+      "mcp_servers[0].url: must be an http:// or https:// URL",
+    );
+    expect(() =>
+      parseMcpConfig(
+        {
+          mcp_servers: [
+            { name: "a", url: "http://x/" },
+            { name: "a", url: "http://y/" },
+          ],
+        },
+        {},
+        "f",
+      ),
+    ).toThrow('"a" is named twice');
+    expect(() => parseMcpConfig({ mcp_servers: [{ name: "local", command: "mcp-server-git" }] }, {}, "f")).toThrow(
+      "set TURNPIKE_MCP_STDIO=on to allow it",
+    );
+    expect(
+      parseMcpConfig(
+        { mcp_servers: [{ name: "local", command: "mcp-server-git", args: ["--repo", "."] }] },
+        { TURNPIKE_MCP_STDIO: "on" },
+        "f",
+      ).servers[0],
+    ).toMatchObject({ kind: "stdio", command: "mcp-server-git", args: ["--repo", "."] });
   });
 
   test("every mistake at once, one `file: path: rule` line each", () => {
@@ -41,7 +80,7 @@ describe("mcp_servers in the config file", () => {
     expect(problems).toEqual([
       'turnpike.yaml: mcp_servers[0].name: lower-case letters, digits, "-" and single "_" (it prefixes "<name>__<tool>"), got "Bad Name"',
       "turnpike.yaml: mcp_servers[0].timout_ms: unknown field (known: name, url, headers, timeout_ms, command, args, env)",
-      "turnpike.yaml: mcp_servers[1].url: must be an http:// or https:// URL, got \"ftp://x/\"",
+      'turnpike.yaml: mcp_servers[1].url: must be an http:// or https:// URL, got "ftp://x/"',
       "turnpike.yaml: mcp_servers[1].headers.a: must be a string, got 1",
       "turnpike.yaml: mcp_servers[2].timeout_ms: must be a positive whole number, got -1",
       'turnpike.yaml: mcp_limits.argument_bytes: must be a positive whole number, got "1MB"',
@@ -51,16 +90,13 @@ describe("mcp_servers in the config file", () => {
   test("the checks past the schema also report together: a duplicate, unset variables, a stdio server", () => {
     const file = {
       mcp_servers: [
-        // biome-ignore lint/suspicious/noTemplateCurlyInString: the config file's own ${ENV} reference
         { name: "gh", url: "https://x/mcp", headers: { a: "${ONE}", b: "${TWO}" } },
         { name: "gh", command: "mcp-server-git" },
       ],
     };
     expect(() => parseMcpConfig(file, {}, "f")).toThrow(
       [
-        // biome-ignore lint/suspicious/noTemplateCurlyInString: the config file's own ${ENV} reference
         "f: mcp_servers[0].headers.a: refers to ${ONE}, which is not set in the environment",
-        // biome-ignore lint/suspicious/noTemplateCurlyInString: the config file's own ${ENV} reference
         "f: mcp_servers[0].headers.b: refers to ${TWO}, which is not set in the environment",
         'f: mcp_servers[1].name: "gh" is named twice',
         'f: mcp_servers[1]: a stdio server ("command") runs a program on this host; set TURNPIKE_MCP_STDIO=on to allow it',

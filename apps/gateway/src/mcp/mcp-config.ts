@@ -42,14 +42,19 @@ export const MCP_DEFAULTS = { timeoutMs: 30_000, maxArgumentBytes: 1 << 20, maxR
 const SERVER_NAME = /^[a-z0-9](?:[a-z0-9-]|_(?!_))*$/;
 
 /** Names to strings (`headers`, `env`); `${ENV}` references are resolved after the check. */
-const StringMap = Type.Record(Type.String(), Type.String({ rule: "must be a string" }), { rule: "must be a map of names to strings" });
+const StringMap = Type.Record(Type.String(), Type.String({ rule: "must be a string" }), {
+  rule: "must be a map of names to strings",
+});
 
 const positive = Type.Integer({ minimum: 1, rule: "must be a positive whole number" });
 
 /** One entry of `mcp_servers`: `url` (Streamable HTTP) or `command` (stdio), checked further below. */
 const McpServerFile = Type.Object(
   {
-    name: Type.String({ pattern: SERVER_NAME.source, rule: 'lower-case letters, digits, "-" and single "_" (it prefixes "<name>__<tool>")' }),
+    name: Type.String({
+      pattern: SERVER_NAME.source,
+      rule: 'lower-case letters, digits, "-" and single "_" (it prefixes "<name>__<tool>")',
+    }),
     url: Type.Optional(Type.String({ pattern: "^https?://", rule: "must be an http:// or https:// URL" })),
     headers: Type.Optional(StringMap),
     timeout_ms: Type.Optional(positive),
@@ -57,7 +62,11 @@ const McpServerFile = Type.Object(
     args: Type.Optional(Type.Array(Type.String(), { rule: "must be a list of strings" })),
     env: Type.Optional(StringMap),
   },
-  { additionalProperties: false, listKnown: true, rule: "must be an object {name, url, headers?, timeout_ms?} (or {name, command, args?, env?, timeout_ms?})" },
+  {
+    additionalProperties: false,
+    listKnown: true,
+    rule: "must be an object {name, url, headers?, timeout_ms?} (or {name, command, args?, env?, timeout_ms?})",
+  },
 );
 const McpServersFile = Type.Array(McpServerFile, { rule: "must be a list of {name, url, headers?, timeout_ms?}" });
 
@@ -72,12 +81,18 @@ type Env = Record<string, string | undefined>;
  * `Bearer ${GITHUB_TOKEN}` → the variable's value; an unset variable is a problem at start, not
  * an empty header. Each value of the map is resolved; each unset reference is one problem.
  */
-function resolveEnv(map: Record<string, string> | undefined, env: Env, at: string, problems: string[]): Record<string, string> {
+function resolveEnv(
+  map: Record<string, string> | undefined,
+  env: Env,
+  at: string,
+  problems: string[],
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [key, value] of Object.entries(map ?? {})) {
     out[key] = value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
       const v = env[name];
-      if (v === undefined || v === "") problems.push(`${at}.${key}: refers to \${${name}}, which is not set in the environment`);
+      if (v === undefined || v === "")
+        problems.push(`${at}.${key}: refers to \${${name}}, which is not set in the environment`);
       return v ?? "";
     });
   }
@@ -93,7 +108,10 @@ function resolveEnv(map: Record<string, string> | undefined, env: Env, at: strin
 export function parseMcpConfig(file: Record<string, unknown>, env: Env, where: string): McpConfig {
   const rawServers = file.mcp_servers ?? [];
   const rawLimits = file.mcp_limits ?? {};
-  const problems = [...configProblems(McpServersFile, rawServers, where, "mcp_servers"), ...configProblems(McpLimitsFile, rawLimits, where, "mcp_limits")];
+  const problems = [
+    ...configProblems(McpServersFile, rawServers, where, "mcp_servers"),
+    ...configProblems(McpLimitsFile, rawLimits, where, "mcp_limits"),
+  ];
   refuse(problems);
   const entries = rawServers as Static<typeof McpServersFile>; // conforms: checked just above
   const limits = rawLimits as Static<typeof McpLimitsFile>; // conforms: checked just above
@@ -106,16 +124,35 @@ export function parseMcpConfig(file: Record<string, unknown>, env: Env, where: s
     seen.add(entry.name);
     const timeoutMs = entry.timeout_ms ?? MCP_DEFAULTS.timeoutMs;
     if (entry.command !== undefined) {
-      if (!stdioOn) problems.push(`${at}: a stdio server ("command") runs a program on this host; set TURNPIKE_MCP_STDIO=on to allow it`);
-      if (entry.url !== undefined) problems.push(`${at}: either "url" (Streamable HTTP) or "command" (stdio), not both`);
-      servers.push({ kind: "stdio", name: entry.name, command: entry.command, args: entry.args ?? [], env: resolveEnv(entry.env, env, `${at}.env`, problems), timeoutMs });
+      if (!stdioOn)
+        problems.push(
+          `${at}: a stdio server ("command") runs a program on this host; set TURNPIKE_MCP_STDIO=on to allow it`,
+        );
+      if (entry.url !== undefined)
+        problems.push(`${at}: either "url" (Streamable HTTP) or "command" (stdio), not both`);
+      servers.push({
+        kind: "stdio",
+        name: entry.name,
+        command: entry.command,
+        args: entry.args ?? [],
+        env: resolveEnv(entry.env, env, `${at}.env`, problems),
+        timeoutMs,
+      });
       return;
     }
     if (entry.url === undefined || !URL.canParse(entry.url)) {
-      problems.push(`${at}.url: must be an http:// or https:// URL, got ${entry.url === undefined ? "nothing" : JSON.stringify(entry.url)}`);
+      problems.push(
+        `${at}.url: must be an http:// or https:// URL, got ${entry.url === undefined ? "nothing" : JSON.stringify(entry.url)}`,
+      );
       return;
     }
-    servers.push({ kind: "http", name: entry.name, url: entry.url, headers: resolveEnv(entry.headers, env, `${at}.headers`, problems), timeoutMs });
+    servers.push({
+      kind: "http",
+      name: entry.name,
+      url: entry.url,
+      headers: resolveEnv(entry.headers, env, `${at}.headers`, problems),
+      timeoutMs,
+    });
   });
   refuse(problems);
   return {

@@ -18,7 +18,10 @@ export interface McpGateway {
  * Wires the MCP pipeline (authenticate → authorise tool → forward → meter) onto the gateway's
  * shared keys, limiter, ledger, metrics and logger; none of the inference steps take part.
  */
-export function buildMcpGateway(deps: GatewayDeps, sessions: McpSessionStore = deps.mcpSessions ?? new MemoryMcpSessions(deps.now)): McpGateway {
+export function buildMcpGateway(
+  deps: GatewayDeps,
+  sessions: McpSessionStore = deps.mcpSessions ?? new MemoryMcpSessions(deps.now),
+): McpGateway {
   const { config, logger } = deps;
   const pool = new UpstreamPool(config.mcp.servers, {
     fetch: deps.fetch,

@@ -35,7 +35,9 @@ export function mcpRoutes(deps: GatewayDeps, mcp: McpGateway): Route[] {
   const refuse = (request: Request, e: unknown): Response => {
     if (e instanceof GatewayError && e.status === 401) {
       deps.logger.warn(`mcp: refused without a valid key: ${e.message}`, {});
-      return jsonRpcError(401, -32001, e.message, { "www-authenticate": `Bearer resource_metadata="${metadataUrl(request)}"` });
+      return jsonRpcError(401, -32001, e.message, {
+        "www-authenticate": `Bearer resource_metadata="${metadataUrl(request)}"`,
+      });
     }
     if (e instanceof GatewayError) return jsonRpcError(e.status, -32000, e.message, e.headers ?? {});
     deps.logger.error("mcp: request failed", {}, e);
@@ -44,14 +46,20 @@ export function mcpRoutes(deps: GatewayDeps, mcp: McpGateway): Route[] {
 
   /** The transport's own refusals (a bad message, a wrong header, an unknown session) get their log line. */
   const logRefusal = (res: Response, key: KeyRecord): Response => {
-    if (res.status >= 400) deps.logger.warn(`mcp: answered ${res.status} (${res.statusText || "refused by the MCP transport"})`, { key_id: key.id });
+    if (res.status >= 400)
+      deps.logger.warn(`mcp: answered ${res.status} (${res.statusText || "refused by the MCP transport"})`, {
+        key_id: key.id,
+      });
     return res;
   };
 
   const serve = async (request: Request, server: Connection | null): Promise<Response> => {
     let key: KeyRecord;
     try {
-      key = await authenticate(deps, { request, address: () => clientAddress(server, request, deps.config.trustedProxies) });
+      key = await authenticate(deps, {
+        request,
+        address: () => clientAddress(server, request, deps.config.trustedProxies),
+      });
     } catch (e) {
       return refuse(request, e);
     }
@@ -71,7 +79,11 @@ export function mcpRoutes(deps: GatewayDeps, mcp: McpGateway): Route[] {
       }
       if (!sessionId) {
         deps.logger.warn(`mcp: a ${request.method} without a session id`, { key_id: key.id });
-        return jsonRpcError(400, -32000, "Bad Request: send initialize first, then its Mcp-Session-Id header on every request.");
+        return jsonRpcError(
+          400,
+          -32000,
+          "Bad Request: send initialize first, then its Mcp-Session-Id header on every request.",
+        );
       }
       return logRefusal(await mcp.hosts.handle(sessionId, request, body, key), key);
     } catch (e) {
@@ -102,7 +114,10 @@ export function mcpRoutes(deps: GatewayDeps, mcp: McpGateway): Route[] {
           200: { description: "The JSON-RPC reply.", content: json({ type: "object" }) },
           202: { description: "A notification or reply, taken." },
         }),
-        requestBody: { required: true, content: json({ type: "object", description: "One JSON-RPC message of MCP 2025-11-25." }) },
+        requestBody: {
+          required: true,
+          content: json({ type: "object", description: "One JSON-RPC message of MCP 2025-11-25." }),
+        },
       },
       handle,
     },
@@ -110,11 +125,19 @@ export function mcpRoutes(deps: GatewayDeps, mcp: McpGateway): Route[] {
       method: "GET",
       path: "/mcp",
       doc: mcpOperation("The session's notification stream (list_changed)", {
-        200: { description: "Server-sent events, each a JSON-RPC notification.", content: { "text/event-stream": { schema: { type: "string" } } } },
+        200: {
+          description: "Server-sent events, each a JSON-RPC notification.",
+          content: { "text/event-stream": { schema: { type: "string" } } },
+        },
       }),
       handle,
     },
-    { method: "DELETE", path: "/mcp", doc: mcpOperation("End the session", { 200: { description: "Ended." } }), handle },
+    {
+      method: "DELETE",
+      path: "/mcp",
+      doc: mcpOperation("End the session", { 200: { description: "Ended." } }),
+      handle,
+    },
     { method: "GET", path: METADATA_PATHS[0], doc: PROTECTED_RESOURCE, handle: metadata },
     { method: "GET", path: METADATA_PATHS[1], doc: PROTECTED_RESOURCE, handle: metadata },
   ];
@@ -127,8 +150,16 @@ function mcpOperation(summary: string, responses: Json): Json {
     headers: { "www-authenticate": { schema: { type: "string" } } },
     content: json({ type: "object" }),
   };
-  const gone = { description: "No such session (ended, expired, or another key's): start a new one.", content: json({ type: "object" }) };
-  return { tags: ["MCP"], summary, security: [{ bearer: [] }], responses: { ...responses, 401: unauthorized, 404: gone } };
+  const gone = {
+    description: "No such session (ended, expired, or another key's): start a new one.",
+    content: json({ type: "object" }),
+  };
+  return {
+    tags: ["MCP"],
+    summary,
+    security: [{ bearer: [] }],
+    responses: { ...responses, 401: unauthorized, 404: gone },
+  };
 }
 
 /** RFC 9728 protected-resource metadata of `/mcp`. */
@@ -139,7 +170,14 @@ const PROTECTED_RESOURCE: Json = {
   responses: {
     200: {
       description: "The metadata document.",
-      content: json({ type: "object", required: ["resource"], properties: { resource: { type: "string" }, bearer_methods_supported: { type: "array", items: { type: "string" } } } }),
+      content: json({
+        type: "object",
+        required: ["resource"],
+        properties: {
+          resource: { type: "string" },
+          bearer_methods_supported: { type: "array", items: { type: "string" } },
+        },
+      }),
     },
   },
 };

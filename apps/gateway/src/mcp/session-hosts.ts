@@ -18,7 +18,12 @@ interface Host {
 const IDLE_MS = 30 * 60_000;
 
 /** A JSON-RPC error reply with no id (what the transport itself answers for a bad session). */
-export function jsonRpcError(status: number, code: number, message: string, headers: Record<string, string> = {}): Response {
+export function jsonRpcError(
+  status: number,
+  code: number,
+  message: string,
+  headers: Record<string, string> = {},
+): Response {
   return Response.json({ jsonrpc: "2.0", error: { code, message }, id: null }, { status, headers });
 }
 
@@ -98,13 +103,18 @@ export class SessionHosts {
       host.transport.handleRequest(
         new Request("http://turnpike.internal/mcp", {
           method: "POST",
-          headers: { accept: "application/json, text/event-stream", "content-type": "application/json", ...(withSession ? { "mcp-session-id": id } : {}) },
+          headers: {
+            accept: "application/json, text/event-stream",
+            "content-type": "application/json",
+            ...(withSession ? { "mcp-session-id": id } : {}),
+          },
           body: JSON.stringify(message),
         }),
       );
     const replay = await post({ jsonrpc: "2.0", id: "turnpike-take-up", method: "initialize", params: init }, false);
     await replay.text();
-    if (!replay.ok || host.transport.sessionId !== id) throw new Error(`taking up MCP session ${id} failed: ${replay.status}`);
+    if (!replay.ok || host.transport.sessionId !== id)
+      throw new Error(`taking up MCP session ${id} failed: ${replay.status}`);
     await (await post({ jsonrpc: "2.0", method: "notifications/initialized" }, true)).text();
     this.logger.info("mcp session taken up from the session store", { key_id: key.id });
     return host;
@@ -142,9 +152,12 @@ export class SessionHosts {
   private sweep(): void {
     const cutoff = Date.now() - IDLE_MS;
     for (const [id, pending] of this.hosts) {
-      void pending.then((h) => {
-        if (h.lastUsed < cutoff) this.forget(id, false);
-      }, () => {});
+      void pending.then(
+        (h) => {
+          if (h.lastUsed < cutoff) this.forget(id, false);
+        },
+        () => {},
+      );
     }
   }
 

@@ -41,7 +41,8 @@ export interface SessionServices {
 const bytesOf = (v: unknown): number => (v === undefined ? 0 : Buffer.byteLength(JSON.stringify(v)));
 
 /** A tool or prompt name Turnpike does not offer this key: the same answer whether it exists or not. */
-const unknownName = (kind: string, name: string) => new McpError(ErrorCode.InvalidParams, `Unknown ${kind}: ${JSON.stringify(name.slice(0, 200))}`);
+const unknownName = (kind: string, name: string) =>
+  new McpError(ErrorCode.InvalidParams, `Unknown ${kind}: ${JSON.stringify(name.slice(0, 200))}`);
 
 /**
  * One session's MCP server: the SDK's `Server`, answering from the upstreams. `key()` is the key
@@ -52,16 +53,25 @@ const unknownName = (kind: string, name: string) => new McpError(ErrorCode.Inval
 export function sessionServer(s: SessionServices, key: () => KeyRecord): Server {
   const server = new Server(
     { name: "turnpike", version: s.version },
-    { capabilities: { tools: { listChanged: true }, prompts: { listChanged: true }, resources: { listChanged: true } } },
+    {
+      capabilities: { tools: { listChanged: true }, prompts: { listChanged: true }, resources: { listChanged: true } },
+    },
   );
 
   /** Every server this key may see something of, with `list` run on each; a server that fails is left out (and logged). */
-  const gather = async <T>(kind: string, wanted: (name: string) => boolean, list: (name: string) => Promise<T[]>): Promise<T[]> => {
+  const gather = async <T>(
+    kind: string,
+    wanted: (name: string) => boolean,
+    list: (name: string) => Promise<T[]>,
+  ): Promise<T[]> => {
     const names = s.pool.servers.map((c) => c.name).filter(wanted);
     const lists = await Promise.all(
       names.map((n) =>
         list(n).catch((e: unknown) => {
-          s.logger.warn(`MCP server "${n}" did not list its ${kind}: ${e instanceof Error ? e.message : String(e)}`, {});
+          s.logger.warn(
+            `MCP server "${n}" did not list its ${kind}: ${e instanceof Error ? e.message : String(e)}`,
+            {},
+          );
           return [];
         }),
       ),
@@ -70,7 +80,8 @@ export function sessionServer(s: SessionServices, key: () => KeyRecord): Server 
   };
   // Servers none of whose names the key may use are not even asked.
   const mayListFrom = (name: string) => s.allow.allowsSomethingOf(key(), name);
-  const supports = (name: string, cap: "prompts" | "resources") => s.pool.run(name, async (c) => c.getServerCapabilities()?.[cap] !== undefined);
+  const supports = (name: string, cap: "prompts" | "resources") =>
+    s.pool.run(name, async (c) => c.getServerCapabilities()?.[cap] !== undefined);
 
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     const tools = await gather("tools", mayListFrom, (name) =>
@@ -93,22 +104,46 @@ export function sessionServer(s: SessionServices, key: () => KeyRecord): Server 
     const bytesIn = bytesOf(req.params.arguments);
     if (bytesIn > s.config.maxArgumentBytes) {
       s.meter.refusal("too_large", k.id, req.params.name);
-      throw new McpError(MCP_ERROR.tooLarge, `The tool's arguments are ${bytesIn} bytes of JSON; at most ${s.config.maxArgumentBytes} are accepted.`);
+      throw new McpError(
+        MCP_ERROR.tooLarge,
+        `The tool's arguments are ${bytesIn} bytes of JSON; at most ${s.config.maxArgumentBytes} are accepted.`,
+      );
     }
     // Each tool call is a request against the key's rpm, in the same bucket as its model calls.
     const [admission] = await s.limiter.admit([{ bucket: k.id, limits: { rpm: k.rpm, tpm: null } }], 0);
     if (admission && !admission.ok) {
       s.meter.refusal("rate_limited", k.id, req.params.name);
-      throw new McpError(MCP_ERROR.rateLimited, `Rate limit: this key may make ${k.rpm} requests a minute; retry after ${admission.retryAfterS} s.`, { retry_after_s: admission.retryAfterS });
+      throw new McpError(
+        MCP_ERROR.rateLimited,
+        `Rate limit: this key may make ${k.rpm} requests a minute; retry after ${admission.retryAfterS} s.`,
+        { retry_after_s: admission.retryAfterS },
+      );
     }
-    const call: ToolCall = { keyId: k.id, server: target.server, tool: target.name, startedAt: s.meter.now(), bytesIn, bytesOut: 0, status: CALL_STATUS.ok, answered: false, aborted: false };
+    const call: ToolCall = {
+      keyId: k.id,
+      server: target.server,
+      tool: target.name,
+      startedAt: s.meter.now(),
+      bytesIn,
+      bytesOut: 0,
+      status: CALL_STATUS.ok,
+      answered: false,
+      aborted: false,
+    };
     try {
-      const result = await s.pool.run(target.server, (c, o) => c.callTool({ ...req.params, name: target.name }, undefined, o), extra.signal);
+      const result = await s.pool.run(
+        target.server,
+        (c, o) => c.callTool({ ...req.params, name: target.name }, undefined, o),
+        extra.signal,
+      );
       call.answered = true;
       call.bytesOut = bytesOf(result);
       if (call.bytesOut > s.config.maxResultBytes) {
         call.status = CALL_STATUS.resultTooLarge;
-        throw new McpError(MCP_ERROR.tooLarge, `The tool's result is ${call.bytesOut} bytes of JSON; at most ${s.config.maxResultBytes} are passed on.`);
+        throw new McpError(
+          MCP_ERROR.tooLarge,
+          `The tool's result is ${call.bytesOut} bytes of JSON; at most ${s.config.maxResultBytes} are passed on.`,
+        );
       }
       // The SDK's client types a result loosely (it also reads the 2024 `toolResult` form); this is the current shape.
       return result as CallToolResult;
@@ -131,7 +166,10 @@ export function sessionServer(s: SessionServices, key: () => KeyRecord): Server 
       (await supports(name, "prompts"))
         ? s.pool.all<Prompt>(name, async (c, cursor, o) => {
             const r = await c.listPrompts(cursor ? { cursor } : {}, o);
-            return { items: r.prompts.map((p) => ({ ...p, name: namespaced(name, p.name) })), nextCursor: r.nextCursor };
+            return {
+              items: r.prompts.map((p) => ({ ...p, name: namespaced(name, p.name) })),
+              nextCursor: r.nextCursor,
+            };
           })
         : [],
     );
@@ -141,9 +179,14 @@ export function sessionServer(s: SessionServices, key: () => KeyRecord): Server 
 
   server.setRequestHandler(GetPromptRequestSchema, async (req, extra) => {
     const target = splitName(req.params.name);
-    if (!target || !s.pool.has(target.server) || !s.allow.allows(key(), req.params.name)) throw unknownName("prompt", req.params.name);
+    if (!target || !s.pool.has(target.server) || !s.allow.allows(key(), req.params.name))
+      throw unknownName("prompt", req.params.name);
     try {
-      return await s.pool.run(target.server, (c, o) => c.getPrompt({ ...req.params, name: target.name }, o), extra.signal);
+      return await s.pool.run(
+        target.server,
+        (c, o) => c.getPrompt({ ...req.params, name: target.name }, o),
+        extra.signal,
+      );
     } catch (e) {
       throw upstreamError(target.server, e);
     }
@@ -155,7 +198,10 @@ export function sessionServer(s: SessionServices, key: () => KeyRecord): Server 
       (await supports(name, "resources"))
         ? s.pool.all<Resource>(name, async (c, cursor, o) => {
             const r = await c.listResources(cursor ? { cursor } : {}, o);
-            return { items: r.resources.map((x) => ({ ...x, uri: wrapUri(name, x.uri), name: namespaced(name, x.name) })), nextCursor: r.nextCursor };
+            return {
+              items: r.resources.map((x) => ({ ...x, uri: wrapUri(name, x.uri), name: namespaced(name, x.name) })),
+              nextCursor: r.nextCursor,
+            };
           })
         : [],
     ),
@@ -166,7 +212,14 @@ export function sessionServer(s: SessionServices, key: () => KeyRecord): Server 
       (await supports(name, "resources"))
         ? s.pool.all<ResourceTemplate>(name, async (c, cursor, o) => {
             const r = await c.listResourceTemplates(cursor ? { cursor } : {}, o);
-            return { items: r.resourceTemplates.map((x) => ({ ...x, uriTemplate: wrapUri(name, x.uriTemplate), name: namespaced(name, x.name) })), nextCursor: r.nextCursor };
+            return {
+              items: r.resourceTemplates.map((x) => ({
+                ...x,
+                uriTemplate: wrapUri(name, x.uriTemplate),
+                name: namespaced(name, x.name),
+              })),
+              nextCursor: r.nextCursor,
+            };
           })
         : [],
     ),
@@ -174,9 +227,14 @@ export function sessionServer(s: SessionServices, key: () => KeyRecord): Server 
 
   server.setRequestHandler(ReadResourceRequestSchema, async (req, extra) => {
     const target = unwrapUri(req.params.uri);
-    if (!target || !s.pool.has(target.server) || !mayReadFrom(target.server)) throw new McpError(ErrorCode.InvalidParams, `Unknown resource: ${JSON.stringify(req.params.uri.slice(0, 200))}`);
+    if (!target || !s.pool.has(target.server) || !mayReadFrom(target.server))
+      throw new McpError(ErrorCode.InvalidParams, `Unknown resource: ${JSON.stringify(req.params.uri.slice(0, 200))}`);
     try {
-      const r = await s.pool.run(target.server, (c, o) => c.readResource({ ...req.params, uri: target.uri }, o), extra.signal);
+      const r = await s.pool.run(
+        target.server,
+        (c, o) => c.readResource({ ...req.params, uri: target.uri }, o),
+        extra.signal,
+      );
       return { ...r, contents: r.contents.map((c) => ({ ...c, uri: wrapUri(target.server, c.uri) })) };
     } catch (e) {
       throw upstreamError(target.server, e);
@@ -193,7 +251,8 @@ export function sessionServer(s: SessionServices, key: () => KeyRecord): Server 
  */
 function upstreamError(server: string, e: unknown): McpError {
   if (e instanceof McpError) {
-    if (e.code === ErrorCode.RequestTimeout) return new McpError(ErrorCode.RequestTimeout, `MCP server "${server}" did not answer in time`);
+    if (e.code === ErrorCode.RequestTimeout)
+      return new McpError(ErrorCode.RequestTimeout, `MCP server "${server}" did not answer in time`);
     return e;
   }
   return new McpError(ErrorCode.InternalError, `MCP server "${server}" could not be reached`);

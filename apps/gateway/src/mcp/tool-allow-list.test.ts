@@ -4,8 +4,22 @@ import { splitName, unwrapUri, wrapUri } from "./namespacing";
 import { ToolAllowList, toolPatternProblem } from "./tool-allow-list";
 
 const key = (tools: string[] | null | undefined): KeyRecord => ({
-  id: "key_1", name: "k", hash: "h", prefix: "sk-tp-x", models: null, rpm: null, tpm: null, model_limits: null, budget_usd: null,
-  expires_at: null, prev_hash: null, prev_valid_until: null, created_at: "", updated_at: "", revoked_at: null, ...(tools === undefined ? {} : { tools }),
+  id: "key_1",
+  name: "k",
+  hash: "h",
+  prefix: "sk-tp-x",
+  models: null,
+  rpm: null,
+  tpm: null,
+  model_limits: null,
+  budget_usd: null,
+  expires_at: null,
+  prev_hash: null,
+  prev_valid_until: null,
+  created_at: "",
+  updated_at: "",
+  revoked_at: null,
+  ...(tools === undefined ? {} : { tools }),
 });
 
 describe("a key's MCP allow-list", () => {
@@ -13,7 +27,16 @@ describe("a key's MCP allow-list", () => {
 
   test("globs over namespaced names; none or empty: nothing", () => {
     const k = key(["github__get_*", "docs__search"]);
-    expect(["github__get_issue", "github__get_", "github__create_issue", "docs__search", "docs__search2", "gitlab__get_x"].map((n) => allow.allows(k, n))).toEqual([true, true, false, true, false, false]);
+    expect(
+      [
+        "github__get_issue",
+        "github__get_",
+        "github__create_issue",
+        "docs__search",
+        "docs__search2",
+        "gitlab__get_x",
+      ].map((n) => allow.allows(k, n)),
+    ).toEqual([true, true, false, true, false, false]);
     expect(allow.allows(key(["*"]), "any__thing")).toBe(true);
     expect(allow.allows(key(undefined), "github__get_issue")).toBe(false);
     expect(allow.allows(key([]), "github__get_issue")).toBe(false);

@@ -14,7 +14,12 @@ export class ToolAllowList {
     if (!key.tools || key.tools.length === 0) return null;
     let re = this.compiled.get(key);
     if (!re) {
-      const alt = key.tools.map((p) => p.split("*").map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join(".*"));
+      const alt = key.tools.map((p) =>
+        p
+          .split("*")
+          .map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+          .join(".*"),
+      );
       re = new RegExp(`^(?:${alt.join("|")})$`);
       this.compiled.set(key, re);
     }
@@ -39,12 +44,15 @@ export class ToolAllowList {
 
 /** Why an allow-list entry is refused on `POST /admin/keys`, or undefined when it is fine. */
 export function toolPatternProblem(pattern: string, servers: readonly string[]): string | undefined {
-  if (pattern.length > 200 || !/^[\x21-\x7e]+$/.test(pattern)) return "printable characters without spaces, at most 200";
+  if (pattern.length > 200 || !/^[\x21-\x7e]+$/.test(pattern))
+    return "printable characters without spaces, at most 200";
   if (pattern === "*") return undefined;
   const cut = pattern.indexOf(NAME_SEPARATOR);
-  if (cut <= 0 || cut + NAME_SEPARATOR.length === pattern.length) return `"<server>${NAME_SEPARATOR}<tool glob>", "<server>${NAME_SEPARATOR}*" or "*"`;
+  if (cut <= 0 || cut + NAME_SEPARATOR.length === pattern.length)
+    return `"<server>${NAME_SEPARATOR}<tool glob>", "<server>${NAME_SEPARATOR}*" or "*"`;
   const server = pattern.slice(0, cut);
   if (server.includes("*")) return "the server part names one server (no glob)";
-  if (!servers.includes(server)) return `no MCP server is named "${server}" in the config (${servers.length ? servers.join(", ") : "none configured"})`;
+  if (!servers.includes(server))
+    return `no MCP server is named "${server}" in the config (${servers.length ? servers.join(", ") : "none configured"})`;
   return undefined;
 }

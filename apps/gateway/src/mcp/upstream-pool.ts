@@ -31,7 +31,12 @@ export class UpstreamPool {
 
   constructor(
     readonly servers: readonly McpServerConfig[],
-    private readonly opts: { fetch: typeof fetch; logger: Logger; version: string; onListChanged: (server: string, kind: ListKind) => void },
+    private readonly opts: {
+      fetch: typeof fetch;
+      logger: Logger;
+      version: string;
+      onListChanged: (server: string, kind: ListKind) => void;
+    },
   ) {
     this.byName = new Map(servers.map((s) => [s.name, s]));
   }
@@ -51,7 +56,12 @@ export class UpstreamPool {
           requestInit: { headers: s.headers },
           fetch: this.opts.fetch,
           // The upstream's own notification stream: a few quick retries, then the next call reconnects.
-          reconnectionOptions: { initialReconnectionDelay: 500, maxReconnectionDelay: 5000, reconnectionDelayGrowFactor: 2, maxRetries: 3 },
+          reconnectionOptions: {
+            initialReconnectionDelay: 500,
+            maxReconnectionDelay: 5000,
+            reconnectionDelayGrowFactor: 2,
+            maxRetries: 3,
+          },
         });
       case "stdio":
         // The SDK gives the child only HOME, PATH, SHELL, TERM, USER and LOGNAME of the gateway's
@@ -86,7 +96,10 @@ export class UpstreamPool {
     this.clients.set(server, connecting);
     connecting.catch((e) => {
       this.forget(server, connecting);
-      this.opts.logger.warn(`MCP server "${server}" could not be reached: ${e instanceof Error ? e.message : String(e)}`, {});
+      this.opts.logger.warn(
+        `MCP server "${server}" could not be reached: ${e instanceof Error ? e.message : String(e)}`,
+        {},
+      );
     });
     return connecting;
   }
@@ -102,7 +115,12 @@ export class UpstreamPool {
    * upstream's own MCP error (a dropped connection, a timeout) drops the connection, so the next
    * call starts a fresh one.
    */
-  async run<T>(server: string, fn: (client: Client, options: RequestOptions) => Promise<T>, signal?: AbortSignal, retried = false): Promise<T> {
+  async run<T>(
+    server: string,
+    fn: (client: Client, options: RequestOptions) => Promise<T>,
+    signal?: AbortSignal,
+    retried = false,
+  ): Promise<T> {
     const s = this.byName.get(server);
     if (!s) throw new McpError(ErrorCode.InvalidParams, `No MCP server named "${server}"`);
     const pending = this.client(server);
@@ -110,7 +128,8 @@ export class UpstreamPool {
       const client = await withTimeout(pending, s.timeoutMs, server);
       return await fn(client, { timeout: s.timeoutMs, maxTotalTimeout: s.timeoutMs, signal });
     } catch (e) {
-      const upstreamSaid = e instanceof McpError && e.code !== ErrorCode.RequestTimeout && e.code !== ErrorCode.ConnectionClosed;
+      const upstreamSaid =
+        e instanceof McpError && e.code !== ErrorCode.RequestTimeout && e.code !== ErrorCode.ConnectionClosed;
       if (!upstreamSaid) this.forget(server, pending);
       // A 404 to a session request: the upstream restarted and forgot Turnpike's session (the
       // spec's signal to start a new one). The request was not run, so it is sent once more on a new session.
@@ -120,7 +139,14 @@ export class UpstreamPool {
   }
 
   /** Every page of a list, up to {@link MAX_PAGES}. */
-  async all<T>(server: string, page: (client: Client, cursor: string | undefined, options: RequestOptions) => Promise<{ items: T[]; nextCursor?: string }>): Promise<T[]> {
+  async all<T>(
+    server: string,
+    page: (
+      client: Client,
+      cursor: string | undefined,
+      options: RequestOptions,
+    ) => Promise<{ items: T[]; nextCursor?: string }>,
+  ): Promise<T[]> {
     return this.run(server, async (client, options) => {
       const out: T[] = [];
       let cursor: string | undefined;
@@ -145,7 +171,10 @@ export class UpstreamPool {
 function withTimeout<T>(p: Promise<T>, ms: number, server: string): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new McpError(ErrorCode.RequestTimeout, `MCP server "${server}" did not answer within ${ms} ms`)), ms);
+    timer = setTimeout(
+      () => reject(new McpError(ErrorCode.RequestTimeout, `MCP server "${server}" did not answer within ${ms} ms`)),
+      ms,
+    );
   });
   return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }

@@ -6,9 +6,23 @@ import { JournalLedger } from "./journal-ledger";
 import type { UsageRecord } from "../storage/store";
 
 const record = (id: string): UsageRecord => ({
-  request_id: id, key_id: "key_a", model: "beta-5", endpoint: "chat", stream: false, input_tokens: 10, output_tokens: 2,
-  cache_read_tokens: 0, cache_write_tokens: 0, reasoning_tokens: 0, cost_usd: 0.001, status: 200, upstream_status: 200,
-  latency_ms: 3, aborted: false, estimated: false, created_at: "2026-11-23T10:00:00.000Z",
+  request_id: id,
+  key_id: "key_a",
+  model: "beta-5",
+  endpoint: "chat",
+  stream: false,
+  input_tokens: 10,
+  output_tokens: 2,
+  cache_read_tokens: 0,
+  cache_write_tokens: 0,
+  reasoning_tokens: 0,
+  cost_usd: 0.001,
+  status: 200,
+  upstream_status: 200,
+  latency_ms: 3,
+  aborted: false,
+  estimated: false,
+  created_at: "2026-11-23T10:00:00.000Z",
 });
 
 /** A store that keeps rows by request id (as the real ones do) and can be made to refuse. */

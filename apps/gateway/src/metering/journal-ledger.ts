@@ -1,4 +1,14 @@
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
 import type { Ledger } from "./ledger";
 import type { Store, UsageRecord } from "../storage/store";
@@ -65,7 +75,8 @@ export class JournalLedger implements Ledger {
   private closing = false;
   /** Did the last shipment reach the store? */
   storeUp = true;
-  private readonly opts: Required<Pick<JournalOptions, "segmentBytes" | "batch" | "retryMs" | "shipDelayMs">> & JournalOptions;
+  private readonly opts: Required<Pick<JournalOptions, "segmentBytes" | "batch" | "retryMs" | "shipDelayMs">> &
+    JournalOptions;
   private shipTimer: ReturnType<typeof setTimeout> | undefined;
 
   private constructor(
@@ -89,7 +100,13 @@ export class JournalLedger implements Ledger {
       .sort((a, b) => a - b);
     const ledger = new JournalLedger(dir, store, opts, (found.at(-1) ?? 0) + 1);
     for (const n of found) {
-      const seg: Segment = { n, path: join(dir, `segment-${String(n).padStart(10, "0")}.ndjson`), fd: undefined, bytes: 0, unshipped: 0 };
+      const seg: Segment = {
+        n,
+        path: join(dir, `segment-${String(n).padStart(10, "0")}.ndjson`),
+        fd: undefined,
+        bytes: 0,
+        unshipped: 0,
+      };
       for (const line of readFileSync(seg.path, "utf8").split("\n")) {
         if (!line) continue;
         try {
@@ -299,7 +316,9 @@ function claim(dir: string): void {
   if (existsSync(lock)) {
     const pid = Number(readFileSync(lock, "utf8").trim());
     if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
-      throw new Error(`The usage journal ${dir} is in use by process ${pid}; give each instance its own TURNPIKE_JOURNAL_DIR.`);
+      throw new Error(
+        `The usage journal ${dir} is in use by process ${pid}; give each instance its own TURNPIKE_JOURNAL_DIR.`,
+      );
     }
   }
   writeFileSync(lock, String(process.pid));

@@ -42,7 +42,16 @@ const rows = () => t.store.queryUsage({ key_id: key.id });
 describe("meter", () => {
   test("a record from the upstream's numbers: input includes cache, cost from the catalog's prices", async () => {
     const tally = new UsageTally();
-    tally.report({ input_tokens: 1000, output_tokens: 200, cache_read_input_tokens: 300, cache_creation_input_tokens: 100, reasoning_tokens: 50 }, true);
+    tally.report(
+      {
+        input_tokens: 1000,
+        output_tokens: 200,
+        cache_read_input_tokens: 300,
+        cache_creation_input_tokens: 100,
+        reasoning_tokens: 50,
+      },
+      true,
+    );
     await meter(t.deps, call(tally), { status: 200, upstreamStatus: 200 });
     const [row] = await rows();
     expect(row).toMatchObject({
@@ -70,20 +79,34 @@ describe("meter", () => {
 
   test("settles the limiter with input + output and adds the cost to the key's spend", async () => {
     const tally = new UsageTally();
-    tally.report({ input_tokens: 1000, output_tokens: 200, cache_read_input_tokens: 300, cache_creation_input_tokens: 100 }, true);
+    tally.report(
+      { input_tokens: 1000, output_tokens: 200, cache_read_input_tokens: 300, cache_creation_input_tokens: 100 },
+      true,
+    );
     const entry = t.deps.catalog.get("alpha-opus-4-8")!;
-    const admitted = (id: string) => admit(t.deps, { format: FORMATS.chat }, key, entry, 400, { requestId: id, stream: true });
+    const admitted = (id: string) =>
+      admit(t.deps, { format: FORMATS.chat }, key, entry, 400, { requestId: id, stream: true });
     await meter(t.deps, call(tally, { admitted: await admitted("req_meter01") }), { status: 200, upstreamStatus: 200 });
     expect(await t.deps.spend.spent(key.id)).toBeCloseTo(0.010775, 9);
-    await meter(t.deps, { ...call(tally, { admitted: await admitted("req_meter02") }), ctx: testContext({ id: "req_meter02" }) }, { status: 200, upstreamStatus: 200 });
+    await meter(
+      t.deps,
+      { ...call(tally, { admitted: await admitted("req_meter02") }), ctx: testContext({ id: "req_meter02" }) },
+      { status: 200, upstreamStatus: 200 },
+    );
     expect(await t.deps.spend.spent(key.id)).toBeCloseTo(0.02155, 9);
   });
 
   test("hands the admission the record's tokens and cost, as recorded", async () => {
     const tally = new UsageTally();
-    tally.report({ input_tokens: 1000, output_tokens: 200, cache_read_input_tokens: 300, cache_creation_input_tokens: 100 }, true);
+    tally.report(
+      { input_tokens: 1000, output_tokens: 200, cache_read_input_tokens: 300, cache_creation_input_tokens: 100 },
+      true,
+    );
     const seen: unknown[] = [];
-    await meter(t.deps, call(tally, { admitted: { limitHeaders: {}, settle: (...a) => seen.push(a) } }), { status: 200, upstreamStatus: 200 });
+    await meter(t.deps, call(tally, { admitted: { limitHeaders: {}, settle: (...a) => seen.push(a) } }), {
+      status: 200,
+      upstreamStatus: 200,
+    });
     expect(seen).toEqual([[1600, 0.010775, true]]);
   });
 

@@ -43,7 +43,12 @@ export interface Ending {
  */
 export function meter(deps: GatewayDeps, call: MeteredCall, end: Ending): Promise<void> {
   // Unbilled: whatever the upstream said before it failed (a stream's input count) is not billed.
-  const { counts, estimated } = end.unbilled ? new UsageTally().settle(() => 0, () => 0) : call.tally.settle(deps.countText, call.countPrompt);
+  const { counts, estimated } = end.unbilled
+    ? new UsageTally().settle(
+        () => 0,
+        () => 0,
+      )
+    : call.tally.settle(deps.countText, call.countPrompt);
   const { entry } = call.target;
   const input = counts.input_tokens + counts.cache_read_input_tokens + counts.cache_creation_input_tokens;
   const hour = Math.min(counts.cache_creation_1h_input_tokens ?? 0, counts.cache_creation_input_tokens);
@@ -60,7 +65,10 @@ export function meter(deps: GatewayDeps, call: MeteredCall, end: Ending): Promis
     reasoning_tokens: counts.reasoning_tokens,
     // Present only when there are one-hour writes, as the stores read it back.
     ...(hour > 0 ? { cache_write_1h_tokens: hour } : {}),
-    cost_usd: call.costFactor === undefined ? deps.catalog.cost(entry, counts) : Math.round(deps.catalog.cost(entry, counts) * call.costFactor * 1e9) / 1e9,
+    cost_usd:
+      call.costFactor === undefined
+        ? deps.catalog.cost(entry, counts)
+        : Math.round(deps.catalog.cost(entry, counts) * call.costFactor * 1e9) / 1e9,
     // The vendor's own name where a reply said it, else the id Turnpike asked it for.
     upstream_model: call.tally.upstreamModel ?? entry.upstream_model,
     ...(call.route ? { deployment: call.route.deployment, attempts: call.route.attempts } : {}),

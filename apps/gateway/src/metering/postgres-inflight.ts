@@ -23,7 +23,8 @@ export interface InflightOptions {
   onError?: (what: string, e: unknown) => void;
 }
 
-const COLUMNS = "request_id text, key_id text, model text, endpoint text, stream bool, input_tokens int4, cost_usd float8, reserved_usd float8, budgets json, created_at text";
+const COLUMNS =
+  "request_id text, key_id text, model text, endpoint text, stream bool, input_tokens int4, cost_usd float8, reserved_usd float8, budgets json, created_at text";
 
 /**
  * Only rows whose request has no record yet: a row that arrived after its record would be billed
@@ -94,14 +95,21 @@ export class PostgresInflightBook implements InflightBook {
   /** Says this instance is alive before it admits anything, then keeps saying it and reaping. */
   async start(): Promise<void> {
     await this.beat();
-    const beat = setInterval(() => void this.beat().catch((e) => this.opts.onError?.("heartbeat", e)), this.opts.beatMs);
-    const reap = setInterval(() => void this.reap().catch((e) => this.opts.onError?.("billing dead instances' requests", e)), this.opts.reapMs);
+    const beat = setInterval(
+      () => void this.beat().catch((e) => this.opts.onError?.("heartbeat", e)),
+      this.opts.beatMs,
+    );
+    const reap = setInterval(
+      () => void this.reap().catch((e) => this.opts.onError?.("billing dead instances' requests", e)),
+      this.opts.reapMs,
+    );
     for (const t of [beat, reap]) t.unref?.();
     this.timers.push(beat, reap);
   }
 
   private async beat(): Promise<void> {
-    await this.sql`INSERT INTO instances (id, beat_at) VALUES (${this.instance}, now()) ON CONFLICT (id) DO UPDATE SET beat_at = now()`;
+    await this
+      .sql`INSERT INTO instances (id, beat_at) VALUES (${this.instance}, now()) ON CONFLICT (id) DO UPDATE SET beat_at = now()`;
   }
 
   open(r: InflightRequest): void {
@@ -182,7 +190,8 @@ export class PostgresInflightBook implements InflightBook {
 
   /** Bills the requests of dead instances; now and then also clears rows whose record landed, and old instances. */
   async reap(): Promise<Reaped[]> {
-    const rows: { request_id: string; key_id: string; budgets: string; reserved_usd: number; cost_usd: number }[] = await this.sql.unsafe(REAP, [this.opts.leaseMs / 1000]);
+    const rows: { request_id: string; key_id: string; budgets: string; reserved_usd: number; cost_usd: number }[] =
+      await this.sql.unsafe(REAP, [this.opts.leaseMs / 1000]);
     // The book's rows live for one request each, thousands a second under load: its dead rows
     // are cleared at every look, whatever the server's autovacuum does (left a minute, they made
     // every insert of records scan them: 3,700 → 900 requests/s in 20 s).
@@ -194,12 +203,14 @@ export class PostgresInflightBook implements InflightBook {
     if (++this.reaps % 12 === 0) {
       // Rows whose record landed (none should be: the journal writes a row before its record),
       // looked up by key in the ledger, which is large where the book is small.
-      const old: { request_id: string }[] = await this.sql`SELECT request_id FROM inflight WHERE created_at < ${new Date(Date.now() - 60_000).toISOString()} LIMIT 10000`;
+      const old: { request_id: string }[] = await this
+        .sql`SELECT request_id FROM inflight WHERE created_at < ${new Date(Date.now() - 60_000).toISOString()} LIMIT 10000`;
       const ids = old.map((r) => r.request_id);
       if (ids.length) {
-        await this.sql.unsafe("DELETE FROM inflight WHERE request_id IN (SELECT request_id FROM usage WHERE request_id = ANY (ARRAY(SELECT json_array_elements_text($1::text::json))))", [
-          JSON.stringify(ids),
-        ]);
+        await this.sql.unsafe(
+          "DELETE FROM inflight WHERE request_id IN (SELECT request_id FROM usage WHERE request_id = ANY (ARRAY(SELECT json_array_elements_text($1::text::json))))",
+          [JSON.stringify(ids)],
+        );
       }
       await this.sql`DELETE FROM instances WHERE beat_at < now() - interval '1 day'`;
     }
@@ -212,6 +223,9 @@ export class PostgresInflightBook implements InflightBook {
   async close(): Promise<void> {
     for (const t of this.timers) clearInterval(t);
     await this.idle();
-    await this.sql`DELETE FROM instances WHERE id = ${this.instance} AND NOT EXISTS (SELECT 1 FROM inflight WHERE instance = ${this.instance})`.catch(() => {});
+    await this
+      .sql`DELETE FROM instances WHERE id = ${this.instance} AND NOT EXISTS (SELECT 1 FROM inflight WHERE instance = ${this.instance})`.catch(
+      () => {},
+    );
   }
 }

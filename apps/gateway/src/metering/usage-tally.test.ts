@@ -12,7 +12,13 @@ describe("UsageTally.report", () => {
     const t = new UsageTally();
     t.report({ input_tokens: 10, output_tokens: 1, cache_read_input_tokens: 4 }, false);
     t.report({ output_tokens: 7 }, false);
-    expect(t.usage).toEqual({ input_tokens: 10, output_tokens: 7, cache_read_input_tokens: 4, cache_creation_input_tokens: 0, reasoning_tokens: 0 });
+    expect(t.usage).toEqual({
+      input_tokens: 10,
+      output_tokens: 7,
+      cache_read_input_tokens: 4,
+      cache_creation_input_tokens: 0,
+      reasoning_tokens: 0,
+    });
     expect(t.final).toBe(false);
   });
 
@@ -23,11 +29,26 @@ describe("UsageTally.report", () => {
       t.report({ input_tokens: bad, output_tokens: 7 }, true);
       // Later reports are not believed either.
       t.report({ input_tokens: 10, output_tokens: 7 }, true);
-      expect(t.usage).toMatchObject({ input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, reasoning_tokens: 0 });
+      expect(t.usage).toMatchObject({
+        input_tokens: 0,
+        output_tokens: 0,
+        cache_read_input_tokens: 0,
+        cache_creation_input_tokens: 0,
+        reasoning_tokens: 0,
+      });
       expect(t.final).toBe(false);
       t.relayed("some text");
-      const { counts, estimated } = t.settle(() => 3, () => 42);
-      expect(counts).toMatchObject({ input_tokens: 42, output_tokens: 3, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, reasoning_tokens: 0 });
+      const { counts, estimated } = t.settle(
+        () => 3,
+        () => 42,
+      );
+      expect(counts).toMatchObject({
+        input_tokens: 42,
+        output_tokens: 3,
+        cache_read_input_tokens: 0,
+        cache_creation_input_tokens: 0,
+        reasoning_tokens: 0,
+      });
       expect(estimated).toBe(true);
     }
   });
@@ -37,14 +58,24 @@ describe("UsageTally.report", () => {
     t.report({ input_tokens: 12 }, true);
     expect(t.final).toBe(false);
     t.relayed("Hello");
-    expect(t.settle(() => 2, () => 99)).toMatchObject({ counts: { input_tokens: 12, output_tokens: 2 }, estimated: true });
+    expect(
+      t.settle(
+        () => 2,
+        () => 99,
+      ),
+    ).toMatchObject({ counts: { input_tokens: 12, output_tokens: 2 }, estimated: true });
   });
 
   test("inputs that add up beyond the model's window are not believed either", () => {
     const t = new UsageTally(1000);
     t.report({ input_tokens: 600, cache_read_input_tokens: 600, output_tokens: 1 }, true);
     expect(t.final).toBe(false);
-    expect(t.settle(() => 0, () => 9).estimated).toBe(true);
+    expect(
+      t.settle(
+        () => 0,
+        () => 9,
+      ).estimated,
+    ).toBe(true);
   });
 
   test("final is sticky once reported", () => {
@@ -74,14 +105,32 @@ describe("UsageTally.settle", () => {
       read++;
       return "x";
     });
-    expect(t.settle(words, never)).toEqual({ counts: { input_tokens: 20, output_tokens: 2, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, reasoning_tokens: 0 }, estimated: false });
+    expect(t.settle(words, never)).toEqual({
+      counts: {
+        input_tokens: 20,
+        output_tokens: 2,
+        cache_read_input_tokens: 0,
+        cache_creation_input_tokens: 0,
+        reasoning_tokens: 0,
+      },
+      estimated: false,
+    });
     expect(read).toBe(0);
   });
 
   test("without them: the relayed text is counted if it says more, and the prompt if nothing reported input", () => {
     const t = new UsageTally();
     t.relayed("five words reached the client");
-    expect(t.settle(words, () => 42)).toEqual({ counts: { input_tokens: 42, output_tokens: 5, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, reasoning_tokens: 0 }, estimated: true });
+    expect(t.settle(words, () => 42)).toEqual({
+      counts: {
+        input_tokens: 42,
+        output_tokens: 5,
+        cache_read_input_tokens: 0,
+        cache_creation_input_tokens: 0,
+        reasoning_tokens: 0,
+      },
+      estimated: true,
+    });
   });
 
   test("a reported input side stands (cache reads count as reported input)", () => {
@@ -99,12 +148,30 @@ describe("UsageTally.settle", () => {
     const t = new UsageTally();
     t.report({ input_tokens: 3, output_tokens: 10 }, false);
     t.relayed("two words");
-    expect(t.settle(words, never)).toEqual({ counts: { input_tokens: 3, output_tokens: 10, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, reasoning_tokens: 0 }, estimated: false });
+    expect(t.settle(words, never)).toEqual({
+      counts: {
+        input_tokens: 3,
+        output_tokens: 10,
+        cache_read_input_tokens: 0,
+        cache_creation_input_tokens: 0,
+        reasoning_tokens: 0,
+      },
+      estimated: false,
+    });
   });
 
   test("nothing at all: zero output, and an empty prompt count is not an estimate", () => {
     const t = new UsageTally();
-    expect(t.settle(words, () => 0)).toEqual({ counts: { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, reasoning_tokens: 0 }, estimated: false });
+    expect(t.settle(words, () => 0)).toEqual({
+      counts: {
+        input_tokens: 0,
+        output_tokens: 0,
+        cache_read_input_tokens: 0,
+        cache_creation_input_tokens: 0,
+        reasoning_tokens: 0,
+      },
+      estimated: false,
+    });
   });
 
   test("settle does not change the tally", () => {

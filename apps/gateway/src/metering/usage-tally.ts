@@ -2,8 +2,13 @@ import type { TokenCounts, UsageSink } from "../vocabulary/usage-sink";
 
 export type { TokenCounts, UsageSink } from "../vocabulary/usage-sink";
 
-const ZERO: TokenCounts = { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, reasoning_tokens: 0 };
-
+const ZERO: TokenCounts = {
+  input_tokens: 0,
+  output_tokens: 0,
+  cache_read_input_tokens: 0,
+  cache_creation_input_tokens: 0,
+  reasoning_tokens: 0,
+};
 
 /**
  * The usage of one request, accumulated once from what its reply's reader reports. At the end
@@ -44,7 +49,8 @@ export class UsageTally implements UsageSink {
   report(usage: Partial<TokenCounts>, final: boolean): void {
     if (this.distrusted) return;
     const next = { ...this.counts };
-    for (const k of Object.keys(usage) as (keyof TokenCounts)[]) { // a Partial<TokenCounts> has no other keys
+    for (const k of Object.keys(usage) as (keyof TokenCounts)[]) {
+      // a Partial<TokenCounts> has no other keys
       const v: unknown = usage[k];
       if (v === undefined) continue;
       // Checked before it is billed: a negative count would lower a key's spend, an absurd one
@@ -52,7 +58,11 @@ export class UsageTally implements UsageSink {
       if (typeof v !== "number" || !Number.isInteger(v) || v < 0 || v > this.maxTokens) return this.distrust();
       next[k] = v;
     }
-    if (next.input_tokens + next.cache_read_input_tokens + next.cache_creation_input_tokens + next.output_tokens > this.maxTokens) return this.distrust();
+    if (
+      next.input_tokens + next.cache_read_input_tokens + next.cache_creation_input_tokens + next.output_tokens >
+      this.maxTokens
+    )
+      return this.distrust();
     this.counts = next;
     // Closing numbers without an output count are not closing numbers (a wrongly shaped usage).
     if (final && usage.output_tokens !== undefined) this.isFinal = true;

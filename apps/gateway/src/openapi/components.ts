@@ -9,7 +9,15 @@ type Json = Record<string, unknown>;
  * values (an enum, an open enum's examples); never a bare string or number.
  */
 function isStructured(node: Json): boolean {
-  return "properties" in node || "patternProperties" in node || "anyOf" in node || "allOf" in node || "oneOf" in node || "enum" in node || "examples" in node;
+  return (
+    "properties" in node ||
+    "patternProperties" in node ||
+    "anyOf" in node ||
+    "allOf" in node ||
+    "oneOf" in node ||
+    "enum" in node ||
+    "examples" in node
+  );
 }
 
 /**
@@ -44,7 +52,10 @@ export function componentSchemas(own: Record<string, TSchema>): Record<string, J
   for (const [name, schema] of named) {
     const owner = byShape.get(JSON.stringify(schema));
     // An alias is the schema it repeats; anything else is itself with its parts referred to.
-    out[name] = owner !== undefined && owner !== name ? { $ref: `#/components/schemas/${owner}` } : (Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, refer(v, name)])) as Json);
+    out[name] =
+      owner !== undefined && owner !== name
+        ? { $ref: `#/components/schemas/${owner}` }
+        : (Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, refer(v, name)])) as Json);
   }
   return out;
 }

@@ -11,13 +11,36 @@ export { API_VERSION } from "../vocabulary/api-version";
 
 /** The document's tags, in the order a reader meets them, each saying what its operations are for. */
 const TAGS: { name: string; description: string }[] = [
-  { name: "Chat completions", description: "The chat completions format (`POST /v1/chat/completions`), as OpenAI-compatible clients speak it. Any catalog model answers, whatever its vendor." },
-  { name: "Messages", description: "The messages format (`POST /v1/messages`), as Anthropic-compatible clients and agents speak it, with token counting." },
-  { name: "Responses", description: "The Responses format (`POST /v1/responses`, its WebSocket transport and stored responses), as agents such as Codex speak it." },
+  {
+    name: "Chat completions",
+    description:
+      "The chat completions format (`POST /v1/chat/completions`), as OpenAI-compatible clients speak it. Any catalog model answers, whatever its vendor.",
+  },
+  {
+    name: "Messages",
+    description:
+      "The messages format (`POST /v1/messages`), as Anthropic-compatible clients and agents speak it, with token counting.",
+  },
+  {
+    name: "Responses",
+    description:
+      "The Responses format (`POST /v1/responses`, its WebSocket transport and stored responses), as agents such as Codex speak it.",
+  },
   { name: "Models", description: "The catalog as a key sees it: the models it may call." },
-  { name: "MCP", description: "One Model Context Protocol endpoint (Streamable HTTP) fronting the MCP servers the operator configured, behind a Turnpike key." },
-  { name: "Admin", description: "Keys, usage, the request log and deployments, behind the admin key (`TURNPIKE_ADMIN_KEY`). Admin errors use the chat completions envelope." },
-  { name: "Operations", description: "Probes, metrics, the dashboard and this document: what an operator and their tools read." },
+  {
+    name: "MCP",
+    description:
+      "One Model Context Protocol endpoint (Streamable HTTP) fronting the MCP servers the operator configured, behind a Turnpike key.",
+  },
+  {
+    name: "Admin",
+    description:
+      "Keys, usage, the request log and deployments, behind the admin key (`TURNPIKE_ADMIN_KEY`). Admin errors use the chat completions envelope.",
+  },
+  {
+    name: "Operations",
+    description: "Probes, metrics, the dashboard and this document: what an operator and their tools read.",
+  },
 ];
 
 /**
@@ -26,7 +49,11 @@ const TAGS: { name: string; description: string }[] = [
  */
 const REQUEST_EXAMPLES: Record<string, (model: string) => Json> = {
   ChatRequest: (model) => ({ model, messages: [{ role: "user", content: "Say hello in one word." }] }),
-  MessagesRequest: (model) => ({ model, max_tokens: 256, messages: [{ role: "user", content: "Say hello in one word." }] }),
+  MessagesRequest: (model) => ({
+    model,
+    max_tokens: 256,
+    messages: [{ role: "user", content: "Say hello in one word." }],
+  }),
   CountTokensRequest: (model) => ({ model, messages: [{ role: "user", content: "Say hello in one word." }] }),
   ResponsesRequest: (model) => ({ model, input: "Say hello in one word." }),
 };
@@ -58,11 +85,36 @@ export function openApiDocument(routes: readonly Route[], modelIds: readonly str
     paths: paths(routes, modelIds[0]),
     components: {
       securitySchemes: {
-        apiKey: { type: "apiKey", in: "header", name: "x-api-key", description: "A Turnpike key (`sk-tp-…`), as the messages format's clients send it." },
-        bearer: { type: "http", scheme: "bearer", description: "A Turnpike key (`sk-tp-…`) as `Authorization: Bearer`, as the chat and responses clients send it." },
-        googApiKey: { type: "apiKey", in: "header", name: "x-goog-api-key", description: "A Turnpike key (`sk-tp-…`), as the generateContent format's clients send it." },
-        keyQuery: { type: "apiKey", in: "query", name: "key", description: "A Turnpike key (`sk-tp-…`) in the query, which the generateContent format allows." },
-        admin: { type: "http", scheme: "bearer", description: "The admin key (`TURNPIKE_ADMIN_KEY`), an owner; or a named admin token (`tp-adm-…`, `POST /admin/tokens`) with its role." },
+        apiKey: {
+          type: "apiKey",
+          in: "header",
+          name: "x-api-key",
+          description: "A Turnpike key (`sk-tp-…`), as the messages format's clients send it.",
+        },
+        bearer: {
+          type: "http",
+          scheme: "bearer",
+          description:
+            "A Turnpike key (`sk-tp-…`) as `Authorization: Bearer`, as the chat and responses clients send it.",
+        },
+        googApiKey: {
+          type: "apiKey",
+          in: "header",
+          name: "x-goog-api-key",
+          description: "A Turnpike key (`sk-tp-…`), as the generateContent format's clients send it.",
+        },
+        keyQuery: {
+          type: "apiKey",
+          in: "query",
+          name: "key",
+          description: "A Turnpike key (`sk-tp-…`) in the query, which the generateContent format allows.",
+        },
+        admin: {
+          type: "http",
+          scheme: "bearer",
+          description:
+            "The admin key (`TURNPIKE_ADMIN_KEY`), an owner; or a named admin token (`tp-adm-…`, `POST /admin/tokens`) with its role.",
+        },
         metrics: { type: "http", scheme: "bearer", description: "The metrics key (`TURNPIKE_METRICS_KEY`), when set." },
       },
       schemas: componentSchemas({ ...ADMIN_SCHEMAS, ...TEAM_SCHEMAS, ModelId }),
@@ -94,7 +146,9 @@ function paths(routes: readonly Route[], exampleModel: string | undefined): Reco
 function withStandardSchemas(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(withStandardSchemas);
   if (typeof node !== "object" || node === null) return node;
-  return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, k === "schema" ? standardSchema(v) : withStandardSchemas(v)]));
+  return Object.fromEntries(
+    Object.entries(node).map(([k, v]) => [k, k === "schema" ? standardSchema(v) : withStandardSchemas(v)]),
+  );
 }
 
 /** The operation with an example of its JSON request body, when its schema has one. */
@@ -105,5 +159,8 @@ function withRequestExample(op: Json, model: string): Json {
   const name = (schema?.allOf?.[0]?.$ref ?? schema?.$ref)?.split("/").pop();
   const example = name ? REQUEST_EXAMPLES[name] : undefined;
   if (!body || !media || !example || "example" in media || "examples" in media) return op;
-  return { ...op, requestBody: { ...body, content: { ...body.content, "application/json": { ...media, example: example(model) } } } };
+  return {
+    ...op,
+    requestBody: { ...body, content: { ...body.content, "application/json": { ...media, example: example(model) } } },
+  };
 }

@@ -35,16 +35,37 @@ export function openapiRoutes(deps: GatewayDeps, table: () => readonly Route[]):
     {
       method: "GET",
       path: "/openapi.json",
-      doc: { tags: ["Operations"], summary: "This document", description: "The OpenAPI 3.1 description of this gateway, generated from its route table; `model` values are this gateway's catalog.", security: [], responses: { 200: { description: "OpenAPI 3.1.", content: { "application/json": { schema: { type: "object" } } } } } },
+      doc: {
+        tags: ["Operations"],
+        summary: "This document",
+        description:
+          "The OpenAPI 3.1 description of this gateway, generated from its route table; `model` values are this gateway's catalog.",
+        security: [],
+        responses: {
+          200: { description: "OpenAPI 3.1.", content: { "application/json": { schema: { type: "object" } } } },
+        },
+      },
       handle: () => {
-        body ??= JSON.stringify(openApiDocument(table(), deps.catalog.all().map((e) => e.id)));
+        body ??= JSON.stringify(
+          openApiDocument(
+            table(),
+            deps.catalog.all().map((e) => e.id),
+          ),
+        );
         return new Response(body, { headers: { "content-type": "application/json" } });
       },
     },
     {
       method: "GET",
       path: "/docs",
-      doc: { tags: ["Operations"], summary: "This document as a page", description: "An API reference page rendering `/openapi.json`, served whole by the gateway (it loads nothing from elsewhere).", security: [], responses: html("HTML.") },
+      doc: {
+        tags: ["Operations"],
+        summary: "This document as a page",
+        description:
+          "An API reference page rendering `/openapi.json`, served whole by the gateway (it loads nothing from elsewhere).",
+        security: [],
+        responses: html("HTML."),
+      },
       handle: () => new Response(PAGE, { headers: { "content-type": "text/html; charset=utf-8" } }),
     },
     {
@@ -55,12 +76,23 @@ export function openapiRoutes(deps: GatewayDeps, table: () => readonly Route[]):
         summary: "The reference page's renderer",
         description: "The API reference renderer's browser bundle, from the gateway's installed packages.",
         security: [],
-        responses: { 200: { description: "JavaScript.", content: { "text/javascript": { schema: { type: "string" } } } }, 503: { description: "The renderer is not installed with this gateway.", content: { "text/plain": { schema: { type: "string" } } } } },
+        responses: {
+          200: { description: "JavaScript.", content: { "text/javascript": { schema: { type: "string" } } } },
+          503: {
+            description: "The renderer is not installed with this gateway.",
+            content: { "text/plain": { schema: { type: "string" } } },
+          },
+        },
       },
       handle: () =>
         bundle
-          ? new Response(Bun.file(bundle), { headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=3600" } })
-          : new Response("The API reference renderer (@scalar/api-reference) is not installed; /openapi.json has the document.", { status: 503, headers: { "content-type": "text/plain; charset=utf-8" } }),
+          ? new Response(Bun.file(bundle), {
+              headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=3600" },
+            })
+          : new Response(
+              "The API reference renderer (@scalar/api-reference) is not installed; /openapi.json has the document.",
+              { status: 503, headers: { "content-type": "text/plain; charset=utf-8" } },
+            ),
     },
   ];
 }

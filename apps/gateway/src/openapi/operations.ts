@@ -17,7 +17,12 @@ export const INFERENCE_KEYS = [{ apiKey: [] }, { bearer: [] }];
 export const ADMIN = [{ admin: [] }];
 
 /** The request id every reply carries (quote it when reporting a problem). */
-export const REQUEST_ID = { "x-request-id": { description: "This request's id, also in the usage record and the log line.", schema: { type: "string" } } };
+export const REQUEST_ID = {
+  "x-request-id": {
+    description: "This request's id, also in the usage record and the log line.",
+    schema: { type: "string" },
+  },
+};
 
 /** The format whose error envelope each error schema is. */
 const ENVELOPE: Record<string, Format> = { ChatErrorBody: "chat", MessagesErrorBody: "messages" };
@@ -41,7 +46,10 @@ function errorExamples(errorBody: string, status: keyof typeof EXAMPLE_ERRORS): 
   const format = ENVELOPE[errorBody];
   if (format === undefined) return undefined;
   return Object.fromEntries(
-    Object.entries(EXAMPLE_ERRORS[status]).map(([name, err]) => [name, { summary: `${err.status} ${err.type}`, value: FORMATS[format].renderError(err, "req_0123456789abcdef").body }]),
+    Object.entries(EXAMPLE_ERRORS[status]).map(([name, err]) => [
+      name,
+      { summary: `${err.status} ${err.type}`, value: FORMATS[format].renderError(err, "req_0123456789abcdef").body },
+    ]),
   );
 }
 
@@ -49,9 +57,16 @@ function errorExamples(errorBody: string, status: keyof typeof EXAMPLE_ERRORS): 
 export function errors(errorBody: string): Json {
   const reply = (description: string, status: keyof typeof EXAMPLE_ERRORS) => {
     const examples = errorExamples(errorBody, status);
-    return { description, headers: REQUEST_ID, content: { "application/json": { schema: ref(errorBody), ...(examples ? { examples } : {}) } } };
+    return {
+      description,
+      headers: REQUEST_ID,
+      content: { "application/json": { schema: ref(errorBody), ...(examples ? { examples } : {}) } },
+    };
   };
-  return { "4XX": reply("Refused: a bad request, a bad key, a limit reached, an unknown model.", "4XX"), "5XX": reply("The upstream failed or could not be reached.", "5XX") };
+  return {
+    "4XX": reply("Refused: a bad request, a bad key, a limit reached, an unknown model.", "4XX"),
+    "5XX": reply("The upstream failed or could not be reached.", "5XX"),
+  };
 }
 
 /**
@@ -61,16 +76,26 @@ export function errors(errorBody: string): Json {
  * route is, and unique because method and path are (the document checks).
  */
 export function operationIdOf(method: string, path: string): string {
-  const pascal = (word: string) => word.split(/[^A-Za-z0-9]+/).filter(Boolean).map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join("");
-  const parts = path.split("/").filter((seg) => seg !== "" && seg !== "v1").map((seg) => {
-    const param = /^\{(\w+)\}$/.exec(seg)?.[1];
-    return param ? `By${pascal(param)}` : pascal(seg);
-  });
+  const pascal = (word: string) =>
+    word
+      .split(/[^A-Za-z0-9]+/)
+      .filter(Boolean)
+      .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+      .join("");
+  const parts = path
+    .split("/")
+    .filter((seg) => seg !== "" && seg !== "v1")
+    .map((seg) => {
+      const param = /^\{(\w+)\}$/.exec(seg)?.[1];
+      return param ? `By${pascal(param)}` : pascal(seg);
+    });
   return method.toLowerCase() + parts.join("");
 }
 
 /** A JSON body whose `model` is one of the live catalog's ids. */
-export const withModel = (schema: string): Json => ({ allOf: [ref(schema), { type: "object", properties: { model: ref("ModelId") } }] });
+export const withModel = (schema: string): Json => ({
+  allOf: [ref(schema), { type: "object", properties: { model: ref("ModelId") } }],
+});
 
 export interface InferenceRoute {
   summary: string;
@@ -104,11 +129,32 @@ export function inference(r: InferenceRoute): Json {
 
 /** The operation of a token-count route (`POST`). */
 export function count(summary: string, request: string, reply: string, errorBody: string, tag: string): Json {
-  return { tags: [tag], summary, security: INFERENCE_KEYS, requestBody: { required: true, content: json(withModel(request)) }, responses: { 200: { description: "The prompt's input tokens.", headers: REQUEST_ID, content: json(ref(reply)) }, ...errors(errorBody) } };
+  return {
+    tags: [tag],
+    summary,
+    security: INFERENCE_KEYS,
+    requestBody: { required: true, content: json(withModel(request)) },
+    responses: {
+      200: { description: "The prompt's input tokens.", headers: REQUEST_ID, content: json(ref(reply)) },
+      ...errors(errorBody),
+    },
+  };
 }
 
-export const idParam = (description: string) => ({ name: "id", in: "path", required: true, description, schema: { type: "string" } });
-export const query = (name: string, description: string, schema: Json) => ({ name, in: "query", required: false, description, schema });
+export const idParam = (description: string) => ({
+  name: "id",
+  in: "path",
+  required: true,
+  description,
+  schema: { type: "string" },
+});
+export const query = (name: string, description: string, schema: Json) => ({
+  name,
+  in: "query",
+  required: false,
+  description,
+  schema,
+});
 
 export function ok(description: string, schema: Json): Json {
   return { 200: { description, content: json(schema) } };

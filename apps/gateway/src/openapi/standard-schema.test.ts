@@ -8,13 +8,23 @@ describe("standardSchema", () => {
     const schema = Type.Object(
       {
         rule: Type.String({ pattern: "^a", rule: "must start with a" }),
-        items: Type.Array(Type.Union([Type.Literal("x"), Type.Literal("y")], { hint: "x or y", expected: "a letter" }), { rule: "must be a list" }),
+        items: Type.Array(
+          Type.Union([Type.Literal("x"), Type.Literal("y")], { hint: "x or y", expected: "a letter" }),
+          { rule: "must be a list" },
+        ),
         display: OpenEnum(["summarized", "omitted"]),
       },
       { additionalProperties: false, listKnown: true, discriminatorLabel: "kind" },
     );
     const plain = JSON.parse(JSON.stringify(schema));
-    expect([...foreignKeywords(plain)].sort()).toEqual(["discriminatorLabel", "expected", "hint", "known", "listKnown", "rule"]);
+    expect([...foreignKeywords(plain)].sort()).toEqual([
+      "discriminatorLabel",
+      "expected",
+      "hint",
+      "known",
+      "listKnown",
+      "rule",
+    ]);
     const clean = standardSchema(plain);
     expect(foreignKeywords(clean).size).toBe(0);
     expect(clean).toEqual({
@@ -23,7 +33,15 @@ describe("standardSchema", () => {
       required: ["rule", "items", "display"],
       properties: {
         rule: { type: "string", pattern: "^a" },
-        items: { type: "array", items: { anyOf: [{ const: "x", type: "string" }, { const: "y", type: "string" }] } },
+        items: {
+          type: "array",
+          items: {
+            anyOf: [
+              { const: "x", type: "string" },
+              { const: "y", type: "string" },
+            ],
+          },
+        },
         display: { type: "string", examples: ["summarized", "omitted"] },
       },
     });

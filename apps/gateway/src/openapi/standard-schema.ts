@@ -9,21 +9,67 @@
 type Json = Record<string, unknown>;
 
 /** Keywords whose value is one schema. */
-const ONE = ["additionalProperties", "items", "contains", "not", "if", "then", "else", "propertyNames", "unevaluatedItems", "unevaluatedProperties", "contentSchema"];
+const ONE = [
+  "additionalProperties",
+  "items",
+  "contains",
+  "not",
+  "if",
+  "then",
+  "else",
+  "propertyNames",
+  "unevaluatedItems",
+  "unevaluatedProperties",
+  "contentSchema",
+];
 /** Keywords whose value is a list of schemas. */
 const MANY = ["allOf", "anyOf", "oneOf", "prefixItems"];
 /** Keywords whose value maps names to schemas. */
 const BY_NAME = ["properties", "patternProperties", "$defs", "dependentSchemas"];
 /** Keywords whose value is data, kept as it is. */
 const DATA = [
-  "$schema", "$id", "$ref", "$anchor", "$dynamicRef", "$dynamicAnchor", "$comment",
-  "type", "enum", "const", "multipleOf", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum",
-  "maxLength", "minLength", "pattern", "maxItems", "minItems", "uniqueItems", "maxContains", "minContains",
-  "maxProperties", "minProperties", "required", "dependentRequired",
-  "format", "contentEncoding", "contentMediaType",
-  "title", "description", "default", "deprecated", "readOnly", "writeOnly", "examples",
+  "$schema",
+  "$id",
+  "$ref",
+  "$anchor",
+  "$dynamicRef",
+  "$dynamicAnchor",
+  "$comment",
+  "type",
+  "enum",
+  "const",
+  "multipleOf",
+  "maximum",
+  "exclusiveMaximum",
+  "minimum",
+  "exclusiveMinimum",
+  "maxLength",
+  "minLength",
+  "pattern",
+  "maxItems",
+  "minItems",
+  "uniqueItems",
+  "maxContains",
+  "minContains",
+  "maxProperties",
+  "minProperties",
+  "required",
+  "dependentRequired",
+  "format",
+  "contentEncoding",
+  "contentMediaType",
+  "title",
+  "description",
+  "default",
+  "deprecated",
+  "readOnly",
+  "writeOnly",
+  "examples",
   // OpenAPI 3.1's own schema keywords.
-  "discriminator", "xml", "externalDocs", "example",
+  "discriminator",
+  "xml",
+  "externalDocs",
+  "example",
 ];
 
 const KEPT = new Set([...ONE, ...MANY, ...BY_NAME, ...DATA]);
@@ -55,7 +101,8 @@ export function foreignKeywords(schema: unknown, found = new Set<string>()): Set
     if (!KEPT.has(key)) found.add(key);
     else if (ONE.includes(key)) foreignKeywords(value, found);
     else if (MANY.includes(key) && Array.isArray(value)) for (const s of value) foreignKeywords(s, found);
-    else if (BY_NAME.includes(key) && typeof value === "object" && value !== null) for (const s of Object.values(value)) foreignKeywords(s, found);
+    else if (BY_NAME.includes(key) && typeof value === "object" && value !== null)
+      for (const s of Object.values(value)) foreignKeywords(s, found);
   }
   return found;
 }

@@ -17,7 +17,12 @@ export interface RequestContext {
   address(): string;
 }
 
-export function newContext(request: Request, format: ClientFormat, server: Connection | null | undefined, proxies?: TrustedProxies): RequestContext {
+export function newContext(
+  request: Request,
+  format: ClientFormat,
+  server: Connection | null | undefined,
+  proxies?: TrustedProxies,
+): RequestContext {
   return {
     id: newRequestId(),
     started: performance.now(),

@@ -51,14 +51,21 @@ export const RESPONSES_COUNT: CountRoute = {
 };
 
 /** The vendor's count call made: its status and text (a refused connection throws). */
-async function askUpstream(deps: GatewayDeps, call: { url: string; headers: Record<string, string>; body: string }): Promise<{ status: number; text: string; headers: Headers }> {
+async function askUpstream(
+  deps: GatewayDeps,
+  call: { url: string; headers: Record<string, string>; body: string },
+): Promise<{ status: number; text: string; headers: Headers }> {
   const res = await deps.fetch(call.url, { method: "POST", headers: call.headers, body: call.body });
   return { status: res.status, text: await res.text(), headers: res.headers };
 }
 
 /** The count in a vendor's reply, or why there is none (an error status, a reply without a count). */
-function readUpstreamCount(protocol: UpstreamProtocol, res: { status: number; text: string; headers: Headers }): number | { failed: string } {
-  if (res.status < 200 || res.status >= 300) return { failed: `${res.status}: ${protocol.parseError(res.status, res.text, res.headers).message}` };
+function readUpstreamCount(
+  protocol: UpstreamProtocol,
+  res: { status: number; text: string; headers: Headers },
+): number | { failed: string } {
+  if (res.status < 200 || res.status >= 300)
+    return { failed: `${res.status}: ${protocol.parseError(res.status, res.text, res.headers).message}` };
   try {
     const n = protocol.readCount(JSON.parse(res.text));
     return n === undefined ? { failed: "the reply held no count" } : n;
@@ -73,7 +80,12 @@ function readUpstreamCount(protocol: UpstreamProtocol, res: { status: number; te
  * Turnpike's local tokenizer. A count generates nothing, so it takes a request from the key's
  * rpm and gives its token estimate back.
  */
-export async function handleCountTokens(deps: GatewayDeps, request: Request, server: Connection | null | undefined, route: CountRoute = MESSAGES_COUNT): Promise<Response> {
+export async function handleCountTokens(
+  deps: GatewayDeps,
+  request: Request,
+  server: Connection | null | undefined,
+  route: CountRoute = MESSAGES_COUNT,
+): Promise<Response> {
   const format = route.format;
   const ctx = newContext(request, format, server, deps.config.trustedProxies);
   emit(deps.hooks, "onStart", ctx);
@@ -102,7 +114,9 @@ export async function handleCountTokens(deps: GatewayDeps, request: Request, ser
           ? passthroughBody(counted.body, target.entry.upstream_model)
           : (await protocol.fromPivot(counted.toPivot(protocol.id), target, deps.signatures)).body;
       const call = await protocol.count(target, body, request.headers);
-      const upstream = await askUpstream(deps, call).catch((e: unknown) => ({ failed: e instanceof Error ? e.message : String(e) }));
+      const upstream = await askUpstream(deps, call).catch((e: unknown) => ({
+        failed: e instanceof Error ? e.message : String(e),
+      }));
       const read = "text" in upstream ? readUpstreamCount(protocol, upstream) : upstream;
       if (typeof read === "number") {
         inputTokens = read;
@@ -110,7 +124,12 @@ export async function handleCountTokens(deps: GatewayDeps, request: Request, ser
       } else {
         // An agent's context bar must not fail because a count did: Turnpike's own count instead,
         // said so in the header, and the vendor's failure in the log.
-        deps.logger.warn("vendor count failed; answered with the local count", { request_id: ctx.id, model: target.entry.id, vendor: target.upstream.vendor, reason: read.failed });
+        deps.logger.warn("vendor count failed; answered with the local count", {
+          request_id: ctx.id,
+          model: target.entry.id,
+          vendor: target.upstream.vendor,
+          reason: read.failed,
+        });
         inputTokens = deps.countPrompt(counted.toPivot(protocol.id));
         headers.set(HEADER.count, "local");
       }

@@ -25,7 +25,12 @@ export interface PipelineHooks {
    * The request ended: the status the client saw, its usage record if it reached an upstream,
    * and why the reply ended (read on call: a passthrough works it out only if asked).
    */
-  onFinish?(ctx: RequestContext, status: number, record: UsageRecord | undefined, finishReason?: () => string | undefined): void;
+  onFinish?(
+    ctx: RequestContext,
+    status: number,
+    record: UsageRecord | undefined,
+    finishReason?: () => string | undefined,
+  ): void;
   /**
    * The request ended in an error and has no usage record — refused before any upstream call
    * (bad input, no key, unknown model, a limit) or a token count the upstream failed: the error
@@ -40,8 +45,19 @@ type Event = keyof PipelineHooks;
  * Calls each subscriber of `event`; a throwing subscriber does not stop the request. The
  * arguments are passed as they are (no rest array, no `apply`): this runs several times a request.
  */
-export function emit<E extends Event>(hooks: readonly PipelineHooks[], event: E, ...args: Parameters<NonNullable<PipelineHooks[E]>>): void;
-export function emit(hooks: readonly PipelineHooks[], event: Event, a?: unknown, b?: unknown, c?: unknown, d?: unknown): void {
+export function emit<E extends Event>(
+  hooks: readonly PipelineHooks[],
+  event: E,
+  ...args: Parameters<NonNullable<PipelineHooks[E]>>
+): void;
+export function emit(
+  hooks: readonly PipelineHooks[],
+  event: Event,
+  a?: unknown,
+  b?: unknown,
+  c?: unknown,
+  d?: unknown,
+): void {
   for (let i = 0; i < hooks.length; i++) {
     const h = hooks[i]!;
     const fn = h[event] as ((this: PipelineHooks, a: unknown, b: unknown, c: unknown, d: unknown) => void) | undefined;

@@ -30,7 +30,13 @@ export interface InternalCall {
   costFactor: number;
 }
 
-export async function handleInference(deps: GatewayDeps, request: Request, format: ClientFormat, server?: Connection | null, internal?: InternalCall): Promise<Response> {
+export async function handleInference(
+  deps: GatewayDeps,
+  request: Request,
+  format: ClientFormat,
+  server?: Connection | null,
+  internal?: InternalCall,
+): Promise<Response> {
   // From here on the format travels in the context only.
   const ctx = newContext(request, format, server, deps.config.trustedProxies);
   emit(deps.hooks, "onStart", ctx);
@@ -47,14 +53,33 @@ export async function handleInference(deps: GatewayDeps, request: Request, forma
     });
     const client = await recall(deps, key, validated);
     const asked = resolve(deps, key, client.model);
-    admitted = await admit(deps, ctx, key, asked.entry, size, { requestId: ctx.id, stream: client.stream, outputCap: askedOutputCap(client.body) });
+    admitted = await admit(deps, ctx, key, asked.entry, size, {
+      requestId: ctx.id,
+      stream: client.stream,
+      outputCap: askedOutputCap(client.body),
+    });
     const sent = await dispatch(deps, ctx, client, asked, size);
     const { plan: p, outcome } = sent;
     const target = p.target; // the model that served: its id, window and prices
     // No request can use more than its model's window and output cap: usage beyond it is not believed.
     const tally = new UsageTally(target.entry.context_window + target.entry.max_output_tokens);
-    const route = { deployment: sent.deployment.name, attempts: sent.attempts, requested: sent.requested, cacheResetFrom: sent.cacheResetFrom };
-    finish = meterOnce(deps, { ctx, key, target, stream: p.stream, tally, admitted, countPrompt: p.countPrompt, route, ...(internal ? { costFactor: internal.costFactor } : {}) });
+    const route = {
+      deployment: sent.deployment.name,
+      attempts: sent.attempts,
+      requested: sent.requested,
+      cacheResetFrom: sent.cacheResetFrom,
+    };
+    finish = meterOnce(deps, {
+      ctx,
+      key,
+      target,
+      stream: p.stream,
+      tally,
+      admitted,
+      countPrompt: p.countPrompt,
+      route,
+      ...(internal ? { costFactor: internal.costFactor } : {}),
+    });
     if (outcome.kind !== "gone") upstreamStatus = outcome.status;
     const headers = outcome.kind === "gone" ? undefined : replyHeaders(ctx, p, admitted.limitHeaders, sent);
     switch (outcome.kind) {
@@ -63,11 +88,16 @@ export async function handleInference(deps: GatewayDeps, request: Request, forma
         return new Response(null, { status: 499 });
       case "error":
         // The record keeps the status the client saw (its format's: a 529 is a chat client's 503).
-        await finish({ status: ctx.format.renderError(outcome.error, ctx.id).status, upstreamStatus: outcome.status, unbilled: true });
+        await finish({
+          status: ctx.format.renderError(outcome.error, ctx.id).status,
+          upstreamStatus: outcome.status,
+          unbilled: true,
+        });
         // The upstream's own retry and rate-limit headers win over the key's: they say when to come back.
         return errorResponse(ctx.format, outcome.error, refusal(), headers);
       case "reply": {
-        const counted = outcome.inputTokens === undefined ? p : { ...p, reply: { ...p.reply, inputTokens: outcome.inputTokens } };
+        const counted =
+          outcome.inputTokens === undefined ? p : { ...p, reply: { ...p.reply, inputTokens: outcome.inputTokens } };
         const metered = finish;
         // A reply the client asked to keep is stored before the client sees its end.
         const end = async (e: Ending) => {

@@ -135,7 +135,8 @@ export function bodyText(body: Readonly<Record<string, unknown>>): string {
     const value = body[m.key];
     if (!first) out += gap.includes(",") ? gap : `,${gap}`;
     first = false;
-    out += value === parsed[m.key] ? raw.slice(m.start, m.end) : raw.slice(m.start, m.valueStart) + JSON.stringify(value);
+    out +=
+      value === parsed[m.key] ? raw.slice(m.start, m.end) : raw.slice(m.start, m.valueStart) + JSON.stringify(value);
   }
   for (const key in body) {
     if (Object.hasOwn(parsed, key) || body[key] === undefined) continue;

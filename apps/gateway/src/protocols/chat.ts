@@ -1,4 +1,10 @@
-import { ChatToMessagesMachine, chatUsageToTotals, convertChatResponseToMessages, convertMessagesRequestToChat, upstreamErrorToGatewayError } from "@turnpike/providers";
+import {
+  ChatToMessagesMachine,
+  chatUsageToTotals,
+  convertChatResponseToMessages,
+  convertMessagesRequestToChat,
+  upstreamErrorToGatewayError,
+} from "@turnpike/providers";
 import { namedModel } from "./model-label";
 import { indexOfQuoted, parseRegion } from "./sse-scan";
 import { authHeaders, trimSlash, type PassthroughReader, type UpstreamProtocol } from "./upstream-protocol";
@@ -7,7 +13,9 @@ import { bodyText } from "./body-text";
 type Chunk = {
   model?: string;
   usage?: unknown;
-  choices?: { delta?: { content?: unknown; reasoning_content?: unknown; tool_calls?: { function?: { arguments?: unknown } }[] } }[];
+  choices?: {
+    delta?: { content?: unknown; reasoning_content?: unknown; tool_calls?: { function?: { arguments?: unknown } }[] };
+  }[];
 };
 
 /** The text of a chunk's delta: content, reasoning and tool arguments. */
@@ -106,11 +114,24 @@ export const chatProtocol: UpstreamProtocol = {
   },
   buildRequest(target, body) {
     const { entry, upstream } = target;
-    const headers = { "content-type": "application/json", ...authHeaders(upstream.auth, upstream.apiKey), ...entry.upstream_headers };
+    const headers = {
+      "content-type": "application/json",
+      ...authHeaders(upstream.auth, upstream.apiKey),
+      ...entry.upstream_headers,
+    };
     return Promise.resolve({ url: `${trimSlash(upstream.baseURL)}/chat/completions`, headers, body: bodyText(body) });
   },
-  machine: (ctx, emit) => new ChatToMessagesMachine({ model: ctx.model, inputTokens: ctx.inputTokens, stopSequences: ctx.stopSequences, toolNames: ctx.toolNames }, emit),
-  reply: (json, ctx) => convertChatResponseToMessages(json, { model: ctx.model, stopSequences: ctx.stopSequences, toolNames: ctx.toolNames }),
+  machine: (ctx, emit) =>
+    new ChatToMessagesMachine(
+      { model: ctx.model, inputTokens: ctx.inputTokens, stopSequences: ctx.stopSequences, toolNames: ctx.toolNames },
+      emit,
+    ),
+  reply: (json, ctx) =>
+    convertChatResponseToMessages(json, {
+      model: ctx.model,
+      stopSequences: ctx.stopSequences,
+      toolNames: ctx.toolNames,
+    }),
   parseError: (status, text, headers) => upstreamErrorToGatewayError("chat", status, text, headers),
   // The protocol has no count call: the local tokenizer counts for it.
   count: undefined,

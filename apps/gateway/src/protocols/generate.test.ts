@@ -13,10 +13,19 @@ const replay = {
   max_tokens: 100,
   messages: [
     { role: "user", content: "weather?" },
-    { role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: "get_weather", input: { city: "Paris" } }] },
+    {
+      role: "assistant",
+      content: [{ type: "tool_use", id: "toolu_1", name: "get_weather", input: { city: "Paris" } }],
+    },
     { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: "sunny" }] },
   ],
-  tools: [{ name: "get_weather", description: "w", input_schema: { type: "object", properties: { city: { type: "string" } } } }],
+  tools: [
+    {
+      name: "get_weather",
+      description: "w",
+      input_schema: { type: "object", properties: { city: { type: "string" } } },
+    },
+  ],
 } as MessagesRequest;
 
 type Part = { functionCall?: { name: string; args: unknown }; thoughtSignature?: string };
@@ -28,22 +37,35 @@ function callPart(b: Record<string, unknown>): Part | undefined {
 
 describe("generate protocol: buildRequest", () => {
   test("JSON: :generateContent with x-goog-api-key; the model id is escaped", async () => {
-    const req = await generateProtocol.buildRequest(testTarget("gamma-3-pro"), body, { stream: false, clientHeaders: noHeaders });
+    const req = await generateProtocol.buildRequest(testTarget("gamma-3-pro"), body, {
+      stream: false,
+      clientHeaders: noHeaders,
+    });
     expect(req.url).toBe("https://vendor.example/base/v1beta/models/gamma-3-pro:generateContent");
     expect(req.headers).toEqual({ "content-type": "application/json", "x-goog-api-key": "vendor-key" });
     expect(JSON.parse(req.body)).toEqual(body);
     const odd = testTarget("gamma-3-pro");
-    const escaped = await generateProtocol.buildRequest({ ...odd, entry: { ...odd.entry, upstream_model: "a/b c" } }, body, { stream: false, clientHeaders: noHeaders });
+    const escaped = await generateProtocol.buildRequest(
+      { ...odd, entry: { ...odd.entry, upstream_model: "a/b c" } },
+      body,
+      { stream: false, clientHeaders: noHeaders },
+    );
     expect(escaped.url).toBe("https://vendor.example/base/v1beta/models/a%2Fb%20c:generateContent");
   });
 
   test("stream: :streamGenerateContent?alt=sse", async () => {
-    const req = await generateProtocol.buildRequest(testTarget("gamma-3-flash"), body, { stream: true, clientHeaders: noHeaders });
+    const req = await generateProtocol.buildRequest(testTarget("gamma-3-flash"), body, {
+      stream: true,
+      clientHeaders: noHeaders,
+    });
     expect(req.url).toBe("https://vendor.example/base/v1beta/models/gamma-3-flash:streamGenerateContent?alt=sse");
   });
 
   test("auth override: bearer instead of x-goog-api-key", async () => {
-    const req = await generateProtocol.buildRequest(testTarget("gamma-3-pro", { auth: "bearer" }), body, { stream: false, clientHeaders: noHeaders });
+    const req = await generateProtocol.buildRequest(testTarget("gamma-3-pro", { auth: "bearer" }), body, {
+      stream: false,
+      clientHeaders: noHeaders,
+    });
     expect(req.headers.authorization).toBe("Bearer vendor-key");
     expect(req.headers["x-goog-api-key"]).toBeUndefined();
   });
@@ -64,8 +86,20 @@ describe("generate protocol: counting", () => {
   });
 
   test("replyUsage: candidates plus thoughts are output; cached tokens leave the input", () => {
-    const usageMetadata = { promptTokenCount: 10, candidatesTokenCount: 4, thoughtsTokenCount: 2, cachedContentTokenCount: 3, totalTokenCount: 16 };
-    expect(generateProtocol.replyUsage({ usageMetadata })).toEqual({ input_tokens: 7, output_tokens: 6, cache_read_input_tokens: 3, cache_creation_input_tokens: 0, reasoning_tokens: 2 });
+    const usageMetadata = {
+      promptTokenCount: 10,
+      candidatesTokenCount: 4,
+      thoughtsTokenCount: 2,
+      cachedContentTokenCount: 3,
+      totalTokenCount: 16,
+    };
+    expect(generateProtocol.replyUsage({ usageMetadata })).toEqual({
+      input_tokens: 7,
+      output_tokens: 6,
+      cache_read_input_tokens: 3,
+      cache_creation_input_tokens: 0,
+      reasoning_tokens: 2,
+    });
   });
 
   test("nothing passes through to this protocol", () => {
@@ -110,7 +144,15 @@ describe("generate protocol: fromPivot and thought signatures", () => {
   test("a reply's tool call signature is stored under the tool_use id the client sees", async () => {
     const signatures = new MemorySignatures();
     const json = {
-      candidates: [{ content: { role: "model", parts: [{ functionCall: { name: "get_weather", args: { city: "Oslo" } }, thoughtSignature: "sig-new" }] }, finishReason: "STOP" }],
+      candidates: [
+        {
+          content: {
+            role: "model",
+            parts: [{ functionCall: { name: "get_weather", args: { city: "Oslo" } }, thoughtSignature: "sig-new" }],
+          },
+          finishReason: "STOP",
+        },
+      ],
       usageMetadata: { promptTokenCount: 5, candidatesTokenCount: 3, totalTokenCount: 8 },
     };
     const ctx = { model: "gamma-3-pro", stopSequences: undefined, toolNames: undefined, signatures, inputTokens: 0 };
@@ -124,7 +166,11 @@ describe("generate protocol: fromPivot and thought signatures", () => {
 
 describe("generate protocol: errors", () => {
   test("parseError maps a vendor 400 to invalid_request_error", () => {
-    const err = generateProtocol.parseError(400, JSON.stringify({ error: { code: 400, status: "INVALID_ARGUMENT", message: "bad thing" } }), new Headers());
+    const err = generateProtocol.parseError(
+      400,
+      JSON.stringify({ error: { code: 400, status: "INVALID_ARGUMENT", message: "bad thing" } }),
+      new Headers(),
+    );
     expect(err.status).toBe(400);
     expect(err.type).toBe("invalid_request_error");
     expect(err.message).toBe("bad thing");

@@ -14,7 +14,10 @@ import { namedModel } from "./model-label";
 import { indexOfQuoted, parseRegion } from "./sse-scan";
 import { authHeaders, trimSlash, type PassthroughReader, type UpstreamProtocol } from "./upstream-protocol";
 
-type Chunk = { usageMetadata?: unknown; candidates?: { content?: { parts?: { text?: unknown; functionCall?: unknown }[] } }[] };
+type Chunk = {
+  usageMetadata?: unknown;
+  candidates?: { content?: { parts?: { text?: unknown; functionCall?: unknown }[] } }[];
+};
 
 /** The text of one chunk's parts (text, thoughts, call arguments), read only to count it. */
 function chunkText(data: string): string {
@@ -29,7 +32,11 @@ function chunkText(data: string): string {
 
 /** Reads the usage of each chunk that carries one (cumulative: the last overwrites), and the finish. */
 function readFrames(region: string, sink: Parameters<PassthroughReader["scan"]>[1]): void {
-  for (let at = indexOfQuoted(region, 'usageMetadata"'); at !== -1; at = indexOfQuoted(region, 'usageMetadata"', at + 15)) {
+  for (
+    let at = indexOfQuoted(region, 'usageMetadata"');
+    at !== -1;
+    at = indexOfQuoted(region, 'usageMetadata"', at + 15)
+  ) {
     const start = region.lastIndexOf("\n", at) + 1;
     const end = region.indexOf("\n", at);
     const line = region.slice(start, end === -1 ? undefined : end);
@@ -87,13 +94,16 @@ function withoutThoughtTokens(contents: unknown): unknown {
     return Array.isArray(parts) ? parts : [];
   };
   const tokenIn = (p: unknown): boolean => {
-    const sig = typeof p === "object" && p !== null ? (p as { thoughtSignature?: unknown }).thoughtSignature : undefined; // an object: checked on the left
+    const sig =
+      typeof p === "object" && p !== null ? (p as { thoughtSignature?: unknown }).thoughtSignature : undefined; // an object: checked on the left
     return typeof sig === "string" && isThoughtToken(sig);
   };
   if (!contents.some((c) => partsOf(c).some(tokenIn))) return contents;
   return contents.map((c: unknown) => {
     if (!partsOf(c).some(tokenIn)) return c;
-    const parts = partsOf(c).map((p) => (tokenIn(p) ? { ...(p as object), thoughtSignature: SKIP_THOUGHT_SIGNATURE } : p)); // an object: tokenIn checked it
+    const parts = partsOf(c).map((p) =>
+      tokenIn(p) ? { ...(p as object), thoughtSignature: SKIP_THOUGHT_SIGNATURE } : p,
+    ); // an object: tokenIn checked it
     return { ...(c as object), parts }; // an object with parts: partsOf found some
   });
 }
@@ -129,29 +139,55 @@ export const generateProtocol: UpstreamProtocol = {
   inputAtStart: false,
   async fromPivot(pivot, target, signatures) {
     const known = await signatures.getMany(replayedToolCallIds(pivot));
-    const r = convertMessagesRequestToGenerate(pivot, { signatures: syncSignatures(signatures, known), upstreamModel: target.entry.upstream_model });
+    const r = convertMessagesRequestToGenerate(pivot, {
+      signatures: syncSignatures(signatures, known),
+      upstreamModel: target.entry.upstream_model,
+    });
     return { body: { ...r.body }, warnings: r.warnings, toolNames: r.toolNames };
   },
   buildRequest(target, body, { stream }) {
     const { entry, upstream } = target;
-    const headers = { "content-type": "application/json", ...authHeaders(upstream.auth, upstream.apiKey), ...entry.upstream_headers };
+    const headers = {
+      "content-type": "application/json",
+      ...authHeaders(upstream.auth, upstream.apiKey),
+      ...entry.upstream_headers,
+    };
     const m = `${trimSlash(upstream.baseURL)}/v1beta/models/${encodeURIComponent(entry.upstream_model)}`;
-    return Promise.resolve({ url: stream ? `${m}:streamGenerateContent?alt=sse` : `${m}:generateContent`, headers, body: JSON.stringify(body) });
+    return Promise.resolve({
+      url: stream ? `${m}:streamGenerateContent?alt=sse` : `${m}:generateContent`,
+      headers,
+      body: JSON.stringify(body),
+    });
   },
   machine: (ctx, emit) =>
     new GenerateToMessagesMachine(
-      { model: ctx.model, inputTokens: ctx.inputTokens, stopSequences: ctx.stopSequences, toolNames: ctx.toolNames, signatures: syncSignatures(ctx.signatures) },
+      {
+        model: ctx.model,
+        inputTokens: ctx.inputTokens,
+        stopSequences: ctx.stopSequences,
+        toolNames: ctx.toolNames,
+        signatures: syncSignatures(ctx.signatures),
+      },
       emit,
     ),
   reply: (json, ctx) =>
-    convertGenerateResponseToMessages(json, { model: ctx.model, stopSequences: ctx.stopSequences, toolNames: ctx.toolNames, signatures: syncSignatures(ctx.signatures) }),
+    convertGenerateResponseToMessages(json, {
+      model: ctx.model,
+      stopSequences: ctx.stopSequences,
+      toolNames: ctx.toolNames,
+      signatures: syncSignatures(ctx.signatures),
+    }),
   parseError: (status, text, headers) => upstreamErrorToGatewayError("generate", status, text, headers),
   count(target, body) {
     const { entry, upstream } = target;
     // The count call wraps the same request body the generate call sends.
     return Promise.resolve({
       url: `${trimSlash(upstream.baseURL)}/v1beta/models/${encodeURIComponent(entry.upstream_model)}:countTokens`,
-      headers: { "content-type": "application/json", ...authHeaders(upstream.auth, upstream.apiKey), ...entry.upstream_headers },
+      headers: {
+        "content-type": "application/json",
+        ...authHeaders(upstream.auth, upstream.apiKey),
+        ...entry.upstream_headers,
+      },
       body: JSON.stringify({ generateContentRequest: { ...body, model: `models/${entry.upstream_model}` } }),
     });
   },

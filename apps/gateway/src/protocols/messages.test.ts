@@ -14,11 +14,20 @@ describe("messages protocol: automatic cache breakpoints", () => {
     model: "alpha-sonnet-4-6",
     max_tokens: 64,
     system: "You are terse.",
-    tools: [{ name: "a", input_schema: { type: "object" } }, { name: "b", input_schema: { type: "object" } }],
+    tools: [
+      { name: "a", input_schema: { type: "object" } },
+      { name: "b", input_schema: { type: "object" } },
+    ],
     messages: [
       { role: "user", content: "one" },
       { role: "assistant", content: "two" },
-      { role: "user", content: [{ type: "text", text: "three" }, { type: "text", text: "four" }] },
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "three" },
+          { type: "text", text: "four" },
+        ],
+      },
     ],
   };
   const EPH = { type: "ephemeral" };
@@ -31,15 +40,32 @@ describe("messages protocol: automatic cache breakpoints", () => {
     expect(sent.messages).toEqual([
       { role: "user", content: [{ type: "text", text: "one", cache_control: EPH }] },
       { role: "assistant", content: "two" },
-      { role: "user", content: [{ type: "text", text: "three" }, { type: "text", text: "four", cache_control: EPH }] },
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "three" },
+          { type: "text", text: "four", cache_control: EPH },
+        ],
+      },
     ]);
   });
 
   test("a request that sets any breakpoint itself, or prompt_cache off, is sent as it came", async () => {
-    const own = { ...convo, messages: [{ role: "user", content: [{ type: "text", text: "x", cache_control: { type: "ephemeral", ttl: "1h" } }] }] };
-    expect(JSON.parse((await messagesProtocol.buildRequest(testTarget("alpha-sonnet-4-6"), own, noHeaders)).body)).toEqual(own);
+    const own = {
+      ...convo,
+      messages: [
+        { role: "user", content: [{ type: "text", text: "x", cache_control: { type: "ephemeral", ttl: "1h" } }] },
+      ],
+    };
+    expect(
+      JSON.parse((await messagesProtocol.buildRequest(testTarget("alpha-sonnet-4-6"), own, noHeaders)).body),
+    ).toEqual(own);
     const target = testTarget("alpha-sonnet-4-6");
-    const off = await messagesProtocol.buildRequest({ ...target, entry: { ...target.entry, prompt_cache: "off" } }, convo, noHeaders);
+    const off = await messagesProtocol.buildRequest(
+      { ...target, entry: { ...target.entry, prompt_cache: "off" } },
+      convo,
+      noHeaders,
+    );
     expect(JSON.parse(off.body)).toEqual(convo);
   });
 });
@@ -47,18 +73,32 @@ describe("messages protocol: automatic cache breakpoints", () => {
 describe("messages protocol: buildRequest", () => {
   test("URL under the base (trailing slash trimmed), x-api-key and the version header", async () => {
     const target = testTarget("alpha-opus-4-8");
-    const req = await messagesProtocol.buildRequest({ ...target, entry: { ...target.entry, prompt_cache: "off" } }, body, noHeaders);
+    const req = await messagesProtocol.buildRequest(
+      { ...target, entry: { ...target.entry, prompt_cache: "off" } },
+      body,
+      noHeaders,
+    );
     expect(req.url).toBe("https://vendor.example/base/v1/messages");
-    expect(req.headers).toEqual({ "content-type": "application/json", "x-api-key": "vendor-key", "anthropic-version": MESSAGES_UPSTREAM_VERSION });
+    expect(req.headers).toEqual({
+      "content-type": "application/json",
+      "x-api-key": "vendor-key",
+      "anthropic-version": MESSAGES_UPSTREAM_VERSION,
+    });
     expect(JSON.parse(req.body)).toEqual(body);
   });
 
   test("the client's beta values go unchanged (both header names); the entry's own is appended unless named", async () => {
     const clientHeaders = new Headers({ "alpha-beta": "b1, shared", "anthropic-beta": "shared,b2" });
-    const req = await messagesProtocol.buildRequest(testTarget("alpha-sonnet-4-6 (context-1m beta)"), body, { stream: true, clientHeaders });
+    const req = await messagesProtocol.buildRequest(testTarget("alpha-sonnet-4-6 (context-1m beta)"), body, {
+      stream: true,
+      clientHeaders,
+    });
     expect(req.headers["anthropic-beta"]).toBe(`b1, shared,shared,b2,${CONTEXT_1M_BETA}`);
     const named = new Headers({ "anthropic-beta": `${CONTEXT_1M_BETA}, future-beta` });
-    const once = await messagesProtocol.buildRequest(testTarget("alpha-sonnet-4-6 (context-1m beta)"), body, { stream: true, clientHeaders: named });
+    const once = await messagesProtocol.buildRequest(testTarget("alpha-sonnet-4-6 (context-1m beta)"), body, {
+      stream: true,
+      clientHeaders: named,
+    });
     expect(once.headers["anthropic-beta"]).toBe(`${CONTEXT_1M_BETA}, future-beta`);
     // Without client betas the entry's own still goes.
     const own = await messagesProtocol.buildRequest(testTarget("alpha-sonnet-4-6 (context-1m beta)"), body, noHeaders);
@@ -69,7 +109,11 @@ describe("messages protocol: buildRequest", () => {
   });
 
   test("the upstream's auth scheme overrides the protocol's", async () => {
-    const req = await messagesProtocol.buildRequest(testTarget("alpha-opus-4-8", { auth: "bearer", apiKey: "proxy-key" }), body, noHeaders);
+    const req = await messagesProtocol.buildRequest(
+      testTarget("alpha-opus-4-8", { auth: "bearer", apiKey: "proxy-key" }),
+      body,
+      noHeaders,
+    );
     expect(req.headers.authorization).toBe("Bearer proxy-key");
     expect(req.headers["x-api-key"]).toBeUndefined();
     expect(messagesProtocol.auth).toBe("x-api-key");
@@ -81,11 +125,19 @@ describe("messages protocol: counting", () => {
     const req = await messagesProtocol.count!(testTarget("alpha-sonnet-4-6 (context-1m beta)"), body, new Headers());
     expect(req.url).toBe("https://vendor.example/base/v1/messages/count_tokens");
     expect(JSON.parse(req.body)).toEqual({ model: "alpha-sonnet-4-6", messages: body.messages });
-    expect(req.headers).toMatchObject({ "x-api-key": "vendor-key", "anthropic-version": MESSAGES_UPSTREAM_VERSION, "anthropic-beta": CONTEXT_1M_BETA });
+    expect(req.headers).toMatchObject({
+      "x-api-key": "vendor-key",
+      "anthropic-version": MESSAGES_UPSTREAM_VERSION,
+      "anthropic-beta": CONTEXT_1M_BETA,
+    });
   });
 
   test("count carries the client's betas, like the call itself", async () => {
-    const req = await messagesProtocol.count!(testTarget("alpha-sonnet-4-6 (context-1m beta)"), body, new Headers({ "anthropic-beta": "token-efficient-tools-2025-02-19" }));
+    const req = await messagesProtocol.count!(
+      testTarget("alpha-sonnet-4-6 (context-1m beta)"),
+      body,
+      new Headers({ "anthropic-beta": "token-efficient-tools-2025-02-19" }),
+    );
     expect(req.headers["anthropic-beta"]).toBe(`token-efficient-tools-2025-02-19,${CONTEXT_1M_BETA}`);
   });
 
@@ -99,29 +151,68 @@ describe("messages protocol: counting", () => {
 
 describe("messages protocol: replies", () => {
   test("replyUsage reads every field that is present", () => {
-    const usage = { input_tokens: 10, output_tokens: 4, cache_read_input_tokens: 3, cache_creation_input_tokens: 2, output_tokens_details: { thinking_tokens: 1 } };
-    expect(messagesProtocol.replyUsage({ usage })).toEqual({ input_tokens: 10, output_tokens: 4, cache_read_input_tokens: 3, cache_creation_input_tokens: 2, reasoning_tokens: 1 });
+    const usage = {
+      input_tokens: 10,
+      output_tokens: 4,
+      cache_read_input_tokens: 3,
+      cache_creation_input_tokens: 2,
+      output_tokens_details: { thinking_tokens: 1 },
+    };
+    expect(messagesProtocol.replyUsage({ usage })).toEqual({
+      input_tokens: 10,
+      output_tokens: 4,
+      cache_read_input_tokens: 3,
+      cache_creation_input_tokens: 2,
+      reasoning_tokens: 1,
+    });
     expect(messagesProtocol.replyUsage({ usage: { output_tokens: 7 } })).toEqual({ output_tokens: 7 });
     expect(messagesProtocol.replyUsage({})).toEqual({});
   });
 
   test("reply keeps the vendor's body but shows the client's model id", () => {
-    const ctx = { model: "alpha-sonnet-4-6 (context-1m beta)", stopSequences: undefined, toolNames: undefined, signatures: new MemorySignatures(), inputTokens: 0 };
-    const r = messagesProtocol.reply({ id: "msg_1", type: "message", model: "alpha-sonnet-4-6", content: [{ type: "text", text: "ok" }], usage: { input_tokens: 1, output_tokens: 1 } }, ctx);
+    const ctx = {
+      model: "alpha-sonnet-4-6 (context-1m beta)",
+      stopSequences: undefined,
+      toolNames: undefined,
+      signatures: new MemorySignatures(),
+      inputTokens: 0,
+    };
+    const r = messagesProtocol.reply(
+      {
+        id: "msg_1",
+        type: "message",
+        model: "alpha-sonnet-4-6",
+        content: [{ type: "text", text: "ok" }],
+        usage: { input_tokens: 1, output_tokens: 1 },
+      },
+      ctx,
+    );
     expect(r.model).toBe("alpha-sonnet-4-6 (context-1m beta)");
     expect(r.id).toBe("msg_1");
   });
 
   test("parseError keeps the status and the vendor's type", () => {
-    const err = messagesProtocol.parseError(529, JSON.stringify({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } }), new Headers());
+    const err = messagesProtocol.parseError(
+      529,
+      JSON.stringify({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } }),
+      new Headers(),
+    );
     expect(err.status).toBe(529);
     expect(err.type).toBe("overloaded_error");
     expect(err.message).toBe("Overloaded");
   });
 
   test("fromPivot sends the upstream model id, with no warnings", async () => {
-    const pivot = { model: "alpha-sonnet-4-6 (context-1m beta)", max_tokens: 10, messages: [{ role: "user", content: "hi" }] } as MessagesRequest;
-    const out = await messagesProtocol.fromPivot(pivot, testTarget("alpha-sonnet-4-6 (context-1m beta)"), new MemorySignatures());
+    const pivot = {
+      model: "alpha-sonnet-4-6 (context-1m beta)",
+      max_tokens: 10,
+      messages: [{ role: "user", content: "hi" }],
+    } as MessagesRequest;
+    const out = await messagesProtocol.fromPivot(
+      pivot,
+      testTarget("alpha-sonnet-4-6 (context-1m beta)"),
+      new MemorySignatures(),
+    );
     expect(out.body.model).toBe("alpha-sonnet-4-6");
     expect(out.warnings).toEqual([]);
     expect(out.toolNames).toBeUndefined();
@@ -129,8 +220,10 @@ describe("messages protocol: replies", () => {
 });
 
 describe("messages protocol: passthrough reader", () => {
-  const start = 'event: message_start\ndata: {"type":"message_start","message":{"model":"up","usage":{"input_tokens":9,"output_tokens":1}}}\n\n';
-  const delta = 'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":6}}\n\n';
+  const start =
+    'event: message_start\ndata: {"type":"message_start","message":{"model":"up","usage":{"input_tokens":9,"output_tokens":1}}}\n\n';
+  const delta =
+    'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":6}}\n\n';
   const stop = 'event: message_stop\ndata: {"type":"message_stop"}\n\n';
 
   test("raw whatever the model is called (the tap relabels it as text)", () => {

@@ -1,10 +1,23 @@
-import { MessagesSSEMachine, convertMessagesRequestToMessages, messagesUsageFields, placeCacheBreakpoints, upstreamErrorToGatewayError } from "@turnpike/providers";
+import {
+  MessagesSSEMachine,
+  convertMessagesRequestToMessages,
+  messagesUsageFields,
+  placeCacheBreakpoints,
+  upstreamErrorToGatewayError,
+} from "@turnpike/providers";
 import type { MessagesRequest, MessagesResponse } from "@turnpike/schema";
 import type { SSEMessage } from "@turnpike/schema/sse";
 import type { UsageSink } from "../metering/usage-tally";
 import { namedModel } from "./model-label";
 import { dataAfter, each, parseRegion } from "./sse-scan";
-import { authHeaders, trimSlash, type PassthroughReader, type PassthroughState, type Target, type UpstreamProtocol } from "./upstream-protocol";
+import {
+  authHeaders,
+  trimSlash,
+  type PassthroughReader,
+  type PassthroughState,
+  type Target,
+  type UpstreamProtocol,
+} from "./upstream-protocol";
 import { bodyText, derivedFrom } from "./body-text";
 
 /** The one version of the messages protocol Turnpike speaks upstream. */
@@ -54,10 +67,17 @@ function upstreamHeaders({ entry, upstream }: Target, clientHeaders: Headers): R
       break;
     }
   }
-  const headers: Record<string, string> = { "content-type": "application/json", ...authHeaders(upstream.auth, upstream.apiKey), [VERSION_HEADER]: version };
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    ...authHeaders(upstream.auth, upstream.apiKey),
+    [VERSION_HEADER]: version,
+  };
   const sent = CLIENT_BETA_HEADERS.map((h) => clientHeaders.get(h)).filter((v): v is string => !!v);
   const named = new Set(sent.flatMap((v) => v.split(",").map((b) => b.trim())));
-  const own = (entry.upstream_headers[BETA_HEADER] ?? "").split(",").map((b) => b.trim()).filter((b) => b && !named.has(b));
+  const own = (entry.upstream_headers[BETA_HEADER] ?? "")
+    .split(",")
+    .map((b) => b.trim())
+    .filter((b) => b && !named.has(b));
   for (const [k, v] of Object.entries(entry.upstream_headers)) if (k !== BETA_HEADER) headers[k] = v;
   const betas = [...sent, ...own].join(",");
   if (betas) headers[BETA_HEADER] = betas;
@@ -120,7 +140,11 @@ export const messagesProtocol: UpstreamProtocol = {
     // the body is the validated client request or the pivot's conversion, a MessagesRequest either way.
     const cached = target.entry.prompt_cache === "auto" ? placeCacheBreakpoints(body as MessagesRequest) : undefined;
     if (cached) derivedFrom(cached, body);
-    return Promise.resolve({ url: `${trimSlash(target.upstream.baseURL)}/v1/messages`, headers: upstreamHeaders(target, clientHeaders), body: bodyText(cached ?? body) });
+    return Promise.resolve({
+      url: `${trimSlash(target.upstream.baseURL)}/v1/messages`,
+      headers: upstreamHeaders(target, clientHeaders),
+      body: bodyText(cached ?? body),
+    });
   },
   machine: (_ctx, emit) => new MessagesSSEMachine({}, emit),
   // The vendor's reply is the pivot's shape; only the model is the client's.
@@ -130,7 +154,11 @@ export const messagesProtocol: UpstreamProtocol = {
     const { max_tokens: _unused, stream: _stream, ...rest } = body;
     // The same headers as the call: the entry's own (the context-1m beta) and the client's betas
     // count against the same context window.
-    return Promise.resolve({ url: `${trimSlash(target.upstream.baseURL)}/v1/messages/count_tokens`, headers: upstreamHeaders(target, clientHeaders), body: JSON.stringify(rest) });
+    return Promise.resolve({
+      url: `${trimSlash(target.upstream.baseURL)}/v1/messages/count_tokens`,
+      headers: upstreamHeaders(target, clientHeaders),
+      body: JSON.stringify(rest),
+    });
   },
   readCount: (json) => {
     const n = Number((json as { input_tokens?: unknown }).input_tokens); // vendor JSON: the field is checked below

@@ -47,7 +47,11 @@ export class ModelLabel {
     const found = namedModel(text, this.key);
     if (!found) return false;
     this.upstream = found.name;
-    if (this.upstream !== this.id) this.needles = [`${this.key}":${found.quoted}`, `${this.key}": ${found.quoted}`].map((word) => ({ pair: `"${word}`, word }));
+    if (this.upstream !== this.id)
+      this.needles = [`${this.key}":${found.quoted}`, `${this.key}": ${found.quoted}`].map((word) => ({
+        pair: `"${word}`,
+        word,
+      }));
     return true;
   }
 
@@ -59,7 +63,8 @@ export class ModelLabel {
   /** The text with the vendor's model string replaced by the catalog id. */
   apply(text: string): string {
     let out = text;
-    for (const { pair, word } of this.needles) if (indexOfQuoted(out, word) !== -1) out = out.split(pair).join(this.replacement);
+    for (const { pair, word } of this.needles)
+      if (indexOfQuoted(out, word) !== -1) out = out.split(pair).join(this.replacement);
     return out;
   }
 }

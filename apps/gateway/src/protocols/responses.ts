@@ -10,7 +10,14 @@ import type { SSEMessage } from "@turnpike/schema/sse";
 import type { UsageSink } from "../metering/usage-tally";
 import { namedModel } from "./model-label";
 import { dataAfter, parseRegion } from "./sse-scan";
-import { authHeaders, trimSlash, type PassthroughReader, type PassthroughState, type Target, type UpstreamProtocol } from "./upstream-protocol";
+import {
+  authHeaders,
+  trimSlash,
+  type PassthroughReader,
+  type PassthroughState,
+  type Target,
+  type UpstreamProtocol,
+} from "./upstream-protocol";
 import { bodyText } from "./body-text";
 
 /** The events that end a Responses stream; the first two say how the reply ended. */
@@ -18,7 +25,17 @@ const FINISHED = ["response.completed", "response.incomplete"] as const;
 const ENDED = [...FINISHED, "response.failed", "error"] as const;
 
 /** Fields of a create request the input-token count takes (the rest is not part of the prompt). */
-const COUNTED = ["model", "input", "instructions", "tools", "tool_choice", "parallel_tool_calls", "reasoning", "text", "truncation"] as const;
+const COUNTED = [
+  "model",
+  "input",
+  "instructions",
+  "tools",
+  "tool_choice",
+  "parallel_tool_calls",
+  "reasoning",
+  "text",
+  "truncation",
+] as const;
 
 /** The text a delta event carries (output text, refusal, reasoning summary, tool arguments). */
 function deltaText(data: string): string {
@@ -70,7 +87,11 @@ const passthrough: PassthroughReader = {
 };
 
 function headersOf({ entry, upstream }: Target): Record<string, string> {
-  return { "content-type": "application/json", ...authHeaders(upstream.auth, upstream.apiKey), ...entry.upstream_headers };
+  return {
+    "content-type": "application/json",
+    ...authHeaders(upstream.auth, upstream.apiKey),
+    ...entry.upstream_headers,
+  };
 }
 
 /**
@@ -89,15 +110,32 @@ export const responsesProtocol: UpstreamProtocol = {
     return Promise.resolve({ body: r.body, warnings: r.warnings, toolNames: r.toolNames });
   },
   buildRequest(target, body) {
-    return Promise.resolve({ url: `${trimSlash(target.upstream.baseURL)}/responses`, headers: headersOf(target), body: bodyText(body) });
+    return Promise.resolve({
+      url: `${trimSlash(target.upstream.baseURL)}/responses`,
+      headers: headersOf(target),
+      body: bodyText(body),
+    });
   },
-  machine: (ctx, emit) => new ResponsesToMessagesMachine({ model: ctx.model, inputTokens: ctx.inputTokens, stopSequences: ctx.stopSequences, toolNames: ctx.toolNames }, emit),
-  reply: (json, ctx) => convertChatResponseToMessages(convertResponsesResponseToChat(json), { model: ctx.model, stopSequences: ctx.stopSequences, toolNames: ctx.toolNames }),
+  machine: (ctx, emit) =>
+    new ResponsesToMessagesMachine(
+      { model: ctx.model, inputTokens: ctx.inputTokens, stopSequences: ctx.stopSequences, toolNames: ctx.toolNames },
+      emit,
+    ),
+  reply: (json, ctx) =>
+    convertChatResponseToMessages(convertResponsesResponseToChat(json), {
+      model: ctx.model,
+      stopSequences: ctx.stopSequences,
+      toolNames: ctx.toolNames,
+    }),
   parseError: (status, text, headers) => upstreamErrorToGatewayError("responses", status, text, headers),
   count(target, body) {
     const counted: Record<string, unknown> = {};
     for (const k of COUNTED) if (body[k] !== undefined) counted[k] = body[k];
-    return Promise.resolve({ url: `${trimSlash(target.upstream.baseURL)}/responses/input_tokens`, headers: headersOf(target), body: JSON.stringify(counted) });
+    return Promise.resolve({
+      url: `${trimSlash(target.upstream.baseURL)}/responses/input_tokens`,
+      headers: headersOf(target),
+      body: JSON.stringify(counted),
+    });
   },
   readCount: (json) => {
     const n = Number((json as { input_tokens?: unknown }).input_tokens); // vendor JSON: the field is checked below

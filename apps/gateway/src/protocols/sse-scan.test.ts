@@ -13,7 +13,8 @@ describe("indexOfQuoted", () => {
     const at = text.indexOf('"usage"');
     expect(indexOfQuoted(text, "usage", at)).toBe(at);
     expect(indexOfQuoted(text, "usage", at + 1)).toBe(text.indexOf('"usageMetadata"'));
-    for (let from = 0; from < text.length; from++) expect(indexOfQuoted(text, "usage", from)).toBe(text.indexOf('"usage', from));
+    for (let from = 0; from < text.length; from++)
+      expect(indexOfQuoted(text, "usage", from)).toBe(text.indexOf('"usage', from));
     expect(indexOfQuoted('"usage"', "usage", 0)).toBe(0);
   });
   test("-1 when the key is absent", () => {

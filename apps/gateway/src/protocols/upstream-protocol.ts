@@ -7,7 +7,6 @@ import type { SignatureStore } from "../stored-responses/signature-store";
 
 export type { Target } from "../vocabulary/target";
 
-
 /** An upstream HTTP request, ready to send. */
 export interface UpstreamRequest {
   url: string;
@@ -103,7 +102,11 @@ export interface UpstreamProtocol {
   /** The pivot request in this protocol (async: signatures may have to be looked up). */
   fromPivot(pivot: MessagesRequest, target: Target, signatures: SignatureStore): Promise<ProtocolBody>;
   /** The HTTP request of one call (async, so that a signing scheme fits). */
-  buildRequest(target: Target, body: Record<string, unknown>, opts: { stream: boolean; clientHeaders: Headers }): Promise<UpstreamRequest>;
+  buildRequest(
+    target: Target,
+    body: Record<string, unknown>,
+    opts: { stream: boolean; clientHeaders: Headers },
+  ): Promise<UpstreamRequest>;
   /** A stream translator to pivot events. */
   machine(ctx: ReplyContext, emit: (ev: MessagesStreamEvent) => void): StreamMachine;
   /** A JSON reply as the pivot reply (read leniently: only the fields used). */
@@ -111,7 +114,9 @@ export interface UpstreamProtocol {
   /** An error reply as a GatewayError. */
   parseError(status: number, text: string, headers: Headers): GatewayError;
   /** The vendor's own count of a prompt given as this protocol's request body, where it has one. */
-  count: ((target: Target, body: Record<string, unknown>, clientHeaders: Headers) => Promise<UpstreamRequest>) | undefined;
+  count:
+    | ((target: Target, body: Record<string, unknown>, clientHeaders: Headers) => Promise<UpstreamRequest>)
+    | undefined;
   /** Reads the count call's reply. */
   readCount(json: unknown): number | undefined;
   /** Prepares a same-protocol body for passthrough (asks for what metering needs). */

@@ -41,7 +41,11 @@ export function firstFrameGuard(inner: InlineTap, format: ClientFormat, vendor: 
     state = "refused";
     held = [];
     text = "";
-    out(format.inBandError(`The ${vendor} upstream answered 200 with ${what}, not a stream of events; nothing of it was relayed.`));
+    out(
+      format.inBandError(
+        `The ${vendor} upstream answered 200 with ${what}, not a stream of events; nothing of it was relayed.`,
+      ),
+    );
   };
   const release = (out: (piece: Uint8Array | string) => void) => {
     state = "open";
@@ -61,7 +65,8 @@ export function firstFrameGuard(inner: InlineTap, format: ClientFormat, vendor: 
       if (c === 10 && text.charCodeAt(i + 1) === 10) return [i, 2];
       if (c !== 13) continue;
       if (text.charCodeAt(i + 1) === 13) return [i, 2];
-      if (text.charCodeAt(i + 1) === 10 && text.charCodeAt(i + 2) === 13 && text.charCodeAt(i + 3) === 10) return [i, 4];
+      if (text.charCodeAt(i + 1) === 10 && text.charCodeAt(i + 2) === 13 && text.charCodeAt(i + 3) === 10)
+        return [i, 4];
     }
     return undefined;
   };
@@ -105,7 +110,10 @@ export function firstFrameGuard(inner: InlineTap, format: ClientFormat, vendor: 
       // may hold the whole reply, and its first frame is a few hundred bytes. Past MAX_HELD
       // without an event the stream is refused anyway.
       for (let at = 0; at < chunk.length && text.length <= MAX_HELD; at += DECODE_STEP) {
-        text += decoder.decode(chunk.subarray(at, Math.min(chunk.length, at + DECODE_STEP, at + MAX_HELD + 1 - text.length)), { stream: true });
+        text += decoder.decode(
+          chunk.subarray(at, Math.min(chunk.length, at + DECODE_STEP, at + MAX_HELD + 1 - text.length)),
+          { stream: true },
+        );
         if (decide(out, false)) return;
       }
     },

@@ -10,10 +10,19 @@ import { passthroughTap } from "./passthrough-tap";
 import { UsageTally } from "../metering/usage-tally";
 
 /** Runs the tap over chunks split at the given byte offsets; returns the pieces it wrote. */
-function run(dialect: "messages" | "chat", text: string, cuts: number[], includeUsage: boolean, id: string): { pieces: (Uint8Array | string)[]; out: string; tally: UsageTally } {
+function run(
+  dialect: "messages" | "chat",
+  text: string,
+  cuts: number[],
+  includeUsage: boolean,
+  id: string,
+): { pieces: (Uint8Array | string)[]; out: string; tally: UsageTally } {
   const bytes = new TextEncoder().encode(text);
   const tally = new UsageTally();
-  const tap = passthroughTap(PROTOCOLS[dialect].passthrough, FORMATS[dialect], tally, { includeUsage, renameModel: id });
+  const tap = passthroughTap(PROTOCOLS[dialect].passthrough, FORMATS[dialect], tally, {
+    includeUsage,
+    renameModel: id,
+  });
   const pieces: (Uint8Array | string)[] = [];
   let at = 0;
   for (const cut of [...cuts, bytes.length]) {
@@ -55,7 +64,8 @@ describe("the catalog id in every frame of a passthrough stream", () => {
   });
 
   test("chat: every chunk names the catalog id; the usage chunk the client did not ask for is still dropped", () => {
-    const c = (body: object) => `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", model: "beta-5-2025-08-07", ...body })}\n\n`;
+    const c = (body: object) =>
+      `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", model: "beta-5-2025-08-07", ...body })}\n\n`;
     const vendor =
       c({ choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] }) +
       c({ choices: [{ index: 0, delta: { content: "Hi" }, finish_reason: null }] }) +

@@ -6,7 +6,12 @@ import { UsageTally } from "../metering/usage-tally";
 
 const meter = () => new UsageTally();
 
-async function relay(dialect: "messages" | "chat", frames: string[], includeUsage = true, m = meter()): Promise<string> {
+async function relay(
+  dialect: "messages" | "chat",
+  frames: string[],
+  includeUsage = true,
+  m = meter(),
+): Promise<string> {
   const enc = new TextEncoder();
   const source = new ReadableStream<Uint8Array>({
     start(c) {
@@ -14,7 +19,11 @@ async function relay(dialect: "messages" | "chat", frames: string[], includeUsag
       c.close();
     },
   });
-  const out = source.pipeThrough(tapStream(passthroughTap(PROTOCOLS[dialect].passthrough, FORMATS[dialect], m, { includeUsage, renameModel: undefined })));
+  const out = source.pipeThrough(
+    tapStream(
+      passthroughTap(PROTOCOLS[dialect].passthrough, FORMATS[dialect], m, { includeUsage, renameModel: undefined }),
+    ),
+  );
   let text = "";
   const reader = out.getReader();
   for (;;) {
@@ -29,14 +38,20 @@ const chunk = (delta: object, finish: string | null = null, usage?: object) =>
 
 describe("a same-format stream that ends without its terminator", () => {
   test("chat: finished (finish_reason seen) but no [DONE] → [DONE] is added", async () => {
-    const out = await relay("chat", [chunk({ role: "assistant", content: "" }), chunk({ content: "Hi" }), chunk({}, "stop")]);
+    const out = await relay("chat", [
+      chunk({ role: "assistant", content: "" }),
+      chunk({ content: "Hi" }),
+      chunk({}, "stop"),
+    ]);
     expect(out.endsWith("data: [DONE]\n\n")).toBe(true);
     expect(out).not.toContain('"error"');
   });
 
   test("chat: cut off before any finish → an in-band error, then [DONE]", async () => {
     const out = await relay("chat", [chunk({ role: "assistant", content: "" }), chunk({ content: "Hi" })]);
-    expect(out).toContain('data: {"error":{"message":"The upstream ended the stream without finishing it.","type":"server_error"');
+    expect(out).toContain(
+      'data: {"error":{"message":"The upstream ended the stream without finishing it.","type":"server_error"',
+    );
     expect(out.endsWith("data: [DONE]\n\n")).toBe(true);
   });
 
@@ -58,7 +73,12 @@ describe("a same-format stream that ends without its terminator", () => {
   });
 
   test("a complete stream passes through byte for byte", async () => {
-    const frames = [chunk({ role: "assistant", content: "" }), chunk({ content: "Hi" }), chunk({}, "stop"), "data: [DONE]\n\n"];
+    const frames = [
+      chunk({ role: "assistant", content: "" }),
+      chunk({ content: "Hi" }),
+      chunk({}, "stop"),
+      "data: [DONE]\n\n",
+    ];
     expect(await relay("chat", frames)).toBe(frames.join(""));
   });
 });
@@ -69,7 +89,12 @@ describe("usage the client did not ask for", () => {
     const usage = { prompt_tokens: 9, completion_tokens: 4, total_tokens: 13 };
     const out = await relay(
       "chat",
-      [chunk({ content: "Hi" }), chunk({}, "stop"), `data: ${JSON.stringify({ id: "c1", choices: [], usage })}\n\n`, "data: [DONE]\n\n"],
+      [
+        chunk({ content: "Hi" }),
+        chunk({}, "stop"),
+        `data: ${JSON.stringify({ id: "c1", choices: [], usage })}\n\n`,
+        "data: [DONE]\n\n",
+      ],
       false,
       m,
     );
@@ -82,7 +107,13 @@ describe("usage the client did not ask for", () => {
 
 describe("the scanner and the full parser agree", () => {
   const usage = { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 };
-  const frames = [chunk({ role: "assistant", content: "" }), chunk({ content: "Hi" }), chunk({}, "stop"), `data: ${JSON.stringify({ id: "c1", choices: [], usage })}\n\n`, "data: [DONE]\n\n"];
+  const frames = [
+    chunk({ role: "assistant", content: "" }),
+    chunk({ content: "Hi" }),
+    chunk({}, "stop"),
+    `data: ${JSON.stringify({ id: "c1", choices: [], usage })}\n\n`,
+    "data: [DONE]\n\n",
+  ];
 
   for (const [name, shape] of [
     ["LF framing (scanned)", (f: string) => f],
@@ -119,16 +150,22 @@ describe("the scanner and the full parser agree", () => {
 
   test("a client that leaves early is billed for the text it got, counted from the raw frames", async () => {
     const m = meter();
-    await relay("messages", [
-      'event: message_start\ndata: {"type":"message_start","message":{"id":"m","usage":{"input_tokens":21,"output_tokens":1}}}\n\n',
-      'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello there"}}\n\n',
-    ], true, m);
+    await relay(
+      "messages",
+      [
+        'event: message_start\ndata: {"type":"message_start","message":{"id":"m","usage":{"input_tokens":21,"output_tokens":1}}}\n\n',
+        'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello there"}}\n\n',
+      ],
+      true,
+      m,
+    );
     expect(m.final).toBe(false);
     expect(m.relayedText()).toBe("Hello there");
   });
 
   test("a long reply's frames are read out into their text as it goes: the text and the finish survive, byte for byte through", async () => {
-    const delta = (i: number) => `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"w${i} "}}\n\n`;
+    const delta = (i: number) =>
+      `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"w${i} "}}\n\n`;
     const n = Math.ceil((3 * MAX_HELD_FRAMES) / delta(0).length);
     const frames = [
       'event: message_start\ndata: {"type":"message_start","message":{"id":"m","usage":{"input_tokens":21,"output_tokens":1}}}\n\n',

@@ -38,7 +38,9 @@ export const MAX_HELD_FRAMES = 64 * 1024;
  * SSE to omit, and then the full parser reads the stream).
  */
 function scannable(region: string): boolean {
-  return !region.includes("\r") && !region.includes("data:{") && !region.includes("event:m") && !region.includes("event:e");
+  return (
+    !region.includes("\r") && !region.includes("data:{") && !region.includes("event:m") && !region.includes("event:e")
+  );
 }
 
 /**
@@ -111,7 +113,13 @@ function auditUsage(region: string, audit: (json: string) => void): void {
  * through untouched. It re-frames events only when it must change one (a usage chunk the client
  * did not ask for, a renamed model id). See decisions/0005-inline-stream-taps.md.
  */
-export function passthroughTap(reader: PassthroughReader, format: ClientFormat, sink: UsageSink, opts: PassthroughOptions, audit: (json: string) => void = () => {}): InlineTap {
+export function passthroughTap(
+  reader: PassthroughReader,
+  format: ClientFormat,
+  sink: UsageSink,
+  opts: PassthroughOptions,
+  audit: (json: string) => void = () => {},
+): InlineTap {
   const parser = new SSEParser();
   const decoder = new TextDecoder();
   let raw = reader.raw(opts);
@@ -229,7 +237,8 @@ export function passthroughTap(reader: PassthroughReader, format: ClientFormat, 
 }
 
 /** The field each protocol names a reply's end with (messages, chat, generateContent), or a Responses stream's last event. */
-const FINISH = /"(?:stop_reason|finish_reason|finishReason)":"([A-Za-z_]+)"|"type":"response\.(completed|incomplete|failed)"/g;
+const FINISH =
+  /"(?:stop_reason|finish_reason|finishReason)":"([A-Za-z_]+)"|"type":"response\.(completed|incomplete|failed)"/g;
 
 /** Why a passed-through stream ended, read from its frames only when asked (telemetry): the last word it said. */
 export function lastFinishReason(frames: readonly string[]): string | undefined {

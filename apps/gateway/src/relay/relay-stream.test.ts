@@ -3,10 +3,12 @@ import { FORMATS } from "../formats";
 import { cutAfterTerminal } from "./relay-stream";
 
 const bytes = (s: string) => new TextEncoder().encode(s);
-const text = (b: Uint8Array | string | undefined) => (b === undefined || typeof b === "string" ? b : new TextDecoder().decode(b));
+const text = (b: Uint8Array | string | undefined) =>
+  b === undefined || typeof b === "string" ? b : new TextDecoder().decode(b);
 
 describe("cutAfterTerminal", () => {
-  const delta = 'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hi"}}\n\n';
+  const delta =
+    'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hi"}}\n\n';
   const stop = 'event: message_stop\ndata: {"type":"message_stop"}\n\n';
 
   test("a messages piece is cut just after message_stop, as bytes and as text", () => {
@@ -28,7 +30,9 @@ describe("cutAfterTerminal", () => {
 
   test("no terminal frame, or one not yet ended by its blank line: nothing to cut", () => {
     expect(cutAfterTerminal(bytes(delta), FORMATS.messages)).toBeUndefined();
-    expect(cutAfterTerminal(bytes('event: message_stop\ndata: {"type":"message_stop"}\n'), FORMATS.messages)).toBeUndefined();
+    expect(
+      cutAfterTerminal(bytes('event: message_stop\ndata: {"type":"message_stop"}\n'), FORMATS.messages),
+    ).toBeUndefined();
     expect(cutAfterTerminal(delta, FORMATS.messages)).toBeUndefined();
   });
 

@@ -74,10 +74,14 @@ function whenAborted(signal: AbortSignal, cut: () => void): () => void {
     const all = new Set<() => void>();
     set = all;
     cutters.set(signal, all);
-    signal.addEventListener("abort", () => {
-      for (const f of all) f();
-      all.clear();
-    }, { once: true });
+    signal.addEventListener(
+      "abort",
+      () => {
+        for (const f of all) f();
+        all.clear();
+      },
+      { once: true },
+    );
   }
   const mine = set;
   mine.add(cut);
@@ -169,7 +173,10 @@ export function relayStream(source: ReadableStream<Uint8Array>, opts: RelayOptio
   const broke = async (controller: ReadableStreamDefaultController<Uint8Array>, e: unknown) => {
     if (ended) return;
     // The runtime's or a parser's own wording is no use to the client; it is logged here.
-    opts.logger.warn("upstream stream failed", { request_id: opts.requestId, reason: e instanceof Error ? e.message : String(e) });
+    opts.logger.warn("upstream stream failed", {
+      request_id: opts.requestId,
+      reason: e instanceof Error ? e.message : String(e),
+    });
     if (!closed) {
       let tail: (Uint8Array | string)[];
       try {
@@ -178,7 +185,8 @@ export function relayStream(source: ReadableStream<Uint8Array>, opts: RelayOptio
         tail = [];
       }
       for (const piece of tail) put(controller, piece);
-      if (!closed) put(controller, opts.format.inBandError("The upstream stream failed before the reply was complete."));
+      if (!closed)
+        put(controller, opts.format.inBandError("The upstream stream failed before the reply was complete."));
     }
     await finish(controller, "failed");
   };
@@ -188,7 +196,10 @@ export function relayStream(source: ReadableStream<Uint8Array>, opts: RelayOptio
         // The one shutdown signal is shared by every stream: the stream leaves its set when it ends.
         if (opts.shutdown && !opts.shutdown.aborted) stopWatchingShutdown = whenAborted(opts.shutdown, onShutdown);
         if (opts.keepAliveMs > 0 || watch) {
-          const every = Math.min(opts.keepAliveMs || Number.POSITIVE_INFINITY, watch ? Math.min(watch.firstByteMs, watch.idleMs) : Number.POSITIVE_INFINITY);
+          const every = Math.min(
+            opts.keepAliveMs || Number.POSITIVE_INFINITY,
+            watch ? Math.min(watch.firstByteMs, watch.idleMs) : Number.POSITIVE_INFINITY,
+          );
           // One interval serves keep-alives and the upstream's deadlines.
           timer = setInterval(() => tick(controller), Math.max(50, Math.floor(every / 2)));
         }

@@ -41,14 +41,22 @@ function templateOf(d: Deployment, stream: boolean): Headers {
       // The model asked of the vendor; a JSON reply replaces it with the vendor's own name for it.
       [HEADER.upstreamModel]: headerSafe(entry.upstream_model),
     };
-    t = { json: new Headers({ ...same, "content-type": "application/json" }), stream: new Headers({ ...same, ...SSE_HEADERS }) };
+    t = {
+      json: new Headers({ ...same, "content-type": "application/json" }),
+      stream: new Headers({ ...same, ...SSE_HEADERS }),
+    };
     templates.set(d, t);
   }
   return stream ? t.stream : t.json;
 }
 
 /** The headers every inference reply carries (an error reply keeps them, in JSON). */
-export function replyHeaders(ctx: RequestContext, plan: Plan, limitHeaders: Record<string, string>, sent: { deployment: Deployment; attempts: number; requested: string }): ReplyHeaders {
+export function replyHeaders(
+  ctx: RequestContext,
+  plan: Plan,
+  limitHeaders: Record<string, string>,
+  sent: { deployment: Deployment; attempts: number; requested: string },
+): ReplyHeaders {
   const h = new Headers(templateOf(sent.deployment, plan.stream));
   const ids = ctx.format.idHeaders(ctx.id);
   for (const k in ids) h.set(k, ids[k]!);
@@ -56,7 +64,8 @@ export function replyHeaders(ctx: RequestContext, plan: Plan, limitHeaders: Reco
   if (sent.requested !== plan.target.entry.id) h.set(HEADER.fallbackFrom, headerSafe(sent.requested));
   // Header values must be plain ASCII; a warning must never turn a good reply into a 500. Several
   // warnings share the header, comma-separated, as a repeated header reads through `fetch`.
-  if (plan.warnings.length) h.set(HEADER.warning, plan.warnings.map((w) => headerSafe(`${w.param}: ${w.message}`)).join(", "));
+  if (plan.warnings.length)
+    h.set(HEADER.warning, plan.warnings.map((w) => headerSafe(`${w.param}: ${w.message}`)).join(", "));
   for (const k in limitHeaders) h.set(k, limitHeaders[k]!);
   return h;
 }
@@ -84,7 +93,11 @@ function describe(text: string): string {
  * due): a 502 naming the vendor, in the caller's format. Nothing of the vendor's bytes is relayed.
  */
 function malformed(vendor: string, what: string): GatewayError {
-  return new GatewayError({ status: 502, type: "api_error", message: `The ${vendor} upstream answered 200 with ${what}; nothing of it was relayed.` });
+  return new GatewayError({
+    status: 502,
+    type: "api_error",
+    message: `The ${vendor} upstream answered 200 with ${what}; nothing of it was relayed.`,
+  });
 }
 
 /**
@@ -109,8 +122,17 @@ export async function relay(
   /** An upstream failure before any output: recorded with the status the client sees, billed nothing. */
   const refuse = async (err: GatewayError): Promise<Response> => {
     deps.logger.warn("malformed upstream reply", { request_id: ctx.id, vendor, reason: err.message });
-    await finish({ status: ctx.format.renderError(err, ctx.id).status, upstreamStatus: upstream.status, unbilled: true });
-    return errorResponse(ctx.format, err, { logger: deps.logger, request: ctx.request, requestId: ctx.id, model: plan.client.model }, headers);
+    await finish({
+      status: ctx.format.renderError(err, ctx.id).status,
+      upstreamStatus: upstream.status,
+      unbilled: true,
+    });
+    return errorResponse(
+      ctx.format,
+      err,
+      { logger: deps.logger, request: ctx.request, requestId: ctx.id, model: plan.client.model },
+      headers,
+    );
   };
   // Usage as the vendor wrote it is checked before any reader rounds it (a negative count reads as 0).
   const maxTokens = entry.context_window + entry.max_output_tokens;
@@ -142,7 +164,19 @@ interface Relaying {
  * A JSON reply (or what came where one was due): read whole within the first-byte deadline,
  * usage tallied, encoded in the client's format, committed before the client sees it.
  */
-async function relayJson({ ctx, plan, upstream, headers, tally, finish, watch, vendor, maxTokens, type, refuse }: Relaying): Promise<Response> {
+async function relayJson({
+  ctx,
+  plan,
+  upstream,
+  headers,
+  tally,
+  finish,
+  watch,
+  vendor,
+  maxTokens,
+  type,
+  refuse,
+}: Relaying): Promise<Response> {
   const { entry } = plan.target;
   let text: string;
   // A JSON body must arrive whole within the first-byte deadline.
@@ -156,7 +190,9 @@ async function relayJson({ ctx, plan, upstream, headers, tally, finish, watch, v
   try {
     text = await upstream.text();
   } catch {
-    return refuse(late ? timeoutError(vendor, "send its reply", watch!.firstByteMs) : malformed(vendor, "a body that broke off"));
+    return refuse(
+      late ? timeoutError(vendor, "send its reply", watch!.firstByteMs) : malformed(vendor, "a body that broke off"),
+    );
   } finally {
     clearTimeout(deadline);
   }
@@ -164,13 +200,21 @@ async function relayJson({ ctx, plan, upstream, headers, tally, finish, watch, v
   try {
     parsed = JSON.parse(text);
   } catch {
-    return refuse(malformed(vendor, plan.stream ? `a ${type.split(";")[0]} body where a stream was due` : describe(text)));
+    return refuse(
+      malformed(vendor, plan.stream ? `a ${type.split(";")[0]} body where a stream was due` : describe(text)),
+    );
   }
   if (!isRecord(parsed)) return refuse(malformed(vendor, describe("")));
   // Some vendors answer an error with a 200: it is their error, not a reply.
   if (isRecord(parsed.error)) {
     const said = plan.protocol.parseError(502, text, upstream.headers);
-    return refuse(new GatewayError({ status: 502, type: "api_error", message: `The ${vendor} upstream answered 200 with an error: ${said.message}` }));
+    return refuse(
+      new GatewayError({
+        status: 502,
+        type: "api_error",
+        message: `The ${vendor} upstream answered 200 with an error: ${said.message}`,
+      }),
+    );
   }
   if (plan.stream) return refuse(malformed(vendor, "a JSON reply where a stream was due"));
   if (!usageLooksTrue(parsed, maxTokens)) tally.distrust();
@@ -216,7 +260,18 @@ async function relayJson({ ctx, plan, upstream, headers, tally, finish, watch, v
 }
 
 /** A stream: relayed chunk by chunk through its inline tap, behind a check of its first event. */
-function relayEvents({ deps, ctx, plan, upstream, headers, tally, finish, watch, vendor, maxTokens }: Relaying): Response {
+function relayEvents({
+  deps,
+  ctx,
+  plan,
+  upstream,
+  headers,
+  tally,
+  finish,
+  watch,
+  vendor,
+  maxTokens,
+}: Relaying): Response {
   const { entry } = plan.target;
   const audit = (json: string) => {
     if (!usageTextLooksTrue(json, maxTokens)) tally.distrust();
@@ -226,7 +281,17 @@ function relayEvents({ deps, ctx, plan, upstream, headers, tally, finish, watch,
   // A translated stream is re-encoded event by event; a passthrough one is relayed as it came,
   // so its lines are checked on the way.
   const inner = plan.passthrough
-    ? sseLineGate(passthroughTap(plan.protocol.passthrough, format, tally, { includeUsage: plan.includeUsage, renameModel: entry.id }, audit), format, vendor)
+    ? sseLineGate(
+        passthroughTap(
+          plan.protocol.passthrough,
+          format,
+          tally,
+          { includeUsage: plan.includeUsage, renameModel: entry.id },
+          audit,
+        ),
+        format,
+        vendor,
+      )
     : translatedTap(plan.protocol, plan.client, plan.reply, tally, audit);
   const body = relayStream(upstream.body ?? new ReadableStream(), {
     format,
@@ -250,7 +315,11 @@ function relayEvents({ deps, ctx, plan, upstream, headers, tally, finish, watch,
         case "failed":
           // The client saw the stream end in an in-band error: recorded as the upstream's failure
           // (502), and billed nothing if no output had been produced (an error before output).
-          return finish({ status: 502, upstreamStatus: upstream.status, unbilled: tally.usage.output_tokens === 0 && tally.relayedText() === "" });
+          return finish({
+            status: 502,
+            upstreamStatus: upstream.status,
+            unbilled: tally.usage.output_tokens === 0 && tally.relayedText() === "",
+          });
         default: {
           const never: never = how;
           return never;

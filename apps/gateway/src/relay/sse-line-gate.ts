@@ -76,7 +76,11 @@ export function sseLineGate(inner: InlineTap, format: ClientFormat, vendor: stri
     refused = true;
     tail = undefined;
     if (inner.terminated?.()) return;
-    out(format.inBandError(`The ${vendor} upstream sent text that is not server-sent events in the middle of its stream; it was not relayed.`));
+    out(
+      format.inBandError(
+        `The ${vendor} upstream sent text that is not server-sent events in the middle of its stream; it was not relayed.`,
+      ),
+    );
   };
   return {
     push(chunk, out) {

@@ -17,7 +17,8 @@ export function readPivotEvent(sink: UsageSink, ev: MessagesStreamEvent): void {
     }
     case "content_block_delta": {
       const d = ev.delta;
-      const text = "text" in d ? d.text : "partial_json" in d ? d.partial_json : "thinking" in d ? d.thinking : undefined;
+      const text =
+        "text" in d ? d.text : "partial_json" in d ? d.partial_json : "thinking" in d ? d.thinking : undefined;
       if (typeof text === "string") sink.relayed(text);
       break;
     }

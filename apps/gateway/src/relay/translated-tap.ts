@@ -12,7 +12,13 @@ import type { UsageSink } from "../metering/usage-tally";
  * back here, a chunk crosses no stream boundary between them, and each upstream chunk becomes at
  * most one write (decisions/0005-inline-stream-taps.md).
  */
-export function translatedTap(protocol: UpstreamProtocol, client: ClientRequest, ctx: ReplyContext, sink: UsageSink, audit: (json: string) => void = () => {}): InlineTap {
+export function translatedTap(
+  protocol: UpstreamProtocol,
+  client: ClientRequest,
+  ctx: ReplyContext,
+  sink: UsageSink,
+  audit: (json: string) => void = () => {},
+): InlineTap {
   const decoder = new TextDecoder();
   const parser = new SSEParser();
   let pending = "";

@@ -46,7 +46,6 @@ function isSpace(c: number): boolean {
   return c === 32 || c === 10 || c === 13 || c === 9;
 }
 
-
 function countsLookTrue(usage: unknown, maxTokens: number): boolean {
   if (usage === null || usage === undefined) return true;
   return isRecord(usage) && countsWithin(usage, maxTokens, 0);

@@ -20,7 +20,13 @@ const format = FORMATS.generate;
  */
 function withQueryKey(request: Request, url: URL): Request {
   const key = url.searchParams.get("key");
-  if (!key || request.headers.has("x-goog-api-key") || request.headers.has("authorization") || request.headers.has("x-api-key")) return request;
+  if (
+    !key ||
+    request.headers.has("x-goog-api-key") ||
+    request.headers.has("authorization") ||
+    request.headers.has("x-api-key")
+  )
+    return request;
   const headers = new Headers(request.headers);
   headers.set("x-goog-api-key", key);
   return new Request(request, { headers });
@@ -31,7 +37,10 @@ function countRoute(model: string): CountRoute {
   return {
     format,
     read(body) {
-      const inner = typeof body.generateContentRequest === "object" && body.generateContentRequest !== null ? (body.generateContentRequest as Record<string, unknown>) : body; // an object: checked on the left
+      const inner =
+        typeof body.generateContentRequest === "object" && body.generateContentRequest !== null
+          ? (body.generateContentRequest as Record<string, unknown>)
+          : body; // an object: checked on the left
       const { generateContentRequest: _inner, ...request } = inner;
       const client = generateFormatFor(model, "json").validate(request);
       return { model, body: request, toPivot: (target) => client.toPivot(target).request };
@@ -44,18 +53,31 @@ function countRoute(model: string): CountRoute {
 function parseAction(url: URL): { model: string; action: string } {
   const rest = url.pathname.slice(url.pathname.indexOf("/models/") + "/models/".length);
   const colon = rest.lastIndexOf(":");
-  if (colon <= 0) throw new GatewayError({ status: 404, type: "not_found_error", message: `No route for POST ${url.pathname}: expected /models/{model}:generateContent, :streamGenerateContent or :countTokens.` });
+  if (colon <= 0)
+    throw new GatewayError({
+      status: 404,
+      type: "not_found_error",
+      message: `No route for POST ${url.pathname}: expected /models/{model}:generateContent, :streamGenerateContent or :countTokens.`,
+    });
   let model: string;
   try {
     model = decodeURIComponent(rest.slice(0, colon));
   } catch {
-    throw new GatewayError({ status: 400, type: "invalid_request_error", message: `The model in ${url.pathname} is not valid URL encoding.` });
+    throw new GatewayError({
+      status: 400,
+      type: "invalid_request_error",
+      message: `The model in ${url.pathname} is not valid URL encoding.`,
+    });
   }
   return { model: catalogIdOf(model), action: rest.slice(colon + 1) };
 }
 
 /** One POST action of the format, by the path's model and verb. */
-async function generateAction(deps: GatewayDeps, request: Request, server: Connection | null | undefined): Promise<Response> {
+async function generateAction(
+  deps: GatewayDeps,
+  request: Request,
+  server: Connection | null | undefined,
+): Promise<Response> {
   const url = new URL(request.url);
   let asked: { model: string; action: string };
   try {
@@ -75,12 +97,17 @@ async function generateAction(deps: GatewayDeps, request: Request, server: Conne
       const mode: GenerateMode = url.searchParams.get("alt") === "sse" ? "sse" : "array";
       const res = await handleInference(deps, req, generateFormatFor(asked.model, mode), server);
       // Without `alt=sse` the chunks are one JSON array, sent as they come.
-      if (mode === "array" && res.headers.get("content-type")?.includes("event-stream")) res.headers.set("content-type", "application/json; charset=utf-8");
+      if (mode === "array" && res.headers.get("content-type")?.includes("event-stream"))
+        res.headers.set("content-type", "application/json; charset=utf-8");
       return res;
     }
     default: {
       const ctx = newContext(request, format, server, deps.config.trustedProxies);
-      const err = new GatewayError({ status: 404, type: "not_found_error", message: `Unknown action ":${asked.action}": Turnpike serves :generateContent, :streamGenerateContent and :countTokens.` });
+      const err = new GatewayError({
+        status: 404,
+        type: "not_found_error",
+        message: `Unknown action ":${asked.action}": Turnpike serves :generateContent, :streamGenerateContent and :countTokens.`,
+      });
       return errorResponse(format, err, { logger: deps.logger, request, requestId: ctx.id });
     }
   }
@@ -97,13 +124,32 @@ function generateActions(version: string): Json {
     description:
       "The path's last segment is the model, URL-encoded (`alpha-sonnet-4-6%20(context-1m%20beta)`; `models/` before it is allowed), a colon and the action. `:streamGenerateContent?alt=sse` streams server-sent events, one reply chunk per `data:` line; without `alt` the chunks are the elements of one JSON array.",
     security: GENERATE_KEYS,
-    parameters: [idParam("`{model}:{action}`: the model URL-encoded, a colon, and the action."), query("alt", "`sse` for a server-sent event stream (`:streamGenerateContent`).", { type: "string", enum: ["sse"] })],
-    requestBody: { required: true, content: json({ anyOf: [ref("GenerateRequest"), ref("GenerateCountTokensRequest")] }) },
+    parameters: [
+      idParam("`{model}:{action}`: the model URL-encoded, a colon, and the action."),
+      query("alt", "`sse` for a server-sent event stream (`:streamGenerateContent`).", {
+        type: "string",
+        enum: ["sse"],
+      }),
+    ],
+    requestBody: {
+      required: true,
+      content: json({ anyOf: [ref("GenerateRequest"), ref("GenerateCountTokensRequest")] }),
+    },
     responses: {
       200: {
-        description: "The reply (`:generateContent`), its chunks (`:streamGenerateContent`; the last carries `finishReason` and `usageMetadata`), or `{totalTokens}` (`:countTokens`).",
+        description:
+          "The reply (`:generateContent`), its chunks (`:streamGenerateContent`; the last carries `finishReason` and `usageMetadata`), or `{totalTokens}` (`:countTokens`).",
         headers: REQUEST_ID,
-        content: { ...json({ anyOf: [ref("GenerateResponse"), ref("GenerateCountTokensResponse"), { type: "array", items: ref("GenerateResponse") }] }), "text/event-stream": { schema: ref("GenerateResponse") } },
+        content: {
+          ...json({
+            anyOf: [
+              ref("GenerateResponse"),
+              ref("GenerateCountTokensResponse"),
+              { type: "array", items: ref("GenerateResponse") },
+            ],
+          }),
+          "text/event-stream": { schema: ref("GenerateResponse") },
+        },
       },
       ...errors("GenerateErrorBody"),
     },
@@ -132,15 +178,25 @@ export function generateRoutes(deps: GatewayDeps): Route[] {
       const entries = deps.catalog.all().filter((e) => deps.keys.allows(key, e.id));
       return Response.json(generateModels.list(entries), { headers });
     } catch (e) {
-      return errorResponse(format, toGatewayError(e, deps.logger, ctx.id), { logger: deps.logger, request, requestId: ctx.id });
+      return errorResponse(format, toGatewayError(e, deps.logger, ctx.id), {
+        logger: deps.logger,
+        request,
+        requestId: ctx.id,
+      });
     }
   };
-  const action = ({ request, server }: { request: Request; server: Connection | null }) => generateAction(deps, request, server);
+  const action = ({ request, server }: { request: Request; server: Connection | null }) =>
+    generateAction(deps, request, server);
   return [
     {
       method: "GET",
       path: "/v1beta/models",
-      doc: { tags: ["generateContent"], summary: "List the models the key may call, in the generateContent format's shape", security: GENERATE_KEYS, responses: { ...ok("Catalog order.", ref("GenerateModelList")), ...errors("GenerateErrorBody") } },
+      doc: {
+        tags: ["generateContent"],
+        summary: "List the models the key may call, in the generateContent format's shape",
+        security: GENERATE_KEYS,
+        responses: { ...ok("Catalog order.", ref("GenerateModelList")), ...errors("GenerateErrorBody") },
+      },
       handle: ({ request, server }) => listed(request, server, undefined),
     },
     {
@@ -155,9 +211,16 @@ export function generateRoutes(deps: GatewayDeps): Route[] {
         responses: { ...ok("The model.", ref("GenerateModel")), ...errors("GenerateErrorBody") },
       },
       // The raw path, so that an encoded model id is decoded exactly once.
-      handle: ({ request, server }) => listed(request, server, new URL(request.url).pathname.slice("/v1beta/models/".length)),
+      handle: ({ request, server }) =>
+        listed(request, server, new URL(request.url).pathname.slice("/v1beta/models/".length)),
     },
     { method: "POST", path: "/v1beta/models/{id}", rest: true, doc: generateActions("v1beta"), handle: action },
-    { method: "POST", path: "/v1/models/{id}", rest: true, doc: generateActions("v1 (the GenAI SDK's default version)"), handle: action },
+    {
+      method: "POST",
+      path: "/v1/models/{id}",
+      rest: true,
+      doc: generateActions("v1 (the GenAI SDK's default version)"),
+      handle: action,
+    },
   ];
 }

@@ -18,7 +18,11 @@ describe("GET /health and GET /ready", () => {
     expect(await get(app, "/health")).toEqual({ status: 200, body: { status: "ok" } });
     const ready = await get(app, "/ready");
     expect(ready.status).toBe(200);
-    expect(ready.body).toMatchObject({ status: "ready", store: { kind: "sqlite", reachable: true }, limits: { kind: "memory", reachable: true } });
+    expect(ready.body).toMatchObject({
+      status: "ready",
+      store: { kind: "sqlite", reachable: true },
+      limits: { kind: "memory", reachable: true },
+    });
     backends.drain();
     expect(await get(app, "/ready")).toMatchObject({ status: 503, body: { status: "not_ready", draining: true } });
     expect((await get(app, "/health")).status).toBe(200);
@@ -35,9 +39,15 @@ describe("GET /health and GET /ready", () => {
     const app = healthModule(depsWith(backends));
     expect((await get(app, "/ready")).status).toBe(200);
     storeUp = false;
-    expect(await get(app, "/ready")).toMatchObject({ status: 503, body: { store: { kind: "postgres", reachable: false }, limits: { reachable: true }, journal: { waiting: 7 } } });
+    expect(await get(app, "/ready")).toMatchObject({
+      status: 503,
+      body: { store: { kind: "postgres", reachable: false }, limits: { reachable: true }, journal: { waiting: 7 } },
+    });
     storeUp = true;
     redisUp = false;
-    expect(await get(app, "/ready")).toMatchObject({ status: 503, body: { store: { reachable: true }, limits: { kind: "redis", reachable: false, fail_mode: "closed" } } });
+    expect(await get(app, "/ready")).toMatchObject({
+      status: 503,
+      body: { store: { reachable: true }, limits: { kind: "redis", reachable: false, fail_mode: "closed" } },
+    });
   });
 });

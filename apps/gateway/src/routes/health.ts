@@ -14,7 +14,12 @@ export function healthRoutes(deps: GatewayDeps): Route[] {
     {
       method: "GET",
       path: "/health",
-      doc: { tags: ["Operations"], summary: "The process is up", security: [], responses: ok("Up.", ref("HealthStatus")) },
+      doc: {
+        tags: ["Operations"],
+        summary: "The process is up",
+        security: [],
+        responses: ok("Up.", ref("HealthStatus")),
+      },
       handle: () => Response.json({ status: "ok" }),
     },
     {
@@ -24,11 +29,17 @@ export function healthRoutes(deps: GatewayDeps): Route[] {
         tags: ["Operations"],
         summary: "The instance should get traffic (its back ends answer, it is not draining)",
         security: [],
-        responses: { ...ok("Ready.", ref("HealthStatus")), 503: { description: "Not ready; the body names what is missing.", content: json(ref("HealthStatus")) } },
+        responses: {
+          ...ok("Ready.", ref("HealthStatus")),
+          503: { description: "Not ready; the body names what is missing.", content: json(ref("HealthStatus")) },
+        },
       },
       handle: async () => {
         const report = await backends.report();
-        return Response.json({ status: report.ready ? "ready" : "not_ready", ...report }, { status: report.ready ? 200 : 503 });
+        return Response.json(
+          { status: report.ready ? "ready" : "not_ready", ...report },
+          { status: report.ready ? 200 : 503 },
+        );
       },
     },
   ];

@@ -16,7 +16,11 @@ function inferenceHandler(deps: GatewayDeps, format: ClientFormat): Handler {
   return ({ request, server }) =>
     handleInference(deps, request, format, server).catch((e: unknown) => {
       const requestId = newRequestId();
-      return errorResponse(format, toGatewayError(e, deps.logger, requestId), { logger: deps.logger, request, requestId });
+      return errorResponse(format, toGatewayError(e, deps.logger, requestId), {
+        logger: deps.logger,
+        request,
+        requestId,
+      });
     });
 }
 
@@ -33,27 +37,58 @@ export function inferenceRoutes(deps: GatewayDeps): Route[] {
       method: "POST",
       path: "/v1/chat/completions",
       direct: true,
-      doc: inference({ tag: "Chat completions", summary: "Create a chat completion", request: "ChatRequest", reply: "ChatResponse", event: "ChatChunk", streamEnd: "the stream ends with `data: [DONE]`.", errorBody: "ChatErrorBody" }),
+      doc: inference({
+        tag: "Chat completions",
+        summary: "Create a chat completion",
+        request: "ChatRequest",
+        reply: "ChatResponse",
+        event: "ChatChunk",
+        streamEnd: "the stream ends with `data: [DONE]`.",
+        errorBody: "ChatErrorBody",
+      }),
       handle: inferenceHandler(deps, FORMATS.chat),
     },
     {
       method: "POST",
       path: "/v1/messages",
       direct: true,
-      doc: inference({ tag: "Messages", summary: "Create a message", request: "MessagesRequest", reply: "MessagesResponse", event: "MessagesStreamEvent", streamEnd: "the `event:` line names the event's `type`; the stream ends with `message_stop`.", errorBody: "MessagesErrorBody" }),
+      doc: inference({
+        tag: "Messages",
+        summary: "Create a message",
+        request: "MessagesRequest",
+        reply: "MessagesResponse",
+        event: "MessagesStreamEvent",
+        streamEnd: "the `event:` line names the event's `type`; the stream ends with `message_stop`.",
+        errorBody: "MessagesErrorBody",
+      }),
       handle: inferenceHandler(deps, FORMATS.messages),
     },
     {
       method: "POST",
       path: "/v1/messages/count_tokens",
-      doc: count("Count a messages request's input tokens", "CountTokensRequest", "CountTokensResponse", "MessagesErrorBody", "Messages"),
+      doc: count(
+        "Count a messages request's input tokens",
+        "CountTokensRequest",
+        "CountTokensResponse",
+        "MessagesErrorBody",
+        "Messages",
+      ),
       handle: ({ request, server }) => handleCountTokens(deps, request, server),
     },
     {
       method: "POST",
       path: "/v1/responses",
       direct: true,
-      doc: inference({ tag: "Responses", summary: "Create a response", request: "ResponsesRequest", reply: "ResponsesResponse", event: "ResponsesStreamEvent", streamEnd: "the `event:` line names the event's `type`; the stream ends with `response.completed`, `response.incomplete` or `response.failed`.", errorBody: "ChatErrorBody" }),
+      doc: inference({
+        tag: "Responses",
+        summary: "Create a response",
+        request: "ResponsesRequest",
+        reply: "ResponsesResponse",
+        event: "ResponsesStreamEvent",
+        streamEnd:
+          "the `event:` line names the event's `type`; the stream ends with `response.completed`, `response.incomplete` or `response.failed`.",
+        errorBody: "ChatErrorBody",
+      }),
       handle: inferenceHandler(deps, FORMATS.responses),
     },
     {
@@ -69,7 +104,10 @@ export function inferenceRoutes(deps: GatewayDeps): Route[] {
         security: INFERENCE_KEYS,
         responses: {
           101: { description: "Switching to the WebSocket protocol." },
-          426: { description: "Upgrade required (or the transport is off): use `POST /v1/responses`.", content: json(ref("ChatErrorBody")) },
+          426: {
+            description: "Upgrade required (or the transport is off): use `POST /v1/responses`.",
+            content: json(ref("ChatErrorBody")),
+          },
           ...errors("ChatErrorBody"),
         },
       },
@@ -78,7 +116,13 @@ export function inferenceRoutes(deps: GatewayDeps): Route[] {
     {
       method: "POST",
       path: "/v1/responses/input_tokens",
-      doc: count("Count a Responses request's input tokens", "ResponsesRequest", "ResponsesInputTokens", "ChatErrorBody", "Responses"),
+      doc: count(
+        "Count a Responses request's input tokens",
+        "ResponsesRequest",
+        "ResponsesInputTokens",
+        "ChatErrorBody",
+        "Responses",
+      ),
       handle: ({ request, server }) => handleCountTokens(deps, request, server, RESPONSES_COUNT),
     },
     { method: "HEAD", path: "/", handle: () => new Response(null, { status: 200 }) },

@@ -27,7 +27,16 @@ import { errorResponse, toGatewayError } from "../http/respond";
 const REMEMBERED = 8;
 
 /** Headers of the handshake that belong to the socket, not to each turn's request. */
-const SOCKET_HEADERS = ["connection", "upgrade", "content-length", "transfer-encoding", "sec-websocket-key", "sec-websocket-version", "sec-websocket-extensions", "sec-websocket-protocol"];
+const SOCKET_HEADERS = [
+  "connection",
+  "upgrade",
+  "content-length",
+  "transfer-encoding",
+  "sec-websocket-key",
+  "sec-websocket-version",
+  "sec-websocket-extensions",
+  "sec-websocket-protocol",
+];
 
 /** Rate-limit and id headers a refused turn carries in its error frame, as the HTTP reply would. */
 const ERROR_FRAME_HEADERS = /^(retry-after|x-ratelimit-|x-request-id|x-turnpike-)/;
@@ -74,8 +83,16 @@ export function responsesWebsocketRoute(deps: GatewayDeps) {
     if (!deps.config.responsesWebsocket || !upgrade) {
       // 426 is what makes the format's coding agent fall back to HTTP at once.
       const requestId = newRequestId();
-      const why = deps.config.responsesWebsocket ? "GET /v1/responses is the WebSocket transport: ask for an upgrade, or POST /v1/responses" : "the WebSocket transport is switched off here (TURNPIKE_RESPONSES_WEBSOCKET=off): POST /v1/responses";
-      const err = new GatewayError({ status: 426, type: "invalid_request_error", code: "upgrade_required", message: why, headers: { upgrade: "websocket" } });
+      const why = deps.config.responsesWebsocket
+        ? "GET /v1/responses is the WebSocket transport: ask for an upgrade, or POST /v1/responses"
+        : "the WebSocket transport is switched off here (TURNPIKE_RESPONSES_WEBSOCKET=off): POST /v1/responses";
+      const err = new GatewayError({
+        status: 426,
+        type: "invalid_request_error",
+        code: "upgrade_required",
+        message: why,
+        headers: { upgrade: "websocket" },
+      });
       return errorResponse(format, err, { logger: deps.logger, request, requestId });
     }
     const ctx = newContext(request, format, server, deps.config.trustedProxies);
@@ -83,15 +100,28 @@ export function responsesWebsocketRoute(deps: GatewayDeps) {
       // The key is checked at the handshake (a bad one gets its 401 as an HTTP answer) and again on every turn.
       await authenticate(deps, ctx);
     } catch (e) {
-      return errorResponse(format, toGatewayError(e, deps.logger, ctx.id), { logger: deps.logger, request, requestId: ctx.id });
+      return errorResponse(format, toGatewayError(e, deps.logger, ctx.id), {
+        logger: deps.logger,
+        request,
+        requestId: ctx.id,
+      });
     }
-    const state: SocketState = { handshake: request, peer: ctx.address(), conversations: new Map(), queue: Promise.resolve(), inFlight: undefined, closed: false };
+    const state: SocketState = {
+      handshake: request,
+      peer: ctx.address(),
+      conversations: new Map(),
+      queue: Promise.resolve(),
+      inFlight: undefined,
+      closed: false,
+    };
     const data: SocketData = {
       open() {},
       message(ws, message) {
-        state.queue = state.queue.then(() => turn(deps, state, ws, typeof message === "string" ? message : message.toString("utf8"))).catch((e: unknown) => {
-          deps.logger.error("responses websocket turn failed", { request_id: ctx.id }, e);
-        });
+        state.queue = state.queue
+          .then(() => turn(deps, state, ws, typeof message === "string" ? message : message.toString("utf8")))
+          .catch((e: unknown) => {
+            deps.logger.error("responses websocket turn failed", { request_id: ctx.id }, e);
+          });
       },
       close() {
         state.closed = true;
@@ -100,12 +130,25 @@ export function responsesWebsocketRoute(deps: GatewayDeps) {
     };
     // Elysia's own WebSocket handler calls the open/message/close that the socket's data carries.
     if (server.upgrade?.(request, { data })) return undefined;
-    return errorResponse(format, new GatewayError({ status: 400, type: "invalid_request_error", message: "the WebSocket upgrade failed: check the Sec-WebSocket-Key and Sec-WebSocket-Version headers" }), { logger: deps.logger, request, requestId: ctx.id });
+    return errorResponse(
+      format,
+      new GatewayError({
+        status: 400,
+        type: "invalid_request_error",
+        message: "the WebSocket upgrade failed: check the Sec-WebSocket-Key and Sec-WebSocket-Version headers",
+      }),
+      { logger: deps.logger, request, requestId: ctx.id },
+    );
   };
 }
 
 /** One frame from the client: a `response.create` is one request through the pipeline. */
-async function turn(deps: GatewayDeps, state: SocketState, ws: ServerWebSocket<SocketData>, text: string): Promise<void> {
+async function turn(
+  deps: GatewayDeps,
+  state: SocketState,
+  ws: ServerWebSocket<SocketData>,
+  text: string,
+): Promise<void> {
   let frame: unknown;
   try {
     frame = JSON.parse(text);
@@ -117,11 +160,18 @@ async function turn(deps: GatewayDeps, state: SocketState, ws: ServerWebSocket<S
   }
   // The client's note that it has handled a reply: nothing to do.
   if (frame.type === "response.processed") return;
-  if (frame.type !== "response.create") return refuse(deps, ws, 400, `type: ${JSON.stringify(frame.type)} is not a frame this endpoint takes; send response.create`);
+  if (frame.type !== "response.create")
+    return refuse(
+      deps,
+      ws,
+      400,
+      `type: ${JSON.stringify(frame.type)} is not a frame this endpoint takes; send response.create`,
+    );
 
   const { type: _type, generate, background: _background, ...body } = frame;
   // Continuing a reply this socket made: its conversation goes before the new items.
-  const previous = typeof body.previous_response_id === "string" ? state.conversations.get(body.previous_response_id) : undefined;
+  const previous =
+    typeof body.previous_response_id === "string" ? state.conversations.get(body.previous_response_id) : undefined;
   const input = [...(previous ?? []), ...inputItems(body.input)];
   if (previous) {
     body.input = input;
@@ -135,14 +185,21 @@ async function turn(deps: GatewayDeps, state: SocketState, ws: ServerWebSocket<S
   headers.set("content-type", "application/json");
   const abort = new AbortController();
   state.inFlight = abort;
-  const request = new Request(state.handshake.url, { method: "POST", headers, body: JSON.stringify(body), signal: abort.signal });
+  const request = new Request(state.handshake.url, {
+    method: "POST",
+    headers,
+    body: JSON.stringify(body),
+    signal: abort.signal,
+  });
   // The socket's peer is each turn's client address; a turn has no timeout of its own (the socket's pings keep it).
   const connection: Connection = { requestIP: () => ({ address: state.peer }), timeout: () => {} };
   try {
     const res = await handleInference(deps, request, FORMATS.responses, connection);
     if (res.status !== 200 || !res.body) return await forwardError(ws, res);
     const reader = res.body.pipeThrough(new SSEDecoderStream()).getReader();
-    abort.signal.addEventListener("abort", () => void reader.cancel("the client went away").catch(() => {}), { once: true });
+    abort.signal.addEventListener("abort", () => void reader.cancel("the client went away").catch(() => {}), {
+      once: true,
+    });
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
@@ -214,8 +271,16 @@ function warm(state: SocketState, ws: ServerWebSocket<SocketData>, body: Json, i
     status: "completed",
     model: typeof body.model === "string" ? body.model : "",
     output: [],
-    usage: { input_tokens: 0, input_tokens_details: { cached_tokens: 0 }, output_tokens: 0, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 0 },
+    usage: {
+      input_tokens: 0,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens: 0,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: 0,
+    },
   };
-  ws.send(JSON.stringify({ type: "response.created", sequence_number: 0, response: { ...response, status: "in_progress" } }));
+  ws.send(
+    JSON.stringify({ type: "response.created", sequence_number: 0, response: { ...response, status: "in_progress" } }),
+  );
   ws.send(JSON.stringify({ type: "response.completed", sequence_number: 1, response }));
 }

@@ -22,7 +22,12 @@ export function readCookie(request: Request, name: string): string | undefined {
 const same = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
 function csrfRefused(): GatewayError {
-  return new GatewayError({ status: 403, type: "permission_error", code: "csrf_failed", message: `A signed-in change must carry the session's CSRF token in ${CSRF_HEADER} (GET /auth/session gives it).` });
+  return new GatewayError({
+    status: 403,
+    type: "permission_error",
+    code: "csrf_failed",
+    message: `A signed-in change must carry the session's CSRF token in ${CSRF_HEADER} (GET /auth/session gives it).`,
+  });
 }
 
 /** Methods that change nothing: no CSRF token needed. */
@@ -33,7 +38,11 @@ const SAFE = new Set(["GET", "HEAD", "OPTIONS"]);
  * there is no live session. A state-changing call without the session's CSRF token is refused
  * (a cookie rides along on a cross-site form post; the token does not).
  */
-export async function sessionPrincipal(teams: TeamStore, request: Request, now: number): Promise<Principal | undefined> {
+export async function sessionPrincipal(
+  teams: TeamStore,
+  request: Request,
+  now: number,
+): Promise<Principal | undefined> {
   const secret = readCookie(request, SESSION_COOKIE);
   if (!secret) return undefined;
   const session = await teams.sessionByHash(sha256(secret));
@@ -42,5 +51,10 @@ export async function sessionPrincipal(teams: TeamStore, request: Request, now: 
   if (!user) return undefined;
   if (!SAFE.has(request.method) && !same(request.headers.get(CSRF_HEADER) ?? "", session.csrf)) throw csrfRefused();
   const memberships = await teams.membershipsOf(user.id);
-  return { actor: `user:${user.id}`, org: user.role, teams: new Map<string, TeamRole>(memberships.map((m) => [m.team_id, m.role])), owner_id: user.id };
+  return {
+    actor: `user:${user.id}`,
+    org: user.role,
+    teams: new Map<string, TeamRole>(memberships.map((m) => [m.team_id, m.role])),
+    owner_id: user.id,
+  };
 }

@@ -7,7 +7,16 @@ const ClaimRule = Type.Object(
     value: Type.String({ minLength: 1 }),
     /** A team's name; with it the role is the team's (team-admin, member, viewer). */
     team: Type.Optional(Type.String({ minLength: 1 })),
-    role: Type.Union([Type.Literal("owner"), Type.Literal("admin"), Type.Literal("team-admin"), Type.Literal("member"), Type.Literal("viewer")], { rule: "must be owner, admin, team-admin, member or viewer" }),
+    role: Type.Union(
+      [
+        Type.Literal("owner"),
+        Type.Literal("admin"),
+        Type.Literal("team-admin"),
+        Type.Literal("member"),
+        Type.Literal("viewer"),
+      ],
+      { rule: "must be owner, admin, team-admin, member or viewer" },
+    ),
   },
   { additionalProperties: false, listKnown: true },
 );
@@ -21,7 +30,9 @@ export const SignOnFile = Type.Object(
     /** Where the provider sends the browser back (default: this gateway's origin + `/auth/callback`). */
     redirect_url: Type.Optional(Type.String({ pattern: "^https?://", rule: "must be an http:// or https:// URL" })),
     /** How long a dashboard session lasts, in hours (default 12). */
-    session_hours: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 720, rule: "must be a number of hours above 0 and at most 720" })),
+    session_hours: Type.Optional(
+      Type.Number({ exclusiveMinimum: 0, maximum: 720, rule: "must be a number of hours above 0 and at most 720" }),
+    ),
   },
   { additionalProperties: false, listKnown: true },
 );
@@ -49,11 +60,15 @@ export function parseSignOn(file: Record<string, unknown>, env: Env, where: stri
   problems.push(...configProblems(SignOnFile, raw, where, "sign_on"));
   const issuer = env.TURNPIKE_OIDC_ISSUER || undefined;
   if (!issuer) {
-    if (file.sign_on !== undefined && !problems.length) problems.push(`${where}: sign_on: is set but TURNPIKE_OIDC_ISSUER is not; set the issuer URL or remove the section`);
+    if (file.sign_on !== undefined && !problems.length)
+      problems.push(
+        `${where}: sign_on: is set but TURNPIKE_OIDC_ISSUER is not; set the issuer URL or remove the section`,
+      );
     if (problems.length) throw new ConfigError(problems);
     return undefined;
   }
-  if (!URL.canParse(issuer) || !/^https?:\/\//.test(issuer)) problems.push(`TURNPIKE_OIDC_ISSUER must be an http:// or https:// URL, got ${JSON.stringify(issuer)}`);
+  if (!URL.canParse(issuer) || !/^https?:\/\//.test(issuer))
+    problems.push(`TURNPIKE_OIDC_ISSUER must be an http:// or https:// URL, got ${JSON.stringify(issuer)}`);
   const clientId = env.TURNPIKE_OIDC_CLIENT_ID || "";
   const clientSecret = env.TURNPIKE_OIDC_CLIENT_SECRET || "";
   if (!clientId) problems.push("TURNPIKE_OIDC_CLIENT_ID must be set when TURNPIKE_OIDC_ISSUER is");
@@ -63,8 +78,19 @@ export function parseSignOn(file: Record<string, unknown>, env: Env, where: stri
   for (const [i, r] of (f.map ?? []).entries()) {
     const teamRole = r.role === "team-admin" || r.role === "member";
     if (teamRole && r.team === undefined) problems.push(`${where}: sign_on.map[${i}]: role ${r.role} needs a team`);
-    if (r.team !== undefined && (r.role === "owner" || r.role === "admin")) problems.push(`${where}: sign_on.map[${i}]: role ${r.role} is organisation-wide; remove team or use team-admin, member or viewer`);
+    if (r.team !== undefined && (r.role === "owner" || r.role === "admin"))
+      problems.push(
+        `${where}: sign_on.map[${i}]: role ${r.role} is organisation-wide; remove team or use team-admin, member or viewer`,
+      );
   }
   if (problems.length) throw new ConfigError(problems);
-  return { issuer, clientId, clientSecret, claim: f.claim ?? "groups", map: f.map ?? [], redirectUrl: f.redirect_url, sessionMs: (f.session_hours ?? 12) * 3_600_000 };
+  return {
+    issuer,
+    clientId,
+    clientSecret,
+    claim: f.claim ?? "groups",
+    map: f.map ?? [],
+    redirectUrl: f.redirect_url,
+    sessionMs: (f.session_hours ?? 12) * 3_600_000,
+  };
 }

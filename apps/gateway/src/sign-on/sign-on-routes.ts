@@ -26,7 +26,11 @@ const ORG_RANK: Record<OrgRole, number> = { viewer: 1, admin: 2, owner: 3 };
 /** A sign-in the gateway refuses after the provider said yes (its reason is shown to the user). */
 class SignInRefused extends Error {}
 
-const text = (status: number, body: string, headers: Record<string, string> = {}) => new Response(body, { status, headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store", ...headers } });
+const text = (status: number, body: string, headers: Record<string, string> = {}) =>
+  new Response(body, {
+    status,
+    headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store", ...headers },
+  });
 
 /**
  * OpenID Connect sign-in to the dashboard (docs/teams.md): authorization code with PKCE, the
@@ -34,7 +38,10 @@ const text = (status: number, body: string, headers: Record<string, string> = {}
  * `openid-client`), users made on first sign-in and given teams and roles from a claim by the
  * config's mapping, and a session in an HttpOnly, SameSite=Lax cookie (Secure under TLS).
  */
-export function signOnRoutes(deps: GatewayDeps, cfg: SignOnConfig): { routes: Route[]; session: (request: Request) => Promise<Principal | undefined> } {
+export function signOnRoutes(
+  deps: GatewayDeps,
+  cfg: SignOnConfig,
+): { routes: Route[]; session: (request: Request) => Promise<Principal | undefined> } {
   const teams = (): TeamStore => deps.store.teamStore();
   const iso = () => new Date(deps.now()).toISOString();
   const macKey = sha256(`turnpike sign-on|${cfg.clientSecret}`);
@@ -49,12 +56,21 @@ export function signOnRoutes(deps: GatewayDeps, cfg: SignOnConfig): { routes: Ro
   const provider = () => {
     discovered ??= oidc
       // Times in the ID token are checked by the gateway's clock.
-      .discovery(new URL(cfg.issuer), cfg.clientId, { client_secret: cfg.clientSecret, [oidc.clockSkew]: Math.round((deps.now() - Date.now()) / 1000) }, oidc.ClientSecretBasic(cfg.clientSecret), {
-        // The provider is called through the gateway's fetch; its options are a RequestInit (body, headers, method, redirect, signal).
-        [oidc.customFetch]: (url: string, init: oidc.CustomFetchOptions) => deps.fetch(url, init as RequestInit),
-        // A plain-http issuer only on loopback (a provider beside the gateway, or a test's).
-        ...(new URL(cfg.issuer).protocol === "http:" && ["127.0.0.1", "localhost", "[::1]"].includes(new URL(cfg.issuer).hostname) ? { execute: [oidc.allowInsecureRequests] } : {}),
-      })
+      .discovery(
+        new URL(cfg.issuer),
+        cfg.clientId,
+        { client_secret: cfg.clientSecret, [oidc.clockSkew]: Math.round((deps.now() - Date.now()) / 1000) },
+        oidc.ClientSecretBasic(cfg.clientSecret),
+        {
+          // The provider is called through the gateway's fetch; its options are a RequestInit (body, headers, method, redirect, signal).
+          [oidc.customFetch]: (url: string, init: oidc.CustomFetchOptions) => deps.fetch(url, init as RequestInit),
+          // A plain-http issuer only on loopback (a provider beside the gateway, or a test's).
+          ...(new URL(cfg.issuer).protocol === "http:" &&
+          ["127.0.0.1", "localhost", "[::1]"].includes(new URL(cfg.issuer).hostname)
+            ? { execute: [oidc.allowInsecureRequests] }
+            : {}),
+        },
+      )
       .then((c) => {
         // Check the ID token's signature against the provider's JWKS too, not only its claims.
         oidc.enableNonRepudiationChecks(c);
@@ -84,32 +100,60 @@ export function signOnRoutes(deps: GatewayDeps, cfg: SignOnConfig): { routes: Ro
     const email = typeof claims.email === "string" ? claims.email : `${sub}@${new URL(cfg.issuer).hostname}`;
     const values = claimValues(claims);
     const rules = cfg.map.filter((r) => values.includes(r.value));
-    const orgRoles = rules.map((r) => r.role).filter((r): r is OrgRole => isOrgRole(r) && rules.some((x) => x.role === r && x.team === undefined));
+    const orgRoles = rules
+      .map((r) => r.role)
+      .filter((r): r is OrgRole => isOrgRole(r) && rules.some((x) => x.role === r && x.team === undefined));
     const org = orgRoles.sort((a, b) => ORG_RANK[b] - ORG_RANK[a])[0];
     let user = await store.userBy("subject", sub);
     if (!user) {
       // A user made by an admin is taken up by email only when the provider vouches for the address.
       const byEmail = await store.userBy("email", email);
-      if (byEmail && (byEmail.subject !== null || claims.email_verified !== true)) throw new SignInRefused(`a user with the email ${email} exists and the provider does not vouch for this address (email_verified); an admin can remove or change that user`);
+      if (byEmail && (byEmail.subject !== null || claims.email_verified !== true))
+        throw new SignInRefused(
+          `a user with the email ${email} exists and the provider does not vouch for this address (email_verified); an admin can remove or change that user`,
+        );
       user = byEmail;
     }
     const at = iso();
     const actor: Principal = { actor: "sign-on", org: null, teams: new Map(), owner_id: null };
     if (!user) {
-      user = { id: `user_${randomBytes(9).toString("base64url")}`, email, name: typeof claims.name === "string" ? claims.name : null, subject: sub, role: org ?? null, created_at: at, updated_at: at };
+      user = {
+        id: `user_${randomBytes(9).toString("base64url")}`,
+        email,
+        name: typeof claims.name === "string" ? claims.name : null,
+        subject: sub,
+        role: org ?? null,
+        created_at: at,
+        updated_at: at,
+      };
       await store.createUser(user);
       await recordAudit(store, actor, address, { action: "user.create", target: user.id, after: user }, deps.now());
     } else if ((org !== undefined && user.role !== org) || user.subject !== sub) {
       const before = user;
       user = { ...user, subject: sub, role: org ?? user.role, updated_at: at };
       await store.updateUser(user);
-      await recordAudit(store, actor, address, { action: "user.update", target: user.id, before, after: user }, deps.now());
+      await recordAudit(
+        store,
+        actor,
+        address,
+        { action: "user.update", target: user.id, before, after: user },
+        deps.now(),
+      );
     }
     for (const r of rules) {
       if (r.team === undefined || (isOrgRole(r.role) && r.role !== "viewer")) continue;
       let team: Team | undefined = await store.teamByName(r.team);
       if (!team) {
-        team = { id: `team_${randomBytes(9).toString("base64url")}`, name: r.team, models: null, rpm: null, tpm: null, budget_usd: null, created_at: at, updated_at: at };
+        team = {
+          id: `team_${randomBytes(9).toString("base64url")}`,
+          name: r.team,
+          models: null,
+          rpm: null,
+          tpm: null,
+          budget_usd: null,
+          created_at: at,
+          updated_at: at,
+        };
         await store.createTeam(team);
         await recordAudit(store, actor, address, { action: "team.create", target: team.id, after: team }, deps.now());
       }
@@ -118,20 +162,34 @@ export function signOnRoutes(deps: GatewayDeps, cfg: SignOnConfig): { routes: Ro
       if (had?.role !== role) {
         const m = { team_id: team.id, user_id: user.id, role, created_at: had?.created_at ?? at };
         await store.setMember(m);
-        await recordAudit(store, actor, address, { action: "team.member.set", target: `${team.id}/${user.id}`, before: had ?? null, after: m }, deps.now());
+        await recordAudit(
+          store,
+          actor,
+          address,
+          { action: "team.member.set", target: `${team.id}/${user.id}`, before: had ?? null, after: m },
+          deps.now(),
+        );
       }
     }
     return user;
   };
 
   const session = (request: Request) => sessionPrincipal(teams(), request, deps.now());
-  const doc = (summary: string, responses: Record<string, unknown>) => ({ tags: ["Operations"], summary, security: [], responses });
+  const doc = (summary: string, responses: Record<string, unknown>) => ({
+    tags: ["Operations"],
+    summary,
+    security: [],
+    responses,
+  });
 
   const routes: Route[] = [
     {
       method: "GET",
       path: "/auth/login",
-      doc: doc("Start signing in to the dashboard at the identity provider", { 302: { description: "To the provider's authorization endpoint." }, 503: { description: "The provider could not be reached." } }),
+      doc: doc("Start signing in to the dashboard at the identity provider", {
+        302: { description: "To the provider's authorization endpoint." },
+        503: { description: "The provider could not be reached." },
+      }),
       handle: async ({ request }) => {
         let config: oidc.Configuration;
         try {
@@ -140,7 +198,12 @@ export function signOnRoutes(deps: GatewayDeps, cfg: SignOnConfig): { routes: Ro
           deps.logger.error("sign-on: the provider's discovery document could not be read", { issuer: cfg.issuer }, e);
           return text(503, "Sign-in is unavailable: the identity provider could not be reached. Try again shortly.");
         }
-        const pending: PendingLogin = { verifier: oidc.randomPKCECodeVerifier(), state: oidc.randomState(), nonce: oidc.randomNonce(), until: deps.now() + LOGIN_TTL_S * 1000 };
+        const pending: PendingLogin = {
+          verifier: oidc.randomPKCECodeVerifier(),
+          state: oidc.randomState(),
+          nonce: oidc.randomNonce(),
+          until: deps.now() + LOGIN_TTL_S * 1000,
+        };
         const url = oidc.buildAuthorizationUrl(config, {
           redirect_uri: redirectUri(request),
           scope: `openid email profile ${cfg.claim}`,
@@ -150,19 +213,32 @@ export function signOnRoutes(deps: GatewayDeps, cfg: SignOnConfig): { routes: Ro
           nonce: pending.nonce,
         });
         const value = sign(Buffer.from(JSON.stringify(pending)).toString("base64url"));
-        return new Response(null, { status: 302, headers: { location: url.href, "set-cookie": cookie(request, LOGIN_COOKIE, value, "/auth", LOGIN_TTL_S), "cache-control": "no-store" } });
+        return new Response(null, {
+          status: 302,
+          headers: {
+            location: url.href,
+            "set-cookie": cookie(request, LOGIN_COOKIE, value, "/auth", LOGIN_TTL_S),
+            "cache-control": "no-store",
+          },
+        });
       },
     },
     {
       method: "GET",
       path: "/auth/callback",
-      doc: doc("Where the identity provider returns the browser; sets the session cookie", { 303: { description: "Signed in: to the dashboard." }, 401: { description: "The sign-in was refused (state, nonce, PKCE or ID token check failed)." } }),
+      doc: doc("Where the identity provider returns the browser; sets the session cookie", {
+        303: { description: "Signed in: to the dashboard." },
+        401: { description: "The sign-in was refused (state, nonce, PKCE or ID token check failed)." },
+      }),
       handle: async ({ request, server }) => {
         const raw = unsign(readCookie(request, LOGIN_COOKIE));
         const clear = `${LOGIN_COOKIE}=; Path=/auth; HttpOnly; SameSite=Lax; Max-Age=0`;
         const refuse = (why: string, e?: unknown) => {
           const cause = e instanceof Error && e.cause instanceof Error ? { cause: e.cause.message } : {};
-          deps.logger.warn("sign-on refused", { reason: why, ...(e instanceof Error ? { error: e.message, ...cause } : {}) });
+          deps.logger.warn("sign-on refused", {
+            reason: why,
+            ...(e instanceof Error ? { error: e.message, ...cause } : {}),
+          });
           return text(401, `Sign-in failed: ${why}. Start again at /auth/login.`, { "set-cookie": clear });
         };
         if (!raw) return refuse("no sign-in in progress in this browser (or its cookie was altered)");
@@ -173,7 +249,17 @@ export function signOnRoutes(deps: GatewayDeps, cfg: SignOnConfig): { routes: Ro
           const config = await provider();
           const current = new URL(redirectUri(request));
           current.search = new URL(request.url).search;
-          const tokens = await oidc.authorizationCodeGrant(config, current, { pkceCodeVerifier: pending.verifier, expectedState: pending.state, expectedNonce: pending.nonce, idTokenExpected: true }, { redirect_uri: redirectUri(request) });
+          const tokens = await oidc.authorizationCodeGrant(
+            config,
+            current,
+            {
+              pkceCodeVerifier: pending.verifier,
+              expectedState: pending.state,
+              expectedNonce: pending.nonce,
+              idTokenExpected: true,
+            },
+            { redirect_uri: redirectUri(request) },
+          );
           claims = { ...(tokens.claims() ?? {}) };
         } catch (e) {
           return refuse("the identity provider's answer did not pass its checks", e);
@@ -183,11 +269,21 @@ export function signOnRoutes(deps: GatewayDeps, cfg: SignOnConfig): { routes: Ro
         try {
           const user = await signIn(claims, address);
           const at = iso();
-          await teams().createSession({ id: `ses_${randomBytes(9).toString("base64url")}`, hash: sha256(secret), user_id: user.id, csrf: randomBytes(24).toString("base64url"), created_at: at, expires_at: new Date(deps.now() + cfg.sessionMs).toISOString(), revoked_at: null });
+          await teams().createSession({
+            id: `ses_${randomBytes(9).toString("base64url")}`,
+            hash: sha256(secret),
+            user_id: user.id,
+            csrf: randomBytes(24).toString("base64url"),
+            created_at: at,
+            expires_at: new Date(deps.now() + cfg.sessionMs).toISOString(),
+            revoked_at: null,
+          });
         } catch (e) {
           if (e instanceof SignInRefused) return refuse(e.message);
           deps.logger.error("sign-on: the user or session could not be stored", {}, e);
-          return text(503, "Sign-in could not be completed: the gateway's store did not answer. Try again shortly.", { "set-cookie": clear });
+          return text(503, "Sign-in could not be completed: the gateway's store did not answer. Try again shortly.", {
+            "set-cookie": clear,
+          });
         }
         const headers = new Headers({ location: "/dashboard", "cache-control": "no-store" });
         headers.append("set-cookie", cookie(request, SESSION_COOKIE, secret, "/", Math.floor(cfg.sessionMs / 1000)));
@@ -198,26 +294,52 @@ export function signOnRoutes(deps: GatewayDeps, cfg: SignOnConfig): { routes: Ro
     {
       method: "GET",
       path: "/auth/session",
-      doc: doc("The signed-in user, its roles, and the CSRF token its changes must carry", { 200: { description: "Signed in." }, 401: { description: "No live session." } }),
+      doc: doc("The signed-in user, its roles, and the CSRF token its changes must carry", {
+        200: { description: "Signed in." },
+        401: { description: "No live session." },
+      }),
       handle: async ({ request }) => {
         const who = await session(request);
         const secret = readCookie(request, SESSION_COOKIE);
         const s = secret ? await teams().sessionByHash(sha256(secret)) : undefined;
-        if (!who || !s || !who.owner_id) return Response.json({ error: { message: "Not signed in.", type: "authentication_error" } }, { status: 401 });
+        if (!who || !s || !who.owner_id)
+          return Response.json({ error: { message: "Not signed in.", type: "authentication_error" } }, { status: 401 });
         const user = await teams().user(who.owner_id);
-        return Response.json({ user, role: who.org, teams: Object.fromEntries(who.teams), csrf_token: s.csrf, csrf_header: CSRF_HEADER, expires_at: s.expires_at }, { headers: { "cache-control": "no-store" } });
+        return Response.json(
+          {
+            user,
+            role: who.org,
+            teams: Object.fromEntries(who.teams),
+            csrf_token: s.csrf,
+            csrf_header: CSRF_HEADER,
+            expires_at: s.expires_at,
+          },
+          { headers: { "cache-control": "no-store" } },
+        );
       },
     },
     {
       method: "POST",
       path: "/auth/logout",
-      doc: doc("Sign out: ends the session (needs the CSRF token)", { 200: { description: "Signed out." }, 403: { description: "No CSRF token." } }),
+      doc: doc("Sign out: ends the session (needs the CSRF token)", {
+        200: { description: "Signed out." },
+        403: { description: "No CSRF token." },
+      }),
       handle: async ({ request }) => {
         const expired = `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0${secure(request) ? "; Secure" : ""}`;
         try {
           await session(request);
         } catch {
-          return Response.json({ error: { message: `Sign-out needs the session's CSRF token in ${CSRF_HEADER}.`, type: "permission_error", code: "csrf_failed" } }, { status: 403 });
+          return Response.json(
+            {
+              error: {
+                message: `Sign-out needs the session's CSRF token in ${CSRF_HEADER}.`,
+                type: "permission_error",
+                code: "csrf_failed",
+              },
+            },
+            { status: 403 },
+          );
         }
         const secret = readCookie(request, SESSION_COOKIE);
         const s = secret ? await teams().sessionByHash(sha256(secret)) : undefined;

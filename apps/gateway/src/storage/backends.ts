@@ -62,7 +62,11 @@ export class ProbedBackends implements Backends {
       ready: !this.draining && storeOk && limitsOk,
       draining: this.draining,
       store: { kind: this.probe.store.kind, reachable: storeOk },
-      limits: { kind: this.probe.limits.kind, reachable: limitsOk, ...(this.probe.limits.failMode ? { fail_mode: this.probe.limits.failMode } : {}) },
+      limits: {
+        kind: this.probe.limits.kind,
+        reachable: limitsOk,
+        ...(this.probe.limits.failMode ? { fail_mode: this.probe.limits.failMode } : {}),
+      },
       ...(this.probe.journal ? { journal: { waiting: this.probe.journal() } } : {}),
     };
   }

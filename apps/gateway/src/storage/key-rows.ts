@@ -13,8 +13,25 @@ export interface KeyRow extends Omit<KeyRecord, "models" | "model_limits" | "too
 }
 
 export const KEY_COLUMNS = [
-  "id", "name", "hash", "prefix", "models", "rpm", "tpm", "model_limits", "budget_usd", "expires_at",
-  "prev_hash", "prev_valid_until", "created_at", "updated_at", "revoked_at", "prompt_cache", "tools", "team_id", "user_id",
+  "id",
+  "name",
+  "hash",
+  "prefix",
+  "models",
+  "rpm",
+  "tpm",
+  "model_limits",
+  "budget_usd",
+  "expires_at",
+  "prev_hash",
+  "prev_valid_until",
+  "created_at",
+  "updated_at",
+  "revoked_at",
+  "prompt_cache",
+  "tools",
+  "team_id",
+  "user_id",
 ] as const;
 
 /** The usage columns each `group_by` word groups on (the day is the date part of the ISO time). */

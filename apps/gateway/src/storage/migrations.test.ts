@@ -25,10 +25,13 @@ CREATE INDEX IF NOT EXISTS usage_key_time ON usage (key_id, created_at);`;
 const OLD_KEY = `INSERT INTO keys VALUES ('key_old', 'legacy', 'h1', 'sk-tp-abcd', NULL, 5, NULL, NULL, NULL, NULL, NULL, NULL, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', NULL)`;
 const OLD_USAGE = `INSERT INTO usage VALUES ('req_old', 'key_old', 'beta-5', 'chat', 0, 10, 2, 0, 0, 0, 0.5, 200, 200, 12.5, 0, 0, '2026-01-02T00:00:00.000Z')`;
 
-const versions = (db: Database) => db.query<{ version: number; name: string }, []>("SELECT version, name FROM schema_version ORDER BY version").all();
+const versions = (db: Database) =>
+  db.query<{ version: number; name: string }, []>("SELECT version, name FROM schema_version ORDER BY version").all();
 const tables = (db: Database) =>
   db
-    .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type IN ('table', 'index') AND name NOT LIKE 'sqlite_%' ORDER BY name")
+    .query<{ name: string }, []>(
+      "SELECT name FROM sqlite_master WHERE type IN ('table', 'index') AND name NOT LIKE 'sqlite_%' ORDER BY name",
+    )
     .all()
     .map((r) => r.name);
 
@@ -45,7 +48,12 @@ afterEach(() => {
 /** The first shipped migration alone: the tests of the mechanism start from it. */
 const V1 = MIGRATIONS.slice(0, 1);
 const SHIPPED = MIGRATIONS.map((m) => ({ version: m.version, name: m.name }));
-const noteColumn: Migration = { version: 2, name: "key notes", sqlite: "ALTER TABLE keys ADD COLUMN note TEXT;", postgres: "ALTER TABLE keys ADD COLUMN note TEXT;" };
+const noteColumn: Migration = {
+  version: 2,
+  name: "key notes",
+  sqlite: "ALTER TABLE keys ADD COLUMN note TEXT;",
+  postgres: "ALTER TABLE keys ADD COLUMN note TEXT;",
+};
 
 describe("migrateSqlite", () => {
   test("a fresh database gets version 1 and its tables", () => {
@@ -78,7 +86,9 @@ describe("migrateSqlite", () => {
     db.exec(OLD_USAGE);
     expect(migrateSqlite(db, V1)).toEqual([1]);
     expect(versions(db)).toEqual([{ version: 1, name: "keys and usage" }]);
-    expect(db.query<{ name: string; rpm: number }, []>("SELECT name, rpm FROM keys").all()).toEqual([{ name: "legacy", rpm: 5 }]);
+    expect(db.query<{ name: string; rpm: number }, []>("SELECT name, rpm FROM keys").all()).toEqual([
+      { name: "legacy", rpm: 5 },
+    ]);
     expect(db.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM usage").get()!.n).toBe(1);
   });
 
@@ -90,7 +100,9 @@ describe("migrateSqlite", () => {
     expect(migrateSqlite(db, list)).toEqual([2]);
     expect(migrateSqlite(db, list)).toEqual([]);
     expect(versions(db).map((v) => v.version)).toEqual([1, 2]);
-    expect(db.query<{ id: string; note: string | null }, []>("SELECT id, note FROM keys").all()).toEqual([{ id: "key_old", note: null }]);
+    expect(db.query<{ id: string; note: string | null }, []>("SELECT id, note FROM keys").all()).toEqual([
+      { id: "key_old", note: null },
+    ]);
     // A fresh database takes both in order.
     expect(migrateSqlite(memoryDb(), list)).toEqual([1, 2]);
   });
@@ -98,7 +110,12 @@ describe("migrateSqlite", () => {
   test("a migration that fails leaves no trace and no version row", () => {
     const db = memoryDb();
     migrateSqlite(db, V1);
-    const broken: Migration = { version: 2, name: "broken", sqlite: "CREATE TABLE half (a INTEGER); INSERT INTO missing VALUES (1);", postgres: "" };
+    const broken: Migration = {
+      version: 2,
+      name: "broken",
+      sqlite: "CREATE TABLE half (a INTEGER); INSERT INTO missing VALUES (1);",
+      postgres: "",
+    };
     expect(() => migrateSqlite(db, [...V1, broken])).toThrow();
     expect(tables(db)).not.toContain("half");
     expect(versions(db).map((v) => v.version)).toEqual([1]);
@@ -106,12 +123,21 @@ describe("migrateSqlite", () => {
 });
 
 describe("version 5: usage keyed by key, time and request id", () => {
-  const columns = (db: Database) => db.query<{ name: string }, []>("SELECT name FROM pragma_table_info('usage') ORDER BY cid").all().map((c) => c.name);
+  const columns = (db: Database) =>
+    db
+      .query<{ name: string }, []>("SELECT name FROM pragma_table_info('usage') ORDER BY cid")
+      .all()
+      .map((c) => c.name);
 
   test("rows written under version 4 are kept whole, in the same column order, and the index is gone", () => {
     const db = memoryDb();
     migrateSqlite(db, MIGRATIONS.slice(0, 4));
-    db.exec(OLD_USAGE.replace("'2026-01-02T00:00:00.000Z')", "'2026-01-02T00:00:00.000Z', 3, 'vendor-beta-5', 'beta-backup', 2, 'beta-5.5')"));
+    db.exec(
+      OLD_USAGE.replace(
+        "'2026-01-02T00:00:00.000Z')",
+        "'2026-01-02T00:00:00.000Z', 3, 'vendor-beta-5', 'beta-backup', 2, 'beta-5.5')",
+      ),
+    );
     const before = columns(db);
     const row = db.query("SELECT * FROM usage").get();
     expect(migrateSqlite(db, MIGRATIONS.slice(0, 5))).toEqual([5]);
@@ -126,18 +152,49 @@ describe("version 5: usage keyed by key, time and request id", () => {
     // Version 5's table, with its 22 columns (later versions add more).
     migrateSqlite(db, MIGRATIONS.slice(0, 5));
     const plan = db
-      .query<{ detail: string }, []>("EXPLAIN QUERY PLAN SELECT * FROM usage WHERE key_id = 'k' AND created_at >= '2026' ORDER BY created_at, request_id")
+      .query<{ detail: string }, []>(
+        "EXPLAIN QUERY PLAN SELECT * FROM usage WHERE key_id = 'k' AND created_at >= '2026' ORDER BY created_at, request_id",
+      )
       .all()
       .map((r) => r.detail)
       .join(" | ");
     expect(plan).toContain("USING PRIMARY KEY (key_id=? AND created_at>?)");
     expect(plan).not.toContain("TEMP B-TREE");
     const insert = db.prepare(`INSERT OR IGNORE INTO usage VALUES (${Array(22).fill("?").join(", ")})`);
-    const record = (id: string) => [id, "key_a", "beta-5", "chat", 0, 10, 2, 0, 0, 0, 0.5, 200, 200, 12.5, 0, 0, "2026-01-02T00:00:00.000Z", 0, null, null, null, null] as const;
+    const record = (id: string) =>
+      [
+        id,
+        "key_a",
+        "beta-5",
+        "chat",
+        0,
+        10,
+        2,
+        0,
+        0,
+        0,
+        0.5,
+        200,
+        200,
+        12.5,
+        0,
+        0,
+        "2026-01-02T00:00:00.000Z",
+        0,
+        null,
+        null,
+        null,
+        null,
+      ] as const;
     insert.run(...record("req_1"));
     insert.run(...record("req_1"));
     insert.run(...record("req_2"));
-    expect(db.query<{ request_id: string }, []>("SELECT request_id FROM usage ORDER BY request_id").all().map((r) => r.request_id)).toEqual(["req_1", "req_2"]);
+    expect(
+      db
+        .query<{ request_id: string }, []>("SELECT request_id FROM usage ORDER BY request_id")
+        .all()
+        .map((r) => r.request_id),
+    ).toEqual(["req_1", "req_2"]);
   });
 });
 
@@ -145,11 +202,21 @@ describe("version 7: the prompt cache a session left behind", () => {
   test("adds a nullable column at the end; earlier rows read it as null", () => {
     const db = memoryDb();
     migrateSqlite(db, MIGRATIONS.slice(0, 6));
-    db.exec(OLD_USAGE.replace("'2026-01-02T00:00:00.000Z')", "'2026-01-02T00:00:00.000Z', 3, 'vendor-beta-5', 'beta-backup', 2, 'beta-5.5', 12, 34)"));
+    db.exec(
+      OLD_USAGE.replace(
+        "'2026-01-02T00:00:00.000Z')",
+        "'2026-01-02T00:00:00.000Z', 3, 'vendor-beta-5', 'beta-backup', 2, 'beta-5.5', 12, 34)",
+      ),
+    );
     expect(migrateSqlite(db, MIGRATIONS.slice(0, 7))).toEqual([7]);
-    const cols = db.query<{ name: string }, []>("SELECT name FROM pragma_table_info('usage') ORDER BY cid").all().map((c) => c.name);
+    const cols = db
+      .query<{ name: string }, []>("SELECT name FROM pragma_table_info('usage') ORDER BY cid")
+      .all()
+      .map((c) => c.name);
     expect(cols.at(-1)).toBe("cache_reset_from");
-    expect(db.query<{ cache_reset_from: string | null }, []>("SELECT cache_reset_from FROM usage").get()).toEqual({ cache_reset_from: null });
+    expect(db.query<{ cache_reset_from: string | null }, []>("SELECT cache_reset_from FROM usage").get()).toEqual({
+      cache_reset_from: null,
+    });
   });
 });
 
@@ -167,7 +234,9 @@ describe("SqliteStore over an unversioned file", () => {
       const keys = await store.listKeys();
       expect(keys.map((k) => [k.id, k.rpm, k.models])).toEqual([["key_old", 5, null]]);
       const usage = await store.queryUsage({ key_id: "key_old" });
-      expect(usage.map((u) => [u.request_id, u.input_tokens, u.stream, u.estimated])).toEqual([["req_old", 10, false, false]]);
+      expect(usage.map((u) => [u.request_id, u.input_tokens, u.stream, u.estimated])).toEqual([
+        ["req_old", 10, false, false],
+      ]);
       await store.close();
       const check = new Database(path);
       expect(versions(check)).toEqual(SHIPPED);

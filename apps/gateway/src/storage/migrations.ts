@@ -295,7 +295,9 @@ UPDATE keys SET team_id = 'team_default';`,
  * transaction, together with its `schema_version` row. Returns the versions applied.
  */
 export function migrateSqlite(db: Database, migrations: readonly Migration[] = MIGRATIONS): number[] {
-  db.exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)");
+  db.exec(
+    "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",
+  );
   const row = db.query<{ v: number | null }, []>("SELECT MAX(version) AS v FROM schema_version").get();
   const current = row?.v ?? 0;
   const applied: number[] = [];
@@ -303,7 +305,11 @@ export function migrateSqlite(db: Database, migrations: readonly Migration[] = M
     if (m.version <= current) continue;
     db.transaction(() => {
       db.exec(m.sqlite);
-      db.query("INSERT INTO schema_version (version, name, applied_at) VALUES (?, ?, ?)").run(m.version, m.name, new Date().toISOString());
+      db.query("INSERT INTO schema_version (version, name, applied_at) VALUES (?, ?, ?)").run(
+        m.version,
+        m.name,
+        new Date().toISOString(),
+      );
     })();
     applied.push(m.version);
   }

@@ -63,7 +63,8 @@ async function openPostgres(url: string, logger: Logger): Promise<PostgresStore>
     try {
       return await PostgresStore.open(url);
     } catch (e) {
-      if (attempt % 10 === 0) logger.error(`PostgreSQL at ${where(url)} is unreachable at start; retrying every second`, {}, e);
+      if (attempt % 10 === 0)
+        logger.error(`PostgreSQL at ${where(url)} is unreachable at start; retrying every second`, {}, e);
       await Bun.sleep(1000);
     }
   }
@@ -74,17 +75,25 @@ async function openPostgres(url: string, logger: Logger): Promise<PostgresStore>
  * in-process counters by default; PostgreSQL for records with `TURNPIKE_DATABASE_URL`; Redis for
  * limits, budgets, failed-auth counters and key notices with `TURNPIKE_REDIS_URL`.
  */
-export async function openBackends(config: Config, opts: { store?: Store; now: () => number; logger: Logger }): Promise<OpenedBackends> {
+export async function openBackends(
+  config: Config,
+  opts: { store?: Store; now: () => number; logger: Logger },
+): Promise<OpenedBackends> {
   const { databaseUrl, redisUrl, redisFail, redisPrefix, journalDir, keyCacheTtlMs } = config.scaleOut;
   const { now, logger } = opts;
   const pg = opts.store ? undefined : databaseUrl ? await openPostgres(databaseUrl, logger) : undefined;
   const store: Store = opts.store ?? pg ?? new SqliteStore(config.dbPath);
   const link = redisUrl ? new RedisLink(redisUrl, redisPrefix) : undefined;
   if (link && !(await link.start())) {
-    logger.warn(`Redis at ${where(link.url)} is unreachable at start; limits are ${redisFail === "open" ? "per instance" : "refused (503)"} until it answers`, {});
+    logger.warn(
+      `Redis at ${where(link.url)} is unreachable at start; limits are ${redisFail === "open" ? "per instance" : "refused (503)"} until it answers`,
+      {},
+    );
   }
   link?.onState((up) =>
-    up ? logger.info(`Redis at ${where(link.url)} answers; limits are shared`) : logger.warn(`Redis at ${where(link.url)} is unreachable; TURNPIKE_REDIS_FAIL=${redisFail}`),
+    up
+      ? logger.info(`Redis at ${where(link.url)} answers; limits are shared`)
+      : logger.warn(`Redis at ${where(link.url)} is unreachable; TURNPIKE_REDIS_FAIL=${redisFail}`),
   );
 
   const shared = pg !== undefined || link !== undefined;
@@ -110,8 +119,13 @@ export async function openBackends(config: Config, opts: { store?: Store; now: (
     redisAuth = new RedisAuthFailures(link, 30, 60_000);
     // An outage begins: the local counters are raised to the store's totals, so that a budget
     // another instance spent stays refused here too (README "Running several instances").
-    spend = new FailoverSpendStore(link, redisFail, redisSpend, localSpend, () => store.spendSince(monthStart(now())), (e) =>
-      logger.error("reading the month's spend from the store failed", {}, e),
+    spend = new FailoverSpendStore(
+      link,
+      redisFail,
+      redisSpend,
+      localSpend,
+      () => store.spendSince(monthStart(now())),
+      (e) => logger.error("reading the month's spend from the store failed", {}, e),
     );
     limiter = new FailoverLimiterStore(link, redisFail, new RedisLimiterStore(link, now), localLimiter);
     authFailures = new FailoverAuthFailures(link, redisFail, redisAuth, localAuth);
@@ -122,34 +136,53 @@ export async function openBackends(config: Config, opts: { store?: Store; now: (
     ? new PostgresInflightBook(pg.sql, {
         onError: (what, e) => logger.error(`${what} in PostgreSQL failed`, {}, e),
         onReaped: (rows) => {
-          logger.warn(`billed ${rows.length} requests of an instance that stopped answering (aborted, estimated)`, { request_ids: rows.slice(0, 20).map((r) => r.request_id).join(",") });
+          logger.warn(`billed ${rows.length} requests of an instance that stopped answering (aborted, estimated)`, {
+            request_ids: rows
+              .slice(0, 20)
+              .map((r) => r.request_id)
+              .join(","),
+          });
           for (const r of rows) {
-            const done = r.budgets.length ? spend.settle(r.budgets, r.reserved_usd, r.cost_usd, true) : spend.add(r.key_id, r.cost_usd);
+            const done = r.budgets.length
+              ? spend.settle(r.budgets, r.reserved_usd, r.cost_usd, true)
+              : spend.add(r.key_id, r.cost_usd);
             done.catch((e) => logger.error("spend update failed", { request_id: r.request_id }, e));
           }
         },
       })
     : undefined;
-  if (inflight) await inflight.start().catch((e) => logger.error("the first heartbeat in PostgreSQL failed; retrying in the background", {}, e));
+  if (inflight)
+    await inflight
+      .start()
+      .catch((e) => logger.error("the first heartbeat in PostgreSQL failed; retrying in the background", {}, e));
   const journal = pg
     ? JournalLedger.open(journalDir, store, {
-        ...(inflight ? { beforeShip: () => inflight.idle(), companion: (r: UsageRecord) => inflight.written(r.request_id) } : {}),
+        ...(inflight
+          ? { beforeShip: () => inflight.idle(), companion: (r: UsageRecord) => inflight.written(r.request_id) }
+          : {}),
         onError: (e) => logger.error("shipping usage records to PostgreSQL failed; they wait in the journal", {}, e),
         onStoreState: (up) => up && logger.info("PostgreSQL answers again; the journal is being shipped"),
       })
     : undefined;
-  if (journal && journal.backlog > 0) logger.warn(`usage journal ${journalDir}: ${journal.backlog} records from before this start are being shipped to PostgreSQL`);
+  if (journal && journal.backlog > 0)
+    logger.warn(
+      `usage journal ${journalDir}: ${journal.backlog} records from before this start are being shipped to PostgreSQL`,
+    );
   const responses = pg
     ? JournaledResponseStore.open(journalDir, store.responseStore(), {
         onState: (up, waiting) =>
           up
             ? logger.info("stored responses journaled during a PostgreSQL outage have all been shipped")
-            : logger.warn(`PostgreSQL is unreachable: stored responses are journaled in ${journalDir} (${waiting} waiting) and shipped when it answers`),
-        onDropped: (id, e) => logger.error("PostgreSQL refused a journaled stored response; it is dropped", { response_id: id }, e),
+            : logger.warn(
+                `PostgreSQL is unreachable: stored responses are journaled in ${journalDir} (${waiting} waiting) and shipped when it answers`,
+              ),
+        onDropped: (id, e) =>
+          logger.error("PostgreSQL refused a journaled stored response; it is dropped", { response_id: id }, e),
         onError: (e) => logger.error("shipping journaled stored responses stopped", {}, e),
       })
     : undefined;
-  const ledger: Ledger = journal ?? new GroupCommitLedger(store, { onError: (e) => logger.error("usage commit failed, will retry", {}, e) });
+  const ledger: Ledger =
+    journal ?? new GroupCommitLedger(store, { onError: (e) => logger.error("usage commit failed, will retry", {}, e) });
 
   const summary = [
     `Back ends: store ${pg && databaseUrl ? `PostgreSQL at ${where(databaseUrl)} (usage journal ${journalDir})` : "SQLite (embedded)"}`,
@@ -168,7 +201,11 @@ export async function openBackends(config: Config, opts: { store?: Store; now: (
         }
       },
     },
-    limits: { kind: link ? "redis" : "memory", reachable: () => link?.up ?? true, ...(link ? { failMode: redisFail } : {}) },
+    limits: {
+      kind: link ? "redis" : "memory",
+      reachable: () => link?.up ?? true,
+      ...(link ? { failMode: redisFail } : {}),
+    },
     ...(journal ? { journal: () => journal.size } : {}),
   });
 

@@ -4,7 +4,11 @@ import { GatewayError } from "@turnpike/providers";
 export function isConnectionError(e: unknown): boolean {
   const code = (e as { code?: unknown } | null)?.code; // Bun.SQL errors carry a string code
   if (typeof code === "string" && /CONNECTION|ECONNREFUSED|ECONNRESET|TIMEOUT|CLOSED/i.test(code)) return true;
-  return e instanceof Error && /connect|connection|closed|ECONNREFUSED|ECONNRESET|timed? ?out/i.test(e.message) && !/syntax/i.test(e.message);
+  return (
+    e instanceof Error &&
+    /connect|connection|closed|ECONNREFUSED|ECONNRESET|timed? ?out/i.test(e.message) &&
+    !/syntax/i.test(e.message)
+  );
 }
 
 /**
@@ -19,11 +23,19 @@ const UNSTORABLE = new Set(["22021", "22P05", "54000"]);
  */
 export function unavailable(e: unknown): never {
   if (isConnectionError(e)) {
-    throw new GatewayError({ status: 503, type: "api_error", message: "The gateway's store (PostgreSQL) is unreachable; try again shortly." });
+    throw new GatewayError({
+      status: 503,
+      type: "api_error",
+      message: "The gateway's store (PostgreSQL) is unreachable; try again shortly.",
+    });
   }
   const errno = (e as { errno?: unknown } | null)?.errno; // Bun.SQL server errors carry the SQLSTATE here
   if (typeof errno === "string" && UNSTORABLE.has(errno)) {
-    throw new GatewayError({ status: 400, type: "invalid_request_error", message: "A value in this request cannot be stored or looked up (a NUL character, invalid UTF-16, or too long)." });
+    throw new GatewayError({
+      status: 400,
+      type: "invalid_request_error",
+      message: "A value in this request cannot be stored or looked up (a NUL character, invalid UTF-16, or too long).",
+    });
   }
   throw e;
 }

@@ -19,7 +19,9 @@ export async function migratePostgres(sql: SQL, migrations: readonly Migration[]
   const lock = MIGRATION_LOCK.toString();
   await sql.begin(async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(${lock}::bigint)`;
-    await tx.unsafe("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)");
+    await tx.unsafe(
+      "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",
+    );
   });
   const [row] = await sql`SELECT COALESCE(MAX(version), 0)::int AS v FROM schema_version`;
   const current = Number(row?.v ?? 0);

@@ -5,28 +5,76 @@ import { migratePostgres } from "./postgres-migrate";
 import { unavailable } from "./postgres-errors";
 
 export { isConnectionError, unavailable } from "./postgres-errors";
-import { type KeyRecord, type Store, type UsageAggregate, type UsageFilter, type UsageGroup, type UsageRecord, withoutEmptyOptionals } from "./store";
+import {
+  type KeyRecord,
+  type Store,
+  type UsageAggregate,
+  type UsageFilter,
+  type UsageGroup,
+  type UsageRecord,
+  withoutEmptyOptionals,
+} from "./store";
 import type { ResponseStore } from "../stored-responses/response-store";
 import { PostgresResponseStore } from "../stored-responses/postgres-response-store";
 import { TeamStore } from "../teams/team-store";
 import { postgresRunner } from "./sql-runner";
 import { GROUP_COLUMN, KEY_COLUMNS, type KeyRow, fromKey, toKey } from "./key-rows";
 
-
 const USAGE_COLUMNS = [
-  "request_id", "key_id", "model", "endpoint", "stream", "input_tokens", "output_tokens", "cache_read_tokens",
-  "cache_write_tokens", "reasoning_tokens", "cost_usd", "status", "upstream_status", "latency_ms", "aborted",
-  "estimated", "created_at", "cache_write_1h_tokens", "upstream_model", "deployment", "attempts", "requested_model",
-  "bytes_in", "bytes_out", "cache_reset_from",
+  "request_id",
+  "key_id",
+  "model",
+  "endpoint",
+  "stream",
+  "input_tokens",
+  "output_tokens",
+  "cache_read_tokens",
+  "cache_write_tokens",
+  "reasoning_tokens",
+  "cost_usd",
+  "status",
+  "upstream_status",
+  "latency_ms",
+  "aborted",
+  "estimated",
+  "created_at",
+  "cache_write_1h_tokens",
+  "upstream_model",
+  "deployment",
+  "attempts",
+  "requested_model",
+  "bytes_in",
+  "bytes_out",
+  "cache_reset_from",
 ] as const;
 /** Rows per statement: bounded so that one insert stays short. */
 const ROWS_PER_INSERT = 2000;
 const USAGE_TYPES: Record<(typeof USAGE_COLUMNS)[number], string> = {
-  request_id: "text", key_id: "text", model: "text", endpoint: "text", stream: "bool", input_tokens: "int4",
-  output_tokens: "int4", cache_read_tokens: "int4", cache_write_tokens: "int4", reasoning_tokens: "int4",
-  cost_usd: "float8", status: "int4", upstream_status: "int4", latency_ms: "float8", aborted: "bool",
-  estimated: "bool", created_at: "text", cache_write_1h_tokens: "int4", upstream_model: "text",
-  deployment: "text", attempts: "int4", requested_model: "text", bytes_in: "int4", bytes_out: "int4", cache_reset_from: "text",
+  request_id: "text",
+  key_id: "text",
+  model: "text",
+  endpoint: "text",
+  stream: "bool",
+  input_tokens: "int4",
+  output_tokens: "int4",
+  cache_read_tokens: "int4",
+  cache_write_tokens: "int4",
+  reasoning_tokens: "int4",
+  cost_usd: "float8",
+  status: "int4",
+  upstream_status: "int4",
+  latency_ms: "float8",
+  aborted: "bool",
+  estimated: "bool",
+  created_at: "text",
+  cache_write_1h_tokens: "int4",
+  upstream_model: "text",
+  deployment: "text",
+  attempts: "int4",
+  requested_model: "text",
+  bytes_in: "int4",
+  bytes_out: "int4",
+  cache_reset_from: "text",
 };
 /**
  * The records go as one JSON text, read back into rows by the server: handing the driver one
@@ -41,7 +89,6 @@ const USAGE_TYPES: Record<(typeof USAGE_COLUMNS)[number], string> = {
 const INSERT_USAGE = `WITH r AS (SELECT * FROM json_to_recordset($1::text::json) AS r(${USAGE_COLUMNS.map((c) => `${c} ${USAGE_TYPES[c]}`).join(", ")})),
 gone AS (DELETE FROM inflight WHERE request_id = ANY (ARRAY(SELECT request_id FROM r)))
 INSERT INTO usage (${USAGE_COLUMNS.join(", ")}) SELECT ${USAGE_COLUMNS.join(", ")} FROM r ON CONFLICT (request_id) DO NOTHING`;
-
 
 /**
  * The shared store: PostgreSQL (`TURNPIKE_DATABASE_URL`), for several instances behind one load
@@ -100,7 +147,9 @@ export class PostgresStore implements Store {
   async listKeys(): Promise<KeyRecord[]> {
     // BIGINT comes back as a string: read the limits as float8 (exact for any integer below 2^53).
     const rows: KeyRow[] = await this.sql
-      .unsafe(`SELECT ${KEY_COLUMNS.map((c) => (c === "rpm" || c === "tpm" ? `${c}::float8 AS ${c}` : c)).join(", ")} FROM keys ORDER BY created_at, id`)
+      .unsafe(
+        `SELECT ${KEY_COLUMNS.map((c) => (c === "rpm" || c === "tpm" ? `${c}::float8 AS ${c}` : c)).join(", ")} FROM keys ORDER BY created_at, id`,
+      )
       .catch(unavailable);
     return rows.map((r) => toKey({ ...r }));
   }
@@ -112,7 +161,17 @@ export class PostgresStore implements Store {
   async insertUsage(records: readonly UsageRecord[]): Promise<void> {
     for (let i = 0; i < records.length; i += ROWS_PER_INSERT) {
       // The fields a record may leave out get their column's default.
-      const chunk = records.slice(i, i + ROWS_PER_INSERT).map((r) => ({ ...r, cache_write_1h_tokens: r.cache_write_1h_tokens ?? 0, upstream_model: r.upstream_model ?? null, deployment: r.deployment ?? null, attempts: r.attempts ?? null, requested_model: r.requested_model ?? null, bytes_in: r.bytes_in ?? null, bytes_out: r.bytes_out ?? null, cache_reset_from: r.cache_reset_from ?? null }));
+      const chunk = records.slice(i, i + ROWS_PER_INSERT).map((r) => ({
+        ...r,
+        cache_write_1h_tokens: r.cache_write_1h_tokens ?? 0,
+        upstream_model: r.upstream_model ?? null,
+        deployment: r.deployment ?? null,
+        attempts: r.attempts ?? null,
+        requested_model: r.requested_model ?? null,
+        bytes_in: r.bytes_in ?? null,
+        bytes_out: r.bytes_out ?? null,
+        cache_reset_from: r.cache_reset_from ?? null,
+      }));
       await this.sql.unsafe(INSERT_USAGE, [JSON.stringify(chunk)]).catch(unavailable);
     }
   }
@@ -134,7 +193,9 @@ export class PostgresStore implements Store {
     if (f.failed) where.push("status >= 400");
     if (f.before) {
       params.push(f.before.created_at, f.before.request_id);
-      where.push(`(created_at < $${params.length - 1} OR (created_at = $${params.length - 1} AND request_id < $${params.length}))`);
+      where.push(
+        `(created_at < $${params.length - 1} OR (created_at = $${params.length - 1} AND request_id < $${params.length}))`,
+      );
     }
     return { sql: where.length ? "WHERE " + where.join(" AND ") : "", params };
   }
@@ -143,7 +204,10 @@ export class PostgresStore implements Store {
     const { sql, params } = this.where(f);
     params.push(f.limit ?? 1000);
     const rows: UsageRecord[] = await this.sql
-      .unsafe(`SELECT ${USAGE_COLUMNS.join(", ")} FROM usage ${sql} ORDER BY ${f.newestFirst ? "created_at DESC, request_id DESC" : "created_at, request_id"} LIMIT $${params.length}`, params)
+      .unsafe(
+        `SELECT ${USAGE_COLUMNS.join(", ")} FROM usage ${sql} ORDER BY ${f.newestFirst ? "created_at DESC, request_id DESC" : "created_at, request_id"} LIMIT $${params.length}`,
+        params,
+      )
       .catch(unavailable);
     return rows.map((r) => withoutEmptyOptionals(r));
   }
@@ -154,7 +218,9 @@ export class PostgresStore implements Store {
     const order = groupBy.map((g) => GROUP_COLUMN[g]).join(", ");
     const group = groupBy.length ? `GROUP BY ${order} ORDER BY ${order}` : "";
     // SUM and COUNT are bigint/numeric in PostgreSQL: cast back to JavaScript numbers.
-    const sums = ["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens"].map((c) => `COALESCE(SUM(${c}), 0)::float8 AS ${c}`);
+    const sums = ["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens"].map(
+      (c) => `COALESCE(SUM(${c}), 0)::float8 AS ${c}`,
+    );
     const rows: UsageAggregate[] = await this.sql
       .unsafe(
         `SELECT ${cols.concat(["COUNT(*)::int AS requests", ...sums, "COALESCE(SUM(cost_usd), 0)::float8 AS cost_usd"]).join(", ")} FROM usage ${sql} ${group}`,
@@ -165,7 +231,8 @@ export class PostgresStore implements Store {
   }
 
   async spendSince(since: string): Promise<Map<string, number>> {
-    const rows: { key_id: string; cost: number }[] = await this.sql`SELECT key_id, SUM(cost_usd)::float8 AS cost FROM usage WHERE created_at >= ${since} GROUP BY key_id`.catch(
+    const rows: { key_id: string; cost: number }[] = await this
+      .sql`SELECT key_id, SUM(cost_usd)::float8 AS cost FROM usage WHERE created_at >= ${since} GROUP BY key_id`.catch(
       unavailable,
     );
     return new Map(rows.map((r) => [r.key_id, r.cost]));

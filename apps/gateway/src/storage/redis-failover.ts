@@ -25,7 +25,12 @@ function refused(): GatewayError {
  * Runs `shared` while Redis is up; when it is down (or goes down during the call), runs `local`
  * in `open` mode and refuses in `closed` mode. Other errors pass through.
  */
-async function guarded<T>(link: RedisLink, mode: RedisFailMode, shared: () => Promise<T>, local: () => Promise<T>): Promise<T> {
+async function guarded<T>(
+  link: RedisLink,
+  mode: RedisFailMode,
+  shared: () => Promise<T>,
+  local: () => Promise<T>,
+): Promise<T> {
   if (link.up) {
     try {
       return await shared();
@@ -58,16 +63,29 @@ export class FailoverLimiterStore implements LimiterStore {
   ) {}
 
   admit(checks: readonly BucketCheck[], estimatedTokens: number): Promise<Admission[]> {
-    return guarded(this.link, this.mode, () => this.shared.admit(checks, estimatedTokens), () => this.local.admit(checks, estimatedTokens));
+    return guarded(
+      this.link,
+      this.mode,
+      () => this.shared.admit(checks, estimatedTokens),
+      () => this.local.admit(checks, estimatedTokens),
+    );
   }
 
   settle(checks: readonly BucketCheck[], estimatedTokens: number, actualTokens: number): Promise<void> {
-    return recorded(this.link, () => this.shared.settle(checks, estimatedTokens, actualTokens), () => this.local.settle(checks, estimatedTokens, actualTokens));
+    return recorded(
+      this.link,
+      () => this.shared.settle(checks, estimatedTokens, actualTokens),
+      () => this.local.settle(checks, estimatedTokens, actualTokens),
+    );
   }
 
   async reset(bucket: string): Promise<void> {
     await this.local.reset(bucket);
-    await recorded(this.link, () => this.shared.reset(bucket), async () => {});
+    await recorded(
+      this.link,
+      () => this.shared.reset(bucket),
+      async () => {},
+    );
   }
 }
 
@@ -106,7 +124,12 @@ export class FailoverSpendStore implements SpendStore {
   private raised: Promise<void> = Promise.resolve();
 
   spent(keyId: string): Promise<number> {
-    return guarded(this.link, this.mode, () => this.shared.spent(keyId), () => this.local.spent(keyId));
+    return guarded(
+      this.link,
+      this.mode,
+      () => this.shared.spent(keyId),
+      () => this.local.spent(keyId),
+    );
   }
 
   async add(keyId: string, usd: number): Promise<void> {
@@ -150,10 +173,19 @@ export class FailoverAuthFailures implements AuthFailureStore {
   }
 
   blockedFor(address: string): Promise<number> {
-    return guarded(this.link, this.mode, () => this.shared.blockedFor(address), () => this.local.blockedFor(address));
+    return guarded(
+      this.link,
+      this.mode,
+      () => this.shared.blockedFor(address),
+      () => this.local.blockedFor(address),
+    );
   }
 
   fail(address: string): Promise<void> {
-    return recorded(this.link, () => this.shared.fail(address), () => this.local.fail(address));
+    return recorded(
+      this.link,
+      () => this.shared.fail(address),
+      () => this.local.fail(address),
+    );
   }
 }

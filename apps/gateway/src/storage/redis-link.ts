@@ -155,7 +155,8 @@ export class RedisLink {
     try {
       return await this.send("EVALSHA", [sha, String(keys.length), ...keys, ...args]);
     } catch (e) {
-      if (e instanceof Error && /NOSCRIPT/.test(e.message)) return this.send("EVAL", [source, String(keys.length), ...keys, ...args]);
+      if (e instanceof Error && /NOSCRIPT/.test(e.message))
+        return this.send("EVAL", [source, String(keys.length), ...keys, ...args]);
       throw e;
     }
   }

@@ -16,7 +16,8 @@ export interface SqlRunner {
 
 export function sqliteRunner(db: Database): SqlRunner {
   return {
-    all: <T>(sql: string, params: readonly SqlValue[] = []) => Promise.resolve(db.query<T, SqlValue[]>(sql).all(...params)),
+    all: <T>(sql: string, params: readonly SqlValue[] = []) =>
+      Promise.resolve(db.query<T, SqlValue[]>(sql).all(...params)),
     run: (sql: string, params: readonly SqlValue[] = []) => {
       db.query<unknown, SqlValue[]>(sql).run(...params);
       return Promise.resolve();
@@ -32,7 +33,8 @@ function numbered(sql: string): string {
 
 export function postgresRunner(sql: SQL, onError: (e: unknown) => never): SqlRunner {
   return {
-    all: async <T>(text: string, params: readonly SqlValue[] = []) => (await sql.unsafe(numbered(text), [...params]).catch(onError)) as T[], // rows of the columns the statement selects
+    all: async <T>(text: string, params: readonly SqlValue[] = []) =>
+      (await sql.unsafe(numbered(text), [...params]).catch(onError)) as T[], // rows of the columns the statement selects
     run: async (text: string, params: readonly SqlValue[] = []) => {
       await sql.unsafe(numbered(text), [...params]).catch(onError);
     },

@@ -2,7 +2,15 @@ import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { migrateSqlite } from "./migrations";
-import { type KeyRecord, type Store, type UsageAggregate, type UsageFilter, type UsageGroup, type UsageRecord, withoutEmptyOptionals } from "./store";
+import {
+  type KeyRecord,
+  type Store,
+  type UsageAggregate,
+  type UsageFilter,
+  type UsageGroup,
+  type UsageRecord,
+  withoutEmptyOptionals,
+} from "./store";
 import type { ResponseStore } from "../stored-responses/response-store";
 import { SqliteResponseStore } from "../stored-responses/sqlite-response-store";
 import { TeamStore } from "../teams/team-store";
@@ -11,14 +19,18 @@ import { BatchStore } from "../batches/batch-store";
 import { sqliteRunner as batchSqliteRunner } from "../batches/sql-runners";
 import { GROUP_COLUMN, KEY_COLUMNS, type KeyRow, fromKey, toKey } from "./key-rows";
 
-
 interface UsageRow extends Omit<UsageRecord, "stream" | "aborted" | "estimated"> {
   stream: number;
   aborted: number;
   estimated: number;
 }
 
-const toUsage = (r: UsageRow): UsageRecord => ({ ...withoutEmptyOptionals(r), stream: r.stream === 1, aborted: r.aborted === 1, estimated: r.estimated === 1 });
+const toUsage = (r: UsageRow): UsageRecord => ({
+  ...withoutEmptyOptionals(r),
+  stream: r.stream === 1,
+  aborted: r.aborted === 1,
+  estimated: r.estimated === 1,
+});
 
 /** The embedded store: one SQLite file in WAL mode (`TURNPIKE_DB`). */
 export class SqliteStore implements Store {
@@ -51,10 +63,31 @@ export class SqliteStore implements Store {
       // Positional values, in the table's column order (binding by name costs a lookup each).
       for (const r of rows) {
         stmt.run(
-          r.request_id, r.key_id, r.model, r.endpoint, r.stream ? 1 : 0, r.input_tokens, r.output_tokens,
-          r.cache_read_tokens, r.cache_write_tokens, r.reasoning_tokens, r.cost_usd, r.status, r.upstream_status,
-          r.latency_ms, r.aborted ? 1 : 0, r.estimated ? 1 : 0, r.created_at, r.cache_write_1h_tokens ?? 0, r.upstream_model ?? null,
-          r.deployment ?? null, r.attempts ?? null, r.requested_model ?? null, r.bytes_in ?? null, r.bytes_out ?? null, r.cache_reset_from ?? null,
+          r.request_id,
+          r.key_id,
+          r.model,
+          r.endpoint,
+          r.stream ? 1 : 0,
+          r.input_tokens,
+          r.output_tokens,
+          r.cache_read_tokens,
+          r.cache_write_tokens,
+          r.reasoning_tokens,
+          r.cost_usd,
+          r.status,
+          r.upstream_status,
+          r.latency_ms,
+          r.aborted ? 1 : 0,
+          r.estimated ? 1 : 0,
+          r.created_at,
+          r.cache_write_1h_tokens ?? 0,
+          r.upstream_model ?? null,
+          r.deployment ?? null,
+          r.attempts ?? null,
+          r.requested_model ?? null,
+          r.bytes_in ?? null,
+          r.bytes_out ?? null,
+          r.cache_reset_from ?? null,
         );
       }
     });
@@ -68,7 +101,11 @@ export class SqliteStore implements Store {
 
   async updateKey(k: KeyRecord): Promise<void> {
     this.db
-      .prepare(`UPDATE keys SET ${KEY_COLUMNS.filter((c) => c !== "id").map((c) => `${c} = $${c}`).join(", ")} WHERE id = $id`)
+      .prepare(
+        `UPDATE keys SET ${KEY_COLUMNS.filter((c) => c !== "id")
+          .map((c) => `${c} = $${c}`)
+          .join(", ")} WHERE id = $id`,
+      )
       .run(fromKey(k));
   }
 
@@ -107,7 +144,9 @@ export class SqliteStore implements Store {
     const { sql, params } = this.where(f);
     params.limit = f.limit ?? 1000;
     return this.db
-      .query<UsageRow, typeof params>(`SELECT * FROM usage ${sql} ORDER BY ${f.newestFirst ? "created_at DESC, request_id DESC" : "created_at, request_id"} LIMIT $limit`)
+      .query<UsageRow, typeof params>(
+        `SELECT * FROM usage ${sql} ORDER BY ${f.newestFirst ? "created_at DESC, request_id DESC" : "created_at, request_id"} LIMIT $limit`,
+      )
       .all(params)
       .map(toUsage);
   }
@@ -115,18 +154,22 @@ export class SqliteStore implements Store {
   async aggregateUsage(f: UsageFilter, groupBy: readonly UsageGroup[]): Promise<UsageAggregate[]> {
     const { sql, params } = this.where(f);
     const cols = groupBy.map((g) => `${GROUP_COLUMN[g]} AS ${g === "key" ? "key_id" : g}`);
-    const group = groupBy.length ? `GROUP BY ${groupBy.map((g) => GROUP_COLUMN[g]).join(", ")} ORDER BY ${groupBy.map((g) => GROUP_COLUMN[g]).join(", ")}` : "";
+    const group = groupBy.length
+      ? `GROUP BY ${groupBy.map((g) => GROUP_COLUMN[g]).join(", ")} ORDER BY ${groupBy.map((g) => GROUP_COLUMN[g]).join(", ")}`
+      : "";
     const rows = this.db
       .query<UsageAggregate, typeof params>(
-        `SELECT ${cols.concat([
-          "COUNT(*) AS requests",
-          "SUM(input_tokens) AS input_tokens",
-          "SUM(output_tokens) AS output_tokens",
-          "SUM(cache_read_tokens) AS cache_read_tokens",
-          "SUM(cache_write_tokens) AS cache_write_tokens",
-          "SUM(reasoning_tokens) AS reasoning_tokens",
-          "SUM(cost_usd) AS cost_usd",
-        ]).join(", ")} FROM usage ${sql} ${group}`,
+        `SELECT ${cols
+          .concat([
+            "COUNT(*) AS requests",
+            "SUM(input_tokens) AS input_tokens",
+            "SUM(output_tokens) AS output_tokens",
+            "SUM(cache_read_tokens) AS cache_read_tokens",
+            "SUM(cache_write_tokens) AS cache_write_tokens",
+            "SUM(reasoning_tokens) AS reasoning_tokens",
+            "SUM(cost_usd) AS cost_usd",
+          ])
+          .join(", ")} FROM usage ${sql} ${group}`,
       )
       .all(params);
     // An empty filter with no grouping still yields one row of zeros, not nulls.
@@ -137,7 +180,9 @@ export class SqliteStore implements Store {
 
   async spendSince(since: string): Promise<Map<string, number>> {
     const rows = this.db
-      .query<{ key_id: string; cost: number }, { since: string }>("SELECT key_id, SUM(cost_usd) AS cost FROM usage WHERE created_at >= $since GROUP BY key_id")
+      .query<{ key_id: string; cost: number }, { since: string }>(
+        "SELECT key_id, SUM(cost_usd) AS cost FROM usage WHERE created_at >= $since GROUP BY key_id",
+      )
       .all({ since });
     return new Map(rows.map((r) => [r.key_id, r.cost]));
   }

@@ -97,7 +97,19 @@ export interface UsageRecord {
  * A stored row's optional fields as records have them: absent when empty (no one-hour writes, no
  * upstream model name, no key setting), so rows written before they existed read as before.
  */
-export function withoutEmptyOptionals<T extends { upstream_model?: string | null; cache_write_1h_tokens?: number; prompt_cache?: string | null; deployment?: string | null; attempts?: number | null; requested_model?: string | null; bytes_in?: number | null; bytes_out?: number | null; cache_reset_from?: string | null }>(r: T): T {
+export function withoutEmptyOptionals<
+  T extends {
+    upstream_model?: string | null;
+    cache_write_1h_tokens?: number;
+    prompt_cache?: string | null;
+    deployment?: string | null;
+    attempts?: number | null;
+    requested_model?: string | null;
+    bytes_in?: number | null;
+    bytes_out?: number | null;
+    cache_reset_from?: string | null;
+  },
+>(r: T): T {
   const out = { ...r };
   if (out.bytes_in === null) delete out.bytes_in;
   if (out.bytes_out === null) delete out.bytes_out;

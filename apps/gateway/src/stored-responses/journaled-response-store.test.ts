@@ -22,7 +22,12 @@ function memoryStore() {
   const rows = new Map<string, StoredResponse>();
   const calls: string[] = [];
   const check = () => {
-    if (s.down) throw new GatewayError({ status: 503, type: "api_error", message: "The gateway's store (PostgreSQL) is unreachable; try again shortly." });
+    if (s.down)
+      throw new GatewayError({
+        status: 503,
+        type: "api_error",
+        message: "The gateway's store (PostgreSQL) is unreachable; try again shortly.",
+      });
   };
   const s: ResponseStore & { down: boolean; rows: Map<string, StoredResponse>; calls: string[] } = {
     down: false,
@@ -103,7 +108,10 @@ describe("JournaledResponseStore", () => {
     expect(inner.calls).toEqual(["put resp_1", "put resp_2", "delete resp_3"]);
     expect([...inner.rows.keys()]).toEqual(["resp_1", "resp_2"]);
     expect(readFileSync(join(d, "stored-responses.ndjson"), "utf8")).toBe("");
-    expect(states).toEqual([[false, 1], [true, 0]]);
+    expect(states).toEqual([
+      [false, 1],
+      [true, 0],
+    ]);
     // Reads go to the store again.
     expect(await s.get("key_a", "resp_1", NOW)).toEqual(stored("resp_1"));
     await s.close();
@@ -145,7 +153,8 @@ describe("JournaledResponseStore", () => {
     await s.put(stored("resp_good"));
     const put = inner.put;
     inner.put = async (r) => {
-      if (r.id === "resp_bad") throw new GatewayError({ status: 400, type: "invalid_request_error", message: "refused" });
+      if (r.id === "resp_bad")
+        throw new GatewayError({ status: 400, type: "invalid_request_error", message: "refused" });
       return put(r);
     };
     inner.down = false;

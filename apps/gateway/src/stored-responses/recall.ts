@@ -9,10 +9,16 @@ import { isCleanId } from "../storage/clean-text";
  * `previous_response_id`) gets that reply's conversation put before its own input. Another key's
  * reply, or one that expired or was deleted, is a 404.
  */
-export async function recall(deps: Pick<GatewayDeps, "responses" | "now">, key: KeyRecord, client: ClientRequest): Promise<ClientRequest> {
+export async function recall(
+  deps: Pick<GatewayDeps, "responses" | "now">,
+  key: KeyRecord,
+  client: ClientRequest,
+): Promise<ClientRequest> {
   if (!client.continues || !client.continueFrom) return client;
   // An id with bytes no stored id has (a NUL, a lone surrogate, thousands of characters) names nothing.
-  const stored = isCleanId(client.continues) ? await deps.responses.get(key.id, client.continues, new Date(deps.now()).toISOString()) : undefined;
+  const stored = isCleanId(client.continues)
+    ? await deps.responses.get(key.id, client.continues, new Date(deps.now()).toISOString())
+    : undefined;
   if (!stored) {
     throw new GatewayError({
       status: 404,

@@ -25,7 +25,10 @@ export class RedisSignatures implements SignatureStore {
     const missing = toolCallIds.filter((id) => !found.has(id));
     if (missing.length === 0 || !this.link.up) return found;
     try {
-      const values = (await this.link.send("MGET", missing.map((id) => this.key(id)))) as (string | null)[]; // MGET: a value or null per key
+      const values = (await this.link.send(
+        "MGET",
+        missing.map((id) => this.key(id)),
+      )) as (string | null)[]; // MGET: a value or null per key
       missing.forEach((id, i) => {
         const v = values[i];
         if (typeof v === "string") found.set(id, v);

@@ -7,7 +7,12 @@ import type { KeyRecord } from "../storage/store";
  * stored under its key for the configured retention, with the conversation up to it. A store
  * that fails does not fail the reply; it is logged.
  */
-export async function remember(deps: Pick<GatewayDeps, "responses" | "now" | "config" | "logger">, key: KeyRecord, client: ClientRequest, requestId: string): Promise<void> {
+export async function remember(
+  deps: Pick<GatewayDeps, "responses" | "now" | "config" | "logger">,
+  key: KeyRecord,
+  client: ClientRequest,
+  requestId: string,
+): Promise<void> {
   const kept = client.toStore?.();
   if (!kept) return;
   const id = kept.response.id;

@@ -7,12 +7,26 @@ export class SqliteResponseStore implements ResponseStore {
 
   async put(r: StoredResponse): Promise<void> {
     this.db
-      .query("INSERT OR REPLACE INTO responses (id, key_id, model, response, input_items, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
-      .run(r.id, r.key_id, r.model, JSON.stringify(r.response), JSON.stringify(r.input_items), r.created_at, r.expires_at);
+      .query(
+        "INSERT OR REPLACE INTO responses (id, key_id, model, response, input_items, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      )
+      .run(
+        r.id,
+        r.key_id,
+        r.model,
+        JSON.stringify(r.response),
+        JSON.stringify(r.input_items),
+        r.created_at,
+        r.expires_at,
+      );
   }
 
   async get(keyId: string, id: string, nowIso: string): Promise<StoredResponse | undefined> {
-    const row = this.db.query<StoredResponseRow, [string, string, string]>("SELECT * FROM responses WHERE id = ? AND key_id = ? AND expires_at > ?").get(id, keyId, nowIso);
+    const row = this.db
+      .query<StoredResponseRow, [string, string, string]>(
+        "SELECT * FROM responses WHERE id = ? AND key_id = ? AND expires_at > ?",
+      )
+      .get(id, keyId, nowIso);
     return row ? fromStoredRow(row) : undefined;
   }
 

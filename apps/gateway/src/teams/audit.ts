@@ -27,7 +27,22 @@ function scrub(v: unknown): unknown {
 }
 
 /** Appends who did what, from where, with the record before and after (append-only). */
-export async function recordAudit(store: TeamStore, who: Principal, address: string | null, e: AuditEntry, now: number): Promise<void> {
+export async function recordAudit(
+  store: TeamStore,
+  who: Principal,
+  address: string | null,
+  e: AuditEntry,
+  now: number,
+): Promise<void> {
   const at = new Date(now).toISOString();
-  await store.appendAudit({ id: auditId(at), at, actor: who.actor, address, action: e.action, target: e.target, before: scrub(e.before), after: scrub(e.after) });
+  await store.appendAudit({
+    id: auditId(at),
+    at,
+    actor: who.actor,
+    address,
+    action: e.action,
+    target: e.target,
+    before: scrub(e.before),
+    after: scrub(e.after),
+  });
 }

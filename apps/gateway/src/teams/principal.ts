@@ -14,14 +14,24 @@ export const ADMIN_KEY_PRINCIPAL: Principal = { actor: "admin-key", org: "owner"
 export function tokenPrincipal(t: AdminToken): Principal {
   const teams = new Map<string, TeamRole>();
   if (t.team_id !== null && isTeamRole(t.role)) teams.set(t.team_id, t.role);
-  return { actor: `token:${t.id}`, org: t.team_id === null && isOrgRole(t.role) ? t.role : null, teams, owner_id: t.id };
+  return {
+    actor: `token:${t.id}`,
+    org: t.team_id === null && isOrgRole(t.role) ? t.role : null,
+    teams,
+    owner_id: t.id,
+  };
 }
 
 /**
  * The principal behind a bearer secret: the admin key, or a live named admin token; undefined
  * when it is neither (the caller counts the failure).
  */
-export async function bearerPrincipal(secret: string, adminKey: string, teams: TeamStore, now: number): Promise<Principal | undefined> {
+export async function bearerPrincipal(
+  secret: string,
+  adminKey: string,
+  teams: TeamStore,
+  now: number,
+): Promise<Principal | undefined> {
   if (isAdminKey(secret, adminKey)) return ADMIN_KEY_PRINCIPAL;
   if (!secret.startsWith(ADMIN_TOKEN_PREFIX)) return undefined;
   const token = await teams.tokenByHash(hashSecret(secret));
@@ -32,5 +42,10 @@ export async function bearerPrincipal(secret: string, adminKey: string, teams: T
 
 /** The admin API's refusal of a call the caller's role does not allow. */
 export function forbidden(what: string): GatewayError {
-  return new GatewayError({ status: 403, type: "permission_error", code: "forbidden", message: `Your role does not allow this: ${what}.` });
+  return new GatewayError({
+    status: 403,
+    type: "permission_error",
+    code: "forbidden",
+    message: `Your role does not allow this: ${what}.`,
+  });
 }

@@ -65,8 +65,12 @@ export const changesKey = (p: Principal, k: KeyOwnership): boolean => managesTea
 
 /** May revoke a key: as {@link changesKey}, and the member who made it. */
 export function revokesKey(p: Principal, k: KeyOwnership): boolean {
-  return changesKey(p, k) || (p.owner_id !== null && k.user_id === p.owner_id && k.team_id != null && p.teams.get(k.team_id) === "member");
+  return (
+    changesKey(p, k) ||
+    (p.owner_id !== null && k.user_id === p.owner_id && k.team_id != null && p.teams.get(k.team_id) === "member")
+  );
 }
 
 /** May give or change this role: only an owner touches owners. */
-export const grantsOrgRole = (p: Principal, role: OrgRole | null): boolean => isAdmin(p) && (role !== "owner" || p.org === "owner");
+export const grantsOrgRole = (p: Principal, role: OrgRole | null): boolean =>
+  isAdmin(p) && (role !== "owner" || p.org === "owner");

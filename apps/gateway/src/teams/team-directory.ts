@@ -50,5 +50,10 @@ const lower = (a: number | null, b: number | null): number | null => (a === null
  */
 export function effectiveKey(key: KeyRecord, team: Team | undefined): KeyRecord {
   if (!team || (team.models === null && team.rpm === null && team.tpm === null && team.budget_usd === null)) return key;
-  return { ...key, rpm: lower(key.rpm, team.rpm), tpm: lower(key.tpm, team.tpm), team: { id: team.id, models: team.models, budget_usd: team.budget_usd } };
+  return {
+    ...key,
+    rpm: lower(key.rpm, team.rpm),
+    tpm: lower(key.tpm, team.tpm),
+    team: { id: team.id, models: team.models, budget_usd: team.budget_usd },
+  };
 }

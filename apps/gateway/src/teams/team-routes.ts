@@ -11,7 +11,16 @@ import { hashSecret } from "../keys/key-service";
 import { admin, idParam, json, ok, query, ref } from "../openapi/operations";
 import { validationError } from "../vocabulary/client-errors";
 import { ADMIN_TOKEN_PREFIX, forbidden } from "./principal";
-import { grantsOrgRole, isAdmin, isOrgRole, isTeamRole, managesTeam, type Principal, readsAll, readsTeam } from "./roles";
+import {
+  grantsOrgRole,
+  isAdmin,
+  isOrgRole,
+  isTeamRole,
+  managesTeam,
+  type Principal,
+  readsAll,
+  readsTeam,
+} from "./roles";
 import { teamDirectory } from "./team-directory";
 import { AdminMemberBody, AdminTeamFields, AdminTokenBody, AdminUserFields } from "./team-schemas";
 import { type AdminToken, DEFAULT_TEAM_ID, type Team, type User } from "./team-store";
@@ -19,7 +28,13 @@ import { type AdminToken, DEFAULT_TEAM_ID, type Team, type User } from "./team-s
 const newId = (prefix: string) => `${prefix}_${randomBytes(9).toString("base64url")}`;
 
 function notFound(what: string, id: string): GatewayError {
-  return new GatewayError({ status: 404, type: "not_found_error", code: `${what}_not_found`, param: "id", message: `No ${what} with id ${JSON.stringify(id.slice(0, 100))}.` });
+  return new GatewayError({
+    status: 404,
+    type: "not_found_error",
+    code: `${what}_not_found`,
+    param: "id",
+    message: `No ${what} with id ${JSON.stringify(id.slice(0, 100))}.`,
+  });
 }
 
 function conflict(message: string): GatewayError {
@@ -69,8 +84,17 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
   };
   const modelsIssue = (models: string[] | null | undefined) => {
     for (const m of models ?? []) {
-      const re = new RegExp(`^${m.split("*").map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`);
-      if (!catalogIds.some((id) => re.test(id))) throw invalid(`models: ${JSON.stringify(m.slice(0, 60))} names no catalog model (see GET /v1/models)`, "models");
+      const re = new RegExp(
+        `^${m
+          .split("*")
+          .map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+          .join(".*")}$`,
+      );
+      if (!catalogIds.some((id) => re.test(id)))
+        throw invalid(
+          `models: ${JSON.stringify(m.slice(0, 60))} names no catalog model (see GET /v1/models)`,
+          "models",
+        );
     }
   };
   /** Only an owner touches an owner. */
@@ -80,7 +104,11 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
     {
       method: "POST",
       path: "/admin/teams",
-      doc: admin("Create a team", { 201: { description: "Created.", content: json(ref("AdminTeam")) } }, { requestBody: { required: true, content: json({ allOf: [ref("AdminTeamFields"), { required: ["name"] }] }) } }),
+      doc: admin(
+        "Create a team",
+        { 201: { description: "Created.", content: json(ref("AdminTeam")) } },
+        { requestBody: { required: true, content: json({ allOf: [ref("AdminTeamFields"), { required: ["name"] }] }) } },
+      ),
       handle: guarded(async ({ request, who, audit }) => {
         need(isAdmin(who), "create a team");
         const b = checked(AdminTeamFields, await body(request));
@@ -88,7 +116,16 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
         modelsIssue(b.models);
         if (await teams().teamByName(b.name)) throw conflict(`A team named ${JSON.stringify(b.name)} exists.`);
         const at = iso();
-        const t: Team = { id: newId("team"), name: b.name, models: b.models ?? null, rpm: b.rpm ?? null, tpm: b.tpm ?? null, budget_usd: b.budget_usd ?? null, created_at: at, updated_at: at };
+        const t: Team = {
+          id: newId("team"),
+          name: b.name,
+          models: b.models ?? null,
+          rpm: b.rpm ?? null,
+          tpm: b.tpm ?? null,
+          budget_usd: b.budget_usd ?? null,
+          created_at: at,
+          updated_at: at,
+        };
         await teams().createTeam(t);
         await audit({ action: "team.create", target: t.id, after: t });
         return Response.json(t, { status: 201 });
@@ -97,10 +134,15 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
     {
       method: "GET",
       path: "/admin/teams",
-      doc: admin("List teams (the caller's own, unless it reads everything)", ok("Teams with this month's spend.", ref("AdminTeamList"))),
+      doc: admin(
+        "List teams (the caller's own, unless it reads everything)",
+        ok("Teams with this month's spend.", ref("AdminTeamList")),
+      ),
       handle: guarded(async ({ who }) => {
         const all = (await teams().listTeams()).filter((t) => readsTeam(who, t.id));
-        return Response.json({ data: await Promise.all(all.map(async (t) => ({ ...t, spent_this_month_usd: await teamSpend(t.id) }))) });
+        return Response.json({
+          data: await Promise.all(all.map(async (t) => ({ ...t, spent_this_month_usd: await teamSpend(t.id) }))),
+        });
       }),
     },
     {
@@ -116,14 +158,23 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
     {
       method: "PATCH",
       path: "/admin/teams/{id}",
-      doc: admin("Change a team's name, models or limits (null clears one)", ok("The changed team.", ref("AdminTeam")), { parameters: [TEAM_ID], requestBody: { required: true, content: json(ref("AdminTeamFields")) } }),
+      doc: admin(
+        "Change a team's name, models or limits (null clears one)",
+        ok("The changed team.", ref("AdminTeam")),
+        { parameters: [TEAM_ID], requestBody: { required: true, content: json(ref("AdminTeamFields")) } },
+      ),
       handle: guarded(async ({ request, params, who, audit }) => {
         const before = await team(params.id ?? "");
         need(isAdmin(who), `change team ${before.id}`);
         const b = checked(AdminTeamFields, await body(request));
         modelsIssue(b.models);
-        if (b.name !== undefined && b.name !== before.name && (await teams().teamByName(b.name))) throw conflict(`A team named ${JSON.stringify(b.name)} exists.`);
-        const after: Team = { ...before, ...Object.fromEntries(Object.entries(b).filter(([, v]) => v !== undefined)), updated_at: iso() };
+        if (b.name !== undefined && b.name !== before.name && (await teams().teamByName(b.name)))
+          throw conflict(`A team named ${JSON.stringify(b.name)} exists.`);
+        const after: Team = {
+          ...before,
+          ...Object.fromEntries(Object.entries(b).filter(([, v]) => v !== undefined)),
+          updated_at: iso(),
+        };
         await teams().updateTeam(after);
         teamDirectory(deps.store, deps.now).forget(after.id);
         await audit({ action: "team.update", target: after.id, before, after });
@@ -133,7 +184,11 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
     {
       method: "DELETE",
       path: "/admin/teams/{id}",
-      doc: admin("Delete a team that has no live keys (not the default team)", ok("The deleted team.", ref("AdminTeam")), { parameters: [TEAM_ID] }),
+      doc: admin(
+        "Delete a team that has no live keys (not the default team)",
+        ok("The deleted team.", ref("AdminTeam")),
+        { parameters: [TEAM_ID] },
+      ),
       handle: guarded(async ({ params, who, audit }) => {
         const t = await team(params.id ?? "");
         need(isAdmin(who), `delete team ${t.id}`);
@@ -149,7 +204,9 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
     {
       method: "GET",
       path: "/admin/teams/{id}/members",
-      doc: admin("A team's members and their roles", ok("The members.", ref("AdminMemberList")), { parameters: [TEAM_ID] }),
+      doc: admin("A team's members and their roles", ok("The members.", ref("AdminMemberList")), {
+        parameters: [TEAM_ID],
+      }),
       handle: guarded(async ({ params, who }) => {
         const t = await team(params.id ?? "");
         need(readsTeam(who, t.id), `read team ${t.id}`);
@@ -159,7 +216,10 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
     {
       method: "POST",
       path: "/admin/teams/{id}/members",
-      doc: admin("Add a user to a team, or change its role there", ok("The membership.", ref("AdminMember")), { parameters: [TEAM_ID], requestBody: { required: true, content: json(ref("AdminMemberBody")) } }),
+      doc: admin("Add a user to a team, or change its role there", ok("The membership.", ref("AdminMember")), {
+        parameters: [TEAM_ID],
+        requestBody: { required: true, content: json(ref("AdminMemberBody")) },
+      }),
       handle: guarded(async ({ request, params, who, audit }) => {
         const t = await team(params.id ?? "");
         need(managesTeam(who, t.id), `manage the members of team ${t.id}`);
@@ -175,7 +235,9 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
     {
       method: "DELETE",
       path: "/admin/teams/{id}/members/{user_id}",
-      doc: admin("Remove a user from a team", ok("The removed membership.", ref("AdminMember")), { parameters: [TEAM_ID, { ...USER_ID, name: "user_id" }] }),
+      doc: admin("Remove a user from a team", ok("The removed membership.", ref("AdminMember")), {
+        parameters: [TEAM_ID, { ...USER_ID, name: "user_id" }],
+      }),
       handle: guarded(async ({ params, who, audit }) => {
         const t = await team(params.id ?? "");
         need(managesTeam(who, t.id), `manage the members of team ${t.id}`);
@@ -190,14 +252,29 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
     {
       method: "POST",
       path: "/admin/users",
-      doc: admin("Create a user (sign-on also makes them on first sign-in)", { 201: { description: "Created.", content: json(ref("AdminUser")) } }, { requestBody: { required: true, content: json({ allOf: [ref("AdminUserFields"), { required: ["email"] }] }) } }),
+      doc: admin(
+        "Create a user (sign-on also makes them on first sign-in)",
+        { 201: { description: "Created.", content: json(ref("AdminUser")) } },
+        {
+          requestBody: { required: true, content: json({ allOf: [ref("AdminUserFields"), { required: ["email"] }] }) },
+        },
+      ),
       handle: guarded(async ({ request, who, audit }) => {
         const b = checked(AdminUserFields, await body(request));
         need(grantsOrgRole(who, b.role ?? null), b.role === "owner" ? "make an owner" : "create a user");
         if (b.email === undefined) throw invalid("email: required, got nothing", "email");
-        if (await teams().userBy("email", b.email)) throw conflict(`A user with email ${JSON.stringify(b.email)} exists.`);
+        if (await teams().userBy("email", b.email))
+          throw conflict(`A user with email ${JSON.stringify(b.email)} exists.`);
         const at = iso();
-        const u: User = { id: newId("user"), email: b.email, name: b.name ?? null, subject: null, role: b.role ?? null, created_at: at, updated_at: at };
+        const u: User = {
+          id: newId("user"),
+          email: b.email,
+          name: b.name ?? null,
+          subject: null,
+          role: b.role ?? null,
+          created_at: at,
+          updated_at: at,
+        };
         await teams().createUser(u);
         await audit({ action: "user.create", target: u.id, after: u });
         return Response.json(u, { status: 201 });
@@ -225,12 +302,22 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
     {
       method: "PATCH",
       path: "/admin/users/{id}",
-      doc: admin("Change a user's name, email or organisation role", ok("The changed user.", ref("AdminUser")), { parameters: [USER_ID], requestBody: { required: true, content: json(ref("AdminUserFields")) } }),
+      doc: admin("Change a user's name, email or organisation role", ok("The changed user.", ref("AdminUser")), {
+        parameters: [USER_ID],
+        requestBody: { required: true, content: json(ref("AdminUserFields")) },
+      }),
       handle: guarded(async ({ request, params, who, audit }) => {
         const before = await user(params.id ?? "");
         const b = checked(AdminUserFields, await body(request));
-        need(touchesUser(who, before) && (b.role === undefined || grantsOrgRole(who, b.role)), `change user ${before.id}`);
-        const after: User = { ...before, ...Object.fromEntries(Object.entries(b).filter(([, v]) => v !== undefined)), updated_at: iso() };
+        need(
+          touchesUser(who, before) && (b.role === undefined || grantsOrgRole(who, b.role)),
+          `change user ${before.id}`,
+        );
+        const after: User = {
+          ...before,
+          ...Object.fromEntries(Object.entries(b).filter(([, v]) => v !== undefined)),
+          updated_at: iso(),
+        };
         await teams().updateUser(after);
         await audit({ action: "user.update", target: after.id, before, after });
         return Response.json(after);
@@ -239,7 +326,11 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
     {
       method: "DELETE",
       path: "/admin/users/{id}",
-      doc: admin("Delete a user and its memberships (its keys stay until revoked)", ok("The deleted user.", ref("AdminUser")), { parameters: [USER_ID] }),
+      doc: admin(
+        "Delete a user and its memberships (its keys stay until revoked)",
+        ok("The deleted user.", ref("AdminUser")),
+        { parameters: [USER_ID] },
+      ),
       handle: guarded(async ({ params, who, audit }) => {
         const u = await user(params.id ?? "");
         need(touchesUser(who, u), `delete user ${u.id}`);
@@ -251,17 +342,44 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
     {
       method: "POST",
       path: "/admin/tokens",
-      doc: admin("Mint a named admin token with a role (and an expiry), for CI; its secret is in this reply only", { 201: { description: "Created.", content: json(ref("AdminTokenWithSecret")) } }, { requestBody: { required: true, content: json(ref("AdminTokenBody")) } }),
+      doc: admin(
+        "Mint a named admin token with a role (and an expiry), for CI; its secret is in this reply only",
+        { 201: { description: "Created.", content: json(ref("AdminTokenWithSecret")) } },
+        { requestBody: { required: true, content: json(ref("AdminTokenBody")) } },
+      ),
       handle: guarded(async ({ request, who, audit }) => {
         const b = checked(AdminTokenBody, await body(request));
         // Without team_id the role is organisation-wide (owner, admin, viewer); with it, a team's (team-admin, member, viewer).
-        need(grantsOrgRole(who, b.role === "owner" ? "owner" : "admin"), b.role === "owner" ? "mint an owner token" : "mint admin tokens");
-        if (b.team_id !== undefined && !isTeamRole(b.role)) throw invalid(`team_id: a ${b.role} token is organisation-wide; give team_id only with team-admin, member or viewer`, "team_id");
-        if (b.team_id === undefined && !isOrgRole(b.role)) throw invalid(`team_id: required for a ${b.role} token`, "team_id");
-        if (b.team_id !== undefined) await team(b.team_id).catch(() => { throw invalid(`team_id: no team ${JSON.stringify(b.team_id)}`, "team_id"); });
-        if (b.expires_at && Date.parse(b.expires_at) <= deps.now()) throw invalid("expires_at: must be in the future", "expires_at");
+        need(
+          grantsOrgRole(who, b.role === "owner" ? "owner" : "admin"),
+          b.role === "owner" ? "mint an owner token" : "mint admin tokens",
+        );
+        if (b.team_id !== undefined && !isTeamRole(b.role))
+          throw invalid(
+            `team_id: a ${b.role} token is organisation-wide; give team_id only with team-admin, member or viewer`,
+            "team_id",
+          );
+        if (b.team_id === undefined && !isOrgRole(b.role))
+          throw invalid(`team_id: required for a ${b.role} token`, "team_id");
+        if (b.team_id !== undefined)
+          await team(b.team_id).catch(() => {
+            throw invalid(`team_id: no team ${JSON.stringify(b.team_id)}`, "team_id");
+          });
+        if (b.expires_at && Date.parse(b.expires_at) <= deps.now())
+          throw invalid("expires_at: must be in the future", "expires_at");
         const secret = ADMIN_TOKEN_PREFIX + randomBytes(24).toString("base64url");
-        const t: AdminToken = { id: newId("tok"), name: b.name, hash: hashSecret(secret), prefix: secret.slice(0, ADMIN_TOKEN_PREFIX.length + 4), role: b.role, team_id: b.team_id ?? null, expires_at: b.expires_at ? new Date(b.expires_at).toISOString() : null, created_by: who.actor, created_at: iso(), revoked_at: null };
+        const t: AdminToken = {
+          id: newId("tok"),
+          name: b.name,
+          hash: hashSecret(secret),
+          prefix: secret.slice(0, ADMIN_TOKEN_PREFIX.length + 4),
+          role: b.role,
+          team_id: b.team_id ?? null,
+          expires_at: b.expires_at ? new Date(b.expires_at).toISOString() : null,
+          created_by: who.actor,
+          created_at: iso(),
+          revoked_at: null,
+        };
         await teams().createToken(t);
         await audit({ action: "token.create", target: t.id, after: publicToken(t) });
         return Response.json({ ...publicToken(t), token: secret }, { status: 201 });
@@ -279,7 +397,9 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
     {
       method: "DELETE",
       path: "/admin/tokens/{id}",
-      doc: admin("Revoke a named admin token", ok("The revoked token.", ref("AdminToken")), { parameters: [idParam("The token's id (`tok_…`).")] }),
+      doc: admin("Revoke a named admin token", ok("The revoked token.", ref("AdminToken")), {
+        parameters: [idParam("The token's id (`tok_…`).")],
+      }),
       handle: guarded(async ({ params, who, audit }) => {
         const id = params.id ?? "";
         const before = await teams().token(id);
@@ -306,10 +426,17 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
         need(readsAll(who), "read the audit log");
         const q = new URL(request.url).searchParams;
         const since = q.get("since");
-        if (since && Number.isNaN(Date.parse(since))) throw invalid(`since: must be an ISO 8601 date or time, got ${JSON.stringify(since.slice(0, 60))}`, "since");
+        if (since && Number.isNaN(Date.parse(since)))
+          throw invalid(`since: must be an ISO 8601 date or time, got ${JSON.stringify(since.slice(0, 60))}`, "since");
         const limit = Number(q.get("limit") ?? 100);
-        if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw invalid("limit: a whole number from 1 to 1000", "limit");
-        const data = await teams().listAudit({ ...(q.get("actor") ? { actor: q.get("actor") ?? "" } : {}), ...(q.get("action") ? { action: q.get("action") ?? "" } : {}), ...(since ? { since: new Date(since).toISOString() } : {}), limit });
+        if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+          throw invalid("limit: a whole number from 1 to 1000", "limit");
+        const data = await teams().listAudit({
+          ...(q.get("actor") ? { actor: q.get("actor") ?? "" } : {}),
+          ...(q.get("action") ? { action: q.get("action") ?? "" } : {}),
+          ...(since ? { since: new Date(since).toISOString() } : {}),
+          limit,
+        });
         return Response.json({ data });
       }),
     },

@@ -7,18 +7,40 @@ import { type Static, Type } from "@sinclair/typebox";
 import { Nullable } from "@turnpike/schema";
 
 const Time = Type.String({ format: "date-time" });
-const TeamRole = Type.Union([Type.Literal("team-admin"), Type.Literal("member"), Type.Literal("viewer")], { rule: "must be team-admin, member or viewer" });
-const OrgRoleWord = Type.Union([Type.Literal("owner"), Type.Literal("admin"), Type.Literal("viewer")], { rule: "must be owner, admin or viewer, or null for the roles of the user's teams only" });
-const AnyRole = Type.Union([Type.Literal("owner"), Type.Literal("admin"), Type.Literal("team-admin"), Type.Literal("member"), Type.Literal("viewer")], { rule: "must be owner, admin, team-admin, member or viewer" });
+const TeamRole = Type.Union([Type.Literal("team-admin"), Type.Literal("member"), Type.Literal("viewer")], {
+  rule: "must be team-admin, member or viewer",
+});
+const OrgRoleWord = Type.Union([Type.Literal("owner"), Type.Literal("admin"), Type.Literal("viewer")], {
+  rule: "must be owner, admin or viewer, or null for the roles of the user's teams only",
+});
+const AnyRole = Type.Union(
+  [
+    Type.Literal("owner"),
+    Type.Literal("admin"),
+    Type.Literal("team-admin"),
+    Type.Literal("member"),
+    Type.Literal("viewer"),
+  ],
+  { rule: "must be owner, admin, team-admin, member or viewer" },
+);
 const Name = Type.String({ minLength: 1, maxLength: 200, rule: "must be a name of 1 to 200 characters" });
-const limitField = (max: number) => Nullable(Type.Integer({ minimum: 1, maximum: max, rule: `must be a whole number from 1 to ${max}, or null` }));
+const limitField = (max: number) =>
+  Nullable(Type.Integer({ minimum: 1, maximum: max, rule: `must be a whole number from 1 to ${max}, or null` }));
 
 const TEAM_FIELDS = {
   name: Type.Optional(Name),
   models: Type.Optional(Nullable(Type.Array(Type.String({ minLength: 1 })))),
   rpm: Type.Optional(limitField(1_000_000)),
   tpm: Type.Optional(limitField(10_000_000_000)),
-  budget_usd: Type.Optional(Nullable(Type.Number({ exclusiveMinimum: 0, maximum: 10_000_000, rule: "must be a number of US dollars above 0 and at most 10000000, or null" }))),
+  budget_usd: Type.Optional(
+    Nullable(
+      Type.Number({
+        exclusiveMinimum: 0,
+        maximum: 10_000_000,
+        rule: "must be a number of US dollars above 0 and at most 10000000, or null",
+      }),
+    ),
+  ),
 };
 /** `POST /admin/teams` (name required) and `PATCH /admin/teams/{id}`. */
 export const AdminTeamFields = Type.Object(TEAM_FIELDS, { additionalProperties: false, listKnown: true });
@@ -37,18 +59,40 @@ export const AdminTeam = Type.Object({
 });
 export const AdminTeamList = Type.Object({ data: Type.Array(AdminTeam) });
 
-export const AdminMember = Type.Object({ team_id: Type.String(), user_id: Type.String(), role: TeamRole, created_at: Time });
+export const AdminMember = Type.Object({
+  team_id: Type.String(),
+  user_id: Type.String(),
+  role: TeamRole,
+  created_at: Time,
+});
 export const AdminMemberList = Type.Object({ data: Type.Array(AdminMember) });
 /** `POST /admin/teams/{id}/members`: adds a user, or changes its role in the team. */
-export const AdminMemberBody = Type.Object({ user_id: Type.String({ minLength: 1 }), role: TeamRole }, { additionalProperties: false, listKnown: true });
+export const AdminMemberBody = Type.Object(
+  { user_id: Type.String({ minLength: 1 }), role: TeamRole },
+  { additionalProperties: false, listKnown: true },
+);
 export type AdminMemberBody = Static<typeof AdminMemberBody>;
 
 const OrgRole = Nullable(OrgRoleWord);
-export const AdminUser = Type.Object({ id: Type.String(), email: Type.String(), name: Nullable(Type.String()), subject: Nullable(Type.String()), role: OrgRole, created_at: Time, updated_at: Time });
+export const AdminUser = Type.Object({
+  id: Type.String(),
+  email: Type.String(),
+  name: Nullable(Type.String()),
+  subject: Nullable(Type.String()),
+  role: OrgRole,
+  created_at: Time,
+  updated_at: Time,
+});
 export const AdminUserList = Type.Object({ data: Type.Array(AdminUser) });
 /** `POST /admin/users` (email required) and `PATCH /admin/users/{id}`. */
 export const AdminUserFields = Type.Object(
-  { email: Type.Optional(Type.String({ minLength: 3, maxLength: 320, pattern: "^[^@\\s]+@[^@\\s]+$", rule: "must be an email address" })), name: Type.Optional(Nullable(Name)), role: Type.Optional(OrgRole) },
+  {
+    email: Type.Optional(
+      Type.String({ minLength: 3, maxLength: 320, pattern: "^[^@\\s]+@[^@\\s]+$", rule: "must be an email address" }),
+    ),
+    name: Type.Optional(Nullable(Name)),
+    role: Type.Optional(OrgRole),
+  },
   { additionalProperties: false, listKnown: true },
 );
 export type AdminUserFields = Static<typeof AdminUserFields>;
@@ -68,7 +112,12 @@ export const AdminTokenWithSecret = Type.Composite([AdminToken, Type.Object({ to
 export const AdminTokenList = Type.Object({ data: Type.Array(AdminToken) });
 /** `POST /admin/tokens`: a team role needs `team_id`; an organisation role takes none. */
 export const AdminTokenBody = Type.Object(
-  { name: Name, role: AnyRole, team_id: Type.Optional(Type.String({ minLength: 1 })), expires_at: Type.Optional(Nullable(Time)) },
+  {
+    name: Name,
+    role: AnyRole,
+    team_id: Type.Optional(Type.String({ minLength: 1 })),
+    expires_at: Type.Optional(Nullable(Time)),
+  },
   { additionalProperties: false, listKnown: true },
 );
 export type AdminTokenBody = Static<typeof AdminTokenBody>;
@@ -85,4 +134,20 @@ export const AdminAuditRecord = Type.Object({
 });
 export const AdminAuditList = Type.Object({ data: Type.Array(AdminAuditRecord) });
 
-export const TEAM_SCHEMAS = { AdminTeamFields, AdminTeam, AdminTeamList, AdminMember, AdminMemberList, AdminMemberBody, AdminUser, AdminUserList, AdminUserFields, AdminToken, AdminTokenWithSecret, AdminTokenList, AdminTokenBody, AdminAuditRecord, AdminAuditList };
+export const TEAM_SCHEMAS = {
+  AdminTeamFields,
+  AdminTeam,
+  AdminTeamList,
+  AdminMember,
+  AdminMemberList,
+  AdminMemberBody,
+  AdminUser,
+  AdminUserList,
+  AdminUserFields,
+  AdminToken,
+  AdminTokenWithSecret,
+  AdminTokenList,
+  AdminTokenBody,
+  AdminAuditRecord,
+  AdminAuditList,
+};

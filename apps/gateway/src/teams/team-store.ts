@@ -85,16 +85,57 @@ type Row<T, J extends keyof T> = Omit<T, J> & { [K in J]: string | null };
 
 const TEAM_COLS = ["id", "name", "models", "rpm", "tpm", "budget_usd", "created_at", "updated_at"] as const;
 const USER_COLS = ["id", "email", "name", "subject", "role", "created_at", "updated_at"] as const;
-const TOKEN_COLS = ["id", "name", "hash", "prefix", "role", "team_id", "expires_at", "created_by", "created_at", "revoked_at"] as const;
+const TOKEN_COLS = [
+  "id",
+  "name",
+  "hash",
+  "prefix",
+  "role",
+  "team_id",
+  "expires_at",
+  "created_by",
+  "created_at",
+  "revoked_at",
+] as const;
 
 const marks = (n: number) => Array.from({ length: n }, () => "?").join(", ");
 const parse = <T>(s: string | null): T | null => (s === null ? null : (JSON.parse(s) as T)); // written by this store as JSON of T
 
-const toTeam = (r: Row<Team, "models">): Team => ({ ...r, models: parse<string[]>(r.models), rpm: r.rpm === null ? null : Number(r.rpm), tpm: r.tpm === null ? null : Number(r.tpm), budget_usd: r.budget_usd === null ? null : Number(r.budget_usd) });
-const teamValues = (t: Team): SqlValue[] => [t.id, t.name, t.models === null ? null : JSON.stringify(t.models), t.rpm, t.tpm, t.budget_usd, t.created_at, t.updated_at];
+const toTeam = (r: Row<Team, "models">): Team => ({
+  ...r,
+  models: parse<string[]>(r.models),
+  rpm: r.rpm === null ? null : Number(r.rpm),
+  tpm: r.tpm === null ? null : Number(r.tpm),
+  budget_usd: r.budget_usd === null ? null : Number(r.budget_usd),
+});
+const teamValues = (t: Team): SqlValue[] => [
+  t.id,
+  t.name,
+  t.models === null ? null : JSON.stringify(t.models),
+  t.rpm,
+  t.tpm,
+  t.budget_usd,
+  t.created_at,
+  t.updated_at,
+];
 const userValues = (u: User): SqlValue[] => [u.id, u.email, u.name, u.subject, u.role, u.created_at, u.updated_at];
-const tokenValues = (t: AdminToken): SqlValue[] => [t.id, t.name, t.hash, t.prefix, t.role, t.team_id, t.expires_at, t.created_by, t.created_at, t.revoked_at];
-const toAudit = (r: Row<AuditRecord, "before" | "after">): AuditRecord => ({ ...r, before: parse<unknown>(r.before), after: parse<unknown>(r.after) });
+const tokenValues = (t: AdminToken): SqlValue[] => [
+  t.id,
+  t.name,
+  t.hash,
+  t.prefix,
+  t.role,
+  t.team_id,
+  t.expires_at,
+  t.created_by,
+  t.created_at,
+  t.revoked_at,
+];
+const toAudit = (r: Row<AuditRecord, "before" | "after">): AuditRecord => ({
+  ...r,
+  before: parse<unknown>(r.before),
+  after: parse<unknown>(r.after),
+});
 
 /**
  * Teams, users, their memberships, named admin tokens and the audit log, in the store's own
@@ -105,7 +146,9 @@ export class TeamStore {
   constructor(private readonly db: SqlRunner) {}
 
   async listTeams(): Promise<Team[]> {
-    return (await this.db.all<Row<Team, "models">>(`SELECT ${TEAM_COLS.join(", ")} FROM teams ORDER BY created_at, id`)).map(toTeam);
+    return (
+      await this.db.all<Row<Team, "models">>(`SELECT ${TEAM_COLS.join(", ")} FROM teams ORDER BY created_at, id`)
+    ).map(toTeam);
   }
 
   async team(id: string): Promise<Team | undefined> {
@@ -114,7 +157,9 @@ export class TeamStore {
   }
 
   async teamByName(name: string): Promise<Team | undefined> {
-    const [r] = await this.db.all<Row<Team, "models">>(`SELECT ${TEAM_COLS.join(", ")} FROM teams WHERE name = ?`, [name]);
+    const [r] = await this.db.all<Row<Team, "models">>(`SELECT ${TEAM_COLS.join(", ")} FROM teams WHERE name = ?`, [
+      name,
+    ]);
     return r && toTeam(r);
   }
 
@@ -124,7 +169,12 @@ export class TeamStore {
 
   async updateTeam(t: Team): Promise<void> {
     const [id, ...rest] = teamValues(t);
-    await this.db.run(`UPDATE teams SET ${TEAM_COLS.slice(1).map((c) => `${c} = ?`).join(", ")} WHERE id = ?`, [...rest, id ?? null]);
+    await this.db.run(
+      `UPDATE teams SET ${TEAM_COLS.slice(1)
+        .map((c) => `${c} = ?`)
+        .join(", ")} WHERE id = ?`,
+      [...rest, id ?? null],
+    );
   }
 
   async deleteTeam(id: string): Promise<void> {
@@ -150,27 +200,46 @@ export class TeamStore {
 
   async updateUser(u: User): Promise<void> {
     const [id, ...rest] = userValues(u);
-    await this.db.run(`UPDATE users SET ${USER_COLS.slice(1).map((c) => `${c} = ?`).join(", ")} WHERE id = ?`, [...rest, id ?? null]);
+    await this.db.run(
+      `UPDATE users SET ${USER_COLS.slice(1)
+        .map((c) => `${c} = ?`)
+        .join(", ")} WHERE id = ?`,
+      [...rest, id ?? null],
+    );
   }
 
   async deleteUser(id: string): Promise<void> {
     await this.db.run("DELETE FROM team_members WHERE user_id = ?", [id]);
-    await this.db.run("UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL", [new Date().toISOString(), id]);
+    await this.db.run("UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL", [
+      new Date().toISOString(),
+      id,
+    ]);
     await this.db.run("DELETE FROM users WHERE id = ?", [id]);
   }
 
   members(teamId: string): Promise<Membership[]> {
-    return this.db.all<Membership>("SELECT team_id, user_id, role, created_at FROM team_members WHERE team_id = ? ORDER BY created_at, user_id", [teamId]);
+    return this.db.all<Membership>(
+      "SELECT team_id, user_id, role, created_at FROM team_members WHERE team_id = ? ORDER BY created_at, user_id",
+      [teamId],
+    );
   }
 
   membershipsOf(userId: string): Promise<Membership[]> {
-    return this.db.all<Membership>("SELECT team_id, user_id, role, created_at FROM team_members WHERE user_id = ? ORDER BY team_id", [userId]);
+    return this.db.all<Membership>(
+      "SELECT team_id, user_id, role, created_at FROM team_members WHERE user_id = ? ORDER BY team_id",
+      [userId],
+    );
   }
 
   /** Adds a member, or changes the role of one already there. */
   async setMember(m: Membership): Promise<void> {
     await this.db.run("DELETE FROM team_members WHERE team_id = ? AND user_id = ?", [m.team_id, m.user_id]);
-    await this.db.run("INSERT INTO team_members (team_id, user_id, role, created_at) VALUES (?, ?, ?, ?)", [m.team_id, m.user_id, m.role, m.created_at]);
+    await this.db.run("INSERT INTO team_members (team_id, user_id, role, created_at) VALUES (?, ?, ?, ?)", [
+      m.team_id,
+      m.user_id,
+      m.role,
+      m.created_at,
+    ]);
   }
 
   async removeMember(teamId: string, userId: string): Promise<void> {
@@ -178,7 +247,10 @@ export class TeamStore {
   }
 
   async createToken(t: AdminToken): Promise<void> {
-    await this.db.run(`INSERT INTO admin_tokens (${TOKEN_COLS.join(", ")}) VALUES (${marks(TOKEN_COLS.length)})`, tokenValues(t));
+    await this.db.run(
+      `INSERT INTO admin_tokens (${TOKEN_COLS.join(", ")}) VALUES (${marks(TOKEN_COLS.length)})`,
+      tokenValues(t),
+    );
   }
 
   listTokens(): Promise<AdminToken[]> {
@@ -190,7 +262,9 @@ export class TeamStore {
   }
 
   async tokenByHash(hash: string): Promise<AdminToken | undefined> {
-    return (await this.db.all<AdminToken>(`SELECT ${TOKEN_COLS.join(", ")} FROM admin_tokens WHERE hash = ?`, [hash]))[0];
+    return (
+      await this.db.all<AdminToken>(`SELECT ${TOKEN_COLS.join(", ")} FROM admin_tokens WHERE hash = ?`, [hash])
+    )[0];
   }
 
   async revokeToken(id: string, at: string): Promise<void> {
@@ -198,33 +272,55 @@ export class TeamStore {
   }
 
   async createSession(x: Session): Promise<void> {
-    await this.db.run("INSERT INTO sessions (id, hash, user_id, csrf, created_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)", [x.id, x.hash, x.user_id, x.csrf, x.created_at, x.expires_at, x.revoked_at]);
+    await this.db.run(
+      "INSERT INTO sessions (id, hash, user_id, csrf, created_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      [x.id, x.hash, x.user_id, x.csrf, x.created_at, x.expires_at, x.revoked_at],
+    );
   }
 
   async sessionByHash(hash: string): Promise<Session | undefined> {
-    return (await this.db.all<Session>("SELECT id, hash, user_id, csrf, created_at, expires_at, revoked_at FROM sessions WHERE hash = ?", [hash]))[0];
+    return (
+      await this.db.all<Session>(
+        "SELECT id, hash, user_id, csrf, created_at, expires_at, revoked_at FROM sessions WHERE hash = ?",
+        [hash],
+      )
+    )[0];
   }
 
   /** Ends one session, or (with `userId`) every live session of a user. */
   async revokeSessions(at: string, by: { id: string } | { userId: string }): Promise<void> {
-    if ("id" in by) await this.db.run("UPDATE sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", [at, by.id]);
-    else await this.db.run("UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL", [at, by.userId]);
+    if ("id" in by)
+      await this.db.run("UPDATE sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", [at, by.id]);
+    else
+      await this.db.run("UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL", [at, by.userId]);
   }
 
   /** Appends one record; the log has no update or delete. */
   async appendAudit(r: AuditRecord): Promise<void> {
-    await this.db.run("INSERT INTO audit (id, at, actor, address, action, target, before, after) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [
-      r.id, r.at, r.actor, r.address, r.action, r.target,
-      r.before === undefined || r.before === null ? null : JSON.stringify(r.before),
-      r.after === undefined || r.after === null ? null : JSON.stringify(r.after),
-    ]);
+    await this.db.run(
+      "INSERT INTO audit (id, at, actor, address, action, target, before, after) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+      [
+        r.id,
+        r.at,
+        r.actor,
+        r.address,
+        r.action,
+        r.target,
+        r.before === undefined || r.before === null ? null : JSON.stringify(r.before),
+        r.after === undefined || r.after === null ? null : JSON.stringify(r.after),
+      ],
+    );
   }
 
   /** Newest first. */
   async listAudit(f: AuditFilter): Promise<AuditRecord[]> {
     const where: string[] = [];
     const params: SqlValue[] = [];
-    for (const [clause, value] of [["actor = ?", f.actor], ["action = ?", f.action], ["at >= ?", f.since]] as const) {
+    for (const [clause, value] of [
+      ["actor = ?", f.actor],
+      ["action = ?", f.action],
+      ["at >= ?", f.since],
+    ] as const) {
       if (!value) continue;
       where.push(clause);
       params.push(value);

@@ -17,7 +17,8 @@ interface Exposed {
   values: Sample[];
 }
 
-const labelsOf = (names: readonly string[], values: readonly string[]) => Object.fromEntries(names.map((n, i) => [n, values[i]!]));
+const labelsOf = (names: readonly string[], values: readonly string[]) =>
+  Object.fromEntries(names.map((n, i) => [n, values[i]!]));
 
 /**
  * Counters and histograms whose request-time work is a cached child and a few additions: the
@@ -65,7 +66,13 @@ export class LightCounter extends LightMetric<CounterChild> {
   }
 
   get(): Exposed {
-    return { name: this.name, help: this.help, type: "counter", aggregator: "sum", values: this.children.map((c) => ({ value: c.value, labels: c.labels })) };
+    return {
+      name: this.name,
+      help: this.help,
+      type: "counter",
+      aggregator: "sum",
+      values: this.children.map((c) => ({ value: c.value, labels: c.labels })),
+    };
   }
 }
 

@@ -53,10 +53,16 @@ export function pinoLogger(opts: LoggerOptions): Logger {
   const log = pino(options, destination);
   const info = (message: string, fields?: LogFields) => log.info(fields ?? NO_FIELDS, message);
   return {
-    error: (message, fields, error) => log.error(error === undefined ? (fields ?? NO_FIELDS) : { ...fields, ...errorFields(error) }, message),
+    error: (message, fields, error) =>
+      log.error(error === undefined ? (fields ?? NO_FIELDS) : { ...fields, ...errorFields(error) }, message),
     warn: (message, fields) => log.warn(fields ?? NO_FIELDS, message),
     info,
-    request: opts.format !== "json" || !destination ? (fields) => info("request", fields) : log.isLevelEnabled("info") ? requestLine(destination) : () => {},
+    request:
+      opts.format !== "json" || !destination
+        ? (fields) => info("request", fields)
+        : log.isLevelEnabled("info")
+          ? requestLine(destination)
+          : () => {},
   };
 }
 
@@ -149,7 +155,13 @@ function destinationFor(format: LogFormat, destination: DestinationStream | unde
       // Loaded only when asked for: a JSON-logging gateway never reads the module.
       const { build } = require("pino-pretty") as typeof import("pino-pretty");
       const colorize = destination === undefined && (process.stdout.isTTY ?? false);
-      return build({ colorize, singleLine: true, translateTime: "SYS:HH:MM:ss.l", sync: true, ...(destination ? { destination } : {}) });
+      return build({
+        colorize,
+        singleLine: true,
+        translateTime: "SYS:HH:MM:ss.l",
+        sync: true,
+        ...(destination ? { destination } : {}),
+      });
     }
     default: {
       const never: never = format;

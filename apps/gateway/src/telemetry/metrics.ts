@@ -17,7 +17,12 @@ const BUCKETS = {
 };
 
 /** The attributes the conventions give each GenAI metric, in this order in every label set below. */
-const GEN_AI = ["gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model", "gen_ai_response_model"] as const;
+const GEN_AI = [
+  "gen_ai_operation_name",
+  "gen_ai_provider_name",
+  "gen_ai_request_model",
+  "gen_ai_response_model",
+] as const;
 
 export const BREAKER_STATES = ["closed", "half_open", "open"] as const;
 export type BreakerState = (typeof BREAKER_STATES)[number];
@@ -61,14 +66,58 @@ export class GatewayMetrics implements TrailListener {
     if (sources.processMetrics) processMetrics(r);
     // Label names are the conventions' attribute names as Prometheus writes them (dots become
     // underscores); Turnpike's own carry a `turnpike_` prefix (docs/operations.md, "Metrics").
-    this.tokens = new LightHistogram("gen_ai_client_token_usage", "Tokens used per request, by token type (input, output, cache_read, cache_write).", [...GEN_AI, "gen_ai_token_type", "turnpike_vendor"], BUCKETS.tokens, r);
-    this.duration = new LightHistogram("gen_ai_server_request_duration_seconds", "Time from a request's arrival to its end (a stream's last byte).", [...GEN_AI, "error_type", "turnpike_endpoint"], BUCKETS.duration, r);
-    this.ttft = new LightHistogram("gen_ai_server_time_to_first_token_seconds", "Time from a streamed request's arrival to its first piece of reply.", [...GEN_AI, "turnpike_endpoint"], BUCKETS.ttft, r);
-    this.tpot = new LightHistogram("gen_ai_server_time_per_output_token_seconds", "Time per output token after the first, of a whole streamed reply.", [...GEN_AI, "turnpike_endpoint"], BUCKETS.tpot, r);
-    this.requests = new LightCounter("turnpike_requests_total", "Requests finished, by the status the client saw (model empty: refused before one was chosen).", ["turnpike_endpoint", "gen_ai_request_model", "http_response_status_code"], r);
-    this.cost = new LightCounter("turnpike_cost_usd_total", "Cost billed in US dollars, by model and key id.", ["gen_ai_request_model", "turnpike_key_id"], r);
-    this.upstreamErrors = new LightCounter("turnpike_upstream_errors_total", "Upstream attempts that failed, by provider, vendor and class.", ["gen_ai_provider_name", "turnpike_vendor", "error_type"], r);
-    this.rateLimited = new LightCounter("turnpike_rate_limited_total", "Requests refused with a 429 by Turnpike itself: a key's limits (by key id), or failed-authentication lockout (no key id).", ["turnpike_endpoint", "turnpike_key_id"], r);
+    this.tokens = new LightHistogram(
+      "gen_ai_client_token_usage",
+      "Tokens used per request, by token type (input, output, cache_read, cache_write).",
+      [...GEN_AI, "gen_ai_token_type", "turnpike_vendor"],
+      BUCKETS.tokens,
+      r,
+    );
+    this.duration = new LightHistogram(
+      "gen_ai_server_request_duration_seconds",
+      "Time from a request's arrival to its end (a stream's last byte).",
+      [...GEN_AI, "error_type", "turnpike_endpoint"],
+      BUCKETS.duration,
+      r,
+    );
+    this.ttft = new LightHistogram(
+      "gen_ai_server_time_to_first_token_seconds",
+      "Time from a streamed request's arrival to its first piece of reply.",
+      [...GEN_AI, "turnpike_endpoint"],
+      BUCKETS.ttft,
+      r,
+    );
+    this.tpot = new LightHistogram(
+      "gen_ai_server_time_per_output_token_seconds",
+      "Time per output token after the first, of a whole streamed reply.",
+      [...GEN_AI, "turnpike_endpoint"],
+      BUCKETS.tpot,
+      r,
+    );
+    this.requests = new LightCounter(
+      "turnpike_requests_total",
+      "Requests finished, by the status the client saw (model empty: refused before one was chosen).",
+      ["turnpike_endpoint", "gen_ai_request_model", "http_response_status_code"],
+      r,
+    );
+    this.cost = new LightCounter(
+      "turnpike_cost_usd_total",
+      "Cost billed in US dollars, by model and key id.",
+      ["gen_ai_request_model", "turnpike_key_id"],
+      r,
+    );
+    this.upstreamErrors = new LightCounter(
+      "turnpike_upstream_errors_total",
+      "Upstream attempts that failed, by provider, vendor and class.",
+      ["gen_ai_provider_name", "turnpike_vendor", "error_type"],
+      r,
+    );
+    this.rateLimited = new LightCounter(
+      "turnpike_rate_limited_total",
+      "Requests refused with a 429 by Turnpike itself: a key's limits (by key id), or failed-authentication lockout (no key id).",
+      ["turnpike_endpoint", "turnpike_key_id"],
+      r,
+    );
     const metrics = this;
     new Gauge({
       name: "turnpike_open_streams",
@@ -94,7 +143,8 @@ export class GatewayMetrics implements TrailListener {
       collect() {
         this.reset();
         for (const read of metrics.breakerSources) {
-          for (const b of read()) for (const s of BREAKER_STATES) this.labels(b.deployment, b.model, s).set(s === b.state ? 1 : 0);
+          for (const b of read())
+            for (const s of BREAKER_STATES) this.labels(b.deployment, b.model, s).set(s === b.state ? 1 : 0);
         }
       },
     });
@@ -117,7 +167,10 @@ export class GatewayMetrics implements TrailListener {
     this.requests.child(s.endpoint, model, s.status).value += 1;
     // error.type: set only when the request failed; the status code is its low-cardinality class.
     const errorType = s.status >= 400 ? s.status : "";
-    this.duration.observe(this.duration.child(op, provider, model, responseModel, errorType, s.endpoint), s.latencyMs / 1000);
+    this.duration.observe(
+      this.duration.child(op, provider, model, responseModel, errorType, s.endpoint),
+      s.latencyMs / 1000,
+    );
     if (s.streamed) this.openStreams -= 1;
     if (s.status === 429 && !r) this.rateLimited.child(s.endpoint, s.keyId ?? "").value += 1;
     if (!r) return;
@@ -125,13 +178,19 @@ export class GatewayMetrics implements TrailListener {
     const tokens = this.tokens;
     tokens.observe(tokens.child(op, provider, model, responseModel, "input", vendor), r.input_tokens);
     tokens.observe(tokens.child(op, provider, model, responseModel, "output", vendor), r.output_tokens);
-    if (r.cache_read_tokens > 0) tokens.observe(tokens.child(op, provider, model, responseModel, "cache_read", vendor), r.cache_read_tokens);
-    if (r.cache_write_tokens > 0) tokens.observe(tokens.child(op, provider, model, responseModel, "cache_write", vendor), r.cache_write_tokens);
+    if (r.cache_read_tokens > 0)
+      tokens.observe(tokens.child(op, provider, model, responseModel, "cache_read", vendor), r.cache_read_tokens);
+    if (r.cache_write_tokens > 0)
+      tokens.observe(tokens.child(op, provider, model, responseModel, "cache_write", vendor), r.cache_write_tokens);
     if (r.cost_usd > 0) this.cost.child(model, r.key_id).value += r.cost_usd;
     if (s.ttftMs !== undefined) {
       this.ttft.observe(this.ttft.child(op, provider, model, responseModel, s.endpoint), s.ttftMs / 1000);
       // The pace of generation after the first piece, as the conventions define it: of whole replies only.
-      if (r.output_tokens > 1 && s.status === 200 && !r.aborted) this.tpot.observe(this.tpot.child(op, provider, model, responseModel, s.endpoint), (s.latencyMs - s.ttftMs) / 1000 / (r.output_tokens - 1));
+      if (r.output_tokens > 1 && s.status === 200 && !r.aborted)
+        this.tpot.observe(
+          this.tpot.child(op, provider, model, responseModel, s.endpoint),
+          (s.latencyMs - s.ttftMs) / 1000 / (r.output_tokens - 1),
+        );
     }
   }
 

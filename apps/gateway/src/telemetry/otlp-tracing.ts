@@ -1,4 +1,12 @@
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span, type TextMapGetter, type Tracer } from "@opentelemetry/api";
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Span,
+  type TextMapGetter,
+  type Tracer,
+} from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
@@ -42,7 +50,14 @@ class OtlpTracer implements PipelineHooks {
     const parent = this.propagator.extract(ROOT_CONTEXT, ctx.request.headers, headerGetter);
     const root = this.tracer.startSpan(
       ctx.format.endpoint,
-      { kind: SpanKind.SERVER, attributes: { [ATTR.requestId]: ctx.id, [ATTR.operation]: OPERATION_NAMES[endpointOfRequest(ctx)], "http.request.method": ctx.request.method } },
+      {
+        kind: SpanKind.SERVER,
+        attributes: {
+          [ATTR.requestId]: ctx.id,
+          [ATTR.operation]: OPERATION_NAMES[endpointOfRequest(ctx)],
+          "http.request.method": ctx.request.method,
+        },
+      },
       parent,
     );
     this.live.set(ctx, { root, attempt: undefined });
@@ -58,7 +73,14 @@ class OtlpTracer implements PipelineHooks {
     spans.root.updateName(`${op} ${target.entry.id}`);
     spans.attempt = this.tracer.startSpan(
       `${op} ${target.entry.upstream_model}`,
-      { kind: SpanKind.CLIENT, attributes: { ...requestAttributes(target), [ATTR.requestModel]: target.entry.upstream_model, [ATTR.attempt]: attempt } },
+      {
+        kind: SpanKind.CLIENT,
+        attributes: {
+          ...requestAttributes(target),
+          [ATTR.requestModel]: target.entry.upstream_model,
+          [ATTR.attempt]: attempt,
+        },
+      },
       trace.setSpan(ROOT_CONTEXT, spans.root),
     );
   }
@@ -70,11 +92,19 @@ class OtlpTracer implements PipelineHooks {
     if (status === 0 || status >= 400) {
       // error.type: the conventions' low-cardinality class of a failure, here the status code (or that none came).
       attempt.setAttribute(ATTR.errorType, status === 0 ? "unreachable" : String(status));
-      attempt.setStatus({ code: SpanStatusCode.ERROR, message: status === 0 ? "upstream unreachable" : `upstream status ${status}` });
+      attempt.setStatus({
+        code: SpanStatusCode.ERROR,
+        message: status === 0 ? "upstream unreachable" : `upstream status ${status}`,
+      });
     }
   }
 
-  onFinish(ctx: RequestContext, status: number, record: UsageRecord | undefined, finishReason?: () => string | undefined): void {
+  onFinish(
+    ctx: RequestContext,
+    status: number,
+    record: UsageRecord | undefined,
+    finishReason?: () => string | undefined,
+  ): void {
     const spans = this.live.get(ctx);
     if (!spans) return;
     this.live.delete(ctx);

@@ -6,7 +6,15 @@ import type { PipelineHooks } from "../pipeline/events";
 import type { Endpoint, UsageRecord } from "../storage/store";
 
 /** Why an upstream attempt failed, in a handful of words a dashboard can group by. */
-export const UPSTREAM_ERROR_CLASSES = ["unreachable", "timeout", "rate_limited", "auth", "client", "server", "malformed"] as const;
+export const UPSTREAM_ERROR_CLASSES = [
+  "unreachable",
+  "timeout",
+  "rate_limited",
+  "auth",
+  "client",
+  "server",
+  "malformed",
+] as const;
 export type UpstreamErrorClass = (typeof UPSTREAM_ERROR_CLASSES)[number];
 
 /** The class of an upstream's error status (0: no answer at all); undefined for a success. */

@@ -25,7 +25,12 @@ export const ATTR = {
 export function requestAttributes(target: Target): Attributes {
   const provider = providerName(target.upstream);
   // The older name and the newer one: collectors and backends read either.
-  return { [ATTR.system]: provider, [ATTR.provider]: provider, [ATTR.requestModel]: target.entry.id, [ATTR.vendor]: target.upstream.vendor };
+  return {
+    [ATTR.system]: provider,
+    [ATTR.provider]: provider,
+    [ATTR.requestModel]: target.entry.id,
+    [ATTR.vendor]: target.upstream.vendor,
+  };
 }
 
 /** What the usage record says of a finished request. */

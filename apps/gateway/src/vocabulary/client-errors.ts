@@ -8,7 +8,13 @@ export function invalid(message: string, param?: string): GatewayError {
 /** A failed schema check as one 400: the first issue names field and rule; the next few follow. */
 export function validationError(issues: { path: string; message: string }[]): GatewayError {
   const first = issues[0];
-  const more = issues.length > 1 ? ` (and ${issues.length - 1} more: ${issues.slice(1, 4).map((i) => i.message).join("; ")})` : "";
+  const more =
+    issues.length > 1
+      ? ` (and ${issues.length - 1} more: ${issues
+          .slice(1, 4)
+          .map((i) => i.message)
+          .join("; ")})`
+      : "";
   return invalid(`${first?.message ?? "invalid request"}${more}`, first?.path);
 }
 

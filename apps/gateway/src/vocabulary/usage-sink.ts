@@ -1,7 +1,8 @@
 import type { UsageTotals } from "@turnpike/providers";
 
 /** Token counts in the pivot's terms: `input_tokens` excludes cache reads and writes. */
-export type TokenCounts = Required<Omit<UsageTotals, "estimated" | "cache_creation_1h_input_tokens">> & Pick<UsageTotals, "cache_creation_1h_input_tokens">;
+export type TokenCounts = Required<Omit<UsageTotals, "estimated" | "cache_creation_1h_input_tokens">> &
+  Pick<UsageTotals, "cache_creation_1h_input_tokens">;
 
 /** What a reply's reader (a stream machine, a passthrough scanner, a JSON reply) tells the tally. */
 export interface UsageSink {

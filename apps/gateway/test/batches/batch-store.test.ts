@@ -20,8 +20,26 @@ async function contract(open: () => Promise<Store>) {
   const store = await open();
   cleanups.unshift(() => store.close());
   const s = store.batchStore();
-  const job = { id: `batch_${Math.random().toString(16).slice(2)}`, key_id: "k1", kind: "openai" as const, state: "active" as const, object: { status: "in_progress" }, created_at: iso(0), expires_at: iso(86_400_000) };
-  await s.createJob(job, [1, 2, 3].map((n) => ({ n, custom_id: `c${n}`, request: "{}", state: "pending" as const, result: null, failed: false })));
+  const job = {
+    id: `batch_${Math.random().toString(16).slice(2)}`,
+    key_id: "k1",
+    kind: "openai" as const,
+    state: "active" as const,
+    object: { status: "in_progress" },
+    created_at: iso(0),
+    expires_at: iso(86_400_000),
+  };
+  await s.createJob(
+    job,
+    [1, 2, 3].map((n) => ({
+      n,
+      custom_id: `c${n}`,
+      request: "{}",
+      state: "pending" as const,
+      result: null,
+      failed: false,
+    })),
+  );
 
   // Eight workers race for it: exactly one holds it.
   const claims = await Promise.all(Array.from({ length: 8 }, (_, i) => s.claim(`w${i}`, iso(1000), iso(31_000))));

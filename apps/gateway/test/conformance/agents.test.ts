@@ -43,13 +43,26 @@ function withoutIds(m: Anthropic.Message): unknown {
   // The second of two calls with the same prefix reads what the first wrote: the prompt's
   // total is compared, not its split between the cache and the rest.
   const u = m.usage;
-  const usage = { prompt: u.input_tokens + (u.cache_read_input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0), output_tokens: u.output_tokens };
-  const plain = { ...m, id: undefined, usage, content: m.content.map((b) => (b.type === "tool_use" ? { ...b, id: undefined } : b)) };
+  const usage = {
+    prompt: u.input_tokens + (u.cache_read_input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0),
+    output_tokens: u.output_tokens,
+  };
+  const plain = {
+    ...m,
+    id: undefined,
+    usage,
+    content: m.content.map((b) => (b.type === "tool_use" ? { ...b, id: undefined } : b)),
+  };
   return JSON.parse(JSON.stringify(plain, (k, v: unknown) => (k === "parsed_output" ? undefined : v)));
 }
 
 const AGENT_SYSTEM = (firstCall.body.messages[1] as { content: string }).content;
-const PROTOCOL: Record<string, "messages" | "chat" | "generate"> = { alpha: "messages", beta: "chat", gamma: "generate", delta: "chat" };
+const PROTOCOL: Record<string, "messages" | "chat" | "generate"> = {
+  alpha: "messages",
+  beta: "chat",
+  gamma: "generate",
+  delta: "chat",
+};
 
 describe("Claude Code's calls against every catalog model", () => {
   for (const model of CATALOG_IDS) {
@@ -58,18 +71,25 @@ describe("Claude Code's calls against every catalog model", () => {
       const reply = await client.messages.create(body, options);
       expect(reply.model).toBe(model);
       expect(reply.stop_reason).toBe("tool_use");
-      expect(reply.content.map((b) => (b.type === "tool_use" ? [b.name, b.input] : b.type))).toEqual([["Read", { file_path: "notes.txt" }]]);
+      expect(reply.content.map((b) => (b.type === "tool_use" ? [b.name, b.input] : b.type))).toEqual([
+        ["Read", { file_path: "notes.txt" }],
+      ]);
 
       // What reached the upstream: the system message, in the form its protocol takes.
       const upstream = h.gw.simulator!.requests.at(-1)!;
       const sent = JSON.stringify(upstream.body);
       switch (PROTOCOL[model.split("-")[0]!]) {
         case "messages":
-          expect((upstream.body as { messages: { role: string }[] }).messages.map((m) => m.role)).toEqual(["user", "system"]);
+          expect((upstream.body as { messages: { role: string }[] }).messages.map((m) => m.role)).toEqual([
+            "user",
+            "system",
+          ]);
           expect(upstream.headers["anthropic-beta"]).toContain("mid-conversation-system-2026-04-07");
           break;
         case "chat":
-          expect((upstream.body as { messages: { role: string; content: unknown }[] }).messages.slice(-1)).toEqual([{ role: "system", content: AGENT_SYSTEM }]);
+          expect((upstream.body as { messages: { role: string; content: unknown }[] }).messages.slice(-1)).toEqual([
+            { role: "system", content: AGENT_SYSTEM },
+          ]);
           break;
         case "generate":
           expect(sent).toContain(JSON.stringify(`<system-message>\n${AGENT_SYSTEM}\n</system-message>`));
@@ -92,7 +112,8 @@ describe("Claude Code's calls against every catalog model", () => {
       expect(reply.content[0]!.type).toBe("text");
       expect((reply.content[0] as Anthropic.TextBlock).text).toContain("after Read returned: 1 hello world");
       // The agent's own breakpoints pay on a messages upstream: its tools and system prompt come from the cache.
-      if (PROTOCOL[model.split("-")[0]!] === "messages") expect(reply.usage.cache_read_input_tokens).toBeGreaterThan(1000);
+      if (PROTOCOL[model.split("-")[0]!] === "messages")
+        expect(reply.usage.cache_read_input_tokens).toBeGreaterThan(1000);
       const streamed = replay(toolResultCall, model, true);
       const final = await client.messages.stream(streamed.body, streamed.options).finalMessage();
       expect(withoutIds(final)).toEqual(withoutIds(reply));
@@ -101,7 +122,10 @@ describe("Claude Code's calls against every catalog model", () => {
     test(`${model}: count_tokens of the agent's prompt`, async () => {
       const { body, options } = replay(countCall, model, false);
       const { stream: _s, ...countBody } = body;
-      const counted = await client.messages.countTokens(countBody as unknown as Anthropic.MessageCountTokensParams, options); // the recorded wire shape
+      const counted = await client.messages.countTokens(
+        countBody as unknown as Anthropic.MessageCountTokensParams,
+        options,
+      ); // the recorded wire shape
       expect(counted.input_tokens).toBeGreaterThan(1000);
     });
   }

@@ -34,8 +34,16 @@ export async function callJson(h: Harness, client: ClientFormat, body: Record<st
 }
 
 /** A streamed call; chat clients ask for the usage chunk unless `includeUsage` is false. */
-export async function callStream(h: Harness, client: ClientFormat, body: Record<string, unknown>, includeUsage = true): Promise<StreamCall> {
-  const streamBody = client === "chat" && includeUsage ? { ...body, stream: true, stream_options: { include_usage: true } } : { ...body, stream: true };
+export async function callStream(
+  h: Harness,
+  client: ClientFormat,
+  body: Record<string, unknown>,
+  includeUsage = true,
+): Promise<StreamCall> {
+  const streamBody =
+    client === "chat" && includeUsage
+      ? { ...body, stream: true, stream_options: { include_usage: true } }
+      : { ...body, stream: true };
   const res = await post(h, client, streamBody);
   expect(res.status).toBe(200);
   expect(res.headers.get("content-type")).toStartWith("text/event-stream");

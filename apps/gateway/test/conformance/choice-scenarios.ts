@@ -14,12 +14,24 @@ const toolCallEnd = { text: "", stopReason: "tool_use", finishReason: "tool_call
 export const toolChoiceAny: Scenario = {
   title: "tool_choice any / required",
   upstreams: UPSTREAMS,
-  messages: (model) => ({ model, max_tokens: 200, tools: messagesTools(WEATHER, CLOCK), tool_choice: { type: "any" }, messages: [user("Weather in Paris?")] }),
-  chat: (model) => ({ model, tools: chatTools(WEATHER, CLOCK), tool_choice: "required", messages: [user("Weather in Paris?")] }),
+  messages: (model) => ({
+    model,
+    max_tokens: 200,
+    tools: messagesTools(WEATHER, CLOCK),
+    tool_choice: { type: "any" },
+    messages: [user("Weather in Paris?")],
+  }),
+  chat: (model) => ({
+    model,
+    tools: chatTools(WEATHER, CLOCK),
+    tool_choice: "required",
+    messages: [user("Weather in Paris?")],
+  }),
   expect: () => ({ ...toolCallEnd, toolCalls: [{ name: WEATHER.name, args: WEATHER.args }] }),
   upstream(body, { upstream }) {
     if (upstream.protocol === "generate") expect(body.toolConfig.functionCallingConfig.mode).toBe("ANY");
-    else if (upstream.protocol === "chat" || upstream.protocol === "responses") expect(body.tool_choice).toBe("required");
+    else if (upstream.protocol === "chat" || upstream.protocol === "responses")
+      expect(body.tool_choice).toBe("required");
     else expect(body.tool_choice).toEqual({ type: "any" });
   },
 };
@@ -28,13 +40,27 @@ export const toolChoiceAny: Scenario = {
 export const toolChoiceNamed: Scenario = {
   title: "tool_choice naming a tool",
   upstreams: UPSTREAMS,
-  messages: (model) => ({ model, max_tokens: 200, tools: messagesTools(WEATHER, CLOCK), tool_choice: { type: "tool", name: CLOCK.name }, messages: [user("What time is it?")] }),
-  chat: (model) => ({ model, tools: chatTools(WEATHER, CLOCK), tool_choice: { type: "function", function: { name: CLOCK.name } }, messages: [user("What time is it?")] }),
+  messages: (model) => ({
+    model,
+    max_tokens: 200,
+    tools: messagesTools(WEATHER, CLOCK),
+    tool_choice: { type: "tool", name: CLOCK.name },
+    messages: [user("What time is it?")],
+  }),
+  chat: (model) => ({
+    model,
+    tools: chatTools(WEATHER, CLOCK),
+    tool_choice: { type: "function", function: { name: CLOCK.name } },
+    messages: [user("What time is it?")],
+  }),
   expect: () => ({ ...toolCallEnd, toolCalls: [{ name: CLOCK.name, args: CLOCK.args }] }),
   upstream(body, { upstream }) {
-    if (upstream.protocol === "generate") expect(body.toolConfig.functionCallingConfig).toEqual({ mode: "ANY", allowedFunctionNames: [CLOCK.name] });
-    else if (upstream.protocol === "chat") expect(body.tool_choice).toEqual({ type: "function", function: { name: CLOCK.name } });
-    else if (upstream.protocol === "responses") expect(body.tool_choice).toEqual({ type: "function", name: CLOCK.name });
+    if (upstream.protocol === "generate")
+      expect(body.toolConfig.functionCallingConfig).toEqual({ mode: "ANY", allowedFunctionNames: [CLOCK.name] });
+    else if (upstream.protocol === "chat")
+      expect(body.tool_choice).toEqual({ type: "function", function: { name: CLOCK.name } });
+    else if (upstream.protocol === "responses")
+      expect(body.tool_choice).toEqual({ type: "function", name: CLOCK.name });
     else expect(body.tool_choice).toEqual({ type: "tool", name: CLOCK.name });
   },
 };
@@ -45,7 +71,13 @@ const NONE_TEXT = "No tools were needed.";
 export const toolChoiceNone: Scenario = {
   title: "tool_choice none",
   upstreams: UPSTREAMS,
-  messages: (model) => ({ model, max_tokens: 200, tools: messagesTools(WEATHER), tool_choice: { type: "none" }, messages: [user(say(NONE_TEXT))] }),
+  messages: (model) => ({
+    model,
+    max_tokens: 200,
+    tools: messagesTools(WEATHER),
+    tool_choice: { type: "none" },
+    messages: [user(say(NONE_TEXT))],
+  }),
   chat: (model) => ({ model, tools: chatTools(WEATHER), tool_choice: "none", messages: [user(say(NONE_TEXT))] }),
   expect: () => ({ text: NONE_TEXT, ...plainEnd }),
   upstream(body, { upstream }) {
@@ -62,13 +94,20 @@ const PREFILL_TEXT = " forty-two.";
 export const assistantPrefill: Scenario = {
   title: "assistant prefill",
   upstreams: UPSTREAMS,
-  messages: (model) => ({ model, max_tokens: 200, messages: [user(say(PREFILL_TEXT)), { role: "assistant", content: PREFILL }] }),
+  messages: (model) => ({
+    model,
+    max_tokens: 200,
+    messages: [user(say(PREFILL_TEXT)), { role: "assistant", content: PREFILL }],
+  }),
   chat: (model) => ({ model, messages: [user(say(PREFILL_TEXT)), { role: "assistant", content: PREFILL }] }),
   expect: () => ({ text: PREFILL_TEXT, ...plainEnd }),
   upstream(body, { upstream }) {
-    if (upstream.protocol === "generate") expect(body.contents.at(-1)).toEqual({ role: "model", parts: [{ text: PREFILL }] });
-    else if (upstream.protocol === "chat") expect(body.messages.at(-1)).toEqual({ role: "assistant", content: PREFILL });
-    else if (upstream.protocol === "responses") expect(body.input.at(-1)).toEqual({ role: "assistant", content: PREFILL });
+    if (upstream.protocol === "generate")
+      expect(body.contents.at(-1)).toEqual({ role: "model", parts: [{ text: PREFILL }] });
+    else if (upstream.protocol === "chat")
+      expect(body.messages.at(-1)).toEqual({ role: "assistant", content: PREFILL });
+    else if (upstream.protocol === "responses")
+      expect(body.input.at(-1)).toEqual({ role: "assistant", content: PREFILL });
     else expect(JSON.stringify(body.messages.at(-1))).toContain(PREFILL);
   },
 };
@@ -84,18 +123,40 @@ export const pdfDocument: Scenario = {
   messages: (model) => ({
     model,
     max_tokens: 200,
-    messages: [user([{ type: "document", source: { type: "base64", media_type: "application/pdf", data: PDF_BASE64 } }, { type: "text", text: say(PDF_TEXT) }])],
+    messages: [
+      user([
+        { type: "document", source: { type: "base64", media_type: "application/pdf", data: PDF_BASE64 } },
+        { type: "text", text: say(PDF_TEXT) },
+      ]),
+    ],
   }),
   chat: (model) => ({
     model,
-    messages: [user([{ type: "file", file: { filename: "doc.pdf", file_data: `data:application/pdf;base64,${PDF_BASE64}` } }, { type: "text", text: say(PDF_TEXT) }])],
+    messages: [
+      user([
+        { type: "file", file: { filename: "doc.pdf", file_data: `data:application/pdf;base64,${PDF_BASE64}` } },
+        { type: "text", text: say(PDF_TEXT) },
+      ]),
+    ],
   }),
   expect: () => ({ text: PDF_TEXT, ...plainEnd }),
   upstream(body, { upstream }) {
-    const first = upstream.protocol === "responses" ? body.input[0].content[0] : upstream.protocol === "generate" ? body.contents[0].parts[0] : body.messages[0].content[0];
-    if (upstream.protocol === "generate") expect(first).toEqual({ inlineData: { mimeType: "application/pdf", data: PDF_BASE64 } });
-    else if (upstream.protocol === "chat") expect(first.file.file_data).toBe(`data:application/pdf;base64,${PDF_BASE64}`);
-    else if (upstream.protocol === "responses") expect(first).toMatchObject({ type: "input_file", file_data: `data:application/pdf;base64,${PDF_BASE64}` });
-    else expect(first).toMatchObject({ type: "document", source: { type: "base64", media_type: "application/pdf", data: PDF_BASE64 } });
+    const first =
+      upstream.protocol === "responses"
+        ? body.input[0].content[0]
+        : upstream.protocol === "generate"
+          ? body.contents[0].parts[0]
+          : body.messages[0].content[0];
+    if (upstream.protocol === "generate")
+      expect(first).toEqual({ inlineData: { mimeType: "application/pdf", data: PDF_BASE64 } });
+    else if (upstream.protocol === "chat")
+      expect(first.file.file_data).toBe(`data:application/pdf;base64,${PDF_BASE64}`);
+    else if (upstream.protocol === "responses")
+      expect(first).toMatchObject({ type: "input_file", file_data: `data:application/pdf;base64,${PDF_BASE64}` });
+    else
+      expect(first).toMatchObject({
+        type: "document",
+        source: { type: "base64", media_type: "application/pdf", data: PDF_BASE64 },
+      });
   },
 };

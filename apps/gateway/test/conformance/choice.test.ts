@@ -2,4 +2,10 @@
 import { runScenarios } from "./run-cells";
 import { SCENARIOS } from "./scenarios";
 
-runScenarios([SCENARIOS.toolChoiceAny, SCENARIOS.toolChoiceNamed, SCENARIOS.toolChoiceNone, SCENARIOS.assistantPrefill, SCENARIOS.pdfDocument]);
+runScenarios([
+  SCENARIOS.toolChoiceAny,
+  SCENARIOS.toolChoiceNamed,
+  SCENARIOS.toolChoiceNone,
+  SCENARIOS.assistantPrefill,
+  SCENARIOS.pdfDocument,
+]);

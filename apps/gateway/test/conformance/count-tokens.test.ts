@@ -23,7 +23,13 @@ const PROMPT = {
   system: "You are a weather assistant.",
   tools: messagesTools(WEATHER),
   messages: [
-    { role: "user", content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: PNG_BASE64 } }, { type: "text", text: "Where was this taken?" }] },
+    {
+      role: "user",
+      content: [
+        { type: "image", source: { type: "base64", media_type: "image/png", data: PNG_BASE64 } },
+        { type: "text", text: "Where was this taken?" },
+      ],
+    },
     { role: "assistant", content: "Probably Paris." },
     { role: "user", content: "What is the weather there?" },
     { role: "assistant", content: [{ type: "tool_use", id: "toolu_prev_1", name: WEATHER.name, input: WEATHER.args }] },
@@ -31,7 +37,12 @@ const PROMPT = {
   ],
 };
 
-const PROTOCOL: Record<string, "messages" | "chat" | "generate"> = { alpha: "messages", beta: "chat", gamma: "generate", delta: "chat" };
+const PROTOCOL: Record<string, "messages" | "chat" | "generate"> = {
+  alpha: "messages",
+  beta: "chat",
+  gamma: "generate",
+  delta: "chat",
+};
 const protocolOf = (model: string) => PROTOCOL[model.split("-")[0]!]!;
 
 async function count(body: Record<string, unknown>): Promise<Response> {
@@ -59,11 +70,17 @@ describe("count_tokens for every catalog model", () => {
       expect(res.headers.get("x-turnpike-count")).toBe("upstream");
       const sent = h.gw.simulator!.requests.at(-1)!;
       const upstreamModel = model.replace(" (context-1m beta)", "");
-      expect(sent.path).toBe(protocol === "messages" ? "/v1/messages/count_tokens" : `/v1beta/models/${upstreamModel}:countTokens`);
+      expect(sent.path).toBe(
+        protocol === "messages" ? "/v1/messages/count_tokens" : `/v1beta/models/${upstreamModel}:countTokens`,
+      );
       // The simulator's own count of what it received…
       expect(input_tokens).toBe(countPromptTokens(protocol, sent.body));
       // …and the input the same upstream bills for the same prompt.
-      const call = await h.call("/v1/messages", { method: "POST", dialect: "messages", body: JSON.stringify({ model, max_tokens: 50, ...PROMPT }) });
+      const call = await h.call("/v1/messages", {
+        method: "POST",
+        dialect: "messages",
+        body: JSON.stringify({ model, max_tokens: 50, ...PROMPT }),
+      });
       expect(call.status).toBe(200);
       expect((await readJson(call)).usage.input_tokens).toBe(input_tokens);
     });

@@ -7,7 +7,12 @@ import { UPSTREAMS } from "./upstreams";
 export const stopSequence: Scenario = {
   title: "stop sequence",
   upstreams: UPSTREAMS,
-  messages: (model) => ({ model, max_tokens: 200, stop_sequences: ["STOP"], messages: [user(say("one two STOP three four"))] }),
+  messages: (model) => ({
+    model,
+    max_tokens: 200,
+    stop_sequences: ["STOP"],
+    messages: [user(say("one two STOP three four"))],
+  }),
   chat: (model) => ({ model, stop: ["STOP"], messages: [user(say("one two STOP three four"))] }),
   // Only the messages protocol names the match; chat and generateContent report a natural stop,
   // and Turnpike claims `stop_sequence` only on evidence (packages/providers README "Stop sequences").
@@ -15,13 +20,15 @@ export const stopSequence: Scenario = {
   // to a Responses upstream is dropped with a warning (the whole text comes back).
   expect: ({ client, upstream }) => {
     if (client === "responses") return { text: "one two STOP three four", ...plainEnd };
-    if (upstream.protocol === "responses") return { text: "one two STOP three four", ...plainEnd, warnings: ["stop_sequences"] };
+    if (upstream.protocol === "responses")
+      return { text: "one two STOP three four", ...plainEnd, warnings: ["stop_sequences"] };
     return upstream.protocol === "messages"
       ? { text: "one two ", stopReason: "stop_sequence", stopSequence: "STOP", finishReason: "stop" }
       : { text: "one two ", ...plainEnd, stopSequence: null };
   },
   upstream(body, { client, upstream }) {
-    if (client === "responses" || upstream.protocol === "responses") expect(JSON.stringify(body)).not.toContain('"STOP"');
+    if (client === "responses" || upstream.protocol === "responses")
+      expect(JSON.stringify(body)).not.toContain('"STOP"');
     else if (upstream.protocol === "generate") expect(body.generationConfig.stopSequences).toEqual(["STOP"]);
     else if (upstream.protocol === "chat") expect(body.stop).toEqual(["STOP"]);
     else expect(body.stop_sequences).toEqual(["STOP"]);
@@ -77,7 +84,9 @@ export const midstreamError: Scenario = {
       interrupted: {
         text: "one two three four",
         messages: { type: serverError ? "api_error" : "overloaded_error" },
-        chat: serverError ? { type: "server_error", code: null } : { type: "service_unavailable_error", code: "server_is_overloaded" },
+        chat: serverError
+          ? { type: "server_error", code: null }
+          : { type: "service_unavailable_error", code: "server_is_overloaded" },
       },
     };
   },

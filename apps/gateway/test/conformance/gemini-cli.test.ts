@@ -25,8 +25,16 @@ type Recorded = { path: string; headers: Record<string, string>; body: Record<st
 /** The recorded call for another model: its path and user agent name the model. */
 function replay(call: Recorded, model: string, stream: boolean): Promise<Response> {
   const path = call.path.replace("{model}", encodeURIComponent(model));
-  const headers = { ...call.headers, "user-agent": call.headers["user-agent"]!.replace("{model}", model), "x-goog-api-key": h.key };
-  return fetch(`${h.url}${stream ? path : path.replace(":streamGenerateContent?alt=sse", ":generateContent")}`, { method: "POST", headers, body: JSON.stringify(call.body) });
+  const headers = {
+    ...call.headers,
+    "user-agent": call.headers["user-agent"]!.replace("{model}", model),
+    "x-goog-api-key": h.key,
+  };
+  return fetch(`${h.url}${stream ? path : path.replace(":streamGenerateContent?alt=sse", ":generateContent")}`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify(call.body),
+  });
 }
 
 interface Part {
@@ -38,7 +46,10 @@ interface Part {
 /** The reply's parts as a client rebuilds them: text joined, calls without their ids. */
 function rebuilt(parts: Part[]): { text: string; calls: { name: string; args: unknown }[] } {
   return {
-    text: parts.filter((p) => typeof p.text === "string" && !p.thought).map((p) => p.text).join(""),
+    text: parts
+      .filter((p) => typeof p.text === "string" && !p.thought)
+      .map((p) => p.text)
+      .join(""),
     calls: parts.filter((p) => p.functionCall).map((p) => ({ name: p.functionCall!.name, args: p.functionCall!.args })),
   };
 }
@@ -47,7 +58,12 @@ function rebuilt(parts: Part[]): { text: string; calls: { name: string; args: un
  * The knobs of Gemini CLI's requests an upstream cannot take: a messages upstream takes no
  * `topP` with `temperature`; chat and Responses upstreams have no `topK`.
  */
-const WARNINGS: Record<string, string[]> = { messages: ["generationConfig.topP"], chat: ["top_k"], generate: [], responses: ["top_k"] };
+const WARNINGS: Record<string, string[]> = {
+  messages: ["generationConfig.topP"],
+  chat: ["top_k"],
+  generate: [],
+  responses: ["top_k"],
+};
 
 describe("Gemini CLI's calls against every catalog model", () => {
   for (const model of CATALOG_IDS) {
@@ -57,18 +73,32 @@ describe("Gemini CLI's calls against every catalog model", () => {
       expect(streamed.status).toBe(200);
       const warned = streamed.headers.get("x-turnpike-warning");
       expect(warned === null ? [] : warned.split(", ").map((w) => w.split(": ")[0])).toEqual(WARNINGS[protocol]!);
-      const chunks = (await readSSE(streamed)).map((f) => JSON.parse(f.data) as { candidates: { content: { parts: Part[] }; finishReason?: string }[]; modelVersion: string });
+      const chunks = (await readSSE(streamed)).map(
+        (f) =>
+          JSON.parse(f.data) as {
+            candidates: { content: { parts: Part[] }; finishReason?: string }[];
+            modelVersion: string;
+          },
+      );
       expect(chunks.every((c) => c.modelVersion === model)).toBe(true);
       expect(chunks.at(-1)!.candidates[0]!.finishReason).toBe("STOP");
       const fromStream = rebuilt(chunks.flatMap((c) => c.candidates[0]!.content?.parts ?? []));
       expect(fromStream.calls).toEqual([{ name: "read_file", args: { file_path: "notes.txt" } }]);
 
-      const json = (await (await replay(firstCall, model, false)).json()) as { candidates: { content: { parts: Part[] } }[] };
+      const json = (await (await replay(firstCall, model, false)).json()) as {
+        candidates: { content: { parts: Part[] } }[];
+      };
       expect(rebuilt(json.candidates[0]!.content.parts)).toEqual(fromStream);
 
       const answered = await replay(toolResultCall, model, true);
       expect(answered.status).toBe(200);
-      const text = rebuilt((await readSSE(answered)).flatMap((f) => (JSON.parse(f.data) as { candidates: { content?: { parts: Part[] } }[] }).candidates[0]!.content?.parts ?? [])).text;
+      const text = rebuilt(
+        (await readSSE(answered)).flatMap(
+          (f) =>
+            (JSON.parse(f.data) as { candidates: { content?: { parts: Part[] } }[] }).candidates[0]!.content?.parts ??
+            [],
+        ),
+      ).text;
       expect(text).toContain("after read_file returned: The secret word is pelican.");
     });
   }

@@ -9,7 +9,8 @@
 const SKIP = "skip_thought_signature_validator";
 
 function parts(content: unknown, names: Map<string, string>): Record<string, unknown>[] {
-  const blocks: Record<string, any>[] = typeof content === "string" ? [{ type: "text", text: content }] : (content as Record<string, any>[]);
+  const blocks: Record<string, any>[] =
+    typeof content === "string" ? [{ type: "text", text: content }] : (content as Record<string, any>[]);
   return blocks.map((b, i) => {
     switch (b.type) {
       case "text":
@@ -19,9 +20,14 @@ function parts(content: unknown, names: Map<string, string>): Record<string, unk
         return { inlineData: { mimeType: b.source.media_type, data: b.source.data } };
       case "tool_use":
         names.set(b.id, b.name);
-        return { functionCall: { id: b.id, name: b.name, args: b.input }, ...(i === 0 ? { thoughtSignature: SKIP } : {}) };
+        return {
+          functionCall: { id: b.id, name: b.name, args: b.input },
+          ...(i === 0 ? { thoughtSignature: SKIP } : {}),
+        };
       case "tool_result":
-        return { functionResponse: { id: b.tool_use_id, name: names.get(b.tool_use_id), response: { output: b.content } } };
+        return {
+          functionResponse: { id: b.tool_use_id, name: names.get(b.tool_use_id), response: { output: b.content } },
+        };
       default:
         throw new Error(`no generateContent part for ${b.type}`);
     }
@@ -31,20 +37,34 @@ function parts(content: unknown, names: Map<string, string>): Record<string, unk
 export function generateBody(messages: Record<string, any>): Record<string, unknown> {
   const names = new Map<string, string>();
   const body: Record<string, unknown> = {
-    contents: messages.messages.map((m: Record<string, any>) => ({ role: m.role === "assistant" ? "model" : "user", parts: parts(m.content, names) })),
+    contents: messages.messages.map((m: Record<string, any>) => ({
+      role: m.role === "assistant" ? "model" : "user",
+      parts: parts(m.content, names),
+    })),
   };
   if (messages.system) body.systemInstruction = { parts: [{ text: messages.system }] };
   if (messages.tools) {
-    body.tools = [{ functionDeclarations: messages.tools.map((t: any) => ({ name: t.name, description: t.description, parametersJsonSchema: t.input_schema })) }];
+    body.tools = [
+      {
+        functionDeclarations: messages.tools.map((t: any) => ({
+          name: t.name,
+          description: t.description,
+          parametersJsonSchema: t.input_schema,
+        })),
+      },
+    ];
   }
   const tc = messages.tool_choice;
   if (tc) {
     const mode = { auto: "AUTO", any: "ANY", tool: "ANY", none: "NONE" }[tc.type as string];
-    body.toolConfig = { functionCallingConfig: { mode, ...(tc.type === "tool" ? { allowedFunctionNames: [tc.name] } : {}) } };
+    body.toolConfig = {
+      functionCallingConfig: { mode, ...(tc.type === "tool" ? { allowedFunctionNames: [tc.name] } : {}) },
+    };
   }
   const config: Record<string, unknown> = { maxOutputTokens: messages.max_tokens };
   if (messages.stop_sequences) config.stopSequences = messages.stop_sequences;
-  if (messages.thinking?.type === "enabled") config.thinkingConfig = { thinkingBudget: messages.thinking.budget_tokens, includeThoughts: true };
+  if (messages.thinking?.type === "enabled")
+    config.thinkingConfig = { thinkingBudget: messages.thinking.budget_tokens, includeThoughts: true };
   body.generationConfig = config;
   return body;
 }

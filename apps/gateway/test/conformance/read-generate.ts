@@ -43,7 +43,13 @@ function addParts(b: Built, parts: Record<string, any>[]): void {
 }
 
 function outcome(b: Built, finishReason: string | undefined, usage: Record<string, any>): Outcome {
-  return { text: b.text === "" ? null : b.text, thinking: b.thinking, toolCalls: b.calls, stop: finishReason ?? null, usage: usageOf(usage) };
+  return {
+    text: b.text === "" ? null : b.text,
+    thinking: b.thinking,
+    toolCalls: b.calls,
+    stop: finishReason ?? null,
+    usage: usageOf(usage),
+  };
 }
 
 export function readGenerateJson(body: Record<string, any>, model: string): Outcome {
@@ -73,7 +79,13 @@ export function readGenerateStream(frames: Frame[], model: string): GenerateStre
   if (last.error) {
     for (const c of chunks.slice(0, -1)) addParts(b, c.candidates?.[0]?.content?.parts ?? []);
     expect(typeof last.error.code).toBe("number");
-    const outcomeSoFar: Outcome = { text: b.text, thinking: b.thinking, toolCalls: [], stop: null, usage: { input: 0, output: 0 } };
+    const outcomeSoFar: Outcome = {
+      text: b.text,
+      thinking: b.thinking,
+      toolCalls: [],
+      stop: null,
+      usage: { input: 0, output: 0 },
+    };
     return { outcome: outcomeSoFar, error: { type: last.error.status, message: last.error.message } };
   }
   let finish: string | undefined;

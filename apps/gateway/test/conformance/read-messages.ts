@@ -11,16 +11,26 @@ export interface Frame {
 }
 
 function usageOf(u: Record<string, any>): Outcome["usage"] {
-  const out: Outcome["usage"] = { input: u.input_tokens + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0), output: u.output_tokens };
+  const out: Outcome["usage"] = {
+    input: u.input_tokens + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0),
+    output: u.output_tokens,
+  };
   const reasoning = u.output_tokens_details?.thinking_tokens;
   if (typeof reasoning === "number" && reasoning > 0) out.reasoning = reasoning;
   return out;
 }
 
-function outcomeOfContent(content: Record<string, any>[], stop: string | null, stopSequence: string | null, usage: Outcome["usage"]): Outcome {
+function outcomeOfContent(
+  content: Record<string, any>[],
+  stop: string | null,
+  stopSequence: string | null,
+  usage: Outcome["usage"],
+): Outcome {
   const text: string[] = content.filter((b) => b.type === "text").map((b) => b.text);
   const thinking = content.filter((b) => b.type === "thinking");
-  const toolCalls: ToolCallOutcome[] = content.filter((b) => b.type === "tool_use").map((b) => ({ id: b.id, name: b.name, args: b.input }));
+  const toolCalls: ToolCallOutcome[] = content
+    .filter((b) => b.type === "tool_use")
+    .map((b) => ({ id: b.id, name: b.name, args: b.input }));
   return {
     text: text.length > 0 ? text.join("") : null,
     thinking: thinking.map((b) => b.thinking).join(""),
@@ -147,7 +157,11 @@ export function readMessagesStream(frames: Frame[], model: string): MessagesStre
   }
   const end = visible.at(-1)!.type;
   expect(["message_stop", "error"]).toContain(end);
-  const read: MessagesStreamRead = { outcome: outcomeOfContent(content, stop, stopSequence, usage), startInput, deltaInput };
+  const read: MessagesStreamRead = {
+    outcome: outcomeOfContent(content, stop, stopSequence, usage),
+    startInput,
+    deltaInput,
+  };
   if (error) read.error = error;
   return read;
 }

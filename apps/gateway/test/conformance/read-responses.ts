@@ -38,7 +38,9 @@ function outcomeOf(r: Record<string, any>, model: string): Outcome {
   expect(r.id).toMatch(/^resp_/);
   expect(r.model).toBe(model);
   const items: Record<string, any>[] = r.output;
-  const texts = items.filter((i) => i.type === "message").flatMap((i) => i.content.map((p: any) => (p.type === "output_text" ? p.text : "")));
+  const texts = items
+    .filter((i) => i.type === "message")
+    .flatMap((i) => i.content.map((p: any) => (p.type === "output_text" ? p.text : "")));
   const thinking = items.filter((i) => i.type === "reasoning").flatMap((i) => i.summary.map((s: any) => s.text));
   const calls = items.filter((i) => i.type === "function_call");
   for (const c of calls) expect(typeof c.arguments).toBe("string");
@@ -84,7 +86,8 @@ export function readResponsesStream(frames: Frame[], model: string): ResponsesSt
   for (const e of events) {
     if (e.type === "response.output_text.delta") text = (text ?? "") + e.delta;
     if (e.type === "response.reasoning_summary_text.delta") thinking += e.delta;
-    if (e.type === "response.function_call_arguments.delta") args.set(e.output_index, (args.get(e.output_index) ?? "") + e.delta);
+    if (e.type === "response.function_call_arguments.delta")
+      args.set(e.output_index, (args.get(e.output_index) ?? "") + e.delta);
   }
   const last = events.at(-1)!;
   if (last.type === "response.failed") {
@@ -95,7 +98,11 @@ export function readResponsesStream(frames: Frame[], model: string): ResponsesSt
     return { outcome, error: { type: err.code, message: err.message } };
   }
   expect(["response.completed", "response.incomplete"]).toContain(last.type);
-  expect(events.filter((e) => e.type.startsWith("response.") && ["completed", "incomplete", "failed"].includes(e.type.slice(9)))).toHaveLength(1);
+  expect(
+    events.filter(
+      (e) => e.type.startsWith("response.") && ["completed", "incomplete", "failed"].includes(e.type.slice(9)),
+    ),
+  ).toHaveLength(1);
   const outcome = outcomeOf(last.response, model);
   // What the deltas built is what the final response holds.
   expect(text).toBe(outcome.text);

@@ -7,8 +7,18 @@ import { tableUpstreams } from "./scenario";
 import { SCENARIOS } from "./scenarios";
 import { DELTA, TABLE_CLIENTS, TABLE_UPSTREAMS, type TableClient, type Upstream } from "./upstreams";
 
-const LETTER: Record<TableClient | Upstream["protocol"], string> = { messages: "M", chat: "C", generate: "G", responses: "R" };
-const CLIENT_NAME: Record<TableClient, string> = { messages: "Messages-format clients", chat: "Chat-completions clients", responses: "Responses clients", generate: "generateContent clients" };
+const LETTER: Record<TableClient | Upstream["protocol"], string> = {
+  messages: "M",
+  chat: "C",
+  generate: "G",
+  responses: "R",
+};
+const CLIENT_NAME: Record<TableClient, string> = {
+  messages: "Messages-format clients",
+  chat: "Chat-completions clients",
+  responses: "Responses clients",
+  generate: "generateContent clients",
+};
 
 /** The markdown tables: scenarios as rows; upstream, JSON / stream as columns. */
 export function conformanceTable(): string {

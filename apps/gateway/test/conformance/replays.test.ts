@@ -44,15 +44,24 @@ const REPLAYS: Replay[] = [
     name: "openai-tool",
     upstream: BETA,
     clients: ["messages"],
-    json: { tool: { id: "call_qOfTGgDrItLORNfC6VwUbyLL", name: "get_weather", args: { location: "Shanghai" } }, usage: { input: 91, output: 14 } },
-    stream: { tool: { id: "call_PieqNSej6kM9hgYbcQdbZSaC", name: "get_weather", args: { location: "Paris" } }, usage: { input: 61, output: 15 } },
+    json: {
+      tool: { id: "call_qOfTGgDrItLORNfC6VwUbyLL", name: "get_weather", args: { location: "Shanghai" } },
+      usage: { input: 91, output: 14 },
+    },
+    stream: {
+      tool: { id: "call_PieqNSej6kM9hgYbcQdbZSaC", name: "get_weather", args: { location: "Paris" } },
+      usage: { input: 61, output: 15 },
+    },
   },
   {
     name: "anthropic-text",
     upstream: ALPHA,
     clients: ["chat"],
     json: { text: "Hello!", usage: { input: 10, output: 5 } },
-    stream: { text: "Hello! I'm doing well, thank you for asking. How are you doing today? Is there anything I can help you with?", usage: { input: 12, output: 30 } },
+    stream: {
+      text: "Hello! I'm doing well, thank you for asking. How are you doing today? Is there anything I can help you with?",
+      usage: { input: 12, output: 30 },
+    },
   },
   {
     name: "anthropic-tool",
@@ -74,7 +83,11 @@ const REPLAYS: Replay[] = [
       usage: { input: 1151, output: 87 },
     },
     stream: {
-      tool: { id: "toolu_01KFbKqPYSuAKujiL6mTfzYA", name: "json", args: { elements: [{ location: "San Francisco", temperature: 58, condition: "sunny" }] } },
+      tool: {
+        id: "toolu_01KFbKqPYSuAKujiL6mTfzYA",
+        name: "json",
+        args: { elements: [{ location: "San Francisco", temperature: 58, condition: "sunny" }] },
+      },
       usage: { input: 849, output: 47 },
     },
   },
@@ -82,15 +95,27 @@ const REPLAYS: Replay[] = [
     name: "google-text",
     upstream: GAMMA,
     clients: ["messages", "chat"],
-    json: { text: "There are **3** r's in strawberry.\n\nHere is the breakdown: st**r**awbe**rr**y.", usage: { input: 9, output: 28 + 244, reasoning: 244 } },
-    stream: { text: 'There are **3** "r"s in strawberry.\n\nst**r**awbe**rr**y', usage: { input: 9, output: 23 + 185, reasoning: 185 } },
+    json: {
+      text: "There are **3** r's in strawberry.\n\nHere is the breakdown: st**r**awbe**rr**y.",
+      usage: { input: 9, output: 28 + 244, reasoning: 244 },
+    },
+    stream: {
+      text: 'There are **3** "r"s in strawberry.\n\nst**r**awbe**rr**y',
+      usage: { input: 9, output: 23 + 185, reasoning: 185 },
+    },
   },
   {
     name: "google-tool",
     upstream: GAMMA,
     clients: ["messages", "chat"],
-    json: { tool: { id: GAMMA.toolId, name: "weather", args: { location: "San Francisco" } }, usage: { input: 29, output: 15 + 893, reasoning: 893 } },
-    stream: { tool: { id: GAMMA.toolId, name: "weather", args: { location: "San Francisco" } }, usage: { input: 29, output: 15 + 45, reasoning: 45 } },
+    json: {
+      tool: { id: GAMMA.toolId, name: "weather", args: { location: "San Francisco" } },
+      usage: { input: 29, output: 15 + 893, reasoning: 893 },
+    },
+    stream: {
+      tool: { id: GAMMA.toolId, name: "weather", args: { location: "San Francisco" } },
+      usage: { input: 29, output: 15 + 45, reasoning: 45 },
+    },
   },
 ];
 
@@ -122,8 +147,21 @@ function check(o: Outcome, client: ClientFormat, r: Reply): void {
 }
 
 const TOOLS = {
-  messages: [{ name: "get_weather", input_schema: { type: "object", properties: { location: { type: "string" } }, required: ["location"] } }],
-  chat: [{ type: "function", function: { name: "get_weather", parameters: { type: "object", properties: { location: { type: "string" } }, required: ["location"] } } }],
+  messages: [
+    {
+      name: "get_weather",
+      input_schema: { type: "object", properties: { location: { type: "string" } }, required: ["location"] },
+    },
+  ],
+  chat: [
+    {
+      type: "function",
+      function: {
+        name: "get_weather",
+        parameters: { type: "object", properties: { location: { type: "string" } }, required: ["location"] },
+      },
+    },
+  ],
 };
 
 for (const r of REPLAYS) {

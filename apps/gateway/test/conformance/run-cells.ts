@@ -48,9 +48,16 @@ export function runScenarios(scenarios: readonly Scenario[]): void {
 export function requestBody(s: Scenario, { client, upstream, stream }: Cell): Record<string, unknown> {
   // A generateContent client says "stream" in its path, never in its body.
   if (client === "generate") return generateBody(s.messages(upstream.model));
-  const body = client === "messages" ? s.messages(upstream.model) : client === "chat" ? s.chat(upstream.model) : (s.responses?.(upstream.model, upstream) ?? responsesBody(s.chat(upstream.model), upstream));
+  const body =
+    client === "messages"
+      ? s.messages(upstream.model)
+      : client === "chat"
+        ? s.chat(upstream.model)
+        : (s.responses?.(upstream.model, upstream) ?? responsesBody(s.chat(upstream.model), upstream));
   if (!stream) return body;
-  return client === "chat" ? { ...body, stream: true, stream_options: { include_usage: true } } : { ...body, stream: true };
+  return client === "chat"
+    ? { ...body, stream: true, stream_options: { include_usage: true } }
+    : { ...body, stream: true };
 }
 
 interface Called {
@@ -62,7 +69,11 @@ interface Called {
 async function call(h: Harness, cell: Cell, body: Record<string, unknown>): Promise<Called> {
   const { client, upstream, stream } = cell;
   const headers = client === "generate" ? { "x-goog-api-key": h.key } : undefined;
-  const res = await h.call(tableClientPath(client, upstream.model, stream), { method: "POST", ...(client === "generate" ? { headers } : { dialect: client }), body: JSON.stringify(body) });
+  const res = await h.call(tableClientPath(client, upstream.model, stream), {
+    method: "POST",
+    ...(client === "generate" ? { headers } : { dialect: client }),
+    body: JSON.stringify(body),
+  });
   const sent = h.gw.simulator!.requests.at(-1)!;
   return { res, sent };
 }
@@ -72,7 +83,9 @@ async function jsonOutcome(cell: Cell, res: Response): Promise<Outcome> {
   const body = await readJson(res);
   if (cell.client === "responses") return readResponsesJson(body, cell.upstream.model);
   if (cell.client === "generate") return readGenerateJson(body, cell.upstream.model);
-  return cell.client === "messages" ? readMessagesJson(body, cell.upstream.model) : readChatJson(body, cell.upstream.model);
+  return cell.client === "messages"
+    ? readMessagesJson(body, cell.upstream.model)
+    : readChatJson(body, cell.upstream.model);
 }
 
 /** What every upstream call must look like, whatever the scenario. */
@@ -167,7 +180,11 @@ export async function runCell(h: Harness, s: Scenario, cell: Cell): Promise<void
   expectOutcome(outcome, exp, cell, prompt);
 
   // The stream rebuilds exactly what the JSON call of the same request returns.
-  const again = await call(h, { ...cell, stream: false }, client === "generate" ? body : { ...body, stream: false, stream_options: undefined });
+  const again = await call(
+    h,
+    { ...cell, stream: false },
+    client === "generate" ? body : { ...body, stream: false, stream_options: undefined },
+  );
   expect(again.res.status).toBe(200);
   expect(withoutIds(outcome)).toEqual(withoutIds(await jsonOutcome(cell, again.res)));
 }
@@ -204,8 +221,14 @@ function expectOutcome(o: Outcome, exp: Expectation, { client, upstream }: Cell,
   } else {
     expect(o.stop).toBe(exp.finishReason);
   }
-  const generated = countTextTokens(thinking) + countTextTokens(text) + calls.reduce((n, c) => n + countTextTokens(JSON.stringify(c.args)), 0);
-  const usage: Outcome["usage"] = { input: prompt, output: upstream.protocol === "messages" ? Math.max(1, generated) : generated };
+  const generated =
+    countTextTokens(thinking) +
+    countTextTokens(text) +
+    calls.reduce((n, c) => n + countTextTokens(JSON.stringify(c.args)), 0);
+  const usage: Outcome["usage"] = {
+    input: prompt,
+    output: upstream.protocol === "messages" ? Math.max(1, generated) : generated,
+  };
   // Chat and generateContent upstreams state the thinking share; the messages protocol does not.
   if (thinking && upstream.protocol !== "messages") usage.reasoning = countTextTokens(thinking);
   expect(o.usage).toEqual(usage);

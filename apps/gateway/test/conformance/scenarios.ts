@@ -5,7 +5,13 @@
 import { assistantPrefill, pdfDocument, toolChoiceAny, toolChoiceNamed, toolChoiceNone } from "./choice-scenarios";
 import { maxTokens, midstreamError, refusal, stopSequence } from "./end-scenarios";
 import { image, multiTurn, plainText, systemPrompt, thinking } from "./text-scenarios";
-import { oneToolCall, parallelToolCalls, textThenToolCall, toolResultRoundTrip, toolWithoutArguments } from "./tool-scenarios";
+import {
+  oneToolCall,
+  parallelToolCalls,
+  textThenToolCall,
+  toolResultRoundTrip,
+  toolWithoutArguments,
+} from "./tool-scenarios";
 
 export const SCENARIOS = {
   plainText,

@@ -41,7 +41,8 @@ const CASES = [
 const HELPER_FIELDS = new Set(["parsed_output", "parsed", "parsed_arguments"]);
 
 function plain(v: unknown): unknown {
-  const drop = (k: string, x: unknown) => HELPER_FIELDS.has(k) || (k === "annotations" && Array.isArray(x) && x.length === 0);
+  const drop = (k: string, x: unknown) =>
+    HELPER_FIELDS.has(k) || (k === "annotations" && Array.isArray(x) && x.length === 0);
   return JSON.parse(JSON.stringify(v, (k, x: unknown) => (drop(k, x) ? undefined : x)));
 }
 
@@ -60,7 +61,10 @@ function normalizeCompletion(c: OpenAI.ChatCompletion): unknown {
     ...rest,
     choices: c.choices.map((ch) => ({
       ...ch,
-      message: { ...ch.message, ...(ch.message.tool_calls ? { tool_calls: ch.message.tool_calls.map((t, i) => ({ ...t, id: `#${i}` })) } : {}) },
+      message: {
+        ...ch.message,
+        ...(ch.message.tool_calls ? { tool_calls: ch.message.tool_calls.map((t, i) => ({ ...t, id: `#${i}` })) } : {}),
+      },
     })),
   });
 }
@@ -88,7 +92,9 @@ for (const up of UPSTREAMS) {
           ...(c.tools.length ? { tools: chatTools(...c.tools) as OpenAI.ChatCompletionTool[] } : {}), // as above
         };
         const json = await openai.chat.completions.create(params);
-        const final = await openai.chat.completions.stream({ ...params, stream_options: { include_usage: true } }).finalChatCompletion();
+        const final = await openai.chat.completions
+          .stream({ ...params, stream_options: { include_usage: true } })
+          .finalChatCompletion();
         expect(json.choices[0]!.message.tool_calls ?? []).toHaveLength(c.calls);
         expect(normalizeCompletion(final)).toEqual(normalizeCompletion(json));
       });

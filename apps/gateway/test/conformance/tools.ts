@@ -51,8 +51,12 @@ export function messagesTools(...tools: ToolSpec[]) {
 }
 
 export function chatTools(...tools: ToolSpec[]) {
-  return tools.map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.schema } }));
+  return tools.map((t) => ({
+    type: "function",
+    function: { name: t.name, description: t.description, parameters: t.schema },
+  }));
 }
 
 /** A 1×1 PNG. */
-export const PNG_BASE64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+export const PNG_BASE64 =
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";

@@ -39,7 +39,12 @@ describe("chat upstreams are always asked for usage", () => {
     });
 
     test(`a messages client (${up.model}): upstream asked, so message_delta has the upstream's count`, async () => {
-      const body = { model: up.model, max_tokens: 100, stream: true, messages: [{ role: "user", content: `Hi [sim text="${TEXT}"]` }] };
+      const body = {
+        model: up.model,
+        max_tokens: 100,
+        stream: true,
+        messages: [{ role: "user", content: `Hi [sim text="${TEXT}"]` }],
+      };
       const res = await h.call("/v1/messages", { method: "POST", dialect: "messages", body: JSON.stringify(body) });
       const sent = lastSent();
       expect(sent.stream_options).toEqual({ include_usage: true });
@@ -66,8 +71,17 @@ const PRO = "gamma-3-pro";
 describe("Gemini 3 thought signatures round-trip on the next turn", () => {
   for (const stream of [false, true]) {
     test(`messages client, first turn ${stream ? "streamed" : "JSON"}`, async () => {
-      const first = { model: PRO, max_tokens: 200, tools: messagesTools(WEATHER), messages: [{ role: "user", content: "Weather? [sim tools=1]" }] };
-      const res = await h.call("/v1/messages", { method: "POST", dialect: "messages", body: JSON.stringify({ ...first, stream }) });
+      const first = {
+        model: PRO,
+        max_tokens: 200,
+        tools: messagesTools(WEATHER),
+        messages: [{ role: "user", content: "Weather? [sim tools=1]" }],
+      };
+      const res = await h.call("/v1/messages", {
+        method: "POST",
+        dialect: "messages",
+        body: JSON.stringify({ ...first, stream }),
+      });
       expect(res.status).toBe(200);
       const call = stream
         ? readMessagesStream(await readSSE(res), PRO).outcome.toolCalls[0]!
@@ -83,7 +97,10 @@ describe("Gemini 3 thought signatures round-trip on the next turn", () => {
       const res2 = await h.call("/v1/messages", { method: "POST", dialect: "messages", body: JSON.stringify(second) });
       // The simulator, like Gemini 3, answers 400 to a replayed call without its signature.
       expect(res2.status).toBe(200);
-      expect(lastSent().contents[1].parts[0]).toEqual({ functionCall: { name: WEATHER.name, args: WEATHER.args }, thoughtSignature: SIM_SIGNATURE });
+      expect(lastSent().contents[1].parts[0]).toEqual({
+        functionCall: { name: WEATHER.name, args: WEATHER.args },
+        thoughtSignature: SIM_SIGNATURE,
+      });
       expect(lastSent().contents[2].parts[0].functionResponse.name).toBe(WEATHER.name);
       const reply = await readJson(res2);
       expect(reply.content[0]!.text).toStartWith(`Simulated reply from ${PRO} after ${WEATHER.name} returned: 18 C`);
@@ -91,7 +108,11 @@ describe("Gemini 3 thought signatures round-trip on the next turn", () => {
   }
 
   test("chat client, parallel calls: the first call carries the signature, as Gemini sent it", async () => {
-    const first = { model: PRO, tools: chatTools(WEATHER), messages: [{ role: "user", content: "Weather twice? [sim tools=2]" }] };
+    const first = {
+      model: PRO,
+      tools: chatTools(WEATHER),
+      messages: [{ role: "user", content: "Weather twice? [sim tools=2]" }],
+    };
     const res = await h.call("/v1/chat/completions", { method: "POST", body: JSON.stringify(first) });
     const msg = (await readJson(res)).choices[0].message;
     expect(msg.tool_calls).toHaveLength(2);

@@ -22,7 +22,13 @@ afterAll(async () => {
 const TEXT = "Variants change the framing, never the reply.";
 
 /** A messages-format reply as a messages client sees it. */
-function messagesReply(o: { text?: string; tools?: { name: string; args: unknown }[]; stop: string; input: number; output: number }): Outcome {
+function messagesReply(o: {
+  text?: string;
+  tools?: { name: string; args: unknown }[];
+  stop: string;
+  input: number;
+  output: number;
+}): Outcome {
   const tools = o.tools ?? [];
   return {
     text: o.text ?? null,
@@ -36,7 +42,8 @@ function messagesReply(o: { text?: string; tools?: { name: string; args: unknown
   };
 }
 
-const argsTokens = (tools: { args: unknown }[]) => tools.reduce((n, t) => n + countTextTokens(JSON.stringify(t.args)), 0);
+const argsTokens = (tools: { args: unknown }[]) =>
+  tools.reduce((n, t) => n + countTextTokens(JSON.stringify(t.args)), 0);
 
 interface ChatVariant {
   variant: string;
@@ -61,7 +68,9 @@ describe("chat-completions stream variants → a messages client", () => {
   for (const { variant, tools } of CHAT_VARIANTS) {
     const withTools = tools !== undefined || variant === "interleaved-tools";
     test(`${variant}${tools ? ` (tools=${tools})` : ""}`, async () => {
-      const directive = withTools ? `[sim variant=${variant}${tools ? ` tools=${tools}` : ""}]` : `[sim variant=${variant} text="${TEXT}"]`;
+      const directive = withTools
+        ? `[sim variant=${variant}${tools ? ` tools=${tools}` : ""}]`
+        : `[sim variant=${variant} text="${TEXT}"]`;
       const body = {
         model: BETA.model,
         max_tokens: 300,
@@ -85,18 +94,27 @@ describe("chat-completions stream variants → a messages client", () => {
   }
 
   test("no-usage: the upstream never says; message_delta carries Turnpike's local counts", async () => {
-    const body = { model: BETA.model, max_tokens: 300, messages: [{ role: "user", content: `Go. [sim variant=no-usage text="${TEXT}"]` }] };
+    const body = {
+      model: BETA.model,
+      max_tokens: 300,
+      messages: [{ role: "user", content: `Go. [sim variant=no-usage text="${TEXT}"]` }],
+    };
     const s = await callStream(h, "messages", body);
     // Local counts (packages/providers README "Interrupted streams": usage estimated, never 0).
     const local = localCount(body);
-    expect(withoutIds(s.outcome)).toEqual(messagesReply({ text: TEXT, stop: "end_turn", input: local, output: countTextTokens(TEXT) }));
+    expect(withoutIds(s.outcome)).toEqual(
+      messagesReply({ text: TEXT, stop: "end_turn", input: local, output: countTextTokens(TEXT) }),
+    );
     expect(s.startInput).toBe(local);
   });
 });
 
 describe("messages stream variant → a chat client", () => {
   test("no-input-in-delta (Bedrock style): prompt_tokens from message_start", async () => {
-    const body = { model: ALPHA.model, messages: [{ role: "user", content: `Go. [sim variant=no-input-in-delta text="${TEXT}"]` }] };
+    const body = {
+      model: ALPHA.model,
+      messages: [{ role: "user", content: `Go. [sim variant=no-input-in-delta text="${TEXT}"]` }],
+    };
     const s = await callStream(h, "chat", body);
     const expected: Outcome = {
       text: TEXT,
@@ -116,13 +134,21 @@ describe("generateContent: a prompt blocked before any candidate (promptFeedback
     test(`messages client, ${stream ? "stream" : "JSON"}`, async () => {
       const body = { model: GAMMA.model, max_tokens: 100, messages: [{ role: "user", content }] };
       const r = stream ? await callStream(h, "messages", body) : await callJson(h, "messages", body);
-      expect(r.outcome).toEqual(messagesReply({ stop: "refusal", input: countPromptTokens("generate", r.sent.body), output: 0 }));
+      expect(r.outcome).toEqual(
+        messagesReply({ stop: "refusal", input: countPromptTokens("generate", r.sent.body), output: 0 }),
+      );
     });
 
     test(`chat client, ${stream ? "stream" : "JSON"}`, async () => {
       const body = { model: GAMMA.model, messages: [{ role: "user", content }] };
       const r = stream ? await callStream(h, "chat", body) : await callJson(h, "chat", body);
-      const expected: Outcome = { text: null, thinking: "", toolCalls: [], stop: "content_filter", usage: { input: countPromptTokens("generate", r.sent.body), output: 0 } };
+      const expected: Outcome = {
+        text: null,
+        thinking: "",
+        toolCalls: [],
+        stop: "content_filter",
+        usage: { input: countPromptTokens("generate", r.sent.body), output: 0 },
+      };
       expect(r.outcome).toEqual(expected);
     });
   }

@@ -17,11 +17,15 @@ afterAll(async () => {
   await h.close();
 });
 
-const HI = [{ role: "user", content: "Hi [sim text=\"Fine.\"]" }];
+const HI = [{ role: "user", content: 'Hi [sim text="Fine."]' }];
 
 async function send(client: ClientFormat, up: Upstream, extra: Record<string, unknown>) {
   const body = { model: up.model, ...(client === "messages" ? { max_tokens: 100 } : {}), messages: HI, ...extra };
-  const res = await h.call(client === "messages" ? "/v1/messages" : "/v1/chat/completions", { method: "POST", dialect: client, body: JSON.stringify(body) });
+  const res = await h.call(client === "messages" ? "/v1/messages" : "/v1/chat/completions", {
+    method: "POST",
+    dialect: client,
+    body: JSON.stringify(body),
+  });
   const text = await res.text();
   const sent = asRecord(h.gw.simulator!.requests.at(-1)?.body);
   return { status: res.status, warning: res.headers.get("x-turnpike-warning"), body: parseRecord(text), sent };
@@ -40,7 +44,11 @@ describe("warnings: the call goes through, the header names what was not carried
   });
 
   test("top_k on a stream: the warning is in the headers before the first event", async () => {
-    const res = await h.call("/v1/messages", { method: "POST", dialect: "messages", body: JSON.stringify({ model: BETA.model, max_tokens: 100, stream: true, top_k: 5, messages: HI }) });
+    const res = await h.call("/v1/messages", {
+      method: "POST",
+      dialect: "messages",
+      body: JSON.stringify({ model: BETA.model, max_tokens: 100, stream: true, top_k: 5, messages: HI }),
+    });
     expect(res.headers.get("content-type")).toStartWith("text/event-stream");
     expect(res.headers.get("x-turnpike-warning")).toBe("top_k: not supported by chat-completions upstreams");
     await res.text();
@@ -80,7 +88,9 @@ describe("warnings: the call goes through, the header names what was not carried
 
   test("several: one warning per parameter", async () => {
     const r = await send("messages", BETA, { top_k: 5, service_tier: "auto" });
-    expect(r.warning).toBe("top_k: not supported by chat-completions upstreams, service_tier: not carried to chat-completions upstreams");
+    expect(r.warning).toBe(
+      "top_k: not supported by chat-completions upstreams, service_tier: not carried to chat-completions upstreams",
+    );
   });
 });
 
@@ -94,7 +104,15 @@ describe("400s: content the model would need, named in the client's own error sh
     });
 
     test(`image/bmp (chat client) → ${up.label} upstream: 400 naming the type`, async () => {
-      const messages = [{ role: "user", content: [{ type: "image_url", image_url: { url: `data:image/bmp;base64,${PNG_BASE64}` } }, { type: "text", text: "What is it?" }] }];
+      const messages = [
+        {
+          role: "user",
+          content: [
+            { type: "image_url", image_url: { url: `data:image/bmp;base64,${PNG_BASE64}` } },
+            { type: "text", text: "What is it?" },
+          ],
+        },
+      ];
       const r = await send("chat", up, { messages });
       expect(r.status).toBe(400);
       expect(r.body.error.type).toBe("invalid_request_error");
@@ -109,7 +127,15 @@ describe("400s: content the model would need, named in the client's own error sh
   });
 
   test("an image URL (messages client) → generateContent: 400 asking for base64", async () => {
-    const messages = [{ role: "user", content: [{ type: "image", source: { type: "url", url: "https://example.com/a.png" } }, { type: "text", text: "What is it?" }] }];
+    const messages = [
+      {
+        role: "user",
+        content: [
+          { type: "image", source: { type: "url", url: "https://example.com/a.png" } },
+          { type: "text", text: "What is it?" },
+        ],
+      },
+    ];
     const r = await send("messages", GAMMA, { messages });
     expect(r.status).toBe(400);
     expect(r.body.type).toBe("error");

@@ -7,7 +7,8 @@ let h: Harness;
 let clock = Date.parse("2026-11-20T12:00:00Z");
 let otherKey: { id: string; key: string };
 
-const admin = (path: string, init: RequestInit = {}) => fetch(h.url + path, { ...init, headers: { authorization: `Bearer ${ADMIN_KEY}`, ...(init.headers ?? {}) } });
+const admin = (path: string, init: RequestInit = {}) =>
+  fetch(h.url + path, { ...init, headers: { authorization: `Bearer ${ADMIN_KEY}`, ...(init.headers ?? {}) } });
 const chat = (key: string, model: string, text: string) =>
   fetch(`${h.url}/v1/chat/completions`, {
     method: "POST",
@@ -19,7 +20,9 @@ const SECRET_PROMPT = "the password of the vault is tulip-4417";
 
 beforeAll(async () => {
   h = await startHarness({}, { now: () => clock });
-  otherKey = (await (await admin("/admin/keys", { method: "POST", body: JSON.stringify({ name: "other" }) })).json()) as any;
+  otherKey = (await (
+    await admin("/admin/keys", { method: "POST", body: JSON.stringify({ name: "other" }) })
+  ).json()) as any;
   // Day 20: two calls to delta-m3 by the harness key; day 22: one to beta-5 by the other key.
   expect((await chat(h.key, "delta-m3", `${SECRET_PROMPT} [sim text="first reply"]`)).status).toBe(200);
   clock += 60_000;
@@ -86,7 +89,9 @@ describe("GET /admin/usage/daily", () => {
       expect(err.type).toBe("invalid_request_error");
       expect(err.param).toBe(param);
     }
-    expect((await fetch(`${h.url}/admin/usage/daily`, { headers: { authorization: `Bearer ${h.key}` } })).status).toBe(401);
+    expect((await fetch(`${h.url}/admin/usage/daily`, { headers: { authorization: `Bearer ${h.key}` } })).status).toBe(
+      401,
+    );
   });
 });
 
@@ -125,7 +130,8 @@ describe("GET /admin/requests", () => {
     const one = (await (await admin("/admin/requests?limit=1")).json()) as any;
     expect(one.data).toHaveLength(1);
     expect(one.data[0].model).toBe("beta-5");
-    for (const q of ["limit=0", "limit=1001", "limit=x", "since=soon"]) expect((await admin(`/admin/requests?${q}`)).status).toBe(400);
+    for (const q of ["limit=0", "limit=1001", "limit=x", "since=soon"])
+      expect((await admin(`/admin/requests?${q}`)).status).toBe(400);
   });
 });
 

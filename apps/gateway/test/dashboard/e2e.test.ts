@@ -9,7 +9,16 @@ import { ADMIN_KEY, startHarness, type Harness } from "../harness";
 // missing): an operator signs in, makes a key, uses it, watches it in the log and the charts,
 // rotates and revokes it. Each view is photographed into screenshots/ (gitignored).
 const CHROMIUM = process.env.TURNPIKE_CHROMIUM || "/usr/bin/chromium";
-const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 const SHOTS = join(import.meta.dir, "screenshots");
 const STEP_MS = 60_000;
 
@@ -25,7 +34,8 @@ let rotatedSecret: string;
 let requestId: string;
 
 const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
-const view = (name: string) => page.getByRole("navigation", { name: "Views" }).getByRole("button", { name, exact: true }).click();
+const view = (name: string) =>
+  page.getByRole("navigation", { name: "Views" }).getByRole("button", { name, exact: true }).click();
 const keyRow = () => page.locator(`tr[data-key-id="${created.id}"]`);
 const callModels = (secret: string) => fetch(`${h.url}/v1/models`, { headers: { authorization: `Bearer ${secret}` } });
 
@@ -56,7 +66,11 @@ describe("dashboard in headless Chromium", () => {
       await page.getByLabel("Admin key").fill(ADMIN_KEY);
       await page.getByRole("button", { name: "Sign in" }).click();
       await page.getByRole("heading", { name: "New key" }).waitFor();
-      const stored = await page.evaluate(() => ({ session: sessionStorage.getItem("turnpike.adminKey"), local: localStorage.length, cookie: document.cookie }));
+      const stored = await page.evaluate(() => ({
+        session: sessionStorage.getItem("turnpike.adminKey"),
+        local: localStorage.length,
+        cookie: document.cookie,
+      }));
       expect(stored).toEqual({ session: ADMIN_KEY, local: 0, cookie: "" });
     },
     STEP_MS,
@@ -78,9 +92,16 @@ describe("dashboard in headless Chromium", () => {
       expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
       await shot("keys-secret");
       // The admin API agrees: the key exists with these limits, and never lists the secret.
-      const listed = (await (await fetch(`${h.url}/admin/keys`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).json()) as any;
+      const listed = (await (
+        await fetch(`${h.url}/admin/keys`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })
+      ).json()) as any;
       const k = listed.data.find((x: any) => x.name === "e2e-key");
-      expect({ models: k.models, rpm: k.rpm, tpm: k.tpm, budget_usd: k.budget_usd }).toEqual({ models: ["delta-m3", "beta-*"], rpm: 120, tpm: null, budget_usd: 5 });
+      expect({ models: k.models, rpm: k.rpm, tpm: k.tpm, budget_usd: k.budget_usd }).toEqual({
+        models: ["delta-m3", "beta-*"],
+        rpm: 120,
+        tpm: null,
+        budget_usd: 5,
+      });
       expect(JSON.stringify(listed)).not.toContain(secret);
       created = { id: k.id, secret };
       await page.getByRole("button", { name: "Done" }).click();
@@ -99,7 +120,9 @@ describe("dashboard in headless Chromium", () => {
       await form.getByLabel("Tokens / min").fill("50000");
       await form.getByRole("button", { name: "Save limits" }).click();
       await keyRow().locator('td[data-label="Limits"]', { hasText: "50,000 tpm" }).waitFor();
-      const k = (await (await fetch(`${h.url}/admin/keys/${created.id}`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).json()) as any;
+      const k = (await (
+        await fetch(`${h.url}/admin/keys/${created.id}`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })
+      ).json()) as any;
       expect(k.tpm).toBe(50000);
       expect(k.rpm).toBe(120);
       await shot("keys");
@@ -113,7 +136,10 @@ describe("dashboard in headless Chromium", () => {
       const res = await fetch(`${h.url}/v1/chat/completions`, {
         method: "POST",
         headers: { authorization: `Bearer ${created.secret}`, "content-type": "application/json" },
-        body: JSON.stringify({ model: "delta-m3", messages: [{ role: "user", content: 'private words [sim text="a private reply"]' }] }),
+        body: JSON.stringify({
+          model: "delta-m3",
+          messages: [{ role: "user", content: 'private words [sim text="a private reply"]' }],
+        }),
       });
       expect(res.status).toBe(200);
       const body = (await res.json()) as any;
@@ -164,16 +190,28 @@ describe("dashboard in headless Chromium", () => {
       await totals.locator("tbody tr", { hasText: "beta-5.5" }).waitFor();
       expect((await row.locator("td").allTextContents()).slice(0, 2)).toEqual(["delta-m3", "1"]);
       // The headline totals: the two metered requests of this period, none in the one before.
-      const daily = (await (await fetch(`${h.url}/admin/usage/daily`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).json()) as any;
-      const spend = daily.series.reduce((a: number, x: any) => a + x.cost_usd.reduce((p: number, q: number) => p + q, 0), 0);
-      const tokens = daily.series.reduce((a: number, x: any) => a + x.tokens.reduce((p: number, q: number) => p + q, 0), 0);
+      const daily = (await (
+        await fetch(`${h.url}/admin/usage/daily`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })
+      ).json()) as any;
+      const spend = daily.series.reduce(
+        (a: number, x: any) => a + x.cost_usd.reduce((p: number, q: number) => p + q, 0),
+        0,
+      );
+      const tokens = daily.series.reduce(
+        (a: number, x: any) => a + x.tokens.reduce((p: number, q: number) => p + q, 0),
+        0,
+      );
       expect(await page.getByTestId("total-requests").textContent()).toBe("2");
       expect(await page.getByTestId("total-tokens").textContent()).toBe(tokens.toLocaleString("en-US"));
       expect(await page.getByTestId("total-spend").textContent()).toBe(`$${String(Number(spend.toPrecision(3)))}`);
       expect(await page.getByTestId("total-error-rate").textContent()).toBe("0.0%");
-      expect(await page.getByRole("region", { name: "Requests", exact: true }).textContent()).toContain("new vs the 14 days before");
+      expect(await page.getByRole("region", { name: "Requests", exact: true }).textContent()).toContain(
+        "new vs the 14 days before",
+      );
       const requests = page.getByRole("img", { name: /^Requests per day:/ });
-      expect(await requests.getAttribute("aria-label")).toMatch(/^Requests per day: (delta-m3 1, beta-5\.5 1|beta-5\.5 1, delta-m3 1)$/);
+      expect(await requests.getAttribute("aria-label")).toMatch(
+        /^Requests per day: (delta-m3 1, beta-5\.5 1|beta-5\.5 1, delta-m3 1)$/,
+      );
       // Every chart gives each series its own colour.
       for (const chart of await page.locator("canvas[data-colors]").all()) {
         const colors = ((await chart.getAttribute("data-colors")) ?? "").split(" ");
@@ -203,7 +241,9 @@ describe("dashboard in headless Chromium", () => {
       const row = page.getByRole("table", { name: "Models" }).locator("tbody tr", { hasText: "delta-m3" });
       await row.waitFor();
       expect((await row.locator("td").allTextContents()).slice(2, 4)).toEqual(["$0.3", "$1.2"]);
-      const catalog = (await (await fetch(`${h.url}/admin/models`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).json()) as any;
+      const catalog = (await (
+        await fetch(`${h.url}/admin/models`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })
+      ).json()) as any;
       expect(await page.getByRole("table", { name: "Models" }).locator("tbody tr").count()).toBe(catalog.data.length);
       await shot("models");
     },
@@ -215,7 +255,9 @@ describe("dashboard in headless Chromium", () => {
     async () => {
       const res = await fetch(`${h.url}/admin/deployments`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
       expect(res.status).toBe(200);
-      const { data } = (await res.json()) as { data: { model: string; deployment: string; state: string; failures: number; latency_ms: number }[] };
+      const { data } = (await res.json()) as {
+        data: { model: string; deployment: string; state: string; failures: number; latency_ms: number }[];
+      };
       // One deployment per catalog model where the config gives none, each closed.
       expect(data.length).toBeGreaterThanOrEqual(10);
       await view("Health");
@@ -224,7 +266,15 @@ describe("dashboard in headless Chromium", () => {
       expect(await rows.count()).toBe(data.length);
       const d = data[0]!;
       expect(d.state).toBe("closed");
-      expect(await rows.nth(0).locator("td").allTextContents()).toEqual([d.model, d.deployment, "healthy", "Healthy: serving requests.", String(d.failures), "none", `${Math.round(d.latency_ms)} ms`]);
+      expect(await rows.nth(0).locator("td").allTextContents()).toEqual([
+        d.model,
+        d.deployment,
+        "healthy",
+        "Healthy: serving requests.",
+        String(d.failures),
+        "none",
+        `${Math.round(d.latency_ms)} ms`,
+      ]);
       await shot("health");
     },
     STEP_MS,
@@ -272,13 +322,19 @@ describe("dashboard in headless Chromium", () => {
       await view(name);
       await page.locator("main table").first().waitFor();
       // Layout settles within a frame or two of the resize; the check waits for it, bounded.
-      await page.waitForFunction(() => document.documentElement.scrollWidth <= window.innerWidth, null, { timeout: 5000 }).catch(() => undefined);
+      await page
+        .waitForFunction(() => document.documentElement.scrollWidth <= window.innerWidth, null, { timeout: 5000 })
+        .catch(() => undefined);
       const widths = await page.evaluate(() => ({
         page: document.documentElement.scrollWidth - window.innerWidth,
         tables: [...document.querySelectorAll<HTMLElement>(".scroll")].map((e) => e.scrollWidth - e.clientWidth),
       }));
       // Named by view, so that a failure says where.
-      expect({ view: name, page: Math.max(widths.page, 0), tables: widths.tables.filter((w) => w > 0) }).toEqual({ view: name, page: 0, tables: [] });
+      expect({ view: name, page: Math.max(widths.page, 0), tables: widths.tables.filter((w) => w > 0) }).toEqual({
+        view: name,
+        page: 0,
+        tables: [],
+      });
       await shot(`${label}-${name.toLowerCase().replace(" ", "-")}`);
     }
     await view("Keys");
@@ -290,7 +346,11 @@ describe("dashboard in headless Chromium", () => {
     expect(box!.x + box!.width).toBeLessThanOrEqual(width);
   }
 
-  step("fits a 1366 px laptop screen: every table in its card, Revoke in view", () => fits(1366, 768, "laptop"), STEP_MS);
+  step(
+    "fits a 1366 px laptop screen: every table in its card, Revoke in view",
+    () => fits(1366, 768, "laptop"),
+    STEP_MS,
+  );
 
   step(
     "fits a phone's screen: nothing wider than the viewport",

@@ -7,9 +7,14 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ADMIN_KEY, startHarness, type Harness } from "../harness";
 
 let h: Harness;
-const admin = (path: string, init: RequestInit = {}) => fetch(h.url + path, { ...init, headers: { authorization: `Bearer ${ADMIN_KEY}`, ...(init.headers ?? {}) } });
+const admin = (path: string, init: RequestInit = {}) =>
+  fetch(h.url + path, { ...init, headers: { authorization: `Bearer ${ADMIN_KEY}`, ...(init.headers ?? {}) } });
 const chat = (key: string, body: unknown) =>
-  fetch(`${h.url}/v1/chat/completions`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) });
+  fetch(`${h.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
 const hi = (model: string, text = "hi") => ({ model, messages: [{ role: "user", content: text }] });
 
 interface Line {
@@ -29,12 +34,20 @@ afterAll(() => h.close());
 
 describe("the live log", () => {
   test("lists every refused request with its status and the reason the client got, newest first", async () => {
-    const limited = (await (await admin("/admin/keys", { method: "POST", body: JSON.stringify({ name: "one a minute", rpm: 1 }) })).json()) as { id: string; key: string };
+    const limited = (await (
+      await admin("/admin/keys", { method: "POST", body: JSON.stringify({ name: "one a minute", rpm: 1 }) })
+    ).json()) as { id: string; key: string };
     const made: { status: number; id: string; message: string; type: string; keyId: string }[] = [];
     const call = async (key: string, body: unknown, keyId = "") => {
       const res = await chat(key, body);
       const json = (await res.json()) as { error?: { message: string; type: string } };
-      made.push({ status: res.status, id: res.headers.get("x-request-id") ?? "", message: json.error?.message ?? "", type: json.error?.type ?? "", keyId });
+      made.push({
+        status: res.status,
+        id: res.headers.get("x-request-id") ?? "",
+        message: json.error?.message ?? "",
+        type: json.error?.type ?? "",
+        keyId,
+      });
     };
     await call("sk-tp-not-a-key-0123456789", hi("beta-5.5"));
     await call(h.key, hi("no-such-model"), h.keyId);
@@ -47,7 +60,13 @@ describe("the live log", () => {
     const refused = made.filter((m) => m.status >= 400);
     for (const m of refused) {
       const line = data.find((l) => l.request_id === m.id);
-      expect(line).toMatchObject({ status: m.status, refused: true, reason: m.message, key_id: m.keyId, endpoint: "chat" });
+      expect(line).toMatchObject({
+        status: m.status,
+        refused: true,
+        reason: m.message,
+        key_id: m.keyId,
+        endpoint: "chat",
+      });
       expect(line?.error_type).toBeTruthy();
       expect(m.message.length).toBeGreaterThan(10);
     }
@@ -65,7 +84,9 @@ describe("GET /admin/usage/daily", () => {
     // An overloaded upstream, told to a chat client as a 503.
     expect((await chat(h.key, hi("alpha-haiku-4-5", "fail [sim error=529]"))).status).toBe(503);
     expect((await chat(h.key, hi("alpha-haiku-4-5"))).status).toBe(200);
-    const daily = (await (await admin("/admin/usage/daily?by=model")).json()) as { series: { id: string; requests: number[]; errors: number[] }[] };
+    const daily = (await (await admin("/admin/usage/daily?by=model")).json()) as {
+      series: { id: string; requests: number[]; errors: number[] }[];
+    };
     const alpha = daily.series.find((s) => s.id === "alpha-haiku-4-5");
     expect(alpha?.requests.reduce((a, b) => a + b, 0)).toBe(2);
     expect(alpha?.errors.reduce((a, b) => a + b, 0)).toBe(1);

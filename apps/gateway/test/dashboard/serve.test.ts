@@ -47,7 +47,14 @@ describe("GET /dashboard", () => {
   });
 
   test("nothing outside the build folder, no folders, no malformed paths", async () => {
-    for (const path of ["/dashboard/../secret.txt", "/dashboard/%2e%2e/secret.txt", "/dashboard/..%2fsecret.txt", "/dashboard/assets", "/dashboard/%E0%A4%A", "/dashboard/missing.js"]) {
+    for (const path of [
+      "/dashboard/../secret.txt",
+      "/dashboard/%2e%2e/secret.txt",
+      "/dashboard/..%2fsecret.txt",
+      "/dashboard/assets",
+      "/dashboard/%E0%A4%A",
+      "/dashboard/missing.js",
+    ]) {
       const res = await get(path);
       expect(res.status).toBe(404);
       expect(await res.text()).not.toContain("not for the browser");

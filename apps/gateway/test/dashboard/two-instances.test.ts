@@ -16,7 +16,11 @@ describe.skipIf(!postgresUp || !redisUp)("dashboard feeds over two instances", (
     const db = await freshDatabase();
     const prefix = freshPrefix();
     cleanups.push(db.drop, prefix.drop);
-    const env = { TURNPIKE_DATABASE_URL: db.url, TURNPIKE_REDIS_URL: TEST_REDIS_URL, TURNPIKE_REDIS_PREFIX: prefix.prefix };
+    const env = {
+      TURNPIKE_DATABASE_URL: db.url,
+      TURNPIKE_REDIS_URL: TEST_REDIS_URL,
+      TURNPIKE_REDIS_PREFIX: prefix.prefix,
+    };
     [a, b] = await Promise.all([startInstance(env), startInstance(env)]);
     cleanups.unshift(async () => {
       await Promise.all([a.stop(), b.stop()]);
@@ -24,7 +28,10 @@ describe.skipIf(!postgresUp || !redisUp)("dashboard feeds over two instances", (
       removeDir(b.journalDir);
     });
     const { id, key } = await newKey(a.url, {});
-    await waitFor("the key on b", async () => (await admin(b.url, "GET", `/admin/keys/${id}`)).status === 200 || undefined);
+    await waitFor(
+      "the key on b",
+      async () => (await admin(b.url, "GET", `/admin/keys/${id}`)).status === 200 || undefined,
+    );
     for (const [i, on] of [a, a, b].entries()) {
       const r = await chat(on.url, key, `[sim text="reply ${i}"]`);
       expect(r.status).toBe(200);
@@ -54,7 +61,9 @@ describe.skipIf(!postgresUp || !redisUp)("dashboard feeds over two instances", (
     expect(records).toHaveLength(3);
     // The days the records fell on (one, unless the test ran across midnight UTC).
     const days = [...new Set(records.map((r) => r.created_at.slice(0, 10) as string))].sort();
-    const body = (await (await admin(b.url, "GET", `/admin/usage/daily?by=model&since=${days[0]}&until=${days.at(-1)}`)).json()) as any;
+    const body = (await (
+      await admin(b.url, "GET", `/admin/usage/daily?by=model&since=${days[0]}&until=${days.at(-1)}`)
+    ).json()) as any;
     expect(body.days).toEqual(days);
     expect(body.series).toHaveLength(1);
     const [s] = body.series;
@@ -62,6 +71,9 @@ describe.skipIf(!postgresUp || !redisUp)("dashboard feeds over two instances", (
     expect(s.id).toBe("beta-5");
     expect(sum(s.requests)).toBe(3);
     expect(sum(s.tokens)).toBe(records.reduce((n, r) => n + r.input_tokens + r.output_tokens, 0));
-    expect(sum(s.cost_usd)).toBeCloseTo(records.reduce((n, r) => n + r.cost_usd, 0), 9);
+    expect(sum(s.cost_usd)).toBeCloseTo(
+      records.reduce((n, r) => n + r.cost_usd, 0),
+      9,
+    );
   });
 });

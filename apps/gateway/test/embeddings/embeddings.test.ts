@@ -22,7 +22,11 @@ afterAll(() => h.close());
 const norm = (v: number[]) => Math.sqrt(v.reduce((s, x) => s + x * x, 0));
 
 async function admin(path: string, method = "GET", body?: unknown) {
-  const res = await fetch(h.url + path, { method, headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" }, ...(body ? { body: JSON.stringify(body) } : {}) });
+  const res = await fetch(h.url + path, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
   return { status: res.status, body: (await res.json()) as any };
 }
 
@@ -37,8 +41,16 @@ async function ledgerRow(keyId: string, requestId: string): Promise<any> {
   throw new Error(`no ledger row for ${requestId}`);
 }
 
-const DIMENSIONS: Record<string, number> = { "beta-embedding-3-small": 1536, "beta-embedding-3-large": 3072, "gamma-embedding-1": 3072 };
-const PRICE: Record<string, number> = { "beta-embedding-3-small": 0.02, "beta-embedding-3-large": 0.13, "gamma-embedding-1": 0.15 };
+const DIMENSIONS: Record<string, number> = {
+  "beta-embedding-3-small": 1536,
+  "beta-embedding-3-large": 3072,
+  "gamma-embedding-1": 3072,
+};
+const PRICE: Record<string, number> = {
+  "beta-embedding-3-small": 0.02,
+  "beta-embedding-3-large": 0.13,
+  "gamma-embedding-1": 0.15,
+};
 
 for (const model of EMBEDDING_MODEL_IDS) {
   describe(`${model} through the official client`, () => {
@@ -59,7 +71,8 @@ for (const model of EMBEDDING_MODEL_IDS) {
     });
 
     test("base64: explicit (the string, decoded) and the client's default (decoded by the client) equal the floats", async () => {
-      const floats = (await client.embeddings.create({ model, input: "base64 check", encoding_format: "float" })).data[0]!.embedding;
+      const floats = (await client.embeddings.create({ model, input: "base64 check", encoding_format: "float" }))
+        .data[0]!.embedding;
       const raw = await client.embeddings.create({ model, input: "base64 check", encoding_format: "base64" });
       const text = raw.data[0]!.embedding as unknown as string; // base64 asked: the wire holds a string
       expect(typeof text).toBe("string");
@@ -73,7 +86,9 @@ for (const model of EMBEDDING_MODEL_IDS) {
       const r = await client.embeddings.create({ model, input: "short", dimensions: 256, encoding_format: "float" });
       expect(r.data[0]!.embedding).toHaveLength(256);
       expect(norm(r.data[0]!.embedding)).toBeCloseTo(1, 4);
-      const err = await client.embeddings.create({ model, input: "short", dimensions: DIMENSIONS[model]! + 1 }).catch((e: unknown) => e);
+      const err = await client.embeddings
+        .create({ model, input: "short", dimensions: DIMENSIONS[model]! + 1 })
+        .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(OpenAI.BadRequestError);
       expect((err as InstanceType<typeof OpenAI.BadRequestError>).param).toBe("dimensions");
     });
@@ -89,7 +104,9 @@ for (const model of EMBEDDING_MODEL_IDS) {
     });
 
     test("the ledger: one row, endpoint embeddings, input tokens priced at the model's input price", async () => {
-      const { data, response } = await client.embeddings.create({ model, input: ["ledger one", "ledger two"], encoding_format: "float" }).withResponse();
+      const { data, response } = await client.embeddings
+        .create({ model, input: ["ledger one", "ledger two"], encoding_format: "float" })
+        .withResponse();
       const rid = response.headers.get("x-request-id")!;
       const row = await ledgerRow(h.keyId, rid);
       expect(row).toMatchObject({ model, endpoint: "embeddings", stream: false, status: 200, output_tokens: 0 });
@@ -101,16 +118,29 @@ for (const model of EMBEDDING_MODEL_IDS) {
 
 describe("token ids", () => {
   test("the chat protocol takes token ids (one array, or several)", async () => {
-    const one = await client.embeddings.create({ model: "beta-embedding-3-small", input: [1, 2, 3, 4], encoding_format: "float" });
+    const one = await client.embeddings.create({
+      model: "beta-embedding-3-small",
+      input: [1, 2, 3, 4],
+      encoding_format: "float",
+    });
     expect(one.data).toHaveLength(1);
     expect(one.usage.prompt_tokens).toBe(4);
-    const many = await client.embeddings.create({ model: "beta-embedding-3-small", input: [[1, 2, 3, 4], [5, 6]], encoding_format: "float" });
+    const many = await client.embeddings.create({
+      model: "beta-embedding-3-small",
+      input: [
+        [1, 2, 3, 4],
+        [5, 6],
+      ],
+      encoding_format: "float",
+    });
     expect(many.data[0]!.embedding).toEqual(one.data[0]!.embedding);
     expect(many.usage.prompt_tokens).toBe(6);
   });
 
   test("the generateContent protocol takes text only: token ids are a 400 naming the input", async () => {
-    const err = await client.embeddings.create({ model: "gamma-embedding-1", input: [[1, 2, 3]] }).catch((e: unknown) => e);
+    const err = await client.embeddings
+      .create({ model: "gamma-embedding-1", input: [[1, 2, 3]] })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     expect((err as Error).message).toContain("takes text only");
   });
@@ -119,11 +149,26 @@ describe("token ids", () => {
 describe("generateContent: embedContent for one input, batchEmbedContents for several, the task type carried", () => {
   test("the upstream calls and the task type", async () => {
     const sim = h.gw.simulator!;
-    await h.call("/v1/embeddings", { method: "POST", body: JSON.stringify({ model: "gamma-embedding-1", input: "query text", task_type: "RETRIEVAL_QUERY", dimensions: 64 }) });
+    await h.call("/v1/embeddings", {
+      method: "POST",
+      body: JSON.stringify({
+        model: "gamma-embedding-1",
+        input: "query text",
+        task_type: "RETRIEVAL_QUERY",
+        dimensions: 64,
+      }),
+    });
     const single = sim.requests.at(-1)!;
     expect(single.path).toBe("/v1beta/models/gamma-embedding-1:embedContent");
-    expect(single.body).toEqual({ content: { parts: [{ text: "query text" }] }, taskType: "RETRIEVAL_QUERY", outputDimensionality: 64 });
-    await h.call("/v1/embeddings", { method: "POST", body: JSON.stringify({ model: "gamma-embedding-1", input: ["a", "b"], task_type: "RETRIEVAL_DOCUMENT" }) });
+    expect(single.body).toEqual({
+      content: { parts: [{ text: "query text" }] },
+      taskType: "RETRIEVAL_QUERY",
+      outputDimensionality: 64,
+    });
+    await h.call("/v1/embeddings", {
+      method: "POST",
+      body: JSON.stringify({ model: "gamma-embedding-1", input: ["a", "b"], task_type: "RETRIEVAL_DOCUMENT" }),
+    });
     const batch = sim.requests.at(-1)!;
     expect(batch.path).toBe("/v1beta/models/gamma-embedding-1:batchEmbedContents");
     expect((batch.body as any).requests.map((r: any) => [r.model, r.taskType])).toEqual([
@@ -131,9 +176,20 @@ describe("generateContent: embedContent for one input, batchEmbedContents for se
       ["models/gamma-embedding-1", "RETRIEVAL_DOCUMENT"],
     ]);
     // A query and a document of the same text are embedded for different tasks.
-    const vec = async (task: string) => ((await (await h.call("/v1/embeddings", { method: "POST", body: JSON.stringify({ model: "gamma-embedding-1", input: "same", task_type: task }) })).json()) as any).data[0].embedding;
+    const vec = async (task: string) =>
+      (
+        (await (
+          await h.call("/v1/embeddings", {
+            method: "POST",
+            body: JSON.stringify({ model: "gamma-embedding-1", input: "same", task_type: task }),
+          })
+        ).json()) as any
+      ).data[0].embedding;
     expect(await vec("RETRIEVAL_QUERY")).not.toEqual(await vec("RETRIEVAL_DOCUMENT"));
-    const bad = await h.call("/v1/embeddings", { method: "POST", body: JSON.stringify({ model: "gamma-embedding-1", input: "x", task_type: "NOPE" }) });
+    const bad = await h.call("/v1/embeddings", {
+      method: "POST",
+      body: JSON.stringify({ model: "gamma-embedding-1", input: "x", task_type: "NOPE" }),
+    });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as any).error.param).toBe("task_type");
   });
@@ -144,18 +200,32 @@ describe("refusals", () => {
     const err = await client.embeddings.create({ model: "beta-5", input: "x" }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     expect((err as InstanceType<typeof OpenAI.BadRequestError>).code).toBe("model_not_supported");
-    const chat = await client.chat.completions.create({ model: "beta-embedding-3-small", messages: [{ role: "user", content: "hi" }] }).catch((e: unknown) => e);
+    const chat = await client.chat.completions
+      .create({ model: "beta-embedding-3-small", messages: [{ role: "user", content: "hi" }] })
+      .catch((e: unknown) => e);
     expect(chat).toBeInstanceOf(OpenAI.BadRequestError);
     expect((chat as Error).message).toContain("is an embedding model");
-    const responses = await client.responses.create({ model: "gamma-embedding-1", input: "hi" }).catch((e: unknown) => e);
+    const responses = await client.responses
+      .create({ model: "gamma-embedding-1", input: "hi" })
+      .catch((e: unknown) => e);
     expect(responses).toBeInstanceOf(OpenAI.BadRequestError);
-    const messages = await h.call("/v1/messages", { method: "POST", dialect: "messages", body: JSON.stringify({ model: "beta-embedding-3-large", max_tokens: 5, messages: [{ role: "user", content: "hi" }] }) });
+    const messages = await h.call("/v1/messages", {
+      method: "POST",
+      dialect: "messages",
+      body: JSON.stringify({
+        model: "beta-embedding-3-large",
+        max_tokens: 5,
+        messages: [{ role: "user", content: "hi" }],
+      }),
+    });
     expect(messages.status).toBe(400);
     expect(((await messages.json()) as any).error.type).toBe("invalid_request_error");
   });
 
   test("unknown model 404; bad input 400 naming the field; a bad key 401", async () => {
-    expect(await client.embeddings.create({ model: "nope", input: "x" }).catch((e: unknown) => e)).toBeInstanceOf(OpenAI.NotFoundError);
+    expect(await client.embeddings.create({ model: "nope", input: "x" }).catch((e: unknown) => e)).toBeInstanceOf(
+      OpenAI.NotFoundError,
+    );
     for (const [body, param] of [
       [{ model: "beta-embedding-3-small", input: "" }, "input"],
       [{ model: "beta-embedding-3-small", input: [] }, "input"],
@@ -168,7 +238,11 @@ describe("refusals", () => {
       expect(res.status).toBe(400);
       expect(((await res.json()) as any).error.param).toBe(param);
     }
-    const res = await fetch(`${h.url}/v1/embeddings`, { method: "POST", headers: { authorization: "Bearer sk-wrong", "content-type": "application/json" }, body: "{}" });
+    const res = await fetch(`${h.url}/v1/embeddings`, {
+      method: "POST",
+      headers: { authorization: "Bearer sk-wrong", "content-type": "application/json" },
+      body: "{}",
+    });
     expect(res.status).toBe(401);
   });
 });
@@ -178,18 +252,25 @@ describe("limits and budgets", () => {
     const { body: k } = await admin("/admin/keys", "POST", { name: "emb-rpm", rpm: 1 });
     const limited = new OpenAI({ apiKey: k.key, baseURL: `${h.url}/v1`, maxRetries: 0 });
     await limited.embeddings.create({ model: "beta-embedding-3-small", input: "one" });
-    const err = await limited.embeddings.create({ model: "beta-embedding-3-small", input: "two" }).catch((e: unknown) => e);
+    const err = await limited.embeddings
+      .create({ model: "beta-embedding-3-small", input: "two" })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.RateLimitError);
   });
 
   test("a spent budget refuses embeddings too (insufficient_quota)", async () => {
     const { body: k } = await admin("/admin/keys", "POST", { name: "emb-budget", budget_usd: 0.0000001 });
     const spent = new OpenAI({ apiKey: k.key, baseURL: `${h.url}/v1`, maxRetries: 0 });
-    const { response } = await spent.embeddings.create({ model: "gamma-embedding-1", input: "a text long enough to cost more than the budget".repeat(5) }).withResponse();
+    const { response } = await spent.embeddings
+      .create({ model: "gamma-embedding-1", input: "a text long enough to cost more than the budget".repeat(5) })
+      .withResponse();
     await ledgerRow(k.id, response.headers.get("x-request-id")!);
     let err: unknown;
     for (let i = 0; i < 100 && !err; i++) {
-      err = await spent.embeddings.create({ model: "gamma-embedding-1", input: "again" }).then(() => undefined, (e: unknown) => e);
+      err = await spent.embeddings.create({ model: "gamma-embedding-1", input: "again" }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       if (!err) await Bun.sleep(20);
     }
     expect(err).toBeInstanceOf(OpenAI.RateLimitError);
@@ -200,8 +281,18 @@ describe("limits and budgets", () => {
 describe("metrics", () => {
   test("embeddings are counted under endpoint embeddings", async () => {
     await client.embeddings.create({ model: "beta-embedding-3-large", input: "counted" });
-    const text = await (await fetch(`${h.url}/metrics`, { headers: { authorization: "Bearer sk-metrics-embeddings-0123456789" } })).text();
-    const line = text.split("\n").find((l) => l.startsWith("turnpike_requests_total{") && l.includes('endpoint="embeddings"') && l.includes('model="beta-embedding-3-large"') && l.includes('status="200"'));
+    const text = await (
+      await fetch(`${h.url}/metrics`, { headers: { authorization: "Bearer sk-metrics-embeddings-0123456789" } })
+    ).text();
+    const line = text
+      .split("\n")
+      .find(
+        (l) =>
+          l.startsWith("turnpike_requests_total{") &&
+          l.includes('endpoint="embeddings"') &&
+          l.includes('model="beta-embedding-3-large"') &&
+          l.includes('status="200"'),
+      );
     expect(line).toBeDefined();
     expect(Number(line!.split(" ").at(-1))).toBeGreaterThanOrEqual(1);
   });
@@ -218,7 +309,12 @@ describe("GET /v1/models", () => {
     expect(body.models.map((m: any) => m.slug).sort()).toEqual([...CATALOG_MODEL_IDS].sort());
     const codex = (await (await h.call("/v1/models?client_version=0.169.0")).json()) as any;
     expect(codex.data.map((m: any) => m.id).sort()).toEqual([...CATALOG_MODEL_IDS].sort());
-    const picker = (await (await h.call("/v1/models", { dialect: "messages", headers: { "user-agent": "claude-cli/2.1.331 (external, cli)" } })).json()) as any;
+    const picker = (await (
+      await h.call("/v1/models", {
+        dialect: "messages",
+        headers: { "user-agent": "claude-cli/2.1.331 (external, cli)" },
+      })
+    ).json()) as any;
     expect(picker.data.some((m: any) => m.id.includes("embedding"))).toBe(false);
   });
 });

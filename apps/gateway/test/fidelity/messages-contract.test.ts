@@ -18,7 +18,9 @@ const upstreamFetch: typeof fetch = Object.assign(
     const url = String(input);
     sent.push({ url, headers: new Headers(init?.headers) });
     if (countsFail && /count_tokens|:countTokens|input_tokens/.test(url)) {
-      return Promise.resolve(Response.json({ type: "error", error: { type: "api_error", message: "count backend down" } }, { status: 500 }));
+      return Promise.resolve(
+        Response.json({ type: "error", error: { type: "api_error", message: "count backend down" } }, { status: 500 }),
+      );
     }
     return fetch(input, init);
   },
@@ -31,12 +33,27 @@ let url: string;
 let key: string;
 
 beforeAll(async () => {
-  const config = loadConfig({ PORT: "0", HOST: "127.0.0.1", TURNPIKE_ADMIN_KEY: ADMIN_KEY, TURNPIKE_DB: ":memory:", TURNPIKE_LOG_LEVEL: "info" });
+  const config = loadConfig({
+    PORT: "0",
+    HOST: "127.0.0.1",
+    TURNPIKE_ADMIN_KEY: ADMIN_KEY,
+    TURNPIKE_DB: ":memory:",
+    TURNPIKE_LOG_LEVEL: "info",
+  });
   const destination = { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) };
-  gw = await bootGateway(config, { store: new SqliteStore(":memory:"), firstKey: false, logDestination: destination, fetch: upstreamFetch });
+  gw = await bootGateway(config, {
+    store: new SqliteStore(":memory:"),
+    firstKey: false,
+    logDestination: destination,
+    fetch: upstreamFetch,
+  });
   gw.app.listen({ port: 0, hostname: "127.0.0.1" });
   url = `http://127.0.0.1:${gw.app.server!.port}`;
-  const created = await fetch(`${url}/admin/keys`, { method: "POST", headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" }, body: JSON.stringify({ name: "t" }) });
+  const created = await fetch(`${url}/admin/keys`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" },
+    body: JSON.stringify({ name: "t" }),
+  });
   key = ((await created.json()) as { key: string }).key;
 });
 afterAll(async () => {
@@ -54,12 +71,20 @@ const AGENT_HEADERS = {
 };
 
 const post = (path: string, body: Record<string, unknown>, extra: Record<string, string> = {}) =>
-  fetch(`${url}${path}`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...AGENT_HEADERS, ...extra }, body: JSON.stringify(body) });
+  fetch(`${url}${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...AGENT_HEADERS, ...extra },
+    body: JSON.stringify(body),
+  });
 
 describe("headers", () => {
   test("anthropic-version and anthropic-beta reach the messages upstream as the client sent them", async () => {
     sent.length = 0;
-    const res = await post("/v1/messages", { model: "alpha-haiku-4-5", max_tokens: 32, messages: [{ role: "user", content: "Hi" }] });
+    const res = await post("/v1/messages", {
+      model: "alpha-haiku-4-5",
+      max_tokens: 32,
+      messages: [{ role: "user", content: "Hi" }],
+    });
     expect(res.status).toBe(200);
     const call = sent.find((s) => s.url.endsWith("/v1/messages"))!;
     expect(call.headers.get("anthropic-beta")).toBe(AGENT_HEADERS["anthropic-beta"]);
@@ -70,24 +95,38 @@ describe("headers", () => {
   });
 
   test("the session and the client are consumed: the request's log line names them", async () => {
-    const res = await post("/v1/messages", { model: "beta-5", max_tokens: 32, messages: [{ role: "user", content: "Hi" }] });
+    const res = await post("/v1/messages", {
+      model: "beta-5",
+      max_tokens: 32,
+      messages: [{ role: "user", content: "Hi" }],
+    });
     expect(res.status).toBe(200);
     const line = lines.find((l) => l.msg === "request" && l.request_id === res.headers.get("x-request-id"));
-    expect(line).toMatchObject({ session: AGENT_HEADERS["x-claude-code-session-id"], client: AGENT_HEADERS["user-agent"], status: 200 });
+    expect(line).toMatchObject({
+      session: AGENT_HEADERS["x-claude-code-session-id"],
+      client: AGENT_HEADERS["user-agent"],
+      status: 200,
+    });
   });
 });
 
 describe("count_tokens", () => {
   test("is served for every catalog model", async () => {
     for (const model of CATALOG_IDS) {
-      const res = await post("/v1/messages/count_tokens", { model, messages: [{ role: "user", content: "How many tokens is this sentence?" }] });
+      const res = await post("/v1/messages/count_tokens", {
+        model,
+        messages: [{ role: "user", content: "How many tokens is this sentence?" }],
+      });
       expect({ model, status: res.status }).toEqual({ model, status: 200 });
       expect(((await res.json()) as { input_tokens: number }).input_tokens).toBeGreaterThan(0);
     }
   });
 
   test("a vendor's failing count is answered with the local count, marked local, and logged", async () => {
-    const body = { model: "alpha-haiku-4-5", messages: [{ role: "user", content: "How many tokens is this sentence?" }] };
+    const body = {
+      model: "alpha-haiku-4-5",
+      messages: [{ role: "user", content: "How many tokens is this sentence?" }],
+    };
     const upstream = await post("/v1/messages/count_tokens", body);
     expect(upstream.headers.get("x-turnpike-count")).toBe("upstream");
     countsFail = true;
@@ -97,7 +136,11 @@ describe("count_tokens", () => {
         expect(res.status).toBe(200);
         expect(res.headers.get("x-turnpike-count")).toBe("local");
         expect(((await res.json()) as { input_tokens: number }).input_tokens).toBeGreaterThan(0);
-        const warned = lines.find((l) => l.request_id === res.headers.get("x-request-id") && l.msg === "vendor count failed; answered with the local count");
+        const warned = lines.find(
+          (l) =>
+            l.request_id === res.headers.get("x-request-id") &&
+            l.msg === "vendor count failed; answered with the local count",
+        );
         expect(String(warned?.reason)).toStartWith("500");
       }
     } finally {

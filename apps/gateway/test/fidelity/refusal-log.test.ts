@@ -15,12 +15,23 @@ let url: string;
 let key: string;
 
 beforeAll(async () => {
-  const config = loadConfig({ PORT: "0", HOST: "127.0.0.1", TURNPIKE_ADMIN_KEY: ADMIN_KEY, TURNPIKE_DB: ":memory:", TURNPIKE_LOG_LEVEL: "warn", TURNPIKE_LOG_FORMAT: "json" });
+  const config = loadConfig({
+    PORT: "0",
+    HOST: "127.0.0.1",
+    TURNPIKE_ADMIN_KEY: ADMIN_KEY,
+    TURNPIKE_DB: ":memory:",
+    TURNPIKE_LOG_LEVEL: "warn",
+    TURNPIKE_LOG_FORMAT: "json",
+  });
   const destination = { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) };
   gw = await bootGateway(config, { store: new SqliteStore(":memory:"), firstKey: false, logDestination: destination });
   gw.app.listen({ port: 0, hostname: "127.0.0.1" });
   url = `http://127.0.0.1:${gw.app.server!.port}`;
-  const created = await fetch(`${url}/admin/keys`, { method: "POST", headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" }, body: JSON.stringify({ name: "t" }) });
+  const created = await fetch(`${url}/admin/keys`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" },
+    body: JSON.stringify({ name: "t" }),
+  });
   key = ((await created.json()) as { key: string }).key;
 });
 afterAll(async () => {
@@ -49,12 +60,21 @@ describe("refusals in the log", () => {
     });
     expect(res.status).toBe(400);
     const line = await oneLine(res);
-    expect(line).toMatchObject({ level: "warn", route: "POST /v1/messages", model: "alpha-haiku-4-5", error_type: "invalid_request_error" });
+    expect(line).toMatchObject({
+      level: "warn",
+      route: "POST /v1/messages",
+      model: "alpha-haiku-4-5",
+      error_type: "invalid_request_error",
+    });
     expect(String(line.message)).toStartWith("max_tokens: required integer");
   });
 
   test("a 401 before the body is read: no model", async () => {
-    const res = await fetch(`${url}/v1/chat/completions`, { method: "POST", headers: { authorization: "Bearer sk-wrong", "content-type": "application/json" }, body: "{}" });
+    const res = await fetch(`${url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: "Bearer sk-wrong", "content-type": "application/json" },
+      body: "{}",
+    });
     expect(res.status).toBe(401);
     const line = await oneLine(res);
     expect(line).toMatchObject({ route: "POST /v1/chat/completions", error_type: "invalid_request_error" });
@@ -75,7 +95,11 @@ describe("refusals in the log", () => {
     const res = await fetch(`${url}/v1/no/such/route`, { headers: { authorization: `Bearer ${key}` } });
     expect(res.status).toBe(404);
     // A call that names no format is answered in the chat format's words (invalid_request_error).
-    expect(await oneLine(res)).toMatchObject({ route: "GET /v1/no/such/route", error_code: "unknown_route", message: "No route for GET /v1/no/such/route." });
+    expect(await oneLine(res)).toMatchObject({
+      route: "GET /v1/no/such/route",
+      error_code: "unknown_route",
+      message: "No route for GET /v1/no/such/route.",
+    });
   });
 
   test("an admin route's 401", async () => {

@@ -36,14 +36,30 @@ function configFile(): string {
 
 type Json = Record<string, any>; // replies read field by field
 
-async function turn(h: Harness, messages: unknown[], headers: Record<string, string>): Promise<{ res: Response; body: Json; deployment: string | null }> {
-  const res = await h.call("/v1/messages", { method: "POST", dialect: "messages", headers, body: JSON.stringify({ model: MODEL, max_tokens: 2048, thinking: { type: "enabled", budget_tokens: 1024 }, messages }) });
+async function turn(
+  h: Harness,
+  messages: unknown[],
+  headers: Record<string, string>,
+): Promise<{ res: Response; body: Json; deployment: string | null }> {
+  const res = await h.call("/v1/messages", {
+    method: "POST",
+    dialect: "messages",
+    headers,
+    body: JSON.stringify({
+      model: MODEL,
+      max_tokens: 2048,
+      thinking: { type: "enabled", budget_tokens: 1024 },
+      messages,
+    }),
+  });
   const body = (await res.json()) as Json;
   return { res, body, deployment: res.headers.get("x-turnpike-deployment") };
 }
 
 async function ledgerRow(h: Harness, requestId: string | null): Promise<Json | undefined> {
-  const res = await fetch(`${h.url}/admin/usage?key_id=${h.keyId}&limit=1000`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+  const res = await fetch(`${h.url}/admin/usage?key_id=${h.keyId}&limit=1000`, {
+    headers: { authorization: `Bearer ${ADMIN_KEY}` },
+  });
   return ((await res.json()) as { data: Json[] }).data.find((r) => r.request_id === requestId);
 }
 
@@ -51,7 +67,8 @@ async function ledgerRow(h: Harness, requestId: string | null): Promise<Json | u
 async function sessionOn(h: Harness, want: string, tag: string): Promise<string> {
   for (let i = 0; i < 64; i++) {
     const id = `${tag}-${i}`;
-    if ((await turn(h, [{ role: "user", content: "Hi" }], { "x-claude-code-session-id": id })).deployment === want) return id;
+    if ((await turn(h, [{ role: "user", content: "Hi" }], { "x-claude-code-session-id": id })).deployment === want)
+      return id;
   }
   throw new Error(`no session landed on ${want}`);
 }
@@ -64,16 +81,30 @@ describe("one instance", () => {
   afterAll(() => h.close());
 
   test("every session id the agents send keeps its turns on one deployment", async () => {
-    const ways: Record<string, string>[] = [{ "x-claude-code-session-id": "cc-1" }, { "x-opencode-session": "oc-1" }, { session_id: "codex-1" }];
+    const ways: Record<string, string>[] = [
+      { "x-claude-code-session-id": "cc-1" },
+      { "x-opencode-session": "oc-1" },
+      { session_id: "codex-1" },
+    ];
     for (const headers of ways) {
       const seen = new Set<string | null>();
-      for (let i = 0; i < 6; i++) seen.add((await turn(h, [{ role: "user", content: `Turn ${i}` }], headers)).deployment);
+      for (let i = 0; i < 6; i++)
+        seen.add((await turn(h, [{ role: "user", content: `Turn ${i}` }], headers)).deployment);
       expect(seen.size).toBe(1);
     }
     // The body's session marker, when no header names one.
     const seen = new Set<string | null>();
     for (let i = 0; i < 6; i++) {
-      const res = await h.call("/v1/messages", { method: "POST", dialect: "messages", body: JSON.stringify({ model: MODEL, max_tokens: 32, metadata: { user_id: "user_1_account__session_body-7" }, messages: [{ role: "user", content: "Hi" }] }) });
+      const res = await h.call("/v1/messages", {
+        method: "POST",
+        dialect: "messages",
+        body: JSON.stringify({
+          model: MODEL,
+          max_tokens: 32,
+          metadata: { user_id: "user_1_account__session_body-7" },
+          messages: [{ role: "user", content: "Hi" }],
+        }),
+      });
       seen.add(res.headers.get("x-turnpike-deployment"));
     }
     expect(seen.size).toBe(1);
@@ -90,7 +121,11 @@ describe("one instance", () => {
 
     // The session's deployment fails: the next turn goes to the other, without alpha's thinking.
     h.gw.simulator!.fault(SIM_VENDOR.alpha!, { status: 503 });
-    const history = [...ask1, { role: "assistant", content: t1.body.content }, { role: "user", content: 'Go on with the whole plan and write every step out [sim think text="Second answer."]' }];
+    const history = [
+      ...ask1,
+      { role: "assistant", content: t1.body.content },
+      { role: "user", content: 'Go on with the whole plan and write every step out [sim think text="Second answer."]' },
+    ];
     const t2 = await turn(h, history, headers);
     h.gw.simulator!.clearFaults();
     expect(t2.res.status).toBe(200);
@@ -100,8 +135,13 @@ describe("one instance", () => {
     expect(JSON.stringify(sent.body)).toContain("First answer.");
     const warning = t2.res.headers.get("x-turnpike-warning") ?? "";
     expect(warning).toContain("moved from deployment alpha to alpha-backup");
-    expect(warning).toContain("1 earlier thinking item(s) written by another deployment were not replayed to alpha-backup");
-    expect(await ledgerRow(h, t2.res.headers.get("x-request-id"))).toMatchObject({ deployment: "alpha-backup", cache_reset_from: "alpha" });
+    expect(warning).toContain(
+      "1 earlier thinking item(s) written by another deployment were not replayed to alpha-backup",
+    );
+    expect(await ledgerRow(h, t2.res.headers.get("x-request-id"))).toMatchObject({
+      deployment: "alpha-backup",
+      cache_reset_from: "alpha",
+    });
     expect((await ledgerRow(h, t1.res.headers.get("x-request-id")))?.cache_reset_from).toBeUndefined();
 
     // Alpha is healthy again, but the session's cache is on the backup now: it stays. Alpha's
@@ -140,7 +180,16 @@ routing:
   afterAll(() => h.close());
 
   const ask = (input: unknown[], key: string) =>
-    h.call("/v1/responses", { method: "POST", body: JSON.stringify({ model: "epsilon-5", prompt_cache_key: key, include: ["reasoning.encrypted_content"], store: false, input }) });
+    h.call("/v1/responses", {
+      method: "POST",
+      body: JSON.stringify({
+        model: "epsilon-5",
+        prompt_cache_key: key,
+        include: ["reasoning.encrypted_content"],
+        store: false,
+        input,
+      }),
+    });
 
   test("a failover does not send the old deployment's encrypted reasoning to the new one", async () => {
     let key = "";
@@ -148,19 +197,25 @@ routing:
     const ask1 = [{ role: "user", content: 'Plan it [sim think text="First."]' }];
     for (let i = 0; i < 64 && !key; i++) {
       const res = await ask(ask1, `conv-${i}`);
-      if (res.headers.get("x-turnpike-deployment") === "epsilon") [key, first] = [`conv-${i}`, (await res.json()) as Json];
+      if (res.headers.get("x-turnpike-deployment") === "epsilon")
+        [key, first] = [`conv-${i}`, (await res.json()) as Json];
     }
     const reasoning = first!.output.find((o: Json) => o.type === "reasoning");
     expect(reasoning.encrypted_content).toBeString();
     h.gw.simulator!.fault("simulator-epsilon", { status: 503 });
-    const res = await ask([...ask1, ...first!.output, { role: "user", content: "Go on with every step of the plan" }], key);
+    const res = await ask(
+      [...ask1, ...first!.output, { role: "user", content: "Go on with every step of the plan" }],
+      key,
+    );
     h.gw.simulator!.clearFaults();
     expect(res.status).toBe(200);
     expect(res.headers.get("x-turnpike-deployment")).toBe("epsilon-backup");
     const sent = JSON.stringify(h.gw.simulator!.requests.at(-1)!.body);
     expect(sent).not.toContain(reasoning.encrypted_content);
     expect(sent).toContain("Go on with every step");
-    expect(res.headers.get("x-turnpike-warning")).toContain("1 earlier thinking item(s) written by another deployment were not replayed to epsilon-backup");
+    expect(res.headers.get("x-turnpike-warning")).toContain(
+      "1 earlier thinking item(s) written by another deployment were not replayed to epsilon-backup",
+    );
   });
 });
 
@@ -185,7 +240,12 @@ describe.skipIf(!redisUp)("two instances sharing Redis", () => {
     // same names (the hash reads the session and the name), so this model has no place for it yet.
     let session = "";
     for (let i = 0; i < 64 && !session; i++) {
-      const res = await b.call("/v1/messages", { method: "POST", dialect: "messages", headers: { "x-claude-code-session-id": `shared-${i}` }, body: JSON.stringify({ model: PROBE_MODEL, max_tokens: 16, messages: [{ role: "user", content: "Hi" }] }) });
+      const res = await b.call("/v1/messages", {
+        method: "POST",
+        dialect: "messages",
+        headers: { "x-claude-code-session-id": `shared-${i}` },
+        body: JSON.stringify({ model: PROBE_MODEL, max_tokens: 16, messages: [{ role: "user", content: "Hi" }] }),
+      });
       if (res.headers.get("x-turnpike-deployment") === "alpha") session = `shared-${i}`;
     }
     expect(session).not.toBe("");

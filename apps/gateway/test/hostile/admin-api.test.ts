@@ -25,17 +25,23 @@ async function admin(path: string, method = "GET", body?: unknown, key = ADMIN_K
 
 describe("the admin key", () => {
   test("shorter than 32 characters is refused at start-up, saying so", () => {
-    expect(() => loadConfig({ TURNPIKE_ADMIN_KEY: "sk-admin-short-0123456789" })).toThrow("TURNPIKE_ADMIN_KEY must be at least 32 characters long (got 25)");
+    expect(() => loadConfig({ TURNPIKE_ADMIN_KEY: "sk-admin-short-0123456789" })).toThrow(
+      "TURNPIKE_ADMIN_KEY must be at least 32 characters long (got 25)",
+    );
     expect(loadConfig({ TURNPIKE_ADMIN_KEY: "x".repeat(32) }).adminKey).toBe("x".repeat(32));
   });
 
   test("compared whole: a prefix, an extension or a same-length guess is not the key", () => {
     expect(isAdminKey(ADMIN_KEY, ADMIN_KEY)).toBe(true);
-    for (const guess of [ADMIN_KEY.slice(0, -1), `${ADMIN_KEY}x`, `${ADMIN_KEY.slice(0, -1)}X`, "", "sk-admin"]) expect(isAdminKey(guess, ADMIN_KEY)).toBe(false);
+    for (const guess of [ADMIN_KEY.slice(0, -1), `${ADMIN_KEY}x`, `${ADMIN_KEY.slice(0, -1)}X`, "", "sk-admin"])
+      expect(isAdminKey(guess, ADMIN_KEY)).toBe(false);
   });
 
   test("failures are limited per address in their own counters; the right key always passes", async () => {
-    for (let i = 0; i < 30; i++) expect((await admin("/admin/keys", "GET", undefined, `sk-admin-guess-${i}-0123456789abcdefghijkl`)).status).toBe(401);
+    for (let i = 0; i < 30; i++)
+      expect((await admin("/admin/keys", "GET", undefined, `sk-admin-guess-${i}-0123456789abcdefghijkl`)).status).toBe(
+        401,
+      );
     const locked = await admin("/admin/keys", "GET", undefined, "sk-admin-guess-31-0123456789abcdefghijkl");
     expect(locked.status).toBe(429);
     expect(locked.body.error.code).toBe("too_many_failed_auth");
@@ -56,8 +62,16 @@ describe("admin inputs are validated", () => {
     ["budget 0", { name: "x", budget_usd: 0 }, "budget_usd: must be a number of US dollars above 0"],
     ["budget negative", { name: "x", budget_usd: -6 }, "budget_usd: must be a number of US dollars above 0"],
     ["budget beyond bounds", { name: "x", budget_usd: 1e12 }, "at most 10000000"],
-    ["model_limits naming no catalog model", { name: "x", model_limits: { "gpt-nope": { rpm: 1 } } }, "model_limits.gpt-nope: not a catalog model id"],
-    ["model_limits with an unknown field", { name: "x", model_limits: { "beta-5": { rps: 1 } } }, "model_limits.beta-5.rps: unknown field"],
+    [
+      "model_limits naming no catalog model",
+      { name: "x", model_limits: { "gpt-nope": { rpm: 1 } } },
+      "model_limits.gpt-nope: not a catalog model id",
+    ],
+    [
+      "model_limits with an unknown field",
+      { name: "x", model_limits: { "beta-5": { rps: 1 } } },
+      "model_limits.beta-5.rps: unknown field",
+    ],
     ["models glob naming nothing", { name: "x", models: ["zeta-*"] }, 'models: "zeta-*" names no catalog model'],
     ["models with a control character", { name: "x", models: ["beta-5\u0000"] }, "is not a model id or glob"],
   ];
@@ -71,13 +85,24 @@ describe("admin inputs are validated", () => {
   }
 
   test("valid globs, catalog ids and bounded limits are accepted", async () => {
-    const res = await admin("/admin/keys", "POST", { name: "ok", models: ["gamma-*", "alpha-sonnet-4-6 (context-1m beta)"], rpm: 60, tpm: 100_000, budget_usd: 25, model_limits: { "gamma-3-pro": { rpm: 10 } } });
+    const res = await admin("/admin/keys", "POST", {
+      name: "ok",
+      models: ["gamma-*", "alpha-sonnet-4-6 (context-1m beta)"],
+      rpm: 60,
+      tpm: 100_000,
+      budget_usd: 25,
+      model_limits: { "gamma-3-pro": { rpm: 10 } },
+    });
     expect(res.status).toBe(201);
     expect(res.body.models).toEqual(["gamma-*", "alpha-sonnet-4-6 (context-1m beta)"]);
   });
 
   test("an unknown key id says so (not model_not_found)", async () => {
-    for (const [method, path] of [["GET", "/admin/keys/key_nope"], ["PATCH", "/admin/keys/key_nope"], ["DELETE", "/admin/keys/key_nope"]] as const) {
+    for (const [method, path] of [
+      ["GET", "/admin/keys/key_nope"],
+      ["PATCH", "/admin/keys/key_nope"],
+      ["DELETE", "/admin/keys/key_nope"],
+    ] as const) {
       const res = await admin(path, method, method === "PATCH" ? { name: "y" } : undefined);
       expect(res.status).toBe(404);
       expect(res.body.error).toMatchObject({ code: "key_not_found", message: "No key with id key_nope." });
@@ -114,7 +139,12 @@ describe("usage listing", () => {
     expect(seen).toEqual(newestFirst);
 
     const out: string[] = [];
-    const io = { env: { TURNPIKE_URL: h.url, TURNPIKE_ADMIN_KEY: ADMIN_KEY }, fetch, out: (l: string) => out.push(l), err: (l: string) => out.push(l) };
+    const io = {
+      env: { TURNPIKE_URL: h.url, TURNPIKE_ADMIN_KEY: ADMIN_KEY },
+      fetch,
+      out: (l: string) => out.push(l),
+      err: (l: string) => out.push(l),
+    };
     expect(await runCli(["usage", "--key", k.id, "--page-size", "2"], io)).toBe(0);
     expect(JSON.parse(out.join("\n")).data.map((r: any) => r.request_id)).toEqual(newestFirst);
     out.length = 0;

@@ -11,8 +11,15 @@ afterAll(async () => {
 });
 
 async function admin(path: string, method: string, body: unknown) {
-  const res = await fetch(h.url + path, { method, headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" }, body: JSON.stringify(body) });
-  return { status: res.status, body: (await res.json()) as { error: { type: string; code: string | null; message: string; param?: string } } };
+  const res = await fetch(h.url + path, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  return {
+    status: res.status,
+    body: (await res.json()) as { error: { type: string; code: string | null; message: string; param?: string } },
+  };
 }
 
 describe("admin key bodies", () => {
@@ -24,7 +31,7 @@ describe("admin key bodies", () => {
       code: null,
       param: "rpm",
       message:
-        "rpm: must be a whole number from 1 to 1000000, or null, got 0 (and 2 more: budget_usd: must be a number of US dollars above 0 and at most 10000000, or null, got -1; prompt_cache: must be auto or off, or null for the model's own setting, got \"sometimes\")",
+        'rpm: must be a whole number from 1 to 1000000, or null, got 0 (and 2 more: budget_usd: must be a number of US dollars above 0 and at most 10000000, or null, got -1; prompt_cache: must be auto or off, or null for the model\'s own setting, got "sometimes")',
     });
   });
 
@@ -32,19 +39,39 @@ describe("admin key bodies", () => {
     const res = await admin("/admin/keys", "POST", { name: "x", rmp: 5 });
     expect(res.status).toBe(400);
     expect(res.body.error.param).toBe("rmp");
-    expect(res.body.error.message).toBe("rmp: unknown field (known: name, models, rpm, tpm, model_limits, budget_usd, expires_at, prompt_cache, tools, team_id)");
+    expect(res.body.error.message).toBe(
+      "rmp: unknown field (known: name, models, rpm, tpm, model_limits, budget_usd, expires_at, prompt_cache, tools, team_id)",
+    );
   });
 
   test("a key created, changed and rotated with valid bodies", async () => {
-    const created = await admin("/admin/keys", "POST", { name: "  spaced  ", rpm: 5, model_limits: { "beta-5": { tpm: 1000 } }, expires_at: "2099-01-01T00:00:00Z" });
+    const created = await admin("/admin/keys", "POST", {
+      name: "  spaced  ",
+      rpm: 5,
+      model_limits: { "beta-5": { tpm: 1000 } },
+      expires_at: "2099-01-01T00:00:00Z",
+    });
     expect(created.status).toBe(201);
-    const key = created.body as unknown as { id: string; name: string; rpm: number; model_limits: unknown; expires_at: string };
-    expect([key.name, key.rpm, key.model_limits, key.expires_at]).toEqual(["spaced", 5, { "beta-5": { rpm: null, tpm: 1000 } }, "2099-01-01T00:00:00.000Z"]);
+    const key = created.body as unknown as {
+      id: string;
+      name: string;
+      rpm: number;
+      model_limits: unknown;
+      expires_at: string;
+    };
+    expect([key.name, key.rpm, key.model_limits, key.expires_at]).toEqual([
+      "spaced",
+      5,
+      { "beta-5": { rpm: null, tpm: 1000 } },
+      "2099-01-01T00:00:00.000Z",
+    ]);
     const patched = await admin(`/admin/keys/${key.id}`, "PATCH", { rpm: null, expires_at: "not a time" });
     expect(patched.status).toBe(400);
     expect(patched.body.error.message).toBe('expires_at: must be an ISO 8601 time or null, got "not a time"');
     const rotated = await admin(`/admin/keys/${key.id}/rotate`, "POST", { grace_seconds: -1 });
     expect(rotated.status).toBe(400);
-    expect(rotated.body.error.message).toBe("grace_seconds: must be a whole number of seconds from 0 to 2592000 (30 days), got -1");
+    expect(rotated.body.error.message).toBe(
+      "grace_seconds: must be a whole number of seconds from 0 to 2592000 (30 days), got -1",
+    );
   });
 });

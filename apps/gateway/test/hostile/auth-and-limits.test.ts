@@ -12,7 +12,11 @@ const chat = (h: Harness, key: string, headers: Record<string, string> = {}, bod
   });
 
 async function newKey(h: Harness, fields: Record<string, unknown> = {}) {
-  const res = await fetch(`${h.url}/admin/keys`, { method: "POST", headers: { authorization: `Bearer ${ADMIN_KEY}` }, body: JSON.stringify({ name: "t", ...fields }) });
+  const res = await fetch(`${h.url}/admin/keys`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${ADMIN_KEY}` },
+    body: JSON.stringify({ name: "t", ...fields }),
+  });
   return ((await res.json()) as any).key as string;
 }
 
@@ -82,7 +86,9 @@ describe("limits that make sense", () => {
     expect(res.headers.get("retry-after")).toBeNull();
     expect(res.headers.get("x-should-retry")).toBe("false");
     const body = (await res.json()) as any;
-    expect(body.error.message).toContain("is more than this key's limit of 1000 tokens per minute; it cannot be admitted");
+    expect(body.error.message).toContain(
+      "is more than this key's limit of 1000 tokens per minute; it cannot be admitted",
+    );
     // The key is untouched: a small request goes through at once.
     expect((await chat(h, key)).status).toBe(200);
   });
@@ -97,7 +103,9 @@ describe("limits that make sense", () => {
       });
     const res = await messages({ max_tokens: 100_000 });
     expect(res.status).toBe(200);
-    expect(res.headers.get("x-turnpike-warning")).toContain("max_tokens: 100000 is above alpha-haiku-4-5's output cap; lowered to 64000");
+    expect(res.headers.get("x-turnpike-warning")).toContain(
+      "max_tokens: 100000 is above alpha-haiku-4-5's output cap; lowered to 64000",
+    );
     expect(h.gw.simulator!.requests.at(-1)?.body).toMatchObject({ max_tokens: 64_000 });
     const agent = await messages({ max_tokens: 32_000 });
     expect(agent.status).toBe(200);
@@ -106,7 +114,9 @@ describe("limits that make sense", () => {
     // Translated: a chat client's cap, named as it sent it.
     const translated = await chat(h, key, {}, { model: "alpha-haiku-4-5", max_completion_tokens: 500_000 });
     expect(translated.status).toBe(200);
-    expect(translated.headers.get("x-turnpike-warning")).toContain("max_completion_tokens: 500000 is above alpha-haiku-4-5's output cap");
+    expect(translated.headers.get("x-turnpike-warning")).toContain(
+      "max_completion_tokens: 500000 is above alpha-haiku-4-5's output cap",
+    );
     expect(h.gw.simulator!.requests.at(-1)?.body).toMatchObject({ max_tokens: 64_000 });
   });
 

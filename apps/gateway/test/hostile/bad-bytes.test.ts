@@ -20,7 +20,11 @@ const BAD_IDS = { NUL, LONE, LONG } as const;
 /** Percent-encoded as a client would send it; a lone surrogate as the three bytes WTF-8 gives it. */
 const enc = (s: string) => encodeURIComponent(s.replace(/\ud800/, "\u00e9")).replace("%C3%A9", "%ED%A0%80");
 
-function backEnd(name: string, env: () => Promise<{ env: Record<string, string>; cleanup: () => Promise<void> }>, skip = false) {
+function backEnd(
+  name: string,
+  env: () => Promise<{ env: Record<string, string>; cleanup: () => Promise<void> }>,
+  skip = false,
+) {
   describe.skipIf(skip)(`bad bytes in ids, filters and names (${name})`, () => {
     let gw: Gateway;
     let url = "";
@@ -28,18 +32,37 @@ function backEnd(name: string, env: () => Promise<{ env: Record<string, string>;
     let goodResponse = "";
     let cleanup: () => Promise<void> = async () => {};
     const call = (path: string, init: RequestInit = {}, bearer = key) =>
-      fetch(url + path, { ...init, headers: { authorization: `Bearer ${bearer}`, "content-type": "application/json", ...(init.headers as Record<string, string> | undefined) } });
+      fetch(url + path, {
+        ...init,
+        headers: {
+          authorization: `Bearer ${bearer}`,
+          "content-type": "application/json",
+          ...(init.headers as Record<string, string> | undefined),
+        },
+      });
     const adminCall = (path: string, init: RequestInit = {}) => call(path, init, ADMIN_KEY);
 
     beforeAll(async () => {
       const made = await env();
       cleanup = made.cleanup;
-      gw = await bootGateway(loadConfig({ PORT: "0", HOST: "127.0.0.1", TURNPIKE_ADMIN_KEY: ADMIN_KEY, TURNPIKE_LOG_LEVEL: "warn", ...made.env }), { firstKey: false });
+      gw = await bootGateway(
+        loadConfig({
+          PORT: "0",
+          HOST: "127.0.0.1",
+          TURNPIKE_ADMIN_KEY: ADMIN_KEY,
+          TURNPIKE_LOG_LEVEL: "warn",
+          ...made.env,
+        }),
+        { firstKey: false },
+      );
       gw.app.listen({ port: 0, hostname: "127.0.0.1" });
       url = `http://127.0.0.1:${gw.app.server!.port}`;
       const created = await adminCall("/admin/keys", { method: "POST", body: JSON.stringify({ name: "bad bytes" }) });
       key = ((await created.json()) as { key: string }).key;
-      const first = await call("/v1/responses", { method: "POST", body: JSON.stringify({ model: "beta-5", input: "Remember me" }) });
+      const first = await call("/v1/responses", {
+        method: "POST",
+        body: JSON.stringify({ model: "beta-5", input: "Remember me" }),
+      });
       expect(first.status).toBe(200);
       goodResponse = ((await first.json()) as { id: string }).id;
     });
@@ -50,7 +73,11 @@ function backEnd(name: string, env: () => Promise<{ env: Record<string, string>;
 
     for (const [what, id] of Object.entries(BAD_IDS)) {
       test(`a response id with ${what}: 404 in the Responses envelope on every stored-response route`, async () => {
-        for (const [method, path] of [["GET", ""], ["GET", "/input_items"], ["DELETE", ""]] as const) {
+        for (const [method, path] of [
+          ["GET", ""],
+          ["GET", "/input_items"],
+          ["DELETE", ""],
+        ] as const) {
           const res = await call(`/v1/responses/${enc(id)}${path}`, { method });
           expect(`${method} ${path}: ${res.status}`).toBe(`${method} ${path}: 404`);
           expect(((await res.json()) as { error: { code: string } }).error.code).toBe("not_found");
@@ -58,14 +85,22 @@ function backEnd(name: string, env: () => Promise<{ env: Record<string, string>;
       });
 
       test(`previous_response_id with ${what}: 404 previous_response_not_found, and the stored one still continues`, async () => {
-        const res = await call("/v1/responses", { method: "POST", body: JSON.stringify({ model: "beta-5", previous_response_id: id, input: "Go on" }) });
+        const res = await call("/v1/responses", {
+          method: "POST",
+          body: JSON.stringify({ model: "beta-5", previous_response_id: id, input: "Go on" }),
+        });
         expect(res.status).toBe(404);
         expect(((await res.json()) as { error: { code: string } }).error.code).toBe("previous_response_not_found");
       });
 
       test(`admin key routes with an id with ${what}: 404 key_not_found`, async () => {
         const path = `/admin/keys/${enc(id)}`;
-        for (const [method, suffix, body] of [["GET", "", undefined], ["PATCH", "", "{}"], ["DELETE", "", undefined], ["POST", "/rotate", "{}"]] as const) {
+        for (const [method, suffix, body] of [
+          ["GET", "", undefined],
+          ["PATCH", "", "{}"],
+          ["DELETE", "", undefined],
+          ["POST", "/rotate", "{}"],
+        ] as const) {
           const res = await adminCall(path + suffix, { method, ...(body ? { body } : {}) });
           expect(`${method}${suffix}: ${res.status}`).toBe(`${method}${suffix}: 404`);
         }
@@ -94,17 +129,25 @@ function backEnd(name: string, env: () => Promise<{ env: Record<string, string>;
         expect(((await create.json()) as { error: { param: string } }).error.param).toBe("name");
         const list = (await (await adminCall("/admin/keys")).json()) as { data: { id: string; name: string }[] };
         const mine = list.data.find((k) => k.name === "bad bytes")!;
-        const patch = await adminCall(`/admin/keys/${mine.id}`, { method: "PATCH", body: JSON.stringify({ name: id }) });
+        const patch = await adminCall(`/admin/keys/${mine.id}`, {
+          method: "PATCH",
+          body: JSON.stringify({ name: id }),
+        });
         expect(patch.status).toBe(400);
       });
     }
 
     test("the good id still answers: the checks refuse only what no stored value has", async () => {
       expect((await call(`/v1/responses/${goodResponse}`)).status).toBe(200);
-      const next = await call("/v1/responses", { method: "POST", body: JSON.stringify({ model: "beta-5", previous_response_id: goodResponse, input: "Go on" }) });
+      const next = await call("/v1/responses", {
+        method: "POST",
+        body: JSON.stringify({ model: "beta-5", previous_response_id: goodResponse, input: "Go on" }),
+      });
       expect(next.status).toBe(200);
       expect((await adminCall("/admin/usage?model=beta-5")).status).toBe(200);
-      expect((await adminCall("/admin/keys", { method: "POST", body: JSON.stringify({ name: "ünïcödé ✓ 😀" }) })).status).toBe(201);
+      expect(
+        (await adminCall("/admin/keys", { method: "POST", body: JSON.stringify({ name: "ünïcödé ✓ 😀" }) })).status,
+      ).toBe(201);
     });
   });
 }

@@ -27,7 +27,11 @@ export interface BadUpstream {
 }
 
 export function startBadUpstream(): BadUpstream {
-  let answer: Scripted | ((call: SeenCall) => Scripted) = { status: 500, type: "application/json", body: '{"error":"nothing scripted"}' };
+  let answer: Scripted | ((call: SeenCall) => Scripted) = {
+    status: 500,
+    type: "application/json",
+    body: '{"error":"nothing scripted"}',
+  };
   const calls: SeenCall[] = [];
   const server: Server<undefined> = Bun.serve({
     port: 0,
@@ -86,32 +90,62 @@ export async function startBadUpstreamGateway(bad: BadUpstream, env: Record<stri
 /** The ledger's records of one request id (after the group commit). */
 export async function recordsOf(h: Harness, requestId: string | null) {
   await h.gw.deps.ledger.flush();
-  return (await h.gw.deps.store.queryUsage({ key_id: h.keyId, limit: 100_000 })).filter((r) => r.request_id === requestId);
+  return (await h.gw.deps.store.queryUsage({ key_id: h.keyId, limit: 100_000 })).filter(
+    (r) => r.request_id === requestId,
+  );
 }
 
 export type ClientFormatName = "messages" | "chat" | "responses";
 
-const CLIENT_CALLS: Record<ClientFormatName, { path: string; body: (model: string, stream: boolean) => Record<string, unknown> }> = {
-  messages: { path: "/v1/messages", body: (model, stream) => ({ model, max_tokens: 100, stream, messages: [{ role: "user", content: "Hello there" }] }) },
-  chat: { path: "/v1/chat/completions", body: (model, stream) => ({ model, stream, messages: [{ role: "user", content: "Hello there" }] }) },
-  responses: { path: "/v1/responses", body: (model, stream) => ({ model, stream, store: false, input: "Hello there" }) },
+const CLIENT_CALLS: Record<
+  ClientFormatName,
+  { path: string; body: (model: string, stream: boolean) => Record<string, unknown> }
+> = {
+  messages: {
+    path: "/v1/messages",
+    body: (model, stream) => ({ model, max_tokens: 100, stream, messages: [{ role: "user", content: "Hello there" }] }),
+  },
+  chat: {
+    path: "/v1/chat/completions",
+    body: (model, stream) => ({ model, stream, messages: [{ role: "user", content: "Hello there" }] }),
+  },
+  responses: {
+    path: "/v1/responses",
+    body: (model, stream) => ({ model, stream, store: false, input: "Hello there" }),
+  },
 };
 
 /** A request in each client format, JSON or stream, for `model`. */
-export function clientCall(h: Harness, format: ClientFormatName, model: string, stream: boolean, extra: Record<string, unknown> = {}) {
+export function clientCall(
+  h: Harness,
+  format: ClientFormatName,
+  model: string,
+  stream: boolean,
+  extra: Record<string, unknown> = {},
+) {
   const c = CLIENT_CALLS[format];
-  return h.call(c.path, { method: "POST", dialect: format === "messages" ? "messages" : "chat", body: JSON.stringify({ ...c.body(model, stream), ...extra }) });
+  return h.call(c.path, {
+    method: "POST",
+    dialect: format === "messages" ? "messages" : "chat",
+    body: JSON.stringify({ ...c.body(model, stream), ...extra }),
+  });
 }
 
 /** Checks an error body is in the caller's own envelope; returns its message. */
 export function errorMessageOf(format: ClientFormatName, body: any): string {
   if (format === "messages") {
-    if (body?.type !== "error" || typeof body.error?.type !== "string" || typeof body.error?.message !== "string" || typeof body.request_id !== "string") {
+    if (
+      body?.type !== "error" ||
+      typeof body.error?.type !== "string" ||
+      typeof body.error?.message !== "string" ||
+      typeof body.request_id !== "string"
+    ) {
       throw new Error(`not a messages-format error: ${JSON.stringify(body)}`);
     }
     return body.error.message;
   }
   const e = body?.error;
-  if (typeof e?.message !== "string" || typeof e?.type !== "string" || !("param" in e) || !("code" in e)) throw new Error(`not a chat-format error: ${JSON.stringify(body)}`);
+  if (typeof e?.message !== "string" || typeof e?.type !== "string" || !("param" in e) || !("code" in e))
+    throw new Error(`not a chat-format error: ${JSON.stringify(body)}`);
   return e.message;
 }

@@ -44,7 +44,9 @@ function declaredBody(url: string, path: string, headers: string, total: number)
       port: Number(port),
       socket: {
         open(s) {
-          s.write(`POST ${path} HTTP/1.1\r\nHost: gateway\r\n${headers}content-type: application/json\r\ncontent-length: ${total}\r\n\r\n`);
+          s.write(
+            `POST ${path} HTTP/1.1\r\nHost: gateway\r\n${headers}content-type: application/json\r\ncontent-length: ${total}\r\n\r\n`,
+          );
           pump(s);
         },
         drain: (s) => pump(s),
@@ -114,11 +116,19 @@ describe("body size limit, on a gateway in its own process", () => {
 
   test("oversized headers: 431 in the caller's format with a request id", async () => {
     const big = "a".repeat(100 * 1024);
-    const chat = await fetch(`${g.url}/v1/chat/completions`, { method: "POST", headers: { authorization: `Bearer ${g.key}`, "x-filler": big }, body: "{}" });
+    const chat = await fetch(`${g.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${g.key}`, "x-filler": big },
+      body: "{}",
+    });
     expect(chat.status).toBe(431);
     expect(chat.headers.get("x-request-id")).toStartWith("req_");
     expect(errorMessageOf("chat", await chat.json())).toContain("more than this gateway's limit of 65536");
-    const messages = await fetch(`${g.url}/v1/messages`, { method: "POST", headers: { "x-api-key": g.key, "x-filler": big }, body: "{}" });
+    const messages = await fetch(`${g.url}/v1/messages`, {
+      method: "POST",
+      headers: { "x-api-key": g.key, "x-filler": big },
+      body: "{}",
+    });
     expect(messages.status).toBe(431);
     const mb = (await messages.json()) as any;
     expect(errorMessageOf("messages", mb)).toContain("Request headers are");
@@ -137,7 +147,12 @@ describe("memory per request stays a small multiple of its body", () => {
         ? { type: "application/json", body: chatReply({ prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 }) }
         : { type: "application/json", body: messagesReply({ input_tokens: 10, output_tokens: 2 }) },
     );
-    g = await spawnGateway({ ALPHA_API_KEY: "k", ALPHA_BASE_URL: bad.url, BETA_API_KEY: "k", BETA_BASE_URL: `${bad.url}/v1` });
+    g = await spawnGateway({
+      ALPHA_API_KEY: "k",
+      ALPHA_BASE_URL: bad.url,
+      BETA_API_KEY: "k",
+      BETA_BASE_URL: `${bad.url}/v1`,
+    });
   });
   afterAll(async () => {
     await g.stop();
@@ -146,14 +161,22 @@ describe("memory per request stays a small multiple of its body", () => {
 
   test("a 20 MB body, passed through and translated: the gateway's peak growth stays under 8 times the body", async () => {
     const content = "lorem ipsum dolor sit amet ".repeat(Math.floor((20 * MB) / 27));
-    for (const [path, model] of [["/v1/chat/completions", "beta-5"], ["/v1/chat/completions", "alpha-haiku-4-5"], ["/v1/messages", "beta-5"]] as const) {
+    for (const [path, model] of [
+      ["/v1/chat/completions", "beta-5"],
+      ["/v1/chat/completions", "alpha-haiku-4-5"],
+      ["/v1/messages", "beta-5"],
+    ] as const) {
       const body = JSON.stringify({ model, max_tokens: 10, messages: [{ role: "user", content }] });
       const before = g.rss();
       let peak = before;
       const timer = setInterval(() => {
         peak = Math.max(peak, g.rss());
       }, 2);
-      const res = await fetch(g.url + path, { method: "POST", headers: { authorization: `Bearer ${g.key}`, "x-api-key": g.key, "content-type": "application/json" }, body });
+      const res = await fetch(g.url + path, {
+        method: "POST",
+        headers: { authorization: `Bearer ${g.key}`, "x-api-key": g.key, "content-type": "application/json" },
+        body,
+      });
       expect(res.status).toBe(200);
       await res.text();
       clearInterval(timer);
@@ -171,20 +194,38 @@ describe("TURNPIKE_MAX_BODY_MB sets the limit", () => {
   afterAll(() => h.close());
 
   test("a body just over it is a 413 on every route; one under it is served", async () => {
-    const over = JSON.stringify({ model: "beta-5", max_tokens: 10, messages: [{ role: "user", content: "x".repeat(MB) }] });
-    for (const [path, dialect] of [["/v1/messages", "messages"], ["/v1/chat/completions", "chat"], ["/v1/messages/count_tokens", "messages"]] as const) {
+    const over = JSON.stringify({
+      model: "beta-5",
+      max_tokens: 10,
+      messages: [{ role: "user", content: "x".repeat(MB) }],
+    });
+    for (const [path, dialect] of [
+      ["/v1/messages", "messages"],
+      ["/v1/chat/completions", "chat"],
+      ["/v1/messages/count_tokens", "messages"],
+    ] as const) {
       const res = await h.call(path, { method: "POST", dialect, body: over });
       expect(res.status).toBe(413);
       expect(errorMessageOf(dialect, await res.json())).toContain("limit of 1048576 bytes");
     }
-    const admin = await fetch(`${h.url}/admin/keys`, { method: "POST", headers: { authorization: "Bearer sk-admin-test-0123456789abcdefghijklmnop" }, body: JSON.stringify({ name: "x".repeat(MB) }) });
+    const admin = await fetch(`${h.url}/admin/keys`, {
+      method: "POST",
+      headers: { authorization: "Bearer sk-admin-test-0123456789abcdefghijklmnop" },
+      body: JSON.stringify({ name: "x".repeat(MB) }),
+    });
     expect(admin.status).toBe(413);
-    const under = JSON.stringify({ model: "beta-5", max_tokens: 10, messages: [{ role: "user", content: "lorem ipsum ".repeat(MB / 24) }] });
+    const under = JSON.stringify({
+      model: "beta-5",
+      max_tokens: 10,
+      messages: [{ role: "user", content: "lorem ipsum ".repeat(MB / 24) }],
+    });
     expect((await h.call("/v1/messages", { method: "POST", dialect: "messages", body: under })).status).toBe(200);
   });
 
   test("a setting that is not a size is refused at start-up", async () => {
     const { loadConfig } = await import("../../src/config/config");
-    expect(() => loadConfig({ TURNPIKE_MAX_BODY_MB: "lots" })).toThrow("TURNPIKE_MAX_BODY_MB must be a number of megabytes");
+    expect(() => loadConfig({ TURNPIKE_MAX_BODY_MB: "lots" })).toThrow(
+      "TURNPIKE_MAX_BODY_MB must be a number of megabytes",
+    );
   });
 });

@@ -1,6 +1,14 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Harness } from "../harness";
-import { type BadUpstream, type Scripted, clientCall, errorMessageOf, recordsOf, startBadUpstream, startBadUpstreamGateway } from "./bad-upstream";
+import {
+  type BadUpstream,
+  type Scripted,
+  clientCall,
+  errorMessageOf,
+  recordsOf,
+  startBadUpstream,
+  startBadUpstreamGateway,
+} from "./bad-upstream";
 import { chatStream, messagesStream } from "./replies";
 
 // Issue 11, items 3 and 6: a vendor that answers 200 with something that is not a reply. Every
@@ -23,7 +31,10 @@ afterAll(async () => {
 const MARK = "ZZGARBAGE";
 
 const JSON_SHAPES: Record<string, Scripted> = {
-  "truncated JSON": { type: "application/json", body: `{"id":"msg_${MARK}","type":"message","content":[{"type":"text","text":"Hel` },
+  "truncated JSON": {
+    type: "application/json",
+    body: `{"id":"msg_${MARK}","type":"message","content":[{"type":"text","text":"Hel`,
+  },
   "an HTML page": { type: "text/html", body: `<html><body><h1>502 Bad Gateway ${MARK}</h1></body></html>` },
   "an empty body": { type: "application/json", body: "" },
   "plain garbage": { type: "text/plain", body: `${MARK} lorem ipsum` },
@@ -112,7 +123,10 @@ describe("a malformed 200 to a stream: only the in-band error, once, and nothing
   }
 
   test("a stream call answered with a JSON or HTML body (no event stream) is a plain 502", async () => {
-    for (const [format, model] of [["chat", "beta-5"], ["messages", "alpha-haiku-4-5"]] as const) {
+    for (const [format, model] of [
+      ["chat", "beta-5"],
+      ["messages", "alpha-haiku-4-5"],
+    ] as const) {
       bad.script({ type: "text/html", body: `<html>${MARK}</html>` });
       const res = await clientCall(h, format, model, true);
       expect(res.status).toBe(502);
@@ -124,10 +138,15 @@ describe("a malformed 200 to a stream: only the in-band error, once, and nothing
   });
 
   test("a vendor error inside a 200 is the vendor's error, as a 502", async () => {
-    bad.script({ type: "application/json", body: JSON.stringify({ error: { message: "quota backend unavailable", type: "server_error" } }) });
+    bad.script({
+      type: "application/json",
+      body: JSON.stringify({ error: { message: "quota backend unavailable", type: "server_error" } }),
+    });
     const res = await clientCall(h, "chat", "beta-5", false);
     expect(res.status).toBe(502);
-    expect(errorMessageOf("chat", await res.json())).toBe("The beta upstream answered 200 with an error: quota backend unavailable");
+    expect(errorMessageOf("chat", await res.json())).toBe(
+      "The beta upstream answered 200 with an error: quota backend unavailable",
+    );
   });
 });
 
@@ -140,10 +159,20 @@ describe("nothing is written after a stream's terminal frame", () => {
     ] as const) {
       for (const body of [[frames.join("") + after], [...frames, after]]) {
         bad.script({ type: "text/event-stream", body });
-        const res = await clientCall(h, format, model, true, format === "chat" ? { stream_options: { include_usage: true } } : {});
+        const res = await clientCall(
+          h,
+          format,
+          model,
+          true,
+          format === "chat" ? { stream_options: { include_usage: true } } : {},
+        );
         const text = await res.text();
         expect(text).not.toContain(MARK);
-        expect(text.endsWith(format === "chat" ? "data: [DONE]\n\n" : 'event: message_stop\ndata: {"type":"message_stop"}\n\n')).toBe(true);
+        expect(
+          text.endsWith(
+            format === "chat" ? "data: [DONE]\n\n" : 'event: message_stop\ndata: {"type":"message_stop"}\n\n',
+          ),
+        ).toBe(true);
         const [r] = await recordsOf(h, res.headers.get("x-request-id"));
         expect(r).toMatchObject({ status: 200, output_tokens: 5 });
       }
@@ -155,7 +184,14 @@ describe("other requests go on", () => {
   test("after all of the above, a good reply from the same vendor is relayed and billed", async () => {
     bad.script({
       type: "application/json",
-      body: JSON.stringify({ id: "chatcmpl-1", object: "chat.completion", created: 1, model: "beta-5", choices: [{ index: 0, message: { role: "assistant", content: "Fine." }, finish_reason: "stop" }], usage: { prompt_tokens: 9, completion_tokens: 2, total_tokens: 11 } }),
+      body: JSON.stringify({
+        id: "chatcmpl-1",
+        object: "chat.completion",
+        created: 1,
+        model: "beta-5",
+        choices: [{ index: 0, message: { role: "assistant", content: "Fine." }, finish_reason: "stop" }],
+        usage: { prompt_tokens: 9, completion_tokens: 2, total_tokens: 11 },
+      }),
     });
     const res = await clientCall(h, "chat", "beta-5", false);
     expect(res.status).toBe(200);

@@ -32,7 +32,8 @@ const bodies = {
 };
 const PATHS = { messages: "/v1/messages", chat: "/v1/chat/completions", count: "/v1/messages/count_tokens" } as const;
 
-const send = (kind: keyof typeof bodies) => h.call(PATHS[kind], { method: "POST", dialect: kind === "chat" ? "chat" : "messages", body: bodies[kind] });
+const send = (kind: keyof typeof bodies) =>
+  h.call(PATHS[kind], { method: "POST", dialect: kind === "chat" ? "chat" : "messages", body: bodies[kind] });
 
 describe("deep nesting", () => {
   test("the body is about 240 KB and 40,000 levels deep", () => {
@@ -49,7 +50,11 @@ describe("deep nesting", () => {
       const message = errorMessageOf(kind === "chat" ? "chat" : "messages", await res.json());
       expect(message).toContain("tools: JSON nests deeper than the limit of 128 levels");
       await h.gw.deps.ledger.flush();
-      expect((await h.gw.deps.store.queryUsage({ key_id: h.keyId })).filter((r) => r.request_id === res.headers.get("x-request-id"))).toHaveLength(0);
+      expect(
+        (await h.gw.deps.store.queryUsage({ key_id: h.keyId })).filter(
+          (r) => r.request_id === res.headers.get("x-request-id"),
+        ),
+      ).toHaveLength(0);
     });
   }
 
@@ -84,7 +89,11 @@ describe("deep nesting", () => {
   });
 
   test("a schema of ordinary depth passes", async () => {
-    const res = await h.call("/v1/messages", { method: "POST", dialect: "messages", body: bodies.messages.replace(schema, deepSchema(20)) });
+    const res = await h.call("/v1/messages", {
+      method: "POST",
+      dialect: "messages",
+      body: bodies.messages.replace(schema, deepSchema(20)),
+    });
     expect(res.status).toBe(200);
   });
 });
@@ -93,7 +102,8 @@ describe("deep nesting", () => {
 // conversation: 6,000 turns held every client 9.4 s at 1.8 GB. Linear now, and bounded by its
 // documented body limit (README "The simulator's limits").
 describe("a long conversation to the built-in simulator", () => {
-  const turns = (n: number) => Array.from({ length: n }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content: `turn ${i} of a long talk` }));
+  const turns = (n: number) =>
+    Array.from({ length: n }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content: `turn ${i} of a long talk` }));
 
   test("6,000 turns are answered with every turn counted, and a call sent beside it answers", async () => {
     const body = JSON.stringify({ model: "beta-5", messages: turns(6_000) });

@@ -54,7 +54,6 @@ function exchange(port: number, raw: string, expected: number): Promise<{ text: 
   });
 }
 
-
 let h: Harness;
 let port = 0;
 beforeAll(async () => {
@@ -64,12 +63,15 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 const body = JSON.stringify({ model: "beta-5", messages: [{ role: "user", content: "pipelined" }] });
-const post = () => `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${h.key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+const post = () =>
+  `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${h.key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 const health = "GET /health HTTP/1.1\r\nHost: x\r\n\r\n";
 const models = () => `GET /v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${h.key}\r\n\r\n`;
 
 async function records(): Promise<{ status: number; aborted: boolean; request_id: string }[]> {
-  const res = await fetch(`${h.url}/admin/usage?key_id=${h.keyId}`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+  const res = await fetch(`${h.url}/admin/usage?key_id=${h.keyId}`, {
+    headers: { authorization: `Bearer ${ADMIN_KEY}` },
+  });
   return ((await res.json()) as { data: { status: number; aborted: boolean; request_id: string }[] }).data;
 }
 

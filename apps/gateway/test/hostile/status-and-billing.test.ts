@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Harness } from "../harness";
-import { type BadUpstream, clientCall, errorMessageOf, recordsOf, startBadUpstream, startBadUpstreamGateway } from "./bad-upstream";
+import {
+  type BadUpstream,
+  clientCall,
+  errorMessageOf,
+  recordsOf,
+  startBadUpstream,
+  startBadUpstreamGateway,
+} from "./bad-upstream";
 import { chatStream, messagesStream } from "./replies";
 
 // Issue 11, items 5 and 7: one billing rule for upstream errors (before any output: recorded,
@@ -34,20 +41,36 @@ describe("an upstream error before any output is recorded and billed nothing, on
   for (const [format, model] of ROUTES) {
     for (const stream of [false, true]) {
       test(`${format} → ${model}, ${stream ? "stream" : "JSON"}: upstream 500`, async () => {
-        bad.script({ status: 500, type: "application/json", body: JSON.stringify({ error: { message: "boom", type: "server_error" } }) });
+        bad.script({
+          status: 500,
+          type: "application/json",
+          body: JSON.stringify({ error: { message: "boom", type: "server_error" } }),
+        });
         const res = await clientCall(h, format, model, stream);
         expect(res.status).toBe(500);
         expect(res.headers.get("content-type")).toStartWith("application/json");
         errorMessageOf(format, await res.json());
         const records = await recordsOf(h, res.headers.get("x-request-id"));
         expect(records).toHaveLength(1);
-        expect(records[0]).toMatchObject({ status: 500, upstream_status: 500, input_tokens: 0, output_tokens: 0, cost_usd: 0 });
+        expect(records[0]).toMatchObject({
+          status: 500,
+          upstream_status: 500,
+          input_tokens: 0,
+          output_tokens: 0,
+          cost_usd: 0,
+        });
       });
     }
   }
 
   test("a stream that errs in-band before any text is billed nothing either", async () => {
-    bad.script({ type: "text/event-stream", body: [...messagesStream({ cutAfter: 1 }), 'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"busy"}}\n\n'] });
+    bad.script({
+      type: "text/event-stream",
+      body: [
+        ...messagesStream({ cutAfter: 1 }),
+        'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"busy"}}\n\n',
+      ],
+    });
     const res = await clientCall(h, "messages", "alpha-haiku-4-5", true);
     const text = await res.text();
     expect(text).toContain("event: error");
@@ -58,7 +81,12 @@ describe("an upstream error before any output is recorded and billed nothing, on
 
 describe("status bookkeeping", () => {
   test("an upstream 503: the client's status is recorded (chat 503, messages 529), the vendor's beside it", async () => {
-    for (const [format, model, seen] of [["chat", "beta-5", 503], ["messages", "beta-5", 529], ["chat", "alpha-haiku-4-5", 503], ["messages", "alpha-haiku-4-5", 529]] as const) {
+    for (const [format, model, seen] of [
+      ["chat", "beta-5", 503],
+      ["messages", "beta-5", 529],
+      ["chat", "alpha-haiku-4-5", 503],
+      ["messages", "alpha-haiku-4-5", 529],
+    ] as const) {
       bad.script({ status: 503, type: "text/plain", body: "upstream connect error" });
       const res = await clientCall(h, format, model, false);
       expect(res.status).toBe(seen);
@@ -109,6 +137,12 @@ describe("status bookkeeping", () => {
     const res = await clientCall(h, "messages", "alpha-haiku-4-5", true);
     await res.text();
     const [r] = await recordsOf(h, res.headers.get("x-request-id"));
-    expect(r).toMatchObject({ status: 200, upstream_status: 200, input_tokens: 12, output_tokens: 5, estimated: false });
+    expect(r).toMatchObject({
+      status: 200,
+      upstream_status: 200,
+      input_tokens: 12,
+      output_tokens: 5,
+      estimated: false,
+    });
   });
 });

@@ -78,9 +78,15 @@ describe("absurd usage from the upstream is never billed as such", () => {
 
   test("messages upstream stream: a negative input in message_start, 1e15 output in message_delta", async () => {
     for (const format of ["messages", "chat"] as const) {
-      bad.script({ type: "text/event-stream", body: messagesStream({ input: -5_000_000, text: "Hello there, how are you today?" }) });
+      bad.script({
+        type: "text/event-stream",
+        body: messagesStream({ input: -5_000_000, text: "Hello there, how are you today?" }),
+      });
       await expectOwnCount(await clientCall(h, format, "alpha-haiku-4-5", true));
-      bad.script({ type: "text/event-stream", body: messagesStream({ output: 1e15, text: "Hello there, how are you today?" }) });
+      bad.script({
+        type: "text/event-stream",
+        body: messagesStream({ output: 1e15, text: "Hello there, how are you today?" }),
+      });
       await expectOwnCount(await clientCall(h, format, "alpha-haiku-4-5", true));
     }
   });

@@ -13,7 +13,11 @@ export function mcpConfigFile(file: Record<string, unknown>): string {
 }
 
 /** The official SDK client, connected to a gateway's `/mcp` with a Turnpike key (or resuming a session). */
-export async function mcpClient(gatewayUrl: string, key: string, sessionId?: string): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+export async function mcpClient(
+  gatewayUrl: string,
+  key: string,
+  sessionId?: string,
+): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
   const transport = new StreamableHTTPClientTransport(new URL(`${gatewayUrl}/mcp`), {
     requestInit: { headers: { authorization: `Bearer ${key}` } },
     ...(sessionId ? { sessionId } : {}),
@@ -24,7 +28,11 @@ export async function mcpClient(gatewayUrl: string, key: string, sessionId?: str
 }
 
 /** `POST /admin/keys` on a gateway; its secret and id. */
-export async function adminKey(url: string, body: Record<string, unknown>, adminSecret = ADMIN_KEY): Promise<{ key: string; id: string }> {
+export async function adminKey(
+  url: string,
+  body: Record<string, unknown>,
+  adminSecret = ADMIN_KEY,
+): Promise<{ key: string; id: string }> {
   const res = await fetch(`${url}/admin/keys`, {
     method: "POST",
     headers: { authorization: `Bearer ${adminSecret}`, "content-type": "application/json" },

@@ -10,7 +10,16 @@ describe("MCP over stdio", () => {
   beforeAll(async () => {
     // A secret in the gateway's own environment: the child must not inherit it.
     process.env.TURNPIKE_MCP_TEST_SECRET = "s3cret";
-    const config = mcpConfigFile({ mcp_servers: [{ name: "local", command: process.execPath, args: [join(import.meta.dir, "stdio-upstream.ts")], env: { GREETING: "hej" } }] });
+    const config = mcpConfigFile({
+      mcp_servers: [
+        {
+          name: "local",
+          command: process.execPath,
+          args: [join(import.meta.dir, "stdio-upstream.ts")],
+          env: { GREETING: "hej" },
+        },
+      ],
+    });
     h = await startHarness({ TURNPIKE_CONFIG: config, TURNPIKE_MCP_STDIO: "on" });
   });
   afterAll(async () => {
@@ -22,7 +31,9 @@ describe("MCP over stdio", () => {
     const { key } = await adminKey(h.url, { tools: ["local__*"] });
     const { client } = await mcpClient(h.url, key);
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(["local__echo"]);
-    expect(firstText(await client.callTool({ name: "local__echo", arguments: { text: "hi" } }))).toBe("hi (GREETING=hej, TURNPIKE_MCP_TEST_SECRET=unset)");
+    expect(firstText(await client.callTool({ name: "local__echo", arguments: { text: "hi" } }))).toBe(
+      "hi (GREETING=hej, TURNPIKE_MCP_TEST_SECRET=unset)",
+    );
     await client.close();
   });
 });

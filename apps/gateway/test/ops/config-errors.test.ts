@@ -65,7 +65,12 @@ describe("config file mistakes", () => {
   test("start-up prints the mistakes and exits 1, without a stack trace", () =>
     withFile(MISTAKES, "turnpike.yaml", async (file) => {
       const proc = Bun.spawn(["bun", join(import.meta.dir, "../../src/main.ts")], {
-        env: { ...process.env, TURNPIKE_CONFIG: file, PORT: "0", TURNPIKE_DB: join(tmpdir(), `turnpike-config-${process.pid}.db`) },
+        env: {
+          ...process.env,
+          TURNPIKE_CONFIG: file,
+          PORT: "0",
+          TURNPIKE_DB: join(tmpdir(), `turnpike-config-${process.pid}.db`),
+        },
         stdout: "pipe",
         stderr: "pipe",
       });

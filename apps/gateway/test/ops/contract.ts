@@ -30,14 +30,18 @@ export class Contract {
     const schema = this.replySchema(path, method, status, mediaType);
     const validate = this.ajv.compile(this.rebase(schema));
     if (validate(body)) return [];
-    return (validate.errors ?? []).slice(0, 5).map((e) => `${e.instancePath || "(root)"} ${e.message} ${JSON.stringify(e.params)}`);
+    return (validate.errors ?? [])
+      .slice(0, 5)
+      .map((e) => `${e.instancePath || "(root)"} ${e.message} ${JSON.stringify(e.params)}`);
   }
 
   /** Validation errors of `body` against a named component schema. */
   checkComponent(name: string, body: unknown): string[] {
     const validate = this.ajv.compile({ $ref: `openapi#/components/schemas/${name}` });
     if (validate(body)) return [];
-    return (validate.errors ?? []).slice(0, 5).map((e) => `${e.instancePath || "(root)"} ${e.message} ${JSON.stringify(e.params)}`);
+    return (validate.errors ?? [])
+      .slice(0, 5)
+      .map((e) => `${e.instancePath || "(root)"} ${e.message} ${JSON.stringify(e.params)}`);
   }
 
   /** A schema taken out of the document, its local `$ref`s pointed back into it. */

@@ -9,7 +9,16 @@ import { type Browser, chromium, type Page } from "playwright-core";
 import { startHarness, type Harness } from "../harness";
 
 const CHROMIUM = process.env.TURNPIKE_CHROMIUM || "/usr/bin/chromium";
-const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 const STEP_MS = 90_000;
 
 // Without the browser the check is reported skipped, by name, never passed.
@@ -40,22 +49,31 @@ describe("GET /docs in headless Chromium", () => {
     "renders every tag and operations by name, Markdown rendered, with no request leaving the gateway",
     async () => {
       await page.goto(`${h.url}/docs`);
-      const doc = (await (await fetch(`${h.url}/openapi.json`)).json()) as { tags: { name: string }[]; paths: Record<string, Record<string, { summary: string; tags: string[] }>> }; // the parts of the document read here
+      const doc = (await (await fetch(`${h.url}/openapi.json`)).json()) as {
+        tags: { name: string }[];
+        paths: Record<string, Record<string, { summary: string; tags: string[] }>>;
+      }; // the parts of the document read here
       const operations = Object.values(doc.paths).flatMap((item) => Object.values(item));
       expect(operations.length).toBeGreaterThan(30);
       // The first tag opens by itself; each other one is opened in the sidebar, and each of its
       // operations is then listed there by its summary.
       const sidebar = page.getByRole("complementary", { name: "Sidebar for Turnpike" });
-      await sidebar.getByText(doc.paths["/v1/chat/completions"]!.post!.summary, { exact: true }).first().waitFor({ timeout: 60_000 });
+      await sidebar
+        .getByText(doc.paths["/v1/chat/completions"]!.post!.summary, { exact: true })
+        .first()
+        .waitFor({ timeout: 60_000 });
       for (const tag of doc.tags.slice(1)) {
         await sidebar.getByText(tag.name, { exact: true }).first().click();
-        for (const op of operations.filter((o) => o.tags[0] === tag.name)) await sidebar.getByText(op.summary, { exact: true }).first().waitFor({ timeout: 10_000 });
+        for (const op of operations.filter((o) => o.tags[0] === tag.name))
+          await sidebar.getByText(op.summary, { exact: true }).first().waitFor({ timeout: 10_000 });
       }
       // The info description's Markdown (`x-request-id` in backquotes) is rendered as code, not shown raw.
       await page.locator("code", { hasText: "x-request-id" }).first().waitFor({ timeout: 10_000 });
       expect(await page.getByText("`x-request-id`").count()).toBe(0);
       const origin = new URL(h.url).origin;
-      const elsewhere = requested.filter((u) => !u.startsWith(origin) && !u.startsWith("data:") && !u.startsWith("blob:"));
+      const elsewhere = requested.filter(
+        (u) => !u.startsWith(origin) && !u.startsWith("data:") && !u.startsWith("blob:"),
+      );
       expect(elsewhere).toEqual([]);
       expect(requested).toContain(`${origin}/openapi.json`);
       expect(requested).toContain(`${origin}/docs/api-reference.js`);

@@ -22,11 +22,33 @@ const config = loadConfig({});
 const entry = buildCatalog([], config.vendors).get("beta-5.5")!;
 const target = { entry, upstream: buildUpstreams(config.vendors, "http://127.0.0.1:1").get("beta")! };
 const request = new Request("http://localhost/v1/chat/completions", { method: "POST" });
-const contexts: RequestContext[] = Array.from({ length: N }, (_, i) => ({ id: `req_${i}`, started: performance.now(), request, format: FORMATS.chat, server: undefined, address: () => "127.0.0.1" }));
+const contexts: RequestContext[] = Array.from({ length: N }, (_, i) => ({
+  id: `req_${i}`,
+  started: performance.now(),
+  request,
+  format: FORMATS.chat,
+  server: undefined,
+  address: () => "127.0.0.1",
+}));
 const record = (ctx: RequestContext): UsageRecord => ({
-  request_id: ctx.id, key_id: "key_bench", model: "beta-5.5", endpoint: "chat", stream: false, input_tokens: 12, output_tokens: 30,
-  cache_read_tokens: 0, cache_write_tokens: 0, reasoning_tokens: 0, cost_usd: 0.0003, upstream_model: "beta-5.5-2026", status: 200,
-  upstream_status: 200, latency_ms: 4.2, aborted: false, estimated: false, created_at: "2026-11-23T00:00:00.000Z",
+  request_id: ctx.id,
+  key_id: "key_bench",
+  model: "beta-5.5",
+  endpoint: "chat",
+  stream: false,
+  input_tokens: 12,
+  output_tokens: 30,
+  cache_read_tokens: 0,
+  cache_write_tokens: 0,
+  reasoning_tokens: 0,
+  cost_usd: 0.0003,
+  upstream_model: "beta-5.5-2026",
+  status: 200,
+  upstream_status: 200,
+  latency_ms: 4.2,
+  aborted: false,
+  estimated: false,
+  created_at: "2026-11-23T00:00:00.000Z",
 });
 const records = contexts.map(record);
 
@@ -49,5 +71,12 @@ for (let round = 0; round < 2; round++) {
   run("no subscriber", []);
   run("trail alone", [new RequestTrail([{ finished: () => {} }])]);
   run("metrics", [new RequestTrail([metrics()])]);
-  run("metrics + request log", [new RequestTrail([metrics(), requestLog(pinoLogger({ level: "info", format: "json", secrets: ["sk-admin-0123456789abcdef"], destination: devNull }))])]);
+  run("metrics + request log", [
+    new RequestTrail([
+      metrics(),
+      requestLog(
+        pinoLogger({ level: "info", format: "json", secrets: ["sk-admin-0123456789abcdef"], destination: devNull }),
+      ),
+    ]),
+  ]);
 }

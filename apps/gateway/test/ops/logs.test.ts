@@ -28,8 +28,21 @@ function fakeVendor() {
       const body = (await req.json()) as { model: string; messages: { content: string }[] };
       const said = body.messages.at(-1)?.content ?? "";
       const key = req.headers.get("authorization") ?? "";
-      if (said.includes("reject")) return Response.json({ error: { message: `Incorrect API key provided: ${key}.`, type: "invalid_request_error", code: "invalid_api_key" } }, { status: 401 });
-      if (said.includes("boom")) return new Response(`upstream crashed handling ${key} for ${JSON.stringify(Object.fromEntries(req.headers))}`, { status: 500 });
+      if (said.includes("reject"))
+        return Response.json(
+          {
+            error: {
+              message: `Incorrect API key provided: ${key}.`,
+              type: "invalid_request_error",
+              code: "invalid_api_key",
+            },
+          },
+          { status: 401 },
+        );
+      if (said.includes("boom"))
+        return new Response(`upstream crashed handling ${key} for ${JSON.stringify(Object.fromEntries(req.headers))}`, {
+          status: 500,
+        });
       return Response.json({
         id: "chatcmpl-fake",
         object: "chat.completion",
@@ -57,7 +70,11 @@ beforeAll(async () => {
     ALPHA_API_KEY: ALPHA_KEY,
     ALPHA_BASE_URL: "http://127.0.0.1:9",
   });
-  gw = await bootGateway(config, { store: new SqliteStore(":memory:"), firstKey: false, logDestination: { write: (s: string) => void lines.push(s) } });
+  gw = await bootGateway(config, {
+    store: new SqliteStore(":memory:"),
+    firstKey: false,
+    logDestination: { write: (s: string) => void lines.push(s) },
+  });
   gw.app.listen({ port: 0, hostname: "127.0.0.1" });
   url = `http://127.0.0.1:${gw.app.server!.port}`;
 });
@@ -66,11 +83,15 @@ afterAll(async () => {
   upstream.stop(true);
 });
 
-const admin = (path: string, init: RequestInit = {}, key = ADMIN_KEY) => fetch(url + path, { ...init, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" } });
+const admin = (path: string, init: RequestInit = {}, key = ADMIN_KEY) =>
+  fetch(url + path, { ...init, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" } });
 const chat = (key: string, model: string, content: string, header: "authorization" | "x-api-key" = "authorization") =>
   fetch(`${url}/v1/chat/completions`, {
     method: "POST",
-    headers: { "content-type": "application/json", ...(header === "authorization" ? { authorization: `Bearer ${key}` } : { "x-api-key": key }) },
+    headers: {
+      "content-type": "application/json",
+      ...(header === "authorization" ? { authorization: `Bearer ${key}` } : { "x-api-key": key }),
+    },
     body: JSON.stringify({ model, messages: [{ role: "user", content }] }),
   });
 
@@ -79,9 +100,19 @@ describe("the request log", () => {
   const replies: string[] = [];
 
   beforeAll(async () => {
-    const created = (await (await admin("/admin/keys", { method: "POST", body: JSON.stringify({ name: "logged" }) })).json()) as { key: string; id: string };
-    const rotated = (await (await admin(`/admin/keys/${created.id}/rotate`, { method: "POST", body: JSON.stringify({ grace_seconds: 60 }) })).json()) as { key: string };
-    secrets.push(created.key, rotated.key, "sk-tp-not-a-real-key-4c1e9a7b", "my-own-password-55271", "sk-admin-guessed-0123456789abcdef");
+    const created = (await (
+      await admin("/admin/keys", { method: "POST", body: JSON.stringify({ name: "logged" }) })
+    ).json()) as { key: string; id: string };
+    const rotated = (await (
+      await admin(`/admin/keys/${created.id}/rotate`, { method: "POST", body: JSON.stringify({ grace_seconds: 60 }) })
+    ).json()) as { key: string };
+    secrets.push(
+      created.key,
+      rotated.key,
+      "sk-tp-not-a-real-key-4c1e9a7b",
+      "my-own-password-55271",
+      "sk-admin-guessed-0123456789abcdef",
+    );
     const calls = [
       chat(created.key, "beta-5.5", "hello"), // the old secret, in its grace period
       chat(rotated.key, "beta-5.5", "hello", "x-api-key"),
@@ -107,7 +138,18 @@ describe("the request log", () => {
     expect(requestLines.map((l) => l.request_id).sort()).toEqual(requests.map((r) => r.id).sort());
     const byId = new Map(requestLines.map((l) => [l.request_id, l]));
     const ok = byId.get(requests[0]!.id)!;
-    expect(ok).toMatchObject({ level: "info", endpoint: "chat", model: "beta-5.5", vendor: "beta", status: 200, upstream_status: 200, attempts: 1, input_tokens: 5, output_tokens: 1, aborted: false });
+    expect(ok).toMatchObject({
+      level: "info",
+      endpoint: "chat",
+      model: "beta-5.5",
+      vendor: "beta",
+      status: 200,
+      upstream_status: 200,
+      attempts: 1,
+      input_tokens: 5,
+      output_tokens: 1,
+      aborted: false,
+    });
     expect(ok.key_id).toMatch(/^key_/);
     expect(ok.latency_ms).toBeGreaterThanOrEqual(0);
     expect(ok.cost_usd).toBeGreaterThan(0);
@@ -117,12 +159,18 @@ describe("the request log", () => {
     // A key refused by its vendor's upstream, or by Turnpike's limits after it was accepted, is named.
     expect(byId.get(requests[4]!.id)).toMatchObject({ status: 401, upstream_status: 401, key_id: ok.key_id });
     expect(byId.get(requests[5]!.id)).toMatchObject({ status: 500, upstream_status: 500, vendor: "beta" });
-    expect(byId.get(requests[6]!.id)).toMatchObject({ status: 502, upstream_status: 0, vendor: "alpha", model: "alpha-haiku-4-5" });
+    expect(byId.get(requests[6]!.id)).toMatchObject({
+      status: 502,
+      upstream_status: 0,
+      vendor: "alpha",
+      model: "alpha-haiku-4-5",
+    });
   });
 
   test("no secret reaches any log line", () => {
     expect(lines.length).toBeGreaterThan(requests.length);
-    for (const line of lines) for (const secret of secrets) expect({ line, leaked: line.includes(secret) }).toEqual({ line, leaked: false });
+    for (const line of lines)
+      for (const secret of secrets) expect({ line, leaked: line.includes(secret) }).toEqual({ line, leaked: false });
   });
 
   test("the client never sees a vendor key either: the vendor's error text reaches it with the key blanked", () => {

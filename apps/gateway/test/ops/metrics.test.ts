@@ -11,7 +11,11 @@ let h: Harness;
 
 beforeAll(async () => {
   // delta points at a port nothing listens on (with a key set, so it is not simulated): unreachable.
-  h = await startHarness({ TURNPIKE_METRICS_KEY: METRICS_KEY, DELTA_API_KEY: "sk-fake-delta-0123456789", DELTA_BASE_URL: "http://127.0.0.1:9/v1" });
+  h = await startHarness({
+    TURNPIKE_METRICS_KEY: METRICS_KEY,
+    DELTA_API_KEY: "sk-fake-delta-0123456789",
+    DELTA_BASE_URL: "http://127.0.0.1:9/v1",
+  });
 });
 afterAll(() => h.close());
 
@@ -30,9 +34,17 @@ async function scrape(): Promise<Sample[]> {
 }
 
 const chat = (model: string, content = "hi", extra: Record<string, unknown> = {}, key?: string) =>
-  h.call("/v1/chat/completions", { method: "POST", ...(key ? { headers: { authorization: `Bearer ${key}` } } : {}), body: JSON.stringify({ model, messages: [{ role: "user", content }], ...extra }) });
+  h.call("/v1/chat/completions", {
+    method: "POST",
+    ...(key ? { headers: { authorization: `Bearer ${key}` } } : {}),
+    body: JSON.stringify({ model, messages: [{ role: "user", content }], ...extra }),
+  });
 const messages = (model: string, content = "hi") =>
-  h.call("/v1/messages", { method: "POST", dialect: "messages", body: JSON.stringify({ model, max_tokens: 64, messages: [{ role: "user", content }] }) });
+  h.call("/v1/messages", {
+    method: "POST",
+    dialect: "messages",
+    body: JSON.stringify({ model, max_tokens: 64, messages: [{ role: "user", content }] }),
+  });
 
 interface UsageRow {
   key_id: string;
@@ -55,7 +67,11 @@ describe("GET /metrics", () => {
 
   test("after a known set of requests, every counter matches them exactly", async () => {
     const limited = (await (
-      await fetch(`${h.url}/admin/keys`, { method: "POST", headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" }, body: JSON.stringify({ name: "one a minute", rpm: 1 }) })
+      await fetch(`${h.url}/admin/keys`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" },
+        body: JSON.stringify({ name: "one a minute", rpm: 1 }),
+      })
     ).json()) as { key: string; id: string };
     const statuses = [
       (await chat("beta-5.5")).status,
@@ -63,18 +79,31 @@ describe("GET /metrics", () => {
       await chat("beta-5.5", "a stream", { stream: true }).then(async (r) => (await r.text(), r.status)),
       (await messages("alpha-haiku-4-5")).status,
       (await messages("alpha-haiku-4-5", "fail [sim error=529]")).status,
-      await chat("beta-5.5", "breaks [sim midstream_error]", { stream: true }).then(async (r) => (await r.text(), r.status)),
+      await chat("beta-5.5", "breaks [sim midstream_error]", { stream: true }).then(
+        async (r) => (await r.text(), r.status),
+      ),
       (await chat("delta-m3")).status,
       (await chat("beta-5.5", "hi", {}, "sk-tp-not-a-key-0123456789")).status,
       (await chat("no-such-model")).status,
       (await chat("beta-5.5", "hi", {}, limited.key)).status,
       (await chat("beta-5.5", "hi", {}, limited.key)).status,
-      (await h.call("/v1/messages/count_tokens", { method: "POST", dialect: "messages", body: JSON.stringify({ model: "alpha-haiku-4-5", messages: [{ role: "user", content: "hi" }] }) })).status,
+      (
+        await h.call("/v1/messages/count_tokens", {
+          method: "POST",
+          dialect: "messages",
+          body: JSON.stringify({ model: "alpha-haiku-4-5", messages: [{ role: "user", content: "hi" }] }),
+        })
+      ).status,
     ];
     expect(statuses).toEqual([200, 200, 200, 200, 529, 200, 502, 401, 404, 200, 429, 200]);
     const m = await scrape();
 
-    const requests = Object.fromEntries(samplesOf(m, "turnpike_requests_total").map((s) => [`${s.labels.turnpike_endpoint} ${s.labels.gen_ai_request_model} ${s.labels.http_response_status_code}`, s.value]));
+    const requests = Object.fromEntries(
+      samplesOf(m, "turnpike_requests_total").map((s) => [
+        `${s.labels.turnpike_endpoint} ${s.labels.gen_ai_request_model} ${s.labels.http_response_status_code}`,
+        s.value,
+      ]),
+    );
     expect(requests).toEqual({
       "chat beta-5.5 200": 4,
       "messages alpha-haiku-4-5 200": 1,
@@ -88,31 +117,68 @@ describe("GET /metrics", () => {
       "chat  429": 1,
       "count_tokens  200": 1,
     });
-    const errors = Object.fromEntries(samplesOf(m, "turnpike_upstream_errors_total").map((s) => [`${s.labels.gen_ai_provider_name} ${s.labels.turnpike_vendor} ${s.labels.error_type}`, s.value]));
+    const errors = Object.fromEntries(
+      samplesOf(m, "turnpike_upstream_errors_total").map((s) => [
+        `${s.labels.gen_ai_provider_name} ${s.labels.turnpike_vendor} ${s.labels.error_type}`,
+        s.value,
+      ]),
+    );
     // Simulated vendors and a self-hosted one have no well-known provider name: their own id stands in.
     expect(errors).toEqual({ "alpha alpha server": 1, "beta beta malformed": 1, "delta delta unreachable": 1 });
-    expect(samplesOf(m, "turnpike_rate_limited_total").map((s) => [s.labels, s.value])).toEqual([[{ turnpike_endpoint: "chat", turnpike_key_id: limited.id }, 1]]);
+    expect(samplesOf(m, "turnpike_rate_limited_total").map((s) => [s.labels, s.value])).toEqual([
+      [{ turnpike_endpoint: "chat", turnpike_key_id: limited.id }, 1],
+    ]);
     expect(sampleValue(m, "turnpike_open_streams")).toBe(0);
     expect(sampleValue(m, "turnpike_ledger_pending")).toBe(0);
     // Both streams were timed to their first piece; only the whole one gives a pace per token.
-    const beta = { gen_ai_operation_name: "chat", gen_ai_provider_name: "beta", gen_ai_request_model: "beta-5.5", gen_ai_response_model: "beta-5.5", turnpike_endpoint: "chat" };
+    const beta = {
+      gen_ai_operation_name: "chat",
+      gen_ai_provider_name: "beta",
+      gen_ai_request_model: "beta-5.5",
+      gen_ai_response_model: "beta-5.5",
+      turnpike_endpoint: "chat",
+    };
     expect(sumOf(m, "gen_ai_server_time_to_first_token_seconds_count", beta)).toBe(2);
     expect(sumOf(m, "gen_ai_server_time_per_output_token_seconds_count", beta)).toBe(1);
     // Four whole replies, and the broken stream, its error.type the 502 the client saw.
     expect(sumOf(m, "gen_ai_server_request_duration_seconds_count", { ...beta, error_type: "" })).toBe(4);
     expect(sumOf(m, "gen_ai_server_request_duration_seconds_count", { ...beta, error_type: "502" })).toBe(1);
-    expect(sumOf(m, "gen_ai_server_request_duration_seconds_count", { gen_ai_request_model: "", turnpike_endpoint: "chat" })).toBe(3);
-    const refused = samplesOf(m, "gen_ai_server_request_duration_seconds_count").filter((s) => s.labels.gen_ai_request_model === "" && s.labels.turnpike_endpoint === "chat");
+    expect(
+      sumOf(m, "gen_ai_server_request_duration_seconds_count", { gen_ai_request_model: "", turnpike_endpoint: "chat" }),
+    ).toBe(3);
+    const refused = samplesOf(m, "gen_ai_server_request_duration_seconds_count").filter(
+      (s) => s.labels.gen_ai_request_model === "" && s.labels.turnpike_endpoint === "chat",
+    );
     expect(refused.map((s) => s.labels.error_type).sort()).toEqual(["401", "404", "429"]);
     expect(sumOf(m, "gen_ai_server_request_duration_seconds_count", { gen_ai_operation_name: "count_tokens" })).toBe(1);
     // A histogram's +Inf bucket holds every observation.
     expect(sumOf(m, "gen_ai_server_request_duration_seconds_bucket", { ...beta, error_type: "", le: "+Inf" })).toBe(4);
     // The conventions' bucket boundaries (gen_ai.server.request.duration).
     const bounds = [...new Set(samplesOf(m, "gen_ai_server_request_duration_seconds_bucket").map((s) => s.labels.le))];
-    expect(bounds).toEqual(["0.01", "0.02", "0.04", "0.08", "0.16", "0.32", "0.64", "1.28", "2.56", "5.12", "10.24", "20.48", "40.96", "81.92", "+Inf"]);
+    expect(bounds).toEqual([
+      "0.01",
+      "0.02",
+      "0.04",
+      "0.08",
+      "0.16",
+      "0.32",
+      "0.64",
+      "1.28",
+      "2.56",
+      "5.12",
+      "10.24",
+      "20.48",
+      "40.96",
+      "81.92",
+      "+Inf",
+    ]);
 
     // Tokens and cost: the sums of the usage records the ledger kept.
-    const rows = ((await (await fetch(`${h.url}/admin/usage`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).json()) as { data: UsageRow[] }).data;
+    const rows = (
+      (await (await fetch(`${h.url}/admin/usage`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).json()) as {
+        data: UsageRow[];
+      }
+    ).data;
     expect(rows.length).toBe(8);
     const vendorOf: Record<string, string> = { "beta-5.5": "beta", "alpha-haiku-4-5": "alpha", "delta-m3": "delta" };
     const tokenSums = new Map<string, { sum: number; count: number }>();
@@ -137,17 +203,24 @@ describe("GET /metrics", () => {
     };
     const sums = byType("gen_ai_client_token_usage_sum");
     const counts = byType("gen_ai_client_token_usage_count");
-    expect(samplesOf(m, "gen_ai_client_token_usage_count").every((s) => s.labels.gen_ai_operation_name === "chat")).toBe(true);
+    expect(
+      samplesOf(m, "gen_ai_client_token_usage_count").every((s) => s.labels.gen_ai_operation_name === "chat"),
+    ).toBe(true);
     expect(sums).toEqual(Object.fromEntries([...tokenSums].map(([k, v]) => [k, v.sum])));
     expect(counts).toEqual(Object.fromEntries([...tokenSums].map(([k, v]) => [k, v.count])));
     expect(sums["output beta-5.5 beta"]).toBeGreaterThan(0);
 
     const costs = samplesOf(m, "turnpike_cost_usd_total");
     const expected = new Map<string, number>();
-    for (const r of rows) if (r.cost_usd > 0) expected.set(`${r.model} ${r.key_id}`, (expected.get(`${r.model} ${r.key_id}`) ?? 0) + r.cost_usd);
-    expect(costs.map((s) => `${s.labels.gen_ai_request_model} ${s.labels.turnpike_key_id}`).sort()).toEqual([...expected.keys()].sort());
+    for (const r of rows)
+      if (r.cost_usd > 0)
+        expected.set(`${r.model} ${r.key_id}`, (expected.get(`${r.model} ${r.key_id}`) ?? 0) + r.cost_usd);
+    expect(costs.map((s) => `${s.labels.gen_ai_request_model} ${s.labels.turnpike_key_id}`).sort()).toEqual(
+      [...expected.keys()].sort(),
+    );
     expect(expected.has(`beta-5.5 ${limited.id}`)).toBe(true);
-    for (const s of costs) expect(s.value).toBeCloseTo(expected.get(`${s.labels.gen_ai_request_model} ${s.labels.turnpike_key_id}`)!, 12);
+    for (const s of costs)
+      expect(s.value).toBeCloseTo(expected.get(`${s.labels.gen_ai_request_model} ${s.labels.turnpike_key_id}`)!, 12);
   });
 
   test("an open stream is counted while it flows, and no longer once it ends", async () => {
@@ -178,7 +251,13 @@ describe("the breaker seam", () => {
   test("each registered deployment's breaker state, read at scrape time", async () => {
     let state: "closed" | "open" = "closed";
     h.gw.deps.metrics.watchBreakers(() => [{ deployment: "beta-eu", model: "beta-5.5", state }]);
-    const read = async () => Object.fromEntries(samplesOf(await scrape(), "turnpike_deployment_breaker_state").map((s) => [s.labels.turnpike_breaker_state, s.value]));
+    const read = async () =>
+      Object.fromEntries(
+        samplesOf(await scrape(), "turnpike_deployment_breaker_state").map((s) => [
+          s.labels.turnpike_breaker_state,
+          s.value,
+        ]),
+      );
     expect(await read()).toEqual({ closed: 1, half_open: 0, open: 0 });
     state = "open";
     expect(await read()).toEqual({ closed: 0, half_open: 0, open: 1 });

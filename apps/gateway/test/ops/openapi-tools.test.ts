@@ -17,7 +17,12 @@ const STEP_MS = 120_000;
 let h: Harness;
 let dir: string;
 let text: string;
-let doc: { paths: Record<string, Record<string, { operationId?: string }>>; components: { schemas: Record<string, unknown> }; servers?: unknown[]; tags: { name: string; description?: string }[] };
+let doc: {
+  paths: Record<string, Record<string, { operationId?: string }>>;
+  components: { schemas: Record<string, unknown> };
+  servers?: unknown[];
+  tags: { name: string; description?: string }[];
+};
 
 beforeAll(async () => {
   h = await startHarness();
@@ -41,18 +46,25 @@ interface LintProblem {
 function lint(name: string, body: string): LintProblem[] {
   const file = join(dir, name);
   writeFileSync(file, body);
-  const run = Bun.spawnSync([process.execPath, join(BIN, "redocly"), "lint", file, "--extends=recommended", "--format=json"], {
-    // No telemetry, no update check: the test reads a local file and reaches nothing else.
-    env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true", NO_COLOR: "1" },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
+  const run = Bun.spawnSync(
+    [process.execPath, join(BIN, "redocly"), "lint", file, "--extends=recommended", "--format=json"],
+    {
+      // No telemetry, no update check: the test reads a local file and reaches nothing else.
+      env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true", NO_COLOR: "1" },
+      stdout: "pipe",
+      stderr: "pipe",
+    },
+  );
   const out = run.stdout.toString();
-  if (!out.trim().startsWith("{")) throw new Error(`redocly lint printed no report (exit ${run.exitCode}): ${run.stderr.toString().slice(0, 2000)}`);
+  if (!out.trim().startsWith("{"))
+    throw new Error(`redocly lint printed no report (exit ${run.exitCode}): ${run.stderr.toString().slice(0, 2000)}`);
   return (JSON.parse(out) as { problems: LintProblem[] }).problems; // the shape of redocly lint --format=json
 }
 
-const operations = () => Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ at: `${method.toUpperCase()} ${path}`, id: op.operationId })));
+const operations = () =>
+  Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, op]) => ({ at: `${method.toUpperCase()} ${path}`, id: op.operationId })),
+  );
 
 describe("the description document under operators' tools", () => {
   test(
@@ -60,8 +72,15 @@ describe("the description document under operators' tools", () => {
     () => {
       const problems = lint("openapi.json", text);
       const warnings = problems.filter((p) => p.severity === "warn");
-      if (warnings.length) console.log(`redocly lint: ${warnings.length} warnings\n${warnings.map((w) => `  ${w.ruleId}: ${w.message} (${w.location[0]?.pointer})`).join("\n")}`);
-      expect(problems.filter((p) => p.severity === "error").map((p) => `${p.ruleId}: ${p.message} (${p.location[0]?.pointer})`)).toEqual([]);
+      if (warnings.length)
+        console.log(
+          `redocly lint: ${warnings.length} warnings\n${warnings.map((w) => `  ${w.ruleId}: ${w.message} (${w.location[0]?.pointer})`).join("\n")}`,
+        );
+      expect(
+        problems
+          .filter((p) => p.severity === "error")
+          .map((p) => `${p.ruleId}: ${p.message} (${p.location[0]?.pointer})`),
+      ).toEqual([]);
     },
     STEP_MS,
   );
@@ -69,10 +88,14 @@ describe("the description document under operators' tools", () => {
   test(
     "the lint can fail: a leaked validator keyword and a missing server are errors",
     () => {
-      const leaked = structuredClone(doc) as typeof doc & { components: { schemas: Record<string, Record<string, unknown>> } }; // each schema of the document is an object
+      const leaked = structuredClone(doc) as typeof doc & {
+        components: { schemas: Record<string, Record<string, unknown>> };
+      }; // each schema of the document is an object
       leaked.components.schemas.ChatRequest!.rule = "a validator's note";
       delete leaked.servers;
-      const rules = lint("leaked.json", JSON.stringify(leaked)).filter((p) => p.severity === "error").map((p) => p.ruleId);
+      const rules = lint("leaked.json", JSON.stringify(leaked))
+        .filter((p) => p.severity === "error")
+        .map((p) => p.ruleId);
       expect(rules).toEqual(expect.arrayContaining(["struct", "no-empty-servers"]));
     },
     STEP_MS,
@@ -101,8 +124,14 @@ describe("the description document under operators' tools", () => {
     "openapi-typescript generates types a client compiles against",
     () => {
       writeFileSync(join(dir, "openapi.json"), text);
-      const gen = Bun.spawnSync([process.execPath, join(BIN, "openapi-typescript"), join(dir, "openapi.json"), "-o", join(dir, "turnpike.ts")], { stdout: "pipe", stderr: "pipe" });
-      expect({ exit: gen.exitCode, stderr: gen.exitCode === 0 ? "" : gen.stderr.toString() }).toEqual({ exit: 0, stderr: "" });
+      const gen = Bun.spawnSync(
+        [process.execPath, join(BIN, "openapi-typescript"), join(dir, "openapi.json"), "-o", join(dir, "turnpike.ts")],
+        { stdout: "pipe", stderr: "pipe" },
+      );
+      expect({ exit: gen.exitCode, stderr: gen.exitCode === 0 ? "" : gen.stderr.toString() }).toEqual({
+        exit: 0,
+        stderr: "",
+      });
       // A client written against the generated types: a request of the document's shape
       // compiles, and one with a model the catalog lacks does not.
       const model = h.gw.deps.catalog.all()[0]!.id;
@@ -116,7 +145,23 @@ export const reason = (e: Refusal) => e.error.message;
 `;
       const tsc = (body: string) => {
         writeFileSync(join(dir, "client.ts"), client(body));
-        const run = Bun.spawnSync([process.execPath, join(BIN, "tsc"), "--noEmit", "--strict", "--skipLibCheck", "--target", "es2022", "--module", "esnext", "--moduleResolution", "bundler", join(dir, "client.ts")], { stdout: "pipe", stderr: "pipe" });
+        const run = Bun.spawnSync(
+          [
+            process.execPath,
+            join(BIN, "tsc"),
+            "--noEmit",
+            "--strict",
+            "--skipLibCheck",
+            "--target",
+            "es2022",
+            "--module",
+            "esnext",
+            "--moduleResolution",
+            "bundler",
+            join(dir, "client.ts"),
+          ],
+          { stdout: "pipe", stderr: "pipe" },
+        );
         return { exit: run.exitCode, out: run.stdout.toString() };
       };
       expect(tsc(JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] }))).toEqual({ exit: 0, out: "" });

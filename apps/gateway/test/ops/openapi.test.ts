@@ -22,12 +22,19 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 const admin = (path: string, init: RequestInit = {}) =>
-  fetch(h.url + path, { ...init, headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json", ...init.headers } });
+  fetch(h.url + path, {
+    ...init,
+    headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json", ...init.headers },
+  });
 
 /** A reply checked against the document: its status's schema for its media type. */
 async function conforms(path: string, method: string, res: Response): Promise<unknown> {
   const body = await res.json();
-  expect({ path, status: res.status, errors: contract.check(path, method, res.status, "application/json", body) }).toEqual({ path, status: res.status, errors: [] });
+  expect({
+    path,
+    status: res.status,
+    errors: contract.check(path, method, res.status, "application/json", body),
+  }).toEqual({ path, status: res.status, errors: [] });
   return body;
 }
 
@@ -35,7 +42,8 @@ async function conforms(path: string, method: string, res: Response): Promise<un
 async function streamConforms(path: string, res: Response): Promise<number> {
   expect(res.headers.get("content-type")).toContain("text/event-stream");
   const frames = (await readSSE(res)).filter((f) => f.data !== "[DONE]");
-  for (const f of frames) expect(contract.check(path, "post", 200, "text/event-stream", JSON.parse(f.data))).toEqual([]);
+  for (const f of frames)
+    expect(contract.check(path, "post", 200, "text/event-stream", JSON.parse(f.data))).toEqual([]);
   return frames.length;
 }
 
@@ -53,7 +61,13 @@ describe("GET /openapi.json", () => {
     const served = h.gw.app.routes
       .filter((r) => r.method !== "HEAD")
       // Parameters compare by place, not name; a trailing-slash alias is its route's own.
-      .map((r) => `${r.method.toLowerCase()} ${r.path.replace(/:(\w+)/g, "{}").replace(/\/\*$/, "/{}").replace(/(.)\/$/, "$1")}`);
+      .map(
+        (r) =>
+          `${r.method.toLowerCase()} ${r.path
+            .replace(/:(\w+)/g, "{}")
+            .replace(/\/\*$/, "/{}")
+            .replace(/(.)\/$/, "$1")}`,
+      );
     const described = Object.entries(doc.paths).flatMap(([path, item]) =>
       Object.keys(item as object)
         .filter((k) => k !== "parameters")
@@ -65,7 +79,9 @@ describe("GET /openapi.json", () => {
   });
 
   test("both key schemes for inference, the admin key for admin routes; model values from the catalog", () => {
-    expect(doc.components.securitySchemes.apiKey).toEqual(expect.objectContaining({ type: "apiKey", in: "header", name: "x-api-key" }));
+    expect(doc.components.securitySchemes.apiKey).toEqual(
+      expect.objectContaining({ type: "apiKey", in: "header", name: "x-api-key" }),
+    );
     expect(doc.components.securitySchemes.bearer).toEqual(expect.objectContaining({ type: "http", scheme: "bearer" }));
     expect(doc.paths["/v1/messages"].post.security).toEqual([{ apiKey: [] }, { bearer: [] }]);
     expect(doc.paths["/admin/keys"].post.security).toEqual([{ admin: [] }]);
@@ -89,32 +105,87 @@ describe("GET /openapi.json", () => {
 describe("real replies conform to the document", () => {
   test("chat completions: JSON, stream chunks, an error", async () => {
     const body = { model: "beta-5.5", messages: [{ role: "user", content: "hi" }] };
-    await conforms("/v1/chat/completions", "post", await h.call("/v1/chat/completions", { method: "POST", body: JSON.stringify(body) }));
-    const chunks = await streamConforms("/v1/chat/completions", await h.call("/v1/chat/completions", { method: "POST", body: JSON.stringify({ ...body, stream: true, stream_options: { include_usage: true } }) }));
+    await conforms(
+      "/v1/chat/completions",
+      "post",
+      await h.call("/v1/chat/completions", { method: "POST", body: JSON.stringify(body) }),
+    );
+    const chunks = await streamConforms(
+      "/v1/chat/completions",
+      await h.call("/v1/chat/completions", {
+        method: "POST",
+        body: JSON.stringify({ ...body, stream: true, stream_options: { include_usage: true } }),
+      }),
+    );
     expect(chunks).toBeGreaterThan(2);
-    const bad = await h.call("/v1/chat/completions", { method: "POST", headers: { authorization: "Bearer sk-tp-wrong" }, body: JSON.stringify(body) });
+    const bad = await h.call("/v1/chat/completions", {
+      method: "POST",
+      headers: { authorization: "Bearer sk-tp-wrong" },
+      body: JSON.stringify(body),
+    });
     expect(bad.status).toBe(401);
     await conforms("/v1/chat/completions", "post", bad);
   });
 
   test("messages: JSON from a translated vendor, stream events, count_tokens, an upstream error", async () => {
     const body = { model: "beta-5.5", max_tokens: 64, messages: [{ role: "user", content: "hi" }] };
-    await conforms("/v1/messages", "post", await h.call("/v1/messages", { method: "POST", dialect: "messages", body: JSON.stringify(body) }));
-    const events = await streamConforms("/v1/messages", await h.call("/v1/messages", { method: "POST", dialect: "messages", body: JSON.stringify({ ...body, model: "alpha-haiku-4-5", stream: true }) }));
+    await conforms(
+      "/v1/messages",
+      "post",
+      await h.call("/v1/messages", { method: "POST", dialect: "messages", body: JSON.stringify(body) }),
+    );
+    const events = await streamConforms(
+      "/v1/messages",
+      await h.call("/v1/messages", {
+        method: "POST",
+        dialect: "messages",
+        body: JSON.stringify({ ...body, model: "alpha-haiku-4-5", stream: true }),
+      }),
+    );
     expect(events).toBeGreaterThan(4);
-    const counted = await conforms("/v1/messages/count_tokens", "post", await h.call("/v1/messages/count_tokens", { method: "POST", dialect: "messages", body: JSON.stringify({ model: "alpha-haiku-4-5", messages: body.messages }) }));
+    const counted = await conforms(
+      "/v1/messages/count_tokens",
+      "post",
+      await h.call("/v1/messages/count_tokens", {
+        method: "POST",
+        dialect: "messages",
+        body: JSON.stringify({ model: "alpha-haiku-4-5", messages: body.messages }),
+      }),
+    );
     expect((counted as { input_tokens: number }).input_tokens).toBeGreaterThan(0);
-    const failed = await h.call("/v1/messages", { method: "POST", dialect: "messages", body: JSON.stringify({ ...body, model: "alpha-haiku-4-5", messages: [{ role: "user", content: "fail [sim error=529]" }] }) });
+    const failed = await h.call("/v1/messages", {
+      method: "POST",
+      dialect: "messages",
+      body: JSON.stringify({
+        ...body,
+        model: "alpha-haiku-4-5",
+        messages: [{ role: "user", content: "fail [sim error=529]" }],
+      }),
+    });
     expect(failed.status).toBe(529);
     await conforms("/v1/messages", "post", failed);
   });
 
   test("responses: JSON, stream events, input_tokens, the stored response routes", async () => {
     const body = { model: "alpha-haiku-4-5", input: "hi", store: true };
-    const created = (await conforms("/v1/responses", "post", await h.call("/v1/responses", { method: "POST", body: JSON.stringify(body) }))) as { id: string };
-    const events = await streamConforms("/v1/responses", await h.call("/v1/responses", { method: "POST", body: JSON.stringify({ ...body, stream: true }) }));
+    const created = (await conforms(
+      "/v1/responses",
+      "post",
+      await h.call("/v1/responses", { method: "POST", body: JSON.stringify(body) }),
+    )) as { id: string };
+    const events = await streamConforms(
+      "/v1/responses",
+      await h.call("/v1/responses", { method: "POST", body: JSON.stringify({ ...body, stream: true }) }),
+    );
     expect(events).toBeGreaterThan(4);
-    await conforms("/v1/responses/input_tokens", "post", await h.call("/v1/responses/input_tokens", { method: "POST", body: JSON.stringify({ model: "beta-5.5", input: "hi" }) }));
+    await conforms(
+      "/v1/responses/input_tokens",
+      "post",
+      await h.call("/v1/responses/input_tokens", {
+        method: "POST",
+        body: JSON.stringify({ model: "beta-5.5", input: "hi" }),
+      }),
+    );
     await conforms("/v1/responses/{id}", "get", await h.call(`/v1/responses/${created.id}`));
     await conforms("/v1/responses/{id}/input_items", "get", await h.call(`/v1/responses/${created.id}/input_items`));
     await conforms("/v1/responses/{id}", "delete", await h.call(`/v1/responses/${created.id}`, { method: "DELETE" }));
@@ -124,7 +195,10 @@ describe("real replies conform to the document", () => {
   });
 
   test("the check can fail: a chat reply is not a messages reply, nor a chat chunk", async () => {
-    const res = await h.call("/v1/chat/completions", { method: "POST", body: JSON.stringify({ model: "beta-5.5", messages: [{ role: "user", content: "hi" }] }) });
+    const res = await h.call("/v1/chat/completions", {
+      method: "POST",
+      body: JSON.stringify({ model: "beta-5.5", messages: [{ role: "user", content: "hi" }] }),
+    });
     const reply = await res.json();
     expect(contract.check("/v1/chat/completions", "post", 200, "application/json", reply)).toEqual([]);
     expect(contract.check("/v1/messages", "post", 200, "application/json", reply).length).toBeGreaterThan(0);
@@ -141,23 +215,48 @@ describe("real replies conform to the document", () => {
   });
 
   test("admin: create, list, get, change, rotate, revoke, usage records and totals, a refused admin key", async () => {
-    const created = (await conforms("/admin/keys", "post", await admin("/admin/keys", { method: "POST", body: JSON.stringify({ name: "doc", rpm: 10, models: ["beta-*"], budget_usd: 5 }) }))) as { id: string };
+    const created = (await conforms(
+      "/admin/keys",
+      "post",
+      await admin("/admin/keys", {
+        method: "POST",
+        body: JSON.stringify({ name: "doc", rpm: 10, models: ["beta-*"], budget_usd: 5 }),
+      }),
+    )) as { id: string };
     await conforms("/admin/keys", "get", await admin("/admin/keys"));
     await conforms("/admin/keys/{id}", "get", await admin(`/admin/keys/${created.id}`));
-    await conforms("/admin/keys/{id}", "patch", await admin(`/admin/keys/${created.id}`, { method: "PATCH", body: JSON.stringify({ tpm: 1000, model_limits: { "beta-5.5": { rpm: 2 } } }) }));
-    await conforms("/admin/keys/{id}/rotate", "post", await admin(`/admin/keys/${created.id}/rotate`, { method: "POST", body: JSON.stringify({ grace_seconds: 60 }) }));
+    await conforms(
+      "/admin/keys/{id}",
+      "patch",
+      await admin(`/admin/keys/${created.id}`, {
+        method: "PATCH",
+        body: JSON.stringify({ tpm: 1000, model_limits: { "beta-5.5": { rpm: 2 } } }),
+      }),
+    );
+    await conforms(
+      "/admin/keys/{id}/rotate",
+      "post",
+      await admin(`/admin/keys/${created.id}/rotate`, { method: "POST", body: JSON.stringify({ grace_seconds: 60 }) }),
+    );
     await conforms("/admin/keys/{id}", "delete", await admin(`/admin/keys/${created.id}`, { method: "DELETE" }));
     const page = (await conforms("/admin/usage", "get", await admin("/admin/usage?limit=5"))) as { data: unknown[] };
     expect(page.data.length).toBe(5);
     await conforms("/admin/usage", "get", await admin("/admin/usage?group_by=model,day"));
     // The dashboard's feeds.
-    const daily = (await conforms("/admin/usage/daily", "get", await admin("/admin/usage/daily?by=key"))) as { days: string[]; series: unknown[] };
+    const daily = (await conforms("/admin/usage/daily", "get", await admin("/admin/usage/daily?by=key"))) as {
+      days: string[];
+      series: unknown[];
+    };
     expect(daily.days).toHaveLength(14);
     expect(daily.series.length).toBeGreaterThan(0);
-    const log = (await conforms("/admin/requests", "get", await admin("/admin/requests?limit=3"))) as { data: unknown[] };
+    const log = (await conforms("/admin/requests", "get", await admin("/admin/requests?limit=3"))) as {
+      data: unknown[];
+    };
     expect(log.data).toHaveLength(3);
     const models = (await conforms("/admin/models", "get", await admin("/admin/models"))) as { data: unknown[] };
-    const deployments = (await conforms("/admin/deployments", "get", await admin("/admin/deployments"))) as { data: unknown[] };
+    const deployments = (await conforms("/admin/deployments", "get", await admin("/admin/deployments"))) as {
+      data: unknown[];
+    };
     expect(deployments.data.length).toBe(models.data.length);
     expect(models.data.length).toBeGreaterThanOrEqual(10);
     const refused = await fetch(`${h.url}/admin/keys`, { headers: { authorization: "Bearer sk-admin-wrong" } });

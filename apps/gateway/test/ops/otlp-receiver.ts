@@ -10,7 +10,13 @@ export interface ExportedSpan {
   service: string;
 }
 
-type AnyValue = { stringValue?: string; intValue?: string | number; doubleValue?: number; boolValue?: boolean; arrayValue?: { values?: AnyValue[] } };
+type AnyValue = {
+  stringValue?: string;
+  intValue?: string | number;
+  doubleValue?: number;
+  boolValue?: boolean;
+  arrayValue?: { values?: AnyValue[] };
+};
 type Value = string | number | boolean | Value[];
 
 function value(v: AnyValue): Value {
@@ -21,7 +27,8 @@ function value(v: AnyValue): Value {
   return v.boolValue ?? "";
 }
 
-const attrs = (list: { key: string; value: AnyValue }[] = []) => Object.fromEntries(list.map((a) => [a.key, value(a.value)]));
+const attrs = (list: { key: string; value: AnyValue }[] = []) =>
+  Object.fromEntries(list.map((a) => [a.key, value(a.value)]));
 
 /**
  * An in-process OTLP/HTTP receiver: it takes `POST /v1/traces` in the JSON encoding and keeps
@@ -34,12 +41,23 @@ export function startOtlpReceiver() {
     port: 0,
     hostname: "127.0.0.1",
     async fetch(req) {
-      if (req.method !== "POST" || new URL(req.url).pathname !== "/v1/traces") return new Response("not found", { status: 404 });
+      if (req.method !== "POST" || new URL(req.url).pathname !== "/v1/traces")
+        return new Response("not found", { status: 404 });
       contentTypes.push(req.headers.get("content-type") ?? "");
-      const body = (await req.json()) as { resourceSpans: { resource: { attributes: { key: string; value: AnyValue }[] }; scopeSpans: { spans: (Omit<ExportedSpan, "attributes" | "service"> & { attributes: { key: string; value: AnyValue }[] })[] }[] }[] };
+      const body = (await req.json()) as {
+        resourceSpans: {
+          resource: { attributes: { key: string; value: AnyValue }[] };
+          scopeSpans: {
+            spans: (Omit<ExportedSpan, "attributes" | "service"> & {
+              attributes: { key: string; value: AnyValue }[];
+            })[];
+          }[];
+        }[];
+      };
       for (const rs of body.resourceSpans) {
         const service = String(attrs(rs.resource.attributes)["service.name"]);
-        for (const ss of rs.scopeSpans) for (const s of ss.spans) spans.push({ ...s, attributes: attrs(s.attributes), service });
+        for (const ss of rs.scopeSpans)
+          for (const s of ss.spans) spans.push({ ...s, attributes: attrs(s.attributes), service });
       }
       return Response.json({});
     },

@@ -17,7 +17,10 @@ let h: Harness;
 
 beforeAll(async () => {
   h = await startHarness();
-  const res = await h.call("/v1/chat/completions", { method: "POST", body: JSON.stringify({ model: "beta-5.5", messages: [{ role: "user", content: "hi" }] }) });
+  const res = await h.call("/v1/chat/completions", {
+    method: "POST",
+    body: JSON.stringify({ model: "beta-5.5", messages: [{ role: "user", content: "hi" }] }),
+  });
   expect(res.status).toBe(200);
 });
 afterAll(() => h.close());
@@ -37,7 +40,11 @@ function freePort(): Promise<number> {
 describe("Prometheus", () => {
   test.skipIf(!PROMTOOL)("promtool check metrics finds no problem in the exposition", async () => {
     const text = await (await fetch(`${h.url}/metrics`)).text();
-    const p = Bun.spawnSync([PROMTOOL ?? "promtool", "check", "metrics"], { stdin: new TextEncoder().encode(text), stdout: "pipe", stderr: "pipe" });
+    const p = Bun.spawnSync([PROMTOOL ?? "promtool", "check", "metrics"], {
+      stdin: new TextEncoder().encode(text),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     expect(p.stdout.toString() + p.stderr.toString()).toBe("");
     expect(p.exitCode).toBe(0);
   });
@@ -48,13 +55,23 @@ describe("Prometheus", () => {
       const dir = mkdtempSync(join(tmpdir(), "turnpike-prometheus-"));
       const port = await freePort();
       const target = new URL(h.url).host;
-      writeFileSync(join(dir, "prometheus.yml"), `global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: turnpike\n    static_configs:\n      - targets: ["${target}"]\n`);
+      writeFileSync(
+        join(dir, "prometheus.yml"),
+        `global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: turnpike\n    static_configs:\n      - targets: ["${target}"]\n`,
+      );
       const server = Bun.spawn(
-        [PROMETHEUS ?? "prometheus", `--config.file=${join(dir, "prometheus.yml")}`, `--storage.tsdb.path=${join(dir, "data")}`, `--web.listen-address=127.0.0.1:${port}`],
+        [
+          PROMETHEUS ?? "prometheus",
+          `--config.file=${join(dir, "prometheus.yml")}`,
+          `--storage.tsdb.path=${join(dir, "data")}`,
+          `--web.listen-address=127.0.0.1:${port}`,
+        ],
         { stdout: "ignore", stderr: "ignore" },
       );
       try {
-        const query = encodeURIComponent('sum by (gen_ai_operation_name, gen_ai_provider_name, gen_ai_request_model) (gen_ai_server_request_duration_seconds_count{job="turnpike"})');
+        const query = encodeURIComponent(
+          'sum by (gen_ai_operation_name, gen_ai_provider_name, gen_ai_request_model) (gen_ai_server_request_duration_seconds_count{job="turnpike"})',
+        );
         let result: { metric: Record<string, string>; value: [number, string] }[] = [];
         // Until the first scrape has landed, bounded.
         const deadline = Date.now() + 60_000;
@@ -63,7 +80,9 @@ describe("Prometheus", () => {
           if (res?.ok) result = ((await res.json()) as { data: { result: typeof result } }).data.result;
           if (result.length === 0) await Bun.sleep(250);
         }
-        expect(result.map((r) => [r.metric, r.value[1]])).toEqual([[{ gen_ai_operation_name: "chat", gen_ai_provider_name: "beta", gen_ai_request_model: "beta-5.5" }, "1"]]);
+        expect(result.map((r) => [r.metric, r.value[1]])).toEqual([
+          [{ gen_ai_operation_name: "chat", gen_ai_provider_name: "beta", gen_ai_request_model: "beta-5.5" }, "1"],
+        ]);
       } finally {
         server.kill();
         await server.exited;

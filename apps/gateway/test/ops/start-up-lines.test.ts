@@ -11,12 +11,29 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const MAIN = join(import.meta.dir, "../../src/main.ts");
-const VENDOR_KEYS = ["ALPHA_API_KEY", "BETA_API_KEY", "GAMMA_API_KEY", "DELTA_API_KEY", "TURNPIKE_CONFIG", "TURNPIKE_ADMIN_KEY", "TURNPIKE_FIRST_KEY_FILE"];
+const VENDOR_KEYS = [
+  "ALPHA_API_KEY",
+  "BETA_API_KEY",
+  "GAMMA_API_KEY",
+  "DELTA_API_KEY",
+  "TURNPIKE_CONFIG",
+  "TURNPIKE_ADMIN_KEY",
+  "TURNPIKE_FIRST_KEY_FILE",
+];
 
 /** Starts the gateway on a fresh store, reads what it wrote until it listens, and stops it. */
-async function start(extraEnv: Record<string, string>, viaTerminal = false): Promise<{ out: string; url: string; dir: string }> {
+async function start(
+  extraEnv: Record<string, string>,
+  viaTerminal = false,
+): Promise<{ out: string; url: string; dir: string }> {
   const dir = mkdtempSync(join(tmpdir(), "turnpike-start-"));
-  const env: Record<string, string | undefined> = { ...process.env, PORT: "0", HOST: "127.0.0.1", TURNPIKE_DB: join(dir, "t.db"), ...extraEnv };
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    PORT: "0",
+    HOST: "127.0.0.1",
+    TURNPIKE_DB: join(dir, "t.db"),
+    ...extraEnv,
+  };
   for (const k of VENDOR_KEYS) if (!(k in extraEnv)) delete env[k];
   const cmd = viaTerminal ? ["script", "-qec", `${process.execPath} ${MAIN}`, "/dev/null"] : [process.execPath, MAIN];
   const proc = Bun.spawn(cmd, { env, stdout: "pipe", stderr: "pipe", stdin: "pipe" });
@@ -43,7 +60,9 @@ describe("start-up lines", () => {
     const { out, dir } = await start({});
     rmSync(dir, { recursive: true, force: true });
     const lines = out.trim().split("\n");
-    const parsed = lines.map((l) => JSON.parse(l) as { level: string; time: string; msg: string; key_id?: string; url?: string });
+    const parsed = lines.map(
+      (l) => JSON.parse(l) as { level: string; time: string; msg: string; key_id?: string; url?: string },
+    );
     for (const p of parsed) {
       expect(typeof p.msg).toBe("string");
       expect(Number.isNaN(Date.parse(p.time))).toBe(false);
@@ -59,7 +78,10 @@ describe("start-up lines", () => {
   test("with TURNPIKE_FIRST_KEY_FILE: the secret is in that file (0600) and it works, still not in the log", async () => {
     const keyDir = mkdtempSync(join(tmpdir(), "turnpike-key-"));
     const file = join(keyDir, "first-key");
-    const { out, dir } = await start({ TURNPIKE_FIRST_KEY_FILE: file, TURNPIKE_ADMIN_KEY: "sk-admin-start-up-test-0123456789" });
+    const { out, dir } = await start({
+      TURNPIKE_FIRST_KEY_FILE: file,
+      TURNPIKE_ADMIN_KEY: "sk-admin-start-up-test-0123456789",
+    });
     rmSync(dir, { recursive: true, force: true });
     expect(existsSync(file)).toBe(true);
     expect(statSync(file).mode & 0o777).toBe(0o600);
@@ -72,9 +94,19 @@ describe("start-up lines", () => {
   });
 
   test("a start that cannot go on says why in one JSON line and exits 1", async () => {
-    const env: Record<string, string | undefined> = { ...process.env, PORT: "0", HOST: "127.0.0.1", TURNPIKE_DB: ":memory:", TURNPIKE_ADMIN_KEY: "too-short" };
+    const env: Record<string, string | undefined> = {
+      ...process.env,
+      PORT: "0",
+      HOST: "127.0.0.1",
+      TURNPIKE_DB: ":memory:",
+      TURNPIKE_ADMIN_KEY: "too-short",
+    };
     const proc = Bun.spawn([process.execPath, MAIN], { env, stdout: "pipe", stderr: "pipe" });
-    const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    const [out, err, code] = await Promise.all([
+      new Response(proc.stdout).text(),
+      new Response(proc.stderr).text(),
+      proc.exited,
+    ]);
     expect(code).toBe(1);
     expect(out).toBe("");
     const line = JSON.parse(err.trim()) as { level: string; msg: string };
@@ -82,14 +114,17 @@ describe("start-up lines", () => {
     expect(line.msg).toContain("TURNPIKE_ADMIN_KEY must be at least 32 characters long");
   });
 
-  test.skipIf(!Bun.which("script"))("in a terminal: the person who started it sees the first key and the admin key", async () => {
-    const { out, dir } = await start({}, true);
-    rmSync(dir, { recursive: true, force: true });
-    expect(out).toMatch(/Admin key for this run \(set TURNPIKE_ADMIN_KEY to choose your own\): sk-admin-\S+/);
-    expect(out).toMatch(/First start: created API key "key_[\w-]+" — it is shown only now:\r?\n\s+sk-tp-\S+/);
-    // The log lines beside them still hold no secret.
-    const json = out.split(/\r?\n/).filter((l) => l.startsWith("{"));
-    expect(json.length).toBeGreaterThan(2);
-    for (const l of json) expect(l).not.toMatch(/sk-tp-|sk-admin-/);
-  });
+  test.skipIf(!Bun.which("script"))(
+    "in a terminal: the person who started it sees the first key and the admin key",
+    async () => {
+      const { out, dir } = await start({}, true);
+      rmSync(dir, { recursive: true, force: true });
+      expect(out).toMatch(/Admin key for this run \(set TURNPIKE_ADMIN_KEY to choose your own\): sk-admin-\S+/);
+      expect(out).toMatch(/First start: created API key "key_[\w-]+" — it is shown only now:\r?\n\s+sk-tp-\S+/);
+      // The log lines beside them still hold no secret.
+      const json = out.split(/\r?\n/).filter((l) => l.startsWith("{"));
+      expect(json.length).toBeGreaterThan(2);
+      for (const l of json) expect(l).not.toMatch(/sk-tp-|sk-admin-/);
+    },
+  );
 });

@@ -31,7 +31,11 @@ beforeAll(async () => {
   const failed = await h.call("/v1/messages", {
     method: "POST",
     dialect: "messages",
-    body: JSON.stringify({ model: "alpha-haiku-4-5", max_tokens: 32, messages: [{ role: "user", content: "fail [sim error=529]" }] }),
+    body: JSON.stringify({
+      model: "alpha-haiku-4-5",
+      max_tokens: 32,
+      messages: [{ role: "user", content: "fail [sim error=529]" }],
+    }),
   });
   ids.failed = failed.headers.get("x-request-id")!;
   await failed.text();
@@ -39,11 +43,18 @@ beforeAll(async () => {
   const capped = await h.call("/v1/messages", {
     method: "POST",
     dialect: "messages",
-    body: JSON.stringify({ model: "beta-5", max_tokens: 3, messages: [{ role: "user", content: "Tell me a long story" }] }),
+    body: JSON.stringify({
+      model: "beta-5",
+      max_tokens: 3,
+      messages: [{ role: "user", content: "Tell me a long story" }],
+    }),
   });
   ids.capped = capped.headers.get("x-request-id")!;
   await capped.text();
-  const streamed = await h.call("/v1/chat/completions", { method: "POST", body: JSON.stringify({ model: "beta-5", stream: true, messages: [{ role: "user", content: "hi" }] }) });
+  const streamed = await h.call("/v1/chat/completions", {
+    method: "POST",
+    body: JSON.stringify({ model: "beta-5", stream: true, messages: [{ role: "user", content: "hi" }] }),
+  });
   ids.streamed = streamed.headers.get("x-request-id")!;
   await streamed.text();
   // Closing the gateway shuts the tracer down, which exports every span still batched.
@@ -86,7 +97,11 @@ describe("tracing over OTLP/HTTP", () => {
     const attempt = children[0]!;
     expect(attempt.traceId).toBe(CALLER_TRACE);
     expect(attempt.kind).toBe(CLIENT);
-    expect(attempt.attributes).toMatchObject({ "gen_ai.system": "beta", "turnpike.attempt": 1, "http.response.status_code": 200 });
+    expect(attempt.attributes).toMatchObject({
+      "gen_ai.system": "beta",
+      "turnpike.attempt": 1,
+      "http.response.status_code": 200,
+    });
     expect(attempt.attributes["gen_ai.usage.output_tokens"]).toBe(root.attributes["gen_ai.usage.output_tokens"]!);
   });
 
@@ -99,12 +114,20 @@ describe("tracing over OTLP/HTTP", () => {
 
   test("off without an endpoint: the tracing packages are never loaded", async () => {
     const loaded = async (...args: string[]) => {
-      const proc = Bun.spawn(["bun", `${import.meta.dir}/boot-probe.ts`, ...args], { stdout: "pipe", stderr: "inherit" });
+      const proc = Bun.spawn(["bun", `${import.meta.dir}/boot-probe.ts`, ...args], {
+        stdout: "pipe",
+        stderr: "inherit",
+      });
       const out = await new Response(proc.stdout).text();
       expect(await proc.exited).toBe(0);
       return JSON.parse(out.trim().split("\n").at(-1)!) as string[];
     };
-    const sdk = ["@opentelemetry/core", "@opentelemetry/exporter-trace-otlp-http", "@opentelemetry/resources", "@opentelemetry/sdk-trace"];
+    const sdk = [
+      "@opentelemetry/core",
+      "@opentelemetry/exporter-trace-otlp-http",
+      "@opentelemetry/resources",
+      "@opentelemetry/sdk-trace",
+    ];
     // The API package alone (a no-op until an SDK registers) comes with the metrics client.
     expect((await loaded()).filter((p) => p !== "@opentelemetry/api")).toEqual([]);
     expect(await loaded(receiver.url)).toEqual(expect.arrayContaining(sdk));

@@ -27,14 +27,23 @@ routing:
 afterAll(() => h.close());
 beforeEach(() => h.gw.simulator!.clearFaults());
 
-interface Row { model: string; deployment: string; state: string; consecutive_failures: number; failures: number; last_error: string | null; latency_ms: number }
+interface Row {
+  model: string;
+  deployment: string;
+  state: string;
+  consecutive_failures: number;
+  failures: number;
+  last_error: string | null;
+  latency_ms: number;
+}
 async function deployment(name: string): Promise<Row> {
   const res = await fetch(`${h.url}/admin/deployments`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
   expect(res.status).toBe(200);
   const { data } = (await res.json()) as { data: Row[] };
   return data.find((d) => d.model === "alpha-haiku-4-5" && d.deployment === name)!;
 }
-const primaryHits = (from: number) => h.gw.simulator!.requests.slice(from).filter((r) => r.headers["x-api-key"] === "simulator-alpha").length;
+const primaryHits = (from: number) =>
+  h.gw.simulator!.requests.slice(from).filter((r) => r.headers["x-api-key"] === "simulator-alpha").length;
 
 describe("the breaker opens, skips, probes and closes", () => {
   for (const v of VARIANTS) {
@@ -54,8 +63,12 @@ describe("the breaker opens, skips, probes and closes", () => {
       expect((await deployment("alpha-backup")).state).toBe("closed");
       // The metrics read the same circuits when scraped.
       const metrics = await (await fetch(`${h.url}/metrics`)).text();
-      expect(metrics).toContain('turnpike_deployment_breaker_state{turnpike_deployment="alpha",gen_ai_request_model="alpha-haiku-4-5",turnpike_breaker_state="open"} 1');
-      expect(metrics).toContain('turnpike_deployment_breaker_state{turnpike_deployment="alpha-backup",gen_ai_request_model="alpha-haiku-4-5",turnpike_breaker_state="closed"} 1');
+      expect(metrics).toContain(
+        'turnpike_deployment_breaker_state{turnpike_deployment="alpha",gen_ai_request_model="alpha-haiku-4-5",turnpike_breaker_state="open"} 1',
+      );
+      expect(metrics).toContain(
+        'turnpike_deployment_breaker_state{turnpike_deployment="alpha-backup",gen_ai_request_model="alpha-haiku-4-5",turnpike_breaker_state="closed"} 1',
+      );
       // Open: skipped, the backup serves at the first attempt.
       let from = h.gw.simulator!.requests.length;
       const skipped = await ask(h, v, "alpha-haiku-4-5", "Hi");

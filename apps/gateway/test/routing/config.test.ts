@@ -7,22 +7,51 @@ import { buildUpstreams } from "../../src/dispatch/upstreams";
 import { loadConfig, vendorRows } from "../../src/config/config";
 
 function router(models: unknown[], vendors?: unknown) {
-  const rows = vendorRows(vendors, "t.yaml").map((r) => ({ id: r.id, protocol: r.protocol, auth: r.auth, baseURL: r.base_url, apiKey: undefined, apiKeyEnv: r.api_key_env }));
+  const rows = vendorRows(vendors, "t.yaml").map((r) => ({
+    id: r.id,
+    protocol: r.protocol,
+    auth: r.auth,
+    baseURL: r.base_url,
+    apiKey: undefined,
+    apiKeyEnv: r.api_key_env,
+  }));
   const catalog = buildCatalog(models, rows);
-  return buildRouter(catalog, buildUpstreams(rows, "http://sim.invalid"), models, parseRouting(undefined, "t.yaml"), "t.yaml");
+  return buildRouter(
+    catalog,
+    buildUpstreams(rows, "http://sim.invalid"),
+    models,
+    parseRouting(undefined, "t.yaml"),
+    "t.yaml",
+  );
 }
 
 describe("routing config", () => {
   test("defaults, and the file's values over them", () => {
-    expect(loadConfig({}).routing).toEqual({ retries: 0, retryAfterMaxS: 10, timeouts: { connectMs: 10_000, firstByteMs: 120_000, idleMs: 300_000 }, breaker: { failures: 3, cooldownS: 30 } });
+    expect(loadConfig({}).routing).toEqual({
+      retries: 0,
+      retryAfterMaxS: 10,
+      timeouts: { connectMs: 10_000, firstByteMs: 120_000, idleMs: 300_000 },
+      breaker: { failures: 3, cooldownS: 30 },
+    });
     const r = parseRouting({ retries: 2, timeouts: { idle_ms: 5000 }, breaker: { cooldown_s: 5 } }, "t.yaml");
-    expect(r).toEqual({ retries: 2, retryAfterMaxS: 10, timeouts: { connectMs: 10_000, firstByteMs: 120_000, idleMs: 5000 }, breaker: { failures: 3, cooldownS: 5 } });
+    expect(r).toEqual({
+      retries: 2,
+      retryAfterMaxS: 10,
+      timeouts: { connectMs: 10_000, firstByteMs: 120_000, idleMs: 5000 },
+      breaker: { failures: 3, cooldownS: 5 },
+    });
   });
 
   test.each([
     [{ retries: -1 }, "t.yaml: routing.retries: must be a whole number from 0 to 10, got -1"],
-    [{ timeouts: { connect_ms: "fast" } }, 't.yaml: routing.timeouts.connect_ms: must be a whole number from 1 to 86400000, got "fast"'],
-    [{ timeouts: { read_ms: 5 } }, "t.yaml: routing.timeouts.read_ms: unknown field (known: connect_ms, first_byte_ms, idle_ms)"],
+    [
+      { timeouts: { connect_ms: "fast" } },
+      't.yaml: routing.timeouts.connect_ms: must be a whole number from 1 to 86400000, got "fast"',
+    ],
+    [
+      { timeouts: { read_ms: 5 } },
+      "t.yaml: routing.timeouts.read_ms: unknown field (known: connect_ms, first_byte_ms, idle_ms)",
+    ],
     [{ breaker: { failures: 0 } }, "t.yaml: routing.breaker.failures: must be a whole number from 1 to 1000, got 0"],
     [{ retry: 2 }, "t.yaml: routing.retry: unknown field (known: retries, retry_after_max_s, timeouts, breaker)"],
   ])("routing %j is refused", (raw, message) => {
@@ -30,9 +59,24 @@ describe("routing config", () => {
   });
 
   test("a model's deployments, fallbacks and timeouts are built, absent = one deployment on its vendor", () => {
-    const r = router([{ id: "alpha-haiku-4-5", deployments: [{ vendor: "alpha", weight: 3 }, { vendor: "alpha-eu", upstream_model: "haiku-eu", rpm: 5 }], fallbacks: ["beta-5"], timeouts: { idle_ms: 100 } }], { "alpha-eu": { protocol: "messages" } });
+    const r = router(
+      [
+        {
+          id: "alpha-haiku-4-5",
+          deployments: [
+            { vendor: "alpha", weight: 3 },
+            { vendor: "alpha-eu", upstream_model: "haiku-eu", rpm: 5 },
+          ],
+          fallbacks: ["beta-5"],
+          timeouts: { idle_ms: 100 },
+        },
+      ],
+      { "alpha-eu": { protocol: "messages" } },
+    );
     const route = r.route("alpha-haiku-4-5")!;
-    expect(route.deployments.map((d) => [d.name, d.weight, d.rpm, d.target.entry.upstream_model, d.target.upstream.vendor])).toEqual([
+    expect(
+      route.deployments.map((d) => [d.name, d.weight, d.rpm, d.target.entry.upstream_model, d.target.upstream.vendor]),
+    ).toEqual([
       ["alpha", 3, undefined, "alpha-haiku-4-5", "alpha"],
       ["alpha-eu", 1, 5, "haiku-eu", "alpha-eu"],
     ]);
@@ -42,13 +86,28 @@ describe("routing config", () => {
   });
 
   test.each([
-    [{ id: "beta-5", deployments: [{ vendor: "nobody" }] }, 't.yaml: models[0].deployments[0].vendor: must be one of alpha, beta, gamma, delta, got "nobody"'],
+    [
+      { id: "beta-5", deployments: [{ vendor: "nobody" }] },
+      't.yaml: models[0].deployments[0].vendor: must be one of alpha, beta, gamma, delta, got "nobody"',
+    ],
     [{ id: "beta-5", deployments: [] }, "t.yaml: models[0].deployments: must be a non-empty list"],
-    [{ id: "beta-5", deployments: [{ vendor: "beta", weight: 0 }] }, "t.yaml: models[0].deployments[0].weight: must be a whole number from 1 to 1000000, got 0"],
-    [{ id: "beta-5", deployments: [{ vendor: "beta" }, { vendor: "beta" }] }, "t.yaml: models[0].deployments[1]: the same vendor and upstream_model twice"],
-    [{ id: "beta-5", fallbacks: ["beta-9"] }, 't.yaml: models[0].fallbacks[0]: must be a catalog model id, got "beta-9"'],
+    [
+      { id: "beta-5", deployments: [{ vendor: "beta", weight: 0 }] },
+      "t.yaml: models[0].deployments[0].weight: must be a whole number from 1 to 1000000, got 0",
+    ],
+    [
+      { id: "beta-5", deployments: [{ vendor: "beta" }, { vendor: "beta" }] },
+      "t.yaml: models[0].deployments[1]: the same vendor and upstream_model twice",
+    ],
+    [
+      { id: "beta-5", fallbacks: ["beta-9"] },
+      't.yaml: models[0].fallbacks[0]: must be a catalog model id, got "beta-9"',
+    ],
     [{ id: "beta-5", fallbacks: ["beta-5"] }, "t.yaml: models[0].fallbacks[0]: a model cannot fall back to itself"],
-    [{ id: "beta-5", timeouts: { idle_ms: 0 } }, "t.yaml: models[0].timeouts.idle_ms: must be a whole number from 1 to 86400000, got 0"],
+    [
+      { id: "beta-5", timeouts: { idle_ms: 0 } },
+      "t.yaml: models[0].timeouts.idle_ms: must be a whole number from 1 to 86400000, got 0",
+    ],
   ])("model row %j is refused", (row, message) => {
     expect(() => router([row])).toThrow(message);
   });

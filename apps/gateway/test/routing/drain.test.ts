@@ -23,8 +23,16 @@ async function openStream(url: string, key: string, format: "messages" | "chat",
   const messages = [{ role: "user", content: `Tell me [sim ${directives}]` }];
   const res = await fetch(`${url}${format === "messages" ? "/v1/messages" : "/v1/chat/completions"}`, {
     method: "POST",
-    headers: format === "messages" ? { "x-api-key": key, "anthropic-version": "2023-06-01" } : { authorization: `Bearer ${key}` },
-    body: JSON.stringify({ model: format === "messages" ? "alpha-haiku-4-5" : "beta-5", stream: true, max_tokens: 200, messages }),
+    headers:
+      format === "messages"
+        ? { "x-api-key": key, "anthropic-version": "2023-06-01" }
+        : { authorization: `Bearer ${key}` },
+    body: JSON.stringify({
+      model: format === "messages" ? "alpha-haiku-4-5" : "beta-5",
+      stream: true,
+      max_tokens: 200,
+      messages,
+    }),
   });
   expect(res.status).toBe(200);
   const reader = res.body!.getReader();
@@ -41,14 +49,29 @@ async function openStream(url: string, key: string, format: "messages" | "chat",
 
 test("SIGTERM: streams finish within the drain, the rest end in-band and are billed, exit 0, every record kept", async () => {
   const gw = await startGateway();
-  const created = await fetch(`${gw.url}/admin/keys`, { method: "POST", headers: { authorization: `Bearer ${ADMIN}` }, body: JSON.stringify({ name: "drain" }) });
+  const created = await fetch(`${gw.url}/admin/keys`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${ADMIN}` },
+    body: JSON.stringify({ name: "drain" }),
+  });
   const { key } = (await created.json()) as { key: string };
   // Short: about 0.3 s in all, well within the 5 s drain on a loaded machine. Long: about 12 s, far past it.
-  const short = [await openStream(gw.url, key, "messages", "chunks=3 latency=100"), await openStream(gw.url, key, "chat", "chunks=3 latency=100")];
-  const long = [await openStream(gw.url, key, "messages", "chunks=40 latency=300"), await openStream(gw.url, key, "chat", "chunks=40 latency=300")];
+  const short = [
+    await openStream(gw.url, key, "messages", "chunks=3 latency=100"),
+    await openStream(gw.url, key, "chat", "chunks=3 latency=100"),
+  ];
+  const long = [
+    await openStream(gw.url, key, "messages", "chunks=40 latency=300"),
+    await openStream(gw.url, key, "chat", "chunks=40 latency=300"),
+  ];
   gw.proc.kill("SIGTERM");
   // No new connection is taken once draining (however long the signal takes to be handled).
-  await waitFor("new connections to be refused", () => fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } }).then(() => false, () => true));
+  await waitFor("new connections to be refused", () =>
+    fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } }).then(
+      () => false,
+      () => true,
+    ),
+  );
   const [m, c] = await Promise.all(short.map((s) => s.rest));
   expect(m).toContain("event: message_stop");
   expect(c!.trimEnd().endsWith("data: [DONE]")).toBe(true);
@@ -58,7 +81,16 @@ test("SIGTERM: streams finish within the drain, the rest end in-band and are bil
   expect(lc).toContain('"error"');
   expect(await gw.proc.exited).toBe(0);
 
-  const rows = new Database(db, { readonly: true }).query("SELECT request_id, status, output_tokens, cost_usd, deployment, attempts FROM usage").all() as { request_id: string; status: number; output_tokens: number; cost_usd: number; deployment: string; attempts: number }[];
+  const rows = new Database(db, { readonly: true })
+    .query("SELECT request_id, status, output_tokens, cost_usd, deployment, attempts FROM usage")
+    .all() as {
+    request_id: string;
+    status: number;
+    output_tokens: number;
+    cost_usd: number;
+    deployment: string;
+    attempts: number;
+  }[];
   const by = new Map(rows.map((r) => [r.request_id, r]));
   for (const s of short) expect(by.get(s.id)).toMatchObject({ status: 200, attempts: 1 });
   for (const s of long) {

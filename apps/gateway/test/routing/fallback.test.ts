@@ -26,14 +26,30 @@ afterAll(() => h.close());
 beforeEach(() => h.gw.simulator!.clearFaults());
 
 const sim = () => h.gw.simulator!;
-const sentTo = (from: number, key: string) => sim().requests.slice(from).filter((r) => (r.headers["x-api-key"] ?? r.headers.authorization ?? r.headers["x-goog-api-key"] ?? "").endsWith(key));
+const sentTo = (from: number, key: string) =>
+  sim()
+    .requests.slice(from)
+    .filter((r) =>
+      (r.headers["x-api-key"] ?? r.headers.authorization ?? r.headers["x-goog-api-key"] ?? "").endsWith(key),
+    );
 
 /** A history with a signed thinking block (messages) or plain turns (chat). */
 function history(format: "messages" | "chat", last: string): unknown[] {
-  if (format === "chat") return [{ role: "user", content: "Think first." }, { role: "assistant", content: "Done." }, { role: "user", content: last }];
+  if (format === "chat")
+    return [
+      { role: "user", content: "Think first." },
+      { role: "assistant", content: "Done." },
+      { role: "user", content: last },
+    ];
   return [
     { role: "user", content: "Think first." },
-    { role: "assistant", content: [{ type: "thinking", thinking: "Let me see.", signature: "c2lnbmVkLWJ5LWFscGhh" }, { type: "text", text: "Done." }] },
+    {
+      role: "assistant",
+      content: [
+        { type: "thinking", thinking: "Let me see.", signature: "c2lnbmVkLWJ5LWFscGhh" },
+        { type: "text", text: "Done." },
+      ],
+    },
     { role: "user", content: last },
   ];
 }
@@ -44,7 +60,9 @@ describe("both deployments fail: the first fallback serves, across protocols", (
       sim().fault("simulator-alpha", { status: 529 });
       sim().fault("simulator-alpha-backup", { status: 503 });
       const from = sim().requests.length;
-      const a = await ask(h, v, "alpha-sonnet-4-6", "", { messages: history(v.format, `Again [sim text="beta took over"]`) });
+      const a = await ask(h, v, "alpha-sonnet-4-6", "", {
+        messages: history(v.format, `Again [sim text="beta took over"]`),
+      });
       expect(a.status).toBe(200);
       expect(a.text).toBe("beta took over");
       expect(a.model).toBe("beta-5.5");
@@ -61,10 +79,19 @@ describe("both deployments fail: the first fallback serves, across protocols", (
         expect(a.res.headers.get("x-turnpike-warning")).toContain("thinking");
       }
       const row = await recordOf(h, a.res);
-      expect(row).toMatchObject({ model: "beta-5.5", requested_model: "alpha-sonnet-4-6", deployment: "beta", attempts: 3, status: 200 });
+      expect(row).toMatchObject({
+        model: "beta-5.5",
+        requested_model: "alpha-sonnet-4-6",
+        deployment: "beta",
+        attempts: 3,
+        status: 200,
+      });
       // Priced as the model that served.
       const beta55 = h.gw.deps.catalog.get("beta-5.5")!;
-      expect(row.cost_usd).toBeCloseTo((row.input_tokens * beta55.input_per_mtok + row.output_tokens * beta55.output_per_mtok) / 1e6, 9);
+      expect(row.cost_usd).toBeCloseTo(
+        (row.input_tokens * beta55.input_per_mtok + row.output_tokens * beta55.output_per_mtok) / 1e6,
+        9,
+      );
       expect(row.cost_usd).toBeGreaterThan(0);
     });
   }
@@ -82,8 +109,16 @@ describe("a prompt over the window goes to the first fallback with room", () => 
       expect(a.res.headers.get("x-turnpike-fallback-from")).toBe("alpha-haiku-4-5");
       expect(a.res.headers.get("x-turnpike-attempts")).toBe("2");
       // alpha-opus-4-8 has the same 200k window: never asked.
-      expect(sim().requests.slice(from).some((r) => JSON.stringify(r.body).includes("alpha-opus-4-8"))).toBe(false);
-      expect(await recordOf(h, a.res)).toMatchObject({ model: "gamma-3-pro", requested_model: "alpha-haiku-4-5", deployment: "gamma" });
+      expect(
+        sim()
+          .requests.slice(from)
+          .some((r) => JSON.stringify(r.body).includes("alpha-opus-4-8")),
+      ).toBe(false);
+      expect(await recordOf(h, a.res)).toMatchObject({
+        model: "gamma-3-pro",
+        requested_model: "alpha-haiku-4-5",
+        deployment: "gamma",
+      });
     });
     test(`${label(v)}: a prompt the catalog knows is too long is not sent to the small window at all`, async () => {
       const from = sim().requests.length;
@@ -93,7 +128,12 @@ describe("a prompt over the window goes to the first fallback with room", () => 
       expect(a.text).toBe("straight to gamma");
       expect(a.res.headers.get("x-turnpike-model")).toBe("gamma-3-pro");
       expect(a.res.headers.get("x-turnpike-attempts")).toBe("1");
-      expect(sim().requests.slice(from).map((r) => r.path).some((p) => p.startsWith("/v1/messages"))).toBe(false);
+      expect(
+        sim()
+          .requests.slice(from)
+          .map((r) => r.path)
+          .some((p) => p.startsWith("/v1/messages")),
+      ).toBe(false);
     });
   }
 });
@@ -101,7 +141,8 @@ describe("a prompt over the window goes to the first fallback with room", () => 
 describe("everything failed: the last upstream error, in the client's format", () => {
   for (const v of VARIANTS) {
     test(label(v), async () => {
-      for (const k of ["alpha", "alpha-backup", "beta", "gamma"]) sim().fault(`simulator-${k}`, { status: 529, retry_after: 4 });
+      for (const k of ["alpha", "alpha-backup", "beta", "gamma"])
+        sim().fault(`simulator-${k}`, { status: 529, retry_after: 4 });
       const a = await ask(h, v, "alpha-sonnet-4-6", "Hi");
       // gamma's 529 was last; a chat client reads an overload as 503.
       expect(a.status).toBe(v.format === "messages" ? 529 : 503);
@@ -109,7 +150,12 @@ describe("everything failed: the last upstream error, in the client's format", (
       expect(a.res.headers.get("x-turnpike-attempts")).toBe("4");
       expect(a.res.headers.get("x-turnpike-model")).toBe("gamma-3-pro");
       const row = await recordOf(h, a.res);
-      expect(row).toMatchObject({ model: "gamma-3-pro", requested_model: "alpha-sonnet-4-6", attempts: 4, cost_usd: 0 });
+      expect(row).toMatchObject({
+        model: "gamma-3-pro",
+        requested_model: "alpha-sonnet-4-6",
+        attempts: 4,
+        cost_usd: 0,
+      });
     });
   }
 });

@@ -22,7 +22,8 @@ routing:
   retry_after_max_s: 5
   breaker: { failures: 1000, cooldown_s: 30 }
 `);
-  for (const k of ["alpha", "alpha-backup", "beta"]) h.gw.simulator!.fault(`simulator-${k}`, { status: 429, retry_after: 42 });
+  for (const k of ["alpha", "alpha-backup", "beta"])
+    h.gw.simulator!.fault(`simulator-${k}`, { status: 429, retry_after: 42 });
 });
 afterAll(() => h.close());
 
@@ -30,10 +31,12 @@ describe("a 429 with retry-after reaches the official clients as their rate-limi
   test("messages client (@anthropic-ai/sdk), JSON and stream", async () => {
     const client = new Anthropic({ apiKey: h.key, baseURL: h.url, maxRetries: 0 });
     for (const stream of [false, true]) {
-      const err = await client.messages.create({ model: "alpha-haiku-4-5", max_tokens: 20, stream, messages: [{ role: "user", content: "Hi" }] }).then(
-        () => undefined,
-        (e: unknown) => e,
-      );
+      const err = await client.messages
+        .create({ model: "alpha-haiku-4-5", max_tokens: 20, stream, messages: [{ role: "user", content: "Hi" }] })
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
       expect(err).toBeInstanceOf(Anthropic.RateLimitError);
       const e = err as InstanceType<typeof Anthropic.RateLimitError>;
       expect(e.status).toBe(429);
@@ -48,10 +51,12 @@ describe("a 429 with retry-after reaches the official clients as their rate-limi
   test("chat client (openai), JSON and stream", async () => {
     const client = new OpenAI({ apiKey: h.key, baseURL: `${h.url}/v1`, maxRetries: 0 });
     for (const stream of [false, true]) {
-      const err = await client.chat.completions.create({ model: "alpha-haiku-4-5", stream, messages: [{ role: "user", content: "Hi" }] }).then(
-        () => undefined,
-        (e: unknown) => e,
-      );
+      const err = await client.chat.completions
+        .create({ model: "alpha-haiku-4-5", stream, messages: [{ role: "user", content: "Hi" }] })
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
       expect(err).toBeInstanceOf(OpenAI.RateLimitError);
       const e = err as InstanceType<typeof OpenAI.RateLimitError>;
       expect(e.status).toBe(429);

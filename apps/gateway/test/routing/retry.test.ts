@@ -11,7 +11,8 @@ let h: Harness;
 /** Each attempt as the `onAttempt` event told it: request id, attempt number, deployment. */
 const attempts: [string, number, string | undefined][] = [];
 beforeAll(async () => {
-  h = await routedGateway(`
+  h = await routedGateway(
+    `
 vendors:
   alpha-backup: { protocol: messages }
   beta-backup: { protocol: chat }
@@ -28,17 +29,27 @@ routing:
   retries: 1
   retry_after_max_s: 2
   breaker: { failures: 1000, cooldown_s: 30 }
-`, { hooks: [{ onAttempt: (ctx, _target, n, deployment) => attempts.push([ctx.id, n, deployment]) }] });
+`,
+    { hooks: [{ onAttempt: (ctx, _target, n, deployment) => attempts.push([ctx.id, n, deployment]) }] },
+  );
 });
 afterAll(() => h.close());
 beforeEach(() => h.gw.simulator!.clearFaults());
 
 /** The credentials the simulator saw since `from`. */
-const keysSeen = (from: number) => h.gw.simulator!.requests.slice(from).map((r) => r.headers["x-api-key"] ?? r.headers.authorization?.replace("Bearer ", "") ?? r.headers["x-goog-api-key"]);
+const keysSeen = (from: number) =>
+  h.gw
+    .simulator!.requests.slice(from)
+    .map(
+      (r) => r.headers["x-api-key"] ?? r.headers.authorization?.replace("Bearer ", "") ?? r.headers["x-goog-api-key"],
+    );
 
 describe("a failing deployment's request lands on the other one", () => {
   for (const v of VARIANTS) {
-    for (const [model, vendor] of [["alpha-haiku-4-5", "alpha"], ["beta-5", "beta"]] as const) {
+    for (const [model, vendor] of [
+      ["alpha-haiku-4-5", "alpha"],
+      ["beta-5", "beta"],
+    ] as const) {
       test(`${label(v)} → ${model}: a 529 from ${vendor}, served by ${vendor}-backup`, async () => {
         h.gw.simulator!.fault(`simulator-${vendor}`, { status: 529, times: 1 });
         const from = h.gw.simulator!.requests.length;
@@ -52,7 +63,10 @@ describe("a failing deployment's request lands on the other one", () => {
         expect(a.res.headers.get("x-turnpike-fallback-from")).toBeNull();
         expect(keysSeen(from)).toEqual([`simulator-${vendor}`, `simulator-${vendor}-backup`]);
         const id = a.res.headers.get("x-request-id")!;
-        expect(attempts.filter(([r]) => r === id).map(([, n, d]) => [n, d])).toEqual([[1, vendor], [2, `${vendor}-backup`]]);
+        expect(attempts.filter(([r]) => r === id).map(([, n, d]) => [n, d])).toEqual([
+          [1, vendor],
+          [2, `${vendor}-backup`],
+        ]);
         const row = await recordOf(h, a.res);
         expect(row).toMatchObject({ model, deployment: `${vendor}-backup`, attempts: 2, status: 200 });
         expect(row.requested_model).toBeUndefined();
@@ -60,7 +74,12 @@ describe("a failing deployment's request lands on the other one", () => {
       });
     }
     test(`${label(v)}: a dropped connection is retried too, and counted as an unreachable attempt`, async () => {
-      const unreachable = async () => Number(/turnpike_upstream_errors_total\{gen_ai_provider_name="alpha",turnpike_vendor="alpha",error_type="unreachable"\} (\d+)/.exec(await (await fetch(`${h.url}/metrics`)).text())?.[1] ?? 0);
+      const unreachable = async () =>
+        Number(
+          /turnpike_upstream_errors_total\{gen_ai_provider_name="alpha",turnpike_vendor="alpha",error_type="unreachable"\} (\d+)/.exec(
+            await (await fetch(`${h.url}/metrics`)).text(),
+          )?.[1] ?? 0,
+        );
       const before = await unreachable();
       h.gw.simulator!.fault("simulator-alpha", { reset: true, times: 1 });
       const a = await ask(h, v, "alpha-haiku-4-5", `Hi [sim text="after a reset"]`);

@@ -16,7 +16,10 @@ export type Variant = (typeof VARIANTS)[number];
 export const label = (v: Variant) => `${v.format} ${v.stream ? "stream" : "JSON"}`;
 
 /** Writes `yaml` to a config file and starts a gateway on it (the clock may be injected). */
-export async function routedGateway(yaml: string, opts: { now?: () => number; fetch?: typeof fetch; hooks?: PipelineHooks[] } = {}): Promise<Harness> {
+export async function routedGateway(
+  yaml: string,
+  opts: { now?: () => number; fetch?: typeof fetch; hooks?: PipelineHooks[] } = {},
+): Promise<Harness> {
   const file = join(mkdtempSync(join(tmpdir(), "turnpike-routing-")), "turnpike.yaml");
   writeFileSync(file, yaml);
   return startHarness({ TURNPIKE_CONFIG: file }, opts);
@@ -36,9 +39,18 @@ export interface Answer {
 }
 
 /** One request in a variant; `messages` replaces the default one-turn history. */
-export async function ask(h: Harness, v: Variant, model: string, prompt: string, opts: { headers?: Record<string, string>; messages?: unknown[] } = {}): Promise<Answer> {
+export async function ask(
+  h: Harness,
+  v: Variant,
+  model: string,
+  prompt: string,
+  opts: { headers?: Record<string, string>; messages?: unknown[] } = {},
+): Promise<Answer> {
   const messages = opts.messages ?? [{ role: "user", content: prompt }];
-  const body = v.format === "messages" ? { model, max_tokens: 64, stream: v.stream, messages } : { model, stream: v.stream, messages };
+  const body =
+    v.format === "messages"
+      ? { model, max_tokens: 64, stream: v.stream, messages }
+      : { model, stream: v.stream, messages };
   const res = await h.call(v.format === "messages" ? "/v1/messages" : "/v1/chat/completions", {
     method: "POST",
     dialect: v.format,
@@ -48,9 +60,21 @@ export async function ask(h: Harness, v: Variant, model: string, prompt: string,
   const out: Answer = { res, status: res.status, text: "", model: undefined, errorType: undefined };
   if (!res.ok || !v.stream) {
     const j = (await res.json()) as Record<string, any>;
-    if (j.error) return { ...out, text: j.error.message, errorType: j.error.type ?? j.error.code, errorCode: j.error.code ?? undefined };
+    if (j.error)
+      return {
+        ...out,
+        text: j.error.message,
+        errorType: j.error.type ?? j.error.code,
+        errorCode: j.error.code ?? undefined,
+      };
     out.model = j.model;
-    out.text = v.format === "messages" ? j.content.filter((b: any) => b.type === "text").map((b: any) => b.text).join("") : j.choices[0].message.content;
+    out.text =
+      v.format === "messages"
+        ? j.content
+            .filter((b: any) => b.type === "text")
+            .map((b: any) => b.text)
+            .join("")
+        : j.choices[0].message.content;
     return out;
   }
   for (const f of await readSSE(res)) {

@@ -82,7 +82,12 @@ describe("a body that does not come within first_byte_ms", () => {
         },
       });
       const stream = typeof init?.body === "string" && JSON.parse(init.body).stream === true;
-      return Promise.resolve(new Response(body, { status: 200, headers: { "content-type": stream ? "text/event-stream" : "application/json" } }));
+      return Promise.resolve(
+        new Response(body, {
+          status: 200,
+          headers: { "content-type": stream ? "text/event-stream" : "application/json" },
+        }),
+      );
     }) as typeof fetch;
     slow = await routedGateway("routing:\n  timeouts: { first_byte_ms: 200 }\n", { fetch: lateBody });
   });

@@ -12,17 +12,29 @@ async function spend(base: string, key: string): Promise<{ status: number | "spe
   const r = await fetch(base + "/v1/chat/completions", {
     method: "POST",
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: JSON.stringify({ model: "beta-5", max_tokens: 1600, messages: [{ role: "user", content: "[sim chunks=2000] spend a cent" }] }),
+    body: JSON.stringify({
+      model: "beta-5",
+      max_tokens: 1600,
+      messages: [{ role: "user", content: "[sim chunks=2000] spend a cent" }],
+    }),
   });
   const body = await r.text();
   // The chat format renders a spent budget (402) as its 429 `insufficient_quota` (docs/protocols.md §4.8).
-  const spent = r.status === 429 && (JSON.parse(body) as { error: { code: string } }).error.code === "insufficient_quota"; // the chat error envelope
+  const spent =
+    r.status === 429 && (JSON.parse(body) as { error: { code: string } }).error.code === "insufficient_quota"; // the chat error envelope
   return { status: spent ? "spent" : r.status, id: r.headers.get("x-request-id") };
 }
 
-async function keyOnBoth(a: Instance, b: Instance, fields: Record<string, unknown>): Promise<{ id: string; key: string }> {
+async function keyOnBoth(
+  a: Instance,
+  b: Instance,
+  fields: Record<string, unknown>,
+): Promise<{ id: string; key: string }> {
   const k = await newKey(a.url, fields);
-  await waitFor("the key on b", async () => (await admin(b.url, "GET", `/admin/keys/${k.id}`)).status === 200 || undefined);
+  await waitFor(
+    "the key on b",
+    async () => (await admin(b.url, "GET", `/admin/keys/${k.id}`)).status === 200 || undefined,
+  );
   return k;
 }
 
@@ -40,7 +52,12 @@ describe.skipIf(!postgresUp || !redisUp)("budgets on two instances", () => {
     // Redis through a proxy the test cuts: it goes down for these two instances only.
     redis = new TcpProxy({ host: target.hostname, port: Number(target.port || 6379) }).start();
     cleanups.unshift(() => redis.stop());
-    const env = { TURNPIKE_DATABASE_URL: db.url, TURNPIKE_REDIS_URL: `redis://127.0.0.1:${redis.port}`, TURNPIKE_REDIS_PREFIX: prefix.prefix, TURNPIKE_REDIS_FAIL: "open" };
+    const env = {
+      TURNPIKE_DATABASE_URL: db.url,
+      TURNPIKE_REDIS_URL: `redis://127.0.0.1:${redis.port}`,
+      TURNPIKE_REDIS_PREFIX: prefix.prefix,
+      TURNPIKE_REDIS_FAIL: "open",
+    };
     [a, b] = await Promise.all([startInstance(env), startInstance(env)]);
     cleanups.unshift(async () => {
       await Promise.all([a.stop(), b.stop()]);
@@ -55,7 +72,8 @@ describe.skipIf(!postgresUp || !redisUp)("budgets on two instances", () => {
   });
 
   const ledger = async (keyId: string) => {
-    const [row] = await sql`SELECT COUNT(*)::int AS n, COALESCE(SUM(cost_usd), 0)::float8 AS usd, COALESCE(MAX(cost_usd), 0)::float8 AS most FROM usage WHERE key_id = ${keyId}`;
+    const [row] =
+      await sql`SELECT COUNT(*)::int AS n, COALESCE(SUM(cost_usd), 0)::float8 AS usd, COALESCE(MAX(cost_usd), 0)::float8 AS most FROM usage WHERE key_id = ${keyId}`;
     return row as { n: number; usd: number; most: number };
   };
 
@@ -78,7 +96,9 @@ describe.skipIf(!postgresUp || !redisUp)("budgets on two instances", () => {
     expect(spent.usd).toBeLessThan(budget + reservation);
     // Admitted until the reservations covered the budget, and not one more.
     expect(ok.length).toBe(5);
-    console.log(`budget $${budget}, 80 requests over 2 instances: ${ok.length} admitted, spent $${spent.usd.toFixed(6)} (overspend $${Math.max(0, spent.usd - budget).toFixed(6)}, one reservation ≈ $${reservation})`);
+    console.log(
+      `budget $${budget}, 80 requests over 2 instances: ${ok.length} admitted, spent $${spent.usd.toFixed(6)} (overspend $${Math.max(0, spent.usd - budget).toFixed(6)}, one reservation ≈ $${reservation})`,
+    );
     // Spent: refused on both from now on.
     for (const i of [a, b]) expect((await spend(i.url, k.key)).status).toBe("spent");
   }, 60_000);
@@ -87,7 +107,11 @@ describe.skipIf(!postgresUp || !redisUp)("budgets on two instances", () => {
     const k = await keyOnBoth(a, b, { budget_usd: 0.001 });
     // Spent on a by one request (about a cent); b learns it from Redis.
     expect((await spend(a.url, k.key)).status).toBe(200);
-    for (const i of [a, b]) await waitFor("the budget refused on each instance", async () => (await spend(i.url, k.key)).status === "spent" || undefined);
+    for (const i of [a, b])
+      await waitFor(
+        "the budget refused on each instance",
+        async () => (await spend(i.url, k.key)).status === "spent" || undefined,
+      );
     // A second key spent on a alone, never asked of b before the outage: b has it from the ledger's totals.
     const k2 = await keyOnBoth(a, b, { budget_usd: 0.001 });
     expect((await spend(a.url, k2.key)).status).toBe(200);
@@ -109,7 +133,8 @@ describe.skipIf(!postgresUp || !redisUp)("budgets on two instances", () => {
     expect(n).toBe(2);
 
     redis.restore();
-    for (const i of [a, b]) await waitFor("Redis back", async () => (await fetch(i.url + "/ready")).status === 200 || undefined);
+    for (const i of [a, b])
+      await waitFor("Redis back", async () => (await fetch(i.url + "/ready")).status === 200 || undefined);
     for (const i of [a, b]) expect((await spend(i.url, k.key)).status).toBe("spent");
   }, 60_000);
 });

@@ -26,7 +26,10 @@ export function startInstance(env: Record<string, string>, journalDir?: string):
  * A gateway process being started: its output so far at once (a test may wait for what it says
  * while starting), and the instance once it listens (within 60 s, for a loaded machine).
  */
-export function spawnInstance(env: Record<string, string>, journalDir = mkdtempSync(join(tmpdir(), "turnpike-journal-"))): { output: () => string; ready: Promise<Instance> } {
+export function spawnInstance(
+  env: Record<string, string>,
+  journalDir = mkdtempSync(join(tmpdir(), "turnpike-journal-")),
+): { output: () => string; ready: Promise<Instance> } {
   const proc = Bun.spawn(["bun", MAIN], {
     env: {
       ...process.env,
@@ -57,7 +60,11 @@ export function spawnInstance(env: Record<string, string>, journalDir = mkdtempS
   return { output: () => out, ready: listening(proc, () => out, journalDir) };
 }
 
-async function listening(proc: Subprocess<"ignore", "pipe", "pipe">, output: () => string, journalDir: string): Promise<Instance> {
+async function listening(
+  proc: Subprocess<"ignore", "pipe", "pipe">,
+  output: () => string,
+  journalDir: string,
+): Promise<Instance> {
   const deadline = Date.now() + 60_000;
   let url: string | undefined;
   while (!url) {
@@ -106,7 +113,11 @@ export async function newKey(base: string, fields: Record<string, unknown>): Pro
 }
 
 /** One chat call; the status, the request id and the reply headers. */
-export async function chat(base: string, key: string, content = "hello"): Promise<{ status: number; id: string | null; headers: Headers; body: string }> {
+export async function chat(
+  base: string,
+  key: string,
+  content = "hello",
+): Promise<{ status: number; id: string | null; headers: Headers; body: string }> {
   const r = await fetch(base + "/v1/chat/completions", {
     method: "POST",
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
@@ -115,7 +126,12 @@ export async function chat(base: string, key: string, content = "hello"): Promis
   return { status: r.status, id: r.headers.get("x-request-id"), headers: r.headers, body: await r.text() };
 }
 
-export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 10_000, everyMs = 50): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  fn: () => Promise<T | undefined | false>,
+  timeoutMs = 10_000,
+  everyMs = 50,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn().catch(() => undefined);

@@ -1,7 +1,15 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { chat, type Instance, newKey, removeDir, startInstance, waitFor } from "./cluster";
-import { freshDatabase, freshPrefix, postgresUp, redisUp, TEST_DATABASE_URL, TEST_REDIS_URL, withDatabase } from "./servers";
+import {
+  freshDatabase,
+  freshPrefix,
+  postgresUp,
+  redisUp,
+  TEST_DATABASE_URL,
+  TEST_REDIS_URL,
+  withDatabase,
+} from "./servers";
 import { TcpProxy } from "./tcp-proxy";
 
 /**
@@ -87,7 +95,8 @@ describe.skipIf(!postgresUp || !redisUp)("kill -9 of an instance under load", ()
     const rows = await waitFor(
       "every completed request in the ledger",
       async () => {
-        const r: { request_id: string }[] = await sql`SELECT request_id FROM usage WHERE key_id <> '' ORDER BY request_id`;
+        const r: { request_id: string }[] =
+          await sql`SELECT request_id FROM usage WHERE key_id <> '' ORDER BY request_id`;
         const have = new Set(r.map((x) => x.request_id));
         return [...ids].every((id) => have.has(id)) ? r : undefined;
       },

@@ -4,11 +4,19 @@ import { admin, chat, type Instance, newKey, removeDir, startInstance, waitFor }
 import { freshDatabase, freshPrefix, postgresUp, redisUp, TEST_REDIS_URL } from "./servers";
 
 /** Opens a slow stream (`chunks` pieces, 100 ms apart) and reads until its first frame. */
-async function openStream(base: string, key: string, chunks: number): Promise<{ id: string; rest: Promise<"complete" | "cut"> }> {
+async function openStream(
+  base: string,
+  key: string,
+  chunks: number,
+): Promise<{ id: string; rest: Promise<"complete" | "cut"> }> {
   const r = await fetch(base + "/v1/chat/completions", {
     method: "POST",
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: JSON.stringify({ model: "beta-5", stream: true, messages: [{ role: "user", content: `[sim chunks=${chunks} latency=100] a long answer` }] }),
+    body: JSON.stringify({
+      model: "beta-5",
+      stream: true,
+      messages: [{ role: "user", content: `[sim chunks=${chunks} latency=100] a long answer` }],
+    }),
   });
   const id = r.headers.get("x-request-id");
   if (r.status !== 200 || !id || !r.body) throw new Error(`stream refused: ${r.status} ${await r.text()}`);
@@ -62,7 +70,10 @@ describe.skipIf(!postgresUp || !redisUp)("a dead instance's bills", () => {
 
   test("kill -9 under load with streams open: the survivor bills the cut streams; the ledger matches what clients saw", async () => {
     const { id: keyId, key } = await newKey(a.url, { budget_usd: 100 });
-    await waitFor("the key on b", async () => (await admin(b.url, "GET", `/admin/keys/${keyId}`)).status === 200 || undefined);
+    await waitFor(
+      "the key on b",
+      async () => (await admin(b.url, "GET", `/admin/keys/${keyId}`)).status === 200 || undefined,
+    );
 
     const completed: string[] = [];
     let sent = 0;
@@ -128,9 +139,16 @@ describe.skipIf(!postgresUp || !redisUp)("a dead instance's bills", () => {
     expect(rows.length).toBeGreaterThanOrEqual(seen.length);
     expect(rows.length).toBeLessThanOrEqual(sent);
     // Nothing of a's is left in flight, and b said what it did.
-    await waitFor("the book emptied", async () => (await sql`SELECT COUNT(*)::int AS n FROM inflight`)[0].n === 0 || undefined, 30_000);
+    await waitFor(
+      "the book emptied",
+      async () => (await sql`SELECT COUNT(*)::int AS n FROM inflight`)[0].n === 0 || undefined,
+      30_000,
+    );
     // Log lines are written in batches (up to 100 ms later).
-    await waitFor("b's log line", async () => b.output().includes("of an instance that stopped answering (aborted, estimated)") || undefined);
+    await waitFor(
+      "b's log line",
+      async () => b.output().includes("of an instance that stopped answering (aborted, estimated)") || undefined,
+    );
   }, 150_000);
 
   test("an instance only paused past its lease: each of its streams is billed once, and it goes on serving", async () => {
@@ -141,17 +159,31 @@ describe.skipIf(!postgresUp || !redisUp)("a dead instance's bills", () => {
       removeDir(c.journalDir);
     });
     const { id: keyId, key } = await newKey(b.url, {});
-    await waitFor("the key on c", async () => (await admin(c.url, "GET", `/admin/keys/${keyId}`)).status === 200 || undefined);
+    await waitFor(
+      "the key on c",
+      async () => (await admin(c.url, "GET", `/admin/keys/${keyId}`)).status === 200 || undefined,
+    );
     const streams = await Promise.all(Array.from({ length: 3 }, () => openStream(c.url, key, 100)));
-    await waitFor("c's streams in flight", async () => (await sql`SELECT COUNT(*)::int AS n FROM inflight WHERE request_id IN ${sql(streams.map((s) => s.id))}`)[0].n === 3 || undefined);
+    await waitFor(
+      "c's streams in flight",
+      async () =>
+        (await sql`SELECT COUNT(*)::int AS n FROM inflight WHERE request_id IN ${sql(streams.map((s) => s.id))}`)[0]
+          .n === 3 || undefined,
+    );
 
     // Paused (SIGSTOP): no heartbeat. b bills its streams once the lease runs out.
     c.proc.kill("SIGSTOP");
     const billed = async () => {
-      const r: { request_id: string; estimated: boolean; aborted: boolean }[] = await sql`SELECT request_id, estimated, aborted FROM usage WHERE key_id = ${keyId}`;
+      const r: { request_id: string; estimated: boolean; aborted: boolean }[] =
+        await sql`SELECT request_id, estimated, aborted FROM usage WHERE key_id = ${keyId}`;
       return r;
     };
-    const reaped = await waitFor("c's streams billed by b", async () => ((await billed()).length === 3 ? billed() : undefined), 90_000, 250);
+    const reaped = await waitFor(
+      "c's streams billed by b",
+      async () => ((await billed()).length === 3 ? billed() : undefined),
+      90_000,
+      250,
+    );
     for (const r of reaped) expect(r).toMatchObject({ estimated: true, aborted: true });
 
     // c resumes: its streams end for their clients, and its own records of them are not a second bill.
@@ -159,10 +191,15 @@ describe.skipIf(!postgresUp || !redisUp)("a dead instance's bills", () => {
     expect(await Promise.all(streams.map((s) => s.rest))).toEqual(["complete", "complete", "complete"]);
     const after = await chat(c.url, key, "after the pause");
     expect(after.status).toBe(200);
-    await waitFor("the new request's record", async () => (await billed()).some((r) => r.request_id === after.id) || undefined, 30_000);
+    await waitFor(
+      "the new request's record",
+      async () => (await billed()).some((r) => r.request_id === after.id) || undefined,
+      30_000,
+    );
     const rows = await billed();
     expect(rows).toHaveLength(4);
-    for (const s of streams) expect(rows.filter((r) => r.request_id === s.id)).toEqual([{ request_id: s.id, estimated: true, aborted: true }]);
+    for (const s of streams)
+      expect(rows.filter((r) => r.request_id === s.id)).toEqual([{ request_id: s.id, estimated: true, aborted: true }]);
     // c beats again: its new request stays its own, recorded as served.
     expect(rows.find((r) => r.request_id === after.id)).toMatchObject({ estimated: false, aborted: false });
   }, 150_000);

@@ -53,7 +53,9 @@ describe.skipIf(!postgresUp)("PostgreSQL unreachable mid-load, then back", () =>
     await load(100);
     const ready = await waitFor("/ready to say so", async () => {
       const r = await fetch(gw.url + "/ready");
-      return r.status === 503 ? ((await r.json()) as { store: { reachable: boolean }; journal: { waiting: number } }) : undefined;
+      return r.status === 503
+        ? ((await r.json()) as { store: { reachable: boolean }; journal: { waiting: number } })
+        : undefined;
     });
     expect(ready.store.reachable).toBe(false);
     expect(ready.journal.waiting).toBeGreaterThan(0);
@@ -66,7 +68,12 @@ describe.skipIf(!postgresUp)("PostgreSQL unreachable mid-load, then back", () =>
     expect(during).toBeLessThan(completed.length);
 
     proxy.restore();
-    await waitFor("/ready again", async () => (await fetch(gw.url + "/ready")).status === 200 || undefined, 30_000, 100);
+    await waitFor(
+      "/ready again",
+      async () => (await fetch(gw.url + "/ready")).status === 200 || undefined,
+      30_000,
+      100,
+    );
     const rows: { request_id: string }[] = await waitFor(
       "every record",
       async () => {
@@ -88,10 +95,17 @@ describe.skipIf(!postgresUp)("PostgreSQL unreachable mid-load, then back", () =>
     let late: Instance | undefined;
     try {
       // PostgreSQL comes back once the instance has found it away (however slowly it starts).
-      await waitFor("the instance to find PostgreSQL away", async () => spawned.output().includes("is unreachable at start") || undefined, 60_000, 100);
+      await waitFor(
+        "the instance to find PostgreSQL away",
+        async () => spawned.output().includes("is unreachable at start") || undefined,
+        60_000,
+        100,
+      );
       proxy.restore();
       late = await starting;
-      expect(late.output()).toContain(`PostgreSQL at 127.0.0.1:${proxy.port}${where.pathname} is unreachable at start; retrying every second`);
+      expect(late.output()).toContain(
+        `PostgreSQL at 127.0.0.1:${proxy.port}${where.pathname} is unreachable at start; retrying every second`,
+      );
       expect((await fetch(late.url + "/ready")).status).toBe(200);
       // The keys made before are there: it read them once PostgreSQL answered.
       const r = await admin(late.url, "GET", "/admin/keys");

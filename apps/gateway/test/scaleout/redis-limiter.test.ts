@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type Admission, type BucketCheck, type LimiterStore, MemoryLimiterStore } from "../../src/limits/limiter-store";
+import {
+  type Admission,
+  type BucketCheck,
+  type LimiterStore,
+  MemoryLimiterStore,
+} from "../../src/limits/limiter-store";
 import { RedisLimiterStore } from "../../src/limits/redis-limiter-store";
 import { RedisLink } from "../../src/storage/redis-link";
 import { freshPrefix, redisUp, TEST_REDIS_URL } from "./servers";
@@ -68,7 +73,9 @@ describe.skipIf(!redisUp)("Redis limiter", () => {
     const check: BucketCheck = { bucket: "key_conc", limits: { rpm: 10, tpm: null } };
     const results = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).admit([check], 5)));
     expect(results.filter(([r]) => r!.ok)).toHaveLength(10);
-    expect(results.filter(([r]) => !r!.ok).every(([r]) => r!.limitedBy === "requests" && r!.retryAfterS === 6)).toBe(true);
+    expect(results.filter(([r]) => !r!.ok).every(([r]) => r!.limitedBy === "requests" && r!.retryAfterS === 6)).toBe(
+      true,
+    );
   });
 
   test("tpm shared: a settlement on one instance is seen by the other's next admission", async () => {

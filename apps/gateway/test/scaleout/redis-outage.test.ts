@@ -14,7 +14,11 @@ async function call(base: string, key: string, format: "chat" | "messages"): Pro
       : await fetch(base + "/v1/messages", {
           method: "POST",
           headers: { "x-api-key": key, "content-type": "application/json", "alpha-version": "2023-06-01" },
-          body: JSON.stringify({ model: "alpha-haiku-4-5", max_tokens: 50, messages: [{ role: "user", content: "hi" }] }),
+          body: JSON.stringify({
+            model: "alpha-haiku-4-5",
+            max_tokens: 50,
+            messages: [{ role: "user", content: "hi" }],
+          }),
         });
   return { status: r.status, body: await r.text() };
 }
@@ -36,7 +40,10 @@ describe.skipIf(!redisUp)("Redis unreachable, then back", () => {
     proxy = new TcpProxy({ host: redis.hostname, port: Number(redis.port || 6379) }).start();
     cleanups.unshift(() => proxy.stop());
     const env = { TURNPIKE_REDIS_URL: `redis://127.0.0.1:${proxy.port}`, TURNPIKE_REDIS_PREFIX: prefix.prefix };
-    [open, closed] = await Promise.all([startInstance({ ...env, TURNPIKE_REDIS_FAIL: "open" }), startInstance({ ...env, TURNPIKE_REDIS_FAIL: "closed" })]);
+    [open, closed] = await Promise.all([
+      startInstance({ ...env, TURNPIKE_REDIS_FAIL: "open" }),
+      startInstance({ ...env, TURNPIKE_REDIS_FAIL: "closed" }),
+    ]);
     cleanups.unshift(async () => {
       await Promise.all([open.stop(), closed.stop()]);
       removeDir(open.journalDir);
@@ -66,7 +73,10 @@ describe.skipIf(!redisUp)("Redis unreachable, then back", () => {
     // The messages format says "overloaded" with its own 529 (docs/protocols.md §4.8).
     const messages = await call(closed.url, kc.key, "messages");
     expect(messages.status).toBe(529);
-    expect(JSON.parse(messages.body)).toMatchObject({ type: "error", error: { type: "overloaded_error", message: expect.stringContaining("Redis is unreachable") } });
+    expect(JSON.parse(messages.body)).toMatchObject({
+      type: "error",
+      error: { type: "overloaded_error", message: expect.stringContaining("Redis is unreachable") },
+    });
     for (const i of [open, closed]) {
       const r = await fetch(i.url + "/ready");
       expect(r.status).toBe(503);
@@ -74,7 +84,13 @@ describe.skipIf(!redisUp)("Redis unreachable, then back", () => {
     }
 
     proxy.restore();
-    for (const i of [open, closed]) await waitFor("reconnection", async () => (await fetch(i.url + "/ready")).status === 200 || undefined, 10_000, 100);
+    for (const i of [open, closed])
+      await waitFor(
+        "reconnection",
+        async () => (await fetch(i.url + "/ready")).status === 200 || undefined,
+        10_000,
+        100,
+      );
     expect((await call(closed.url, kc.key, "chat")).status).toBe(200);
     expect((await call(closed.url, kc.key, "messages")).status).toBe(200);
     // Shared again: Redis's bucket, which saw one request before the outage.

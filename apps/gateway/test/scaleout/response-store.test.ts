@@ -13,7 +13,12 @@ const stored = (id: string, keyId: string, expires: string): StoredResponse => (
   id,
   key_id: keyId,
   model: "beta-5",
-  response: { id, object: "response", status: "completed", output: [{ type: "message", content: [{ type: "output_text", text: "Hi é ✓" }] }] },
+  response: {
+    id,
+    object: "response",
+    status: "completed",
+    output: [{ type: "message", content: [{ type: "output_text", text: "Hi é ✓" }] }],
+  },
   input_items: [{ role: "user", content: "Hello" }],
   created_at: "2026-11-01T00:00:00.000Z",
   expires_at: expires,

@@ -7,7 +7,8 @@ import { randomBytes } from "node:crypto";
  * run gets its own database and key prefix, dropped afterwards. A server that cannot be reached
  * makes its tests skip (the test command names them), never pass.
  */
-export const TEST_DATABASE_URL = process.env.TURNPIKE_TEST_DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres";
+export const TEST_DATABASE_URL =
+  process.env.TURNPIKE_TEST_DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres";
 export const TEST_REDIS_URL = process.env.TURNPIKE_TEST_REDIS_URL || "redis://127.0.0.1:6379";
 
 async function reachable(check: () => Promise<unknown>): Promise<boolean> {
@@ -75,7 +76,10 @@ export function freshPrefix(): { prefix: string; drop: () => Promise<void> } {
         await r.connect();
         let cursor = "0";
         do {
-          const [next, keys] = (await r.send("SCAN", [cursor, "MATCH", `${prefix}*`, "COUNT", "1000"])) as [string, string[]]; // SCAN's reply shape
+          const [next, keys] = (await r.send("SCAN", [cursor, "MATCH", `${prefix}*`, "COUNT", "1000"])) as [
+            string,
+            string[],
+          ]; // SCAN's reply shape
           cursor = next;
           if (keys.length) await r.send("DEL", keys);
         } while (cursor !== "0");

@@ -33,10 +33,15 @@ describe.skipIf(!postgresUp)("keys shared through PostgreSQL alone", () => {
     expect(changed).toEqual([record.id]);
 
     await a.revoke(record.id);
-    const result = await waitFor("the revocation on b", async () => {
-      const r = await b.authenticate(secret);
-      return r.ok ? undefined : r;
-    }, 10_000, 10);
+    const result = await waitFor(
+      "the revocation on b",
+      async () => {
+        const r = await b.authenticate(secret);
+        return r.ok ? undefined : r;
+      },
+      10_000,
+      10,
+    );
     expect(result).toEqual({ ok: false, reason: "revoked" });
     dirA!.close();
     dirB!.close();

@@ -29,12 +29,32 @@ describe.skipIf(!redisUp)("thought signatures shared between instances through R
     await prefix.drop();
   });
 
-  const tools = [{ type: "function", function: { name: "get_weather", description: "Weather in a city", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } }];
+  const tools = [
+    {
+      type: "function",
+      function: {
+        name: "get_weather",
+        description: "Weather in a city",
+        parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+      },
+    },
+  ];
   const call = (h: Harness, messages: unknown[], stream: boolean) =>
-    h.call("/v1/chat/completions", { method: "POST", body: JSON.stringify({ model: "gamma-3-pro", messages, tools, tool_choice: messages.length === 1 ? "required" : "auto", stream }) });
+    h.call("/v1/chat/completions", {
+      method: "POST",
+      body: JSON.stringify({
+        model: "gamma-3-pro",
+        messages,
+        tools,
+        tool_choice: messages.length === 1 ? "required" : "auto",
+        stream,
+      }),
+    });
   /** The thought signature of the first function call in the last request `h` sent upstream. */
   const sentSignature = (h: Harness): unknown => {
-    const body = h.gw.simulator!.requests.at(-1)!.body as { contents: { parts: { functionCall?: unknown; thoughtSignature?: string }[] }[] };
+    const body = h.gw.simulator!.requests.at(-1)!.body as {
+      contents: { parts: { functionCall?: unknown; thoughtSignature?: string }[] }[];
+    };
     return body.contents.flatMap((c) => c.parts).find((p) => p.functionCall)?.thoughtSignature;
   };
 
@@ -45,9 +65,18 @@ describe.skipIf(!redisUp)("thought signatures shared between instances through R
       expect(r1.status).toBe(200);
       let toolCall: { id: string; function: { name: string; arguments: string } };
       if (stream) {
-        const chunks = (await r1.text()).split("\n\n").filter((f) => f.startsWith("data: {")).map((f) => JSON.parse(f.slice(6)));
+        const chunks = (await r1.text())
+          .split("\n\n")
+          .filter((f) => f.startsWith("data: {"))
+          .map((f) => JSON.parse(f.slice(6)));
         const d = chunks.flatMap((c) => c.choices?.[0]?.delta?.tool_calls ?? []);
-        toolCall = { id: d[0].id, function: { name: d[0].function.name, arguments: d.map((x: { function: { arguments?: string } }) => x.function.arguments ?? "").join("") } };
+        toolCall = {
+          id: d[0].id,
+          function: {
+            name: d[0].function.name,
+            arguments: d.map((x: { function: { arguments?: string } }) => x.function.arguments ?? "").join(""),
+          },
+        };
       } else {
         toolCall = ((await r1.json()) as any).choices[0].message.tool_calls[0];
       }
@@ -56,7 +85,15 @@ describe.skipIf(!redisUp)("thought signatures shared between instances through R
       expect(kept).toBeString();
       expect(kept).not.toBe(SKIP_THOUGHT_SIGNATURE);
 
-      const second = [...first, { role: "assistant", content: null, tool_calls: [{ id: toolCall.id, type: "function", function: toolCall.function }] }, { role: "tool", tool_call_id: toolCall.id, content: "18 °C, clear" }];
+      const second = [
+        ...first,
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [{ id: toolCall.id, type: "function", function: toolCall.function }],
+        },
+        { role: "tool", tool_call_id: toolCall.id, content: "18 °C, clear" },
+      ];
       const r2 = await call(b, second, false);
       expect(r2.status).toBe(200);
       expect(sentSignature(b)).toBe(kept!);

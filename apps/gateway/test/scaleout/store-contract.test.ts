@@ -66,10 +66,22 @@ function contract(name: string, open: () => Promise<Store>, close: () => Promise
       expect(keys.map((k) => k.id)).toEqual(["key_a", "key_b"]);
       expect(keys[1]).toEqual(key("key_b", { created_at: "2026-11-03T00:00:00.000Z" }));
       expect(keys[0]?.models).toBeNull();
-      await store.updateKey({ ...keys[1]!, revoked_at: "2026-11-04T00:00:00.000Z", rpm: null, tpm: 10_000_000_000, budget_usd: 0.5 });
+      await store.updateKey({
+        ...keys[1]!,
+        revoked_at: "2026-11-04T00:00:00.000Z",
+        rpm: null,
+        tpm: 10_000_000_000,
+        budget_usd: 0.5,
+      });
       keys = await store.listKeys();
       // A tpm past 2^31 is kept exactly.
-      expect(keys[1]).toMatchObject({ id: "key_b", revoked_at: "2026-11-04T00:00:00.000Z", rpm: null, tpm: 10_000_000_000, budget_usd: 0.5 });
+      expect(keys[1]).toMatchObject({
+        id: "key_b",
+        revoked_at: "2026-11-04T00:00:00.000Z",
+        rpm: null,
+        tpm: 10_000_000_000,
+        budget_usd: 0.5,
+      });
     });
 
     test("a second key with the same hash is refused", async () => {
@@ -80,7 +92,19 @@ function contract(name: string, open: () => Promise<Store>, close: () => Promise
       const rows = [
         usage("req_1"),
         // A fallback served it: the deployment, the attempts and the model asked for are kept.
-        usage("req_2", { key_id: "key_b", model: "gamma-3-pro", endpoint: "messages", stream: true, aborted: true, estimated: true, cost_usd: 1.5, created_at: "2026-11-03T09:00:00.000Z", deployment: "gamma", attempts: 3, requested_model: "alpha-sonnet-4-6" }),
+        usage("req_2", {
+          key_id: "key_b",
+          model: "gamma-3-pro",
+          endpoint: "messages",
+          stream: true,
+          aborted: true,
+          estimated: true,
+          cost_usd: 1.5,
+          created_at: "2026-11-03T09:00:00.000Z",
+          deployment: "gamma",
+          attempts: 3,
+          requested_model: "alpha-sonnet-4-6",
+        }),
         usage("req_3", { created_at: "2026-10-31T23:59:59.999Z", cost_usd: 7 }),
       ];
       await store.insertUsage(rows);
@@ -94,20 +118,32 @@ function contract(name: string, open: () => Promise<Store>, close: () => Promise
     test("usage filters: key, model, since, until (exclusive), limit", async () => {
       expect((await store.queryUsage({ key_id: "key_b" })).map((r) => r.request_id)).toEqual(["req_2"]);
       expect((await store.queryUsage({ model: "beta-5" })).map((r) => r.request_id)).toEqual(["req_3", "req_1"]);
-      expect((await store.queryUsage({ since: "2026-11-01T00:00:00.000Z", until: "2026-11-03T09:00:00.000Z" })).map((r) => r.request_id)).toEqual(["req_1"]);
+      expect(
+        (await store.queryUsage({ since: "2026-11-01T00:00:00.000Z", until: "2026-11-03T09:00:00.000Z" })).map(
+          (r) => r.request_id,
+        ),
+      ).toEqual(["req_1"]);
       expect((await store.queryUsage({ limit: 1 })).map((r) => r.request_id)).toEqual(["req_3"]);
     });
 
     test("aggregates by key, model and day, and in total", async () => {
       expect(await store.aggregateUsage({}, [])).toEqual([
-        { requests: 3, input_tokens: 300, output_tokens: 60, cache_read_tokens: 0, cache_write_tokens: 0, reasoning_tokens: 9, cost_usd: 8.75 },
+        {
+          requests: 3,
+          input_tokens: 300,
+          output_tokens: 60,
+          cache_read_tokens: 0,
+          cache_write_tokens: 0,
+          reasoning_tokens: 9,
+          cost_usd: 8.75,
+        },
       ]);
       const byKeyDay = await store.aggregateUsage({ since: "2026-11-01T00:00:00.000Z" }, ["key", "day"]);
       expect(byKeyDay.map((r) => [r.key_id, r.day, r.requests, r.cost_usd])).toEqual([
         ["key_a", "2026-11-02", 1, 0.25],
         ["key_b", "2026-11-03", 1, 1.5],
       ]);
-      expect((await store.aggregateUsage({ key_id: "nobody" }, []))).toEqual([]);
+      expect(await store.aggregateUsage({ key_id: "nobody" }, [])).toEqual([]);
     });
 
     test("spend since an instant, per key", async () => {
@@ -116,14 +152,20 @@ function contract(name: string, open: () => Promise<Store>, close: () => Promise
     });
 
     test("a large batch lands whole", async () => {
-      const many = Array.from({ length: 2500 }, (_, i) => usage(`req_many_${String(i).padStart(5, "0")}`, { key_id: "key_many", created_at: "2026-11-05T00:00:00.000Z" }));
+      const many = Array.from({ length: 2500 }, (_, i) =>
+        usage(`req_many_${String(i).padStart(5, "0")}`, { key_id: "key_many", created_at: "2026-11-05T00:00:00.000Z" }),
+      );
       await store.insertUsage(many);
       expect((await store.aggregateUsage({ key_id: "key_many" }, []))[0]?.requests).toBe(2500);
     });
   });
 }
 
-contract("SQLite", async () => new SqliteStore(":memory:"), async () => {});
+contract(
+  "SQLite",
+  async () => new SqliteStore(":memory:"),
+  async () => {},
+);
 
 let dropDb: (() => Promise<void>) | undefined;
 describe.skipIf(!postgresUp)("PostgreSQL", () => {
@@ -151,13 +193,21 @@ describe.skipIf(!postgresUp)("PostgreSQL", () => {
 
     test("eight instances starting at once apply each migration exactly once", async () => {
       const next = Math.max(...MIGRATIONS.map((m) => m.version)) + 1;
-      const note: Migration = { version: next, name: "key notes", sqlite: "ALTER TABLE keys ADD COLUMN note TEXT;", postgres: "ALTER TABLE keys ADD COLUMN note TEXT;" };
+      const note: Migration = {
+        version: next,
+        name: "key notes",
+        sqlite: "ALTER TABLE keys ADD COLUMN note TEXT;",
+        postgres: "ALTER TABLE keys ADD COLUMN note TEXT;",
+      };
       const pools = Array.from({ length: 8 }, () => new SQL(url, { max: 2 }));
       try {
         const applied = await Promise.all(pools.map((p) => migratePostgres(p, [...MIGRATIONS, note])));
         expect(applied.flat().sort((a, b) => a - b)).toEqual([...MIGRATIONS.map((m) => m.version), next]);
         const versions = await pools[0]!`SELECT version, name FROM schema_version ORDER BY version`;
-        expect([...versions]).toEqual([...MIGRATIONS.map((m) => ({ version: m.version, name: m.name })), { version: next, name: "key notes" }]);
+        expect([...versions]).toEqual([
+          ...MIGRATIONS.map((m) => ({ version: m.version, name: m.name })),
+          { version: next, name: "key notes" },
+        ]);
         expect(await migratePostgres(pools[0]!, [...MIGRATIONS, note])).toEqual([]);
       } finally {
         await Promise.all(pools.map((p) => p.close()));
@@ -170,7 +220,12 @@ describe.skipIf(!postgresUp)("PostgreSQL", () => {
         // On top of the shipped list and the "key notes" entry the test above applied.
         const applied = Math.max(...MIGRATIONS.map((m) => m.version)) + 1;
         const note: Migration = { version: applied, name: "key notes", sqlite: "", postgres: "" };
-        const broken: Migration = { version: applied + 1, name: "broken", sqlite: "", postgres: "CREATE TABLE half (a INTEGER); INSERT INTO missing VALUES (1);" };
+        const broken: Migration = {
+          version: applied + 1,
+          name: "broken",
+          sqlite: "",
+          postgres: "CREATE TABLE half (a INTEGER); INSERT INTO missing VALUES (1);",
+        };
         await expect(migratePostgres(sql, [...MIGRATIONS, note, broken])).rejects.toThrow();
         const [half] = await sql`SELECT to_regclass('half') AS t`;
         expect(half.t).toBeNull();

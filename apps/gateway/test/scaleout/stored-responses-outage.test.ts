@@ -50,18 +50,28 @@ describe.skipIf(!postgresUp)("stored responses through a PostgreSQL outage", () 
     fetch(base + "/v1/responses", {
       method: "POST",
       headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify({ model: "beta-5", store: true, input, ...(previous ? { previous_response_id: previous } : {}) }),
+      body: JSON.stringify({
+        model: "beta-5",
+        store: true,
+        input,
+        ...(previous ? { previous_response_id: previous } : {}),
+      }),
     });
-  const read = (base: string, id: string, method = "GET") => fetch(`${base}/v1/responses/${id}`, { method, headers: { authorization: `Bearer ${key}` } });
+  const read = (base: string, id: string, method = "GET") =>
+    fetch(`${base}/v1/responses/${id}`, { method, headers: { authorization: `Bearer ${key}` } });
   const idOf = async (r: Response) => {
     expect(r.status).toBe(200);
     return ((await r.json()) as { id: string }).id;
   };
-  const storedIds = async () => ((await sql`SELECT id FROM responses ORDER BY id`) as { id: string }[]).map((r) => r.id);
+  const storedIds = async () =>
+    ((await sql`SELECT id FROM responses ORDER BY id`) as { id: string }[]).map((r) => r.id);
 
   test("written during the outage: answered 200, read from the journal meanwhile, in PostgreSQL once it answers; reads it needs are 503", async () => {
     // A key the cut-off instance knows: it keeps serving on its cached keys.
-    await waitFor("instance a to know the key", async () => (await respond(a.url, "warm up")).status === 200 || undefined);
+    await waitFor(
+      "instance a to know the key",
+      async () => (await respond(a.url, "warm up")).status === 200 || undefined,
+    );
     const before = await idOf(await respond(a.url, "Stored before the outage"));
 
     proxy.cut();
@@ -76,7 +86,9 @@ describe.skipIf(!postgresUp)("stored responses through a PostgreSQL outage", () 
       expect(r.status).toBe(200);
       expect(((await r.json()) as { id: string; status: string }).status).toBe("completed");
     }
-    const items = await fetch(`${a.url}/v1/responses/${next}/input_items?order=asc`, { headers: { authorization: `Bearer ${key}` } });
+    const items = await fetch(`${a.url}/v1/responses/${next}/input_items?order=asc`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
     expect(items.status).toBe(200);
     expect(JSON.stringify(await items.json())).toContain("Stored during the outage 0");
     // One deleted while it still waits: gone here, and never reaches PostgreSQL.
@@ -89,14 +101,22 @@ describe.skipIf(!postgresUp)("stored responses through a PostgreSQL outage", () 
     const fromOld = await respond(a.url, "Continue the old one", before);
     expect(fromOld.status).toBe(503);
     expect(await storedIds()).not.toContain(during[0]);
-    await waitFor("the instance to say so", async () => a.output().includes("stored responses are journaled") || undefined);
+    await waitFor(
+      "the instance to say so",
+      async () => a.output().includes("stored responses are journaled") || undefined,
+    );
 
     proxy.restore();
     const expected = [before, ...during.slice(0, 7), next].sort();
-    const landed = await waitFor("the journaled responses in PostgreSQL", async () => {
-      const ids = await storedIds();
-      return expected.every((id) => ids.includes(id)) ? ids : undefined;
-    }, 30_000, 100);
+    const landed = await waitFor(
+      "the journaled responses in PostgreSQL",
+      async () => {
+        const ids = await storedIds();
+        return expected.every((id) => ids.includes(id)) ? ids : undefined;
+      },
+      30_000,
+      100,
+    );
     expect(landed).not.toContain(during[7]);
     // The rest of the cluster reads them, and continues from them.
     for (const id of expected) expect((await read(b.url, id)).status).toBe(200);
@@ -113,10 +133,15 @@ describe.skipIf(!postgresUp)("stored responses through a PostgreSQL outage", () 
     proxy.restore();
     expect(await storedIds()).not.toContain(waiting[0]);
     a = await startInstance({ TURNPIKE_DATABASE_URL: viaProxyUrl }, a.journalDir);
-    await waitFor("the killed instance's responses in PostgreSQL", async () => {
-      const ids = await storedIds();
-      return waiting.every((id) => ids.includes(id)) || undefined;
-    }, 30_000, 100);
+    await waitFor(
+      "the killed instance's responses in PostgreSQL",
+      async () => {
+        const ids = await storedIds();
+        return waiting.every((id) => ids.includes(id)) || undefined;
+      },
+      30_000,
+      100,
+    );
     for (const id of waiting) expect((await read(b.url, id)).status).toBe(200);
   }, 90_000);
 });

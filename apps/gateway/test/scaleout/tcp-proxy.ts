@@ -11,9 +11,7 @@ export class TcpProxy {
   private readonly open = new Set<Socket<unknown>>();
   port = 0;
 
-  constructor(
-    private readonly target: { host: string; port: number },
-  ) {}
+  constructor(private readonly target: { host: string; port: number }) {}
 
   start(port = 0): this {
     const open = this.open;

@@ -17,7 +17,13 @@ describe.skipIf(!postgresUp || !redisUp)("two instances on one PostgreSQL and Re
     // The tests name their client address (X-Forwarded-For from loopback) to keep failed-auth counters apart.
     // Keys are re-read only every ten minutes: a change seen on the other instance during a test
     // came by its Redis notice, whatever the machine's load (no clock is read to show it).
-    const env = { TURNPIKE_DATABASE_URL: db.url, TURNPIKE_REDIS_URL: TEST_REDIS_URL, TURNPIKE_REDIS_PREFIX: prefix.prefix, TURNPIKE_TRUSTED_PROXIES: "127.0.0.1", TURNPIKE_KEY_CACHE_TTL_MS: "600000" };
+    const env = {
+      TURNPIKE_DATABASE_URL: db.url,
+      TURNPIKE_REDIS_URL: TEST_REDIS_URL,
+      TURNPIKE_REDIS_PREFIX: prefix.prefix,
+      TURNPIKE_TRUSTED_PROXIES: "127.0.0.1",
+      TURNPIKE_KEY_CACHE_TTL_MS: "600000",
+    };
     [a, b] = await Promise.all([startInstance(env), startInstance(env)]);
     cleanups.unshift(async () => {
       await Promise.all([a.stop(), b.stop()]);
@@ -37,7 +43,11 @@ describe.skipIf(!postgresUp || !redisUp)("two instances on one PostgreSQL and Re
       expect(i.output()).toContain("in Redis at 127.0.0.1:6379 (TURNPIKE_REDIS_FAIL=open)");
       const ready = await fetch(i.url + "/ready");
       expect(ready.status).toBe(200);
-      expect(await ready.json()).toMatchObject({ status: "ready", store: { kind: "postgres", reachable: true }, limits: { kind: "redis", reachable: true } });
+      expect(await ready.json()).toMatchObject({
+        status: "ready",
+        store: { kind: "postgres", reachable: true },
+        limits: { kind: "redis", reachable: true },
+      });
     }
     expect([a, b].filter((i) => i.output().includes("First start: created API key"))).toHaveLength(1);
     const [{ n }] = await sql`SELECT COUNT(*)::int AS n FROM keys`;
@@ -49,7 +59,10 @@ describe.skipIf(!postgresUp || !redisUp)("two instances on one PostgreSQL and Re
     await waitFor("the key on b", async () => (await chat(b.url, key, "warm")).status === 200 || undefined);
     // The warm-up took one: start from a full bucket.
     const k2 = await newKey(a.url, { rpm: 10 });
-    await waitFor("the second key on b", async () => (await admin(b.url, "GET", `/admin/keys/${k2.id}`)).status === 200 || undefined);
+    await waitFor(
+      "the second key on b",
+      async () => (await admin(b.url, "GET", `/admin/keys/${k2.id}`)).status === 200 || undefined,
+    );
     const results = await Promise.all(Array.from({ length: 40 }, (_, i) => chat(i % 2 ? a.url : b.url, k2.key)));
     const ok = results.filter((r) => r.status === 200);
     const limited = results.filter((r) => r.status === 429);
@@ -62,12 +75,17 @@ describe.skipIf(!postgresUp || !redisUp)("two instances on one PostgreSQL and Re
       expect(r.headers.get("x-ratelimit-remaining-requests")).toBe("0");
       expect(JSON.parse(r.body).error.code).toBe("rate_limit_exceeded");
     }
-    expect(ok.map((r) => Number(r.headers.get("x-ratelimit-remaining-requests"))).sort((x, y) => x - y)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(ok.map((r) => Number(r.headers.get("x-ratelimit-remaining-requests"))).sort((x, y) => x - y)).toEqual([
+      0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
+    ]);
   });
 
   test("tpm shared: tokens used through one instance are gone on the other", async () => {
     const { id, key } = await newKey(a.url, { tpm: 400 });
-    await waitFor("the key on b", async () => (await admin(b.url, "GET", `/admin/keys/${id}`)).status === 200 || undefined);
+    await waitFor(
+      "the key on b",
+      async () => (await admin(b.url, "GET", `/admin/keys/${id}`)).status === 200 || undefined,
+    );
     // Each call is admitted on its estimate and settled with its real input + output.
     let first: Awaited<ReturnType<typeof chat>> | undefined;
     for (let i = 0; i < 20; i++) {
@@ -87,63 +105,103 @@ describe.skipIf(!postgresUp || !redisUp)("two instances on one PostgreSQL and Re
     expect((await admin(a.url, "PATCH", `/admin/keys/${id}`, { models: ["gamma-*"] })).status).toBe(200);
     await waitFor("the patch on b", async () => (await chat(b.url, key)).status === 404 || undefined, 10_000, 10);
 
-    const rotated = (await (await admin(a.url, "POST", `/admin/keys/${id}/rotate`, { grace_seconds: 0 })).json()) as { key: string };
+    const rotated = (await (await admin(a.url, "POST", `/admin/keys/${id}/rotate`, { grace_seconds: 0 })).json()) as {
+      key: string;
+    };
     await waitFor("the rotation on b", async () => (await chat(b.url, key)).status === 401 || undefined, 10_000, 10);
     await admin(a.url, "PATCH", `/admin/keys/${id}`, { models: null });
-    await waitFor("the new secret on b", async () => (await chat(b.url, rotated.key)).status === 200 || undefined, 10_000, 10);
+    await waitFor(
+      "the new secret on b",
+      async () => (await chat(b.url, rotated.key)).status === 200 || undefined,
+      10_000,
+      10,
+    );
 
     expect((await admin(a.url, "DELETE", `/admin/keys/${id}`)).status).toBe(200);
-    const refused = await waitFor("the revocation on b", async () => {
-      const r = await chat(b.url, rotated.key);
-      return r.status === 401 ? r : undefined;
-    }, 10_000, 10);
+    const refused = await waitFor(
+      "the revocation on b",
+      async () => {
+        const r = await chat(b.url, rotated.key);
+        return r.status === 401 ? r : undefined;
+      },
+      10_000,
+      10,
+    );
     expect(JSON.parse(refused.body).error.message).toContain("revoked");
   });
 
   test("one ledger: both instances' records, one each", async () => {
     const { id, key } = await newKey(a.url, {});
-    await waitFor("the key on b", async () => (await admin(b.url, "GET", `/admin/keys/${id}`)).status === 200 || undefined);
+    await waitFor(
+      "the key on b",
+      async () => (await admin(b.url, "GET", `/admin/keys/${id}`)).status === 200 || undefined,
+    );
     const results = await Promise.all(Array.from({ length: 30 }, (_, i) => chat(i % 3 ? a.url : b.url, key)));
     expect(results.every((r) => r.status === 200)).toBe(true);
     const ids = results.map((r) => r.id ?? "(no request id)").sort();
     // Either instance's admin API reads the one ledger.
     const listed = await waitFor("all records", async () => {
-      const r = (await (await admin(b.url, "GET", `/admin/usage?key_id=${id}&limit=100`)).json()) as { data: { request_id: string }[] };
+      const r = (await (await admin(b.url, "GET", `/admin/usage?key_id=${id}&limit=100`)).json()) as {
+        data: { request_id: string }[];
+      };
       return r.data.length === 30 ? r.data : undefined;
     });
     expect(listed.map((r) => r.request_id).sort()).toEqual(ids);
-    const agg = (await (await admin(a.url, "GET", `/admin/usage?key_id=${id}&group_by=key`)).json()) as { data: { requests: number }[] };
+    const agg = (await (await admin(a.url, "GET", `/admin/usage?key_id=${id}&group_by=key`)).json()) as {
+      data: { requests: number }[];
+    };
     expect(agg.data[0]?.requests).toBe(30);
   });
 
   test("budgets shared: spend through one instance exhausts the key on the other", async () => {
     const { id, key } = await newKey(a.url, { budget_usd: 0.0001 });
-    await waitFor("the key on b", async () => (await admin(b.url, "GET", `/admin/keys/${id}`)).status === 200 || undefined);
+    await waitFor(
+      "the key on b",
+      async () => (await admin(b.url, "GET", `/admin/keys/${id}`)).status === 200 || undefined,
+    );
     let spent = 0;
     for (let i = 0; i < 50 && spent < 0.0001; i++) {
       expect((await chat(a.url, key, "spend some of the budget ".repeat(20))).status).toBe(200);
-      spent = ((await (await admin(a.url, "GET", `/admin/keys/${id}`)).json()) as { spent_this_month_usd: number }).spent_this_month_usd;
+      spent = ((await (await admin(a.url, "GET", `/admin/keys/${id}`)).json()) as { spent_this_month_usd: number })
+        .spent_this_month_usd;
     }
     expect(spent).toBeGreaterThanOrEqual(0.0001);
     // Spend reaches Redis in batches every 50 ms; the other instance refuses as soon as it is there.
-    const refused = await waitFor("the refusal on b", async () => {
-      const r = await chat(b.url, key);
-      return r.status === 429 ? r : undefined;
-    }, 10_000, 10);
+    const refused = await waitFor(
+      "the refusal on b",
+      async () => {
+        const r = await chat(b.url, key);
+        return r.status === 429 ? r : undefined;
+      },
+      10_000,
+      10,
+    );
     expect(JSON.parse(refused.body).error.code).toBe("insufficient_quota");
     // And then the two instances agree on the spend (B may have admitted a call before A's spend arrived).
-    const spendOn = async (i: Instance) => ((await (await admin(i.url, "GET", `/admin/keys/${id}`)).json()) as { spent_this_month_usd: number }).spent_this_month_usd;
-    const seenByB = await waitFor("one spend on both", async () => {
-      const [x, y] = await Promise.all([spendOn(a), spendOn(b)]);
-      return Math.abs(x - y) < 1e-9 && y >= spent ? y : undefined;
-    }, 10_000, 20);
+    const spendOn = async (i: Instance) =>
+      ((await (await admin(i.url, "GET", `/admin/keys/${id}`)).json()) as { spent_this_month_usd: number })
+        .spent_this_month_usd;
+    const seenByB = await waitFor(
+      "one spend on both",
+      async () => {
+        const [x, y] = await Promise.all([spendOn(a), spendOn(b)]);
+        return Math.abs(x - y) < 1e-9 && y >= spent ? y : undefined;
+      },
+      10_000,
+      20,
+    );
     expect(seenByB).toBeGreaterThanOrEqual(spent);
   });
 
   test("failed authentication is counted across instances: 30 failures spread over both lock the address out on both", async () => {
-    const from = (address: string) => ({ "x-forwarded-for": address, authorization: "Bearer sk-tp-not-a-key", "content-type": "application/json" });
+    const from = (address: string) => ({
+      "x-forwarded-for": address,
+      authorization: "Bearer sk-tp-not-a-key",
+      "content-type": "application/json",
+    });
     const body = JSON.stringify({ model: "beta-5", messages: [{ role: "user", content: "hi" }] });
-    const fail = (i: Instance, address: string) => fetch(i.url + "/v1/chat/completions", { method: "POST", headers: from(address), body });
+    const fail = (i: Instance, address: string) =>
+      fetch(i.url + "/v1/chat/completions", { method: "POST", headers: from(address), body });
     for (let n = 0; n < 30; n++) expect((await fail(n % 2 ? a : b, "203.0.113.7")).status).toBe(401);
     for (const i of [a, b]) {
       const locked = await fail(i, "203.0.113.7");

@@ -17,7 +17,16 @@ import { ensureDashboardBuilt } from "../../src/admin/dashboard-build";
 import { ADMIN_KEY, startHarness, type Harness } from "../harness";
 
 const CHROMIUM = process.env.TURNPIKE_CHROMIUM || "/usr/bin/chromium";
-const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 const STEP_MS = 60_000;
 const step = existsSync(CHROMIUM) ? test : test.skip;
 
@@ -35,8 +44,27 @@ const gateways: Harness[] = [];
 /** A gateway that signs in at the test provider, with a mapping file; `fetch` sees the provider's answers. */
 async function gatewayWith(opts: { now?: () => number; fetch?: typeof fetch } = {}): Promise<Harness> {
   const file = join(dir, "sign-on.json");
-  writeFileSync(file, JSON.stringify({ sign_on: { claim: "groups", map: [{ value: "eng", team: "engineering", role: "member" }, { value: "platform-admins", role: "admin" }] } }));
-  const h = await startHarness({ TURNPIKE_CONFIG: file, TURNPIKE_OIDC_ISSUER: issuer, TURNPIKE_OIDC_CLIENT_ID: CLIENT_ID, TURNPIKE_OIDC_CLIENT_SECRET: CLIENT_SECRET }, opts);
+  writeFileSync(
+    file,
+    JSON.stringify({
+      sign_on: {
+        claim: "groups",
+        map: [
+          { value: "eng", team: "engineering", role: "member" },
+          { value: "platform-admins", role: "admin" },
+        ],
+      },
+    }),
+  );
+  const h = await startHarness(
+    {
+      TURNPIKE_CONFIG: file,
+      TURNPIKE_OIDC_ISSUER: issuer,
+      TURNPIKE_OIDC_CLIENT_ID: CLIENT_ID,
+      TURNPIKE_OIDC_CLIENT_SECRET: CLIENT_SECRET,
+    },
+    opts,
+  );
   gateways.push(h);
   return h;
 }
@@ -48,7 +76,10 @@ async function signIn(page: Page, gw: Harness, user: string): Promise<Response |
   await page.locator('input[name="password"]').fill("any password");
   await page.getByRole("button", { name: "Sign-in" }).click();
   await page.getByRole("button", { name: "Continue" }).waitFor();
-  const [res] = await Promise.all([page.waitForResponse((r) => r.url().startsWith(`${gw.url}/auth/callback`)), page.getByRole("button", { name: "Continue" }).click()]);
+  const [res] = await Promise.all([
+    page.waitForResponse((r) => r.url().startsWith(`${gw.url}/auth/callback`)),
+    page.getByRole("button", { name: "Continue" }).click(),
+  ]);
   await page.waitForLoadState();
   return res as unknown as Response; // playwright's Response: only status() and url() are read
 }
@@ -75,14 +106,26 @@ afterAll(async () => {
 /** (Re)starts the provider with these gateways' callbacks registered. */
 function serveProvider(gws: Harness[]): void {
   const provider = new Provider(issuer, {
-    clients: [{ client_id: CLIENT_ID, client_secret: CLIENT_SECRET, redirect_uris: gws.map((g) => `${g.url}/auth/callback`), grant_types: ["authorization_code"], response_types: ["code"], token_endpoint_auth_method: "client_secret_basic" }],
+    clients: [
+      {
+        client_id: CLIENT_ID,
+        client_secret: CLIENT_SECRET,
+        redirect_uris: gws.map((g) => `${g.url}/auth/callback`),
+        grant_types: ["authorization_code"],
+        response_types: ["code"],
+        token_endpoint_auth_method: "client_secret_basic",
+      },
+    ],
     claims: { openid: ["sub"], email: ["email"], profile: ["name"], groups: ["groups"] },
     scopes: ["openid", "email", "profile", "groups"],
     // The groups in the ID token itself, where the gateway reads them.
     conformIdTokenClaims: false,
     pkce: { required: () => true },
     cookies: { keys: ["loopback-provider-cookie-key-0123456789"] },
-    findAccount: async (_ctx, sub) => ({ accountId: sub, claims: async () => ({ sub, email: `${sub}@example.com`, name: sub, groups: GROUPS[sub] ?? [] }) }),
+    findAccount: async (_ctx, sub) => ({
+      accountId: sub,
+      claims: async () => ({ sub, email: `${sub}@example.com`, name: sub, groups: GROUPS[sub] ?? [] }),
+    }),
   });
   providerServer.removeAllListeners("request");
   providerServer.on("request", provider.callback());
@@ -111,21 +154,31 @@ describe("sign-on in headless Chromium", () => {
       const me = await page.evaluate(async () => (await fetch("/auth/session")).json());
       expect(me.user.email).toBe("dana@example.com");
       expect(me.role).toBeNull();
-      const teams = (await (await fetch(`${gw.url}/admin/teams`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).json()) as { data: { id: string; name: string }[] };
+      const teams = (await (
+        await fetch(`${gw.url}/admin/teams`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })
+      ).json()) as { data: { id: string; name: string }[] };
       const eng = teams.data.find((t) => t.name === "engineering");
       expect(eng).toBeDefined();
       expect(me.teams).toEqual({ [eng?.id ?? ""]: "member" });
 
       // A change without the CSRF token is refused; with it, the member mints a key for itself.
       const noCsrf = await page.evaluate(async (team) => {
-        const r = await fetch("/admin/keys", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "my agent", team_id: team }) });
+        const r = await fetch("/admin/keys", {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ name: "my agent", team_id: team }),
+        });
         return { status: r.status, body: await r.json() };
       }, eng?.id);
       expect(noCsrf.status).toBe(403);
       expect(noCsrf.body.error.code).toBe("csrf_failed");
       const minted = await page.evaluate(
         async ([team, csrf]) => {
-          const r = await fetch("/admin/keys", { method: "POST", headers: { "content-type": "application/json", "x-csrf-token": csrf ?? "" }, body: JSON.stringify({ name: "my agent", team_id: team }) });
+          const r = await fetch("/admin/keys", {
+            method: "POST",
+            headers: { "content-type": "application/json", "x-csrf-token": csrf ?? "" },
+            body: JSON.stringify({ name: "my agent", team_id: team }),
+          });
           return { status: r.status, body: await r.json() };
         },
         [eng?.id, me.csrf_token] as const,
@@ -134,17 +187,28 @@ describe("sign-on in headless Chromium", () => {
       expect(minted.body.user_id).toBe(me.user.id);
       expect(minted.body.team_id).toBe(eng?.id);
       // The key works for inference.
-      expect((await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${minted.body.key}` } })).status).toBe(200);
+      expect(
+        (await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${minted.body.key}` } })).status,
+      ).toBe(200);
       // Another team's key and the user list are not a member's.
       expect(await page.evaluate(async () => (await fetch("/admin/users")).status)).toBe(403);
       // The audit log names the signed-in user.
-      const audit = (await (await fetch(`${gw.url}/admin/audit?actor=user:${me.user.id}`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).json()) as { data: { action: string }[] };
+      const audit = (await (
+        await fetch(`${gw.url}/admin/audit?actor=user:${me.user.id}`, {
+          headers: { authorization: `Bearer ${ADMIN_KEY}` },
+        })
+      ).json()) as { data: { action: string }[] };
       expect(audit.data.map((r) => r.action)).toEqual(["key.create"]);
 
       // Sign-out needs the token too, then the session is over, on the server as well.
       const sessionCookie = cookie?.value ?? "";
       expect(await page.evaluate(async () => (await fetch("/auth/logout", { method: "POST" })).status)).toBe(403);
-      expect(await page.evaluate(async (csrf) => (await fetch("/auth/logout", { method: "POST", headers: { "x-csrf-token": csrf } })).status, me.csrf_token as string)).toBe(200);
+      expect(
+        await page.evaluate(
+          async (csrf) => (await fetch("/auth/logout", { method: "POST", headers: { "x-csrf-token": csrf } })).status,
+          me.csrf_token as string,
+        ),
+      ).toBe(200);
       expect(await page.evaluate(async () => (await fetch("/auth/session")).status)).toBe(401);
       const replayed = await fetch(`${gw.url}/admin/keys`, { headers: { cookie: `tp_session=${sessionCookie}` } });
       expect(replayed.status).toBe(401);
@@ -163,9 +227,16 @@ describe("sign-on in headless Chromium", () => {
       expect(await p.evaluate(async () => (await fetch("/admin/users")).status)).toBe(200);
       // An admin's dashboard shows the audit log: its own making by sign-on is there.
       await p.getByRole("navigation", { name: "Views" }).getByRole("button", { name: "Audit", exact: true }).click();
-      await p.getByRole("table", { name: "Audit log" }).getByRole("cell", { name: me.user.id, exact: true }).first().waitFor();
+      await p
+        .getByRole("table", { name: "Audit log" })
+        .getByRole("cell", { name: me.user.id, exact: true })
+        .first()
+        .waitFor();
       // Deleting the user (by the admin key) ends its sessions at once.
-      await fetch(`${gw.url}/admin/users/${me.user.id}`, { method: "DELETE", headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+      await fetch(`${gw.url}/admin/users/${me.user.id}`, {
+        method: "DELETE",
+        headers: { authorization: `Bearer ${ADMIN_KEY}` },
+      });
       expect(await p.evaluate(async () => (await fetch("/admin/users")).status)).toBe(401);
       await context.close();
     },
@@ -175,7 +246,11 @@ describe("sign-on in headless Chromium", () => {
   step(
     "an existing user's email is not taken over by a sign-in the provider does not vouch for",
     async () => {
-      const made = await fetch(`${gw.url}/admin/users`, { method: "POST", headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" }, body: JSON.stringify({ email: "nobody@example.com", role: "viewer" }) });
+      const made = await fetch(`${gw.url}/admin/users`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" },
+        body: JSON.stringify({ email: "nobody@example.com", role: "viewer" }),
+      });
       expect(made.status).toBe(201);
       const context = await browser.newContext();
       const p = await context.newPage();
@@ -222,7 +297,9 @@ describe("sign-on in headless Chromium", () => {
     const res = await fetch(`${gw.url}/auth/callback?code=abc&state=xyz`);
     expect(res.status).toBe(401);
     expect(await res.text()).toContain("no sign-in in progress");
-    const forged = await fetch(`${gw.url}/auth/callback?code=abc&state=xyz`, { headers: { cookie: "tp_login=eyJ2ZXJpZmllciI6IngifQ.forged" } });
+    const forged = await fetch(`${gw.url}/auth/callback?code=abc&state=xyz`, {
+      headers: { cookie: "tp_login=eyJ2ZXJpZmllciI6IngifQ.forged" },
+    });
     expect(forged.status).toBe(401);
   });
 });

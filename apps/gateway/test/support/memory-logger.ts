@@ -3,7 +3,8 @@ import type { LogFields, Logger } from "../../src/telemetry/logger";
 function line(level: string, message: string, fields: LogFields | undefined, error?: unknown): string {
   const parts = [`turnpike ${level}: ${message}`];
   for (const [k, v] of Object.entries(fields ?? {})) if (v !== undefined) parts.push(`${k}=${v}`);
-  if (error !== undefined) parts.push(error instanceof Error ? `error=${error.stack ?? error.message}` : `error=${String(error)}`);
+  if (error !== undefined)
+    parts.push(error instanceof Error ? `error=${error.stack ?? error.message}` : `error=${String(error)}`);
   return parts.join(" ");
 }
 

@@ -22,7 +22,13 @@ const UNSET = ["ALPHA_API_KEY", "BETA_API_KEY", "GAMMA_API_KEY", "DELTA_API_KEY"
 export async function spawnGateway(): Promise<Gateway> {
   const dir = mkdtempSync(join(tmpdir(), "turnpike-e2e-"));
   const adminKey = `admin-${crypto.randomUUID()}`;
-  const env: Record<string, string | undefined> = { ...process.env, PORT: "0", HOST: "127.0.0.1", TURNPIKE_DB: join(dir, "turnpike.db"), TURNPIKE_ADMIN_KEY: adminKey };
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    PORT: "0",
+    HOST: "127.0.0.1",
+    TURNPIKE_DB: join(dir, "turnpike.db"),
+    TURNPIKE_ADMIN_KEY: adminKey,
+  };
   for (const name of UNSET) delete env[name];
   const child = Bun.spawn(["bun", MAIN], { env, stdout: "pipe", stderr: "pipe" });
   let url: string;

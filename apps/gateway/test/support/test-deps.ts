@@ -155,12 +155,17 @@ export function testTarget(model: string, upstream: Partial<Upstream> = {}): Tar
   const entry = buildCatalog([], config.vendors).get(model);
   if (!entry) throw new Error(`no catalog entry ${model}`);
   const vendor = config.vendors.find((v) => v.id === entry.owned_by)!;
-  const base = buildUpstreams([{ ...vendor, apiKey: "vendor-key", baseURL: "https://vendor.example/base/" }], undefined).get(vendor.id)!;
+  const base = buildUpstreams(
+    [{ ...vendor, apiKey: "vendor-key", baseURL: "https://vendor.example/base/" }],
+    undefined,
+  ).get(vendor.id)!;
   return { entry, upstream: { ...base, ...upstream } };
 }
 
 /** A request context with a fixed id and address (no server). */
-export function testContext(init: { format?: ClientFormat; request?: Request; address?: string; id?: string } = {}): RequestContext {
+export function testContext(
+  init: { format?: ClientFormat; request?: Request; address?: string; id?: string } = {},
+): RequestContext {
   const request = init.request ?? new Request("http://gateway.test/v1/messages", { method: "POST", body: "{}" });
   return {
     id: init.id ?? "req_test0001",
@@ -176,7 +181,16 @@ export function testContext(init: { format?: ClientFormat; request?: Request; ad
 export const PIVOT_EVENTS: readonly MessagesStreamEvent[] = [
   {
     type: "message_start",
-    message: { id: "msg_1", type: "message", role: "assistant", model: "alpha-opus-4-8", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 12, output_tokens: 1 } },
+    message: {
+      id: "msg_1",
+      type: "message",
+      role: "assistant",
+      model: "alpha-opus-4-8",
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { input_tokens: 12, output_tokens: 1 },
+    },
   },
   { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
   { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "Hello" } },

@@ -18,7 +18,11 @@ let userId: string;
 const tokens = {} as Record<Role, string>;
 
 async function asAdmin(path: string, method = "GET", body?: unknown): Promise<Record<string, unknown>> {
-  const res = await fetch(h.url + path, { method, headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  const res = await fetch(h.url + path, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
   const json = (await res.json()) as Record<string, unknown>;
   if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
   return json;
@@ -34,7 +38,9 @@ beforeAll(async () => {
   keyA = (await asAdmin("/admin/keys", "POST", { name: "a", team_id: teamA })).id as string;
   keyB = (await asAdmin("/admin/keys", "POST", { name: "b", team_id: teamB })).id as string;
   userId = (await asAdmin("/admin/users", "POST", { email: "dev@example.com" })).id as string;
-  const mint = async (role: string, team?: string) => (await asAdmin("/admin/tokens", "POST", { name: `${role} token`, role, ...(team ? { team_id: team } : {}) })).token as string;
+  const mint = async (role: string, team?: string) =>
+    (await asAdmin("/admin/tokens", "POST", { name: `${role} token`, role, ...(team ? { team_id: team } : {}) }))
+      .token as string;
   tokens.owner = await mint("owner");
   tokens.admin = await mint("admin");
   tokens.viewer = await mint("viewer");
@@ -60,24 +66,83 @@ const READERS: Role[] = ["owner", "admin", "viewer"];
 const A_ALL: Role[] = [...READERS, "team-admin", "member", "team-viewer"];
 
 const ROWS: Row[] = [
-  { method: "POST", route: "/admin/keys", call: async () => ({ path: "/admin/keys", body: { name: "k", team_id: teamA } }), allowed: ["owner", "admin", "team-admin", "member"] },
+  {
+    method: "POST",
+    route: "/admin/keys",
+    call: async () => ({ path: "/admin/keys", body: { name: "k", team_id: teamA } }),
+    allowed: ["owner", "admin", "team-admin", "member"],
+  },
   { method: "GET", route: "/admin/keys", call: async () => ({ path: "/admin/keys" }), allowed: A_ALL },
-  { method: "GET", route: "/admin/keys/{id}", call: async () => ({ path: `/admin/keys/${keyA}` }), allowed: [...READERS, "team-admin", "team-viewer"] },
-  { method: "PATCH", route: "/admin/keys/{id}", call: async () => ({ path: `/admin/keys/${keyA}`, body: { rpm: 1000 } }), allowed: [...ORG, "team-admin"] },
-  { method: "DELETE", route: "/admin/keys/{id}", call: async () => ({ path: `/admin/keys/${(await asAdmin("/admin/keys", "POST", { name: "doomed", team_id: teamA })).id}` }), allowed: [...ORG, "team-admin"] },
-  { method: "POST", route: "/admin/keys/{id}/rotate", call: async () => ({ path: `/admin/keys/${keyA}/rotate`, body: { grace_seconds: 0 } }), allowed: [...ORG, "team-admin"] },
+  {
+    method: "GET",
+    route: "/admin/keys/{id}",
+    call: async () => ({ path: `/admin/keys/${keyA}` }),
+    allowed: [...READERS, "team-admin", "team-viewer"],
+  },
+  {
+    method: "PATCH",
+    route: "/admin/keys/{id}",
+    call: async () => ({ path: `/admin/keys/${keyA}`, body: { rpm: 1000 } }),
+    allowed: [...ORG, "team-admin"],
+  },
+  {
+    method: "DELETE",
+    route: "/admin/keys/{id}",
+    call: async () => ({
+      path: `/admin/keys/${(await asAdmin("/admin/keys", "POST", { name: "doomed", team_id: teamA })).id}`,
+    }),
+    allowed: [...ORG, "team-admin"],
+  },
+  {
+    method: "POST",
+    route: "/admin/keys/{id}/rotate",
+    call: async () => ({ path: `/admin/keys/${keyA}/rotate`, body: { grace_seconds: 0 } }),
+    allowed: [...ORG, "team-admin"],
+  },
   { method: "GET", route: "/admin/usage", call: async () => ({ path: "/admin/usage" }), allowed: READERS },
   { method: "GET", route: "/admin/usage/daily", call: async () => ({ path: "/admin/usage/daily" }), allowed: READERS },
   { method: "GET", route: "/admin/requests", call: async () => ({ path: "/admin/requests" }), allowed: READERS },
   { method: "GET", route: "/admin/deployments", call: async () => ({ path: "/admin/deployments" }), allowed: A_ALL },
   { method: "GET", route: "/admin/models", call: async () => ({ path: "/admin/models" }), allowed: A_ALL },
-  { method: "POST", route: "/admin/teams", call: async () => ({ path: "/admin/teams", body: { name: unique("t") } }), allowed: ORG },
+  {
+    method: "POST",
+    route: "/admin/teams",
+    call: async () => ({ path: "/admin/teams", body: { name: unique("t") } }),
+    allowed: ORG,
+  },
   { method: "GET", route: "/admin/teams", call: async () => ({ path: "/admin/teams" }), allowed: A_ALL },
-  { method: "GET", route: "/admin/teams/{id}", call: async () => ({ path: `/admin/teams/${teamB}` }), allowed: READERS },
-  { method: "PATCH", route: "/admin/teams/{id}", call: async () => ({ path: `/admin/teams/${teamA}`, body: { rpm: 5000 } }), allowed: ORG },
-  { method: "DELETE", route: "/admin/teams/{id}", call: async () => ({ path: `/admin/teams/${(await asAdmin("/admin/teams", "POST", { name: unique("gone") })).id}` }), allowed: ORG },
-  { method: "GET", route: "/admin/teams/{id}/members", call: async () => ({ path: `/admin/teams/${teamA}/members` }), allowed: A_ALL },
-  { method: "POST", route: "/admin/teams/{id}/members", call: async () => ({ path: `/admin/teams/${teamA}/members`, body: { user_id: userId, role: "member" } }), allowed: [...ORG, "team-admin"] },
+  {
+    method: "GET",
+    route: "/admin/teams/{id}",
+    call: async () => ({ path: `/admin/teams/${teamB}` }),
+    allowed: READERS,
+  },
+  {
+    method: "PATCH",
+    route: "/admin/teams/{id}",
+    call: async () => ({ path: `/admin/teams/${teamA}`, body: { rpm: 5000 } }),
+    allowed: ORG,
+  },
+  {
+    method: "DELETE",
+    route: "/admin/teams/{id}",
+    call: async () => ({
+      path: `/admin/teams/${(await asAdmin("/admin/teams", "POST", { name: unique("gone") })).id}`,
+    }),
+    allowed: ORG,
+  },
+  {
+    method: "GET",
+    route: "/admin/teams/{id}/members",
+    call: async () => ({ path: `/admin/teams/${teamA}/members` }),
+    allowed: A_ALL,
+  },
+  {
+    method: "POST",
+    route: "/admin/teams/{id}/members",
+    call: async () => ({ path: `/admin/teams/${teamA}/members`, body: { user_id: userId, role: "member" } }),
+    allowed: [...ORG, "team-admin"],
+  },
   {
     method: "DELETE",
     route: "/admin/teams/{id}/members/{user_id}",
@@ -88,23 +153,63 @@ const ROWS: Row[] = [
     },
     allowed: [...ORG, "team-admin"],
   },
-  { method: "POST", route: "/admin/users", call: async () => ({ path: "/admin/users", body: { email: `${unique("u")}@example.com` } }), allowed: ORG },
+  {
+    method: "POST",
+    route: "/admin/users",
+    call: async () => ({ path: "/admin/users", body: { email: `${unique("u")}@example.com` } }),
+    allowed: ORG,
+  },
   { method: "GET", route: "/admin/users", call: async () => ({ path: "/admin/users" }), allowed: READERS },
-  { method: "GET", route: "/admin/users/{id}", call: async () => ({ path: `/admin/users/${userId}` }), allowed: READERS },
-  { method: "PATCH", route: "/admin/users/{id}", call: async () => ({ path: `/admin/users/${userId}`, body: { name: "Dev" } }), allowed: ORG },
-  { method: "DELETE", route: "/admin/users/{id}", call: async () => ({ path: `/admin/users/${(await asAdmin("/admin/users", "POST", { email: `${unique("d")}@example.com` })).id}` }), allowed: ORG },
-  { method: "POST", route: "/admin/tokens", call: async () => ({ path: "/admin/tokens", body: { name: "ci", role: "viewer" } }), allowed: ORG },
+  {
+    method: "GET",
+    route: "/admin/users/{id}",
+    call: async () => ({ path: `/admin/users/${userId}` }),
+    allowed: READERS,
+  },
+  {
+    method: "PATCH",
+    route: "/admin/users/{id}",
+    call: async () => ({ path: `/admin/users/${userId}`, body: { name: "Dev" } }),
+    allowed: ORG,
+  },
+  {
+    method: "DELETE",
+    route: "/admin/users/{id}",
+    call: async () => ({
+      path: `/admin/users/${(await asAdmin("/admin/users", "POST", { email: `${unique("d")}@example.com` })).id}`,
+    }),
+    allowed: ORG,
+  },
+  {
+    method: "POST",
+    route: "/admin/tokens",
+    call: async () => ({ path: "/admin/tokens", body: { name: "ci", role: "viewer" } }),
+    allowed: ORG,
+  },
   { method: "GET", route: "/admin/tokens", call: async () => ({ path: "/admin/tokens" }), allowed: ORG },
-  { method: "DELETE", route: "/admin/tokens/{id}", call: async () => ({ path: `/admin/tokens/${(await asAdmin("/admin/tokens", "POST", { name: "x", role: "viewer" })).id}` }), allowed: ORG },
+  {
+    method: "DELETE",
+    route: "/admin/tokens/{id}",
+    call: async () => ({
+      path: `/admin/tokens/${(await asAdmin("/admin/tokens", "POST", { name: "x", role: "viewer" })).id}`,
+    }),
+    allowed: ORG,
+  },
   { method: "GET", route: "/admin/audit", call: async () => ({ path: "/admin/audit" }), allowed: READERS },
 ];
 
 describe("role × route matrix", () => {
   test("the table names every admin route of the description document", async () => {
-    const doc = (await (await fetch(`${h.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+    const doc = (await (await fetch(`${h.url}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, unknown>>;
+    };
     const served = Object.entries(doc.paths)
       .filter(([p]) => p.startsWith("/admin/"))
-      .flatMap(([p, ops]) => Object.keys(ops).filter((m) => m !== "parameters").map((m) => `${m.toUpperCase()} ${p}`))
+      .flatMap(([p, ops]) =>
+        Object.keys(ops)
+          .filter((m) => m !== "parameters")
+          .map((m) => `${m.toUpperCase()} ${p}`),
+      )
       .sort();
     expect(ROWS.map((r) => `${r.method} ${r.route}`).sort()).toEqual(served);
   });
@@ -114,7 +219,11 @@ describe("role × route matrix", () => {
       const seen: Record<string, number> = {};
       for (const role of ROLES) {
         const { path, body } = await row.call();
-        const res = await fetch(h.url + path, { method: row.method, headers: { authorization: `Bearer ${tokens[role]}`, "content-type": "application/json" }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+        const res = await fetch(h.url + path, {
+          method: row.method,
+          headers: { authorization: `Bearer ${tokens[role]}`, "content-type": "application/json" },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        });
         seen[role] = res.status;
         const json = (await res.json()) as { error?: { type?: string; code?: string; message?: string } };
         if (res.status === 403) {
@@ -124,7 +233,9 @@ describe("role × route matrix", () => {
         }
       }
       const expected = Object.fromEntries(ROLES.map((r) => [r, row.allowed.includes(r) ? "allowed" : 403]));
-      const got = Object.fromEntries(ROLES.map((r) => [r, seen[r] === 403 ? 403 : (seen[r] ?? 0) < 300 ? "allowed" : seen[r]]));
+      const got = Object.fromEntries(
+        ROLES.map((r) => [r, seen[r] === 403 ? 403 : (seen[r] ?? 0) < 300 ? "allowed" : seen[r]]),
+      );
       expect(got).toEqual(expected);
     });
   }
@@ -132,18 +243,38 @@ describe("role × route matrix", () => {
 
 describe("role rules beyond the table", () => {
   test("an admin may not mint an owner token nor change an owner; an owner may", async () => {
-    const mintOwner = (as: string) => fetch(`${h.url}/admin/tokens`, { method: "POST", headers: { authorization: `Bearer ${as}`, "content-type": "application/json" }, body: JSON.stringify({ name: "root", role: "owner" }) });
+    const mintOwner = (as: string) =>
+      fetch(`${h.url}/admin/tokens`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${as}`, "content-type": "application/json" },
+        body: JSON.stringify({ name: "root", role: "owner" }),
+      });
     expect((await mintOwner(tokens.admin)).status).toBe(403);
     expect((await mintOwner(tokens.owner)).status).toBe(201);
     const boss = (await asAdmin("/admin/users", "POST", { email: "boss@example.com", role: "owner" })).id as string;
-    const patch = (as: string) => fetch(`${h.url}/admin/users/${boss}`, { method: "PATCH", headers: { authorization: `Bearer ${as}`, "content-type": "application/json" }, body: JSON.stringify({ name: "The boss" }) });
+    const patch = (as: string) =>
+      fetch(`${h.url}/admin/users/${boss}`, {
+        method: "PATCH",
+        headers: { authorization: `Bearer ${as}`, "content-type": "application/json" },
+        body: JSON.stringify({ name: "The boss" }),
+      });
     expect((await patch(tokens.admin)).status).toBe(403);
     expect((await patch(tokens.owner)).status).toBe(200);
   });
 
   test("a member sees and revokes only its own keys, made in its own team", async () => {
-    const as = (path: string, method = "GET", body?: unknown) => fetch(h.url + path, { method, headers: { authorization: `Bearer ${tokens.member}`, "content-type": "application/json" }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-    const mine = (await (await as("/admin/keys", "POST", { name: "my agent", team_id: teamA })).json()) as { id: string; key: string; team_id: string; user_id: string };
+    const as = (path: string, method = "GET", body?: unknown) =>
+      fetch(h.url + path, {
+        method,
+        headers: { authorization: `Bearer ${tokens.member}`, "content-type": "application/json" },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    const mine = (await (await as("/admin/keys", "POST", { name: "my agent", team_id: teamA })).json()) as {
+      id: string;
+      key: string;
+      team_id: string;
+      user_id: string;
+    };
     expect(mine.team_id).toBe(teamA);
     expect(mine.user_id).toMatch(/^tok_/);
     expect((await as("/admin/keys", "POST", { name: "elsewhere", team_id: teamB })).status).toBe(403);
@@ -158,13 +289,21 @@ describe("role rules beyond the table", () => {
   });
 
   test("a revoked token is a 401, like a wrong secret; a token listing shows no secret", async () => {
-    const t = (await asAdmin("/admin/tokens", "POST", { name: "short", role: "viewer", expires_at: new Date(Date.now() + 60_000).toISOString() })) as { id: string; token: string; expires_at: string };
+    const t = (await asAdmin("/admin/tokens", "POST", {
+      name: "short",
+      role: "viewer",
+      expires_at: new Date(Date.now() + 60_000).toISOString(),
+    })) as { id: string; token: string; expires_at: string };
     expect(t.expires_at).not.toBeNull();
     const read = () => fetch(`${h.url}/admin/keys`, { headers: { authorization: `Bearer ${t.token}` } });
     expect((await read()).status).toBe(200);
     await asAdmin(`/admin/tokens/${t.id}`, "DELETE");
     expect((await read()).status).toBe(401);
-    const past = await fetch(`${h.url}/admin/tokens`, { method: "POST", headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" }, body: JSON.stringify({ name: "old", role: "viewer", expires_at: "2020-01-01T00:00:00Z" }) });
+    const past = await fetch(`${h.url}/admin/tokens`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "old", role: "viewer", expires_at: "2020-01-01T00:00:00Z" }),
+    });
     expect(past.status).toBe(400);
     const listed = ((await asAdmin("/admin/tokens")) as { data: Record<string, unknown>[] }).data;
     expect(JSON.stringify(listed)).not.toContain(t.token);

@@ -2,7 +2,11 @@ import { describe, expect, test } from "bun:test";
 import { ConfigError } from "../../src/vocabulary/config-error";
 import { parseSignOn } from "../../src/sign-on/sign-on-config";
 
-const ENV = { TURNPIKE_OIDC_ISSUER: "https://login.example.com/", TURNPIKE_OIDC_CLIENT_ID: "turnpike", TURNPIKE_OIDC_CLIENT_SECRET: "s" };
+const ENV = {
+  TURNPIKE_OIDC_ISSUER: "https://login.example.com/",
+  TURNPIKE_OIDC_CLIENT_ID: "turnpike",
+  TURNPIKE_OIDC_CLIENT_SECRET: "s",
+};
 
 function problems(file: Record<string, unknown>, env: Record<string, string> = ENV): string[] {
   try {
@@ -17,13 +21,37 @@ function problems(file: Record<string, unknown>, env: Record<string, string> = E
 describe("sign_on config", () => {
   test("off without an issuer; defaults with one", () => {
     expect(parseSignOn({}, {}, "turnpike.yaml")).toBeUndefined();
-    expect(parseSignOn({}, ENV, "turnpike.yaml")).toEqual({ issuer: ENV.TURNPIKE_OIDC_ISSUER, clientId: "turnpike", clientSecret: "s", claim: "groups", map: [], redirectUrl: undefined, sessionMs: 12 * 3_600_000 });
+    expect(parseSignOn({}, ENV, "turnpike.yaml")).toEqual({
+      issuer: ENV.TURNPIKE_OIDC_ISSUER,
+      clientId: "turnpike",
+      clientSecret: "s",
+      claim: "groups",
+      map: [],
+      redirectUrl: undefined,
+      sessionMs: 12 * 3_600_000,
+    });
   });
 
   test("the mapping is read as written", () => {
-    const c = parseSignOn({ sign_on: { claim: "roles", map: [{ value: "eng", team: "engineering", role: "member" }, { value: "ops", role: "admin" }], session_hours: 2 } }, ENV, "f");
+    const c = parseSignOn(
+      {
+        sign_on: {
+          claim: "roles",
+          map: [
+            { value: "eng", team: "engineering", role: "member" },
+            { value: "ops", role: "admin" },
+          ],
+          session_hours: 2,
+        },
+      },
+      ENV,
+      "f",
+    );
     expect(c?.claim).toBe("roles");
-    expect(c?.map).toEqual([{ value: "eng", team: "engineering", role: "member" }, { value: "ops", role: "admin" }]);
+    expect(c?.map).toEqual([
+      { value: "eng", team: "engineering", role: "member" },
+      { value: "ops", role: "admin" },
+    ]);
     expect(c?.sessionMs).toBe(7_200_000);
   });
 
@@ -33,7 +61,16 @@ describe("sign_on config", () => {
     expect(schema.every((p) => p.startsWith("turnpike.yaml: "))).toBe(true);
     expect(schema.join("\n")).toContain("role");
     expect(schema.join("\n")).toContain("sesion_hours");
-    expect(problems({ sign_on: { map: [{ value: "eng", role: "member" }, { value: "ops", team: "x", role: "admin" }] } })).toEqual([
+    expect(
+      problems({
+        sign_on: {
+          map: [
+            { value: "eng", role: "member" },
+            { value: "ops", team: "x", role: "admin" },
+          ],
+        },
+      }),
+    ).toEqual([
       "turnpike.yaml: sign_on.map[0]: role member needs a team",
       "turnpike.yaml: sign_on.map[1]: role admin is organisation-wide; remove team or use team-admin, member or viewer",
     ]);
@@ -42,6 +79,8 @@ describe("sign_on config", () => {
       "TURNPIKE_OIDC_CLIENT_ID must be set when TURNPIKE_OIDC_ISSUER is",
       "TURNPIKE_OIDC_CLIENT_SECRET must be set when TURNPIKE_OIDC_ISSUER is",
     ]);
-    expect(problems({ sign_on: { claim: "groups" } }, {})).toEqual(["turnpike.yaml: sign_on: is set but TURNPIKE_OIDC_ISSUER is not; set the issuer URL or remove the section"]);
+    expect(problems({ sign_on: { claim: "groups" } }, {})).toEqual([
+      "turnpike.yaml: sign_on: is set but TURNPIKE_OIDC_ISSUER is not; set the issuer URL or remove the section",
+    ]);
   });
 });

@@ -14,19 +14,30 @@ describe("cache_control on chat content parts (the common extension) reaches a m
         {
           role: "user",
           content: [
-            { type: "image_url", image_url: { url: "https://x.example/a.png" }, cache_control: { type: "ephemeral", ttl: "1h" } },
+            {
+              type: "image_url",
+              image_url: { url: "https://x.example/a.png" },
+              cache_control: { type: "ephemeral", ttl: "1h" },
+            },
             { type: "text", text: "What is this?", cache_control: EPH },
           ],
         },
       ],
     };
     const { request, warnings } = convertChatRequestToMessages(req, { defaultMaxTokens: 1024 });
-    expect(request.system).toEqual([{ type: "text", text: "Long rules", cache_control: EPH }, { type: "text", text: "More rules" }]);
+    expect(request.system).toEqual([
+      { type: "text", text: "Long rules", cache_control: EPH },
+      { type: "text", text: "More rules" },
+    ]);
     expect(request.messages).toEqual([
       {
         role: "user",
         content: [
-          { type: "image", source: { type: "url", url: "https://x.example/a.png" }, cache_control: { type: "ephemeral", ttl: "1h" } },
+          {
+            type: "image",
+            source: { type: "url", url: "https://x.example/a.png" },
+            cache_control: { type: "ephemeral", ttl: "1h" },
+          },
           { type: "text", text: "What is this?", cache_control: EPH },
         ],
       },
@@ -35,7 +46,17 @@ describe("cache_control on chat content parts (the common extension) reaches a m
   });
 
   test("without any breakpoint the system prompt stays one string", () => {
-    const { request } = convertChatRequestToMessages({ model: "m", messages: [{ role: "system", content: "A" }, { role: "system", content: "B" }, { role: "user", content: "Hi" }] }, { defaultMaxTokens: 1024 });
+    const { request } = convertChatRequestToMessages(
+      {
+        model: "m",
+        messages: [
+          { role: "system", content: "A" },
+          { role: "system", content: "B" },
+          { role: "user", content: "Hi" },
+        ],
+      },
+      { defaultMaxTokens: 1024 },
+    );
     expect(request.system).toBe("A\n\nB");
   });
 });

@@ -33,7 +33,12 @@ describe("chat stream → messages events, recorded fixtures", () => {
     ]);
     const start = events[0] as Extract<MessagesStreamEvent, { type: "message_start" }>;
     expect(start.message.model).toBe("beta-4.1-nano");
-    expect(start.message.usage).toEqual({ input_tokens: 58, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });
+    expect(start.message.usage).toEqual({
+      input_tokens: 58,
+      output_tokens: 0,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+    });
     expect(events[1]).toEqual({
       type: "content_block_start",
       index: 0,
@@ -44,9 +49,21 @@ describe("chat stream → messages events, recorded fixtures", () => {
     expect<unknown>(events[5]).toEqual({
       type: "message_delta",
       delta: { stop_reason: "tool_use", stop_sequence: null },
-      usage: { input_tokens: 61, output_tokens: 15, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens_details: { thinking_tokens: 0 } },
+      usage: {
+        input_tokens: 61,
+        output_tokens: 15,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+        output_tokens_details: { thinking_tokens: 0 },
+      },
     });
-    expect(billed).toEqual({ input_tokens: 61, output_tokens: 15, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, reasoning_tokens: 0 });
+    expect(billed).toEqual({
+      input_tokens: 61,
+      output_tokens: 15,
+      cache_read_input_tokens: 0,
+      cache_creation_input_tokens: 0,
+      reasoning_tokens: 0,
+    });
   });
 
   test("openai-tool.chunks.txt followed by [DONE] ends with message_stop", async () => {
@@ -56,7 +73,7 @@ describe("chat stream → messages events, recorded fixtures", () => {
     expect(events.filter((e) => e.type === "message_delta")).toHaveLength(1);
   });
 
-  test("openai-text.chunks.txt: role chunk with content \"\" opens no block; text reassembles; usage from the usage chunk", async () => {
+  test('openai-text.chunks.txt: role chunk with content "" opens no block; text reassembles; usage from the usage chunk', async () => {
     const chunks = [...(await fixtureChunks("openai-text.chunks.txt")), { data: "[DONE]" }];
     const events = await run(chatStreamToMessagesEvents({ model: "beta" }), chunks);
     expect(events.map((e) => e.type)).toEqual([
@@ -69,7 +86,9 @@ describe("chat stream → messages events, recorded fixtures", () => {
       "message_delta",
       "message_stop",
     ]);
-    const text = events.map((e) => (e.type === "content_block_delta" && e.delta.type === "text_delta" ? e.delta.text : "")).join("");
+    const text = events
+      .map((e) => (e.type === "content_block_delta" && e.delta.type === "text_delta" ? e.delta.text : ""))
+      .join("");
     expect(text).toBe("**Holiday.");
     const delta = events[6] as Extract<MessagesStreamEvent, { type: "message_delta" }>;
     expect(delta.delta.stop_reason).toBe("end_turn");

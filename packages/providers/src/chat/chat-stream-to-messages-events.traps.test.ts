@@ -7,7 +7,14 @@ import { chatStreamToMessagesEvents } from "./chat-stream-to-messages-events.js"
 
 const ID = "chatcmpl-abc";
 function chunk(delta: Record<string, unknown>, finish: string | null = null, extra: Record<string, unknown> = {}) {
-  return { id: ID, object: "chat.completion.chunk", created: 1, model: "up", choices: [{ index: 0, delta, finish_reason: finish }], ...extra };
+  return {
+    id: ID,
+    object: "chat.completion.chunk",
+    created: 1,
+    model: "up",
+    choices: [{ index: 0, delta, finish_reason: finish }],
+    ...extra,
+  };
 }
 const usageChunk = (prompt: number, completion: number, extra: Record<string, unknown> = {}) => ({
   id: ID,
@@ -33,7 +40,13 @@ function kinds(events: MessagesStreamEvent[]): string[] {
 }
 function textOf(events: MessagesStreamEvent[], kind: "text_delta" | "thinking_delta" = "text_delta"): string {
   return events
-    .map((e) => (e.type === "content_block_delta" && e.delta.type === kind ? (kind === "text_delta" ? (e.delta as { text: string }).text : (e.delta as { thinking: string }).thinking) : ""))
+    .map((e) =>
+      e.type === "content_block_delta" && e.delta.type === kind
+        ? kind === "text_delta"
+          ? (e.delta as { text: string }).text
+          : (e.delta as { thinking: string }).thinking
+        : "",
+    )
     .join("");
 }
 function inputs(events: MessagesStreamEvent[]): { id: string; name: string; json: string }[] {
@@ -42,30 +55,59 @@ function inputs(events: MessagesStreamEvent[]): { id: string; name: string; json
     if (e.type === "content_block_start" && e.content_block.type === "tool_use") {
       byIndex.set(e.index, { id: e.content_block.id, name: e.content_block.name, json: "" });
     }
-    if (e.type === "content_block_delta" && e.delta.type === "input_json_delta") byIndex.get(e.index)!.json += e.delta.partial_json;
+    if (e.type === "content_block_delta" && e.delta.type === "input_json_delta")
+      byIndex.get(e.index)!.json += e.delta.partial_json;
   }
   return [...byIndex.values()];
 }
 function finalDelta(events: MessagesStreamEvent[]) {
-  return events.find((e) => e.type === "message_delta") as Extract<MessagesStreamEvent, { type: "message_delta" }> | undefined;
+  return events.find((e) => e.type === "message_delta") as
+    | Extract<MessagesStreamEvent, { type: "message_delta" }>
+    | undefined;
 }
-const convert = (msgs: ReturnType<typeof sse>, ctx: Parameters<typeof chatStreamToMessagesEvents>[0] = { model: "client-model" }) =>
-  run(chatStreamToMessagesEvents(ctx), msgs);
+const convert = (
+  msgs: ReturnType<typeof sse>,
+  ctx: Parameters<typeof chatStreamToMessagesEvents>[0] = { model: "client-model" },
+) => run(chatStreamToMessagesEvents(ctx), msgs);
 
 describe("tool calls", () => {
   test("trap 1: a whole tool call in one chunk keeps its arguments (xAI / Gemini-compat style)", async () => {
     const events = await convert(
-      sse(chunk({ role: "assistant", tool_calls: [call(0, "call_1", "get_weather", '{"city":"Paris"}')] }), chunk({}, "tool_calls"), usageChunk(10, 5), "[DONE]"),
+      sse(
+        chunk({ role: "assistant", tool_calls: [call(0, "call_1", "get_weather", '{"city":"Paris"}')] }),
+        chunk({}, "tool_calls"),
+        usageChunk(10, 5),
+        "[DONE]",
+      ),
     );
-    expect(kinds(events)).toEqual(["message_start", "start:0:tool_use", "delta:0:input_json_delta", "stop:0", "message_delta", "message_stop"]);
+    expect(kinds(events)).toEqual([
+      "message_start",
+      "start:0:tool_use",
+      "delta:0:input_json_delta",
+      "stop:0",
+      "message_delta",
+      "message_stop",
+    ]);
     expect(inputs(events)).toEqual([{ id: "call_1", name: "get_weather", json: '{"city":"Paris"}' }]);
   });
 
   test("trap 9: tool indexes starting at 1 still give block index 0", async () => {
     const events = await convert(
-      sse(chunk({ tool_calls: [call(1, "toolu_x", "json", "")] }), chunk({ tool_calls: [{ index: 1, function: { arguments: '{"a":1}' } }] }), chunk({}, "tool_calls"), "[DONE]"),
+      sse(
+        chunk({ tool_calls: [call(1, "toolu_x", "json", "")] }),
+        chunk({ tool_calls: [{ index: 1, function: { arguments: '{"a":1}' } }] }),
+        chunk({}, "tool_calls"),
+        "[DONE]",
+      ),
     );
-    expect(kinds(events)).toEqual(["message_start", "start:0:tool_use", "delta:0:input_json_delta", "stop:0", "message_delta", "message_stop"]);
+    expect(kinds(events)).toEqual([
+      "message_start",
+      "start:0:tool_use",
+      "delta:0:input_json_delta",
+      "stop:0",
+      "message_delta",
+      "message_stop",
+    ]);
     expect(inputs(events)[0]!.json).toBe('{"a":1}');
   });
 
@@ -143,24 +185,52 @@ describe("tool calls", () => {
 
   test("type omitted (Azure / Mistral) and an id with characters the messages format rejects", async () => {
     const events = await convert(
-      sse(chunk({ tool_calls: [{ index: 0, id: "functions.Bash:0", function: { name: "Bash", arguments: '{"cmd":"ls"}' } }] }), chunk({}, "tool_calls"), "[DONE]"),
+      sse(
+        chunk({
+          tool_calls: [{ index: 0, id: "functions.Bash:0", function: { name: "Bash", arguments: '{"cmd":"ls"}' } }],
+        }),
+        chunk({}, "tool_calls"),
+        "[DONE]",
+      ),
     );
     expect(inputs(events)).toEqual([{ id: "functions_Bash_0", name: "Bash", json: '{"cmd":"ls"}' }]);
   });
 
   test("a call without an id gets a generated toolu_ id", async () => {
-    const events = await convert(sse(chunk({ tool_calls: [{ index: 0, function: { name: "f", arguments: "{}" } }] }), chunk({}, "tool_calls"), "[DONE]"));
+    const events = await convert(
+      sse(
+        chunk({ tool_calls: [{ index: 0, function: { name: "f", arguments: "{}" } }] }),
+        chunk({}, "tool_calls"),
+        "[DONE]",
+      ),
+    );
     expect(inputs(events)[0]!.id).toMatch(/^toolu_[A-Za-z0-9]{24}$/);
   });
 
   test("trap 3: end_turn from the upstream is corrected to tool_use when a tool block was emitted", async () => {
-    const events = await convert(sse(chunk({ content: "", tool_calls: [call(0, "c1", "f", "{}")] }), chunk({}, "stop"), "[DONE]"));
-    expect(kinds(events)).toEqual(["message_start", "start:0:tool_use", "delta:0:input_json_delta", "stop:0", "message_delta", "message_stop"]);
+    const events = await convert(
+      sse(chunk({ content: "", tool_calls: [call(0, "c1", "f", "{}")] }), chunk({}, "stop"), "[DONE]"),
+    );
+    expect(kinds(events)).toEqual([
+      "message_start",
+      "start:0:tool_use",
+      "delta:0:input_json_delta",
+      "stop:0",
+      "message_delta",
+      "message_stop",
+    ]);
     expect(finalDelta(events)!.delta.stop_reason).toBe("tool_use");
   });
 
   test("text before a tool call: text block 0, tool block 1", async () => {
-    const events = await convert(sse(chunk({ content: "Let me check." }), chunk({ tool_calls: [call(0, "c1", "f", '{"q":1}')] }), chunk({}, "tool_calls"), "[DONE]"));
+    const events = await convert(
+      sse(
+        chunk({ content: "Let me check." }),
+        chunk({ tool_calls: [call(0, "c1", "f", '{"q":1}')] }),
+        chunk({}, "tool_calls"),
+        "[DONE]",
+      ),
+    );
     expect(kinds(events)).toEqual([
       "message_start",
       "start:0:text",
@@ -175,33 +245,65 @@ describe("tool calls", () => {
   });
 
   test("tool names shortened for the upstream are given back to the client", async () => {
-    const events = await convert(sse(chunk({ tool_calls: [call(0, "c1", "short_1234abcd", "{}")] }), chunk({}, "tool_calls"), "[DONE]"), {
-      model: "m",
-      toolNames: { short_1234abcd: "a_very_long_original_name" },
-    });
+    const events = await convert(
+      sse(chunk({ tool_calls: [call(0, "c1", "short_1234abcd", "{}")] }), chunk({}, "tool_calls"), "[DONE]"),
+      {
+        model: "m",
+        toolNames: { short_1234abcd: "a_very_long_original_name" },
+      },
+    );
     expect(inputs(events)[0]!.name).toBe("a_very_long_original_name");
   });
 });
 
 describe("content and finish", () => {
   test("trap 2: tool_calls: [] beside content is treated as absent (text_delta, not input_json_delta)", async () => {
-    const events = await convert(sse(chunk({ content: "Hello", tool_calls: [] }), chunk({ content: " world", tool_calls: [] }), chunk({}, "stop"), "[DONE]"));
-    expect(kinds(events)).toEqual(["message_start", "start:0:text", "delta:0:text_delta", "delta:0:text_delta", "stop:0", "message_delta", "message_stop"]);
+    const events = await convert(
+      sse(
+        chunk({ content: "Hello", tool_calls: [] }),
+        chunk({ content: " world", tool_calls: [] }),
+        chunk({}, "stop"),
+        "[DONE]",
+      ),
+    );
+    expect(kinds(events)).toEqual([
+      "message_start",
+      "start:0:text",
+      "delta:0:text_delta",
+      "delta:0:text_delta",
+      "stop:0",
+      "message_delta",
+      "message_stop",
+    ]);
     expect(textOf(events)).toBe("Hello world");
     expect(finalDelta(events)!.delta.stop_reason).toBe("end_turn");
   });
 
   test("trap 4: content and finish_reason in one chunk (fake streaming): the content is kept", async () => {
-    const events = await convert(sse(chunk({ role: "assistant", content: "All at once." }, "stop", { usage: { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 } }), "[DONE]"));
+    const events = await convert(
+      sse(
+        chunk({ role: "assistant", content: "All at once." }, "stop", {
+          usage: { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 },
+        }),
+        "[DONE]",
+      ),
+    );
     expect(textOf(events)).toBe("All at once.");
-    expect(finalDelta(events)!.usage).toEqual({ input_tokens: 7, output_tokens: 3, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });
+    expect(finalDelta(events)!.usage).toEqual({
+      input_tokens: 7,
+      output_tokens: 3,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+    });
   });
 
   test("the final tool fragment, finish_reason and usage in one chunk", async () => {
     const events = await convert(
       sse(
         chunk({ tool_calls: [call(0, "c1", "f", '{"a":')] }),
-        chunk({ tool_calls: [{ index: 0, function: { arguments: "1}" } }] }, "tool_calls", { usage: { prompt_tokens: 20, completion_tokens: 9, total_tokens: 29 } }),
+        chunk({ tool_calls: [{ index: 0, function: { arguments: "1}" } }] }, "tool_calls", {
+          usage: { prompt_tokens: 20, completion_tokens: 9, total_tokens: 29 },
+        }),
         "[DONE]",
       ),
     );
@@ -213,12 +315,25 @@ describe("content and finish", () => {
     const events = await convert(sse(chunk({ content: "Hi" }), chunk({}, "stop"), usageChunk(16, 2), "[DONE]"));
     const i = events.findIndex((e) => e.type === "message_delta");
     expect(kinds(events).slice(i)).toEqual(["message_delta", "message_stop"]);
-    expect(finalDelta(events)!.usage).toEqual({ input_tokens: 16, output_tokens: 2, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });
+    expect(finalDelta(events)!.usage).toEqual({
+      input_tokens: 16,
+      output_tokens: 2,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+    });
   });
 
   test("trap 6: usage on every chunk is remembered, not taken as the end; the last numbers win", async () => {
     const u = (p: number, c: number) => ({ usage: { prompt_tokens: p, completion_tokens: c, total_tokens: p + c } });
-    const events = await convert(sse(chunk({ content: "a" }, null, u(5, 1)), chunk({ content: "b" }, null, u(5, 2)), chunk({ content: "c" }, null, u(5, 3)), chunk({}, "stop", u(5, 3)), "[DONE]"));
+    const events = await convert(
+      sse(
+        chunk({ content: "a" }, null, u(5, 1)),
+        chunk({ content: "b" }, null, u(5, 2)),
+        chunk({ content: "c" }, null, u(5, 3)),
+        chunk({}, "stop", u(5, 3)),
+        "[DONE]",
+      ),
+    );
     expect(textOf(events)).toBe("abc");
     expect(finalDelta(events)!.usage.output_tokens).toBe(3);
   });
@@ -226,7 +341,15 @@ describe("content and finish", () => {
   test("cached and reasoning tokens map to cache_read and uncached input (§4.4)", async () => {
     let billed: UsageTotals | undefined;
     const events = await convert(
-      sse(chunk({ content: "x" }), chunk({}, "stop"), usageChunk(1000, 50, { prompt_tokens_details: { cached_tokens: 800 }, completion_tokens_details: { reasoning_tokens: 30 } }), "[DONE]"),
+      sse(
+        chunk({ content: "x" }),
+        chunk({}, "stop"),
+        usageChunk(1000, 50, {
+          prompt_tokens_details: { cached_tokens: 800 },
+          completion_tokens_details: { reasoning_tokens: 30 },
+        }),
+        "[DONE]",
+      ),
       { model: "m", onUsage: (x) => (billed = x) },
     );
     // <unknown>: the schema's MessageDeltaUsage type has no output_tokens_details (MessagesUsage does).
@@ -237,17 +360,47 @@ describe("content and finish", () => {
       cache_read_input_tokens: 800,
       output_tokens_details: { thinking_tokens: 30 },
     });
-    expect(billed).toEqual({ input_tokens: 200, output_tokens: 50, cache_read_input_tokens: 800, cache_creation_input_tokens: 0, reasoning_tokens: 30 });
+    expect(billed).toEqual({
+      input_tokens: 200,
+      output_tokens: 50,
+      cache_read_input_tokens: 800,
+      cache_creation_input_tokens: 0,
+      reasoning_tokens: 30,
+    });
   });
 
-  test("Azure prompt-filter chunks (choices: [], id \"\") are skipped", async () => {
-    const filter = { id: "", object: "", created: 0, model: "", choices: [], prompt_filter_results: [{ prompt_index: 0, content_filter_results: {} }] };
-    const events = await convert(sse(filter, chunk({ role: "assistant", content: "" }), chunk({ content: "ok" }), chunk({}, "stop"), "[DONE]"));
-    expect(kinds(events)).toEqual(["message_start", "start:0:text", "delta:0:text_delta", "stop:0", "message_delta", "message_stop"]);
+  test('Azure prompt-filter chunks (choices: [], id "") are skipped', async () => {
+    const filter = {
+      id: "",
+      object: "",
+      created: 0,
+      model: "",
+      choices: [],
+      prompt_filter_results: [{ prompt_index: 0, content_filter_results: {} }],
+    };
+    const events = await convert(
+      sse(filter, chunk({ role: "assistant", content: "" }), chunk({ content: "ok" }), chunk({}, "stop"), "[DONE]"),
+    );
+    expect(kinds(events)).toEqual([
+      "message_start",
+      "start:0:text",
+      "delta:0:text_delta",
+      "stop:0",
+      "message_delta",
+      "message_stop",
+    ]);
   });
 
   test("reasoning_content (DeepSeek) and reasoning (OpenRouter) become a thinking block before the text", async () => {
-    const events = await convert(sse(chunk({ reasoning_content: "Let me " }), chunk({ reasoning: "think." }), chunk({ content: "Answer." }), chunk({}, "stop"), "[DONE]"));
+    const events = await convert(
+      sse(
+        chunk({ reasoning_content: "Let me " }),
+        chunk({ reasoning: "think." }),
+        chunk({ content: "Answer." }),
+        chunk({}, "stop"),
+        "[DONE]",
+      ),
+    );
     expect(kinds(events)).toEqual([
       "message_start",
       "start:0:thinking",
@@ -261,16 +414,25 @@ describe("content and finish", () => {
       "message_stop",
     ]);
     expect(textOf(events, "thinking_delta")).toBe("Let me think.");
-    expect(events[1]).toEqual({ type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "", signature: "" } });
+    expect(events[1]).toEqual({
+      type: "content_block_start",
+      index: 0,
+      content_block: { type: "thinking", thinking: "", signature: "" },
+    });
   });
 
   test("one chunk with reasoning, content and a tool call is split in that order", async () => {
-    const events = await convert(sse(chunk({ reasoning_content: "hmm", content: "ok", tool_calls: [call(0, "c1", "f", "{}")] }, "tool_calls"), "[DONE]"));
-    expect(events.filter((e) => e.type === "content_block_start").map((e) => (e as { content_block: { type: string } }).content_block.type)).toEqual([
-      "thinking",
-      "text",
-      "tool_use",
-    ]);
+    const events = await convert(
+      sse(
+        chunk({ reasoning_content: "hmm", content: "ok", tool_calls: [call(0, "c1", "f", "{}")] }, "tool_calls"),
+        "[DONE]",
+      ),
+    );
+    expect(
+      events
+        .filter((e) => e.type === "content_block_start")
+        .map((e) => (e as { content_block: { type: string } }).content_block.type),
+    ).toEqual(["thinking", "text", "tool_use"]);
   });
 
   test("finish reasons: length → max_tokens, content_filter → refusal", async () => {
@@ -281,13 +443,25 @@ describe("content and finish", () => {
   });
 
   test("a stop sequence named by the upstream (vLLM stop_reason) is reported", async () => {
-    const named = { id: ID, object: "chat.completion.chunk", created: 1, model: "up", choices: [{ index: 0, delta: {}, finish_reason: "stop", stop_reason: "END" }] };
-    const events = await convert(sse(chunk({ content: "done" }), named, "[DONE]"), { model: "m", stopSequences: ["END", "STOP"] });
+    const named = {
+      id: ID,
+      object: "chat.completion.chunk",
+      created: 1,
+      model: "up",
+      choices: [{ index: 0, delta: {}, finish_reason: "stop", stop_reason: "END" }],
+    };
+    const events = await convert(sse(chunk({ content: "done" }), named, "[DONE]"), {
+      model: "m",
+      stopSequences: ["END", "STOP"],
+    });
     expect(finalDelta(events)!.delta).toEqual({ stop_reason: "stop_sequence", stop_sequence: "END" });
   });
 
   test("message_start carries the pre-counted input; message_delta the upstream's real numbers", async () => {
-    const events = await convert(sse(chunk({ content: "x" }), chunk({}, "stop"), usageChunk(40, 1), "[DONE]"), { model: "client", inputTokens: 37 });
+    const events = await convert(sse(chunk({ content: "x" }), chunk({}, "stop"), usageChunk(40, 1), "[DONE]"), {
+      model: "client",
+      inputTokens: 37,
+    });
     const start = events[0] as Extract<MessagesStreamEvent, { type: "message_start" }>;
     expect(start.message.usage.input_tokens).toBe(37);
     expect(start.message.model).toBe("client");
@@ -299,21 +473,33 @@ describe("content and finish", () => {
 describe("ends and errors", () => {
   test("mid-stream error: in-band error event, no message_delta, no message_stop", async () => {
     let billed: UsageTotals | undefined;
-    const err = { error: { message: "The server is overloaded", type: "service_unavailable_error", param: null, code: "server_is_overloaded" } };
+    const err = {
+      error: {
+        message: "The server is overloaded",
+        type: "service_unavailable_error",
+        param: null,
+        code: "server_is_overloaded",
+      },
+    };
     const events = await convert(sse(chunk({ content: "partial" }), err, chunk({ content: "ignored" }), "[DONE]"), {
       model: "m",
       inputTokens: 12,
       onUsage: (u) => (billed = u),
     });
     expect(kinds(events)).toEqual(["message_start", "start:0:text", "delta:0:text_delta", "error"]);
-    expect(events.at(-1)).toEqual({ type: "error", error: { type: "overloaded_error", message: "The server is overloaded" } });
+    expect(events.at(-1)).toEqual({
+      type: "error",
+      error: { type: "overloaded_error", message: "The server is overloaded" },
+    });
     // usage is still reported for billing: the pre-count plus the relayed text, marked estimated
     expect(billed).toMatchObject({ input_tokens: 12, estimated: true });
     expect(billed!.output_tokens).toBeGreaterThan(0);
   });
 
   test("an `event: error` SSE message is an in-band error too", async () => {
-    const events = await convert([{ event: "error", data: JSON.stringify({ error: { message: "bad", type: "invalid_request_error" } }) }]);
+    const events = await convert([
+      { event: "error", data: JSON.stringify({ error: { message: "bad", type: "invalid_request_error" } }) },
+    ]);
     expect(events).toEqual([{ type: "error", error: { type: "invalid_request_error", message: "bad" } }]);
   });
 
@@ -336,7 +522,11 @@ describe("ends and errors", () => {
 
   test("EOF after finish_reason but before the usage chunk: message_delta with the estimate, then message_stop", async () => {
     let billed: UsageTotals | undefined;
-    const events = await convert(sse(chunk({ content: "Hello there" }), chunk({}, "stop")), { model: "m", inputTokens: 9, onUsage: (u) => (billed = u) });
+    const events = await convert(sse(chunk({ content: "Hello there" }), chunk({}, "stop")), {
+      model: "m",
+      inputTokens: 9,
+      onUsage: (u) => (billed = u),
+    });
     expect(kinds(events).slice(-2)).toEqual(["message_delta", "message_stop"]);
     expect(finalDelta(events)!.usage.input_tokens).toBe(9);
     expect(billed!.estimated).toBe(true);
@@ -352,6 +542,11 @@ describe("ends and errors", () => {
   test("the usage getter reports progress before the end", async () => {
     const stream = chatStreamToMessagesEvents({ model: "m", inputTokens: 3 });
     await run(stream, sse(chunk({ content: "x" }), chunk({}, "stop"), usageChunk(4, 2)));
-    expect(stream.usage).toEqual({ input_tokens: 4, output_tokens: 2, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 });
+    expect(stream.usage).toEqual({
+      input_tokens: 4,
+      output_tokens: 2,
+      cache_read_input_tokens: 0,
+      cache_creation_input_tokens: 0,
+    });
   });
 });

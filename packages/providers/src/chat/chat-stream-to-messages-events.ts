@@ -100,7 +100,13 @@ export class ChatToMessagesMachine {
       return;
     }
     if (!isRecord(chunk)) {
-      this.b.error(new GatewayError({ status: 502, type: "api_error", message: `The upstream sent a stream chunk that is not JSON: ${msg.data.slice(0, 120)}` }));
+      this.b.error(
+        new GatewayError({
+          status: 502,
+          type: "api_error",
+          message: `The upstream sent a stream chunk that is not JSON: ${msg.data.slice(0, 120)}`,
+        }),
+      );
       return;
     }
     this.b.start(chunk.id);
@@ -116,7 +122,12 @@ export class ChatToMessagesMachine {
     if (this.finishSent) return; // nothing may follow message_delta but message_stop
     const delta = isRecord(choice.delta) ? choice.delta : {};
 
-    const reasoning = typeof delta.reasoning_content === "string" ? delta.reasoning_content : typeof delta.reasoning === "string" ? delta.reasoning : "";
+    const reasoning =
+      typeof delta.reasoning_content === "string"
+        ? delta.reasoning_content
+        : typeof delta.reasoning === "string"
+          ? delta.reasoning
+          : "";
     if (reasoning) {
       this.closeCurrentTool();
       this.b.thinking(reasoning);
@@ -135,7 +146,11 @@ export class ChatToMessagesMachine {
     }
     if (isRecord(delta.function_call)) {
       // Legacy function_call deltas: one call, no index.
-      this.toolDelta({ index: -1, ...(this.calls.length === 0 ? { id: randomId("call_") } : {}), function: delta.function_call });
+      this.toolDelta({
+        index: -1,
+        ...(this.calls.length === 0 ? { id: randomId("call_") } : {}),
+        function: delta.function_call,
+      });
       this.pump();
     }
 

@@ -82,10 +82,17 @@ export function convertChatMessagesToMessages(chatMessages: ChatMessage[], warni
         const text = textOfParts(msg.content);
         if (text.length > 0) {
           systemParts.push(text);
-          systemBreaks.push(typeof msg.content === "string" ? undefined : (msg.content.findLast((p) => p.cache_control)?.cache_control ?? undefined));
+          systemBreaks.push(
+            typeof msg.content === "string"
+              ? undefined
+              : (msg.content.findLast((p) => p.cache_control)?.cache_control ?? undefined),
+          );
         }
         if (sawConversation) {
-          warnings.add(`${at}.role`, `a ${msg.role} message after the conversation started was moved into the top-level system prompt`);
+          warnings.add(
+            `${at}.role`,
+            `a ${msg.role} message after the conversation started was moved into the top-level system prompt`,
+          );
         }
         if (msg.name) warnings.add(`${at}.name`, "message names are not carried to this upstream");
         return;
@@ -100,7 +107,10 @@ export function convertChatMessagesToMessages(chatMessages: ChatMessage[], warni
         sawConversation = true;
         const content = convertAssistant(msg, at, ids, warnings);
         if (content.length === 0) {
-          warnings.add(at, "an assistant message with no content and no tool calls was omitted (the messages format rejects empty turns)");
+          warnings.add(
+            at,
+            "an assistant message with no content and no tool calls was omitted (the messages format rejects empty turns)",
+          );
           return;
         }
         turns.push({ role: "assistant", content });
@@ -127,7 +137,10 @@ export function convertChatMessagesToMessages(chatMessages: ChatMessage[], warni
         const id = ids.takeLegacy(msg.name);
         if (!id) throw invalidRequest(`${at}.name`, `no earlier assistant function_call named "${msg.name}"`);
         const text = msg.content ?? "";
-        turns.push({ role: "user", content: [{ type: "tool_result", tool_use_id: id, ...(text ? { content: text } : {}) }] });
+        turns.push({
+          role: "user",
+          content: [{ type: "tool_result", tool_use_id: id, ...(text ? { content: text } : {}) }],
+        });
         return;
       }
       default: {
@@ -144,7 +157,14 @@ export function convertChatMessagesToMessages(chatMessages: ChatMessage[], warni
   }
   // One text block per system message when any carried a breakpoint, so that it stays where it was.
   if (systemBreaks.some((b) => b !== undefined)) {
-    return { system: systemParts.map((text, k) => ({ type: "text", text, ...(systemBreaks[k] ? { cache_control: systemBreaks[k] } : {}) })), messages };
+    return {
+      system: systemParts.map((text, k) => ({
+        type: "text",
+        text,
+        ...(systemBreaks[k] ? { cache_control: systemBreaks[k] } : {}),
+      })),
+      messages,
+    };
   }
   return { system: systemParts.length > 0 ? systemParts.join("\n\n") : undefined, messages };
 }
@@ -180,13 +200,18 @@ function convertUserPart(part: ChatContentPart, at: string): ContentBlockParam |
   switch (part.type) {
     case "text":
       // A breakpoint a chat client put on a part (the common extension) stays on its block.
-      return part.text.length > 0 ? { type: "text", text: part.text, ...(part.cache_control ? { cache_control: part.cache_control } : {}) } : undefined;
+      return part.text.length > 0
+        ? { type: "text", text: part.text, ...(part.cache_control ? { cache_control: part.cache_control } : {}) }
+        : undefined;
     case "image_url": {
       const image = convertImageUrl(part.image_url.url, `${at}.image_url.url`);
       return part.cache_control && image.type === "image" ? { ...image, cache_control: part.cache_control } : image;
     }
     case "input_audio":
-      throw invalidRequest(`${at}`, "audio input cannot be translated for this model (the messages format has no audio blocks)");
+      throw invalidRequest(
+        `${at}`,
+        "audio input cannot be translated for this model (the messages format has no audio blocks)",
+      );
     case "file":
       return convertFilePart(part.file, at);
     default: {
@@ -201,15 +226,24 @@ function convertUserPart(part: ChatContentPart, at: string): ContentBlockParam |
 export function convertImageUrl(url: string, at: string): ContentBlockParam {
   const data = parseDataUrl(url);
   if (data) {
-    return { type: "image", source: { type: "base64", media_type: checkImageMediaType(data.mediaType, at), data: data.data } };
+    return {
+      type: "image",
+      source: { type: "base64", media_type: checkImageMediaType(data.mediaType, at), data: data.data },
+    };
   }
   if (isHttpUrl(url)) return { type: "image", source: { type: "url", url } };
   throw invalidRequest(at, `expected an http(s) URL or a base64 data URL, got "${url.slice(0, 40)}…"`);
 }
 
-function convertFilePart(file: { file_data?: string; file_id?: string; filename?: string }, at: string): ContentBlockParam {
+function convertFilePart(
+  file: { file_data?: string; file_id?: string; filename?: string },
+  at: string,
+): ContentBlockParam {
   if (file.file_id && !file.file_data) {
-    throw invalidRequest(`${at}.file.file_id`, "uploaded file ids belong to one vendor and cannot be sent to this model; send file_data instead");
+    throw invalidRequest(
+      `${at}.file.file_id`,
+      "uploaded file ids belong to one vendor and cannot be sent to this model; send file_data instead",
+    );
   }
   if (!file.file_data) throw invalidRequest(`${at}.file`, "file_data is required");
   const parsed = parseDataUrl(file.file_data);
@@ -217,26 +251,45 @@ function convertFilePart(file: { file_data?: string; file_id?: string; filename?
   const mediaType = parsed?.mediaType ?? "application/pdf";
   const data = parsed?.data ?? file.file_data;
   const title = file.filename ? { title: file.filename } : {};
-  if (mediaType === "application/pdf") return { type: "document", source: { type: "base64", media_type: "application/pdf", data }, ...title };
+  if (mediaType === "application/pdf")
+    return { type: "document", source: { type: "base64", media_type: "application/pdf", data }, ...title };
   if (mediaType === "text/plain") {
-    return { type: "document", source: { type: "text", media_type: "text/plain", data: decodeBase64Text(data) }, ...title };
+    return {
+      type: "document",
+      source: { type: "text", media_type: "text/plain", data: decodeBase64Text(data) },
+      ...title,
+    };
   }
   if (mediaType.startsWith("image/")) {
-    return { type: "image", source: { type: "base64", media_type: checkImageMediaType(mediaType, `${at}.file.file_data`), data } };
+    return {
+      type: "image",
+      source: { type: "base64", media_type: checkImageMediaType(mediaType, `${at}.file.file_data`), data },
+    };
   }
-  throw invalidRequest(`${at}.file.file_data`, `file type "${mediaType}" is not supported; expected application/pdf, text/plain or an image`);
+  throw invalidRequest(
+    `${at}.file.file_data`,
+    `file type "${mediaType}" is not supported; expected application/pdf, text/plain or an image`,
+  );
 }
 
 function decodeBase64Text(data: string): string {
   return new TextDecoder().decode(Uint8Array.from(atob(data), (c) => c.charCodeAt(0)));
 }
 
-function convertAssistant(msg: ChatAssistantMessage, at: string, ids: ToolIds, warnings: Warnings): ContentBlockParam[] {
+function convertAssistant(
+  msg: ChatAssistantMessage,
+  at: string,
+  ids: ToolIds,
+  warnings: Warnings,
+): ContentBlockParam[] {
   const out: ContentBlockParam[] = [];
   if (msg.reasoning_content) {
     // Chat clients cannot carry the signature a messages upstream requires on replayed thinking
     // (docs/protocols.md §4.2), so reasoning history is not replayed.
-    warnings.add(`${at}.reasoning_content`, "reasoning history is not replayed to this upstream (it accepts only signed thinking blocks)");
+    warnings.add(
+      `${at}.reasoning_content`,
+      "reasoning history is not replayed to this upstream (it accepts only signed thinking blocks)",
+    );
   }
   if (msg.name) warnings.add(`${at}.name`, "message names are not carried to this upstream");
   if (msg.audio) warnings.add(`${at}.audio`, "audio replies cannot be replayed to this upstream");
@@ -252,7 +305,10 @@ function convertAssistant(msg: ChatAssistantMessage, at: string, ids: ToolIds, w
   if (out.length === 0 && msg.refusal) out.push({ type: "text", text: msg.refusal });
   (msg.tool_calls ?? []).forEach((call, k) => {
     if (call.type !== "function") {
-      throw invalidRequest(`${at}.tool_calls[${k}]`, "custom (free-form) tool calls cannot be translated for this model");
+      throw invalidRequest(
+        `${at}.tool_calls[${k}]`,
+        "custom (free-form) tool calls cannot be translated for this model",
+      );
     }
     out.push({
       type: "tool_use",

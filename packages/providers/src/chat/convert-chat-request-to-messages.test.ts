@@ -4,7 +4,11 @@ import { GatewayError } from "../errors.js";
 import { convertChatRequestToMessages } from "./convert-chat-request-to-messages.js";
 
 const opts = { defaultMaxTokens: 4096 };
-const base = (extra: Partial<ChatRequest> = {}): ChatRequest => ({ model: "client-model", messages: [{ role: "user", content: "Hi" }], ...extra });
+const base = (extra: Partial<ChatRequest> = {}): ChatRequest => ({
+  model: "client-model",
+  messages: [{ role: "user", content: "Hi" }],
+  ...extra,
+});
 const params = (r: { warnings: { param: string }[] }) => r.warnings.map((w) => w.param);
 
 function expect400(fn: () => unknown, param: string, text: string): void {
@@ -47,7 +51,9 @@ describe("text, system, multi-turn", () => {
   });
 
   test("max tokens: max_completion_tokens, else max_tokens, else the default", () => {
-    expect(convertChatRequestToMessages(base({ max_completion_tokens: 100, max_tokens: 50 }), opts).request.max_tokens).toBe(100);
+    expect(
+      convertChatRequestToMessages(base({ max_completion_tokens: 100, max_tokens: 50 }), opts).request.max_tokens,
+    ).toBe(100);
     expect(convertChatRequestToMessages(base({ max_tokens: 50 }), opts).request.max_tokens).toBe(50);
     expect(convertChatRequestToMessages(base(), opts).request.max_tokens).toBe(4096);
   });
@@ -61,11 +67,18 @@ describe("text, system, multi-turn", () => {
     expect(alone.request.top_p).toBe(0.9);
     expect(alone.warnings).toEqual([]);
     const nulls = convertChatRequestToMessages(base({ temperature: null, top_p: null, stream: null }), opts);
-    expect(nulls.request).toEqual({ model: "client-model", max_tokens: 4096, messages: [{ role: "user", content: [{ type: "text", text: "Hi" }] }] });
+    expect(nulls.request).toEqual({
+      model: "client-model",
+      max_tokens: 4096,
+      messages: [{ role: "user", content: [{ type: "text", text: "Hi" }] }],
+    });
   });
 
   test("for a generateContent target the sampling values are kept as sent", () => {
-    const r = convertChatRequestToMessages(base({ temperature: 1.5, top_p: 0.9, seed: 3 }), { ...opts, target: "generate" });
+    const r = convertChatRequestToMessages(base({ temperature: 1.5, top_p: 0.9, seed: 3 }), {
+      ...opts,
+      target: "generate",
+    });
     expect(r.request.temperature).toBe(1.5);
     expect(r.request.top_p).toBe(0.9);
     expect(r.warnings).toEqual([]);
@@ -109,12 +122,22 @@ describe("text, system, multi-turn", () => {
     });
     expect(r.request.metadata).toEqual({ user_id: "u-1" });
     expect(r.request.stream).toBe(true);
-    expect(params(r).sort()).toEqual(["frequency_penalty", "logit_bias", "logprobs", "response_format", "seed", "top_logprobs"]);
+    expect(params(r).sort()).toEqual([
+      "frequency_penalty",
+      "logit_bias",
+      "logprobs",
+      "response_format",
+      "seed",
+      "top_logprobs",
+    ]);
   });
 
   test("response_format json_schema → output_config.format", () => {
     const schema = { type: "object", properties: { city: { type: "string" } } };
-    const r = convertChatRequestToMessages(base({ response_format: { type: "json_schema", json_schema: { name: "city", schema } } }), opts);
+    const r = convertChatRequestToMessages(
+      base({ response_format: { type: "json_schema", json_schema: { name: "city", schema } } }),
+      opts,
+    );
     expect(r.request.output_config).toEqual({ format: { type: "json_schema", schema } });
     expect(r.warnings).toEqual([]);
   });
@@ -131,39 +154,79 @@ describe("text, system, multi-turn", () => {
 
   test("an empty assistant message is omitted with a warning; message names are warned about", () => {
     const r = convertChatRequestToMessages(
-      base({ messages: [{ role: "user", content: "a", name: "bob" }, { role: "assistant", content: "" }, { role: "user", content: "b" }] }),
+      base({
+        messages: [
+          { role: "user", content: "a", name: "bob" },
+          { role: "assistant", content: "" },
+          { role: "user", content: "b" },
+        ],
+      }),
       opts,
     );
-    expect(r.request.messages).toEqual([{ role: "user", content: [{ type: "text", text: "a" }, { type: "text", text: "b" }] }]);
+    expect(r.request.messages).toEqual([
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "a" },
+          { type: "text", text: "b" },
+        ],
+      },
+    ]);
     expect(params(r)).toEqual(["messages[0].name", "messages[1]"]);
   });
 });
 
 describe("tools", () => {
   const tools: ChatRequest["tools"] = [
-    { type: "function", function: { name: "get_weather", description: "Weather", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } },
+    {
+      type: "function",
+      function: {
+        name: "get_weather",
+        description: "Weather",
+        parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+      },
+    },
     { type: "function", function: { name: "now" } },
   ];
 
   test("definitions, tool_choice forms and parallel_tool_calls", () => {
     const r = convertChatRequestToMessages(base({ tools, tool_choice: "required", parallel_tool_calls: false }), opts);
     expect(r.request.tools).toEqual([
-      { name: "get_weather", description: "Weather", input_schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } },
+      {
+        name: "get_weather",
+        description: "Weather",
+        input_schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+      },
       { name: "now", input_schema: { type: "object" } },
     ]);
     expect(r.request.tool_choice).toEqual({ type: "any", disable_parallel_tool_use: true });
-    expect(convertChatRequestToMessages(base({ tools, tool_choice: "auto" }), opts).request.tool_choice).toEqual({ type: "auto" });
-    expect(convertChatRequestToMessages(base({ tools, tool_choice: "none" }), opts).request.tool_choice).toEqual({ type: "none" });
-    expect(convertChatRequestToMessages(base({ tools, tool_choice: { type: "function", function: { name: "now" } } }), opts).request.tool_choice).toEqual({
+    expect(convertChatRequestToMessages(base({ tools, tool_choice: "auto" }), opts).request.tool_choice).toEqual({
+      type: "auto",
+    });
+    expect(convertChatRequestToMessages(base({ tools, tool_choice: "none" }), opts).request.tool_choice).toEqual({
+      type: "none",
+    });
+    expect(
+      convertChatRequestToMessages(base({ tools, tool_choice: { type: "function", function: { name: "now" } } }), opts)
+        .request.tool_choice,
+    ).toEqual({
       type: "tool",
       name: "now",
     });
-    expect(convertChatRequestToMessages(base({ tools, parallel_tool_calls: false }), opts).request.tool_choice).toEqual({ type: "auto", disable_parallel_tool_use: true });
+    expect(convertChatRequestToMessages(base({ tools, parallel_tool_calls: false }), opts).request.tool_choice).toEqual(
+      { type: "auto", disable_parallel_tool_use: true },
+    );
   });
 
   test("allowed_tools offers only the subset", () => {
     const r = convertChatRequestToMessages(
-      base({ tools, tool_choice: { type: "allowed_tools", allowed_tools: { mode: "required", tools: [{ type: "function", function: { name: "now" } }] } } }),
+      base({
+        tools,
+        tool_choice: {
+          type: "allowed_tools",
+          allowed_tools: { mode: "required", tools: [{ type: "function", function: { name: "now" } }] },
+        },
+      }),
       opts,
     );
     expect(r.request.tools!.map((t) => t.name)).toEqual(["now"]);
@@ -171,7 +234,15 @@ describe("tools", () => {
   });
 
   test("a named tool_choice for a function not in tools is a 400", () => {
-    expect400(() => convertChatRequestToMessages(base({ tools, tool_choice: { type: "function", function: { name: "nope" } } }), opts), "tool_choice", '"nope"');
+    expect400(
+      () =>
+        convertChatRequestToMessages(
+          base({ tools, tool_choice: { type: "function", function: { name: "nope" } } }),
+          opts,
+        ),
+      "tool_choice",
+      '"nope"',
+    );
   });
 
   test("assistant tool calls and tool results: consecutive tool messages merge into one user turn, results before text", () => {
@@ -215,18 +286,25 @@ describe("tools", () => {
     ]);
   });
 
-  test("a tool-only assistant turn with content \"\" becomes tool_use blocks only (trap 11)", () => {
+  test('a tool-only assistant turn with content "" becomes tool_use blocks only (trap 11)', () => {
     const r = convertChatRequestToMessages(
       base({
         messages: [
           { role: "user", content: "x" },
-          { role: "assistant", content: "", tool_calls: [{ id: "c", type: "function", function: { name: "now", arguments: "{}" } }] },
+          {
+            role: "assistant",
+            content: "",
+            tool_calls: [{ id: "c", type: "function", function: { name: "now", arguments: "{}" } }],
+          },
           { role: "tool", tool_call_id: "c", content: "" },
         ],
       }),
       opts,
     );
-    expect(r.request.messages[1]).toEqual({ role: "assistant", content: [{ type: "tool_use", id: "c", name: "now", input: {} }] });
+    expect(r.request.messages[1]).toEqual({
+      role: "assistant",
+      content: [{ type: "tool_use", id: "c", name: "now", input: {} }],
+    });
     expect(r.request.messages[2]).toEqual({ role: "user", content: [{ type: "tool_result", tool_use_id: "c" }] });
   });
 
@@ -235,25 +313,44 @@ describe("tools", () => {
       base({
         messages: [
           { role: "user", content: "x" },
-          { role: "assistant", content: null, tool_calls: [{ id: "c", type: "function", function: { name: "now", arguments: "{not json" } }] },
+          {
+            role: "assistant",
+            content: null,
+            tool_calls: [{ id: "c", type: "function", function: { name: "now", arguments: "{not json" } }],
+          },
           { role: "tool", tool_call_id: "c", content: "err" },
         ],
       }),
       opts,
     );
-    expect(r.request.messages[1]!.content).toEqual([{ type: "tool_use", id: "c", name: "now", input: { _raw_arguments: "{not json" } }]);
+    expect(r.request.messages[1]!.content).toEqual([
+      { type: "tool_use", id: "c", name: "now", input: { _raw_arguments: "{not json" } },
+    ]);
   });
 
   test("a tool message without a matching call is a 400 (trap 10)", () => {
     expect400(
-      () => convertChatRequestToMessages(base({ messages: [{ role: "user", content: "x" }, { role: "tool", tool_call_id: "ghost", content: "r" }] }), opts),
+      () =>
+        convertChatRequestToMessages(
+          base({
+            messages: [
+              { role: "user", content: "x" },
+              { role: "tool", tool_call_id: "ghost", content: "r" },
+            ],
+          }),
+          opts,
+        ),
       "messages[1].tool_call_id",
       '"ghost"',
     );
   });
 
   test("custom tools are a 400", () => {
-    expect400(() => convertChatRequestToMessages(base({ tools: [{ type: "custom", custom: { name: "grammar" } }] }), opts), "tools[0]", "custom");
+    expect400(
+      () => convertChatRequestToMessages(base({ tools: [{ type: "custom", custom: { name: "grammar" } }] }), opts),
+      "tools[0]",
+      "custom",
+    );
   });
 
   test("legacy functions / function_call / function role", () => {
@@ -305,7 +402,15 @@ describe("images, files, audio", () => {
 
   test("an image type outside jpeg/png/gif/webp is a 400 that names the type", () => {
     expect400(
-      () => convertChatRequestToMessages(base({ messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "data:image/bmp;base64,Qk0=" } }] }] }), opts),
+      () =>
+        convertChatRequestToMessages(
+          base({
+            messages: [
+              { role: "user", content: [{ type: "image_url", image_url: { url: "data:image/bmp;base64,Qk0=" } }] },
+            ],
+          }),
+          opts,
+        ),
       "messages[0].content[0].image_url.url",
       'image media type "image/bmp" is not supported',
     );
@@ -331,7 +436,11 @@ describe("images, files, audio", () => {
       { type: "document", source: { type: "text", media_type: "text/plain", data: "hello" } },
     ]);
     expect400(
-      () => convertChatRequestToMessages(base({ messages: [{ role: "user", content: [{ type: "file", file: { file_id: "file-abc" } }] }] }), opts),
+      () =>
+        convertChatRequestToMessages(
+          base({ messages: [{ role: "user", content: [{ type: "file", file: { file_id: "file-abc" } }] }] }),
+          opts,
+        ),
       "messages[0].content[0].file.file_id",
       "file ids",
     );
@@ -339,7 +448,15 @@ describe("images, files, audio", () => {
 
   test("audio input is a 400", () => {
     expect400(
-      () => convertChatRequestToMessages(base({ messages: [{ role: "user", content: [{ type: "input_audio", input_audio: { data: "AAA", format: "wav" } }] }] }), opts),
+      () =>
+        convertChatRequestToMessages(
+          base({
+            messages: [
+              { role: "user", content: [{ type: "input_audio", input_audio: { data: "AAA", format: "wav" } }] },
+            ],
+          }),
+          opts,
+        ),
       "messages[0].content[0]",
       "audio",
     );
@@ -352,10 +469,21 @@ describe("reasoning", () => {
     expect(r.request.thinking).toEqual({ type: "enabled", budget_tokens: 2048 });
     expect(r.request.max_tokens).toBe(3048);
     expect(params(r)).toEqual(["max_tokens"]);
-    expect(convertChatRequestToMessages(base({ reasoning_effort: "low" }), opts).request.thinking).toEqual({ type: "enabled", budget_tokens: 1024 });
-    expect(convertChatRequestToMessages(base({ reasoning_effort: "high" }), opts).request.thinking).toEqual({ type: "enabled", budget_tokens: 4096 });
-    expect(convertChatRequestToMessages(base({ reasoning_effort: "minimal" }), opts).request.thinking).toEqual({ type: "enabled", budget_tokens: 1024 });
-    expect(convertChatRequestToMessages(base({ reasoning_effort: "none" }), opts).request.thinking).toEqual({ type: "disabled" });
+    expect(convertChatRequestToMessages(base({ reasoning_effort: "low" }), opts).request.thinking).toEqual({
+      type: "enabled",
+      budget_tokens: 1024,
+    });
+    expect(convertChatRequestToMessages(base({ reasoning_effort: "high" }), opts).request.thinking).toEqual({
+      type: "enabled",
+      budget_tokens: 4096,
+    });
+    expect(convertChatRequestToMessages(base({ reasoning_effort: "minimal" }), opts).request.thinking).toEqual({
+      type: "enabled",
+      budget_tokens: 1024,
+    });
+    expect(convertChatRequestToMessages(base({ reasoning_effort: "none" }), opts).request.thinking).toEqual({
+      type: "disabled",
+    });
   });
 
   test("with thinking on, a non-default temperature and a low top_p are dropped with warnings", () => {
@@ -369,7 +497,11 @@ describe("reasoning", () => {
 
   test("forced tool_choice + reasoning: thinking is dropped with a warning, the forced tool kept", () => {
     const r = convertChatRequestToMessages(
-      base({ reasoning_effort: "high", tools: [{ type: "function", function: { name: "now" } }], tool_choice: "required" }),
+      base({
+        reasoning_effort: "high",
+        tools: [{ type: "function", function: { name: "now" } }],
+        tool_choice: "required",
+      }),
       opts,
     );
     expect(r.request.thinking).toBeUndefined();
@@ -380,7 +512,13 @@ describe("reasoning", () => {
 
   test("reasoning_content in history is not replayed (it would be an unsigned thinking block): warning", () => {
     const r = convertChatRequestToMessages(
-      base({ messages: [{ role: "user", content: "a" }, { role: "assistant", content: "b", reasoning_content: "thought" }, { role: "user", content: "c" }] }),
+      base({
+        messages: [
+          { role: "user", content: "a" },
+          { role: "assistant", content: "b", reasoning_content: "thought" },
+          { role: "user", content: "c" },
+        ],
+      }),
       opts,
     );
     expect(r.request.messages[1]).toEqual({ role: "assistant", content: [{ type: "text", text: "b" }] });

@@ -92,7 +92,10 @@ export function convertChatRequestToMessages(req: ChatRequest, opts: ChatToMessa
 
   const n = req.n ?? 1;
   if (n > 1 && target !== "chat") {
-    throw invalidRequest("n", `only n=1 is supported for this model (its upstream returns one choice per call), got ${n}`);
+    throw invalidRequest(
+      "n",
+      `only n=1 is supported for this model (its upstream returns one choice per call), got ${n}`,
+    );
   }
 
   const { system, messages } = convertChatMessagesToMessages(req.messages, w);
@@ -130,7 +133,8 @@ export function convertChatRequestToMessages(req: ChatRequest, opts: ChatToMessa
   if (req.stop != null) {
     const list = typeof req.stop === "string" ? [req.stop] : req.stop;
     const kept = list.filter((s) => s.length > 0 && (!toMessages || s.trim().length > 0));
-    if (kept.length < list.length) w.add("stop", "empty or whitespace-only stop sequences were dropped (this upstream rejects them)");
+    if (kept.length < list.length)
+      w.add("stop", "empty or whitespace-only stop sequences were dropped (this upstream rejects them)");
     if (kept.length > 0) out.stop_sequences = kept;
   }
 
@@ -159,7 +163,8 @@ export function convertChatRequestToMessages(req: ChatRequest, opts: ChatToMessa
     if (v !== undefined && v !== null && !(k === "modalities" && isTextOnly(v))) w.add(k, message);
   }
   for (const k of Object.keys(req)) {
-    if (!HANDLED.has(k) && !(k in NOT_CARRIED)) w.add(k, "not a parameter Turnpike translates; it was not sent upstream");
+    if (!HANDLED.has(k) && !(k in NOT_CARRIED))
+      w.add(k, "not a parameter Turnpike translates; it was not sent upstream");
   }
   return { request: out, warnings: w.list };
 }
@@ -193,7 +198,10 @@ function applyReasoning(req: ChatRequest, out: MessagesRequest, w: Warnings, toM
   if (out.max_tokens <= budget) {
     // The budget counts toward max_tokens and must stay below it; keep the client's cap for
     // the visible answer on top of the budget.
-    w.add("max_tokens", `raised from ${out.max_tokens} to ${budget + out.max_tokens} to fit the ${budget}-token reasoning budget`);
+    w.add(
+      "max_tokens",
+      `raised from ${out.max_tokens} to ${budget + out.max_tokens} to fit the ${budget}-token reasoning budget`,
+    );
     out.max_tokens = budget + out.max_tokens;
   }
   if (!toMessages) return;
@@ -210,13 +218,20 @@ function applyReasoning(req: ChatRequest, out: MessagesRequest, w: Warnings, toM
 /** Warnings for chat-only parameters a messages upstream cannot carry. */
 function warnNotCarriedToMessages(req: ChatRequest, w: Warnings): void {
   if (req.seed != null) w.add("seed", "not supported by this upstream; replies are not seeded");
-  if (req.frequency_penalty != null && req.frequency_penalty !== 0) w.add("frequency_penalty", "not supported by this upstream");
-  if (req.presence_penalty != null && req.presence_penalty !== 0) w.add("presence_penalty", "not supported by this upstream");
-  if (req.logit_bias != null && Object.keys(req.logit_bias).length > 0) w.add("logit_bias", "not supported by this upstream");
+  if (req.frequency_penalty != null && req.frequency_penalty !== 0)
+    w.add("frequency_penalty", "not supported by this upstream");
+  if (req.presence_penalty != null && req.presence_penalty !== 0)
+    w.add("presence_penalty", "not supported by this upstream");
+  if (req.logit_bias != null && Object.keys(req.logit_bias).length > 0)
+    w.add("logit_bias", "not supported by this upstream");
   if (req.logprobs === true) w.add("logprobs", "not supported by this upstream; replies carry no logprobs");
   if (req.top_logprobs != null && req.top_logprobs > 0) w.add("top_logprobs", "not supported by this upstream");
   if (req.response_format?.type === "json_object") {
-    w.add("response_format", "json_object mode has no counterpart on this upstream; ask for JSON in the prompt or use json_schema");
+    w.add(
+      "response_format",
+      "json_object mode has no counterpart on this upstream; ask for JSON in the prompt or use json_schema",
+    );
   }
-  if (req.stream_options?.include_obfuscation === true) w.add("stream_options.include_obfuscation", "not supported by this upstream");
+  if (req.stream_options?.include_obfuscation === true)
+    w.add("stream_options.include_obfuscation", "not supported by this upstream");
 }

@@ -30,7 +30,12 @@ export function convertChatResponseToMessages(res: unknown, ctx: ChatReplyContex
   const msg = isRecord(choice.message) ? choice.message : {};
   const content: ContentBlock[] = [];
 
-  const reasoning = typeof msg.reasoning_content === "string" ? msg.reasoning_content : typeof msg.reasoning === "string" ? msg.reasoning : "";
+  const reasoning =
+    typeof msg.reasoning_content === "string"
+      ? msg.reasoning_content
+      : typeof msg.reasoning === "string"
+        ? msg.reasoning
+        : "";
   // A chat upstream's reasoning has no signature; an empty one marks it as such (§4.2).
   if (reasoning) content.push({ type: "thinking", thinking: reasoning, signature: "" });
 

@@ -26,7 +26,10 @@ export function convertChatToolsToMessages(req: ChatRequest, warnings: Warnings)
   if (req.tools && req.tools.length > 0) {
     defs = req.tools.map((t, i) => {
       if (t.type !== "function") {
-        throw invalidRequest(`tools[${i}]`, `"${t.type}" tools (free-form input) cannot be translated for this model; use function tools`);
+        throw invalidRequest(
+          `tools[${i}]`,
+          `"${t.type}" tools (free-form input) cannot be translated for this model; use function tools`,
+        );
       }
       return t.function;
     });

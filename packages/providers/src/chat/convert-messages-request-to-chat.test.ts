@@ -16,7 +16,15 @@ const params = (r: { warnings: { param: string }[] }) => r.warnings.map((w) => w
 describe("text and parameters", () => {
   test("system blocks → one system message first; max_tokens → max_completion_tokens; stream asks for usage", () => {
     const r = convertMessagesRequestToChat(
-      base({ system: [{ type: "text", text: "Be brief.", cache_control: { type: "ephemeral" } }, { type: "text", text: "Use French." }], stream: true, stop_sequences: ["END"], temperature: 0.3 }),
+      base({
+        system: [
+          { type: "text", text: "Be brief.", cache_control: { type: "ephemeral" } },
+          { type: "text", text: "Use French." },
+        ],
+        stream: true,
+        stop_sequences: ["END"],
+        temperature: 0.3,
+      }),
       opts,
     );
     expect(r.body).toEqual({
@@ -48,21 +56,36 @@ describe("text and parameters", () => {
   test("metadata.user_id → user; thinking budget → reasoning_effort; output_config.format → json_schema response_format", () => {
     const schema = { type: "object", properties: { a: { type: "string" } } };
     const r = convertMessagesRequestToChat(
-      base({ metadata: { user_id: "u-9" }, thinking: { type: "enabled", budget_tokens: 3000 }, output_config: { format: { type: "json_schema", schema } } }),
+      base({
+        metadata: { user_id: "u-9" },
+        thinking: { type: "enabled", budget_tokens: 3000 },
+        output_config: { format: { type: "json_schema", schema } },
+      }),
       opts,
     );
     expect(r.body.user).toBe("u-9");
     expect(r.body.reasoning_effort).toBe("high");
     expect(r.body.response_format).toEqual({ type: "json_schema", json_schema: { name: "response", schema } });
-    expect(convertMessagesRequestToChat(base({ thinking: { type: "enabled", budget_tokens: 1024 } }), opts).body.reasoning_effort).toBe("low");
-    expect(convertMessagesRequestToChat(base({ thinking: { type: "adaptive" }, output_config: { effort: "medium" } }), opts).body.reasoning_effort).toBe("medium");
-    expect(convertMessagesRequestToChat(base({ thinking: { type: "disabled" } }), opts).body.reasoning_effort).toBeUndefined();
+    expect(
+      convertMessagesRequestToChat(base({ thinking: { type: "enabled", budget_tokens: 1024 } }), opts).body
+        .reasoning_effort,
+    ).toBe("low");
+    expect(
+      convertMessagesRequestToChat(base({ thinking: { type: "adaptive" }, output_config: { effort: "medium" } }), opts)
+        .body.reasoning_effort,
+    ).toBe("medium");
+    expect(
+      convertMessagesRequestToChat(base({ thinking: { type: "disabled" } }), opts).body.reasoning_effort,
+    ).toBeUndefined();
   });
 
   test("a chat request survives the pivot: chat-only parameters are restored exactly", () => {
     const chat: ChatRequest = {
       model: "client",
-      messages: [{ role: "system", content: "S" }, { role: "user", content: "Q" }],
+      messages: [
+        { role: "system", content: "S" },
+        { role: "user", content: "Q" },
+      ],
       seed: 42,
       frequency_penalty: 0.4,
       presence_penalty: -0.2,
@@ -105,7 +128,11 @@ describe("text and parameters", () => {
 
   test("messages-only fields are warned about (service_tier, container, cache_control)", () => {
     const r = convertMessagesRequestToChat(
-      base({ service_tier: "auto", container: "c1", messages: [{ role: "user", content: [{ type: "text", text: "x", cache_control: { type: "ephemeral" } }] }] }),
+      base({
+        service_tier: "auto",
+        container: "c1",
+        messages: [{ role: "user", content: [{ type: "text", text: "x", cache_control: { type: "ephemeral" } }] }],
+      }),
       opts,
     );
     expect(params(r).sort()).toEqual(["cache_control", "container", "service_tier"]);
@@ -114,24 +141,45 @@ describe("text and parameters", () => {
 
 describe("tools", () => {
   const tools: MessagesRequest["tools"] = [
-    { name: "get_weather", description: "Weather", input_schema: { type: "object", properties: { city: { type: "string" } } } },
+    {
+      name: "get_weather",
+      description: "Weather",
+      input_schema: { type: "object", properties: { city: { type: "string" } } },
+    },
     { type: "web_search_20250305", name: "web_search" },
   ];
 
   test("definitions → functions; server tools warned; tool_choice forms; disable_parallel_tool_use → parallel_tool_calls false", () => {
-    const r = convertMessagesRequestToChat(base({ tools, tool_choice: { type: "any", disable_parallel_tool_use: true } }), opts);
+    const r = convertMessagesRequestToChat(
+      base({ tools, tool_choice: { type: "any", disable_parallel_tool_use: true } }),
+      opts,
+    );
     expect(r.body.tools).toEqual([
-      { type: "function", function: { name: "get_weather", description: "Weather", parameters: { type: "object", properties: { city: { type: "string" } } } } },
+      {
+        type: "function",
+        function: {
+          name: "get_weather",
+          description: "Weather",
+          parameters: { type: "object", properties: { city: { type: "string" } } },
+        },
+      },
     ]);
     expect(r.body.tool_choice).toBe("required");
     expect(r.body.parallel_tool_calls).toBe(false);
     expect(params(r)).toEqual(["tools[1]"]);
-    expect(convertMessagesRequestToChat(base({ tools, tool_choice: { type: "tool", name: "get_weather" } }), opts).body.tool_choice).toEqual({
+    expect(
+      convertMessagesRequestToChat(base({ tools, tool_choice: { type: "tool", name: "get_weather" } }), opts).body
+        .tool_choice,
+    ).toEqual({
       type: "function",
       function: { name: "get_weather" },
     });
-    expect(convertMessagesRequestToChat(base({ tools, tool_choice: { type: "none" } }), opts).body.tool_choice).toBe("none");
-    expect(convertMessagesRequestToChat(base({ tools, tool_choice: { type: "auto" } }), opts).body.tool_choice).toBe("auto");
+    expect(convertMessagesRequestToChat(base({ tools, tool_choice: { type: "none" } }), opts).body.tool_choice).toBe(
+      "none",
+    );
+    expect(convertMessagesRequestToChat(base({ tools, tool_choice: { type: "auto" } }), opts).body.tool_choice).toBe(
+      "auto",
+    );
   });
 
   test("a name over 64 characters is shortened and the mapping returned", () => {
@@ -192,7 +240,14 @@ describe("tools", () => {
           {
             role: "user",
             content: [
-              { type: "tool_result", tool_use_id: "t1", content: [{ type: "text", text: "here" }, { type: "image", source: { type: "base64", media_type: "image/png", data: "AAA" } }] },
+              {
+                type: "tool_result",
+                tool_use_id: "t1",
+                content: [
+                  { type: "text", text: "here" },
+                  { type: "image", source: { type: "base64", media_type: "image/png", data: "AAA" } },
+                ],
+              },
             ],
           },
         ],
@@ -216,7 +271,11 @@ describe("images, documents, thinking", () => {
             content: [
               { type: "image", source: { type: "base64", media_type: "image/webp", data: "UklG" } },
               { type: "image", source: { type: "url", url: "https://x.test/a.png" } },
-              { type: "document", source: { type: "base64", media_type: "application/pdf", data: "JVBE" }, title: "r.pdf" },
+              {
+                type: "document",
+                source: { type: "base64", media_type: "application/pdf", data: "JVBE" },
+                title: "r.pdf",
+              },
               { type: "document", source: { type: "text", media_type: "text/plain", data: "body" }, title: "Notes" },
               { type: "text", text: "Summarize" },
             ],
@@ -239,7 +298,10 @@ describe("images, documents, thinking", () => {
 
   test("a file-id image source is a 400", () => {
     expect(() =>
-      convertMessagesRequestToChat(base({ messages: [{ role: "user", content: [{ type: "image", source: { type: "file", file_id: "f1" } }] }] }), opts),
+      convertMessagesRequestToChat(
+        base({ messages: [{ role: "user", content: [{ type: "image", source: { type: "file", file_id: "f1" } }] }] }),
+        opts,
+      ),
     ).toThrow(GatewayError);
   });
 
@@ -248,9 +310,21 @@ describe("images, documents, thinking", () => {
       base({
         messages: [
           { role: "user", content: "q" },
-          { role: "assistant", content: [{ type: "thinking", thinking: "deep", signature: "EqQB" }, { type: "text", text: "a" }] },
+          {
+            role: "assistant",
+            content: [
+              { type: "thinking", thinking: "deep", signature: "EqQB" },
+              { type: "text", text: "a" },
+            ],
+          },
           { role: "user", content: "q2" },
-          { role: "assistant", content: [{ type: "thinking", thinking: "from deepseek", signature: "" }, { type: "text", text: "b" }] },
+          {
+            role: "assistant",
+            content: [
+              { type: "thinking", thinking: "from deepseek", signature: "" },
+              { type: "text", text: "b" },
+            ],
+          },
           { role: "user", content: "q3" },
         ],
       }),
@@ -264,7 +338,10 @@ describe("images, documents, thinking", () => {
 
 describe("reasoning support", () => {
   test("a model that does not reason gets no reasoning_effort, and a warning", () => {
-    const r = convertMessagesRequestToChat(base({ thinking: { type: "enabled", budget_tokens: 2048 }, max_tokens: 4000 }), { ...opts, supportsReasoning: false });
+    const r = convertMessagesRequestToChat(
+      base({ thinking: { type: "enabled", budget_tokens: 2048 }, max_tokens: 4000 }),
+      { ...opts, supportsReasoning: false },
+    );
     expect(r.body.reasoning_effort).toBeUndefined();
     expect(params(r)).toEqual(["thinking"]);
   });

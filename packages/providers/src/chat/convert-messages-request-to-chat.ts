@@ -77,7 +77,8 @@ export function convertMessagesRequestToChat(req: MessagesRequest, opts: Message
   req.messages.forEach((m, i) => {
     // A mid-conversation system message is a chat `system` message in its place (§2.3).
     if (m.role === "system") {
-      if (typeof m.content !== "string" && m.content.some((b) => b.type === "text" && b.cache_control)) names.hasCacheControl = true;
+      if (typeof m.content !== "string" && m.content.some((b) => b.type === "text" && b.cache_control))
+        names.hasCacheControl = true;
       const text = systemMessageText(m.content);
       if (text) messages.push({ role: "system", content: text });
       return;
@@ -96,7 +97,10 @@ export function convertMessagesRequestToChat(req: MessagesRequest, opts: Message
   if (req.top_k !== undefined) w.add("top_k", "not supported by chat-completions upstreams");
   if (req.stop_sequences && req.stop_sequences.length > 0) {
     if (req.stop_sequences.length > MAX_STOP) {
-      w.add("stop_sequences", `only the first ${MAX_STOP} stop sequences were sent (the upstream accepts at most ${MAX_STOP})`);
+      w.add(
+        "stop_sequences",
+        `only the first ${MAX_STOP} stop sequences were sent (the upstream accepts at most ${MAX_STOP})`,
+      );
     }
     body.stop = req.stop_sequences.slice(0, MAX_STOP);
   }
@@ -112,7 +116,11 @@ export function convertMessagesRequestToChat(req: MessagesRequest, opts: Message
   const clientTools: ClientTool[] = [];
   (req.tools ?? []).forEach((t, i) => {
     if (isClientTool(t)) clientTools.push(t);
-    else w.add(`tools[${i}]`, `the server tool "${t.type}" is only available on messages-format upstreams; it was not offered to the model`);
+    else
+      w.add(
+        `tools[${i}]`,
+        `the server tool "${t.type}" is only available on messages-format upstreams; it was not offered to the model`,
+      );
   });
   if (clientTools.length > 0) {
     body.tools = clientTools.map(
@@ -142,7 +150,11 @@ export function convertMessagesRequestToChat(req: MessagesRequest, opts: Message
   else if (req.thinking?.type === "enabled") effort = budgetToEffort(req.thinking.budget_tokens);
   else if (req.output_config?.effort) effort = outputEffortToChat(req.output_config.effort);
   if (effort != null && opts.supportsReasoning === false) {
-    if (effort !== "none") w.add(carried.reasoning_effort !== undefined ? "reasoning_effort" : "thinking", "this model does not reason; not sent");
+    if (effort !== "none")
+      w.add(
+        carried.reasoning_effort !== undefined ? "reasoning_effort" : "thinking",
+        "this model does not reason; not sent",
+      );
   } else if (effort !== undefined) {
     body.reasoning_effort = effort;
   }
@@ -151,7 +163,10 @@ export function convertMessagesRequestToChat(req: MessagesRequest, opts: Message
   if (carried.response_format !== undefined) {
     body.response_format = carried.response_format;
   } else if (req.output_config?.format) {
-    body.response_format = { type: "json_schema", json_schema: { name: "response", schema: req.output_config.format.schema } };
+    body.response_format = {
+      type: "json_schema",
+      json_schema: { name: "response", schema: req.output_config.format.schema },
+    };
   }
 
   // End-user id.
@@ -159,7 +174,15 @@ export function convertMessagesRequestToChat(req: MessagesRequest, opts: Message
   else if (req.metadata?.user_id) body.user = req.metadata.user_id;
 
   // The rest of the chat-only parameters, as the chat client sent them.
-  for (const k of ["seed", "frequency_penalty", "presence_penalty", "logit_bias", "logprobs", "top_logprobs", "n"] as const) {
+  for (const k of [
+    "seed",
+    "frequency_penalty",
+    "presence_penalty",
+    "logit_bias",
+    "logprobs",
+    "top_logprobs",
+    "n",
+  ] as const) {
     // The same field of the same type on both sides (TurnpikeChatParams copies ChatRequest's); TS cannot pair the key with its value.
     if (carried[k] !== undefined) (body as Record<string, unknown>)[k] = carried[k];
   }
@@ -170,7 +193,11 @@ export function convertMessagesRequestToChat(req: MessagesRequest, opts: Message
     if (v === undefined || v === null) continue;
     w.add(k, "a messages-format-only field; it was not sent to the chat-completions upstream");
   }
-  if (names.hasCacheControl || usesCacheControl(req)) w.add("cache_control", "prompt-cache breakpoints are not sent to chat-completions upstreams (they cache automatically)");
+  if (names.hasCacheControl || usesCacheControl(req))
+    w.add(
+      "cache_control",
+      "prompt-cache breakpoints are not sent to chat-completions upstreams (they cache automatically)",
+    );
   return { body, warnings: w.list, toolNames: names.map };
 }
 

@@ -3,7 +3,13 @@
  * tool_result → one `tool` message each, before the user's own parts, with images and documents
  * (which a tool message cannot hold) in a following user message; `is_error` prefixes the text.
  */
-import type { ChatContentPart, ChatMessage, ChatToolCall, ContentBlockParam, ToolResultBlockParam } from "@turnpike/schema";
+import type {
+  ChatContentPart,
+  ChatMessage,
+  ChatToolCall,
+  ContentBlockParam,
+  ToolResultBlockParam,
+} from "@turnpike/schema";
 import { invalidRequest } from "../errors.js";
 import { toDataUrl } from "../media.js";
 import { warnCitations } from "../citations.js";
@@ -46,7 +52,13 @@ export function convertMessage(
   return out;
 }
 
-function toolMessage(b: ToolResultBlockParam, at: string, extra: ChatContentPart[], names: ToolNames, w: Warnings): ChatMessage {
+function toolMessage(
+  b: ToolResultBlockParam,
+  at: string,
+  extra: ChatContentPart[],
+  names: ToolNames,
+  w: Warnings,
+): ChatMessage {
   if (b.cache_control) names.hasCacheControl = true;
   let text = "";
   if (typeof b.content === "string") text = b.content;
@@ -76,20 +88,32 @@ function userPart(b: ContentBlockParam, at: string, names: ToolNames, w: Warning
       const s = b.source;
       if (s.type === "base64") return { type: "image_url", image_url: { url: toDataUrl(s.media_type, s.data) } };
       if (s.type === "url") return { type: "image_url", image_url: { url: s.url } };
-      throw invalidRequest(`${at}.source`, "uploaded file ids cannot be sent to a chat-completions upstream; send the image as base64 or URL");
+      throw invalidRequest(
+        `${at}.source`,
+        "uploaded file ids cannot be sent to a chat-completions upstream; send the image as base64 or URL",
+      );
     }
     case "document": {
       const s = b.source;
       const title = b.title ?? undefined;
       if (s.type === "base64") {
-        return { type: "file", file: { file_data: toDataUrl(s.media_type, s.data), filename: title ?? "document.pdf" } };
+        return {
+          type: "file",
+          file: { file_data: toDataUrl(s.media_type, s.data), filename: title ?? "document.pdf" },
+        };
       }
       if (s.type === "text") return { type: "text", text: title ? `${title}\n\n${s.data}` : s.data };
       if (s.type === "content") {
-        const text = typeof s.content === "string" ? s.content : s.content.map((c) => (c.type === "text" ? c.text : "")).join("\n");
+        const text =
+          typeof s.content === "string"
+            ? s.content
+            : s.content.map((c) => (c.type === "text" ? c.text : "")).join("\n");
         return { type: "text", text };
       }
-      throw invalidRequest(`${at}.source`, `a "${s.type}" document source cannot be sent to a chat-completions upstream; send the PDF as base64`);
+      throw invalidRequest(
+        `${at}.source`,
+        `a "${s.type}" document source cannot be sent to a chat-completions upstream; send the PDF as base64`,
+      );
     }
     case "thinking":
     case "redacted_thinking":
@@ -116,7 +140,11 @@ function convertAssistant(blocks: ContentBlockParam[], at: string, names: ToolNa
         texts.push(b.text);
         return;
       case "tool_use":
-        calls.push({ id: b.id, type: "function", function: { name: names.toUpstream(b.name), arguments: JSON.stringify(b.input ?? {}) } });
+        calls.push({
+          id: b.id,
+          type: "function",
+          function: { name: names.toUpstream(b.name), arguments: JSON.stringify(b.input ?? {}) },
+        });
         return;
       case "thinking":
         // An unsigned thinking block came from a chat upstream's reasoning_content (§4.2); give it
@@ -129,12 +157,18 @@ function convertAssistant(blocks: ContentBlockParam[], at: string, names: ToolNa
         w.add("thinking", "thinking blocks are not sent to chat-completions upstreams");
         return;
       default:
-        w.add(`${at}.content[${j}]`, `"${b.type}" blocks cannot be sent in an assistant turn to a chat-completions upstream; it was not sent`);
+        w.add(
+          `${at}.content[${j}]`,
+          `"${b.type}" blocks cannot be sent in an assistant turn to a chat-completions upstream; it was not sent`,
+        );
         return;
     }
   });
   // `content: null` is allowed only beside tool calls.
-  const msg: ChatMessage = { role: "assistant", content: texts.length > 0 ? texts.join("") : calls.length > 0 ? null : "" };
+  const msg: ChatMessage = {
+    role: "assistant",
+    content: texts.length > 0 ? texts.join("") : calls.length > 0 ? null : "",
+  };
   if (calls.length > 0) msg.tool_calls = calls;
   if (reasoning) msg.reasoning_content = reasoning;
   return msg;

@@ -106,7 +106,13 @@ export class MessagesToChatMachine {
       case "message_start": {
         if (this.messageId !== undefined) {
           if (ev.message.id === this.messageId) return; // a duplicate: ignore
-          this.fail(new GatewayError({ status: 502, type: "api_error", message: "The upstream started a second message in the same stream" }));
+          this.fail(
+            new GatewayError({
+              status: 502,
+              type: "api_error",
+              message: "The upstream started a second message in the same stream",
+            }),
+          );
           return;
         }
         this.messageId = ev.message.id;
@@ -123,7 +129,9 @@ export class MessagesToChatMachine {
           this.blockToTool.set(ev.index, ordinal);
           const input = b.input && Object.keys(b.input).length > 0 ? JSON.stringify(b.input) : "";
           if (!input) this.noArgsYet.add(ev.index);
-          this.delta({ tool_calls: [{ index: ordinal, id: b.id, type: "function", function: { name: b.name, arguments: input } }] });
+          this.delta({
+            tool_calls: [{ index: ordinal, id: b.id, type: "function", function: { name: b.name, arguments: input } }],
+          });
         } else if (b.type === "thinking") {
           if (b.thinking) this.delta({ reasoning_content: b.thinking });
         }
@@ -160,7 +168,8 @@ export class MessagesToChatMachine {
         // "{}", as in the JSON reply and as chat upstreams send them — never "", which no
         // client can JSON.parse.
         const ordinal = this.blockToTool.get(ev.index);
-        if (ordinal !== undefined && this.noArgsYet.delete(ev.index)) this.delta({ tool_calls: [{ index: ordinal, function: { arguments: "{}" } }] });
+        if (ordinal !== undefined && this.noArgsYet.delete(ev.index))
+          this.delta({ tool_calls: [{ index: ordinal, function: { arguments: "{}" } }] });
         return;
       }
       case "message_delta": {
@@ -169,7 +178,8 @@ export class MessagesToChatMachine {
         this.finishSent = true;
         this.startChunk(null);
         const reason = ev.delta.stop_reason;
-        const finish: FinishReason = this.toolOrdinal > 0 && reason !== "max_tokens" ? "tool_calls" : mapStopReasonToChat(reason);
+        const finish: FinishReason =
+          this.toolOrdinal > 0 && reason !== "max_tokens" ? "tool_calls" : mapStopReasonToChat(reason);
         this.chunk({ choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: finish }] });
         return;
       }
@@ -195,7 +205,13 @@ export class MessagesToChatMachine {
       this.complete();
       return;
     }
-    this.fail(new GatewayError({ status: 502, type: "api_error", message: "The upstream stream ended before the reply was complete" }));
+    this.fail(
+      new GatewayError({
+        status: 502,
+        type: "api_error",
+        message: "The upstream stream ended before the reply was complete",
+      }),
+    );
   }
 
   reportUsage(): void {
@@ -208,7 +224,9 @@ export class MessagesToChatMachine {
     if (!this.finishSent) {
       this.finishSent = true;
       this.startChunk(null);
-      this.chunk({ choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: this.toolOrdinal > 0 ? "tool_calls" : "stop" }] });
+      this.chunk({
+        choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: this.toolOrdinal > 0 ? "tool_calls" : "stop" }],
+      });
     }
     if (this.ctx.includeUsage) this.chunk({ choices: [], usage: totalsToChatUsage(this.usage.usage) });
     this.write(DONE);
@@ -241,8 +259,15 @@ export class MessagesToChatMachine {
   }
 
   private chunk(part: Pick<ChatChunk, "choices"> & Partial<ChatChunk>): void {
-    if (this.id === undefined) this.id = this.messageId ? `chatcmpl-${this.messageId.replace(/^msg_/, "")}` : randomId("chatcmpl-");
-    const chunk: ChatChunk = { id: this.id, object: "chat.completion.chunk", created: this.created, model: this.ctx.model, ...part };
+    if (this.id === undefined)
+      this.id = this.messageId ? `chatcmpl-${this.messageId.replace(/^msg_/, "")}` : randomId("chatcmpl-");
+    const chunk: ChatChunk = {
+      id: this.id,
+      object: "chat.completion.chunk",
+      created: this.created,
+      model: this.ctx.model,
+      ...part,
+    };
     this.write(formatSSE({ data: JSON.stringify(chunk) }));
   }
 }

@@ -15,7 +15,10 @@ describe("convertGenerateRequestToMessages", () => {
         contents: [
           { role: "user", parts: [{ text: "Hi" }] },
           { role: "model", parts: [{ text: "Hello" }] },
-          { role: "user", parts: [{ text: "Again" }, { inlineData: { mimeType: "application/pdf", data: "JVBERi0=" } }] },
+          {
+            role: "user",
+            parts: [{ text: "Again" }, { inlineData: { mimeType: "application/pdf", data: "JVBERi0=" } }],
+          },
         ],
       },
       opts,
@@ -27,7 +30,13 @@ describe("convertGenerateRequestToMessages", () => {
       messages: [
         { role: "user", content: [{ type: "text", text: "Hi" }] },
         { role: "assistant", content: [{ type: "text", text: "Hello" }] },
-        { role: "user", content: [{ type: "text", text: "Again" }, { type: "document", source: { type: "base64", media_type: "application/pdf", data: "JVBERi0=" } }] },
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "Again" },
+            { type: "document", source: { type: "base64", media_type: "application/pdf", data: "JVBERi0=" } },
+          ],
+        },
       ],
     });
     expect(warnings).toEqual([]);
@@ -38,8 +47,18 @@ describe("convertGenerateRequestToMessages", () => {
       {
         contents: [
           { role: "user", parts: [{ text: "Go" }] },
-          { role: "model", parts: [{ functionCall: { id: "toolu_1", name: "a", args: { x: 1 } } }, { functionCall: { name: "b" } }] },
-          { role: "user", parts: [{ text: "done" }, { functionResponse: { name: "b", response: { error: "boom" } } }, { functionResponse: { id: "toolu_1", name: "a", response: { rows: 2 } } }] },
+          {
+            role: "model",
+            parts: [{ functionCall: { id: "toolu_1", name: "a", args: { x: 1 } } }, { functionCall: { name: "b" } }],
+          },
+          {
+            role: "user",
+            parts: [
+              { text: "done" },
+              { functionResponse: { name: "b", response: { error: "boom" } } },
+              { functionResponse: { id: "toolu_1", name: "a", response: { rows: 2 } } },
+            ],
+          },
         ],
       },
       opts,
@@ -56,18 +75,32 @@ describe("convertGenerateRequestToMessages", () => {
   });
 
   test("a response that answers no call is a 400 naming the part", () => {
-    const bad: GenerateRequest = { contents: [{ role: "user", parts: [{ functionResponse: { name: "a", response: {} } }] }] };
+    const bad: GenerateRequest = {
+      contents: [{ role: "user", parts: [{ functionResponse: { name: "a", response: {} } }] }],
+    };
     expect(() => convertGenerateRequestToMessages(bad, opts)).toThrow(GatewayError);
     expect(() => convertGenerateRequestToMessages(bad, opts)).toThrow("contents[0].parts[0].functionResponse");
   });
 
   test("tool modes: ANY with one name forces it, several name a warning, VALIDATED reads as AUTO", () => {
     const tools = [{ functionDeclarations: [{ name: "a" }, { name: "b" }] }];
-    const one = convertGenerateRequestToMessages({ ...hi, tools, toolConfig: { functionCallingConfig: { mode: "ANY", allowedFunctionNames: ["b"] } } }, opts);
+    const one = convertGenerateRequestToMessages(
+      { ...hi, tools, toolConfig: { functionCallingConfig: { mode: "ANY", allowedFunctionNames: ["b"] } } },
+      opts,
+    );
     expect(one.request.tool_choice).toEqual({ type: "tool", name: "b" });
-    const two = convertGenerateRequestToMessages({ ...hi, tools, toolConfig: { functionCallingConfig: { mode: "ANY", allowedFunctionNames: ["a", "b"] } } }, opts);
-    expect([two.request.tool_choice, two.warnings.map((w) => w.param)]).toEqual([{ type: "any" }, ["toolConfig.functionCallingConfig.allowedFunctionNames"]]);
-    const validated = convertGenerateRequestToMessages({ ...hi, tools, toolConfig: { functionCallingConfig: { mode: "VALIDATED" } } }, opts);
+    const two = convertGenerateRequestToMessages(
+      { ...hi, tools, toolConfig: { functionCallingConfig: { mode: "ANY", allowedFunctionNames: ["a", "b"] } } },
+      opts,
+    );
+    expect([two.request.tool_choice, two.warnings.map((w) => w.param)]).toEqual([
+      { type: "any" },
+      ["toolConfig.functionCallingConfig.allowedFunctionNames"],
+    ]);
+    const validated = convertGenerateRequestToMessages(
+      { ...hi, tools, toolConfig: { functionCallingConfig: { mode: "VALIDATED" } } },
+      opts,
+    );
     expect(validated.request.tool_choice).toEqual({ type: "auto" });
     expect(one.request.tools).toEqual([
       { name: "a", input_schema: { type: "object", properties: {} } },
@@ -77,23 +110,56 @@ describe("convertGenerateRequestToMessages", () => {
 
   test("thinking: budget, level, off, dynamic; the cap raised above a budget; sampling rules of a messages upstream", () => {
     const think = (thinkingConfig: object, extra: object = {}) =>
-      convertGenerateRequestToMessages({ ...hi, generationConfig: { maxOutputTokens: 1000, thinkingConfig, ...extra } }, opts);
+      convertGenerateRequestToMessages(
+        { ...hi, generationConfig: { maxOutputTokens: 1000, thinkingConfig, ...extra } },
+        opts,
+      );
     const budget = think({ thinkingBudget: 2048, includeThoughts: true }, { temperature: 0.2 });
-    expect([budget.request.thinking, budget.request.max_tokens, budget.request.temperature]).toEqual([{ type: "enabled", budget_tokens: 2048 }, 3048, undefined]);
-    expect(budget.warnings.map((w) => w.param)).toEqual(["generationConfig.maxOutputTokens", "generationConfig.temperature"]);
-    expect(think({ thinkingLevel: "HIGH" }).request.thinking).toEqual({ type: "enabled", budget_tokens: 4096, display: "omitted" });
+    expect([budget.request.thinking, budget.request.max_tokens, budget.request.temperature]).toEqual([
+      { type: "enabled", budget_tokens: 2048 },
+      3048,
+      undefined,
+    ]);
+    expect(budget.warnings.map((w) => w.param)).toEqual([
+      "generationConfig.maxOutputTokens",
+      "generationConfig.temperature",
+    ]);
+    expect(think({ thinkingLevel: "HIGH" }).request.thinking).toEqual({
+      type: "enabled",
+      budget_tokens: 4096,
+      display: "omitted",
+    });
     expect(think({ thinkingBudget: 0 }).request.thinking).toEqual({ type: "disabled" });
     expect(think({ thinkingBudget: -1, includeThoughts: true }).request.thinking).toEqual({ type: "adaptive" });
     expect(think({ includeThoughts: true }).request.thinking).toBeUndefined();
   });
 
   test("structured output: a schema (JSON Schema or the OpenAPI subset), or JSON mode", () => {
-    const schema = { type: "OBJECT", properties: { n: { type: "INTEGER", nullable: true } }, required: ["n"], propertyOrdering: ["n"] };
-    const a = convertGenerateRequestToMessages({ ...hi, generationConfig: { responseMimeType: "application/json", responseSchema: schema } }, opts);
-    expect(a.request.output_config).toEqual({ format: { type: "json_schema", schema: { type: "object", properties: { n: { type: ["integer", "null"] } }, required: ["n"] } } });
-    const b = convertGenerateRequestToMessages({ ...hi, generationConfig: { responseMimeType: "application/json" } }, { ...opts, target: "chat" });
+    const schema = {
+      type: "OBJECT",
+      properties: { n: { type: "INTEGER", nullable: true } },
+      required: ["n"],
+      propertyOrdering: ["n"],
+    };
+    const a = convertGenerateRequestToMessages(
+      { ...hi, generationConfig: { responseMimeType: "application/json", responseSchema: schema } },
+      opts,
+    );
+    expect(a.request.output_config).toEqual({
+      format: {
+        type: "json_schema",
+        schema: { type: "object", properties: { n: { type: ["integer", "null"] } }, required: ["n"] },
+      },
+    });
+    const b = convertGenerateRequestToMessages(
+      { ...hi, generationConfig: { responseMimeType: "application/json" } },
+      { ...opts, target: "chat" },
+    );
     expect(b.request.turnpike).toEqual({ chat: { response_format: { type: "json_object" } } });
-    expect(openApiToJsonSchema({ type: "ARRAY", items: { type: "STRING" } })).toEqual({ type: "array", items: { type: "string" } });
+    expect(openApiToJsonSchema({ type: "ARRAY", items: { type: "STRING" } })).toEqual({
+      type: "array",
+      items: { type: "string" },
+    });
   });
 
   test("what cannot be carried: warnings for knobs, a 400 for cached content", () => {
@@ -107,8 +173,16 @@ describe("convertGenerateRequestToMessages", () => {
     });
     if (!checked.ok) throw new Error(checked.issues[0]?.message);
     const { warnings } = convertGenerateRequestToMessages(checked.value, opts);
-    expect(warnings.map((w) => w.param).sort()).toEqual(["generationConfig.responseModalities", "generationConfig.seed", "labels", "safetySettings", "tools[0].googleSearch"]);
-    expect(() => convertGenerateRequestToMessages({ ...hi, cachedContent: "cachedContents/x" }, opts)).toThrow("cachedContent");
+    expect(warnings.map((w) => w.param).sort()).toEqual([
+      "generationConfig.responseModalities",
+      "generationConfig.seed",
+      "labels",
+      "safetySettings",
+      "tools[0].googleSearch",
+    ]);
+    expect(() => convertGenerateRequestToMessages({ ...hi, cachedContent: "cachedContents/x" }, opts)).toThrow(
+      "cachedContent",
+    );
   });
 
   test("signatures: a vendor's is a warning, the skip value nothing, Turnpike's token the turn's thinking back (toward messages only)", () => {
@@ -116,7 +190,13 @@ describe("convertGenerateRequestToMessages", () => {
     const body = (sig: string): GenerateRequest => ({
       contents: [
         { role: "user", parts: [{ text: "Go" }] },
-        { role: "model", parts: [{ text: "Hmm.", thought: true }, { functionCall: { id: "toolu_1", name: "a" }, thoughtSignature: sig }] },
+        {
+          role: "model",
+          parts: [
+            { text: "Hmm.", thought: true },
+            { functionCall: { id: "toolu_1", name: "a" }, thoughtSignature: sig },
+          ],
+        },
         { role: "user", parts: [{ functionResponse: { id: "toolu_1", name: "a", response: { output: "ok" } } }] },
       ],
     });
@@ -126,8 +206,15 @@ describe("convertGenerateRequestToMessages", () => {
       { type: "tool_use", id: "toolu_1", name: "a", input: {} },
     ]);
     expect(ours.warnings).toEqual([]);
-    expect(convertGenerateRequestToMessages(body(token), { ...opts, target: "chat" }).request.messages[1]!.content).toEqual([{ type: "tool_use", id: "toolu_1", name: "a", input: {} }]);
-    expect(convertGenerateRequestToMessages(body("skip_thought_signature_validator"), opts).warnings.map((w) => w.param)).toEqual(["thought"]);
-    expect(convertGenerateRequestToMessages(body("dmVuZG9y"), opts).warnings.map((w) => w.param)).toEqual(["thought", "thoughtSignature"]);
+    expect(
+      convertGenerateRequestToMessages(body(token), { ...opts, target: "chat" }).request.messages[1]!.content,
+    ).toEqual([{ type: "tool_use", id: "toolu_1", name: "a", input: {} }]);
+    expect(
+      convertGenerateRequestToMessages(body("skip_thought_signature_validator"), opts).warnings.map((w) => w.param),
+    ).toEqual(["thought"]);
+    expect(convertGenerateRequestToMessages(body("dmVuZG9y"), opts).warnings.map((w) => w.param)).toEqual([
+      "thought",
+      "thoughtSignature",
+    ]);
   });
 });

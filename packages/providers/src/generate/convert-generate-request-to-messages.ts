@@ -47,7 +47,16 @@ export interface GenerateToMessagesResult {
 }
 
 /** Top-level fields this converter reads; any other set field gets a warning. */
-const HANDLED = new Set(["contents", "systemInstruction", "tools", "toolConfig", "generationConfig", "safetySettings", "cachedContent", "model"]);
+const HANDLED = new Set([
+  "contents",
+  "systemInstruction",
+  "tools",
+  "toolConfig",
+  "generationConfig",
+  "safetySettings",
+  "cachedContent",
+  "model",
+]);
 
 /** `generationConfig` fields this converter reads. */
 const HANDLED_CONFIG = new Set([
@@ -75,7 +84,10 @@ const LEVEL_EFFORT = { MINIMAL: "low", LOW: "low", MEDIUM: "medium", HIGH: "high
  * const { request, warnings } = convertGenerateRequestToMessages(body, { model: "alpha-sonnet-4-6", defaultMaxTokens: 4096, target: "messages", stream: false });
  * ```
  */
-export function convertGenerateRequestToMessages(req: GenerateRequest, opts: GenerateToMessagesOptions): GenerateToMessagesResult {
+export function convertGenerateRequestToMessages(
+  req: GenerateRequest,
+  opts: GenerateToMessagesOptions,
+): GenerateToMessagesResult {
   const w = new Warnings();
   if (req.cachedContent !== undefined) {
     throw invalidRequest(
@@ -88,9 +100,12 @@ export function convertGenerateRequestToMessages(req: GenerateRequest, opts: Gen
   const g = req.generationConfig ?? {};
   const out: MessagesRequest = { model: opts.model, max_tokens: g.maxOutputTokens ?? opts.defaultMaxTokens, messages };
   if (opts.stream) out.stream = true;
-  const system = (req.systemInstruction?.parts ?? []).flatMap((p) => (typeof p.text === "string" && p.text ? [p.text] : []));
+  const system = (req.systemInstruction?.parts ?? []).flatMap((p) =>
+    typeof p.text === "string" && p.text ? [p.text] : [],
+  );
   if (system.length) out.system = system.join("\n\n");
-  if (req.systemInstruction?.parts.some((p) => p.text === undefined)) w.add("systemInstruction.parts", "only text parts of a system instruction are carried to this upstream");
+  if (req.systemInstruction?.parts.some((p) => p.text === undefined))
+    w.add("systemInstruction.parts", "only text parts of a system instruction are carried to this upstream");
 
   const tools = convertTools(req, w);
   if (tools.length) out.tools = tools;
@@ -101,9 +116,14 @@ export function convertGenerateRequestToMessages(req: GenerateRequest, opts: Gen
   convertGenerationConfig(g, out, chat, w, opts.target === "messages");
   if (Object.keys(chat).length) out.turnpike = { chat };
 
-  if (req.safetySettings?.length) w.add("safetySettings", "safety settings are carried only to generateContent upstreams; this one applies its own");
-  for (const [k, v] of Object.entries(req)) if (!HANDLED.has(k) && v !== undefined && v !== null) w.add(k, "not a field Turnpike translates; it was not sent upstream");
-  for (const [k, v] of Object.entries(g)) if (!HANDLED_CONFIG.has(k) && v !== undefined && v !== null) w.add(`generationConfig.${k}`, "not carried to this upstream");
+  if (req.safetySettings?.length)
+    w.add("safetySettings", "safety settings are carried only to generateContent upstreams; this one applies its own");
+  for (const [k, v] of Object.entries(req))
+    if (!HANDLED.has(k) && v !== undefined && v !== null)
+      w.add(k, "not a field Turnpike translates; it was not sent upstream");
+  for (const [k, v] of Object.entries(g))
+    if (!HANDLED_CONFIG.has(k) && v !== undefined && v !== null)
+      w.add(`generationConfig.${k}`, "not carried to this upstream");
   return { request: out, warnings: w.list };
 }
 
@@ -124,7 +144,9 @@ function convertContents(contents: readonly GenerateContentParam[], w: Warnings,
     if (role === "assistant") calls = [];
     // The turn's signed thinking, carried by value in a token Turnpike wrote (§6.6): what a
     // messages upstream needs back; the turn's thought parts are its text, already in it.
-    const token = c.parts.find((p) => p.thoughtSignature !== undefined && isThoughtToken(p.thoughtSignature))?.thoughtSignature;
+    const token = c.parts.find(
+      (p) => p.thoughtSignature !== undefined && isThoughtToken(p.thoughtSignature),
+    )?.thoughtSignature;
     const replayed = token && target === "messages" ? decodeThoughtToken(token) : undefined;
     if (replayed) blocks.push(...replayed);
     c.parts.forEach((p, j) => {
@@ -133,21 +155,26 @@ function convertContents(contents: readonly GenerateContentParam[], w: Warnings,
       // use: only a vendor's real signature is lost here.
       const sig = p.thoughtSignature;
       if (sig !== undefined && sig !== SKIP_THOUGHT_SIGNATURE && !isThoughtToken(sig)) {
-        w.add("thoughtSignature", "thought signatures are read only by the generateContent deployment that wrote them; dropped toward this upstream");
+        w.add(
+          "thoughtSignature",
+          "thought signatures are read only by the generateContent deployment that wrote them; dropped toward this upstream",
+        );
       }
       if (p.thought === true) {
         if (!token) w.add("thought", "earlier thoughts are not replayed to this upstream");
         return;
       }
       if (p.functionCall) {
-        if (role !== "assistant") throw invalidRequest(`${at}.functionCall`, 'a functionCall belongs in a "model" turn');
+        if (role !== "assistant")
+          throw invalidRequest(`${at}.functionCall`, 'a functionCall belongs in a "model" turn');
         const id = p.functionCall.id ? sanitizeToolId(p.functionCall.id) : `call_${i}_${calls.length}`;
         calls.push({ id, name: p.functionCall.name, answered: false });
         blocks.push({ type: "tool_use", id, name: p.functionCall.name, input: p.functionCall.args ?? {} });
         return;
       }
       if (p.functionResponse) {
-        if (role !== "user") throw invalidRequest(`${at}.functionResponse`, 'a functionResponse belongs in a "user" turn');
+        if (role !== "user")
+          throw invalidRequest(`${at}.functionResponse`, 'a functionResponse belongs in a "user" turn');
         results.push(toolResult(p.functionResponse, calls, at));
         return;
       }
@@ -163,7 +190,11 @@ function convertContents(contents: readonly GenerateContentParam[], w: Warnings,
   return out;
 }
 
-function toolResult(r: NonNullable<GeneratePartParam["functionResponse"]>, calls: OpenCall[], at: string): ContentBlockParam {
+function toolResult(
+  r: NonNullable<GeneratePartParam["functionResponse"]>,
+  calls: OpenCall[],
+  at: string,
+): ContentBlockParam {
   const wanted = r.id ? sanitizeToolId(r.id) : undefined;
   const call = calls.find((c) => !c.answered && (wanted ? c.id === wanted : c.name === r.name));
   if (!call) {
@@ -184,11 +215,15 @@ function toolResult(r: NonNullable<GeneratePartParam["functionResponse"]>, calls
 
 function partBlocks(p: GeneratePartParam, at: string, w: Warnings): ContentBlockParam[] {
   if (typeof p.text === "string") return p.text ? [{ type: "text", text: p.text }] : [];
-  if (p.inlineData) return [mediaBlock(p.inlineData.mimeType, { type: "base64", data: p.inlineData.data }, `${at}.inlineData`)];
+  if (p.inlineData)
+    return [mediaBlock(p.inlineData.mimeType, { type: "base64", data: p.inlineData.data }, `${at}.inlineData`)];
   if (p.fileData) {
     const mime = p.fileData.mimeType ?? "";
     if (!/^https?:\/\//i.test(p.fileData.fileUri)) {
-      throw invalidRequest(`${at}.fileData.fileUri`, "only http(s) URLs can be sent to this upstream; send the file's bytes as inlineData instead");
+      throw invalidRequest(
+        `${at}.fileData.fileUri`,
+        "only http(s) URLs can be sent to this upstream; send the file's bytes as inlineData instead",
+      );
     }
     return [mediaBlock(mime, { type: "url", url: p.fileData.fileUri }, `${at}.fileData`)];
   }
@@ -203,31 +238,52 @@ function mediaBlock(mimeType: string, src: Source, at: string): ContentBlockPara
   const mime = mimeType.toLowerCase();
   if (mime.startsWith("image/")) {
     if (src.type === "url") return { type: "image", source: src };
-    return { type: "image", source: { type: "base64", media_type: checkImageMediaType(mime, `${at}.mimeType`), data: src.data } };
+    return {
+      type: "image",
+      source: { type: "base64", media_type: checkImageMediaType(mime, `${at}.mimeType`), data: src.data },
+    };
   }
   if (mime === "application/pdf") {
-    return src.type === "url" ? { type: "document", source: src } : { type: "document", source: { type: "base64", media_type: "application/pdf", data: src.data } };
+    return src.type === "url"
+      ? { type: "document", source: src }
+      : { type: "document", source: { type: "base64", media_type: "application/pdf", data: src.data } };
   }
   if (mime.startsWith("text/") && src.type === "base64") {
-    return { type: "document", source: { type: "text", media_type: "text/plain", data: Buffer.from(src.data, "base64").toString("utf8") } };
+    return {
+      type: "document",
+      source: { type: "text", media_type: "text/plain", data: Buffer.from(src.data, "base64").toString("utf8") },
+    };
   }
-  throw invalidRequest(`${at}.mimeType`, `"${mimeType || "(none)"}" cannot be sent to this upstream; images, PDFs and plain text can`);
+  throw invalidRequest(
+    `${at}.mimeType`,
+    `"${mimeType || "(none)"}" cannot be sent to this upstream; images, PDFs and plain text can`,
+  );
 }
 
 function convertTools(req: GenerateRequest, w: Warnings): ClientTool[] {
   const out: ClientTool[] = [];
   (req.tools ?? []).forEach((t, i) => {
-    for (const k of Object.keys(t)) if (k !== "functionDeclarations") w.add(`tools[${i}].${k}`, "a tool only generateContent vendors run; it was not offered to the model");
+    for (const k of Object.keys(t))
+      if (k !== "functionDeclarations")
+        w.add(`tools[${i}].${k}`, "a tool only generateContent vendors run; it was not offered to the model");
     (t.functionDeclarations ?? []).forEach((d) => out.push(clientTool(d)));
   });
   return out;
 }
 
 function clientTool(d: GenerateFunctionDeclarationParam): ClientTool {
-  const schema = isObject(d.parametersJsonSchema) ? d.parametersJsonSchema : d.parameters ? openApiToJsonSchema(d.parameters) : undefined;
+  const schema = isObject(d.parametersJsonSchema)
+    ? d.parametersJsonSchema
+    : d.parameters
+      ? openApiToJsonSchema(d.parameters)
+      : undefined;
   // The pivot's tools take an object schema; a function without parameters takes none.
   const input_schema = isObject(schema) && schema.type === "object" ? schema : { type: "object", properties: {} };
-  return { name: d.name, ...(d.description ? { description: d.description } : {}), input_schema: input_schema as ClientTool["input_schema"] }; // an object schema: checked above
+  return {
+    name: d.name,
+    ...(d.description ? { description: d.description } : {}),
+    input_schema: input_schema as ClientTool["input_schema"],
+  }; // an object schema: checked above
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -242,7 +298,8 @@ export function openApiToJsonSchema(schema: unknown): unknown {
   for (const [k, v] of Object.entries(schema)) {
     if (k === "nullable" || k === "propertyOrdering") continue;
     if (k === "type" && typeof v === "string") out.type = v.toLowerCase();
-    else if (k === "properties" && isObject(v)) out.properties = Object.fromEntries(Object.entries(v).map(([n, s]) => [n, openApiToJsonSchema(s)]));
+    else if (k === "properties" && isObject(v))
+      out.properties = Object.fromEntries(Object.entries(v).map(([n, s]) => [n, openApiToJsonSchema(s)]));
     else out[k] = openApiToJsonSchema(v);
   }
   if (schema.nullable === true && typeof out.type === "string") out.type = [out.type, "null"];
@@ -268,7 +325,11 @@ function convertToolConfig(req: GenerateRequest, w: Warnings, hasTools: boolean)
     case "ANY": {
       const names = fc.allowedFunctionNames ?? [];
       if (names.length === 1) return { type: "tool", name: names[0]! };
-      if (names.length > 1) w.add("toolConfig.functionCallingConfig.allowedFunctionNames", "this upstream can force one function or any; the model may call any of the offered functions");
+      if (names.length > 1)
+        w.add(
+          "toolConfig.functionCallingConfig.allowedFunctionNames",
+          "this upstream can force one function or any; the model may call any of the offered functions",
+        );
       return { type: "any" };
     }
     default: {
@@ -278,7 +339,13 @@ function convertToolConfig(req: GenerateRequest, w: Warnings, hasTools: boolean)
   }
 }
 
-function convertGenerationConfig(g: GenerateGenerationConfigParam, out: MessagesRequest, chat: TurnpikeChatParams, w: Warnings, toMessages: boolean): void {
+function convertGenerationConfig(
+  g: GenerateGenerationConfigParam,
+  out: MessagesRequest,
+  chat: TurnpikeChatParams,
+  w: Warnings,
+  toMessages: boolean,
+): void {
   if (g.temperature !== undefined) {
     out.temperature = g.temperature;
     if (toMessages && g.temperature > 1) {
@@ -287,20 +354,34 @@ function convertGenerationConfig(g: GenerateGenerationConfigParam, out: Messages
     }
   }
   if (g.topP !== undefined) {
-    if (toMessages && out.temperature !== undefined) w.add("generationConfig.topP", "dropped: this upstream does not accept temperature and topP together; temperature was kept");
+    if (toMessages && out.temperature !== undefined)
+      w.add(
+        "generationConfig.topP",
+        "dropped: this upstream does not accept temperature and topP together; temperature was kept",
+      );
     else out.top_p = g.topP;
   }
   if (g.topK !== undefined) out.top_k = Math.round(g.topK);
   if (g.stopSequences?.length) out.stop_sequences = g.stopSequences;
-  if (g.candidateCount !== undefined && g.candidateCount > 1) throw invalidRequest("generationConfig.candidateCount", `only one candidate is supported for this model, got ${g.candidateCount}`);
+  if (g.candidateCount !== undefined && g.candidateCount > 1)
+    throw invalidRequest(
+      "generationConfig.candidateCount",
+      `only one candidate is supported for this model, got ${g.candidateCount}`,
+    );
   if (g.seed !== undefined) chat.seed = g.seed;
   if (g.presencePenalty !== undefined) chat.presence_penalty = g.presencePenalty;
   if (g.frequencyPenalty !== undefined) chat.frequency_penalty = g.frequencyPenalty;
-  if (toMessages) for (const k of ["seed", "presencePenalty", "frequencyPenalty"] as const) if (g[k] !== undefined) w.add(`generationConfig.${k}`, "not supported by this upstream");
+  if (toMessages)
+    for (const k of ["seed", "presencePenalty", "frequencyPenalty"] as const)
+      if (g[k] !== undefined) w.add(`generationConfig.${k}`, "not supported by this upstream");
 
   // Structured output: a schema → the pivot's json_schema format; JSON without one → JSON mode.
   const mime = g.responseMimeType;
-  const schema = isObject(g.responseJsonSchema) ? g.responseJsonSchema : g.responseSchema ? openApiToJsonSchema(g.responseSchema) : undefined;
+  const schema = isObject(g.responseJsonSchema)
+    ? g.responseJsonSchema
+    : g.responseSchema
+      ? openApiToJsonSchema(g.responseSchema)
+      : undefined;
   if (mime === "application/json" || schema !== undefined) {
     if (isObject(schema)) out.output_config = { format: { type: "json_schema", schema } };
     else chat.response_format = { type: "json_object" };
@@ -313,7 +394,8 @@ function convertGenerationConfig(g: GenerateGenerationConfigParam, out: Messages
   const display = t.includeThoughts === true ? {} : { display: "omitted" as const };
   let thinking: ThinkingConfig | undefined;
   if (t.thinkingBudget === 0) thinking = { type: "disabled" };
-  else if (t.thinkingBudget !== undefined && t.thinkingBudget > 0) thinking = { type: "enabled", budget_tokens: Math.max(1024, t.thinkingBudget), ...display };
+  else if (t.thinkingBudget !== undefined && t.thinkingBudget > 0)
+    thinking = { type: "enabled", budget_tokens: Math.max(1024, t.thinkingBudget), ...display };
   else if (t.thinkingLevel && t.thinkingLevel !== "THINKING_LEVEL_UNSPECIFIED") {
     thinking = { type: "enabled", budget_tokens: EFFORT_TO_BUDGET[LEVEL_EFFORT[t.thinkingLevel]], ...display };
   } else if (t.thinkingBudget === -1) thinking = { type: "adaptive", ...display };
@@ -323,18 +405,27 @@ function convertGenerationConfig(g: GenerateGenerationConfigParam, out: Messages
   const budget = thinking.budget_tokens;
   if (out.max_tokens <= budget) {
     // The budget counts toward the output cap: keep the client's cap for the answer on top of it.
-    w.add("generationConfig.maxOutputTokens", `raised from ${out.max_tokens} to ${budget + out.max_tokens} to fit the ${budget}-token thinking budget`);
+    w.add(
+      "generationConfig.maxOutputTokens",
+      `raised from ${out.max_tokens} to ${budget + out.max_tokens} to fit the ${budget}-token thinking budget`,
+    );
     out.max_tokens = budget + out.max_tokens;
   }
   if (!toMessages) return;
   const forced = out.tool_choice?.type === "any" || out.tool_choice?.type === "tool";
   if (forced) {
-    w.add("generationConfig.thinkingConfig", "ignored: this upstream cannot think while toolConfig forces a function call");
+    w.add(
+      "generationConfig.thinkingConfig",
+      "ignored: this upstream cannot think while toolConfig forces a function call",
+    );
     delete out.thinking;
     return;
   }
   if (out.temperature !== undefined && out.temperature !== 1) {
-    w.add("generationConfig.temperature", "dropped: with thinking on, this upstream accepts only the default temperature");
+    w.add(
+      "generationConfig.temperature",
+      "dropped: with thinking on, this upstream accepts only the default temperature",
+    );
     delete out.temperature;
   }
   if (out.top_p !== undefined && out.top_p < 0.95) {

@@ -11,10 +11,18 @@ describe("generateContent reply → messages reply", () => {
       type: "message",
       role: "assistant",
       model: "gamma-pro",
-      content: [{ type: "text", text: "There are **3** r's in strawberry.\n\nHere is the breakdown: st**r**awbe**rr**y." }],
+      content: [
+        { type: "text", text: "There are **3** r's in strawberry.\n\nHere is the breakdown: st**r**awbe**rr**y." },
+      ],
       stop_reason: "end_turn",
       stop_sequence: null,
-      usage: { input_tokens: 9, output_tokens: 272, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens_details: { thinking_tokens: 244 } },
+      usage: {
+        input_tokens: 9,
+        output_tokens: 272,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+        output_tokens_details: { thinking_tokens: 244 },
+      },
     });
   });
 
@@ -45,7 +53,12 @@ describe("generateContent reply → messages reply", () => {
             finishReason: "STOP",
           },
         ],
-        usageMetadata: { promptTokenCount: 10, cachedContentTokenCount: 4, candidatesTokenCount: 5, thoughtsTokenCount: 6 },
+        usageMetadata: {
+          promptTokenCount: 10,
+          cachedContentTokenCount: 4,
+          candidatesTokenCount: 5,
+          thoughtsTokenCount: 6,
+        },
       },
       { model: "g", signatures },
     );
@@ -54,18 +67,37 @@ describe("generateContent reply → messages reply", () => {
       { type: "text", text: "Calling." },
     ]);
     expect(signatures.get((res.content[2] as { id: string }).id)).toBe("sig-f");
-    expect(res.usage).toEqual({ input_tokens: 6, output_tokens: 11, cache_creation_input_tokens: 0, cache_read_input_tokens: 4, output_tokens_details: { thinking_tokens: 6 } });
+    expect(res.usage).toEqual({
+      input_tokens: 6,
+      output_tokens: 11,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 4,
+      output_tokens_details: { thinking_tokens: 6 },
+    });
   });
 
   test("a blocked prompt → refusal with no content; MAX_TOKENS → max_tokens", () => {
-    const blocked = convertGenerateResponseToMessages({ promptFeedback: { blockReason: "SAFETY" }, usageMetadata: { promptTokenCount: 3 } }, { model: "g" });
+    const blocked = convertGenerateResponseToMessages(
+      { promptFeedback: { blockReason: "SAFETY" }, usageMetadata: { promptTokenCount: 3 } },
+      { model: "g" },
+    );
     expect([blocked.stop_reason, blocked.content]).toEqual(["refusal", []]);
-    const cut = convertGenerateResponseToMessages({ candidates: [{ content: { parts: [{ text: "abc" }] }, finishReason: "MAX_TOKENS" }] }, { model: "g" });
+    const cut = convertGenerateResponseToMessages(
+      { candidates: [{ content: { parts: [{ text: "abc" }] }, finishReason: "MAX_TOKENS" }] },
+      { model: "g" },
+    );
     expect(cut.stop_reason).toBe("max_tokens");
   });
 
   test("a stop sequence left at the end of the text is reported and cut", () => {
-    const res = convertGenerateResponseToMessages({ candidates: [{ content: { parts: [{ text: "one two###" }] }, finishReason: "STOP" }] }, { model: "g", stopSequences: ["###"] });
-    expect([res.stop_reason, res.stop_sequence, res.content]).toEqual(["stop_sequence", "###", [{ type: "text", text: "one two" }]]);
+    const res = convertGenerateResponseToMessages(
+      { candidates: [{ content: { parts: [{ text: "one two###" }] }, finishReason: "STOP" }] },
+      { model: "g", stopSequences: ["###"] },
+    );
+    expect([res.stop_reason, res.stop_sequence, res.content]).toEqual([
+      "stop_sequence",
+      "###",
+      [{ type: "text", text: "one two" }],
+    ]);
   });
 });

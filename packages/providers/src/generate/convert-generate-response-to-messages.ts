@@ -42,7 +42,10 @@ export function convertGenerateResponseToMessages(res: unknown, ctx: GenerateRep
     // The prompt was blocked: no candidates, `promptFeedback.blockReason` (§3.3, §4.3).
     if (isRecord(r.promptFeedback) && typeof r.promptFeedback.blockReason === "string") stopReason = "refusal";
   } else {
-    const parts = isRecord(candidate.content) && Array.isArray(candidate.content.parts) ? candidate.content.parts.filter(isRecord) : [];
+    const parts =
+      isRecord(candidate.content) && Array.isArray(candidate.content.parts)
+        ? candidate.content.parts.filter(isRecord)
+        : [];
     for (const part of parts) {
       const signature = typeof part.thoughtSignature === "string" ? part.thoughtSignature : undefined;
       if (isRecord(part.functionCall)) {
@@ -68,7 +71,9 @@ export function convertGenerateResponseToMessages(res: unknown, ctx: GenerateRep
         content.push({ type: "text", text: part.text });
       }
     }
-    stopReason = mapGenerateFinishReason(typeof candidate.finishReason === "string" ? candidate.finishReason : undefined);
+    stopReason = mapGenerateFinishReason(
+      typeof candidate.finishReason === "string" ? candidate.finishReason : undefined,
+    );
     if (stopReason === "end_turn") {
       const lastText = content[content.length - 1];
       if (lastText?.type === "text") {
@@ -85,7 +90,10 @@ export function convertGenerateResponseToMessages(res: unknown, ctx: GenerateRep
   }
 
   return {
-    id: typeof r.responseId === "string" && /^[A-Za-z0-9_-]+$/.test(r.responseId) ? `msg_${r.responseId}` : randomId("msg_"),
+    id:
+      typeof r.responseId === "string" && /^[A-Za-z0-9_-]+$/.test(r.responseId)
+        ? `msg_${r.responseId}`
+        : randomId("msg_"),
     type: "message",
     role: "assistant",
     model: ctx.model,

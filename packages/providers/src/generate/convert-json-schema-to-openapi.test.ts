@@ -27,7 +27,7 @@ describe("JSON Schema → OpenAPI subset (§4.1 schema conversion, §4.9 trap 15
     });
   });
 
-  test("type [T, \"null\"] → nullable; anyOf with null → nullable; const → enum", () => {
+  test('type [T, "null"] → nullable; anyOf with null → nullable; const → enum', () => {
     expect(
       convertJsonSchemaToOpenApi({
         type: "object",

@@ -46,8 +46,11 @@ function isEmptyObjectSchema(s: Schema | undefined): boolean {
   if (!s) return true;
   const keys = Object.keys(s).filter((k) => k !== "description");
   if (keys.length === 0) return true;
-  return s.type === "object" && keys.every((k) => k === "type" || k === "properties" || k === "required") &&
-    (!isSchema(s.properties) || Object.keys(s.properties).length === 0);
+  return (
+    s.type === "object" &&
+    keys.every((k) => k === "type" || k === "properties" || k === "required") &&
+    (!isSchema(s.properties) || Object.keys(s.properties).length === 0)
+  );
 }
 
 function resolveRef(ref: string, root: Schema): Schema | undefined {
@@ -63,7 +66,8 @@ function convert(input: Schema, root: Schema, depth: number): Schema {
   let s = input;
   if (typeof s.$ref === "string") {
     const target = depth < MAX_REF_DEPTH ? resolveRef(s.$ref, root) : undefined;
-    if (!target) return { type: "object", ...(typeof s.description === "string" ? { description: s.description } : {}) };
+    if (!target)
+      return { type: "object", ...(typeof s.description === "string" ? { description: s.description } : {}) };
     s = { ...target, ...Object.fromEntries(Object.entries(s).filter(([k]) => k !== "$ref")) };
     depth++;
   }
@@ -94,7 +98,8 @@ function convert(input: Schema, root: Schema, depth: number): Schema {
     out.properties = props;
     if (out.type === undefined) out.type = "object";
   }
-  if (Array.isArray(s.required) && s.required.length > 0) out.required = s.required.filter((r) => typeof r === "string");
+  if (Array.isArray(s.required) && s.required.length > 0)
+    out.required = s.required.filter((r) => typeof r === "string");
   if (isSchema(s.items)) out.items = convert(s.items, root, depth);
   else if (Array.isArray(s.items) && isSchema(s.items[0])) out.items = convert(s.items[0], root, depth);
 

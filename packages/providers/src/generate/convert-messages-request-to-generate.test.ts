@@ -6,7 +6,12 @@ import { MemorySignatureStore } from "../signature-store.js";
 import { convertMessagesRequestToGenerate } from "./convert-messages-request-to-generate.js";
 import { SKIP_THOUGHT_SIGNATURE } from "./convert-messages-to-generate-contents.js";
 
-const base = (extra: Partial<MessagesRequest> = {}): MessagesRequest => ({ model: "gamma-up", max_tokens: 512, messages: [{ role: "user", content: "Hi" }], ...extra });
+const base = (extra: Partial<MessagesRequest> = {}): MessagesRequest => ({
+  model: "gamma-up",
+  max_tokens: 512,
+  messages: [{ role: "user", content: "Hi" }],
+  ...extra,
+});
 const params = (r: { warnings: { param: string }[] }) => r.warnings.map((w) => w.param);
 
 describe("text, parameters, path", () => {
@@ -38,18 +43,35 @@ describe("text, parameters, path", () => {
     expect(r.model).toBe("gamma-up");
     expect(r.method).toBe("streamGenerateContent");
     expect(r.path).toBe("/v1beta/models/gamma-up:streamGenerateContent?alt=sse");
-    expect(convertMessagesRequestToGenerate(base(), { upstreamModel: "gemini-2.5-pro" }).path).toBe("/v1beta/models/gemini-2.5-pro:generateContent");
+    expect(convertMessagesRequestToGenerate(base(), { upstreamModel: "gemini-2.5-pro" }).path).toBe(
+      "/v1beta/models/gemini-2.5-pro:generateContent",
+    );
     expect(r.warnings).toEqual([]);
   });
 
   test("chat-only parameters carried in the pivot: seed and penalties go to generationConfig; json_object → responseMimeType", () => {
     const pivot = convertChatRequestToMessages(
-      { model: "g", messages: [{ role: "user", content: "x" }], seed: 5, presence_penalty: 0.3, frequency_penalty: 0.1, response_format: { type: "json_object" }, logit_bias: { "1": 2 }, user: "u" },
+      {
+        model: "g",
+        messages: [{ role: "user", content: "x" }],
+        seed: 5,
+        presence_penalty: 0.3,
+        frequency_penalty: 0.1,
+        response_format: { type: "json_object" },
+        logit_bias: { "1": 2 },
+        user: "u",
+      },
       { defaultMaxTokens: 100, target: "generate" },
     );
     expect(pivot.warnings).toEqual([]);
     const r = convertMessagesRequestToGenerate(pivot.request);
-    expect(r.body.generationConfig).toEqual({ maxOutputTokens: 100, seed: 5, presencePenalty: 0.3, frequencyPenalty: 0.1, responseMimeType: "application/json" });
+    expect(r.body.generationConfig).toEqual({
+      maxOutputTokens: 100,
+      seed: 5,
+      presencePenalty: 0.3,
+      frequencyPenalty: 0.1,
+      responseMimeType: "application/json",
+    });
     expect(params(r)).toEqual(["logit_bias", "user"]);
   });
 
@@ -64,22 +86,37 @@ describe("text, parameters, path", () => {
   });
 
   test("thinking: enabled budget → thinkingBudget with thoughts; adaptive → dynamic; disabled → no thinkingConfig", () => {
-    expect(convertMessagesRequestToGenerate(base({ thinking: { type: "enabled", budget_tokens: 2048 } })).body.generationConfig?.thinkingConfig).toEqual({
+    expect(
+      convertMessagesRequestToGenerate(base({ thinking: { type: "enabled", budget_tokens: 2048 } })).body
+        .generationConfig?.thinkingConfig,
+    ).toEqual({
       thinkingBudget: 2048,
       includeThoughts: true,
     });
-    expect(convertMessagesRequestToGenerate(base({ thinking: { type: "adaptive" } })).body.generationConfig?.thinkingConfig).toEqual({ thinkingBudget: -1, includeThoughts: true });
-    expect(convertMessagesRequestToGenerate(base({ thinking: { type: "adaptive" }, output_config: { effort: "low" } })).body.generationConfig?.thinkingConfig).toEqual({
+    expect(
+      convertMessagesRequestToGenerate(base({ thinking: { type: "adaptive" } })).body.generationConfig?.thinkingConfig,
+    ).toEqual({ thinkingBudget: -1, includeThoughts: true });
+    expect(
+      convertMessagesRequestToGenerate(base({ thinking: { type: "adaptive" }, output_config: { effort: "low" } })).body
+        .generationConfig?.thinkingConfig,
+    ).toEqual({
       thinkingBudget: 1024,
       includeThoughts: true,
     });
-    expect(convertMessagesRequestToGenerate(base({ thinking: { type: "disabled" } })).body.generationConfig?.thinkingConfig).toBeUndefined();
+    expect(
+      convertMessagesRequestToGenerate(base({ thinking: { type: "disabled" } })).body.generationConfig?.thinkingConfig,
+    ).toBeUndefined();
   });
 });
 
 describe("tools", () => {
   test("definitions → functionDeclarations with the OpenAPI subset; tool_choice → functionCallingConfig", () => {
-    const weatherSchema = { type: "object" as const, properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false };
+    const weatherSchema = {
+      type: "object" as const,
+      properties: { city: { type: "string" } },
+      required: ["city"],
+      additionalProperties: false,
+    };
     const r = convertMessagesRequestToGenerate(
       base({
         tools: [
@@ -93,23 +130,40 @@ describe("tools", () => {
     expect(r.body.tools).toEqual([
       {
         functionDeclarations: [
-          { name: "get_weather", description: "Weather", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } },
+          {
+            name: "get_weather",
+            description: "Weather",
+            parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+          },
           { name: "now" },
         ],
       },
     ]);
-    expect(r.body.toolConfig).toEqual({ functionCallingConfig: { mode: "ANY", allowedFunctionNames: ["get_weather"] } });
+    expect(r.body.toolConfig).toEqual({
+      functionCallingConfig: { mode: "ANY", allowedFunctionNames: ["get_weather"] },
+    });
     expect(params(r)).toEqual(["tools[2]", "tool_choice.disable_parallel_tool_use"]);
     // A chat client's parallel_tool_calls: false gets one warning, under the name it sent.
     const chat = convertChatRequestToMessages(
-      { model: "m", tools: [{ type: "function", function: { name: "now", parameters: { type: "object" } } }], parallel_tool_calls: false, messages: [{ role: "user", content: "Hi" }] },
+      {
+        model: "m",
+        tools: [{ type: "function", function: { name: "now", parameters: { type: "object" } } }],
+        parallel_tool_calls: false,
+        messages: [{ role: "user", content: "Hi" }],
+      },
       { defaultMaxTokens: 100, target: "generate" },
     );
     expect(params(convertMessagesRequestToGenerate(chat.request))).toEqual(["parallel_tool_calls"]);
     const tools = [{ name: "now", input_schema: { type: "object" as const } }];
-    expect(convertMessagesRequestToGenerate(base({ tools, tool_choice: { type: "auto" } })).body.toolConfig).toEqual({ functionCallingConfig: { mode: "AUTO" } });
-    expect(convertMessagesRequestToGenerate(base({ tools, tool_choice: { type: "any" } })).body.toolConfig).toEqual({ functionCallingConfig: { mode: "ANY" } });
-    expect(convertMessagesRequestToGenerate(base({ tools, tool_choice: { type: "none" } })).body.toolConfig).toEqual({ functionCallingConfig: { mode: "NONE" } });
+    expect(convertMessagesRequestToGenerate(base({ tools, tool_choice: { type: "auto" } })).body.toolConfig).toEqual({
+      functionCallingConfig: { mode: "AUTO" },
+    });
+    expect(convertMessagesRequestToGenerate(base({ tools, tool_choice: { type: "any" } })).body.toolConfig).toEqual({
+      functionCallingConfig: { mode: "ANY" },
+    });
+    expect(convertMessagesRequestToGenerate(base({ tools, tool_choice: { type: "none" } })).body.toolConfig).toEqual({
+      functionCallingConfig: { mode: "NONE" },
+    });
   });
 
   test("tool calls and results: names recovered from call ids, output/error wrapping, stored signature or skip value on the first call", () => {
@@ -131,7 +185,12 @@ describe("tools", () => {
             role: "user",
             content: [
               { type: "tool_result", tool_use_id: "toolu_1", content: "18C" },
-              { type: "tool_result", tool_use_id: "toolu_2", content: [{ type: "text", text: "no clock" }], is_error: true },
+              {
+                type: "tool_result",
+                tool_use_id: "toolu_2",
+                content: [{ type: "text", text: "no clock" }],
+                is_error: true,
+              },
             ],
           },
           { role: "assistant", content: [{ type: "tool_use", id: "toolu_3", name: "now", input: {} }] },
@@ -163,13 +222,17 @@ describe("tools", () => {
   });
 
   test("a tool_result whose id has no earlier tool_use is a 400", () => {
-    expect(() => convertMessagesRequestToGenerate(base({ messages: [{ role: "user", content: [{ type: "tool_result", tool_use_id: "x", content: "r" }] }] }))).toThrow(
-      /no earlier tool_use block has the id "x"/,
-    );
+    expect(() =>
+      convertMessagesRequestToGenerate(
+        base({ messages: [{ role: "user", content: [{ type: "tool_result", tool_use_id: "x", content: "r" }] }] }),
+      ),
+    ).toThrow(/no earlier tool_use block has the id "x"/);
   });
 
   test("a name Gemini rejects (leading digit) is prefixed and mapped back", () => {
-    const r = convertMessagesRequestToGenerate(base({ tools: [{ name: "3d_render", input_schema: { type: "object", properties: { a: { type: "string" } } } }] }));
+    const r = convertMessagesRequestToGenerate(
+      base({ tools: [{ name: "3d_render", input_schema: { type: "object", properties: { a: { type: "string" } } } }] }),
+    );
     expect(r.body.tools![0]!.functionDeclarations[0]!.name).toBe("_3d_render");
     expect(r.toolNames).toEqual({ _3d_render: "3d_render" });
   });
@@ -186,7 +249,10 @@ describe("images and documents", () => {
               { type: "image", source: { type: "base64", media_type: "image/png", data: "iVBO" } },
               { type: "document", source: { type: "base64", media_type: "application/pdf", data: "JVBE" } },
               { type: "document", source: { type: "text", media_type: "text/plain", data: "notes" } },
-              { type: "image", source: { type: "url", url: "https://generativelanguage.googleapis.com/v1beta/files/abc123" } },
+              {
+                type: "image",
+                source: { type: "url", url: "https://generativelanguage.googleapis.com/v1beta/files/abc123" },
+              },
             ],
           },
         ],
@@ -202,7 +268,13 @@ describe("images and documents", () => {
 
   test("an ordinary http image URL is a 400 asking for base64 (the gateway does not fetch URLs)", () => {
     try {
-      convertMessagesRequestToGenerate(base({ messages: [{ role: "user", content: [{ type: "image", source: { type: "url", url: "https://example.com/cat.png" } }] }] }));
+      convertMessagesRequestToGenerate(
+        base({
+          messages: [
+            { role: "user", content: [{ type: "image", source: { type: "url", url: "https://example.com/cat.png" } }] },
+          ],
+        }),
+      );
       throw new Error("expected a 400");
     } catch (e) {
       expect(e).toBeInstanceOf(GatewayError);
@@ -217,7 +289,13 @@ describe("images and documents", () => {
       base({
         messages: [
           { role: "user", content: "q" },
-          { role: "assistant", content: [{ type: "thinking", thinking: "t", signature: "s" }, { type: "text", text: "a" }] },
+          {
+            role: "assistant",
+            content: [
+              { type: "thinking", thinking: "t", signature: "s" },
+              { type: "text", text: "a" },
+            ],
+          },
           { role: "user", content: "q2" },
         ],
       }),

@@ -68,7 +68,10 @@ const HANDLED = new Set([
  * await fetch(`${base}${path}`, { method: "POST", body: JSON.stringify(body) });
  * ```
  */
-export function convertMessagesRequestToGenerate(req: MessagesRequest, opts: MessagesToGenerateOptions = {}): MessagesToGenerateResult {
+export function convertMessagesRequestToGenerate(
+  req: MessagesRequest,
+  opts: MessagesToGenerateOptions = {},
+): MessagesToGenerateResult {
   const w = new Warnings();
   const carried = req.turnpike?.chat ?? {};
   const toolNames: Record<string, string> = {};
@@ -107,20 +110,38 @@ export function convertMessagesRequestToGenerate(req: MessagesRequest, opts: Mes
     else contents.push({ role, parts });
   });
   if (contents.length === 0) throw invalidRequest("messages", "at least one message with content is required");
-  if (req.messages.some((m) => m.role === "system")) w.add("messages", "system messages after the first turn were folded into the user turns as marked system text (this upstream has only one system instruction)");
+  if (req.messages.some((m) => m.role === "system"))
+    w.add(
+      "messages",
+      "system messages after the first turn were folded into the user turns as marked system text (this upstream has only one system instruction)",
+    );
 
   const body: GenerateRequest = { contents };
-  const system = typeof req.system === "string" ? (req.system ? [{ text: req.system }] : []) : (req.system ?? []).map((b) => ({ text: b.text }));
+  const system =
+    typeof req.system === "string"
+      ? req.system
+        ? [{ text: req.system }]
+        : []
+      : (req.system ?? []).map((b) => ({ text: b.text }));
   if (system.length > 0) body.systemInstruction = { parts: system };
 
   // Tools.
   const declarations = (req.tools ?? []).flatMap((t, i) => {
     if (!isClientTool(t)) {
-      w.add(`tools[${i}]`, `the server tool "${t.type}" is only available on messages-format upstreams; it was not offered to the model`);
+      w.add(
+        `tools[${i}]`,
+        `the server tool "${t.type}" is only available on messages-format upstreams; it was not offered to the model`,
+      );
       return [];
     }
     const parameters = convertJsonSchemaToOpenApi(t.input_schema);
-    return [{ name: nameOf(t.name), ...(t.description ? { description: t.description } : {}), ...(parameters ? { parameters } : {}) }];
+    return [
+      {
+        name: nameOf(t.name),
+        ...(t.description ? { description: t.description } : {}),
+        ...(parameters ? { parameters } : {}),
+      },
+    ];
   });
   if (declarations.length > 0) {
     body.tools = [{ functionDeclarations: declarations }];
@@ -132,13 +153,17 @@ export function convertMessagesRequestToGenerate(req: MessagesRequest, opts: Mes
       else body.toolConfig = { functionCallingConfig: { mode: "ANY", allowedFunctionNames: [nameOf(tc.name)] } };
       if (tc.type !== "none" && tc.disable_parallel_tool_use === true) {
         // A chat client's parallel_tool_calls: false arrives as this too: warn under its own name, once.
-        w.add(carried.parallel_tool_calls === false ? "parallel_tool_calls" : "tool_choice.disable_parallel_tool_use", "this upstream has no way to limit parallel tool calls");
+        w.add(
+          carried.parallel_tool_calls === false ? "parallel_tool_calls" : "tool_choice.disable_parallel_tool_use",
+          "this upstream has no way to limit parallel tool calls",
+        );
       }
     }
   } else if (req.tool_choice && req.tool_choice.type !== "none") {
     w.add("tool_choice", "ignored: the request offers the model no tools it can call here");
   }
-  if (carried.parallel_tool_calls === false) w.add("parallel_tool_calls", "this upstream has no way to limit parallel tool calls");
+  if (carried.parallel_tool_calls === false)
+    w.add("parallel_tool_calls", "this upstream has no way to limit parallel tool calls");
 
   body.generationConfig = generationConfig(req, w, opts.supportsThinking !== false);
   warnOthers(req, w);
@@ -156,7 +181,11 @@ function generationConfig(req: MessagesRequest, w: Warnings, thinkingOk: boolean
   if (req.top_p !== undefined) g.topP = req.top_p;
   if (req.top_k !== undefined) g.topK = req.top_k;
   if (req.stop_sequences && req.stop_sequences.length > 0) {
-    if (req.stop_sequences.length > MAX_STOP) w.add("stop_sequences", `only the first ${MAX_STOP} stop sequences were sent (the upstream accepts at most ${MAX_STOP})`);
+    if (req.stop_sequences.length > MAX_STOP)
+      w.add(
+        "stop_sequences",
+        `only the first ${MAX_STOP} stop sequences were sent (the upstream accepts at most ${MAX_STOP})`,
+      );
     g.stopSequences = req.stop_sequences.slice(0, MAX_STOP);
   }
   if (carried.seed != null) g.seed = carried.seed;
@@ -183,17 +212,23 @@ function generationConfig(req: MessagesRequest, w: Warnings, thinkingOk: boolean
     g.thinkingConfig = { thinkingBudget: t.budget_tokens, includeThoughts: t.display !== "omitted" };
   } else if (t?.type === "adaptive") {
     const effort = req.output_config?.effort;
-    g.thinkingConfig = { thinkingBudget: effort ? EFFORT_TO_BUDGET[effort] : -1, includeThoughts: t.display !== "omitted" };
+    g.thinkingConfig = {
+      thinkingBudget: effort ? EFFORT_TO_BUDGET[effort] : -1,
+      includeThoughts: t.display !== "omitted",
+    };
   }
   return g;
 }
 
 function warnOthers(req: MessagesRequest, w: Warnings): void {
   const carried = req.turnpike?.chat ?? {};
-  if (carried.logit_bias != null && Object.keys(carried.logit_bias).length > 0) w.add("logit_bias", "not supported by this upstream");
+  if (carried.logit_bias != null && Object.keys(carried.logit_bias).length > 0)
+    w.add("logit_bias", "not supported by this upstream");
   if (carried.logprobs === true) w.add("logprobs", "not supported through this upstream; replies carry no logprobs");
-  if (carried.top_logprobs != null && carried.top_logprobs > 0) w.add("top_logprobs", "not supported through this upstream");
-  if (carried.user !== undefined || req.metadata?.user_id) w.add(carried.user !== undefined ? "user" : "metadata.user_id", "end-user ids are not carried to this upstream");
+  if (carried.top_logprobs != null && carried.top_logprobs > 0)
+    w.add("top_logprobs", "not supported through this upstream");
+  if (carried.user !== undefined || req.metadata?.user_id)
+    w.add(carried.user !== undefined ? "user" : "metadata.user_id", "end-user ids are not carried to this upstream");
   if (req.service_tier !== undefined) w.add("service_tier", "not carried to this upstream");
   if (usesCacheControl(req)) w.add("cache_control", "prompt-cache breakpoints are not carried to this upstream");
   for (const [k, v] of Object.entries(req)) {

@@ -3,7 +3,14 @@
  * one candidate whose parts are the reply's thoughts (`thought: true`), text and function calls
  * (with their ids), its `finishReason`, `usageMetadata` and `modelVersion` (the catalog id).
  */
-import type { ContentBlock, GenerateReplyPart, GenerateResponse, GenerateUsageMetadata, MessagesUsage, StopReason } from "@turnpike/schema";
+import type {
+  ContentBlock,
+  GenerateReplyPart,
+  GenerateResponse,
+  GenerateUsageMetadata,
+  MessagesUsage,
+  StopReason,
+} from "@turnpike/schema";
 import { encodeThoughtToken, type ThoughtBlock } from "./thought-token.js";
 
 /** The pivot's stop reason in the format's words (a function call ends with `STOP` there too). */
@@ -33,7 +40,14 @@ export function generateFinishReason(reason: StopReason | null | undefined): str
  * from the candidates' tokens, as the format does (the pivot's output includes them).
  */
 export function generateUsage(
-  u: Pick<MessagesUsage, "input_tokens" | "output_tokens" | "cache_read_input_tokens" | "cache_creation_input_tokens" | "output_tokens_details"> & { reasoning_tokens?: number },
+  u: Pick<
+    MessagesUsage,
+    | "input_tokens"
+    | "output_tokens"
+    | "cache_read_input_tokens"
+    | "cache_creation_input_tokens"
+    | "output_tokens_details"
+  > & { reasoning_tokens?: number },
 ): GenerateUsageMetadata {
   const cached = u.cache_read_input_tokens ?? 0;
   const prompt = u.input_tokens + cached + (u.cache_creation_input_tokens ?? 0);
@@ -77,14 +91,23 @@ export function thoughtBlock(b: ContentBlock): ThoughtBlock | undefined {
  * body.candidates[0].finishReason; // "STOP"
  * ```
  */
-export function convertMessagesResponseToGenerate(res: { id: string; content: ContentBlock[]; stop_reason: StopReason | null; usage: MessagesUsage }, ctx: { model: string }): GenerateResponse {
+export function convertMessagesResponseToGenerate(
+  res: { id: string; content: ContentBlock[]; stop_reason: StopReason | null; usage: MessagesUsage },
+  ctx: { model: string },
+): GenerateResponse {
   const parts = res.content.flatMap((b) => generatePart(b) ?? []);
   // The turn's signed thinking rides on its first function call, to come back with it (§6.6).
   const token = encodeThoughtToken(res.content.flatMap((b) => thoughtBlock(b) ?? []));
   const call = parts.find((p) => p.functionCall);
   if (token && call) call.thoughtSignature = token;
   return {
-    candidates: [{ content: { role: "model", parts: parts.length ? parts : [{ text: "" }] }, finishReason: generateFinishReason(res.stop_reason), index: 0 }],
+    candidates: [
+      {
+        content: { role: "model", parts: parts.length ? parts : [{ text: "" }] },
+        finishReason: generateFinishReason(res.stop_reason),
+        index: 0,
+      },
+    ],
     usageMetadata: generateUsage(res.usage),
     modelVersion: ctx.model,
     responseId: res.id,

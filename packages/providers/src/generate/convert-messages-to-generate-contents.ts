@@ -16,7 +16,10 @@ export const SKIP_THOUGHT_SIGNATURE = "skip_thought_signature_validator";
 
 /** Files-API URIs and YouTube links are the only URLs Gemini fetches itself. */
 function isGeminiFetchable(url: string): boolean {
-  return /^https:\/\/generativelanguage\.googleapis\.com\/[^?#]*\/files\//.test(url) || /^https:\/\/(www\.)?(youtube\.com|youtu\.be)\//.test(url);
+  return (
+    /^https:\/\/generativelanguage\.googleapis\.com\/[^?#]*\/files\//.test(url) ||
+    /^https:\/\/(www\.)?(youtube\.com|youtu\.be)\//.test(url)
+  );
 }
 
 function blocksOf(content: string | ContentBlockParam[]): ContentBlockParam[] {
@@ -53,7 +56,10 @@ export function assistantParts(
         w.add("thinking", "earlier thinking blocks are not replayed to this upstream");
         return;
       default:
-        w.add(`${at}.content[${j}]`, `"${b.type}" blocks cannot be sent in an assistant turn to this upstream; it was not sent`);
+        w.add(
+          `${at}.content[${j}]`,
+          `"${b.type}" blocks cannot be sent in an assistant turn to this upstream; it was not sent`,
+        );
         return;
     }
   });
@@ -91,7 +97,10 @@ function functionResponse(
 ): GeneratePart {
   const name = callNames.get(b.tool_use_id);
   if (!name) {
-    throw invalidRequest(`${at}.tool_use_id`, `no earlier tool_use block has the id "${b.tool_use_id}"; every tool_result must answer a tool call`);
+    throw invalidRequest(
+      `${at}.tool_use_id`,
+      `no earlier tool_use block has the id "${b.tool_use_id}"; every tool_result must answer a tool call`,
+    );
   }
   let text = "";
   if (typeof b.content === "string") text = b.content;
@@ -117,7 +126,10 @@ function mediaParts(b: ContentBlockParam, at: string, w: Warnings): GeneratePart
       const s = b.source;
       if (s.type === "base64") return [{ inlineData: { mimeType: s.media_type, data: s.data } }];
       if (s.type === "url") return [urlPart(s.url, undefined, `${at}.source.url`)];
-      throw invalidRequest(`${at}.source`, "uploaded file ids cannot be sent to this upstream; send the image as base64");
+      throw invalidRequest(
+        `${at}.source`,
+        "uploaded file ids cannot be sent to this upstream; send the image as base64",
+      );
     }
     case "document": {
       const s = b.source;
@@ -128,7 +140,10 @@ function mediaParts(b: ContentBlockParam, at: string, w: Warnings): GeneratePart
         return s.content.flatMap((c, k) => mediaParts(c, `${at}.source.content[${k}]`, w));
       }
       if (s.type === "url") return [urlPart(s.url, "application/pdf", `${at}.source.url`)];
-      throw invalidRequest(`${at}.source`, "uploaded file ids cannot be sent to this upstream; send the document as base64");
+      throw invalidRequest(
+        `${at}.source`,
+        "uploaded file ids cannot be sent to this upstream; send the document as base64",
+      );
     }
     case "thinking":
     case "redacted_thinking":

@@ -30,7 +30,11 @@ export interface GenerateStreamContext extends MessagesStreamContext {
   stopSequences?: readonly string[] | undefined;
 }
 
-export class GenerateToMessagesEventStream extends MachineStream<SSEMessage, MessagesStreamEvent, GenerateToMessagesMachine> {
+export class GenerateToMessagesEventStream extends MachineStream<
+  SSEMessage,
+  MessagesStreamEvent,
+  GenerateToMessagesMachine
+> {
   constructor(ctx: GenerateStreamContext) {
     super((emit) => new GenerateToMessagesMachine(ctx, emit));
   }
@@ -74,7 +78,13 @@ export class GenerateToMessagesMachine {
   private item(res: unknown, raw: string): void {
     if (this.b.isEnded) return;
     if (!isRecord(res)) {
-      this.b.error(new GatewayError({ status: 502, type: "api_error", message: `The upstream sent a stream event that is not JSON: ${raw.slice(0, 120)}` }));
+      this.b.error(
+        new GatewayError({
+          status: 502,
+          type: "api_error",
+          message: `The upstream sent a stream event that is not JSON: ${raw.slice(0, 120)}`,
+        }),
+      );
       return;
     }
     if (isRecord(res.error)) {
@@ -130,7 +140,11 @@ export class GenerateToMessagesMachine {
     if (this.b.isEnded) return;
     if (!this.finished) {
       this.b.error(
-        new GatewayError({ status: 502, type: "api_error", message: "The upstream stream ended before the reply was complete (no finishReason)" }),
+        new GatewayError({
+          status: 502,
+          type: "api_error",
+          message: "The upstream stream ended before the reply was complete (no finishReason)",
+        }),
       );
       return;
     }

@@ -14,7 +14,15 @@ function run(events: MessagesStreamEvent[], end = false): Record<string, any>[] 
 
 const start: MessagesStreamEvent = {
   type: "message_start",
-  message: { id: "msg_1", type: "message", role: "assistant", model: "x", content: [], stop_reason: null, usage: { input_tokens: 10, output_tokens: 0 } },
+  message: {
+    id: "msg_1",
+    type: "message",
+    role: "assistant",
+    model: "x",
+    content: [],
+    stop_reason: null,
+    usage: { input_tokens: 10, output_tokens: 0 },
+  },
 };
 
 describe("MessagesToGenerateMachine", () => {
@@ -28,7 +36,11 @@ describe("MessagesToGenerateMachine", () => {
       { type: "content_block_start", index: 1, content_block: { type: "text", text: "" } },
       { type: "content_block_delta", index: 1, delta: { type: "text_delta", text: "Checking" } },
       { type: "content_block_stop", index: 1 },
-      { type: "content_block_start", index: 2, content_block: { type: "tool_use", id: "toolu_1", name: "get", input: {} } },
+      {
+        type: "content_block_start",
+        index: 2,
+        content_block: { type: "tool_use", id: "toolu_1", name: "get", input: {} },
+      },
       { type: "content_block_delta", index: 2, delta: { type: "input_json_delta", partial_json: '{"q":' } },
       { type: "content_block_delta", index: 2, delta: { type: "input_json_delta", partial_json: '"x"}' } },
       { type: "content_block_stop", index: 2 },
@@ -38,9 +50,14 @@ describe("MessagesToGenerateMachine", () => {
     expect(chunks.map((c) => c.candidates[0].content.parts[0])).toEqual([
       { text: "Let me see.", thought: true },
       { text: "Checking" },
-      { functionCall: { id: "toolu_1", name: "get", args: { q: "x" } }, thoughtSignature: expect.stringMatching(/^tp1\./) },
+      {
+        functionCall: { id: "toolu_1", name: "get", args: { q: "x" } },
+        thoughtSignature: expect.stringMatching(/^tp1\./),
+      },
     ]);
-    expect(decodeThoughtToken(chunks[2]!.candidates[0].content.parts[0].thoughtSignature)).toEqual([{ type: "thinking", thinking: "Let me see.", signature: "c2ln" }]);
+    expect(decodeThoughtToken(chunks[2]!.candidates[0].content.parts[0].thoughtSignature)).toEqual([
+      { type: "thinking", thinking: "Let me see.", signature: "c2ln" },
+    ]);
     expect(chunks.slice(0, 2).map((c) => [c.candidates[0].finishReason, c.usageMetadata])).toEqual([
       [undefined, undefined],
       [undefined, undefined],
@@ -68,13 +85,31 @@ describe("MessagesToGenerateMachine", () => {
         id: "msg_2",
         content: [{ type: "text", text: "Par" }],
         stop_reason: "max_tokens",
-        usage: { input_tokens: 5, output_tokens: 9, cache_read_input_tokens: 2, output_tokens_details: { thinking_tokens: 4 } },
+        usage: {
+          input_tokens: 5,
+          output_tokens: 9,
+          cache_read_input_tokens: 2,
+          output_tokens_details: { thinking_tokens: 4 },
+        },
       },
       { model: "alpha-haiku-4-5" },
     );
     expect(reply.candidates[0]!.finishReason).toBe("MAX_TOKENS");
-    expect(reply.usageMetadata).toEqual({ promptTokenCount: 7, candidatesTokenCount: 5, thoughtsTokenCount: 4, cachedContentTokenCount: 2, totalTokenCount: 16 });
-    const refused = convertMessagesResponseToGenerate({ id: "m", content: [], stop_reason: "refusal", usage: { input_tokens: 1, output_tokens: 0 } }, { model: "m" });
-    expect(refused.candidates[0]).toEqual({ content: { role: "model", parts: [{ text: "" }] }, finishReason: "SAFETY", index: 0 });
+    expect(reply.usageMetadata).toEqual({
+      promptTokenCount: 7,
+      candidatesTokenCount: 5,
+      thoughtsTokenCount: 4,
+      cachedContentTokenCount: 2,
+      totalTokenCount: 16,
+    });
+    const refused = convertMessagesResponseToGenerate(
+      { id: "m", content: [], stop_reason: "refusal", usage: { input_tokens: 1, output_tokens: 0 } },
+      { model: "m" },
+    );
+    expect(refused.candidates[0]).toEqual({
+      content: { role: "model", parts: [{ text: "" }] },
+      finishReason: "SAFETY",
+      index: 0,
+    });
   });
 });

@@ -51,7 +51,12 @@ export class MessagesToGenerateMachine {
         return;
       case "content_block_start": {
         const b = ev.content_block;
-        if (b.type === "tool_use") this.tools.set(ev.index, { id: b.id, name: b.name, json: b.input && Object.keys(b.input).length ? JSON.stringify(b.input) : "" });
+        if (b.type === "tool_use")
+          this.tools.set(ev.index, {
+            id: b.id,
+            name: b.name,
+            json: b.input && Object.keys(b.input).length ? JSON.stringify(b.input) : "",
+          });
         else if (b.type === "text" && b.text) this.part({ text: b.text });
         else if (b.type === "thinking") {
           this.thinking.set(ev.index, { thinking: b.thinking, signature: b.signature ?? "" });
@@ -101,7 +106,10 @@ export class MessagesToGenerateMachine {
         const args = t.json ? tryParseJson(t.json) : {};
         // The turn's signed thinking rides on its first function call, as in the JSON reply.
         const token = this.calls++ === 0 ? encodeThoughtToken(this.thoughts) : undefined;
-        this.part({ functionCall: { id: t.id, name: t.name, args: isRecord(args) ? args : {} }, ...(token ? { thoughtSignature: token } : {}) });
+        this.part({
+          functionCall: { id: t.id, name: t.name, args: isRecord(args) ? args : {} },
+          ...(token ? { thoughtSignature: token } : {}),
+        });
         return;
       }
       case "message_delta":
@@ -129,7 +137,13 @@ export class MessagesToGenerateMachine {
       this.complete();
       return;
     }
-    this.fail(new GatewayError({ status: 502, type: "api_error", message: "The upstream stream ended before the reply was complete" }));
+    this.fail(
+      new GatewayError({
+        status: 502,
+        type: "api_error",
+        message: "The upstream stream ended before the reply was complete",
+      }),
+    );
   }
 
   /** A part to send: the one held before it goes out now, this one is held. */
@@ -140,7 +154,13 @@ export class MessagesToGenerateMachine {
 
   private chunk(parts: GenerateReplyPart[], last?: boolean): void {
     const body: GenerateResponse = {
-      candidates: [{ content: { role: "model", parts }, ...(last ? { finishReason: generateFinishReason(this.stop) } : {}), index: 0 }],
+      candidates: [
+        {
+          content: { role: "model", parts },
+          ...(last ? { finishReason: generateFinishReason(this.stop) } : {}),
+          index: 0,
+        },
+      ],
       // The counts are whole only at the end (an upstream may tell the prompt's only then).
       ...(last ? { usageMetadata: generateUsage(this.usage.usage) } : {}),
       modelVersion: this.ctx.model,

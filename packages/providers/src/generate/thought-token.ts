@@ -11,7 +11,9 @@ import type { ContentBlockParam } from "@turnpike/schema";
 const PREFIX = "tp1.";
 
 /** The blocks a token carries: signed thinking, or redacted thinking. */
-export type ThoughtBlock = { type: "thinking"; thinking: string; signature: string } | { type: "redacted_thinking"; data: string };
+export type ThoughtBlock =
+  | { type: "thinking"; thinking: string; signature: string }
+  | { type: "redacted_thinking"; data: string };
 
 /** Whether a `thoughtSignature` is one Turnpike wrote (not a vendor's). */
 export function isThoughtToken(signature: string): boolean {
@@ -33,8 +35,10 @@ export function decodeThoughtToken(signature: string): ContentBlockParam[] | und
     const out: ContentBlockParam[] = [];
     // Items are checked one by one below; a non-object reads as having no `type`.
     for (const b of parsed as (Record<string, unknown> | null)[]) {
-      if (b?.type === "thinking" && typeof b.thinking === "string" && typeof b.signature === "string") out.push({ type: "thinking", thinking: b.thinking, signature: b.signature });
-      else if (b?.type === "redacted_thinking" && typeof b.data === "string") out.push({ type: "redacted_thinking", data: b.data });
+      if (b?.type === "thinking" && typeof b.thinking === "string" && typeof b.signature === "string")
+        out.push({ type: "thinking", thinking: b.thinking, signature: b.signature });
+      else if (b?.type === "redacted_thinking" && typeof b.data === "string")
+        out.push({ type: "redacted_thinking", data: b.data });
       else return undefined;
     }
     return out;

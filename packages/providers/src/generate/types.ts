@@ -51,7 +51,9 @@ export interface GenerateRequest {
   contents: GenerateContent[];
   systemInstruction?: { parts: { text: string }[] };
   tools?: { functionDeclarations: GenerateFunctionDeclaration[] }[];
-  toolConfig?: { functionCallingConfig: { mode: "AUTO" | "ANY" | "NONE" | "VALIDATED"; allowedFunctionNames?: string[] } };
+  toolConfig?: {
+    functionCallingConfig: { mode: "AUTO" | "ANY" | "NONE" | "VALIDATED"; allowedFunctionNames?: string[] };
+  };
   generationConfig?: GenerateGenerationConfig;
 }
 

@@ -2,7 +2,12 @@ import { describe, expect, test } from "bun:test";
 import type { MessagesRequest } from "@turnpike/schema";
 import { convertMessagesRequestToMessages } from "./convert-messages-request-to-messages.js";
 
-const base = (extra: Partial<MessagesRequest> = {}): MessagesRequest => ({ model: "client", max_tokens: 100, messages: [{ role: "user", content: "Hi" }], ...extra });
+const base = (extra: Partial<MessagesRequest> = {}): MessagesRequest => ({
+  model: "client",
+  max_tokens: 100,
+  messages: [{ role: "user", content: "Hi" }],
+  ...extra,
+});
 const params = (r: { warnings: { param: string }[] }) => r.warnings.map((w) => w.param);
 
 describe("pivot → messages upstream", () => {
@@ -34,15 +39,33 @@ describe("pivot → messages upstream", () => {
         max_tokens: 4000,
         messages: [
           { role: "user", content: "q" },
-          { role: "assistant", content: [{ type: "thinking", thinking: "from a chat vendor", signature: "" }, { type: "text", text: "a" }] },
+          {
+            role: "assistant",
+            content: [
+              { type: "thinking", thinking: "from a chat vendor", signature: "" },
+              { type: "text", text: "a" },
+            ],
+          },
           { role: "user", content: "q2" },
-          { role: "assistant", content: [{ type: "thinking", thinking: "signed", signature: "EqQB" }, { type: "text", text: "b" }] },
+          {
+            role: "assistant",
+            content: [
+              { type: "thinking", thinking: "signed", signature: "EqQB" },
+              { type: "text", text: "b" },
+            ],
+          },
           { role: "user", content: "q3" },
         ],
       }),
     );
     expect(r.body.messages[1]).toEqual({ role: "assistant", content: [{ type: "text", text: "a" }] });
-    expect(r.body.messages[3]).toEqual({ role: "assistant", content: [{ type: "thinking", thinking: "signed", signature: "EqQB" }, { type: "text", text: "b" }] });
+    expect(r.body.messages[3]).toEqual({
+      role: "assistant",
+      content: [
+        { type: "thinking", thinking: "signed", signature: "EqQB" },
+        { type: "text", text: "b" },
+      ],
+    });
     expect(params(r)).toEqual(["thinking"]);
   });
 
@@ -56,6 +79,14 @@ describe("pivot → messages upstream", () => {
         ],
       }),
     );
-    expect(r.body.messages).toEqual([{ role: "user", content: [{ type: "text", text: "q" }, { type: "text", text: "again" }] }]);
+    expect(r.body.messages).toEqual([
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "q" },
+          { type: "text", text: "again" },
+        ],
+      },
+    ]);
   });
 });

@@ -32,7 +32,10 @@ export interface MessagesToMessagesResult {
  * const { body } = convertMessagesRequestToMessages(pivot, { upstreamModel: "alpha-sonnet-4-6" });
  * ```
  */
-export function convertMessagesRequestToMessages(req: MessagesRequest, opts: MessagesToMessagesOptions = {}): MessagesToMessagesResult {
+export function convertMessagesRequestToMessages(
+  req: MessagesRequest,
+  opts: MessagesToMessagesOptions = {},
+): MessagesToMessagesResult {
   const w = new Warnings();
   const { turnpike: _internal, ...rest } = req;
   const body: MessagesRequest = { ...rest };
@@ -58,7 +61,12 @@ export function convertMessagesRequestToMessages(req: MessagesRequest, opts: Mes
     }
     const kept = m.content.filter((b) => {
       if (b.type === "thinking" && (!thinkingOn || b.signature === "")) {
-        w.add("thinking", thinkingOn ? "unsigned thinking blocks (from another vendor) were removed from the history" : "thinking blocks were removed from the history because thinking is off");
+        w.add(
+          "thinking",
+          thinkingOn
+            ? "unsigned thinking blocks (from another vendor) were removed from the history"
+            : "thinking blocks were removed from the history because thinking is off",
+        );
         return false;
       }
       if (b.type === "redacted_thinking" && !thinkingOn) {

@@ -73,7 +73,8 @@ export class MessagesEventBuilder {
   start(upstreamId?: unknown): void {
     if (this.started || this.ended) return;
     this.started = true;
-    const id = typeof upstreamId === "string" && /^[A-Za-z0-9_-]+$/.test(upstreamId) ? `msg_${upstreamId}` : randomId("msg_");
+    const id =
+      typeof upstreamId === "string" && /^[A-Za-z0-9_-]+$/.test(upstreamId) ? `msg_${upstreamId}` : randomId("msg_");
     this.emit({
       type: "message_start",
       message: {
@@ -86,7 +87,12 @@ export class MessagesEventBuilder {
         stop_sequence: null,
         // Chat and generateContent upstreams report usage only at the end: the input side is the
         // gateway's own count, the real numbers follow in message_delta (§4.4).
-        usage: { input_tokens: this.ctx.inputTokens ?? 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+        usage: {
+          input_tokens: this.ctx.inputTokens ?? 0,
+          output_tokens: 0,
+          cache_creation_input_tokens: 0,
+          cache_read_input_tokens: 0,
+        },
       },
     });
   }
@@ -102,7 +108,10 @@ export class MessagesEventBuilder {
     this.open = null;
   }
 
-  private openBlock(kind: BlockKind, block: Extract<MessagesStreamEvent, { type: "content_block_start" }>["content_block"]): number {
+  private openBlock(
+    kind: BlockKind,
+    block: Extract<MessagesStreamEvent, { type: "content_block_start" }>["content_block"],
+  ): number {
     this.start();
     this.closeOpen();
     const index = this.nextIndex++;
@@ -122,7 +131,11 @@ export class MessagesEventBuilder {
     if (text.length === 0 || this.ended) return;
     if (this.open?.kind !== "thinking") this.openBlock("thinking", { type: "thinking", thinking: "", signature: "" });
     this.relayed.push(text);
-    this.emit({ type: "content_block_delta", index: this.open!.index, delta: { type: "thinking_delta", thinking: text } });
+    this.emit({
+      type: "content_block_delta",
+      index: this.open!.index,
+      delta: { type: "thinking_delta", thinking: text },
+    });
   }
 
   /** Remembers a signature for the open thinking block, sent just before its stop (§1.7). */
@@ -140,7 +153,11 @@ export class MessagesEventBuilder {
   toolArguments(json: string): void {
     if (json.length === 0 || this.open?.kind !== "tool") return;
     this.relayed.push(json);
-    this.emit({ type: "content_block_delta", index: this.open.index, delta: { type: "input_json_delta", partial_json: json } });
+    this.emit({
+      type: "content_block_delta",
+      index: this.open.index,
+      delta: { type: "input_json_delta", partial_json: json },
+    });
   }
 
   /** `message_delta` with the stop reason and the final usage (real, or the local estimate). */
@@ -161,7 +178,10 @@ export class MessagesEventBuilder {
     if (u.reasoning_tokens !== undefined) usage.output_tokens_details = { thinking_tokens: u.reasoning_tokens };
     const ev: MessageDeltaEvent = {
       type: "message_delta",
-      delta: { stop_reason: this.toolUsed && stopReason !== "max_tokens" ? "tool_use" : stopReason, stop_sequence: stopSequence },
+      delta: {
+        stop_reason: this.toolUsed && stopReason !== "max_tokens" ? "tool_use" : stopReason,
+        stop_sequence: stopSequence,
+      },
       usage,
     };
     this.emit(ev);

@@ -12,13 +12,27 @@ describe("messages SSE → events", () => {
     const msgs = await fixtureChunks("anthropic-text.chunks.txt", { withEventLines: true });
     const events = await run(messagesSSEToEvents({ onUsage: (u) => (billed = u) }), msgs);
     expect(events.map((e) => e.type as string)).toEqual(msgs.map((m) => m.event ?? ""));
-    expect(billed).toEqual({ input_tokens: 12, output_tokens: 30, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 });
+    expect(billed).toEqual({
+      input_tokens: 12,
+      output_tokens: 30,
+      cache_read_input_tokens: 0,
+      cache_creation_input_tokens: 0,
+    });
   });
 
   test("event: error becomes an error event and ends the stream", async () => {
     const events = await run(messagesSSEToEvents(), [
-      { event: "message_start", data: JSON.stringify({ type: "message_start", message: { id: "m", usage: { input_tokens: 3, output_tokens: 1 } } }) },
-      { event: "error", data: '{"type":"error","error":{"details":null,"type":"overloaded_error","message":"Overloaded"}}' },
+      {
+        event: "message_start",
+        data: JSON.stringify({
+          type: "message_start",
+          message: { id: "m", usage: { input_tokens: 3, output_tokens: 1 } },
+        }),
+      },
+      {
+        event: "error",
+        data: '{"type":"error","error":{"details":null,"type":"overloaded_error","message":"Overloaded"}}',
+      },
       { event: "message_stop", data: '{"type":"message_stop"}' },
     ]);
     expect(events.map((e) => e.type)).toEqual(["message_start", "error"]);
@@ -42,18 +56,32 @@ describe("messages SSE → events", () => {
 });
 
 test("trap 8: a duplicate message_start (same id) is dropped; a different id is an error", async () => {
-  const start = (id: string) => ({ event: "message_start", data: JSON.stringify({ type: "message_start", message: { id, usage: { input_tokens: 1, output_tokens: 1 } } }) });
-  const same = await run(messagesSSEToEvents(), [start("msg_a"), start("msg_a"), { event: "message_stop", data: '{"type":"message_stop"}' }]);
+  const start = (id: string) => ({
+    event: "message_start",
+    data: JSON.stringify({ type: "message_start", message: { id, usage: { input_tokens: 1, output_tokens: 1 } } }),
+  });
+  const same = await run(messagesSSEToEvents(), [
+    start("msg_a"),
+    start("msg_a"),
+    { event: "message_stop", data: '{"type":"message_stop"}' },
+  ]);
   expect(same.map((e) => e.type)).toEqual(["message_start", "message_stop"]);
-  const other = await run(messagesSSEToEvents(), [start("msg_a"), start("msg_b"), { event: "message_stop", data: '{"type":"message_stop"}' }]);
+  const other = await run(messagesSSEToEvents(), [
+    start("msg_a"),
+    start("msg_b"),
+    { event: "message_stop", data: '{"type":"message_stop"}' },
+  ]);
   expect(other.map((e) => e.type)).toEqual(["message_start", "error"]);
 });
 
 describe("encodeMessagesEvents", () => {
   test("writes the event: line and the JSON type (trap 7), and round-trips through the SSE decoder", async () => {
-    const events = await run(messagesSSEToEvents(), await fixtureChunks("anthropic-tool.chunks.txt", { withEventLines: true }));
+    const events = await run(
+      messagesSSEToEvents(),
+      await fixtureChunks("anthropic-tool.chunks.txt", { withEventLines: true }),
+    );
     const frames = await run(encodeMessagesEvents(), events);
-    expect(frames[0]!.startsWith("event: message_start\ndata: {\"type\":\"message_start\"")).toBe(true);
+    expect(frames[0]!.startsWith('event: message_start\ndata: {"type":"message_start"')).toBe(true);
     for (const f of frames) expect(f).toMatch(/^event: (\w+)\ndata: \{"type":"\1"[^\n]*\}\n\n$/);
     const decoded = await run(new SSEDecoderStream(), frames);
     const back: MessagesStreamEvent[] = await run(messagesSSEToEvents(), decoded);

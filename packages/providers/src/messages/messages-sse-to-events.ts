@@ -23,7 +23,12 @@ export interface MessagesSSEOptions {
  * `message_delta` without input fields keeps the start's, as Bedrock-style streams need, §1.7).
  */
 export class MessagesUsageAccumulator {
-  private totals: UsageTotals = { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 };
+  private totals: UsageTotals = {
+    input_tokens: 0,
+    output_tokens: 0,
+    cache_read_input_tokens: 0,
+    cache_creation_input_tokens: 0,
+  };
 
   push(ev: { type: string; message?: { usage?: unknown }; usage?: unknown }): void {
     if (ev.type === "message_start" && ev.message) {
@@ -84,7 +89,10 @@ export class MessagesSSEMachine {
       const id = isRecord(ev.message) && typeof ev.message.id === "string" ? ev.message.id : "";
       if (this.#messageId !== undefined) {
         if (id === this.#messageId) return;
-        this.emit({ type: "error", error: { type: "api_error", message: "The upstream started a second message in the same stream" } });
+        this.emit({
+          type: "error",
+          error: { type: "api_error", message: "The upstream started a second message in the same stream" },
+        });
         this.#ended = true;
         this.#report();
         return;
@@ -101,7 +109,11 @@ export class MessagesSSEMachine {
 
   end(): void {
     if (!this.#ended) {
-      const err = new GatewayError({ status: 502, type: "api_error", message: "The upstream stream ended before message_stop" });
+      const err = new GatewayError({
+        status: 502,
+        type: "api_error",
+        message: "The upstream stream ended before message_stop",
+      });
       this.emit({ type: "error", error: renderMessagesError(err).error });
     }
     this.#report();

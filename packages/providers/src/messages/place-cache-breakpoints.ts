@@ -24,7 +24,10 @@ function cacheable(b: ContentBlockParam): boolean {
 
 /** The message with a breakpoint on its last block that can take one; undefined if none can. */
 function marked(m: MessageParam): MessageParam | undefined {
-  if (typeof m.content === "string") return m.content ? { role: m.role, content: [{ type: "text", text: m.content, cache_control: EPHEMERAL }] } : undefined;
+  if (typeof m.content === "string")
+    return m.content
+      ? { role: m.role, content: [{ type: "text", text: m.content, cache_control: EPHEMERAL }] }
+      : undefined;
   const at = m.content.findLastIndex(cacheable);
   if (at === -1) return undefined;
   // Every block type but thinking takes `cache_control` (§1.3); the union cannot say so per member.

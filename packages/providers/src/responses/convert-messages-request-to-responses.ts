@@ -17,7 +17,15 @@ export interface MessagesToResponsesRequestResult {
 }
 
 /** Chat-only parameters the Responses API has no field for. */
-const NOT_IN_RESPONSES = ["seed", "frequency_penalty", "presence_penalty", "logit_bias", "logprobs", "top_logprobs", "n"] as const;
+const NOT_IN_RESPONSES = [
+  "seed",
+  "frequency_penalty",
+  "presence_penalty",
+  "logit_bias",
+  "logprobs",
+  "top_logprobs",
+  "n",
+] as const;
 
 function partToResponses(p: ChatContentPart): Record<string, unknown> {
   switch (p.type) {
@@ -51,13 +59,22 @@ function messagesToItems(messages: readonly ChatMessage[]): Record<string, unkno
         items.push({ role: m.role, content: textOf(m.content) });
         break;
       case "user":
-        items.push({ role: "user", content: typeof m.content === "string" ? m.content : m.content.map(partToResponses) });
+        items.push({
+          role: "user",
+          content: typeof m.content === "string" ? m.content : m.content.map(partToResponses),
+        });
         break;
       case "assistant": {
         const text = textOf(m.content);
         if (text) items.push({ role: "assistant", content: text });
         for (const c of m.tool_calls ?? []) {
-          if (c.type === "function") items.push({ type: "function_call", call_id: c.id, name: c.function.name, arguments: c.function.arguments });
+          if (c.type === "function")
+            items.push({
+              type: "function_call",
+              call_id: c.id,
+              name: c.function.name,
+              arguments: c.function.arguments,
+            });
         }
         break;
       }
@@ -96,7 +113,15 @@ function chatToResponses(chat: ChatRequest, warn: (param: string, message: strin
   if (chat.tools?.length) {
     body.tools = chat.tools.flatMap((t) =>
       t.type === "function"
-        ? [{ type: "function", name: t.function.name, ...(t.function.description !== undefined ? { description: t.function.description } : {}), parameters: t.function.parameters ?? { type: "object", properties: {} }, strict: t.function.strict ?? false }]
+        ? [
+            {
+              type: "function",
+              name: t.function.name,
+              ...(t.function.description !== undefined ? { description: t.function.description } : {}),
+              parameters: t.function.parameters ?? { type: "object", properties: {} },
+              strict: t.function.strict ?? false,
+            },
+          ]
         : [],
     );
   }
@@ -106,7 +131,9 @@ function chatToResponses(chat: ChatRequest, warn: (param: string, message: strin
   if (chat.parallel_tool_calls != null) body.parallel_tool_calls = chat.parallel_tool_calls;
   // The vendor never shows its reasoning itself; a summary of it is what a client that asked for
   // thinking can be given (it becomes the reply's thinking block).
-  if (chat.reasoning_effort != null) body.reasoning = chat.reasoning_effort === "none" ? { effort: "none" } : { effort: chat.reasoning_effort, summary: "auto" };
+  if (chat.reasoning_effort != null)
+    body.reasoning =
+      chat.reasoning_effort === "none" ? { effort: "none" } : { effort: chat.reasoning_effort, summary: "auto" };
   const rf = chat.response_format;
   if (rf?.type === "json_object") body.text = { format: { type: "json_object" } };
   if (rf?.type === "json_schema") body.text = { format: { type: "json_schema", ...rf.json_schema } };
@@ -127,7 +154,10 @@ function chatToResponses(chat: ChatRequest, warn: (param: string, message: strin
  * // body = { model: "gpt-5", instructions: "Be brief.", input: [{ role: "user", content: "Hi" }], store: false, max_output_tokens: 256 }
  * ```
  */
-export function convertMessagesRequestToResponses(req: MessagesRequest, opts: { upstreamModel: string }): MessagesToResponsesRequestResult {
+export function convertMessagesRequestToResponses(
+  req: MessagesRequest,
+  opts: { upstreamModel: string },
+): MessagesToResponsesRequestResult {
   const chat = convertMessagesRequestToChat(req, { upstreamModel: opts.upstreamModel });
   // The chat converter's warnings name its upstream; here the upstream speaks Responses. Its stop
   // sequences warning (a cut to four) gives way to this protocol's own (none are sent).

@@ -44,13 +44,19 @@ export function customToolInput(args: unknown): string {
 }
 
 /** A function call's name as the client named it (its own name, and its namespace if it has one). */
-export function clientFunctionName(name: string, ctx: Pick<ResponsesReplyContext, "namespaced">): { name: string; namespace?: string } {
+export function clientFunctionName(
+  name: string,
+  ctx: Pick<ResponsesReplyContext, "namespaced">,
+): { name: string; namespace?: string } {
   const n = ctx.namespaced?.[name];
   return n ? { name: n.name, namespace: n.namespace } : { name };
 }
 
 /** A stop reason as the response's status (and why it is incomplete). */
-export function responsesStatusOf(stop: StopReason | null | undefined): { status: ResponsesStatus; incomplete: ResponsesResponse["incomplete_details"] } {
+export function responsesStatusOf(stop: StopReason | null | undefined): {
+  status: ResponsesStatus;
+  incomplete: ResponsesResponse["incomplete_details"];
+} {
   switch (stop) {
     case "max_tokens":
     case "model_context_window_exceeded":
@@ -121,7 +127,10 @@ export function responsesEnvelope(
 }
 
 /** The pivot reply's content as output items, in order. */
-export function outputItemsOf(res: MessagesResponse, ctx: Pick<ResponsesReplyContext, "namespaced" | "custom"> = {}): ResponsesOutputItem[] {
+export function outputItemsOf(
+  res: MessagesResponse,
+  ctx: Pick<ResponsesReplyContext, "namespaced" | "custom"> = {},
+): ResponsesOutputItem[] {
   const items: ResponsesOutputItem[] = [];
   let message: Extract<ResponsesOutputItem, { type: "message" }> | undefined;
   for (const block of res.content) {
@@ -135,17 +144,35 @@ export function outputItemsOf(res: MessagesResponse, ctx: Pick<ResponsesReplyCon
         break;
       case "thinking":
         message = undefined;
-        items.push({ type: "reasoning", id: randomId("rs_"), summary: block.thinking ? [{ type: "summary_text", text: block.thinking }] : [] });
+        items.push({
+          type: "reasoning",
+          id: randomId("rs_"),
+          summary: block.thinking ? [{ type: "summary_text", text: block.thinking }] : [],
+        });
         break;
       case "redacted_thinking":
         break;
       case "tool_use":
         message = undefined;
         if (ctx.custom?.[block.name]) {
-          items.push({ type: "custom_tool_call", id: randomId("ctc_"), call_id: block.id, name: block.name, input: customToolInput(block.input), status: "completed" });
+          items.push({
+            type: "custom_tool_call",
+            id: randomId("ctc_"),
+            call_id: block.id,
+            name: block.name,
+            input: customToolInput(block.input),
+            status: "completed",
+          });
           break;
         }
-        items.push({ type: "function_call", id: randomId("fc_"), call_id: block.id, ...clientFunctionName(block.name, ctx), arguments: JSON.stringify(block.input ?? {}), status: "completed" });
+        items.push({
+          type: "function_call",
+          id: randomId("fc_"),
+          call_id: block.id,
+          ...clientFunctionName(block.name, ctx),
+          arguments: JSON.stringify(block.input ?? {}),
+          status: "completed",
+        });
         break;
       default:
         // Server-tool blocks of a messages upstream have no Responses item of their own here.
@@ -162,8 +189,17 @@ export function outputItemsOf(res: MessagesResponse, ctx: Pick<ResponsesReplyCon
  * // → { id: "resp_…", object: "response", status: "completed", output: [{ type: "message", … }], usage: {…} }
  * ```
  */
-export function convertMessagesResponseToResponses(res: MessagesResponse, ctx: ResponsesReplyContext): ResponsesResponse {
+export function convertMessagesResponseToResponses(
+  res: MessagesResponse,
+  ctx: ResponsesReplyContext,
+): ResponsesResponse {
   const { status, incomplete } = responsesStatusOf(res.stop_reason);
   const full = { ...ctx, id: ctx.id ?? randomId("resp_"), createdAt: ctx.createdAt ?? Math.floor(Date.now() / 1000) };
-  return responsesEnvelope(full, status, outputItemsOf(res, ctx), usageToResponses(messagesUsageFields(res.usage)), incomplete);
+  return responsesEnvelope(
+    full,
+    status,
+    outputItemsOf(res, ctx),
+    usageToResponses(messagesUsageFields(res.usage)),
+    incomplete,
+  );
 }

@@ -49,7 +49,14 @@ export function namespacedName(namespace: string, name: string): string {
 }
 
 /** The input item types this converter reads. */
-const READ_ITEMS = new Set(["message", "function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output", "reasoning"]);
+const READ_ITEMS = new Set([
+  "message",
+  "function_call",
+  "function_call_output",
+  "custom_tool_call",
+  "custom_tool_call_output",
+  "reasoning",
+]);
 
 /** Fields this converter reads; any other top-level field gets a warning. */
 const HANDLED = new Set<string>([
@@ -91,12 +98,30 @@ function partsToChat(parts: readonly ResponsesInputPart[], at: string, w: Warnin
         out.push({ type: "text", text: p.text });
         break;
       case "input_image":
-        if (!p.image_url) throw invalidRequest(where, "an image must be given as image_url (a data: URL or an http(s) URL); file ids belong to one vendor");
-        out.push({ type: "image_url", image_url: { url: p.image_url, ...(p.detail === "low" || p.detail === "high" || p.detail === "auto" ? { detail: p.detail } : {}) } });
+        if (!p.image_url)
+          throw invalidRequest(
+            where,
+            "an image must be given as image_url (a data: URL or an http(s) URL); file ids belong to one vendor",
+          );
+        out.push({
+          type: "image_url",
+          image_url: {
+            url: p.image_url,
+            ...(p.detail === "low" || p.detail === "high" || p.detail === "auto" ? { detail: p.detail } : {}),
+          },
+        });
         break;
       case "input_file":
-        if (p.file_url !== undefined) throw invalidRequest(where, "file_url is not supported; send the file as file_data (a base64 data: URL)");
-        out.push({ type: "file", file: { ...(p.file_data !== undefined ? { file_data: p.file_data } : {}), ...(p.file_id ? { file_id: p.file_id } : {}), ...(p.filename !== undefined ? { filename: p.filename } : {}) } });
+        if (p.file_url !== undefined)
+          throw invalidRequest(where, "file_url is not supported; send the file as file_data (a base64 data: URL)");
+        out.push({
+          type: "file",
+          file: {
+            ...(p.file_data !== undefined ? { file_data: p.file_data } : {}),
+            ...(p.file_id ? { file_id: p.file_id } : {}),
+            ...(p.filename !== undefined ? { filename: p.filename } : {}),
+          },
+        });
         break;
       case "refusal":
         w.add(where, "an earlier refusal is replayed as text");
@@ -149,7 +174,11 @@ function itemsToChat(items: readonly ResponsesInputItem[], w: Warnings): ChatMes
     }
     if (item.type === "custom_tool_call") {
       // Free-form input as the one string argument the tool was offered with (toolsToChat).
-      const call: ChatToolCall = { id: item.call_id, type: "function", function: { name: item.name, arguments: JSON.stringify({ [CUSTOM_TOOL_ARGUMENT]: item.input }) } };
+      const call: ChatToolCall = {
+        id: item.call_id,
+        type: "function",
+        function: { name: item.name, arguments: JSON.stringify({ [CUSTOM_TOOL_ARGUMENT]: item.input }) },
+      };
       const a = assistantTail(messages);
       a.tool_calls = [...(a.tool_calls ?? []), call];
       return;
@@ -171,7 +200,10 @@ function itemsToChat(items: readonly ResponsesInputItem[], w: Warnings): ChatMes
         messages.push({ role: item.role, content: textOf(item.content, `${at}.content`, w) });
         return;
       case "user":
-        messages.push({ role: "user", content: typeof item.content === "string" ? item.content : partsToChat(item.content, `${at}.content`, w) });
+        messages.push({
+          role: "user",
+          content: typeof item.content === "string" ? item.content : partsToChat(item.content, `${at}.content`, w),
+        });
         return;
       case "assistant": {
         const text = textOf(item.content, `${at}.content`, w);
@@ -192,8 +224,10 @@ function itemsToChat(items: readonly ResponsesInputItem[], w: Warnings): ChatMes
 
 /** A function tool (`{type: "function", name, description?, parameters?, strict?}`) in chat terms, under `name`. */
 function functionTool(t: Record<string, unknown>, name: string, at: string): ChatTool {
-  if (typeof t.name !== "string" || !/^[a-zA-Z0-9_-]{1,64}$/.test(t.name)) throw invalidRequest(`${at}.name`, "must be 1 to 64 characters of a-z, A-Z, 0-9, _ or -");
-  const parameters = typeof t.parameters === "object" && t.parameters !== null ? (t.parameters as Record<string, unknown>) : undefined; // an object: checked on the left
+  if (typeof t.name !== "string" || !/^[a-zA-Z0-9_-]{1,64}$/.test(t.name))
+    throw invalidRequest(`${at}.name`, "must be 1 to 64 characters of a-z, A-Z, 0-9, _ or -");
+  const parameters =
+    typeof t.parameters === "object" && t.parameters !== null ? (t.parameters as Record<string, unknown>) : undefined; // an object: checked on the left
   return {
     type: "function",
     function: {
@@ -210,9 +244,13 @@ function functionTool(t: Record<string, unknown>, name: string, at: string): Cha
  * plain text) cannot be enforced by a function tool; it is put in the description for the model.
  */
 function customTool(t: Record<string, unknown>, at: string): ChatTool {
-  if (typeof t.name !== "string" || !/^[a-zA-Z0-9_-]{1,64}$/.test(t.name)) throw invalidRequest(`${at}.name`, "must be 1 to 64 characters of a-z, A-Z, 0-9, _ or -");
+  if (typeof t.name !== "string" || !/^[a-zA-Z0-9_-]{1,64}$/.test(t.name))
+    throw invalidRequest(`${at}.name`, "must be 1 to 64 characters of a-z, A-Z, 0-9, _ or -");
   const format = typeof t.format === "object" && t.format !== null ? (t.format as Record<string, unknown>) : undefined; // an object: checked on the left
-  const grammar = format?.type === "grammar" && typeof format.definition === "string" ? `\n\nThe ${CUSTOM_TOOL_ARGUMENT} must follow this ${typeof format.syntax === "string" ? format.syntax : ""} grammar:\n${format.definition}` : "";
+  const grammar =
+    format?.type === "grammar" && typeof format.definition === "string"
+      ? `\n\nThe ${CUSTOM_TOOL_ARGUMENT} must follow this ${typeof format.syntax === "string" ? format.syntax : ""} grammar:\n${format.definition}`
+      : "";
   const description = `${typeof t.description === "string" ? t.description : ""}${grammar}`.trim();
   return {
     type: "function",
@@ -221,7 +259,12 @@ function customTool(t: Record<string, unknown>, at: string): ChatTool {
       ...(description ? { description } : {}),
       parameters: {
         type: "object",
-        properties: { [CUSTOM_TOOL_ARGUMENT]: { type: "string", description: "The tool's whole input, as free-form text (not JSON)." } },
+        properties: {
+          [CUSTOM_TOOL_ARGUMENT]: {
+            type: "string",
+            description: "The tool's whole input, as free-form text (not JSON).",
+          },
+        },
         required: [CUSTOM_TOOL_ARGUMENT],
         additionalProperties: false,
       },
@@ -229,7 +272,12 @@ function customTool(t: Record<string, unknown>, at: string): ChatTool {
   };
 }
 
-function toolsToChat(tools: ResponsesRequest["tools"], w: Warnings, namespaced: Record<string, NamespacedName>, custom: Record<string, true>): ChatTool[] | undefined {
+function toolsToChat(
+  tools: ResponsesRequest["tools"],
+  w: Warnings,
+  namespaced: Record<string, NamespacedName>,
+  custom: Record<string, true>,
+): ChatTool[] | undefined {
   if (!tools?.length) return undefined;
   const out: ChatTool[] = [];
   tools.forEach((raw, i) => {
@@ -241,7 +289,8 @@ function toolsToChat(tools: ResponsesRequest["tools"], w: Warnings, namespaced: 
     if (t.type === "namespace") {
       // A named group of functions: each is offered under `<namespace>__<name>` and its calls are
       // mapped back to the namespace and the function's own name.
-      if (typeof t.name !== "string" || !/^[a-zA-Z0-9_-]+$/.test(t.name)) throw invalidRequest(`tools[${i}].name`, "a namespace name is a-z, A-Z, 0-9, _ or -");
+      if (typeof t.name !== "string" || !/^[a-zA-Z0-9_-]+$/.test(t.name))
+        throw invalidRequest(`tools[${i}].name`, "a namespace name is a-z, A-Z, 0-9, _ or -");
       const inner = Array.isArray(t.tools) ? t.tools : [];
       inner.forEach((fn: unknown, j) => {
         const at = `tools[${i}].tools[${j}]`;
@@ -277,13 +326,17 @@ function toolsToChat(tools: ResponsesRequest["tools"], w: Warnings, namespaced: 
 export function convertResponsesRequestToChat(req: ResponsesRequest): ResponsesToChatResult {
   const w = new Warnings();
   if (req.previous_response_id) {
-    throw invalidRequest("previous_response_id", "this conversion takes the whole conversation; continue a stored response through the gateway");
+    throw invalidRequest(
+      "previous_response_id",
+      "this conversion takes the whole conversation; continue a stored response through the gateway",
+    );
   }
   for (const k of Object.keys(req)) {
     if (!HANDLED.has(k)) w.add(k, "unknown field, not sent upstream");
     else if (NOT_CARRIED[k] !== undefined && req[k as keyof ResponsesRequest] != null) w.add(k, NOT_CARRIED[k]); // k is one of HANDLED
   }
-  if (req.reasoning?.summary) w.add("reasoning.summary", "reasoning summaries are given where the upstream returns its reasoning as text");
+  if (req.reasoning?.summary)
+    w.add("reasoning.summary", "reasoning summaries are given where the upstream returns its reasoning as text");
   const messages: ChatMessage[] = [];
   if (req.instructions) messages.push({ role: "system", content: req.instructions });
   if (typeof req.input === "string") messages.push({ role: "user", content: req.input });
@@ -293,7 +346,11 @@ export function convertResponsesRequestToChat(req: ResponsesRequest): ResponsesT
   const custom: Record<string, true> = {};
   const tools = toolsToChat(req.tools, w, namespaced, custom);
   if (tools) chat.tools = tools;
-  if (req.tool_choice !== undefined) chat.tool_choice = typeof req.tool_choice === "string" ? req.tool_choice : { type: "function", function: { name: req.tool_choice.name } };
+  if (req.tool_choice !== undefined)
+    chat.tool_choice =
+      typeof req.tool_choice === "string"
+        ? req.tool_choice
+        : { type: "function", function: { name: req.tool_choice.name } };
   if (req.parallel_tool_calls != null) chat.parallel_tool_calls = req.parallel_tool_calls;
   if (req.max_output_tokens != null) chat.max_completion_tokens = req.max_output_tokens;
   if (req.temperature != null) chat.temperature = req.temperature;
@@ -303,7 +360,12 @@ export function convertResponsesRequestToChat(req: ResponsesRequest): ResponsesT
   if (format?.type === "json_schema") {
     chat.response_format = {
       type: "json_schema",
-      json_schema: { name: format.name, schema: format.schema, ...(format.description ? { description: format.description } : {}), ...(format.strict != null ? { strict: format.strict } : {}) },
+      json_schema: {
+        name: format.name,
+        schema: format.schema,
+        ...(format.description ? { description: format.description } : {}),
+        ...(format.strict != null ? { strict: format.strict } : {}),
+      },
     };
   }
   if (req.reasoning?.effort) chat.reasoning_effort = req.reasoning.effort;

@@ -45,7 +45,11 @@ export function convertResponsesResponseToChat(json: unknown): Record<string, un
       // A summary where the vendor gave one, else the reasoning text some vendors send.
       reasoning += partsText(item.summary, "summary_text") || partsText(item.content, "reasoning_text");
     } else if (item.type === "function_call") {
-      calls.push({ id: item.call_id, type: "function", function: { name: item.name, arguments: typeof item.arguments === "string" ? item.arguments : "{}" } });
+      calls.push({
+        id: item.call_id,
+        type: "function",
+        function: { name: item.name, arguments: typeof item.arguments === "string" ? item.arguments : "{}" },
+      });
     }
   }
   const message: Record<string, unknown> = { role: "assistant", content: content || null };

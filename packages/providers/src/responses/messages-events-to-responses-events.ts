@@ -7,11 +7,23 @@
  * response are the ones the JSON reply of the same request would hold, so a client's stream
  * helper rebuilds exactly that reply.
  */
-import type { MessagesStreamEvent, ResponsesOutputItem, ResponsesResponse, ResponsesStreamEventType } from "@turnpike/schema";
+import type {
+  MessagesStreamEvent,
+  ResponsesOutputItem,
+  ResponsesResponse,
+  ResponsesStreamEventType,
+} from "@turnpike/schema";
 import { formatSSE } from "@turnpike/schema/sse";
 import { randomId } from "../ids.js";
 import { messagesUsageFields, type UsageTotals } from "../usage.js";
-import { clientFunctionName, customToolInput, usageToResponses, responsesEnvelope, responsesStatusOf, type ResponsesReplyContext } from "./convert-messages-response-to-responses.js";
+import {
+  clientFunctionName,
+  customToolInput,
+  usageToResponses,
+  responsesEnvelope,
+  responsesStatusOf,
+  type ResponsesReplyContext,
+} from "./convert-messages-response-to-responses.js";
 
 type Message = Extract<ResponsesOutputItem, { type: "message" }>;
 type Call = Extract<ResponsesOutputItem, { type: "function_call" }>;
@@ -69,7 +81,10 @@ export class MessagesToResponsesMachine {
   private addItem<T extends ResponsesOutputItem>(item: T): number {
     this.output.push(item);
     const index = this.output.length - 1;
-    this.emit("response.output_item.added", { output_index: index, item: { ...item, ...(item.type === "message" ? { content: [] } : {}) } });
+    this.emit("response.output_item.added", {
+      output_index: index,
+      item: { ...item, ...(item.type === "message" ? { content: [] } : {}) },
+    });
     return index;
   }
 
@@ -85,22 +100,47 @@ export class MessagesToResponsesMachine {
         const b = ev.content_block;
         if (b.type === "text") {
           if (!this.message) {
-            const item: Message = { type: "message", id: randomId("msg_"), status: "in_progress", role: "assistant", content: [] };
+            const item: Message = {
+              type: "message",
+              id: randomId("msg_"),
+              status: "in_progress",
+              role: "assistant",
+              content: [],
+            };
             this.message = { item, index: this.addItem(item) };
           }
           const { item, index } = this.message;
           item.content.push({ type: "output_text", text: "", annotations: [] });
           const part = item.content.length - 1;
           this.open = { kind: "text", item, index, part };
-          this.emit("response.content_part.added", { item_id: item.id, output_index: index, content_index: part, part: { type: "output_text", text: "", annotations: [] } });
+          this.emit("response.content_part.added", {
+            item_id: item.id,
+            output_index: index,
+            content_index: part,
+            part: { type: "output_text", text: "", annotations: [] },
+          });
         } else if (b.type === "tool_use" && this.ctx.custom?.[b.name]) {
           // A custom tool offered as a function: its one string argument is the call's input.
           this.closeMessage();
-          const item: CustomCall = { type: "custom_tool_call", id: randomId("ctc_"), call_id: b.id, name: b.name, input: "", status: "in_progress" };
+          const item: CustomCall = {
+            type: "custom_tool_call",
+            id: randomId("ctc_"),
+            call_id: b.id,
+            name: b.name,
+            input: "",
+            status: "in_progress",
+          };
           this.open = { kind: "custom", item, index: this.addItem(item), json: "" };
         } else if (b.type === "tool_use") {
           this.closeMessage();
-          const item: Call = { type: "function_call", id: randomId("fc_"), call_id: b.id, ...clientFunctionName(b.name, this.ctx), arguments: "", status: "in_progress" };
+          const item: Call = {
+            type: "function_call",
+            id: randomId("fc_"),
+            call_id: b.id,
+            ...clientFunctionName(b.name, this.ctx),
+            arguments: "",
+            status: "in_progress",
+          };
           this.open = { kind: "call", item, index: this.addItem(item) };
         } else if (b.type === "thinking") {
           this.closeMessage();
@@ -117,22 +157,42 @@ export class MessagesToResponsesMachine {
         if (o?.kind === "text" && d.type === "text_delta") {
           const part = o.item.content[o.part];
           if (part) part.text += d.text;
-          this.emit("response.output_text.delta", { item_id: o.item.id, output_index: o.index, content_index: o.part, delta: d.text, logprobs: [] });
+          this.emit("response.output_text.delta", {
+            item_id: o.item.id,
+            output_index: o.index,
+            content_index: o.part,
+            delta: d.text,
+            logprobs: [],
+          });
         } else if (o?.kind === "call" && d.type === "input_json_delta") {
           if (!d.partial_json) return;
           o.item.arguments += d.partial_json;
-          this.emit("response.function_call_arguments.delta", { item_id: o.item.id, output_index: o.index, delta: d.partial_json });
+          this.emit("response.function_call_arguments.delta", {
+            item_id: o.item.id,
+            output_index: o.index,
+            delta: d.partial_json,
+          });
         } else if (o?.kind === "custom" && d.type === "input_json_delta") {
           // The input is a JSON string inside the arguments: written out whole once they are.
           o.json += d.partial_json;
         } else if (o?.kind === "reasoning" && d.type === "thinking_delta") {
           if (o.item.summary.length === 0) {
             o.item.summary.push({ type: "summary_text", text: "" });
-            this.emit("response.reasoning_summary_part.added", { item_id: o.item.id, output_index: o.index, summary_index: 0, part: { type: "summary_text", text: "" } });
+            this.emit("response.reasoning_summary_part.added", {
+              item_id: o.item.id,
+              output_index: o.index,
+              summary_index: 0,
+              part: { type: "summary_text", text: "" },
+            });
           }
           const s = o.item.summary[0];
           if (s) s.text += d.thinking;
-          this.emit("response.reasoning_summary_text.delta", { item_id: o.item.id, output_index: o.index, summary_index: 0, delta: d.thinking });
+          this.emit("response.reasoning_summary_text.delta", {
+            item_id: o.item.id,
+            output_index: o.index,
+            summary_index: 0,
+            delta: d.thinking,
+          });
         }
         return;
       }
@@ -143,17 +203,36 @@ export class MessagesToResponsesMachine {
         if (o.kind === "text") {
           const part = o.item.content[o.part];
           const text = part?.text ?? "";
-          this.emit("response.output_text.done", { item_id: o.item.id, output_index: o.index, content_index: o.part, text, logprobs: [] });
-          this.emit("response.content_part.done", { item_id: o.item.id, output_index: o.index, content_index: o.part, part: { type: "output_text", text, annotations: [] } });
+          this.emit("response.output_text.done", {
+            item_id: o.item.id,
+            output_index: o.index,
+            content_index: o.part,
+            text,
+            logprobs: [],
+          });
+          this.emit("response.content_part.done", {
+            item_id: o.item.id,
+            output_index: o.index,
+            content_index: o.part,
+            part: { type: "output_text", text, annotations: [] },
+          });
         } else if (o.kind === "call") {
           // An argument-less call is `{}`, as in the JSON reply — and so are its deltas (a client
           // that joins the deltas must get the same arguments as the done event).
           if (o.item.arguments === "") {
             o.item.arguments = "{}";
-            this.emit("response.function_call_arguments.delta", { item_id: o.item.id, output_index: o.index, delta: "{}" });
+            this.emit("response.function_call_arguments.delta", {
+              item_id: o.item.id,
+              output_index: o.index,
+              delta: "{}",
+            });
           }
           o.item.status = "completed";
-          this.emit("response.function_call_arguments.done", { item_id: o.item.id, output_index: o.index, arguments: o.item.arguments });
+          this.emit("response.function_call_arguments.done", {
+            item_id: o.item.id,
+            output_index: o.index,
+            arguments: o.item.arguments,
+          });
           this.emit("response.output_item.done", { output_index: o.index, item: o.item });
         } else if (o.kind === "custom") {
           let args: unknown = {};
@@ -164,14 +243,33 @@ export class MessagesToResponsesMachine {
           }
           o.item.input = customToolInput(args);
           o.item.status = "completed";
-          if (o.item.input) this.emit("response.custom_tool_call_input.delta", { item_id: o.item.id, output_index: o.index, delta: o.item.input });
-          this.emit("response.custom_tool_call_input.done", { item_id: o.item.id, output_index: o.index, input: o.item.input });
+          if (o.item.input)
+            this.emit("response.custom_tool_call_input.delta", {
+              item_id: o.item.id,
+              output_index: o.index,
+              delta: o.item.input,
+            });
+          this.emit("response.custom_tool_call_input.done", {
+            item_id: o.item.id,
+            output_index: o.index,
+            input: o.item.input,
+          });
           this.emit("response.output_item.done", { output_index: o.index, item: o.item });
         } else {
           const s = o.item.summary[0];
           if (s) {
-            this.emit("response.reasoning_summary_text.done", { item_id: o.item.id, output_index: o.index, summary_index: 0, text: s.text });
-            this.emit("response.reasoning_summary_part.done", { item_id: o.item.id, output_index: o.index, summary_index: 0, part: s });
+            this.emit("response.reasoning_summary_text.done", {
+              item_id: o.item.id,
+              output_index: o.index,
+              summary_index: 0,
+              text: s.text,
+            });
+            this.emit("response.reasoning_summary_part.done", {
+              item_id: o.item.id,
+              output_index: o.index,
+              summary_index: 0,
+              part: s,
+            });
           }
           this.emit("response.output_item.done", { output_index: o.index, item: o.item });
         }
@@ -210,7 +308,10 @@ export class MessagesToResponsesMachine {
     this.begin();
     this.ended = true;
     this.emit("error", { code, message, param: null });
-    const response = responsesEnvelope(this.ctx, "failed", this.output, usageToResponses(this.usage), null, { code, message });
+    const response = responsesEnvelope(this.ctx, "failed", this.output, usageToResponses(this.usage), null, {
+      code,
+      message,
+    });
     this.final = response;
     this.emit("response.failed", { response });
   }

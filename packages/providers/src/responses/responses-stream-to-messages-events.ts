@@ -65,7 +65,11 @@ export class ResponsesToMessagesMachine {
         if (item.type !== "function_call") return;
         const call: Call = { index: this.calls.size, sent: "" };
         this.calls.set(at, call);
-        this.delta({ tool_calls: [{ index: call.index, id: item.call_id, type: "function", function: { name: item.name, arguments: "" } }] });
+        this.delta({
+          tool_calls: [
+            { index: call.index, id: item.call_id, type: "function", function: { name: item.name, arguments: "" } },
+          ],
+        });
         this.args(call, typeof item.arguments === "string" ? item.arguments : "");
         return;
       }
@@ -78,7 +82,12 @@ export class ResponsesToMessagesMachine {
       case "response.output_item.done": {
         // A vendor that sends a call's arguments whole, only at its end: what was not sent yet.
         const call = this.calls.get(at);
-        const whole = typeof ev.arguments === "string" ? ev.arguments : isRecord(ev.item) && typeof ev.item.arguments === "string" ? ev.item.arguments : undefined;
+        const whole =
+          typeof ev.arguments === "string"
+            ? ev.arguments
+            : isRecord(ev.item) && typeof ev.item.arguments === "string"
+              ? ev.item.arguments
+              : undefined;
         if (call && whole?.startsWith(call.sent)) this.args(call, whole.slice(call.sent.length));
         return;
       }
@@ -88,7 +97,11 @@ export class ResponsesToMessagesMachine {
       case "response.failed": {
         const response = isRecord(ev.response) ? ev.response : {};
         const error = isRecord(response.error) ? response.error : {};
-        this.fail({ message: error.message ?? "The upstream failed the response.", type: "server_error", code: error.code });
+        this.fail({
+          message: error.message ?? "The upstream failed the response.",
+          type: "server_error",
+          code: error.code,
+        });
         return;
       }
       default:
@@ -98,8 +111,13 @@ export class ResponsesToMessagesMachine {
   }
 
   private finish(response: Record<string, unknown>): void {
-    this.chat.push({ data: JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: finishReasonOf(response, this.calls.size > 0) }] }) });
-    if (isRecord(response.usage)) this.chat.push({ data: JSON.stringify({ choices: [], usage: responsesUsageToChat(response.usage) }) });
+    this.chat.push({
+      data: JSON.stringify({
+        choices: [{ index: 0, delta: {}, finish_reason: finishReasonOf(response, this.calls.size > 0) }],
+      }),
+    });
+    if (isRecord(response.usage))
+      this.chat.push({ data: JSON.stringify({ choices: [], usage: responsesUsageToChat(response.usage) }) });
     this.chat.push({ data: "[DONE]" });
   }
 

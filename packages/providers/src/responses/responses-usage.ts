@@ -14,7 +14,9 @@ export function responsesUsageToChat(usage: unknown): Record<string, unknown> {
     prompt_tokens: u.input_tokens,
     completion_tokens: u.output_tokens,
     prompt_tokens_details: { cached_tokens: input.cached_tokens },
-    ...(output.reasoning_tokens !== undefined ? { completion_tokens_details: { reasoning_tokens: output.reasoning_tokens } } : {}),
+    ...(output.reasoning_tokens !== undefined
+      ? { completion_tokens_details: { reasoning_tokens: output.reasoning_tokens } }
+      : {}),
   };
 }
 

@@ -44,8 +44,14 @@ export class Completions {
    */
   create(body: ChatCompletionCreateParamsNonStreaming, options?: RequestOptions): APIPromise<ChatCompletion>;
   create(body: ChatCompletionCreateParamsStreaming, options?: RequestOptions): APIPromise<Stream<ChatCompletionChunk>>;
-  create(body: ChatCompletionCreateParamsBase, options?: RequestOptions): APIPromise<Stream<ChatCompletionChunk> | ChatCompletion>;
-  create(body: ChatCompletionCreateParamsBase, options?: RequestOptions): APIPromise<Stream<ChatCompletionChunk> | ChatCompletion> {
+  create(
+    body: ChatCompletionCreateParamsBase,
+    options?: RequestOptions,
+  ): APIPromise<Stream<ChatCompletionChunk> | ChatCompletion>;
+  create(
+    body: ChatCompletionCreateParamsBase,
+    options?: RequestOptions,
+  ): APIPromise<Stream<ChatCompletionChunk> | ChatCompletion> {
     const request = { ...options, method: "POST" as const, path: "/chat/completions", body, model: body.model };
     if (body.stream) {
       return this.#client.requestStream<ChatCompletionChunk>(request, (message, response) =>

@@ -3,7 +3,9 @@ import type { EmbeddingsRequest, EmbeddingsResponse } from "@turnpike/schema";
 import { APIPromise, type APIClient, type RequestOptions } from "@turnpike/sdk-core";
 
 /** A reply whose vectors are numbers (`encoding_format` float, or left out: the client decodes base64 itself). */
-export type Embeddings = Omit<EmbeddingsResponse, "data"> & { data: { object: "embedding"; index: number; embedding: number[] }[] };
+export type Embeddings = Omit<EmbeddingsResponse, "data"> & {
+  data: { object: "embedding"; index: number; embedding: number[] }[];
+};
 
 /** The little-endian float32 values of a base64 vector. */
 function decodeVector(text: string): number[] {
@@ -42,14 +44,32 @@ export class EmbeddingsResource {
    * const r = await client.embeddings.create({ model: "gamma-embedding-1", input: "query", dimensions: 256, task_type: "RETRIEVAL_QUERY" });
    * ```
    */
-  create(body: EmbeddingsRequest & { encoding_format: "base64" }, options?: RequestOptions): APIPromise<EmbeddingsResponse>;
+  create(
+    body: EmbeddingsRequest & { encoding_format: "base64" },
+    options?: RequestOptions,
+  ): APIPromise<EmbeddingsResponse>;
   create(body: EmbeddingsRequest & { encoding_format?: "float" }, options?: RequestOptions): APIPromise<Embeddings>;
   create(body: EmbeddingsRequest, options?: RequestOptions): APIPromise<EmbeddingsResponse | Embeddings> {
     const asked = body.encoding_format;
     const sent: EmbeddingsRequest = asked === undefined ? { ...body, encoding_format: "base64" } : body;
-    const promise = this.#client.request<EmbeddingsResponse>({ ...options, method: "POST", path: "/embeddings", body: sent, model: body.model });
+    const promise = this.#client.request<EmbeddingsResponse>({
+      ...options,
+      method: "POST",
+      path: "/embeddings",
+      body: sent,
+      model: body.model,
+    });
     if (asked !== undefined) return promise;
-    const decoded = promise.withResponse().then((r) => ({ ...r, data: { ...r.data, data: r.data.data.map((d) => ({ ...d, embedding: typeof d.embedding === "string" ? decodeVector(d.embedding) : d.embedding })) } }));
+    const decoded = promise.withResponse().then((r) => ({
+      ...r,
+      data: {
+        ...r.data,
+        data: r.data.data.map((d) => ({
+          ...d,
+          embedding: typeof d.embedding === "string" ? decodeVector(d.embedding) : d.embedding,
+        })),
+      },
+    }));
     return new APIPromise<Embeddings>(decoded);
   }
 }

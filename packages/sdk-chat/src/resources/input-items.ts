@@ -29,7 +29,11 @@ export class InputItems {
    * console.log(data.map((item) => item.id));
    * ```
    */
-  list(id: string, params: InputItemListParams = {}, options?: RequestOptions): PagePromise<ResponsesListedInputItem, ResponsesInputItemList> {
+  list(
+    id: string,
+    params: InputItemListParams = {},
+    options?: RequestOptions,
+  ): PagePromise<ResponsesListedInputItem, ResponsesInputItemList> {
     const get = (query: InputItemListParams): APIPromise<ResponsesInputItemList> =>
       this.#client.request<ResponsesInputItemList>({
         ...options,
@@ -37,6 +41,8 @@ export class InputItems {
         path: `/responses/${encodeURIComponent(id)}/input_items`,
         query: { ...options?.query, ...query },
       });
-    return new PagePromise<ResponsesListedInputItem, ResponsesInputItemList>(get(params).withResponse(), (after) => get({ ...params, after }));
+    return new PagePromise<ResponsesListedInputItem, ResponsesInputItemList>(get(params).withResponse(), (after) =>
+      get({ ...params, after }),
+    );
   }
 }

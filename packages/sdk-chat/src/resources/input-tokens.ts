@@ -28,6 +28,12 @@ export class InputTokens {
    * ```
    */
   count(body: ResponseInputTokensParams, options?: RequestOptions): APIPromise<ResponsesInputTokens> {
-    return this.#client.request<ResponsesInputTokens>({ ...options, method: "POST", path: "/responses/input_tokens", body, model: body.model });
+    return this.#client.request<ResponsesInputTokens>({
+      ...options,
+      method: "POST",
+      path: "/responses/input_tokens",
+      body,
+      model: body.model,
+    });
   }
 }

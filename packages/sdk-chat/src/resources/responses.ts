@@ -61,11 +61,19 @@ export class Responses {
    */
   create(body: ResponseCreateParamsNonStreaming, options?: RequestOptions): APIPromise<ResponseObject>;
   create(body: ResponseCreateParamsStreaming, options?: RequestOptions): APIPromise<Stream<ResponseStreamEvent>>;
-  create(body: ResponseCreateParamsBase, options?: RequestOptions): APIPromise<Stream<ResponseStreamEvent> | ResponseObject>;
-  create(body: ResponseCreateParamsBase, options?: RequestOptions): APIPromise<Stream<ResponseStreamEvent> | ResponseObject> {
+  create(
+    body: ResponseCreateParamsBase,
+    options?: RequestOptions,
+  ): APIPromise<Stream<ResponseStreamEvent> | ResponseObject>;
+  create(
+    body: ResponseCreateParamsBase,
+    options?: RequestOptions,
+  ): APIPromise<Stream<ResponseStreamEvent> | ResponseObject> {
     const request = { ...options, method: "POST" as const, path: "/responses", body, model: body.model };
     if (body.stream) {
-      return this.#client.requestStream<ResponseStreamEvent>(request, (message, response) => decodeResponsesEvent(message, response, body.model));
+      return this.#client.requestStream<ResponseStreamEvent>(request, (message, response) =>
+        decodeResponsesEvent(message, response, body.model),
+      );
     }
     return withText(this.#client.request<ResponsesResponse>(request));
   }
@@ -82,7 +90,10 @@ export class Responses {
    * ```
    */
   stream(body: ResponseStreamParams, options?: RequestOptions): ResponseStream {
-    return ResponseStream.start((signal) => this.create({ ...body, stream: true }, { ...options, signal }), options?.signal);
+    return ResponseStream.start(
+      (signal) => this.create({ ...body, stream: true }, { ...options, signal }),
+      options?.signal,
+    );
   }
 
   /**
@@ -95,7 +106,13 @@ export class Responses {
    * ```
    */
   retrieve(id: string, options?: RequestOptions): APIPromise<ResponseObject> {
-    return withText(this.#client.request<ResponsesResponse>({ ...options, method: "GET", path: `/responses/${encodeURIComponent(id)}` }));
+    return withText(
+      this.#client.request<ResponsesResponse>({
+        ...options,
+        method: "GET",
+        path: `/responses/${encodeURIComponent(id)}`,
+      }),
+    );
   }
 
   /**
@@ -107,7 +124,11 @@ export class Responses {
    * ```
    */
   delete(id: string, options?: RequestOptions): APIPromise<ResponsesDeleted> {
-    return this.#client.request<ResponsesDeleted>({ ...options, method: "DELETE", path: `/responses/${encodeURIComponent(id)}` });
+    return this.#client.request<ResponsesDeleted>({
+      ...options,
+      method: "DELETE",
+      path: `/responses/${encodeURIComponent(id)}`,
+    });
   }
 }
 
