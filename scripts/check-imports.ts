@@ -47,6 +47,8 @@ export const FLOORS: Floor[] = [
       "mcp/session-store.ts",
       "mcp/namespacing.ts",
       "mcp/tool-allow-list.ts",
+      "batches/batch-store.ts",
+      "batches/sql-runners.ts",
     ],
   },
   { name: "wiring", paths: ["config/*", "deps.ts", "storage/open-backends.ts", "telemetry/*"] },
@@ -67,11 +69,13 @@ export const FLOORS: Floor[] = [
       "pipeline/validate.ts",
     ],
   },
-  { name: "pipeline", paths: ["pipeline/*", "mcp/*"] },
+  { name: "pipeline", paths: ["pipeline/*", "mcp/*", "embeddings/*", "batches/*"] },
   {
     name: "surfaces",
     paths: [
       "routes/*",
+      "embeddings/embeddings-routes.ts",
+      "batches/batch-routes.ts",
       "admin/*",
       "openapi/*",
       "telemetry/metrics-route.ts",

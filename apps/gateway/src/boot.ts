@@ -1,3 +1,4 @@
+import { BatchWorker } from "./batches/batch-worker";
 import { countTextTokens, countTokens } from "@turnpike/providers";
 import { startSimulator, type Simulator } from "@turnpike/simulator";
 import { randomBytes } from "node:crypto";
@@ -129,12 +130,21 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
     backends: state.backends,
     shutdown: shutdown.signal,
   };
+  // Batch jobs: kept in the store, run by this instance's worker unless TURNPIKE_BATCH_WORKER=off.
+  let batchWorker: BatchWorker | undefined;
+  deps.batches = { store: store.batchStore(), queued: () => batchWorker?.kick() };
+  if (config.batches.worker) {
+    batchWorker = new BatchWorker(deps, deps.batches.store);
+    batchWorker.start();
+  }
   const app = createApp(deps);
   // Expired stored responses are purged hourly (and once at start).
   const purge = () => {
     deps.responses
       .purgeExpired(new Date(now()).toISOString())
       .catch((e) => logger.error("purging expired responses failed", {}, e));
+    const keptFrom = new Date(now() - config.batches.retentionDays * 86_400_000).toISOString();
+    deps.batches?.store.purgeBefore(keptFrom).catch((e) => logger.error("purging old batches failed", {}, e));
   };
   purge();
   const purger = setInterval(purge, 3_600_000);
@@ -162,6 +172,8 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
     },
     async close() {
       clearInterval(purger);
+      // The job in hand is given back (its line in flight finishes first), so another instance takes it at once.
+      await batchWorker?.stop();
       state.backends.drain();
       await app.stop?.();
       await simulator?.stop();

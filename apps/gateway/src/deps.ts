@@ -1,3 +1,4 @@
+import type { BatchStore } from "./batches/batch-store";
 import type { MessagesRequest } from "@turnpike/schema";
 import type { Config } from "./config/config";
 import type { McpSessionStore } from "./mcp/session-store";
@@ -68,4 +69,12 @@ export interface GatewayDeps {
   mcpSessions?: McpSessionStore;
   /** Which back ends this instance runs on and whether they answer (`GET /ready`); absent = embedded. */
   backends?: Backends;
+  /** Batch jobs: their store, and the worker told of new work; absent = the store's, no worker here. */
+  batches?: BatchQueue;
+}
+
+/** Where batch jobs are kept, and a nudge to this instance's worker when one is queued. */
+export interface BatchQueue {
+  store: BatchStore;
+  queued(): void;
 }

@@ -1,4 +1,4 @@
-import { CATALOG_MODEL_IDS } from "@turnpike/schema";
+import { CATALOG_MODEL_IDS, EMBEDDING_MODEL_IDS } from "@turnpike/schema";
 import { bootGateway, type Gateway } from "../src/boot";
 import { loadConfig } from "../src/config/config";
 import type { PipelineHooks } from "../src/pipeline/events";
@@ -67,6 +67,9 @@ export async function startHarness(
 
 /** The built-in catalog's ids: the one list, kept in `@turnpike/schema` for the mocks and SDK tests too. */
 export const CATALOG_IDS = CATALOG_MODEL_IDS;
+
+/** Every model `GET /v1/models` lists for a client library: the catalog's models and its embedding models. */
+export const LISTED_IDS: readonly string[] = [...CATALOG_MODEL_IDS, ...EMBEDDING_MODEL_IDS];
 
 /** One model per vendor word. */
 export const ONE_PER_VENDOR = ["alpha-opus-4-8", "beta-5.5", "gamma-3-pro", "delta-m3"] as const;

@@ -173,7 +173,11 @@ describe("expiry, rotation and revocation", () => {
     expect((await chat(k.key, "beta-5")).status).toBe(404);
     expect((await chat(k.key, "gamma-3-flash")).status).toBe(200);
     const models = await fetch(`${h.url}/v1/models`, { headers: { authorization: `Bearer ${k.key}` } });
-    expect(((await models.json()) as any).data.map((m: any) => m.id).sort()).toEqual(["gamma-3-flash", "gamma-3-pro"]);
+    expect(((await models.json()) as any).data.map((m: any) => m.id).sort()).toEqual([
+      "gamma-3-flash",
+      "gamma-3-pro",
+      "gamma-embedding-1",
+    ]);
   });
 });
 

@@ -3,6 +3,7 @@ import {
   validateChatRequest,
   validateCountTokensRequest,
   validateGenerateRequest,
+  validateEmbeddingsRequest,
   validateMessagesRequest,
   validateResponsesRequest,
   type ValidationIssue,
@@ -69,6 +70,8 @@ function validatorOf(endpoint: MockEndpoint) {
       return validateGenerateRequest;
     case "generate_count_tokens":
       return validateGenerateCount;
+    case "embeddings":
+      return validateEmbeddingsRequest;
     case "models":
     case "model":
     case "response":

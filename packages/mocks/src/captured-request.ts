@@ -2,6 +2,7 @@
 import type {
   ChatRequest,
   CountTokensRequest,
+  EmbeddingsRequest,
   GenerateRequest,
   MessagesRequest,
   ResponsesRequest,
@@ -11,7 +12,8 @@ import type {
  * The endpoints the mock serves: `responses` is `POST /v1/responses`, `response` the routes of
  * one stored response (`GET`/`DELETE /v1/responses/{id}`, `GET …/input_items`), `input_tokens`
  * `POST /v1/responses/input_tokens`; `generate` is `POST /v1beta/models/{model}:generateContent` (and
- * `:streamGenerateContent`, also under `/v1/`), `generate_count_tokens` its `:countTokens`.
+ * `:streamGenerateContent`, also under `/v1/`), `generate_count_tokens` its `:countTokens`; `embeddings`
+ * `POST /v1/embeddings`.
  */
 export type MockEndpoint =
   | "messages"
@@ -23,7 +25,8 @@ export type MockEndpoint =
   | "generate_count_tokens"
   | "models"
   | "model"
-  | "response";
+  | "response"
+  | "embeddings";
 
 /** Request bodies by endpoint, as the schema types them. */
 export interface MockRequestBodies {
@@ -35,6 +38,7 @@ export interface MockRequestBodies {
   generate: GenerateRequest;
   /** The prompt a count request names (its `generateContentRequest`, or the body itself). */
   generate_count_tokens: GenerateRequest;
+  embeddings: EmbeddingsRequest;
 }
 
 /**

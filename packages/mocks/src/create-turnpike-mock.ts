@@ -1,7 +1,7 @@
 /**
  * `createTurnpikeMock()`: msw 2 handlers that answer like a Turnpike gateway — `/v1/models`,
- * `/v1/messages` (+ `count_tokens`), `/v1/chat/completions` and `/v1/responses` (+ the routes of
- * the responses it stored, and `input_tokens`), JSON and SSE, in exactly the gateway's shapes —
+ * `/v1/messages` (+ `count_tokens`), `/v1/chat/completions`, `/v1/responses` (+ the routes of
+ * the responses it stored, and `input_tokens`) and `/v1/embeddings`, JSON and SSE, in exactly the gateway's shapes —
  * with replies you script per test and every request recorded.
  */
 import type { Model, ResponsesInputItem, ResponsesResponse } from "@turnpike/schema";
@@ -14,6 +14,7 @@ import type { MockError, MockReply } from "./mock-reply.js";
 import { errorResponse, idHeaders, isMessagesCaller, json, type ResponseIds } from "./mock-responses.js";
 import { renderChatFrames, renderChatResponse } from "./render-chat.js";
 import { renderGenerateError, renderGenerateFrames, renderGenerateResponse } from "./render-generate.js";
+import { renderEmbeddings } from "./render-embeddings.js";
 import { renderMessagesFrames, renderMessagesResponse } from "./render-messages.js";
 import { inputItemsOf, renderResponsesFrames, renderResponsesResponse, replayItem } from "./render-responses.js";
 import { sseResponse } from "./sse-response.js";
@@ -102,7 +103,7 @@ interface Stored {
 }
 
 /** The endpoints whose errors are always in the chat envelope, whatever headers the caller sent (the Responses format's). */
-const CHAT_ENVELOPE_ONLY: ReadonlySet<MockEndpoint> = new Set(["responses", "response", "input_tokens"]);
+const CHAT_ENVELOPE_ONLY: ReadonlySet<MockEndpoint> = new Set(["responses", "response", "input_tokens", "embeddings"]);
 
 /**
  * @example
@@ -211,6 +212,25 @@ export function createTurnpikeMock(options: TurnpikeMockOptions = {}): TurnpikeM
     if (captured.model !== undefined && !models.some((m) => m.id === captured.model)) {
       const message = `The model \`${captured.model}\` does not exist or this key may not call it (model_not_found).`;
       return fail({ status: 404, message, code: "model_not_found" });
+    }
+    // As the gateway: an embedding model serves /v1/embeddings only, and only an embedding model does.
+    const kind =
+      captured.model === undefined ? undefined : models.find((m) => m.id === captured.model)?.embeds === true;
+    if (kind === true && INFERENCE.includes(endpoint)) {
+      return fail({
+        status: 400,
+        param: "model",
+        code: "model_not_supported",
+        message: `The model \`${captured.model}\` is an embedding model: it serves POST /v1/embeddings only, not this route.`,
+      });
+    }
+    if (kind === false && endpoint === "embeddings") {
+      return fail({
+        status: 400,
+        param: "model",
+        code: "model_not_supported",
+        message: `The model \`${captured.model}\` is not an embedding model: POST /v1/embeddings takes an embedding model (GET /v1/models marks them with \`embeds: true\`).`,
+      });
     }
     if (reply.error) return fail(reply.error);
     return render(reply, captured, ids, fail);
@@ -347,6 +367,21 @@ export function createTurnpikeMock(options: TurnpikeMockOptions = {}): TurnpikeM
           ...reply,
           headers: { ...idHeaders(ids), ...reply.headers },
         });
+      }),
+    ),
+    http.post(url("/v1/embeddings"), ({ request }) =>
+      answer(request, "embeddings", (reply, captured, ids, fail) => {
+        // Validated above: `answer` returned a 400 for any body that is not an EmbeddingsRequest.
+        const body = valid.get(captured) as MockRequestBodies["embeddings"];
+        const size = models.find((m) => m.id === body.model)?.embedding_dimensions ?? 1536;
+        if (body.dimensions !== undefined && body.dimensions > size) {
+          return fail({
+            status: 400,
+            param: "dimensions",
+            message: `\`dimensions\` is ${body.dimensions}, but \`${body.model}\` makes vectors of at most ${size}.`,
+          });
+        }
+        return json(renderEmbeddings(body, size), ids, reply);
       }),
     ),
     http.post(url("/v1/responses/input_tokens"), ({ request }) =>

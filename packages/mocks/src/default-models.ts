@@ -1,15 +1,22 @@
 /** The mock's catalog: the gateway's built-in model ids, in the shape `GET /v1/models` returns. */
-import { CATALOG_MODEL_IDS, type Model } from "@turnpike/schema";
+import { CATALOG_MODEL_IDS, EMBEDDING_MODEL_IDS, type Model } from "@turnpike/schema";
 
 /**
- * The gateway's built-in model ids, the mock's default catalog.
+ * The gateway's built-in model ids (its embedding models last), the mock's default catalog.
  *
  * @example
  * ```ts
  * createTurnpikeMock({ models: DEFAULT_MODEL_IDS.filter((id) => id.startsWith("alpha-")) });
  * ```
  */
-export const DEFAULT_MODEL_IDS: readonly string[] = CATALOG_MODEL_IDS;
+export const DEFAULT_MODEL_IDS: readonly string[] = [...CATALOG_MODEL_IDS, ...EMBEDDING_MODEL_IDS];
+
+/** The vector sizes of the built-in embedding models, as the gateway's catalog gives them. */
+const EMBEDDING_DIMENSIONS: Record<string, number> = {
+  "beta-embedding-3-small": 1536,
+  "beta-embedding-3-large": 3072,
+  "gamma-embedding-1": 3072,
+};
 
 const CREATED_AT = "2026-01-01T00:00:00Z";
 
@@ -36,5 +43,8 @@ export function mockModel(id: string): Model {
     created: Math.floor(Date.parse(CREATED_AT) / 1000),
     created_at: CREATED_AT,
     owned_by: owner,
+    // An id naming an embedding model is one (`embeds`), as the gateway marks its catalog.
+    embeds: /embedding/.test(id),
+    ...(/embedding/.test(id) ? { embedding_dimensions: EMBEDDING_DIMENSIONS[id] ?? 1536 } : {}),
   };
 }

@@ -23,4 +23,5 @@ export {
 } from "./create-turnpike-mock.js";
 export type { CapturedRequest, MockEndpoint, MockRequestBodies } from "./captured-request.js";
 export { DEFAULT_MODEL_IDS, mockModel } from "./default-models.js";
+export { mockVector } from "./render-embeddings.js";
 export type { MockError, MockReply, MockToolCall } from "./mock-reply.js";

@@ -27,4 +27,5 @@ turnpike.replyAlways(reply);
 // @ts-expect-error: not a stop reason of the messages format
 turnpike.reply({ stopReason: "stop" });
 // @ts-expect-error: an unknown endpoint
-turnpike.reply({}, { endpoint: "embeddings" });
+turnpike.reply({}, { endpoint: "completions" });
+turnpike.fail(400, {}, { endpoint: "embeddings" });

@@ -25,3 +25,12 @@ export const CATALOG_MODEL_IDS = [
 
 /** One of the built-in catalog's model ids. */
 export type CatalogModelId = (typeof CATALOG_MODEL_IDS)[number];
+
+/**
+ * The embedding models of the built-in catalog (`POST /v1/embeddings`), in catalog order. They are
+ * not in {@link CATALOG_MODEL_IDS}: those are the models a client can chat with.
+ */
+export const EMBEDDING_MODEL_IDS = ["beta-embedding-3-small", "beta-embedding-3-large", "gamma-embedding-1"] as const;
+
+/** One of the built-in catalog's embedding model ids. */
+export type EmbeddingModelId = (typeof EMBEDDING_MODEL_IDS)[number];

@@ -28,6 +28,7 @@ export * from "./chat-request.js";
 export * from "./chat-response.js";
 export * from "./chat-stream.js";
 export * from "./models.js";
+export * from "./embeddings.js";
 export * from "./catalog-ids.js";
 export * from "./protocols.js";
 export * from "./responses-request.js";

@@ -38,6 +38,10 @@ export const Model = Type.Object({
   owned_by: Type.String(),
   pricing: Type.Optional(ModelPricing),
   context_window: Type.Optional(Type.Integer({ minimum: 1 })),
+  /** An embedding model (it serves `POST /v1/embeddings` only); false for a model to chat with. */
+  embeds: Type.Optional(Type.Boolean()),
+  /** An embedding model's vector length when no `dimensions` is asked (the most it makes). */
+  embedding_dimensions: Type.Optional(Type.Integer({ minimum: 1 })),
 });
 export type Model = Static<typeof Model>;
 

@@ -8,6 +8,7 @@ import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { Value } from "@sinclair/typebox/value";
 import { ChatRequest } from "./chat-request.js";
 import { CountTokensRequest } from "./count-tokens.js";
+import { EmbeddingsRequest } from "./embeddings.js";
 import { explain, joinPath, show, type ValidationIssue } from "./explain.js";
 import { isRecord } from "./is-record.js";
 import { MessagesRequest } from "./messages-request.js";
@@ -297,4 +298,20 @@ const generateValidator = makeValidator(GenerateRequest, [partsHoldData]);
  */
 export function validateGenerateRequest(body: unknown): ValidationResult<GenerateRequest> {
   return generateValidator(body);
+}
+
+const embeddingsValidator = makeValidator(EmbeddingsRequest, []);
+
+/**
+ * Validates a `POST /v1/embeddings` body: a model and an `input` (a string, strings, token ids or
+ * arrays of token ids), with optional `dimensions`, `encoding_format`, `user`, `task_type`.
+ *
+ * @example
+ * ```ts
+ * const r = validateEmbeddingsRequest({ model: "beta-embedding-3-small", input: ["a", "b"] });
+ * if (r.ok) console.log(r.value.input); // ["a", "b"]
+ * ```
+ */
+export function validateEmbeddingsRequest(body: unknown): ValidationResult<EmbeddingsRequest> {
+  return embeddingsValidator(body);
 }

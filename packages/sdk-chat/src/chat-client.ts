@@ -4,6 +4,7 @@
  */
 import { APIClient, Models, resolveCredentials, type ClientOptions } from "@turnpike/sdk-core";
 import { Chat } from "./resources/chat.js";
+import { EmbeddingsResource } from "./resources/embeddings.js";
 import { Responses } from "./resources/responses.js";
 
 /** Options of {@link ChatClient}; every field is optional. */
@@ -34,6 +35,8 @@ export class ChatClient extends APIClient {
   readonly responses: Responses;
   /** `list`, `retrieve`, `validate`. */
   readonly models: Models;
+  /** `create`: vectors from an embedding model. */
+  readonly embeddings: EmbeddingsResource;
 
   /**
    * @param options `apiKey` defaults to `TURNPIKE_API_KEY`, `baseURL` to `TURNPIKE_BASE_URL`
@@ -45,6 +48,7 @@ export class ChatClient extends APIClient {
     this.chat = new Chat(this);
     this.responses = new Responses(this);
     this.models = new Models(this, "/models");
+    this.embeddings = new EmbeddingsResource(this);
   }
 
   protected authHeaders(): Record<string, string> {

@@ -27,6 +27,7 @@ export {
   type ChatCompletionStreamEvents,
 } from "./chat-completion-stream.js";
 export { Chat } from "./resources/chat.js";
+export { EmbeddingsResource, type Embeddings } from "./resources/embeddings.js";
 export { Completions } from "./resources/completions.js";
 export { ResponseStream, type ResponseStreamEventName, type ResponseStreamEvents } from "./response-stream.js";
 export { Responses } from "./resources/responses.js";

@@ -1,5 +1,6 @@
 import { checkAuth } from "./check-auth";
 import { credential, type Fault, FaultTable, hang, readFault, resetResponse } from "./faults";
+import { chatEmbeddings, embedResponse, generateEmbeddings } from "./embed";
 import { decideOutcome, type Outcome, type OutcomeDefaults } from "./decide-outcome";
 import { getModel, listModels } from "./list-models";
 import { matchRoute } from "./match-route";
@@ -146,6 +147,19 @@ export function createHandler(opts: SimulatorOptions = {}): SimulatorHandler {
         const message =
           route.protocol === "chat" ? `Invalid URL (${req.method} ${path})` : `Not found: ${req.method} ${path}`;
         return errorResponse(route.protocol, 404, { message, requestId: `req_sim${n}` }, n);
+      }
+      case "embed": {
+        const fault = faults.size > 0 ? faults.take(credential(route.protocol, req.headers, query)) : undefined;
+        if (fault) {
+          const made = await applyFault(fault, route.protocol, req, n);
+          if (made) return made;
+        }
+        const parsed = captureLimit > 0 ? body : parseBody(text);
+        const reply =
+          route.protocol === "generate"
+            ? generateEmbeddings(route.model ?? "", route.batch === true, parsed)
+            : chatEmbeddings(parsed);
+        return embedResponse(reply, vendorHeaders(route.protocol, n));
       }
       case "models":
         return jsonResponse(

@@ -4,6 +4,7 @@ import type { Protocol } from "./simulator-options";
 export type Route =
   | { kind: "reply"; protocol: Protocol; model?: string; stream?: boolean; sse?: boolean }
   | { kind: "count"; protocol: Protocol; model?: string }
+  | { kind: "embed"; protocol: Protocol; model?: string; batch?: boolean }
   | { kind: "models"; protocol: Protocol; id?: string }
   | { kind: "unknown"; protocol: Protocol };
 
@@ -27,6 +28,7 @@ export function matchRoute(method: string, path: string, query: string, headers:
   if (method === "POST") {
     if (path === "/v1/messages") return { kind: "reply", protocol: "messages" };
     if (path === "/v1/chat/completions") return { kind: "reply", protocol: "chat" };
+    if (path === "/v1/embeddings") return { kind: "embed", protocol: "chat" };
     if (path === "/v1/responses") return { kind: "reply", protocol: "responses" };
     if (path === "/v1/responses/input_tokens") return { kind: "count", protocol: "responses" };
     if (path === "/v1/messages/count_tokens") return { kind: "count", protocol: "messages" };
@@ -46,6 +48,8 @@ export function matchRoute(method: string, path: string, query: string, headers:
         };
       }
       if (colon > 0 && verb === "countTokens") return { kind: "count", protocol: "generate", model };
+      if (colon > 0 && (verb === "embedContent" || verb === "batchEmbedContents"))
+        return { kind: "embed", protocol: "generate", model, batch: verb === "batchEmbedContents" };
     }
   } else if (method === "GET") {
     if (path === "/v1/models" || path.startsWith("/v1/models/")) {

@@ -109,7 +109,7 @@ export const AdminRotate = Type.Object({
 export type AdminRotate = Static<typeof AdminRotate>;
 
 const Endpoint = Type.Union(
-  ["chat", "messages", "responses", "generate", "count_tokens", "mcp"].map((e) => Type.Literal(e)),
+  ["chat", "messages", "responses", "generate", "count_tokens", "mcp", "embeddings"].map((e) => Type.Literal(e)),
 );
 
 /** One usage record of the ledger. */

@@ -50,6 +50,8 @@ export interface Config {
   signOn?: SignOnConfig;
   /** `TURNPIKE_RESPONSES_WEBSOCKET` (default `on`): serve the Responses format over WebSocket; `off` answers the upgrade 426. */
   responsesWebsocket: boolean;
+  /** Batches (batches/): the input limits, and how long a worker holds a job between renewals. */
+  batches: BatchConfig;
 }
 
 export interface OpsConfig {
@@ -265,9 +267,47 @@ export function loadConfig(env: Env = process.env): Config {
         "on",
       true,
     ),
+    batches: check(
+      () => ({
+        maxFileBytes: Math.floor(
+          positiveNumber(env.TURNPIKE_BATCH_MAX_FILE_MB, 100, "TURNPIKE_BATCH_MAX_FILE_MB") * MIB,
+        ),
+        maxLines: Math.floor(positiveNumber(env.TURNPIKE_BATCH_MAX_LINES, 50_000, "TURNPIKE_BATCH_MAX_LINES")),
+        maxLineBytes: Math.floor(
+          positiveNumber(env.TURNPIKE_BATCH_MAX_LINE_KB, 1024, "TURNPIKE_BATCH_MAX_LINE_KB") * 1024,
+        ),
+        leaseMs: Math.floor(
+          positiveNumber(env.TURNPIKE_BATCH_LEASE_SECONDS, 30, "TURNPIKE_BATCH_LEASE_SECONDS") * 1000,
+        ),
+        retentionDays: positiveNumber(env.TURNPIKE_BATCH_RETENTION_DAYS, 30, "TURNPIKE_BATCH_RETENTION_DAYS"),
+        worker: oneOf(env.TURNPIKE_BATCH_WORKER?.toLowerCase(), ["on", "off"], "on", "TURNPIKE_BATCH_WORKER") === "on",
+      }),
+      {
+        maxFileBytes: 100 * MIB,
+        maxLines: 50_000,
+        maxLineBytes: 1024 * 1024,
+        leaseMs: 30_000,
+        retentionDays: 30,
+        worker: true,
+      },
+    ),
   };
   refuse(problems);
   return config;
+}
+
+/** The batch limits and worker settings (`TURNPIKE_BATCH_*`). */
+export interface BatchConfig {
+  /** A batch input file (or a messages batch body) at most this big. */
+  maxFileBytes: number;
+  maxLines: number;
+  maxLineBytes: number;
+  /** A job's lease: renewed while its worker works; another instance takes the job once it runs out. */
+  leaseMs: number;
+  /** Ended jobs, their results and files are kept this many days after they were made. */
+  retentionDays: number;
+  /** `TURNPIKE_BATCH_WORKER=off`: this instance takes batches but runs none (another instance does). */
+  worker: boolean;
 }
 
 function oneOf<T extends string>(raw: string | undefined, allowed: readonly T[], fallback: T, name: string): T {

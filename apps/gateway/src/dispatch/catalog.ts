@@ -21,6 +21,8 @@ export interface VendorProtocol {
 export const PROMPT_CACHE_MODES: readonly PromptCacheMode[] = ["auto", "off"];
 
 type Optional =
+  | "embedding_dimensions"
+  | "batch_discount"
   | "protocol"
   | "upstream_model"
   | "upstream_headers"
@@ -162,6 +164,40 @@ const BUILT_IN: Row[] = [
     max_output_tokens: 131_072,
     created_at: "2026-03-01T00:00:00Z",
   },
+  // Embedding models (POST /v1/embeddings): input priced only, no output; `embedding_dimensions` marks them.
+  {
+    id: "beta-embedding-3-small",
+    owned_by: "beta",
+    display_name: "Beta Embedding 3 Small",
+    input_per_mtok: 0.02,
+    output_per_mtok: 0,
+    context_window: 8191,
+    max_output_tokens: 0,
+    embedding_dimensions: 1536,
+    created_at: "2024-01-25T00:00:00Z",
+  },
+  {
+    id: "beta-embedding-3-large",
+    owned_by: "beta",
+    display_name: "Beta Embedding 3 Large",
+    input_per_mtok: 0.13,
+    output_per_mtok: 0,
+    context_window: 8191,
+    max_output_tokens: 0,
+    embedding_dimensions: 3072,
+    created_at: "2024-01-25T00:00:00Z",
+  },
+  {
+    id: "gamma-embedding-1",
+    owned_by: "gamma",
+    display_name: "Gamma Embedding 1",
+    input_per_mtok: 0.15,
+    output_per_mtok: 0,
+    context_window: 2048,
+    max_output_tokens: 0,
+    embedding_dimensions: 3072,
+    created_at: "2025-07-14T00:00:00Z",
+  },
 ];
 
 function complete(row: Row, vendors: ReadonlyMap<string, Protocol>): CatalogEntry {
@@ -258,6 +294,21 @@ function rowFile(vendors: readonly string[]) {
         ),
       ),
       created_at: Type.Optional(Type.String()),
+      batch_discount: Type.Optional(
+        Type.Number({
+          minimum: 0,
+          maximum: 1,
+          rule: "must be a number from 0 to 1 (the share off a batch line's price)",
+          expected: "number from 0 to 1",
+        }),
+      ),
+      embedding_dimensions: Type.Optional(
+        Type.Integer({
+          minimum: 1,
+          rule: "must be a positive integer (the vector length; it makes the row an embedding model)",
+          expected: "positive integer",
+        }),
+      ),
     },
     { rule: "must be an object {id, owned_by, input_per_mtok, output_per_mtok, context_window, …}" },
   );
@@ -274,10 +325,15 @@ export function catalogProblems(
   const schema = rowFile(vendors.map((v) => v.id));
   const rows = new Map<string, Row>(BUILT_IN.map((r) => [r.id, r]));
   const problems: string[] = [];
+  const protocols = new Map(vendors.map((v) => [v.id, v.protocol]));
   overrides.forEach((raw, i) => {
     const row = overrideRow(raw, i, rows, schema);
     if (Array.isArray(row)) problems.push(...row);
-    else rows.set(row.id, row);
+    else {
+      const wrong = embeddingProblem(row, i, protocols);
+      if (wrong) problems.push(wrong);
+      rows.set(row.id, row);
+    }
   });
   return { problems, ids: new Set(rows.keys()) };
 }
@@ -290,9 +346,22 @@ export function buildCatalog(overrides: unknown[], vendors: readonly VendorProto
   overrides.forEach((raw, i) => {
     const row = overrideRow(raw, i, rows, schema);
     if (Array.isArray(row)) throw new ConfigError(row);
+    const wrong = embeddingProblem(row, i, protocols);
+    if (wrong) throw new ConfigError([wrong]);
     rows.set(row.id, row);
   });
   return new Catalog([...rows.values()].map((r) => complete(r, protocols)));
+}
+
+/** The upstream protocols that serve embeddings (embeddings/embeddings-protocols.ts). */
+export const EMBEDDING_PROTOCOLS: readonly Protocol[] = ["chat", "generate"];
+
+/** An embedding row on a vendor whose protocol has no embeddings call. */
+function embeddingProblem(row: Row, i: number, protocols: ReadonlyMap<string, Protocol>): string | undefined {
+  if (row.embedding_dimensions === undefined) return undefined;
+  const protocol = row.protocol ?? protocols.get(row.owned_by);
+  if (protocol === undefined || EMBEDDING_PROTOCOLS.includes(protocol)) return undefined;
+  return `models[${i}].embedding_dimensions: the ${protocol} protocol has no embeddings call; an embedding model must be served by ${EMBEDDING_PROTOCOLS.join(" or ")}`;
 }
 
 /** A row laid over the built-in row of its id (a new id adds one), or every mistake of it. */

@@ -14,19 +14,39 @@ export function modelNotFound(model: string): GatewayError {
   });
 }
 
+/** What a call asks a model for: a reply (the inference routes, token counts) or vectors (embeddings). */
+export type ModelUse = "inference" | "embeddings";
+
+/** A model of the other kind than the route serves: a 400 naming the route that serves it. */
+export function wrongModelKind(model: string, use: ModelUse): GatewayError {
+  const message =
+    use === "inference"
+      ? `The model \`${model}\` is an embedding model: it serves POST /v1/embeddings only, not this route.`
+      : `The model \`${model}\` is not an embedding model: POST /v1/embeddings takes an embedding model (GET /v1/models marks them with \`embeds: true\`).`;
+  return new GatewayError({
+    status: 400,
+    type: "invalid_request_error",
+    code: "model_not_supported",
+    param: "model",
+    message,
+  });
+}
+
 /**
  * Step 3: the catalog entry for a model id this key may call (unknown and forbidden look the
- * same), on the upstream of its vendor.
+ * same), on the upstream of its vendor; a model of the other kind than `use` is a 400.
  */
 export function resolve(
   deps: Pick<GatewayDeps, "catalog" | "keys" | "upstreams">,
   key: KeyRecord,
   asked: string,
+  use: ModelUse = "inference",
 ): Target {
   // An agent's alias of a catalog id (formats/agent-catalog.ts) is that id.
   const model = deps.catalog.get(asked) ? asked : unaliased(asked);
   const entry = deps.catalog.get(model);
   if (!entry || !deps.keys.allows(key, model)) throw modelNotFound(asked);
+  if ((entry.embedding_dimensions !== undefined) !== (use === "embeddings")) throw wrongModelKind(model, use);
   const upstream = deps.upstreams.get(entry.owned_by);
   // The catalog is built against the vendor table, so every entry's vendor has an upstream.
   if (!upstream) throw new GatewayError({ status: 500, message: `No upstream for vendor ${entry.owned_by}.` });

@@ -100,6 +100,17 @@ export function isPickerDiscovery(request: Request): boolean {
   return /^claude-(cli|code)\//i.test(request.headers.get("user-agent") ?? "");
 }
 
+/**
+ * A models list asked for by a coding agent (the messages-format agent's picker, the
+ * Responses-format agent with its `client_version`, or another agent by its user agent): each
+ * model it is shown is one it may offer to chat with, so embedding models are left out.
+ */
+export function isAgentDiscovery(request: Request): boolean {
+  if (isPickerDiscovery(request)) return true;
+  if (new URL(request.url).searchParams.has("client_version")) return true;
+  return /^(codex|opencode)[_\w-]*\//i.test(request.headers.get("user-agent") ?? "");
+}
+
 /** A model id as the messages-format agent's picker keeps it. */
 export function pickerId(id: string): string {
   return KEPT_BY_PICKER.test(id) ? id : `${PICKER_ALIAS_PREFIX}${id}`;

@@ -18,6 +18,8 @@ export interface MeteredCall {
   countPrompt: () => number;
   /** Where it was served: the deployment, the attempts made and the catalog id asked for. */
   route?: { deployment: string; attempts: number; requested: string; cacheResetFrom?: string | undefined };
+  /** The share of the catalog price billed (a batch line: 1 − the model's batch discount). */
+  costFactor?: number;
 }
 
 export interface Ending {
@@ -63,7 +65,10 @@ export function meter(deps: GatewayDeps, call: MeteredCall, end: Ending): Promis
     reasoning_tokens: counts.reasoning_tokens,
     // Present only when there are one-hour writes, as the stores read it back.
     ...(hour > 0 ? { cache_write_1h_tokens: hour } : {}),
-    cost_usd: deps.catalog.cost(entry, counts),
+    cost_usd:
+      call.costFactor === undefined
+        ? deps.catalog.cost(entry, counts)
+        : Math.round(deps.catalog.cost(entry, counts) * call.costFactor * 1e9) / 1e9,
     // The vendor's own name where a reply said it, else the id Turnpike asked it for.
     upstream_model: call.tally.upstreamModel ?? entry.upstream_model,
     ...(call.route ? { deployment: call.route.deployment, attempts: call.route.attempts } : {}),

@@ -15,6 +15,7 @@ import { resolve } from "../dispatch/resolve";
 import { errorResponse, toGatewayError } from "../http/respond";
 import { UsageTally } from "../metering/usage-tally";
 import { validate } from "./validate";
+import type { KeyRecord } from "../storage/store";
 
 /**
  * One inference call, top to bottom (docs/design.md, "One request"): authenticate → validate →
@@ -22,11 +23,19 @@ import { validate } from "./validate";
  * relay → meter. Each step is a function of its own file; what one finds is handed to the next
  * as plain values. A request that reached an upstream is metered exactly once, however it ends.
  */
+/** A call made inside the gateway (a batch line): its key already known, its price scaled. */
+export interface InternalCall {
+  key: KeyRecord;
+  /** The share of the catalog price billed (a batch line at the model's batch discount). */
+  costFactor: number;
+}
+
 export async function handleInference(
   deps: GatewayDeps,
   request: Request,
   format: ClientFormat,
   server?: Connection | null,
+  internal?: InternalCall,
 ): Promise<Response> {
   // From here on the format travels in the context only.
   const ctx = newContext(request, format, server, deps.config.trustedProxies);
@@ -37,7 +46,7 @@ export async function handleInference(
   let model: string | undefined;
   const refusal = () => ({ logger: deps.logger, request, requestId: ctx.id, model });
   try {
-    const key = await authenticate(deps, ctx);
+    const key = internal?.key ?? (await authenticate(deps, ctx));
     emit(deps.hooks, "onAuthenticated", ctx, key.id);
     const { request: validated, size } = await validate(ctx, deps.config.maxBodyBytes, (m) => {
       model = m;
@@ -69,6 +78,7 @@ export async function handleInference(
       admitted,
       countPrompt: p.countPrompt,
       route,
+      ...(internal ? { costFactor: internal.costFactor } : {}),
     });
     if (outcome.kind !== "gone") upstreamStatus = outcome.status;
     const headers = outcome.kind === "gone" ? undefined : replyHeaders(ctx, p, admitted.limitHeaders, sent);

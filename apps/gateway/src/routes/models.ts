@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { GatewayDeps } from "../deps";
 import { formatOfHeaders } from "../formats";
 import { catalogIdOf } from "../formats/generate";
-import { agentModelInfo, isPickerDiscovery, pickerId, unaliased } from "../formats/agent-catalog";
+import { agentModelInfo, isAgentDiscovery, isPickerDiscovery, pickerId, unaliased } from "../formats/agent-catalog";
 import { authenticate } from "../keys/authenticate";
 import { newContext } from "../pipeline/context";
 import { modelNotFound } from "../dispatch/resolve";
@@ -27,6 +27,8 @@ export function modelEntry(e: CatalogEntry) {
     owned_by: e.owned_by,
     context_window: e.context_window,
     max_output_tokens: e.max_output_tokens,
+    embeds: e.embedding_dimensions !== undefined,
+    ...(e.embedding_dimensions !== undefined ? { embedding_dimensions: e.embedding_dimensions } : {}),
     pricing: {
       input_per_mtok: e.input_per_mtok,
       output_per_mtok: e.output_per_mtok,
@@ -55,7 +57,11 @@ export function modelRoutes(deps: GatewayDeps): Route[] {
         try {
           const key = await authenticate(deps, ctx);
           // Newest first, as the messages format lists them.
-          const allowed = deps.catalog.all().filter((e) => deps.keys.allows(key, e.id));
+          // A coding agent offers every listed model to chat with: it is not shown embedding models.
+          const agent = isAgentDiscovery(request);
+          const allowed = deps.catalog
+            .all()
+            .filter((e) => deps.keys.allows(key, e.id) && !(agent && e.embedding_dimensions !== undefined));
           // A format whose clients read their own shape (the GenAI SDK calls `/v1/models` by default).
           if (ctx.format.models)
             return Response.json(ctx.format.models.list(allowed), { headers: ctx.format.idHeaders(ctx.id) });
@@ -64,7 +70,9 @@ export function modelRoutes(deps: GatewayDeps): Route[] {
           const picker = isPickerDiscovery(request);
           const data = entries.map((e) => (picker ? { ...modelEntry(e), id: pickerId(e.id) } : modelEntry(e)));
           // `models`: the same models as the Responses-format agent's own metadata (additive; `data` is what the client libraries read).
-          const models = entries.map((e, i) => agentModelInfo(e, i + 1));
+          const models = entries
+            .filter((e) => e.embedding_dimensions === undefined)
+            .map((e, i) => agentModelInfo(e, i + 1));
           // The agent's decoder requires a catalog version beside `models`: it changes when the list does.
           const etag = `"${createHash("sha256").update(JSON.stringify(models)).digest("hex").slice(0, 16)}"`;
           const body = {

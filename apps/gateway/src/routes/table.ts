@@ -1,5 +1,7 @@
 import { adminRoutes } from "../admin/admin-routes";
 import { dashboardRoutes } from "../admin/dashboard";
+import { embeddingsRoutes } from "../embeddings/embeddings-routes";
+import { batchRoutes } from "../batches/batch-routes";
 import type { GatewayDeps } from "../deps";
 import type { Route } from "../http/route";
 import type { McpGateway } from "../mcp/mcp-gateway";
@@ -25,6 +27,8 @@ export function routeTable(deps: GatewayDeps, mcp: McpGateway): readonly Route[]
   const table: Route[] = [
     ...inferenceRoutes(deps),
     ...generateRoutes(deps),
+    ...embeddingsRoutes(deps),
+    ...batchRoutes(deps),
     ...storedResponseRoutes(deps),
     ...modelRoutes(deps),
     ...adminRoutes(deps, signOn?.session),

@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import { BATCH_TABLES } from "../batches/batch-store";
 
 /**
  * Versioned schema changes of the store, applied in order at start-up, each once: the store
@@ -280,6 +281,12 @@ ALTER TABLE keys ADD COLUMN team_id TEXT;
 ALTER TABLE keys ADD COLUMN user_id TEXT;
 INSERT INTO teams (id, name, created_at, updated_at) VALUES ('team_default', 'default', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'));
 UPDATE keys SET team_id = 'team_default';`,
+  },
+  {
+    version: 10,
+    name: "batches: files, jobs and their lines",
+    sqlite: BATCH_TABLES,
+    postgres: BATCH_TABLES,
   },
 ];
 

@@ -1,3 +1,5 @@
+import { BatchStore } from "../batches/batch-store";
+import { postgresRunner as batchPostgresRunner } from "../batches/sql-runners";
 import { SQL } from "bun";
 import { migratePostgres } from "./postgres-migrate";
 import { unavailable } from "./postgres-errors";
@@ -242,6 +244,10 @@ export class PostgresStore implements Store {
 
   teamStore(): TeamStore {
     return new TeamStore(postgresRunner(this.sql, unavailable));
+  }
+
+  batchStore(): BatchStore {
+    return new BatchStore(batchPostgresRunner(this.sql));
   }
 
   async close(): Promise<void> {

@@ -15,6 +15,8 @@ import type { ResponseStore } from "../stored-responses/response-store";
 import { SqliteResponseStore } from "../stored-responses/sqlite-response-store";
 import { TeamStore } from "../teams/team-store";
 import { sqliteRunner } from "./sql-runner";
+import { BatchStore } from "../batches/batch-store";
+import { sqliteRunner as batchSqliteRunner } from "../batches/sql-runners";
 import { GROUP_COLUMN, KEY_COLUMNS, type KeyRow, fromKey, toKey } from "./key-rows";
 
 interface UsageRow extends Omit<UsageRecord, "stream" | "aborted" | "estimated"> {
@@ -191,6 +193,10 @@ export class SqliteStore implements Store {
 
   teamStore(): TeamStore {
     return new TeamStore(sqliteRunner(this.db));
+  }
+
+  batchStore(): BatchStore {
+    return new BatchStore(batchSqliteRunner(this.db));
   }
 
   async close(): Promise<void> {

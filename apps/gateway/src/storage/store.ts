@@ -1,3 +1,4 @@
+import type { BatchStore } from "../batches/batch-store";
 import type { Endpoint } from "../vocabulary/format";
 import type { PromptCacheMode } from "../vocabulary/target";
 import type { ResponseStore } from "../stored-responses/response-store";
@@ -166,5 +167,7 @@ export interface Store {
   responseStore(): ResponseStore;
   /** Teams, users, admin tokens and the audit log, in the same database. */
   teamStore(): TeamStore;
+  /** Batch files, jobs and lines, in the same database. */
+  batchStore(): BatchStore;
   close(): Promise<void>;
 }

@@ -15,6 +15,8 @@ export const OPERATION_NAMES: Record<Endpoint, string> = {
   generate: "generate_content",
   // A tool call through the MCP gateway: the conventions' "execute_tool".
   mcp: "execute_tool",
+  // `POST /v1/embeddings`: the conventions' "embeddings".
+  embeddings: "embeddings",
   // Not among the conventions' operations, which allow a system's own name for one.
   count_tokens: "count_tokens",
 };
@@ -25,6 +27,7 @@ const COUNT_PATHS = ["/count_tokens", "/input_tokens", ":countTokens"];
 /** A request's endpoint, from its format and path (before any usage record says it). */
 export function endpointOfRequest(ctx: RequestContext): Endpoint {
   const path = ctx.request.url.split("?", 1)[0] ?? "";
+  if (path.endsWith("/v1/embeddings")) return "embeddings";
   return COUNT_PATHS.some((p) => path.endsWith(p)) ? "count_tokens" : ctx.format.endpoint;
 }
 

@@ -1,5 +1,5 @@
 /** The wire formats a client can speak. */
 export type Format = "messages" | "chat" | "responses" | "generate";
 
-/** The ledger's endpoint: a client format's inference route, the token count, or an MCP tool call. */
-export type Endpoint = Format | "count_tokens" | "mcp";
+/** The ledger's endpoint: a client format's inference route, the token count, an MCP tool call, or embeddings. */
+export type Endpoint = Format | "count_tokens" | "mcp" | "embeddings";

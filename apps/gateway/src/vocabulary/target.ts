@@ -29,6 +29,17 @@ export interface CatalogEntry {
   max_output_tokens: number;
   /** Release date, RFC 3339; the models list reports it as `created_at` and `created`. */
   created_at: string;
+  /**
+   * Set on an embedding model only: the length of its vectors when the client names no
+   * `dimensions` (the most it may ask for). An embedding model serves `POST /v1/embeddings` and
+   * nothing else; a chat model never serves embeddings.
+   */
+  embedding_dimensions?: number;
+  /**
+   * The share taken off the price of a batch line (0.5: half price), where the upstream bills
+   * batch work less; unset: batch lines cost what other calls cost.
+   */
+  batch_discount?: number;
 }
 
 /** Whether Turnpike places prompt-cache breakpoints itself (per model, and per key on top). */

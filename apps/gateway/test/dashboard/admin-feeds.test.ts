@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { ADMIN_KEY, CATALOG_IDS, startHarness, type Harness } from "../harness";
+import { ADMIN_KEY, LISTED_IDS, startHarness, type Harness } from "../harness";
 
 // The admin routes the dashboard draws from: usage per day, the request log and the catalog.
 // The gateway's clock is set by the test, so records land on known UTC days.
@@ -138,7 +138,7 @@ describe("GET /admin/requests", () => {
 describe("GET /admin/models", () => {
   test("the whole catalog with its prices and vendor", async () => {
     const body = (await (await admin("/admin/models")).json()) as any;
-    expect(body.data.map((m: any) => m.id).sort()).toEqual([...CATALOG_IDS].sort());
+    expect(body.data.map((m: any) => m.id).sort()).toEqual([...LISTED_IDS].sort());
     const delta = body.data.find((m: any) => m.id === "delta-m3");
     expect(delta.vendor).toBe("delta");
     expect(delta.pricing.input_per_mtok).toBe(0.3);

@@ -1,0 +1,344 @@
+import { GatewayError } from "@turnpike/providers";
+import type { BatchQueue, GatewayDeps } from "../deps";
+import { FORMATS, type ClientFormat } from "../formats";
+import { bodyTooLarge, readJsonBody } from "../http/read-body";
+import { errorResponse, toGatewayError } from "../http/respond";
+import type { Route, RouteCall } from "../http/route";
+import { authenticate } from "../keys/authenticate";
+import { errors, idParam, INFERENCE_KEYS, ok } from "../openapi/operations";
+import { newContext } from "../pipeline/context";
+import type { KeyRecord } from "../storage/store";
+import { invalid, isRecord } from "../vocabulary/client-errors";
+import { BATCH_ENDPOINTS, messagesLines, openaiLines } from "./batch-input";
+import { messagesBatchObject, messagesResults, newId, openaiBatchObject } from "./batch-objects";
+import type { BatchFile, BatchJob, BatchKind } from "./batch-store";
+import type { BatchEndpoint } from "./run-line";
+
+/** How long a job may run: the one completion window the chat family offers, and the messages format's. */
+const WINDOW_MS = 24 * 3600 * 1000;
+
+const notFound = (what: string, id: string) =>
+  new GatewayError({
+    status: 404,
+    type: "not_found_error",
+    code: "not_found",
+    message: `No ${what} with id ${JSON.stringify(id)} for this key.`,
+  });
+
+/** A handler run under the caller's key, its errors in `format`'s envelope. */
+function keyed(
+  deps: GatewayDeps,
+  format: ClientFormat,
+  fn: (call: RouteCall, key: KeyRecord, queue: BatchQueue) => Promise<Response>,
+) {
+  return async (call: RouteCall): Promise<Response> => {
+    const ctx = newContext(call.request, format, call.server, deps.config.trustedProxies);
+    try {
+      const key = await authenticate(deps, ctx);
+      return await fn(call, key, deps.batches ?? { store: deps.store.batchStore(), queued: () => {} });
+    } catch (e) {
+      return errorResponse(format, toGatewayError(e, deps.logger, ctx.id), {
+        logger: deps.logger,
+        request: call.request,
+        requestId: ctx.id,
+      });
+    }
+  };
+}
+
+const fileObject = (f: BatchFile) => ({
+  id: f.id,
+  object: "file",
+  bytes: f.bytes,
+  created_at: Math.floor(Date.parse(f.created_at) / 1000),
+  filename: f.filename,
+  purpose: f.purpose,
+  status: "processed",
+  status_details: null,
+});
+
+const limitOf = (url: URL, fallback: number) =>
+  Math.min(100, Math.max(1, Number(url.searchParams.get("limit") ?? fallback) || fallback));
+
+const op = (tag: string, summary: string, description: string, path = false) => ({
+  tags: [tag],
+  summary,
+  description,
+  security: INFERENCE_KEYS,
+  ...(path ? { parameters: [idParam("The id.")] } : {}),
+  responses: {
+    ...ok("As the client library reads it.", { type: "object" }),
+    ...errors(tag === "Message batches" ? "MessagesErrorBody" : "ChatErrorBody"),
+  },
+});
+
+/**
+ * The batch APIs of both client families: the chat family's files and `/v1/batches` (chat
+ * completions, Responses and embeddings lines), and the messages format's
+ * `/v1/messages/batches`. Jobs are kept in the store and run by the worker (batch-worker.ts).
+ */
+export function batchRoutes(deps: GatewayDeps): Route[] {
+  const chat = FORMATS.chat;
+  const messages = FORMATS.messages;
+  const now = () => new Date(deps.now()).toISOString();
+  const limits = deps.config.batches;
+
+  const job = async (queue: BatchQueue, key: KeyRecord, kind: BatchKind, id: string | undefined) => {
+    const j = id ? await queue.store.getJob(key.id, id) : undefined;
+    if (!j || j.kind !== kind) throw notFound(kind === "openai" ? "batch" : "message batch", id ?? "");
+    return j;
+  };
+  const cancel = async (queue: BatchQueue, j: BatchJob) => {
+    if (j.state !== "active") return j;
+    const next: BatchJob = {
+      ...j,
+      state: "cancelling",
+      object: { ...j.object, status: "cancelling", cancelling_at: now() },
+    };
+    await queue.store.saveJob(next);
+    queue.queued();
+    return next;
+  };
+  const origin = (request: Request) => new URL(request.url).origin;
+
+  return [
+    {
+      method: "POST",
+      path: "/v1/files",
+      doc: op(
+        "Batches",
+        "Upload a batch input file",
+        "multipart/form-data with `file` (JSONL, one request a line) and `purpose: batch`.",
+      ),
+      handle: keyed(deps, chat, async ({ request }, key, queue) => {
+        const declared = Number(request.headers.get("content-length") ?? 0);
+        if (declared > limits.maxFileBytes) throw bodyTooLarge(limits.maxFileBytes, declared);
+        let form: FormData;
+        try {
+          form = await request.formData();
+        } catch {
+          throw invalid("The body must be multipart/form-data with `file` and `purpose`.", "file");
+        }
+        const file = form.get("file");
+        if (form.get("purpose") !== "batch")
+          throw invalid("`purpose` must be `batch`: Turnpike keeps files for batches only.", "purpose");
+        if (!(file instanceof Blob)) throw invalid("`file` is required: the batch's JSONL.", "file");
+        if (file.size > limits.maxFileBytes) throw bodyTooLarge(limits.maxFileBytes, file.size);
+        const content = await file.text();
+        const stored: BatchFile = {
+          id: newId("file-"),
+          key_id: key.id,
+          purpose: "batch",
+          filename: file instanceof File ? file.name : "input.jsonl",
+          bytes: file.size,
+          content,
+          created_at: now(),
+        };
+        await queue.store.putFile(stored);
+        return Response.json(fileObject(stored));
+      }),
+    },
+    {
+      method: "GET",
+      path: "/v1/files/{id}",
+      doc: op("Batches", "Get a file", "An input, output or error file of this key.", true),
+      handle: keyed(deps, chat, async ({ params }, key, queue) => {
+        const f = await queue.store.getFile(key.id, params.id ?? "");
+        if (!f) throw notFound("file", params.id ?? "");
+        return Response.json(fileObject(f));
+      }),
+    },
+    {
+      method: "GET",
+      path: "/v1/files/{id}/content",
+      doc: op("Batches", "Get a file's content", "The JSONL as stored or written.", true),
+      handle: keyed(deps, chat, async ({ params }, key, queue) => {
+        const f = await queue.store.getFile(key.id, params.id ?? "");
+        if (!f) throw notFound("file", params.id ?? "");
+        return new Response(f.content, { headers: { "content-type": "application/jsonl" } });
+      }),
+    },
+    {
+      method: "POST",
+      path: "/v1/batches",
+      doc: op(
+        "Batches",
+        "Create a batch",
+        '`{input_file_id, endpoint, completion_window: "24h", metadata?}`; `endpoint` is /v1/chat/completions, /v1/responses or /v1/embeddings. A malformed line becomes an error-file line.',
+      ),
+      handle: keyed(deps, chat, async ({ request }, key, queue) => {
+        const { value } = await readJsonBody(request, deps.config.maxBodyBytes);
+        const endpoint = value.endpoint;
+        if (typeof endpoint !== "string" || !(BATCH_ENDPOINTS as readonly string[]).includes(endpoint))
+          throw invalid(`\`endpoint\` must be one of ${BATCH_ENDPOINTS.join(", ")}.`, "endpoint");
+        if (value.completion_window !== "24h") throw invalid("`completion_window` must be `24h`.", "completion_window");
+        if (value.metadata !== undefined && value.metadata !== null && !isRecord(value.metadata))
+          throw invalid("`metadata` must be an object of strings.", "metadata");
+        const fileId = typeof value.input_file_id === "string" ? value.input_file_id : "";
+        const file = await queue.store.getFile(key.id, fileId);
+        if (file?.purpose !== "batch") throw notFound("batch input file", fileId);
+        const lines = openaiLines(file.content, endpoint as BatchEndpoint, limits); // checked against BATCH_ENDPOINTS above
+        const created = now();
+        const j: BatchJob = {
+          id: newId("batch_"),
+          key_id: key.id,
+          kind: "openai",
+          state: "active",
+          object: {
+            endpoint,
+            input_file_id: fileId,
+            completion_window: "24h",
+            status: "in_progress",
+            metadata: value.metadata ?? null,
+          },
+          created_at: created,
+          expires_at: new Date(Date.parse(created) + WINDOW_MS).toISOString(),
+        };
+        await queue.store.createJob(j, lines);
+        queue.queued();
+        return Response.json(openaiBatchObject(j, await queue.store.lines(j.id)));
+      }),
+    },
+    {
+      method: "GET",
+      path: "/v1/batches",
+      doc: op("Batches", "List batches", "Newest first; `limit` (1–100, default 20) and `after` (a batch id)."),
+      handle: keyed(deps, chat, async ({ request }, key, queue) => {
+        const url = new URL(request.url);
+        const limit = limitOf(url, 20);
+        const jobs = await queue.store.listJobs(
+          key.id,
+          "openai",
+          limit + 1,
+          url.searchParams.get("after") ?? undefined,
+        );
+        const page = jobs.slice(0, limit);
+        const data = await Promise.all(page.map(async (j) => openaiBatchObject(j, await queue.store.lines(j.id))));
+        return Response.json({
+          object: "list",
+          data,
+          first_id: data[0]?.id ?? null,
+          last_id: data.at(-1)?.id ?? null,
+          has_more: jobs.length > limit,
+        });
+      }),
+    },
+    {
+      method: "GET",
+      path: "/v1/batches/{id}",
+      doc: op("Batches", "Get a batch", "Its status, counts and, once ended, its output and error files.", true),
+      handle: keyed(deps, chat, async ({ params }, key, queue) => {
+        const j = await job(queue, key, "openai", params.id);
+        return Response.json(openaiBatchObject(j, await queue.store.lines(j.id)));
+      }),
+    },
+    {
+      method: "POST",
+      path: "/v1/batches/{id}/cancel",
+      doc: op(
+        "Batches",
+        "Cancel a batch",
+        "Lines not yet sent are not sent; the batch ends `cancelled` with the lines done so far.",
+        true,
+      ),
+      handle: keyed(deps, chat, async ({ params }, key, queue) => {
+        const j = await cancel(queue, await job(queue, key, "openai", params.id));
+        return Response.json(openaiBatchObject(j, await queue.store.lines(j.id)));
+      }),
+    },
+    {
+      method: "POST",
+      path: "/v1/messages/batches",
+      doc: op(
+        "Message batches",
+        "Create a message batch",
+        "`{requests: [{custom_id, params}]}`; each `params` a messages request naming any catalog model.",
+      ),
+      handle: keyed(deps, messages, async ({ request }, key, queue) => {
+        const { value } = await readJsonBody(request, limits.maxFileBytes);
+        const lines = messagesLines(value, limits);
+        const created = now();
+        const j: BatchJob = {
+          id: newId("msgbatch_"),
+          key_id: key.id,
+          kind: "messages",
+          state: "active",
+          object: {},
+          created_at: created,
+          expires_at: new Date(Date.parse(created) + WINDOW_MS).toISOString(),
+        };
+        await queue.store.createJob(j, lines);
+        queue.queued();
+        return Response.json(messagesBatchObject(j, await queue.store.lines(j.id), origin(request)));
+      }),
+    },
+    {
+      method: "GET",
+      path: "/v1/messages/batches",
+      doc: op("Message batches", "List message batches", "Newest first; `limit` (1–100, default 20) and `after_id`."),
+      handle: keyed(deps, messages, async ({ request }, key, queue) => {
+        const url = new URL(request.url);
+        const limit = limitOf(url, 20);
+        const jobs = await queue.store.listJobs(
+          key.id,
+          "messages",
+          limit + 1,
+          url.searchParams.get("after_id") ?? undefined,
+        );
+        const page = jobs.slice(0, limit);
+        const data = await Promise.all(
+          page.map(async (j) => messagesBatchObject(j, await queue.store.lines(j.id), origin(request))),
+        );
+        return Response.json({
+          data,
+          has_more: jobs.length > limit,
+          first_id: data[0]?.id ?? null,
+          last_id: data.at(-1)?.id ?? null,
+        });
+      }),
+    },
+    {
+      method: "GET",
+      path: "/v1/messages/batches/{id}",
+      doc: op(
+        "Message batches",
+        "Get a message batch",
+        "Its processing status and counts; `results_url` once ended.",
+        true,
+      ),
+      handle: keyed(deps, messages, async ({ request, params }, key, queue) => {
+        const j = await job(queue, key, "messages", params.id);
+        return Response.json(messagesBatchObject(j, await queue.store.lines(j.id), origin(request)));
+      }),
+    },
+    {
+      method: "POST",
+      path: "/v1/messages/batches/{id}/cancel",
+      doc: op("Message batches", "Cancel a message batch", "Requests not yet sent end `canceled`.", true),
+      handle: keyed(deps, messages, async ({ request, params }, key, queue) => {
+        const j = await cancel(queue, await job(queue, key, "messages", params.id));
+        return Response.json(messagesBatchObject(j, await queue.store.lines(j.id), origin(request)));
+      }),
+    },
+    {
+      method: "GET",
+      path: "/v1/messages/batches/{id}/results",
+      doc: op(
+        "Message batches",
+        "Get a message batch's results",
+        "JSONL, one result per request in request order, once the batch has ended.",
+        true,
+      ),
+      handle: keyed(deps, messages, async ({ params }, key, queue) => {
+        const j = await job(queue, key, "messages", params.id);
+        if (j.state !== "done")
+          throw invalid(
+            `Message batch ${j.id} has not ended yet; its results are ready when processing_status is ended.`,
+          );
+        return new Response(messagesResults(await queue.store.lines(j.id)), {
+          headers: { "content-type": "application/x-jsonl" },
+        });
+      }),
+    },
+  ];
+}

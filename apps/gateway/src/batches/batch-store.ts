@@ -1,0 +1,262 @@
+/**
+ * Batch files, jobs and their lines, durable in the gateway's database (SQLite or PostgreSQL,
+ * migration 10). One worker at a time holds a job (a lease in its row, taken by a single
+ * conditional UPDATE, renewed while it works, given back on a clean stop); a line is marked
+ * `sent` before its call, so a line whose worker died mid-call is never sent twice: the next
+ * holder writes it to the error file as interrupted.
+ */
+
+/** A stored file: a batch's input JSONL, or one of its output or error files. */
+export interface BatchFile {
+  id: string;
+  key_id: string;
+  purpose: string;
+  filename: string;
+  bytes: number;
+  content: string;
+  created_at: string;
+}
+
+/** Which client API made the job: the chat family's `/v1/batches`, or the messages format's `/v1/messages/batches`. */
+export type BatchKind = "openai" | "messages";
+
+/** Where a job stands; `active` jobs are the ones a worker may claim. */
+export type BatchState = "active" | "cancelling" | "done";
+
+/** A job: its client-facing object kept as JSON (`object`), plus the fields the worker selects on. */
+export interface BatchJob {
+  id: string;
+  key_id: string;
+  kind: BatchKind;
+  state: BatchState;
+  /** The client's view, updated as the job goes (counts, status, file ids, timestamps). */
+  object: Record<string, unknown>;
+  created_at: string;
+  expires_at: string;
+}
+
+/** A line: `pending` → `sent` → `done`; or `cancelled` / `expired` unsent. */
+export type LineState = "pending" | "sent" | "done" | "cancelled" | "expired";
+
+export interface BatchLine {
+  batch_id: string;
+  n: number;
+  custom_id: string;
+  /** The line's request: `{method, url, body}` (chat family) or `{params}` (messages). JSON text. */
+  request: string;
+  state: LineState;
+  /** The line's result as the client will read it, JSON text; set when `done`. */
+  result: string | null;
+  /** The line failed (it goes to the error file / `errored`). */
+  failed: boolean;
+}
+
+/** The SQL a store runs: `$1`-style parameters, rows as plain objects. */
+export interface SqlRunner {
+  all(query: string, params: readonly (string | number | null)[]): Promise<Record<string, unknown>[]>;
+  /** Runs `fn` in one transaction. */
+  transaction<T>(fn: (tx: SqlRunner) => Promise<T>): Promise<T>;
+}
+
+const str = (v: unknown): string => (typeof v === "string" ? v : String(v));
+
+function jobOf(row: Record<string, unknown>): BatchJob {
+  return {
+    id: str(row.id),
+    key_id: str(row.key_id),
+    kind: str(row.kind) === "messages" ? "messages" : "openai",
+    state: str(row.state) as BatchState, // written only by this store, from BatchState
+    object: JSON.parse(str(row.object)) as Record<string, unknown>, // written only by this store, from an object
+    created_at: str(row.created_at),
+    expires_at: str(row.expires_at),
+  };
+}
+
+function lineOf(row: Record<string, unknown>): BatchLine {
+  return {
+    batch_id: str(row.batch_id),
+    n: Number(row.n),
+    custom_id: str(row.custom_id),
+    request: str(row.request),
+    state: str(row.state) as LineState, // written only by this store, from LineState
+    result: row.result === null || row.result === undefined ? null : str(row.result),
+    failed: Number(row.failed) === 1,
+  };
+}
+
+/** The batch tables, over either database. */
+export class BatchStore {
+  constructor(private readonly db: SqlRunner) {}
+
+  async putFile(f: BatchFile): Promise<void> {
+    await this.db.all(
+      "INSERT INTO batch_files (id, key_id, purpose, filename, bytes, content, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+      [f.id, f.key_id, f.purpose, f.filename, f.bytes, f.content, f.created_at],
+    );
+  }
+
+  async getFile(keyId: string, id: string): Promise<BatchFile | undefined> {
+    const [row] = await this.db.all("SELECT * FROM batch_files WHERE id = $1 AND key_id = $2", [id, keyId]);
+    return row
+      ? {
+          id: str(row.id),
+          key_id: str(row.key_id),
+          purpose: str(row.purpose),
+          filename: str(row.filename),
+          bytes: Number(row.bytes),
+          content: str(row.content),
+          created_at: str(row.created_at),
+        }
+      : undefined;
+  }
+
+  /** The job and all its lines, in one transaction. */
+  async createJob(job: BatchJob, lines: readonly Omit<BatchLine, "batch_id">[]): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      await tx.all(
+        "INSERT INTO batch_jobs (id, key_id, kind, state, object, created_at, expires_at, lease_owner, lease_until) VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, NULL)",
+        [job.id, job.key_id, job.kind, job.state, JSON.stringify(job.object), job.created_at, job.expires_at],
+      );
+      for (const l of lines) {
+        await tx.all(
+          "INSERT INTO batch_lines (batch_id, n, custom_id, request, state, result, failed) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+          [job.id, l.n, l.custom_id, l.request, l.state, l.result, l.failed ? 1 : 0],
+        );
+      }
+    });
+  }
+
+  async getJob(keyId: string, id: string): Promise<BatchJob | undefined> {
+    const [row] = await this.db.all("SELECT * FROM batch_jobs WHERE id = $1 AND key_id = $2", [id, keyId]);
+    return row ? jobOf(row) : undefined;
+  }
+
+  /** A key's jobs of one kind, newest first, after the cursor `after` (a job id) if given. */
+  async listJobs(keyId: string, kind: BatchKind, limit: number, after?: string): Promise<BatchJob[]> {
+    const rows = after
+      ? await this.db.all(
+          "SELECT * FROM batch_jobs WHERE key_id = $1 AND kind = $2 AND created_at || id < (SELECT created_at || id FROM batch_jobs WHERE id = $3) ORDER BY created_at DESC, id DESC LIMIT $4",
+          [keyId, kind, after, limit],
+        )
+      : await this.db.all(
+          "SELECT * FROM batch_jobs WHERE key_id = $1 AND kind = $2 ORDER BY created_at DESC, id DESC LIMIT $3",
+          [keyId, kind, limit],
+        );
+    return rows.map(jobOf);
+  }
+
+  /** Writes the job's state and object. */
+  async saveJob(job: BatchJob): Promise<void> {
+    await this.db.all("UPDATE batch_jobs SET state = $1, object = $2 WHERE id = $3", [
+      job.state,
+      JSON.stringify(job.object),
+      job.id,
+    ]);
+  }
+
+  /**
+   * Takes one job no live worker holds (never held, lease run out, or given back), for `owner`
+   * until `until`: one conditional UPDATE, so two workers never hold the same job.
+   */
+  async claim(owner: string, nowIso: string, untilIso: string): Promise<BatchJob | undefined> {
+    const [row] = await this.db.all(
+      `UPDATE batch_jobs SET lease_owner = $1, lease_until = $2
+       WHERE id = (SELECT id FROM batch_jobs WHERE state <> 'done' AND (lease_until IS NULL OR lease_until < $3) ORDER BY created_at, id LIMIT 1)
+         AND state <> 'done' AND (lease_until IS NULL OR lease_until < $3)
+       RETURNING *`,
+      [owner, untilIso, nowIso],
+    );
+    return row ? jobOf(row) : undefined;
+  }
+
+  /** Extends the lease; false when `owner` no longer holds the job. */
+  async renew(id: string, owner: string, untilIso: string): Promise<boolean> {
+    const rows = await this.db.all(
+      "UPDATE batch_jobs SET lease_until = $1 WHERE id = $2 AND lease_owner = $3 RETURNING id",
+      [untilIso, id, owner],
+    );
+    return rows.length > 0;
+  }
+
+  /** Gives the job back (a clean stop): another worker may take it at once. */
+  async release(id: string, owner: string): Promise<void> {
+    await this.db.all(
+      "UPDATE batch_jobs SET lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2",
+      [id, owner],
+    );
+  }
+
+  /** The job's state as stored now (a cancel may have come through another instance). */
+  async stateOf(id: string): Promise<BatchState | undefined> {
+    const [row] = await this.db.all("SELECT state FROM batch_jobs WHERE id = $1", [id]);
+    return row ? (str(row.state) as BatchState) : undefined; // written only by this store
+  }
+
+  /** The next pending line, marked `sent` in the same statement. */
+  async takeLine(batchId: string): Promise<BatchLine | undefined> {
+    const [row] = await this.db.all(
+      "UPDATE batch_lines SET state = 'sent' WHERE batch_id = $1 AND n = (SELECT MIN(n) FROM batch_lines WHERE batch_id = $1 AND state = 'pending') AND state = 'pending' RETURNING *",
+      [batchId],
+    );
+    return row ? lineOf(row) : undefined;
+  }
+
+  async finishLine(
+    batchId: string,
+    n: number,
+    state: LineState,
+    result: string | null,
+    failed: boolean,
+  ): Promise<void> {
+    await this.db.all("UPDATE batch_lines SET state = $1, result = $2, failed = $3 WHERE batch_id = $4 AND n = $5", [
+      state,
+      result,
+      failed ? 1 : 0,
+      batchId,
+      n,
+    ]);
+  }
+
+  /** Lines `sent` whose worker went away before their result: the caller writes them off. */
+  async orphans(batchId: string): Promise<BatchLine[]> {
+    return (
+      await this.db.all("SELECT * FROM batch_lines WHERE batch_id = $1 AND state = 'sent' ORDER BY n", [batchId])
+    ).map(lineOf);
+  }
+
+  /** Every pending line becomes `state` (cancelled or expired), unsent. */
+  async closePending(batchId: string, state: "cancelled" | "expired"): Promise<void> {
+    await this.db.all("UPDATE batch_lines SET state = $1 WHERE batch_id = $2 AND state = 'pending'", [state, batchId]);
+  }
+
+  /**
+   * Forgets ended jobs made before `beforeIso`, their lines, and every file made before it;
+   * returns the jobs removed.
+   */
+  async purgeBefore(beforeIso: string): Promise<number> {
+    return this.db.transaction(async (tx) => {
+      const jobs = await tx.all("SELECT id, object FROM batch_jobs WHERE state = 'done' AND created_at < $1", [
+        beforeIso,
+      ]);
+      for (const j of jobs) {
+        await tx.all("DELETE FROM batch_lines WHERE batch_id = $1", [str(j.id)]);
+        await tx.all("DELETE FROM batch_jobs WHERE id = $1", [str(j.id)]);
+      }
+      // A job ends within its 24-hour window, so a file older than the retention serves no running job.
+      await tx.all("DELETE FROM batch_files WHERE created_at < $1", [beforeIso]);
+      return jobs.length;
+    });
+  }
+
+  async lines(batchId: string): Promise<BatchLine[]> {
+    return (await this.db.all("SELECT * FROM batch_lines WHERE batch_id = $1 ORDER BY n", [batchId])).map(lineOf);
+  }
+}
+
+/** The tables (migration 10), the same text for both databases. */
+export const BATCH_TABLES = `
+CREATE TABLE batch_files (id TEXT PRIMARY KEY, key_id TEXT NOT NULL, purpose TEXT NOT NULL, filename TEXT NOT NULL, bytes INTEGER NOT NULL, content TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE TABLE batch_jobs (id TEXT PRIMARY KEY, key_id TEXT NOT NULL, kind TEXT NOT NULL, state TEXT NOT NULL, object TEXT NOT NULL, created_at TEXT NOT NULL, expires_at TEXT NOT NULL, lease_owner TEXT, lease_until TEXT);
+CREATE INDEX batch_jobs_by_key ON batch_jobs (key_id, kind, created_at);
+CREATE INDEX batch_jobs_by_state ON batch_jobs (state, lease_until);
+CREATE TABLE batch_lines (batch_id TEXT NOT NULL, n INTEGER NOT NULL, custom_id TEXT NOT NULL, request TEXT NOT NULL, state TEXT NOT NULL, result TEXT, failed INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (batch_id, n));`;
