@@ -112,7 +112,10 @@ function generateModel(e: CatalogEntry): GenerateModel {
 
 /** The format's models list (`{models}`, catalog order) and model. */
 export const generateModels = {
-  list: (entries: readonly CatalogEntry[]) => ({ models: entries.map(generateModel) }),
+  // Embedding models are called at `POST /v1/embeddings`, not through this format's actions: not listed.
+  list: (entries: readonly CatalogEntry[]) => ({
+    models: entries.filter((e) => e.embedding_dimensions === undefined).map(generateModel),
+  }),
   one: generateModel,
 };
 

@@ -289,9 +289,9 @@ describe("metrics", () => {
       .find(
         (l) =>
           l.startsWith("turnpike_requests_total{") &&
-          l.includes('endpoint="embeddings"') &&
-          l.includes('model="beta-embedding-3-large"') &&
-          l.includes('status="200"'),
+          l.includes('turnpike_endpoint="embeddings"') &&
+          l.includes('gen_ai_request_model="beta-embedding-3-large"') &&
+          l.includes('http_response_status_code="200"'),
       );
     expect(line).toBeDefined();
     expect(Number(line!.split(" ").at(-1))).toBeGreaterThanOrEqual(1);
