@@ -24,9 +24,12 @@ function inferenceHandler(deps: GatewayDeps, format: ClientFormat): Handler {
     });
 }
 
+/** A connectivity check: it tells only that something is listening, so it needs no key. */
+const listening = () => new Response(null, { status: 200 });
+
 /**
- * The inference and token-count routes of the three client formats, and `HEAD /`: the
- * connectivity check that coding agents of the messages format make against their base URL
+ * The inference and token-count routes of the three client formats, and `HEAD /` and `HEAD /api/hello`: the
+ * connectivity checks that coding agents of the messages format make against their base URL
  * before the first call (answered without a key: it tells only that something is listening).
  * The inference POSTs are served from Bun's router directly (`direct`).
  */
@@ -125,6 +128,8 @@ export function inferenceRoutes(deps: GatewayDeps): Route[] {
       ),
       handle: ({ request, server }) => handleCountTokens(deps, request, server, RESPONSES_COUNT),
     },
-    { method: "HEAD", path: "/", handle: () => new Response(null, { status: 200 }) },
+    { method: "HEAD", path: "/", handle: listening },
+    // The messages-format coding agent (Claude Code 2.1.331) also asks `HEAD {base}/api/hello` at each start.
+    { method: "HEAD", path: "/api/hello", handle: listening },
   ];
 }

@@ -136,4 +136,9 @@ describe("what a coding agent sends besides its messages", () => {
     const res = await fetch(`${h.url}/`, { method: "HEAD" });
     expect(res.status).toBe(200);
   });
+
+  test("HEAD /api/hello answers 200 without a key (the messages-format agent's start-up check)", async () => {
+    const res = await fetch(`${h.url}/api/hello`, { method: "HEAD" });
+    expect(res.status).toBe(200);
+  });
 });
