@@ -8,7 +8,7 @@
  */
 import { readdirSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ensureChromium } from "./chromium";
+import { ensureChromium, ensurePrometheus } from "./debian-tools";
 import { run, step } from "./progress";
 import { ensureServices } from "./services";
 
@@ -35,9 +35,12 @@ const only = process.argv.slice(2);
 
 // The scale-out tests need PostgreSQL and Redis: found, or started when installed here.
 await step("finding (or starting) PostgreSQL and Redis", () => ensureServices((l) => console.log(`  ${l}`)));
-// The dashboard's end-to-end test drives a headless Chromium: found, or installed when possible
-// (an install takes about a minute).
-await step("finding (or installing) Chromium", () => ensureChromium((l) => console.log(`  ${l}`)));
+// The browser tests drive a headless Chromium, the metrics tests Prometheus: found, or installed
+// when possible (an install takes about a minute; apt-get holds a lock, so one after the other).
+await step("finding (or installing) Chromium and Prometheus", async () => {
+  await ensureChromium((l) => console.log(`  ${l}`));
+  await ensurePrometheus((l) => console.log(`  ${l}`));
+});
 
 // The linter over the whole tree (biome.json at the root), once.
 if (!only.length) {

@@ -5,7 +5,7 @@ import { type Browser, type BrowserContext, chromium, type Page } from "playwrig
 import { ensureDashboardBuilt } from "../../src/admin/dashboard-build";
 import { ADMIN_KEY, startHarness, type Harness } from "../harness";
 
-// The dashboard end to end in Debian's headless Chromium (installed by scripts/chromium.ts when
+// The dashboard end to end in Debian's headless Chromium (installed by scripts/debian-tools.ts when
 // missing): an operator signs in, makes a key, uses it, watches it in the log and the charts,
 // rotates and revokes it. Each view is photographed into screenshots/ (gitignored).
 const CHROMIUM = process.env.TURNPIKE_CHROMIUM || "/usr/bin/chromium";

@@ -1,5 +1,5 @@
 /**
- * `GET /docs` in Debian's headless Chromium (scripts/chromium.ts installs it when missing): the
+ * `GET /docs` in Debian's headless Chromium (scripts/debian-tools.ts installs it when missing): the
  * API reference renders the document's operations, with their Markdown rendered, and every
  * request the page makes stays on the gateway (no CDN, no fonts, no telemetry from elsewhere).
  */

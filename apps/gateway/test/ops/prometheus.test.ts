@@ -1,6 +1,6 @@
 /**
  * `/metrics` read by Prometheus's own tools, where they are installed (Debian's `prometheus`
- * package; each test is skipped by name otherwise): `promtool check metrics` lints the
+ * package, installed by scripts/debian-tools.ts when it can be; each test is skipped by name otherwise): `promtool check metrics` lints the
  * exposition (names, units, help, histogram shape), and a real Prometheus server scrapes the
  * gateway and answers a query by the conventions' label names.
  */
