@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { FORMATS } from "../formats";
-import { cutAfterTerminal } from "./relay-stream";
+import { cutAfterTerminal, relayStream, type StreamEnd } from "./relay-stream";
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 const text = (b: Uint8Array | string | undefined) =>
@@ -38,5 +38,60 @@ describe("cutAfterTerminal", () => {
 
   test("a format without a terminal frame (Responses) never cuts", () => {
     expect(cutAfterTerminal(bytes(stop), FORMATS.responses)).toBeUndefined();
+  });
+});
+
+describe("relayStream: how a stream ended", () => {
+  const logger = { debug() {}, info() {}, warn() {}, error() {} } as never;
+  const tap = { push: (chunk: Uint8Array, out: (p: Uint8Array) => void) => out(chunk), end() {} };
+  /** An upstream that sends one chunk, then fails its next read (as an aborted fetch does). */
+  const failingUpstream = () => {
+    let sent = false;
+    return new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent) throw new Error("The operation was aborted.");
+        sent = true;
+        controller.enqueue(bytes("data: one\n\n"));
+      },
+    });
+  };
+  const relayed = (client: AbortController) => {
+    let how: StreamEnd | undefined;
+    const body = relayStream(failingUpstream(), {
+      tap,
+      format: FORMATS.chat,
+      logger,
+      requestId: "req_test",
+      keepAliveMs: 0,
+      client: client.signal,
+      onEnd: (h) => {
+        how = h;
+      },
+    });
+    return { body, how: () => how };
+  };
+
+  test("an upstream read that fails after the client went away ends as the client's abort", async () => {
+    const client = new AbortController();
+    const r = relayed(client);
+    const reader = r.body.getReader();
+    expect(text((await reader.read()).value)).toBe("data: one\n\n");
+    client.abort();
+    await reader.read().catch(() => {});
+    expect(r.how()).toBe("aborted");
+  });
+
+  test("the same failure with the client still there is the upstream's failure", async () => {
+    const r = relayed(new AbortController());
+    const reader = r.body.getReader();
+    await reader.read();
+    const rest: string[] = [];
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      rest.push(text(value));
+    }
+    expect(r.how()).toBe("failed");
+    expect(rest.join("")).toContain("error");
   });
 });

@@ -23,6 +23,12 @@ export interface RelayOptions {
   watch?: Watch | undefined;
   /** Aborted when the gateway's drain is over: the stream ends with the in-band error. */
   shutdown?: AbortSignal | undefined;
+  /**
+   * The client's request signal. The upstream call listens to it, so a client that goes away can
+   * make the upstream's read fail before this stream is cancelled: such an end is the client's
+   * abort, not the upstream's failure.
+   */
+  client?: AbortSignal | undefined;
   /** Called once; a stream is closed for the client only after its promise settles (the usage commit). */
   onEnd: (how: StreamEnd) => Promise<void> | void;
 }
@@ -172,6 +178,16 @@ export function relayStream(source: ReadableStream<Uint8Array>, opts: RelayOptio
    */
   const broke = async (controller: ReadableStreamDefaultController<Uint8Array>, e: unknown) => {
     if (ended) return;
+    if (opts.client?.aborted && !cut) {
+      closed = true;
+      await end("aborted");
+      try {
+        controller.close();
+      } catch {
+        // Already cancelled by the client.
+      }
+      return;
+    }
     // The runtime's or a parser's own wording is no use to the client; it is logged here.
     opts.logger.warn("upstream stream failed", {
       request_id: opts.requestId,

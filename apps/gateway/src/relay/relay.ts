@@ -302,6 +302,7 @@ function relayEvents({
     onFirstPiece: () => emit(deps.hooks, "onFirstToken", ctx, performance.now() - ctx.started),
     watch,
     shutdown: deps.shutdown,
+    client: ctx.request.signal,
     onEnd: (how) => {
       switch (how) {
         case "complete": {
