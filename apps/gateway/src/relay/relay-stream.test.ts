@@ -89,7 +89,7 @@ describe("relayStream: how a stream ended", () => {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
-      rest.push(text(value));
+      rest.push(text(value) ?? "");
     }
     expect(r.how()).toBe("failed");
     expect(rest.join("")).toContain("error");
