@@ -1,6 +1,8 @@
+import type { SqlRunner } from "../storage/sql-runner";
+
 /**
  * Batch files, jobs and their lines, durable in the gateway's database (SQLite or PostgreSQL,
- * migration 10). One worker at a time holds a job (a lease in its row, taken by a single
+ * migrations 10 and 11), over the one SQL runner of storage/sql-runner.ts. One worker at a time holds a job (a lease in its row, taken by a single
  * conditional UPDATE, renewed while it works, given back on a clean stop); a line is marked
  * `sent` before its call, so a line whose worker died mid-call is never sent twice: the next
  * holder writes it to the error file as interrupted.
@@ -76,13 +78,6 @@ export interface BatchLine {
   upstream_result: string | null;
 }
 
-/** The SQL a store runs: `$1`-style parameters, rows as plain objects. */
-export interface SqlRunner {
-  all(query: string, params: readonly (string | number | null)[]): Promise<Record<string, unknown>[]>;
-  /** Runs `fn` in one transaction. */
-  transaction<T>(fn: (tx: SqlRunner) => Promise<T>): Promise<T>;
-}
-
 const str = (v: unknown): string => (typeof v === "string" ? v : String(v));
 
 function jobOf(row: Record<string, unknown>): BatchJob {
@@ -130,13 +125,13 @@ export class BatchStore {
 
   async putFile(f: BatchFile): Promise<void> {
     await this.db.all(
-      "INSERT INTO batch_files (id, key_id, purpose, filename, bytes, content, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+      "INSERT INTO batch_files (id, key_id, purpose, filename, bytes, content, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
       [f.id, f.key_id, f.purpose, f.filename, f.bytes, f.content, f.created_at],
     );
   }
 
   async getFile(keyId: string, id: string): Promise<BatchFile | undefined> {
-    const [row] = await this.db.all("SELECT * FROM batch_files WHERE id = $1 AND key_id = $2", [id, keyId]);
+    const [row] = await this.db.all("SELECT * FROM batch_files WHERE id = ? AND key_id = ?", [id, keyId]);
     return row
       ? {
           id: str(row.id),
@@ -157,12 +152,12 @@ export class BatchStore {
   ): Promise<void> {
     await this.db.transaction(async (tx) => {
       await tx.all(
-        "INSERT INTO batch_jobs (id, key_id, kind, state, object, created_at, expires_at, lease_owner, lease_until) VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, NULL)",
+        "INSERT INTO batch_jobs (id, key_id, kind, state, object, created_at, expires_at, lease_owner, lease_until) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL)",
         [job.id, job.key_id, job.kind, job.state, JSON.stringify(job.object), job.created_at, job.expires_at],
       );
       for (const l of lines) {
         await tx.all(
-          "INSERT INTO batch_lines (batch_id, n, custom_id, request, state, result, failed) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+          "INSERT INTO batch_lines (batch_id, n, custom_id, request, state, result, failed) VALUES (?, ?, ?, ?, ?, ?, ?)",
           [job.id, l.n, l.custom_id, l.request, l.state, l.result, l.failed ? 1 : 0],
         );
       }
@@ -170,7 +165,7 @@ export class BatchStore {
   }
 
   async getJob(keyId: string, id: string): Promise<BatchJob | undefined> {
-    const [row] = await this.db.all("SELECT * FROM batch_jobs WHERE id = $1 AND key_id = $2", [id, keyId]);
+    const [row] = await this.db.all("SELECT * FROM batch_jobs WHERE id = ? AND key_id = ?", [id, keyId]);
     return row ? jobOf(row) : undefined;
   }
 
@@ -178,11 +173,11 @@ export class BatchStore {
   async listJobs(keyId: string, kind: BatchKind, limit: number, after?: string): Promise<BatchJob[]> {
     const rows = after
       ? await this.db.all(
-          "SELECT * FROM batch_jobs WHERE key_id = $1 AND kind = $2 AND created_at || id < (SELECT created_at || id FROM batch_jobs WHERE id = $3) ORDER BY created_at DESC, id DESC LIMIT $4",
+          "SELECT * FROM batch_jobs WHERE key_id = ? AND kind = ? AND created_at || id < (SELECT created_at || id FROM batch_jobs WHERE id = ?) ORDER BY created_at DESC, id DESC LIMIT ?",
           [keyId, kind, after, limit],
         )
       : await this.db.all(
-          "SELECT * FROM batch_jobs WHERE key_id = $1 AND kind = $2 ORDER BY created_at DESC, id DESC LIMIT $3",
+          "SELECT * FROM batch_jobs WHERE key_id = ? AND kind = ? ORDER BY created_at DESC, id DESC LIMIT ?",
           [keyId, kind, limit],
         );
     return rows.map(jobOf);
@@ -190,7 +185,7 @@ export class BatchStore {
 
   /** Writes the job's state and object. */
   async saveJob(job: Omit<BatchJob, "routed">): Promise<void> {
-    await this.db.all("UPDATE batch_jobs SET state = $1, object = $2 WHERE id = $3", [
+    await this.db.all("UPDATE batch_jobs SET state = ?, object = ? WHERE id = ?", [
       job.state,
       JSON.stringify(job.object),
       job.id,
@@ -203,11 +198,11 @@ export class BatchStore {
    */
   async claim(owner: string, nowIso: string, untilIso: string): Promise<BatchJob | undefined> {
     const [row] = await this.db.all(
-      `UPDATE batch_jobs SET lease_owner = $1, lease_until = $2
-       WHERE id = (SELECT id FROM batch_jobs WHERE state <> 'done' AND (lease_until IS NULL OR lease_until < $3) ORDER BY created_at, id LIMIT 1)
-         AND state <> 'done' AND (lease_until IS NULL OR lease_until < $3)
+      `UPDATE batch_jobs SET lease_owner = ?, lease_until = ?
+       WHERE id = (SELECT id FROM batch_jobs WHERE state <> 'done' AND (lease_until IS NULL OR lease_until < ?) ORDER BY created_at, id LIMIT 1)
+         AND state <> 'done' AND (lease_until IS NULL OR lease_until < ?)
        RETURNING *`,
-      [owner, untilIso, nowIso],
+      [owner, untilIso, nowIso, nowIso],
     );
     return row ? jobOf(row) : undefined;
   }
@@ -215,7 +210,7 @@ export class BatchStore {
   /** Extends the lease; false when `owner` no longer holds the job. */
   async renew(id: string, owner: string, untilIso: string): Promise<boolean> {
     const rows = await this.db.all(
-      "UPDATE batch_jobs SET lease_until = $1 WHERE id = $2 AND lease_owner = $3 RETURNING id",
+      "UPDATE batch_jobs SET lease_until = ? WHERE id = ? AND lease_owner = ? RETURNING id",
       [untilIso, id, owner],
     );
     return rows.length > 0;
@@ -223,15 +218,15 @@ export class BatchStore {
 
   /** Gives the job back (a clean stop): another worker may take it at once. */
   async release(id: string, owner: string): Promise<void> {
-    await this.db.all(
-      "UPDATE batch_jobs SET lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2",
-      [id, owner],
-    );
+    await this.db.all("UPDATE batch_jobs SET lease_owner = NULL, lease_until = NULL WHERE id = ? AND lease_owner = ?", [
+      id,
+      owner,
+    ]);
   }
 
   /** The job's state as stored now (a cancel may have come through another instance). */
   async stateOf(id: string): Promise<BatchState | undefined> {
-    const [row] = await this.db.all("SELECT state FROM batch_jobs WHERE id = $1", [id]);
+    const [row] = await this.db.all("SELECT state FROM batch_jobs WHERE id = ?", [id]);
     return row ? (str(row.state) as BatchState) : undefined; // written only by this store
   }
 
@@ -242,8 +237,8 @@ export class BatchStore {
   async takeLine(batchId: string, answered = false): Promise<BatchLine | undefined> {
     const which = answered ? "grp IS NOT NULL AND upstream_result IS NOT NULL" : "grp IS NULL";
     const [row] = await this.db.all(
-      `UPDATE batch_lines SET state = 'sent' WHERE batch_id = $1 AND n = (SELECT MIN(n) FROM batch_lines WHERE batch_id = $1 AND state = 'pending' AND ${which}) AND state = 'pending' RETURNING *`,
-      [batchId],
+      `UPDATE batch_lines SET state = 'sent' WHERE batch_id = ? AND n = (SELECT MIN(n) FROM batch_lines WHERE batch_id = ? AND state = 'pending' AND ${which}) AND state = 'pending' RETURNING *`,
+      [batchId, batchId],
     );
     return row ? lineOf(row) : undefined;
   }
@@ -260,23 +255,23 @@ export class BatchStore {
     await this.db.transaction(async (tx) => {
       for (const g of groups)
         await tx.all(
-          "INSERT INTO batch_groups (batch_id, grp, vendor, endpoint, upstream_id, state) VALUES ($1, $2, $3, $4, NULL, 'new')",
+          "INSERT INTO batch_groups (batch_id, grp, vendor, endpoint, upstream_id, state) VALUES (?, ?, ?, ?, NULL, 'new')",
           [batchId, g.grp, g.vendor, g.endpoint],
         );
       for (const l of lines)
-        await tx.all("UPDATE batch_lines SET grp = $1 WHERE batch_id = $2 AND n = $3", [l.grp, batchId, l.n]);
-      await tx.all("UPDATE batch_jobs SET routed = 1 WHERE id = $1", [batchId]);
+        await tx.all("UPDATE batch_lines SET grp = ? WHERE batch_id = ? AND n = ?", [l.grp, batchId, l.n]);
+      await tx.all("UPDATE batch_jobs SET routed = 1 WHERE id = ?", [batchId]);
     });
   }
 
   async groups(batchId: string): Promise<BatchGroup[]> {
-    return (await this.db.all("SELECT * FROM batch_groups WHERE batch_id = $1 ORDER BY grp", [batchId])).map(groupOf);
+    return (await this.db.all("SELECT * FROM batch_groups WHERE batch_id = ? ORDER BY grp", [batchId])).map(groupOf);
   }
 
   /** A group's lines still waiting (pending), in order. */
   async groupLines(batchId: string, grp: number): Promise<BatchLine[]> {
     return (
-      await this.db.all("SELECT * FROM batch_lines WHERE batch_id = $1 AND grp = $2 AND state = 'pending' ORDER BY n", [
+      await this.db.all("SELECT * FROM batch_lines WHERE batch_id = ? AND grp = ? AND state = 'pending' ORDER BY n", [
         batchId,
         grp,
       ])
@@ -286,23 +281,23 @@ export class BatchStore {
   /** The upstream took the group's batch: its id kept, so that no instance sends it again. */
   async submitted(batchId: string, grp: number, upstreamId: string): Promise<void> {
     await this.db.all(
-      "UPDATE batch_groups SET upstream_id = $1, state = 'submitted' WHERE batch_id = $2 AND grp = $3 AND state = 'new'",
+      "UPDATE batch_groups SET upstream_id = ?, state = 'submitted' WHERE batch_id = ? AND grp = ? AND state = 'new'",
       [upstreamId, batchId, grp],
     );
   }
 
   async setGroupState(batchId: string, grp: number, state: GroupState): Promise<void> {
-    await this.db.all("UPDATE batch_groups SET state = $1 WHERE batch_id = $2 AND grp = $3", [state, batchId, grp]);
+    await this.db.all("UPDATE batch_groups SET state = ? WHERE batch_id = ? AND grp = ?", [state, batchId, grp]);
   }
 
   /** The upstream would not take the group: its lines go to Turnpike's own queue. */
   async requeue(batchId: string, grp: number): Promise<void> {
     await this.db.transaction(async (tx) => {
-      await tx.all("UPDATE batch_lines SET grp = NULL WHERE batch_id = $1 AND grp = $2 AND state = 'pending'", [
+      await tx.all("UPDATE batch_lines SET grp = NULL WHERE batch_id = ? AND grp = ? AND state = 'pending'", [
         batchId,
         grp,
       ]);
-      await tx.all("UPDATE batch_groups SET state = 'queued' WHERE batch_id = $1 AND grp = $2", [batchId, grp]);
+      await tx.all("UPDATE batch_groups SET state = 'queued' WHERE batch_id = ? AND grp = ?", [batchId, grp]);
     });
   }
 
@@ -319,21 +314,21 @@ export class BatchStore {
     await this.db.transaction(async (tx) => {
       for (const [n, result] of results)
         await tx.all(
-          "UPDATE batch_lines SET upstream_result = $1 WHERE batch_id = $2 AND n = $3 AND grp = $4 AND state = 'pending'",
+          "UPDATE batch_lines SET upstream_result = ? WHERE batch_id = ? AND n = ? AND grp = ? AND state = 'pending'",
           [result, batchId, n, grp],
         );
       await tx.all(
-        "UPDATE batch_lines SET state = $1 WHERE batch_id = $2 AND grp = $3 AND state = 'pending' AND upstream_result IS NULL",
+        "UPDATE batch_lines SET state = ? WHERE batch_id = ? AND grp = ? AND state = 'pending' AND upstream_result IS NULL",
         [unanswered, batchId, grp],
       );
-      await tx.all("UPDATE batch_groups SET state = 'ended' WHERE batch_id = $1 AND grp = $2", [batchId, grp]);
+      await tx.all("UPDATE batch_groups SET state = 'ended' WHERE batch_id = ? AND grp = ?", [batchId, grp]);
     });
   }
 
   /** Lines not yet done (pending or sent). */
   async openLines(batchId: string): Promise<number> {
     const [row] = await this.db.all(
-      "SELECT COUNT(*) AS n FROM batch_lines WHERE batch_id = $1 AND state IN ('pending', 'sent')",
+      "SELECT COUNT(*) AS n FROM batch_lines WHERE batch_id = ? AND state IN ('pending', 'sent')",
       [batchId],
     );
     return Number(row?.n ?? 0);
@@ -344,7 +339,7 @@ export class BatchStore {
    * hold it; any worker takes it again after that (or at once after {@link wake}).
    */
   async park(id: string, owner: string, untilIso: string): Promise<void> {
-    await this.db.all("UPDATE batch_jobs SET lease_owner = NULL, lease_until = $1 WHERE id = $2 AND lease_owner = $3", [
+    await this.db.all("UPDATE batch_jobs SET lease_owner = NULL, lease_until = ? WHERE id = ? AND lease_owner = ?", [
       untilIso,
       id,
       owner,
@@ -353,7 +348,7 @@ export class BatchStore {
 
   /** A parked job may be taken at once (it was cancelled). */
   async wake(id: string): Promise<void> {
-    await this.db.all("UPDATE batch_jobs SET lease_until = NULL WHERE id = $1 AND lease_owner IS NULL", [id]);
+    await this.db.all("UPDATE batch_jobs SET lease_until = NULL WHERE id = ? AND lease_owner IS NULL", [id]);
   }
 
   async finishLine(
@@ -363,7 +358,7 @@ export class BatchStore {
     result: string | null,
     failed: boolean,
   ): Promise<void> {
-    await this.db.all("UPDATE batch_lines SET state = $1, result = $2, failed = $3 WHERE batch_id = $4 AND n = $5", [
+    await this.db.all("UPDATE batch_lines SET state = ?, result = ?, failed = ? WHERE batch_id = ? AND n = ?", [
       state,
       result,
       failed ? 1 : 0,
@@ -375,14 +370,14 @@ export class BatchStore {
   /** Lines `sent` whose worker went away before their result: the caller writes them off. */
   async orphans(batchId: string): Promise<BatchLine[]> {
     return (
-      await this.db.all("SELECT * FROM batch_lines WHERE batch_id = $1 AND state = 'sent' ORDER BY n", [batchId])
+      await this.db.all("SELECT * FROM batch_lines WHERE batch_id = ? AND state = 'sent' ORDER BY n", [batchId])
     ).map(lineOf);
   }
 
   /** Every pending line of Turnpike's queue (with `all`, every pending line) becomes `state`, unsent. */
   async closePending(batchId: string, state: "cancelled" | "expired", all = true): Promise<void> {
     await this.db.all(
-      `UPDATE batch_lines SET state = $1 WHERE batch_id = $2 AND state = 'pending'${all ? "" : " AND grp IS NULL"}`,
+      `UPDATE batch_lines SET state = ? WHERE batch_id = ? AND state = 'pending'${all ? "" : " AND grp IS NULL"}`,
       [state, batchId],
     );
   }
@@ -393,22 +388,22 @@ export class BatchStore {
    */
   async purgeBefore(beforeIso: string): Promise<number> {
     return this.db.transaction(async (tx) => {
-      const jobs = await tx.all("SELECT id, object FROM batch_jobs WHERE state = 'done' AND created_at < $1", [
+      const jobs = await tx.all("SELECT id, object FROM batch_jobs WHERE state = 'done' AND created_at < ?", [
         beforeIso,
       ]);
       for (const j of jobs) {
-        await tx.all("DELETE FROM batch_lines WHERE batch_id = $1", [str(j.id)]);
-        await tx.all("DELETE FROM batch_groups WHERE batch_id = $1", [str(j.id)]);
-        await tx.all("DELETE FROM batch_jobs WHERE id = $1", [str(j.id)]);
+        await tx.all("DELETE FROM batch_lines WHERE batch_id = ?", [str(j.id)]);
+        await tx.all("DELETE FROM batch_groups WHERE batch_id = ?", [str(j.id)]);
+        await tx.all("DELETE FROM batch_jobs WHERE id = ?", [str(j.id)]);
       }
       // A job ends within its 24-hour window, so a file older than the retention serves no running job.
-      await tx.all("DELETE FROM batch_files WHERE created_at < $1", [beforeIso]);
+      await tx.all("DELETE FROM batch_files WHERE created_at < ?", [beforeIso]);
       return jobs.length;
     });
   }
 
   async lines(batchId: string): Promise<BatchLine[]> {
-    return (await this.db.all("SELECT * FROM batch_lines WHERE batch_id = $1 ORDER BY n", [batchId])).map(lineOf);
+    return (await this.db.all("SELECT * FROM batch_lines WHERE batch_id = ? ORDER BY n", [batchId])).map(lineOf);
   }
 }
 
