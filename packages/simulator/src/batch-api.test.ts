@@ -129,6 +129,53 @@ describe("the vendors' batch APIs", async () => {
     }
   });
 
+  test("generateContent batch mode: inline requests, the operation polled, inline responses; cancel", async () => {
+    const gen = (path: string, init: RequestInit = {}) =>
+      fetch(`${sim.url}${path}`, {
+        ...init,
+        headers: { ...AUTH.generate, "content-type": "application/json", ...(init.headers ?? {}) },
+      });
+    const request = (text: string) => ({ contents: [{ role: "user", parts: [{ text: `Hi [sim text="${text}"]` }] }] });
+    const create = async () =>
+      (await (
+        await gen("/v1beta/models/g:batchGenerateContent", {
+          method: "POST",
+          body: JSON.stringify({
+            batch: {
+              displayName: "t",
+              inputConfig: {
+                requests: {
+                  requests: [
+                    { request: request("ein"), metadata: { key: "k1" } },
+                    { request: { contents: [] }, metadata: { key: "k2" } },
+                  ],
+                },
+              },
+            },
+          }),
+        })
+      ).json()) as any;
+    const op = await create();
+    expect(op.name).toMatch(/^batches\/[0-9a-f]+$/);
+    const done = (await (await gen(`/v1beta/${op.name}`)).json()) as any;
+    expect(done.done).toBe(true);
+    expect(done.metadata.state).toBe("BATCH_STATE_SUCCEEDED");
+    const rows = done.response.inlinedResponses.inlinedResponses;
+    expect(rows[0].metadata.key).toBe("k1");
+    expect(rows[0].response.candidates[0].content.parts[0].text).toBe("ein");
+    expect(rows[1]).toMatchObject({ metadata: { key: "k2" }, error: { code: 3 } });
+    await knobs({ ms: 600_000 });
+    try {
+      const slow = await create();
+      expect(((await (await gen(`/v1beta/${slow.name}`)).json()) as any).metadata.state).toBe("BATCH_STATE_RUNNING");
+      expect((await gen(`/v1beta/${slow.name}:cancel`, { method: "POST" })).status).toBe(200);
+      const c = (await (await gen(`/v1beta/${slow.name}`)).json()) as any;
+      expect([c.done, c.metadata.state]).toEqual([true, "BATCH_STATE_CANCELLED"]);
+    } finally {
+      await reset();
+    }
+  });
+
   test("batch calls check the vendor's key", async () => {
     const res = await fetch(`${sim.url}/v1/batches/batch_x`);
     expect(res.status).toBe(401);

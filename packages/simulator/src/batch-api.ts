@@ -4,8 +4,10 @@ import { jsonResponse } from "./respond";
 
 /**
  * The vendors' own batch APIs, served deterministically: the chat family's `POST /v1/files`
- * (purpose `batch`, JSONL) + `/v1/batches` (create, retrieve, cancel; output and error files), and
- * the messages protocol's `/v1/messages/batches` (create, retrieve, cancel, results JSONL). Each
+ * (purpose `batch`, JSONL) + `/v1/batches` (create, retrieve, cancel; output and error files),
+ * the messages protocol's `/v1/messages/batches` (create, retrieve, cancel, results JSONL), and
+ * the generateContent protocol's batch mode (`models/{m}:batchGenerateContent` with inline
+ * requests, the operation at `batches/{id}` with the inline responses, `:cancel`). Each
  * line is answered at creation by the simulator's own handler, exactly as the same call made
  * directly; the batch shows as running until `batchMs` has passed (default 0: it has ended by the
  * first poll). `POST /_sim/batches {"ms": n, "fail": true, "finish": true}` changes the time,
@@ -35,7 +37,7 @@ interface LineAnswer {
 
 interface SimBatch {
   id: string;
-  protocol: "chat" | "messages";
+  protocol: "chat" | "messages" | "generate";
   endpoint: string;
   inputFileId: string | null;
   created: number;
@@ -60,14 +62,19 @@ export function isBatchPath(path: string): boolean {
     path === "/v1/batches" ||
     path.startsWith("/v1/batches/") ||
     path === "/v1/messages/batches" ||
-    path.startsWith("/v1/messages/batches/")
+    path.startsWith("/v1/messages/batches/") ||
+    path.startsWith("/v1beta/batches/") ||
+    (path.startsWith("/v1beta/models/") && path.endsWith(":batchGenerateContent"))
   );
 }
 
 /** The protocol a batch path belongs to (for its auth check and error envelope). */
-export function batchProtocol(path: string): "chat" | "messages" {
+export function batchProtocol(path: string): BatchProtocol {
+  if (path.startsWith("/v1beta/")) return "generate";
   return path.startsWith("/v1/messages/") ? "messages" : "chat";
 }
+
+type BatchProtocol = "chat" | "messages" | "generate";
 
 export class BatchApi {
   private readonly files = new Map<string, SimFile>();
@@ -97,6 +104,7 @@ export class BatchApi {
       return jsonResponse(200, JSON.stringify(this.knobs));
     }
     const origin = new URL(req.url).origin;
+    if (path.startsWith("/v1beta/")) return this.generate(req, path, text);
     const parts = path.split("/").filter(Boolean); // ["v1", "files" | "batches" | "messages", …]
     if (parts[1] === "files") {
       if (m === "POST" && parts.length === 2) return this.upload(req, text);
@@ -125,6 +133,90 @@ export class BatchApi {
       return jsonResponse(200, JSON.stringify(this.messagesObject(b, origin)));
     }
     return notFound(batchProtocol(path), `Not found: ${m} ${path}`);
+  }
+
+  private async generate(req: Request, path: string, text: string): Promise<Response> {
+    if (req.method === "POST" && path.endsWith(":batchGenerateContent")) {
+      const at = path.slice(0, -":batchGenerateContent".length);
+      const v: unknown = text ? JSON.parse(text) : undefined;
+      const batch = isObject(v) && isObject(v.batch) ? v.batch : undefined;
+      const input = batch && isObject(batch.inputConfig) ? batch.inputConfig : undefined;
+      const outer = input && isObject(input.requests) ? input.requests : undefined;
+      const requests = outer && Array.isArray(outer.requests) ? outer.requests : undefined;
+      if (!requests?.length) return invalid("generate", "batch.inputConfig.requests.requests: at least one request");
+      const answers: LineAnswer[] = [];
+      for (const [i, r] of requests.entries()) {
+        if (!isObject(r) || !isObject(r.request)) return invalid("generate", `requests[${i}].request is required`);
+        const key = isObject(r.metadata) && typeof r.metadata.key === "string" ? r.metadata.key : String(i);
+        answers.push(await this.answer(`${at}:generateContent`, req.headers, key, r.request));
+      }
+      const b = this.newBatch("generate", at, null, answers);
+      return jsonResponse(200, JSON.stringify(this.operation(b)));
+    }
+    const rest = path.slice("/v1beta/batches/".length);
+    const cancel = rest.endsWith(":cancel");
+    const b = this.batches.get(`batches/${cancel ? rest.slice(0, -":cancel".length) : rest}`);
+    if (b?.protocol !== "generate") return notFound("generate", `Batch ${rest} not found.`);
+    if (req.method === "POST" && cancel) {
+      this.cancel(b);
+      return jsonResponse(200, "{}");
+    }
+    return jsonResponse(200, JSON.stringify(this.operation(b)));
+  }
+
+  /** A generateContent batch as the long-running operation that stands for it. */
+  private operation(b: SimBatch) {
+    const ended = this.ended(b);
+    const cancelled = b.cancelledAt !== null;
+    const state = !ended
+      ? "BATCH_STATE_RUNNING"
+      : cancelled
+        ? "BATCH_STATE_CANCELLED"
+        : b.fail
+          ? "BATCH_STATE_FAILED"
+          : "BATCH_STATE_SUCCEEDED";
+    const ok = state === "BATCH_STATE_SUCCEEDED" ? b.answers.filter((a) => a.status < 300).length : 0;
+    const metadata = {
+      "@type": "type.googleapis.com/google.ai.generativelanguage.v1main.GenerateContentBatch",
+      model: b.endpoint.slice("/v1beta/".length),
+      name: b.id,
+      displayName: b.id,
+      createTime: iso(b.created),
+      updateTime: iso(ended ? (b.cancelledAt ?? b.readyAt) : b.created),
+      ...(ended ? { endTime: iso(b.cancelledAt ?? b.readyAt) } : {}),
+      batchStats: {
+        requestCount: String(b.answers.length),
+        successfulRequestCount: String(ok),
+        failedRequestCount: String(state === "BATCH_STATE_SUCCEEDED" ? b.answers.length - ok : 0),
+        pendingRequestCount: String(ended ? 0 : b.answers.length),
+      },
+      state,
+    };
+    if (!ended) return { name: b.id, metadata };
+    if (state === "BATCH_STATE_FAILED")
+      return { name: b.id, metadata, done: true, error: { code: 13, message: "The simulated batch failed." } };
+    if (cancelled) return { name: b.id, metadata, done: true, error: { code: 1, message: "The batch was cancelled." } };
+    const inlinedResponses = b.answers.map((a) =>
+      a.status < 300
+        ? { response: a.body, metadata: { key: a.customId } }
+        : {
+            error: {
+              code: a.status === 404 ? 5 : a.status === 429 ? 8 : a.status >= 500 ? 13 : 3,
+              message:
+                isObject(a.body) && isObject(a.body.error) ? String(a.body.error.message) : "The request failed.",
+            },
+            metadata: { key: a.customId },
+          },
+    );
+    return {
+      name: b.id,
+      metadata,
+      done: true,
+      response: {
+        "@type": "type.googleapis.com/google.ai.generativelanguage.v1main.GenerateContentBatchOutput",
+        inlinedResponses: { inlinedResponses },
+      },
+    };
   }
 
   private async upload(req: Request, text: string): Promise<Response> {
@@ -207,7 +299,7 @@ export class BatchApi {
   ) {
     const now = Date.now();
     const b: SimBatch = {
-      id: id(protocol === "chat" ? "batch_" : "msgbatch_"),
+      id: protocol === "generate" ? `batches/${id("")}` : id(protocol === "chat" ? "batch_" : "msgbatch_"),
       protocol,
       endpoint,
       inputFileId,
@@ -357,7 +449,9 @@ function fileObject(f: SimFile) {
   };
 }
 
-function notFound(protocol: "chat" | "messages", message: string): Response {
+function notFound(protocol: BatchProtocol, message: string): Response {
+  if (protocol === "generate")
+    return jsonResponse(404, JSON.stringify({ error: { code: 404, message, status: "NOT_FOUND" } }));
   return protocol === "messages"
     ? jsonResponse(404, JSON.stringify({ type: "error", error: { type: "not_found_error", message } }))
     : jsonResponse(
@@ -366,7 +460,9 @@ function notFound(protocol: "chat" | "messages", message: string): Response {
       );
 }
 
-function invalid(protocol: "chat" | "messages", message: string): Response {
+function invalid(protocol: BatchProtocol, message: string): Response {
+  if (protocol === "generate")
+    return jsonResponse(400, JSON.stringify({ error: { code: 400, message, status: "INVALID_ARGUMENT" } }));
   return protocol === "messages"
     ? jsonResponse(400, JSON.stringify({ type: "error", error: { type: "invalid_request_error", message } }))
     : jsonResponse(400, JSON.stringify({ error: { message, type: "invalid_request_error", param: null, code: null } }));

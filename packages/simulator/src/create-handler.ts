@@ -224,7 +224,7 @@ export function createHandler(opts: SimulatorOptions = {}): SimulatorHandler {
   }
 
   // A batch line is answered by this same handler, as the call made directly, with the batch call's credentials.
-  const LINE_HEADERS = ["authorization", "x-api-key", "anthropic-version", "anthropic-beta"];
+  const LINE_HEADERS = ["authorization", "x-api-key", "anthropic-version", "anthropic-beta", "x-goog-api-key"];
   const batches = new BatchApi({ ms: opts.batchMs ?? 0, fail: false }, (path, headers, body) => {
     const sent = new Headers({ "content-type": "application/json" });
     for (const h of LINE_HEADERS) {

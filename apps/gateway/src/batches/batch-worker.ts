@@ -312,7 +312,7 @@ export class BatchWorker {
         });
         return this.store.requeue(job.id, g.grp);
       }
-      const outcomes = await api.results(this.deps, upstream, g.upstream_id);
+      const { outcomes, missing } = await api.results(this.deps, upstream, g.upstream_id);
       const results = new Map<number, string>();
       const closed: { n: number; how: "cancelled" | "expired" }[] = [];
       for (const l of await this.store.groupLines(job.id, g.grp)) {
@@ -323,8 +323,8 @@ export class BatchWorker {
         else results.set(l.n, JSON.stringify(o));
       }
       for (const c of closed) await this.store.finishLine(job.id, c.n, c.how, null, false);
-      // Lines the upstream never answered: ended as the job is ending (expired unless cancelled).
-      await this.store.groupEnded(job.id, g.grp, results, ending === "cancelled" ? "cancelled" : "expired");
+      // Lines the upstream never answered: ended as the job is ending, else as the upstream said (expired unless cancelled).
+      await this.store.groupEnded(job.id, g.grp, results, ending ?? missing ?? "expired");
     } catch (e) {
       if (e instanceof UpstreamBatchError && e.refused) {
         // The upstream no longer knows the batch (or this key): nothing of it was billed, so its lines run in the queue.

@@ -17,7 +17,10 @@ import { UPSTREAM_BATCH_APIS } from "./upstream-batches";
 /** A line ready for an upstream's batch API: which upstream, which of its endpoints, and the body. */
 export interface PreparedLine {
   vendor: string;
-  /** The upstream endpoint, as its batch API names it (`/v1/chat/completions`, `/v1/embeddings`, `/v1/messages`). */
+  /**
+   * The upstream endpoint, as its batch API names it (`/v1/chat/completions`, `/v1/embeddings`,
+   * `/v1/messages`; the generateContent protocol's `/v1beta/models/{m}:generateContent`).
+   */
   endpoint: string;
   body: Record<string, unknown>;
 }
@@ -30,6 +33,9 @@ function batchEndpoint(target: Target, url: string): string | undefined {
     if (path.endsWith("/embeddings")) return "/v1/embeddings";
   }
   if (target.upstream.protocol === "messages" && path.endsWith("/v1/messages")) return "/v1/messages";
+  // One batch per model: the endpoint is the model's own path.
+  if (target.upstream.protocol === "generate" && path.endsWith(":generateContent"))
+    return path.slice(path.indexOf("/v1beta/models/"));
   return undefined;
 }
 

@@ -6,8 +6,10 @@ import { isRecord } from "../vocabulary/client-errors";
 
 /**
  * The upstreams' own batch APIs (docs/protocols.md, "Batches"): the chat family's `POST /files`
- * (purpose `batch`, JSONL) + `POST /batches` + poll + output and error files, and the messages
- * protocol's `/v1/messages/batches` (create, poll, results JSONL). Each line is already in the
+ * (purpose `batch`, JSONL) + `POST /batches` + poll + output and error files, the messages
+ * protocol's `/v1/messages/batches` (create, poll, results JSONL), and the generateContent
+ * protocol's batch mode (`models/{m}:batchGenerateContent` with inline requests, the operation
+ * polled at `batches/{id}`, the inline responses read from it; one model per batch). Each line is already in the
  * upstream's protocol (batches/prepare-line.ts); each answer is read back as the status and body
  * the same call would have had, and replayed through the pipeline (batch-worker.ts).
  */
@@ -26,6 +28,11 @@ export interface UpstreamAnswer {
 
 /** What became of a line in the upstream batch: answered, or never run (cancelled, expired). */
 export type UpstreamOutcome = UpstreamAnswer | "cancelled" | "expired";
+
+export interface UpstreamResults {
+  outcomes: Map<string, UpstreamOutcome>;
+  missing?: "cancelled" | "expired";
+}
 
 /** Where an upstream batch stands: still running, ended (results ready), or failed as a whole. */
 export type UpstreamBatchState = "running" | "ended" | "failed";
@@ -54,8 +61,8 @@ export interface UpstreamBatchApi {
     lines: readonly UpstreamLine[],
   ): Promise<string>;
   poll(deps: Pick<GatewayDeps, "fetch">, upstream: Upstream, id: string): Promise<UpstreamBatchState>;
-  /** Each line's outcome, by its custom id (lines absent: never run). */
-  results(deps: Pick<GatewayDeps, "fetch">, upstream: Upstream, id: string): Promise<Map<string, UpstreamOutcome>>;
+  /** Each line's outcome, by its custom id; lines absent were never run (`missing` says why, if the upstream said). */
+  results(deps: Pick<GatewayDeps, "fetch">, upstream: Upstream, id: string): Promise<UpstreamResults>;
   cancel(deps: Pick<GatewayDeps, "fetch">, upstream: Upstream, id: string): Promise<void>;
 }
 
@@ -162,7 +169,7 @@ const chatBatches: UpstreamBatchApi = {
           });
       }
     }
-    return out;
+    return { outcomes: out, ...(b.status === "cancelled" ? { missing: "cancelled" as const } : {}) };
   },
   async cancel(deps, upstream, id) {
     const base = trimSlash(upstream.baseURL);
@@ -259,7 +266,7 @@ const messagesBatches: UpstreamBatchApi = {
         });
       }
     }
-    return out;
+    return { outcomes: out };
   },
   async cancel(deps, upstream, id) {
     await call(
@@ -271,8 +278,114 @@ const messagesBatches: UpstreamBatchApi = {
   },
 };
 
+/** An HTTP status for a google.rpc code (the generateContent protocol's per-request errors). */
+const RPC_STATUS: Record<number, number> = {
+  3: 400,
+  5: 404,
+  7: 403,
+  8: 429,
+  9: 400,
+  11: 400,
+  13: 500,
+  14: 503,
+  16: 401,
+};
+const RPC_NAME: Record<number, string> = {
+  3: "INVALID_ARGUMENT",
+  5: "NOT_FOUND",
+  7: "PERMISSION_DENIED",
+  8: "RESOURCE_EXHAUSTED",
+  9: "FAILED_PRECONDITION",
+  11: "OUT_OF_RANGE",
+  13: "INTERNAL",
+  14: "UNAVAILABLE",
+  16: "UNAUTHENTICATED",
+};
+
+const generateHeaders = (upstream: Upstream) => authHeaders(upstream.auth, upstream.apiKey);
+
+/** `batches/{id}` as the upstream names it, from the id kept (which is that name). */
+const operationUrl = (upstream: Upstream, name: string) =>
+  `${trimSlash(upstream.baseURL)}/v1beta/${name.split("/").map(encodeURIComponent).join("/")}`;
+
+/** The generateContent protocol's batch mode, under the origin; `endpoint` is the model's `:generateContent` path. */
+const generateBatches: UpstreamBatchApi = {
+  async submit(deps, upstream, endpoint, lines) {
+    const at = endpoint.replace(/:generateContent$/, ":batchGenerateContent");
+    const requests = lines.map((l) => ({ request: l.body, metadata: { key: l.customId } }));
+    const op = await json(
+      await call(
+        deps,
+        `${trimSlash(upstream.baseURL)}${at}`,
+        {
+          method: "POST",
+          headers: { ...generateHeaders(upstream), "content-type": "application/json" },
+          body: JSON.stringify({
+            batch: { displayName: `turnpike-${lines.length}`, inputConfig: { requests: { requests } } },
+          }),
+        },
+        "batchGenerateContent",
+      ),
+    );
+    if (typeof op.name !== "string")
+      throw new UpstreamBatchError(502, "batchGenerateContent: the reply names no batch");
+    return op.name;
+  },
+  async poll(deps, upstream, id) {
+    const op = await json(
+      await call(deps, operationUrl(upstream, id), { headers: generateHeaders(upstream) }, "batches.get"),
+    );
+    const state = isRecord(op.metadata) ? op.metadata.state : undefined;
+    if (state === "BATCH_STATE_FAILED") return "failed";
+    return op.done === true ? "ended" : "running";
+  },
+  async results(deps, upstream, id) {
+    const op = await json(
+      await call(deps, operationUrl(upstream, id), { headers: generateHeaders(upstream) }, "batches.get"),
+    );
+    const state = isRecord(op.metadata) ? op.metadata.state : undefined;
+    const response = isRecord(op.response) ? op.response : {};
+    const outer = isRecord(response.inlinedResponses) ? response.inlinedResponses : {};
+    const rows = Array.isArray(outer.inlinedResponses) ? outer.inlinedResponses : [];
+    const out = new Map<string, UpstreamOutcome>();
+    for (const row of rows) {
+      if (!isRecord(row)) continue;
+      const key = isRecord(row.metadata) && typeof row.metadata.key === "string" ? row.metadata.key : undefined;
+      if (key === undefined) continue;
+      if (isRecord(row.response)) out.set(key, { status: 200, body: row.response });
+      else {
+        const e = isRecord(row.error) ? row.error : {};
+        const code = typeof e.code === "number" ? e.code : 13;
+        const status = RPC_STATUS[code] ?? 500;
+        out.set(key, {
+          status,
+          body: {
+            error: {
+              code: status,
+              message: typeof e.message === "string" ? e.message : "The request failed in the batch.",
+              status: RPC_NAME[code] ?? "INTERNAL",
+            },
+          },
+        });
+      }
+    }
+    // A batch cancelled or expired upstream did not run the requests it does not answer.
+    const missing = state === "BATCH_STATE_CANCELLED" ? "cancelled" : "expired";
+    return { outcomes: out, missing };
+  },
+  async cancel(deps, upstream, id) {
+    await call(
+      deps,
+      `${operationUrl(upstream, id)}:cancel`,
+      { method: "POST", headers: generateHeaders(upstream) },
+      "batches.cancel",
+    );
+  },
+};
+
 /** The upstream protocols with a batch API of their own; the others' lines run through Turnpike's queue. */
 export const UPSTREAM_BATCH_APIS: Partial<Record<Protocol, UpstreamBatchApi>> = {
   chat: chatBatches,
   messages: messagesBatches,
+  generate: generateBatches,
 };

@@ -53,8 +53,10 @@ export const CONTEXT_1M_BETA = "context-1m-2025-08-07";
 
 /**
  * The batch price of the vendors whose protocol has a batch API (the messages protocol's
- * `/v1/messages/batches`, the chat family's `/v1/batches`): half the normal price, for lines those
- * APIs run (batches/upstream-batches.ts). Lines through Turnpike's own queue pay the normal price.
+ * `/v1/messages/batches`, the chat family's `/v1/batches`, the generateContent protocol's batch
+ * mode): half the normal price, for lines those APIs run (batches/upstream-batches.ts). Lines
+ * through Turnpike's own queue pay the normal price. delta's row has none: a chat-compatible
+ * vendor's batch price is its own to set (a config row's `batch_discount`).
  */
 const BATCH_HALF = 0.5;
 
@@ -148,6 +150,7 @@ const BUILT_IN: Row[] = [
   {
     id: "gamma-3-pro",
     owned_by: "gamma",
+    batch_discount: BATCH_HALF,
     display_name: "Gamma 3 Pro",
     input_per_mtok: 2,
     output_per_mtok: 10,
@@ -159,6 +162,7 @@ const BUILT_IN: Row[] = [
   {
     id: "gamma-3-flash",
     owned_by: "gamma",
+    batch_discount: BATCH_HALF,
     display_name: "Gamma 3 Flash",
     input_per_mtok: 0.5,
     output_per_mtok: 2.5,

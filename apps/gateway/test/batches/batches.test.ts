@@ -15,7 +15,8 @@ let openai: OpenAI;
 let anthropic: Anthropic;
 
 beforeAll(async () => {
-  h = await startHarness();
+  // gamma's batch mode switched off: its lines show Turnpike's own queue beside the upstream batch APIs.
+  h = await startHarness({ TURNPIKE_BATCH_UPSTREAM_OFF: "gamma" });
   openai = new OpenAI({ apiKey: h.key, baseURL: `${h.url}/v1`, maxRetries: 0 });
   anthropic = new Anthropic({ apiKey: h.key, baseURL: h.url, maxRetries: 0 });
 });
@@ -120,7 +121,7 @@ describe("chat family: files + batches", () => {
     expect(errs[0].error.message).toContain("not valid JSON");
     expect(errs[1].response.status_code).toBe(404);
     // beta-5 went to the chat family's batch API, alpha-haiku-4-5 to the messages one (translated
-    // from the chat line), gamma-3-flash through Turnpike's queue (its protocol has none here).
+    // from the chat line), gamma-3-flash through Turnpike's queue (its batch mode switched off here).
     const calls = upstreamCalls(seen);
     expect(calls).toContain("POST /v1/files");
     expect(calls).toContain("POST /v1/batches");
@@ -335,7 +336,7 @@ describe("cancellation", () => {
   });
 
   test("a cancelled batch on Turnpike's queue stops its unsent lines", async () => {
-    // A slow first line holds the worker while the batch is cancelled (gamma-3-flash: no batch API here).
+    // A slow first line holds the worker while the batch is cancelled (gamma-3-flash: its batch mode is off here).
     const slow = (id: string) => ({
       custom_id: id,
       method: "POST",
