@@ -48,7 +48,6 @@ export const FLOORS: Floor[] = [
       "mcp/namespacing.ts",
       "mcp/tool-allow-list.ts",
       "batches/batch-store.ts",
-      "batches/sql-runners.ts",
     ],
   },
   { name: "wiring", paths: ["config/*", "deps.ts", "storage/open-backends.ts", "telemetry/*"] },

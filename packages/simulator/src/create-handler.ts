@@ -1,3 +1,4 @@
+import { BatchApi, batchProtocol, isBatchPath } from "./batch-api";
 import { checkAuth } from "./check-auth";
 import { credential, type Fault, FaultTable, hang, readFault, resetResponse } from "./faults";
 import { chatEmbeddings, embedResponse, generateEmbeddings } from "./embed";
@@ -72,6 +73,8 @@ const CACHED_BODY_LIMIT = 32 * 1024;
  */
 export const SIM_MAX_BODY_BYTES = 1024 * 1024;
 const DEFAULT_CAPTURE_LIMIT = 100;
+/** The origin of the calls a batch's lines are answered by (batch-api.ts). */
+const BATCH_LINE_ORIGIN = "http://sim-batch-line.internal";
 
 function parseBody(text: string): unknown {
   try {
@@ -116,7 +119,9 @@ export function createHandler(opts: SimulatorOptions = {}): SimulatorHandler {
     if (text.length > maxBodyBytes / 4 && Buffer.byteLength(text) > maxBodyBytes)
       return tooLarge(path, query, req, Buffer.byteLength(text), n);
     let body: unknown;
-    if (captureLimit > 0) {
+    // A batch line answered from inside the simulator is no request it received: not captured.
+    const capture = captureLimit > 0 && !url.startsWith(BATCH_LINE_ORIGIN);
+    if (capture) {
       body = parseBody(text);
       const headers: Record<string, string> = {};
       req.headers.forEach((v, k) => (headers[k] = v));
@@ -139,6 +144,15 @@ export function createHandler(opts: SimulatorOptions = {}): SimulatorHandler {
       faults.set(read.key, read.fault);
       return jsonResponse(200, JSON.stringify({ key: read.key, fault: read.fault }));
     }
+    if (isBatchPath(path)) {
+      if (path !== "/_sim/batches") {
+        const protocol = batchProtocol(path);
+        const denied = checkAuth(protocol, req.headers, query, `req_sim${n}`);
+        if (denied)
+          return jsonResponse(denied.status, denied.body, { ...vendorHeaders(protocol, n), ...denied.headers });
+      }
+      return batches.handle(req, path, text);
+    }
     const route = matchRoute(req.method, path, query, req.headers);
     const auth = checkAuth(route.protocol, req.headers, query, `req_sim${n}`);
     if (auth) return jsonResponse(auth.status, auth.body, { ...vendorHeaders(route.protocol, n), ...auth.headers });
@@ -154,7 +168,7 @@ export function createHandler(opts: SimulatorOptions = {}): SimulatorHandler {
           const made = await applyFault(fault, route.protocol, req, n);
           if (made) return made;
         }
-        const parsed = captureLimit > 0 ? body : parseBody(text);
+        const parsed = capture ? body : parseBody(text);
         const reply =
           route.protocol === "generate"
             ? generateEmbeddings(route.model ?? "", route.batch === true, parsed)
@@ -180,7 +194,7 @@ export function createHandler(opts: SimulatorOptions = {}): SimulatorHandler {
         const key = `${path}?${query}\n${text}`;
         let outcome = cache.get(key);
         if (!outcome) {
-          outcome = decideOutcome(route, captureLimit > 0 ? body : parseBody(text), defaults);
+          outcome = decideOutcome(route, capture ? body : parseBody(text), defaults);
           if (cache.size >= CACHE_LIMIT) cache.clear();
           // Large bodies are not kept as keys: the cache holds at most CACHE_LIMIT × CACHED_BODY_LIMIT.
           if (text.length <= CACHED_BODY_LIMIT) cache.set(key, outcome);
@@ -191,7 +205,7 @@ export function createHandler(opts: SimulatorOptions = {}): SimulatorHandler {
           outcome.kind === "reply" &&
           (outcome.protocol === "messages" || outcome.plan.inputTokens >= MIN_CACHED_TOKENS)
         ) {
-          const parsed = captureLimit > 0 ? body : parseBody(text);
+          const parsed = capture ? body : parseBody(text);
           let cache: CacheUse | undefined;
           if (isObject(parsed))
             cache =
@@ -208,6 +222,17 @@ export function createHandler(opts: SimulatorOptions = {}): SimulatorHandler {
       }
     }
   }
+
+  // A batch line is answered by this same handler, as the call made directly, with the batch call's credentials.
+  const LINE_HEADERS = ["authorization", "x-api-key", "anthropic-version", "anthropic-beta", "x-goog-api-key"];
+  const batches = new BatchApi({ ms: opts.batchMs ?? 0, fail: false }, (path, headers, body) => {
+    const sent = new Headers({ "content-type": "application/json" });
+    for (const h of LINE_HEADERS) {
+      const v = headers.get(h);
+      if (v !== null) sent.set(h, v);
+    }
+    return handle(new Request(`${BATCH_LINE_ORIGIN}${path}`, { method: "POST", headers: sent, body }));
+  });
 
   return { handle, requests, faults };
 }

@@ -23,6 +23,11 @@ export interface SimulatorOptions {
    * dated snapshot names (`…-20250929`, `…-2025-04-14`, `…-001`). Default: the name asked for.
    */
   answerModel?: (requested: string) => string;
+  /**
+   * How long a batch of the vendors' batch APIs (`/v1/batches`, `/v1/messages/batches`) runs
+   * before it ends, in ms. Default 0: it has ended by the first poll. `POST /_sim/batches` changes it.
+   */
+  batchMs?: number;
 }
 
 /** One request as the simulator received it, for tests to assert what the gateway sent. */

@@ -4,7 +4,7 @@ import type { BatchKind, BatchLine } from "./batch-store";
 import { lineError } from "./batch-worker";
 import { BATCH_ENDPOINTS, type BatchEndpoint } from "./run-line";
 
-type NewLine = Omit<BatchLine, "batch_id">;
+type NewLine = Omit<BatchLine, "batch_id" | "grp" | "upstream_result">;
 
 /** A checked line to run, or a line written off at once (malformed: it goes to the error file). */
 function pending(

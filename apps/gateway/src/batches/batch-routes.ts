@@ -96,6 +96,8 @@ export function batchRoutes(deps: GatewayDeps): Route[] {
       object: { ...j.object, status: "cancelling", cancelling_at: now() },
     };
     await queue.store.saveJob(next);
+    // A job waiting on upstream batches is parked: taken again now, so that they are cancelled too.
+    await queue.store.wake(j.id);
     queue.queued();
     return next;
   };
@@ -184,6 +186,7 @@ export function batchRoutes(deps: GatewayDeps): Route[] {
           key_id: key.id,
           kind: "openai",
           state: "active",
+          routed: false,
           object: {
             endpoint,
             input_file_id: fileId,
@@ -263,6 +266,7 @@ export function batchRoutes(deps: GatewayDeps): Route[] {
           key_id: key.id,
           kind: "messages",
           state: "active",
+          routed: false,
           object: {},
           created_at: created,
           expires_at: new Date(Date.parse(created) + WINDOW_MS).toISOString(),

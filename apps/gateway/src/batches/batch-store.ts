@@ -1,6 +1,8 @@
+import type { SqlRunner } from "../storage/sql-runner";
+
 /**
  * Batch files, jobs and their lines, durable in the gateway's database (SQLite or PostgreSQL,
- * migration 10). One worker at a time holds a job (a lease in its row, taken by a single
+ * migrations 10 and 11), over the one SQL runner of storage/sql-runner.ts. One worker at a time holds a job (a lease in its row, taken by a single
  * conditional UPDATE, renewed while it works, given back on a clean stop); a line is marked
  * `sent` before its call, so a line whose worker died mid-call is never sent twice: the next
  * holder writes it to the error file as interrupted.
@@ -33,6 +35,27 @@ export interface BatchJob {
   object: Record<string, unknown>;
   created_at: string;
   expires_at: string;
+  /** Its lines have been sorted between upstream batches and Turnpike's own queue (migration 11). */
+  routed: boolean;
+}
+
+/**
+ * A group of a job's lines sent to one upstream's own batch API (one vendor, one endpoint):
+ * `new` (decided, not yet sent) → `submitted` (the upstream's batch id kept) → `ended` (its
+ * results read into the lines); `queued` when the upstream would not take it (its lines went to
+ * Turnpike's queue instead).
+ */
+export type GroupState = "new" | "submitted" | "cancelling" | "ended" | "queued";
+
+export interface BatchGroup {
+  batch_id: string;
+  grp: number;
+  vendor: string;
+  /** The upstream endpoint its lines call (`/v1/chat/completions`, `/v1/embeddings`, `/v1/messages`). */
+  endpoint: string;
+  /** The upstream's batch id, once it took the batch. */
+  upstream_id: string | null;
+  state: GroupState;
 }
 
 /** A line: `pending` → `sent` → `done`; or `cancelled` / `expired` unsent. */
@@ -49,13 +72,10 @@ export interface BatchLine {
   result: string | null;
   /** The line failed (it goes to the error file / `errored`). */
   failed: boolean;
-}
-
-/** The SQL a store runs: `$1`-style parameters, rows as plain objects. */
-export interface SqlRunner {
-  all(query: string, params: readonly (string | number | null)[]): Promise<Record<string, unknown>[]>;
-  /** Runs `fn` in one transaction. */
-  transaction<T>(fn: (tx: SqlRunner) => Promise<T>): Promise<T>;
+  /** The upstream batch group it was sent in; null: Turnpike's own queue runs it. */
+  grp: number | null;
+  /** The upstream batch's answer to it, `{status, body}` JSON text, once read; replayed through the pipeline. */
+  upstream_result: string | null;
 }
 
 const str = (v: unknown): string => (typeof v === "string" ? v : String(v));
@@ -69,6 +89,7 @@ function jobOf(row: Record<string, unknown>): BatchJob {
     object: JSON.parse(str(row.object)) as Record<string, unknown>, // written only by this store, from an object
     created_at: str(row.created_at),
     expires_at: str(row.expires_at),
+    routed: Number(row.routed ?? 0) === 1,
   };
 }
 
@@ -81,6 +102,20 @@ function lineOf(row: Record<string, unknown>): BatchLine {
     state: str(row.state) as LineState, // written only by this store, from LineState
     result: row.result === null || row.result === undefined ? null : str(row.result),
     failed: Number(row.failed) === 1,
+    grp: row.grp === null || row.grp === undefined ? null : Number(row.grp),
+    upstream_result:
+      row.upstream_result === null || row.upstream_result === undefined ? null : str(row.upstream_result),
+  };
+}
+
+function groupOf(row: Record<string, unknown>): BatchGroup {
+  return {
+    batch_id: str(row.batch_id),
+    grp: Number(row.grp),
+    vendor: str(row.vendor),
+    endpoint: str(row.endpoint),
+    upstream_id: row.upstream_id === null || row.upstream_id === undefined ? null : str(row.upstream_id),
+    state: str(row.state) as GroupState, // written only by this store, from GroupState
   };
 }
 
@@ -90,13 +125,13 @@ export class BatchStore {
 
   async putFile(f: BatchFile): Promise<void> {
     await this.db.all(
-      "INSERT INTO batch_files (id, key_id, purpose, filename, bytes, content, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+      "INSERT INTO batch_files (id, key_id, purpose, filename, bytes, content, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
       [f.id, f.key_id, f.purpose, f.filename, f.bytes, f.content, f.created_at],
     );
   }
 
   async getFile(keyId: string, id: string): Promise<BatchFile | undefined> {
-    const [row] = await this.db.all("SELECT * FROM batch_files WHERE id = $1 AND key_id = $2", [id, keyId]);
+    const [row] = await this.db.all("SELECT * FROM batch_files WHERE id = ? AND key_id = ?", [id, keyId]);
     return row
       ? {
           id: str(row.id),
@@ -111,15 +146,18 @@ export class BatchStore {
   }
 
   /** The job and all its lines, in one transaction. */
-  async createJob(job: BatchJob, lines: readonly Omit<BatchLine, "batch_id">[]): Promise<void> {
+  async createJob(
+    job: Omit<BatchJob, "routed">,
+    lines: readonly Omit<BatchLine, "batch_id" | "grp" | "upstream_result">[],
+  ): Promise<void> {
     await this.db.transaction(async (tx) => {
       await tx.all(
-        "INSERT INTO batch_jobs (id, key_id, kind, state, object, created_at, expires_at, lease_owner, lease_until) VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, NULL)",
+        "INSERT INTO batch_jobs (id, key_id, kind, state, object, created_at, expires_at, lease_owner, lease_until) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL)",
         [job.id, job.key_id, job.kind, job.state, JSON.stringify(job.object), job.created_at, job.expires_at],
       );
       for (const l of lines) {
         await tx.all(
-          "INSERT INTO batch_lines (batch_id, n, custom_id, request, state, result, failed) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+          "INSERT INTO batch_lines (batch_id, n, custom_id, request, state, result, failed) VALUES (?, ?, ?, ?, ?, ?, ?)",
           [job.id, l.n, l.custom_id, l.request, l.state, l.result, l.failed ? 1 : 0],
         );
       }
@@ -127,7 +165,7 @@ export class BatchStore {
   }
 
   async getJob(keyId: string, id: string): Promise<BatchJob | undefined> {
-    const [row] = await this.db.all("SELECT * FROM batch_jobs WHERE id = $1 AND key_id = $2", [id, keyId]);
+    const [row] = await this.db.all("SELECT * FROM batch_jobs WHERE id = ? AND key_id = ?", [id, keyId]);
     return row ? jobOf(row) : undefined;
   }
 
@@ -135,19 +173,19 @@ export class BatchStore {
   async listJobs(keyId: string, kind: BatchKind, limit: number, after?: string): Promise<BatchJob[]> {
     const rows = after
       ? await this.db.all(
-          "SELECT * FROM batch_jobs WHERE key_id = $1 AND kind = $2 AND created_at || id < (SELECT created_at || id FROM batch_jobs WHERE id = $3) ORDER BY created_at DESC, id DESC LIMIT $4",
+          "SELECT * FROM batch_jobs WHERE key_id = ? AND kind = ? AND created_at || id < (SELECT created_at || id FROM batch_jobs WHERE id = ?) ORDER BY created_at DESC, id DESC LIMIT ?",
           [keyId, kind, after, limit],
         )
       : await this.db.all(
-          "SELECT * FROM batch_jobs WHERE key_id = $1 AND kind = $2 ORDER BY created_at DESC, id DESC LIMIT $3",
+          "SELECT * FROM batch_jobs WHERE key_id = ? AND kind = ? ORDER BY created_at DESC, id DESC LIMIT ?",
           [keyId, kind, limit],
         );
     return rows.map(jobOf);
   }
 
   /** Writes the job's state and object. */
-  async saveJob(job: BatchJob): Promise<void> {
-    await this.db.all("UPDATE batch_jobs SET state = $1, object = $2 WHERE id = $3", [
+  async saveJob(job: Omit<BatchJob, "routed">): Promise<void> {
+    await this.db.all("UPDATE batch_jobs SET state = ?, object = ? WHERE id = ?", [
       job.state,
       JSON.stringify(job.object),
       job.id,
@@ -160,11 +198,11 @@ export class BatchStore {
    */
   async claim(owner: string, nowIso: string, untilIso: string): Promise<BatchJob | undefined> {
     const [row] = await this.db.all(
-      `UPDATE batch_jobs SET lease_owner = $1, lease_until = $2
-       WHERE id = (SELECT id FROM batch_jobs WHERE state <> 'done' AND (lease_until IS NULL OR lease_until < $3) ORDER BY created_at, id LIMIT 1)
-         AND state <> 'done' AND (lease_until IS NULL OR lease_until < $3)
+      `UPDATE batch_jobs SET lease_owner = ?, lease_until = ?
+       WHERE id = (SELECT id FROM batch_jobs WHERE state <> 'done' AND (lease_until IS NULL OR lease_until < ?) ORDER BY created_at, id LIMIT 1)
+         AND state <> 'done' AND (lease_until IS NULL OR lease_until < ?)
        RETURNING *`,
-      [owner, untilIso, nowIso],
+      [owner, untilIso, nowIso, nowIso],
     );
     return row ? jobOf(row) : undefined;
   }
@@ -172,7 +210,7 @@ export class BatchStore {
   /** Extends the lease; false when `owner` no longer holds the job. */
   async renew(id: string, owner: string, untilIso: string): Promise<boolean> {
     const rows = await this.db.all(
-      "UPDATE batch_jobs SET lease_until = $1 WHERE id = $2 AND lease_owner = $3 RETURNING id",
+      "UPDATE batch_jobs SET lease_until = ? WHERE id = ? AND lease_owner = ? RETURNING id",
       [untilIso, id, owner],
     );
     return rows.length > 0;
@@ -180,25 +218,137 @@ export class BatchStore {
 
   /** Gives the job back (a clean stop): another worker may take it at once. */
   async release(id: string, owner: string): Promise<void> {
-    await this.db.all(
-      "UPDATE batch_jobs SET lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2",
-      [id, owner],
-    );
+    await this.db.all("UPDATE batch_jobs SET lease_owner = NULL, lease_until = NULL WHERE id = ? AND lease_owner = ?", [
+      id,
+      owner,
+    ]);
   }
 
   /** The job's state as stored now (a cancel may have come through another instance). */
   async stateOf(id: string): Promise<BatchState | undefined> {
-    const [row] = await this.db.all("SELECT state FROM batch_jobs WHERE id = $1", [id]);
+    const [row] = await this.db.all("SELECT state FROM batch_jobs WHERE id = ?", [id]);
     return row ? (str(row.state) as BatchState) : undefined; // written only by this store
   }
 
-  /** The next pending line, marked `sent` in the same statement. */
-  async takeLine(batchId: string): Promise<BatchLine | undefined> {
+  /**
+   * The next pending line Turnpike's queue runs (in no upstream group), or with `answered` the
+   * next line whose upstream batch answered it; marked `sent` in the same statement.
+   */
+  async takeLine(batchId: string, answered = false): Promise<BatchLine | undefined> {
+    const which = answered ? "grp IS NOT NULL AND upstream_result IS NOT NULL" : "grp IS NULL";
     const [row] = await this.db.all(
-      "UPDATE batch_lines SET state = 'sent' WHERE batch_id = $1 AND n = (SELECT MIN(n) FROM batch_lines WHERE batch_id = $1 AND state = 'pending') AND state = 'pending' RETURNING *",
-      [batchId],
+      `UPDATE batch_lines SET state = 'sent' WHERE batch_id = ? AND n = (SELECT MIN(n) FROM batch_lines WHERE batch_id = ? AND state = 'pending' AND ${which}) AND state = 'pending' RETURNING *`,
+      [batchId, batchId],
     );
     return row ? lineOf(row) : undefined;
+  }
+
+  /**
+   * Where each line goes, decided once per job: the upstream groups made (`new`), each line's
+   * group set, and the job marked routed — in one transaction.
+   */
+  async route(
+    batchId: string,
+    groups: readonly Pick<BatchGroup, "grp" | "vendor" | "endpoint">[],
+    lines: readonly { n: number; grp: number }[],
+  ): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      for (const g of groups)
+        await tx.all(
+          "INSERT INTO batch_groups (batch_id, grp, vendor, endpoint, upstream_id, state) VALUES (?, ?, ?, ?, NULL, 'new')",
+          [batchId, g.grp, g.vendor, g.endpoint],
+        );
+      for (const l of lines)
+        await tx.all("UPDATE batch_lines SET grp = ? WHERE batch_id = ? AND n = ?", [l.grp, batchId, l.n]);
+      await tx.all("UPDATE batch_jobs SET routed = 1 WHERE id = ?", [batchId]);
+    });
+  }
+
+  async groups(batchId: string): Promise<BatchGroup[]> {
+    return (await this.db.all("SELECT * FROM batch_groups WHERE batch_id = ? ORDER BY grp", [batchId])).map(groupOf);
+  }
+
+  /** A group's lines still waiting (pending), in order. */
+  async groupLines(batchId: string, grp: number): Promise<BatchLine[]> {
+    return (
+      await this.db.all("SELECT * FROM batch_lines WHERE batch_id = ? AND grp = ? AND state = 'pending' ORDER BY n", [
+        batchId,
+        grp,
+      ])
+    ).map(lineOf);
+  }
+
+  /** The upstream took the group's batch: its id kept, so that no instance sends it again. */
+  async submitted(batchId: string, grp: number, upstreamId: string): Promise<void> {
+    await this.db.all(
+      "UPDATE batch_groups SET upstream_id = ?, state = 'submitted' WHERE batch_id = ? AND grp = ? AND state = 'new'",
+      [upstreamId, batchId, grp],
+    );
+  }
+
+  async setGroupState(batchId: string, grp: number, state: GroupState): Promise<void> {
+    await this.db.all("UPDATE batch_groups SET state = ? WHERE batch_id = ? AND grp = ?", [state, batchId, grp]);
+  }
+
+  /** The upstream would not take the group: its lines go to Turnpike's own queue. */
+  async requeue(batchId: string, grp: number): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      await tx.all("UPDATE batch_lines SET grp = NULL WHERE batch_id = ? AND grp = ? AND state = 'pending'", [
+        batchId,
+        grp,
+      ]);
+      await tx.all("UPDATE batch_groups SET state = 'queued' WHERE batch_id = ? AND grp = ?", [batchId, grp]);
+    });
+  }
+
+  /**
+   * The upstream batch ended: each answered line's result kept, the lines it never answered
+   * closed as `unanswered` (cancelled or expired), and the group ended — in one transaction.
+   */
+  async groupEnded(
+    batchId: string,
+    grp: number,
+    results: ReadonlyMap<number, string>,
+    unanswered: "cancelled" | "expired",
+  ): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      for (const [n, result] of results)
+        await tx.all(
+          "UPDATE batch_lines SET upstream_result = ? WHERE batch_id = ? AND n = ? AND grp = ? AND state = 'pending'",
+          [result, batchId, n, grp],
+        );
+      await tx.all(
+        "UPDATE batch_lines SET state = ? WHERE batch_id = ? AND grp = ? AND state = 'pending' AND upstream_result IS NULL",
+        [unanswered, batchId, grp],
+      );
+      await tx.all("UPDATE batch_groups SET state = 'ended' WHERE batch_id = ? AND grp = ?", [batchId, grp]);
+    });
+  }
+
+  /** Lines not yet done (pending or sent). */
+  async openLines(batchId: string): Promise<number> {
+    const [row] = await this.db.all(
+      "SELECT COUNT(*) AS n FROM batch_lines WHERE batch_id = ? AND state IN ('pending', 'sent')",
+      [batchId],
+    );
+    return Number(row?.n ?? 0);
+  }
+
+  /**
+   * Gives the job back until `untilIso`: it waits on upstream batches only, so no worker needs to
+   * hold it; any worker takes it again after that (or at once after {@link wake}).
+   */
+  async park(id: string, owner: string, untilIso: string): Promise<void> {
+    await this.db.all("UPDATE batch_jobs SET lease_owner = NULL, lease_until = ? WHERE id = ? AND lease_owner = ?", [
+      untilIso,
+      id,
+      owner,
+    ]);
+  }
+
+  /** A parked job may be taken at once (it was cancelled). */
+  async wake(id: string): Promise<void> {
+    await this.db.all("UPDATE batch_jobs SET lease_until = NULL WHERE id = ? AND lease_owner IS NULL", [id]);
   }
 
   async finishLine(
@@ -208,7 +358,7 @@ export class BatchStore {
     result: string | null,
     failed: boolean,
   ): Promise<void> {
-    await this.db.all("UPDATE batch_lines SET state = $1, result = $2, failed = $3 WHERE batch_id = $4 AND n = $5", [
+    await this.db.all("UPDATE batch_lines SET state = ?, result = ?, failed = ? WHERE batch_id = ? AND n = ?", [
       state,
       result,
       failed ? 1 : 0,
@@ -220,13 +370,16 @@ export class BatchStore {
   /** Lines `sent` whose worker went away before their result: the caller writes them off. */
   async orphans(batchId: string): Promise<BatchLine[]> {
     return (
-      await this.db.all("SELECT * FROM batch_lines WHERE batch_id = $1 AND state = 'sent' ORDER BY n", [batchId])
+      await this.db.all("SELECT * FROM batch_lines WHERE batch_id = ? AND state = 'sent' ORDER BY n", [batchId])
     ).map(lineOf);
   }
 
-  /** Every pending line becomes `state` (cancelled or expired), unsent. */
-  async closePending(batchId: string, state: "cancelled" | "expired"): Promise<void> {
-    await this.db.all("UPDATE batch_lines SET state = $1 WHERE batch_id = $2 AND state = 'pending'", [state, batchId]);
+  /** Every pending line of Turnpike's queue (with `all`, every pending line) becomes `state`, unsent. */
+  async closePending(batchId: string, state: "cancelled" | "expired", all = true): Promise<void> {
+    await this.db.all(
+      `UPDATE batch_lines SET state = ? WHERE batch_id = ? AND state = 'pending'${all ? "" : " AND grp IS NULL"}`,
+      [state, batchId],
+    );
   }
 
   /**
@@ -235,21 +388,22 @@ export class BatchStore {
    */
   async purgeBefore(beforeIso: string): Promise<number> {
     return this.db.transaction(async (tx) => {
-      const jobs = await tx.all("SELECT id, object FROM batch_jobs WHERE state = 'done' AND created_at < $1", [
+      const jobs = await tx.all("SELECT id, object FROM batch_jobs WHERE state = 'done' AND created_at < ?", [
         beforeIso,
       ]);
       for (const j of jobs) {
-        await tx.all("DELETE FROM batch_lines WHERE batch_id = $1", [str(j.id)]);
-        await tx.all("DELETE FROM batch_jobs WHERE id = $1", [str(j.id)]);
+        await tx.all("DELETE FROM batch_lines WHERE batch_id = ?", [str(j.id)]);
+        await tx.all("DELETE FROM batch_groups WHERE batch_id = ?", [str(j.id)]);
+        await tx.all("DELETE FROM batch_jobs WHERE id = ?", [str(j.id)]);
       }
       // A job ends within its 24-hour window, so a file older than the retention serves no running job.
-      await tx.all("DELETE FROM batch_files WHERE created_at < $1", [beforeIso]);
+      await tx.all("DELETE FROM batch_files WHERE created_at < ?", [beforeIso]);
       return jobs.length;
     });
   }
 
   async lines(batchId: string): Promise<BatchLine[]> {
-    return (await this.db.all("SELECT * FROM batch_lines WHERE batch_id = $1 ORDER BY n", [batchId])).map(lineOf);
+    return (await this.db.all("SELECT * FROM batch_lines WHERE batch_id = ? ORDER BY n", [batchId])).map(lineOf);
   }
 }
 
@@ -260,3 +414,10 @@ CREATE TABLE batch_jobs (id TEXT PRIMARY KEY, key_id TEXT NOT NULL, kind TEXT NO
 CREATE INDEX batch_jobs_by_key ON batch_jobs (key_id, kind, created_at);
 CREATE INDEX batch_jobs_by_state ON batch_jobs (state, lease_until);
 CREATE TABLE batch_lines (batch_id TEXT NOT NULL, n INTEGER NOT NULL, custom_id TEXT NOT NULL, request TEXT NOT NULL, state TEXT NOT NULL, result TEXT, failed INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (batch_id, n));`;
+
+/** Migration 11: lines sent to the upstreams' own batch APIs, in groups, and their answers. */
+export const BATCH_GROUP_TABLES = `
+ALTER TABLE batch_jobs ADD COLUMN routed INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE batch_lines ADD COLUMN grp INTEGER;
+ALTER TABLE batch_lines ADD COLUMN upstream_result TEXT;
+CREATE TABLE batch_groups (batch_id TEXT NOT NULL, grp INTEGER NOT NULL, vendor TEXT NOT NULL, endpoint TEXT NOT NULL, upstream_id TEXT, state TEXT NOT NULL, PRIMARY KEY (batch_id, grp));`;

@@ -2,11 +2,15 @@ import type { GatewayDeps } from "../deps";
 import type { KeyRecord } from "../storage/store";
 import { isRecord } from "../vocabulary/client-errors";
 import { newId } from "./batch-objects";
-import type { BatchJob, BatchLine, BatchStore } from "./batch-store";
-import { type BatchEndpoint, runLine, waitAndRetry } from "./run-line";
+import type { BatchGroup, BatchJob, BatchLine, BatchStore } from "./batch-store";
+import { prepareLine } from "./prepare-line";
+import { batchCostFactor, type LineEndpoint, runLine, waitAndRetry } from "./run-line";
+import { UPSTREAM_BATCH_APIS, UpstreamBatchError, type UpstreamAnswer, type UpstreamLine } from "./upstream-batches";
 
 /** How often an idle worker looks for work another instance may have queued. */
 const POLL_MS = 1000;
+/** How often a batch of the built-in simulator is asked whether it has ended. */
+const SIMULATED_POLL_MS = 200;
 /** How many times a line refused by a rate limit is tried before it is written off. */
 const MAX_WAITS = 20;
 
@@ -43,12 +47,35 @@ export function lineError(job: Pick<BatchJob, "kind">, customId: string, code: s
       });
 }
 
+/** A line's id in an upstream batch: its number in the job (the client's ids may not fit the upstream's rules). */
+const upstreamId = (n: number) => `line-${n}`;
+
+/** A stored upstream answer as the reply of the upstream call the pipeline makes when it is replayed. */
+function answerWith(a: UpstreamAnswer, calls: { n: number }): typeof fetch {
+  const answer = () => {
+    calls.n++;
+    return Promise.resolve(
+      new Response(typeof a.body === "string" ? a.body : JSON.stringify(a.body ?? null), {
+        status: a.status,
+        headers: { "content-type": "application/json" },
+      }),
+    );
+  };
+  return Object.assign(answer, { preconnect: fetch.preconnect });
+}
+
 /**
- * Runs batch jobs: takes one no live worker holds (a lease in the store), runs its lines one at a
- * time through the ordinary pipeline under the key that made it — one line at a time per
- * instance is its background priority: interactive calls never queue behind a batch — and
- * renews the lease after each line. A stop gives the job back; a crash leaves the lease to run
- * out, and the next holder writes off the line that was in flight instead of sending it twice.
+ * Runs batch jobs: takes one no live worker holds (a lease in the store). First it sorts the
+ * job's lines once: a line whose model's upstream has a batch API of its own (and not switched
+ * off) goes there, translated, in one upstream batch per vendor and endpoint, whose id is kept
+ * in the store; the others run through Turnpike's own queue. Queue lines run one at a time
+ * through the ordinary pipeline under the key that made the job — one line at a time per
+ * instance is its background priority: interactive calls never queue behind a batch — with the
+ * lease renewed after each. Upstream batches are polled; once one ends, each answer is replayed
+ * through the pipeline (translated back, metered at the batch price, in the ledger). A job that
+ * waits on upstream batches only is parked (given back until its next poll), so that any
+ * instance resumes it. A stop gives the job back; a crash leaves the lease to run out, and the
+ * next holder writes off the line that was in flight instead of sending it twice.
  */
 export class BatchWorker {
   private readonly owner = newId("worker_");
@@ -124,45 +151,212 @@ export class BatchWorker {
         true,
       );
     }
+    if (!job.routed) await this.route(job);
+    let polledAt = Number.NEGATIVE_INFINITY;
     for (;;) {
       if (this.stopped) return this.store.release(job.id, this.owner);
       const state = await this.store.stateOf(job.id);
-      if (state === "cancelling") {
-        await this.store.closePending(job.id, "cancelled");
-        return this.finish(job, "cancelled");
-      }
-      if (this.deps.now() >= Date.parse(job.expires_at)) {
-        await this.store.closePending(job.id, "expired");
-        return this.finish(job, "expired");
-      }
+      const expired = this.deps.now() >= Date.parse(job.expires_at);
+      const ending = state === "cancelling" ? "cancelled" : expired ? "expired" : undefined;
+      if (ending) await this.store.closePending(job.id, ending, false);
       if (!(await this.store.renew(job.id, this.owner, this.iso(this.deps.config.batches.leaseMs)))) return; // another worker holds it now
-      const line = await this.store.takeLine(job.id);
-      if (!line) return this.finish(job, "completed");
-      // Read per line: a key revoked, expired or changed while its batch runs is seen at the next line.
-      const key = await this.deps.keys.get(job.key_id);
-      if (
-        !key ||
-        key.revoked_at !== null ||
-        (key.expires_at !== null && Date.parse(key.expires_at) <= this.deps.now())
-      ) {
-        await this.store.finishLine(
-          job.id,
-          line.n,
-          "done",
-          lineError(job, line.custom_id, "invalid_api_key", "The key that made this batch is revoked or gone."),
-          true,
-        );
+      for (const g of await this.store.groups(job.id)) {
+        if (g.state === "new" && !ending) await this.submit(job, g);
+        else if (g.state === "new") await this.store.groupEnded(job.id, g.grp, new Map(), ending!);
+        else if (g.state === "submitted" && ending) await this.cancelUpstream(job, g);
+      }
+      const groups = await this.store.groups(job.id);
+      // Upstream batches are asked at most once per poll interval; answers are replayed as they come.
+      if (performance.now() - polledAt >= this.pollMs(groups)) {
+        polledAt = performance.now();
+        for (const g of groups)
+          if (g.state === "submitted" || g.state === "cancelling") await this.poll(job, g, ending);
+      }
+      const answered = await this.store.takeLine(job.id, true);
+      if (answered) {
+        await this.runLineOf(job, answered);
         continue;
       }
-      await this.runOne(job, key, line);
+      const line = ending ? undefined : await this.store.takeLine(job.id);
+      if (line) {
+        await this.runLineOf(job, line);
+        continue;
+      }
+      if ((await this.store.openLines(job.id)) === 0) return this.finish(job, ending ?? "completed");
+      // Only upstream batches are left: parked until the next poll, for whichever instance is free then.
+      return this.store.park(job.id, this.owner, this.iso(this.pollMs(groups)));
+    }
+  }
+
+  /** How long until upstream batches are asked again: the simulator's end quickly, so it is asked often. */
+  private pollMs(groups: readonly BatchGroup[]): number {
+    const every = this.deps.config.batches.pollMs;
+    const simulated = groups.every((g) => this.deps.upstreams.get(g.vendor)?.simulated !== false);
+    return simulated ? Math.min(every, SIMULATED_POLL_MS) : every;
+  }
+
+  /** A line taken from the queue or answered upstream: run under the job's key, if it is still good. */
+  private async runLineOf(job: BatchJob, line: BatchLine): Promise<void> {
+    // Read per line: a key revoked, expired or changed while its batch runs is seen at the next line.
+    const key = await this.deps.keys.get(job.key_id);
+    if (!key || key.revoked_at !== null || (key.expires_at !== null && Date.parse(key.expires_at) <= this.deps.now())) {
+      await this.store.finishLine(
+        job.id,
+        line.n,
+        "done",
+        lineError(job, line.custom_id, "invalid_api_key", "The key that made this batch is revoked or gone."),
+        true,
+      );
+      return;
+    }
+    await this.runOne(job, key, line);
+  }
+
+  /**
+   * Sorts the job's lines, once: each is prepared as the pipeline would send it; those for an
+   * upstream with a batch API are grouped per vendor and endpoint, the rest stay in the queue.
+   */
+  private async route(job: BatchJob): Promise<void> {
+    const key = await this.deps.keys.get(job.key_id);
+    const groups: Pick<BatchGroup, "grp" | "vendor" | "endpoint">[] = [];
+    const assigned: { n: number; grp: number }[] = [];
+    if (key) {
+      for (const l of await this.store.lines(job.id)) {
+        if (l.state !== "pending") continue;
+        const req = JSON.parse(l.request) as { url: LineEndpoint; body: Record<string, unknown> }; // written by batch-routes from a checked line
+        const prepared = await prepareLine(this.deps, key, req.url, req.body);
+        if (!prepared) continue;
+        let g = groups.find((x) => x.vendor === prepared.vendor && x.endpoint === prepared.endpoint);
+        if (!g) groups.push((g = { grp: groups.length, vendor: prepared.vendor, endpoint: prepared.endpoint }));
+        assigned.push({ n: l.n, grp: g.grp });
+      }
+    }
+    await this.store.route(job.id, groups, assigned);
+  }
+
+  /**
+   * Sends a group to its upstream's batch API (its lines prepared again: the translation is the
+   * same). A refusal (no batch API, a file it will not take) sends its lines to the queue instead;
+   * an upstream that cannot be reached is tried again at the next poll.
+   */
+  private async submit(job: BatchJob, g: BatchGroup): Promise<void> {
+    const upstream = this.deps.upstreams.get(g.vendor);
+    const api = upstream ? UPSTREAM_BATCH_APIS[upstream.protocol] : undefined;
+    const key = await this.deps.keys.get(job.key_id);
+    if (!upstream || !api || !key) return this.store.requeue(job.id, g.grp);
+    const lines: UpstreamLine[] = [];
+    for (const l of await this.store.groupLines(job.id, g.grp)) {
+      const req = JSON.parse(l.request) as { url: LineEndpoint; body: Record<string, unknown> }; // written by batch-routes from a checked line
+      const prepared = await prepareLine(this.deps, key, req.url, req.body);
+      if (prepared) lines.push({ customId: upstreamId(l.n), body: prepared.body });
+    }
+    if (lines.length === 0) return this.store.requeue(job.id, g.grp);
+    try {
+      const id = await api.submit(this.deps, upstream, g.endpoint, lines);
+      await this.store.submitted(job.id, g.grp, id);
+      this.deps.logger.info("batch lines sent to the upstream's batch API", {
+        batch_id: job.id,
+        vendor: g.vendor,
+        endpoint: g.endpoint,
+        upstream_batch_id: id,
+        lines: lines.length,
+      });
+    } catch (e) {
+      if (e instanceof UpstreamBatchError && e.refused) {
+        this.deps.logger.warn("upstream refused a batch; its lines run through Turnpike's queue", {
+          batch_id: job.id,
+          vendor: g.vendor,
+          reason: e.message,
+        });
+        return this.store.requeue(job.id, g.grp);
+      }
+      this.deps.logger.warn("sending a batch upstream failed; tried again at the next poll", {
+        batch_id: job.id,
+        vendor: g.vendor,
+        reason: e instanceof Error ? e.message : String(e),
+      });
+    }
+  }
+
+  /** The job was cancelled or expired: its upstream batch is cancelled too (what it finished still counts). */
+  private async cancelUpstream(job: BatchJob, g: BatchGroup): Promise<void> {
+    const upstream = this.deps.upstreams.get(g.vendor);
+    const api = upstream ? UPSTREAM_BATCH_APIS[upstream.protocol] : undefined;
+    if (upstream && api && g.upstream_id) {
+      try {
+        await api.cancel(this.deps, upstream, g.upstream_id);
+      } catch (e) {
+        // An upstream batch that ended meanwhile cannot be cancelled: its results are read all the same.
+        this.deps.logger.warn("cancelling an upstream batch failed", {
+          batch_id: job.id,
+          upstream_batch_id: g.upstream_id,
+          reason: e instanceof Error ? e.message : String(e),
+        });
+      }
+    }
+    await this.store.setGroupState(job.id, g.grp, "cancelling");
+  }
+
+  /** Asks an upstream batch where it stands; once it ended, keeps each line's answer for replay. */
+  private async poll(job: BatchJob, g: BatchGroup, ending: "cancelled" | "expired" | undefined): Promise<void> {
+    const upstream = this.deps.upstreams.get(g.vendor);
+    const api = upstream ? UPSTREAM_BATCH_APIS[upstream.protocol] : undefined;
+    if (!upstream || !api || !g.upstream_id) return this.store.requeue(job.id, g.grp);
+    try {
+      const state = await api.poll(this.deps, upstream, g.upstream_id);
+      if (state === "running") return;
+      if (state === "failed") {
+        this.deps.logger.warn("an upstream batch failed as a whole; its lines run through Turnpike's queue", {
+          batch_id: job.id,
+          upstream_batch_id: g.upstream_id,
+        });
+        return this.store.requeue(job.id, g.grp);
+      }
+      const { outcomes, missing } = await api.results(this.deps, upstream, g.upstream_id);
+      const results = new Map<number, string>();
+      const closed: { n: number; how: "cancelled" | "expired" }[] = [];
+      for (const l of await this.store.groupLines(job.id, g.grp)) {
+        const o = outcomes.get(upstreamId(l.n));
+        if (o === undefined) continue;
+        // Cancelled upstream because the job expired: expired, as the client sees it.
+        if (o === "cancelled" || o === "expired") closed.push({ n: l.n, how: ending === "expired" ? "expired" : o });
+        else results.set(l.n, JSON.stringify(o));
+      }
+      for (const c of closed) await this.store.finishLine(job.id, c.n, c.how, null, false);
+      // Lines the upstream never answered: ended as the job is ending, else as the upstream said (expired unless cancelled).
+      await this.store.groupEnded(job.id, g.grp, results, ending ?? missing ?? "expired");
+    } catch (e) {
+      if (e instanceof UpstreamBatchError && e.refused) {
+        // The upstream no longer knows the batch (or this key): nothing of it was billed, so its lines run in the queue.
+        this.deps.logger.warn("an upstream batch cannot be read; its lines run through Turnpike's queue", {
+          batch_id: job.id,
+          upstream_batch_id: g.upstream_id,
+          reason: e.message,
+        });
+        return this.store.requeue(job.id, g.grp);
+      }
+      this.deps.logger.warn("polling an upstream batch failed; asked again at the next poll", {
+        batch_id: job.id,
+        upstream_batch_id: g.upstream_id,
+        reason: e instanceof Error ? e.message : String(e),
+      });
     }
   }
 
   private async runOne(job: BatchJob, key: KeyRecord, line: BatchLine): Promise<void> {
-    const req = JSON.parse(line.request) as { url: BatchEndpoint | "/v1/messages"; body: Record<string, unknown> }; // written by batch-routes from a checked line
+    const req = JSON.parse(line.request) as { url: LineEndpoint; body: Record<string, unknown> }; // written by batch-routes from a checked line
+    const stored = line.upstream_result === null ? undefined : (JSON.parse(line.upstream_result) as UpstreamAnswer); // written by poll() from an answer
     for (let waits = 0; ; waits++) {
-      const reply = await runLine(this.deps, key, req.url, req.body);
-      if (waitAndRetry(reply) && waits < MAX_WAITS && !this.stopped) {
+      const calls = { n: 0 };
+      const reply = await runLine(
+        this.deps,
+        key,
+        req.url,
+        req.body,
+        stored && { answer: answerWith(stored, calls), costFactor: batchCostFactor(this.deps, req.body.model) },
+      );
+      // A 429 the upstream answered is its answer; only the key's own limits are waited out.
+      if (calls.n === 0 && waitAndRetry(reply) && waits < MAX_WAITS && !this.stopped) {
         await this.idle(Math.min(60, reply.retryAfterS ?? 1) * 1000);
         await this.store.renew(job.id, this.owner, this.iso(this.deps.config.batches.leaseMs));
         continue;

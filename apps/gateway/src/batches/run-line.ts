@@ -18,24 +18,18 @@ export interface LineReply {
   retryAfterS: number | undefined;
 }
 
-/** The share of the price a batch line of `model` is billed at. */
-function costFactor(deps: Pick<GatewayDeps, "catalog">, model: unknown): number {
+/** The share of the price a line of `model` is billed at when its upstream's batch API ran it. */
+export function batchCostFactor(deps: Pick<GatewayDeps, "catalog">, model: unknown): number {
   const entry = typeof model === "string" ? deps.catalog.get(model) : undefined;
   return 1 - (entry?.batch_discount ?? 0);
 }
 
-/**
- * One batch line through the ordinary pipeline, in process, under the key that made the batch:
- * the same validation, routing, limits, budget and ledger as a call from outside (JSON, never a
- * stream), billed at the model's batch price where the catalog gives one.
- */
-export async function runLine(
-  deps: GatewayDeps,
-  key: KeyRecord,
-  endpoint: BatchEndpoint | "/v1/messages",
-  body: Record<string, unknown>,
-): Promise<LineReply> {
-  const request = new Request(`http://batch.internal${endpoint}`, {
+/** A client endpoint a batch line calls (the chat family's three, or the messages format's). */
+export type LineEndpoint = BatchEndpoint | "/v1/messages";
+
+/** A line as the request a client would have sent (JSON, never a stream). */
+export function lineRequest(endpoint: LineEndpoint, body: Record<string, unknown>): Request {
+  return new Request(`http://batch.internal${endpoint}`, {
     method: "POST",
     headers: {
       "content-type": "application/json",
@@ -43,7 +37,25 @@ export async function runLine(
     },
     body: JSON.stringify({ ...body, ...(endpoint === "/v1/embeddings" ? {} : { stream: false }) }),
   });
-  const internal = { key, costFactor: costFactor(deps, body.model) };
+}
+
+/**
+ * One batch line through the ordinary pipeline, in process, under the key that made the batch:
+ * the same validation, routing, limits, budget and ledger as a call from outside (JSON, never a
+ * stream). Through Turnpike's queue it is billed at the normal price; a line an upstream's own
+ * batch API answered is replayed with `answer` in place of the upstream call (the pipeline
+ * translates it back, meters and records it) and billed at `costFactor`, the batch price.
+ */
+export async function runLine(
+  deps: GatewayDeps,
+  key: KeyRecord,
+  endpoint: LineEndpoint,
+  body: Record<string, unknown>,
+  answered?: { answer: typeof fetch; costFactor: number },
+): Promise<LineReply> {
+  const request = lineRequest(endpoint, body);
+  const internal = { key, costFactor: answered?.costFactor ?? 1 };
+  if (answered) deps = { ...deps, fetch: answered.answer };
   let res: Response;
   switch (endpoint) {
     case "/v1/chat/completions":

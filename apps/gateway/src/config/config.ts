@@ -281,6 +281,11 @@ export function loadConfig(env: Env = process.env): Config {
         ),
         retentionDays: positiveNumber(env.TURNPIKE_BATCH_RETENTION_DAYS, 30, "TURNPIKE_BATCH_RETENTION_DAYS"),
         worker: oneOf(env.TURNPIKE_BATCH_WORKER?.toLowerCase(), ["on", "off"], "on", "TURNPIKE_BATCH_WORKER") === "on",
+        upstreamOff: (env.TURNPIKE_BATCH_UPSTREAM_OFF ?? "")
+          .split(",")
+          .map((v) => v.trim())
+          .filter((v) => v !== ""),
+        pollMs: Math.floor(positiveNumber(env.TURNPIKE_BATCH_POLL_SECONDS, 30, "TURNPIKE_BATCH_POLL_SECONDS") * 1000),
       }),
       {
         maxFileBytes: 100 * MIB,
@@ -289,6 +294,8 @@ export function loadConfig(env: Env = process.env): Config {
         leaseMs: 30_000,
         retentionDays: 30,
         worker: true,
+        upstreamOff: [],
+        pollMs: 30_000,
       },
     ),
   };
@@ -308,6 +315,13 @@ export interface BatchConfig {
   retentionDays: number;
   /** `TURNPIKE_BATCH_WORKER=off`: this instance takes batches but runs none (another instance does). */
   worker: boolean;
+  /**
+   * `TURNPIKE_BATCH_UPSTREAM_OFF`: vendors (comma-separated ids, or `all`) whose own batch API is
+   * not used: their lines run through Turnpike's queue at the normal price.
+   */
+  upstreamOff: readonly string[];
+  /** `TURNPIKE_BATCH_POLL_SECONDS`: how often an upstream batch is asked whether it has ended (default 30). */
+  pollMs: number;
 }
 
 function oneOf<T extends string>(raw: string | undefined, allowed: readonly T[], fallback: T, name: string): T {

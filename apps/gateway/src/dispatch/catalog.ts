@@ -51,10 +51,20 @@ const AUTO_CACHE = (input: number) => ({
 /** The messages-protocol beta header that unlocks the 1M-token context on models that need it. */
 export const CONTEXT_1M_BETA = "context-1m-2025-08-07";
 
+/**
+ * The batch price of the vendors whose protocol has a batch API (the messages protocol's
+ * `/v1/messages/batches`, the chat family's `/v1/batches`, the generateContent protocol's batch
+ * mode): half the normal price, for lines those APIs run (batches/upstream-batches.ts). Lines
+ * through Turnpike's own queue pay the normal price. delta's row has none: a chat-compatible
+ * vendor's batch price is its own to set (a config row's `batch_discount`).
+ */
+const BATCH_HALF = 0.5;
+
 const BUILT_IN: Row[] = [
   {
     id: "alpha-opus-4-8",
     owned_by: "alpha",
+    batch_discount: BATCH_HALF,
     display_name: "Alpha Opus 4.8",
     input_per_mtok: 5,
     output_per_mtok: 25,
@@ -66,6 +76,7 @@ const BUILT_IN: Row[] = [
   {
     id: "alpha-fable-5",
     owned_by: "alpha",
+    batch_discount: BATCH_HALF,
     display_name: "Alpha Fable 5",
     input_per_mtok: 10,
     output_per_mtok: 50,
@@ -77,6 +88,7 @@ const BUILT_IN: Row[] = [
   {
     id: "alpha-sonnet-4-6",
     owned_by: "alpha",
+    batch_discount: BATCH_HALF,
     display_name: "Alpha Sonnet 4.6",
     input_per_mtok: 3,
     output_per_mtok: 15,
@@ -88,6 +100,7 @@ const BUILT_IN: Row[] = [
   {
     id: "alpha-haiku-4-5",
     owned_by: "alpha",
+    batch_discount: BATCH_HALF,
     display_name: "Alpha Haiku 4.5",
     input_per_mtok: 1,
     output_per_mtok: 5,
@@ -99,6 +112,7 @@ const BUILT_IN: Row[] = [
   {
     id: "alpha-sonnet-4-6 (context-1m beta)",
     owned_by: "alpha",
+    batch_discount: BATCH_HALF,
     display_name: "Alpha Sonnet 4.6 (1M context, beta)",
     upstream_model: "alpha-sonnet-4-6",
     upstream_headers: { "anthropic-beta": CONTEXT_1M_BETA },
@@ -112,6 +126,7 @@ const BUILT_IN: Row[] = [
   {
     id: "beta-5.5",
     owned_by: "beta",
+    batch_discount: BATCH_HALF,
     display_name: "Beta 5.5",
     input_per_mtok: 2.5,
     output_per_mtok: 10,
@@ -123,6 +138,7 @@ const BUILT_IN: Row[] = [
   {
     id: "beta-5",
     owned_by: "beta",
+    batch_discount: BATCH_HALF,
     display_name: "Beta 5",
     input_per_mtok: 1.25,
     output_per_mtok: 6.25,
@@ -134,6 +150,7 @@ const BUILT_IN: Row[] = [
   {
     id: "gamma-3-pro",
     owned_by: "gamma",
+    batch_discount: BATCH_HALF,
     display_name: "Gamma 3 Pro",
     input_per_mtok: 2,
     output_per_mtok: 10,
@@ -145,6 +162,7 @@ const BUILT_IN: Row[] = [
   {
     id: "gamma-3-flash",
     owned_by: "gamma",
+    batch_discount: BATCH_HALF,
     display_name: "Gamma 3 Flash",
     input_per_mtok: 0.5,
     output_per_mtok: 2.5,
@@ -168,6 +186,7 @@ const BUILT_IN: Row[] = [
   {
     id: "beta-embedding-3-small",
     owned_by: "beta",
+    batch_discount: BATCH_HALF,
     display_name: "Beta Embedding 3 Small",
     input_per_mtok: 0.02,
     output_per_mtok: 0,
@@ -179,6 +198,7 @@ const BUILT_IN: Row[] = [
   {
     id: "beta-embedding-3-large",
     owned_by: "beta",
+    batch_discount: BATCH_HALF,
     display_name: "Beta Embedding 3 Large",
     input_per_mtok: 0.13,
     output_per_mtok: 0,

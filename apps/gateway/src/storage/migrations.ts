@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import { BATCH_TABLES } from "../batches/batch-store";
+import { BATCH_GROUP_TABLES, BATCH_TABLES } from "../batches/batch-store";
 
 /**
  * Versioned schema changes of the store, applied in order at start-up, each once: the store
@@ -287,6 +287,12 @@ UPDATE keys SET team_id = 'team_default';`,
     name: "batches: files, jobs and their lines",
     sqlite: BATCH_TABLES,
     postgres: BATCH_TABLES,
+  },
+  {
+    version: 11,
+    name: "batches: lines sent to the upstreams' own batch APIs",
+    sqlite: BATCH_GROUP_TABLES,
+    postgres: BATCH_GROUP_TABLES,
   },
 ];
 

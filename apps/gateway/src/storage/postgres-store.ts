@@ -1,5 +1,4 @@
 import { BatchStore } from "../batches/batch-store";
-import { postgresRunner as batchPostgresRunner } from "../batches/sql-runners";
 import { SQL } from "bun";
 import { migratePostgres } from "./postgres-migrate";
 import { unavailable } from "./postgres-errors";
@@ -247,7 +246,7 @@ export class PostgresStore implements Store {
   }
 
   batchStore(): BatchStore {
-    return new BatchStore(batchPostgresRunner(this.sql));
+    return new BatchStore(postgresRunner(this.sql, unavailable));
   }
 
   async close(): Promise<void> {

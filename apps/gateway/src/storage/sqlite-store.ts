@@ -16,7 +16,6 @@ import { SqliteResponseStore } from "../stored-responses/sqlite-response-store";
 import { TeamStore } from "../teams/team-store";
 import { sqliteRunner } from "./sql-runner";
 import { BatchStore } from "../batches/batch-store";
-import { sqliteRunner as batchSqliteRunner } from "../batches/sql-runners";
 import { GROUP_COLUMN, KEY_COLUMNS, type KeyRow, fromKey, toKey } from "./key-rows";
 
 interface UsageRow extends Omit<UsageRecord, "stream" | "aborted" | "estimated"> {
@@ -196,7 +195,7 @@ export class SqliteStore implements Store {
   }
 
   batchStore(): BatchStore {
-    return new BatchStore(batchSqliteRunner(this.db));
+    return new BatchStore(sqliteRunner(this.db));
   }
 
   async close(): Promise<void> {

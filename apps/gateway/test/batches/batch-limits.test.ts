@@ -37,6 +37,8 @@ beforeAll(async () => {
   h = await startHarness(
     {
       TURNPIKE_CONFIG: config,
+      // gamma's batch mode off: its lines run through Turnpike's queue (the queue's expiry below).
+      TURNPIKE_BATCH_UPSTREAM_OFF: "gamma",
       TURNPIKE_BATCH_MAX_LINES: "3",
       TURNPIKE_BATCH_MAX_LINE_KB: "1",
       TURNPIKE_BATCH_MAX_FILE_MB: "0.01",
@@ -155,13 +157,14 @@ describe("input limits", () => {
 });
 
 describe("expiry", () => {
-  test("a batch still running after its 24 h window ends expired; its unsent lines are not sent", async () => {
+  test("a batch on Turnpike's queue still running after its 24 h window ends expired; its unsent lines are not sent", async () => {
     const slow = (id: string) =>
       JSON.stringify({
         custom_id: id,
         method: "POST",
         url: "/v1/chat/completions",
-        body: { model: "beta-5", messages: [{ role: "user", content: "slow [sim first_byte=1500]" }] },
+        // gamma-3-flash: its batch mode is off here, so Turnpike's queue runs it.
+        body: { model: "gamma-3-flash", messages: [{ role: "user", content: "slow [sim first_byte=1500]" }] },
       });
     const file = await upload([slow("e1"), slow("e2"), slow("e3")].join("\n"));
     const batch = await openai.batches.create({
@@ -183,5 +186,42 @@ describe("expiry", () => {
       .map((l) => JSON.parse(l));
     expect(errs.length).toBe(3 - ended.request_counts!.completed);
     expect(errs.every((e) => e.error.code === "batch_expired")).toBe(true);
+  });
+
+  test("a batch whose upstream batch still runs after the window: the upstream batch is cancelled, every line expired", async () => {
+    const sim = h.gw.simulator!;
+    await fetch(`${sim.url}/_sim/batches`, { method: "POST", body: JSON.stringify({ ms: 600_000 }) });
+    try {
+      const file = await upload([chatLine("u1", "beta-5"), chatLine("u2", "beta-5")].join("\n"));
+      const seen = sim.requests.length;
+      const batch = await openai.batches.create({
+        input_file_id: file.id,
+        endpoint: "/v1/chat/completions",
+        completion_window: "24h",
+      });
+      const calls = () => sim.requests.slice(seen).map((r) => `${r.method} ${r.path}`);
+      await until(
+        async () => calls(),
+        (c) => c.includes("POST /v1/batches"),
+      );
+      clock += 25 * 3600 * 1000;
+      const ended = await until(
+        () => openai.batches.retrieve(batch.id),
+        (b) => b.status === "expired",
+      );
+      expect(ended.status).toBe("expired");
+      expect(calls().some((c) => c.endsWith("/cancel"))).toBe(true);
+      expect(ended.request_counts).toEqual({ total: 2, completed: 0, failed: 0 });
+      const errs = (await (await openai.files.content(ended.error_file_id!)).text())
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l));
+      expect(errs.map((e) => [e.custom_id, e.error.code])).toEqual([
+        ["u1", "batch_expired"],
+        ["u2", "batch_expired"],
+      ]);
+    } finally {
+      await fetch(`${sim.url}/_sim/batches`, { method: "DELETE" });
+    }
   });
 });

@@ -2,7 +2,8 @@
  * Batches through the official clients: the chat family's files + batches (chat completions,
  * Responses and embeddings lines, mixed models, a malformed line, cancellation) and the
  * messages format's message batches (any catalog model per request, results, cancellation),
- * with every line in the ledger at its price.
+ * with every line in the ledger at its price. Lines for the vendors whose protocol has a batch
+ * API go to it (the simulator serves those APIs); the others run through Turnpike's queue.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import Anthropic from "@anthropic-ai/sdk";
@@ -14,7 +15,8 @@ let openai: OpenAI;
 let anthropic: Anthropic;
 
 beforeAll(async () => {
-  h = await startHarness();
+  // gamma's batch mode switched off: its lines show Turnpike's own queue beside the upstream batch APIs.
+  h = await startHarness({ TURNPIKE_BATCH_UPSTREAM_OFF: "gamma" });
   openai = new OpenAI({ apiKey: h.key, baseURL: `${h.url}/v1`, maxRetries: 0 });
   anthropic = new Anthropic({ apiKey: h.key, baseURL: h.url, maxRetries: 0 });
 });
@@ -36,6 +38,17 @@ async function usage(keyId: string): Promise<any[]> {
   });
   return ((await res.json()) as any).data;
 }
+
+/** The upstream calls the simulator received since `from`, as "METHOD path". */
+const upstreamCalls = (from = 0) =>
+  h.gw.simulator!.requests.slice(from).map((r) => `${r.method} ${r.path.split("?")[0]}`);
+
+/** Sets the simulator's batch knobs (how long its batches run; whether new ones fail). */
+const simBatches = (knobs: { ms?: number; fail?: boolean } | null) =>
+  fetch(`${h.gw.simulator!.url}/_sim/batches`, {
+    method: knobs ? "POST" : "DELETE",
+    ...(knobs ? { body: JSON.stringify(knobs) } : {}),
+  });
 
 const jsonl = (rows: unknown[]) => rows.map((r) => (typeof r === "string" ? r : JSON.stringify(r))).join("\n");
 
@@ -77,6 +90,7 @@ describe("chat family: files + batches", () => {
       purpose: "batch",
     });
     expect(file.purpose).toBe("batch");
+    const seen = h.gw.simulator!.requests.length;
     const batch = await openai.batches.create({
       input_file_id: file.id,
       endpoint: "/v1/chat/completions",
@@ -106,7 +120,20 @@ describe("chat family: files + batches", () => {
     expect(errs.map((e) => e.custom_id)).toEqual(["line-3", "d"]);
     expect(errs[0].error.message).toContain("not valid JSON");
     expect(errs[1].response.status_code).toBe(404);
-    // Every line that ran is in the ledger under its own request id, at the normal price (no batch_discount set).
+    // beta-5 went to the chat family's batch API, alpha-haiku-4-5 to the messages one (translated
+    // from the chat line), gamma-3-flash through Turnpike's queue (its batch mode switched off here).
+    const calls = upstreamCalls(seen);
+    expect(calls).toContain("POST /v1/files");
+    expect(calls).toContain("POST /v1/batches");
+    expect(calls).toContain("POST /v1/messages/batches");
+    expect(calls.filter((c) => c.startsWith("POST /v1beta/models/gamma-3-flash"))).toHaveLength(1);
+    expect(calls).not.toContain("POST /v1/chat/completions");
+    const sentToMessages = h.gw.simulator!.requests.slice(seen).find((r) => r.path === "/v1/messages/batches")!
+      .body as any;
+    expect(sentToMessages.requests).toHaveLength(1);
+    expect(sentToMessages.requests[0].params.model).toBe("alpha-haiku-4-5");
+    expect(sentToMessages.requests[0].params.messages[0].content[0].text).toContain("Say two.");
+    // Every line that ran is in the ledger under its own request id.
     const rows = await usage(h.keyId);
     for (const o of out) {
       const row = rows.find((r) => r.request_id === o.response.request_id);
@@ -240,13 +267,81 @@ describe("messages format: message batches", () => {
 });
 
 describe("cancellation", () => {
-  test("a cancelled batch stops its unsent lines", async () => {
-    // A slow first line holds the worker while the batch is cancelled.
+  test("a batch cancelled while its upstream batch runs: the upstream batch is cancelled, no line billed", async () => {
+    await simBatches({ ms: 600_000 });
+    try {
+      const line = (id: string) => ({
+        custom_id: id,
+        method: "POST",
+        url: "/v1/chat/completions",
+        body: { model: "beta-5", messages: [{ role: "user", content: `line ${id}` }] },
+      });
+      const file = await openai.files.create({
+        file: await toFile(Buffer.from(jsonl([line("s1"), line("s2"), line("s3")])), "up.jsonl"),
+        purpose: "batch",
+      });
+      const seen = h.gw.simulator!.requests.length;
+      const batch = await openai.batches.create({
+        input_file_id: file.id,
+        endpoint: "/v1/chat/completions",
+        completion_window: "24h",
+      });
+      // The upstream has the batch before it is cancelled here.
+      await until(
+        async () => upstreamCalls(seen),
+        (c) => c.includes("POST /v1/batches"),
+      );
+      const before = (await usage(h.keyId)).length;
+      await openai.batches.cancel(batch.id);
+      const ended = await until(
+        () => openai.batches.retrieve(batch.id),
+        (b) => b.status === "cancelled",
+      );
+      expect(ended.status).toBe("cancelled");
+      expect(upstreamCalls(seen).some((c) => /^POST \/v1\/batches\/batch_[0-9a-f]+\/cancel$/.test(c))).toBe(true);
+      expect(ended.request_counts).toEqual({ total: 3, completed: 0, failed: 0 });
+      const errs = (await (await openai.files.content(ended.error_file_id!)).text())
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l));
+      expect(errs.map((e) => [e.custom_id, e.error.code])).toEqual([
+        ["s1", "batch_cancelled"],
+        ["s2", "batch_cancelled"],
+        ["s3", "batch_cancelled"],
+      ]);
+      expect((await usage(h.keyId)).length).toBe(before);
+
+      const mb = await anthropic.messages.batches.create({
+        requests: ["x1", "x2"].map((id) => ({
+          custom_id: id,
+          params: { model: "alpha-haiku-4-5", max_tokens: 5, messages: [{ role: "user" as const, content: id }] },
+        })),
+      });
+      await until(
+        async () => upstreamCalls(seen),
+        (c) => c.includes("POST /v1/messages/batches"),
+      );
+      await anthropic.messages.batches.cancel(mb.id);
+      const mEnded = await until(
+        () => anthropic.messages.batches.retrieve(mb.id),
+        (b) => b.processing_status === "ended",
+      );
+      expect(mEnded.request_counts).toEqual({ processing: 0, succeeded: 0, errored: 0, canceled: 2, expired: 0 });
+      expect(
+        upstreamCalls(seen).some((c) => /^POST \/v1\/messages\/batches\/msgbatch_[0-9a-f]+\/cancel$/.test(c)),
+      ).toBe(true);
+    } finally {
+      await simBatches(null);
+    }
+  });
+
+  test("a cancelled batch on Turnpike's queue stops its unsent lines", async () => {
+    // A slow first line holds the worker while the batch is cancelled (gamma-3-flash: its batch mode is off here).
     const slow = (id: string) => ({
       custom_id: id,
       method: "POST",
       url: "/v1/chat/completions",
-      body: { model: "beta-5", messages: [{ role: "user", content: "wait [sim first_byte=1500]" }] },
+      body: { model: "gamma-3-flash", messages: [{ role: "user", content: "wait [sim first_byte=1500]" }] },
     });
     const file = await openai.files.create({
       file: await toFile(Buffer.from(jsonl([slow("s1"), slow("s2"), slow("s3"), slow("s4")])), "slow.jsonl"),
@@ -272,22 +367,5 @@ describe("cancellation", () => {
       .map((l) => JSON.parse(l));
     expect(errs.length).toBe(4 - ended.request_counts!.completed);
     expect(errs.every((e) => e.error.code === "batch_cancelled" && e.response === null)).toBe(true);
-
-    const mb = await anthropic.messages.batches.create({
-      requests: ["x1", "x2", "x3"].map((id) => ({
-        custom_id: id,
-        params: {
-          model: "beta-5",
-          max_tokens: 5,
-          messages: [{ role: "user" as const, content: "wait [sim first_byte=1500]" }],
-        },
-      })),
-    });
-    await anthropic.messages.batches.cancel(mb.id);
-    const mEnded = await until(
-      () => anthropic.messages.batches.retrieve(mb.id),
-      (b) => b.processing_status === "ended",
-    );
-    expect(mEnded.request_counts.canceled).toBeGreaterThanOrEqual(2);
   });
 });
