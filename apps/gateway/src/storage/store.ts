@@ -161,7 +161,10 @@ export interface Store {
   queryUsage(filter: UsageFilter): Promise<UsageRecord[]>;
   /** Requests, tokens and cost grouped by any of key, model and day (UTC). */
   aggregateUsage(filter: UsageFilter, groupBy: readonly UsageGroup[]): Promise<UsageAggregate[]>;
-  /** Spend in USD per key since an instant (for monthly budgets). */
+  /**
+   * Spend in USD since an instant (for monthly budgets): per key by its id, and per team by
+   * `teamSpendId(team id)` (the sum of its keys').
+   */
   spendSince(since: string): Promise<Map<string, number>>;
   /** Stored Responses-format replies, in the same database. */
   responseStore(): ResponseStore;

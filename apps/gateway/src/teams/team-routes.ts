@@ -8,6 +8,7 @@ import type { GatewayDeps } from "../deps";
 import { invalid, readJsonObject } from "../http/read-body";
 import type { Route } from "../http/route";
 import { hashSecret } from "../keys/key-service";
+import { teamSpendId } from "../limits/spend-store";
 import { admin, idParam, json, ok, query, ref } from "../openapi/operations";
 import { validationError } from "../vocabulary/client-errors";
 import { ADMIN_TOKEN_PREFIX, forbidden } from "./principal";
@@ -76,12 +77,8 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
     if (!u) throw notFound("user", id);
     return u;
   };
-  /** The sum of this month's spend of the team's keys. */
-  const teamSpend = async (id: string) => {
-    const keys = (await deps.keys.list()).filter((k) => k.team_id === id);
-    const spent = (await Promise.all(keys.map((k) => deps.spend.spent(k.id)))).reduce((a, b) => a + b, 0);
-    return Math.round(spent * 1e6) / 1e6;
-  };
+  /** This month's spend of the team's keys: the team's own counter (limits/admit.ts). */
+  const teamSpend = async (id: string) => Math.round((await deps.spend.spent(teamSpendId(id))) * 1e6) / 1e6;
   const modelsIssue = (models: string[] | null | undefined) => {
     for (const m of models ?? []) {
       const re = new RegExp(
