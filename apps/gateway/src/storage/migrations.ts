@@ -15,6 +15,11 @@ export interface Migration {
   postgres: string;
 }
 
+/** Migration 12: the same SQL for both databases. */
+const MEMBER_SOURCE = `
+ALTER TABLE team_members ADD COLUMN source TEXT NOT NULL DEFAULT 'admin';
+UPDATE team_members SET source = 'sign-on' WHERE (SELECT a.actor FROM audit a WHERE a.action = 'team.member.set' AND a.target = team_members.team_id || '/' || team_members.user_id ORDER BY a.id DESC LIMIT 1) = 'sign-on';`;
+
 /**
  * The ledger is written on every request and read rarely: each B-tree costs every insert. In
  * SQLite, since version 5, a usage row lives in one tree keyed by (key, time, request id): a
@@ -287,6 +292,15 @@ UPDATE keys SET team_id = 'team_default';`,
     name: "batches: files, jobs and their lines",
     sqlite: BATCH_TABLES,
     postgres: BATCH_TABLES,
+  },
+  {
+    version: 12,
+    name: "team memberships remember who gave them (admin or sign-on)",
+    // A membership sign-on gave is taken away when the claim stops naming its team; one given by
+    // hand is kept (docs/teams.md, "Sign-on"). Memberships from before: sign-on's where the last
+    // audit record that set them was sign-on's, else by hand.
+    sqlite: MEMBER_SOURCE,
+    postgres: MEMBER_SOURCE,
   },
 ];
 

@@ -24,7 +24,7 @@ import {
 } from "./roles";
 import { teamDirectory } from "./team-directory";
 import { AdminMemberBody, AdminTeamFields, AdminTokenBody, AdminUserFields } from "./team-schemas";
-import { type AdminToken, DEFAULT_TEAM_ID, type Team, type User } from "./team-store";
+import { type AdminToken, DEFAULT_TEAM_ID, type Membership, type Team, type User } from "./team-store";
 
 const newId = (prefix: string) => `${prefix}_${randomBytes(9).toString("base64url")}`;
 
@@ -223,7 +223,13 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
         const b = checked(AdminMemberBody, await body(request));
         await user(b.user_id);
         const before = (await teams().members(t.id)).find((m) => m.user_id === b.user_id) ?? null;
-        const m = { team_id: t.id, user_id: b.user_id, role: b.role, created_at: before?.created_at ?? iso() };
+        const m: Membership = {
+          team_id: t.id,
+          user_id: b.user_id,
+          role: b.role,
+          source: "admin",
+          created_at: before?.created_at ?? iso(),
+        };
         await teams().setMember(m);
         await audit({ action: "team.member.set", target: `${t.id}/${b.user_id}`, before, after: m });
         return Response.json(m);

@@ -63,6 +63,10 @@ export const AdminMember = Type.Object({
   team_id: Type.String(),
   user_id: Type.String(),
   role: TeamRole,
+  source: Type.Union([Type.Literal("admin"), Type.Literal("sign-on")], {
+    description:
+      "Who gave the membership: `admin` (kept until removed) or `sign-on` (removed at the user's next sign-in once the claim no longer maps to the team).",
+  }),
   created_at: Time,
 });
 export const AdminMemberList = Type.Object({ data: Type.Array(AdminMember) });

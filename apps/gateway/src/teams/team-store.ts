@@ -29,10 +29,14 @@ export interface User {
   updated_at: string;
 }
 
+/** Who gave a membership: an admin (kept until removed by hand) or sign-on (kept while the claim names its team). */
+export type MemberSource = "admin" | "sign-on";
+
 export interface Membership {
   team_id: string;
   user_id: string;
   role: TeamRole;
+  source: MemberSource;
   created_at: string;
 }
 
@@ -219,14 +223,14 @@ export class TeamStore {
 
   members(teamId: string): Promise<Membership[]> {
     return this.db.all<Membership>(
-      "SELECT team_id, user_id, role, created_at FROM team_members WHERE team_id = ? ORDER BY created_at, user_id",
+      "SELECT team_id, user_id, role, source, created_at FROM team_members WHERE team_id = ? ORDER BY created_at, user_id",
       [teamId],
     );
   }
 
   membershipsOf(userId: string): Promise<Membership[]> {
     return this.db.all<Membership>(
-      "SELECT team_id, user_id, role, created_at FROM team_members WHERE user_id = ? ORDER BY team_id",
+      "SELECT team_id, user_id, role, source, created_at FROM team_members WHERE user_id = ? ORDER BY team_id",
       [userId],
     );
   }
@@ -234,10 +238,11 @@ export class TeamStore {
   /** Adds a member, or changes the role of one already there. */
   async setMember(m: Membership): Promise<void> {
     await this.db.run("DELETE FROM team_members WHERE team_id = ? AND user_id = ?", [m.team_id, m.user_id]);
-    await this.db.run("INSERT INTO team_members (team_id, user_id, role, created_at) VALUES (?, ?, ?, ?)", [
+    await this.db.run("INSERT INTO team_members (team_id, user_id, role, source, created_at) VALUES (?, ?, ?, ?, ?)", [
       m.team_id,
       m.user_id,
       m.role,
+      m.source,
       m.created_at,
     ]);
   }
