@@ -9,6 +9,7 @@ import { invalid, readJsonObject } from "../http/read-body";
 import type { Route } from "../http/route";
 import { hashSecret } from "../keys/key-service";
 import { teamSpendId } from "../limits/spend-store";
+import { toolPatternProblem } from "../mcp/tool-allow-list";
 import { admin, idParam, json, ok, query, ref } from "../openapi/operations";
 import { validationError } from "../vocabulary/client-errors";
 import { ADMIN_TOKEN_PREFIX, forbidden } from "./principal";
@@ -79,6 +80,14 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
   };
   /** This month's spend of the team's keys: the team's own counter (limits/admit.ts). */
   const teamSpend = async (id: string) => Math.round((await deps.spend.spent(teamSpendId(id))) * 1e6) / 1e6;
+  const mcpServers = deps.config.mcp.servers.map((s) => s.name);
+  /** Each entry of a team's MCP allow-list checked as a key's are (`POST /admin/keys`). */
+  const toolsIssue = (tools: string[] | null | undefined) => {
+    for (const p of tools ?? []) {
+      const problem = toolPatternProblem(p, mcpServers);
+      if (problem) throw invalid(`tools: ${JSON.stringify(p.slice(0, 60))}: ${problem}`, "tools");
+    }
+  };
   const modelsIssue = (models: string[] | null | undefined) => {
     for (const m of models ?? []) {
       const re = new RegExp(
@@ -111,6 +120,7 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
         const b = checked(AdminTeamFields, await body(request));
         if (b.name === undefined) throw invalid("name: required non-empty string, got nothing", "name");
         modelsIssue(b.models);
+        toolsIssue(b.tools);
         if (await teams().teamByName(b.name)) throw conflict(`A team named ${JSON.stringify(b.name)} exists.`);
         const at = iso();
         const t: Team = {
@@ -120,6 +130,7 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
           rpm: b.rpm ?? null,
           tpm: b.tpm ?? null,
           budget_usd: b.budget_usd ?? null,
+          tools: b.tools ?? null,
           created_at: at,
           updated_at: at,
         };
@@ -165,6 +176,7 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
         need(isAdmin(who), `change team ${before.id}`);
         const b = checked(AdminTeamFields, await body(request));
         modelsIssue(b.models);
+        toolsIssue(b.tools);
         if (b.name !== undefined && b.name !== before.name && (await teams().teamByName(b.name)))
           throw conflict(`A team named ${JSON.stringify(b.name)} exists.`);
         const after: Team = {
