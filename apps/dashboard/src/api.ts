@@ -105,27 +105,8 @@ export interface Daily {
   series: Series[];
 }
 
-export interface RequestLine {
-  request_id: string;
-  created_at: string;
-  key_id: string;
-  model: string;
-  endpoint: string;
-  stream: boolean;
-  status: number;
-  latency_ms: number;
-  input_tokens: number;
-  output_tokens: number;
-  cost_usd: number;
-  aborted: boolean;
-  /** An MCP tool call's arguments and result in bytes (`endpoint: "mcp"`, `model` is `<server>__<tool>`). */
-  bytes_in?: number;
-  bytes_out?: number;
-  /** Refused before any upstream call: nothing used; `reason` is what the client was told. */
-  refused?: true;
-  error_type?: string;
-  reason?: string;
-}
+/** The gateway's own definition (a type import: nothing of the gateway is bundled). */
+export type { RequestLine } from "../../gateway/src/vocabulary/request-line";
 
 export interface Model {
   id: string;

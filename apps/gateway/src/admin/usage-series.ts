@@ -1,6 +1,7 @@
 import { invalid } from "../http/read-body";
 import type { UsageAggregate, UsageRecord } from "../storage/store";
 import type { RefusedRequest } from "../telemetry/refused-requests";
+import type { RequestLine } from "../vocabulary/request-line";
 
 /**
  * The shapes the dashboard draws and lists, built from the store's own aggregates and records:
@@ -109,25 +110,6 @@ export function requestLine(r: UsageRecord): RequestLine {
     // An MCP tool call's size (`endpoint: "mcp"`): it has no tokens.
     ...(r.bytes_in != null ? { bytes_in: r.bytes_in, bytes_out: r.bytes_out ?? 0 } : {}),
   };
-}
-
-/** A line of the live log: a metered request, or one refused before any upstream call (with its reason). */
-export interface RequestLine {
-  request_id: string;
-  created_at: string;
-  key_id: string;
-  model: string;
-  endpoint: string;
-  stream: boolean;
-  status: number;
-  latency_ms: number;
-  input_tokens: number;
-  output_tokens: number;
-  cost_usd: number;
-  aborted: boolean;
-  refused?: true;
-  error_type?: string;
-  reason?: string;
 }
 
 /** A refused request as a line of the live log: nothing used, nothing billed, and why. */

@@ -4,6 +4,7 @@ import { FORMATS } from "../formats";
 import type { CatalogEntry } from "../dispatch/catalog";
 import type { NewKey } from "../keys/key-service";
 import { worstCaseUsd } from "./worst-case";
+import { teamSpendId } from "./spend-store";
 import { admit, type Admitted } from "./admit";
 import { testDeps, type TestDeps } from "../../test/support/test-deps";
 
@@ -88,6 +89,37 @@ describe("budget reservations", () => {
     expect(spent).toBeGreaterThanOrEqual(0.05);
     expect(spent - 0.05).toBeLessThan(each);
     expect((await refusal(admit(t.deps, chat, k, haiku, 400, ask(99, 1000)))).status).toBe(402);
+  });
+
+  test("two keys of one team, 40 requests each at once on a $0.05 team budget: held on the team's one counter", async () => {
+    const team = { id: "team_race", models: null, budget_usd: 0.05 };
+    const one = { ...(await key({})), team_id: team.id, team };
+    const two = { ...(await key({})), team_id: team.id, team };
+    const each = worstCaseUsd(haiku, 100, 1000);
+    const results = await Promise.allSettled(
+      Array.from({ length: 80 }, (_, n) => admit(t.deps, chat, n % 2 ? two : one, haiku, 400, ask(n, 1000))),
+    );
+    const admitted = results.filter((r): r is PromiseFulfilledResult<Admitted> => r.status === "fulfilled");
+    expect(admitted.length).toBe(10);
+    const refused = results.find((r) => r.status === "rejected") as PromiseRejectedResult;
+    expect((refused.reason as GatewayError).message).toBe(
+      "This key's team's monthly budget of $0.05 is spent; it resets at 2026-12-01T00:00:00.000Z.",
+    );
+    for (const r of admitted) r.value.settle(1100, each, true);
+    // Each key's spend is its own; the team's is theirs together, under one id.
+    const [a, b, sum] = await Promise.all([one.id, two.id, teamSpendId(team.id)].map((id) => t.deps.spend.spent(id)));
+    expect(a).toBeCloseTo(5 * each, 9);
+    expect(b).toBeCloseTo(5 * each, 9);
+    expect(sum).toBeCloseTo(10 * each, 9);
+    expect((sum ?? 0) - 0.05).toBeLessThan(each);
+  });
+
+  test("a key of a team with no budget still counts its spend under the team", async () => {
+    const team = { id: "team_free", models: null, budget_usd: null };
+    const k = { ...(await key({})), team_id: team.id, team };
+    (await admit(t.deps, chat, k, haiku, 400, ask(1, 1000))).settle(150, 0.0003, true);
+    expect(await t.deps.spend.spent(k.id)).toBeCloseTo(0.0003, 9);
+    expect(await t.deps.spend.spent(teamSpendId(team.id))).toBeCloseTo(0.0003, 9);
   });
 
   test("settlement replaces the reservation by the real cost: the room comes back", async () => {

@@ -2,7 +2,7 @@ import { GatewayError } from "@turnpike/providers";
 import type { GatewayDeps } from "../deps";
 import type { CatalogEntry } from "../dispatch/catalog";
 import { worstCaseUsd } from "./worst-case";
-import { type BudgetCheck, nextMonthStart } from "./spend-store";
+import { type BudgetCheck, nextMonthStart, teamSpendId } from "./spend-store";
 import type { Admission, BucketCheck } from "./limiter-store";
 import type { KeyRecord } from "../storage/store";
 import type { RequestContext } from "../pipeline/context";
@@ -76,11 +76,44 @@ function budgetExhausted(budget: number, resetsAt: string, whose = "This key's")
   });
 }
 
+/** A budget that is not one: spend counted under an id with no cap of its own. */
+const NO_CAP = Number.MAX_SAFE_INTEGER;
+
+/** The ids a key's spend counts under: its own, and its team's (one counter per team, not a sum over its keys). */
+function spendIds(key: KeyRecord): string[] {
+  return key.team_id ? [key.id, teamSpendId(key.team_id)] : [key.id];
+}
+
 /**
- * Step 4: the key's monthly budget (its own error), then its limits and the model's. The input
+ * What a request of this key is held against: nothing when neither the key nor its team has a
+ * budget; else one check per id of {@link spendIds}, in its order, so that the reservation,
+ * its settlement and the book of requests in flight all name the same ids (the one without a
+ * budget with no cap). Key and team are held in one atomic step, so two keys of one team racing
+ * for its last dollars overspend it by at most one reservation, as one key does its own.
+ */
+function budgetChecks(key: KeyRecord): BudgetCheck[] {
+  const teamBudget = key.team?.budget_usd ?? null;
+  if (key.budget_usd === null && teamBudget === null) return [];
+  const checks: BudgetCheck[] = [{ id: key.id, budget: key.budget_usd ?? NO_CAP }];
+  if (key.team_id) checks.push({ id: teamSpendId(key.team_id), budget: teamBudget ?? NO_CAP });
+  return checks;
+}
+
+/** The refusal of the budget at `index` of {@link budgetChecks}: the key's (0) or its team's (1). */
+function budgetRefusal(checks: readonly BudgetCheck[], index: number, key: KeyRecord, now: number): GatewayError {
+  const check = checks[index] ?? checks[0];
+  return budgetExhausted(
+    check?.budget ?? 0,
+    nextMonthStart(now),
+    check && check.id !== key.id ? "This key's team's" : "This key's",
+  );
+}
+
+/**
+ * Step 4: the key's and its team's monthly budgets (their own error), then its limits and the model's. The input
  * is estimated up front at ~4 characters a token; {@link Admitted.settle} corrects it with the
- * real count. A billable request's worst-case cost is reserved against its budget in the same
- * step that checks it, and written to the shared book of requests in flight.
+ * real count. A billable request's worst-case cost is reserved against its budgets in the same
+ * step that checks them, and written to the shared book of requests in flight.
  */
 export async function admit(
   deps: GatewayDeps,
@@ -90,23 +123,13 @@ export async function admit(
   bodySize: number,
   billable?: Billable,
 ): Promise<Admitted> {
-  // The team's budget caps the sum of its keys' spend, each read from the same spend store. It is
-  // checked, not reserved: concurrent requests of several keys of one team can overshoot it by what
-  // they cost together (the key's own budget, below, is reserved).
-  const team = key.team;
-  if (team && team.budget_usd !== null) {
-    const members = (await deps.keys.list()).filter((k) => k.team_id === team.id);
-    const spent = (await Promise.all(members.map((k) => deps.spend.spent(k.id)))).reduce((x, y) => x + y, 0);
-    if (spent >= team.budget_usd)
-      throw budgetExhausted(team.budget_usd, nextMonthStart(deps.now()), "This key's team's");
-  }
   const estimate = Math.ceil(bodySize / 4);
-  // The worst case is held against the budget until the request is settled (docs/design.md, step 4 "admit").
+  // The worst case is held against the budgets until the request is settled (docs/design.md, step 4 "admit").
   const reserve = billable ? worstCaseUsd(entry, estimate, billable.outputCap) : 0;
-  const budgets: BudgetCheck[] = key.budget_usd === null ? [] : [{ id: key.id, budget: key.budget_usd }];
+  const budgets = budgetChecks(key);
   const held = budgets.length ? await deps.spend.reserve(budgets, reserve) : undefined;
-  if (held && held.refusedBy !== -1) throw budgetExhausted(key.budget_usd as number, nextMonthStart(deps.now())); // a refusal names one of the budgets, the key's the only one
-  const ids = budgets.map((b) => b.id);
+  if (held && held.refusedBy !== -1) throw budgetRefusal(budgets, held.refusedBy, key, deps.now());
+  const ids = spendIds(key);
   const release = () => {
     if (held)
       deps.spend
@@ -147,9 +170,10 @@ export async function admit(
         cache_read_input_tokens: 0,
         cache_creation_input_tokens: 0,
       }),
-      // Only a reservation held in Redis is released there by whoever bills it.
+      // Only a reservation held in Redis is released there by whoever bills it; the spend counts
+      // under the key and its team either way.
       reserved_usd: held?.shared ? reserve : 0,
-      budgets: held ? ids : [],
+      budgets: ids,
       created_at: new Date(deps.now()).toISOString(),
     });
   }
@@ -165,7 +189,7 @@ export async function admit(
       const spent = held
         ? deps.spend.settle(ids, reserve, actualUsd, held.shared)
         : actualUsd > 0
-          ? deps.spend.add(key.id, actualUsd)
+          ? deps.spend.settle(ids, 0, actualUsd, false)
           : undefined;
       spent?.catch((e) => deps.logger.error("spend update failed", { key_id: key.id }, e));
       if (book && billable && !recorded) book.drop(billable.requestId);

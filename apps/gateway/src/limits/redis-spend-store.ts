@@ -6,16 +6,18 @@ import type { Store } from "../storage/store";
 /**
  * Seeds a month's counters from the ledger, once: each field becomes the larger of what Redis
  * has and what the ledger says (both undercount at worst: the ledger by records still in a
- * journal, Redis by adds made while it was away), and the marker records that it was done.
+ * journal, Redis by adds made while it was away), and the marker records that it was done. The
+ * marker's `:2` came with the teams' counters (`team:<id>`): a month seeded by a build without them
+ * is seeded once more, which only raises fields to the ledger's sums, so nothing counts twice.
  * KEYS[1]: the month's hash. ARGV: expiry ms, then key id and spend pairs.
  */
 const SEED = `
-if redis.call('HEXISTS', KEYS[1], '~seeded') == 1 then return 0 end
+if redis.call('HEXISTS', KEYS[1], '~seeded:2') == 1 then return 0 end
 for i = 2, #ARGV, 2 do
   local have = tonumber(redis.call('HGET', KEYS[1], ARGV[i]) or '0')
   if tonumber(ARGV[i + 1]) > have then redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 end
-redis.call('HSET', KEYS[1], '~seeded', '1')
+redis.call('HSET', KEYS[1], '~seeded:2', '1')
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return 1`;
 const SEED_SHA = scriptSha(SEED);
@@ -29,7 +31,7 @@ const SEED_SHA = scriptSha(SEED);
  * Answers the refusing pair's index (0-based) or -1, then each budget's spend as text.
  */
 const RESERVE = `
-if redis.call('HEXISTS', KEYS[1], '~seeded') == 0 then return {-2} end
+if redis.call('HEXISTS', KEYS[1], '~seeded:2') == 0 then return {-2} end
 local usd = tonumber(ARGV[1])
 local out = {-1}
 for i = 2, #ARGV, 2 do
@@ -71,7 +73,7 @@ interface Pending {
 const KEEP_MS = 40 * 86_400_000;
 
 /**
- * Monthly spend per key in Redis, shared by every instance: one hash per calendar month (UTC),
+ * Monthly spend per key and per team in Redis, shared by every instance: one hash per calendar month (UTC),
  * a float counter per key and the sum of its reservations. Reservations are taken at once, in
  * one script call per admission; settlements are gathered for `batchMs` and sent as one script
  * call per month (a busy key costs Redis one call per interval, not one per request). Until a
@@ -110,7 +112,7 @@ export class RedisSpendStore implements SpendStore {
 
   async spent(keyId: string): Promise<number> {
     const month = monthStart(this.now());
-    let [value, seeded] = (await this.link.send("HMGET", [this.hash(month), keyId, "~seeded"])) as (string | null)[]; // HMGET's reply: one value or null per field
+    let [value, seeded] = (await this.link.send("HMGET", [this.hash(month), keyId, "~seeded:2"])) as (string | null)[]; // HMGET's reply: one value or null per field
     if (seeded === null) {
       await this.seed(month);
       [value] = (await this.link.send("HMGET", [this.hash(month), keyId])) as (string | null)[]; // as above

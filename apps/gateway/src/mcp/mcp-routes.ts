@@ -95,9 +95,14 @@ export function mcpRoutes(deps: GatewayDeps, mcp: McpGateway): Route[] {
     }
   };
 
+  // MCP's authorization specification asks the document to name at least one authorization
+  // server. With sign-on configured, that is the company's OpenID provider (the issuer, whose
+  // discovery document clients read); with none, Turnpike has no authorization server to name.
+  const authorizationServers = deps.config.signOn ? [deps.config.signOn.issuer] : undefined;
   const metadata = ({ request }: { request: Request }) =>
     Response.json({
       resource: `${new URL(request.url).origin}/mcp`,
+      ...(authorizationServers ? { authorization_servers: authorizationServers } : {}),
       bearer_methods_supported: ["header"],
       resource_name: "Turnpike MCP gateway",
       resource_documentation: `${new URL(request.url).origin}/docs`,
@@ -175,6 +180,11 @@ const PROTECTED_RESOURCE: Json = {
         required: ["resource"],
         properties: {
           resource: { type: "string" },
+          authorization_servers: {
+            type: "array",
+            items: { type: "string" },
+            description: "The sign-on provider's issuer URL, when sign-on is configured.",
+          },
           bearer_methods_supported: { type: "array", items: { type: "string" } },
         },
       }),

@@ -5,9 +5,12 @@ import { clientAddress } from "../http/client-address";
 import type { Route } from "../http/route";
 import { recordAudit } from "../teams/audit";
 import { isOrgRole, type OrgRole, type Principal, type TeamRole } from "../teams/roles";
-import type { Team, TeamStore, User } from "../teams/team-store";
-import type { SignOnConfig } from "./sign-on-config";
+import type { Membership, Team, TeamStore, User } from "../teams/team-store";
+import type { ClaimRule, SignOnConfig } from "./sign-on-config";
 import { CSRF_HEADER, readCookie, SESSION_COOKIE, sessionPrincipal, sha256 } from "./sessions";
+
+/** Which of two team roles a claim's rules give wins: the higher. */
+const TEAM_RANK: Record<TeamRole, number> = { viewer: 0, member: 1, "team-admin": 2 };
 
 /** The cookie that carries a sign-in's PKCE verifier, state and nonce from `/auth/login` to `/auth/callback`. */
 const LOGIN_COOKIE = "tp_login";
@@ -93,6 +96,90 @@ export function signOnRoutes(
     return typeof v === "string" ? [v] : Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : [];
   };
 
+  /**
+   * Gives the user each team the claim's rules name (teams made when missing), with the highest
+   * team role the rules give there. A membership already held with that role is left as it is
+   * (one given by hand stays the admin's). Answers the ids of the teams granted.
+   */
+  const grantTeams = async (
+    store: TeamStore,
+    user: User,
+    rules: readonly ClaimRule[],
+    at: string,
+    actor: Principal,
+    address: string | null,
+  ): Promise<Set<string>> => {
+    const wanted = new Map<string, TeamRole>();
+    for (const r of rules) {
+      if (r.team === undefined || (isOrgRole(r.role) && r.role !== "viewer")) continue;
+      const role: TeamRole = r.role === "team-admin" || r.role === "member" ? r.role : "viewer";
+      const had = wanted.get(r.team);
+      if (!had || TEAM_RANK[role] > TEAM_RANK[had]) wanted.set(r.team, role);
+    }
+    const granted = new Set<string>();
+    for (const [name, role] of wanted) {
+      let team: Team | undefined = await store.teamByName(name);
+      if (!team) {
+        team = {
+          id: `team_${randomBytes(9).toString("base64url")}`,
+          name,
+          models: null,
+          rpm: null,
+          tpm: null,
+          budget_usd: null,
+          created_at: at,
+          updated_at: at,
+        };
+        await store.createTeam(team);
+        await recordAudit(store, actor, address, { action: "team.create", target: team.id, after: team }, deps.now());
+      }
+      granted.add(team.id);
+      const had = (await store.members(team.id)).find((m) => m.user_id === user.id);
+      if (had?.role !== role) {
+        const m: Membership = {
+          team_id: team.id,
+          user_id: user.id,
+          role,
+          source: "sign-on",
+          created_at: had?.created_at ?? at,
+        };
+        await store.setMember(m);
+        await recordAudit(
+          store,
+          actor,
+          address,
+          { action: "team.member.set", target: `${team.id}/${user.id}`, before: had ?? null, after: m },
+          deps.now(),
+        );
+      }
+    }
+    return granted;
+  };
+
+  /**
+   * Takes away the memberships sign-on gave whose team the claim no longer names (the user left
+   * the group at the provider); memberships given by hand stay. Each removal is audited.
+   */
+  const dropStaleTeams = async (
+    store: TeamStore,
+    user: User,
+    granted: ReadonlySet<string>,
+    actor: Principal,
+    address: string | null,
+  ): Promise<void> => {
+    for (const m of await store.membershipsOf(user.id)) {
+      if (m.source !== "sign-on" || granted.has(m.team_id)) continue;
+      await store.removeMember(m.team_id, user.id);
+      await recordAudit(
+        store,
+        actor,
+        address,
+        { action: "team.member.remove", target: `${m.team_id}/${user.id}`, before: m },
+        deps.now(),
+      );
+    }
+  };
+
   /** Makes the user on first sign-in, and gives it the teams and roles its claim maps to. */
   const signIn = async (claims: Record<string, unknown>, address: string | null): Promise<User> => {
     const store = teams();
@@ -140,37 +227,8 @@ export function signOnRoutes(
         deps.now(),
       );
     }
-    for (const r of rules) {
-      if (r.team === undefined || (isOrgRole(r.role) && r.role !== "viewer")) continue;
-      let team: Team | undefined = await store.teamByName(r.team);
-      if (!team) {
-        team = {
-          id: `team_${randomBytes(9).toString("base64url")}`,
-          name: r.team,
-          models: null,
-          rpm: null,
-          tpm: null,
-          budget_usd: null,
-          created_at: at,
-          updated_at: at,
-        };
-        await store.createTeam(team);
-        await recordAudit(store, actor, address, { action: "team.create", target: team.id, after: team }, deps.now());
-      }
-      const role: TeamRole = r.role === "team-admin" || r.role === "member" ? r.role : "viewer";
-      const had = (await store.members(team.id)).find((m) => m.user_id === user.id);
-      if (had?.role !== role) {
-        const m = { team_id: team.id, user_id: user.id, role, created_at: had?.created_at ?? at };
-        await store.setMember(m);
-        await recordAudit(
-          store,
-          actor,
-          address,
-          { action: "team.member.set", target: `${team.id}/${user.id}`, before: had ?? null, after: m },
-          deps.now(),
-        );
-      }
-    }
+    const granted = await grantTeams(store, user, rules, at, actor, address);
+    await dropStaleTeams(store, user, granted, actor, address);
     return user;
   };
 

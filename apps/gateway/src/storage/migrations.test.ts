@@ -220,6 +220,38 @@ describe("version 7: the prompt cache a session left behind", () => {
   });
 });
 
+describe("version 12: who gave a team membership", () => {
+  test("a membership last set by sign-on is sign-on's; any other, and any without a record, the admin's", () => {
+    const db = memoryDb();
+    migrateSqlite(
+      db,
+      MIGRATIONS.filter((m) => m.version < 12),
+    );
+    const member = db.query(
+      "INSERT INTO team_members (team_id, user_id, role, created_at) VALUES (?, ?, 'member', 'x')",
+    );
+    const audit = db.query(
+      "INSERT INTO audit (id, at, actor, action, target) VALUES (?, 'x', ?, 'team.member.set', ?)",
+    );
+    for (const u of ["u_sso", "u_hand", "u_taken", "u_none"]) member.run("team_a", u);
+    audit.run("a1", "sign-on", "team_a/u_sso");
+    audit.run("a2", "admin-key", "team_a/u_hand");
+    // Given by sign-on, then set again by an admin: the admin's now.
+    audit.run("a3", "sign-on", "team_a/u_taken");
+    audit.run("a4", "user:someone", "team_a/u_taken");
+    expect(migrateSqlite(db)).toEqual([12]);
+    const rows = db
+      .query<{ user_id: string; source: string }, []>("SELECT user_id, source FROM team_members ORDER BY user_id")
+      .all();
+    expect(rows).toEqual([
+      { user_id: "u_hand", source: "admin" },
+      { user_id: "u_none", source: "admin" },
+      { user_id: "u_sso", source: "sign-on" },
+      { user_id: "u_taken", source: "admin" },
+    ]);
+  });
+});
+
 describe("SqliteStore over an unversioned file", () => {
   test("opens it, adopts it, and reads its keys and usage", async () => {
     const dir = mkdtempSync(join(tmpdir(), "turnpike-migrate-"));

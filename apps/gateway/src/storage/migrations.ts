@@ -15,6 +15,12 @@ export interface Migration {
   postgres: string;
 }
 
+/** Migration 12: the same SQL for both databases. */
+const MEMBER_SOURCE = `
+ALTER TABLE team_members ADD COLUMN source TEXT NOT NULL DEFAULT 'admin';
+ALTER TABLE teams ADD COLUMN tools TEXT;
+UPDATE team_members SET source = 'sign-on' WHERE (SELECT a.actor FROM audit a WHERE a.action = 'team.member.set' AND a.target = team_members.team_id || '/' || team_members.user_id ORDER BY a.id DESC LIMIT 1) = 'sign-on';`;
+
 /**
  * The ledger is written on every request and read rarely: each B-tree costs every insert. In
  * SQLite, since version 5, a usage row lives in one tree keyed by (key, time, request id): a
@@ -293,6 +299,16 @@ UPDATE keys SET team_id = 'team_default';`,
     name: "batches: lines sent to the upstreams' own batch APIs",
     sqlite: BATCH_GROUP_TABLES,
     postgres: BATCH_GROUP_TABLES,
+  },
+  {
+    version: 12,
+    name: "team memberships remember who gave them; teams' MCP tool allow-lists",
+    // A membership sign-on gave is taken away when the claim stops naming its team; one given by
+    // hand is kept (docs/teams.md, "Sign-on"). Memberships from before: sign-on's where the last
+    // audit record that set them was sign-on's, else by hand. A team's `tools` (JSON list, null =
+    // no restriction of its own) narrows its keys' MCP allow-lists (docs/mcp.md).
+    sqlite: MEMBER_SOURCE,
+    postgres: MEMBER_SOURCE,
   },
 ];
 

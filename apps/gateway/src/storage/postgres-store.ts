@@ -2,6 +2,7 @@ import { BatchStore } from "../batches/batch-store";
 import { SQL } from "bun";
 import { migratePostgres } from "./postgres-migrate";
 import { unavailable } from "./postgres-errors";
+import { spendByBudget } from "../limits/spend-store";
 
 export { isConnectionError, unavailable } from "./postgres-errors";
 import {
@@ -230,11 +231,11 @@ export class PostgresStore implements Store {
   }
 
   async spendSince(since: string): Promise<Map<string, number>> {
-    const rows: { key_id: string; cost: number }[] = await this
-      .sql`SELECT key_id, SUM(cost_usd)::float8 AS cost FROM usage WHERE created_at >= ${since} GROUP BY key_id`.catch(
+    const rows: { key_id: string; team_id: string | null; cost: number }[] = await this
+      .sql`SELECT u.key_id, k.team_id, SUM(u.cost_usd)::float8 AS cost FROM usage u LEFT JOIN keys k ON k.id = u.key_id WHERE u.created_at >= ${since} GROUP BY u.key_id, k.team_id`.catch(
       unavailable,
     );
-    return new Map(rows.map((r) => [r.key_id, r.cost]));
+    return spendByBudget(rows);
   }
 
   responseStore(): ResponseStore {

@@ -2,6 +2,7 @@ import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { migrateSqlite } from "./migrations";
+import { spendByBudget } from "../limits/spend-store";
 import {
   type KeyRecord,
   type Store,
@@ -179,11 +180,11 @@ export class SqliteStore implements Store {
 
   async spendSince(since: string): Promise<Map<string, number>> {
     const rows = this.db
-      .query<{ key_id: string; cost: number }, { since: string }>(
-        "SELECT key_id, SUM(cost_usd) AS cost FROM usage WHERE created_at >= $since GROUP BY key_id",
+      .query<{ key_id: string; team_id: string | null; cost: number }, { since: string }>(
+        "SELECT u.key_id, k.team_id, SUM(u.cost_usd) AS cost FROM usage u LEFT JOIN keys k ON k.id = u.key_id WHERE u.created_at >= $since GROUP BY u.key_id, k.team_id",
       )
       .all({ since });
-    return new Map(rows.map((r) => [r.key_id, r.cost]));
+    return spendByBudget(rows);
   }
 
   responseStore(): ResponseStore {

@@ -44,10 +44,10 @@ export interface KeyRecord {
   /** The user or admin token that made the key (a member revokes only its own); absent = an admin. */
   user_id?: string | null;
   /**
-   * Set on the key a request sees, never stored: its team's model list and budget, which apply
+   * Set on the key a request sees, never stored: its team's model list, budget and MCP tools, which apply
    * beside the key's own (teams/team-directory.ts).
    */
-  team?: { id: string; models: string[] | null; budget_usd: number | null };
+  team?: { id: string; models: string[] | null; budget_usd: number | null; tools?: string[] | null };
 }
 
 export type { Endpoint } from "../vocabulary/format";
@@ -161,7 +161,10 @@ export interface Store {
   queryUsage(filter: UsageFilter): Promise<UsageRecord[]>;
   /** Requests, tokens and cost grouped by any of key, model and day (UTC). */
   aggregateUsage(filter: UsageFilter, groupBy: readonly UsageGroup[]): Promise<UsageAggregate[]>;
-  /** Spend in USD per key since an instant (for monthly budgets). */
+  /**
+   * Spend in USD since an instant (for monthly budgets): per key by its id, and per team by
+   * `teamSpendId(team id)` (the sum of its keys').
+   */
   spendSince(since: string): Promise<Map<string, number>>;
   /** Stored Responses-format replies, in the same database. */
   responseStore(): ResponseStore;

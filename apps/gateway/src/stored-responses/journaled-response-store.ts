@@ -38,7 +38,7 @@ const FILE = "stored-responses.ndjson";
 const unreachable = (e: unknown) => (e instanceof GatewayError && e.status === 503) || isConnectionError(e);
 
 /**
- * Stored responses over PostgreSQL that survive an outage (decisions/0012-stored-responses-journal.md): a response that
+ * Stored responses over PostgreSQL that survive an outage (decisions/0016-stored-responses-journal.md): a response that
  * cannot be written is appended to a local journal (one line, written synchronously before its
  * client sees the end of the reply, like a usage record) and shipped, in order, when PostgreSQL
  * answers again; while it waits, this instance reads it (and `previous_response_id` continues from

@@ -46,14 +46,20 @@ const lower = (a: number | null, b: number | null): number | null => (a === null
 /**
  * A key as requests see it: its own models and limits intersected with its team's. Models: the
  * key's list and the team's both apply (KeyService.allows checks `team.models`); rpm and tpm: the
- * lower of the two; the team's budget is checked beside the key's at admission (limits/admit.ts).
+ * lower of the two; the team's budget is reserved beside the key's at admission (limits/admit.ts);
+ * MCP tools: the key's list and the team's both apply (mcp/tool-allow-list.ts reads `team.tools`).
  */
 export function effectiveKey(key: KeyRecord, team: Team | undefined): KeyRecord {
-  if (!team || (team.models === null && team.rpm === null && team.tpm === null && team.budget_usd === null)) return key;
+  const tools = team?.tools ?? null;
+  if (
+    !team ||
+    (team.models === null && team.rpm === null && team.tpm === null && team.budget_usd === null && tools === null)
+  )
+    return key;
   return {
     ...key,
     rpm: lower(key.rpm, team.rpm),
     tpm: lower(key.tpm, team.tpm),
-    team: { id: team.id, models: team.models, budget_usd: team.budget_usd },
+    team: { id: team.id, models: team.models, budget_usd: team.budget_usd, ...(tools ? { tools } : {}) },
   };
 }

@@ -8,6 +8,8 @@ import type { GatewayDeps } from "../deps";
 import { invalid, readJsonObject } from "../http/read-body";
 import type { Route } from "../http/route";
 import { hashSecret } from "../keys/key-service";
+import { teamSpendId } from "../limits/spend-store";
+import { toolPatternProblem } from "../mcp/tool-allow-list";
 import { admin, idParam, json, ok, query, ref } from "../openapi/operations";
 import { validationError } from "../vocabulary/client-errors";
 import { ADMIN_TOKEN_PREFIX, forbidden } from "./principal";
@@ -23,7 +25,7 @@ import {
 } from "./roles";
 import { teamDirectory } from "./team-directory";
 import { AdminMemberBody, AdminTeamFields, AdminTokenBody, AdminUserFields } from "./team-schemas";
-import { type AdminToken, DEFAULT_TEAM_ID, type Team, type User } from "./team-store";
+import { type AdminToken, DEFAULT_TEAM_ID, type Membership, type Team, type User } from "./team-store";
 
 const newId = (prefix: string) => `${prefix}_${randomBytes(9).toString("base64url")}`;
 
@@ -76,11 +78,15 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
     if (!u) throw notFound("user", id);
     return u;
   };
-  /** The sum of this month's spend of the team's keys. */
-  const teamSpend = async (id: string) => {
-    const keys = (await deps.keys.list()).filter((k) => k.team_id === id);
-    const spent = (await Promise.all(keys.map((k) => deps.spend.spent(k.id)))).reduce((a, b) => a + b, 0);
-    return Math.round(spent * 1e6) / 1e6;
+  /** This month's spend of the team's keys: the team's own counter (limits/admit.ts). */
+  const teamSpend = async (id: string) => Math.round((await deps.spend.spent(teamSpendId(id))) * 1e6) / 1e6;
+  const mcpServers = deps.config.mcp.servers.map((s) => s.name);
+  /** Each entry of a team's MCP allow-list checked as a key's are (`POST /admin/keys`). */
+  const toolsIssue = (tools: string[] | null | undefined) => {
+    for (const p of tools ?? []) {
+      const problem = toolPatternProblem(p, mcpServers);
+      if (problem) throw invalid(`tools: ${JSON.stringify(p.slice(0, 60))}: ${problem}`, "tools");
+    }
   };
   const modelsIssue = (models: string[] | null | undefined) => {
     for (const m of models ?? []) {
@@ -114,6 +120,7 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
         const b = checked(AdminTeamFields, await body(request));
         if (b.name === undefined) throw invalid("name: required non-empty string, got nothing", "name");
         modelsIssue(b.models);
+        toolsIssue(b.tools);
         if (await teams().teamByName(b.name)) throw conflict(`A team named ${JSON.stringify(b.name)} exists.`);
         const at = iso();
         const t: Team = {
@@ -123,6 +130,7 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
           rpm: b.rpm ?? null,
           tpm: b.tpm ?? null,
           budget_usd: b.budget_usd ?? null,
+          tools: b.tools ?? null,
           created_at: at,
           updated_at: at,
         };
@@ -168,6 +176,7 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
         need(isAdmin(who), `change team ${before.id}`);
         const b = checked(AdminTeamFields, await body(request));
         modelsIssue(b.models);
+        toolsIssue(b.tools);
         if (b.name !== undefined && b.name !== before.name && (await teams().teamByName(b.name)))
           throw conflict(`A team named ${JSON.stringify(b.name)} exists.`);
         const after: Team = {
@@ -226,7 +235,13 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
         const b = checked(AdminMemberBody, await body(request));
         await user(b.user_id);
         const before = (await teams().members(t.id)).find((m) => m.user_id === b.user_id) ?? null;
-        const m = { team_id: t.id, user_id: b.user_id, role: b.role, created_at: before?.created_at ?? iso() };
+        const m: Membership = {
+          team_id: t.id,
+          user_id: b.user_id,
+          role: b.role,
+          source: "admin",
+          created_at: before?.created_at ?? iso(),
+        };
         await teams().setMember(m);
         await audit({ action: "team.member.set", target: `${t.id}/${b.user_id}`, before, after: m });
         return Response.json(m);

@@ -41,6 +41,7 @@ const TEAM_FIELDS = {
       }),
     ),
   ),
+  tools: Type.Optional(Nullable(Type.Array(Type.String({ minLength: 1 })))),
 };
 /** `POST /admin/teams` (name required) and `PATCH /admin/teams/{id}`. */
 export const AdminTeamFields = Type.Object(TEAM_FIELDS, { additionalProperties: false, listKnown: true });
@@ -53,6 +54,8 @@ export const AdminTeam = Type.Object({
   rpm: Nullable(Type.Number()),
   tpm: Nullable(Type.Number()),
   budget_usd: Nullable(Type.Number()),
+  /** MCP tools the team's keys may use, on top of each key's own list; null = no restriction of the team's. */
+  tools: Type.Optional(Nullable(Type.Array(Type.String()))),
   spent_this_month_usd: Type.Optional(Type.Number({ minimum: 0 })),
   created_at: Time,
   updated_at: Time,
@@ -63,6 +66,10 @@ export const AdminMember = Type.Object({
   team_id: Type.String(),
   user_id: Type.String(),
   role: TeamRole,
+  source: Type.Union([Type.Literal("admin"), Type.Literal("sign-on")], {
+    description:
+      "Who gave the membership: `admin` (kept until removed) or `sign-on` (removed at the user's next sign-in once the claim no longer maps to the team).",
+  }),
   created_at: Time,
 });
 export const AdminMemberList = Type.Object({ data: Type.Array(AdminMember) });

@@ -13,6 +13,11 @@ export interface Team {
   tpm: number | null;
   /** Monthly budget in USD for the sum of the team's keys' spend; null = none. */
   budget_usd: number | null;
+  /**
+   * MCP tools its keys may list and call (`<server>__<glob>`, `*`), on top of each key's own list;
+   * null or absent = the team adds no restriction.
+   */
+  tools?: string[] | null;
   created_at: string;
   updated_at: string;
 }
@@ -29,10 +34,14 @@ export interface User {
   updated_at: string;
 }
 
+/** Who gave a membership: an admin (kept until removed by hand) or sign-on (kept while the claim names its team). */
+export type MemberSource = "admin" | "sign-on";
+
 export interface Membership {
   team_id: string;
   user_id: string;
   role: TeamRole;
+  source: MemberSource;
   created_at: string;
 }
 
@@ -83,7 +92,7 @@ export interface AuditFilter {
 
 type Row<T, J extends keyof T> = Omit<T, J> & { [K in J]: string | null };
 
-const TEAM_COLS = ["id", "name", "models", "rpm", "tpm", "budget_usd", "created_at", "updated_at"] as const;
+const TEAM_COLS = ["id", "name", "models", "rpm", "tpm", "budget_usd", "tools", "created_at", "updated_at"] as const;
 const USER_COLS = ["id", "email", "name", "subject", "role", "created_at", "updated_at"] as const;
 const TOKEN_COLS = [
   "id",
@@ -101,9 +110,10 @@ const TOKEN_COLS = [
 const marks = (n: number) => Array.from({ length: n }, () => "?").join(", ");
 const parse = <T>(s: string | null): T | null => (s === null ? null : (JSON.parse(s) as T)); // written by this store as JSON of T
 
-const toTeam = (r: Row<Team, "models">): Team => ({
+const toTeam = (r: Row<Team, "models" | "tools">): Team => ({
   ...r,
   models: parse<string[]>(r.models),
+  tools: parse<string[]>(r.tools),
   rpm: r.rpm === null ? null : Number(r.rpm),
   tpm: r.tpm === null ? null : Number(r.tpm),
   budget_usd: r.budget_usd === null ? null : Number(r.budget_usd),
@@ -115,6 +125,7 @@ const teamValues = (t: Team): SqlValue[] => [
   t.rpm,
   t.tpm,
   t.budget_usd,
+  t.tools ? JSON.stringify(t.tools) : null,
   t.created_at,
   t.updated_at,
 ];
@@ -147,19 +158,25 @@ export class TeamStore {
 
   async listTeams(): Promise<Team[]> {
     return (
-      await this.db.all<Row<Team, "models">>(`SELECT ${TEAM_COLS.join(", ")} FROM teams ORDER BY created_at, id`)
+      await this.db.all<Row<Team, "models" | "tools">>(
+        `SELECT ${TEAM_COLS.join(", ")} FROM teams ORDER BY created_at, id`,
+      )
     ).map(toTeam);
   }
 
   async team(id: string): Promise<Team | undefined> {
-    const [r] = await this.db.all<Row<Team, "models">>(`SELECT ${TEAM_COLS.join(", ")} FROM teams WHERE id = ?`, [id]);
+    const [r] = await this.db.all<Row<Team, "models" | "tools">>(
+      `SELECT ${TEAM_COLS.join(", ")} FROM teams WHERE id = ?`,
+      [id],
+    );
     return r && toTeam(r);
   }
 
   async teamByName(name: string): Promise<Team | undefined> {
-    const [r] = await this.db.all<Row<Team, "models">>(`SELECT ${TEAM_COLS.join(", ")} FROM teams WHERE name = ?`, [
-      name,
-    ]);
+    const [r] = await this.db.all<Row<Team, "models" | "tools">>(
+      `SELECT ${TEAM_COLS.join(", ")} FROM teams WHERE name = ?`,
+      [name],
+    );
     return r && toTeam(r);
   }
 
@@ -219,14 +236,14 @@ export class TeamStore {
 
   members(teamId: string): Promise<Membership[]> {
     return this.db.all<Membership>(
-      "SELECT team_id, user_id, role, created_at FROM team_members WHERE team_id = ? ORDER BY created_at, user_id",
+      "SELECT team_id, user_id, role, source, created_at FROM team_members WHERE team_id = ? ORDER BY created_at, user_id",
       [teamId],
     );
   }
 
   membershipsOf(userId: string): Promise<Membership[]> {
     return this.db.all<Membership>(
-      "SELECT team_id, user_id, role, created_at FROM team_members WHERE user_id = ? ORDER BY team_id",
+      "SELECT team_id, user_id, role, source, created_at FROM team_members WHERE user_id = ? ORDER BY team_id",
       [userId],
     );
   }
@@ -234,10 +251,11 @@ export class TeamStore {
   /** Adds a member, or changes the role of one already there. */
   async setMember(m: Membership): Promise<void> {
     await this.db.run("DELETE FROM team_members WHERE team_id = ? AND user_id = ?", [m.team_id, m.user_id]);
-    await this.db.run("INSERT INTO team_members (team_id, user_id, role, created_at) VALUES (?, ?, ?, ?)", [
+    await this.db.run("INSERT INTO team_members (team_id, user_id, role, source, created_at) VALUES (?, ?, ?, ?, ?)", [
       m.team_id,
       m.user_id,
       m.role,
+      m.source,
       m.created_at,
     ]);
   }

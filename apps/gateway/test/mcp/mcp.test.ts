@@ -4,6 +4,10 @@ import { ADMIN_KEY, type Harness, startHarness } from "../harness";
 import { waitFor } from "../scaleout/cluster";
 import { adminKey, errorCode, firstText, mcpClient, mcpConfigFile } from "./mcp-helpers";
 import { startFiles, startWeather, type Upstream } from "./upstream-servers";
+import { discoverOAuthProtectedResourceMetadata } from "@modelcontextprotocol/sdk/client/auth.js";
+import { ADMIN_KEY as SCALEOUT_ADMIN_KEY, removeDir, startInstance } from "../scaleout/cluster";
+import { freshDatabase, postgresUp } from "../scaleout/servers";
+import { teamToolsFollowed } from "./team-tools";
 
 /** `/mcp` with the official SDK client, in front of two upstream servers built on the official SDK. */
 describe("MCP gateway", () => {
@@ -143,6 +147,16 @@ describe("MCP gateway", () => {
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(["weather__get_forecast"]);
     expect(await errorCode(client.callTool({ name: "files__read_file", arguments: { path: "a" } }))).toBe(-32602);
     await client.close();
+  });
+
+  test("a team's allow-list narrows its keys' own (SQLite)", async () => {
+    await teamToolsFollowed(h.url, ADMIN_KEY);
+  });
+
+  test("without sign-on the metadata names no authorization server (the SDK's discovery reads it)", async () => {
+    const meta = await discoverOAuthProtectedResourceMetadata(`${h.url}/mcp`);
+    expect(meta.resource).toBe(`${h.url}/mcp`);
+    expect(meta.authorization_servers).toBeUndefined();
   });
 
   test("the allow-list is checked when a key is made: a server not in the config is refused", async () => {
@@ -392,4 +406,56 @@ describe("MCP gateway", () => {
     expect(after.status).toBe(404);
     await client.close();
   });
+});
+
+describe("MCP with sign-on configured", () => {
+  test("the protected-resource metadata names the sign-on provider as the authorization server", async () => {
+    const config = mcpConfigFile({ mcp_servers: [], sign_on: { claim: "groups" } });
+    const h = await startHarness({
+      TURNPIKE_CONFIG: config,
+      TURNPIKE_OIDC_ISSUER: "https://login.example.com/realms/company",
+      TURNPIKE_OIDC_CLIENT_ID: "turnpike",
+      TURNPIKE_OIDC_CLIENT_SECRET: "a-client-secret-0123456789",
+    });
+    try {
+      // The SDK client's own discovery, from the 401's header as a spec-following client does it.
+      const res = await fetch(`${h.url}/mcp`, { method: "POST", headers: { "content-type": "application/json" } });
+      expect(res.status).toBe(401);
+      const meta = await discoverOAuthProtectedResourceMetadata(`${h.url}/mcp`, {
+        resourceMetadataUrl: `${h.url}/.well-known/oauth-protected-resource`,
+      });
+      expect(meta).toMatchObject({
+        resource: `${h.url}/mcp`,
+        authorization_servers: ["https://login.example.com/realms/company"],
+        bearer_methods_supported: ["header"],
+      });
+      // The path-suffixed form says the same.
+      expect(await (await fetch(`${h.url}/.well-known/oauth-protected-resource/mcp`)).json()).toMatchObject({
+        authorization_servers: ["https://login.example.com/realms/company"],
+      });
+    } finally {
+      await h.close();
+    }
+  });
+});
+
+describe.skipIf(!postgresUp)("MCP team allow-lists on PostgreSQL", () => {
+  test("a team's allow-list narrows its keys' own (a gateway process on PostgreSQL)", async () => {
+    const [weather, files] = await Promise.all([startWeather(), startFiles()]);
+    const db = await freshDatabase();
+    const config = mcpConfigFile({
+      mcp_servers: [
+        { name: "weather", url: weather.url },
+        { name: "files", url: files.url },
+      ],
+    });
+    const instance = await startInstance({ TURNPIKE_DATABASE_URL: db.url, TURNPIKE_CONFIG: config });
+    try {
+      await teamToolsFollowed(instance.url, SCALEOUT_ADMIN_KEY);
+    } finally {
+      await instance.stop();
+      removeDir(instance.journalDir);
+      await Promise.all([weather.stop(), files.stop(), db.drop()]);
+    }
+  }, 60_000);
 });

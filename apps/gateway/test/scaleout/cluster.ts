@@ -140,3 +140,24 @@ export async function waitFor<T>(
     await Bun.sleep(everyMs);
   }
 }
+
+/**
+ * A request that spends about one cent on beta-5 ($1.25 in, $6.25 out per million): its reply is
+ * longer than its cap, so it uses the whole cap of 1,600 tokens, as the reservation assumed.
+ */
+export async function spendACent(base: string, key: string): Promise<{ status: number | "spent"; id: string | null }> {
+  const r = await fetch(base + "/v1/chat/completions", {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({
+      model: "beta-5",
+      max_tokens: 1600,
+      messages: [{ role: "user", content: "[sim chunks=2000] spend a cent" }],
+    }),
+  });
+  const body = await r.text();
+  // The chat format renders a spent budget (402) as its 429 `insufficient_quota` (docs/protocols.md §4.8).
+  const spent =
+    r.status === 429 && (JSON.parse(body) as { error: { code: string } }).error.code === "insufficient_quota"; // the chat error envelope
+  return { status: spent ? "spent" : r.status, id: r.headers.get("x-request-id") };
+}

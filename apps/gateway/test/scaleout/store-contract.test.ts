@@ -4,6 +4,7 @@ import { PostgresStore } from "../../src/storage/postgres-store";
 import { migratePostgres } from "../../src/storage/postgres-migrate";
 import { MIGRATIONS, type Migration } from "../../src/storage/migrations";
 import { SqliteStore } from "../../src/storage/sqlite-store";
+import { teamSpendId } from "../../src/limits/spend-store";
 import type { KeyRecord, Store, UsageRecord } from "../../src/storage/store";
 import { freshDatabase, postgresUp } from "./servers";
 
@@ -149,6 +150,25 @@ function contract(name: string, open: () => Promise<Store>, close: () => Promise
     test("spend since an instant, per key", async () => {
       const spend = await store.spendSince("2026-11-01T00:00:00.000Z");
       expect(Object.fromEntries(spend)).toEqual({ key_a: 0.25, key_b: 1.5 });
+    });
+
+    test("spend since an instant, per team: the sum of its keys', under teamSpendId", async () => {
+      await store.createKey(key("key_t1", { hash: "hash-t1", team_id: "team_x" }));
+      await store.createKey(key("key_t2", { hash: "hash-t2", team_id: "team_x" }));
+      await store.insertUsage([
+        usage("req_t1", { key_id: "key_t1", cost_usd: 0.5 }),
+        usage("req_t2", { key_id: "key_t2", cost_usd: 0.125 }),
+        usage("req_t3", { key_id: "key_t2", cost_usd: 0.125 }),
+        usage("req_t4", { key_id: "key_t2", cost_usd: 9, created_at: "2026-10-30T00:00:00.000Z" }),
+      ]);
+      const spend = await store.spendSince("2026-11-01T00:00:00.000Z");
+      expect(Object.fromEntries(spend)).toEqual({
+        key_a: 0.25,
+        key_b: 1.5,
+        key_t1: 0.5,
+        key_t2: 0.25,
+        [teamSpendId("team_x")]: 0.75,
+      });
     });
 
     test("a large batch lands whole", async () => {

@@ -1,6 +1,80 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { admin, chat, type Instance, newKey, removeDir, startInstance, waitFor } from "./cluster";
+import { admin, chat, type Instance, newKey, removeDir, spendACent, startInstance, waitFor } from "./cluster";
 import { freshDatabase, freshPrefix, postgresUp, redisUp, TEST_REDIS_URL } from "./servers";
+
+/** The worst case one beta-5 request of {@link spendACent} holds: ~30 tokens in, 1,600 out. */
+const RESERVATION = 0.0101;
+
+/** A team with a budget and two keys of it (no budgets of their own), made on `a` and seen by the rest. */
+async function teamOfTwo(a: Instance, others: Instance[], budget: number) {
+  const team = (await (
+    await admin(a.url, "POST", "/admin/teams", { name: `race ${crypto.randomUUID().slice(0, 8)}`, budget_usd: budget })
+  ).json()) as { id: string };
+  const one = await newKey(a.url, { name: "one", team_id: team.id });
+  const two = await newKey(a.url, { name: "two", team_id: team.id });
+  for (const i of others)
+    await waitFor(
+      "the keys on every instance",
+      async () => (await admin(i.url, "GET", `/admin/keys/${two.id}`)).status === 200 || undefined,
+    );
+  return { team, one, two };
+}
+
+/**
+ * 80 requests at once, split between the team's two keys and the instances, on a $0.05 team
+ * budget; answers what was admitted and, once their records are in the ledger, what they cost.
+ */
+async function race(instances: Instance[], budget: number) {
+  const [a] = instances as [Instance];
+  const { team, one, two } = await teamOfTwo(a, instances.slice(1), budget);
+  const results = await Promise.all(
+    Array.from({ length: 80 }, (_, i) =>
+      spendACent(instances[i % instances.length]!.url, Math.floor(i / instances.length) % 2 ? two.key : one.key),
+    ),
+  );
+  const ok = results.filter((r) => r.status === 200).length;
+  const refused = results.filter((r) => r.status === "spent").length;
+  const usage = await waitFor("the records of the admitted requests", async () => {
+    const rows = (
+      (await (await admin(a.url, "GET", "/admin/usage?group_by=team")).json()) as {
+        data: { team_id: string; requests: number; cost_usd: number }[];
+      }
+    ).data;
+    const row = rows.find((r) => r.team_id === team.id);
+    return row && row.requests === ok ? row : undefined;
+  });
+  const after = await Promise.all(instances.flatMap((i) => [one, two].map((k) => spendACent(i.url, k.key))));
+  return { ok, refused, spent: usage.cost_usd, after: after.map((r) => r.status) };
+}
+
+function report(where: string, budget: number, r: { ok: number; spent: number }) {
+  console.log(
+    `team budget $${budget}, 80 requests of two keys ${where}: ${r.ok} admitted, spent $${r.spent.toFixed(6)} (overspend $${Math.max(0, r.spent - budget).toFixed(6)}, one reservation ≈ $${RESERVATION})`,
+  );
+}
+
+describe("team budget reserved on one instance (SQLite)", () => {
+  let s: Instance;
+  beforeAll(async () => {
+    s = await startInstance({});
+  });
+  afterAll(async () => {
+    await s.stop();
+    removeDir(s.journalDir);
+  });
+
+  test("80 requests of two keys at once on a $0.05 team budget: the overspend is under one reservation", async () => {
+    const budget = 0.05;
+    const r = await race([s], budget);
+    report("on one instance", budget, r);
+    expect(r.ok + r.refused).toBe(80);
+    expect(r.spent).toBeLessThan(budget + RESERVATION);
+    // Admitted until the reservations covered the budget, and not one more.
+    expect(r.ok).toBe(5);
+    // Spent for both keys from now on.
+    expect(r.after).toEqual(["spent", "spent"]);
+  }, 60_000);
+});
 
 /**
  * A team's budget over two gateway processes on one PostgreSQL and one Redis: the team, made on
@@ -57,4 +131,14 @@ describe.skipIf(!postgresUp || !redisUp)("team budget across two instances", () 
     };
     expect(audit.data.map((r) => r.target)).toContain(team.id);
   });
+
+  test("80 requests of two keys at once over both on a $0.05 team budget: the overspend is under one reservation", async () => {
+    const budget = 0.05;
+    const r = await race([a, b], budget);
+    report("over 2 instances", budget, r);
+    expect(r.ok + r.refused).toBe(80);
+    expect(r.spent).toBeLessThan(budget + RESERVATION);
+    expect(r.ok).toBe(5);
+    expect(r.after).toEqual(["spent", "spent", "spent", "spent"]);
+  }, 60_000);
 });

@@ -15,6 +15,8 @@ import Provider from "oidc-provider";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { ensureDashboardBuilt } from "../../src/admin/dashboard-build";
 import { ADMIN_KEY, startHarness, type Harness } from "../harness";
+import { ADMIN_KEY as SCALEOUT_ADMIN_KEY, type Instance, removeDir, startInstance } from "../scaleout/cluster";
+import { freshDatabase, postgresUp } from "../scaleout/servers";
 
 const CHROMIUM = process.env.TURNPIKE_CHROMIUM || "/usr/bin/chromium";
 const FLAGS = [
@@ -33,7 +35,17 @@ const step = existsSync(CHROMIUM) ? test : test.skip;
 const CLIENT_ID = "turnpike-dashboard";
 const CLIENT_SECRET = "a-client-secret-for-the-loopback-provider-0123456789";
 /** Each test user's groups at the provider. */
-const GROUPS: Record<string, string[]> = { dana: ["eng"], olga: ["platform-admins"], nobody: [] };
+const GROUPS: Record<string, string[]> = { dana: ["eng"], olga: ["platform-admins"], nobody: [], kai: [] };
+/** The config file's sign-on section, for the in-process gateways and the spawned ones alike. */
+const SIGN_ON = {
+  claim: "groups",
+  map: [
+    { value: "eng", team: "engineering", role: "member" },
+    { value: "qa", team: "quality", role: "member" },
+    { value: "qa-leads", team: "quality", role: "team-admin" },
+    { value: "platform-admins", role: "admin" },
+  ],
+};
 
 let dir: string;
 let providerServer: Server;
@@ -47,13 +59,7 @@ async function gatewayWith(opts: { now?: () => number; fetch?: typeof fetch } = 
   writeFileSync(
     file,
     JSON.stringify({
-      sign_on: {
-        claim: "groups",
-        map: [
-          { value: "eng", team: "engineering", role: "member" },
-          { value: "platform-admins", role: "admin" },
-        ],
-      },
+      sign_on: SIGN_ON,
     }),
   );
   const h = await startHarness(
@@ -70,7 +76,7 @@ async function gatewayWith(opts: { now?: () => number; fetch?: typeof fetch } = 
 }
 
 /** Signs in through the provider's own pages; returns where the browser ended. */
-async function signIn(page: Page, gw: Harness, user: string): Promise<Response | null> {
+async function signIn(page: Page, gw: { url: string }, user: string): Promise<Response | null> {
   await page.goto(`${gw.url}/auth/login`);
   await page.locator('input[name="login"]').fill(user);
   await page.locator('input[name="password"]').fill("any password");
@@ -104,7 +110,7 @@ afterAll(async () => {
 });
 
 /** (Re)starts the provider with these gateways' callbacks registered. */
-function serveProvider(gws: Harness[]): void {
+function serveProvider(gws: { url: string }[]): void {
   const provider = new Provider(issuer, {
     clients: [
       {
@@ -332,6 +338,102 @@ describe("ID tokens that must be refused", () => {
         expect(await p.textContent("body")).toContain("did not pass its checks");
         expect((await context.cookies(g.url)).some((c) => c.name === "tp_session")).toBe(false);
         await context.close();
+      }
+    },
+    STEP_MS * 2,
+  );
+});
+
+/**
+ * Sign-on gives and takes away: a user whose groups at the provider no longer name a team loses
+ * that membership at its next sign-in; a membership an admin gave by hand stays. On the store
+ * of the gateway at `url` (SQLite in process, or PostgreSQL behind a spawned gateway).
+ */
+async function claimsFollowed(url: string, adminKey: string): Promise<void> {
+  const asAdmin = async (path: string, method = "GET", body?: unknown) =>
+    (await (
+      await fetch(url + path, {
+        method,
+        headers: { authorization: `Bearer ${adminKey}`, "content-type": "application/json" },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      })
+    ).json()) as Record<string, unknown> & { data: Record<string, unknown>[] };
+  const signedIn = async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await signIn(page, { url }, "kai");
+    const me = (await page.evaluate(async () => (await fetch("/auth/session")).json())) as {
+      user: { id: string };
+      teams: Record<string, string>;
+    };
+    await context.close();
+    return me;
+  };
+  const teamId = async (name: string) =>
+    ((await asAdmin("/admin/teams")).data.find((t) => t.name === name)?.id as string | undefined) ?? "";
+  const membersOf = async (name: string) =>
+    (await asAdmin(`/admin/teams/${await teamId(name)}/members`)).data.map((m) => [m.user_id, m.role, m.source]);
+
+  GROUPS.kai = ["eng", "qa", "qa-leads"];
+  const first = await signedIn();
+  const [eng, quality] = [await teamId("engineering"), await teamId("quality")];
+  // Two rules name quality: the higher role wins.
+  expect(first.teams).toEqual({ [eng]: "member", [quality]: "team-admin" });
+  // An admin adds kai to a team by hand.
+  const ops = (await asAdmin("/admin/teams", "POST", { name: `ops ${crypto.randomUUID().slice(0, 6)}` })).id as string;
+  await asAdmin(`/admin/teams/${ops}/members`, "POST", { user_id: first.user.id, role: "viewer" });
+
+  // Kai leaves the qa groups at the provider: at the next sign-in the quality membership is gone.
+  GROUPS.kai = ["eng"];
+  const second = await signedIn();
+  expect(second.teams).toEqual({ [eng]: "member", [ops]: "viewer" });
+  expect(await membersOf("quality")).not.toContainEqual(expect.arrayContaining([first.user.id]));
+  expect(await membersOf("engineering")).toContainEqual([first.user.id, "member", "sign-on"]);
+  const removed = (await asAdmin("/admin/audit?action=team.member.remove")).data;
+  expect(removed.map((r) => [r.actor, r.target])).toContainEqual(["sign-on", `${quality}/${first.user.id}`]);
+
+  // No groups at all: engineering goes too; the membership given by hand stays.
+  GROUPS.kai = [];
+  const third = await signedIn();
+  expect(third.teams).toEqual({ [ops]: "viewer" });
+  expect((await asAdmin(`/admin/teams/${ops}/members`)).data.map((m) => [m.user_id, m.role, m.source])).toEqual([
+    [first.user.id, "viewer", "admin"],
+  ]);
+}
+
+describe("a claim that no longer names a team", () => {
+  step(
+    "takes the membership away at the next sign-in, on SQLite",
+    async () => {
+      const gw = await gatewayWith();
+      serveProvider([gw]);
+      await claimsFollowed(gw.url, ADMIN_KEY);
+    },
+    STEP_MS * 2,
+  );
+
+  const withPostgres = existsSync(CHROMIUM) && postgresUp ? test : test.skip;
+  withPostgres(
+    "takes the membership away at the next sign-in, on PostgreSQL",
+    async () => {
+      const db = await freshDatabase();
+      const file = join(dir, "sign-on-pg.json");
+      writeFileSync(file, JSON.stringify({ sign_on: SIGN_ON }));
+      let instance: Instance | undefined;
+      try {
+        instance = await startInstance({
+          TURNPIKE_DATABASE_URL: db.url,
+          TURNPIKE_CONFIG: file,
+          TURNPIKE_OIDC_ISSUER: issuer,
+          TURNPIKE_OIDC_CLIENT_ID: CLIENT_ID,
+          TURNPIKE_OIDC_CLIENT_SECRET: CLIENT_SECRET,
+        });
+        serveProvider([instance]);
+        await claimsFollowed(instance.url, SCALEOUT_ADMIN_KEY);
+      } finally {
+        await instance?.stop();
+        if (instance) removeDir(instance.journalDir);
+        await db.drop();
       }
     },
     STEP_MS * 2,
