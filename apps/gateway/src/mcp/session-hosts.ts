@@ -81,7 +81,7 @@ export class SessionHosts {
     const record = await this.store.load(id);
     if (!record || record.key_id !== key.id) {
       // Gone (deleted, expired) or another key's: the same answer, so a session id tells nothing.
-      if (record === undefined) this.forget(id, false);
+      if (record === undefined) void this.forget(id, false);
       return jsonRpcError(404, -32001, "Session not found: start a new one with initialize.");
     }
     let pending = this.hosts.get(id);
@@ -120,11 +120,19 @@ export class SessionHosts {
     return host;
   }
 
-  private forget(id: string, everywhere: boolean): void {
+  /**
+   * Lets a session go here, and from the store too when it ended (`everywhere`): the transport
+   * waits for that before it answers the client's DELETE, so no instance takes the session up
+   * after its end was acknowledged.
+   */
+  private async forget(id: string, everywhere: boolean): Promise<void> {
     const pending = this.hosts.get(id);
     this.hosts.delete(id);
-    if (everywhere) this.store.remove(id).catch(() => {});
     pending?.then((h) => h.server.close()).catch(() => {});
+    if (everywhere)
+      await this.store
+        .remove(id)
+        .catch((e) => this.logger.warn("mcp session not removed from the session store", { reason: String(e) }));
   }
 
   /** An upstream's list changed: every session here is told (those with a notification stream open receive it). */
@@ -154,7 +162,7 @@ export class SessionHosts {
     for (const [id, pending] of this.hosts) {
       void pending.then(
         (h) => {
-          if (h.lastUsed < cutoff) this.forget(id, false);
+          if (h.lastUsed < cutoff) void this.forget(id, false);
         },
         () => {},
       );
