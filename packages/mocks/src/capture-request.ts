@@ -75,6 +75,9 @@ function validatorOf(endpoint: MockEndpoint) {
     case "models":
     case "model":
     case "response":
+    case "files":
+    case "batches":
+    case "message_batches":
       return undefined;
     default: {
       const unreachable: never = endpoint;

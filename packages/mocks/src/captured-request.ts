@@ -13,7 +13,9 @@ import type {
  * one stored response (`GET`/`DELETE /v1/responses/{id}`, `GET …/input_items`), `input_tokens`
  * `POST /v1/responses/input_tokens`; `generate` is `POST /v1beta/models/{model}:generateContent` (and
  * `:streamGenerateContent`, also under `/v1/`), `generate_count_tokens` its `:countTokens`; `embeddings`
- * `POST /v1/embeddings`.
+ * `POST /v1/embeddings`; `files`, `batches` and `message_batches` the routes of `/v1/files`,
+ * `/v1/batches` and `/v1/messages/batches` (recorded without their bodies; each batch line is
+ * recorded under its own endpoint, `chat`, `responses`, `embeddings` or `messages`).
  */
 export type MockEndpoint =
   | "messages"
@@ -26,7 +28,10 @@ export type MockEndpoint =
   | "models"
   | "model"
   | "response"
-  | "embeddings";
+  | "embeddings"
+  | "files"
+  | "batches"
+  | "message_batches";
 
 /** Request bodies by endpoint, as the schema types them. */
 export interface MockRequestBodies {

@@ -2,14 +2,16 @@
  * `createTurnpikeMock()`: msw 2 handlers that answer like a Turnpike gateway — `/v1/models`,
  * `/v1/messages` (+ `count_tokens`), `/v1/chat/completions`, `/v1/responses` (+ the routes of
  * the responses it stored, and `input_tokens`) and `/v1/embeddings`, JSON and SSE, in exactly the gateway's shapes —
- * with replies you script per test and every request recorded.
+ * with replies you script per test and every request recorded; and `/v1/files`, `/v1/batches` and
+ * `/v1/messages/batches`, whose lines are answered by those same routes (mock-batches.ts).
  */
 import type { Model, ResponsesInputItem, ResponsesResponse } from "@turnpike/schema";
-import { delay, http, HttpResponse, type HttpHandler } from "msw";
+import { delay, getResponse, http, HttpResponse, type HttpHandler } from "msw";
 import { captureRequest } from "./capture-request.js";
 import type { CapturedRequest, MockEndpoint, MockRequestBodies } from "./captured-request.js";
 import { DEFAULT_MODEL_IDS, mockModel } from "./default-models.js";
 import { estimateTokens } from "./estimate-tokens.js";
+import { MockBatches } from "./mock-batches.js";
 import type { MockError, MockReply } from "./mock-reply.js";
 import { errorResponse, idHeaders, isMessagesCaller, json, type ResponseIds } from "./mock-responses.js";
 import { renderChatFrames, renderChatResponse } from "./render-chat.js";
@@ -287,7 +289,46 @@ export function createTurnpikeMock(options: TurnpikeMockOptions = {}): TurnpikeM
     outputTokenLimit: 64_000,
     supportedGenerationMethods: ["generateContent", "streamGenerateContent", "countTokens"],
   });
+  /** A files or batches call: recorded (its body unread), its key checked; then the key and a way to refuse. */
+  const admit = async (
+    request: Request,
+    endpoint: "files" | "batches" | "message_batches",
+  ): Promise<{ apiKey: string; fail: (e: MockError) => Response } | Response> => {
+    const headers: Record<string, string> = {};
+    request.headers.forEach((value, name) => (headers[name] = value));
+    const apiKey =
+      request.headers.get("x-api-key") ?? request.headers.get("authorization")?.replace(/^Bearer\s+/i, "") ?? undefined;
+    requests.push({
+      endpoint,
+      method: request.method,
+      url: request.url,
+      headers,
+      body: undefined,
+      apiKey,
+      model: undefined,
+      stream: false,
+      issues: [],
+    });
+    const n = ++counter;
+    const ids: ResponseIds = {
+      n: String(n),
+      requestId: `req_mock_${n}`,
+      dialect: endpoint === "message_batches" ? "messages" : "chat",
+    };
+    const fail = (error: MockError): Response => errorResponse(error, ids, undefined);
+    if (!apiKey) return fail({ status: 401, message: "Missing API key: send x-api-key or Authorization: Bearer." });
+    if (keys && !keys.has(apiKey)) return fail({ status: 401, message: "Invalid API key." });
+    return { apiKey, fail };
+  };
+  const batches = new MockBatches({
+    url: (path) => url(path),
+    admit,
+    // A batch line goes through the mock's own route for it, in this process.
+    call: async (request) =>
+      (await getResponse(handlers, request)) ?? new Response(null, { status: 404, statusText: "no mock route" }),
+  });
   const handlers: HttpHandler[] = [
+    ...batches.handlers(),
     http.get(url("/v1beta/models"), ({ request }) =>
       answer(request, "models", (reply, _c, ids) => json({ models: models.map(generateModel) }, ids, reply)),
     ),
@@ -496,6 +537,7 @@ export function createTurnpikeMock(options: TurnpikeMockOptions = {}): TurnpikeM
       valid.clear();
       stored.clear();
       storedResponses.clear();
+      batches.reset();
       models = initialModels;
     },
   };

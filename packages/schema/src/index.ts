@@ -29,6 +29,7 @@ export * from "./chat-response.js";
 export * from "./chat-stream.js";
 export * from "./models.js";
 export * from "./embeddings.js";
+export * from "./batches.js";
 export * from "./catalog-ids.js";
 export * from "./protocols.js";
 export * from "./responses-request.js";

@@ -3,8 +3,10 @@
  * also of the Responses format, `client.responses.create(…)`.
  */
 import { APIClient, Models, resolveCredentials, type ClientOptions } from "@turnpike/sdk-core";
+import { Batches } from "./resources/batches.js";
 import { Chat } from "./resources/chat.js";
 import { EmbeddingsResource } from "./resources/embeddings.js";
+import { Files } from "./resources/files.js";
 import { Responses } from "./resources/responses.js";
 
 /** Options of {@link ChatClient}; every field is optional. */
@@ -37,6 +39,10 @@ export class ChatClient extends APIClient {
   readonly models: Models;
   /** `create`: vectors from an embedding model. */
   readonly embeddings: EmbeddingsResource;
+  /** `create`, `retrieve`, `content`: the JSONL files of batches. */
+  readonly files: Files;
+  /** `create`, `retrieve`, `list`, `cancel`: requests run offline from an uploaded file. */
+  readonly batches: Batches;
 
   /**
    * @param options `apiKey` defaults to `TURNPIKE_API_KEY`, `baseURL` to `TURNPIKE_BASE_URL`
@@ -49,6 +55,8 @@ export class ChatClient extends APIClient {
     this.responses = new Responses(this);
     this.models = new Models(this, "/models");
     this.embeddings = new EmbeddingsResource(this);
+    this.files = new Files(this);
+    this.batches = new Batches(this);
   }
 
   protected authHeaders(): Record<string, string> {

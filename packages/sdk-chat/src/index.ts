@@ -29,6 +29,8 @@ export {
 export { Chat } from "./resources/chat.js";
 export { EmbeddingsResource, type Embeddings } from "./resources/embeddings.js";
 export { Completions } from "./resources/completions.js";
+export { Files, type FileCreateParams } from "./resources/files.js";
+export { Batches, type BatchListParams } from "./resources/batches.js";
 export { ResponseStream, type ResponseStreamEventName, type ResponseStreamEvents } from "./response-stream.js";
 export { Responses } from "./resources/responses.js";
 export { InputItems } from "./resources/input-items.js";

@@ -6,6 +6,16 @@
 import type { ChatChunk, ChatMessage, ChatRequest, ChatResponse, ChatTool, ChatToolCall } from "@turnpike/schema";
 
 export type {
+  Batch,
+  BatchCreateParams,
+  BatchEndpoint,
+  BatchList,
+  BatchRequestLine,
+  BatchResultLine,
+  BatchStatus,
+  EmbeddingsRequest,
+  EmbeddingsResponse,
+  FileObject,
   ChatChoice,
   ChatChunk,
   ChatChunkChoice,

@@ -51,7 +51,10 @@ export interface RequestOptions {
 export interface FinalRequestOptions extends RequestOptions {
   method: "GET" | "POST" | "DELETE";
   path: string;
+  /** Sent as JSON; a `FormData` is sent as multipart/form-data (a file upload). */
   body?: unknown;
+  /** `text`: the reply is handed back as its text, not parsed as JSON (a file's content). */
+  replyAs?: "json" | "text" | undefined;
   /** The model the request names: a 404 then becomes `ModelNotFoundError` for it. */
   model?: string | undefined;
 }
@@ -154,14 +157,16 @@ export abstract class APIClient {
     const maxRetries = validateCount("maxRetries", options.maxRetries ?? this.maxRetries);
     const timeout = validateCount("timeout", options.timeout ?? this.timeout);
     const url = this.buildURL(options.path, options.query);
+    // A form sets its own content type, with its boundary.
+    const form = typeof FormData !== "undefined" && options.body instanceof FormData ? options.body : undefined;
     const headers = mergeHeaders(
-      { accept: stream ? "text/event-stream" : "application/json" },
-      options.body !== undefined ? { "content-type": "application/json" } : undefined,
+      { accept: stream ? "text/event-stream" : options.replyAs === "text" ? "*/*" : "application/json" },
+      options.body !== undefined && !form ? { "content-type": "application/json" } : undefined,
       this.authHeaders(),
       this.#defaultHeaders,
       options.headers,
     );
-    const body = options.body === undefined ? undefined : JSON.stringify(options.body);
+    const body = form ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
     const userSignal = options.signal;
 
     for (let attempt = 0; ; attempt++) {
@@ -208,7 +213,12 @@ export abstract class APIClient {
         const text = await readText(response, controller.signal);
         clearTimeout(timer);
         release();
-        return { response, body: parseSuccessBody(text, response), controller, release };
+        return {
+          response,
+          body: options.replyAs === "text" ? text : parseSuccessBody(text, response),
+          controller,
+          release,
+        };
       } catch (err) {
         clearTimeout(timer);
         release();

@@ -20,6 +20,11 @@ export { MessagesClient, MESSAGES_API_VERSION, type MessagesClientOptions } from
 export { MessageStream, type MessageStreamEvents } from "./message-stream.js";
 export { Messages } from "./resources/messages.js";
 export {
+  MessageBatches,
+  type MessageBatchCreateParams,
+  type MessageBatchListParams,
+} from "./resources/message-batches.js";
+export {
   APIConnectionError,
   APIError,
   APIPromise,

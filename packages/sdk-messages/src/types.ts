@@ -13,6 +13,10 @@ import type {
 } from "@turnpike/schema";
 
 export type {
+  MessageBatch,
+  MessageBatchIndividualResponse,
+  MessageBatchList,
+  MessageBatchResult,
   CitationsDelta,
   ContentBlock,
   ContentBlockDelta,

@@ -1,7 +1,7 @@
 import type { GatewayDeps } from "../deps";
 import { plan } from "../dispatch/plan";
 import { resolve } from "../dispatch/resolve";
-import { embeddingsTarget } from "../embeddings/handle-embeddings";
+import { embeddingsTarget } from "../embeddings/call-embeddings";
 import { EMBEDDINGS_PROTOCOLS } from "../embeddings/embeddings-protocols";
 import { readEmbeddingsRequest } from "../embeddings/embeddings-request";
 import { FORMATS } from "../formats";

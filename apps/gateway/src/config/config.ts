@@ -218,7 +218,8 @@ export function loadConfig(env: Env = process.env): Config {
   problems.push(...catalog.problems.map((p) => `${where}: ${p}`));
   const vendorIds = new Set(vendors.map((v) => v.id));
   models.forEach((row, i) => {
-    if (isRecord(row)) problems.push(...modelRoutingProblems(row, where, `models[${i}]`, vendorIds, catalog.ids));
+    if (isRecord(row))
+      problems.push(...modelRoutingProblems(row, where, `models[${i}]`, vendorIds, catalog.ids, catalog.embedding));
   });
   const routing = check(() => parseRouting(file.routing, where), DEFAULT_ROUTING);
   const port = Number(env.PORT ?? 8080);

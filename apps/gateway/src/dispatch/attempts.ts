@@ -23,7 +23,7 @@ export interface Dispatched {
 }
 
 /** Upstream statuses worth another attempt (0: no answer — refused, reset or timed out). */
-const RETRYABLE = new Set([0, 408, 409, 429, 500, 502, 503, 504, 529]);
+export const RETRYABLE = new Set([0, 408, 409, 429, 500, 502, 503, 504, 529]);
 
 /** An upstream's refusal of a prompt longer than the model's window, in any vendor's words. */
 const TOO_LONG =
@@ -33,9 +33,9 @@ function contextOverflow(o: Outcome): boolean {
   return o.kind === "error" && (o.status === 400 || o.status === 413) && TOO_LONG.test(o.error.message);
 }
 
-/** The upstream's `retry-after` in seconds (or `retry-after-ms`), if it sent one. */
-function retryAfterSeconds(o: Outcome): number | undefined {
-  const h = o.kind === "error" ? o.error.headers : undefined;
+/** The upstream's `retry-after` in seconds (or `retry-after-ms`), if its error carried one. */
+function retryAfterSeconds(error: GatewayError | undefined): number | undefined {
+  const h = error?.headers;
   if (!h) return undefined;
   if (h["retry-after-ms"] !== undefined && Number.isFinite(Number(h["retry-after-ms"])))
     return Number(h["retry-after-ms"]) / 1000;
@@ -52,7 +52,7 @@ function targetOf(d: Deployment, asked: Target): Target {
 }
 
 /** All deployments of every candidate are open or full: a 503 that says when to come back. */
-function noneHealthy(model: string, waitS: number): GatewayError {
+export function noneHealthy(model: string, waitS: number): GatewayError {
   return new GatewayError({
     status: 503,
     type: "overloaded_error",
@@ -100,8 +100,8 @@ class WindowFit {
  * Before another attempt on a deployment that failed: its upstream's retry-after, up to the cap.
  * False when it asks for longer: that wait is left to the fallbacks or the client.
  */
-async function waitToRetry(last: Dispatched, capS: number): Promise<boolean> {
-  const after = retryAfterSeconds(last.outcome) ?? 0;
+export async function waitToRetry(error: GatewayError | undefined, capS: number): Promise<boolean> {
+  const after = retryAfterSeconds(error) ?? 0;
   if (after > capS) return false;
   if (after > 0) await Bun.sleep(after * 1000);
   return true;
@@ -162,7 +162,7 @@ export async function dispatch(
       }
       if (again && last) {
         retried++;
-        if (!(await waitToRetry(last, retryAfterMaxS))) {
+        if (!(await waitToRetry(last.outcome.kind === "error" ? last.outcome.error : undefined, retryAfterMaxS))) {
           d.breaker.release();
           break;
         }

@@ -341,7 +341,7 @@ function rowFile(vendors: readonly string[]) {
 export function catalogProblems(
   overrides: unknown[],
   vendors: readonly VendorProtocol[],
-): { problems: string[]; ids: Set<string> } {
+): { problems: string[]; ids: Set<string>; embedding: Set<string> } {
   const schema = rowFile(vendors.map((v) => v.id));
   const rows = new Map<string, Row>(BUILT_IN.map((r) => [r.id, r]));
   const problems: string[] = [];
@@ -355,7 +355,8 @@ export function catalogProblems(
       rows.set(row.id, row);
     }
   });
-  return { problems, ids: new Set(rows.keys()) };
+  const embedding = new Set([...rows.values()].filter((r) => r.embedding_dimensions !== undefined).map((r) => r.id));
+  return { problems, ids: new Set(rows.keys()), embedding };
 }
 
 /** The catalog with the config file's `models` rows laid over the built-in ones. */

@@ -182,12 +182,18 @@ export function buildRouter(
   where: string,
 ): Router {
   const ids = new Set(catalog.all().map((e) => e.id));
+  const embedding = new Set(
+    catalog
+      .all()
+      .filter((e) => e.embedding_dimensions !== undefined)
+      .map((e) => e.id),
+  );
   const vendors = new Set(upstreams.keys());
   const rows = new Map<string, ReturnType<typeof parseModelRouting>>();
   fileModels.forEach((raw, i) => {
     // The catalog has checked each row's shape and id already.
     const row = raw as Record<string, unknown>;
-    rows.set(row.id as string, parseModelRouting(row, where, `models[${i}]`, vendors, ids));
+    rows.set(row.id as string, parseModelRouting(row, where, `models[${i}]`, vendors, ids, embedding));
   });
   const routes = new Map<string, Route>();
   for (const entry of catalog.all()) {

@@ -152,7 +152,8 @@ export function parseRouting(raw: unknown, where: string): RoutingConfig {
 
 /**
  * The mistakes of a `models` row's routing fields, all of them; `path` is `models[i]`. `vendors`
- * are the vendor ids and `models` the catalog ids a row may name.
+ * are the vendor ids and `models` the catalog ids a row may name; `embedding` the ids of the
+ * embedding models among them (a fallback serves the same calls as its model: vectors, or replies).
  */
 export function modelRoutingProblems(
   row: Record<string, unknown>,
@@ -160,6 +161,7 @@ export function modelRoutingProblems(
   path: string,
   vendors: ReadonlySet<string>,
   models: ReadonlySet<string>,
+  embedding?: ReadonlySet<string>,
 ): string[] {
   const problems = configProblems(modelRoutingFile([...vendors]), row, file, path);
   // What a schema cannot say, for each field whose shape is right.
@@ -177,6 +179,10 @@ export function modelRoutingProblems(
       if (!models.has(f))
         problems.push(`${file}: ${path}.fallbacks[${j}]: must be a catalog model id, got ${JSON.stringify(f)}`);
       else if (f === row.id) problems.push(`${file}: ${path}.fallbacks[${j}]: a model cannot fall back to itself`);
+      else if (embedding && typeof row.id === "string" && embedding.has(f) !== embedding.has(row.id))
+        problems.push(
+          `${file}: ${path}.fallbacks[${j}]: ${f} ${embedding.has(f) ? "is" : "is not"} an embedding model and ${row.id} ${embedding.has(row.id) ? "is" : "is not"}; a fallback must serve the same calls`,
+        );
     }
   }
   return problems;
@@ -189,8 +195,9 @@ export function parseModelRouting(
   path: string,
   vendors: ReadonlySet<string>,
   models: ReadonlySet<string>,
+  embedding?: ReadonlySet<string>,
 ): ModelRouting {
-  refuse(modelRoutingProblems(row, file, path, vendors, models));
+  refuse(modelRoutingProblems(row, file, path, vendors, models, embedding));
   const r = row as Static<ReturnType<typeof modelRoutingFile>>; // checked just above
   return {
     deployments: r.deployments?.map((d) => ({

@@ -1,163 +1,20 @@
-import { GatewayError } from "@turnpike/providers";
+import { headerSafe } from "@turnpike/providers";
 import type { GatewayDeps } from "../deps";
-import { sameTypeForStatus, withoutKey } from "../dispatch/execute";
-import { resolve } from "../dispatch/resolve";
+import { HEADER } from "../http/headers";
 import { FORMATS } from "../formats";
 import type { Connection } from "../http/client-address";
 import { readJsonBody } from "../http/read-body";
 import { errorResponse, toGatewayError } from "../http/respond";
 import { authenticate } from "../keys/authenticate";
 import { admit, type Admitted } from "../limits/admit";
-import { newContext, type RequestContext } from "../pipeline/context";
+import { newContext } from "../pipeline/context";
 import { emit } from "../pipeline/events";
 import type { InternalCall } from "../pipeline/inference";
-import { PROTOCOLS, type Target } from "../protocols";
+import type { Target } from "../protocols";
 import type { KeyRecord, UsageRecord } from "../storage/store";
-import { invalid } from "../vocabulary/client-errors";
-import { EMBEDDINGS_PROTOCOLS } from "./embeddings-protocols";
-import { readEmbeddingsRequest, type EmbeddingsRequest } from "./embeddings-request";
-import { base64Vector } from "./vectors";
-
-/** What one embeddings call came to: its vectors and input tokens, or the error the client gets. */
-export type EmbeddingsOutcome =
-  | { kind: "reply"; body: Record<string, unknown>; inputTokens: number; estimated: boolean }
-  | { kind: "error"; error: GatewayError; upstreamStatus: number }
-  | { kind: "gone" };
-
-/** The input tokens of the inputs as Turnpike counts them: token ids count one each. */
-function countInputs(deps: Pick<GatewayDeps, "countText">, req: EmbeddingsRequest): number {
-  let n = 0;
-  for (const input of req.inputs) n += typeof input === "string" ? deps.countText(input) : input.length;
-  return n;
-}
-
-/**
- * The checks an embeddings call passes before any upstream call: the model is an embedding
- * model the key may call, its protocol has embeddings, and the size asked is one it makes.
- */
-export function embeddingsTarget(
-  deps: Pick<GatewayDeps, "catalog" | "keys" | "upstreams">,
-  key: KeyRecord,
-  req: EmbeddingsRequest,
-): Target {
-  const target = resolve(deps, key, req.model, "embeddings");
-  const most = target.entry.embedding_dimensions ?? 0;
-  if (req.dimensions !== undefined && req.dimensions > most) {
-    throw invalid(
-      `\`dimensions\` is ${req.dimensions}, but \`${target.entry.id}\` makes vectors of at most ${most}.`,
-      "dimensions",
-    );
-  }
-  if (!EMBEDDINGS_PROTOCOLS[target.entry.protocol])
-    throw invalid(
-      `\`${target.entry.id}\` is served by the ${target.entry.protocol} protocol, which has no embeddings call.`,
-      "model",
-    );
-  return target;
-}
-
-/**
- * One upstream embeddings call: sent with the client's going away as its abort, its error read
- * in the protocol's envelope, its reply read into vectors and rendered in the chat family's shape.
- */
-export async function callEmbeddings(
-  deps: GatewayDeps,
-  ctx: RequestContext,
-  target: Target,
-  req: EmbeddingsRequest,
-  signal: AbortSignal,
-): Promise<EmbeddingsOutcome> {
-  const protocol = EMBEDDINGS_PROTOCOLS[target.entry.protocol];
-  if (!protocol)
-    return {
-      kind: "error",
-      upstreamStatus: 0,
-      error: invalid(`\`${target.entry.id}\` has no embeddings call.`, "model"),
-    };
-  const sent = protocol.request(target, req);
-  emit(deps.hooks, "onAttempt", ctx, target, 1, undefined);
-  let response: Response;
-  try {
-    response = await deps.fetch(sent.url, { method: "POST", headers: sent.headers, body: sent.body, signal });
-  } catch (e) {
-    if (signal.aborted) return { kind: "gone" };
-    emit(deps.hooks, "onUpstreamResponse", ctx, 0, performance.now() - ctx.started);
-    const reason = e instanceof Error ? e.message : String(e);
-    deps.logger.warn("upstream unreachable", { request_id: ctx.id, vendor: target.upstream.vendor, reason });
-    return {
-      kind: "error",
-      upstreamStatus: 0,
-      error: new GatewayError({
-        status: 502,
-        message: `Could not reach the ${target.upstream.vendor} upstream: ${reason}`,
-      }),
-    };
-  }
-  emit(deps.hooks, "onUpstreamResponse", ctx, response.status, performance.now() - ctx.started);
-  let text: string;
-  try {
-    text = await response.text();
-  } catch (e) {
-    if (signal.aborted) return { kind: "gone" };
-    return {
-      kind: "error",
-      upstreamStatus: response.status,
-      error: new GatewayError({
-        status: 502,
-        message: `The ${target.upstream.vendor} upstream's reply could not be read: ${e instanceof Error ? e.message : String(e)}`,
-      }),
-    };
-  }
-  if (!response.ok) {
-    const error = sameTypeForStatus(
-      PROTOCOLS[target.entry.protocol].parseError(
-        response.status,
-        withoutKey(text, target.upstream.apiKey),
-        response.headers,
-      ),
-    );
-    return { kind: "error", upstreamStatus: response.status, error };
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  const reply = protocol.read(json, req.inputs.length);
-  if (!reply) {
-    deps.logger.warn("embeddings reply not understood", {
-      request_id: ctx.id,
-      vendor: target.upstream.vendor,
-      bytes: text.length,
-    });
-    return {
-      kind: "error",
-      upstreamStatus: response.status,
-      error: new GatewayError({
-        status: 502,
-        message: `The ${target.upstream.vendor} upstream answered the embeddings call in a shape Turnpike does not read.`,
-      }),
-    };
-  }
-  const inputTokens = reply.inputTokens ?? countInputs(deps, req);
-  const data = reply.vectors.map((v, index) => ({
-    object: "embedding",
-    index,
-    embedding: req.encodingFormat === "base64" ? base64Vector(v) : v,
-  }));
-  return {
-    kind: "reply",
-    inputTokens,
-    estimated: reply.inputTokens === undefined,
-    body: {
-      object: "list",
-      data,
-      model: target.entry.id,
-      usage: { prompt_tokens: inputTokens, total_tokens: inputTokens },
-    },
-  };
-}
+import { embeddingsTarget } from "./call-embeddings";
+import { dispatchEmbeddings, type EmbeddingsDispatched } from "./embeddings-attempts";
+import { readEmbeddingsRequest } from "./embeddings-request";
 
 /** What the ledger needs of an ended embeddings call. */
 export interface EmbeddingsEnding {
@@ -174,6 +31,8 @@ export interface EmbeddingsEnding {
   started: number;
   /** A line of a batch (billed at the model's batch price where there is one). */
   costFactor?: number;
+  /** Where it was served: the deployment, the attempts made and the catalog id asked for. */
+  route?: { deployment: string; attempts: number; requested: string };
 }
 
 /** The usage record of one embeddings call: input tokens only, priced at the model's input price. */
@@ -198,6 +57,9 @@ export function embeddingsRecord(deps: Pick<GatewayDeps, "catalog" | "now">, e: 
     reasoning_tokens: 0,
     cost_usd: Math.round(cost * (e.costFactor ?? 1) * 1e9) / 1e9,
     upstream_model: entry.upstream_model,
+    ...(e.route ? { deployment: e.route.deployment, attempts: e.route.attempts } : {}),
+    // Present only when a fallback served: `model` is the one that served and was priced.
+    ...(e.route && e.route.requested !== entry.id ? { requested_model: e.route.requested } : {}),
     status: e.status,
     upstream_status: e.upstreamStatus,
     latency_ms: Math.round((performance.now() - e.started) * 100) / 100,
@@ -208,9 +70,27 @@ export function embeddingsRecord(deps: Pick<GatewayDeps, "catalog" | "now">, e: 
 }
 
 /**
+ * The headers of an embeddings reply (and of its error, once an upstream was tried), as the
+ * inference routes give them (relay/relay.ts): the model and deployment that served, the
+ * attempts made, the model asked for when a fallback served.
+ */
+function routeHeaders(sent: EmbeddingsDispatched): Record<string, string> {
+  const { entry, upstream } = sent.target;
+  return {
+    [HEADER.model]: headerSafe(entry.id),
+    [HEADER.deployment]: headerSafe(sent.deployment.name),
+    [HEADER.attempts]: String(sent.attempts),
+    [HEADER.upstream]: upstream.simulated ? "simulator" : upstream.vendor,
+    [HEADER.upstreamModel]: headerSafe(entry.upstream_model),
+    ...(sent.requested !== entry.id ? { [HEADER.fallbackFrom]: headerSafe(sent.requested) } : {}),
+  };
+}
+
+/**
  * `POST /v1/embeddings`, top to bottom: authenticate → read and check the body → resolve an
- * embedding model → admit (budget, key and model limits) → call the upstream's embeddings →
- * meter (input tokens, `endpoint: "embeddings"`). Errors are in the chat family's envelope.
+ * embedding model → admit (budget, key and model limits) → dispatch over the model's deployments
+ * and fallbacks (embeddings-attempts.ts) → meter (input tokens, `endpoint: "embeddings"`). Errors
+ * are in the chat family's envelope.
  */
 export async function handleEmbeddings(
   deps: GatewayDeps,
@@ -229,10 +109,12 @@ export async function handleEmbeddings(
     const { value, size } = await readJsonBody(request, deps.config.maxBodyBytes);
     if (typeof value.model === "string") model = value.model;
     const req = readEmbeddingsRequest(value);
-    const target = embeddingsTarget(deps, key, req);
-    admitted = await admit(deps, ctx, key, target.entry, size);
-    const outcome = await callEmbeddings(deps, ctx, target, req, request.signal);
+    const asked = embeddingsTarget(deps, key, req);
+    admitted = await admit(deps, ctx, key, asked.entry, size);
+    const sent = await dispatchEmbeddings(deps, ctx, req, asked, value, size);
+    const { outcome, target } = sent;
     const admittedNow = admitted;
+    const headers = { ...routeHeaders(sent), ...ctx.format.idHeaders(ctx.id), ...admitted.limitHeaders };
     const finish = async (
       status: number,
       upstreamStatus: number,
@@ -250,6 +132,7 @@ export async function handleEmbeddings(
         upstreamStatus,
         aborted,
         started: ctx.started,
+        route: { deployment: sent.deployment.name, attempts: sent.attempts, requested: sent.requested },
         ...(internal ? { costFactor: internal.costFactor } : {}),
       });
       admittedNow.settle(record.input_tokens);
@@ -266,11 +149,11 @@ export async function handleEmbeddings(
       case "error": {
         // Refused or failed upstream: recorded, billed nothing.
         await finish(ctx.format.renderError(outcome.error, ctx.id).status, outcome.upstreamStatus, 0, false);
-        return errorResponse(ctx.format, outcome.error, refusal());
+        return errorResponse(ctx.format, outcome.error, refusal(), new Headers(headers));
       }
       case "reply": {
         await finish(200, 200, outcome.inputTokens, outcome.estimated);
-        return Response.json(outcome.body, { headers: { ...ctx.format.idHeaders(ctx.id), ...admitted.limitHeaders } });
+        return Response.json(outcome.body, { headers });
       }
       default: {
         const never: never = outcome;

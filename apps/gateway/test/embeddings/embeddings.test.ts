@@ -117,25 +117,31 @@ for (const model of EMBEDDING_MODEL_IDS) {
 }
 
 describe("token ids", () => {
-  test("the chat protocol takes token ids (one array, or several)", async () => {
-    const one = await client.embeddings.create({
-      model: "beta-embedding-3-small",
-      input: [1, 2, 3, 4],
-      encoding_format: "float",
+  // Every embedding model its catalog row serves over the chat protocol (the generate one takes text only).
+  for (const model of EMBEDDING_MODEL_IDS.filter((m) => m.startsWith("beta-"))) {
+    test(`${model}: token ids (one array, or several; base64 too), each counted one token`, async () => {
+      const one = await client.embeddings.create({ model, input: [1, 2, 3, 4], encoding_format: "float" });
+      expect(one.data).toHaveLength(1);
+      expect(one.data[0]!.embedding).toHaveLength(DIMENSIONS[model]!);
+      expect(one.usage.prompt_tokens).toBe(4);
+      const many = await client.embeddings.create({
+        model,
+        input: [
+          [1, 2, 3, 4],
+          [5, 6],
+        ],
+        encoding_format: "float",
+      });
+      expect(many.data.map((d) => d.index)).toEqual([0, 1]);
+      expect(many.data[0]!.embedding).toEqual(one.data[0]!.embedding);
+      expect(many.data[1]!.embedding).not.toEqual(one.data[0]!.embedding);
+      expect(many.usage.prompt_tokens).toBe(6);
+      // The client's default (base64, decoded by the client) and a shortened size, on token ids too.
+      const short = await client.embeddings.create({ model, input: [[1, 2, 3, 4]], dimensions: 64 });
+      expect(short.data[0]!.embedding).toHaveLength(64);
+      expect(norm(short.data[0]!.embedding)).toBeCloseTo(1, 4);
     });
-    expect(one.data).toHaveLength(1);
-    expect(one.usage.prompt_tokens).toBe(4);
-    const many = await client.embeddings.create({
-      model: "beta-embedding-3-small",
-      input: [
-        [1, 2, 3, 4],
-        [5, 6],
-      ],
-      encoding_format: "float",
-    });
-    expect(many.data[0]!.embedding).toEqual(one.data[0]!.embedding);
-    expect(many.usage.prompt_tokens).toBe(6);
-  });
+  }
 
   test("the generateContent protocol takes text only: token ids are a 400 naming the input", async () => {
     const err = await client.embeddings

@@ -105,6 +105,14 @@ describe("routing config", () => {
     ],
     [{ id: "beta-5", fallbacks: ["beta-5"] }, "t.yaml: models[0].fallbacks[0]: a model cannot fall back to itself"],
     [
+      { id: "beta-embedding-3-small", fallbacks: ["beta-5"] },
+      "t.yaml: models[0].fallbacks[0]: beta-5 is not an embedding model and beta-embedding-3-small is; a fallback must serve the same calls",
+    ],
+    [
+      { id: "beta-5", fallbacks: ["gamma-embedding-1"] },
+      "t.yaml: models[0].fallbacks[0]: gamma-embedding-1 is an embedding model and beta-5 is not; a fallback must serve the same calls",
+    ],
+    [
       { id: "beta-5", timeouts: { idle_ms: 0 } },
       "t.yaml: models[0].timeouts.idle_ms: must be a whole number from 1 to 86400000, got 0",
     ],

@@ -3,6 +3,7 @@ import type { CountTokensResponse } from "@turnpike/schema";
 import type { APIClient, APIPromise, RequestOptions, Stream } from "@turnpike/sdk-core";
 import { decodeMessagesEvent } from "../decode-messages-event.js";
 import { MessageStream } from "../message-stream.js";
+import { MessageBatches } from "./message-batches.js";
 import type {
   Message,
   MessageCountTokensParams,
@@ -23,9 +24,12 @@ import type {
  */
 export class Messages {
   readonly #client: APIClient;
+  /** `create`, `retrieve`, `list`, `cancel`, `results`: requests run offline. */
+  readonly batches: MessageBatches;
 
   constructor(client: APIClient) {
     this.#client = client;
+    this.batches = new MessageBatches(client);
   }
 
   /**
