@@ -8,7 +8,11 @@ import type { UsageSink } from "../metering/usage-tally";
 
 /** A step the relay runs inline on each upstream chunk (no stream of its own, so no extra hop). */
 export interface InlineTap {
-  push(chunk: Uint8Array, out: (piece: Uint8Array | string) => void): void;
+  /**
+   * One upstream chunk; `plain` when the line gate in front saw it as whole lines of the plain
+   * shape (LF line ends, a space after each `data`/`event` field).
+   */
+  push(chunk: Uint8Array, out: (piece: Uint8Array | string) => void, plain?: boolean): void;
   end(out: (piece: Uint8Array | string) => void): void;
   /** The stream did not end as a complete reply (cut off, an upstream error, garbage). */
   failed?(): boolean;
@@ -120,7 +124,12 @@ export function passthroughTap(
   opts: PassthroughOptions,
   audit: (json: string) => void = () => {},
 ): InlineTap {
-  const parser = new SSEParser();
+  // The full parser, made only for a stream the scanner cannot read (most never need one).
+  let full: SSEParser | undefined;
+  const parser = (): SSEParser => {
+    full ??= new SSEParser();
+    return full;
+  };
   const decoder = new TextDecoder();
   let raw = reader.raw(opts);
   // Every frame names the catalog id (the vendor may answer with its own snapshot name): while
@@ -156,6 +165,7 @@ export function passthroughTap(
   let scanning = raw || trimming;
   let pending = "";
   let named = false;
+  let vouched = true;
   /** A trimmed region, relabelled where the vendor names its model differently. */
   const relayText = (text: string, region: string, enqueue: (piece: string) => void) => {
     if (label) {
@@ -167,21 +177,46 @@ export function passthroughTap(
     }
     if (text) enqueue(text);
   };
+  // A line cut at a chunk's end, held back while relabelling (the line gate in front of the tap
+  // passes whole lines only, so in the relay this stays empty).
+  let cutLine = "";
+  /**
+   * A chunk of a stream whose vendor names its model differently, once the name is known: relayed
+   * as the same bytes unless it names the model (a messages stream does so once, in its first
+   * frame), so that the rest of the stream is not re-encoded chunk by chunk.
+   */
+  const relabelled = (chunk: Uint8Array, text: string, enqueue: (piece: Uint8Array | string) => void) => {
+    if (!label) return;
+    if (cutLine === "" && text.charCodeAt(text.length - 1) === 10 && !label.names(text)) return enqueue(chunk);
+    const lines = cutLine + text;
+    const lf = lines.lastIndexOf("\n");
+    cutLine = lines.slice(lf + 1);
+    if (lf !== -1) enqueue(label.apply(lines.slice(0, lf + 1)));
+  };
   return {
     // A reply that never said how it ended (cut off, or ended by an upstream error) failed.
     failed: () => !state.finished,
     terminated: () => state.terminated,
     reply: () => state.reply,
-    push(chunk, enqueue) {
-      if (raw && !hold) enqueue(chunk);
+    push(chunk, enqueue, plain) {
+      // Every chunk so far vouched for by the line gate: its regions need no search of their shape.
+      if (!plain) vouched = false;
       let text = decoder.decode(chunk, { stream: true });
+      if (raw && !hold) {
+        if (label?.changes) relabelled(chunk, text, enqueue);
+        else enqueue(chunk);
+      }
       if (scanning) {
+        // Whether this chunk's bytes are all the text held (nothing before it, no character
+        // begun in the chunk before): then they can go out as they came.
+        const alone = pending === "" && (chunk[0] ?? 0) < 0x80;
         pending += text;
         text = "";
         const cut = pending.lastIndexOf("\n\n");
         if (cut === -1 && !pending.includes("\r")) return;
         const region = cut === -1 ? pending : pending.slice(0, cut + 2);
-        const trimmed = cut !== -1 && scannable(region) ? (trimming ? reader.trim?.(region, opts) : region) : undefined;
+        const trimmed =
+          cut !== -1 && (vouched || scannable(region)) ? (trimming ? reader.trim?.(region, opts) : region) : undefined;
         if (trimmed !== undefined) {
           pending = pending.slice(cut + 2);
           kept.keep(region);
@@ -190,10 +225,13 @@ export function passthroughTap(
           if (trimming) relayText(trimmed, region, enqueue);
           else if (hold && label) {
             if (label.learn(region) && label.upstream !== undefined) sink.answeredBy?.(label.upstream);
-            if (label.upstream === undefined || label.changes) enqueue(label.apply(region));
+            if (label.upstream === undefined) enqueue(region);
             else {
-              // The vendor names the catalog id itself: back to relaying the bytes as they come.
-              enqueue(region + pending);
+              // The vendor's model string is known: what is held goes out relabelled, and from
+              // here on chunks are relayed as the same bytes, relabelled only where they name it
+              // (a messages stream names it once, in its first frame; bench/README.md).
+              if (label.changes) enqueue(label.apply(region + pending));
+              else enqueue(alone ? chunk : region + pending);
               hold = false;
             }
           }
@@ -205,10 +243,12 @@ export function passthroughTap(
         pending = "";
         if (hold) raw = false; // the held text is re-framed (and relabelled) below
       }
-      const out = relayParsed(parser.push(text));
+      const out = relayParsed(parser().push(text));
       if (out) enqueue(out);
     },
     end(enqueue) {
+      if (cutLine) enqueue(label ? label.apply(cutLine) : cutLine);
+      cutLine = "";
       // A last frame without its blank line: scanned, or parsed if it is not the plain shape.
       let tail: SSEMessage[] = [];
       if (scanning && pending) {
@@ -220,12 +260,12 @@ export function passthroughTap(
           if (trimming) relayText(trimmed, pending, enqueue);
           else if (hold && label) enqueue(label.learn(pending) ? label.apply(pending) : pending);
         } else {
-          tail = parser.push(pending);
+          tail = parser().push(pending);
           if (hold) raw = false;
         }
         pending = "";
       }
-      let out = relayParsed([...tail, ...parser.end()]);
+      let out = relayParsed(full ? [...tail, ...full.end()] : tail);
       // An upstream that hung up after saying how the reply ended only skipped its terminator
       // (some vendors never send `[DONE]`): complete it. One that hung up before that was cut
       // off: say so in-band rather than let the end look like a clean finish.
