@@ -180,6 +180,24 @@ describe("the scanner and the full parser agree", () => {
   });
 });
 
+describe("the frames a stream keeps to count its text", () => {
+  test("regions kept in runs, then events parsed one by one: every word counted, in order", async () => {
+    const delta = (i: number, space = " ") =>
+      `event:${space}content_block_delta\ndata:${space}{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"w${i} "}}\n\n`;
+    const frames = [
+      'event: message_start\ndata: {"type":"message_start","message":{"id":"m","usage":{"input_tokens":21,"output_tokens":1}}}\n\n',
+      // 40 reads the scanner keeps as regions (a run of 32 joined, 8 more), then fields without
+      // their space: the full parser keeps each event's JSON.
+      ...Array.from({ length: 40 }, (_, i) => delta(i)),
+      ...Array.from({ length: 5 }, (_, i) => delta(40 + i, "")),
+    ];
+    const m = meter();
+    await relay("messages", frames, true, m);
+    // The upstream never said its usage or how it ended: the relayed text is what is counted.
+    expect(m.relayedText()).toBe(Array.from({ length: 45 }, (_, i) => `w${i} `).join(""));
+  });
+});
+
 describe("chunkDecoder", () => {
   test("decodes as one stream-mode TextDecoder does, however a text is cut", () => {
     const text = '\uFEFFdata: {"text":"héllo — 你好 🎉"}\n\ndata: {"text":"\uFEFFmid-stream mark kept"}\n\n';

@@ -60,6 +60,9 @@ export function chunkDecoder(): (chunk: Uint8Array, last?: boolean) => string {
   };
 }
 
+/** How many raw regions in a row a stream keeps as one text. */
+const RUN_OF_REGIONS = 32;
+
 /** How many characters of relayed frames a stream keeps raw before it reads them out into their text. */
 export const MAX_HELD_FRAMES = 64 * 1024;
 
@@ -89,23 +92,42 @@ class KeptFrames {
 
   constructor(private readonly reader: PassthroughReader) {}
 
-  keep(frame: string): void {
-    this.frames.push(frame);
+  /**
+   * Raw regions kept in a row, joined into one text every RUN_OF_REGIONS: a flowing stream keeps
+   * one region per read, and each string of its own costs a header about a third of a frame's size.
+   */
+  private run: string[] = [];
+
+  /** Keeps one event's JSON, or (`region`) a raw region of whole frames. */
+  keep(frame: string, region = false): void {
+    if (!region) {
+      this.closeRun();
+      this.frames.push(frame);
+    } else if (this.run.push(frame) >= RUN_OF_REGIONS) this.closeRun();
     this.held += frame.length;
     if (this.held <= MAX_HELD_FRAMES) return;
+    this.closeRun();
     this.readText += this.frames.map((f) => this.textOf(f)).join("");
     this.readFinish = lastFinishReason(this.frames) ?? this.readFinish;
     this.frames = [];
     this.held = 0;
   }
 
+  private closeRun(): void {
+    if (this.run.length === 0) return;
+    this.frames.push(this.run.length === 1 ? this.run[0]! : this.run.join(""));
+    this.run = [];
+  }
+
   /** The text of every frame kept. */
   text(): string {
+    this.closeRun();
     return this.readText + this.frames.map((f) => this.textOf(f)).join("");
   }
 
   /** How the reply ended, by the last frame that said so. */
   finish(): string | undefined {
+    this.closeRun();
     return lastFinishReason(this.frames) ?? this.readFinish;
   }
 
@@ -245,7 +267,7 @@ export function passthroughTap(
           cut !== -1 && (vouched || scannable(region)) ? (trimming ? reader.trim?.(region, opts) : region) : undefined;
         if (trimmed !== undefined) {
           pending = pending.slice(cut + 2);
-          kept.keep(region);
+          kept.keep(region, true);
           auditUsage(region, audit);
           reader.scan(region, sink, state);
           if (trimming) relayText(trimmed, region, enqueue);
@@ -280,7 +302,7 @@ export function passthroughTap(
       if (scanning && pending) {
         const trimmed = scannable(pending) ? (trimming ? reader.trim?.(`${pending}\n\n`, opts) : pending) : undefined;
         if (trimmed !== undefined) {
-          kept.keep(pending);
+          kept.keep(pending, true);
           auditUsage(pending, audit);
           reader.scan(`${pending}\n\n`, sink, state);
           if (trimming) relayText(trimmed, pending, enqueue);
