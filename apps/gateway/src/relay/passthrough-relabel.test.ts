@@ -96,6 +96,12 @@ describe("the catalog id in every frame of a passthrough stream", () => {
       expect(out).toBe(vendor.replaceAll("beta-5-2025-08-07", "beta-5"));
       expect(tally.usage.output_tokens).toBe(2);
     }
+    // One cut anywhere: the first frame and a piece of the next in one read, the rest in another.
+    for (let cut = 1; cut < bytes; cut += 2) {
+      const { out, tally } = run("chat", vendor, [cut], true, "beta-5");
+      expect(out).toBe(vendor.replaceAll("beta-5-2025-08-07", "beta-5"));
+      expect(tally.usage.output_tokens).toBe(2);
+    }
   });
 
   test("chat: every chunk names the catalog id; the usage chunk the client did not ask for is still dropped", () => {

@@ -278,8 +278,13 @@ export function passthroughTap(
               // The vendor's model string is known: what is held goes out relabelled, and from
               // here on chunks are relayed as the same bytes, relabelled only where they name it
               // (a messages stream names it once, in its first frame; bench/README.md).
-              if (label.changes) enqueue(label.apply(region + pending));
-              else enqueue(alone ? chunk : region + pending);
+              if (label.changes) {
+                // A line cut at the chunk's end waits for its rest (its model pair may be cut too).
+                const held = region + pending;
+                const lf = held.lastIndexOf("\n");
+                cutLine = held.slice(lf + 1);
+                enqueue(label.apply(held.slice(0, lf + 1)));
+              } else enqueue(alone ? chunk : region + pending);
               hold = false;
             }
           }
