@@ -60,7 +60,15 @@ export function chunkDecoder(): (chunk: Uint8Array, last?: boolean) => string {
   };
 }
 
-/** How many raw regions in a row a stream keeps as one text. */
+/**
+ * A copy of a string that shares no storage with the string it was cut from (a slice, or a rope
+ * of slices, keeps its whole source alive; flattening a rope by slicing it did not let go of it).
+ */
+function own(s: string): string {
+  return Buffer.from(s, "utf8").toString("utf8");
+}
+
+/** How many raw regions in a row a stream keeps before it reads them out (or joins them). */
 const RUN_OF_REGIONS = 32;
 
 /** How many characters of relayed frames a stream keeps raw before it reads them out into their text. */
@@ -93,8 +101,10 @@ class KeptFrames {
   constructor(private readonly reader: PassthroughReader) {}
 
   /**
-   * Raw regions kept in a row, joined into one text every RUN_OF_REGIONS: a flowing stream keeps
-   * one region per read, and each string of its own costs a header about a third of a frame's size.
+   * Raw regions kept in a row (a flowing stream keeps one per read), closed every RUN_OF_REGIONS:
+   * read out into their text where the reader can do it by search (a frame's JSON is many times
+   * its text; reading it by the full parser would cost about what the whole relay spends on the
+   * stream), else joined into one text (each string of its own costs a header).
    */
   private run: string[] = [];
 
@@ -114,9 +124,26 @@ class KeptFrames {
   }
 
   private closeRun(): void {
-    if (this.run.length === 0) return;
-    this.frames.push(this.run.length === 1 ? this.run[0]! : this.run.join(""));
+    const run = this.run;
+    if (run.length === 0) return;
     this.run = [];
+    // With nothing unread before them, the regions the reader can read by search are kept as
+    // their text; from the first it cannot, the rest are kept as one text, in order.
+    let read = 0;
+    let text = "";
+    if (this.frames.length === 0 && this.reader.quickText)
+      for (; read < run.length; read++) {
+        const region = run[read]!;
+        const t = this.reader.quickText(region);
+        if (t === undefined) break;
+        text += t;
+        this.held -= region.length;
+        const finish = lastFinishReason([region]);
+        if (finish !== undefined) this.readFinish = own(finish);
+      }
+    // Copied into a string of its own: slices of the regions would keep them all alive.
+    if (read > 0) this.readText = own(this.readText + text);
+    if (read < run.length) this.frames.push(read === run.length - 1 ? run[read]! : run.slice(read).join(""));
   }
 
   /** The text of every frame kept. */
@@ -127,8 +154,8 @@ class KeptFrames {
 
   /** How the reply ended, by the last frame that said so. */
   finish(): string | undefined {
-    this.closeRun();
-    return lastFinishReason(this.frames) ?? this.readFinish;
+    // Read where they are: a run is not closed (nor read out) just to be asked this.
+    return lastFinishReason(this.run) ?? lastFinishReason(this.frames) ?? this.readFinish;
   }
 
   /** A frame that does not parse counts as no text: the record must still be written. */
@@ -336,8 +363,11 @@ const FINISH =
 /** Why a passed-through stream ended, read from its frames only when asked (telemetry): the last word it said. */
 export function lastFinishReason(frames: readonly string[]): string | undefined {
   for (let i = frames.length - 1; i >= 0; i--) {
+    const frame = frames[i]!;
+    // Most frames say nothing of it: two searches rule them out before the expression runs.
+    if (!frame.includes("eason") && !frame.includes('"response.')) continue;
     let found: string | undefined;
-    for (const m of frames[i]!.matchAll(FINISH)) found = m[1] ?? m[2];
+    for (const m of frame.matchAll(FINISH)) found = m[1] ?? m[2];
     if (found) return found;
   }
   return undefined;
