@@ -242,3 +242,44 @@ describe("messages protocol: passthrough reader", () => {
     expect(state).toEqual({ finished: true, terminated: true });
   });
 });
+
+describe("messages protocol: quickText", () => {
+  const frame = (event: string, data: object) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+  const delta = (d: object) => frame("content_block_delta", { type: "content_block_delta", index: 0, delta: d });
+  const reader = messagesProtocol.passthrough;
+
+  test("finds the text the full reader gives, escapes and all, without parsing the region", () => {
+    const region = [
+      frame("message_start", {
+        type: "message_start",
+        message: { model: "m", content: [], usage: { input_tokens: 3 } },
+      }),
+      frame("content_block_start", {
+        type: "content_block_start",
+        index: 0,
+        content_block: { type: "text", text: "not relayed" },
+      }),
+      delta({ type: "text_delta", text: 'Hé said "hi"\\\n\tthere' }),
+      delta({ type: "text_delta", text: "" }),
+      delta({ type: "text_delta", text: "ends in a slash \\" }),
+      delta({ type: "input_json_delta", partial_json: '{"text":"inside","thinking":"x"}' }),
+      delta({ type: "thinking_delta", thinking: "mull 你好 🎉" }),
+      delta({ type: "signature_delta", signature: "c2ln" }),
+      delta({ type: "citations_delta", citation: { type: "char_location", cited_text: "cited", document_index: 0 } }),
+      frame("message_delta", {
+        type: "message_delta",
+        delta: { stop_reason: "end_turn" },
+        usage: { output_tokens: 9 },
+      }),
+      frame("message_stop", { type: "message_stop" }),
+    ].join("");
+    const quick = reader.quickText?.(region);
+    expect(quick).toBe(reader.text(region));
+    expect(quick).toBe('Hé said "hi"\\\n\tthereends in a slash \\{"text":"inside","thinking":"x"}mull 你好 🎉');
+  });
+
+  test("a delta line it cannot read by search is left to the full reader", () => {
+    expect(reader.quickText?.('event: content_block_delta\ndata: {"type":"content_block_delta"}\n\n')).toBeUndefined();
+    expect(reader.quickText?.('event: content_block_delta\ndata: {"delta":{"text":"cut\n\n')).toBeUndefined();
+  });
+});

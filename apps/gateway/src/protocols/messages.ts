@@ -9,7 +9,7 @@ import type { MessagesRequest, MessagesResponse } from "@turnpike/schema";
 import type { SSEMessage } from "@turnpike/schema/sse";
 import type { UsageSink } from "../metering/usage-tally";
 import { namedModel } from "./model-label";
-import { dataAfter, each, parseRegion } from "./sse-scan";
+import { dataAfter, each, indexOfQuoted, parseRegion } from "./sse-scan";
 import {
   authHeaders,
   trimSlash,
@@ -84,11 +84,37 @@ function upstreamHeaders({ entry, upstream }: Target, clientHeaders: Headers): R
   return headers;
 }
 
+const DELTA_EVENT = "event: content_block_delta\ndata: ";
+/** The keys of a delta's text, each with the quote that opens its string value (searched after its own opening quote). */
+const DELTA_KEYS = ['text":"', 'partial_json":"', 'thinking":"'];
+
+/**
+ * The JSON string whose text starts at `from` (just past its opening quote) and closes before
+ * `end`, or undefined; parsed only if it holds an escape.
+ */
+function jsonStringAt(text: string, from: number, end: number): string | undefined {
+  for (let q = text.indexOf('"', from); q !== -1 && q < end; q = text.indexOf('"', q + 1)) {
+    let slashes = 0;
+    while (text.charCodeAt(q - 1 - slashes) === 92 /* \ */) slashes++;
+    if (slashes % 2 === 1) continue; // an escaped quote
+    const raw = text.slice(from, q);
+    if (!raw.includes("\\")) return raw;
+    try {
+      return JSON.parse(`"${raw}"`) as string;
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
 /** Usage from `message_start` and `message_delta`; the end from `message_stop` or `error`. */
 const passthrough: PassthroughReader = {
   // Nothing of a messages event is changed (the model's name is put right by the tap, as text).
   raw: () => true,
   scan(region, sink, state) {
+    // A flowing stream's region is most often one content frame: two searches rule it out (of four).
+    if (!region.includes("event: message_") && !region.includes("event: error\n")) return;
     each(region, "event: message_start\n", (at) => {
       const data = dataAfter(region, at);
       if (data) readStart(data, sink);
@@ -116,6 +142,29 @@ const passthrough: PassthroughReader = {
       default:
         return msg;
     }
+  },
+  quickText(region) {
+    let text = "";
+    for (let at = region.indexOf(DELTA_EVENT); at !== -1; ) {
+      let end = region.indexOf("\n", at + DELTA_EVENT.length);
+      if (end === -1) end = region.length;
+      // Each search bounded by its line: a key a delta lacks is not looked for through the rest.
+      const line = region.slice(at + DELTA_EVENT.length, end);
+      const delta = line.indexOf('"delta":{');
+      if (delta === -1) return undefined;
+      // deltaText's order: the first of these a delta has (a delta has one of them at most).
+      let found: string | undefined;
+      for (const key of DELTA_KEYS) {
+        const k = indexOfQuoted(line, key, delta);
+        if (k === -1) continue;
+        found = jsonStringAt(line, k + key.length + 1, line.length);
+        if (found === undefined) return undefined;
+        break;
+      }
+      text += found ?? "";
+      at = region.indexOf(DELTA_EVENT, end);
+    }
+    return text;
   },
   text(dataOrRegion) {
     if (dataOrRegion.charCodeAt(0) === 123 /* { */) return deltaText(dataOrRegion);

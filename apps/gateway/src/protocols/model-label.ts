@@ -60,6 +60,12 @@ export class ModelLabel {
     return this.needles.length > 0;
   }
 
+  /** Whether the text names the vendor's model string (and so needs `apply`). */
+  names(text: string): boolean {
+    for (const { word } of this.needles) if (indexOfQuoted(text, word) !== -1) return true;
+    return false;
+  }
+
   /** The text with the vendor's model string replaced by the catalog id. */
   apply(text: string): string {
     let out = text;

@@ -84,6 +84,12 @@ export interface PassthroughReader {
    * to count it, when the upstream never reported its usage.
    */
   text(dataOrRegion: string): string;
+  /**
+   * The relayed text of a plain raw region (what `text` gives), found by search without parsing
+   * the region, or undefined where it cannot be read that way: lets a flowing stream keep the
+   * text it relayed instead of the frames (a frame is many times its text).
+   */
+  quickText?(region: string): string | undefined;
 }
 
 /**

@@ -33,7 +33,8 @@ function judge(frame: string): "event" | "comment" | "garbage" {
  * untouched (the inner tap's own checks take over), so this costs one parse per stream.
  */
 export function firstFrameGuard(inner: InlineTap, format: ClientFormat, vendor: string): InlineTap {
-  const decoder = new TextDecoder();
+  // Dropped once the stream is judged: an open stream holds nothing of the guard's.
+  let decoder: TextDecoder | undefined = new TextDecoder();
   let held: Uint8Array[] = [];
   let text = "";
   let state: "holding" | "open" | "refused" = "holding";
@@ -41,6 +42,7 @@ export function firstFrameGuard(inner: InlineTap, format: ClientFormat, vendor: 
     state = "refused";
     held = [];
     text = "";
+    decoder = undefined;
     out(
       format.inBandError(
         `The ${vendor} upstream answered 200 with ${what}, not a stream of events; nothing of it was relayed.`,
@@ -51,6 +53,7 @@ export function firstFrameGuard(inner: InlineTap, format: ClientFormat, vendor: 
     state = "open";
     // What was decoded to judge the start is not needed again: an open stream holds none of it.
     text = "";
+    decoder = undefined;
     for (const c of held) inner.push(c, out);
     held = [];
   };
@@ -60,6 +63,11 @@ export function firstFrameGuard(inner: InlineTap, format: ClientFormat, vendor: 
    * kind of blank line would run through all of a large first read.
    */
   const frameEnd = (from: number): [number, number] | undefined => {
+    // Without a CR in what is held (the vendors' streams), the runtime's own search finds it.
+    if (!text.includes("\r")) {
+      const at = text.indexOf("\n\n", from);
+      return at === -1 ? undefined : [at, 2];
+    }
     for (let i = from; i < text.length - 1; i++) {
       const c = text.charCodeAt(i);
       if (c === 10 && text.charCodeAt(i + 1) === 10) return [i, 2];
@@ -110,7 +118,7 @@ export function firstFrameGuard(inner: InlineTap, format: ClientFormat, vendor: 
       // may hold the whole reply, and its first frame is a few hundred bytes. Past MAX_HELD
       // without an event the stream is refused anyway.
       for (let at = 0; at < chunk.length && text.length <= MAX_HELD; at += DECODE_STEP) {
-        text += decoder.decode(
+        text += decoder!.decode(
           chunk.subarray(at, Math.min(chunk.length, at + DECODE_STEP, at + MAX_HELD + 1 - text.length)),
           { stream: true },
         );
@@ -119,7 +127,7 @@ export function firstFrameGuard(inner: InlineTap, format: ClientFormat, vendor: 
     },
     end(out) {
       if (state === "holding") {
-        text += decoder.decode();
+        text += decoder!.decode();
         decide(out, true);
       }
       if (state === "open") inner.end(out);

@@ -59,8 +59,49 @@ describe("the catalog id in every frame of a passthrough stream", () => {
     const vendor = messagesStream("alpha-haiku-4-5");
     const { pieces, out } = run("messages", vendor, [400, 500, 600], false, "alpha-haiku-4-5");
     expect(out).toBe(vendor);
+    // A first read that holds the whole reply goes out as the same bytes, not re-encoded.
+    const whole = run("messages", vendor, [], false, "alpha-haiku-4-5");
+    expect(whole.out).toBe(vendor);
+    expect(whole.pieces[0]).toBeInstanceOf(Uint8Array);
     // The first frame is held to learn the name; later chunks go out as the upstream's own bytes.
     expect(pieces.slice(1).some((p) => p instanceof Uint8Array)).toBe(true);
+  });
+
+  test("messages: once the snapshot name is known, later chunks go out as the upstream's own bytes", () => {
+    const vendor = messagesStream("alpha-sonnet-4-6-20250929");
+    // Cut at line ends, as the line gate in front of the tap passes them.
+    const first = vendor.indexOf("\n\n") + 2;
+    const cuts = [first, vendor.indexOf("\n", first + 30) + 1, vendor.indexOf("\n\n", first + 200) + 1];
+    const { pieces, out, tally } = run("messages", vendor, cuts, false, "alpha-sonnet-4-6");
+    expect(out).toBe(messagesStream("alpha-sonnet-4-6"));
+    expect(tally.usage.output_tokens).toBe(5);
+    // The first frame (it names the model) is relabelled as text; nothing after it is re-encoded.
+    expect(typeof pieces[0]).toBe("string");
+    expect(pieces.slice(1, 4).every((p) => p instanceof Uint8Array)).toBe(true);
+  });
+
+  test("a chunk cut anywhere, even inside a later frame's model name, is relabelled whole", () => {
+    const c = (body: object) =>
+      `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", model: "beta-5-2025-08-07", ...body })}\n\n`;
+    const vendor =
+      c({ choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] }) +
+      c({ choices: [{ index: 0, delta: { content: "Hé" }, finish_reason: null }] }) +
+      c({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }) +
+      c({ choices: [], usage: { prompt_tokens: 9, completion_tokens: 2, total_tokens: 11 } }) +
+      "data: [DONE]\n\n";
+    const bytes = new TextEncoder().encode(vendor).length;
+    const first = vendor.indexOf("\n\n") + 2;
+    for (let cut = first + 1; cut < bytes; cut += 3) {
+      const { out, tally } = run("chat", vendor, [first, cut], true, "beta-5");
+      expect(out).toBe(vendor.replaceAll("beta-5-2025-08-07", "beta-5"));
+      expect(tally.usage.output_tokens).toBe(2);
+    }
+    // One cut anywhere: the first frame and a piece of the next in one read, the rest in another.
+    for (let cut = 1; cut < bytes; cut += 2) {
+      const { out, tally } = run("chat", vendor, [cut], true, "beta-5");
+      expect(out).toBe(vendor.replaceAll("beta-5-2025-08-07", "beta-5"));
+      expect(tally.usage.output_tokens).toBe(2);
+    }
   });
 
   test("chat: every chunk names the catalog id; the usage chunk the client did not ask for is still dropped", () => {

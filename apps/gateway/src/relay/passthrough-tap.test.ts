@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { FORMATS } from "../formats";
 import { PROTOCOLS } from "../protocols";
-import { MAX_HELD_FRAMES, passthroughTap, tapStream } from "./passthrough-tap";
+import { chunkDecoder, MAX_HELD_FRAMES, passthroughTap, tapStream } from "./passthrough-tap";
 import { UsageTally } from "../metering/usage-tally";
 
 const meter = () => new UsageTally();
@@ -177,5 +177,50 @@ describe("the scanner and the full parser agree", () => {
     expect(out.startsWith(frames.join(""))).toBe(true);
     expect(m.relayedText()).toBe(Array.from({ length: n }, (_, i) => `w${i} `).join(""));
     expect(m.finishReason()).toBe("end_turn");
+  });
+});
+
+describe("the frames a stream keeps to count its text", () => {
+  test("regions kept in runs, then events parsed one by one: every word counted, in order", async () => {
+    const delta = (i: number, space = " ") =>
+      `event:${space}content_block_delta\ndata:${space}{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"w${i} "}}\n\n`;
+    const frames = [
+      'event: message_start\ndata: {"type":"message_start","message":{"id":"m","usage":{"input_tokens":21,"output_tokens":1}}}\n\n',
+      // 40 reads the scanner keeps as regions (a run of 32 joined, 8 more), then fields without
+      // their space: the full parser keeps each event's JSON.
+      ...Array.from({ length: 40 }, (_, i) => delta(i)),
+      ...Array.from({ length: 5 }, (_, i) => delta(40 + i, "")),
+    ];
+    const m = meter();
+    await relay("messages", frames, true, m);
+    // The upstream never said its usage or how it ended: the relayed text is what is counted.
+    expect(m.relayedText()).toBe(Array.from({ length: 45 }, (_, i) => `w${i} `).join(""));
+  });
+});
+
+describe("chunkDecoder", () => {
+  test("decodes as one stream-mode TextDecoder does, however a text is cut", () => {
+    const text = '\uFEFFdata: {"text":"héllo — 你好 🎉"}\n\ndata: {"text":"\uFEFFmid-stream mark kept"}\n\n';
+    const bytes = new TextEncoder().encode(text);
+    for (const size of [1, 2, 3, 5, 7, 16, 64, bytes.length]) {
+      const decode = chunkDecoder();
+      const reference = new TextDecoder();
+      let got = "";
+      let want = "";
+      for (let at = 0; at < bytes.length; at += size) {
+        const chunk = bytes.subarray(at, at + size);
+        got += decode(chunk);
+        want += reference.decode(chunk, { stream: true });
+      }
+      got += decode(new Uint8Array(0), true);
+      want += reference.decode();
+      expect(got).toBe(want);
+      expect(got).toBe(text.slice(1));
+    }
+    // A stream cut inside a character ends with a replacement character, as the reference does.
+    const decode = chunkDecoder();
+    expect(decode(bytes.subarray(0, 20)) + decode(new Uint8Array(0), true)).toBe(
+      new TextDecoder().decode(bytes.subarray(0, 20)),
+    );
   });
 });

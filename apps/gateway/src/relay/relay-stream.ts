@@ -247,7 +247,7 @@ export function relayStream(source: ReadableStream<Uint8Array>, opts: RelayOptio
               if (cut !== undefined) closed = true;
             }
             // The terminal frame went out, as a frame of the tap's own or inside relayed bytes.
-            if (closed || opts.tap.terminated?.()) {
+            if (closed || terminated) {
               await finish(controller, outcome());
               return;
             }

@@ -11,7 +11,7 @@ const COLON = 58;
 const SPACE = 32;
 
 const FIELDS = ["data:", "event:", "id:", "retry:"].map((f) => new TextEncoder().encode(f));
-const [DATA] = FIELDS as [Uint8Array];
+const [DATA, EVENT] = FIELDS as [Uint8Array, Uint8Array];
 
 function startsWith(bytes: Uint8Array, at: number, end: number, prefix: Uint8Array): boolean {
   if (end - at < prefix.length) return false;
@@ -39,16 +39,38 @@ export function isEventLine(bytes: Uint8Array, at: number, end: number): boolean
   return false;
 }
 
-/** Where the first line that is not part of an event stream starts, or -1 (LF, CRLF or CR ends). */
-export function firstBadLine(bytes: Uint8Array): number {
+/** What the gate saw of the lines it passed. */
+export interface LineShape {
+  /**
+   * Every line ends in a bare LF and every `data`/`event` field has its space after the colon:
+   * the plain shape the passthrough tap's scanner reads (it then need not search for the others).
+   */
+  plain: boolean;
+}
+
+/**
+ * Where the first line that is not part of an event stream starts, or -1 (LF, CRLF or CR ends).
+ * With `shape`, its `plain` is set false where a line is not of the plain shape.
+ */
+export function firstBadLine(bytes: Uint8Array, shape?: LineShape): number {
   // Both ends found by the runtime's own search; the next CR is looked up only once passed.
   let cr = bytes.indexOf(CR);
+  if (shape && cr !== -1) shape.plain = false;
   for (let start = 0; start < bytes.length; ) {
     if (cr !== -1 && cr < start) cr = bytes.indexOf(CR, start);
     const lf = bytes.indexOf(LF, start);
     let end = lf === -1 ? bytes.length : lf;
     if (cr !== -1 && cr < end) end = cr;
     if (!isEventLine(bytes, start, end)) return start;
+    if (shape?.plain && end > start) {
+      const c = bytes[start];
+      if (
+        c === DATA[0]
+          ? startsWith(bytes, start, end, DATA) && bytes[start + 5] !== SPACE
+          : c === EVENT[0] && startsWith(bytes, start, end, EVENT) && bytes[start + 6] !== SPACE
+      )
+        shape.plain = false;
+    }
     start = bytes[end] === CR && bytes[end + 1] === LF ? end + 2 : end + 1;
   }
   return -1;
@@ -65,9 +87,11 @@ export function firstBadLine(bytes: Uint8Array): number {
 export function sseLineGate(inner: InlineTap, format: ClientFormat, vendor: string): InlineTap {
   let tail: Uint8Array | undefined;
   let refused = false;
+  const shape: LineShape = { plain: true };
   const pass = (bytes: Uint8Array, out: (piece: Uint8Array | string) => void) => {
-    const bad = firstBadLine(bytes);
-    if (bad === -1) return inner.push(bytes, out);
+    shape.plain = true;
+    const bad = firstBadLine(bytes, shape);
+    if (bad === -1) return inner.push(bytes, out, shape.plain);
     // The lines before it go on (they may end the reply: then the rest is simply not read).
     if (bad > 0) inner.push(bytes.subarray(0, bad), out);
     refuse(out);

@@ -2,7 +2,7 @@ import { SSEParser, type SSEMessage } from "@turnpike/schema/sse";
 import type { ClientRequest } from "../formats";
 import type { UpstreamProtocol } from "../protocols";
 import type { ReplyContext } from "../protocols/upstream-protocol";
-import type { InlineTap } from "./passthrough-tap";
+import { chunkDecoder, type InlineTap } from "./passthrough-tap";
 import { readPivotEvent } from "./tap-pivot";
 import type { UsageSink } from "../metering/usage-tally";
 
@@ -19,7 +19,7 @@ export function translatedTap(
   sink: UsageSink,
   audit: (json: string) => void = () => {},
 ): InlineTap {
-  const decoder = new TextDecoder();
+  const decode = chunkDecoder();
   const parser = new SSEParser();
   let pending = "";
   const encoder = client.encoder(ctx.model, (frame) => {
@@ -55,11 +55,11 @@ export function translatedTap(
   return {
     failed: () => !stopped,
     push(chunk, enqueue) {
-      for (const msg of parser.push(decoder.decode(chunk, { stream: true }))) see(msg);
+      for (const msg of parser.push(decode(chunk))) see(msg);
       flush(enqueue);
     },
     end(enqueue) {
-      const rest = decoder.decode();
+      const rest = decode(new Uint8Array(0), true);
       for (const msg of rest ? parser.push(rest) : []) see(msg);
       for (const msg of parser.end()) see(msg);
       upstream.end();

@@ -1,0 +1,132 @@
+/**
+ * The stream relay's own work, in process: a passthrough stream's taps (first-frame guard, line
+ * gate, passthrough tap) and the relayed `ReadableStream`, over the simulator's own reply bytes,
+ * for one or more gateway directories at once, interleaved. CPU per stream from
+ * `process.cpuUsage()`, so other work on a shared machine weighs on it far less than on `bun run
+ * ab` (which loads whole gateways); what it leaves out (the request, the upstream call, the
+ * record) is in `ab`'s figures only.
+ *
+ *   bun src/relay-micro.ts [--rounds N] [--streams N] DIR_A DIR_B …   (each an apps/gateway)
+ *
+ * Shapes: `whole` (the reply in one read, as the benchmark's instant simulator gives it),
+ * `chunked` (one read per frame, as a vendor's stream flows), each with the vendor answering the
+ * catalog id or its own snapshot name (`-snap`).
+ */
+import { parseArgs } from "node:util";
+import { resolve } from "node:path";
+import { createSimulatorFetch } from "@turnpike/simulator";
+
+const { values: args, positionals: dirs } = parseArgs({
+  allowPositionals: true,
+  options: { rounds: { type: "string", default: "15" }, streams: { type: "string", default: "300" } },
+});
+if (dirs.length === 0) throw new Error("give one or more apps/gateway directories");
+const rounds = Number(args.rounds);
+const streams = Number(args.streams);
+
+/** The simulator's reply to the benchmark's streaming messages request, as the chunks it writes. */
+async function reply(model: string, answer: string): Promise<Uint8Array[]> {
+  const sim = createSimulatorFetch({ chunks: 50, answerModel: () => answer });
+  const res = await sim("http://sim/v1/messages", {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-api-key": "k", "anthropic-version": "2023-06-01" },
+    body: JSON.stringify({ model, max_tokens: 64, stream: true, messages: [{ role: "user", content: "hi" }] }),
+  });
+  const chunks: Uint8Array[] = [];
+  for await (const c of res.body as unknown as AsyncIterable<Uint8Array>) chunks.push(c);
+  // One read per frame, cut at the blank lines, whatever the simulator's own writes were.
+  const text = new TextDecoder().decode(Buffer.concat(chunks));
+  return text
+    .split(/(?<=\n\n)/)
+    .filter(Boolean)
+    .map((f) => new TextEncoder().encode(f));
+}
+
+const id = "alpha-haiku-4-5";
+const frames = { plain: await reply(id, id), snap: await reply(id, `${id}-20251001`) };
+const shapes: Record<string, Uint8Array[]> = {
+  whole: [Buffer.concat(frames.plain)],
+  chunked: frames.plain,
+  "whole-snap": [Buffer.concat(frames.snap)],
+  "chunked-snap": frames.snap,
+};
+
+interface Build {
+  name: string;
+  run: (chunks: Uint8Array[]) => Promise<number>;
+}
+
+async function load(dir: string): Promise<Build> {
+  const src = resolve(dir, "src");
+  const { firstFrameGuard } = await import(`${src}/relay/first-frame-guard.ts`);
+  const { sseLineGate } = await import(`${src}/relay/sse-line-gate.ts`);
+  const { passthroughTap } = await import(`${src}/relay/passthrough-tap.ts`);
+  const { relayStream } = await import(`${src}/relay/relay-stream.ts`);
+  const { usageTextLooksTrue } = await import(`${src}/relay/usage-audit.ts`);
+  const { UsageTally } = await import(`${src}/metering/usage-tally.ts`);
+  const { FORMATS } = await import(`${src}/formats/index.ts`);
+  const { PROTOCOLS } = await import(`${src}/protocols/index.ts`);
+  const format = FORMATS.messages;
+  const logger = { error() {}, warn() {}, info() {}, debug() {} };
+  /** One stream through the relay, read to its end by the client; returns the bytes it got. */
+  const run = async (chunks: Uint8Array[]): Promise<number> => {
+    const tally = new UsageTally();
+    const audit = (json: string) => {
+      if (!usageTextLooksTrue(json, 1_000_000)) tally.distrust();
+    };
+    const inner = sseLineGate(
+      passthroughTap(PROTOCOLS.messages.passthrough, format, tally, { includeUsage: false, renameModel: id }, audit),
+      format,
+      "alpha",
+    );
+    let i = 0;
+    const source = new ReadableStream<Uint8Array>({
+      pull(c) {
+        if (i < chunks.length) c.enqueue(chunks[i++]!);
+        else c.close();
+      },
+    });
+    const body = relayStream(source, {
+      format,
+      tap: firstFrameGuard(inner, format, "alpha"),
+      logger,
+      requestId: "req_1",
+      keepAliveMs: 15_000,
+      onEnd: () => {},
+    });
+    let n = 0;
+    const reader = body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return n;
+      n += value.byteLength;
+    }
+  };
+  return { name: dir, run };
+}
+
+const builds = await Promise.all(dirs.map(load));
+// Warm-up: every build over every shape, so that no shape is measured while the JIT still works.
+for (const chunks of Object.values(shapes)) for (const b of builds) for (let s = 0; s < 2000; s++) await b.run(chunks);
+for (const [shape, chunks] of Object.entries(shapes)) {
+  const sizes = await Promise.all(builds.map((b) => b.run(chunks)));
+  if (new Set(sizes).size !== 1) throw new Error(`${shape}: the builds relayed different byte counts: ${sizes}`);
+  const per: number[][] = builds.map(() => []);
+  for (let r = 0; r < rounds; r++) {
+    // Rotated each round, as `ab` does.
+    for (let k = 0; k < builds.length; k++) {
+      const b = (k + r) % builds.length;
+      const before = process.cpuUsage();
+      for (let s = 0; s < streams; s++) await builds[b]!.run(chunks);
+      const used = process.cpuUsage(before);
+      per[b]!.push((used.user + used.system) / streams);
+    }
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const base = median(per[0]!);
+  console.log(`${shape} (${chunks.length} reads, ${sizes[0]} bytes), CPU µs per stream, median of ${rounds} rounds:`);
+  for (const [k, b] of builds.entries()) {
+    const m = median(per[k]!);
+    console.log(`  ${k}:${b.name}  ${m.toFixed(1)}  (${(m / base).toFixed(3)} of build 0)`);
+  }
+}
