@@ -12,6 +12,10 @@
  * scenario's baseline request, and `floor` the metering floor (metering-floor/, messages
  * scenarios only): the least any gateway that bills each token adds to the bare proxy.
  *
+ * `scaled:DIR` runs the build DIR on the scale-out back ends (PostgreSQL for keys, the ledger and
+ * the book of requests in flight; Redis for limits), each such build in a database and key prefix
+ * of its own, removed afterwards: `bun run ab -- DIR scaled:DIR` reads scale-out against embedded.
+ *
  * Options: `--only NAME` (one scenario, exact name; default `messages passthrough`), `--rounds N`
  * (default 12), `--seconds N` per cell (default 2), `-c N` connections (default 32).
  */
@@ -22,6 +26,7 @@ import { parseArgs } from "node:util";
 import { ensureWrk, runWrk, writeScript, type Measured } from "./load";
 import { cpuTimes, stolenCores } from "./machine-load";
 import { preflight } from "./preflight";
+import { scaleOutBackends } from "./scale-out";
 import type { Service } from "./processes";
 import { BASELINES, SCENARIOS, gatewayRequest } from "./scenarios";
 import {
@@ -53,6 +58,8 @@ const connections = Number(args.c);
 const wrk = ensureWrk();
 const tmp = mkdtempSync(join(tmpdir(), "turnpike-ab-"));
 const services: Service[] = [];
+/** The scale-out builds' databases and key prefixes, removed at the end. */
+const removals: (() => Promise<void>)[] = [];
 try {
   const sim = await startSimulatorProcess();
   services.push(sim);
@@ -70,14 +77,24 @@ try {
       });
       continue;
     }
-    const dir = d === "floor" ? METERING_FLOOR_DIR : resolve(d);
-    const gw = await startGatewayProcess(sim.url, join(tmp, `gw${i}.db`), 4096, [], {}, dir);
+    const scaled = d.startsWith("scaled:");
+    const dir = d === "floor" ? METERING_FLOOR_DIR : resolve(scaled ? d.slice("scaled:".length) : d);
+    let env: Record<string, string> = {};
+    if (scaled) {
+      const b = await scaleOutBackends(tmp);
+      removals.push(b.remove);
+      env = b.env;
+    }
+    const gw = await startGatewayProcess(sim.url, join(tmp, `gw${i}.db`), 4096, [], env, dir);
     services.push(gw);
     const key = await createGatewayKey(gw);
     const req = gatewayRequest(scenario, key);
     const problem = await preflight(gw.url, req, scenario.gateway.format);
     if (problem) throw new Error(`${dir}: ${problem}`);
-    const name = d === "floor" ? `${i}:metering floor` : `${i}:${basename(dirname(dirname(dir))) || dir}`;
+    const name =
+      d === "floor"
+        ? `${i}:metering floor`
+        : `${i}:${scaled ? "scaled " : ""}${basename(dirname(dirname(dir))) || dir}`;
     builds.push({ name, pid: gw.pid, url: gw.url + req.path, script: await writeScript(tmp, `b${i}`, wrkScript(req)) });
   }
   // Warm-up: each build once, untimed.
@@ -148,6 +165,7 @@ try {
   }
 } finally {
   for (const s of services.reverse()) await s.stop();
+  for (const remove of removals) await remove();
   rmSync(tmp, { recursive: true, force: true });
 }
 process.exit(0);

@@ -143,6 +143,42 @@ export async function scaleOutBench(o: ScaleOutOptions): Promise<ScaleOutRow[]> 
   }
 }
 
+/**
+ * The environment of one gateway on the scale-out back ends, in a PostgreSQL database and a Redis
+ * key prefix of its own (`bun run ab -- scaled:DIR`), and the clean-up that removes both.
+ */
+export async function scaleOutBackends(
+  tmp: string,
+): Promise<{ env: Record<string, string>; remove: () => Promise<void> }> {
+  const dbName = `turnpike_bench_${randomBytes(4).toString("hex")}`;
+  const prefix = `turnpike-bench-${randomBytes(4).toString("hex")}:`;
+  const admin = new SQL(DATABASE_URL, { max: 1 });
+  await admin.unsafe(`CREATE DATABASE ${dbName}`);
+  await admin.close();
+  const u = new URL(DATABASE_URL);
+  u.pathname = "/" + dbName;
+  const journal = join(tmp, `journal-${dbName}`);
+  mkdirSync(journal, { recursive: true });
+  return {
+    env: {
+      TURNPIKE_DATABASE_URL: u.toString(),
+      TURNPIKE_JOURNAL_DIR: journal,
+      TURNPIKE_REDIS_URL: REDIS_URL,
+      TURNPIKE_REDIS_PREFIX: prefix,
+    },
+    remove: async () => {
+      const a = new SQL(DATABASE_URL, { max: 1 });
+      await a.unsafe(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => {});
+      await a.close();
+      const r = new RedisClient(REDIS_URL);
+      await r.connect();
+      const keys = (await r.send("KEYS", [`${prefix}*`])) as string[]; // the build's own prefix: a handful of keys
+      if (keys.length) await r.send("DEL", keys);
+      r.close();
+    },
+  };
+}
+
 /** The report: both figures per scenario, and the target met or missed. */
 export function renderScaleOut(rows: ScaleOutRow[], store: string, limits: string): string {
   const lines = [
