@@ -10,7 +10,8 @@
  *
  * The word `bare` in place of a directory loads the bare proxy (src/bare-proxy.ts) with the
  * scenario's baseline request, and `floor` the metering floor (metering-floor/, messages
- * scenarios only): the least any gateway that bills each token adds to the bare proxy.
+ * scenarios only): the least any gateway that bills each token adds to the bare proxy. `peer`
+ * loads the peer gateway (src/peer.ts, `@portkey-ai/gateway`) on the scenarios it serves.
  *
  * Options: `--only NAME` (one scenario, exact name; default `messages passthrough`), `--rounds N`
  * (default 12), `--seconds N` per cell (default 2), `-c N` connections (default 32).
@@ -21,6 +22,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ensureWrk, runWrk, writeScript, type Measured } from "./load";
 import { cpuTimes, stolenCores } from "./machine-load";
+import { PEER_NAME, PEER_PACKAGE, peerDir, peerRequest, startPeerProcess } from "./peer";
 import { preflight } from "./preflight";
 import type { Service } from "./processes";
 import { BASELINES, SCENARIOS, gatewayRequest } from "./scenarios";
@@ -66,6 +68,22 @@ try {
         name: `${i}:bare proxy`,
         pid: bare.pid,
         url: bare.url + req.path,
+        script: await writeScript(tmp, `b${i}`, wrkScript(req)),
+      });
+      continue;
+    }
+    if (d === "peer") {
+      if (!peerDir()) throw new Error(`peer: ${PEER_PACKAGE} is not installed (a bench dependency: bun install)`);
+      const req = peerRequest(scenario, sim.url);
+      if (!req) throw new Error(`peer: ${PEER_NAME} does not serve "${scenario.name}"`);
+      const peer = await startPeerProcess(4096);
+      services.push(peer);
+      const problem = await preflight(peer.url, req, scenario.gateway.format);
+      if (problem) throw new Error(`peer: ${problem}`);
+      builds.push({
+        name: `${i}:peer`,
+        pid: peer.pid,
+        url: peer.url + req.path,
         script: await writeScript(tmp, `b${i}`, wrkScript(req)),
       });
       continue;
