@@ -10,7 +10,9 @@
  *
  * Options: `--only NAME[,NAME…]` (exact scenario names; default all), `--rounds N` (default 8),
  * `--seconds N` per round (default 2), `--profile-seconds N` (default 5), `-c N` (default 32),
- * `--gateway-dir DIR` (another build's apps/gateway, to read a change against the table).
+ * `--gateway-dir DIR` (another build's apps/gateway, to read a change against the table),
+ * `--reclassify` (measure nothing: split the last run's threads again from its saved profiles,
+ * after a change to src/steps.ts).
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -48,6 +50,7 @@ const { values: args } = parseArgs({
     "profile-seconds": { type: "string", default: "5" },
     c: { type: "string", short: "c", default: "32" },
     "gateway-dir": { type: "string" },
+    reclassify: { type: "boolean", default: false },
   },
 });
 const names = args.only?.split(",").map((s) => s.trim());
@@ -60,11 +63,36 @@ const seconds = Number(args.seconds);
 const profileSeconds = Number(args["profile-seconds"]);
 const connections = Number(args.c);
 
+const resultsDir = join(import.meta.dir, "..", "results");
+const profileDir = join(resultsDir, "cost-profiles");
+const fileName = (label: string) => label.replace(/[^a-z0-9]+/gi, "-").replace(/^-|-$/g, "");
+if (args.reclassify) await reclassify();
+
+/** Splits the saved run's JavaScript threads again from its saved profiles (src/steps.ts changed). */
+async function reclassify(): Promise<never> {
+  const name = args.only ? "cost-table.partial" : "cost-table";
+  const table = (await Bun.file(join(resultsDir, `${name}.json`)).json()) as CostTable; // written by this script
+  const again = async (col: CostColumn | undefined, label: string, rules: typeof GATEWAY_RULES) => {
+    if (!col) return;
+    const profile = (await Bun.file(join(profileDir, `${fileName(label)}.cpuprofile`)).json()) as CpuProfile;
+    const split = stepShares(profile, rules);
+    Object.assign(col, splitColumn(col.threads, split.shares, split.samples, col.median));
+  };
+  for (const r of table.rows) {
+    await again(r.gateway, `gateway ${r.scenario}`, GATEWAY_RULES);
+    await again(r.bare, `bare ${r.scenario}`, REFERENCE_RULES);
+    await again(r.floor, `floor ${r.scenario}`, REFERENCE_RULES);
+  }
+  const text = renderCostTable(table);
+  console.log(text);
+  await Bun.write(join(resultsDir, `${name}.md`), `${text}\n`);
+  await Bun.write(join(resultsDir, `${name}.json`), `${JSON.stringify(table, null, 2)}\n`);
+  process.exit(0);
+}
+
 const wrk = ensureWrk();
 pin(process.pid, CORE.loadgen);
 const tmp = mkdtempSync(join(tmpdir(), "turnpike-cost-"));
-const resultsDir = join(import.meta.dir, "..", "results");
-const profileDir = join(resultsDir, "cost-profiles");
 mkdirSync(profileDir, { recursive: true });
 const services: Service[] = [];
 const track = <S extends Service>(s: S): S => {
@@ -87,7 +115,7 @@ async function profiled(
   request: (svc: Service) => Promise<HttpRequestSpec>,
   simPid: number,
 ): Promise<CpuProfile> {
-  const name = label.replace(/[^a-z0-9]+/gi, "-").replace(/^-|-$/g, "");
+  const name = fileName(label);
   const flags = ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}.cpuprofile`];
   const svc = track(await start(flags));
   try {

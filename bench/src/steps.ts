@@ -3,7 +3,11 @@
  *
  * A profile sample is charged to the step of the innermost frame that belongs to one: a native
  * frame (`JSON.parse`, `TextDecoder.decode`) is charged to the JavaScript code that called it,
- * except `fetch`, which is the upstream call wherever it is called from. A sample with no
+ * except `fetch`, which is the upstream call wherever it is called from. The shared packages
+ * (`@turnpike/schema`'s validators and SSE codec, `@turnpike/providers`' translations, TypeBox)
+ * belong to no step of their own: they are charged to the gateway code that called them (a
+ * validator to validation, a stream encoder to the tap, a request translation to the upstream
+ * request). A sample with no
  * JavaScript frame at all is the runtime's own work on the JavaScript thread: accepting
  * connections, parsing HTTP, writing replies and streaming bodies (`runtime`).
  */
@@ -71,6 +75,7 @@ export const GATEWAY_RULES: Rule[] = [
   { step: "headers", file: f("(limits/rate-limit-headers|http/headers)\\.ts") },
   { step: "tap", file: f("relay/(passthrough-tap|translated-tap|tap-pivot|usage-audit)\\.ts") },
   { step: "tap", file: f("protocols/sse-scan\\.ts") },
+  { step: "validation", file: f("formats/"), fn: /^validate|Validate/ },
   { step: "tap", file: f("formats/") },
   { step: "relay", file: f("relay/") },
   { step: "ledger", file: f("(metering|storage)/") },
@@ -86,10 +91,7 @@ export const GATEWAY_RULES: Rule[] = [
   { step: "plan", file: f("dispatch/") },
   { step: "plan", file: f("protocols/model-label\\.ts") },
   { step: "validation", file: f("pipeline/validate\\.ts") },
-  { step: "validation", file: /\/packages\/schema\/|node_modules\/.*@sinclair\/typebox/ },
-  { step: "validation", file: /\/packages\/providers\/src\/validate\.ts/ },
   { step: "upstream request", file: f("protocols/") },
-  { step: "upstream request", file: /\/packages\/providers\// },
   { step: "route and body read", file: f("(http|routes)/") },
   { step: "route and body read", file: f("app\\.ts") },
   { step: "route and body read", file: /node_modules\/.*elysia/ },
