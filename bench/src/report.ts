@@ -86,9 +86,9 @@ export function renderReport(r: BenchResults): string {
       " the cpu gw/bare ratio is the least noisy figure: 1 / it bounds the throughput ratio when both are CPU-bound) · +p50: p50 over direct-to-upstream, ms",
   );
   const bad = r.scenarios.flatMap((s) =>
-    (["gateway", "bare_proxy", "direct"] as const)
-      .filter((t) => s[t].errors > 0)
-      .map((t) => `${s.name} @ c=${s.concurrency} ${t}: ${s[t].errors} errors`),
+    (["gateway", "bare_proxy", "direct", "metering_floor", "peer"] as const)
+      .filter((t) => (s[t]?.errors ?? 0) > 0)
+      .map((t) => `${s.name} @ c=${s.concurrency} ${t}: ${s[t]!.errors} errors`),
   );
   if (bad.length) out.push(`\n⚠ cells with errors (not valid measures):\n  ${bad.join("\n  ")}`);
   const bound = r.scenarios.filter((s) => s.concurrency > 1 && s.bare_proxy.core0_busy > 0.95);
