@@ -10,7 +10,8 @@
  *
  * The word `bare` in place of a directory loads the bare proxy (src/bare-proxy.ts) with the
  * scenario's baseline request, and `floor` the metering floor (metering-floor/, messages
- * scenarios only): the least any gateway that bills each token adds to the bare proxy.
+ * scenarios only): the least any gateway that bills each token adds to the bare proxy. `peer`
+ * loads the peer gateway (src/peer.ts, `@portkey-ai/gateway`) on the scenarios it serves.
  *
  * `scaled:DIR` runs the build DIR on the scale-out back ends (PostgreSQL for keys, the ledger and
  * the book of requests in flight; Redis for limits), each such build in a database and key prefix
@@ -20,11 +21,11 @@
  * (default 12), `--seconds N` per cell (default 2), `-c N` connections (default 32).
  */
 import { mkdtempSync, rmSync } from "node:fs";
-import { availableParallelism, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { ensureWrk, runWrk, writeScript, type Measured } from "./load";
-import { cpuTimes, stolenCores } from "./machine-load";
+import { ensureWrk, writeScript } from "./load";
+import { PEER_NAME, PEER_PACKAGE, peerDir, peerRequest, startPeerProcess } from "./peer";
 import { preflight } from "./preflight";
 import { scaleOutBackends } from "./scale-out";
 import type { Service } from "./processes";
@@ -36,6 +37,7 @@ import {
   startGatewayProcess,
   startSimulatorProcess,
 } from "./services";
+import { measureTogether } from "./side-by-side";
 import { percentile } from "./stats";
 import { wrkScript } from "./wrk-script";
 
@@ -77,6 +79,22 @@ try {
       });
       continue;
     }
+    if (d === "peer") {
+      if (!peerDir()) throw new Error(`peer: ${PEER_PACKAGE} is not installed (a bench dependency: bun install)`);
+      const req = peerRequest(scenario, sim.url);
+      if (!req) throw new Error(`peer: ${PEER_NAME} does not serve "${scenario.name}"`);
+      const peer = await startPeerProcess(4096);
+      services.push(peer);
+      const problem = await preflight(peer.url, req, scenario.gateway.format);
+      if (problem) throw new Error(`peer: ${problem}`);
+      builds.push({
+        name: `${i}:peer`,
+        pid: peer.pid,
+        url: peer.url + req.path,
+        script: await writeScript(tmp, `b${i}`, wrkScript(req)),
+      });
+      continue;
+    }
     const scaled = d.startsWith("scaled:");
     const dir = d === "floor" ? METERING_FLOOR_DIR : resolve(scaled ? d.slice("scaled:".length) : d);
     let env: Record<string, string> = {};
@@ -97,61 +115,22 @@ try {
         : `${i}:${scaled ? "scaled " : ""}${basename(dirname(dirname(dir))) || dir}`;
     builds.push({ name, pid: gw.pid, url: gw.url + req.path, script: await writeScript(tmp, `b${i}`, wrkScript(req)) });
   }
-  // Warm-up: each build once, untimed.
-  for (const b of builds)
-    await runWrk({
-      wrk,
-      url: b.url,
-      scriptPath: b.script,
-      connections,
-      durationS: 1,
-      pidUnderTest: b.pid,
-      upstreamPid: sim.pid,
-    });
-  const cpu: number[][] = builds.map(() => []);
-  const ratios: number[][] = builds.map(() => []);
-  // A round during which the host took more than 2 % of the machine (steal) is measured again, up to `rounds` times.
-  const cores = availableParallelism();
-  let retakes = 0;
-  for (let r = 0; r < rounds; r++) {
-    const before = cpuTimes();
-    // Every build under its own wrk at once: the same seconds of the same machine for all. The
-    // loads are started in an order rotated each round: with a fixed order, the same build twice
-    // (A/A) read 1.3–2.4 % apart, the first one dearer.
-    const started: Promise<Measured>[] = [];
-    for (let k = 0; k < builds.length; k++) {
-      const i = (k + r) % builds.length;
-      const b = builds[i]!;
-      started[i] = runWrk({
-        wrk,
-        url: b.url,
-        scriptPath: b.script,
-        connections,
-        durationS: seconds,
-        pidUnderTest: b.pid,
-        upstreamPid: sim.pid,
-      });
-    }
-    const ms = await Promise.all(started);
-    const stolen = stolenCores(before, cpuTimes(), cores);
-    if (stolen > 0.02 * cores && retakes < rounds) {
-      retakes++;
-      console.log(`round ${r + 1}: the host took ${stolen.toFixed(2)} cores (steal); measured again`);
-      r--;
-      continue;
-    }
-    for (const [i, m] of ms.entries()) {
-      cpu[i]!.push(m.cpuUsPerReq);
-      ratios[i]!.push(m.cpuUsPerReq / ms[0]!.cpuUsPerReq);
-    }
-    console.log(
-      `round ${r + 1}: ${ms.map((m, i) => `${builds[i]!.name} ${m.cpuUsPerReq.toFixed(1)} µs (${Math.round(m.rps)} rps)`).join(" · ")}`,
-    );
-  }
+  const { cpu, threads } = await measureTogether({
+    wrk,
+    simPid: sim.pid,
+    builds,
+    rounds,
+    seconds,
+    connections,
+    log: (line) => console.log(line),
+  });
+  const ratios = builds.map((_, i) => cpu[i]!.map((x, r) => x / cpu[0]![r]!));
   console.log(
     `\n${scenario.name}, c=${connections}, ${rounds} rounds of ${seconds} s cells; CPU per request (µs) and against build 0`,
   );
   for (const [i, b] of builds.entries()) {
+    const t = threads[i]!;
+    const split = `(JS thread ${t.js.toFixed(1)}, HTTP client ${t["http client"].toFixed(1)}, others ${t["gc, jit and others"].toFixed(1)})`;
     const sorted = [...cpu[i]!].sort((a, z) => a - z);
     console.log(
       `  ${b.name.padEnd(24)} median ${percentile(cpu[i]!, 50).toFixed(1)}  min ${sorted[0]!.toFixed(1)}  ` +
@@ -160,7 +139,8 @@ try {
           : `median of per-round ratios ${percentile(ratios[i]!, 50).toFixed(3)}  (${[...ratios[i]!]
               .sort((a, z) => a - z)
               .map((x) => x.toFixed(2))
-              .join(" ")})`),
+              .join(" ")})`) +
+        `\n  ${"".padEnd(24)} mean by thread ${split}`,
     );
   }
 } finally {

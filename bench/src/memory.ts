@@ -25,7 +25,7 @@ export const HELD: StreamPace = { directive: "latency=60000", settleMs: 500 };
  */
 export const LONG: StreamPace = { directive: "chunks=150 latency=100", settleMs: 4000 };
 
-async function measureOn(
+export async function measureOn(
   svc: Service,
   req: HttpRequestSpec,
   count: number,
@@ -47,7 +47,13 @@ async function measureOn(
   }
 }
 
-export type MemoryResult = OpenStreamsResult & { scenario: string; pace: string; bare_proxy: OpenStreamsResult };
+export type MemoryResult = OpenStreamsResult & {
+  scenario: string;
+  pace: string;
+  bare_proxy: OpenStreamsResult;
+  /** The peer gateway's, on a fresh process, for the scenarios it serves. */
+  peer?: OpenStreamsResult;
+};
 
 export async function measureMemory(opts: {
   scenario: Scenario;

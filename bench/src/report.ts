@@ -86,9 +86,9 @@ export function renderReport(r: BenchResults): string {
       " the cpu gw/bare ratio is the least noisy figure: 1 / it bounds the throughput ratio when both are CPU-bound) · +p50: p50 over direct-to-upstream, ms",
   );
   const bad = r.scenarios.flatMap((s) =>
-    (["gateway", "bare_proxy", "direct"] as const)
-      .filter((t) => s[t].errors > 0)
-      .map((t) => `${s.name} @ c=${s.concurrency} ${t}: ${s[t].errors} errors`),
+    (["gateway", "bare_proxy", "direct", "metering_floor", "peer"] as const)
+      .filter((t) => (s[t]?.errors ?? 0) > 0)
+      .map((t) => `${s.name} @ c=${s.concurrency} ${t}: ${s[t]!.errors} errors`),
   );
   if (bad.length) out.push(`\n⚠ cells with errors (not valid measures):\n  ${bad.join("\n  ")}`);
   const bound = r.scenarios.filter((s) => s.concurrency > 1 && s.bare_proxy.core0_busy > 0.95);
@@ -136,6 +136,49 @@ export function renderReport(r: BenchResults): string {
     );
   }
 
+  const peered = r.scenarios.filter((s) => s.peer);
+  if (peered.length) {
+    const who = r.meta.peer ? `${r.meta.peer.name} ${r.meta.peer.version} on ${r.meta.peer.runtime}` : "the peer";
+    out.push(
+      `\nPeer: ${who} (src/peer.ts), same client request, same run; it keeps no keys, limits or usage of its own in this shape`,
+    );
+    out.push(
+      table(
+        [
+          "scenario",
+          "c",
+          "rps peer",
+          "gw",
+          "bare",
+          "peer/bare",
+          "gw/bare",
+          "cpu µs peer",
+          "gw",
+          "bare",
+          "peer/bare",
+          "gw/bare",
+        ],
+        peered.map((s) => {
+          const p = s.peer!;
+          return [
+            s.name,
+            String(s.concurrency),
+            fmt.rps(p.rps),
+            fmt.rps(s.gateway.rps),
+            fmt.rps(s.bare_proxy.rps),
+            fmt.ratio(p.rps / s.bare_proxy.rps),
+            fmt.ratio(s.gateway.rps / s.bare_proxy.rps),
+            fmt.us(p.cpu_us_per_req),
+            fmt.us(s.gateway.cpu_us_per_req),
+            fmt.us(s.bare_proxy.cpu_us_per_req),
+            fmt.ratio(p.cpu_us_per_req / s.bare_proxy.cpu_us_per_req),
+            fmt.ratio(s.gateway.cpu_us_per_req / s.bare_proxy.cpu_us_per_req),
+          ];
+        }),
+      ),
+    );
+  }
+
   if (r.ttfb.length) {
     out.push("\nStream time to first byte (sequential requests), ms");
     out.push(
@@ -160,6 +203,12 @@ export function renderReport(r: BenchResults): string {
         `  metering floor, ${t.name}: p50 ${fmt.ms(f.p50_ms)}, p99 ${fmt.ms(f.p99_ms)}; over the bare proxy at p50 ${fmt.signedMs(f.p50_ms - t.bare_proxy.p50_ms)} (the gateway ${fmt.signedMs(t.gateway.p50_ms - t.bare_proxy.p50_ms)})`,
       );
     }
+    for (const t of r.ttfb.filter((x) => x.peer)) {
+      const p = t.peer!;
+      out.push(
+        `  peer, ${t.name}: p50 ${fmt.ms(p.p50_ms)}, p99 ${fmt.ms(p.p99_ms)}; over the bare proxy at p50 ${fmt.signedMs(p.p50_ms - t.bare_proxy.p50_ms)} (the gateway ${fmt.signedMs(t.gateway.p50_ms - t.bare_proxy.p50_ms)})`,
+      );
+    }
   }
 
   const memoryLine = (m: MemoryResult) =>
@@ -169,7 +218,10 @@ export function renderReport(r: BenchResults): string {
     ` bare proxy ${m.bare_proxy.per_stream_kib.toFixed(1)} KiB per stream (${m.bare_proxy.open} open)`;
   out.push("\nMemory per open stream");
   if (r.memory) out.push(`  held still: ${memoryLine(r.memory)}`);
-  for (const m of r.memory_long) out.push(`  flowing:    ${memoryLine(m)}`);
+  for (const m of r.memory_long) {
+    out.push(`  flowing:    ${memoryLine(m)}`);
+    if (m.peer) out.push(`              peer ${m.peer.per_stream_kib.toFixed(1)} KiB per stream (${m.peer.open} open)`);
+  }
   if (!r.memory && r.memory_long.length === 0)
     out.push("  not measured (the gateway could not serve its stream scenarios, or --only left them out).");
   const f = r.meta.foreign_load_cores;

@@ -27,6 +27,8 @@ export interface ScenarioResult {
   direct: TargetMetrics;
   /** The metering floor (metering-floor/) under the same request, for the scenarios it speaks. */
   metering_floor?: TargetMetrics;
+  /** The peer gateway (src/peer.ts) under the same client request, for the scenarios it serves. */
+  peer?: TargetMetrics;
 }
 
 export interface TtfbRow {
@@ -36,6 +38,8 @@ export interface TtfbRow {
   direct: { p50_ms: number; p99_ms: number };
   /** The metering floor's, for the scenarios it speaks. */
   metering_floor?: { p50_ms: number; p99_ms: number };
+  /** The peer gateway's, for the scenarios it serves. */
+  peer?: { p50_ms: number; p99_ms: number };
   /** gateway p50 − direct p50. */
   overhead_p50_ms: number;
   /** bare proxy p50 − direct p50, for comparison. */
@@ -72,6 +76,8 @@ export interface BenchResults {
     nice: number;
     /** Cores' worth of CPU used by processes outside the bench: before the run, and during load runs. */
     foreign_load_cores: { before: number; mean: number; max: number; steal_mean?: number };
+    /** The peer gateway loaded beside Turnpike (src/peer.ts), when installed. */
+    peer?: { name: string; version: string; runtime: string };
   };
   scenarios: ScenarioResult[];
   ttfb: TtfbRow[];

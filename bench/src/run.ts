@@ -16,7 +16,8 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ensureWrk, runWrk, writeScript, type Measured } from "./load";
 import { backgroundLoad } from "./machine-load";
-import { HELD, LONG, measureMemory, type MemoryResult, type StreamPace } from "./memory";
+import { HELD, LONG, measureMemory, measureOn, type MemoryResult, type StreamPace } from "./memory";
+import { PEER_NAME, PEER_PACKAGE, peerDir, peerRequest, peerServes, peerVersion, startPeerProcess } from "./peer";
 import { preflight, type ReplyFormat } from "./preflight";
 import { pin, priorityPrefix, CORE, type Service } from "./processes";
 import { profileGateway } from "./profile";
@@ -177,6 +178,13 @@ async function benchmark(sim: Service): Promise<void> {
     : undefined;
   if (floor) services.push(floor);
   const floorKey = floor ? await createGatewayKey(floor) : "";
+  // The peer gateway, on the scenarios it serves; skipped by name when its package is not installed.
+  const peerScenarios = scenarios.filter(peerServes);
+  const peerInstalled = peerDir() !== undefined;
+  if (peerScenarios.length && !peerInstalled)
+    log(`peer skipped: ${PEER_PACKAGE} is not installed (a bench dependency; bun install)`);
+  const peer = peerScenarios.length > 0 && peerInstalled ? await startPeerProcess(fetchCap) : undefined;
+  if (peer) services.push(peer);
 
   // Preflight every request shape through every target.
   const baselines = [...new Set(scenarios.map((s) => s.baseline))];
@@ -200,6 +208,12 @@ async function benchmark(sim: Service): Promise<void> {
   for (const s of floorScenarios) {
     const problem = await preflight(floor!.url, gatewayRequest(s, floorKey), s.gateway.format);
     if (problem) throw new Error(`metering floor, ${s.name}: ${problem}`);
+  }
+  const peerRunnable = new Set<string>();
+  for (const s of peer ? peerScenarios : []) {
+    const problem = await preflight(peer!.url, peerRequest(s, sim.url)!, s.gateway.format);
+    if (problem) log(`⚠ peer skipped on ${s.name}: ${problem}`);
+    else peerRunnable.add(s.name);
   }
 
   // A target under load: its script, and one wrk run at a given concurrency.
@@ -252,10 +266,17 @@ async function benchmark(sim: Service): Promise<void> {
         ? await target(`metering floor ${s.name}`, floor.url + floorReq.path, wrkScript(floorReq), floor.pid)
         : undefined;
     if (viaFloor && warmupSeconds > 0) await viaFloor(32, warmupSeconds);
+    const peerReq = peer && peerRunnable.has(s.name) ? peerRequest(s, sim.url) : undefined;
+    const viaPeer =
+      peerReq && peer
+        ? await target(`peer ${s.name}`, peer.url + peerReq.path, wrkScript(peerReq), peer.pid)
+        : undefined;
+    if (viaPeer && warmupSeconds > 0) await viaPeer(32, warmupSeconds);
     for (const c of CONCURRENCIES) {
       const b = await viaBare(c, cellSeconds);
       const g = await viaGw(c, cellSeconds);
       const f = viaFloor ? await viaFloor(c, cellSeconds) : undefined;
+      const p = viaPeer ? await viaPeer(c, cellSeconds) : undefined;
       rows.push({
         name: s.name,
         kind: s.kind,
@@ -266,6 +287,7 @@ async function benchmark(sim: Service): Promise<void> {
         bare_proxy: metrics(b),
         direct: metrics(direct.get(s.baseline)!.get(c)!),
         ...(f ? { metering_floor: metrics(f) } : {}),
+        ...(p ? { peer: metrics(p) } : {}),
       });
       if (c === 32) {
         summary(`bare proxy ${s.baseline}`, b);
@@ -285,8 +307,11 @@ async function benchmark(sim: Service): Promise<void> {
       floor && FLOOR_SCENARIOS.includes(s.name)
         ? await measureTtfb(floor.url, gatewayRequest(s, floorKey), opts)
         : undefined;
+    const p =
+      peer && peerRunnable.has(s.name) ? await measureTtfb(peer.url, peerRequest(s, sim.url)!, opts) : undefined;
     ttfb.push({
       ...(f ? { metering_floor: { p50_ms: f.p50_ms, p99_ms: f.p99_ms } } : {}),
+      ...(p ? { peer: { p50_ms: p.p50_ms, p99_ms: p.p99_ms } } : {}),
       name: s.name,
       gateway: { p50_ms: g.p50_ms, p99_ms: g.p99_ms },
       bare_proxy: { p50_ms: b.p50_ms, p99_ms: b.p99_ms },
@@ -298,7 +323,8 @@ async function benchmark(sim: Service): Promise<void> {
   log(`stream time to first byte measured (${ttfb.length} scenarios)`);
 
   // Memory per open stream, on fresh processes (the loaded ones carry the heap of the run).
-  for (const svc of floor ? [gw, bare, floor] : [gw, bare]) {
+  for (const svc of [gw, bare, floor, peer]) {
+    if (!svc) continue;
     await svc.stop();
     services.splice(services.indexOf(svc), 1);
   }
@@ -313,8 +339,15 @@ async function benchmark(sim: Service): Promise<void> {
       pace,
       track: (s) => services.push(s),
     });
+    // The peer on a fresh process too, for the scenarios it serves.
+    if (pace === LONG && peerInstalled && peerRunnable.has(scenario.name)) {
+      const fresh = await startPeerProcess(fetchCap);
+      services.push(fresh);
+      m.peer = await measureOn(fresh, peerRequest(scenario, sim.url)!, streamCount, pace);
+    }
     log(
-      `memory (${scenario.name}, ${pace.directive}): gateway ${m.per_stream_kib.toFixed(1)} KiB per open stream (${m.open} of ${streamCount} open), bare proxy ${m.bare_proxy.per_stream_kib.toFixed(1)} KiB`,
+      `memory (${scenario.name}, ${pace.directive}): gateway ${m.per_stream_kib.toFixed(1)} KiB per open stream (${m.open} of ${streamCount} open), bare proxy ${m.bare_proxy.per_stream_kib.toFixed(1)} KiB` +
+        (m.peer ? `, peer ${m.peer.per_stream_kib.toFixed(1)} KiB (${m.peer.open} open)` : ""),
     );
     return m;
   };
@@ -336,6 +369,9 @@ async function benchmark(sim: Service): Promise<void> {
       pinning: `core ${CORE.upstream}: simulator + wrk (+ this runner); core ${CORE.proxy}: gateway or bare proxy`,
       fetch_cap: fetchCap,
       nice: niced ? -10 : 0,
+      ...(peerRunnable.size
+        ? { peer: { name: PEER_NAME, version: (await peerVersion()) ?? "?", runtime: `bun ${Bun.version}` } }
+        : {}),
       foreign_load_cores: {
         before: loadBefore,
         mean: foreign.reduce((a, b) => a + b, 0) / Math.max(1, foreign.length),

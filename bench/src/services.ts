@@ -37,12 +37,16 @@ export function fetchCapEnv(cap: number): Record<string, string> {
   return cap > 0 ? { BUN_CONFIG_MAX_HTTP_REQUESTS: String(cap) } : {};
 }
 
-export async function startBareProxyProcess(upstream: string, fetchCap: number): Promise<Service> {
+export async function startBareProxyProcess(
+  upstream: string,
+  fetchCap: number,
+  bunFlags: string[] = [],
+): Promise<Service> {
   const port = freePort();
   return startService({
     name: "bare proxy",
     core: CORE.proxy,
-    cmd: ["bun", join(import.meta.dir, "bare-proxy.ts"), "--port", String(port), "--upstream", upstream],
+    cmd: ["bun", ...bunFlags, join(import.meta.dir, "bare-proxy.ts"), "--port", String(port), "--upstream", upstream],
     cwd: join(import.meta.dir, ".."),
     port,
     env: fetchCapEnv(fetchCap),

@@ -64,3 +64,14 @@ describe("parseWrkOutput on real wrk 4.1 outputs", () => {
     expect(() => parseWrkOutput(line)).toThrow('latency_us.p50 must be a non-negative number, got "fast"');
   });
 });
+
+test("a run that completed no request: no latency to read (wrk prints -2^63 as its minimum), and it counts as an error", () => {
+  const line =
+    'WRK_RESULT {"requests":0,"duration_us":2001234,"bytes":0,"errors":{"connect":0,"read":0,"write":0,"status":0,"timeout":0},' +
+    '"latency_us":{"min":-9223372036854775808,"mean":0.00,"stdev":0.00,"max":0,"p50":0,"p90":0,"p99":0,"p999":0}}';
+  const r = parseWrkOutput(`Running 2s test\n${line}\n`);
+  expect(r.requests).toBe(0);
+  expect(r.latencyUs.min).toBe(0);
+  expect(errorCount(r)).toBe(1);
+  expect(rps(r)).toBe(0);
+});

@@ -27,7 +27,9 @@ export function rps(r: WrkResult): number {
 /** Requests that did not complete with a 2xx/3xx (status ≥ 400, socket errors, timeouts). */
 export function errorCount(r: WrkResult): number {
   const e = r.errors;
-  return e.connect + e.read + e.write + e.status + e.timeout;
+  const n = e.connect + e.read + e.write + e.status + e.timeout;
+  // A run that completed nothing is not a measure, whatever wrk counted as errors.
+  return r.requests === 0 ? Math.max(1, n) : n;
 }
 
 function num(o: Record<string, unknown>, key: string, where: string): number {
@@ -61,8 +63,11 @@ export function parseWrkOutput(stdout: string): WrkResult {
   const o = obj(raw, "the result");
   const e = obj(o.errors, "errors");
   const l = obj(o.latency_us, "latency_us");
+  const requests = num(o, "requests", "");
+  // With no request completed, wrk's empty histogram reports its minimum as -2^63: no latency to read.
+  const lat = (key: string) => (requests === 0 ? 0 : num(l, key, "latency_us."));
   return {
-    requests: num(o, "requests", ""),
+    requests,
     durationUs: num(o, "duration_us", ""),
     bytes: num(o, "bytes", ""),
     errors: {
@@ -73,14 +78,14 @@ export function parseWrkOutput(stdout: string): WrkResult {
       timeout: num(e, "timeout", "errors."),
     },
     latencyUs: {
-      min: num(l, "min", "latency_us."),
-      mean: num(l, "mean", "latency_us."),
-      stdev: num(l, "stdev", "latency_us."),
-      max: num(l, "max", "latency_us."),
-      p50: num(l, "p50", "latency_us."),
-      p90: num(l, "p90", "latency_us."),
-      p99: num(l, "p99", "latency_us."),
-      p999: num(l, "p999", "latency_us."),
+      min: lat("min"),
+      mean: lat("mean"),
+      stdev: lat("stdev"),
+      max: lat("max"),
+      p50: lat("p50"),
+      p90: lat("p90"),
+      p99: lat("p99"),
+      p999: lat("p999"),
     },
   };
 }

@@ -141,4 +141,8 @@ export function startMeteringFloor(env: Record<string, string | undefined>) {
   });
 }
 
-if (import.meta.main) startMeteringFloor(process.env);
+if (import.meta.main) {
+  startMeteringFloor(process.env);
+  // Exit on SIGTERM rather than die of it, so that a `--cpu-prof` run writes its profile (`bun run cost`).
+  process.on("SIGTERM", () => process.exit(0));
+}
