@@ -2,6 +2,7 @@ import { CATALOG_MODEL_IDS, EMBEDDING_MODEL_IDS } from "@turnpike/schema";
 import { bootGateway, type Gateway } from "../src/boot";
 import { loadConfig } from "../src/config/config";
 import type { PipelineHooks } from "../src/pipeline/events";
+import type { Logger } from "../src/telemetry/logger";
 import { SqliteStore } from "../src/storage/sqlite-store";
 
 export const ADMIN_KEY = "sk-admin-test-0123456789abcdefghijklmnop";
@@ -19,7 +20,7 @@ export interface Harness {
 /** A real gateway on a random loopback port, its vendors served by the simulator, its store in memory. */
 export async function startHarness(
   env: Record<string, string> = {},
-  opts: { now?: () => number; fetch?: typeof fetch; hooks?: PipelineHooks[] } = {},
+  opts: { now?: () => number; fetch?: typeof fetch; hooks?: PipelineHooks[]; logger?: Logger } = {},
 ): Promise<Harness> {
   const config = loadConfig({
     PORT: "0",
@@ -36,6 +37,7 @@ export async function startHarness(
     ...(opts.now ? { now: opts.now } : {}),
     ...(opts.fetch ? { fetch: opts.fetch } : {}),
     ...(opts.hooks ? { hooks: opts.hooks } : {}),
+    ...(opts.logger ? { logger: opts.logger } : {}),
   });
   gw.app.listen({ port: 0, hostname: "127.0.0.1" });
   const url = `http://127.0.0.1:${gw.app.server!.port}`;

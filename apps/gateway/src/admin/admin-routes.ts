@@ -249,7 +249,7 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
     if (!may(who, key)) throw forbidden(`${what} key ${id}`);
     return key;
   };
-  const body = (request: Request) => readJsonObject(request, deps.config.maxBodyBytes);
+  const body = (request: Request) => readJsonObject(request, deps.config.maxBodyBytes, deps.config.maxBodyValues);
   return [
     {
       method: "POST",

@@ -169,7 +169,7 @@ export function batchRoutes(deps: GatewayDeps): Route[] {
         '`{input_file_id, endpoint, completion_window: "24h", metadata?}`; `endpoint` is /v1/chat/completions, /v1/responses or /v1/embeddings. A malformed line becomes an error-file line.',
       ),
       handle: keyed(deps, chat, async ({ request }, key, queue) => {
-        const { value } = await readJsonBody(request, deps.config.maxBodyBytes);
+        const { value } = await readJsonBody(request, deps.config.maxBodyBytes, deps.config.maxBodyValues);
         const endpoint = value.endpoint;
         if (typeof endpoint !== "string" || !(BATCH_ENDPOINTS as readonly string[]).includes(endpoint))
           throw invalid(`\`endpoint\` must be one of ${BATCH_ENDPOINTS.join(", ")}.`, "endpoint");
@@ -258,7 +258,7 @@ export function batchRoutes(deps: GatewayDeps): Route[] {
         "`{requests: [{custom_id, params}]}`; each `params` a messages request naming any catalog model.",
       ),
       handle: keyed(deps, messages, async ({ request }, key, queue) => {
-        const { value } = await readJsonBody(request, limits.maxFileBytes);
+        const { value } = await readJsonBody(request, limits.maxFileBytes, deps.config.maxBodyValues);
         const lines = messagesLines(value, limits);
         const created = now();
         const j: BatchJob = {

@@ -2,7 +2,7 @@ import { UPSTREAM_PROTOCOLS } from "@turnpike/schema";
 import { readFileSync } from "node:fs";
 import { MIN_ADMIN_KEY_LENGTH } from "../keys/admin-key";
 import { parseTrustedProxies, type TrustedProxies } from "../http/client-address";
-import { MIB } from "../http/read-body";
+import { DEFAULT_MAX_BODY_VALUES, MIB } from "../http/read-body";
 import { REDIS_FAIL_MODES, type RedisFailMode } from "../storage/redis-failover";
 import { type Static, Type } from "@sinclair/typebox";
 import { catalogProblems } from "../dispatch/catalog";
@@ -34,6 +34,8 @@ export interface Config {
   idleTimeoutSeconds: number;
   /** Largest request body accepted, in bytes (`TURNPIKE_MAX_BODY_MB`; larger is a 413). */
   maxBodyBytes: number;
+  /** Most JSON values one request body may hold (`TURNPIKE_MAX_BODY_VALUES`; more is a 413): what bounds one body's hold on the event loop. */
+  maxBodyValues: number;
   /** Peers whose `X-Forwarded-For` is believed (`TURNPIKE_TRUSTED_PROXIES`: addresses and CIDR ranges). */
   trustedProxies: TrustedProxies;
   /** Several instances (README "Running several instances"): where shared state lives. */
@@ -229,6 +231,11 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push(
       `TURNPIKE_MAX_BODY_MB must be a number of megabytes above 0 and at most 4096, got ${env.TURNPIKE_MAX_BODY_MB}`,
     );
+  const maxBodyValues = Number(env.TURNPIKE_MAX_BODY_VALUES || DEFAULT_MAX_BODY_VALUES);
+  if (!Number.isInteger(maxBodyValues) || maxBodyValues < 1000)
+    problems.push(
+      `TURNPIKE_MAX_BODY_VALUES must be a whole number of JSON values, at least 1000, got ${env.TURNPIKE_MAX_BODY_VALUES}`,
+    );
   const adminKey = env.TURNPIKE_ADMIN_KEY || undefined;
   // A short admin key can be guessed; the generated one is 41 characters.
   if (adminKey !== undefined && adminKey.length < MIN_ADMIN_KEY_LENGTH) {
@@ -248,6 +255,7 @@ export function loadConfig(env: Env = process.env): Config {
     keepAliveSeconds: Number(env.TURNPIKE_KEEPALIVE_SECONDS ?? 15),
     idleTimeoutSeconds: Math.min(255, Number(env.TURNPIKE_IDLE_TIMEOUT_SECONDS ?? 255)),
     maxBodyBytes: Math.floor(maxBodyMB * MIB),
+    maxBodyValues,
     trustedProxies: check(() => parseTrustedProxies(env.TURNPIKE_TRUSTED_PROXIES ?? ""), { ranges: [] }),
     scaleOut: check(() => scaleOutConfig(env), scaleOutConfig({})),
     drainSeconds: check(() => positiveNumber(env.TURNPIKE_DRAIN_SECONDS, 30, "TURNPIKE_DRAIN_SECONDS"), 30),

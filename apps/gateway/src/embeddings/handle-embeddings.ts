@@ -106,7 +106,7 @@ export async function handleEmbeddings(
   try {
     const key = internal?.key ?? (await authenticate(deps, ctx));
     emit(deps.hooks, "onAuthenticated", ctx, key.id);
-    const { value, size } = await readJsonBody(request, deps.config.maxBodyBytes);
+    const { value, size } = await readJsonBody(request, deps.config.maxBodyBytes, deps.config.maxBodyValues);
     if (typeof value.model === "string") model = value.model;
     const req = readEmbeddingsRequest(value);
     const asked = embeddingsTarget(deps, key, req);

@@ -1,6 +1,7 @@
 import { GatewayError } from "@turnpike/providers";
 import { invalid } from "../vocabulary/client-errors";
 import { keepText } from "../protocols/body-text";
+import { mightExceed, takeCensusOffThread } from "./json-census";
 
 /**
  * How deep a request body's JSON may nest. Real requests stay far below it (a tool's schema
@@ -9,12 +10,59 @@ import { keepText } from "../protocols/body-text";
  */
 export const MAX_JSON_DEPTH = 128;
 
+/**
+ * Most JSON values one request body may hold (`TURNPIKE_MAX_BODY_VALUES`): what bounds the event
+ * loop's work on one body, which grows with its values, not its bytes (http/json-census.ts).
+ * 100,000 values is some 15,000 conversation turns of text blocks, far more than a model's
+ * context holds; a large image or document is one value however long.
+ */
+export const DEFAULT_MAX_BODY_VALUES = 100_000;
+
 /** 1 MiB: `TURNPIKE_MAX_BODY_MB` is given in these. */
 export const MIB = 1024 * 1024;
 
 /** The request body as JSON; malformed JSON or a non-object is a 400 that says what was wrong. */
-export async function readJsonObject(request: Request, maxBytes: number): Promise<Record<string, unknown>> {
-  return (await readJsonBody(request, maxBytes)).value;
+export async function readJsonObject(
+  request: Request,
+  maxBytes: number,
+  maxValues = DEFAULT_MAX_BODY_VALUES,
+): Promise<Record<string, unknown>> {
+  return (await readJsonBody(request, maxBytes, maxValues)).value;
+}
+
+/** A body of more JSON values than the limit: 413 in the caller's format, like a body over the byte limit. */
+export function tooManyValues(maxValues: number, values: number): GatewayError {
+  return new GatewayError({
+    status: 413,
+    type: "request_too_large",
+    code: "request_too_large",
+    message: `Request body holds ${values} JSON values; this gateway takes at most ${maxValues} in one body (TURNPIKE_MAX_BODY_VALUES).`,
+  });
+}
+
+/**
+ * Parses `text` as JSON within the limits, holding the event loop only for a body within them:
+ * one that might hold more than `maxValues` values is first parsed and counted on a worker
+ * thread (http/json-census.ts), and refused there if it is malformed (400), nested too deep
+ * (400) or holds too many values (413).
+ */
+export async function parseJsonWithin(text: string, maxValues: number): Promise<unknown> {
+  if (!mightExceed(text, maxValues)) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (e) {
+      throw invalid(`Request body is not valid JSON: ${e instanceof Error ? e.message : String(e)}.`);
+    }
+    checkDepth(parsed, MAX_JSON_DEPTH);
+    return parsed;
+  }
+  const census = await takeCensusOffThread(text, MAX_JSON_DEPTH);
+  if (census.notJson !== undefined) throw invalid(`Request body is not valid JSON: ${census.notJson}.`);
+  if (census.tooDeep) throw invalid(census.tooDeep.message, census.tooDeep.param);
+  if (census.values > maxValues) throw tooManyValues(maxValues, census.values);
+  // Within the limits (the worker parsed this very text): the depth was checked there.
+  return JSON.parse(text);
 }
 
 /** A body over the limit: 413 in the caller's format (the format's renderer picks the envelope). */
@@ -68,21 +116,16 @@ export async function readBodyText(request: Request, maxBytes: number): Promise<
 export async function readJsonBody(
   request: Request,
   maxBytes: number,
+  maxValues = DEFAULT_MAX_BODY_VALUES,
 ): Promise<{ value: Record<string, unknown>; size: number }> {
   const text = await readBodyText(request, maxBytes);
   if (text.trim() === "") throw invalid("Request body is empty: expected a JSON object.");
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (e) {
-    throw invalid(`Request body is not valid JSON: ${e instanceof Error ? e.message : String(e)}.`);
-  }
+  const parsed = await parseJsonWithin(text, maxValues);
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
     throw invalid(
       `Request body must be a JSON object, got ${Array.isArray(parsed) ? "an array" : typeof parsed === "object" ? "null" : typeof parsed}.`,
     );
   }
-  checkDepth(parsed, MAX_JSON_DEPTH);
   keepText(parsed, text);
   return { value: parsed as Record<string, unknown>, size: text.length }; // a non-null, non-array object: checked just above
 }

@@ -1,7 +1,7 @@
 import { GatewayError } from "@turnpike/providers";
 import type { GatewayDeps } from "../deps";
 import { clientAddress, type Connection } from "../http/client-address";
-import { readBodyText } from "../http/read-body";
+import { parseJsonWithin, readBodyText } from "../http/read-body";
 import type { Route } from "../http/route";
 import { authenticate } from "../keys/authenticate";
 import { json, type Json } from "../openapi/operations";
@@ -69,8 +69,10 @@ export function mcpRoutes(deps: GatewayDeps, mcp: McpGateway): Route[] {
       if (request.method === "POST") {
         const text = await readBodyText(request, maxBody);
         try {
-          body = JSON.parse(text);
-        } catch {
+          // A large body is counted off the event loop first (http/json-census.ts).
+          body = await parseJsonWithin(text, deps.config.maxBodyValues);
+        } catch (e) {
+          if (e instanceof GatewayError && e.status === 413) throw e;
           deps.logger.warn("mcp: a body that is not JSON", { key_id: key.id });
           return jsonRpcError(400, -32700, "Parse error: the body is not JSON.");
         }
@@ -88,7 +90,9 @@ export function mcpRoutes(deps: GatewayDeps, mcp: McpGateway): Route[] {
       return logRefusal(await mcp.hosts.handle(sessionId, request, body, key), key);
     } catch (e) {
       if (e instanceof GatewayError && e.status === 413) {
-        deps.logger.warn(`mcp: a body over ${maxBody} bytes`, { key_id: key.id });
+        deps.logger.warn(`mcp: a body over the limits (${maxBody} bytes, ${deps.config.maxBodyValues} JSON values)`, {
+          key_id: key.id,
+        });
         return jsonRpcError(413, -32000, e.message);
       }
       return refuse(request, e);

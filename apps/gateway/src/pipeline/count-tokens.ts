@@ -94,7 +94,7 @@ export async function handleCountTokens(
   try {
     const key = await authenticate(deps, ctx);
     emit(deps.hooks, "onAuthenticated", ctx, key.id);
-    const { value, size } = await readJsonBody(request, deps.config.maxBodyBytes);
+    const { value, size } = await readJsonBody(request, deps.config.maxBodyBytes, deps.config.maxBodyValues);
     const counted = route.read(value);
     model = counted.model;
     const target = resolve(deps, key, counted.model);

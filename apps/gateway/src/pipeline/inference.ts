@@ -48,7 +48,7 @@ export async function handleInference(
   try {
     const key = internal?.key ?? (await authenticate(deps, ctx));
     emit(deps.hooks, "onAuthenticated", ctx, key.id);
-    const { request: validated, size } = await validate(ctx, deps.config.maxBodyBytes, (m) => {
+    const { request: validated, size } = await validate(ctx, deps.config, (m) => {
       model = m;
     });
     const client = await recall(deps, key, validated);

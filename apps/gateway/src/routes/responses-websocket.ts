@@ -9,6 +9,7 @@ import { newContext } from "../pipeline/context";
 import { handleInference } from "../pipeline/inference";
 import { newRequestId } from "../http/request-id";
 import { errorResponse, toGatewayError } from "../http/respond";
+import { parseJsonWithin } from "../http/read-body";
 
 /**
  * The Responses format's WebSocket transport (docs/protocols.md, "Responses over WebSocket"): a
@@ -151,8 +152,10 @@ async function turn(
 ): Promise<void> {
   let frame: unknown;
   try {
-    frame = JSON.parse(text);
-  } catch {
+    // A large frame is counted off the event loop first, like an HTTP body (http/json-census.ts).
+    frame = await parseJsonWithin(text, deps.config.maxBodyValues);
+  } catch (e) {
+    if (e instanceof GatewayError && e.status === 413) return refuse(deps, ws, 413, e.message);
     frame = undefined;
   }
   if (!isObject(frame) || typeof frame.type !== "string") {

@@ -63,7 +63,7 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
   const guarded = adminGuard(deps, session);
   const teams = () => deps.store.teamStore();
   const iso = () => new Date(deps.now()).toISOString();
-  const body = (request: Request) => readJsonObject(request, deps.config.maxBodyBytes);
+  const body = (request: Request) => readJsonObject(request, deps.config.maxBodyBytes, deps.config.maxBodyValues);
   const catalogIds = deps.catalog.all().map((e) => e.id);
   const need = (allowed: boolean, what: string) => {
     if (!allowed) throw forbidden(what);

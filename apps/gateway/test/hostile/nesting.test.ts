@@ -117,12 +117,20 @@ describe("a long conversation to the built-in simulator", () => {
     expect(usage.prompt_tokens).toBeGreaterThan(6_000 * 9);
   });
 
-  test("100,000 turns (past the simulator's 1 MiB): a 400 in the client's format, and the gateway still answers", async () => {
-    const body = JSON.stringify({ model: "beta-5", messages: turns(100_000) });
+  test("30,000 turns (past the simulator's 1 MiB): a 400 in the client's format, and the gateway still answers", async () => {
+    const body = JSON.stringify({ model: "beta-5", messages: turns(30_000) });
+    expect(body.length).toBeGreaterThan(1024 * 1024);
     const res = await h.call("/v1/chat/completions", { method: "POST", dialect: "chat", body });
     expect(res.status).toBe(400);
     const error = ((await res.json()) as any).error;
     expect(error.message).toContain("simulator's limit of 1048576 bytes");
     expect((await h.call("/v1/models", { method: "GET" })).status).toBe(200);
+  });
+
+  test("100,000 turns (300,000 JSON values): a 413 from the gateway's own value limit, before any step", async () => {
+    const body = JSON.stringify({ model: "beta-5", messages: turns(100_000) });
+    const res = await h.call("/v1/chat/completions", { method: "POST", dialect: "chat", body });
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as any).error.message).toContain("TURNPIKE_MAX_BODY_VALUES");
   });
 });

@@ -1,0 +1,313 @@
+/**
+ * How long one large request body holds the gateway's event loop, through each route that reads
+ * a body (issue 27, item 1). Starts the gateway as the README does (no vendor keys: the simulator
+ * answers in the gateway's own process; SQLite), then for each route and size sends one body
+ * while a second client (a worker thread) sends `GET /health` every 5 ms; prints the longest
+ * `/health` answer while the body was in flight, the gateway's RSS growth, and the body's status.
+ *
+ *   bun scripts/event-loop-hold.ts [--sizes 1,8,32] [--shape turns|blob] [--only TEXT] [--port 18150]
+ *        [--env NAME=VALUE]... [--gateway-dir DIR]
+ *
+ * `turns`: the worst case for the event loop, a body of many small JSON values (two-word
+ * conversation turns, about 12 values per 100 bytes); `blob`: one long string (an image). Each
+ * row runs on a fresh gateway, so RSS growth is that body's alone.
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const args = process.argv.slice(2);
+const opt = (name: string, dflt: string) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 && args[i + 1] ? args[i + 1]! : dflt;
+};
+const sizes = opt("sizes", "1,8,32").split(",").map(Number);
+const shape = opt("shape", "turns");
+const only = opt("only", "");
+const port = Number(opt("port", "18150"));
+/** The gateway app to run (`--gateway-dir`: a copy of another build, its node_modules linked, to compare). */
+const gatewayDir = opt("gateway-dir", "");
+const extraEnv: Record<string, string> = {};
+args.forEach((a, i) => {
+  if (a === "--env" && args[i + 1]) {
+    const [k, ...v] = args[i + 1]!.split("=");
+    extraEnv[k!] = v.join("=");
+  }
+});
+const MB = 1024 * 1024;
+const root = join(import.meta.dir, "..");
+const base = `http://127.0.0.1:${port}`;
+const adminKey = `admin-${crypto.randomUUID()}-${crypto.randomUUID()}`;
+
+/** Turns of `make(i)` until the JSON passes `bytes`. */
+function fill<T>(bytes: number, make: (i: number) => T): T[] {
+  const one = JSON.stringify(make(0)).length + 1;
+  return Array.from({ length: Math.max(1, Math.ceil(bytes / one)) }, (_, i) => make(i));
+}
+const blob = (bytes: number) => "A".repeat(bytes);
+const role = (i: number) => (i % 2 ? "assistant" : "user");
+
+interface Case {
+  name: string;
+  send(bytes: number, key: string): Promise<number>;
+}
+
+const post = async (path: string, key: string, body: string | FormData, headers: Record<string, string> = {}) => {
+  const res = await fetch(`${base}${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "x-api-key": key, "x-goog-api-key": key, ...headers },
+    body,
+  });
+  await res.arrayBuffer();
+  return res.status;
+};
+const json = { "content-type": "application/json" };
+
+const messagesBody = (bytes: number, model = "alpha-haiku-4-5") =>
+  shape === "blob"
+    ? { model, max_tokens: 16, messages: [{ role: "user", content: blob(bytes) }] }
+    : {
+        model,
+        max_tokens: 16,
+        messages: [
+          ...fill(bytes, (i) => ({ role: role(i), content: [{ type: "text", text: `turn ${i} hi` }] })),
+          { role: "user", content: "end" },
+        ].slice(-100_000),
+      };
+const chatBody = (bytes: number) =>
+  shape === "blob"
+    ? { model: "beta-5", messages: [{ role: "user", content: blob(bytes) }] }
+    : { model: "beta-5", messages: fill(bytes, (i) => ({ role: role(i), content: `turn ${i} hi` })) };
+
+const cases: Case[] = [
+  { name: "POST /v1/messages", send: (b, k) => post("/v1/messages", k, JSON.stringify(messagesBody(b)), json) },
+  {
+    name: "POST /v1/messages →chat",
+    send: (b, k) => post("/v1/messages", k, JSON.stringify(messagesBody(b, "beta-5")), json),
+  },
+  {
+    name: "POST /v1/chat/completions",
+    send: (b, k) => post("/v1/chat/completions", k, JSON.stringify(chatBody(b)), json),
+  },
+  {
+    name: "POST /v1/responses",
+    send: (b, k) =>
+      post(
+        "/v1/responses",
+        k,
+        JSON.stringify({ model: "beta-5", input: shape === "blob" ? blob(b) : chatBody(b).messages }),
+        json,
+      ),
+  },
+  {
+    name: "WS /v1/responses frame",
+    send: (b, k) =>
+      new Promise((resolve, reject) => {
+        const ws = new WebSocket(`ws://127.0.0.1:${port}/v1/responses`, { headers: { authorization: `Bearer ${k}` } });
+        ws.onopen = () =>
+          ws.send(
+            JSON.stringify({
+              type: "response.create",
+              model: "beta-5",
+              input: shape === "blob" ? blob(b) : chatBody(b).messages,
+            }),
+          );
+        ws.onmessage = (ev) => {
+          const frame = JSON.parse(String(ev.data)) as { type?: string; status?: number; error?: unknown };
+          if (frame.type === "error" || frame.type === "response.completed" || frame.type === "response.failed") {
+            ws.close();
+            resolve(frame.type === "error" ? (frame.status ?? 400) : 200);
+          }
+        };
+        ws.onerror = () => reject(new Error("websocket error"));
+        ws.onclose = () => resolve(0);
+      }),
+  },
+  {
+    name: "POST generateContent",
+    send: (b, k) =>
+      post(
+        "/v1beta/models/gamma-3-flash:generateContent",
+        k,
+        JSON.stringify({
+          contents:
+            shape === "blob"
+              ? [{ role: "user", parts: [{ text: blob(b) }] }]
+              : fill(b, (i) => ({ role: i % 2 ? "model" : "user", parts: [{ text: `turn ${i} hi` }] })),
+        }),
+        json,
+      ),
+  },
+  {
+    name: "POST /v1/messages/count_tokens",
+    send: (b, k) => post("/v1/messages/count_tokens", k, JSON.stringify(messagesBody(b)), json),
+  },
+  {
+    name: "POST /v1/embeddings",
+    send: (b, k) =>
+      post(
+        "/v1/embeddings",
+        k,
+        JSON.stringify({
+          model: "beta-embedding-3-small",
+          input: shape === "blob" ? blob(b) : fill(b, (i) => `text ${i}`),
+        }),
+        json,
+      ),
+  },
+  {
+    name: "POST /v1/files (JSONL)",
+    send: (b, k) => {
+      const line = (i: number) =>
+        JSON.stringify({
+          custom_id: `r${i}`,
+          method: "POST",
+          url: "/v1/chat/completions",
+          body: { model: "beta-5", messages: [{ role: "user", content: `hi ${i}` }] },
+        });
+      const lines = fill(b, line).map((_, i) => line(i));
+      const form = new FormData();
+      form.set("purpose", "batch");
+      form.set("file", new File([lines.join("\n")], "in.jsonl"));
+      return post("/v1/files", k, form);
+    },
+  },
+  {
+    name: "POST /v1/messages/batches",
+    send: (b, k) =>
+      post(
+        "/v1/messages/batches",
+        k,
+        JSON.stringify({
+          requests: fill(b, (i) => ({
+            custom_id: `r${i}`,
+            params: { model: "alpha-haiku-4-5", max_tokens: 8, messages: [{ role: "user", content: `hi ${i}` }] },
+          })).slice(0, 50_000),
+        }),
+        json,
+      ),
+  },
+  {
+    name: "POST /mcp",
+    send: (b, k) =>
+      post(
+        "/mcp",
+        k,
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "initialize",
+          params: {
+            protocolVersion: "2025-06-18",
+            capabilities: {},
+            clientInfo: { name: "x", version: "1" },
+            pad: fill(b, (i) => i),
+          },
+        }),
+        { ...json, accept: "application/json, text/event-stream" },
+      ),
+  },
+  {
+    name: "POST /admin/keys",
+    send: (b) => post("/admin/keys", adminKey, JSON.stringify({ name: "big", pad: fill(b, (i) => ({ n: i })) }), json),
+  },
+];
+
+function rssMB(pid: number): number {
+  const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return m ? Number(m[1]) / 1024 : 0;
+}
+
+/** The pinger: `GET /health` every 5 ms from a worker thread, so this thread's own work does not delay it. */
+const pingerSource = `
+let on = false, max = 0, n = 0, maxRss = 0;
+const tick = async () => {
+  while (on) {
+    const t0 = performance.now();
+    try { await (await fetch("${base}/health")).arrayBuffer(); } catch {}
+    const d = performance.now() - t0;
+    if (d > max) max = d;
+    n++;
+    try {
+      const m = /VmRSS:\\s+(\\d+)/.exec(require("node:fs").readFileSync("/proc/" + pid + "/status", "utf8"));
+      if (m && Number(m[1]) / 1024 > maxRss) maxRss = Number(m[1]) / 1024;
+    } catch {}
+    await Bun.sleep(5);
+  }
+};
+let pid = 0, loop;
+self.onmessage = async (e) => {
+  if (e.data.start) { pid = e.data.pid; on = true; max = 0; n = 0; maxRss = 0; loop = tick(); }
+  else { on = false; await loop; postMessage({ max, n, maxRss }); }
+};`;
+
+async function startGateway(dir: string) {
+  const proc = Bun.spawn(["bun", "src/main.ts"], {
+    cwd: gatewayDir || join(root, "apps/gateway"),
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      TURNPIKE_DB: join(dir, "t.db"),
+      TURNPIKE_ADMIN_KEY: adminKey,
+      TURNPIKE_LOG_LEVEL: "warn",
+      ...extraEnv,
+    },
+    stdout: "ignore",
+    stderr: "ignore",
+  });
+  for (let i = 0; i < 300; i++) {
+    try {
+      if ((await fetch(`${base}/health`)).ok) break;
+    } catch {}
+    await Bun.sleep(100);
+  }
+  const res = await fetch(`${base}/admin/keys`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${adminKey}`, ...json },
+    body: JSON.stringify({ name: "hold" }),
+  });
+  const { key } = (await res.json()) as { key: string };
+  // Warm the routes' code paths with one small request each.
+  await post("/v1/messages", key, JSON.stringify(messagesBody(200)), json);
+  return { proc, key };
+}
+
+const pinger = new Worker(URL.createObjectURL(new Blob([pingerSource], { type: "application/javascript" })));
+const ask = (m: unknown) =>
+  new Promise<{ max: number; n: number; maxRss: number }>((resolve) => {
+    pinger.onmessage = (e) => resolve(e.data);
+    pinger.postMessage(m);
+  });
+
+console.log(`shape ${shape}; longest /health answer while the body was in flight; RSS of the gateway process`);
+console.log(
+  "| route | MB | status | longest /health ms | pings | RSS before MB | RSS peak MB | growth MB | body took ms |",
+);
+console.log("|---|---|---|---|---|---|---|---|---|");
+for (const c of cases) {
+  if (only && !c.name.includes(only)) continue;
+  for (const size of sizes) {
+    const dir = mkdtempSync(join(tmpdir(), "hold-"));
+    const { proc, key } = await startGateway(dir);
+    try {
+      Bun.gc(true);
+      const before = rssMB(proc.pid);
+      pinger.postMessage({ start: true, pid: proc.pid });
+      await Bun.sleep(50);
+      const t0 = performance.now();
+      const status = await c.send(size * MB, key).catch(() => -1);
+      const took = performance.now() - t0;
+      await Bun.sleep(30);
+      const { max, n, maxRss } = await ask({ stop: true });
+      console.log(
+        `| ${c.name} | ${size} | ${status} | ${max.toFixed(0)} | ${n} | ${before.toFixed(0)} | ${maxRss.toFixed(0)} | ${(maxRss - before).toFixed(0)} | ${took.toFixed(0)} |`,
+      );
+    } finally {
+      proc.kill();
+      await proc.exited;
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+}
+pinger.terminate();
