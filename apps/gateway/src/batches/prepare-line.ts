@@ -74,7 +74,7 @@ export async function prepareLine(
           ? FORMATS.responses
           : FORMATS.messages;
     const ctx = newContext(request, format, null, deps.config.trustedProxies);
-    const { request: validated } = await validate(ctx, deps.config.maxBodyBytes);
+    const { request: validated } = await validate(ctx, deps.config);
     const client = await recall(deps, key, validated);
     const target = resolve(deps, key, client.model);
     if (!usable(target)) return undefined;
