@@ -5,7 +5,7 @@
  * with its bytes: a 32 MiB image in one string parses in 20 ms, while 32 MiB of two-word turns
  * (two million values) takes the parse, the depth walk, the schema check, the translation and
  * the upstream body's serialisation about half a second each. So a body large enough to hold
- * more values than the limit is first parsed and counted by a worker, and the server's own
+ * more values than the limit is first counted by a worker (one pass over its characters, nothing built), and the server's own
  * thread parses it only when it holds at most `maxValues`; a body that could not hold more
  * (fewer than two characters a value) skips the worker, so the common small request pays nothing.
  *

@@ -42,27 +42,26 @@ export function tooManyValues(maxValues: number, values: number): GatewayError {
 
 /**
  * Parses `text` as JSON within the limits, holding the event loop only for a body within them:
- * one that might hold more than `maxValues` values is first parsed and counted on a worker
- * thread (http/json-census.ts), and refused there if it is malformed (400), nested too deep
- * (400) or holds too many values (413).
+ * one that might hold more than `maxValues` values is first counted on a worker thread
+ * (http/json-census.ts), and refused if it holds too many values (413), is cut short or nests too
+ * deep (400).
  */
 export async function parseJsonWithin(text: string, maxValues: number): Promise<unknown> {
-  if (!mightExceed(text, maxValues)) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch (e) {
-      throw invalid(`Request body is not valid JSON: ${e instanceof Error ? e.message : String(e)}.`);
-    }
-    checkDepth(parsed, MAX_JSON_DEPTH);
-    return parsed;
+  if (mightExceed(text, maxValues)) {
+    const census = await takeCensusOffThread(text, MAX_JSON_DEPTH);
+    if (census.notJson !== undefined) throw invalid(`Request body is not valid JSON: ${census.notJson}.`);
+    if (census.tooDeep) throw invalid(census.tooDeep.message, census.tooDeep.param);
+    if (census.values > maxValues) throw tooManyValues(maxValues, census.values);
   }
-  const census = await takeCensusOffThread(text, MAX_JSON_DEPTH);
-  if (census.notJson !== undefined) throw invalid(`Request body is not valid JSON: ${census.notJson}.`);
-  if (census.tooDeep) throw invalid(census.tooDeep.message, census.tooDeep.param);
-  if (census.values > maxValues) throw tooManyValues(maxValues, census.values);
-  // Within the limits (the worker parsed this very text): the depth was checked there.
-  return JSON.parse(text);
+  // Within the limits: parsed here, a malformed body refused as any other.
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (e) {
+    throw invalid(`Request body is not valid JSON: ${e instanceof Error ? e.message : String(e)}.`);
+  }
+  checkDepth(parsed, MAX_JSON_DEPTH);
+  return parsed;
 }
 
 /** A body over the limit: 413 in the caller's format (the format's renderer picks the envelope). */

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { countValues, takeCensus } from "../../src/http/json-census-worker";
+import { countValues, scanValues, takeCensus } from "../../src/http/json-census-worker";
 import { mightExceed } from "../../src/http/json-census";
 import { DEFAULT_MAX_BODY_VALUES, parseJsonWithin } from "../../src/http/read-body";
 import { loadConfig } from "../../src/config/config";
@@ -39,6 +39,13 @@ describe("the census", () => {
     expect(countValues([])).toBe(1);
     expect(countValues({ a: 1, b: [1, 2, { c: null }] })).toBe(7);
     expect(countValues(turns(1000))).toBe(3001);
+    // The worker's scan counts the same, building nothing.
+    for (const v of [{ a: 1, b: [1, 2, { c: null }] }, turns(1000), [], [[]], { s: 'a:b,[c]{"' }, [1, [2, [3, {}]]]])
+      expect(scanValues(JSON.stringify(v, null, 1), 128)).toEqual({
+        values: countValues(v),
+        deeper: false,
+        broken: false,
+      });
   });
 
   test("a body shorter than two characters a value cannot hold more than the limit, and skips the worker", () => {
@@ -50,6 +57,7 @@ describe("the census", () => {
 
   test("says why a body is not acceptable: not JSON, or nested too deep (naming the field)", () => {
     expect(takeCensus({ id: 1, text: '{"a":', maxDepth: 128 }).notJson).toBeString();
+    expect(takeCensus({ id: 4, text: '{"a":"[{\\"", "b":[]}', maxDepth: 128 })).toEqual({ id: 4, values: 3 });
     const deep = `{"tools":${"[".repeat(200)}${"]".repeat(200)}}`;
     expect(takeCensus({ id: 2, text: deep, maxDepth: 128 }).tooDeep?.message).toContain(
       "tools: JSON nests deeper than the limit of 128 levels",
