@@ -159,7 +159,10 @@ describe("memory per request stays a small multiple of its body", () => {
     bad.stop();
   });
 
-  test("a 20 MB body, passed through and translated: the gateway's peak growth stays under 8 times the body", async () => {
+  // Under 10 times: a body this long is counted by the census worker first (http/json-census.ts),
+  // which holds a copy of its text meanwhile; before the census the bound was 8 times, and loaded
+  // fresh-clone runs read 8.2–8.3 times with it.
+  test("a 20 MB body, passed through and translated: the gateway's peak growth stays under 10 times the body", async () => {
     const content = "lorem ipsum dolor sit amet ".repeat(Math.floor((20 * MB) / 27));
     for (const [path, model] of [
       ["/v1/chat/completions", "beta-5"],
@@ -181,7 +184,7 @@ describe("memory per request stays a small multiple of its body", () => {
       await res.text();
       clearInterval(timer);
       peak = Math.max(peak, g.rss());
-      expect(peak - before).toBeLessThan(8 * body.length);
+      expect(peak - before).toBeLessThan(10 * body.length);
     }
   });
 });
