@@ -156,7 +156,7 @@ describe("a fresh Node project", () => {
     expect(run(["node", "node_modules/typescript/bin/tsc", "-p", "tsconfig.json"], join(work, "app"), nodeEnv)).toBe(
       "",
     );
-  }, 120_000);
+  }, 300_000);
 
   test("runs the program with node against a live gateway", async () => {
     gateway = await spawnGateway();
@@ -231,7 +231,7 @@ describe("types resolve under every moduleResolution", () => {
       });
       expect(tsc.stdout.toString() + tsc.stderr.toString()).toBe("");
       expect(tsc.exitCode).toBe(0);
-    }, 120_000);
+    }, 300_000);
   }
 });
 
