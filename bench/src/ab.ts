@@ -18,7 +18,9 @@
  * of its own, removed afterwards: `bun run ab -- DIR scaled:DIR` reads scale-out against embedded.
  *
  * Options: `--only NAME` (one scenario, exact name; default `messages passthrough`), `--rounds N`
- * (default 12), `--seconds N` per cell (default 2), `-c N` connections (default 32).
+ * (default 12), `--seconds N` per cell (default 2), `-c N` connections (default 32),
+ * `--sim-first-byte MS` (the simulator waits MS before each answer's head, as a real vendor does:
+ * default 0, the instant simulator).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -48,6 +50,7 @@ const { values: args, positionals: dirs } = parseArgs({
     rounds: { type: "string", default: "12" },
     seconds: { type: "string", default: "2" },
     c: { type: "string", short: "c", default: "32" },
+    "sim-first-byte": { type: "string", default: "0" },
   },
 });
 const scenario = SCENARIOS.find((s) => s.name === args.only);
@@ -63,7 +66,7 @@ const services: Service[] = [];
 /** The scale-out builds' databases and key prefixes, removed at the end. */
 const removals: (() => Promise<void>)[] = [];
 try {
-  const sim = await startSimulatorProcess();
+  const sim = await startSimulatorProcess(Number(args["sim-first-byte"]));
   services.push(sim);
   const builds: { name: string; pid: number; url: string; script: string }[] = [];
   for (const [i, d] of dirs.entries()) {

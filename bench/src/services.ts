@@ -7,7 +7,8 @@ import { UPSTREAM_KEY } from "./scenarios";
 /** Zero latency; 50 pieces per reply, so a stream is 50 content chunks plus its frame events. */
 export const SIMULATOR_CHUNKS = 50;
 
-export async function startSimulatorProcess(): Promise<Service> {
+/** `firstByteMs`: how long the simulator waits before each answer's head (default none). */
+export async function startSimulatorProcess(firstByteMs = 0): Promise<Service> {
   const port = freePort();
   return startService({
     name: "simulator",
@@ -21,6 +22,7 @@ export async function startSimulatorProcess(): Promise<Service> {
       "0",
       "--chunks",
       String(SIMULATOR_CHUNKS),
+      ...(firstByteMs > 0 ? ["--first-byte", String(firstByteMs)] : []),
     ],
     cwd: simulatorDir(),
     port,
