@@ -18,7 +18,12 @@ import { createSimulatorFetch } from "@turnpike/simulator";
 
 const { values: args, positionals: dirs } = parseArgs({
   allowPositionals: true,
-  options: { rounds: { type: "string", default: "15" }, streams: { type: "string", default: "300" } },
+  options: {
+    rounds: { type: "string", default: "15" },
+    streams: { type: "string", default: "300" },
+    serve: { type: "boolean", default: false },
+    c: { type: "string", default: "8" },
+  },
 });
 if (dirs.length === 0) throw new Error("give one or more apps/gateway directories");
 const rounds = Number(args.rounds);
@@ -56,6 +61,34 @@ interface Build {
   run: (chunks: Uint8Array[]) => Promise<number>;
 }
 
+/**
+ * `--serve`: each stream goes through real sockets, as in the gateway: the upstream is a server
+ * of this process answering the shape's chunks (each written as it comes), the build's relay
+ * reads `fetch`'s body and is the body of its own server's `Response`, and a client reads it to
+ * its end, `--c` streams at a time. The server's own way of pulling the relayed stream (and the
+ * upstream body's native reader) is then in the figures, which the in-memory mode leaves out.
+ */
+let shapeNow: Uint8Array[] = [];
+const upstream = args.serve
+  ? Bun.serve({
+      port: 0,
+      fetch: () =>
+        new Response(
+          new ReadableStream({
+            type: "direct",
+            async pull(out: { write(c: Uint8Array): void; flush(): unknown; close(): void }) {
+              for (const c of shapeNow) {
+                out.write(c);
+                await out.flush();
+              }
+              out.close();
+            },
+          } as unknown as UnderlyingDefaultSource<Uint8Array>),
+          { headers: { "content-type": "text/event-stream" } },
+        ),
+    })
+  : undefined;
+
 async function load(dir: string): Promise<Build> {
   const src = resolve(dir, "src");
   const { firstFrameGuard } = await import(`${src}/relay/first-frame-guard.ts`);
@@ -79,6 +112,12 @@ async function load(dir: string): Promise<Build> {
       format,
       "alpha",
     );
+    if (upstream) {
+      shapeNow = chunks;
+      const server = servers.get(dir);
+      const res = await fetch(server!.url);
+      return (await res.arrayBuffer()).byteLength;
+    }
     let i = 0;
     const source = new ReadableStream<Uint8Array>({
       pull(c) {
@@ -102,12 +141,60 @@ async function load(dir: string): Promise<Build> {
       n += value.byteLength;
     }
   };
+  if (upstream) {
+    const relayed = (body: ReadableStream<Uint8Array>) => {
+      const tally = new UsageTally();
+      const audit = (json: string) => {
+        if (!usageTextLooksTrue(json, 1_000_000)) tally.distrust();
+      };
+      const inner = sseLineGate(
+        passthroughTap(PROTOCOLS.messages.passthrough, format, tally, { includeUsage: false, renameModel: id }, audit),
+        format,
+        "alpha",
+      );
+      return relayStream(body, {
+        format,
+        tap: firstFrameGuard(inner, format, "alpha"),
+        logger,
+        requestId: "req_1",
+        keepAliveMs: 15_000,
+        // As the gateway's usage commit does, the stream's end waits a turn of the event loop.
+        onEnd: () => new Promise<void>((r) => setImmediate(r)),
+      });
+    };
+    servers.set(
+      dir,
+      Bun.serve({
+        port: 0,
+        fetch: async () => {
+          const res = await fetch(upstream.url);
+          return new Response(relayed(res.body!), { headers: { "content-type": "text/event-stream" } });
+        },
+      }),
+    );
+  }
   return { name: dir, run };
+}
+
+const servers = new Map<string, ReturnType<typeof Bun.serve>>();
+const concurrency = Number(args.c);
+/** `n` streams of one build, `--c` at a time in serve mode. */
+async function many(b: Build, chunks: Uint8Array[], n: number): Promise<void> {
+  if (!upstream) {
+    for (let s = 0; s < n; s++) await b.run(chunks);
+    return;
+  }
+  let left = n;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (left-- > 0) await b.run(chunks);
+    }),
+  );
 }
 
 const builds = await Promise.all(dirs.map(load));
 // Warm-up: every build over every shape, so that no shape is measured while the JIT still works.
-for (const chunks of Object.values(shapes)) for (const b of builds) for (let s = 0; s < 2000; s++) await b.run(chunks);
+for (const chunks of Object.values(shapes)) for (const b of builds) await many(b, chunks, upstream ? 500 : 2000);
 for (const [shape, chunks] of Object.entries(shapes)) {
   const sizes = await Promise.all(builds.map((b) => b.run(chunks)));
   if (new Set(sizes).size !== 1) throw new Error(`${shape}: the builds relayed different byte counts: ${sizes}`);
@@ -117,7 +204,7 @@ for (const [shape, chunks] of Object.entries(shapes)) {
     for (let k = 0; k < builds.length; k++) {
       const b = (k + r) % builds.length;
       const before = process.cpuUsage();
-      for (let s = 0; s < streams; s++) await builds[b]!.run(chunks);
+      await many(builds[b]!, chunks, streams);
       const used = process.cpuUsage(before);
       per[b]!.push((used.user + used.system) / streams);
     }
@@ -130,3 +217,5 @@ for (const [shape, chunks] of Object.entries(shapes)) {
     console.log(`  ${k}:${b.name}  ${m.toFixed(1)}  (${(m / base).toFixed(3)} of build 0)`);
   }
 }
+upstream?.stop(true);
+for (const s of servers.values()) s.stop(true);
