@@ -1,5 +1,5 @@
 import { BatchApi, batchProtocol, isBatchPath } from "./batch-api";
-import { LARGE_BODY_CHARS, loopTurn } from "./loop-turn";
+import { LARGE_BODY_CHARS, loopTurn, Slicer } from "./loop-turn";
 import { checkAuth } from "./check-auth";
 import { credential, type Fault, FaultTable, hang, readFault, resetResponse } from "./faults";
 import { chatEmbeddings, embedResponse, generateEmbeddings } from "./embed";
@@ -218,12 +218,15 @@ export function createHandler(opts: SimulatorOptions = {}): SimulatorHandler {
           (outcome.protocol === "messages" || outcome.plan.inputTokens >= MIN_CACHED_TOKENS)
         ) {
           const request = await read();
+          const slicer = new Slicer();
           let cache: CacheUse | undefined;
           if (isObject(request))
             cache =
               outcome.protocol === "messages"
                 ? promptCache.use(request)
-                : promptCache.useAutomatic(outcome.protocol, request);
+                : large
+                  ? await promptCache.useAutomaticSliced(outcome.protocol, request, () => slicer.pause())
+                  : promptCache.useAutomatic(outcome.protocol, request);
           if (cache) outcome = { ...outcome, plan: { ...outcome.plan, cache } };
           if (large) await loopTurn();
         }
