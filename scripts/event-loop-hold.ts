@@ -332,6 +332,8 @@ self.onmessage = async (e) => {
 
 async function startGateway(dir: string) {
   const profile = cpuProf ? ["--cpu-prof", "--cpu-prof-dir", cpuProf] : [];
+  // HOLD_PRELOAD=file.ts: preloaded into the gateway (say, a timer that prints each stall of the
+  // loop, to line up with a --cpu-prof profile); the gateway's stderr is shown then.
   const preload = process.env.HOLD_PRELOAD ? ["--preload", process.env.HOLD_PRELOAD] : [];
   const proc = Bun.spawn(["bun", ...profile, ...preload, "src/main.ts"], {
     cwd: gatewayDir || join(root, "apps/gateway"),
