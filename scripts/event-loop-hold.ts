@@ -5,12 +5,20 @@
  * while a second client (a worker thread) sends `GET /health` every 5 ms; prints the longest
  * `/health` answer while the body was in flight, the gateway's RSS growth, and the body's status.
  *
- *   bun scripts/event-loop-hold.ts [--sizes 1,8,32] [--shape turns|blob] [--only TEXT] [--port 18150]
- *        [--env NAME=VALUE]... [--gateway-dir DIR]
+ *   bun scripts/event-loop-hold.ts [--sizes 1,8,32] [--values N] [--shape turns|blob] [--only TEXT] [--skip TEXT]
+ *        [--port 18150] [--env NAME=VALUE]... [--gateway-dir DIR] [--cpu-prof DIR]
  *
  * `turns`: the worst case for the event loop, a body of many small JSON values (two-word
  * conversation turns, about 12 values per 100 bytes); `blob`: one long string (an image). Each
- * row runs on a fresh gateway, so RSS growth is that body's alone.
+ * row runs on a fresh gateway, so RSS growth is that body's alone. `--values N` sends, instead of
+ * bodies of given sizes, one body per route of as many turns as fit in N JSON values (what
+ * `TURNPIKE_MAX_BODY_VALUES` counts): `--values 99900` is a body just within the default limit.
+ *
+ * `POST /v1/batches (file)`: a batch input file of `--batch-lines` lines (default 50,000, the
+ * line limit) of `--line-bytes` each (default 2,000: 100 MB, the file limit), every line a chat
+ * request of two-word turns, uploaded (not measured), then the batch is created and followed
+ * while the worker prepares, sends and replays its lines, for up to `--follow-s` seconds (default
+ * 60) or until it ends; the row is the longest `/health` over that time (status: the batch's).
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -23,10 +31,16 @@ const opt = (name: string, dflt: string) => {
 };
 const sizes = opt("sizes", "1,8,32").split(",").map(Number);
 const shape = opt("shape", "turns");
+/** `--values N`: each body holds about N JSON values (turns up to N, less the body's own few), whatever its bytes. */
+const valuesTarget = Number(opt("values", "0"));
 const only = opt("only", "");
+/** `--skip TEXT`: leave out the routes whose name holds TEXT. */
+const skip = opt("skip", "");
 const port = Number(opt("port", "18150"));
 /** The gateway app to run (`--gateway-dir`: a copy of another build, its node_modules linked, to compare). */
 const gatewayDir = opt("gateway-dir", "");
+/** `--cpu-prof DIR`: the gateway writes a CPU profile per row there (`bun --cpu-prof`), to see where the time went. */
+const cpuProf = opt("cpu-prof", "");
 const extraEnv: Record<string, string> = {};
 args.forEach((a, i) => {
   if (a === "--env" && args[i + 1]) {
@@ -35,24 +49,40 @@ args.forEach((a, i) => {
   }
 });
 const MB = 1024 * 1024;
+const batchLines = Number(opt("batch-lines", "50000"));
+const lineBytes = Number(opt("line-bytes", "2000"));
+const followS = Number(opt("follow-s", "60"));
 const root = join(import.meta.dir, "..");
 const base = `http://127.0.0.1:${port}`;
 const adminKey = `admin-${crypto.randomUUID()}-${crypto.randomUUID()}`;
 
-/** Turns of `make(i)` until the JSON passes `bytes`. */
+/** JSON values in `v` as the gateway's census counts them: the root, each array element and each object member. */
+function valuesOf(v: unknown): number {
+  if (typeof v !== "object" || v === null) return 1;
+  return 1 + Object.values(v).reduce((n: number, x) => n + valuesOf(x), 0);
+}
+/** Turns of `make(i)` until the JSON passes `bytes` (or, with `--values`, as many as fit in that many values). */
 function fill<T>(bytes: number, make: (i: number) => T): T[] {
   const one = JSON.stringify(make(0)).length + 1;
-  return Array.from({ length: Math.max(1, Math.ceil(bytes / one)) }, (_, i) => make(i));
+  const length = valuesTarget
+    ? Math.floor((valuesTarget - 20) / valuesOf(make(0)))
+    : Math.max(1, Math.ceil(bytes / one));
+  return Array.from({ length }, (_, i) => make(i));
 }
 const blob = (bytes: number) => "A".repeat(bytes);
 const role = (i: number) => (i % 2 ? "assistant" : "user");
 
 interface Case {
   name: string;
-  send(bytes: number, key: string): Promise<number>;
+  send(bytes: number, key: string): Promise<number | string>;
+  /** Work done before the pings start (not measured): what `send` then reads. */
+  before?(key: string): Promise<void>;
 }
 
+/** The size in bytes of the last body sent (its JSON text, or the uploaded file). */
+let lastBodyBytes = 0;
 const post = async (path: string, key: string, body: string | FormData, headers: Record<string, string> = {}) => {
+  lastBodyBytes = typeof body === "string" ? Buffer.byteLength(body) : ((body.get("file") as File | null)?.size ?? 0);
   const res = await fetch(`${base}${path}`, {
     method: "POST",
     headers: { authorization: `Bearer ${key}`, "x-api-key": key, "x-goog-api-key": key, ...headers },
@@ -80,6 +110,9 @@ const chatBody = (bytes: number) =>
     : { model: "beta-5", messages: fill(bytes, (i) => ({ role: role(i), content: `turn ${i} hi` })) };
 
 const cases: Case[] = [
+  // The machine's own delay: the longest /health over 0.5 s with no body in flight (on a busy
+  // machine it is not zero, and every row below includes it).
+  { name: "(no body)", send: () => Bun.sleep(500).then(() => 0) },
   { name: "POST /v1/messages", send: (b, k) => post("/v1/messages", k, JSON.stringify(messagesBody(b)), json) },
   {
     name: "POST /v1/messages →chat",
@@ -104,14 +137,15 @@ const cases: Case[] = [
     send: (b, k) =>
       new Promise((resolve, reject) => {
         const ws = new WebSocket(`ws://127.0.0.1:${port}/v1/responses`, { headers: { authorization: `Bearer ${k}` } });
-        ws.onopen = () =>
-          ws.send(
-            JSON.stringify({
-              type: "response.create",
-              model: "beta-5",
-              input: shape === "blob" ? blob(b) : chatBody(b).messages,
-            }),
-          );
+        ws.onopen = () => {
+          const frame = JSON.stringify({
+            type: "response.create",
+            model: "beta-5",
+            input: shape === "blob" ? blob(b) : chatBody(b).messages,
+          });
+          lastBodyBytes = Buffer.byteLength(frame);
+          ws.send(frame);
+        };
         ws.onmessage = (ev) => {
           const frame = JSON.parse(String(ev.data)) as { type?: string; status?: number; error?: unknown };
           if (frame.type === "error" || frame.type === "response.completed" || frame.type === "response.failed") {
@@ -172,6 +206,61 @@ const cases: Case[] = [
       return post("/v1/files", k, form);
     },
   },
+  (() => {
+    let fileId = "";
+    return {
+      name: "POST /v1/batches (file)",
+      async before(k: string) {
+        const turns = (i: number, n: number) =>
+          Array.from({ length: n }, (_, t) => ({ role: role(t), content: `turn ${i}.${t} hi` }));
+        const line = (i: number, n: number) =>
+          JSON.stringify({
+            custom_id: `r${i}`,
+            method: "POST",
+            url: "/v1/chat/completions",
+            body: { model: "beta-5", max_tokens: 8, messages: [...turns(i, n), { role: "user", content: "end" }] },
+          });
+        const perTurn = line(0, 2).length - line(0, 1).length || 30;
+        const n = Math.max(1, Math.floor((lineBytes - line(0, 0).length) / perTurn));
+        const text = Array.from({ length: batchLines }, (_, i) => line(i, n)).join("\n");
+        const form = new FormData();
+        form.set("purpose", "batch");
+        form.set("file", new File([text], "in.jsonl"));
+        const res = await fetch(`${base}/v1/files`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${k}` },
+          body: form,
+        });
+        const file = (await res.json()) as { id?: string };
+        if (!file.id) throw new Error(`upload failed: ${res.status} ${JSON.stringify(file).slice(0, 300)}`);
+        fileId = file.id;
+        lastBodyBytes = text.length;
+      },
+      async send(_b: number, k: string) {
+        const headers = { authorization: `Bearer ${k}`, ...json };
+        const res = await fetch(`${base}/v1/batches`, {
+          method: "POST",
+          headers,
+          body: JSON.stringify({ input_file_id: fileId, endpoint: "/v1/chat/completions", completion_window: "24h" }),
+        });
+        const batch = (await res.json()) as { id?: string; status?: string };
+        if (!batch.id) return res.status;
+        const end = performance.now() + followS * 1000;
+        let status = batch.status ?? "";
+        while (performance.now() < end && !["completed", "failed", "expired", "cancelled"].includes(status)) {
+          await Bun.sleep(250);
+          const got = (await (await fetch(`${base}/v1/batches/${batch.id}`, { headers })).json()) as {
+            status?: string;
+            request_counts?: { completed: number; total: number };
+          };
+          status = `${got.status}`;
+          if (got.request_counts) status += ` ${got.request_counts.completed}/${got.request_counts.total}`;
+          if (got.status === "completed" || got.status === "failed") status = `${got.status}`;
+        }
+        return status;
+      },
+    };
+  })(),
   {
     name: "POST /v1/messages/batches",
     send: (b, k) =>
@@ -242,7 +331,11 @@ self.onmessage = async (e) => {
 };`;
 
 async function startGateway(dir: string) {
-  const proc = Bun.spawn(["bun", "src/main.ts"], {
+  const profile = cpuProf ? ["--cpu-prof", "--cpu-prof-dir", cpuProf] : [];
+  // HOLD_PRELOAD=file.ts: preloaded into the gateway (say, a timer that prints each stall of the
+  // loop, to line up with a --cpu-prof profile); the gateway's stderr is shown then.
+  const preload = process.env.HOLD_PRELOAD ? ["--preload", process.env.HOLD_PRELOAD] : [];
+  const proc = Bun.spawn(["bun", ...profile, ...preload, "src/main.ts"], {
     cwd: gatewayDir || join(root, "apps/gateway"),
     env: {
       ...process.env,
@@ -254,7 +347,7 @@ async function startGateway(dir: string) {
       ...extraEnv,
     },
     stdout: "ignore",
-    stderr: "ignore",
+    stderr: process.env.HOLD_PRELOAD ? "inherit" : "ignore",
   });
   for (let i = 0; i < 300; i++) {
     try {
@@ -286,22 +379,23 @@ console.log(
 );
 console.log("|---|---|---|---|---|---|---|---|---|");
 for (const c of cases) {
-  if (only && !c.name.includes(only)) continue;
-  for (const size of sizes) {
+  if ((only && !c.name.includes(only)) || (skip && c.name.includes(skip))) continue;
+  for (const size of valuesTarget ? [0] : sizes) {
     const dir = mkdtempSync(join(tmpdir(), "hold-"));
     const { proc, key } = await startGateway(dir);
     try {
+      await c.before?.(key);
       Bun.gc(true);
       const before = rssMB(proc.pid);
       pinger.postMessage({ start: true, pid: proc.pid });
       await Bun.sleep(50);
       const t0 = performance.now();
-      const status = await c.send(size * MB, key).catch(() => -1);
+      const status = await c.send(size * MB, key).catch((e) => `failed: ${e instanceof Error ? e.message : e}`);
       const took = performance.now() - t0;
       await Bun.sleep(30);
       const { max, n, maxRss } = await ask({ stop: true });
       console.log(
-        `| ${c.name} | ${size} | ${status} | ${max.toFixed(0)} | ${n} | ${before.toFixed(0)} | ${maxRss.toFixed(0)} | ${(maxRss - before).toFixed(0)} | ${took.toFixed(0)} |`,
+        `| ${c.name} | ${(lastBodyBytes / MB).toFixed(2)} | ${status} | ${max.toFixed(0)} | ${n} | ${before.toFixed(0)} | ${maxRss.toFixed(0)} | ${(maxRss - before).toFixed(0)} | ${took.toFixed(0)} |`,
       );
     } finally {
       proc.kill();

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { EXACT_COUNT_CHARS, IMAGE_TOKENS, countTextTokens, countTokens } from "./tokenize.js";
+import { EXACT_COUNT_CHARS, EXACT_COUNT_TEXTS, IMAGE_TOKENS, countTextTokens, countTokens } from "./tokenize.js";
 
 describe("countTokens (o200k_base)", () => {
   test("a one-word prompt: 3 priming + 3 per message + the word", () => {
@@ -76,6 +76,23 @@ describe("countTokens (o200k_base)", () => {
     const small = words.slice(0, 10_000);
     expect(countTokens({ model: "m", max_tokens: 1, messages: [{ role: "user", content: small }] })).toBe(
       3 + 3 + countTextTokens(small),
+    );
+  });
+
+  test("beyond its first 4,096 texts a prompt of many short turns is estimated at the rate measured on them", () => {
+    const turns = Array.from({ length: 30_000 }, (_, i) => ({
+      role: i % 2 ? ("assistant" as const) : ("user" as const),
+      content: `turn ${i} hi`,
+    }));
+    expect(turns.length).toBeGreaterThan(4 * EXACT_COUNT_TEXTS);
+    const estimated = countTokens({ model: "m", max_tokens: 1, messages: turns });
+    const exact = 3 + turns.reduce((n, t) => n + 3 + countTextTokens(t.content), 0);
+    expect(Number.isInteger(estimated)).toBe(true);
+    expect(Math.abs(estimated - exact) / exact).toBeLessThan(0.02);
+    // Within the budget the count is exact.
+    const few = turns.slice(0, 1000);
+    expect(countTokens({ model: "m", max_tokens: 1, messages: few })).toBe(
+      3 + few.reduce((n, t) => n + 3 + countTextTokens(t.content), 0),
     );
   });
 

@@ -65,14 +65,26 @@ export function countTextTokens(text: string): number {
  */
 export const EXACT_COUNT_CHARS = 256 * 1024;
 
-/** What is left of one request's exact counting, and the rate measured so far. */
+/**
+ * Texts of one request counted exactly; those after them are estimated at the measured rate.
+ * Each call to the encoder costs a few microseconds whatever its length, so a body of many short
+ * texts (25,000 two-word turns: 270 KB, within the characters' budget) held the event loop for
+ * 40–70 ms counting them one by one on a loaded machine; 4,096 texts are a sample large enough.
+ */
+export const EXACT_COUNT_TEXTS = 4096;
+
+/** What is left of one request's exact counting (characters and texts), and the rate measured so far. */
 interface Budget {
   left: number;
+  texts: number;
   chars: number;
   tokens: number;
 }
 
 function countWithin(text: string, b: Budget): number {
+  // Past the texts' budget: a fraction of a token (the sum is rounded up once, at the end).
+  if (b.texts <= 0 && b.chars > 0) return text.length * (b.tokens / b.chars);
+  b.texts--;
   if (text.length <= b.left) {
     const n = countTextTokens(text);
     b.left -= text.length;
@@ -104,7 +116,7 @@ function countWithin(text: string, b: Budget): number {
  * ```
  */
 export function countTokens(request: MessagesRequest | CountTokensRequest): number {
-  const budget: Budget = { left: EXACT_COUNT_CHARS, chars: 0, tokens: 0 };
+  const budget: Budget = { left: EXACT_COUNT_CHARS, texts: EXACT_COUNT_TEXTS, chars: 0, tokens: 0 };
   const countTextTokens = (text: string) => countWithin(text, budget);
   let total = REPLY_PRIMING;
   const system = request.system;
@@ -116,7 +128,7 @@ export function countTokens(request: MessagesRequest | CountTokensRequest): numb
     else for (const b of m.content) total += countBlock(b, countTextTokens);
   }
   for (const t of request.tools ?? []) total += countTool(t, countTextTokens);
-  return total;
+  return Math.ceil(total);
 }
 
 function countBlock(b: ContentBlockParam, countTextTokens: (text: string) => number): number {

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { isObject } from "./json-access";
+import { Slicer } from "./loop-turn";
 import { jsonResponse } from "./respond";
 
 /**
@@ -145,7 +146,9 @@ export class BatchApi {
       const requests = outer && Array.isArray(outer.requests) ? outer.requests : undefined;
       if (!requests?.length) return invalid("generate", "batch.inputConfig.requests.requests: at least one request");
       const answers: LineAnswer[] = [];
+      const slicer = new Slicer();
       for (const [i, r] of requests.entries()) {
+        await slicer.pause();
         if (!isObject(r) || !isObject(r.request)) return invalid("generate", `requests[${i}].request is required`);
         const key = isObject(r.metadata) && typeof r.metadata.key === "string" ? r.metadata.key : String(i);
         answers.push(await this.answer(`${at}:generateContent`, req.headers, key, r.request));
@@ -266,8 +269,10 @@ export class BatchApi {
     const input = this.files.get(v.input_file_id);
     if (input?.purpose !== "batch") return notFound("chat", `No such File object: ${v.input_file_id}`);
     const answers: LineAnswer[] = [];
+    const slicer = new Slicer();
     for (const line of input.content.split("\n")) {
       if (!line.trim()) continue;
+      await slicer.pause();
       const row: unknown = JSON.parse(line);
       if (!isObject(row) || typeof row.custom_id !== "string") return invalid("chat", "Each line needs a `custom_id`.");
       if (row.url !== v.endpoint) return invalid("chat", `Line ${row.custom_id}: its url must be ${v.endpoint}.`);
@@ -282,7 +287,9 @@ export class BatchApi {
     if (!isObject(v) || !Array.isArray(v.requests) || v.requests.length === 0)
       return invalid("messages", "requests: a batch needs at least one request");
     const answers: LineAnswer[] = [];
+    const slicer = new Slicer();
     for (const r of v.requests) {
+      await slicer.pause();
       if (!isObject(r) || typeof r.custom_id !== "string" || !isObject(r.params))
         return invalid("messages", "requests: each needs a custom_id and params");
       answers.push(await this.answer("/v1/messages", headers, r.custom_id, r.params));

@@ -1,4 +1,5 @@
 import { BatchApi, batchProtocol, isBatchPath } from "./batch-api";
+import { LARGE_BODY_CHARS, loopTurn, Slicer } from "./loop-turn";
 import { checkAuth } from "./check-auth";
 import { credential, type Fault, FaultTable, hang, readFault, resetResponse } from "./faults";
 import { chatEmbeddings, embedResponse, generateEmbeddings } from "./embed";
@@ -193,8 +194,19 @@ export function createHandler(opts: SimulatorOptions = {}): SimulatorHandler {
         }
         const key = `${path}?${query}\n${text}`;
         let outcome = cache.get(key);
+        // Parsed at most once; a large body's steps (parse, count and plan, the prompt cache)
+        // each wait for a turn of the event loop, which the simulator may share with the gateway.
+        const large = text.length > LARGE_BODY_CHARS;
+        let parsed: unknown = capture ? body : undefined;
+        const read = async () => {
+          if (parsed !== undefined) return parsed;
+          parsed = parseBody(text);
+          if (large) await loopTurn();
+          return parsed;
+        };
         if (!outcome) {
-          outcome = decideOutcome(route, capture ? body : parseBody(text), defaults);
+          outcome = decideOutcome(route, await read(), defaults);
+          if (large) await loopTurn();
           if (cache.size >= CACHE_LIMIT) cache.clear();
           // Large bodies are not kept as keys: the cache holds at most CACHE_LIMIT × CACHED_BODY_LIMIT.
           if (text.length <= CACHED_BODY_LIMIT) cache.set(key, outcome);
@@ -205,14 +217,18 @@ export function createHandler(opts: SimulatorOptions = {}): SimulatorHandler {
           outcome.kind === "reply" &&
           (outcome.protocol === "messages" || outcome.plan.inputTokens >= MIN_CACHED_TOKENS)
         ) {
-          const parsed = capture ? body : parseBody(text);
+          const request = await read();
+          const slicer = new Slicer();
           let cache: CacheUse | undefined;
-          if (isObject(parsed))
+          if (isObject(request))
             cache =
               outcome.protocol === "messages"
-                ? promptCache.use(parsed)
-                : promptCache.useAutomatic(outcome.protocol, parsed);
+                ? promptCache.use(request)
+                : large
+                  ? await promptCache.useAutomaticSliced(outcome.protocol, request, () => slicer.pause())
+                  : promptCache.useAutomatic(outcome.protocol, request);
           if (cache) outcome = { ...outcome, plan: { ...outcome.plan, cache } };
+          if (large) await loopTurn();
         }
         return renderOutcome(outcome, n);
       }

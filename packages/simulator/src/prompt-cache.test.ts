@@ -95,6 +95,21 @@ describe("a long conversation: linear work, bounded memory, limits", () => {
     expect(cache.size).toBeLessThanOrEqual(CAPACITY);
   });
 
+  test("sliced, the same answer, with a pause after each turn (the event loop's turns while the gateway shares it)", async () => {
+    const body = { model: "b", messages: many(3000) };
+    const longer = { model: "b", messages: [...body.messages, { role: "user", content: "one more" }] };
+    const whole = new SimPromptCache();
+    const sliced = new SimPromptCache();
+    let pauses = 0;
+    const pause = async () => {
+      pauses++;
+    };
+    expect(await sliced.useAutomaticSliced("chat", body, pause)).toEqual(whole.useAutomatic("chat", body));
+    expect(pauses).toBe(3000);
+    expect(await sliced.useAutomaticSliced("chat", longer, pause)).toEqual(whole.useAutomatic("chat", longer));
+    expect(sliced.size).toBe(whole.size);
+  });
+
   test("the prefix counts summed turn by turn equal the whole count, for Responses function calls that join an assistant turn too", () => {
     const cache = new SimPromptCache();
     const input = [

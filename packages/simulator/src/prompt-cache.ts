@@ -79,16 +79,15 @@ const WRITES_PER_REQUEST = CAPACITY / 2;
 const chain = (seed: bigint, text: string): bigint => BigInt.asUintN(64, BigInt(Bun.hash(text, seed)));
 
 /**
- * Tokens each turn adds to the prompt, in order: the prompt of the first k turns counts
- * `base + sum of the first k` (the formula of count-prompt-tokens is a sum over turns). A
+ * Tokens each turn adds to the prompt, turn by turn in order: the prompt of the first k turns
+ * counts `base + sum of the first k` (the formula of count-prompt-tokens is a sum over turns). A
  * Responses function call that follows an assistant turn joins that turn's message, so it adds no
  * message overhead of its own.
  */
-function turnTokens(protocol: keyof typeof TURNS_FIELD, turns: unknown[]): number[] {
+function turnCounter(protocol: keyof typeof TURNS_FIELD): (turn: unknown) => number {
   const field = TURNS_FIELD[protocol];
-  const out: number[] = [];
   let lastRole: unknown;
-  for (const turn of turns) {
+  return (turn) => {
     let n = countPromptTokens(protocol, { [field]: [turn] });
     if (protocol === "responses") {
       const t = isObject(turn) ? turn : undefined;
@@ -98,9 +97,8 @@ function turnTokens(protocol: keyof typeof TURNS_FIELD, turns: unknown[]): numbe
       else if (t.type === "function_call_output") lastRole = "tool";
       else if (t.type === undefined || t.type === "message") lastRole = t.role;
     }
-    out.push(n);
-  }
-  return out;
+    return n;
+  };
 }
 
 export class SimPromptCache {
@@ -120,21 +118,49 @@ export class SimPromptCache {
    * when every prefix was re-serialized and re-counted).
    */
   useAutomatic(protocol: keyof typeof TURNS_FIELD, body: JsonObject): CacheUse | undefined {
+    const steps = this.automatic(protocol, body);
+    for (;;) {
+      const step = steps.next();
+      if (step.done) return step.value;
+    }
+  }
+
+  /**
+   * {@link useAutomatic}, with `pause` awaited after each turn: a conversation of 30,000 turns is
+   * counted and hashed in slices, the event loop (which the gateway may share) given turns between.
+   */
+  async useAutomaticSliced(
+    protocol: keyof typeof TURNS_FIELD,
+    body: JsonObject,
+    pause: () => Promise<void>,
+  ): Promise<CacheUse | undefined> {
+    const steps = this.automatic(protocol, body);
+    for (;;) {
+      const step = steps.next();
+      if (step.done) return step.value;
+      await pause();
+    }
+  }
+
+  /** The automatic cache's work, one turn a step. */
+  private *automatic(protocol: keyof typeof TURNS_FIELD, body: JsonObject): Generator<void, CacheUse | undefined> {
     const field = TURNS_FIELD[protocol];
     const turns = arrayOf(body[field]);
     const rest = { ...body, [field]: [] };
     let tokens = countPromptTokens(protocol, rest);
-    const added = turnTokens(protocol, turns);
+    const added = turnCounter(protocol);
     let hash = chain(0n, `${protocol}\n${String(body.model)}\n${JSON.stringify(rest)}`);
     const firstWrite = turns.length - WRITES_PER_REQUEST;
     let read = 0;
     for (let k = 0; k < turns.length; k++) {
-      tokens += added[k] ?? 0;
+      tokens += added(turns[k]);
       hash = chain(hash, JSON.stringify(turns[k]) ?? "null");
-      if (tokens < MIN_CACHED_TOKENS) continue;
-      const key = `${protocol}:${hash.toString(36)}:${k}`;
-      if (this.seen.has(key)) read = tokens;
-      if (k >= firstWrite) this.seen.set(key, tokens);
+      if (tokens >= MIN_CACHED_TOKENS) {
+        const key = `${protocol}:${hash.toString(36)}:${k}`;
+        if (this.seen.has(key)) read = tokens;
+        if (k >= firstWrite) this.seen.set(key, tokens);
+      }
+      yield;
     }
     this.trim();
     return read > 0 ? { read, write: 0, write1h: 0 } : undefined;

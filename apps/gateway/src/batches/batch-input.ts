@@ -3,6 +3,7 @@ import { invalid, isRecord } from "../vocabulary/client-errors";
 import type { BatchKind, BatchLine } from "./batch-store";
 import { lineError } from "./batch-worker";
 import { BATCH_ENDPOINTS, type BatchEndpoint } from "./run-line";
+import { Slicer } from "../vocabulary/loop-turns";
 
 type NewLine = Omit<BatchLine, "batch_id" | "grp" | "upstream_result">;
 
@@ -47,84 +48,105 @@ function tooManyLines(count: number, limits: BatchConfig, param: string) {
  * `endpoint`. A line over the size limit refuses the batch (a 400 naming the line); any other
  * mistake in a line makes that line an error-file line and the rest run.
  */
-export function openaiLines(content: string, endpoint: BatchEndpoint, limits: BatchConfig): NewLine[] {
-  const raw = content.split("\n").map((l) => l.replace(/\r$/, ""));
-  while (raw.length && raw.at(-1) === "") raw.pop();
-  const texts = raw.filter((l) => l.trim() !== "");
+export async function openaiLines(content: string, endpoint: BatchEndpoint, limits: BatchConfig): Promise<NewLine[]> {
+  const raw = content.split("\n");
+  const texts: string[] = [];
+  for (const l of raw) if (l.trim() !== "") texts.push(l.endsWith("\r") ? l.slice(0, -1) : l);
+  raw.length = 0;
   if (texts.length === 0) throw invalid("The input file holds no requests.", "input_file_id");
   if (texts.length > limits.maxLines) throw tooManyLines(texts.length, limits, "input_file_id");
   const seen = new Set<string>();
-  return texts.map((text, i) => {
-    const n = i + 1;
-    if (Buffer.byteLength(text) > limits.maxLineBytes) {
-      throw invalid(
-        `Line ${n} of the input file is ${Buffer.byteLength(text)} bytes; a line may hold at most ${limits.maxLineBytes} (TURNPIKE_BATCH_MAX_LINE_KB).`,
-        "input_file_id",
-      );
-    }
-    let line: unknown;
-    try {
-      line = JSON.parse(text);
-    } catch {
-      return malformed("openai", n, `line-${n}`, `Line ${n} is not valid JSON.`);
-    }
-    if (!isRecord(line) || typeof line.custom_id !== "string" || line.custom_id === "")
-      return malformed("openai", n, `line-${n}`, `Line ${n} has no \`custom_id\` string.`);
-    const id = line.custom_id;
-    if (seen.has(id))
-      return malformed(
-        "openai",
-        n,
-        id,
-        `Line ${n} repeats the custom_id ${JSON.stringify(id)}; each line needs its own.`,
-      );
-    seen.add(id);
-    if (line.method !== "POST") return malformed("openai", n, id, `Line ${n}: \`method\` must be POST.`);
-    if (line.url !== endpoint)
-      return malformed(
-        "openai",
-        n,
-        id,
-        `Line ${n}: \`url\` is ${JSON.stringify(line.url)}, but this batch's endpoint is ${endpoint}.`,
-      );
-    if (!isRecord(line.body) || typeof line.body.model !== "string")
-      return malformed("openai", n, id, `Line ${n}: \`body\` must be a request object naming a \`model\`.`);
-    if (line.body.stream === true) return malformed("openai", n, id, `Line ${n}: a batch line cannot stream.`);
-    return pending(n, id, endpoint, line.body);
-  });
+  // Each line is parsed and checked in turn, the event loop given a turn every few milliseconds:
+  // a file of 50,000 lines is seconds of work, which must not hold every other request.
+  const slicer = new Slicer();
+  const out: NewLine[] = [];
+  for (let i = 0; i < texts.length; i++) {
+    out.push(openaiLine(texts[i]!, i, seen, endpoint, limits)); // i is within texts
+    await slicer.pause();
+  }
+  return out;
+}
+
+/** Line `i` of a chat-family input file, checked (or written off as malformed). */
+function openaiLine(text: string, i: number, seen: Set<string>, endpoint: BatchEndpoint, limits: BatchConfig): NewLine {
+  const n = i + 1;
+  if (Buffer.byteLength(text) > limits.maxLineBytes) {
+    throw invalid(
+      `Line ${n} of the input file is ${Buffer.byteLength(text)} bytes; a line may hold at most ${limits.maxLineBytes} (TURNPIKE_BATCH_MAX_LINE_KB).`,
+      "input_file_id",
+    );
+  }
+  let line: unknown;
+  try {
+    line = JSON.parse(text);
+  } catch {
+    return malformed("openai", n, `line-${n}`, `Line ${n} is not valid JSON.`);
+  }
+  if (!isRecord(line) || typeof line.custom_id !== "string" || line.custom_id === "")
+    return malformed("openai", n, `line-${n}`, `Line ${n} has no \`custom_id\` string.`);
+  const id = line.custom_id;
+  if (seen.has(id))
+    return malformed(
+      "openai",
+      n,
+      id,
+      `Line ${n} repeats the custom_id ${JSON.stringify(id)}; each line needs its own.`,
+    );
+  seen.add(id);
+  if (line.method !== "POST") return malformed("openai", n, id, `Line ${n}: \`method\` must be POST.`);
+  if (line.url !== endpoint)
+    return malformed(
+      "openai",
+      n,
+      id,
+      `Line ${n}: \`url\` is ${JSON.stringify(line.url)}, but this batch's endpoint is ${endpoint}.`,
+    );
+  if (!isRecord(line.body) || typeof line.body.model !== "string")
+    return malformed("openai", n, id, `Line ${n}: \`body\` must be a request object naming a \`model\`.`);
+  if (line.body.stream === true) return malformed("openai", n, id, `Line ${n}: a batch line cannot stream.`);
+  return pending(n, id, endpoint, line.body);
 }
 
 /** The lines of a messages batch (`requests: [{custom_id, params}]`), the same rules. */
-export function messagesLines(body: Record<string, unknown>, limits: BatchConfig): NewLine[] {
+export async function messagesLines(body: Record<string, unknown>, limits: BatchConfig): Promise<NewLine[]> {
   const requests = body.requests;
   if (!Array.isArray(requests) || requests.length === 0)
     throw invalid("`requests` must be a non-empty array of {custom_id, params}.", "requests");
   if (requests.length > limits.maxLines) throw tooManyLines(requests.length, limits, "requests");
   const seen = new Set<string>();
-  return requests.map((r, i) => {
-    const n = i + 1;
-    const size = Buffer.byteLength(JSON.stringify(r));
-    if (size > limits.maxLineBytes)
-      throw invalid(
-        `requests[${i}] is ${size} bytes; a request may hold at most ${limits.maxLineBytes} (TURNPIKE_BATCH_MAX_LINE_KB).`,
-        `requests[${i}]`,
-      );
-    if (!isRecord(r) || typeof r.custom_id !== "string" || !/^[a-zA-Z0-9_-]{1,64}$/.test(r.custom_id)) {
-      throw invalid(`requests[${i}].custom_id must be 1 to 64 letters, digits, _ or -.`, `requests[${i}].custom_id`);
-    }
-    const id = r.custom_id;
-    if (seen.has(id))
-      throw invalid(
-        `requests[${i}].custom_id ${JSON.stringify(id)} is used twice; each request needs its own.`,
-        `requests[${i}].custom_id`,
-      );
-    seen.add(id);
-    if (!isRecord(r.params) || typeof r.params.model !== "string")
-      return malformed("messages", n, id, `requests[${i}].params must be a messages request naming a \`model\`.`);
-    if (r.params.stream === true)
-      return malformed("messages", n, id, `requests[${i}].params: a batch request cannot stream.`);
-    return pending(n, id, "/v1/messages", r.params);
-  });
+  const slicer = new Slicer();
+  const out: NewLine[] = [];
+  for (let i = 0; i < requests.length; i++) {
+    out.push(messagesLine(requests[i], i, seen, limits));
+    await slicer.pause();
+  }
+  return out;
+}
+
+/** Request `i` of a messages batch, checked (or written off as malformed). */
+function messagesLine(r: unknown, i: number, seen: Set<string>, limits: BatchConfig): NewLine {
+  const n = i + 1;
+  const size = Buffer.byteLength(JSON.stringify(r));
+  if (size > limits.maxLineBytes)
+    throw invalid(
+      `requests[${i}] is ${size} bytes; a request may hold at most ${limits.maxLineBytes} (TURNPIKE_BATCH_MAX_LINE_KB).`,
+      `requests[${i}]`,
+    );
+  if (!isRecord(r) || typeof r.custom_id !== "string" || !/^[a-zA-Z0-9_-]{1,64}$/.test(r.custom_id)) {
+    throw invalid(`requests[${i}].custom_id must be 1 to 64 letters, digits, _ or -.`, `requests[${i}].custom_id`);
+  }
+  const id = r.custom_id;
+  if (seen.has(id))
+    throw invalid(
+      `requests[${i}].custom_id ${JSON.stringify(id)} is used twice; each request needs its own.`,
+      `requests[${i}].custom_id`,
+    );
+  seen.add(id);
+  if (!isRecord(r.params) || typeof r.params.model !== "string")
+    return malformed("messages", n, id, `requests[${i}].params must be a messages request naming a \`model\`.`);
+  if (r.params.stream === true)
+    return malformed("messages", n, id, `requests[${i}].params: a batch request cannot stream.`);
+  return pending(n, id, "/v1/messages", r.params);
 }
 
 export { BATCH_ENDPOINTS };

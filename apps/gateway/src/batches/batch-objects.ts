@@ -1,31 +1,14 @@
 import { randomBytes } from "node:crypto";
-import type { BatchJob, BatchLine } from "./batch-store";
+import type { BatchJob, BatchLine, LineCounts } from "./batch-store";
 
 /** An id with a prefix and 24 random hex digits. */
 export const newId = (prefix: string) => `${prefix}${randomBytes(12).toString("hex")}`;
 
 const seconds = (iso: unknown) => (typeof iso === "string" ? Math.floor(Date.parse(iso) / 1000) : null);
 
-/** Counts of a job's lines by how they ended. */
-export function lineCounts(lines: readonly BatchLine[]) {
-  let succeeded = 0;
-  let failed = 0;
-  let pending = 0;
-  let cancelled = 0;
-  let expired = 0;
-  for (const l of lines) {
-    if (l.state === "done") l.failed ? failed++ : succeeded++;
-    else if (l.state === "cancelled") cancelled++;
-    else if (l.state === "expired") expired++;
-    else pending++;
-  }
-  return { total: lines.length, succeeded, failed, pending, cancelled, expired };
-}
-
 /** The chat family's batch object (`/v1/batches`), from the job and its lines. */
-export function openaiBatchObject(job: BatchJob, lines: readonly BatchLine[]) {
+export function openaiBatchObject(job: BatchJob, c: LineCounts) {
   const o = job.object;
-  const c = lineCounts(lines);
   return {
     id: job.id,
     object: "batch",
@@ -52,9 +35,8 @@ export function openaiBatchObject(job: BatchJob, lines: readonly BatchLine[]) {
 }
 
 /** The messages format's batch object (`/v1/messages/batches`). */
-export function messagesBatchObject(job: BatchJob, lines: readonly BatchLine[], baseUrl: string) {
+export function messagesBatchObject(job: BatchJob, c: LineCounts, baseUrl: string) {
   const o = job.object;
-  const c = lineCounts(lines);
   const ended = job.state === "done";
   return {
     id: job.id,

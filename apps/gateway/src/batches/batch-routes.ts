@@ -10,6 +10,7 @@ import { newContext } from "../pipeline/context";
 import type { KeyRecord } from "../storage/store";
 import { invalid, isRecord } from "../vocabulary/client-errors";
 import { BATCH_ENDPOINTS, messagesLines, openaiLines } from "./batch-input";
+import { loopTurn } from "../vocabulary/loop-turns";
 import { messagesBatchObject, messagesResults, newId, openaiBatchObject } from "./batch-objects";
 import type { BatchFile, BatchJob, BatchKind } from "./batch-store";
 import type { BatchEndpoint } from "./run-line";
@@ -179,7 +180,7 @@ export function batchRoutes(deps: GatewayDeps): Route[] {
         const fileId = typeof value.input_file_id === "string" ? value.input_file_id : "";
         const file = await queue.store.getFile(key.id, fileId);
         if (file?.purpose !== "batch") throw notFound("batch input file", fileId);
-        const lines = openaiLines(file.content, endpoint as BatchEndpoint, limits); // checked against BATCH_ENDPOINTS above
+        const lines = await openaiLines(file.content, endpoint as BatchEndpoint, limits); // checked against BATCH_ENDPOINTS above
         const created = now();
         const j: BatchJob = {
           id: newId("batch_"),
@@ -197,9 +198,9 @@ export function batchRoutes(deps: GatewayDeps): Route[] {
           created_at: created,
           expires_at: new Date(Date.parse(created) + WINDOW_MS).toISOString(),
         };
-        await queue.store.createJob(j, lines);
+        await queue.store.createJob(j, lines, loopTurn);
         queue.queued();
-        return Response.json(openaiBatchObject(j, await queue.store.lines(j.id)));
+        return Response.json(openaiBatchObject(j, await queue.store.lineCounts(j.id)));
       }),
     },
     {
@@ -216,7 +217,7 @@ export function batchRoutes(deps: GatewayDeps): Route[] {
           url.searchParams.get("after") ?? undefined,
         );
         const page = jobs.slice(0, limit);
-        const data = await Promise.all(page.map(async (j) => openaiBatchObject(j, await queue.store.lines(j.id))));
+        const data = await Promise.all(page.map(async (j) => openaiBatchObject(j, await queue.store.lineCounts(j.id))));
         return Response.json({
           object: "list",
           data,
@@ -232,7 +233,7 @@ export function batchRoutes(deps: GatewayDeps): Route[] {
       doc: op("Batches", "Get a batch", "Its status, counts and, once ended, its output and error files.", true),
       handle: keyed(deps, chat, async ({ params }, key, queue) => {
         const j = await job(queue, key, "openai", params.id);
-        return Response.json(openaiBatchObject(j, await queue.store.lines(j.id)));
+        return Response.json(openaiBatchObject(j, await queue.store.lineCounts(j.id)));
       }),
     },
     {
@@ -246,7 +247,7 @@ export function batchRoutes(deps: GatewayDeps): Route[] {
       ),
       handle: keyed(deps, chat, async ({ params }, key, queue) => {
         const j = await cancel(queue, await job(queue, key, "openai", params.id));
-        return Response.json(openaiBatchObject(j, await queue.store.lines(j.id)));
+        return Response.json(openaiBatchObject(j, await queue.store.lineCounts(j.id)));
       }),
     },
     {
@@ -259,7 +260,7 @@ export function batchRoutes(deps: GatewayDeps): Route[] {
       ),
       handle: keyed(deps, messages, async ({ request }, key, queue) => {
         const { value } = await readJsonBody(request, limits.maxFileBytes, deps.config.maxBodyValues);
-        const lines = messagesLines(value, limits);
+        const lines = await messagesLines(value, limits);
         const created = now();
         const j: BatchJob = {
           id: newId("msgbatch_"),
@@ -271,9 +272,9 @@ export function batchRoutes(deps: GatewayDeps): Route[] {
           created_at: created,
           expires_at: new Date(Date.parse(created) + WINDOW_MS).toISOString(),
         };
-        await queue.store.createJob(j, lines);
+        await queue.store.createJob(j, lines, loopTurn);
         queue.queued();
-        return Response.json(messagesBatchObject(j, await queue.store.lines(j.id), origin(request)));
+        return Response.json(messagesBatchObject(j, await queue.store.lineCounts(j.id), origin(request)));
       }),
     },
     {
@@ -291,7 +292,7 @@ export function batchRoutes(deps: GatewayDeps): Route[] {
         );
         const page = jobs.slice(0, limit);
         const data = await Promise.all(
-          page.map(async (j) => messagesBatchObject(j, await queue.store.lines(j.id), origin(request))),
+          page.map(async (j) => messagesBatchObject(j, await queue.store.lineCounts(j.id), origin(request))),
         );
         return Response.json({
           data,
@@ -312,7 +313,7 @@ export function batchRoutes(deps: GatewayDeps): Route[] {
       ),
       handle: keyed(deps, messages, async ({ request, params }, key, queue) => {
         const j = await job(queue, key, "messages", params.id);
-        return Response.json(messagesBatchObject(j, await queue.store.lines(j.id), origin(request)));
+        return Response.json(messagesBatchObject(j, await queue.store.lineCounts(j.id), origin(request)));
       }),
     },
     {
@@ -321,7 +322,7 @@ export function batchRoutes(deps: GatewayDeps): Route[] {
       doc: op("Message batches", "Cancel a message batch", "Requests not yet sent end `canceled`.", true),
       handle: keyed(deps, messages, async ({ request, params }, key, queue) => {
         const j = await cancel(queue, await job(queue, key, "messages", params.id));
-        return Response.json(messagesBatchObject(j, await queue.store.lines(j.id), origin(request)));
+        return Response.json(messagesBatchObject(j, await queue.store.lineCounts(j.id), origin(request)));
       }),
     },
     {

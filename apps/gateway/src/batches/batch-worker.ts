@@ -4,6 +4,7 @@ import { isRecord } from "../vocabulary/client-errors";
 import { newId } from "./batch-objects";
 import type { BatchGroup, BatchJob, BatchLine, BatchStore } from "./batch-store";
 import { prepareLine } from "./prepare-line";
+import { Slicer, loopTurn } from "../vocabulary/loop-turns";
 import { batchCostFactor, type LineEndpoint, runLine, waitAndRetry } from "./run-line";
 import { UPSTREAM_BATCH_APIS, UpstreamBatchError, type UpstreamAnswer, type UpstreamLine } from "./upstream-batches";
 
@@ -220,9 +221,15 @@ export class BatchWorker {
     const key = await this.deps.keys.get(job.key_id);
     const groups: Pick<BatchGroup, "grp" | "vendor" | "endpoint">[] = [];
     const assigned: { n: number; grp: number }[] = [];
+    // Thousands of lines, each read and translated: the event loop gets a turn every few milliseconds.
+    const slicer = new Slicer();
     if (key) {
-      for (const l of await this.store.lines(job.id)) {
+      let read = 0;
+      for await (const l of this.store.eachLine(job.id)) {
+        // Sorting a large job outlasts a lease: it is renewed as the lines go by.
+        if (++read % 1000 === 0) await this.store.renew(job.id, this.owner, this.iso(this.deps.config.batches.leaseMs));
         if (l.state !== "pending") continue;
+        await slicer.pause();
         const req = JSON.parse(l.request) as { url: LineEndpoint; body: Record<string, unknown> }; // written by batch-routes from a checked line
         const prepared = await prepareLine(this.deps, key, req.url, req.body);
         if (!prepared) continue;
@@ -231,7 +238,7 @@ export class BatchWorker {
         assigned.push({ n: l.n, grp: g.grp });
       }
     }
-    await this.store.route(job.id, groups, assigned);
+    await this.store.route(job.id, groups, assigned, loopTurn);
   }
 
   /**
@@ -245,7 +252,9 @@ export class BatchWorker {
     const key = await this.deps.keys.get(job.key_id);
     if (!upstream || !api || !key) return this.store.requeue(job.id, g.grp);
     const lines: UpstreamLine[] = [];
-    for (const l of await this.store.groupLines(job.id, g.grp)) {
+    const slicer = new Slicer();
+    for await (const l of this.store.eachLine(job.id, g.grp)) {
+      await slicer.pause();
       const req = JSON.parse(l.request) as { url: LineEndpoint; body: Record<string, unknown> }; // written by batch-routes from a checked line
       const prepared = await prepareLine(this.deps, key, req.url, req.body);
       if (prepared) lines.push({ customId: upstreamId(l.n), body: prepared.body });
@@ -315,7 +324,9 @@ export class BatchWorker {
       const { outcomes, missing } = await api.results(this.deps, upstream, g.upstream_id);
       const results = new Map<number, string>();
       const closed: { n: number; how: "cancelled" | "expired" }[] = [];
-      for (const l of await this.store.groupLines(job.id, g.grp)) {
+      const slicer = new Slicer();
+      for await (const l of this.store.eachLine(job.id, g.grp)) {
+        await slicer.pause();
         const o = outcomes.get(upstreamId(l.n));
         if (o === undefined) continue;
         // Cancelled upstream because the job expired: expired, as the client sees it.

@@ -9,6 +9,7 @@ import { droppedBetas, plan, type Plan } from "./plan";
 import { affinityKey } from "./affinity";
 import { sessionOf } from "./session-id";
 import { sessionTurn } from "./session-turn";
+import { turnIfLarge } from "../vocabulary/loop-turns";
 
 /** What the attempts came to: the last plan and outcome, where it ran, and how many were made. */
 export interface Dispatched {
@@ -170,7 +171,7 @@ export async function dispatch(
       const turn = sessionTurn(client, place, d.name);
       let p: Plan;
       try {
-        p = await plan(deps, ctx.format, turn.client, targetOf(d, asked));
+        p = await plan(deps, ctx.format, turn.client, targetOf(d, asked), size);
         if (turn.warnings.length) p.warnings = turn.warnings.concat(p.warnings);
         p.warnings.push(...droppedBetas(ctx.request.headers, p.protocol.id));
       } catch (e) {
@@ -180,12 +181,15 @@ export async function dispatch(
         return last;
       }
       // Over this model's window (by the catalog): to a fallback with room, if there is one.
+      await turnIfLarge(size);
       if (!window.fits(route, p) && (route !== first || first.fallbacks.length > 0)) {
         d.breaker.release();
         window.overflow = true;
         break;
       }
       const t = route.timeouts;
+      // The count above and the upstream body's writing below are a large body's two more steps.
+      await turnIfLarge(size);
       const began = performance.now();
       const outcome = await execute(deps, ctx, p, {
         n: ++attempts,

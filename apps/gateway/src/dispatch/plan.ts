@@ -7,6 +7,7 @@ import type { ReplyContext } from "../protocols/upstream-protocol";
 import { derivedFrom } from "../protocols/body-text";
 import { CLIENT_BETA_HEADERS } from "../protocols/messages";
 import type { Protocol } from "@turnpike/schema";
+import { turnIfLarge } from "../vocabulary/loop-turns";
 
 /** Everything about one upstream call that is decided before it is made. */
 export interface Plan {
@@ -96,6 +97,7 @@ export async function plan(
   format: ClientFormat,
   client: ClientRequest,
   target: Target,
+  size = 0,
 ): Promise<Plan> {
   const protocol = PROTOCOLS[target.entry.protocol];
   const stream = client.stream;
@@ -124,6 +126,8 @@ export async function plan(
   const capField = OUTPUT_CAP_FIELDS.find((f) => typeof client.body[f] === "number");
   if (clamped.length) pivot.request = request;
   for (const w of clamped) pivot.warnings.push(w.param === "max_tokens" && capField ? { ...w, param: capField } : w);
+  // The translation to the pivot and from it: a large body's two steps, a turn of the loop between.
+  await turnIfLarge(size);
   const out = await protocol.fromPivot(pivot.request, target, deps.signatures);
   let counted: number | undefined;
   const countPrompt = () => (counted ??= deps.countPrompt(pivot.request));

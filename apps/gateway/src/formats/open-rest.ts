@@ -95,13 +95,18 @@ export function refuseUnknownContent(body: Readonly<Record<string, unknown>>, si
 
 /** `body` without the content objects of unknown type (what a passthrough's own count reads: their text is not counted). */
 export function withoutUnknownContent<T extends object>(body: T, site: ContentSite): T {
+  const unknown = (item: unknown) => isObject(item) && typeof item.type === "string" && !site.knows(item.type);
+  // Nothing to leave out (nearly always): the body itself, read only. Cloning it whole cost a
+  // 100,000-value body 30 ms of the event loop.
+  let any = false;
+  for (const { items } of site.lists(body as Record<string, unknown>)) if (items.some(unknown)) any = true;
+  if (!any) return body;
   const copy = structuredClone(body) as Record<string, unknown>; // a JSON body: cloned whole, then pruned in place
   for (const { items } of site.lists(copy)) {
-    const list = items as unknown[]; // the list inside the clone: pruned where it is
-    for (let i = list.length - 1; i >= 0; i--) {
-      const item = list[i];
-      if (isObject(item) && typeof item.type === "string" && !site.knows(item.type)) list.splice(i, 1);
-    }
+    const list = items as unknown[]; // the list inside the clone: pruned where it is, in one pass
+    let kept = 0;
+    for (let i = 0; i < list.length; i++) if (!unknown(list[i])) list[kept++] = list[i];
+    list.length = kept;
   }
   return copy as T; // the same shape, fewer list items
 }

@@ -13,10 +13,12 @@ export const MAX_JSON_DEPTH = 128;
 /**
  * Most JSON values one request body may hold (`TURNPIKE_MAX_BODY_VALUES`): what bounds the event
  * loop's work on one body, which grows with its values, not its bytes (http/json-census.ts).
- * 100,000 values is some 15,000 conversation turns of text blocks, far more than a model's
- * context holds; a large image or document is one value however long.
+ * 50,000 values is some 12,000 conversation turns of text (8,000 of text blocks), far more than
+ * a model's context holds; a large image or document is one value however long. At 100,000 the
+ * longest single step of a body's pipeline (the simulator's count, a translation) still held the
+ * loop 40–90 ms on the loaded 2-core test machine, with turns of the loop between the steps.
  */
-export const DEFAULT_MAX_BODY_VALUES = 100_000;
+export const DEFAULT_MAX_BODY_VALUES = 50_000;
 
 /** 1 MiB: `TURNPIKE_MAX_BODY_MB` is given in these. */
 export const MIB = 1024 * 1024;

@@ -16,6 +16,7 @@ import { errorResponse, toGatewayError } from "../http/respond";
 import { UsageTally } from "../metering/usage-tally";
 import { validate } from "./validate";
 import type { KeyRecord } from "../storage/store";
+import { turnIfLarge } from "../vocabulary/loop-turns";
 
 /**
  * One inference call, top to bottom (docs/design.md, "One request"): authenticate → validate →
@@ -51,6 +52,8 @@ export async function handleInference(
     const { request: validated, size } = await validate(ctx, deps.config, (m) => {
       model = m;
     });
+    // A large body's next steps wait for a turn of the event loop (vocabulary/loop-turns.ts).
+    await turnIfLarge(size);
     const client = await recall(deps, key, validated);
     const asked = resolve(deps, key, client.model);
     admitted = await admit(deps, ctx, key, asked.entry, size, {

@@ -10,6 +10,7 @@ import { handleInference } from "../pipeline/inference";
 import { newRequestId } from "../http/request-id";
 import { errorResponse, toGatewayError } from "../http/respond";
 import { parseJsonWithin } from "../http/read-body";
+import { turnIfLarge } from "../vocabulary/loop-turns";
 
 /**
  * The Responses format's WebSocket transport (docs/protocols.md, "Responses over WebSocket"): a
@@ -171,6 +172,8 @@ async function turn(
       `type: ${JSON.stringify(frame.type)} is not a frame this endpoint takes; send response.create`,
     );
 
+  // The frame's next steps (and the pipeline's) wait for a turn of the loop, as a large body's do.
+  await turnIfLarge(text.length);
   const { type: _type, generate, background: _background, ...body } = frame;
   // Continuing a reply this socket made: its conversation goes before the new items.
   const previous =

@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import { BATCH_GROUP_TABLES, BATCH_TABLES } from "../batches/batch-store";
+import { BATCH_GROUP_TABLES, BATCH_LINE_STATE_INDEX, BATCH_TABLES } from "../batches/batch-store";
 
 /**
  * Versioned schema changes of the store, applied in order at start-up, each once: the store
@@ -309,6 +309,12 @@ UPDATE keys SET team_id = 'team_default';`,
     // no restriction of its own) narrows its keys' MCP allow-lists (docs/mcp.md).
     sqlite: MEMBER_SOURCE,
     postgres: MEMBER_SOURCE,
+  },
+  {
+    version: 13,
+    name: "batches: lines indexed by state, so a batch's counts read no line",
+    sqlite: BATCH_LINE_STATE_INDEX,
+    postgres: BATCH_LINE_STATE_INDEX,
   },
 ];
 

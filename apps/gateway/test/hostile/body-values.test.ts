@@ -98,8 +98,8 @@ describe("the census", () => {
     }
   });
 
-  test("TURNPIKE_MAX_BODY_VALUES: 100,000 by default; a setting under 1,000 or not a number is refused", () => {
-    expect(loadConfig({}).maxBodyValues).toBe(100_000);
+  test("TURNPIKE_MAX_BODY_VALUES: 50,000 by default; a setting under 1,000 or not a number is refused", () => {
+    expect(loadConfig({}).maxBodyValues).toBe(50_000);
     expect(loadConfig({ TURNPIKE_MAX_BODY_VALUES: "5000" }).maxBodyValues).toBe(5000);
     for (const bad of ["10", "lots", "1.5e3x"])
       expect(() => loadConfig({ TURNPIKE_MAX_BODY_VALUES: bad })).toThrow("TURNPIKE_MAX_BODY_VALUES must be");

@@ -117,8 +117,9 @@ describe("a long conversation to the built-in simulator", () => {
     expect(usage.prompt_tokens).toBeGreaterThan(6_000 * 9);
   });
 
-  test("30,000 turns (past the simulator's 1 MiB): a 400 in the client's format, and the gateway still answers", async () => {
-    const body = JSON.stringify({ model: "beta-5", messages: turns(30_000) });
+  test("15,000 longer turns (past the simulator's 1 MiB, within the gateway's value limit): a 400 in the client's format, and the gateway still answers", async () => {
+    const longer = turns(15_000).map((t) => ({ ...t, content: `${t.content}, and on, and on, and on` }));
+    const body = JSON.stringify({ model: "beta-5", messages: longer });
     expect(body.length).toBeGreaterThan(1024 * 1024);
     const res = await h.call("/v1/chat/completions", { method: "POST", dialect: "chat", body });
     expect(res.status).toBe(400);
