@@ -101,8 +101,8 @@ async function load(dir: string): Promise<Build> {
   const { PROTOCOLS } = await import(`${src}/protocols/index.ts`);
   const format = FORMATS.messages;
   const logger = { error() {}, warn() {}, info() {}, debug() {} };
-  /** One stream through the relay, read to its end by the client; returns the bytes it got. */
-  const run = async (chunks: Uint8Array[]): Promise<number> => {
+  /** The taps of one messages passthrough stream, as the gateway builds them. */
+  const taps = () => {
     const tally = new UsageTally();
     const audit = (json: string) => {
       if (!usageTextLooksTrue(json, 1_000_000)) tally.distrust();
@@ -112,6 +112,10 @@ async function load(dir: string): Promise<Build> {
       format,
       "alpha",
     );
+    return firstFrameGuard(inner, format, "alpha");
+  };
+  /** One stream through the relay, read to its end by the client; returns the bytes it got. */
+  const run = async (chunks: Uint8Array[]): Promise<number> => {
     if (upstream) {
       shapeNow = chunks;
       const server = servers.get(dir);
@@ -127,7 +131,7 @@ async function load(dir: string): Promise<Build> {
     });
     const body = relayStream(source, {
       format,
-      tap: firstFrameGuard(inner, format, "alpha"),
+      tap: taps(),
       logger,
       requestId: "req_1",
       keepAliveMs: 15_000,
@@ -143,18 +147,9 @@ async function load(dir: string): Promise<Build> {
   };
   if (upstream) {
     const relayed = (body: ReadableStream<Uint8Array>) => {
-      const tally = new UsageTally();
-      const audit = (json: string) => {
-        if (!usageTextLooksTrue(json, 1_000_000)) tally.distrust();
-      };
-      const inner = sseLineGate(
-        passthroughTap(PROTOCOLS.messages.passthrough, format, tally, { includeUsage: false, renameModel: id }, audit),
-        format,
-        "alpha",
-      );
       return relayStream(body, {
         format,
-        tap: firstFrameGuard(inner, format, "alpha"),
+        tap: taps(),
         logger,
         requestId: "req_1",
         keepAliveMs: 15_000,
