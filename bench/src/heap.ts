@@ -5,7 +5,7 @@
  * Starts the simulator in its own process and the gateway as the benchmark does (SQLite, a keyed
  * client, every vendor on the simulator), with `heap-probe.ts` preloaded (a bench file; the
  * gateway has no such hook). Reads, after a full collection each: the heap at idle after boot,
- * after N requests of the scenario under wrk (c=32), and — with no collection before the second
+ * after N requests of the scenario under wrk (`-c`, default 32 connections), and — with no collection before the second
  * reading — what K requests sent one at a time leave on the heap, per request and by type. The
  * last figure counts what was allocated only while no collection ran in between (the heap size
  * says so: it must grow by roughly the objects' size).
@@ -33,6 +33,7 @@ const { values: args, positionals } = parseArgs({
     snapshot: { type: "boolean", default: false },
     keep: { type: "string" },
     "gc-log": { type: "boolean", default: false },
+    c: { type: "string", short: "c", default: "32" },
     env: { type: "string", multiple: true, default: [] },
   },
 });
@@ -157,7 +158,7 @@ async function gcLog(): Promise<void> {
       wrk,
       url: gw.url + req.path,
       scriptPath: script,
-      connections: 32,
+      connections: Number(args.c),
       durationS,
       pidUnderTest: gw.pid,
       upstreamPid: sim.pid,
@@ -206,7 +207,7 @@ async function heapReadings(): Promise<void> {
     wrk,
     url,
     scriptPath: script,
-    connections: 32,
+    connections: Number(args.c),
     durationS: Number(args.seconds),
     pidUnderTest: gw.pid,
     upstreamPid: sim.pid,
