@@ -106,16 +106,18 @@ export async function startService(opts: {
   port: number;
   /** Path polled until the service answers. */
   probe?: string;
+  /** A file that takes the child's stderr whole (e.g. the runtime's GC log); default: kept in memory. */
+  stderrFile?: string;
 }): Promise<Service> {
   const output: string[] = [];
   const proc = Bun.spawn([...priorityPrefix(), "taskset", "-c", String(opts.core), ...opts.cmd], {
     cwd: opts.cwd,
     env: { ...process.env, ...opts.env },
     stdout: "pipe",
-    stderr: "pipe",
+    stderr: opts.stderrFile ? Bun.file(opts.stderrFile) : "pipe",
   });
   collect(proc.stdout, output);
-  collect(proc.stderr, output);
+  if (!opts.stderrFile) collect(proc.stderr as ReadableStream<Uint8Array>, output);
   const url = `http://127.0.0.1:${opts.port}`;
   try {
     await waitUntilUp(opts.name, url + (opts.probe ?? "/"), proc, output);

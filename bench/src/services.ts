@@ -76,6 +76,7 @@ export async function startGatewayProcess(
   bunFlags: string[] = [],
   extraEnv: Record<string, string> = {},
   dir = gatewayDir,
+  stderrFile?: string,
 ): Promise<GatewayService> {
   const port = freePort();
   const adminKey = "sk-admin-bench-" + randomBytes(12).toString("hex");
@@ -86,6 +87,7 @@ export async function startGatewayProcess(
     cwd: dir,
     port,
     probe: "/health",
+    stderrFile,
     env: {
       PORT: String(port),
       HOST: "127.0.0.1",
