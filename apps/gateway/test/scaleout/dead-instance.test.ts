@@ -40,9 +40,11 @@ async function openStream(
 }
 
 /**
- * `kill -9` of an instance with streams open and requests under way, never restarted: the other
- * instance bills what the dead one had in flight (aborted, estimated) from the rows written at
- * admission, and every request a client saw has exactly one record.
+ * `kill -9` of an instance with streams open and requests under way: without a restart, the other
+ * instance bills what the dead one had in flight (aborted, estimated) from the rows written soon
+ * after admission, and every request a client saw has exactly one record but those that ended in
+ * the moments before the kill, whose records were still on their way from its journal
+ * (decisions/0021-inflight-book-batching.md); a restart on the same disk ships those.
  */
 describe.skipIf(!postgresUp || !redisUp)("a dead instance's bills", () => {
   const cleanups: (() => Promise<void> | void)[] = [];
@@ -76,6 +78,8 @@ describe.skipIf(!postgresUp || !redisUp)("a dead instance's bills", () => {
     );
 
     const completed: string[] = [];
+    /** When each request that a saw completed, by the test's clock. */
+    const endedOnA = new Map<string, number>();
     let sent = 0;
     let stopA = false;
     let stopB = false;
@@ -84,7 +88,10 @@ describe.skipIf(!postgresUp || !redisUp)("a dead instance's bills", () => {
         sent++;
         try {
           const r = await chat(base, key, `load ${sent}`);
-          if (r.status === 200 && r.id) completed.push(r.id);
+          if (r.status === 200 && r.id) {
+            completed.push(r.id);
+            if (base === a.url) endedOnA.set(r.id, performance.now());
+          }
         } catch {
           // The connection died with the process: the client never saw this one complete.
           if (stopped()) return;
@@ -105,6 +112,7 @@ describe.skipIf(!postgresUp || !redisUp)("a dead instance's bills", () => {
       return streamsA.every((s) => open.has(s.id)) || undefined;
     });
 
+    const killedAt = performance.now();
     await a.kill9();
     stopA = true;
     await Promise.all(loadA);
@@ -114,15 +122,23 @@ describe.skipIf(!postgresUp || !redisUp)("a dead instance's bills", () => {
     await Promise.all(loadB);
     expect(await Promise.all(streamsB.map((s) => s.rest))).toEqual(["complete", "complete"]);
 
-    // Without a restart of a: b bills a's requests in flight once a's lease runs out (20 s).
+    // Without a restart of a: b bills a's requests in flight once a's lease runs out (20 s). What
+    // may be missing is only what a's clients saw end in the last moments before the kill: a
+    // record reaches PostgreSQL about 25 ms after its reply (20 ms gathering, then one insert),
+    // and a request that short never had a row. Five seconds is a loaded machine's margin.
     const seen = [...completed, ...streamsA.map((s) => s.id), ...streamsB.map((s) => s.id)];
+    const late = (id: string) => (endedOnA.get(id) ?? Number.NEGATIVE_INFINITY) > killedAt - 5000;
+    const ledger = async () => {
+      const r: { request_id: string; aborted: boolean; estimated: boolean; status: number; cost_usd: number }[] =
+        await sql`SELECT request_id, aborted, estimated, status, cost_usd FROM usage WHERE key_id = ${keyId}`;
+      return r;
+    };
     const rows = await waitFor(
-      "every request a client saw in the ledger",
+      "every request a client saw in the ledger, but a's last moments",
       async () => {
-        const r: { request_id: string; aborted: boolean; estimated: boolean; status: number; cost_usd: number }[] =
-          await sql`SELECT request_id, aborted, estimated, status, cost_usd FROM usage WHERE key_id = ${keyId}`;
+        const r = await ledger();
         const have = new Set(r.map((x) => x.request_id));
-        return seen.every((id) => have.has(id)) ? r : undefined;
+        return seen.every((id) => have.has(id) || late(id)) ? r : undefined;
       },
       90_000,
       250,
@@ -136,7 +152,6 @@ describe.skipIf(!postgresUp || !redisUp)("a dead instance's bills", () => {
     }
     for (const s of streamsB) expect(byId.get(s.id)).toMatchObject({ aborted: false, status: 200 });
     // A record may exist for a request whose reply the kill cut off, never one for a request not sent.
-    expect(rows.length).toBeGreaterThanOrEqual(seen.length);
     expect(rows.length).toBeLessThanOrEqual(sent);
     // Nothing of a's is left in flight, and b said what it did.
     await waitFor(
@@ -149,7 +164,28 @@ describe.skipIf(!postgresUp || !redisUp)("a dead instance's bills", () => {
       "b's log line",
       async () => b.output().includes("of an instance that stopped answering (aborted, estimated)") || undefined,
     );
-  }, 150_000);
+    const missing = seen.filter((id) => !byId.has(id));
+    console.log(`a's requests whose records were still in its journal at the kill: ${missing.length}`);
+
+    // a restarts on the same disk: its journal ships the rest, and still nothing is billed twice.
+    const a2 = await startInstance(env, a.journalDir);
+    cleanups.unshift(() => a2.stop());
+    const all = await waitFor(
+      "every request a client saw in the ledger after a's restart",
+      async () => {
+        const r = await ledger();
+        const have = new Set(r.map((x) => x.request_id));
+        return seen.every((id) => have.has(id)) ? r : undefined;
+      },
+      30_000,
+      250,
+    );
+    expect(new Set(all.map((r) => r.request_id)).size).toBe(all.length);
+    expect(all.length).toBeLessThanOrEqual(sent);
+    // What b billed stays as b billed it; the cut streams were billed by b, not by a's journal.
+    for (const s of streamsA)
+      expect(all.find((r) => r.request_id === s.id)).toMatchObject({ aborted: true, estimated: true, status: 499 });
+  }, 200_000);
 
   test("an instance only paused past its lease: each of its streams is billed once, and it goes on serving", async () => {
     const c = await startInstance(env);
