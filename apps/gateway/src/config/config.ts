@@ -84,7 +84,8 @@ export interface ScaleOutConfig {
   keyCacheTtlMs: number;
   /**
    * `TURNPIKE_INFLIGHT_AFTER_MS`: a request still running this long after its admission is
-   * written to the shared book of requests in flight (one that ends sooner never is).
+   * written to the shared book of requests in flight (one that ends sooner never is); 0: strict,
+   * every request written at admission and its record acknowledged only once its row is written.
    */
   inflightAfterMs: number;
 }

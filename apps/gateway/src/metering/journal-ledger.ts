@@ -37,6 +37,13 @@ export interface JournalOptions {
   onError?: (e: unknown) => void;
   /** Awaited before each insert: rows that must be in the store first (the book of requests in flight). */
   beforeShip?: () => Promise<void>;
+  /**
+   * Awaited (for at most `companionWaitMs`) before a record's promise settles: a row that must
+   * be in the store before its client is told the request is done (its entry in the book of
+   * requests in flight in strict mode, metering/postgres-inflight.ts); undefined: nothing to wait for.
+   */
+  companion?: (r: UsageRecord) => Promise<void> | undefined;
+  companionWaitMs?: number;
   /** Told when shipping starts failing (false) and succeeds again (true). */
   onStoreState?: (up: boolean) => void;
 }
@@ -152,7 +159,22 @@ export class JournalLedger implements Ledger {
     seg.unshipped += batch.length;
     for (const b of batch) this.queue.push({ record: b.record, seg });
     if (seg.bytes >= this.opts.segmentBytes) this.rotate();
-    for (const b of batch) b.done();
+    const waits: Promise<void>[] = [];
+    if (this.opts.companion) {
+      for (const b of batch) {
+        const w = this.opts.companion(b.record);
+        if (w) waits.push(w);
+      }
+    }
+    if (waits.length) {
+      // Bounded: a store that stops answering must not hold every client.
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const waited = new Promise<void>((r) => (timer = setTimeout(r, this.opts.companionWaitMs ?? 2000)));
+      void Promise.race([Promise.all(waits), waited]).then(() => {
+        clearTimeout(timer);
+        for (const b of batch) b.done();
+      });
+    } else for (const b of batch) b.done();
     this.shipSoon();
   }
 

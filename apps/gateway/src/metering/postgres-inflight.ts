@@ -20,7 +20,9 @@ export interface InflightOptions {
   reapMs?: number;
   /**
    * A request is written to the book once it has run this long (default 20 ms); one that ends
-   * sooner is never written (its usage record, in the journal, is its bill).
+   * sooner is never written (its usage record, in the journal, is its bill). 0 is the strict
+   * mode: every request written at admission, and its record acknowledged only once its row is
+   * written (`written`).
    */
   afterMs?: number;
   /** Told each request it billed for a dead instance (to settle that request's budgets). */
@@ -81,6 +83,11 @@ SELECT d.request_id, d.key_id, d.budgets, d.reserved_usd, d.cost_usd FROM dead d
  * What a `kill -9` can take with it (decisions/0021-inflight-book-batching.md): a request
  * admitted less than `afterMs` (plus one write) before it, whose row was not yet written, is
  * billed by nobody unless the instance restarts on its journal; nobody waits for a row.
+ *
+ * Strict mode (`afterMs` 0): every request's row is written at admission, with the others of
+ * the same turn of the event loop, and the journal acknowledges a record only once its
+ * request's row is written (`written`, a bounded wait): a request its client saw complete is in
+ * PostgreSQL, as its record or its row, even if its instance dies that instant.
  */
 export class PostgresInflightBook implements InflightBook {
   /** This process's name in `instances`: a new one at each start. */
@@ -94,6 +101,16 @@ export class PostgresInflightBook implements InflightBook {
   private lastWrite = Number.NEGATIVE_INFINITY;
   /** The write under way: at most one; what falls due meanwhile goes into the next. */
   private writing: Promise<void> | undefined;
+  /** Writes begun and ended, counted: a wait (`idle`, `written`) is for the write that carries a row. */
+  private begun = 0;
+  private ended = 0;
+  private waiters: { upTo: number; done: () => void }[] = [];
+  /**
+   * Strict mode: the write that carries each request's row (0: not yet begun, so the next one),
+   * until its record asks (`written`) or it ends with no record.
+   */
+  private carriedBy = new Map<string, number>();
+  private immediate = false;
   private timers: ReturnType<typeof setInterval>[] = [];
   private reaps = 0;
   private vacuumRefused = false;
@@ -104,6 +121,11 @@ export class PostgresInflightBook implements InflightBook {
     opts: InflightOptions = {},
   ) {
     this.opts = { beatMs: 3000, leaseMs: 20_000, reapMs: 5000, afterMs: 20, ...opts };
+  }
+
+  /** Every row written at admission, every record waiting for its row. */
+  get strict(): boolean {
+    return this.opts.afterMs === 0;
   }
 
   /** Says this instance is alive before it admits anything, then keeps saying it and reaping. */
@@ -128,10 +150,19 @@ export class PostgresInflightBook implements InflightBook {
 
   open(r: InflightRequest): void {
     this.waiting.set(r.request_id, { row: r, due: performance.now() + this.opts.afterMs });
+    if (this.strict) this.carriedBy.set(r.request_id, 0);
     this.schedule();
   }
 
   end(requestId: string, recorded: boolean): void {
+    if (this.strict && recorded) {
+      // Its record waits for its row (`written`), so the row is written even if the request
+      // already ended; the record's insert takes it out. Nothing to wait for once it is written.
+      const n = this.carriedBy.get(requestId);
+      if (n !== undefined && n !== 0 && n <= this.ended) this.carriedBy.delete(requestId);
+      return;
+    }
+    this.carriedBy.delete(requestId);
     // Not written yet: it never will be, and nothing needs deleting.
     if (this.waiting.delete(requestId)) return;
     // Written (or being written): the insert of its record takes it out; without one, the next write does.
@@ -146,6 +177,16 @@ export class PostgresInflightBook implements InflightBook {
    */
   private schedule(): void {
     if (this.writing) return; // its end schedules the next
+    if (this.strict) {
+      // Everything handed over in this turn of the event loop, in one write.
+      if (this.immediate || (!this.waiting.size && !this.drops.length)) return;
+      this.immediate = true;
+      setImmediate(() => {
+        this.immediate = false;
+        this.flush(false);
+      });
+      return;
+    }
     let at: number | undefined;
     if (this.drops.length) at = performance.now();
     else
@@ -186,10 +227,18 @@ export class PostgresInflightBook implements InflightBook {
       return;
     }
     this.lastWrite = now;
+    const n = ++this.begun;
+    if (this.strict) for (const r of rows) if (this.carriedBy.has(r.request_id)) this.carriedBy.set(r.request_id, n);
     this.writing = this.write(rows, drops)
       .catch((e) => this.opts.onError?.("writing requests in flight", e))
       .finally(() => {
         this.writing = undefined;
+        this.ended = n;
+        if (this.waiters.length) {
+          const due = this.waiters.filter((w) => w.upTo <= n);
+          this.waiters = this.waiters.filter((w) => w.upTo > n);
+          for (const w of due) w.done();
+        }
         this.schedule();
       });
   }
@@ -200,12 +249,35 @@ export class PostgresInflightBook implements InflightBook {
   }
 
   /**
-   * Settles once the write under way, if any, has ended (or failed). The journal ships records
-   * only after: a request whose row was being written when it ended has that row in the book
-   * before its record's insert looks for it to take it out.
+   * Settles once the write under way, if any, has ended (or failed); in strict mode, once the
+   * rows handed over so far are written. The journal ships records only after: a request whose
+   * row was being written when it ended has that row in the book before its record's insert
+   * looks for it to take it out.
    */
   idle(): Promise<void> {
-    return this.writing ?? Promise.resolve();
+    const upTo =
+      this.strict && (this.waiting.size || this.drops.length) ? this.begun + 1 : this.writing ? this.begun : this.ended;
+    return this.until(upTo);
+  }
+
+  /**
+   * Strict mode: settles once this request's row is written (or its write failed); undefined
+   * when it already is, or in the default mode (nobody waits for a row there). The journal
+   * waits for it, bounded, before it tells the client the request is done.
+   */
+  written(requestId: string): Promise<void> | undefined {
+    if (!this.strict) return undefined;
+    const n = this.carriedBy.get(requestId);
+    if (n === undefined) return undefined;
+    this.carriedBy.delete(requestId);
+    // Not begun: the next write carries it (every row is due at once, at most one write is under way).
+    const upTo = n === 0 ? this.begun + 1 : n;
+    return upTo <= this.ended ? undefined : this.until(upTo);
+  }
+
+  private until(upTo: number): Promise<void> {
+    if (upTo <= this.ended) return Promise.resolve();
+    return new Promise((done) => this.waiters.push({ upTo, done }));
   }
 
   /** Bills the requests of dead instances; now and then also clears rows whose record landed, and old instances. */

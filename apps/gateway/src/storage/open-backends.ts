@@ -20,7 +20,7 @@ import { MemorySpendStore, monthStart, type SpendStore } from "../limits/spend-s
 import { SqliteStore } from "./sqlite-store";
 import { JournaledResponseStore } from "../stored-responses/journaled-response-store";
 import type { ResponseStore } from "../stored-responses/response-store";
-import type { Store } from "./store";
+import type { Store, UsageRecord } from "./store";
 import { PostgresInflightBook } from "../metering/postgres-inflight";
 import { type AffinityStore, MemoryAffinity } from "../dispatch/affinity";
 import { RedisAffinity } from "../dispatch/redis-affinity";
@@ -159,6 +159,8 @@ export async function openBackends(
   const journal = pg
     ? JournalLedger.open(journalDir, store, {
         ...(inflight ? { beforeShip: () => inflight.idle() } : {}),
+        // Strict mode (TURNPIKE_INFLIGHT_AFTER_MS=0): no client hears "done" before its request's row is written.
+        ...(inflight?.strict ? { companion: (r: UsageRecord) => inflight.written(r.request_id) } : {}),
         onError: (e) => logger.error("shipping usage records to PostgreSQL failed; they wait in the journal", {}, e),
         onStoreState: (up) => up && logger.info("PostgreSQL answers again; the journal is being shipped"),
       })

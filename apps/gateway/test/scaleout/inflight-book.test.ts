@@ -6,12 +6,15 @@ import { freshDatabase, freshPrefix, postgresUp, redisUp, TEST_REDIS_URL } from 
 /**
  * The book of requests in flight writes a request only once it has run `TURNPIKE_INFLIGHT_AFTER_MS`
  * (decisions/0021-inflight-book-batching.md). Instance a waits 2 s here (20 ms by default), so
- * that "short" holds on a loaded machine; a trigger keeps every row ever written to the book.
+ * that "short" holds on a loaded machine; instance c runs in strict mode (0: every request
+ * written at admission, its record acknowledged only once its row is written). A trigger keeps
+ * every row ever written to the book.
  */
 describe.skipIf(!postgresUp || !redisUp)("the book of requests in flight", () => {
   const cleanups: (() => Promise<void> | void)[] = [];
   let a: Instance;
   let b: Instance;
+  let c: Instance;
   let sql: SQL;
   beforeAll(async () => {
     const db = await freshDatabase();
@@ -22,12 +25,14 @@ describe.skipIf(!postgresUp || !redisUp)("the book of requests in flight", () =>
       TURNPIKE_REDIS_URL: TEST_REDIS_URL,
       TURNPIKE_REDIS_PREFIX: prefix.prefix,
     };
-    b = await startInstance(env);
-    a = await startInstance({ ...env, TURNPIKE_INFLIGHT_AFTER_MS: "2000" });
+    [b, a, c] = await Promise.all([
+      startInstance(env),
+      startInstance({ ...env, TURNPIKE_INFLIGHT_AFTER_MS: "2000" }),
+      startInstance({ ...env, TURNPIKE_INFLIGHT_AFTER_MS: "0" }),
+    ]);
     cleanups.unshift(async () => {
-      await Promise.all([a.stop(), b.stop()]);
-      removeDir(a.journalDir);
-      removeDir(b.journalDir);
+      await Promise.all([a.stop(), b.stop(), c.stop()]);
+      for (const i of [a, b, c]) removeDir(i.journalDir);
     });
     sql = new SQL(db.url, { max: 2 });
     cleanups.unshift(() => sql.close());
@@ -70,6 +75,38 @@ CREATE TRIGGER inflight_written AFTER INSERT ON inflight FOR EACH ROW EXECUTE FU
       await sql`SELECT request_id FROM inflight_written WHERE request_id IN ${sql(ids)}`;
     return rows.map((r) => r.request_id);
   };
+
+  test("strict mode: each request is in PostgreSQL, as its row or its record, once its client has the reply", async () => {
+    const { id: keyId, key } = await newKey(c.url, { budget_usd: 100 });
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const r = await chat(c.url, key, `strict ${i}`);
+      expect(r.status).toBe(200);
+      const id = r.id as string;
+      ids.push(id);
+      // Read the moment the reply is in: no wait, nothing to wait for.
+      const [{ n }] = await sql`SELECT
+        (SELECT COUNT(*) FROM inflight_written WHERE request_id = ${id})::int +
+        (SELECT COUNT(*) FROM usage WHERE request_id = ${id})::int AS n`;
+      expect({ id, there: n > 0 }).toEqual({ id, there: true });
+    }
+    // Each record lands and takes its row out of the book: each request billed once, served.
+    const records = await waitFor(
+      "the records",
+      async () => {
+        const r: { request_id: string; estimated: boolean; aborted: boolean }[] =
+          await sql`SELECT request_id, estimated, aborted FROM usage WHERE key_id = ${keyId}`;
+        return r.length === ids.length ? r : undefined;
+      },
+      30_000,
+    );
+    for (const r of records) expect(r).toMatchObject({ estimated: false, aborted: false });
+    await waitFor(
+      "the strict requests' rows gone",
+      async () => (await sql`SELECT 1 FROM inflight WHERE request_id IN ${sql(ids)}`).length === 0 || undefined,
+      30_000,
+    );
+  }, 60_000);
 
   test("a request that ends before its row is due leaves no row, only its record", async () => {
     const { id: keyId, key } = await newKey(a.url, { budget_usd: 100 });
