@@ -82,6 +82,12 @@ export interface ScaleOutConfig {
   journalDir: string;
   /** `TURNPIKE_KEY_CACHE_TTL_MS`: how often keys are re-read from a shared store in any case. */
   keyCacheTtlMs: number;
+  /**
+   * `TURNPIKE_INFLIGHT_AFTER_MS`: a request still running this long after its admission is
+   * written to the shared book of requests in flight (one that ends sooner never is); 0: strict,
+   * every request written at admission and its record acknowledged only once its row is written.
+   */
+  inflightAfterMs: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -381,6 +387,11 @@ function scaleOutConfig(env: Env): ScaleOutConfig {
     throw new Error(
       `TURNPIKE_KEY_CACHE_TTL_MS must be a whole number of milliseconds, at least 100, got ${env.TURNPIKE_KEY_CACHE_TTL_MS}`,
     );
+  const after = Number(env.TURNPIKE_INFLIGHT_AFTER_MS || 20);
+  if (!Number.isInteger(after) || after < 0 || after > 60_000)
+    throw new Error(
+      `TURNPIKE_INFLIGHT_AFTER_MS must be a whole number of milliseconds from 0 to 60000, got ${env.TURNPIKE_INFLIGHT_AFTER_MS}`,
+    );
   return {
     databaseUrl,
     redisUrl,
@@ -388,5 +399,6 @@ function scaleOutConfig(env: Env): ScaleOutConfig {
     redisPrefix: env.TURNPIKE_REDIS_PREFIX || "turnpike:",
     journalDir: env.TURNPIKE_JOURNAL_DIR || "data/journal",
     keyCacheTtlMs: ttl,
+    inflightAfterMs: after,
   };
 }

@@ -14,8 +14,8 @@ export interface Admitted {
   /**
    * Charges the real token count against the buckets that admitted the estimate, and replaces
    * the budget's reservation by the real cost. `recorded`: a usage record was made (it takes the
-   * request out of the shared book of requests in flight when it lands); otherwise the entry is
-   * dropped here. At most once.
+   * request out of the shared book of requests in flight when it lands, if its entry was written
+   * at all); otherwise the entry is deleted here. At most once.
    */
   settle(actualTokens: number, actualUsd?: number, recorded?: boolean): void;
 }
@@ -192,7 +192,7 @@ export async function admit(
           ? deps.spend.settle(ids, 0, actualUsd, false)
           : undefined;
       spent?.catch((e) => deps.logger.error("spend update failed", { key_id: key.id }, e));
-      if (book && billable && !recorded) book.drop(billable.requestId);
+      if (book && billable) book.end(billable.requestId, recorded);
     },
   };
 }

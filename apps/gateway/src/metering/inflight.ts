@@ -22,8 +22,14 @@ export interface InflightRequest {
 
 /** The shared book of requests in flight; absent on an embedded (single-instance) store. */
 export interface InflightBook {
-  /** Written soon (batched per turn of the event loop), never awaited by the request. */
+  /**
+   * The request is admitted: its entry is written once it has run a moment (batched with the
+   * others, never awaited by the request); a request that ends sooner is never written.
+   */
   open(r: InflightRequest): void;
-  /** The request ends with no usage record (refused after admission): its entry goes. */
-  drop(requestId: string): void;
+  /**
+   * The request ends: an entry not yet written is forgotten; a written one goes with the insert
+   * of its usage record (`recorded`), or else is deleted here.
+   */
+  end(requestId: string, recorded: boolean): void;
 }

@@ -124,6 +124,42 @@ describe("JournalLedger", () => {
     expect(segments(d)).toEqual([]);
   });
 
+  test("with a companion (the strict book of requests in flight), a record settles only once its companion has", async () => {
+    const store = fakeStore();
+    let rowWritten!: () => void;
+    const row = new Promise<void>((r) => (rowWritten = r));
+    const asked: string[] = [];
+    const ledger = JournalLedger.open(dir(), store, {
+      companion: (r) => {
+        asked.push(r.request_id);
+        return r.request_id === "req_short" ? row : undefined;
+      },
+    });
+    let settled = false;
+    const short = ledger.record(record("req_short")).then(() => (settled = true));
+    // Journaled and even shipped, but its row is not written: the client is not told yet.
+    await ledger.flush();
+    expect(store.rows.has("req_short")).toBe(true);
+    expect(settled).toBe(false);
+    // A record of a later turn with nothing to wait for settles once journaled.
+    await ledger.record(record("req_long"));
+    expect(settled).toBe(false);
+    rowWritten();
+    await short;
+    expect(asked).toEqual(["req_short", "req_long"]);
+    await ledger.close();
+  });
+
+  test("a companion that never settles holds its record no longer than companionWaitMs", async () => {
+    const ledger = JournalLedger.open(dir(), fakeStore(), {
+      companion: () => new Promise<void>(() => {}),
+      companionWaitMs: 50,
+    });
+    // Settles (the bound), where without it the test would time out.
+    await ledger.record(record("req_stuck"));
+    await ledger.close();
+  });
+
   test("a directory owned by a live process is refused", () => {
     const d = dir();
     writeFileSync(join(d, "owner.pid"), String(process.ppid));

@@ -18,6 +18,13 @@ export interface InflightOptions {
   leaseMs?: number;
   /** How often this instance looks for the requests of dead ones. */
   reapMs?: number;
+  /**
+   * A request is written to the book once it has run this long (default 20 ms); one that ends
+   * sooner is never written (its usage record, in the journal, is its bill). 0 is the strict
+   * mode: every request written at admission, and its record acknowledged only once its row is
+   * written (`written`).
+   */
+  afterMs?: number;
   /** Told each request it billed for a dead instance (to settle that request's budgets). */
   onReaped?: (rows: Reaped[]) => void;
   onError?: (what: string, e: unknown) => void;
@@ -27,11 +34,16 @@ const COLUMNS =
   "request_id text, key_id text, model text, endpoint text, stream bool, input_tokens int4, cost_usd float8, reserved_usd float8, budgets json, created_at text";
 
 /**
- * Only rows whose request has no record yet: a row that arrived after its record would be billed
- * by nobody and never leave (the journal ships after these writes, see `idle`, so this is the
- * second guard).
+ * One statement per write: the rows of requests that ended with no record leave the book ($3, by
+ * primary key), and the rows of requests still running past `afterMs` enter it ($1). Only rows
+ * whose request has no record yet: a row that arrived after its record would be billed by nobody
+ * and never leave (a request that ends while its row is being written is rare; the journal ships
+ * after the write under way, see `idle`, and this is the second guard).
  */
-const OPEN = `INSERT INTO inflight (request_id, instance, key_id, model, endpoint, stream, input_tokens, cost_usd, reserved_usd, budgets, created_at)
+const WRITE = `WITH gone AS (
+  DELETE FROM inflight WHERE request_id = ANY (ARRAY(SELECT json_array_elements_text($3::text::json)))
+)
+INSERT INTO inflight (request_id, instance, key_id, model, endpoint, stream, input_tokens, cost_usd, reserved_usd, budgets, created_at)
 SELECT r.request_id, $2, r.key_id, r.model, r.endpoint, r.stream, r.input_tokens, r.cost_usd, r.reserved_usd, r.budgets::text, r.created_at
 FROM json_to_recordset($1::text::json) AS r(${COLUMNS})
 WHERE NOT EXISTS (SELECT 1 FROM usage u WHERE u.request_id = r.request_id)
@@ -58,38 +70,62 @@ SELECT d.request_id, d.key_id, d.budgets, d.reserved_usd, d.cost_usd FROM dead d
 
 /**
  * The book of requests in flight in PostgreSQL (`inflight`), beside each instance's heartbeat
- * (`instances`). A request's row is written at admission, batched with the others of the same
- * turn of the event loop (one insert, never awaited by a request); it leaves in the transaction
- * that inserts its usage record (postgres-store.ts), or when it ends with no record. Every
- * instance beats every `beatMs`; one silent for `leaseMs` is dead, and whichever survivor looks
- * first bills its requests in flight. The ledger stays exactly-once: a record and a reaped row
- * insert the same request id, and the second is ignored (an instance that was only slow finds its
- * request already billed, as estimated).
+ * (`instances`). A request still running `afterMs` after its admission has its row written,
+ * batched with every other one then due (one statement, at most one under way, never awaited by
+ * a request); a request that ends sooner is never written, and its usage record alone bills it.
+ * A written row leaves in the transaction that inserts its usage record (postgres-store.ts), or
+ * with the next write when its request ends with no record. Every instance beats every
+ * `beatMs`; one silent for `leaseMs` is dead, and whichever survivor looks first bills its
+ * requests in flight. The ledger stays exactly-once: a record and a reaped row insert the same
+ * request id, and the second is ignored (an instance that was only slow finds its request
+ * already billed, as estimated).
+ *
+ * What a `kill -9` can take with it (decisions/0021-inflight-book-batching.md): a request
+ * admitted less than `afterMs` (plus one write) before it, whose row was not yet written, is
+ * billed by nobody unless the instance restarts on its journal; nobody waits for a row.
+ *
+ * Strict mode (`afterMs` 0): every request's row is written at admission, with the others of
+ * the same turn of the event loop, and the journal acknowledges a record only once its
+ * request's row is written (`written`, a bounded wait): a request its client saw complete is in
+ * PostgreSQL, as its record or its row, even if its instance dies that instant.
  */
 export class PostgresInflightBook implements InflightBook {
   /** This process's name in `instances`: a new one at each start. */
   readonly instance = `i-${randomBytes(8).toString("hex")}`;
-  private pending: InflightRequest[] = [];
+  /** Admitted, not yet written, oldest first (each due `afterMs` after its admission). */
+  private waiting = new Map<string, { row: InflightRequest; due: number }>();
+  /** Requests ended with no record whose row was written (or is being written). */
   private drops: string[] = [];
-  private scheduled = false;
-  /** The write under way: at most one; what is handed over meanwhile goes into the next. */
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private timerAt = 0;
+  private lastWrite = Number.NEGATIVE_INFINITY;
+  /** The write under way: at most one; what falls due meanwhile goes into the next. */
   private writing: Promise<void> | undefined;
-  /** Writes begun and ended, counted: `idle` waits for the one that carries what it was handed. */
+  /** Writes begun and ended, counted: a wait (`idle`, `written`) is for the write that carries a row. */
   private begun = 0;
   private ended = 0;
   private waiters: { upTo: number; done: () => void }[] = [];
-  /** The write that carries each request's row, until its record asks (`written`). */
+  /**
+   * Strict mode: the write that carries each request's row (0: not yet begun, so the next one),
+   * until its record asks (`written`) or it ends with no record.
+   */
   private carriedBy = new Map<string, number>();
+  private immediate = false;
   private timers: ReturnType<typeof setInterval>[] = [];
   private reaps = 0;
   private vacuumRefused = false;
-  private readonly opts: Required<Pick<InflightOptions, "beatMs" | "leaseMs" | "reapMs">> & InflightOptions;
+  private readonly opts: Required<Pick<InflightOptions, "beatMs" | "leaseMs" | "reapMs" | "afterMs">> & InflightOptions;
 
   constructor(
     private readonly sql: SQL,
     opts: InflightOptions = {},
   ) {
-    this.opts = { beatMs: 3000, leaseMs: 20_000, reapMs: 5000, ...opts };
+    this.opts = { beatMs: 3000, leaseMs: 20_000, reapMs: 5000, afterMs: 20, ...opts };
+  }
+
+  /** Every row written at admission, every record waiting for its row. */
+  get strict(): boolean {
+    return this.opts.afterMs === 0;
   }
 
   /** Says this instance is alive before it admits anything, then keeps saying it and reaping. */
@@ -113,79 +149,135 @@ export class PostgresInflightBook implements InflightBook {
   }
 
   open(r: InflightRequest): void {
-    this.pending.push(r);
-    this.carriedBy.set(r.request_id, this.begun + 1);
+    this.waiting.set(r.request_id, { row: r, due: performance.now() + this.opts.afterMs });
+    if (this.strict) this.carriedBy.set(r.request_id, 0);
     this.schedule();
   }
 
-  drop(requestId: string): void {
-    this.carriedBy.delete(requestId);
-    const i = this.pending.findIndex((r) => r.request_id === requestId);
-    if (i !== -1) this.pending.splice(i, 1);
-    else {
-      this.drops.push(requestId);
-      this.schedule();
+  end(requestId: string, recorded: boolean): void {
+    if (this.strict && recorded) {
+      // Its record waits for its row (`written`), so the row is written even if the request
+      // already ended; the record's insert takes it out. Nothing to wait for once it is written.
+      const n = this.carriedBy.get(requestId);
+      if (n !== undefined && n !== 0 && n <= this.ended) this.carriedBy.delete(requestId);
+      return;
     }
+    this.carriedBy.delete(requestId);
+    // Not written yet: it never will be, and nothing needs deleting.
+    if (this.waiting.delete(requestId)) return;
+    // Written (or being written): the insert of its record takes it out; without one, the next write does.
+    if (recorded) return;
+    this.drops.push(requestId);
+    this.schedule();
   }
 
+  /**
+   * The next write: when the oldest waiting row falls due (deletes at once), but no sooner than a
+   * quarter of `afterMs` after the last one began, so that rows falling due together go together.
+   */
   private schedule(): void {
-    if (this.scheduled || this.writing) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      this.flush();
-    });
+    if (this.writing) return; // its end schedules the next
+    if (this.strict) {
+      // Everything handed over in this turn of the event loop, in one write.
+      if (this.immediate || (!this.waiting.size && !this.drops.length)) return;
+      this.immediate = true;
+      setImmediate(() => {
+        this.immediate = false;
+        this.flush(false);
+      });
+      return;
+    }
+    let at: number | undefined;
+    if (this.drops.length) at = performance.now();
+    else
+      for (const w of this.waiting.values()) {
+        at = w.due;
+        break;
+      }
+    if (at === undefined) return;
+    at = Math.max(at, this.lastWrite + this.opts.afterMs / 4);
+    if (this.timer) {
+      if (this.timerAt <= at) return;
+      clearTimeout(this.timer);
+    }
+    this.timerAt = at;
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        this.flush(false);
+      },
+      Math.max(0, at - performance.now()),
+    );
   }
 
-  /** One write for everything handed over since the last; when it ends, the next if more came. */
-  private flush(): void {
-    if (this.writing || (!this.pending.length && !this.drops.length)) return;
-    const rows = this.pending;
+  /** One write for every row due (every row, with `all`) and every delete; then the next is scheduled. */
+  private flush(all: boolean): void {
+    if (this.writing) return;
+    const now = performance.now();
+    const rows: InflightRequest[] = [];
+    for (const [id, w] of this.waiting) {
+      if (!all && w.due > now) break;
+      rows.push(w.row);
+      this.waiting.delete(id);
+    }
     const drops = this.drops;
-    this.pending = [];
     this.drops = [];
+    if (!rows.length && !drops.length) {
+      this.schedule();
+      return;
+    }
+    this.lastWrite = now;
     const n = ++this.begun;
-    for (const r of rows) if (this.carriedBy.has(r.request_id)) this.carriedBy.set(r.request_id, n);
+    if (this.strict) for (const r of rows) if (this.carriedBy.has(r.request_id)) this.carriedBy.set(r.request_id, n);
     this.writing = this.write(rows, drops)
       .catch((e) => this.opts.onError?.("writing requests in flight", e))
       .finally(() => {
         this.writing = undefined;
         this.ended = n;
-        const due = this.waiters.filter((w) => w.upTo <= n);
-        this.waiters = this.waiters.filter((w) => w.upTo > n);
-        for (const w of due) w.done();
-        this.flush();
+        if (this.waiters.length) {
+          const due = this.waiters.filter((w) => w.upTo <= n);
+          this.waiters = this.waiters.filter((w) => w.upTo > n);
+          for (const w of due) w.done();
+        }
+        this.schedule();
       });
   }
 
   private async write(rows: InflightRequest[], drops: string[]): Promise<void> {
     // Unreachable store: not retried; the request's record waits in the journal of a live instance.
-    if (rows.length) await this.sql.unsafe(OPEN, [JSON.stringify(rows), this.instance]);
-    if (drops.length) await this.sql`DELETE FROM inflight WHERE request_id IN ${this.sql(drops)}`;
+    await this.sql.unsafe(WRITE, [JSON.stringify(rows), this.instance, JSON.stringify(drops)]);
   }
 
   /**
-   * Settles once the rows handed over so far are written (or their write failed). The journal
-   * ships records only after, and tells a client its request is done only after: a request
-   * whose instance dies is then in the ledger, or in the book where the others bill it.
+   * Settles once the write under way, if any, has ended (or failed); in strict mode, once the
+   * rows handed over so far are written. The journal ships records only after: a request whose
+   * row was being written when it ended has that row in the book before its record's insert
+   * looks for it to take it out.
    */
   idle(): Promise<void> {
-    // Rows not yet sent go in the next write (number begun + 1); else the one under way carries them.
-    const upTo = this.pending.length || this.drops.length ? this.begun + 1 : this.writing ? this.begun : this.ended;
-    if (upTo <= this.ended) return Promise.resolve();
-    return new Promise((done) => this.waiters.push({ upTo, done }));
+    const upTo =
+      this.strict && (this.waiting.size || this.drops.length) ? this.begun + 1 : this.writing ? this.begun : this.ended;
+    return this.until(upTo);
   }
 
   /**
-   * Settles once this request's row is written (or its write failed); undefined for a request
-   * that ran longer than a write, so only one that ended within a round trip of its admission
-   * waits. The journal waits for it before it tells the client the request is done.
+   * Strict mode: settles once this request's row is written (or its write failed); undefined
+   * when it already is, or in the default mode (nobody waits for a row there). The journal
+   * waits for it, bounded, before it tells the client the request is done.
    */
   written(requestId: string): Promise<void> | undefined {
+    if (!this.strict) return undefined;
     const n = this.carriedBy.get(requestId);
+    if (n === undefined) return undefined;
     this.carriedBy.delete(requestId);
-    if (n === undefined || n <= this.ended) return undefined;
-    return new Promise((done) => this.waiters.push({ upTo: n, done }));
+    // Not begun: the next write carries it (every row is due at once, at most one write is under way).
+    const upTo = n === 0 ? this.begun + 1 : n;
+    return upTo <= this.ended ? undefined : this.until(upTo);
+  }
+
+  private until(upTo: number): Promise<void> {
+    if (upTo <= this.ended) return Promise.resolve();
+    return new Promise((done) => this.waiters.push({ upTo, done }));
   }
 
   /** Bills the requests of dead instances; now and then also clears rows whose record landed, and old instances. */
@@ -201,8 +293,9 @@ export class PostgresInflightBook implements InflightBook {
       this.vacuumRefused = true;
     });
     if (++this.reaps % 12 === 0) {
-      // Rows whose record landed (none should be: the journal writes a row before its record),
-      // looked up by key in the ledger, which is large where the book is small.
+      // Rows whose record landed (rare: a row written while its record's insert ran on another
+      // connection, neither seeing the other), looked up by key in the ledger, which is large
+      // where the book is small. Harmless meanwhile: a survivor's reaping skips a recorded request.
       const old: { request_id: string }[] = await this
         .sql`SELECT request_id FROM inflight WHERE created_at < ${new Date(Date.now() - 60_000).toISOString()} LIMIT 10000`;
       const ids = old.map((r) => r.request_id);
@@ -219,10 +312,22 @@ export class PostgresInflightBook implements InflightBook {
     return reaped;
   }
 
-  /** Stops beating; the instance's row goes, once its requests are all recorded (`close` runs after the journal's). */
+  /**
+   * Stops beating; writes what is left (a request still running at close is in the book, for the
+   * others to bill); the instance's row goes once its requests are all recorded (`close` runs
+   * after the journal's).
+   */
   async close(): Promise<void> {
     for (const t of this.timers) clearInterval(t);
-    await this.idle();
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    for (;;) {
+      await this.idle();
+      if (!this.waiting.size && !this.drops.length) break;
+      this.flush(true);
+    }
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
     await this
       .sql`DELETE FROM instances WHERE id = ${this.instance} AND NOT EXISTS (SELECT 1 FROM inflight WHERE instance = ${this.instance})`.catch(
       () => {},

@@ -79,7 +79,7 @@ export async function openBackends(
   config: Config,
   opts: { store?: Store; now: () => number; logger: Logger },
 ): Promise<OpenedBackends> {
-  const { databaseUrl, redisUrl, redisFail, redisPrefix, journalDir, keyCacheTtlMs } = config.scaleOut;
+  const { databaseUrl, redisUrl, redisFail, redisPrefix, journalDir, keyCacheTtlMs, inflightAfterMs } = config.scaleOut;
   const { now, logger } = opts;
   const pg = opts.store ? undefined : databaseUrl ? await openPostgres(databaseUrl, logger) : undefined;
   const store: Store = opts.store ?? pg ?? new SqliteStore(config.dbPath);
@@ -134,6 +134,7 @@ export async function openBackends(
   // Each request in flight written where the other instances see it, so a dead instance's are billed.
   const inflight = pg
     ? new PostgresInflightBook(pg.sql, {
+        afterMs: inflightAfterMs,
         onError: (what, e) => logger.error(`${what} in PostgreSQL failed`, {}, e),
         onReaped: (rows) => {
           logger.warn(`billed ${rows.length} requests of an instance that stopped answering (aborted, estimated)`, {
@@ -157,9 +158,9 @@ export async function openBackends(
       .catch((e) => logger.error("the first heartbeat in PostgreSQL failed; retrying in the background", {}, e));
   const journal = pg
     ? JournalLedger.open(journalDir, store, {
-        ...(inflight
-          ? { beforeShip: () => inflight.idle(), companion: (r: UsageRecord) => inflight.written(r.request_id) }
-          : {}),
+        ...(inflight ? { beforeShip: () => inflight.idle() } : {}),
+        // Strict mode (TURNPIKE_INFLIGHT_AFTER_MS=0): no client hears "done" before its request's row is written.
+        ...(inflight?.strict ? { companion: (r: UsageRecord) => inflight.written(r.request_id) } : {}),
         onError: (e) => logger.error("shipping usage records to PostgreSQL failed; they wait in the journal", {}, e),
         onStoreState: (up) => up && logger.info("PostgreSQL answers again; the journal is being shipped"),
       })

@@ -255,9 +255,15 @@ describe.skipIf(!postgresUp || !redisUp)("upstream batch APIs on two instances a
       async () => (calls().includes("POST /v1/batches") && calls().includes("POST /v1/messages/batches")) || undefined,
       30_000,
     );
-    const [{ n: groups }] =
-      await sql`SELECT COUNT(*)::int AS n FROM batch_groups WHERE batch_id = ${created.id} AND upstream_id IS NOT NULL`;
-    expect(groups).toBe(2);
+    // The upstream answered both; a writes their ids a moment later (a loaded machine read 1 of 2 at once).
+    await waitFor(
+      "both upstream ids written",
+      async () =>
+        (
+          await sql`SELECT COUNT(*)::int AS n FROM batch_groups WHERE batch_id = ${created.id} AND upstream_id IS NOT NULL`
+        )[0].n === 2 || undefined,
+      30_000,
+    );
     await a.kill9();
     a = await startInstance(env);
     await knobs({ finish: true });

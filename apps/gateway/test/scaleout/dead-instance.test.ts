@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { admin, chat, type Instance, newKey, removeDir, startInstance, waitFor } from "./cluster";
 import { freshDatabase, freshPrefix, postgresUp, redisUp, TEST_REDIS_URL } from "./servers";
@@ -40,14 +40,16 @@ async function openStream(
 }
 
 /**
- * `kill -9` of an instance with streams open and requests under way, never restarted: the other
- * instance bills what the dead one had in flight (aborted, estimated) from the rows written at
- * admission, and every request a client saw has exactly one record.
+ * `kill -9` of an instance with streams open and requests under way, in both modes of the book of
+ * requests in flight (decisions/0021-inflight-book-batching.md). Without a restart, the other
+ * instance bills what the dead one had in flight (aborted, estimated) from its rows in the book.
+ * Strict (`TURNPIKE_INFLIGHT_AFTER_MS=0`: a row at admission, a record acknowledged only once its
+ * row is written): every request a client saw has exactly one record, with no restart. Default
+ * (20 ms): the same, but those that ended in the moments before the kill, whose records were
+ * still on their way from its journal; a restart on the same disk ships those.
  */
 describe.skipIf(!postgresUp || !redisUp)("a dead instance's bills", () => {
   const cleanups: (() => Promise<void> | void)[] = [];
-  let a: Instance;
-  let b: Instance;
   let sql: SQL;
   let env: Record<string, string>;
   beforeAll(async () => {
@@ -55,109 +57,174 @@ describe.skipIf(!postgresUp || !redisUp)("a dead instance's bills", () => {
     const prefix = freshPrefix();
     cleanups.push(db.drop, prefix.drop);
     env = { TURNPIKE_DATABASE_URL: db.url, TURNPIKE_REDIS_URL: TEST_REDIS_URL, TURNPIKE_REDIS_PREFIX: prefix.prefix };
-    [a, b] = await Promise.all([startInstance(env), startInstance(env)]);
-    cleanups.unshift(async () => {
-      await Promise.all([a.stop(), b.stop()]);
-      removeDir(a.journalDir);
-      removeDir(b.journalDir);
-    });
     sql = new SQL(db.url, { max: 2 });
     cleanups.unshift(() => sql.close());
   });
   afterAll(async () => {
     for (const c of cleanups) await c();
   });
-
-  test("kill -9 under load with streams open: the survivor bills the cut streams; the ledger matches what clients saw", async () => {
-    const { id: keyId, key } = await newKey(a.url, { budget_usd: 100 });
-    await waitFor(
-      "the key on b",
-      async () => (await admin(b.url, "GET", `/admin/keys/${keyId}`)).status === 200 || undefined,
-    );
-
-    const completed: string[] = [];
-    let sent = 0;
-    let stopA = false;
-    let stopB = false;
-    const worker = async (base: string, stopped: () => boolean) => {
-      while (!stopped()) {
-        sent++;
-        try {
-          const r = await chat(base, key, `load ${sent}`);
-          if (r.status === 200 && r.id) completed.push(r.id);
-        } catch {
-          // The connection died with the process: the client never saw this one complete.
-          if (stopped()) return;
-        }
-      }
-    };
-    const loadA = Array.from({ length: 8 }, () => worker(a.url, () => stopA));
-    const loadB = Array.from({ length: 4 }, () => worker(b.url, () => stopB));
-    // a's streams outlast the test (a minute each); b's end in about 5 s.
-    const streamsA = await Promise.all(Array.from({ length: 6 }, () => openStream(a.url, key, 600)));
-    const streamsB = await Promise.all(Array.from({ length: 2 }, () => openStream(b.url, key, 50)));
-    sent += 8;
-    await waitFor("load on both", async () => completed.length >= 200 || undefined, 30_000);
-    // The streams on a are open: their rows are in the book of requests in flight.
-    await waitFor("a's streams in flight in PostgreSQL", async () => {
-      const rows: { request_id: string }[] = await sql`SELECT request_id FROM inflight`;
-      const open = new Set(rows.map((r) => r.request_id));
-      return streamsA.every((s) => open.has(s.id)) || undefined;
+  /** Each test's instances, stopped when it ends (a survivor left running would bill the next test's dead). */
+  const ending: (() => Promise<void> | void)[] = [];
+  afterEach(async () => {
+    for (let c = ending.pop(); c; c = ending.pop()) await c();
+  });
+  /** Two instances of the same mode, stopped and their journals removed at the test's end. */
+  const pair = async (extra: Record<string, string> = {}): Promise<[Instance, Instance]> => {
+    const [a, b] = await Promise.all([startInstance({ ...env, ...extra }), startInstance({ ...env, ...extra })]);
+    ending.push(async () => {
+      await Promise.all([a.stop(), b.stop()]);
+      removeDir(a.journalDir);
+      removeDir(b.journalDir);
     });
+    return [a, b];
+  };
 
-    await a.kill9();
-    stopA = true;
-    await Promise.all(loadA);
-    const cut = await Promise.all(streamsA.map((s) => s.rest));
-    expect(cut.every((c) => c === "cut")).toBe(true);
-    stopB = true;
-    await Promise.all(loadB);
-    expect(await Promise.all(streamsB.map((s) => s.rest))).toEqual(["complete", "complete"]);
+  for (const { mode, afterMs, strict } of [
+    { mode: "strict", afterMs: "0", strict: true },
+    { mode: "default", afterMs: "20", strict: false },
+  ])
+    test(`${mode} (TURNPIKE_INFLIGHT_AFTER_MS=${afterMs}): kill -9 under load with streams open: the survivor bills the cut streams; the ledger matches what clients saw`, async () => {
+      const [a, b] = await pair({ TURNPIKE_INFLIGHT_AFTER_MS: afterMs });
+      const { id: keyId, key } = await newKey(a.url, { budget_usd: 100 });
+      await waitFor(
+        "the key on b",
+        async () => (await admin(b.url, "GET", `/admin/keys/${keyId}`)).status === 200 || undefined,
+      );
 
-    // Without a restart of a: b bills a's requests in flight once a's lease runs out (20 s).
-    const seen = [...completed, ...streamsA.map((s) => s.id), ...streamsB.map((s) => s.id)];
-    const rows = await waitFor(
-      "every request a client saw in the ledger",
-      async () => {
+      const completed: string[] = [];
+      /** When each request that a saw completed, by the test's clock. */
+      const endedOnA = new Map<string, number>();
+      let sent = 0;
+      let stopA = false;
+      let stopB = false;
+      const worker = async (base: string, stopped: () => boolean) => {
+        while (!stopped()) {
+          sent++;
+          try {
+            const r = await chat(base, key, `load ${sent}`);
+            if (r.status === 200 && r.id) {
+              completed.push(r.id);
+              if (base === a.url) endedOnA.set(r.id, performance.now());
+            }
+          } catch {
+            // The connection died with the process: the client never saw this one complete.
+            if (stopped()) return;
+          }
+        }
+      };
+      const loadA = Array.from({ length: 8 }, () => worker(a.url, () => stopA));
+      const loadB = Array.from({ length: 4 }, () => worker(b.url, () => stopB));
+      // a's streams outlast the test (a minute each); b's end in about 5 s.
+      const streamsA = await Promise.all(Array.from({ length: 6 }, () => openStream(a.url, key, 600)));
+      const streamsB = await Promise.all(Array.from({ length: 2 }, () => openStream(b.url, key, 50)));
+      sent += 8;
+      await waitFor("load on both", async () => completed.length >= 200 || undefined, 30_000);
+      // The streams on a are open: their rows are in the book of requests in flight.
+      await waitFor("a's streams in flight in PostgreSQL", async () => {
+        const rows: { request_id: string }[] = await sql`SELECT request_id FROM inflight`;
+        const open = new Set(rows.map((r) => r.request_id));
+        return streamsA.every((s) => open.has(s.id)) || undefined;
+      });
+
+      const killedAt = performance.now();
+      await a.kill9();
+      stopA = true;
+      await Promise.all(loadA);
+      const cut = await Promise.all(streamsA.map((s) => s.rest));
+      expect(cut.every((c) => c === "cut")).toBe(true);
+      stopB = true;
+      await Promise.all(loadB);
+      expect(await Promise.all(streamsB.map((s) => s.rest))).toEqual(["complete", "complete"]);
+
+      // Without a restart of a: b bills a's requests in flight once a's lease runs out (20 s), at
+      // its next look (every 5 s), all of a's rows in one statement.
+      const seen = [...completed, ...streamsA.map((s) => s.id), ...streamsB.map((s) => s.id)];
+      const ledger = async () => {
         const r: { request_id: string; aborted: boolean; estimated: boolean; status: number; cost_usd: number }[] =
           await sql`SELECT request_id, aborted, estimated, status, cost_usd FROM usage WHERE key_id = ${keyId}`;
-        const have = new Set(r.map((x) => x.request_id));
-        return seen.every((id) => have.has(id)) ? r : undefined;
-      },
-      90_000,
-      250,
-    );
-    const byId = new Map(rows.map((r) => [r.request_id, r]));
-    expect(byId.size).toBe(rows.length);
-    // Each cut stream: billed by b as aborted and estimated (its input estimated at admission, at the input price).
-    for (const s of streamsA) {
-      expect(byId.get(s.id)).toMatchObject({ aborted: true, estimated: true, status: 499 });
-      expect(byId.get(s.id)!.cost_usd).toBeGreaterThan(0);
-    }
-    for (const s of streamsB) expect(byId.get(s.id)).toMatchObject({ aborted: false, status: 200 });
-    // A record may exist for a request whose reply the kill cut off, never one for a request not sent.
-    expect(rows.length).toBeGreaterThanOrEqual(seen.length);
-    expect(rows.length).toBeLessThanOrEqual(sent);
-    // Nothing of a's is left in flight, and b said what it did.
-    await waitFor(
-      "the book emptied",
-      async () => (await sql`SELECT COUNT(*)::int AS n FROM inflight`)[0].n === 0 || undefined,
-      30_000,
-    );
-    // Log lines are written in batches (up to 100 ms later).
-    await waitFor(
-      "b's log line",
-      async () => b.output().includes("of an instance that stopped answering (aborted, estimated)") || undefined,
-    );
-  }, 150_000);
+        return r;
+      };
+      await waitFor(
+        "a's cut streams billed by b",
+        async () => {
+          const have = new Set((await ledger()).map((x) => x.request_id));
+          return streamsA.every((s) => have.has(s.id)) || undefined;
+        },
+        90_000,
+        250,
+      );
+      // Nothing of a's is left in flight.
+      await waitFor(
+        "the book emptied",
+        async () => (await sql`SELECT COUNT(*)::int AS n FROM inflight`)[0].n === 0 || undefined,
+        30_000,
+      );
+      // Default mode: what may be missing is only what a's clients saw end in the last moments
+      // before the kill: a record reaches PostgreSQL about 25 ms after its reply (20 ms gathering,
+      // then one insert), and a request that short never had a row. Five seconds is a loaded
+      // machine's margin. Strict mode: nothing may be missing.
+      const late = (id: string) => !strict && (endedOnA.get(id) ?? Number.NEGATIVE_INFINITY) > killedAt - 5000;
+      // b's own last records are on their way (tens of milliseconds); the bound is for a loaded machine.
+      await waitFor(
+        "every request a client saw in the ledger",
+        async () => {
+          const have = new Set((await ledger()).map((x) => x.request_id));
+          return seen.every((id) => have.has(id) || late(id)) || undefined;
+        },
+        15_000,
+        250,
+      ).catch(() => undefined); // the assertion below names what is missing
+      const rows = await ledger();
+      const byId = new Map(rows.map((r) => [r.request_id, r]));
+      expect(byId.size).toBe(rows.length);
+      const missing = seen.filter((id) => !byId.has(id));
+      expect(missing.filter((id) => !late(id))).toEqual([]);
+      // Each cut stream: billed by b as aborted and estimated (its input estimated at admission, at the input price).
+      for (const s of streamsA) {
+        expect(byId.get(s.id)).toMatchObject({ aborted: true, estimated: true, status: 499 });
+        expect(byId.get(s.id)!.cost_usd).toBeGreaterThan(0);
+      }
+      for (const s of streamsB) expect(byId.get(s.id)).toMatchObject({ aborted: false, status: 200 });
+      // A record may exist for a request whose reply the kill cut off, never one for a request not sent.
+      if (strict) expect(rows.length).toBeGreaterThanOrEqual(seen.length);
+      expect(rows.length).toBeLessThanOrEqual(sent);
+      // b said what it did (log lines are written in batches, up to 100 ms later).
+      await waitFor(
+        "b's log line",
+        async () => b.output().includes("of an instance that stopped answering (aborted, estimated)") || undefined,
+      );
+      const ages = missing.map((id) => killedAt - (endedOnA.get(id) ?? killedAt));
+      console.log(
+        `${mode}: ${completed.length} requests completed, ${seen.length - completed.length} streams; ` +
+          `records still in a's journal at the kill: ${missing.length}` +
+          (ages.length ? `, ended up to ${Math.round(Math.max(...ages))} ms before it` : ""),
+      );
+      if (strict) return;
+
+      // a restarts on the same disk: its journal ships the rest, and still nothing is billed twice.
+      const a2 = await startInstance(env, a.journalDir);
+      ending.push(() => a2.stop());
+      const all = await waitFor(
+        "every request a client saw in the ledger after a's restart",
+        async () => {
+          const r = await ledger();
+          const have = new Set(r.map((x) => x.request_id));
+          return seen.every((id) => have.has(id)) ? r : undefined;
+        },
+        30_000,
+        250,
+      );
+      expect(new Set(all.map((r) => r.request_id)).size).toBe(all.length);
+      expect(all.length).toBeLessThanOrEqual(sent);
+      // What b billed stays as b billed it; the cut streams were billed by b, not by a's journal.
+      for (const s of streamsA)
+        expect(all.find((r) => r.request_id === s.id)).toMatchObject({ aborted: true, estimated: true, status: 499 });
+    }, 200_000);
 
   test("an instance only paused past its lease: each of its streams is billed once, and it goes on serving", async () => {
-    const c = await startInstance(env);
-    cleanups.unshift(async () => {
-      c.proc.kill("SIGCONT");
-      await c.stop();
-      removeDir(c.journalDir);
-    });
+    const [b, c] = await pair();
+    // Run before the pair's cleanup: a stopped process cannot take its SIGTERM.
+    ending.push(() => void c.proc.kill("SIGCONT"));
     const { id: keyId, key } = await newKey(b.url, {});
     await waitFor(
       "the key on c",
