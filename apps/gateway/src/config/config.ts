@@ -84,8 +84,9 @@ export interface ScaleOutConfig {
   keyCacheTtlMs: number;
   /**
    * `TURNPIKE_INFLIGHT_AFTER_MS`: a request still running this long after its admission is
-   * written to the shared book of requests in flight (one that ends sooner never is); 0: strict,
-   * every request written at admission and its record acknowledged only once its row is written.
+   * written to the shared book of requests in flight (one that ends sooner never is); 0, the
+   * default: strict, every request written at admission and its record acknowledged only once its
+   * row is written (no bill waits for a dead instance; the fast mode trades that for speed).
    */
   inflightAfterMs: number;
 }
@@ -387,7 +388,7 @@ function scaleOutConfig(env: Env): ScaleOutConfig {
     throw new Error(
       `TURNPIKE_KEY_CACHE_TTL_MS must be a whole number of milliseconds, at least 100, got ${env.TURNPIKE_KEY_CACHE_TTL_MS}`,
     );
-  const after = Number(env.TURNPIKE_INFLIGHT_AFTER_MS || 20);
+  const after = Number(env.TURNPIKE_INFLIGHT_AFTER_MS || 0);
   if (!Number.isInteger(after) || after < 0 || after > 60_000)
     throw new Error(
       `TURNPIKE_INFLIGHT_AFTER_MS must be a whole number of milliseconds from 0 to 60000, got ${env.TURNPIKE_INFLIGHT_AFTER_MS}`,
