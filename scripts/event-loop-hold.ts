@@ -14,11 +14,13 @@
  * bodies of given sizes, one body per route of as many turns as fit in N JSON values (what
  * `TURNPIKE_MAX_BODY_VALUES` counts): `--values 99900` is a body just within the default limit.
  *
- * `POST /v1/batches (file)`: a batch input file of `--batch-lines` lines (default 50,000, the
- * line limit) of `--line-bytes` each (default 2,000: 100 MB, the file limit), every line a chat
- * request of two-word turns, uploaded (not measured), then the batch is created and followed
+ * `POST /v1/files (batch input)`: the upload of a batch input file of `--batch-lines` lines
+ * (default 50,000, the line limit) of `--line-bytes` each (default 2,000: 100 MB, the file
+ * limit), every line a chat request of two-word turns. `POST /v1/batches (file)`: that file
+ * uploaded (not measured), then the batch is created and followed
  * while the worker prepares, sends and replays its lines, for up to `--follow-s` seconds (default
- * 60) or until it ends; the row is the longest `/health` over that time (status: the batch's).
+ * 60; `--follow-s 0`: its creation alone) or until it ends; the row is the longest `/health` over
+ * that time (status: the batch's). Both run once whatever `--sizes` says.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -72,11 +74,29 @@ function fill<T>(bytes: number, make: (i: number) => T): T[] {
 const blob = (bytes: number) => "A".repeat(bytes);
 const role = (i: number) => (i % 2 ? "assistant" : "user");
 
+/** The batch input file: `--batch-lines` lines of about `--line-bytes` each, every line a chat request of two-word turns. */
+function batchInput(): string {
+  const turns = (i: number, n: number) =>
+    Array.from({ length: n }, (_, t) => ({ role: role(t), content: `turn ${i}.${t} hi` }));
+  const line = (i: number, n: number) =>
+    JSON.stringify({
+      custom_id: `r${i}`,
+      method: "POST",
+      url: "/v1/chat/completions",
+      body: { model: "beta-5", max_tokens: 8, messages: [...turns(i, n), { role: "user", content: "end" }] },
+    });
+  const perTurn = line(0, 2).length - line(0, 1).length || 30;
+  const n = Math.max(1, Math.floor((lineBytes - line(0, 0).length) / perTurn));
+  return Array.from({ length: batchLines }, (_, i) => line(i, n)).join("\n");
+}
+
 interface Case {
   name: string;
   send(bytes: number, key: string): Promise<number | string>;
   /** Work done before the pings start (not measured): what `send` then reads. */
   before?(key: string): Promise<void>;
+  /** Run once, not once per size (the batch input file has its own size). */
+  once?: boolean;
 }
 
 /** The size in bytes of the last body sent (its JSON text, or the uploaded file). */
@@ -206,23 +226,24 @@ const cases: Case[] = [
       return post("/v1/files", k, form);
     },
   },
+  {
+    name: "POST /v1/files (batch input)",
+    once: true,
+    send: async (_b, k) => {
+      const text = batchInput();
+      const form = new FormData();
+      form.set("purpose", "batch");
+      form.set("file", new File([text], "in.jsonl"));
+      return post("/v1/files", k, form);
+    },
+  },
   (() => {
     let fileId = "";
     return {
       name: "POST /v1/batches (file)",
+      once: true,
       async before(k: string) {
-        const turns = (i: number, n: number) =>
-          Array.from({ length: n }, (_, t) => ({ role: role(t), content: `turn ${i}.${t} hi` }));
-        const line = (i: number, n: number) =>
-          JSON.stringify({
-            custom_id: `r${i}`,
-            method: "POST",
-            url: "/v1/chat/completions",
-            body: { model: "beta-5", max_tokens: 8, messages: [...turns(i, n), { role: "user", content: "end" }] },
-          });
-        const perTurn = line(0, 2).length - line(0, 1).length || 30;
-        const n = Math.max(1, Math.floor((lineBytes - line(0, 0).length) / perTurn));
-        const text = Array.from({ length: batchLines }, (_, i) => line(i, n)).join("\n");
+        const text = batchInput();
         const form = new FormData();
         form.set("purpose", "batch");
         form.set("file", new File([text], "in.jsonl"));
@@ -380,7 +401,7 @@ console.log(
 console.log("|---|---|---|---|---|---|---|---|---|");
 for (const c of cases) {
   if ((only && !c.name.includes(only)) || (skip && c.name.includes(skip))) continue;
-  for (const size of valuesTarget ? [0] : sizes) {
+  for (const size of valuesTarget || c.once ? [0] : sizes) {
     const dir = mkdtempSync(join(tmpdir(), "hold-"));
     const { proc, key } = await startGateway(dir);
     try {

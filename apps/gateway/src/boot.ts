@@ -20,6 +20,7 @@ import { requestLog } from "./telemetry/request-log";
 import { RefusalLog } from "./telemetry/refused-requests";
 import { RequestTrail } from "./telemetry/request-trail";
 import { startTracing } from "./telemetry/tracing";
+import { loopTurn } from "./vocabulary/loop-turns";
 
 export interface Gateway {
   app: ReturnType<typeof createApp>;
@@ -144,7 +145,7 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
       .purgeExpired(new Date(now()).toISOString())
       .catch((e) => logger.error("purging expired responses failed", {}, e));
     const keptFrom = new Date(now() - config.batches.retentionDays * 86_400_000).toISOString();
-    deps.batches?.store.purgeBefore(keptFrom).catch((e) => logger.error("purging old batches failed", {}, e));
+    deps.batches?.store.purgeBefore(keptFrom, loopTurn).catch((e) => logger.error("purging old batches failed", {}, e));
   };
   purge();
   const purger = setInterval(purge, 3_600_000);

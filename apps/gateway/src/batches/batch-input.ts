@@ -43,39 +43,106 @@ function tooManyLines(count: number, limits: BatchConfig, param: string) {
   );
 }
 
+/** A line of a file: its text, or only its size when it is longer than the limit (not kept). */
+type FileLine = { text: string; size: number } | { text: undefined; size: number };
+
+const NEWLINE = 0x0a;
+const utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
+
 /**
- * The lines of a chat-family batch input file (JSONL of `{custom_id, method, url, body}`), for
- * `endpoint`. A line over the size limit refuses the batch (a 400 naming the line); any other
- * mistake in a line makes that line an error-file line and the rest run.
+ * The lines of a file given in chunks of bytes, in order: a line may run across any number of
+ * chunks (its pieces are joined when its end comes), and a chunk may end inside a character (a
+ * newline byte is never part of one, so a line is decoded whole). The trailing `\r` of a CRLF
+ * line and a byte order mark at the file's start are dropped; invalid UTF-8 becomes U+FFFD. A
+ * line over `maxBytes` is not kept, only measured.
  */
-export async function openaiLines(content: string, endpoint: BatchEndpoint, limits: BatchConfig): Promise<NewLine[]> {
-  const raw = content.split("\n");
-  const texts: string[] = [];
-  for (const l of raw) if (l.trim() !== "") texts.push(l.endsWith("\r") ? l.slice(0, -1) : l);
-  raw.length = 0;
-  if (texts.length === 0) throw invalid("The input file holds no requests.", "input_file_id");
-  if (texts.length > limits.maxLines) throw tooManyLines(texts.length, limits, "input_file_id");
+export async function* fileLines(
+  chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  maxBytes: number,
+): AsyncGenerator<FileLine> {
+  let carry: Uint8Array[] = [];
+  let carried = 0;
+  /** The last byte carried (a `\r` there may end a CRLF line whose bytes were not kept). */
+  let tail = -1;
+  let first = true;
+  const line = (last: Uint8Array): FileLine => {
+    let size = carried + last.byteLength;
+    const lastByte = last.byteLength > 0 ? last[last.byteLength - 1] : carried > 0 ? tail : -1;
+    const parts = carry;
+    carry = [];
+    carried = 0;
+    const cr = lastByte === 0x0d ? 1 : 0;
+    size -= cr;
+    if (size > maxBytes) {
+      first = false;
+      return { text: undefined, size };
+    }
+    const whole = parts.length === 0 ? last : Buffer.concat([...parts, last]);
+    let text = utf8.decode(whole.subarray(0, whole.byteLength - cr));
+    if (first && text.startsWith("\uFEFF")) text = text.slice(1);
+    first = false;
+    return { text, size };
+  };
+  for await (const chunk of chunks) {
+    let at = 0;
+    for (;;) {
+      const end = chunk.indexOf(NEWLINE, at);
+      if (end < 0) break;
+      yield line(chunk.subarray(at, end));
+      at = end + 1;
+    }
+    if (at < chunk.byteLength) {
+      const rest = chunk.subarray(at);
+      carried += rest.byteLength;
+      tail = rest[rest.byteLength - 1]!; // rest is not empty
+      // A line already over the limit is only counted on: its bytes are not kept.
+      if (carried <= maxBytes + 1) carry.push(rest);
+      else carry = [];
+    }
+  }
+  if (carried > 0) yield line(new Uint8Array(0));
+}
+
+/**
+ * The lines of a chat-family batch input file (JSONL of `{custom_id, method, url, body}`), given
+ * as the store reads it, a chunk at a time, for `endpoint`. A line over the size limit refuses
+ * the batch (a 400 naming the line), as do more lines than the limit; any other mistake in a
+ * line makes that line an error-file line and the rest run.
+ */
+export async function openaiLines(
+  chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  endpoint: BatchEndpoint,
+  limits: BatchConfig,
+): Promise<NewLine[]> {
   const seen = new Set<string>();
   // Each line is parsed and checked in turn, the event loop given a turn every few milliseconds:
   // a file of 50,000 lines is seconds of work, which must not hold every other request.
   const slicer = new Slicer();
   const out: NewLine[] = [];
-  for (let i = 0; i < texts.length; i++) {
-    out.push(openaiLine(texts[i]!, i, seen, endpoint, limits)); // i is within texts
+  let count = 0;
+  for await (const l of fileLines(chunks, limits.maxLineBytes)) {
     await slicer.pause();
+    if (l.text !== undefined && l.text.trim() === "") continue;
+    count++;
+    // Past the limit the lines are only counted, to name their number.
+    if (count > limits.maxLines) continue;
+    if (l.text === undefined) throw lineTooLong(count, l.size, limits);
+    out.push(openaiLine(l.text, count - 1, seen, endpoint));
   }
+  if (count === 0) throw invalid("The input file holds no requests.", "input_file_id");
+  if (count > limits.maxLines) throw tooManyLines(count, limits, "input_file_id");
   return out;
 }
 
+const lineTooLong = (n: number, size: number, limits: BatchConfig) =>
+  invalid(
+    `Line ${n} of the input file is ${size} bytes; a line may hold at most ${limits.maxLineBytes} (TURNPIKE_BATCH_MAX_LINE_KB).`,
+    "input_file_id",
+  );
+
 /** Line `i` of a chat-family input file, checked (or written off as malformed). */
-function openaiLine(text: string, i: number, seen: Set<string>, endpoint: BatchEndpoint, limits: BatchConfig): NewLine {
+function openaiLine(text: string, i: number, seen: Set<string>, endpoint: BatchEndpoint): NewLine {
   const n = i + 1;
-  if (Buffer.byteLength(text) > limits.maxLineBytes) {
-    throw invalid(
-      `Line ${n} of the input file is ${Buffer.byteLength(text)} bytes; a line may hold at most ${limits.maxLineBytes} (TURNPIKE_BATCH_MAX_LINE_KB).`,
-      "input_file_id",
-    );
-  }
   let line: unknown;
   try {
     line = JSON.parse(text);

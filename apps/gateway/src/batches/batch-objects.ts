@@ -58,23 +58,18 @@ export function messagesBatchObject(job: BatchJob, c: LineCounts, baseUrl: strin
   };
 }
 
-/** A messages batch's results, one JSON line per request in request order. */
-export function messagesResults(lines: readonly BatchLine[]): string {
-  return lines
-    .map((l) => {
-      if (l.state === "cancelled") return JSON.stringify({ custom_id: l.custom_id, result: { type: "canceled" } });
-      if (l.state === "expired") return JSON.stringify({ custom_id: l.custom_id, result: { type: "expired" } });
-      return (
-        l.result ??
-        JSON.stringify({
-          custom_id: l.custom_id,
-          result: {
-            type: "errored",
-            error: { type: "error", error: { type: "api_error", message: "The request did not run." } },
-          },
-        })
-      );
+/** One request's line of a messages batch's results. */
+export function messagesResultRow(l: BatchLine): string {
+  if (l.state === "cancelled") return JSON.stringify({ custom_id: l.custom_id, result: { type: "canceled" } });
+  if (l.state === "expired") return JSON.stringify({ custom_id: l.custom_id, result: { type: "expired" } });
+  return (
+    l.result ??
+    JSON.stringify({
+      custom_id: l.custom_id,
+      result: {
+        type: "errored",
+        error: { type: "error", error: { type: "api_error", message: "The request did not run." } },
+      },
     })
-    .join("\n")
-    .concat(lines.length ? "\n" : "");
+  );
 }

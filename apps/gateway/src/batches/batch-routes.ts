@@ -10,9 +10,9 @@ import { newContext } from "../pipeline/context";
 import type { KeyRecord } from "../storage/store";
 import { invalid, isRecord } from "../vocabulary/client-errors";
 import { BATCH_ENDPOINTS, messagesLines, openaiLines } from "./batch-input";
-import { loopTurn } from "../vocabulary/loop-turns";
-import { messagesBatchObject, messagesResults, newId, openaiBatchObject } from "./batch-objects";
-import type { BatchFile, BatchJob, BatchKind } from "./batch-store";
+import { loopTurn, Slicer } from "../vocabulary/loop-turns";
+import { messagesBatchObject, messagesResultRow, newId, openaiBatchObject } from "./batch-objects";
+import { type BatchFile, type BatchJob, type BatchKind, FILE_CHUNK_BYTES, jsonlChunks } from "./batch-store";
 import type { BatchEndpoint } from "./run-line";
 
 /** How long a job may run: the one completion window the chat family offers, and the messages format's. */
@@ -57,6 +57,30 @@ const fileObject = (f: BatchFile) => ({
   status: "processed",
   status_details: null,
 });
+
+/**
+ * A response body pulled from `chunks`: each read when the client has taken the one before. A
+ * failure part way (the file deleted meanwhile, the database gone) cuts the body short, logged.
+ */
+function streamOf(chunks: AsyncGenerator<Uint8Array>, deps: GatewayDeps): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>({
+    async pull(out) {
+      try {
+        const next = await chunks.next();
+        if (next.done) out.close();
+        else out.enqueue(next.value);
+      } catch (e) {
+        deps.logger.warn("a stored file's content could not be read to its end", {
+          reason: e instanceof Error ? e.message : String(e),
+        });
+        out.error(e);
+      }
+    },
+    async cancel() {
+      await chunks.return(undefined);
+    },
+  });
+}
 
 const limitOf = (url: URL, fallback: number) =>
   Math.min(100, Math.max(1, Number(url.searchParams.get("limit") ?? fallback) || fallback));
@@ -127,18 +151,23 @@ export function batchRoutes(deps: GatewayDeps): Route[] {
           throw invalid("`purpose` must be `batch`: Turnpike keeps files for batches only.", "purpose");
         if (!(file instanceof Blob)) throw invalid("`file` is required: the batch's JSONL.", "file");
         if (file.size > limits.maxFileBytes) throw bodyTooLarge(limits.maxFileBytes, file.size);
-        const content = await file.text();
-        const stored: BatchFile = {
-          id: newId("file-"),
-          key_id: key.id,
-          purpose: "batch",
-          filename: file instanceof File ? file.name : "input.jsonl",
-          bytes: file.size,
-          content,
-          created_at: now(),
+        // Stored a chunk per statement with a turn of the loop between, as the client sent its bytes.
+        const pieces = async function* () {
+          for (let at = 0; at < file.size; at += FILE_CHUNK_BYTES)
+            yield new Uint8Array(await file.slice(at, at + FILE_CHUNK_BYTES).arrayBuffer());
         };
-        await queue.store.putFile(stored);
-        return Response.json(fileObject(stored));
+        const stored = await queue.store.putFile(
+          {
+            id: newId("file-"),
+            key_id: key.id,
+            purpose: "batch",
+            filename: file instanceof File ? file.name : "input.jsonl",
+            created_at: now(),
+          },
+          pieces(),
+          loopTurn,
+        );
+        return Response.json(fileObject(stored!)); // stored: an empty file is kept (skipEmpty not set)
       }),
     },
     {
@@ -158,7 +187,25 @@ export function batchRoutes(deps: GatewayDeps): Route[] {
       handle: keyed(deps, chat, async ({ params }, key, queue) => {
         const f = await queue.store.getFile(key.id, params.id ?? "");
         if (!f) throw notFound("file", params.id ?? "");
-        return new Response(f.content, { headers: { "content-type": "application/jsonl" } });
+        // Streamed a chunk at a time, each read when the client has taken the one before.
+        return new Response(streamOf(queue.store.fileChunks(f.id), deps), {
+          headers: { "content-type": "application/jsonl" },
+        });
+      }),
+    },
+    {
+      method: "DELETE",
+      path: "/v1/files/{id}",
+      doc: op(
+        "Batches",
+        "Delete a file",
+        "An input, output or error file of this key, its content with it. A batch made from it keeps its lines.",
+        true,
+      ),
+      handle: keyed(deps, chat, async ({ params }, key, queue) => {
+        const id = params.id ?? "";
+        if (!(await queue.store.deleteFile(key.id, id, loopTurn))) throw notFound("file", id);
+        return Response.json({ id, object: "file", deleted: true });
       }),
     },
     {
@@ -180,7 +227,7 @@ export function batchRoutes(deps: GatewayDeps): Route[] {
         const fileId = typeof value.input_file_id === "string" ? value.input_file_id : "";
         const file = await queue.store.getFile(key.id, fileId);
         if (file?.purpose !== "batch") throw notFound("batch input file", fileId);
-        const lines = await openaiLines(file.content, endpoint as BatchEndpoint, limits); // checked against BATCH_ENDPOINTS above
+        const lines = await openaiLines(queue.store.fileChunks(file.id), endpoint as BatchEndpoint, limits); // checked against BATCH_ENDPOINTS above
         const created = now();
         const j: BatchJob = {
           id: newId("batch_"),
@@ -340,9 +387,20 @@ export function batchRoutes(deps: GatewayDeps): Route[] {
           throw invalid(
             `Message batch ${j.id} has not ended yet; its results are ready when processing_status is ended.`,
           );
-        return new Response(messagesResults(await queue.store.lines(j.id)), {
-          headers: { "content-type": "application/x-jsonl" },
-        });
+        // Streamed in chunks of about 1 MiB, the lines read a page at a time, the loop given turns between.
+        const slicer = new Slicer();
+        const rows = async function* () {
+          for await (const l of queue.store.eachLine(j.id)) yield messagesResultRow(l);
+        };
+        return new Response(
+          streamOf(
+            jsonlChunks(rows(), () => slicer.pause()),
+            deps,
+          ),
+          {
+            headers: { "content-type": "application/x-jsonl" },
+          },
+        );
       }),
     },
   ];

@@ -8,15 +8,55 @@ import type { SqlRunner } from "../storage/sql-runner";
  * holder writes it to the error file as interrupted.
  */
 
-/** A stored file: a batch's input JSONL, or one of its output or error files. */
+/**
+ * A stored file: a batch's input JSONL, or one of its output or error files. Its content is kept
+ * apart, in chunks of about {@link FILE_CHUNK_BYTES} (migration 14), written and read one chunk
+ * per statement ({@link BatchStore.putFile}, {@link BatchStore.fileChunks}).
+ */
 export interface BatchFile {
   id: string;
   key_id: string;
   purpose: string;
   filename: string;
   bytes: number;
-  content: string;
   created_at: string;
+}
+
+/**
+ * A file's content is stored and read in pieces of this size (1 MiB), one statement each with a
+ * turn of the event loop between: a 100 MB file in one row held the loop for 0.5–2 s while
+ * SQLite copied it (and again when its write-ahead log was checkpointed).
+ */
+export const FILE_CHUNK_BYTES = 1 << 20;
+
+/** A file's row while its chunks are being written: not yet a file to any reader. */
+const WRITING = -1;
+
+const bytesOf = (v: unknown): Uint8Array => (v instanceof Uint8Array ? v : Buffer.from(str(v)));
+
+/**
+ * Rows of JSONL (a `null` row is left out) packed into chunks of about {@link FILE_CHUNK_BYTES},
+ * the event loop given a turn every few milliseconds while the rows are made (`pause`).
+ */
+export async function* jsonlChunks(
+  rows: AsyncIterable<string | null>,
+  pause: () => Promise<void> = () => Promise.resolve(),
+): AsyncGenerator<Uint8Array> {
+  let parts: string[] = [];
+  let size = 0;
+  for await (const r of rows) {
+    if (r !== null) {
+      parts.push(r, "\n");
+      size += r.length + 1;
+      if (size >= FILE_CHUNK_BYTES) {
+        yield Buffer.from(parts.join(""));
+        parts = [];
+        size = 0;
+      }
+    }
+    await pause();
+  }
+  if (size > 0) yield Buffer.from(parts.join(""));
 }
 
 /** Which client API made the job: the chat family's `/v1/batches`, or the messages format's `/v1/messages/batches`. */
@@ -150,15 +190,56 @@ function groupOf(row: Record<string, unknown>): BatchGroup {
 export class BatchStore {
   constructor(private readonly db: SqlRunner) {}
 
-  async putFile(f: BatchFile): Promise<void> {
-    await this.db.all(
-      "INSERT INTO batch_files (id, key_id, purpose, filename, bytes, content, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-      [f.id, f.key_id, f.purpose, f.filename, f.bytes, f.content, f.created_at],
-    );
+  /**
+   * Stores a file's content, `chunks` one per statement with `between` (a turn of the event
+   * loop) after each. The file's row comes first, marked as being written, so that a purge never
+   * takes the chunks of a file still arriving for orphans; it becomes a file, its size set, once
+   * its last chunk is in. With `skipEmpty`, content with no chunk stores nothing (returns
+   * undefined). A failure removes what was written. Returns the file as stored.
+   */
+  async putFile(
+    f: Omit<BatchFile, "bytes">,
+    chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+    between: () => Promise<void> = () => Promise.resolve(),
+    skipEmpty = false,
+  ): Promise<BatchFile | undefined> {
+    let n = 0;
+    let bytes = 0;
+    let started = false;
+    const start = () =>
+      this.db.run(
+        "INSERT INTO batch_files (id, key_id, purpose, filename, bytes, content, created_at, chunks) VALUES (?, ?, ?, ?, 0, '', ?, ?)",
+        [f.id, f.key_id, f.purpose, f.filename, f.created_at, WRITING],
+      );
+    try {
+      for await (const chunk of chunks) {
+        if (chunk.byteLength === 0) continue;
+        if (!started) {
+          started = true;
+          await start();
+        }
+        await this.db.run("INSERT INTO batch_file_chunks (file_id, n, content) VALUES (?, ?, ?)", [f.id, n, chunk]);
+        n++;
+        bytes += chunk.byteLength;
+        await between();
+      }
+      if (!started) {
+        if (skipEmpty) return undefined;
+        await start();
+      }
+      await this.db.run("UPDATE batch_files SET chunks = ?, bytes = ? WHERE id = ?", [n, bytes, f.id]);
+      return { ...f, bytes };
+    } catch (e) {
+      if (started) await this.dropFile(f.id).catch(() => {});
+      throw e;
+    }
   }
 
   async getFile(keyId: string, id: string): Promise<BatchFile | undefined> {
-    const [row] = await this.db.all("SELECT * FROM batch_files WHERE id = ? AND key_id = ?", [id, keyId]);
+    const [row] = await this.db.all(
+      "SELECT id, key_id, purpose, filename, bytes, created_at FROM batch_files WHERE id = ? AND key_id = ? AND (chunks IS NULL OR chunks >= 0)",
+      [id, keyId],
+    );
     return row
       ? {
           id: str(row.id),
@@ -166,10 +247,59 @@ export class BatchStore {
           purpose: str(row.purpose),
           filename: str(row.filename),
           bytes: Number(row.bytes),
-          content: str(row.content),
           created_at: str(row.created_at),
         }
       : undefined;
+  }
+
+  /**
+   * A file's content, a chunk per read (the caller gives the loop its turns between them). A
+   * file stored before migration 14 has its content in its row (no chunks): read as one piece.
+   */
+  async *fileChunks(id: string): AsyncGenerator<Uint8Array> {
+    const [row] = await this.db.all("SELECT chunks FROM batch_files WHERE id = ?", [id]);
+    if (!row) return;
+    if (row.chunks === null || row.chunks === undefined) {
+      const [old] = await this.db.all("SELECT content FROM batch_files WHERE id = ?", [id]);
+      if (old && str(old.content) !== "") yield Buffer.from(str(old.content));
+      return;
+    }
+    const count = Number(row.chunks);
+    for (let n = 0; n < count; n++) {
+      const [c] = await this.db.all("SELECT content FROM batch_file_chunks WHERE file_id = ? AND n = ?", [id, n]);
+      if (!c) throw new Error(`file ${id} lost its chunk ${n} while it was read (it was deleted)`);
+      yield bytesOf(c.content);
+    }
+  }
+
+  /**
+   * Deletes a key's file and its chunks; false when the key has no such file. The row goes
+   * first (no reader finds the file after that), then the chunks one per statement, `between`
+   * after each: a 100 MB file's pages freed in one statement hold the loop as long as writing them.
+   */
+  async deleteFile(
+    keyId: string,
+    id: string,
+    between: () => Promise<void> = () => Promise.resolve(),
+  ): Promise<boolean> {
+    const [row] = await this.db.all(
+      "SELECT id FROM batch_files WHERE id = ? AND key_id = ? AND (chunks IS NULL OR chunks >= 0)",
+      [id, keyId],
+    );
+    if (!row) return false;
+    await this.dropFile(id, between);
+    return true;
+  }
+
+  /** A file's row, then its chunks one per statement. */
+  private async dropFile(id: string, between: () => Promise<void> = () => Promise.resolve()) {
+    await this.db.run("DELETE FROM batch_files WHERE id = ?", [id]);
+    const [last] = await this.db.all("SELECT MAX(n) AS n FROM batch_file_chunks WHERE file_id = ?", [id]);
+    const count = last?.n === null || last?.n === undefined ? 0 : Number(last.n) + 1;
+    for (let n = 0; n < count; n++) {
+      await this.db.run("DELETE FROM batch_file_chunks WHERE file_id = ? AND n = ?", [id, n]);
+      await between();
+    }
   }
 
   /**
@@ -440,11 +570,11 @@ export class BatchStore {
   }
 
   /**
-   * Forgets ended jobs made before `beforeIso`, their lines, and every file made before it;
-   * returns the jobs removed.
+   * Forgets ended jobs made before `beforeIso`, their lines, and every file made before it (its
+   * chunks deleted one per statement, `between` after each); returns the jobs removed.
    */
-  async purgeBefore(beforeIso: string): Promise<number> {
-    return this.db.transaction(async (tx) => {
+  async purgeBefore(beforeIso: string, between: () => Promise<void> = () => Promise.resolve()): Promise<number> {
+    const removed = await this.db.transaction(async (tx) => {
       const jobs = await tx.all("SELECT id, object FROM batch_jobs WHERE state = 'done' AND created_at < ?", [
         beforeIso,
       ]);
@@ -453,12 +583,20 @@ export class BatchStore {
         await tx.all("DELETE FROM batch_groups WHERE batch_id = ?", [str(j.id)]);
         await tx.all("DELETE FROM batch_jobs WHERE id = ?", [str(j.id)]);
       }
-      // A job ends within its 24-hour window, so a file older than the retention serves no running job.
-      await tx.all("DELETE FROM batch_files WHERE created_at < ?", [beforeIso]);
       // Lines whose job was never written (the process died while creating it).
       await tx.all("DELETE FROM batch_lines WHERE batch_id NOT IN (SELECT id FROM batch_jobs)");
       return jobs.length;
     });
+    // A job ends within its 24-hour window, so a file older than the retention serves no running
+    // job; one whose writing a crash cut short is among them once it is that old.
+    const files = await this.db.all("SELECT id FROM batch_files WHERE created_at < ?", [beforeIso]);
+    for (const f of files) await this.dropFile(str(f.id), between);
+    // Chunks whose file row is gone (a deletion cut short by a crash).
+    const orphans = await this.db.all(
+      "SELECT DISTINCT file_id FROM batch_file_chunks WHERE file_id NOT IN (SELECT id FROM batch_files)",
+    );
+    for (const o of orphans) await this.dropFile(str(o.file_id), between);
+    return removed;
   }
 
   /** How many of a job's lines are in each state, counted by the database (no line is read). */
@@ -519,6 +657,15 @@ CREATE TABLE batch_jobs (id TEXT PRIMARY KEY, key_id TEXT NOT NULL, kind TEXT NO
 CREATE INDEX batch_jobs_by_key ON batch_jobs (key_id, kind, created_at);
 CREATE INDEX batch_jobs_by_state ON batch_jobs (state, lease_until);
 CREATE TABLE batch_lines (batch_id TEXT NOT NULL, n INTEGER NOT NULL, custom_id TEXT NOT NULL, request TEXT NOT NULL, state TEXT NOT NULL, result TEXT, failed INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (batch_id, n));`;
+
+/**
+ * Migration 14: a file's content in chunks, one row each ({@link FILE_CHUNK_BYTES}); the file's
+ * row counts them (`chunks`: NULL for a file stored before, its content in its row; -1 while
+ * being written). Bytes, so a chunk may end inside a character or a line.
+ */
+export const batchFileChunks = (bytes: "BLOB" | "BYTEA") => `
+CREATE TABLE batch_file_chunks (file_id TEXT NOT NULL, n INTEGER NOT NULL, content ${bytes} NOT NULL, PRIMARY KEY (file_id, n));
+ALTER TABLE batch_files ADD COLUMN chunks INTEGER;`;
 
 /** Migration 11: lines sent to the upstreams' own batch APIs, in groups, and their answers. */
 export const BATCH_GROUP_TABLES = `

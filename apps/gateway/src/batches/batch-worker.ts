@@ -2,7 +2,7 @@ import type { GatewayDeps } from "../deps";
 import type { KeyRecord } from "../storage/store";
 import { isRecord } from "../vocabulary/client-errors";
 import { newId } from "./batch-objects";
-import type { BatchGroup, BatchJob, BatchLine, BatchStore } from "./batch-store";
+import { type BatchGroup, type BatchJob, type BatchLine, type BatchStore, jsonlChunks } from "./batch-store";
 import { prepareLine } from "./prepare-line";
 import { Slicer, loopTurn } from "../vocabulary/loop-turns";
 import { batchCostFactor, type LineEndpoint, runLine, waitAndRetry } from "./run-line";
@@ -381,44 +381,41 @@ export class BatchWorker {
     }
   }
 
-  /** The job ends: its output and error files written (chat family), its status set, the lease given back. */
+  /**
+   * The job ends: its output and error files written (chat family), its status set, the lease
+   * given back. Each file is written from the lines read a page at a time, in chunks of about
+   * 1 MiB with turns of the loop between (50,000 results of 2 KB made in one string and stored as
+   * one row held the loop for seconds).
+   */
   private async finish(job: BatchJob, how: "completed" | "cancelled" | "expired"): Promise<void> {
-    const lines = await this.store.lines(job.id);
     const now = this.iso();
     const object = { ...job.object };
     if (job.kind === "openai") {
-      const ok = lines.filter((l) => l.state === "done" && !l.failed && l.result);
-      const bad = lines.map((l) => {
+      const ok = (l: BatchLine) => (l.state === "done" && !l.failed && l.result ? l.result : null);
+      const bad = (l: BatchLine) => {
         if (l.state === "done" && l.failed) return l.result;
         if (l.state === "cancelled")
           return openaiErrorLine(l.custom_id, "batch_cancelled", "The batch was cancelled before this line was sent.");
         if (l.state === "expired")
           return openaiErrorLine(l.custom_id, "batch_expired", "This line was not sent before the batch expired.");
         return null;
-      });
-      const file = async (purpose: string, rows: string[]) => {
-        if (rows.length === 0) return null;
-        const content = `${rows.join("\n")}\n`;
-        const id = newId("file-");
-        await this.store.putFile({
-          id,
-          key_id: job.key_id,
-          purpose,
-          filename: `${job.id}_${purpose}.jsonl`,
-          bytes: Buffer.byteLength(content),
-          content,
-          created_at: now,
-        });
-        return id;
       };
-      object.output_file_id = await file(
-        "batch_output",
-        ok.map((l) => l.result!),
-      );
-      object.error_file_id = await file(
-        "batch_error",
-        bad.filter((r): r is string => r !== null),
-      );
+      const file = async (purpose: string, row: (l: BatchLine) => string | null) => {
+        const store = this.store;
+        const rows = async function* () {
+          for await (const l of store.eachLine(job.id)) yield row(l);
+        };
+        const slicer = new Slicer();
+        const stored = await this.store.putFile(
+          { id: newId("file-"), key_id: job.key_id, purpose, filename: `${job.id}_${purpose}.jsonl`, created_at: now },
+          jsonlChunks(rows(), () => slicer.pause()),
+          loopTurn,
+          true,
+        );
+        return stored?.id ?? null;
+      };
+      object.output_file_id = await file("batch_output", ok);
+      object.error_file_id = await file("batch_error", bad);
       object.finalizing_at = now;
     }
     object.status = how;

@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import { BATCH_GROUP_TABLES, BATCH_LINE_STATE_INDEX, BATCH_TABLES } from "../batches/batch-store";
+import { BATCH_GROUP_TABLES, BATCH_LINE_STATE_INDEX, BATCH_TABLES, batchFileChunks } from "../batches/batch-store";
 
 /**
  * Versioned schema changes of the store, applied in order at start-up, each once: the store
@@ -315,6 +315,12 @@ UPDATE keys SET team_id = 'team_default';`,
     name: "batches: lines indexed by state, so a batch's counts read no line",
     sqlite: BATCH_LINE_STATE_INDEX,
     postgres: BATCH_LINE_STATE_INDEX,
+  },
+  {
+    version: 14,
+    name: "batches: a file's content in chunks, written and read one at a time",
+    sqlite: batchFileChunks("BLOB"),
+    postgres: batchFileChunks("BYTEA"),
   },
 ];
 

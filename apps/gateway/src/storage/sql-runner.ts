@@ -1,8 +1,8 @@
 import type { Database } from "bun:sqlite";
 import type { SQL } from "bun";
 
-/** A value bound to a `?` of a statement. */
-export type SqlValue = string | number | null;
+/** A value bound to a `?` of a statement (bytes: a BLOB in SQLite, a BYTEA in PostgreSQL). */
+export type SqlValue = string | number | null | Uint8Array;
 
 /**
  * The SQL the stores written once for both databases run (teams/team-store.ts,

@@ -42,7 +42,9 @@ describe("a batch's lines are read in slices", () => {
       });
     const content = Array.from({ length: 30_000 }, (_, i) => line(i)).join("\n");
     // Nothing in the parsing waits for I/O: the loop turns only if the work gives it turns.
-    const { turns, value } = await turnsDuring(() => openaiLines(content, "/v1/chat/completions", limits));
+    const { turns, value } = await turnsDuring(() =>
+      openaiLines([Buffer.from(content)], "/v1/chat/completions", limits),
+    );
     expect(turns).toBeGreaterThan(0);
     expect(value).toHaveLength(30_000);
     expect(value.at(-1)).toMatchObject({ n: 30_000, custom_id: "r29999", state: "pending", failed: false });
