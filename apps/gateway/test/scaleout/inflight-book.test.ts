@@ -47,6 +47,20 @@ CREATE TRIGGER inflight_written AFTER INSERT ON inflight FOR EACH ROW EXECUTE FU
     for (const c of cleanups) await c();
   });
 
+  /** Waits for `n` records of the key, each served in full (neither estimated nor aborted). */
+  const expectServedRecords = async (keyId: string, n: number) => {
+    const records = await waitFor(
+      `${n} records`,
+      async () => {
+        const r: { request_id: string; estimated: boolean; aborted: boolean }[] =
+          await sql`SELECT request_id, estimated, aborted FROM usage WHERE key_id = ${keyId}`;
+        return r.length === n ? r : undefined;
+      },
+      30_000,
+    );
+    for (const r of records) expect(r).toMatchObject({ estimated: false, aborted: false });
+  };
+
   /** Opens a stream of `chunks` pieces 100 ms apart and reads its first frame. */
   const openStream = async (key: string, chunks: number) => {
     const r = await fetch(a.url + "/v1/chat/completions", {
@@ -91,16 +105,7 @@ CREATE TRIGGER inflight_written AFTER INSERT ON inflight FOR EACH ROW EXECUTE FU
       expect({ id, there: n > 0 }).toEqual({ id, there: true });
     }
     // Each record lands and takes its row out of the book: each request billed once, served.
-    const records = await waitFor(
-      "the records",
-      async () => {
-        const r: { request_id: string; estimated: boolean; aborted: boolean }[] =
-          await sql`SELECT request_id, estimated, aborted FROM usage WHERE key_id = ${keyId}`;
-        return r.length === ids.length ? r : undefined;
-      },
-      30_000,
-    );
-    for (const r of records) expect(r).toMatchObject({ estimated: false, aborted: false });
+    await expectServedRecords(keyId, ids.length);
     await waitFor(
       "the strict requests' rows gone",
       async () => (await sql`SELECT 1 FROM inflight WHERE request_id IN ${sql(ids)}`).length === 0 || undefined,
@@ -116,16 +121,7 @@ CREATE TRIGGER inflight_written AFTER INSERT ON inflight FOR EACH ROW EXECUTE FU
       expect(r.status).toBe(200);
       ids.push(r.id as string);
     }
-    const records = await waitFor(
-      "the short requests' records",
-      async () => {
-        const r: { request_id: string; estimated: boolean; aborted: boolean }[] =
-          await sql`SELECT request_id, estimated, aborted FROM usage WHERE key_id = ${keyId}`;
-        return r.length === ids.length ? r : undefined;
-      },
-      30_000,
-    );
-    for (const r of records) expect(r).toMatchObject({ estimated: false, aborted: false });
+    await expectServedRecords(keyId, ids.length);
     // Rows are written in the order of admission: once a stream admitted after them has its
     // row, theirs would have been written too. None was, and none is left.
     const marker = await openStream(key, 100);
