@@ -9,6 +9,13 @@ describe("responses format: the end of a stream", () => {
     expect(responsesFormat.isTerminal(`event: response.output_item.done\ndata: {}\n\n${completed}`)).toBe(true);
     expect(responsesFormat.isTerminal('event: error\ndata: {"type":"error"}\n\n')).toBe(true);
     expect(responsesFormat.isTerminal('event: response.failed\ndata: {"type":"response.failed"}\n\n')).toBe(true);
+    expect(responsesFormat.isTerminal('event: response.incomplete\ndata: {"type":"response.incomplete"}\n\n')).toBe(
+      true,
+    );
+    // The error event whole, the failed response after it not yet: the stream's end is out.
+    expect(
+      responsesFormat.isTerminal('event: error\ndata: {"type":"error"}\n\nevent: response.failed\ndata: {"ty'),
+    ).toBe(true);
   });
 
   test("a piece that ends inside the terminal event does not: the rest of its (large) response must follow", () => {
@@ -16,6 +23,11 @@ describe("responses format: the end of a stream", () => {
     expect(
       responsesFormat.isTerminal('event: response.output_text.delta\ndata: {"delta":"event: response.completed"}\n\n'),
     ).toBe(false);
+    // Names that only look like a terminal event's: a dot is not any character.
+    expect(responsesFormat.isTerminal("event: responseXcompleted\ndata: {}\n\nevent: errors\ndata: {}\n\n")).toBe(
+      false,
+    );
+    expect(responsesFormat.isTerminal("event: response.output_text.done\ndata: {}\n\n")).toBe(false);
   });
 });
 

@@ -23,16 +23,20 @@ import { dropUnknownKnobs, RESPONSES_OPEN, refuseUnknownContent } from "./open-r
 import { reasoningProofs, withoutReasoning } from "./responses-reasoning";
 import type { ClientFormat, ClientRequest } from "./client-format";
 
-const TERMINAL_LINES = [...RESPONSES_TERMINAL_EVENTS, "error"].map((e) => `event: ${e}\n`);
+/** The first line of any event that ends a stream, found in one pass over a piece. */
+const TERMINAL_LINE = new RegExp(
+  `event: (?:${[...RESPONSES_TERMINAL_EVENTS, "error"].map((e) => e.replaceAll(".", "\\.")).join("|")})\n`,
+);
 
 /**
- * The piece holds the whole frame that starts with `line`. A terminal event carries the whole
+ * The piece holds a whole frame that ends the stream. A terminal event carries the whole
  * response (tools and instructions repeated), so a relayed piece may end inside it: the stream
- * ends only once its blank line has gone out too.
+ * ends only once its blank line has gone out too. The first terminal line decides: a later one
+ * with its blank line would have that blank line after the first too.
  */
-function holdsFrame(piece: string, line: string): boolean {
-  const at = piece.indexOf(line);
-  return at !== -1 && piece.indexOf("\n\n", at) !== -1;
+function holdsTerminalFrame(piece: string): boolean {
+  const found = TERMINAL_LINE.exec(piece);
+  return found !== null && piece.indexOf("\n\n", found.index) !== -1;
 }
 
 /** The input item types Turnpike reads; a vendor's others (`web_search_call`, `item_reference`, …) are only carried. */
@@ -287,7 +291,7 @@ export const responsesFormat: ClientFormat = {
   // A Responses stream's last event says how it ended (`response.completed` and the like): a
   // passthrough never has a terminator to complete.
   terminalFrame: "",
-  isTerminal: (piece) => TERMINAL_LINES.some((line) => holdsFrame(piece, line)),
+  isTerminal: holdsTerminalFrame,
   // Its errors, keep-alives, request ids and limit headers are the chat format's own: the same
   // clients read them (docs/protocols.md §5.2).
   keepAlive: chatFormat.keepAlive,

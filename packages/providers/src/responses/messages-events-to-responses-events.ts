@@ -13,7 +13,6 @@ import type {
   ResponsesResponse,
   ResponsesStreamEventType,
 } from "@turnpike/schema";
-import { formatSSE } from "@turnpike/schema/sse";
 import { randomId } from "../ids.js";
 import { messagesUsageFields, type UsageTotals } from "../usage.js";
 import {
@@ -30,12 +29,21 @@ type Call = Extract<ResponsesOutputItem, { type: "function_call" }>;
 type Reasoning = Extract<ResponsesOutputItem, { type: "reasoning" }>;
 type CustomCall = Extract<ResponsesOutputItem, { type: "custom_tool_call" }>;
 
-/** The output item a pivot block is being written into. */
+/**
+ * The output item a pivot block is being written into. `head` is the JSON members its events
+ * begin with (`"item_id":…,"output_index":…` and, for a text part, `"content_index":…`), written
+ * once per block rather than once per delta.
+ */
 type Open =
-  | { kind: "text"; item: Message; index: number; part: number }
-  | { kind: "call"; item: Call; index: number }
+  | { kind: "text"; item: Message; index: number; part: number; head: string }
+  | { kind: "call"; item: Call; index: number; head: string }
   | { kind: "custom"; item: CustomCall; index: number; json: string }
-  | { kind: "reasoning"; item: Reasoning; index: number };
+  | { kind: "reasoning"; item: Reasoning; index: number; head: string };
+
+/** `"item_id":"…","output_index":N` of an item's events. */
+function itemHead(id: string, index: number): string {
+  return `"item_id":${JSON.stringify(id)},"output_index":${index}`;
+}
 
 export class MessagesToResponsesMachine {
   private seq = 0;
@@ -58,16 +66,29 @@ export class MessagesToResponsesMachine {
     this.ctx = { ...ctx, id: ctx.id ?? randomId("resp_"), createdAt: ctx.createdAt ?? Math.floor(Date.now() / 1000) };
   }
 
+  /**
+   * One event, written as `JSON.stringify({ type, ...members, sequence_number })` would write it,
+   * from `members`: the JSON text of the members between (their values already JSON). JSON text
+   * holds no line break, so the data is one line. The event names are plain ASCII: their JSON is
+   * themselves in quotes.
+   */
+  private frame(type: ResponsesStreamEventType, members: string): void {
+    this.write(`event: ${type}\ndata: {"type":"${type}",${members},"sequence_number":${this.seq++}}\n\n`);
+  }
+
+  /** An event from its body's object (the events each stream writes once or once an item). */
   private emit(type: ResponsesStreamEventType, body: Record<string, unknown>): void {
-    this.write(formatSSE({ event: type, data: JSON.stringify({ type, ...body, sequence_number: this.seq++ }) }));
+    const json = JSON.stringify(body); // `{…}`, never empty here
+    this.frame(type, json.slice(1, -1));
   }
 
   private begin(): void {
     if (this.started) return;
     this.started = true;
-    const response = responsesEnvelope(this.ctx, "in_progress", [], null);
-    this.emit("response.created", { response });
-    this.emit("response.in_progress", { response });
+    // Both events carry the same response: its JSON is written once.
+    const response = `"response":${JSON.stringify(responsesEnvelope(this.ctx, "in_progress", [], null))}`;
+    this.frame("response.created", response);
+    this.frame("response.in_progress", response);
   }
 
   /** Closes the message item text went into (a later text block starts a new one). */
@@ -112,13 +133,9 @@ export class MessagesToResponsesMachine {
           const { item, index } = this.message;
           item.content.push({ type: "output_text", text: "", annotations: [] });
           const part = item.content.length - 1;
-          this.open = { kind: "text", item, index, part };
-          this.emit("response.content_part.added", {
-            item_id: item.id,
-            output_index: index,
-            content_index: part,
-            part: { type: "output_text", text: "", annotations: [] },
-          });
+          const head = `${itemHead(item.id, index)},"content_index":${part}`;
+          this.open = { kind: "text", item, index, part, head };
+          this.frame("response.content_part.added", `${head},"part":{"type":"output_text","text":"","annotations":[]}`);
         } else if (b.type === "tool_use" && this.ctx.custom?.[b.name]) {
           // A custom tool offered as a function: its one string argument is the call's input.
           this.closeMessage();
@@ -141,11 +158,13 @@ export class MessagesToResponsesMachine {
             arguments: "",
             status: "in_progress",
           };
-          this.open = { kind: "call", item, index: this.addItem(item) };
+          const index = this.addItem(item);
+          this.open = { kind: "call", item, index, head: itemHead(item.id, index) };
         } else if (b.type === "thinking") {
           this.closeMessage();
           const item: Reasoning = { type: "reasoning", id: randomId("rs_"), summary: [] };
-          this.open = { kind: "reasoning", item, index: this.addItem(item) };
+          const index = this.addItem(item);
+          this.open = { kind: "reasoning", item, index, head: itemHead(item.id, index) };
         } else {
           this.open = undefined; // redacted thinking and server-tool blocks have no item here
         }
@@ -157,42 +176,28 @@ export class MessagesToResponsesMachine {
         if (o?.kind === "text" && d.type === "text_delta") {
           const part = o.item.content[o.part];
           if (part) part.text += d.text;
-          this.emit("response.output_text.delta", {
-            item_id: o.item.id,
-            output_index: o.index,
-            content_index: o.part,
-            delta: d.text,
-            logprobs: [],
-          });
+          this.frame("response.output_text.delta", `${o.head},"delta":${JSON.stringify(d.text)},"logprobs":[]`);
         } else if (o?.kind === "call" && d.type === "input_json_delta") {
           if (!d.partial_json) return;
           o.item.arguments += d.partial_json;
-          this.emit("response.function_call_arguments.delta", {
-            item_id: o.item.id,
-            output_index: o.index,
-            delta: d.partial_json,
-          });
+          this.frame("response.function_call_arguments.delta", `${o.head},"delta":${JSON.stringify(d.partial_json)}`);
         } else if (o?.kind === "custom" && d.type === "input_json_delta") {
           // The input is a JSON string inside the arguments: written out whole once they are.
           o.json += d.partial_json;
         } else if (o?.kind === "reasoning" && d.type === "thinking_delta") {
           if (o.item.summary.length === 0) {
             o.item.summary.push({ type: "summary_text", text: "" });
-            this.emit("response.reasoning_summary_part.added", {
-              item_id: o.item.id,
-              output_index: o.index,
-              summary_index: 0,
-              part: { type: "summary_text", text: "" },
-            });
+            this.frame(
+              "response.reasoning_summary_part.added",
+              `${o.head},"summary_index":0,"part":{"type":"summary_text","text":""}`,
+            );
           }
           const s = o.item.summary[0];
           if (s) s.text += d.thinking;
-          this.emit("response.reasoning_summary_text.delta", {
-            item_id: o.item.id,
-            output_index: o.index,
-            summary_index: 0,
-            delta: d.thinking,
-          });
+          this.frame(
+            "response.reasoning_summary_text.delta",
+            `${o.head},"summary_index":0,"delta":${JSON.stringify(d.thinking)}`,
+          );
         }
         return;
       }
@@ -202,37 +207,25 @@ export class MessagesToResponsesMachine {
         if (!o) return;
         if (o.kind === "text") {
           const part = o.item.content[o.part];
-          const text = part?.text ?? "";
-          this.emit("response.output_text.done", {
-            item_id: o.item.id,
-            output_index: o.index,
-            content_index: o.part,
-            text,
-            logprobs: [],
-          });
-          this.emit("response.content_part.done", {
-            item_id: o.item.id,
-            output_index: o.index,
-            content_index: o.part,
-            part: { type: "output_text", text, annotations: [] },
-          });
+          // The part's whole text, escaped once for both events.
+          const text = JSON.stringify(part?.text ?? "");
+          this.frame("response.output_text.done", `${o.head},"text":${text},"logprobs":[]`);
+          this.frame(
+            "response.content_part.done",
+            `${o.head},"part":{"type":"output_text","text":${text},"annotations":[]}`,
+          );
         } else if (o.kind === "call") {
           // An argument-less call is `{}`, as in the JSON reply — and so are its deltas (a client
           // that joins the deltas must get the same arguments as the done event).
           if (o.item.arguments === "") {
             o.item.arguments = "{}";
-            this.emit("response.function_call_arguments.delta", {
-              item_id: o.item.id,
-              output_index: o.index,
-              delta: "{}",
-            });
+            this.frame("response.function_call_arguments.delta", `${o.head},"delta":"{}"`);
           }
           o.item.status = "completed";
-          this.emit("response.function_call_arguments.done", {
-            item_id: o.item.id,
-            output_index: o.index,
-            arguments: o.item.arguments,
-          });
+          this.frame(
+            "response.function_call_arguments.done",
+            `${o.head},"arguments":${JSON.stringify(o.item.arguments)}`,
+          );
           this.emit("response.output_item.done", { output_index: o.index, item: o.item });
         } else if (o.kind === "custom") {
           let args: unknown = {};
@@ -287,7 +280,10 @@ export class MessagesToResponsesMachine {
         const { status, incomplete } = responsesStatusOf(this.stop);
         const response = responsesEnvelope(this.ctx, status, this.output, usageToResponses(this.usage), incomplete);
         this.final = response;
-        this.emit(status === "incomplete" ? "response.incomplete" : "response.completed", { response });
+        this.frame(
+          status === "incomplete" ? "response.incomplete" : "response.completed",
+          `"response":${JSON.stringify(response)}`,
+        );
         return;
       }
       case "error":
@@ -313,7 +309,7 @@ export class MessagesToResponsesMachine {
       message,
     });
     this.final = response;
-    this.emit("response.failed", { response });
+    this.frame("response.failed", `"response":${JSON.stringify(response)}`);
   }
 
   /** The pivot stream ended: a stream that never stopped cleanly has already failed in-band. */
