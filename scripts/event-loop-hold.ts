@@ -413,6 +413,7 @@ for (const c of cases) {
       await c.before?.(key);
       Bun.gc(true);
       const before = rssMB(proc.pid);
+      if (process.env.HOLD_PRELOAD?.includes("loop-stalls")) proc.kill("SIGUSR2");
       pinger.postMessage({ start: true, pid: proc.pid });
       await Bun.sleep(50);
       const t0 = performance.now();
@@ -420,6 +421,7 @@ for (const c of cases) {
       const took = performance.now() - t0;
       await Bun.sleep(30);
       const { max, n, maxRss } = await ask({ stop: true });
+      if (process.env.HOLD_PRELOAD?.includes("loop-stalls")) proc.kill("SIGUSR2");
       console.log(
         `| ${c.name} | ${(lastBodyBytes / MB).toFixed(2)} | ${status} | ${max.toFixed(0)} | ${n} | ${before.toFixed(0)} | ${maxRss.toFixed(0)} | ${(maxRss - before).toFixed(0)} | ${took.toFixed(0)} |`,
       );

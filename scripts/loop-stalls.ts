@@ -3,7 +3,9 @@
  * (Linux): prints to stderr each stall of its event loop over 40 ms (a timer due every 5 ms ran
  * late), when it ended (seconds since start), and how much of it the server's thread spent on a
  * CPU (`cpu`, work: this process's code, its collector's pauses) and waiting for one (`wait`: the
- * machine's other load), from the thread's `schedstat`.
+ * machine's other load), from the thread's `schedstat`. A SIGUSR2 (sent by event-loop-hold.ts as
+ * it starts and stops measuring) prints a `MARK` line, so the stalls of the measured span can be
+ * told from those of start-up and of the work before it.
  */
 import { readFileSync } from "node:fs";
 const path = `/proc/self/task/${process.pid}/schedstat`;
@@ -26,3 +28,4 @@ setInterval(() => {
   lr = r!;
   lw = w!;
 }, 5).unref();
+process.on("SIGUSR2", () => process.stderr.write(`MARK at +${((performance.now() - t0) / 1000).toFixed(2)} s\n`));

@@ -147,7 +147,7 @@ export function createHandler(opts: SimulatorOptions = {}): SimulatorHandler {
         : length === null && isBatchPath(path)
           ? await readUpTo(req, maxBodyBytes)
           : await req.text();
-    if (text === undefined) return tooLarge(path, query, req, maxBodyBytes + 1, n, true);
+    if (text === undefined) return tooLarge(path, query, req, maxBodyBytes, n, true);
     if (text.length > maxBodyBytes / 4 && Buffer.byteLength(text) > maxBodyBytes)
       return tooLarge(path, query, req, Buffer.byteLength(text), n);
     let body: unknown;

@@ -406,11 +406,7 @@ export class BatchStore {
    * next line whose upstream batch answered it; marked `sent` in the same statement.
    */
   async takeLine(batchId: string, answered = false): Promise<BatchLine | undefined> {
-    const which = answered ? "grp IS NOT NULL AND upstream_result IS NOT NULL" : "grp IS NULL";
-    const [row] = await this.db.all(
-      `UPDATE batch_lines SET state = 'sent' WHERE batch_id = ? AND n = (SELECT MIN(n) FROM batch_lines WHERE batch_id = ? AND state = 'pending' AND ${which}) AND state = 'pending' RETURNING *`,
-      [batchId, batchId],
-    );
+    const [row] = await this.db.all(takeLineSql(answered), [batchId, batchId]);
     return row ? lineOf(row) : undefined;
   }
 
@@ -659,17 +655,25 @@ export class BatchStore {
   }
 }
 
+/**
+ * The statement that takes the next line (with `answered`, the next one an upstream batch
+ * answered): its subquery is answered by one of migration 15's indexes alone.
+ */
+export function takeLineSql(answered: boolean): string {
+  const which = answered ? "grp IS NOT NULL AND upstream_result IS NOT NULL" : "grp IS NULL";
+  return `UPDATE batch_lines SET state = 'sent' WHERE batch_id = ? AND n = (SELECT MIN(n) FROM batch_lines WHERE batch_id = ? AND state = 'pending' AND ${which}) AND state = 'pending' RETURNING *`;
+}
+
 /** Lines read or written at once by the paged reads and the job's creation. */
 const LINES_PAGE = 200;
 
 /**
- * Migration 15: the next line the queue runs, and the next line an upstream batch answered, found
- * from an index of those lines alone ({@link BatchStore.takeLine}, once per line: without it each
- * take read through every pending line of the job, 0.1 s a line for 50,000 lines of 2 KB); and a
- * group's pending lines in order (its submission, its results, a requeue).
+ * Migration 15: the next line the queue runs (in no group: `grp IS NULL`), and the next line an
+ * upstream batch answered, found from an index alone ({@link BatchStore.takeLine}, once per line:
+ * without them each take read through every pending line of the job, 0.1 s a line for 50,000
+ * lines of 2 KB); the first also gives a group's pending lines in order (its submission, a requeue).
  */
 export const BATCH_LINE_QUEUE_INDEXES = `
-CREATE INDEX batch_lines_queued ON batch_lines (batch_id, n) WHERE state = 'pending' AND grp IS NULL;
 CREATE INDEX batch_lines_answered ON batch_lines (batch_id, n) WHERE state = 'pending' AND grp IS NOT NULL AND upstream_result IS NOT NULL;
 CREATE INDEX batch_lines_by_group ON batch_lines (batch_id, grp, state, n);`;
 

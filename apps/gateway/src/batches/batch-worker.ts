@@ -251,15 +251,25 @@ export class BatchWorker {
     const api = upstream ? UPSTREAM_BATCH_APIS[upstream.protocol] : undefined;
     const key = await this.deps.keys.get(job.key_id);
     if (!upstream || !api || !key) return this.store.requeue(job.id, g.grp, loopTurn);
-    const lines: UpstreamLine[] = [];
-    const slicer = new Slicer();
-    for await (const l of this.store.eachLine(job.id, g.grp)) {
-      await slicer.pause();
-      const req = JSON.parse(l.request) as { url: LineEndpoint; body: Record<string, unknown> }; // written by batch-routes from a checked line
-      const prepared = await prepareLine(this.deps, key, req.url, req.body);
-      if (prepared) lines.push({ customId: upstreamId(l.n), body: prepared.body });
-    }
-    if (lines.length === 0) return this.store.requeue(job.id, g.grp, loopTurn);
+    // Each line read from the store and prepared as the upstream's body is sent: none is held
+    // longer than its piece of the body, and an upstream that refuses part way stops the reading.
+    const { deps, store } = this;
+    let sent = 0;
+    const prepared = (async function* (): AsyncGenerator<UpstreamLine> {
+      for await (const l of store.eachLine(job.id, g.grp)) {
+        const req = JSON.parse(l.request) as { url: LineEndpoint; body: Record<string, unknown> }; // written by batch-routes from a checked line
+        const p = await prepareLine(deps, key, req.url, req.body);
+        if (!p) continue;
+        sent++;
+        yield { customId: upstreamId(l.n), body: p.body };
+      }
+    })();
+    const first = await prepared.next();
+    if (first.done) return this.store.requeue(job.id, g.grp, loopTurn);
+    const lines = (async function* () {
+      yield first.value;
+      yield* prepared;
+    })();
     try {
       const id = await api.submit(this.deps, upstream, g.endpoint, lines);
       await this.store.submitted(job.id, g.grp, id);
@@ -268,7 +278,7 @@ export class BatchWorker {
         vendor: g.vendor,
         endpoint: g.endpoint,
         upstream_batch_id: id,
-        lines: lines.length,
+        lines: sent,
       });
     } catch (e) {
       if (e instanceof UpstreamBatchError && e.refused) {
