@@ -568,11 +568,13 @@ export class BatchStore {
     ]);
   }
 
-  /** Lines `sent` whose worker went away before their result: the caller writes them off. */
+  /**
+   * Lines `sent` whose worker went away before their result: the caller writes them off. Found
+   * by the state index and put in order here (ordered by the database, they were found by
+   * reading every line of the job: 33 ms at 50,000 lines, as each job is taken).
+   */
   async orphans(batchId: string): Promise<BatchLine[]> {
-    return (
-      await this.db.all("SELECT * FROM batch_lines WHERE batch_id = ? AND state = 'sent' ORDER BY n", [batchId])
-    ).map(lineOf);
+    return (await this.db.all(ORPHANS_SQL, [batchId])).map(lineOf).sort((a, b) => a.n - b.n);
   }
 
   /** Every pending line of Turnpike's queue (with `all`, every pending line) becomes `state`, unsent. */
@@ -663,6 +665,9 @@ export function takeLineSql(answered: boolean): string {
   const which = answered ? "grp IS NOT NULL AND upstream_result IS NOT NULL" : "grp IS NULL";
   return `UPDATE batch_lines SET state = 'sent' WHERE batch_id = ? AND n = (SELECT MIN(n) FROM batch_lines WHERE batch_id = ? AND state = 'pending' AND ${which}) AND state = 'pending' RETURNING *`;
 }
+
+/** A job's lines in flight ({@link BatchStore.orphans}): by the state index, in no order. */
+export const ORPHANS_SQL = "SELECT * FROM batch_lines WHERE batch_id = ? AND state = 'sent'";
 
 /** Lines read or written at once by the paged reads and the job's creation. */
 const LINES_PAGE = 200;

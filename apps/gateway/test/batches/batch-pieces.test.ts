@@ -4,11 +4,11 @@
  * whose parts read back as the same lines; the upstream's results are read line by line as they
  * come, a line cut across two reads joined first; a refused group's lines go back to the queue,
  * and an ended group's answers are stored, a page at a time; and the queue's next line is found
- * by an index, not by reading every pending line.
+ * by an index, not by reading every pending line (as are the lines in flight).
  */
 import { Database } from "bun:sqlite";
 import { expect, test } from "bun:test";
-import { BatchStore, takeLineSql } from "../../src/batches/batch-store";
+import { BatchStore, ORPHANS_SQL, takeLineSql } from "../../src/batches/batch-store";
 import {
   UPSTREAM_BATCH_APIS,
   UPSTREAM_PIECE_BYTES,
@@ -257,4 +257,19 @@ test("the queue's next line and the next answered line are found by their indexe
       .join("; ");
   expect(plan(false)).toContain("batch_lines_by_group (batch_id=? AND grp=? AND state=?)");
   expect(plan(true)).toContain("batch_lines_answered");
+  // The lines in flight, looked for as each job is taken: by the state index too.
+  const orphans = db
+    .query<{ detail: string }, [string]>(`EXPLAIN QUERY PLAN ${ORPHANS_SQL}`)
+    .all("b")
+    .map((r) => r.detail)
+    .join("; ");
+  expect(orphans).toContain("batch_lines_by_state (batch_id=? AND state=?)");
+});
+
+test("lines in flight are found in order whatever order the database gives them", async () => {
+  const { s, id } = await storeWith(5);
+  await s.requeue(id, 0);
+  for (let i = 0; i < 5; i++) await s.takeLine(id);
+  await s.finishLine(id, 2, "done", "{}", false);
+  expect((await s.orphans(id)).map((l) => l.n)).toEqual([1, 3, 4, 5]);
 });
