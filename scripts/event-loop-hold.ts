@@ -8,6 +8,11 @@
  *   bun scripts/event-loop-hold.ts [--sizes 1,8,32] [--values N] [--shape turns|blob] [--only TEXT] [--skip TEXT]
  *        [--port 18150] [--env NAME=VALUE]... [--gateway-dir DIR] [--cpu-prof DIR]
  *
+ * `--only A|B`: the routes whose name holds A or B (`--only "no body|v1/batches"`: the machine's
+ * own delay and a batch). `HOLD_PRELOAD=scripts/loop-stalls.ts` prints each stall of the
+ * gateway's event loop with the time its thread spent on a CPU and waiting for one meanwhile: on
+ * a loaded machine most of a long `/health` is the thread waiting for a CPU, not work.
+ *
  * `turns`: the worst case for the event loop, a body of many small JSON values (two-word
  * conversation turns, about 12 values per 100 bytes); `blob`: one long string (an image). Each
  * row runs on a fresh gateway, so RSS growth is that body's alone. `--values N` sends, instead of
@@ -400,7 +405,7 @@ console.log(
 );
 console.log("|---|---|---|---|---|---|---|---|---|");
 for (const c of cases) {
-  if ((only && !c.name.includes(only)) || (skip && c.name.includes(skip))) continue;
+  if ((only && !only.split("|").some((o) => c.name.includes(o))) || (skip && c.name.includes(skip))) continue;
   for (const size of valuesTarget || c.once ? [0] : sizes) {
     const dir = mkdtempSync(join(tmpdir(), "hold-"));
     const { proc, key } = await startGateway(dir);
@@ -408,6 +413,7 @@ for (const c of cases) {
       await c.before?.(key);
       Bun.gc(true);
       const before = rssMB(proc.pid);
+      if (process.env.HOLD_PRELOAD?.includes("loop-stalls")) proc.kill("SIGUSR2");
       pinger.postMessage({ start: true, pid: proc.pid });
       await Bun.sleep(50);
       const t0 = performance.now();
@@ -415,6 +421,7 @@ for (const c of cases) {
       const took = performance.now() - t0;
       await Bun.sleep(30);
       const { max, n, maxRss } = await ask({ stop: true });
+      if (process.env.HOLD_PRELOAD?.includes("loop-stalls")) proc.kill("SIGUSR2");
       console.log(
         `| ${c.name} | ${(lastBodyBytes / MB).toFixed(2)} | ${status} | ${max.toFixed(0)} | ${n} | ${before.toFixed(0)} | ${maxRss.toFixed(0)} | ${(maxRss - before).toFixed(0)} | ${took.toFixed(0)} |`,
       );

@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
+import { createSimulatorFetch } from "./create-simulator-fetch";
 import { startSimulator } from "./start-simulator";
 import { AUTH } from "./test-support";
 
@@ -180,4 +181,28 @@ describe("the vendors' batch APIs", async () => {
     const res = await fetch(`${sim.url}/v1/batches/batch_x`);
     expect(res.status).toBe(401);
   });
+});
+
+test("a streamed batch upload over the body limit is refused once the limit is passed, the rest never read", async () => {
+  const sim = createSimulatorFetch({ captureLimit: 0 });
+  const piece = new Uint8Array(256 * 1024).fill(0x61);
+  let pulled = 0;
+  const body = new ReadableStream<Uint8Array>({
+    pull(out) {
+      if (++pulled > 40) return out.close(); // 10 MiB in all
+      out.enqueue(piece);
+    },
+  });
+  const res = await sim("http://sim/v1/files", {
+    method: "POST",
+    headers: { ...AUTH.chat, "content-type": "multipart/form-data; boundary=x" },
+    body,
+  });
+  expect(res.status).toBe(400);
+  expect(((await res.json()) as { error: { message: string } }).error.message).toContain(
+    "Request body of over 1048576 bytes is larger than the simulator's limit of 1048576 bytes",
+  );
+  // The limit is 4 pieces; the fifth passes it (the stream may have one more queued).
+  expect(pulled).toBeGreaterThanOrEqual(5);
+  expect(pulled).toBeLessThanOrEqual(7);
 });

@@ -77,6 +77,28 @@ const DEFAULT_CAPTURE_LIMIT = 100;
 /** The origin of the calls a batch's lines are answered by (batch-api.ts). */
 const BATCH_LINE_ORIGIN = "http://sim-batch-line.internal";
 
+/**
+ * A body's text read as it comes, or `undefined` as soon as it runs past `max` bytes (the rest is
+ * not read: the stream is cancelled).
+ */
+async function readUpTo(req: Request, max: number): Promise<string | undefined> {
+  if (!req.body) return "";
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  const reader = req.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel().catch(() => {});
+      return undefined;
+    }
+    parts.push(value);
+  }
+  return Buffer.concat(parts).toString("utf8");
+}
+
 function parseBody(text: string): unknown {
   try {
     return text ? JSON.parse(text) : undefined;
@@ -95,9 +117,9 @@ export function createHandler(opts: SimulatorOptions = {}): SimulatorHandler {
   if (opts.answerModel !== undefined) defaults.answerModel = opts.answerModel;
   const captureLimit = opts.captureLimit ?? DEFAULT_CAPTURE_LIMIT;
   const maxBodyBytes = opts.maxBodyBytes ?? SIM_MAX_BODY_BYTES;
-  const tooLarge = (path: string, query: string, req: Request, size: number, n: number) => {
+  const tooLarge = (path: string, query: string, req: Request, size: number, n: number, cut = false) => {
     const protocol = matchRoute(req.method, path, query, req.headers).protocol;
-    const message = `Request body of ${size} bytes is larger than the simulator's limit of ${maxBodyBytes} bytes: it answers requests that it can read, count and plan quickly, since it may share its process with the gateway.`;
+    const message = `Request body of ${cut ? "over " : ""}${size} bytes is larger than the simulator's limit of ${maxBodyBytes} bytes: it answers requests that it can read, count and plan quickly, since it may share its process with the gateway.`;
     return errorResponse(protocol, 400, { message, requestId: `req_sim${n}` }, n);
   };
   const requests: CapturedRequest[] = [];
@@ -114,9 +136,18 @@ export function createHandler(opts: SimulatorOptions = {}): SimulatorHandler {
     const q = url.indexOf("?", pathStart);
     const path = pathStart === -1 ? "/" : url.slice(pathStart, q === -1 ? undefined : q);
     const query = q === -1 ? "" : url.slice(q + 1);
-    const declared = Number(req.headers.get("content-length") ?? 0);
+    const length = req.headers.get("content-length");
+    const declared = Number(length ?? 0);
     if (declared > maxBodyBytes) return tooLarge(path, query, req, declared, n);
-    const text = req.method === "POST" ? await req.text() : "";
+    // A batch upload of unknown length (streamed, chunked) is read only up to the limit: a 100 MB
+    // batch is refused after its first MiB, not read whole first.
+    const text =
+      req.method !== "POST"
+        ? ""
+        : length === null && isBatchPath(path)
+          ? await readUpTo(req, maxBodyBytes)
+          : await req.text();
+    if (text === undefined) return tooLarge(path, query, req, maxBodyBytes, n, true);
     if (text.length > maxBodyBytes / 4 && Buffer.byteLength(text) > maxBodyBytes)
       return tooLarge(path, query, req, Buffer.byteLength(text), n);
     let body: unknown;

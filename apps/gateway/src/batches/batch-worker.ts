@@ -250,16 +250,26 @@ export class BatchWorker {
     const upstream = this.deps.upstreams.get(g.vendor);
     const api = upstream ? UPSTREAM_BATCH_APIS[upstream.protocol] : undefined;
     const key = await this.deps.keys.get(job.key_id);
-    if (!upstream || !api || !key) return this.store.requeue(job.id, g.grp);
-    const lines: UpstreamLine[] = [];
-    const slicer = new Slicer();
-    for await (const l of this.store.eachLine(job.id, g.grp)) {
-      await slicer.pause();
-      const req = JSON.parse(l.request) as { url: LineEndpoint; body: Record<string, unknown> }; // written by batch-routes from a checked line
-      const prepared = await prepareLine(this.deps, key, req.url, req.body);
-      if (prepared) lines.push({ customId: upstreamId(l.n), body: prepared.body });
-    }
-    if (lines.length === 0) return this.store.requeue(job.id, g.grp);
+    if (!upstream || !api || !key) return this.store.requeue(job.id, g.grp, loopTurn);
+    // Each line read from the store and prepared as the upstream's body is sent: none is held
+    // longer than its piece of the body, and an upstream that refuses part way stops the reading.
+    const { deps, store } = this;
+    let sent = 0;
+    const prepared = (async function* (): AsyncGenerator<UpstreamLine> {
+      for await (const l of store.eachLine(job.id, g.grp)) {
+        const req = JSON.parse(l.request) as { url: LineEndpoint; body: Record<string, unknown> }; // written by batch-routes from a checked line
+        const p = await prepareLine(deps, key, req.url, req.body);
+        if (!p) continue;
+        sent++;
+        yield { customId: upstreamId(l.n), body: p.body };
+      }
+    })();
+    const first = await prepared.next();
+    if (first.done) return this.store.requeue(job.id, g.grp, loopTurn);
+    const lines = (async function* () {
+      yield first.value;
+      yield* prepared;
+    })();
     try {
       const id = await api.submit(this.deps, upstream, g.endpoint, lines);
       await this.store.submitted(job.id, g.grp, id);
@@ -268,7 +278,7 @@ export class BatchWorker {
         vendor: g.vendor,
         endpoint: g.endpoint,
         upstream_batch_id: id,
-        lines: lines.length,
+        lines: sent,
       });
     } catch (e) {
       if (e instanceof UpstreamBatchError && e.refused) {
@@ -277,7 +287,7 @@ export class BatchWorker {
           vendor: g.vendor,
           reason: e.message,
         });
-        return this.store.requeue(job.id, g.grp);
+        return this.store.requeue(job.id, g.grp, loopTurn);
       }
       this.deps.logger.warn("sending a batch upstream failed; tried again at the next poll", {
         batch_id: job.id,
@@ -310,7 +320,7 @@ export class BatchWorker {
   private async poll(job: BatchJob, g: BatchGroup, ending: "cancelled" | "expired" | undefined): Promise<void> {
     const upstream = this.deps.upstreams.get(g.vendor);
     const api = upstream ? UPSTREAM_BATCH_APIS[upstream.protocol] : undefined;
-    if (!upstream || !api || !g.upstream_id) return this.store.requeue(job.id, g.grp);
+    if (!upstream || !api || !g.upstream_id) return this.store.requeue(job.id, g.grp, loopTurn);
     try {
       const state = await api.poll(this.deps, upstream, g.upstream_id);
       if (state === "running") return;
@@ -319,7 +329,7 @@ export class BatchWorker {
           batch_id: job.id,
           upstream_batch_id: g.upstream_id,
         });
-        return this.store.requeue(job.id, g.grp);
+        return this.store.requeue(job.id, g.grp, loopTurn);
       }
       const { outcomes, missing } = await api.results(this.deps, upstream, g.upstream_id);
       const results = new Map<number, string>();
@@ -333,9 +343,12 @@ export class BatchWorker {
         if (o === "cancelled" || o === "expired") closed.push({ n: l.n, how: ending === "expired" ? "expired" : o });
         else results.set(l.n, JSON.stringify(o));
       }
-      for (const c of closed) await this.store.finishLine(job.id, c.n, c.how, null, false);
+      for (const c of closed) {
+        await this.store.finishLine(job.id, c.n, c.how, null, false);
+        await slicer.pause();
+      }
       // Lines the upstream never answered: ended as the job is ending, else as the upstream said (expired unless cancelled).
-      await this.store.groupEnded(job.id, g.grp, results, ending ?? missing ?? "expired");
+      await this.store.groupEnded(job.id, g.grp, results, ending ?? missing ?? "expired", loopTurn);
     } catch (e) {
       if (e instanceof UpstreamBatchError && e.refused) {
         // The upstream no longer knows the batch (or this key): nothing of it was billed, so its lines run in the queue.
@@ -344,7 +357,7 @@ export class BatchWorker {
           upstream_batch_id: g.upstream_id,
           reason: e.message,
         });
-        return this.store.requeue(job.id, g.grp);
+        return this.store.requeue(job.id, g.grp, loopTurn);
       }
       this.deps.logger.warn("polling an upstream batch failed; asked again at the next poll", {
         batch_id: job.id,

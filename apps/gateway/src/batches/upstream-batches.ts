@@ -3,6 +3,8 @@ import type { GatewayDeps } from "../deps";
 import { authHeaders, trimSlash } from "../protocols/upstream-protocol";
 import type { Upstream } from "../vocabulary/target";
 import { isRecord } from "../vocabulary/client-errors";
+import { Slicer } from "../vocabulary/loop-turns";
+import { fileLines } from "./file-lines";
 
 /**
  * The upstreams' own batch APIs (docs/protocols.md, "Batches"): the chat family's `POST /files`
@@ -53,12 +55,15 @@ export class UpstreamBatchError extends Error {
 }
 
 export interface UpstreamBatchApi {
-  /** Sends the lines as one upstream batch to `endpoint`; returns the upstream's batch id. */
+  /**
+   * Sends the lines as one upstream batch to `endpoint`, each read from `lines` as the body is
+   * sent ({@link streamedBody}); returns the upstream's batch id.
+   */
   submit(
     deps: Pick<GatewayDeps, "fetch">,
     upstream: Upstream,
     endpoint: string,
-    lines: readonly UpstreamLine[],
+    lines: AsyncIterable<UpstreamLine> | Iterable<UpstreamLine>,
   ): Promise<string>;
   poll(deps: Pick<GatewayDeps, "fetch">, upstream: Upstream, id: string): Promise<UpstreamBatchState>;
   /** Each line's outcome, by its custom id; lines absent were never run (`missing` says why, if the upstream said). */
@@ -81,18 +86,114 @@ async function json(res: Response): Promise<Record<string, unknown>> {
   return v;
 }
 
-function jsonLines(text: string): Record<string, unknown>[] {
-  const out: Record<string, unknown>[] = [];
-  for (const line of text.split("\n")) {
-    if (!line.trim()) continue;
+/**
+ * The rows of a JSONL reply, read as its bytes come, line by line (a line across two reads is
+ * joined first), each parsed in turn with a turn of the event loop every few milliseconds: the
+ * results of 50,000 lines are 100 MB and more, which read as one text and split held the loop
+ * for seconds.
+ */
+export async function* jsonRows(res: Response): AsyncGenerator<Record<string, unknown>> {
+  if (!res.body) return;
+  const slicer = new Slicer();
+  for await (const line of fileLines(readsOf(res.body), Number.MAX_SAFE_INTEGER)) {
+    await slicer.pause();
+    if (line.text === undefined || !line.text.trim()) continue;
     try {
-      const v: unknown = JSON.parse(line);
-      if (isRecord(v)) out.push(v);
+      const v: unknown = JSON.parse(line.text);
+      if (isRecord(v)) yield v;
     } catch {
       // A line that is not JSON answers no request: its request is left unanswered.
     }
   }
-  return out;
+}
+
+/** A stream's reads, in order. */
+async function* readsOf(body: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
+  const reader = body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      yield value;
+    }
+  } finally {
+    reader.releaseLock();
+  }
+}
+
+/** The pieces a streamed request body is sent in: about this many characters each (a line more at most). */
+export const UPSTREAM_PIECE_BYTES = 1 << 20;
+
+/**
+ * A request body made as it is sent: `head`, then each item's text (`sep` between them), then
+ * `tail`, in pieces of about {@link UPSTREAM_PIECE_BYTES} characters, each made when the upstream
+ * has taken the one before, with a turn of the event loop every few milliseconds while the items
+ * are read and written. Nothing but the piece being made is held: 50,000 lines of 2 KB made into
+ * one string (and a form of it) held the loop for 0.4–1.9 s. An upstream that stops reading (a
+ * refusal part way) stops the items too.
+ */
+export function streamedBody<T>(
+  head: string,
+  items: AsyncIterable<T> | Iterable<T>,
+  text: (item: T) => string,
+  sep: string,
+  tail: string,
+): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  const slicer = new Slicer();
+  const it = (async function* () {
+    yield* items;
+  })();
+  let started = false;
+  let written = 0;
+  let ended = false;
+  return new ReadableStream<Uint8Array>({
+    async pull(out) {
+      if (ended) return out.close();
+      const parts: string[] = started ? [] : [head];
+      let size = started ? 0 : head.length;
+      started = true;
+      while (size < UPSTREAM_PIECE_BYTES) {
+        const next = await it.next();
+        if (next.done) {
+          parts.push(tail);
+          ended = true;
+          break;
+        }
+        const t = (written++ > 0 ? sep : "") + text(next.value);
+        parts.push(t);
+        size += t.length;
+        await slicer.pause();
+      }
+      out.enqueue(encoder.encode(parts.join("")));
+    },
+    async cancel() {
+      await it.return(undefined);
+    },
+  });
+}
+
+/**
+ * A `multipart/form-data` body of `fields` and then one file, a JSONL of each line's `row`, sent
+ * as it is made. JSONL cannot hold the boundary: a line break inside a JSON string is escaped.
+ */
+function multipart(
+  fields: Record<string, string>,
+  file: { name: string; filename: string; type: string },
+  lines: AsyncIterable<UpstreamLine> | Iterable<UpstreamLine>,
+  row: (l: UpstreamLine) => string,
+): { body: ReadableStream<Uint8Array>; contentType: string } {
+  const boundary = `turnpike-${crypto.randomUUID()}`;
+  const head = [
+    ...Object.entries(fields).map(
+      ([k, v]) => `--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`,
+    ),
+    `--${boundary}\r\nContent-Disposition: form-data; name="${file.name}"; filename="${file.filename}"\r\nContent-Type: ${file.type}\r\n\r\n`,
+  ].join("");
+  return {
+    body: streamedBody(head, lines, row, "\n", `\n\r\n--${boundary}--\r\n`),
+    contentType: `multipart/form-data; boundary=${boundary}`,
+  };
 }
 
 const idOf = (o: Record<string, unknown>, what: string): string => {
@@ -105,13 +206,20 @@ const chatBatches: UpstreamBatchApi = {
   async submit(deps, upstream, endpoint, lines) {
     const base = trimSlash(upstream.baseURL);
     const auth = authHeaders(upstream.auth, upstream.apiKey);
-    const jsonl = lines
-      .map((l) => JSON.stringify({ custom_id: l.customId, method: "POST", url: endpoint, body: l.body }))
-      .join("\n");
-    const form = new FormData();
-    form.append("purpose", "batch");
-    form.append("file", new Blob([`${jsonl}\n`], { type: "application/jsonl" }), "turnpike-batch.jsonl");
-    const file = await json(await call(deps, `${base}/files`, { method: "POST", headers: auth, body: form }, "upload"));
+    const form = multipart(
+      { purpose: "batch" },
+      { name: "file", filename: "turnpike-batch.jsonl", type: "application/jsonl" },
+      lines,
+      (l) => JSON.stringify({ custom_id: l.customId, method: "POST", url: endpoint, body: l.body }),
+    );
+    const file = await json(
+      await call(
+        deps,
+        `${base}/files`,
+        { method: "POST", headers: { ...auth, "content-type": form.contentType }, body: form.body },
+        "upload",
+      ),
+    );
     const batch = await json(
       await call(
         deps,
@@ -147,7 +255,7 @@ const chatBatches: UpstreamBatchApi = {
     for (const fileId of [b.output_file_id, b.error_file_id]) {
       if (typeof fileId !== "string") continue;
       const res = await call(deps, `${base}/files/${encodeURIComponent(fileId)}/content`, { headers }, "file content");
-      for (const row of jsonLines(await res.text())) {
+      for await (const row of jsonRows(res)) {
         if (typeof row.custom_id !== "string") continue;
         const response = isRecord(row.response) ? row.response : undefined;
         const error = isRecord(row.error) ? row.error : undefined;
@@ -203,10 +311,10 @@ const messagesHeaders = (upstream: Upstream) => ({
 /** The messages protocol's batch API, under the origin. */
 const messagesBatches: UpstreamBatchApi = {
   async submit(deps, upstream, _endpoint, lines) {
-    const requests = lines.map((l) => {
+    const request = (l: UpstreamLine) => {
       const { stream: _stream, ...params } = l.body;
-      return { custom_id: l.customId, params };
-    });
+      return JSON.stringify({ custom_id: l.customId, params });
+    };
     const b = await json(
       await call(
         deps,
@@ -214,7 +322,7 @@ const messagesBatches: UpstreamBatchApi = {
         {
           method: "POST",
           headers: { ...messagesHeaders(upstream), "content-type": "application/json" },
-          body: JSON.stringify({ requests }),
+          body: streamedBody('{"requests":[', lines, request, ",", "]}"),
         },
         "message batch create",
       ),
@@ -248,7 +356,7 @@ const messagesBatches: UpstreamBatchApi = {
         : `${base}/v1/messages/batches/${encodeURIComponent(id)}/results`;
     const res = await call(deps, url, { headers: messagesHeaders(upstream) }, "message batch results");
     const out = new Map<string, UpstreamOutcome>();
-    for (const row of jsonLines(await res.text())) {
+    for await (const row of jsonRows(res)) {
       const result = isRecord(row.result) ? row.result : undefined;
       if (typeof row.custom_id !== "string" || !result) continue;
       if (result.type === "succeeded") out.set(row.custom_id, { status: 200, body: result.message });
@@ -312,7 +420,8 @@ const operationUrl = (upstream: Upstream, name: string) =>
 const generateBatches: UpstreamBatchApi = {
   async submit(deps, upstream, endpoint, lines) {
     const at = endpoint.replace(/:generateContent$/, ":batchGenerateContent");
-    const requests = lines.map((l) => ({ request: l.body, metadata: { key: l.customId } }));
+    const request = (l: UpstreamLine) => JSON.stringify({ request: l.body, metadata: { key: l.customId } });
+    const head = JSON.stringify({ batch: { displayName: "turnpike-batch", inputConfig: { requests: {} } } });
     const op = await json(
       await call(
         deps,
@@ -320,9 +429,8 @@ const generateBatches: UpstreamBatchApi = {
         {
           method: "POST",
           headers: { ...generateHeaders(upstream), "content-type": "application/json" },
-          body: JSON.stringify({
-            batch: { displayName: `turnpike-${lines.length}`, inputConfig: { requests: { requests } } },
-          }),
+          // `{"batch":{…,"inputConfig":{"requests":{"requests":[…]}}}}`, the requests written as they are sent.
+          body: streamedBody(`${head.slice(0, -4)}"requests":[`, lines, request, ",", "]}}}}"),
         },
         "batchGenerateContent",
       ),

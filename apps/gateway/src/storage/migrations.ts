@@ -1,5 +1,11 @@
 import type { Database } from "bun:sqlite";
-import { BATCH_GROUP_TABLES, BATCH_LINE_STATE_INDEX, BATCH_TABLES, batchFileChunks } from "../batches/batch-store";
+import {
+  BATCH_GROUP_TABLES,
+  BATCH_LINE_QUEUE_INDEXES,
+  BATCH_LINE_STATE_INDEX,
+  BATCH_TABLES,
+  batchFileChunks,
+} from "../batches/batch-store";
 
 /**
  * Versioned schema changes of the store, applied in order at start-up, each once: the store
@@ -321,6 +327,12 @@ UPDATE keys SET team_id = 'team_default';`,
     name: "batches: a file's content in chunks, written and read one at a time",
     sqlite: batchFileChunks("BLOB"),
     postgres: batchFileChunks("BYTEA"),
+  },
+  {
+    version: 15,
+    name: "batches: the next line to run found by an index, not by reading the pending lines",
+    sqlite: BATCH_LINE_QUEUE_INDEXES,
+    postgres: BATCH_LINE_QUEUE_INDEXES,
   },
 ];
 
