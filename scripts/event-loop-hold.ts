@@ -5,7 +5,7 @@
  * while a second client (a worker thread) sends `GET /health` every 5 ms; prints the longest
  * `/health` answer while the body was in flight, the gateway's RSS growth, and the body's status.
  *
- *   bun scripts/event-loop-hold.ts [--sizes 1,8,32] [--values N] [--shape turns|blob] [--only TEXT] [--skip TEXT]
+ *   bun scripts/event-loop-hold.ts [--sizes 1,8,32] [--values N] [--shape turns|blob] [--only TEXT] [--skip TEXT,...]
  *        [--port 18150] [--env NAME=VALUE]... [--gateway-dir DIR] [--cpu-prof DIR]
  *
  * `--only A|B`: the routes whose name holds A or B (`--only "no body|v1/batches"`: the machine's
@@ -41,8 +41,8 @@ const shape = opt("shape", "turns");
 /** `--values N`: each body holds about N JSON values (turns up to N, less the body's own few), whatever its bytes. */
 const valuesTarget = Number(opt("values", "0"));
 const only = opt("only", "");
-/** `--skip TEXT`: leave out the routes whose name holds TEXT. */
-const skip = opt("skip", "");
+/** `--skip TEXT,...`: leave out the routes whose name holds any of these. */
+const skip = opt("skip", "").split(",").filter(Boolean);
 const port = Number(opt("port", "18150"));
 /** The gateway app to run (`--gateway-dir`: a copy of another build, its node_modules linked, to compare). */
 const gatewayDir = opt("gateway-dir", "");
@@ -405,7 +405,7 @@ console.log(
 );
 console.log("|---|---|---|---|---|---|---|---|---|");
 for (const c of cases) {
-  if ((only && !only.split("|").some((o) => c.name.includes(o))) || (skip && c.name.includes(skip))) continue;
+  if ((only && !only.split("|").some((o) => c.name.includes(o))) || skip.some((s) => c.name.includes(s))) continue;
   for (const size of valuesTarget || c.once ? [0] : sizes) {
     const dir = mkdtempSync(join(tmpdir(), "hold-"));
     const { proc, key } = await startGateway(dir);

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { countPromptTokens, MEDIA_TOKENS } from "./count-prompt-tokens";
+import { countPromptTokens, countPromptTokensSliced, MEDIA_TOKENS } from "./count-prompt-tokens";
 import { tok } from "./test-support";
+import type { Protocol } from "./simulator-options";
 
 const schema = { type: "object", properties: { city: { type: "string" } }, required: ["city"] };
 const toolT = tok("get_weather") + tok("Weather now") + tok(JSON.stringify(schema));
@@ -148,5 +149,82 @@ describe("countPromptTokens: the documented formula", () => {
 
   test("a non-object body counts 0", () => {
     expect(countPromptTokens("messages", null)).toBe(0);
+  });
+});
+
+describe("countPromptTokensSliced: a large body's count in pieces, the same number", () => {
+  const tools = [
+    { type: "function", function: { name: "get_weather", description: "Weather now", parameters: schema } },
+  ];
+  const said = (i: number) => `turn ${i}: the weather in Paris, and then some`;
+  const N = 1000;
+  const bodies: [Protocol, Record<string, unknown>][] = [
+    [
+      "messages",
+      {
+        system: [{ type: "text", text: "Be brief." }],
+        tools: [{ name: "get_weather", description: "Weather now", input_schema: schema }],
+        messages: Array.from({ length: N }, (_, i) => ({
+          role: i % 2 ? "assistant" : "user",
+          content: i % 2 ? [{ type: "tool_use", id: `t${i}`, name: "get_weather", input: { i } }] : said(i),
+        })),
+      },
+    ],
+    [
+      "chat",
+      {
+        tools,
+        messages: [
+          { role: "system", content: "Be brief." },
+          ...Array.from({ length: N }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content: said(i) })),
+        ],
+      },
+    ],
+    [
+      "generate",
+      {
+        systemInstruction: { parts: [{ text: "Be brief." }] },
+        tools: [{ functionDeclarations: [{ name: "get_weather", description: "Weather now", parameters: schema }] }],
+        contents: Array.from({ length: N }, (_, i) => ({ role: i % 2 ? "model" : "user", parts: [{ text: said(i) }] })),
+      },
+    ],
+    [
+      "responses",
+      {
+        instructions: "Be brief.",
+        tools: [{ type: "function", name: "get_weather", parameters: schema }],
+        input: Array.from({ length: N }, (_, i) =>
+          i % 4 === 1
+            ? { type: "function_call", call_id: `c${i}`, name: "get_weather", arguments: `{"i":${i}}` }
+            : i % 4 === 2
+              ? { type: "function_call_output", call_id: `c${i - 1}`, output: said(i) }
+              : { role: i % 4 === 3 ? "assistant" : "user", content: said(i) },
+        ),
+      },
+    ],
+  ];
+
+  for (const [protocol, body] of bodies) {
+    test(`${protocol}: ${N} turns counted 256 at a time, a pause before each piece`, async () => {
+      let pauses = 0;
+      const n = await countPromptTokensSliced(protocol, body, async () => {
+        pauses++;
+      });
+      expect(n).toBe(countPromptTokens(protocol, body));
+      expect(n).toBeGreaterThan(N * 3);
+      // A Responses body is read as its chat request first: one more pause.
+      expect(pauses).toBe(Math.ceil(N / 256) + (protocol === "responses" ? 1 : 0));
+    });
+  }
+
+  test("the wrapped countTokens request of generateContent, a string input and a non-object body", async () => {
+    const none = async () => {};
+    const inner = bodies[2]![1];
+    expect(await countPromptTokensSliced("generate", { generateContentRequest: inner }, none)).toBe(
+      countPromptTokens("generate", { generateContentRequest: inner }),
+    );
+    const text = { instructions: "Be brief.", input: "Weather in Paris?" };
+    expect(await countPromptTokensSliced("responses", text, none)).toBe(countPromptTokens("responses", text));
+    expect(await countPromptTokensSliced("chat", null, none)).toBe(0);
   });
 });

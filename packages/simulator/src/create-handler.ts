@@ -1,6 +1,7 @@
 import { BatchApi, batchProtocol, isBatchPath } from "./batch-api";
 import { LARGE_BODY_CHARS, loopTurn, Slicer } from "./loop-turn";
 import { checkAuth } from "./check-auth";
+import { countPromptTokensSliced } from "./count-prompt-tokens";
 import { credential, type Fault, FaultTable, hang, readFault, resetResponse } from "./faults";
 import { chatEmbeddings, embedResponse, generateEmbeddings } from "./embed";
 import { decideOutcome, type Outcome, type OutcomeDefaults } from "./decide-outcome";
@@ -236,7 +237,14 @@ export function createHandler(opts: SimulatorOptions = {}): SimulatorHandler {
           return parsed;
         };
         if (!outcome) {
-          outcome = decideOutcome(route, await read(), defaults);
+          const request = await read();
+          // A large body's count is a step of its own, in slices: it is the most of the outcome's work.
+          const slicer = new Slicer();
+          const counted = large
+            ? await countPromptTokensSliced(route.protocol, request, () => slicer.pause())
+            : undefined;
+          if (large) await loopTurn();
+          outcome = decideOutcome(route, request, defaults, counted);
           if (large) await loopTurn();
           if (cache.size >= CACHE_LIMIT) cache.clear();
           // Large bodies are not kept as keys: the cache holds at most CACHE_LIMIT × CACHED_BODY_LIMIT.

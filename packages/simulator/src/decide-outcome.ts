@@ -97,17 +97,21 @@ function countBody(protocol: Protocol, inputTokens: number): Record<string, unkn
   return { input_tokens: inputTokens };
 }
 
-/** Decides the reply to one body: a vendor error, a planned reply, a replay, or a token count. */
+/**
+ * Decides the reply to one body: a vendor error, a planned reply, a replay, or a token count.
+ * `inputTokens`: the body's count, when the caller has made it already (a large body's, in slices).
+ */
 export function decideOutcome(
   route: Route & { kind: "reply" | "count" },
   body: unknown,
   defaults: OutcomeDefaults,
+  inputTokens?: number,
 ): Outcome {
   const protocol = route.protocol;
   if (!isObject(body)) return badRequest(protocol, { problem: UNPARSABLE[protocol] });
   const req = readRequest(route, body);
   if (isProblem(req)) return badRequest(protocol, req, route.model);
-  const inputTokens = countPromptTokens(protocol, body);
+  inputTokens ??= countPromptTokens(protocol, body);
   const { directives: d, rest, problem } = parseDirectives(req.turnText);
   const fail = (message: string) => badRequest(protocol, { problem: `simulator: ${message}` }, req.model);
   if (problem) return fail(problem);

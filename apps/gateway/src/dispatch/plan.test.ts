@@ -3,6 +3,8 @@ import { FORMATS, type ClientFormat } from "../formats";
 import type { Target } from "../protocols";
 import { passthroughBody, plan } from "./plan";
 import { testDeps, type TestDeps } from "../../test/support/test-deps";
+import { countTokens } from "@turnpike/providers";
+import { LARGE_BODY_CHARS, loopTurns } from "../vocabulary/loop-turns";
 
 let t: TestDeps;
 beforeAll(async () => {
@@ -120,5 +122,48 @@ describe("countAlongside", () => {
         stream: body.stream,
         along: expected,
       });
+  });
+});
+
+describe("a large body's count, in steps", () => {
+  const turns = (n: number) =>
+    Array.from({ length: n }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content: `turn ${i} hi` }));
+
+  /** The plan of `body` as dispatch makes it, for a body of `size` characters, and the loop's turns its count gave. */
+  async function countedInSteps(format: ClientFormat, body: Record<string, unknown>, size: number) {
+    const client = format.validate(body);
+    const p = await plan(t.deps, format, client, target(client.model), size);
+    const before = loopTurns.given;
+    const tokens = await p.countPromptInSteps();
+    return { p, tokens, turns: loopTurns.given - before };
+  }
+
+  test("a passthrough: a turn of the loop before its pivot (made only to be counted) and one before its count", async () => {
+    const body = chatBody("beta-5", { messages: turns(5000) });
+    const size = JSON.stringify(body).length;
+    expect(size).toBeGreaterThan(LARGE_BODY_CHARS);
+    const large = await countedInSteps(FORMATS.chat, body, size);
+    expect(large.p.passthrough).toBe(true);
+    expect(large.turns).toBe(2);
+    // The count of the pivot, as one piece would have made it; asked again, not made again.
+    expect(large.tokens).toBe(countTokens(FORMATS.chat.validate(body).toPivot("chat").request));
+    expect(large.tokens).toBeGreaterThan(5000 * 3);
+    const before = loopTurns.given;
+    expect(large.p.countPrompt()).toBe(large.tokens);
+    expect(await large.p.countPromptInSteps()).toBe(large.tokens);
+    expect(loopTurns.given).toBe(before);
+    // A small body's count gives no turn.
+    const small = await countedInSteps(FORMATS.chat, chatBody("beta-5"), 100);
+    expect(small.turns).toBe(0);
+    expect(small.tokens).toBe(countTokens(FORMATS.chat.validate(chatBody("beta-5")).toPivot("chat").request));
+  });
+
+  test("through the pivot: the plan made the pivot, the count is one step after a turn", async () => {
+    const body = messagesBody("beta-5", { messages: turns(5000) });
+    const size = JSON.stringify(body).length;
+    const large = await countedInSteps(FORMATS.messages, body, size);
+    expect(large.p.passthrough).toBe(false);
+    expect(large.turns).toBe(1);
+    expect(large.tokens).toBe(countTokens(FORMATS.messages.validate(body).toPivot("chat").request));
   });
 });

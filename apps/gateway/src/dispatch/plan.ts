@@ -33,8 +33,13 @@ export interface Plan {
    * end: Turnpike counts it, once the call is on its way (execute), while the upstream thinks.
    */
   countFirst: boolean;
-  /** Turnpike's count of the prompt, worked out only if it is needed. */
+  /** Turnpike's count of the prompt, worked out only if it is needed (once). */
   countPrompt(): number;
+  /**
+   * The same count, for a large body with a turn of the event loop before it and, where the
+   * request is first translated to the pivot to be counted (a passthrough), between the two.
+   */
+  countPromptInSteps(): Promise<number>;
 }
 
 /** A client body as it passes through: the upstream's model id, and no field only Turnpike reads. */
@@ -115,9 +120,35 @@ export async function plan(
     const body = passthroughBody(client.body, target.entry.upstream_model);
     const warnings = clampOutput(body, OUTPUT_CAP_FIELDS, cap, model);
     protocol.preparePassthrough(body, stream);
-    // Needed only if the client leaves before the upstream reports usage.
-    const countPrompt = () => deps.countPrompt(client.toPivot(protocol.id).request);
-    return { ...base, passthrough: true, body, warnings, reply, countAlongside: false, countFirst: false, countPrompt };
+    // Needed only if the client leaves before the upstream reports usage, or for a body larger
+    // than the model's window (attempts.ts): the pivot is made only to be counted, and a large
+    // body's translation and count are two steps (together they held the loop 25-250 ms at
+    // 50,000 values), then the pivot is let go.
+    let counted: number | undefined;
+    let pivot: ReturnType<ClientRequest["toPivot"]>["request"] | undefined;
+    const countPrompt = () => {
+      counted ??= deps.countPrompt(pivot ?? client.toPivot(protocol.id).request);
+      pivot = undefined;
+      return counted;
+    };
+    const countPromptInSteps = async () => {
+      if (counted !== undefined) return counted;
+      await turnIfLarge(size);
+      pivot = client.toPivot(protocol.id).request;
+      await turnIfLarge(size);
+      return countPrompt();
+    };
+    return {
+      ...base,
+      passthrough: true,
+      body,
+      warnings,
+      reply,
+      countAlongside: false,
+      countFirst: false,
+      countPrompt,
+      countPromptInSteps,
+    };
   }
   const pivot = client.toPivot(protocol.id);
   // The pivot is the messages format: its one cap is `max_tokens`, named as the client named it.
@@ -131,6 +162,10 @@ export async function plan(
   const out = await protocol.fromPivot(pivot.request, target, deps.signatures);
   let counted: number | undefined;
   const countPrompt = () => (counted ??= deps.countPrompt(pivot.request));
+  const countPromptInSteps = async () => {
+    if (counted === undefined) await turnIfLarge(size);
+    return countPrompt();
+  };
   // A stream from an upstream that tells the input only at its end: counted before the first
   // byte, since a messages-format client reads it in `message_start` — but not before the call
   // is sent: a large prompt takes milliseconds to count (7 ms for 200 KiB), which the upstream's
@@ -152,6 +187,7 @@ export async function plan(
     countAlongside: stream && format.inputAtStart && !protocol.inputAtStart && protocol.count !== undefined,
     countFirst,
     countPrompt,
+    countPromptInSteps,
   };
 }
 

@@ -7,6 +7,7 @@ import { loadConfig } from "../../src/config/config";
 import { LARGE_BODY_CHARS, loopTurns } from "../../src/vocabulary/loop-turns";
 import { Database } from "bun:sqlite";
 import { type Harness, startHarness } from "../harness";
+import { countPromptTokens } from "@turnpike/simulator";
 
 // Issue 27, item 1: no request may hold the event loop for more than about 100 ms. A body within
 // TURNPIKE_MAX_BODY_VALUES still costs its pipeline's steps (parse and check, translation, the
@@ -140,9 +141,38 @@ describe("a large body's pipeline", () => {
     expect(large.length).toBeGreaterThan(LARGE_BODY_CHARS);
     const big = await send(large);
     expect(big.status).toBe(200);
-    // Parse | check | recall, admit and plan (a passthrough: chat to a chat upstream) | the count | the upstream body.
-    expect(big.turns).toBeGreaterThanOrEqual(4);
+    // Parse | check | recall, admit and plan (a passthrough: chat to a chat upstream) | the upstream
+    // body. Over beta-5's window, but with no fallback: not counted (the next test).
+    expect(big.turns).toBe(3);
     const small = await send(chat(4));
     expect(small).toEqual({ status: 200, turns: 0 });
+  });
+
+  test("a prompt longer than the model's window, with no fallback to take it, is sent without Turnpike counting it", async () => {
+    // A passthrough counts by translating the whole body to the pivot first: work that could
+    // change nothing when the model has no fallback (beta-5 has none by default).
+    const counted: number[] = [];
+    const count = h.gw.deps.countPrompt;
+    h.gw.deps.countPrompt = (request) => {
+      const n = count(request);
+      counted.push(n);
+      return n;
+    };
+    try {
+      const large = chat(12_000);
+      expect(large.length).toBeGreaterThan(h.gw.deps.catalog.get("beta-5")!.context_window);
+      const res = await fetch(`${h.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${h.key}`, "content-type": "application/json" },
+        body: large,
+      });
+      expect(res.status).toBe(200);
+      // The upstream's own count is the one reported.
+      const { usage } = (await res.json()) as { usage: { prompt_tokens: number } };
+      expect(usage.prompt_tokens).toBe(countPromptTokens("chat", JSON.parse(large)));
+      expect(counted).toEqual([]);
+    } finally {
+      h.gw.deps.countPrompt = count;
+    }
   });
 });
