@@ -13,6 +13,7 @@ import { BATCH_ENDPOINTS, messagesLines, openaiLines } from "./batch-input";
 import { loopTurn, Slicer } from "../vocabulary/loop-turns";
 import { messagesBatchObject, messagesResultRow, newId, openaiBatchObject } from "./batch-objects";
 import { type BatchFile, type BatchJob, type BatchKind, FILE_CHUNK_BYTES, jsonlChunks } from "./batch-store";
+import { readUpload } from "./upload";
 import type { BatchEndpoint } from "./run-line";
 
 /** How long a job may run: the one completion window the chat family offers, and the messages format's. */
@@ -140,33 +141,29 @@ export function batchRoutes(deps: GatewayDeps): Route[] {
       handle: keyed(deps, chat, async ({ request }, key, queue) => {
         const declared = Number(request.headers.get("content-length") ?? 0);
         if (declared > limits.maxFileBytes) throw bodyTooLarge(limits.maxFileBytes, declared);
-        let form: FormData;
-        try {
-          form = await request.formData();
-        } catch {
-          throw invalid("The body must be multipart/form-data with `file` and `purpose`.", "file");
+        // Read as it arrives, the file's bytes stored a chunk per statement with a turn of the loop
+        // between (batches/upload.ts); a purpose other than `batch`, known only once the body has
+        // ended, takes the stored file away again.
+        const upload = await readUpload(request, limits.maxFileBytes, FILE_CHUNK_BYTES);
+        if (upload.filename === undefined) {
+          const fields = await upload.fields();
+          if (fields.get("purpose") !== "batch")
+            throw invalid("`purpose` must be `batch`: Turnpike keeps files for batches only.", "purpose");
+          throw invalid("`file` is required: the batch's JSONL.", "file");
         }
-        const file = form.get("file");
-        if (form.get("purpose") !== "batch")
-          throw invalid("`purpose` must be `batch`: Turnpike keeps files for batches only.", "purpose");
-        if (!(file instanceof Blob)) throw invalid("`file` is required: the batch's JSONL.", "file");
-        if (file.size > limits.maxFileBytes) throw bodyTooLarge(limits.maxFileBytes, file.size);
-        // Stored a chunk per statement with a turn of the loop between, as the client sent its bytes.
-        const pieces = async function* () {
-          for (let at = 0; at < file.size; at += FILE_CHUNK_BYTES)
-            yield new Uint8Array(await file.slice(at, at + FILE_CHUNK_BYTES).arrayBuffer());
-        };
         const stored = await queue.store.putFile(
-          {
-            id: newId("file-"),
-            key_id: key.id,
-            purpose: "batch",
-            filename: file instanceof File ? file.name : "input.jsonl",
-            created_at: now(),
-          },
-          pieces(),
+          { id: newId("file-"), key_id: key.id, purpose: "batch", filename: upload.filename, created_at: now() },
+          upload.pieces,
           loopTurn,
         );
+        let purpose: string | undefined;
+        try {
+          purpose = (await upload.fields()).get("purpose");
+        } finally {
+          if (purpose !== "batch") await queue.store.deleteFile(key.id, stored!.id);
+        }
+        if (purpose !== "batch")
+          throw invalid("`purpose` must be `batch`: Turnpike keeps files for batches only.", "purpose");
         return Response.json(fileObject(stored!)); // stored: an empty file is kept (skipEmpty not set)
       }),
     },
