@@ -9,7 +9,7 @@ import { droppedBetas, plan, type Plan } from "./plan";
 import { affinityKey } from "./affinity";
 import { sessionOf } from "./session-id";
 import { sessionTurn } from "./session-turn";
-import { turnIfLarge } from "../vocabulary/loop-turns";
+import { LARGE_BODY_CHARS, loopTurn } from "../vocabulary/loop-turns";
 
 /** What the attempts came to: the last plan and outcome, where it ran, and how many were made. */
 export interface Dispatched {
@@ -173,7 +173,8 @@ export async function dispatch(
       try {
         p = await plan(deps, ctx.format, turn.client, targetOf(d, asked), size);
         if (turn.warnings.length) p.warnings = turn.warnings.concat(p.warnings);
-        p.warnings.push(...droppedBetas(ctx.request.headers, p.protocol.id));
+        const dropped = droppedBetas(ctx.request.headers, p.protocol.id);
+        if (dropped.length) p.warnings.push(...dropped);
       } catch (e) {
         d.breaker.release();
         // The first plan's refusal (a bad request) is the client's answer; a fallback's ends the search.
@@ -181,7 +182,7 @@ export async function dispatch(
         return last;
       }
       // Over this model's window (by the catalog): to a fallback with room, if there is one.
-      await turnIfLarge(size);
+      if (size > LARGE_BODY_CHARS) await loopTurn();
       if (!window.fits(route, p) && (route !== first || first.fallbacks.length > 0)) {
         d.breaker.release();
         window.overflow = true;
@@ -189,7 +190,7 @@ export async function dispatch(
       }
       const t = route.timeouts;
       // The count above and the upstream body's writing below are a large body's two more steps.
-      await turnIfLarge(size);
+      if (size > LARGE_BODY_CHARS) await loopTurn();
       const began = performance.now();
       const outcome = await execute(deps, ctx, p, {
         n: ++attempts,

@@ -7,7 +7,7 @@ import type { ReplyContext } from "../protocols/upstream-protocol";
 import { derivedFrom } from "../protocols/body-text";
 import { CLIENT_BETA_HEADERS } from "../protocols/messages";
 import type { Protocol } from "@turnpike/schema";
-import { turnIfLarge } from "../vocabulary/loop-turns";
+import { LARGE_BODY_CHARS, loopTurn } from "../vocabulary/loop-turns";
 
 /** Everything about one upstream call that is decided before it is made. */
 export interface Plan {
@@ -42,8 +42,13 @@ export function passthroughBody(
   body: Readonly<Record<string, unknown>>,
   upstreamModel: string,
 ): Record<string, unknown> {
-  const { turnpike: _dropped, ...rest } = body;
-  const out = { ...rest, model: upstreamModel };
+  // One copy, and a second only for a body that names Turnpike's own field (rare).
+  let out: Record<string, unknown>;
+  if (body.turnpike === undefined) out = { ...body, model: upstreamModel };
+  else {
+    const { turnpike: _dropped, ...rest } = body;
+    out = { ...rest, model: upstreamModel };
+  }
   // Written upstream from the client's own text, but for what changed (protocols/body-text.ts).
   derivedFrom(out, body);
   return out;
@@ -87,6 +92,32 @@ function clampOutput(body: Record<string, unknown>, fields: readonly string[], c
   return warnings;
 }
 
+/** A passthrough's plan: the client's body as it goes, its count of the prompt worked out only if asked. */
+class PassthroughPlan implements Plan {
+  readonly passthrough = true;
+  readonly stream: boolean;
+  readonly includeUsage: boolean;
+  readonly countAlongside = false;
+  readonly countFirst = false;
+
+  constructor(
+    private readonly deps: Pick<GatewayDeps, "countPrompt">,
+    readonly client: ClientRequest,
+    readonly target: Target,
+    readonly protocol: UpstreamProtocol,
+    readonly body: Record<string, unknown>,
+    public warnings: Warning[],
+    readonly reply: ReplyContext,
+  ) {
+    this.stream = client.stream;
+    this.includeUsage = client.includeUsage;
+  }
+
+  countPrompt(): number {
+    return this.deps.countPrompt(this.client.toPivot(this.protocol.id).request);
+  }
+}
+
 /**
  * Step 5: the upstream body. Same format and protocol: the client's body with the model id
  * rewritten (passthrough). Otherwise through the pivot: the client's request in the messages
@@ -101,7 +132,6 @@ export async function plan(
 ): Promise<Plan> {
   const protocol = PROTOCOLS[target.entry.protocol];
   const stream = client.stream;
-  const base = { client, target, protocol, stream, includeUsage: client.includeUsage };
   const reply = {
     model: target.entry.id,
     stopSequences: undefined,
@@ -115,10 +145,11 @@ export async function plan(
     const body = passthroughBody(client.body, target.entry.upstream_model);
     const warnings = clampOutput(body, OUTPUT_CAP_FIELDS, cap, model);
     protocol.preparePassthrough(body, stream);
-    // Needed only if the client leaves before the upstream reports usage.
-    const countPrompt = () => deps.countPrompt(client.toPivot(protocol.id).request);
-    return { ...base, passthrough: true, body, warnings, reply, countAlongside: false, countFirst: false, countPrompt };
+    // Needed only if the client leaves before the upstream reports usage: a method (the plan is
+    // built per attempt; a closure would be two cells more each time).
+    return new PassthroughPlan(deps, client, target, protocol, body, warnings, reply);
   }
+  const base = { client, target, protocol, stream, includeUsage: client.includeUsage };
   const pivot = client.toPivot(protocol.id);
   // The pivot is the messages format: its one cap is `max_tokens`, named as the client named it.
   const request = { ...pivot.request };
@@ -127,7 +158,7 @@ export async function plan(
   if (clamped.length) pivot.request = request;
   for (const w of clamped) pivot.warnings.push(w.param === "max_tokens" && capField ? { ...w, param: capField } : w);
   // The translation to the pivot and from it: a large body's two steps, a turn of the loop between.
-  await turnIfLarge(size);
+  if (size > LARGE_BODY_CHARS) await loopTurn();
   const out = await protocol.fromPivot(pivot.request, target, deps.signatures);
   let counted: number | undefined;
   const countPrompt = () => (counted ??= deps.countPrompt(pivot.request));
@@ -155,13 +186,20 @@ export async function plan(
   };
 }
 
+/** The plan with the upstream's own count of the prompt for the reply (a plan may be a class: not spread bare). */
+export function withInputTokens(p: Plan, inputTokens: number): Plan {
+  return { ...p, countPrompt: () => p.countPrompt(), reply: { ...p.reply, inputTokens } };
+}
+
 /**
  * The client's beta names, which only a messages upstream reads (it gets them as sent): toward
  * another protocol they are dropped, and named in `x-turnpike-warning` like any other knob that
  * could not be carried.
  */
+const NONE_DROPPED: Warning[] = Object.freeze([]) as unknown as Warning[];
+
 export function droppedBetas(headers: Headers, protocol: Protocol): Warning[] {
-  if (protocol === "messages") return [];
+  if (protocol === "messages") return NONE_DROPPED;
   return CLIENT_BETA_HEADERS.flatMap((h) => {
     const v = headers.get(h);
     return v
