@@ -87,13 +87,16 @@ export function bodyTooLarge(maxBytes: number, received?: number): GatewayError 
  * oversized body is refused without being held (a declared length over the limit is refused
  * before a byte is read), so memory per request stays near its own size.
  */
+/** Made once: a regular expression literal is a new object each time it is evaluated. */
+const DIGITS = /^\d+$/;
+
 export function readBodyText(request: Request, maxBytes: number): Promise<string> {
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > maxBytes) return Promise.reject(bodyTooLarge(maxBytes, Number(declared)));
   // A declared length within the limit bounds the body already (HTTP framing ends it there): the
   // runtime's own read is the fast path, its promise handed on as it is (no async frame around it).
   // Only a body of unknown length is read chunk by chunk.
-  if (declared !== null && /^\d+$/.test(declared)) return request.text();
+  if (declared !== null && DIGITS.test(declared)) return request.text();
   return readChunks(request, maxBytes);
 }
 

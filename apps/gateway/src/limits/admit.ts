@@ -276,9 +276,11 @@ class LetIn implements Admitted {
     if (this.settled) return;
     this.settled = true;
     const { deps, key, held } = this;
-    deps.limiter
-      .settle(this.checks, this.estimate, actual)
-      .catch((e) => deps.logger.error("limiter settle failed", { key_id: key.id }, e));
+    if (deps.limiter.settleNow) deps.limiter.settleNow(this.checks, this.estimate, actual);
+    else
+      deps.limiter
+        .settle(this.checks, this.estimate, actual)
+        .catch((e) => deps.logger.error("limiter settle failed", { key_id: key.id }, e));
     const spent = held
       ? deps.spend.settle(spendIds(key), this.reserve, actualUsd, held.shared)
       : actualUsd > 0

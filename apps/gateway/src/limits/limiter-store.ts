@@ -52,6 +52,8 @@ export interface LimiterStore {
   admit(checks: readonly BucketCheck[], estimatedTokens: number): Promise<Admission[]>;
   /** The same, at once, for a store held in this process (no promise on the hot path). */
   admitNow?(checks: readonly BucketCheck[], estimatedTokens: number): Admission[];
+  /** {@link settle} at once, for a store held in this process. */
+  settleNow?(checks: readonly BucketCheck[], estimatedTokens: number, actualTokens: number): void;
   /** Charges the difference between the real token count and the estimate admitted. */
   settle(checks: readonly BucketCheck[], estimatedTokens: number, actualTokens: number): Promise<void>;
   /** Forgets a bucket (after its limits change): it starts full. */
@@ -79,8 +81,12 @@ export class MemoryLimiterStore implements LimiterStore {
   }
 
   settle(checks: readonly BucketCheck[], estimatedTokens: number, actualTokens: number): Promise<void> {
-    for (const c of checks) this.buckets.settle(c.bucket, c.limits, estimatedTokens, actualTokens);
+    this.settleNow(checks, estimatedTokens, actualTokens);
     return Promise.resolve();
+  }
+
+  settleNow(checks: readonly BucketCheck[], estimatedTokens: number, actualTokens: number): void {
+    for (const c of checks) this.buckets.settle(c.bucket, c.limits, estimatedTokens, actualTokens);
   }
 
   reset(bucket: string): Promise<void> {
