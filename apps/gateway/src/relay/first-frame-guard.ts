@@ -56,84 +56,36 @@ function judge(frame: string): "event" | "comment" | "garbage" {
  * untouched (the inner tap's own checks take over), so this costs one parse per stream.
  */
 export function firstFrameGuard(inner: InlineTap, format: ClientFormat, vendor: string): InlineTap {
-  return new FirstFrameGuard(inner, format, vendor);
-}
-
-/** The guard of {@link firstFrameGuard}: a class, so that a stream makes one object, not a closure per method. */
-class FirstFrameGuard implements InlineTap {
   // Dropped once the stream is judged: an open stream holds nothing of the guard's.
-  private decoder: TextDecoder | undefined = new TextDecoder();
-  private held: Uint8Array[] = [];
-  private text = "";
-  private state: "holding" | "open" | "refused" = "holding";
-
-  constructor(
-    private readonly inner: InlineTap,
-    private readonly format: ClientFormat,
-    private readonly vendor: string,
-  ) {}
-
-  push(chunk: Uint8Array, out: (piece: Uint8Array | string) => void): void {
-    if (this.state === "open") return this.inner.push(chunk, out);
-    if (this.state === "refused") return;
-    this.held.push(chunk);
-    // Only the start is read, a slice at a time, until the first event is judged: a first read
-    // may hold the whole reply, and its first frame is a few hundred bytes. Past MAX_HELD
-    // without an event the stream is refused anyway.
-    for (let at = 0; at < chunk.length && this.text.length <= MAX_HELD; at += DECODE_STEP) {
-      this.text += this.decoder!.decode(
-        chunk.subarray(at, Math.min(chunk.length, at + DECODE_STEP, at + MAX_HELD + 1 - this.text.length)),
-        { stream: true },
-      );
-      if (this.decide(out, false)) return;
-    }
-  }
-
-  end(out: (piece: Uint8Array | string) => void): void {
-    if (this.state === "holding") {
-      this.text += this.decoder!.decode();
-      this.decide(out, true);
-    }
-    if (this.state === "open") this.inner.end(out);
-  }
-
-  failed(): boolean {
-    return this.state === "refused" || (this.inner.failed?.() ?? false);
-  }
-
-  terminated(): boolean {
-    return this.state === "refused" || (this.inner.terminated?.() ?? false);
-  }
-
-  private refuse(out: (piece: string) => void, what: string): void {
-    this.state = "refused";
-    this.held = [];
-    this.text = "";
-    this.decoder = undefined;
+  let decoder: TextDecoder | undefined = new TextDecoder();
+  let held: Uint8Array[] = [];
+  let text = "";
+  let state: "holding" | "open" | "refused" = "holding";
+  const refuse = (out: (piece: string) => void, what: string) => {
+    state = "refused";
+    held = [];
+    text = "";
+    decoder = undefined;
     out(
-      this.format.inBandError(
-        `The ${this.vendor} upstream answered 200 with ${what}, not a stream of events; nothing of it was relayed.`,
+      format.inBandError(
+        `The ${vendor} upstream answered 200 with ${what}, not a stream of events; nothing of it was relayed.`,
       ),
     );
-  }
-
-  private release(out: (piece: Uint8Array | string) => void): void {
-    this.state = "open";
+  };
+  const release = (out: (piece: Uint8Array | string) => void) => {
+    state = "open";
     // What was decoded to judge the start is not needed again: an open stream holds none of it.
-    this.text = "";
-    this.decoder = undefined;
-    const held = this.held;
-    this.held = [];
-    for (const c of held) this.inner.push(c, out);
-  }
-
+    text = "";
+    decoder = undefined;
+    for (const c of held) inner.push(c, out);
+    held = [];
+  };
   /**
    * Where the frame starting at `from` ends (its blank line: LF LF, CR CR or CRLF CRLF), and the
    * blank line's length. A plain loop: it stops at the first frame's end, where a search for each
    * kind of blank line would run through all of a large first read.
    */
-  private frameEnd(from: number): [number, number] | undefined {
-    const text = this.text;
+  const frameEnd = (from: number): [number, number] | undefined => {
     // Without a CR in what is held (the vendors' streams), the runtime's own search finds it.
     if (!text.includes("\r")) {
       const at = text.indexOf("\n\n", from);
@@ -148,16 +100,14 @@ class FirstFrameGuard implements InlineTap {
         return [i, 4];
     }
     return undefined;
-  }
-
+  };
   /**
    * Looks at the complete frames held so far, from the first, only as far as the first that is
    * not a comment (a first read may hold many frames); true once the stream's fate is decided.
    */
-  private decide(out: (piece: Uint8Array | string) => void, atEnd: boolean): boolean {
-    const text = this.text;
+  const decide = (out: (piece: Uint8Array | string) => void, atEnd: boolean): boolean => {
     for (let from = 0; from < text.length; ) {
-      const end = this.frameEnd(from);
+      const end = frameEnd(from);
       if (end === undefined && !atEnd) break;
       const verdict = judge(text.slice(from, end?.[0]));
       if (verdict === "comment") {
@@ -166,23 +116,46 @@ class FirstFrameGuard implements InlineTap {
         continue;
       }
       if (verdict === "garbage") {
-        this.refuse(out, MARKUP.test(text) ? "an HTML or XML page" : "text that is not server-sent events");
+        refuse(out, /^\s*</.test(text) ? "an HTML or XML page" : "text that is not server-sent events");
         return true;
       }
-      this.release(out);
+      release(out);
       return true;
     }
     if (atEnd) {
-      this.refuse(out, text.trim() === "" ? "an empty body" : "no event");
+      refuse(out, text.trim() === "" ? "an empty body" : "no event");
       return true;
     }
     if (text.length > MAX_HELD) {
-      this.refuse(out, "text that is not server-sent events");
+      refuse(out, "text that is not server-sent events");
       return true;
     }
     return false;
-  }
+  };
+  return {
+    push(chunk, out) {
+      if (state === "open") return inner.push(chunk, out);
+      if (state === "refused") return;
+      held.push(chunk);
+      // Only the start is read, a slice at a time, until the first event is judged: a first read
+      // may hold the whole reply, and its first frame is a few hundred bytes. Past MAX_HELD
+      // without an event the stream is refused anyway.
+      for (let at = 0; at < chunk.length && text.length <= MAX_HELD; at += DECODE_STEP) {
+        text += decoder!.decode(
+          chunk.subarray(at, Math.min(chunk.length, at + DECODE_STEP, at + MAX_HELD + 1 - text.length)),
+          { stream: true },
+        );
+        if (decide(out, false)) return;
+      }
+    },
+    end(out) {
+      if (state === "holding") {
+        text += decoder!.decode();
+        decide(out, true);
+      }
+      if (state === "open") inner.end(out);
+    },
+    failed: () => state === "refused" || (inner.failed?.() ?? false),
+    terminated: () => state === "refused" || (inner.terminated?.() ?? false),
+  };
 }
-
-/** A page of markup rather than events. */
-const MARKUP = /^\s*</;

@@ -85,72 +85,50 @@ export function firstBadLine(bytes: Uint8Array, shape?: LineShape): number {
  * the rest of itself.
  */
 export function sseLineGate(inner: InlineTap, format: ClientFormat, vendor: string): InlineTap {
-  return new LineGate(inner, format, vendor);
-}
-
-/** The gate of {@link sseLineGate}: a class, so that a stream makes one object, not a closure per method. */
-class LineGate implements InlineTap {
-  private tail: Uint8Array | undefined;
-  private refused = false;
-  private readonly shape: LineShape = { plain: true };
-
-  constructor(
-    private readonly inner: InlineTap,
-    private readonly format: ClientFormat,
-    private readonly vendor: string,
-  ) {}
-
-  push(chunk: Uint8Array, out: (piece: Uint8Array | string) => void): void {
-    if (this.refused) return;
-    const joined = this.tail ? concat(this.tail, chunk) : chunk;
-    const cut = joined.lastIndexOf(LF);
-    if (cut === -1) {
-      this.tail = joined;
-      if (joined.length > MAX_LINE) this.refuse(out);
-      return;
-    }
-    this.tail = cut === joined.length - 1 ? undefined : joined.subarray(cut + 1);
-    this.pass(cut === joined.length - 1 ? joined : joined.subarray(0, cut + 1), out);
-  }
-
-  end(out: (piece: Uint8Array | string) => void): void {
-    if (this.refused) return;
-    if (this.tail) this.pass(this.tail, out);
-    this.tail = undefined;
-    if (!this.refused) this.inner.end(out);
-  }
-
-  failed(): boolean {
-    return (this.refused && !this.inner.terminated?.()) || (this.inner.failed?.() ?? false);
-  }
-
-  reply(): Record<string, unknown> | undefined {
-    return this.inner.reply?.();
-  }
-
-  terminated(): boolean {
-    return this.refused || (this.inner.terminated?.() ?? false);
-  }
-
-  private pass(bytes: Uint8Array, out: (piece: Uint8Array | string) => void): void {
-    this.shape.plain = true;
-    const bad = firstBadLine(bytes, this.shape);
-    if (bad === -1) return this.inner.push(bytes, out, this.shape.plain);
+  let tail: Uint8Array | undefined;
+  let refused = false;
+  const shape: LineShape = { plain: true };
+  const pass = (bytes: Uint8Array, out: (piece: Uint8Array | string) => void) => {
+    shape.plain = true;
+    const bad = firstBadLine(bytes, shape);
+    if (bad === -1) return inner.push(bytes, out, shape.plain);
     // The lines before it go on (they may end the reply: then the rest is simply not read).
-    if (bad > 0) this.inner.push(bytes.subarray(0, bad), out);
-    this.refuse(out);
-  }
-
-  private refuse(out: (piece: Uint8Array | string) => void): void {
-    this.refused = true;
-    this.tail = undefined;
-    if (this.inner.terminated?.()) return;
+    if (bad > 0) inner.push(bytes.subarray(0, bad), out);
+    refuse(out);
+  };
+  const refuse = (out: (piece: Uint8Array | string) => void) => {
+    refused = true;
+    tail = undefined;
+    if (inner.terminated?.()) return;
     out(
-      this.format.inBandError(
-        `The ${this.vendor} upstream sent text that is not server-sent events in the middle of its stream; it was not relayed.`,
+      format.inBandError(
+        `The ${vendor} upstream sent text that is not server-sent events in the middle of its stream; it was not relayed.`,
       ),
     );
-  }
+  };
+  return {
+    push(chunk, out) {
+      if (refused) return;
+      const joined = tail ? concat(tail, chunk) : chunk;
+      const cut = joined.lastIndexOf(LF);
+      if (cut === -1) {
+        tail = joined;
+        if (joined.length > MAX_LINE) refuse(out);
+        return;
+      }
+      tail = cut === joined.length - 1 ? undefined : joined.subarray(cut + 1);
+      pass(cut === joined.length - 1 ? joined : joined.subarray(0, cut + 1), out);
+    },
+    end(out) {
+      if (refused) return;
+      if (tail) pass(tail, out);
+      tail = undefined;
+      if (!refused) inner.end(out);
+    },
+    failed: () => (refused && !inner.terminated?.()) || (inner.failed?.() ?? false),
+    reply: () => inner.reply?.(),
+    terminated: () => refused || (inner.terminated?.() ?? false),
+  };
 }
 
 function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
