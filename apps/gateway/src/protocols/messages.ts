@@ -91,7 +91,6 @@ function clientBetas(own: readonly string[], a: string | null, b: string | null)
  * request): the key's header, the entry's own headers, its own betas and the URL.
  */
 interface CompiledHeaders {
-  upstream: Target["upstream"];
   apiKey: string;
   baseURL: string;
   authName: string;
@@ -105,23 +104,27 @@ interface CompiledHeaders {
 }
 
 /**
- * Keyed by the entry's header record, which every copy of an entry shares (a key's prompt-cache
- * setting spreads the entry, not its headers); checked against the upstream it was made for.
+ * By upstream, then by the entry's header record, which every copy of an entry shares (a key's
+ * prompt-cache setting spreads the entry, not its headers); checked against the upstream's key
+ * and address it was made with.
  */
-const compiled = new WeakMap<Record<string, string>, CompiledHeaders>();
+const compiled = new WeakMap<Target["upstream"], WeakMap<Record<string, string>, CompiledHeaders>>();
 
 function compiledHeaders({ entry, upstream }: Target): CompiledHeaders {
   const h = entry.upstream_headers;
-  const got = compiled.get(h);
-  if (got && got.upstream === upstream && got.apiKey === upstream.apiKey && got.baseURL === upstream.baseURL)
-    return got;
+  let byEntry = compiled.get(upstream);
+  if (!byEntry) {
+    byEntry = new WeakMap();
+    compiled.set(upstream, byEntry);
+  }
+  const got = byEntry.get(h);
+  if (got && got.apiKey === upstream.apiKey && got.baseURL === upstream.baseURL) return got;
   const [authName, authValue] = Object.entries(authHeaders(upstream.auth, upstream.apiKey))[0]!;
   const own = (h[BETA_HEADER] ?? "")
     .split(",")
     .map((b) => b.trim())
     .filter((b) => b);
   const c: CompiledHeaders = {
-    upstream,
     apiKey: upstream.apiKey,
     baseURL: upstream.baseURL,
     authName,
@@ -131,7 +134,7 @@ function compiledHeaders({ entry, upstream }: Target): CompiledHeaders {
     ownBetas: own.join(","),
     url: `${trimSlash(upstream.baseURL)}/v1/messages`,
   };
-  compiled.set(h, c);
+  byEntry.set(h, c);
   return c;
 }
 
