@@ -228,8 +228,14 @@ async function heapReadings(): Promise<void> {
       (sum, [t, c]) => sum + c - (before.stats.objectTypeCounts[t] ?? 0),
       0,
     );
+    // A collection between the readings (an eden one can come at any time) takes what the
+    // requests before it left: the live `BunRequest` cells say how many requests are still counted.
+    const requests = (after.stats.objectTypeCounts.BunRequest ?? 0) - (before.stats.objectTypeCounts.BunRequest ?? 0);
     console.log(
-      `${k} requests one at a time, no collection between the readings: ${(cells / k).toFixed(1)} cells per request`,
+      `${k} requests one at a time, no collection between the readings: ${(cells / k).toFixed(1)} cells per request` +
+        (requests > 0 && requests < k
+          ? `; a collection ran: ${requests} requests' cells left, ${(cells / requests).toFixed(1)} cells per request of them`
+          : ""),
     );
     if (round === 2) diff(before, after, k, 40);
   }

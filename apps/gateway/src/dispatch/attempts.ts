@@ -9,7 +9,7 @@ import { droppedBetas, plan, type Plan } from "./plan";
 import { affinityKey } from "./affinity";
 import { sessionOf } from "./session-id";
 import { sessionTurn } from "./session-turn";
-import { turnIfLarge } from "../vocabulary/loop-turns";
+import { LARGE_BODY_CHARS, loopTurn } from "../vocabulary/loop-turns";
 
 /** What the attempts came to: the last plan and outcome, where it ran, and how many were made. */
 export interface Dispatched {
@@ -75,11 +75,18 @@ class WindowFit {
     private readonly size: number,
   ) {}
 
-  async fits(route: Route, p: Plan | undefined): Promise<boolean> {
+  /** A body smaller than the window fits at once (no promise); a larger one is counted, once. */
+  fits(route: Route, p: Plan | undefined): boolean | Promise<boolean> {
     const window = this.window(route);
     if (!this.overflow && this.size < window) return true;
-    this.tokens ??= p ? await p.countPromptInSteps() : Math.ceil(this.size / 4);
-    return this.tokens <= window;
+    if (this.tokens !== undefined || !p) {
+      this.tokens ??= Math.ceil(this.size / 4);
+      return this.tokens <= window;
+    }
+    return p.countPromptInSteps().then((tokens) => {
+      this.tokens ??= tokens;
+      return this.tokens <= window;
+    });
   }
 
   /** The upstream said the prompt is over its window: only a larger window can take it. */
@@ -173,7 +180,8 @@ export async function dispatch(
       try {
         p = await plan(deps, ctx.format, turn.client, targetOf(d, asked), size);
         if (turn.warnings.length) p.warnings = turn.warnings.concat(p.warnings);
-        p.warnings.push(...droppedBetas(ctx.request.headers, p.protocol.id));
+        const dropped = droppedBetas(ctx.request.headers, p.protocol.id);
+        if (dropped.length) p.warnings.push(...dropped);
       } catch (e) {
         d.breaker.release();
         // The first plan's refusal (a bad request) is the client's answer; a fallback's ends the search.
@@ -184,14 +192,17 @@ export async function dispatch(
       // no fallback the prompt goes to the model whatever its count, so it is not counted (a
       // passthrough's count is a translation to the pivot as well: 25-250 ms of the event loop for
       // 50,000 values); a large body is counted after a turn of the loop, its pivot a step of its own.
-      if ((route !== first || first.fallbacks.length > 0) && !(await window.fits(route, p))) {
-        d.breaker.release();
-        window.overflow = true;
-        break;
+      if (route !== first || first.fallbacks.length > 0) {
+        const fits = window.fits(route, p);
+        if (!(fits === true || (fits !== false && (await fits)))) {
+          d.breaker.release();
+          window.overflow = true;
+          break;
+        }
       }
       const t = route.timeouts;
       // The count above and the upstream body's writing below are a large body's steps.
-      await turnIfLarge(size);
+      if (size > LARGE_BODY_CHARS) await loopTurn();
       const began = performance.now();
       const outcome = await execute(deps, ctx, p, {
         n: ++attempts,

@@ -71,25 +71,10 @@ export async function execute(
   // per request (7 % of a JSON passthrough), and an answer that fast is in before a client could
   // matter.
   let signal = client;
-  let ac: AbortController | undefined;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let timedOut = false;
+  let own: OwnAbort | undefined;
   if (limits) {
-    const own = new AbortController();
-    ac = own;
+    own = new OwnAbort(client, limits);
     signal = own.signal;
-    const timeOut = () => {
-      timedOut = true;
-      own.abort();
-    };
-    if (client.aborted) own.abort();
-    // The first timer links the client, the second (what remains of connectMs) times out.
-    const linkAfterMs = Math.min(LINK_AFTER_MS, limits.connectMs);
-    timer = setTimeout(() => {
-      if (client.aborted) own.abort();
-      else client.addEventListener("abort", () => own.abort(), { once: true });
-      timer = setTimeout(timeOut, limits.connectMs - linkAfterMs);
-    }, linkAfterMs);
   }
   // A messages-format client reads the input count in `message_start`, before the reply: where
   // the upstream can count, ask it alongside the call itself.
@@ -105,10 +90,10 @@ export async function execute(
     if (plan.countFirst) plan.countPrompt();
     response = await sent;
   } catch (e) {
-    clearTimeout(timer);
+    own?.answered();
     // An attempt that got no answer is told too (status 0): each one counts as an upstream failure.
     if (!client.aborted) emit(deps.hooks, "onUpstreamResponse", ctx, 0, performance.now() - ctx.started);
-    if (timedOut && !client.aborted)
+    if (own?.timedOut && !client.aborted)
       return {
         kind: "error",
         status: 0,
@@ -130,7 +115,7 @@ export async function execute(
       }),
     };
   }
-  clearTimeout(timer);
+  own?.answered();
   emit(deps.hooks, "onUpstreamResponse", ctx, response.status, performance.now() - ctx.started);
   if (!response.ok) {
     let text: string;
@@ -151,15 +136,62 @@ export async function execute(
     };
   }
   const inputTokens = counting ? await counting : undefined;
-  if (!ac || !limits) return { kind: "reply", response, status: response.status, inputTokens };
-  const own = ac;
-  return {
-    kind: "reply",
-    response,
-    status: response.status,
-    inputTokens,
-    watch: { firstByteMs: limits.firstByteMs, idleMs: limits.idleMs, abort: (reason) => own.abort(new Error(reason)) },
-  };
+  if (!own) return { kind: "reply", response, status: response.status, inputTokens };
+  return { kind: "reply", response, status: response.status, inputTokens, watch: own };
+}
+
+/**
+ * An attempt's own abort and its timers until the answer's head (see execute), and then its
+ * {@link Watch}. One object per attempt: its timers are module functions given it as their
+ * argument, so no closure is made per request.
+ */
+class OwnAbort implements Watch {
+  private readonly ac = new AbortController();
+  readonly signal = this.ac.signal;
+  readonly firstByteMs: number;
+  readonly idleMs: number;
+  timedOut = false;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(
+    readonly client: AbortSignal,
+    readonly limits: AttemptLimits,
+  ) {
+    this.firstByteMs = limits.firstByteMs;
+    this.idleMs = limits.idleMs;
+    if (client.aborted) this.ac.abort();
+    // The first timer links the client, the second (what remains of connectMs) times out.
+    this.timer = setTimeout(linkClient, Math.min(LINK_AFTER_MS, limits.connectMs), this);
+  }
+
+  /** The answer's head came (or the call failed): no more deadline until the relay's. */
+  answered(): void {
+    clearTimeout(this.timer);
+  }
+
+  /** The answer is late: the client's going away is listened for, and the connect deadline runs on. */
+  link(): void {
+    if (this.client.aborted) this.ac.abort();
+    else this.client.addEventListener("abort", () => this.ac.abort(), { once: true });
+    this.timer = setTimeout(timeOut, this.limits.connectMs - Math.min(LINK_AFTER_MS, this.limits.connectMs), this);
+  }
+
+  timeOut(): void {
+    this.timedOut = true;
+    this.ac.abort();
+  }
+
+  abort(reason: string): void {
+    this.ac.abort(new Error(reason));
+  }
+}
+
+function linkClient(a: OwnAbort): void {
+  a.link();
+}
+
+function timeOut(a: OwnAbort): void {
+  a.timeOut();
 }
 
 /** `text` with every occurrence of the vendor key blanked (keys shorter than 8 are no real key). */

@@ -7,7 +7,7 @@ import type { ReplyContext } from "../protocols/upstream-protocol";
 import { derivedFrom } from "../protocols/body-text";
 import { CLIENT_BETA_HEADERS } from "../protocols/messages";
 import type { Protocol } from "@turnpike/schema";
-import { turnIfLarge } from "../vocabulary/loop-turns";
+import { LARGE_BODY_CHARS, loopTurn } from "../vocabulary/loop-turns";
 
 /** Everything about one upstream call that is decided before it is made. */
 export interface Plan {
@@ -47,8 +47,13 @@ export function passthroughBody(
   body: Readonly<Record<string, unknown>>,
   upstreamModel: string,
 ): Record<string, unknown> {
-  const { turnpike: _dropped, ...rest } = body;
-  const out = { ...rest, model: upstreamModel };
+  // One copy, and a second only for a body that names Turnpike's own field (rare).
+  let out: Record<string, unknown>;
+  if (body.turnpike === undefined) out = { ...body, model: upstreamModel };
+  else {
+    const { turnpike: _dropped, ...rest } = body;
+    out = { ...rest, model: upstreamModel };
+  }
   // Written upstream from the client's own text, but for what changed (protocols/body-text.ts).
   derivedFrom(out, body);
   return out;
@@ -92,6 +97,51 @@ function clampOutput(body: Record<string, unknown>, fields: readonly string[], c
   return warnings;
 }
 
+/** A passthrough's plan: the client's body as it goes, its count of the prompt worked out only if asked. */
+class PassthroughPlan implements Plan {
+  readonly passthrough = true;
+  readonly stream: boolean;
+  readonly includeUsage: boolean;
+  readonly countAlongside = false;
+  readonly countFirst = false;
+
+  constructor(
+    private readonly deps: Pick<GatewayDeps, "countPrompt">,
+    readonly client: ClientRequest,
+    readonly target: Target,
+    readonly protocol: UpstreamProtocol,
+    readonly body: Record<string, unknown>,
+    public warnings: Warning[],
+    readonly reply: ReplyContext,
+    private readonly size: number,
+  ) {
+    this.stream = client.stream;
+    this.includeUsage = client.includeUsage;
+  }
+
+  private counted: number | undefined;
+  private pivot: ReturnType<ClientRequest["toPivot"]>["request"] | undefined;
+
+  countPrompt(): number {
+    this.counted ??= this.deps.countPrompt(this.pivot ?? this.client.toPivot(this.protocol.id).request);
+    this.pivot = undefined;
+    return this.counted;
+  }
+
+  /**
+   * For a body larger than the model's window (attempts.ts): the pivot is made only to be counted,
+   * and a large body's translation and count are two steps with a turn of the loop before each
+   * (together they held the loop 25-250 ms at 50,000 values), then the pivot is let go.
+   */
+  async countPromptInSteps(): Promise<number> {
+    if (this.counted !== undefined) return this.counted;
+    if (this.size > LARGE_BODY_CHARS) await loopTurn();
+    this.pivot = this.client.toPivot(this.protocol.id).request;
+    if (this.size > LARGE_BODY_CHARS) await loopTurn();
+    return this.countPrompt();
+  }
+}
+
 /**
  * Step 5: the upstream body. Same format and protocol: the client's body with the model id
  * rewritten (passthrough). Otherwise through the pivot: the client's request in the messages
@@ -106,7 +156,6 @@ export async function plan(
 ): Promise<Plan> {
   const protocol = PROTOCOLS[target.entry.protocol];
   const stream = client.stream;
-  const base = { client, target, protocol, stream, includeUsage: client.includeUsage };
   const reply = {
     model: target.entry.id,
     stopSequences: undefined,
@@ -121,35 +170,10 @@ export async function plan(
     const warnings = clampOutput(body, OUTPUT_CAP_FIELDS, cap, model);
     protocol.preparePassthrough(body, stream);
     // Needed only if the client leaves before the upstream reports usage, or for a body larger
-    // than the model's window (attempts.ts): the pivot is made only to be counted, and a large
-    // body's translation and count are two steps (together they held the loop 25-250 ms at
-    // 50,000 values), then the pivot is let go.
-    let counted: number | undefined;
-    let pivot: ReturnType<ClientRequest["toPivot"]>["request"] | undefined;
-    const countPrompt = () => {
-      counted ??= deps.countPrompt(pivot ?? client.toPivot(protocol.id).request);
-      pivot = undefined;
-      return counted;
-    };
-    const countPromptInSteps = async () => {
-      if (counted !== undefined) return counted;
-      await turnIfLarge(size);
-      pivot = client.toPivot(protocol.id).request;
-      await turnIfLarge(size);
-      return countPrompt();
-    };
-    return {
-      ...base,
-      passthrough: true,
-      body,
-      warnings,
-      reply,
-      countAlongside: false,
-      countFirst: false,
-      countPrompt,
-      countPromptInSteps,
-    };
+    // than the model's window: methods (the plan is built per attempt; closures would be cells more).
+    return new PassthroughPlan(deps, client, target, protocol, body, warnings, reply, size);
   }
+  const base = { client, target, protocol, stream, includeUsage: client.includeUsage };
   const pivot = client.toPivot(protocol.id);
   // The pivot is the messages format: its one cap is `max_tokens`, named as the client named it.
   const request = { ...pivot.request };
@@ -158,12 +182,12 @@ export async function plan(
   if (clamped.length) pivot.request = request;
   for (const w of clamped) pivot.warnings.push(w.param === "max_tokens" && capField ? { ...w, param: capField } : w);
   // The translation to the pivot and from it: a large body's two steps, a turn of the loop between.
-  await turnIfLarge(size);
+  if (size > LARGE_BODY_CHARS) await loopTurn();
   const out = await protocol.fromPivot(pivot.request, target, deps.signatures);
   let counted: number | undefined;
   const countPrompt = () => (counted ??= deps.countPrompt(pivot.request));
   const countPromptInSteps = async () => {
-    if (counted === undefined) await turnIfLarge(size);
+    if (counted === undefined && size > LARGE_BODY_CHARS) await loopTurn();
     return countPrompt();
   };
   // A stream from an upstream that tells the input only at its end: counted before the first
@@ -191,13 +215,25 @@ export async function plan(
   };
 }
 
+/** The plan with the upstream's own count of the prompt for the reply (a plan may be a class: not spread bare). */
+export function withInputTokens(p: Plan, inputTokens: number): Plan {
+  return {
+    ...p,
+    countPrompt: () => p.countPrompt(),
+    countPromptInSteps: () => p.countPromptInSteps(),
+    reply: { ...p.reply, inputTokens },
+  };
+}
+
 /**
  * The client's beta names, which only a messages upstream reads (it gets them as sent): toward
  * another protocol they are dropped, and named in `x-turnpike-warning` like any other knob that
  * could not be carried.
  */
+const NONE_DROPPED: Warning[] = Object.freeze([]) as unknown as Warning[];
+
 export function droppedBetas(headers: Headers, protocol: Protocol): Warning[] {
-  if (protocol === "messages") return [];
+  if (protocol === "messages") return NONE_DROPPED;
   return CLIENT_BETA_HEADERS.flatMap((h) => {
     const v = headers.get(h);
     return v

@@ -18,6 +18,10 @@ export interface SessionTurn {
   movedFrom: string | undefined;
 }
 
+/** A request with no session place (most): shared, never written (a move copies the origins first). */
+const NO_ORIGINS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+const NO_WARNINGS: Warning[] = Object.freeze([]) as unknown as Warning[];
+
 /**
  * A request of a session that is on `place`, for deployment `to`. When the session moves, every
  * thinking proof its history carries was written where it was, and is recorded so; a proof whose
@@ -25,7 +29,7 @@ export interface SessionTurn {
  * a foreign one — docs/protocols.md, "Agent sessions"), with a warning naming how many went.
  */
 export function sessionTurn(client: ClientRequest, place: SessionPlace | undefined, to: string): SessionTurn {
-  if (!place) return { client, origins: {}, warnings: [], movedFrom: undefined };
+  if (!place) return { client, origins: NO_ORIGINS, warnings: NO_WARNINGS, movedFrom: undefined };
   const movedFrom = place.deployment === to ? undefined : place.deployment;
   let origins = place.origins;
   if (movedFrom !== undefined && client.thinkingProofs) {

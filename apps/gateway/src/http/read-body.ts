@@ -55,6 +55,11 @@ export async function parseJsonWithin(text: string, maxValues: number): Promise<
     if (census.tooDeep) throw invalid(census.tooDeep.message, census.tooDeep.param);
     if (census.values > maxValues) throw tooManyValues(maxValues, census.values);
   }
+  return parseJsonNow(text);
+}
+
+/** {@link parseJsonWithin} for a text that cannot hold more values than the limit ({@link mightExceed} false): at once. */
+function parseJsonNow(text: string): unknown {
   // Within the limits: parsed here, a malformed body refused as any other.
   let parsed: unknown;
   try {
@@ -82,12 +87,20 @@ export function bodyTooLarge(maxBytes: number, received?: number): GatewayError 
  * oversized body is refused without being held (a declared length over the limit is refused
  * before a byte is read), so memory per request stays near its own size.
  */
-export async function readBodyText(request: Request, maxBytes: number): Promise<string> {
+/** Made once: a regular expression literal is a new object each time it is evaluated. */
+const DIGITS = /^\d+$/;
+
+export function readBodyText(request: Request, maxBytes: number): Promise<string> {
   const declared = request.headers.get("content-length");
-  if (declared !== null && Number(declared) > maxBytes) throw bodyTooLarge(maxBytes, Number(declared));
+  if (declared !== null && Number(declared) > maxBytes) return Promise.reject(bodyTooLarge(maxBytes, Number(declared)));
   // A declared length within the limit bounds the body already (HTTP framing ends it there): the
-  // runtime's own read is the fast path. Only a body of unknown length is read chunk by chunk.
-  if (declared !== null && /^\d+$/.test(declared)) return request.text();
+  // runtime's own read is the fast path, its promise handed on as it is (no async frame around it).
+  // Only a body of unknown length is read chunk by chunk.
+  if (declared !== null && DIGITS.test(declared)) return request.text();
+  return readChunks(request, maxBytes);
+}
+
+async function readChunks(request: Request, maxBytes: number): Promise<string> {
   if (!request.body) return "";
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -118,10 +131,27 @@ export async function readJsonBody(
   request: Request,
   maxBytes: number,
   maxValues = DEFAULT_MAX_BODY_VALUES,
-): Promise<{ value: Record<string, unknown>; size: number }> {
-  const text = await readBodyText(request, maxBytes);
+): Promise<JsonBody> {
+  return jsonBody(await readBodyText(request, maxBytes), maxValues);
+}
+
+/** A request body read as a JSON object, and its size in characters. */
+export interface JsonBody {
+  value: Record<string, unknown>;
+  size: number;
+}
+
+/**
+ * A body's text as a JSON object (see {@link readJsonBody}): at once for a body within the value
+ * limit by its length (no promise), else once counted off the thread.
+ */
+export function jsonBody(text: string, maxValues = DEFAULT_MAX_BODY_VALUES): JsonBody | Promise<JsonBody> {
   if (text.trim() === "") throw invalid("Request body is empty: expected a JSON object.");
-  const parsed = await parseJsonWithin(text, maxValues);
+  if (mightExceed(text, maxValues)) return parseJsonWithin(text, maxValues).then((parsed) => objectBody(parsed, text));
+  return objectBody(parseJsonNow(text), text);
+}
+
+function objectBody(parsed: unknown, text: string): JsonBody {
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
     throw invalid(
       `Request body must be a JSON object, got ${Array.isArray(parsed) ? "an array" : typeof parsed === "object" ? "null" : typeof parsed}.`,

@@ -38,6 +38,20 @@ export function tooManyFailures(wait: number): GatewayError {
 }
 
 /**
+ * {@link authenticate} at once where it can be (a live key of no team, held in memory: most
+ * requests), without an async frame; every other case (a refusal, a team, a rotated-out secret
+ * in its grace period, a directory that must wait) goes through {@link authenticate}.
+ */
+export function authenticateNow(
+  deps: GatewayDeps,
+  ctx: Pick<RequestContext, "request" | "address">,
+): KeyRecord | Promise<KeyRecord> {
+  const secret = presentedKey(ctx.request.headers);
+  const key = secret?.startsWith("sk-") ? deps.keys.liveKeyNow(secret) : undefined;
+  return key && !key.team_id ? key : authenticate(deps, ctx);
+}
+
+/**
  * Step 1: the live key behind the request, or a 401. A valid key always passes: a lock-out
  * after too many failures from one address (a 429 in place of the 401) refuses only the
  * failures, so a key shared behind one NAT or proxy is never locked out by someone else's

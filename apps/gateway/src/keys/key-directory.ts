@@ -8,6 +8,8 @@ import type { KeyRecord, Store } from "../storage/store";
  */
 export interface KeyDirectory {
   byHash(hash: string): Promise<KeyRecord | undefined>;
+  /** The same, at once, for a directory that holds every key in memory (no promise on the hot path). */
+  byHashNow?(hash: string): KeyRecord | undefined;
   byId(id: string): Promise<KeyRecord | undefined>;
   /** Every key, oldest first. */
   list(): Promise<KeyRecord[]>;
@@ -47,6 +49,10 @@ export abstract class CachedKeyDirectory implements KeyDirectory {
 
   byHash(hash: string): Promise<KeyRecord | undefined> {
     return Promise.resolve(this.hashes.get(hash));
+  }
+
+  byHashNow(hash: string): KeyRecord | undefined {
+    return this.hashes.get(hash);
   }
 
   byId(id: string): Promise<KeyRecord | undefined> {

@@ -186,7 +186,23 @@ export class KeyService {
   /** The live key for a presented secret, or why it is refused. */
   async authenticate(secret: string): Promise<AuthResult> {
     const hash = this.hashOf(secret);
-    const k = await this.directory.byHash(hash);
+    return this.judge(hash, await this.directory.byHash(hash));
+  }
+
+  /**
+   * The live key for a presented secret at once, where the directory holds its keys in memory;
+   * undefined when it is refused or cannot be told without waiting ({@link authenticate} says which).
+   */
+  liveKeyNow(secret: string): KeyRecord | undefined {
+    if (!this.directory.byHashNow) return undefined;
+    const hash = this.hashOf(secret);
+    const k = this.directory.byHashNow(hash);
+    if (!k || k.hash !== hash || k.revoked_at !== null) return undefined;
+    if (k.expires_at !== null && Date.parse(k.expires_at) <= this.now()) return undefined;
+    return k;
+  }
+
+  private judge(hash: string, k: KeyRecord | undefined): AuthResult {
     if (!k) return { ok: false, reason: "unknown" };
     // Which of the key's two hashes matched (the lookup found one of them).
     if (k.hash !== hash) {

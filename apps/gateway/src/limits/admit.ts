@@ -109,6 +109,24 @@ function budgetRefusal(checks: readonly BudgetCheck[], index: number, key: KeyRe
   );
 }
 
+/** A key's own bucket check (most keys have no per-model limits): made once per key record, not per request. */
+const ownChecks = new WeakMap<KeyRecord, BucketCheck[]>();
+
+function bucketChecks(key: KeyRecord, entry: CatalogEntry): BucketCheck[] {
+  const perModel = key.model_limits?.[entry.id];
+  if (perModel)
+    return [
+      { bucket: key.id, limits: key },
+      { bucket: `${key.id}|${entry.id}`, limits: { rpm: perModel.rpm ?? null, tpm: perModel.tpm ?? null } },
+    ];
+  let own = ownChecks.get(key);
+  if (!own) {
+    own = [{ bucket: key.id, limits: key }];
+    ownChecks.set(key, own);
+  }
+  return own;
+}
+
 /**
  * Step 4: the key's and its team's monthly budgets (their own error), then its limits and the model's. The input
  * is estimated up front at ~4 characters a token; {@link Admitted.settle} corrects it with the
@@ -129,30 +147,79 @@ export async function admit(
   const budgets = budgetChecks(key);
   const held = budgets.length ? await deps.spend.reserve(budgets, reserve) : undefined;
   if (held && held.refusedBy !== -1) throw budgetRefusal(budgets, held.refusedBy, key, deps.now());
-  const ids = spendIds(key);
-  const release = () => {
-    if (held)
-      deps.spend
-        .settle(ids, reserve, 0, held.shared)
-        .catch((e) => deps.logger.error("budget release failed", { key_id: key.id }, e));
-  };
-  const perModel = key.model_limits?.[entry.id];
-  const checks: BucketCheck[] = [{ bucket: key.id, limits: key }];
-  if (perModel)
-    checks.push({ bucket: `${key.id}|${entry.id}`, limits: { rpm: perModel.rpm ?? null, tpm: perModel.tpm ?? null } });
-  let admission: Admission | undefined;
-  let modelAdmission: Admission | undefined;
+  const checks = bucketChecks(key, entry);
+  let admissions: Admission[];
   try {
-    if (key.tpm !== null && estimate > key.tpm) throw neverFits(estimate, key.tpm);
-    if (perModel?.tpm != null && estimate > perModel.tpm) throw neverFits(estimate, perModel.tpm, entry.id);
+    fits(key, entry, checks, estimate);
     // All buckets at once: a request the model's limit refuses takes nothing from the key's.
-    [admission, modelAdmission] = await deps.limiter.admit(checks, estimate);
+    admissions = await deps.limiter.admit(checks, estimate);
+  } catch (e) {
+    release(deps, key, reserve, held);
+    throw e;
+  }
+  return admitted(deps, ctx, key, entry, estimate, reserve, held, checks, admissions, billable);
+}
+
+/**
+ * {@link admit} at once where nothing must be waited for — a key and team without a budget, and
+ * limits held in this process (the embedded gateway's every request): no promise, no async frame.
+ * Otherwise {@link admit} itself.
+ */
+export function admitNow(
+  deps: GatewayDeps,
+  ctx: Pick<RequestContext, "format">,
+  key: KeyRecord,
+  entry: CatalogEntry,
+  bodySize: number,
+  billable?: Billable,
+): Admitted | Promise<Admitted> {
+  if (!deps.limiter.admitNow || key.budget_usd !== null || (key.team?.budget_usd ?? null) !== null)
+    return admit(deps, ctx, key, entry, bodySize, billable);
+  const estimate = Math.ceil(bodySize / 4);
+  const reserve = billable ? worstCaseUsd(entry, estimate, billable.outputCap) : 0;
+  const checks = bucketChecks(key, entry);
+  fits(key, entry, checks, estimate);
+  const admissions = deps.limiter.admitNow(checks, estimate);
+  return admitted(deps, ctx, key, entry, estimate, reserve, undefined, checks, admissions, billable);
+}
+
+/** A request whose estimated input alone is over a tokens-per-minute limit is refused at once. */
+function fits(key: KeyRecord, entry: CatalogEntry, checks: readonly BucketCheck[], estimate: number): void {
+  if (key.tpm !== null && estimate > key.tpm) throw neverFits(estimate, key.tpm);
+  const perModel = checks.length > 1 ? checks[1]!.limits : undefined;
+  if (perModel?.tpm != null && estimate > perModel.tpm) throw neverFits(estimate, perModel.tpm, entry.id);
+}
+
+/** Gives back a budget reservation of a request refused after it was made. */
+function release(deps: GatewayDeps, key: KeyRecord, reserve: number, held: Held | undefined): void {
+  if (held)
+    deps.spend
+      .settle(spendIds(key), reserve, 0, held.shared)
+      .catch((e) => deps.logger.error("budget release failed", { key_id: key.id }, e));
+}
+
+type Held = Awaited<ReturnType<GatewayDeps["spend"]["reserve"]>>;
+
+/** The buckets' answer: a 429 (the reservation given back), or the request let in and written to the book. */
+function admitted(
+  deps: GatewayDeps,
+  ctx: Pick<RequestContext, "format">,
+  key: KeyRecord,
+  entry: CatalogEntry,
+  estimate: number,
+  reserve: number,
+  held: Held | undefined,
+  checks: BucketCheck[],
+  [admission, modelAdmission]: Admission[],
+  billable: Billable | undefined,
+): Admitted {
+  try {
     if (!admission) throw new GatewayError({ status: 500, message: "The limiter answered no admission." });
     if (!admission.ok) throw rateLimited(admission, ctx.format.limitHeaders(admission, deps.now()));
     if (modelAdmission && !modelAdmission.ok)
       throw rateLimited(modelAdmission, ctx.format.limitHeaders(modelAdmission, deps.now()), entry.id);
   } catch (e) {
-    release();
+    release(deps, key, reserve, held);
     throw e;
   }
   const book = billable && deps.inflight;
@@ -173,26 +240,53 @@ export async function admit(
       // Only a reservation held in Redis is released there by whoever bills it; the spend counts
       // under the key and its team either way.
       reserved_usd: held?.shared ? reserve : 0,
-      budgets: ids,
+      budgets: spendIds(key),
       created_at: new Date(deps.now()).toISOString(),
     });
   }
-  let settled = false;
-  return {
-    limitHeaders: ctx.format.limitHeaders(admission, deps.now()),
-    settle(actual, actualUsd = 0, recorded = false) {
-      if (settled) return;
-      settled = true;
+  return new LetIn(
+    deps,
+    key,
+    checks,
+    estimate,
+    reserve,
+    held,
+    book ? billable : undefined,
+    ctx.format.limitHeaders(admission, deps.now()),
+  );
+}
+
+/** One admitted request: its limit headers, and its settlement (a class: one object, no closure per request). */
+class LetIn implements Admitted {
+  private settled = false;
+
+  constructor(
+    private readonly deps: GatewayDeps,
+    private readonly key: KeyRecord,
+    private readonly checks: BucketCheck[],
+    private readonly estimate: number,
+    private readonly reserve: number,
+    private readonly held: Held | undefined,
+    /** Set when the request was written to the book of requests in flight. */
+    private readonly booked: Billable | undefined,
+    readonly limitHeaders: Record<string, string>,
+  ) {}
+
+  settle(actual: number, actualUsd = 0, recorded = false): void {
+    if (this.settled) return;
+    this.settled = true;
+    const { deps, key, held } = this;
+    if (deps.limiter.settleNow) deps.limiter.settleNow(this.checks, this.estimate, actual);
+    else
       deps.limiter
-        .settle(checks, estimate, actual)
+        .settle(this.checks, this.estimate, actual)
         .catch((e) => deps.logger.error("limiter settle failed", { key_id: key.id }, e));
-      const spent = held
-        ? deps.spend.settle(ids, reserve, actualUsd, held.shared)
-        : actualUsd > 0
-          ? deps.spend.settle(ids, 0, actualUsd, false)
-          : undefined;
-      spent?.catch((e) => deps.logger.error("spend update failed", { key_id: key.id }, e));
-      if (book && billable) book.end(billable.requestId, recorded);
-    },
-  };
+    const spent = held
+      ? deps.spend.settle(spendIds(key), this.reserve, actualUsd, held.shared)
+      : actualUsd > 0
+        ? deps.spend.settle(spendIds(key), 0, actualUsd, false)
+        : undefined;
+    spent?.catch((e) => deps.logger.error("spend update failed", { key_id: key.id }, e));
+    if (this.booked) deps.inflight?.end(this.booked.requestId, recorded);
+  }
 }

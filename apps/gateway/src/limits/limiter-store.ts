@@ -50,6 +50,10 @@ export interface LimiterStore {
    * refuses, nothing is taken from the others. One admission per check, in order.
    */
   admit(checks: readonly BucketCheck[], estimatedTokens: number): Promise<Admission[]>;
+  /** The same, at once, for a store held in this process (no promise on the hot path). */
+  admitNow?(checks: readonly BucketCheck[], estimatedTokens: number): Admission[];
+  /** {@link settle} at once, for a store held in this process. */
+  settleNow?(checks: readonly BucketCheck[], estimatedTokens: number, actualTokens: number): void;
   /** Charges the difference between the real token count and the estimate admitted. */
   settle(checks: readonly BucketCheck[], estimatedTokens: number, actualTokens: number): Promise<void>;
   /** Forgets a bucket (after its limits change): it starts full. */
@@ -65,17 +69,24 @@ export class MemoryLimiterStore implements LimiterStore {
   }
 
   admit(checks: readonly BucketCheck[], estimatedTokens: number): Promise<Admission[]> {
+    return Promise.resolve(this.admitNow(checks, estimatedTokens));
+  }
+
+  admitNow(checks: readonly BucketCheck[], estimatedTokens: number): Admission[] {
     // One bucket needs no dry run: its own check is all-or-nothing.
-    if (checks.length > 1) {
-      const probes = checks.map((c) => this.buckets.admit(c.bucket, c.limits, estimatedTokens, false));
-      if (probes.some((p) => !p.ok)) return Promise.resolve(probes);
-    }
-    return Promise.resolve(checks.map((c) => this.buckets.admit(c.bucket, c.limits, estimatedTokens)));
+    if (checks.length === 1) return [this.buckets.admit(checks[0]!.bucket, checks[0]!.limits, estimatedTokens)];
+    const probes = checks.map((c) => this.buckets.admit(c.bucket, c.limits, estimatedTokens, false));
+    if (probes.some((p) => !p.ok)) return probes;
+    return checks.map((c) => this.buckets.admit(c.bucket, c.limits, estimatedTokens));
   }
 
   settle(checks: readonly BucketCheck[], estimatedTokens: number, actualTokens: number): Promise<void> {
-    for (const c of checks) this.buckets.settle(c.bucket, c.limits, estimatedTokens, actualTokens);
+    this.settleNow(checks, estimatedTokens, actualTokens);
     return Promise.resolve();
+  }
+
+  settleNow(checks: readonly BucketCheck[], estimatedTokens: number, actualTokens: number): void {
+    for (const c of checks) this.buckets.settle(c.bucket, c.limits, estimatedTokens, actualTokens);
   }
 
   reset(bucket: string): Promise<void> {
@@ -86,15 +97,17 @@ export class MemoryLimiterStore implements LimiterStore {
 
 /** Token buckets in one process's memory. Pure: the clock is injected. */
 export class RateLimiter {
-  private readonly buckets = new Map<string, Bucket>();
+  /** A key's request and token buckets, each by the key's id (no name built per request). */
+  private readonly requestBuckets = new Map<string, Bucket>();
+  private readonly tokenBuckets = new Map<string, Bucket>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  private bucket(id: string, capacity: number, t: number): Bucket {
-    let b = this.buckets.get(id);
+  private bucket(buckets: Map<string, Bucket>, id: string, capacity: number, t: number): Bucket {
+    let b = buckets.get(id);
     if (!b) {
       b = { level: capacity, at: t };
-      this.buckets.set(id, b);
+      buckets.set(id, b);
       return b;
     }
     const refill = ((t - b.at) / 60_000) * capacity;
@@ -115,8 +128,8 @@ export class RateLimiter {
    */
   admit(id: string, limits: Limits, estimatedTokens: number, take = true): Admission {
     const t = this.now();
-    const rb = limits.rpm ? this.bucket(`${id}:r`, limits.rpm, t) : null;
-    const tb = limits.tpm ? this.bucket(`${id}:t`, limits.tpm, t) : null;
+    const rb = limits.rpm ? this.bucket(this.requestBuckets, id, limits.rpm, t) : null;
+    const tb = limits.tpm ? this.bucket(this.tokenBuckets, id, limits.tpm, t) : null;
     let limitedBy: Admission["limitedBy"] = null;
     let waitMs = 0;
     if (rb && limits.rpm && rb.level < 1) {
@@ -146,13 +159,13 @@ export class RateLimiter {
   /** Charges the difference between the real token count and the estimate admitted. */
   settle(id: string, limits: Limits, estimatedTokens: number, actualTokens: number): void {
     if (!limits.tpm) return;
-    const b = this.bucket(`${id}:t`, limits.tpm, this.now());
+    const b = this.bucket(this.tokenBuckets, id, limits.tpm, this.now());
     b.level -= actualTokens - estimatedTokens;
   }
 
   /** Forgets a key's buckets (after its limits change). */
   reset(id: string): void {
-    this.buckets.delete(`${id}:r`);
-    this.buckets.delete(`${id}:t`);
+    this.requestBuckets.delete(id);
+    this.tokenBuckets.delete(id);
   }
 }

@@ -22,7 +22,12 @@ export interface Ledger {
  * (a client is not held hostage by a sick disk) but the records stay queued until they land.
  */
 export class GroupCommitLedger implements Ledger {
-  private pending: { record: UsageRecord; done: () => void }[] = [];
+  private pending: UsageRecord[] = [];
+  /**
+   * The one promise every record handed over since the last commit began waits for (not one
+   * promise, executor and resolver per record: they are made on every request).
+   */
+  private waiting: ReturnType<typeof Promise.withResolvers<void>> | undefined;
   private scheduled = false;
   private running: Promise<void> | undefined;
 
@@ -33,10 +38,10 @@ export class GroupCommitLedger implements Ledger {
 
   /** Queues a record; the promise settles once it is committed (or its first commit failed). */
   record(r: UsageRecord): Promise<void> {
-    return new Promise<void>((done) => {
-      this.pending.push({ record: r, done });
-      this.schedule();
-    });
+    this.pending.push(r);
+    this.waiting ??= Promise.withResolvers<void>();
+    this.schedule();
+    return this.waiting.promise;
   }
 
   private schedule(delayMs = 0): void {
@@ -55,20 +60,25 @@ export class GroupCommitLedger implements Ledger {
 
   private async commit(): Promise<void> {
     const batch = this.pending;
+    const waiting = this.waiting;
     this.pending = [];
-    if (batch.length === 0) return;
+    this.waiting = undefined;
+    if (batch.length === 0) {
+      waiting?.resolve();
+      return;
+    }
     try {
-      await this.store.insertUsage(batch.map((b) => b.record));
+      await this.store.insertUsage(batch);
     } catch (e) {
       this.opts.onError?.(e);
       // Keep them first in line; release the waiters, retry later.
-      this.pending = batch.map((b) => ({ record: b.record, done: () => {} })).concat(this.pending);
-      for (const b of batch) b.done();
+      this.pending = batch.concat(this.pending);
+      waiting?.resolve();
       this.scheduled = false;
       this.schedule(this.opts.retryMs ?? 500);
       return;
     }
-    for (const b of batch) b.done();
+    waiting?.resolve();
   }
 
   /** Commits everything handed over so far. */

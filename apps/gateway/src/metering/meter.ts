@@ -63,19 +63,12 @@ export function meter(deps: GatewayDeps, call: MeteredCall, end: Ending): Promis
     cache_read_tokens: counts.cache_read_input_tokens,
     cache_write_tokens: counts.cache_creation_input_tokens,
     reasoning_tokens: counts.reasoning_tokens,
-    // Present only when there are one-hour writes, as the stores read it back.
-    ...(hour > 0 ? { cache_write_1h_tokens: hour } : {}),
     cost_usd:
       call.costFactor === undefined
         ? deps.catalog.cost(entry, counts)
         : Math.round(deps.catalog.cost(entry, counts) * call.costFactor * 1e9) / 1e9,
     // The vendor's own name where a reply said it, else the id Turnpike asked it for.
     upstream_model: call.tally.upstreamModel ?? entry.upstream_model,
-    ...(call.route ? { deployment: call.route.deployment, attempts: call.route.attempts } : {}),
-    // Present only when a fallback served: `model` is the one that served and was priced.
-    ...(call.route && call.route.requested !== entry.id ? { requested_model: call.route.requested } : {}),
-    // Present only on a session's first turn after it moved to another deployment.
-    ...(call.route?.cacheResetFrom ? { cache_reset_from: call.route.cacheResetFrom } : {}),
     status: end.status,
     upstream_status: end.upstreamStatus,
     latency_ms: Math.round((performance.now() - call.ctx.started) * 100) / 100,
@@ -83,6 +76,18 @@ export function meter(deps: GatewayDeps, call: MeteredCall, end: Ending): Promis
     estimated,
     created_at: new Date(deps.now()).toISOString(),
   };
+  // The optional fields set where they apply (not spread from objects made for the purpose).
+  // Present only when there are one-hour writes, as the stores read it back.
+  if (hour > 0) record.cache_write_1h_tokens = hour;
+  const route = call.route;
+  if (route) {
+    record.deployment = route.deployment;
+    record.attempts = route.attempts;
+    // Present only when a fallback served: `model` is the one that served and was priced.
+    if (route.requested !== entry.id) record.requested_model = route.requested;
+    // Present only on a session's first turn after it moved to another deployment.
+    if (route.cacheResetFrom) record.cache_reset_from = route.cacheResetFrom;
+  }
   // The budget's reservation is replaced by the real cost; the record takes the request out of the book in flight.
   call.admitted.settle(record.input_tokens + record.output_tokens, record.cost_usd, true);
   emit(deps.hooks, "onFinish", call.ctx, end.status, record, () => call.tally.finishReason());

@@ -20,8 +20,9 @@ export class UsageTally implements UsageSink {
   private isFinal = false;
   /** The upstream reported a number that cannot be true: none of its usage is used. */
   private distrusted = false;
-  private readonly texts: string[] = [];
-  private readonly later: (() => string)[] = [];
+  /** Made on first use (most replies relay nothing the tally must keep): two arrays less per request. */
+  private texts: string[] | undefined;
+  private later: (() => string)[] | undefined;
   /** The vendor's own name of the model that answered, once a reply has said it. */
   upstreamModel: string | undefined;
 
@@ -49,8 +50,9 @@ export class UsageTally implements UsageSink {
   report(usage: Partial<TokenCounts>, final: boolean): void {
     if (this.distrusted) return;
     const next = { ...this.counts };
-    for (const k of Object.keys(usage) as (keyof TokenCounts)[]) {
-      // a Partial<TokenCounts> has no other keys
+    for (const key in usage) {
+      const k = key as keyof TokenCounts; // a Partial<TokenCounts> has no other keys
+      if (!Object.hasOwn(usage, k)) continue;
       const v: unknown = usage[k];
       if (v === undefined) continue;
       // Checked before it is billed: a negative count would lower a key's spend, an absurd one
@@ -76,11 +78,11 @@ export class UsageTally implements UsageSink {
   }
 
   relayed(text: string): void {
-    this.texts.push(text);
+    (this.texts ??= []).push(text);
   }
 
   relayedLater(read: () => string): void {
-    this.later.push(read);
+    (this.later ??= []).push(read);
   }
 
   /** The counts so far (read-only view). */
@@ -103,7 +105,8 @@ export class UsageTally implements UsageSink {
         return "";
       }
     };
-    return this.texts.join("") + this.later.map(read).join("");
+    const texts = this.texts ? this.texts.join("") : "";
+    return this.later ? texts + this.later.map(read).join("") : texts;
   }
 
   /**

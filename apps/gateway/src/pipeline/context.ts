@@ -17,18 +17,28 @@ export interface RequestContext {
   address(): string;
 }
 
+/** A request's context: a class, so that `address` is one shared method, not a closure made per request. */
+class Context implements RequestContext {
+  readonly id = newRequestId();
+  readonly started = performance.now();
+
+  constructor(
+    readonly request: Request,
+    readonly format: ClientFormat,
+    readonly server: Connection | null | undefined,
+    private readonly proxies: TrustedProxies | undefined,
+  ) {}
+
+  address(): string {
+    return clientAddress(this.server, this.request, this.proxies);
+  }
+}
+
 export function newContext(
   request: Request,
   format: ClientFormat,
   server: Connection | null | undefined,
   proxies?: TrustedProxies,
 ): RequestContext {
-  return {
-    id: newRequestId(),
-    started: performance.now(),
-    request,
-    format,
-    server,
-    address: () => clientAddress(server, request, proxies),
-  };
+  return new Context(request, format, server, proxies);
 }

@@ -1,8 +1,9 @@
 import type { GatewayDeps } from "../deps";
 import type { ClientFormat } from "../formats";
-import { admit, type Admitted } from "../limits/admit";
+import { admitNow, type Admitted } from "../limits/admit";
 import { dispatch } from "../dispatch/attempts";
-import { authenticate } from "../keys/authenticate";
+import { withInputTokens } from "../dispatch/plan";
+import { authenticateNow } from "../keys/authenticate";
 import type { Connection } from "../http/client-address";
 import { askedOutputCap } from "../limits/worst-case";
 import { newContext } from "./context";
@@ -14,9 +15,9 @@ import { relay, replyHeaders } from "../relay/relay";
 import { resolve } from "../dispatch/resolve";
 import { errorResponse, toGatewayError } from "../http/respond";
 import { UsageTally } from "../metering/usage-tally";
-import { validate } from "./validate";
+import { readText, validateText } from "./validate";
 import type { KeyRecord } from "../storage/store";
-import { turnIfLarge } from "../vocabulary/loop-turns";
+import { LARGE_BODY_CHARS, loopTurn } from "../vocabulary/loop-turns";
 
 /**
  * One inference call, top to bottom (docs/design.md, "One request"): authenticate → validate →
@@ -47,20 +48,25 @@ export async function handleInference(
   let model: string | undefined;
   const refusal = () => ({ logger: deps.logger, request, requestId: ctx.id, model });
   try {
-    const key = internal?.key ?? (await authenticate(deps, ctx));
+    const known = internal?.key ?? authenticateNow(deps, ctx);
+    const key = known instanceof Promise ? await known : known;
     emit(deps.hooks, "onAuthenticated", ctx, key.id);
-    const { request: validated, size } = await validate(ctx, deps.config, (m) => {
+    // The body's text, then its check: awaited only where there is a promise (a small body's check is at once).
+    const checked = validateText(ctx, await readText(ctx, deps.config), deps.config, (m) => {
       model = m;
     });
+    const { request: validated, size } = checked instanceof Promise ? await checked : checked;
     // A large body's next steps wait for a turn of the event loop (vocabulary/loop-turns.ts).
-    await turnIfLarge(size);
-    const client = await recall(deps, key, validated);
+    if (size > LARGE_BODY_CHARS) await loopTurn();
+    // Only a request that continues a stored reply has anything to recall (no async frame otherwise).
+    const client = validated.continues ? await recall(deps, key, validated) : validated;
     const asked = resolve(deps, key, client.model);
-    admitted = await admit(deps, ctx, key, asked.entry, size, {
+    const letIn = admitNow(deps, ctx, key, asked.entry, size, {
       requestId: ctx.id,
       stream: client.stream,
       outputCap: askedOutputCap(client.body),
     });
+    admitted = letIn instanceof Promise ? await letIn : letIn;
     const sent = await dispatch(deps, ctx, client, asked, size);
     const { plan: p, outcome } = sent;
     const target = p.target; // the model that served: its id, window and prices
@@ -79,7 +85,7 @@ export async function handleInference(
       stream: p.stream,
       tally,
       admitted,
-      countPrompt: p.countPrompt,
+      countPrompt: () => p.countPrompt(),
       route,
       ...(internal ? { costFactor: internal.costFactor } : {}),
     });
@@ -99,14 +105,16 @@ export async function handleInference(
         // The upstream's own retry and rate-limit headers win over the key's: they say when to come back.
         return errorResponse(ctx.format, outcome.error, refusal(), headers);
       case "reply": {
-        const counted =
-          outcome.inputTokens === undefined ? p : { ...p, reply: { ...p.reply, inputTokens: outcome.inputTokens } };
+        const counted = outcome.inputTokens === undefined ? p : withInputTokens(p, outcome.inputTokens);
         const metered = finish;
-        // A reply the client asked to keep is stored before the client sees its end.
-        const end = async (e: Ending) => {
-          await metered(e);
-          if (e.status === 200 && !e.aborted) await remember(deps, key, client, ctx.id);
-        };
+        // A reply the client asked to keep is stored before the client sees its end (a format
+        // that keeps none needs no wrapper: one async frame less per request).
+        const end = !client.toStore
+          ? metered
+          : async (e: Ending) => {
+              await metered(e);
+              if (e.status === 200 && !e.aborted) await remember(deps, key, client, ctx.id);
+            };
         return await relay(deps, ctx, counted, outcome.response, headers!, tally, end, outcome.watch);
       }
       default: {

@@ -90,12 +90,20 @@ function members(s: string): Member[] | undefined {
   if (s.charCodeAt(i) !== 123) return undefined;
   i = skipSpace(s, i + 1);
   const out: Member[] = [];
-  const seen = new Set<string>();
+  let seen: Set<string> | undefined;
   while (s.charCodeAt(i) === QUOTE) {
     const keyEnd = endOfString(s, i);
-    const key = JSON.parse(s.slice(i, keyEnd)) as string; // a JSON string token: parses to a string
-    if (seen.has(key)) return undefined;
-    seen.add(key);
+    // A JSON string token: without an escape, its text is the key (no parse, one string less).
+    const raw = s.slice(i + 1, keyEnd - 1);
+    const key = raw.includes("\\") ? (JSON.parse(s.slice(i, keyEnd)) as string) : raw;
+    // A body has a handful of top-level keys: a scan, not a `Set` per request, up to 16 of them.
+    if (seen) {
+      if (seen.has(key)) return undefined;
+      seen.add(key);
+    } else {
+      for (let k = 0; k < out.length; k++) if (out[k]!.key === key) return undefined;
+      if (out.length === 16) seen = new Set([...out.map((m) => m.key), key]);
+    }
     const colon = skipSpace(s, keyEnd);
     const valueStart = skipSpace(s, colon + 1);
     const end = endOfValue(s, valueStart);
@@ -125,23 +133,41 @@ export function bodyText(body: Readonly<Record<string, unknown>>): string {
   const ms = raw === undefined ? undefined : members(raw);
   if (raw === undefined || ms === undefined || ms.length === 0) return JSON.stringify(body);
   const parsed = origin as Record<string, unknown>; // the object parsed from `raw`: a JSON object
-  let out = raw.slice(0, ms[0]!.start); // ms is not empty (checked above)
+  // The client's text is copied in runs: from `from` on, as long as `open`, every member kept as
+  // it was (with the separators between them) is one slice, not a few strings per member.
+  let out = "";
+  let from = 0;
+  let open = true;
   let first = true;
-  let prevEnd = -1;
-  for (const m of ms) {
-    const gap = prevEnd < 0 ? "" : raw.slice(prevEnd, m.start);
-    prevEnd = m.end;
-    if (!Object.hasOwn(body, m.key) || body[m.key] === undefined) continue;
-    const value = body[m.key];
-    if (!first) out += gap.includes(",") ? gap : `,${gap}`;
+  for (let j = 0; j < ms.length; j++) {
+    const m = ms[j]!;
+    if (!Object.hasOwn(body, m.key) || body[m.key] === undefined) {
+      // Left out: the run ends with the member before it (not with the separator before this one).
+      if (open) out += raw.slice(from, j === 0 ? m.start : ms[j - 1]!.end);
+      open = false;
+      continue;
+    }
+    if (!open) {
+      // After a member left out: the separator before this one (the text is JSON: it holds the comma).
+      if (!first) out += raw.slice(ms[j - 1]!.end, m.start);
+      from = m.start;
+      open = true;
+    }
     first = false;
-    out +=
-      value === parsed[m.key] ? raw.slice(m.start, m.end) : raw.slice(m.start, m.valueStart) + JSON.stringify(value);
+    const value = body[m.key];
+    if (value !== parsed[m.key]) {
+      out += raw.slice(from, m.valueStart) + JSON.stringify(value);
+      from = m.end;
+    }
   }
+  const last = ms[ms.length - 1]!.end; // ms is not empty (checked above)
+  let added = "";
   for (const key in body) {
     if (Object.hasOwn(parsed, key) || body[key] === undefined) continue;
-    out += `${first ? "" : ","}${JSON.stringify(key)}:${JSON.stringify(body[key])}`;
+    added += `${first ? "" : ","}${JSON.stringify(key)}:${JSON.stringify(body[key])}`;
     first = false;
   }
-  return out + raw.slice(ms[ms.length - 1]!.end); // the closing brace, and the space around it
+  // The closing brace, and the space around it.
+  if (added === "") return out + raw.slice(open ? from : last);
+  return (open ? out + raw.slice(from, last) : out) + added + raw.slice(last);
 }

@@ -58,7 +58,8 @@ function readDelta(data: string, sink: UsageSink): void {
  * Turnpike has never heard of included — and only the catalog entry's own betas (the context-1m
  * entry) are appended when the client did not name them already.
  */
-function upstreamHeaders({ entry, upstream }: Target, clientHeaders: Headers): Record<string, string> {
+function upstreamHeaders(target: Target, clientHeaders: Headers): Record<string, string> {
+  const c = compiledHeaders(target);
   let version: string = MESSAGES_UPSTREAM_VERSION;
   for (const h of CLIENT_VERSION_HEADERS) {
     const v = clientHeaders.get(h);
@@ -67,21 +68,74 @@ function upstreamHeaders({ entry, upstream }: Target, clientHeaders: Headers): R
       break;
     }
   }
-  const headers: Record<string, string> = {
-    "content-type": "application/json",
-    ...authHeaders(upstream.auth, upstream.apiKey),
-    [VERSION_HEADER]: version,
-  };
-  const sent = CLIENT_BETA_HEADERS.map((h) => clientHeaders.get(h)).filter((v): v is string => !!v);
-  const named = new Set(sent.flatMap((v) => v.split(",").map((b) => b.trim())));
-  const own = (entry.upstream_headers[BETA_HEADER] ?? "")
-    .split(",")
-    .map((b) => b.trim())
-    .filter((b) => b && !named.has(b));
-  for (const [k, v] of Object.entries(entry.upstream_headers)) if (k !== BETA_HEADER) headers[k] = v;
-  const betas = [...sent, ...own].join(",");
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  headers[c.authName] = c.authValue;
+  headers[VERSION_HEADER] = version;
+  for (let i = 0; i < c.extra.length; i += 2) headers[c.extra[i]!] = c.extra[i + 1]!;
+  const a = clientHeaders.get(CLIENT_BETA_HEADERS[0]);
+  const b = clientHeaders.get(CLIENT_BETA_HEADERS[1]);
+  const betas = !a && !b ? c.ownBetas : clientBetas(c.own, a, b);
   if (betas) headers[BETA_HEADER] = betas;
   return headers;
+}
+
+/** The client's betas as sent, then the entry's own that the client did not name. */
+function clientBetas(own: readonly string[], a: string | null, b: string | null): string {
+  const sent = [a, b].filter((v): v is string => !!v);
+  const named = new Set(sent.flatMap((v) => v.split(",").map((x) => x.trim())));
+  return [...sent, ...own.filter((x) => !named.has(x))].join(",");
+}
+
+/**
+ * What every call to one catalog entry on one upstream carries, worked out once (not per
+ * request): the key's header, the entry's own headers, its own betas and the URL.
+ */
+interface CompiledHeaders {
+  apiKey: string;
+  baseURL: string;
+  authName: string;
+  authValue: string;
+  /** The entry's headers but the beta header, as name, value, name, value… */
+  extra: string[];
+  /** The entry's own betas, and joined (what is sent when the client names none). */
+  own: string[];
+  ownBetas: string;
+  url: string;
+}
+
+/**
+ * By upstream, then by the entry's header record, which every copy of an entry shares (a key's
+ * prompt-cache setting spreads the entry, not its headers); checked against the upstream's key
+ * and address it was made with.
+ */
+const compiled = new WeakMap<Target["upstream"], WeakMap<Record<string, string>, CompiledHeaders>>();
+
+function compiledHeaders({ entry, upstream }: Target): CompiledHeaders {
+  const h = entry.upstream_headers;
+  let byEntry = compiled.get(upstream);
+  if (!byEntry) {
+    byEntry = new WeakMap();
+    compiled.set(upstream, byEntry);
+  }
+  const got = byEntry.get(h);
+  if (got && got.apiKey === upstream.apiKey && got.baseURL === upstream.baseURL) return got;
+  const [authName, authValue] = Object.entries(authHeaders(upstream.auth, upstream.apiKey))[0]!;
+  const own = (h[BETA_HEADER] ?? "")
+    .split(",")
+    .map((b) => b.trim())
+    .filter((b) => b);
+  const c: CompiledHeaders = {
+    apiKey: upstream.apiKey,
+    baseURL: upstream.baseURL,
+    authName,
+    authValue,
+    extra: Object.entries(h).flatMap(([k, v]) => (k === BETA_HEADER ? [] : [k, v])),
+    own,
+    ownBetas: own.join(","),
+    url: `${trimSlash(upstream.baseURL)}/v1/messages`,
+  };
+  byEntry.set(h, c);
+  return c;
 }
 
 const DELTA_EVENT = "event: content_block_delta\ndata: ";
@@ -190,7 +244,7 @@ export const messagesProtocol: UpstreamProtocol = {
     const cached = target.entry.prompt_cache === "auto" ? placeCacheBreakpoints(body as MessagesRequest) : undefined;
     if (cached) derivedFrom(cached, body);
     return Promise.resolve({
-      url: `${trimSlash(target.upstream.baseURL)}/v1/messages`,
+      url: compiledHeaders(target).url,
       headers: upstreamHeaders(target, clientHeaders),
       body: bodyText(cached ?? body),
     });

@@ -9,16 +9,39 @@ const DECODE_STEP = 2048;
 /** A line of an SSE frame: a field (`event`, `data`, `id`, `retry`) or a comment. */
 const FIELD = /^(?:event|data|id|retry)(?::|$)|^:/;
 
-/** The first frame's verdict: an event worth relaying, nothing yet (comments), or garbage. */
+/** Any line end SSE allows. */
+const LINE_END = /\r\n|\r|\n/g;
+
+/**
+ * The first frame's verdict: an event worth relaying, nothing yet (comments), or garbage. Read
+ * line by line in one loop (no arrays or callbacks: this runs once per stream).
+ */
 function judge(frame: string): "event" | "comment" | "garbage" {
-  const lines = (frame.includes("\r") ? frame.split(/\r\n|\r|\n/) : frame.split("\n")).filter((l) => l !== "");
-  if (!lines.every((l) => FIELD.test(l))) return "garbage";
-  const data = lines.filter((l) => l.startsWith("data")).map((l) => l.replace(/^data:? ?/, ""));
-  if (data.length === 0) return lines.some((l) => !l.startsWith(":")) ? "garbage" : "comment";
-  const payload = data.join("\n");
-  if (payload === "[DONE]") return "event";
+  const text = frame.includes("\r") ? frame.replace(LINE_END, "\n") : frame;
+  let data: string | undefined;
+  let fields = false;
+  for (let at = 0; at < text.length; ) {
+    let end = text.indexOf("\n", at);
+    if (end < 0) end = text.length;
+    if (end > at) {
+      const line = text.slice(at, end);
+      if (!FIELD.test(line)) return "garbage";
+      if (line.charCodeAt(0) !== 58 /* : */) fields = true;
+      if (line.startsWith("data")) {
+        // `data`, then an optional colon, then an optional space.
+        let i = 4;
+        if (line.charCodeAt(i) === 58) i++;
+        if (line.charCodeAt(i) === 32) i++;
+        const value = line.slice(i);
+        data = data === undefined ? value : `${data}\n${value}`;
+      }
+    }
+    at = end + 1;
+  }
+  if (data === undefined) return fields ? "garbage" : "comment";
+  if (data === "[DONE]") return "event";
   try {
-    JSON.parse(payload);
+    JSON.parse(data);
     return "event";
   } catch {
     return "garbage";

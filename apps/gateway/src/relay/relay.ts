@@ -119,27 +119,29 @@ export async function relay(
 ): Promise<Response> {
   const { entry } = plan.target;
   const vendor = plan.target.upstream.vendor;
-  /** An upstream failure before any output: recorded with the status the client sees, billed nothing. */
-  const refuse = async (err: GatewayError): Promise<Response> => {
-    deps.logger.warn("malformed upstream reply", { request_id: ctx.id, vendor, reason: err.message });
-    await finish({
-      status: ctx.format.renderError(err, ctx.id).status,
-      upstreamStatus: upstream.status,
-      unbilled: true,
-    });
-    return errorResponse(
-      ctx.format,
-      err,
-      { logger: deps.logger, request: ctx.request, requestId: ctx.id, model: plan.client.model },
-      headers,
-    );
-  };
   // Usage as the vendor wrote it is checked before any reader rounds it (a negative count reads as 0).
   const maxTokens = entry.context_window + entry.max_output_tokens;
   const type = upstream.headers.get("content-type") ?? "";
-  const r: Relaying = { deps, ctx, plan, upstream, headers, tally, finish, watch, vendor, maxTokens, type, refuse };
+  const r: Relaying = { deps, ctx, plan, upstream, headers, tally, finish, watch, vendor, maxTokens, type };
   if (!plan.stream || (type !== "" && !type.includes("event-stream"))) return relayJson(r);
   return relayEvents(r);
+}
+
+/** An upstream failure before any output: recorded with the status the client sees, billed nothing. */
+async function refuse(r: Relaying, err: GatewayError): Promise<Response> {
+  const { deps, ctx, plan } = r;
+  deps.logger.warn("malformed upstream reply", { request_id: ctx.id, vendor: r.vendor, reason: err.message });
+  await r.finish({
+    status: ctx.format.renderError(err, ctx.id).status,
+    upstreamStatus: r.upstream.status,
+    unbilled: true,
+  });
+  return errorResponse(
+    ctx.format,
+    err,
+    { logger: deps.logger, request: ctx.request, requestId: ctx.id, model: plan.client.model },
+    r.headers,
+  );
 }
 
 /** One reply on its way to the client: what both halves of relay read. */
@@ -157,26 +159,14 @@ interface Relaying {
   maxTokens: number;
   /** The upstream's content type. */
   type: string;
-  refuse: (err: GatewayError) => Promise<Response>;
 }
 
 /**
  * A JSON reply (or what came where one was due): read whole within the first-byte deadline,
  * usage tallied, encoded in the client's format, committed before the client sees it.
  */
-async function relayJson({
-  ctx,
-  plan,
-  upstream,
-  headers,
-  tally,
-  finish,
-  watch,
-  vendor,
-  maxTokens,
-  type,
-  refuse,
-}: Relaying): Promise<Response> {
+async function relayJson(r: Relaying): Promise<Response> {
+  const { ctx, plan, upstream, headers, tally, finish, watch, vendor, maxTokens, type } = r;
   const { entry } = plan.target;
   let text: string;
   // A JSON body must arrive whole within the first-byte deadline.
@@ -191,6 +181,7 @@ async function relayJson({
     text = await upstream.text();
   } catch {
     return refuse(
+      r,
       late ? timeoutError(vendor, "send its reply", watch!.firstByteMs) : malformed(vendor, "a body that broke off"),
     );
   } finally {
@@ -201,14 +192,16 @@ async function relayJson({
     parsed = JSON.parse(text);
   } catch {
     return refuse(
+      r,
       malformed(vendor, plan.stream ? `a ${type.split(";")[0]} body where a stream was due` : describe(text)),
     );
   }
-  if (!isRecord(parsed)) return refuse(malformed(vendor, describe("")));
+  if (!isRecord(parsed)) return refuse(r, malformed(vendor, describe("")));
   // Some vendors answer an error with a 200: it is their error, not a reply.
   if (isRecord(parsed.error)) {
     const said = plan.protocol.parseError(502, text, upstream.headers);
     return refuse(
+      r,
       new GatewayError({
         status: 502,
         type: "api_error",
@@ -216,7 +209,7 @@ async function relayJson({
       }),
     );
   }
-  if (plan.stream) return refuse(malformed(vendor, "a JSON reply where a stream was due"));
+  if (plan.stream) return refuse(r, malformed(vendor, "a JSON reply where a stream was due"));
   if (!usageLooksTrue(parsed, maxTokens)) tally.distrust();
   const named = plan.protocol.replyModel(parsed);
   if (named) {
@@ -246,7 +239,7 @@ async function relayJson({
       out = JSON.stringify(plan.client.encodeReply(reply, entry.id));
     }
   } catch {
-    return refuse(malformed(vendor, "JSON that is not a reply of its protocol"));
+    return refuse(r, malformed(vendor, "JSON that is not a reply of its protocol"));
   }
   // The record is committed before the client sees the reply. A client whose connection is
   // already gone (Bun's server closes one that pipelines a request behind this one, see

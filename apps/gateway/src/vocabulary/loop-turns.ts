@@ -22,9 +22,14 @@ export function loopTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
-/** Between two steps of a body's work: a turn of the loop for a large body, none for a small one. */
-export async function turnIfLarge(size: number): Promise<void> {
-  if (size > LARGE_BODY_CHARS) await loopTurn();
+/**
+ * Between two steps of a body's work: a turn of the loop for a large body, none for a small one.
+ * A small body gets no promise at all (`undefined`): the hot path awaits only what is there
+ * (`const t = turnIfLarge(size); if (t) await t;`), as each promise awaited is a few cells more
+ * per request for the collector (bench/README.md, "What was tried").
+ */
+export function turnIfLarge(size: number): Promise<void> | undefined {
+  return size > LARGE_BODY_CHARS ? loopTurn() : undefined;
 }
 
 /** Long work over many items: `await slicer.pause()` after each item gives the loop a turn once a slice has run its time. */

@@ -143,7 +143,7 @@ describe("POST /v1/files", () => {
     fetch(`${h.url}/v1/files`, {
       method: "POST",
       headers: { authorization: `Bearer ${h.key}`, "content-type": `multipart/form-data; boundary=${BOUNDARY}` },
-      body,
+      body: new Blob([body as Uint8Array<ArrayBuffer>]),
     });
 
   test("a purpose other than batch, sent after the file: a 400 naming purpose, and the stored file taken away", async () => {
