@@ -17,6 +17,10 @@
  * the book of requests in flight; Redis for limits), each such build in a database and key prefix
  * of its own, removed afterwards: `bun run ab -- DIR scaled:DIR` reads scale-out against embedded.
  *
+ * `bun=PATH:` before any of these (`bun=/opt/bun-1.4.5/bun:../apps/gateway`, `bun=PATH:bare`) runs
+ * that build on the Bun binary at PATH instead of the one running this script, so a runtime
+ * upgrade is read against the current one in the same seconds.
+ *
  * Options: `--only NAME` (one scenario, exact name; default `messages passthrough`), `--rounds N`
  * (default 12), `--seconds N` per cell (default 2), `-c N` connections (default 32),
  * `--sim-first-byte MS` (the simulator waits MS before each answer's head, as a real vendor does:
@@ -58,6 +62,9 @@ if (!scenario) throw new Error(`no scenario named "${args.only}"; one of: ${SCEN
 if (dirs.length < 2) throw new Error("give two or more gateway directories (e.g. worktrees' apps/gateway) to compare");
 const rounds = Number(args.rounds);
 const seconds = Number(args.seconds);
+/** The version a Bun binary reports, to name the builds run on it. */
+const runtimeVersion = (bin: string) =>
+  `bun ${Bun.spawnSync([bin, "--version"], { stdout: "pipe" }).stdout.toString().trim()}`;
 const connections = Number(args.c);
 
 const wrk = ensureWrk();
@@ -69,13 +76,17 @@ try {
   const sim = await startSimulatorProcess(Number(args["sim-first-byte"]));
   services.push(sim);
   const builds: { name: string; pid: number; url: string; script: string }[] = [];
-  for (const [i, d] of dirs.entries()) {
+  for (const [i, spec] of dirs.entries()) {
+    const runtime = /^bun=([^:]+):(.+)$/.exec(spec);
+    const bin = runtime ? runtime[1]! : "bun";
+    const d = runtime ? runtime[2]! : spec;
+    const on = runtime ? ` on ${runtimeVersion(bin)}` : "";
     if (d === "bare") {
-      const bare = await startBareProxyProcess(sim.url, 4096);
+      const bare = await startBareProxyProcess(sim.url, 4096, [], bin);
       services.push(bare);
       const req = BASELINES[scenario.baseline];
       builds.push({
-        name: `${i}:bare proxy`,
+        name: `${i}:bare proxy${on}`,
         pid: bare.pid,
         url: bare.url + req.path,
         script: await writeScript(tmp, `b${i}`, wrkScript(req)),
@@ -106,7 +117,7 @@ try {
       removals.push(b.remove);
       env = b.env;
     }
-    const gw = await startGatewayProcess(sim.url, join(tmp, `gw${i}.db`), 4096, [], env, dir);
+    const gw = await startGatewayProcess(sim.url, join(tmp, `gw${i}.db`), 4096, [], env, dir, undefined, bin);
     services.push(gw);
     const key = await createGatewayKey(gw);
     const req = gatewayRequest(scenario, key);
@@ -114,8 +125,8 @@ try {
     if (problem) throw new Error(`${dir}: ${problem}`);
     const name =
       d === "floor"
-        ? `${i}:metering floor`
-        : `${i}:${scaled ? "scaled " : ""}${basename(dirname(dirname(dir))) || dir}`;
+        ? `${i}:metering floor${on}`
+        : `${i}:${scaled ? "scaled " : ""}${basename(dirname(dirname(dir))) || dir}${on}`;
     builds.push({ name, pid: gw.pid, url: gw.url + req.path, script: await writeScript(tmp, `b${i}`, wrkScript(req)) });
   }
   const { cpu, threads } = await measureTogether({

@@ -43,12 +43,13 @@ export async function startBareProxyProcess(
   upstream: string,
   fetchCap: number,
   bunFlags: string[] = [],
+  bin = "bun",
 ): Promise<Service> {
   const port = freePort();
   return startService({
     name: "bare proxy",
     core: CORE.proxy,
-    cmd: ["bun", ...bunFlags, join(import.meta.dir, "bare-proxy.ts"), "--port", String(port), "--upstream", upstream],
+    cmd: [bin, ...bunFlags, join(import.meta.dir, "bare-proxy.ts"), "--port", String(port), "--upstream", upstream],
     cwd: join(import.meta.dir, ".."),
     port,
     env: fetchCapEnv(fetchCap),
@@ -77,13 +78,14 @@ export async function startGatewayProcess(
   extraEnv: Record<string, string> = {},
   dir = gatewayDir,
   stderrFile?: string,
+  bin = "bun",
 ): Promise<GatewayService> {
   const port = freePort();
   const adminKey = "sk-admin-bench-" + randomBytes(12).toString("hex");
   const service = await startService({
     name: "gateway",
     core: CORE.proxy,
-    cmd: ["bun", ...bunFlags, "src/main.ts"],
+    cmd: [bin, ...bunFlags, "src/main.ts"],
     cwd: dir,
     port,
     probe: "/health",
