@@ -31,4 +31,22 @@ describe("light metrics, rendered by prom-client's registry", () => {
     expect(text).toContain('calls_total{route="chat",status="200"} 3');
     expect(text).toContain('calls_total{route="chat",status="429"} 1');
   });
+
+  test("six labels: label sets that differ only in one value, at any place, are children of their own", async () => {
+    const registry = new Registry();
+    const c = new LightCounter("six_total", "Six.", ["a", "b", "c", "d", "e", "f"], registry);
+    c.child("x", "x", "x", "x", "x", "x").value += 1;
+    for (let i = 0; i < 6; i++) {
+      const v = ["x", "x", "x", "x", "x", "x"];
+      v[i] = "y";
+      c.child(...v).value += i + 2;
+    }
+    c.child("x", "x", "x", "x", "x", "x").value += 10;
+    const text = await registry.metrics();
+    expect(text).toContain('six_total{a="x",b="x",c="x",d="x",e="x",f="x"} 11');
+    expect(text).toContain('six_total{a="y",b="x",c="x",d="x",e="x",f="x"} 2');
+    expect(text).toContain('six_total{a="x",b="x",c="y",d="x",e="x",f="x"} 4');
+    expect(text).toContain('six_total{a="x",b="x",c="x",d="x",e="x",f="y"} 7');
+    expect(text.split("\n").filter((l) => l.startsWith("six_total{"))).toHaveLength(7);
+  });
 });
