@@ -84,6 +84,8 @@ function spendIds(key: KeyRecord): string[] {
   return key.team_id ? [key.id, teamSpendId(key.team_id)] : [key.id];
 }
 
+const NO_BUDGETS: readonly BudgetCheck[] = Object.freeze([]);
+
 /**
  * What a request of this key is held against: nothing when neither the key nor its team has a
  * budget; else one check per id of {@link spendIds}, in its order, so that the reservation,
@@ -91,9 +93,9 @@ function spendIds(key: KeyRecord): string[] {
  * budget with no cap). Key and team are held in one atomic step, so two keys of one team racing
  * for its last dollars overspend it by at most one reservation, as one key does its own.
  */
-function budgetChecks(key: KeyRecord): BudgetCheck[] {
+function budgetChecks(key: KeyRecord): readonly BudgetCheck[] {
   const teamBudget = key.team?.budget_usd ?? null;
-  if (key.budget_usd === null && teamBudget === null) return [];
+  if (key.budget_usd === null && teamBudget === null) return NO_BUDGETS;
   const checks: BudgetCheck[] = [{ id: key.id, budget: key.budget_usd ?? NO_CAP }];
   if (key.team_id) checks.push({ id: teamSpendId(key.team_id), budget: teamBudget ?? NO_CAP });
   return checks;
@@ -141,13 +143,47 @@ export async function admit(
   bodySize: number,
   billable?: Billable,
 ): Promise<Admitted> {
+  return admitNow(deps, ctx, key, entry, bodySize, billable);
+}
+
+/**
+ * {@link admit}, at once where nothing must be waited for — a key and team without a budget, and
+ * limits held in this process (the embedded gateway's every request): no promise, no async frame.
+ */
+export function admitNow(
+  deps: GatewayDeps,
+  ctx: Pick<RequestContext, "format">,
+  key: KeyRecord,
+  entry: CatalogEntry,
+  bodySize: number,
+  billable?: Billable,
+): Admitted | Promise<Admitted> {
   const estimate = Math.ceil(bodySize / 4);
   // The worst case is held against the budgets until the request is settled (docs/design.md, step 4 "admit").
   const reserve = billable ? worstCaseUsd(entry, estimate, billable.outputCap) : 0;
+  const checks = bucketChecks(key, entry);
   const budgets = budgetChecks(key);
+  if (budgets.length > 0 || !deps.limiter.admitNow)
+    return admitWaiting(deps, ctx, key, entry, estimate, reserve, checks, budgets, billable);
+  fits(key, entry, checks, estimate);
+  const admissions = deps.limiter.admitNow(checks, estimate);
+  return admitted(deps, ctx, key, entry, estimate, reserve, undefined, checks, admissions, billable);
+}
+
+/** Admission through the shared stores: the budgets' reservation first, then the buckets. */
+async function admitWaiting(
+  deps: GatewayDeps,
+  ctx: Pick<RequestContext, "format">,
+  key: KeyRecord,
+  entry: CatalogEntry,
+  estimate: number,
+  reserve: number,
+  checks: BucketCheck[],
+  budgets: readonly BudgetCheck[],
+  billable: Billable | undefined,
+): Promise<Admitted> {
   const held = budgets.length ? await deps.spend.reserve(budgets, reserve) : undefined;
   if (held && held.refusedBy !== -1) throw budgetRefusal(budgets, held.refusedBy, key, deps.now());
-  const checks = bucketChecks(key, entry);
   let admissions: Admission[];
   try {
     fits(key, entry, checks, estimate);
@@ -158,29 +194,6 @@ export async function admit(
     throw e;
   }
   return admitted(deps, ctx, key, entry, estimate, reserve, held, checks, admissions, billable);
-}
-
-/**
- * {@link admit} at once where nothing must be waited for — a key and team without a budget, and
- * limits held in this process (the embedded gateway's every request): no promise, no async frame.
- * Otherwise {@link admit} itself.
- */
-export function admitNow(
-  deps: GatewayDeps,
-  ctx: Pick<RequestContext, "format">,
-  key: KeyRecord,
-  entry: CatalogEntry,
-  bodySize: number,
-  billable?: Billable,
-): Admitted | Promise<Admitted> {
-  if (!deps.limiter.admitNow || key.budget_usd !== null || (key.team?.budget_usd ?? null) !== null)
-    return admit(deps, ctx, key, entry, bodySize, billable);
-  const estimate = Math.ceil(bodySize / 4);
-  const reserve = billable ? worstCaseUsd(entry, estimate, billable.outputCap) : 0;
-  const checks = bucketChecks(key, entry);
-  fits(key, entry, checks, estimate);
-  const admissions = deps.limiter.admitNow(checks, estimate);
-  return admitted(deps, ctx, key, entry, estimate, reserve, undefined, checks, admissions, billable);
 }
 
 /** A request whose estimated input alone is over a tokens-per-minute limit is refused at once. */
