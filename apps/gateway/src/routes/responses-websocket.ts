@@ -10,7 +10,7 @@ import { handleInference } from "../pipeline/inference";
 import { newRequestId } from "../http/request-id";
 import { errorResponse, toGatewayError } from "../http/respond";
 import { parseJsonWithin } from "../http/read-body";
-import { turnIfLarge } from "../vocabulary/loop-turns";
+import { LARGE_BODY_CHARS, loopTurn } from "../vocabulary/loop-turns";
 
 /**
  * The Responses format's WebSocket transport (docs/protocols.md, "Responses over WebSocket"): a
@@ -173,7 +173,7 @@ async function turn(
     );
 
   // The frame's next steps (and the pipeline's) wait for a turn of the loop, as a large body's do.
-  await turnIfLarge(text.length);
+  if (text.length > LARGE_BODY_CHARS) await loopTurn();
   const { type: _type, generate, background: _background, ...body } = frame;
   // Continuing a reply this socket made: its conversation goes before the new items.
   const previous =

@@ -7,7 +7,11 @@
  * items (a batch's lines) is cut into slices of a few milliseconds the same way.
  */
 
-/** A body longer than this (characters) is large: its steps are separated by turns of the loop. */
+/**
+ * A body longer than this (characters) is large: its steps are separated by turns of the loop,
+ * `if (size > LARGE_BODY_CHARS) await loopTurn();`, so that a small body's request suspends nowhere
+ * (each promise awaited is a few cells more per request for the collector: bench/README.md).
+ */
 export const LARGE_BODY_CHARS = 64 * 1024;
 
 /** How long one slice of work over many items may run before it gives the loop a turn. */
@@ -20,16 +24,6 @@ export const loopTurns = { given: 0 };
 export function loopTurn(): Promise<void> {
   loopTurns.given++;
   return new Promise((resolve) => setImmediate(resolve));
-}
-
-/**
- * Between two steps of a body's work: a turn of the loop for a large body, none for a small one.
- * A small body gets no promise at all (`undefined`): the hot path awaits only what is there
- * (`const t = turnIfLarge(size); if (t) await t;`), as each promise awaited is a few cells more
- * per request for the collector (bench/README.md, "What was tried").
- */
-export function turnIfLarge(size: number): Promise<void> | undefined {
-  return size > LARGE_BODY_CHARS ? loopTurn() : undefined;
 }
 
 /** Long work over many items: `await slicer.pause()` after each item gives the loop a turn once a slice has run its time. */
