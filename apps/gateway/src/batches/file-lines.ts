@@ -57,3 +57,17 @@ export async function* fileLines(
   }
   if (carried > 0) yield line(new Uint8Array(0));
 }
+
+/** A stream's reads, in order (a request's or a reply's body). */
+export async function* readsOf(body: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
+  const reader = body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      yield value;
+    }
+  } finally {
+    reader.releaseLock();
+  }
+}

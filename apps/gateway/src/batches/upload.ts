@@ -3,6 +3,7 @@ import { GatewayError } from "@turnpike/providers";
 import type { Readable } from "node:stream";
 import { bodyTooLarge } from "../http/read-body";
 import { invalid } from "../vocabulary/client-errors";
+import { readsOf } from "./file-lines";
 
 /**
  * A `multipart/form-data` upload read as it arrives: the `file` part's bytes in pieces of `pieceBytes`
@@ -39,10 +40,7 @@ export async function readUpload(request: Request, maxBytes: number, pieceBytes:
     throw malformed();
   }
   const fields = new Map<string, string>();
-  let fail: (e: unknown) => void = () => {};
-  const failed = new Promise<never>((_, reject) => {
-    fail = reject;
-  });
+  const { promise: failed, reject: fail } = Promise.withResolvers<never>();
   failed.catch(() => {}); // read by whichever of the two ways is waiting
   let fileStream: Readable | undefined;
   const ended = new Promise<void>((resolve) => parser.on("finish", () => resolve()));
@@ -73,7 +71,7 @@ export async function readUpload(request: Request, maxBytes: number, pieceBytes:
   const feed = (async () => {
     if (!request.body) throw malformed();
     let seen = 0;
-    for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
+    for await (const chunk of readsOf(request.body)) {
       seen += chunk.byteLength;
       if (seen > maxBytes + 64 * 1024) throw bodyTooLarge(maxBytes);
       await new Promise<void>((resolve, reject) =>
@@ -92,26 +90,23 @@ export async function readUpload(request: Request, maxBytes: number, pieceBytes:
       if (!stream) return;
       let piece = new Uint8Array(pieceBytes);
       let at = 0;
-      const chunks = (async function* () {
-        try {
-          yield* stream as AsyncIterable<Uint8Array>;
-        } catch (e) {
-          throw e instanceof GatewayError ? e : malformed(); // a part cut short: the parser's own error
-        }
-      })();
-      for await (const data of chunks) {
-        let from = 0;
-        while (from < data.byteLength) {
-          const n = Math.min(pieceBytes - at, data.byteLength - from);
-          piece.set(data.subarray(from, from + n), at);
-          at += n;
-          from += n;
-          if (at === pieceBytes) {
-            yield piece;
-            piece = new Uint8Array(pieceBytes);
-            at = 0;
+      try {
+        for await (const data of stream as AsyncIterable<Uint8Array>) {
+          let from = 0;
+          while (from < data.byteLength) {
+            const n = Math.min(pieceBytes - at, data.byteLength - from);
+            piece.set(data.subarray(from, from + n), at);
+            at += n;
+            from += n;
+            if (at === pieceBytes) {
+              yield piece;
+              piece = new Uint8Array(pieceBytes);
+              at = 0;
+            }
           }
         }
+      } catch (e) {
+        throw e instanceof GatewayError ? e : malformed(); // a part cut short: the parser's own error
       }
       if (at > 0) yield piece.subarray(0, at);
     })(),

@@ -4,7 +4,7 @@ import { authHeaders, trimSlash } from "../protocols/upstream-protocol";
 import type { Upstream } from "../vocabulary/target";
 import { isRecord } from "../vocabulary/client-errors";
 import { Slicer } from "../vocabulary/loop-turns";
-import { fileLines } from "./file-lines";
+import { fileLines, readsOf } from "./file-lines";
 
 /**
  * The upstreams' own batch APIs (docs/protocols.md, "Batches"): the chat family's `POST /files`
@@ -104,20 +104,6 @@ export async function* jsonRows(res: Response): AsyncGenerator<Record<string, un
     } catch {
       // A line that is not JSON answers no request: its request is left unanswered.
     }
-  }
-}
-
-/** A stream's reads, in order. */
-async function* readsOf(body: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
-  const reader = body.getReader();
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      yield value;
-    }
-  } finally {
-    reader.releaseLock();
   }
 }
 
@@ -421,7 +407,6 @@ const generateBatches: UpstreamBatchApi = {
   async submit(deps, upstream, endpoint, lines) {
     const at = endpoint.replace(/:generateContent$/, ":batchGenerateContent");
     const request = (l: UpstreamLine) => JSON.stringify({ request: l.body, metadata: { key: l.customId } });
-    const head = JSON.stringify({ batch: { displayName: "turnpike-batch", inputConfig: { requests: {} } } });
     const op = await json(
       await call(
         deps,
@@ -429,8 +414,14 @@ const generateBatches: UpstreamBatchApi = {
         {
           method: "POST",
           headers: { ...generateHeaders(upstream), "content-type": "application/json" },
-          // `{"batch":{…,"inputConfig":{"requests":{"requests":[…]}}}}`, the requests written as they are sent.
-          body: streamedBody(`${head.slice(0, -4)}"requests":[`, lines, request, ",", "]}}}}"),
+          // The requests written as they are sent, inside `batch.inputConfig.requests.requests`.
+          body: streamedBody(
+            '{"batch":{"displayName":"turnpike-batch","inputConfig":{"requests":{"requests":[',
+            lines,
+            request,
+            ",",
+            "]}}}}",
+          ),
         },
         "batchGenerateContent",
       ),
