@@ -60,7 +60,6 @@ export interface GatewayService extends Service {
   adminKey: string;
 }
 
-/** The gateway as `bun src/main.ts`, every vendor pointed at the external simulator with a key set. */
 /** Where the gateway app is taken from: this repository's, or `--gateway-dir` (an A/B copy). */
 let gatewayDir = GATEWAY_DIR;
 export function useGatewayDir(dir: string): void {
@@ -70,6 +69,7 @@ export function useGatewayDir(dir: string): void {
 /** The metering floor (metering-floor/): the least a gateway that bills each token adds; it speaks enough of the gateway's surface to be started and keyed like one. */
 export const METERING_FLOOR_DIR = join(import.meta.dir, "..", "metering-floor");
 
+/** The gateway as `bun src/main.ts`, every vendor pointed at the external simulator with a key set. */
 export async function startGatewayProcess(
   simulatorURL: string,
   dbPath: string,

@@ -225,13 +225,14 @@ export function withInputTokens(p: Plan, inputTokens: number): Plan {
   };
 }
 
+/** No beta dropped (one frozen list for every messages upstream's request). */
+const NONE_DROPPED: Warning[] = Object.freeze([]) as unknown as Warning[];
+
 /**
  * The client's beta names, which only a messages upstream reads (it gets them as sent): toward
  * another protocol they are dropped, and named in `x-turnpike-warning` like any other knob that
  * could not be carried.
  */
-const NONE_DROPPED: Warning[] = Object.freeze([]) as unknown as Warning[];
-
 export function droppedBetas(headers: Headers, protocol: Protocol): Warning[] {
   if (protocol === "messages") return NONE_DROPPED;
   return CLIENT_BETA_HEADERS.flatMap((h) => {

@@ -82,14 +82,14 @@ export function bodyTooLarge(maxBytes: number, received?: number): GatewayError 
   });
 }
 
+/** Made once: a regular expression literal is a new object each time it is evaluated. */
+const DIGITS = /^\d+$/;
+
 /**
  * The body's bytes, read chunk by chunk and given up the moment they pass `maxBytes`: an
  * oversized body is refused without being held (a declared length over the limit is refused
  * before a byte is read), so memory per request stays near its own size.
  */
-/** Made once: a regular expression literal is a new object each time it is evaluated. */
-const DIGITS = /^\d+$/;
-
 export function readBodyText(request: Request, maxBytes: number): Promise<string> {
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > maxBytes) return Promise.reject(bodyTooLarge(maxBytes, Number(declared)));
