@@ -152,6 +152,8 @@ class OwnAbort implements Watch {
   readonly idleMs: number;
   timedOut = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
+  /** When the client's going away starts to be listened for; the rest of connectMs runs after. */
+  private readonly linkAfterMs: number;
 
   constructor(
     readonly client: AbortSignal,
@@ -161,7 +163,8 @@ class OwnAbort implements Watch {
     this.idleMs = limits.idleMs;
     if (client.aborted) this.ac.abort();
     // The first timer links the client, the second (what remains of connectMs) times out.
-    this.timer = setTimeout(linkClient, Math.min(LINK_AFTER_MS, limits.connectMs), this);
+    this.linkAfterMs = Math.min(LINK_AFTER_MS, limits.connectMs);
+    this.timer = setTimeout(linkClient, this.linkAfterMs, this);
   }
 
   /** The answer's head came (or the call failed): no more deadline until the relay's. */
@@ -173,7 +176,7 @@ class OwnAbort implements Watch {
   link(): void {
     if (this.client.aborted) this.ac.abort();
     else this.client.addEventListener("abort", () => this.ac.abort(), { once: true });
-    this.timer = setTimeout(timeOut, this.limits.connectMs - Math.min(LINK_AFTER_MS, this.limits.connectMs), this);
+    this.timer = setTimeout(timeOut, this.limits.connectMs - this.linkAfterMs, this);
   }
 
   timeOut(): void {
