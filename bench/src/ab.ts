@@ -10,7 +10,9 @@
  *
  * The word `bare` in place of a directory loads the bare proxy (src/bare-proxy.ts) with the
  * scenario's baseline request, and `floor` the metering floor (metering-floor/, messages
- * scenarios only): the least any gateway that bills each token adds to the bare proxy. `peer`
+ * scenarios only): the least any gateway that bills each token adds to the bare proxy, and
+ * `features` the features floor (features-floor/, messages scenarios only): the metering floor
+ * with the cheapest form of each per-request feature of Turnpike. `peer`
  * loads the peer gateway (src/peer.ts, `@portkey-ai/gateway`) on the scenarios it serves.
  *
  * `scaled:DIR` runs the build DIR on the scale-out back ends (PostgreSQL for keys, the ledger and
@@ -37,6 +39,7 @@ import { scaleOutBackends } from "./scale-out";
 import type { Service } from "./processes";
 import { BASELINES, SCENARIOS, gatewayRequest } from "./scenarios";
 import {
+  FEATURES_FLOOR_DIR,
   METERING_FLOOR_DIR,
   createGatewayKey,
   startBareProxyProcess,
@@ -110,7 +113,12 @@ try {
       continue;
     }
     const scaled = d.startsWith("scaled:");
-    const dir = d === "floor" ? METERING_FLOOR_DIR : resolve(scaled ? d.slice("scaled:".length) : d);
+    const dir =
+      d === "floor"
+        ? METERING_FLOOR_DIR
+        : d === "features"
+          ? FEATURES_FLOOR_DIR
+          : resolve(scaled ? d.slice("scaled:".length) : d);
     let env: Record<string, string> = {};
     if (scaled) {
       const b = await scaleOutBackends(tmp);
@@ -126,7 +134,9 @@ try {
     const name =
       d === "floor"
         ? `${i}:metering floor${on}`
-        : `${i}:${scaled ? "scaled " : ""}${basename(dirname(dirname(dir))) || dir}${on}`;
+        : d === "features"
+          ? `${i}:features floor${on}`
+          : `${i}:${scaled ? "scaled " : ""}${basename(dirname(dirname(dir))) || dir}${on}`;
     builds.push({ name, pid: gw.pid, url: gw.url + req.path, script: await writeScript(tmp, `b${i}`, wrkScript(req)) });
   }
   const { cpu, threads } = await measureTogether({

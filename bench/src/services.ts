@@ -69,6 +69,9 @@ export function useGatewayDir(dir: string): void {
 /** The metering floor (metering-floor/): the least a gateway that bills each token adds; it speaks enough of the gateway's surface to be started and keyed like one. */
 export const METERING_FLOOR_DIR = join(import.meta.dir, "..", "metering-floor");
 
+/** The features floor (features-floor/): the metering floor plus the cheapest form of each per-request feature of Turnpike. */
+export const FEATURES_FLOOR_DIR = join(import.meta.dir, "..", "features-floor");
+
 /** The gateway as `bun src/main.ts`, every vendor pointed at the external simulator with a key set. */
 export async function startGatewayProcess(
   simulatorURL: string,
