@@ -33,20 +33,8 @@
  */
 import { Database } from "bun:sqlite";
 import { createHash, randomBytes } from "node:crypto";
-
-const INPUT = new TextEncoder().encode('"input_tokens":');
-const OUTPUT = new TextEncoder().encode('"output_tokens":');
-
-/** The number after the last `needle` in `chunk` (bytes, no decoding), or `previous` if none. */
-function numberAfter(chunk: Uint8Array, needle: Uint8Array, previous: number): number {
-  let at = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).lastIndexOf(needle);
-  if (at < 0) return previous;
-  at += needle.length;
-  while (chunk[at] === 32) at++;
-  let n = 0;
-  for (let c = chunk[at]!; c >= 48 && c <= 57; c = chunk[++at]!) n = n * 10 + (c - 48);
-  return n;
-}
+// The usage numbers found in a stream chunk's bytes, as the metering floor finds them.
+import { INPUT, OUTPUT, groupCommit, numberAfter } from "../../metering-floor/src/main";
 
 const MAX_HEADER_BYTES = 64 * 1024;
 const LINK_AFTER_MS = 20;
@@ -89,19 +77,7 @@ export function startFeaturesFloor(env: Record<string, string | undefined>) {
   );
   const insert = db.prepare(`INSERT OR IGNORE INTO usage VALUES (${Array(25).fill("?").join(", ")})`);
   type Row = (string | number | null)[];
-  let pending: Row[] = [];
-  const commit = db.transaction((rows: Row[]) => {
-    for (const r of rows) insert.run(...r);
-  });
-  const record = (row: Row) => {
-    if (pending.length === 0)
-      setImmediate(() => {
-        const rows = pending;
-        pending = [];
-        commit(rows);
-      });
-    pending.push(row);
-  };
+  const record = groupCommit<Row>(db, insert);
 
   // The request log: lines gathered and handed to the runtime's stdout writer once per batch
   // (every 64 K characters or 100 ms), as Turnpike writes its own.

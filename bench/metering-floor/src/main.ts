@@ -16,14 +16,14 @@
  * CPU per request can be set against the bare proxy's and the gateway's in the same seconds.
  * Its directory stands where a gateway directory would: `bun run ab -- bare floor ../apps/gateway`.
  */
-import { Database } from "bun:sqlite";
+import { Database, type SQLQueryBindings, type Statement } from "bun:sqlite";
 import { createHash, randomBytes } from "node:crypto";
 
-const INPUT = new TextEncoder().encode('"input_tokens":');
-const OUTPUT = new TextEncoder().encode('"output_tokens":');
+export const INPUT = new TextEncoder().encode('"input_tokens":');
+export const OUTPUT = new TextEncoder().encode('"output_tokens":');
 
 /** The number after the last `needle` in `chunk` (bytes, no decoding), or `previous` if none. */
-function numberAfter(chunk: Uint8Array, needle: Uint8Array, previous: number): number {
+export function numberAfter(chunk: Uint8Array, needle: Uint8Array, previous: number): number {
   let at = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).lastIndexOf(needle);
   if (at < 0) return previous;
   at += needle.length;
@@ -31,6 +31,26 @@ function numberAfter(chunk: Uint8Array, needle: Uint8Array, previous: number): n
   let n = 0;
   for (let c = chunk[at]!; c >= 48 && c <= 57; c = chunk[++at]!) n = n * 10 + (c - 48);
   return n;
+}
+
+/** One row a call, written in one transaction a turn of the event loop with the rows of the same turn. */
+export function groupCommit<Row extends SQLQueryBindings[]>(
+  db: Database,
+  insert: Statement<unknown, SQLQueryBindings[]>,
+): (row: Row) => void {
+  let pending: Row[] = [];
+  const commit = db.transaction((rows: Row[]) => {
+    for (const r of rows) insert.run(...r);
+  });
+  return (row) => {
+    if (pending.length === 0)
+      setImmediate(() => {
+        const rows = pending;
+        pending = [];
+        commit(rows);
+      });
+    pending.push(row);
+  };
 }
 
 const PRICE_PER_TOKEN = { input: 1e-6, output: 5e-6 };
@@ -46,19 +66,7 @@ export function startMeteringFloor(env: Record<string, string | undefined>) {
   );
   const insert = db.prepare("INSERT INTO usage VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
   type Row = [string, string, string, number, number, number, number, string];
-  let pending: Row[] = [];
-  const commit = db.transaction((rows: Row[]) => {
-    for (const r of rows) insert.run(...r);
-  });
-  const record = (row: Row) => {
-    if (pending.length === 0)
-      setImmediate(() => {
-        const rows = pending;
-        pending = [];
-        commit(rows);
-      });
-    pending.push(row);
-  };
+  const record = groupCommit<Row>(db, insert);
 
   const keys = new Map<string, string>();
   const hash = (secret: string) => createHash("sha256").update(secret).digest("hex");
