@@ -34,7 +34,8 @@ ENV NODE_ENV=production \
     PORT=8080 \
     TURNPIKE_DB=/data/turnpike.db \
     TURNPIKE_JOURNAL_DIR=/data/journal \
-    BUN_CONFIG_MAX_HTTP_REQUESTS=4096
+    BUN_CONFIG_MAX_HTTP_REQUESTS=4096 \
+    MIMALLOC_PURGE_DELAY=1000
 # The workspace layout as in the repository: the gateway reads its packages' sources through
 # their `bun` export condition and the dashboard from apps/dashboard/dist.
 COPY --from=deps /app/node_modules ./node_modules

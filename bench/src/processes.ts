@@ -7,6 +7,16 @@ import { dirname, join } from "node:path";
 
 export const CORE = { upstream: 0, loadgen: 0, proxy: 1 } as const;
 
+/**
+ * The runtime's settings every measured process starts with, as Turnpike's start command and
+ * image start it: the allocator keeps freed pages a second before it gives them back to the
+ * system (decisions/0022-allocator-purge-delay.md). The references (bare proxy, floors, peer)
+ * get the same, so that the runtime is the same on both sides of a ratio.
+ * `BENCH_ALLOCATOR=default` leaves the allocator's own default (100 ms), to read what it changes.
+ */
+export const RUNTIME_ENV: Record<string, string> =
+  process.env.BENCH_ALLOCATOR === "default" ? {} : { MIMALLOC_PURGE_DELAY: "1000" };
+
 export interface Service {
   name: string;
   url: string;
@@ -112,7 +122,7 @@ export async function startService(opts: {
   const output: string[] = [];
   const proc = Bun.spawn([...priorityPrefix(), "taskset", "-c", String(opts.core), ...opts.cmd], {
     cwd: opts.cwd,
-    env: { ...process.env, ...opts.env },
+    env: { ...process.env, ...RUNTIME_ENV, ...opts.env },
     stdout: "pipe",
     stderr: opts.stderrFile ? Bun.file(opts.stderrFile) : "pipe",
   });
