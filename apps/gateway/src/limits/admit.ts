@@ -135,15 +135,8 @@ function bucketChecks(key: KeyRecord, entry: CatalogEntry): BucketCheck[] {
  * real count. A billable request's worst-case cost is reserved against its budgets in the same
  * step that checks them, and written to the shared book of requests in flight.
  */
-export async function admit(
-  deps: GatewayDeps,
-  ctx: Pick<RequestContext, "format">,
-  key: KeyRecord,
-  entry: CatalogEntry,
-  bodySize: number,
-  billable?: Billable,
-): Promise<Admitted> {
-  return admitNow(deps, ctx, key, entry, bodySize, billable);
+export async function admit(...args: Parameters<typeof admitNow>): Promise<Admitted> {
+  return admitNow(...args);
 }
 
 /**
