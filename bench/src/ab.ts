@@ -50,6 +50,12 @@ import { measureTogether } from "./side-by-side";
 import { percentile } from "./stats";
 import { wrkScript } from "./wrk-script";
 
+/** The words that load a reference of this benchmark in place of a gateway directory. */
+const REFERENCES: Record<string, { dir: string; name: string }> = {
+  floor: { dir: METERING_FLOOR_DIR, name: "metering floor" },
+  features: { dir: FEATURES_FLOOR_DIR, name: "features floor" },
+};
+
 const { values: args, positionals: dirs } = parseArgs({
   allowPositionals: true,
   options: {
@@ -113,12 +119,8 @@ try {
       continue;
     }
     const scaled = d.startsWith("scaled:");
-    const dir =
-      d === "floor"
-        ? METERING_FLOOR_DIR
-        : d === "features"
-          ? FEATURES_FLOOR_DIR
-          : resolve(scaled ? d.slice("scaled:".length) : d);
+    const reference = REFERENCES[d];
+    const dir = reference?.dir ?? resolve(scaled ? d.slice("scaled:".length) : d);
     let env: Record<string, string> = {};
     if (scaled) {
       const b = await scaleOutBackends(tmp);
@@ -131,12 +133,9 @@ try {
     const req = gatewayRequest(scenario, key);
     const problem = await preflight(gw.url, req, scenario.gateway.format);
     if (problem) throw new Error(`${dir}: ${problem}`);
-    const name =
-      d === "floor"
-        ? `${i}:metering floor${on}`
-        : d === "features"
-          ? `${i}:features floor${on}`
-          : `${i}:${scaled ? "scaled " : ""}${basename(dirname(dirname(dir))) || dir}${on}`;
+    const name = reference
+      ? `${i}:${reference.name}${on}`
+      : `${i}:${scaled ? "scaled " : ""}${basename(dirname(dirname(dir))) || dir}${on}`;
     builds.push({ name, pid: gw.pid, url: gw.url + req.path, script: await writeScript(tmp, `b${i}`, wrkScript(req)) });
   }
   const { cpu, threads } = await measureTogether({

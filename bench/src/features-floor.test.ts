@@ -47,12 +47,18 @@ async function newKey(limits: { rpm?: number; tpm?: number }): Promise<string> {
 
 const scenario = (name: string) => SCENARIOS.find((s) => s.name === name)!;
 
+/** The usage rows of a request, once its group commit has written them (waited for up to a second). */
 async function usageRows(requestId: string): Promise<Record<string, unknown>[]> {
-  const db = new Database(dbPath, { readonly: true });
-  try {
-    return db.query("SELECT * FROM usage WHERE request_id = ?").all(requestId) as Record<string, unknown>[];
-  } finally {
-    db.close();
+  for (let i = 0; ; i++) {
+    const db = new Database(dbPath, { readonly: true });
+    let rows: Record<string, unknown>[];
+    try {
+      rows = db.query("SELECT * FROM usage WHERE request_id = ?").all(requestId) as Record<string, unknown>[];
+    } finally {
+      db.close();
+    }
+    if (rows.length > 0 || i >= 100) return rows;
+    await Bun.sleep(10);
   }
 }
 
@@ -74,11 +80,7 @@ test("a JSON reply carries the route and limit headers, and its usage row is wri
   expect(res.headers.get("x-turnpike-model")).toBe("alpha-haiku-4-5");
   expect(res.headers.get("anthropic-ratelimit-requests-limit")).toBe("1000");
   expect(res.headers.get("anthropic-ratelimit-requests-remaining")).toBe("999");
-  let rows: Record<string, unknown>[] = [];
-  for (let i = 0; i < 100 && rows.length === 0; i++) {
-    rows = await usageRows(id);
-    if (rows.length === 0) await Bun.sleep(10);
-  }
+  const rows = await usageRows(id);
   expect(rows).toHaveLength(1);
   expect(rows[0]!.input_tokens).toBe(body.usage.input_tokens);
   expect(rows[0]!.output_tokens).toBe(body.usage.output_tokens);
@@ -93,11 +95,7 @@ test("a stream's usage is read from its chunks and written when it ends", async 
   const output = Number(/"output_tokens":\s*(\d+)/g.exec(text.slice(text.lastIndexOf("message_delta")))?.[1]);
   expect(output).toBeGreaterThan(0);
   const id = res.headers.get("request-id")!;
-  let rows: Record<string, unknown>[] = [];
-  for (let i = 0; i < 100 && rows.length === 0; i++) {
-    rows = await usageRows(id);
-    if (rows.length === 0) await Bun.sleep(10);
-  }
+  const rows = await usageRows(id);
   expect(rows).toHaveLength(1);
   expect(rows[0]!.stream).toBe(1);
   expect(rows[0]!.output_tokens).toBe(output);
