@@ -44,6 +44,7 @@ const passthrough: PassthroughReader = {
   // Turnpike always asks a chat upstream for usage: raw bytes only if the client asked too (the
   // model's name is put right by the tap, as text).
   raw: (opts) => opts.includeUsage,
+  markers: ['usage":{', 'finish_reason":"', "data: [DONE]"],
   scan(region, sink, state) {
     for (let at = indexOfQuoted(region, 'usage":{'); at !== -1; at = indexOfQuoted(region, 'usage":{', at + 9)) {
       const start = region.lastIndexOf("\n", at) + 1;

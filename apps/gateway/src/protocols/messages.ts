@@ -166,6 +166,7 @@ function jsonStringAt(text: string, from: number, end: number): string | undefin
 const passthrough: PassthroughReader = {
   // Nothing of a messages event is changed (the model's name is put right by the tap, as text).
   raw: () => true,
+  markers: ["event: message_", "event: error\n"],
   scan(region, sink, state) {
     // A flowing stream's region is most often one content frame: two searches rule it out (of four).
     if (!region.includes("event: message_") && !region.includes("event: error\n")) return;

@@ -72,6 +72,12 @@ export interface PassthroughReader {
   /** Scans complete frames of plain LF-framed SSE for usage, finish and terminator. */
   scan(region: string, sink: UsageSink, state: PassthroughState): void;
   /**
+   * What {@link scan} looks for, as text: it finds nothing in a frame that holds none of these.
+   * With them, a raw region of plain frames is searched as bytes and only the frames that hold
+   * one (or a usage) are decoded and scanned; the rest go through, and are kept, as bytes.
+   */
+  readonly markers?: readonly string[];
+  /**
    * Where the stream cannot go as raw bytes ({@link raw} false), a plain region as it must be
    * relayed (a frame taken out or changed), so that the scanner keeps the stream instead of the
    * full parser; undefined when this region needs the parser after all.

@@ -3,8 +3,11 @@ import type { InlineTap } from "./passthrough-tap";
 
 /** How much of a stream's start is held while waiting for its first event. */
 const MAX_HELD = 64 * 1024;
-/** How much of a held chunk is decoded at a time while looking for the first frame's end. */
-const DECODE_STEP = 2048;
+/**
+ * How much of a held chunk is decoded at a time while looking for the first frame's end: the
+ * vendors' first frames are 150–500 bytes, and a first read may hold the whole reply.
+ */
+const DECODE_STEP = 512;
 
 /** A line of an SSE frame: a field (`event`, `data`, `id`, `retry`) or a comment. */
 const FIELD = /^(?:event|data|id|retry)(?::|$)|^:/;

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { FORMATS } from "../formats";
 import { PROTOCOLS } from "../protocols";
-import { chunkDecoder, MAX_HELD_FRAMES, passthroughTap, tapStream } from "./passthrough-tap";
+import { chunkDecoder, framesHolding, MAX_HELD_FRAMES, passthroughTap, tapStream } from "./passthrough-tap";
 import { UsageTally } from "../metering/usage-tally";
 
 const meter = () => new UsageTally();
@@ -222,5 +222,150 @@ describe("chunkDecoder", () => {
     expect(decode(bytes.subarray(0, 20)) + decode(new Uint8Array(0), true)).toBe(
       new TextDecoder().decode(bytes.subarray(0, 20)),
     );
+  });
+});
+
+describe("whole plain frames read as bytes (the line gate vouched for them) and as text agree", () => {
+  const start = (model: string, input: unknown = 21) =>
+    `event: message_start\ndata: {"type":"message_start","message":{"id":"m","model":"${model}","usage":{"input_tokens":${JSON.stringify(input)},"output_tokens":1}}}\n\n`;
+  const delta = (text: string) =>
+    `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":${JSON.stringify(text)}}}\n\n`;
+  const end = (output: unknown = 9) =>
+    `event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":${JSON.stringify(output)}}}\n\n`;
+  const stop = 'event: message_stop\ndata: {"type":"message_stop"}\n\n';
+  const chatChunk = (delta: object, finish: string | null, usage: object | null) =>
+    `data: ${JSON.stringify({ id: "c1", model: "beta-5", choices: [{ index: 0, delta, finish_reason: finish }], usage })}\n\n`;
+
+  /** One stream through a tap, its chunks pushed as the line gate hands them over (`plain`) or not. */
+  function run(dialect: "messages" | "chat", chunks: string[], plain: boolean, renameModel?: string) {
+    const m = new UsageTally(1_000_000);
+    const audited: string[] = [];
+    const tap = passthroughTap(
+      PROTOCOLS[dialect].passthrough,
+      FORMATS[dialect],
+      m,
+      { includeUsage: true, renameModel },
+      (json) => audited.push(json),
+    );
+    let out = "";
+    const put = (p: Uint8Array | string) => {
+      out += typeof p === "string" ? p : new TextDecoder().decode(p);
+    };
+    let terminatedAt = -1;
+    for (const [i, c] of chunks.entries()) {
+      tap.push(new TextEncoder().encode(c), put, plain);
+      if (terminatedAt === -1 && tap.terminated?.()) terminatedAt = i;
+    }
+    if (terminatedAt === -1) tap.end(put);
+    return {
+      out,
+      terminatedAt,
+      failed: tap.failed?.(),
+      usage: { ...m.usage },
+      final: m.final,
+      text: m.relayedText(),
+      finish: m.finishReason(),
+      model: m.upstreamModel,
+      audited,
+    };
+  }
+
+  const streams: [string, "messages" | "chat", string[], string?][] = [
+    [
+      "messages, the whole reply in one read",
+      "messages",
+      [start("alpha-haiku-4-5") + delta("Hi") + delta(" there") + end() + stop],
+    ],
+    [
+      "messages, one read per frame",
+      "messages",
+      [start("alpha-haiku-4-5"), delta("Hi"), delta(" é there"), end(), stop],
+    ],
+    [
+      "messages, frames after the terminal one in its read",
+      "messages",
+      [start("m1") + delta("Hi") + end() + stop + delta("late")],
+    ],
+    [
+      "messages, the vendor's own model name (relabelled)",
+      "messages",
+      [start("alpha-haiku-4-5-20251001") + delta("Hi") + end() + stop],
+      "alpha-haiku-4-5",
+    ],
+    [
+      "messages, the catalog's name (nothing relabelled)",
+      "messages",
+      [start("alpha-haiku-4-5") + delta("Hi"), end() + stop],
+      "alpha-haiku-4-5",
+    ],
+    ["messages, a negative count", "messages", [start("m1", -5) + delta("Hi") + end() + stop]],
+    [
+      "messages, a usage in a content frame",
+      "messages",
+      [start("m1") + delta("x").replace("}}\n", '},"usage":{"output_tokens":-1}}\n') + end() + stop],
+    ],
+    [
+      "messages, an error event mid-read",
+      "messages",
+      [
+        start("m1") +
+          delta("Hi") +
+          'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"busy"}}\n\n' +
+          delta("no"),
+      ],
+    ],
+    ["messages, the word usage in the text", "messages", [start("m1") + delta('the "usage": of words') + end() + stop]],
+    ["messages, cut off (no end)", "messages", [start("m1") + delta("Hi")]],
+    [
+      "chat, usage null until the last chunk, in one read",
+      "chat",
+      [
+        chatChunk({ role: "assistant", content: "" }, null, null) +
+          chatChunk({ content: "Hi" }, null, null) +
+          chatChunk({}, "stop", null) +
+          chatChunk({}, null, { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 }).replace(
+            '"choices":[{"index":0,"delta":{},"finish_reason":null}]',
+            '"choices":[]',
+          ) +
+          "data: [DONE]\n\n",
+      ],
+      "beta-5",
+    ],
+    [
+      "chat, one read per chunk",
+      "chat",
+      [
+        chatChunk({ role: "assistant", content: "" }, null, null),
+        chatChunk({ content: "Hi" }, null, null),
+        chatChunk({}, "stop", null),
+        chatChunk({}, null, { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 }),
+        "data: [DONE]\n\n",
+      ],
+    ],
+    [
+      "chat, a usage that is an array",
+      "chat",
+      [chatChunk({ content: "Hi" }, "stop", [1, 2] as unknown as object) + "data: [DONE]\n\n"],
+    ],
+  ];
+  for (const [name, dialect, chunks, rename] of streams)
+    test(name, () => {
+      const bytes = run(dialect, chunks, true, rename);
+      expect(bytes).toEqual(run(dialect, chunks, false, rename));
+      // What each stream was written to show, read on the byte path.
+      if (name.includes("own model name")) expect(bytes.out).toContain('"model":"alpha-haiku-4-5"');
+      if (name.includes("after the terminal")) expect(bytes.terminatedAt).toBe(0);
+      if (name.includes("negative")) expect(bytes.audited[0]).toContain('"input_tokens":-5');
+      if (name.includes("content frame")) expect(bytes.audited).toHaveLength(3);
+    });
+
+  test("framesHolding decodes only the frames that hold a marker or a usage that is not null", () => {
+    const region = Buffer.from(start("m1") + delta("a") + delta("b") + end() + stop);
+    const frames = framesHolding(region, [Buffer.from("event: message_")]);
+    expect(frames).toBe(start("m1") + end() + stop);
+    const chat = Buffer.from(chatChunk({ content: "a" }, null, null) + chatChunk({}, null, { prompt_tokens: 1 }));
+    expect(framesHolding(chat, [])).toBe(chatChunk({}, null, { prompt_tokens: 1 }));
+    expect(framesHolding(chat, [Buffer.from("nowhere")])).toBe(chatChunk({}, null, { prompt_tokens: 1 }));
+    expect(framesHolding(Buffer.from(chatChunk({ content: "a" }, null, null)), [])).toBe("");
   });
 });

@@ -36,6 +36,9 @@ export function tapStream(tap: InlineTap): TransformStream<Uint8Array, Uint8Arra
 
 const STREAM = { stream: true };
 
+/** A decoder of whole texts (no state kept between calls), shared by every stream. */
+const utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
+
 /**
  * A stream's UTF-8 decoder, as one `TextDecoder` in stream mode would decode it, cheaper: a chunk
  * that starts and ends on whole characters (a vendor's chunk ends on a line end) is decoded
@@ -44,14 +47,16 @@ const STREAM = { stream: true };
  * drops a leading byte-order mark once, as the single decoder did.
  */
 export function chunkDecoder(): (chunk: Uint8Array, last?: boolean) => string {
-  const stream = new TextDecoder();
-  // Each call a whole text of its own: no byte-order mark dropped mid-stream.
-  const whole = new TextDecoder("utf-8", { ignoreBOM: true });
+  // Made at the first chunk that is decoded (a stream read as bytes may never need one).
+  let stream: TextDecoder | undefined;
+  // Each call a whole text of its own: no byte-order mark dropped mid-stream (shared: it keeps no state).
+  const whole = utf8;
   // No part of a character is carried over (the last chunk ended on an ASCII byte); false at
   // first, so that the first chunk's byte-order mark is dropped by the stream decoder.
   let clean = false;
   return (chunk, last = false) => {
     // The stream's end: whatever part of a character is left comes out as a replacement character.
+    stream ??= new TextDecoder();
     if (last) return stream.decode(chunk);
     const ascii = (chunk[chunk.length - 1] ?? 0) < 0x80;
     if (clean && ascii) return whole.decode(chunk);
@@ -66,6 +71,14 @@ export function chunkDecoder(): (chunk: Uint8Array, last?: boolean) => string {
  */
 function own(s: string): string {
   return Buffer.from(s, "utf8").toString("utf8");
+}
+
+/** A raw region kept as the text it is, or as the bytes it came as (decoded only when read). */
+type Region = string | Uint8Array;
+
+/** A kept region's text. */
+function textOf(region: Region): string {
+  return typeof region === "string" ? region : utf8.decode(region);
 }
 
 /** How many raw regions in a row a stream keeps before it reads them out (or joins them). */
@@ -106,18 +119,20 @@ class KeptFrames {
    * its text; reading it by the full parser would cost about what the whole relay spends on the
    * stream), else joined into one text (each string of its own costs a header).
    */
-  private run: string[] = [];
+  private run: Region[] = [];
 
-  /** Keeps one event's JSON, or (`region`) a raw region of whole frames. */
-  keep(frame: string, region = false): void {
+  /** Keeps one event's JSON, or (`region`) a raw region of whole frames, as text or as its bytes. */
+  keep(frame: string, region?: false): void;
+  keep(frame: Region, region: true): void;
+  keep(frame: Region, region = false): void {
     if (!region) {
       this.closeRun();
-      this.frames.push(frame);
+      this.frames.push(frame as string); // an event's JSON is always text (the overloads above)
     } else if (this.run.push(frame) >= RUN_OF_REGIONS) this.closeRun();
     this.held += frame.length;
     if (this.held <= MAX_HELD_FRAMES) return;
     this.closeRun();
-    this.readText += this.frames.map((f) => this.textOf(f)).join("");
+    this.readText += this.frames.map((f) => this.relayedText(f)).join("");
     this.readFinish = lastFinishReason(this.frames) ?? this.readFinish;
     this.frames = [];
     this.held = 0;
@@ -133,33 +148,33 @@ class KeptFrames {
     let text = "";
     if (this.frames.length === 0 && this.reader.quickText)
       for (; read < run.length; read++) {
-        const region = run[read]!;
+        const region = textOf(run[read]!);
         const t = this.reader.quickText(region);
         if (t === undefined) break;
         text += t;
-        this.held -= region.length;
+        this.held -= run[read]!.length;
         const finish = lastFinishReason([region]);
         if (finish !== undefined) this.readFinish = own(finish);
       }
     // Copied into a string of its own: slices of the regions would keep them all alive.
     if (read > 0) this.readText = own(this.readText + text);
-    if (read < run.length) this.frames.push(read === run.length - 1 ? run[read]! : run.slice(read).join(""));
+    if (read < run.length) this.frames.push(run.slice(read).map(textOf).join(""));
   }
 
   /** The text of every frame kept. */
   text(): string {
     this.closeRun();
-    return this.readText + this.frames.map((f) => this.textOf(f)).join("");
+    return this.readText + this.frames.map((f) => this.relayedText(f)).join("");
   }
 
   /** How the reply ended, by the last frame that said so. */
   finish(): string | undefined {
     // Read where they are: a run is not closed (nor read out) just to be asked this.
-    return lastFinishReason(this.run) ?? lastFinishReason(this.frames) ?? this.readFinish;
+    return lastFinishReason(this.run.map(textOf)) ?? lastFinishReason(this.frames) ?? this.readFinish;
   }
 
   /** A frame that does not parse counts as no text: the record must still be written. */
-  private textOf(frame: string): string {
+  private relayedText(frame: string): string {
     try {
       return this.reader.text(frame);
     } catch {
@@ -184,6 +199,88 @@ function auditUsage(region: string, audit: (json: string) => void): void {
     if (end === -1) break;
     at = indexOfQuoted(region, "usage", end);
   }
+}
+
+const BLANK_LINE = Buffer.from("\n\n");
+const USAGE = Buffer.from("usage");
+
+/** A chunk's bytes as a Buffer over the same memory (no copy), for the runtime's byte search. */
+function bufferOf(chunk: Uint8Array): Buffer {
+  return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+}
+
+/** The frame of a region of whole frames that holds the byte at `at`: its start and end (past its blank line). */
+function frameAround(bytes: Buffer, at: number): [number, number] {
+  // A needle never starts with a line end, so the blank line before it ends before `at`.
+  const before = at < 2 ? -1 : bytes.lastIndexOf(BLANK_LINE, at - 2);
+  const after = bytes.indexOf(BLANK_LINE, at);
+  return [before === -1 ? 0 : before + 2, after === -1 ? bytes.length : after + 2];
+}
+
+/** Whether the usage named at `at` (the word's first byte) has the value null: its frame has nothing to audit. */
+function nullUsage(bytes: Buffer, at: number): boolean {
+  let i = at + 5;
+  if (bytes[i] !== 34 /* " */) return false;
+  i++;
+  if (bytes[i] === 32) i++;
+  if (bytes[i] !== 58 /* : */) return false;
+  i++;
+  if (bytes[i] === 32) i++;
+  return bytes[i] === 110 && bytes[i + 1] === 117 && bytes[i + 2] === 108 && bytes[i + 3] === 108; // null
+}
+
+/**
+ * The frames of a region of whole plain frames that hold one of `needles`, or a usage that is not
+ * null, decoded and joined in their order; "" when none does. What a reader's scan and the usage
+ * audit find in the region they find in these, without the rest being decoded.
+ */
+export function framesHolding(bytes: Buffer, needles: readonly Buffer[]): string {
+  // The frames found, as [start, end) pairs kept in order of their start (a region holds a few).
+  const spans: number[] = [];
+  const add = (start: number, end: number) => {
+    let i = spans.length;
+    while (i > 0 && spans[i - 2]! > start) i -= 2;
+    if (spans[i - 2] !== start) spans.splice(i, 0, start, end);
+  };
+  const search = (needle: Buffer, skip?: (at: number) => boolean) => {
+    for (let at = bytes.indexOf(needle); at !== -1; ) {
+      // A frame is decoded once, whatever else it holds; a null usage does not rule out another in its frame.
+      if (skip?.(at)) {
+        at = bytes.indexOf(needle, at + 1);
+        continue;
+      }
+      const [start, end] = frameAround(bytes, at);
+      add(start, end);
+      at = bytes.indexOf(needle, end);
+    }
+  };
+  for (const needle of needles) search(needle);
+  search(USAGE, (at) => nullUsage(bytes, at));
+  let out = "";
+  for (let i = 0; i < spans.length; i += 2) out += bytes.toString("utf8", spans[i], spans[i + 1]);
+  return out;
+}
+
+/** A reader's markers as bytes, and the text that names its model (`"model":`, past the quote). */
+interface Needles {
+  markers: Buffer[];
+  model: Buffer;
+}
+
+/** Each reader's needles, made once. */
+const readerNeedles = new WeakMap<PassthroughReader, Needles>();
+
+function needlesOf(reader: PassthroughReader): Needles | undefined {
+  if (!reader.markers) return undefined;
+  let needles = readerNeedles.get(reader);
+  if (!needles) {
+    needles = {
+      markers: reader.markers.map((m) => Buffer.from(m)),
+      model: Buffer.from(`${reader.modelKey ?? "model"}":`),
+    };
+    readerNeedles.set(reader, needles);
+  }
+  return needles;
 }
 
 /**
@@ -213,6 +310,7 @@ export function passthroughTap(
   let hold = raw && label !== undefined;
   const state: PassthroughState = { finished: false, terminated: false };
   const kept = new KeptFrames(reader);
+  const needles = needlesOf(reader);
   sink.relayedLater(() => kept.text());
   sink.finished?.(() => kept.finish());
   const see = (msg: SSEMessage): SSEMessage | undefined => {
@@ -268,6 +366,36 @@ export function passthroughTap(
     cutLine = lines.slice(lf + 1);
     if (lf !== -1) enqueue(label.apply(lines.slice(0, lf + 1)));
   };
+  /**
+   * A chunk of whole plain frames on a raw stream, read as bytes: relayed and kept as it came,
+   * with only the frames that hold the reader's markers (or a usage) decoded, audited and scanned
+   * — and, while the model's name is not known yet, the frame that names it. False where the
+   * chunk must be read as text (a frame cut at its end, a name to relabel, none named yet).
+   */
+  const bytesRegion = (chunk: Uint8Array, enqueue: (piece: Uint8Array | string) => void): boolean => {
+    const n = chunk.length;
+    if (n < 2 || chunk[n - 1] !== 10 || chunk[n - 2] !== 10 || chunk[0]! >= 0x80 || label?.changes) return false;
+    const bytes = bufferOf(chunk);
+    if (hold && label) {
+      const model = needles!.model;
+      let at = bytes.indexOf(model);
+      while (at > 0 && bytes[at - 1] !== 34 /* " */) at = bytes.indexOf(model, at + 1);
+      if (at <= 0) return false;
+      const [start, end] = frameAround(bytes, at);
+      // Learnt here, a name that differs is relabelled by the text path (which finds it known).
+      if (!label.learn(bytes.toString("utf8", start, end)) || label.changes) return false;
+      if (label.upstream !== undefined) sink.answeredBy?.(label.upstream);
+      hold = false;
+    }
+    enqueue(chunk);
+    kept.keep(chunk, true);
+    const frames = framesHolding(bytes, needles!.markers);
+    if (frames) {
+      auditUsage(frames, audit);
+      reader.scan(frames, sink, state);
+    }
+    return true;
+  };
   return {
     // A reply that never said how it ended (cut off, or ended by an upstream error) failed.
     failed: () => !state.finished,
@@ -276,6 +404,8 @@ export function passthroughTap(
     push(chunk, enqueue, plain) {
       // Every chunk so far vouched for by the line gate: its regions need no search of their shape.
       if (!plain) vouched = false;
+      // Whole plain frames of a raw stream with nothing held before them: searched as bytes.
+      if (plain && raw && needles && scanning && pending === "" && bytesRegion(chunk, enqueue)) return;
       let text = decode(chunk);
       if (raw && !hold) {
         if (label?.changes) relabelled(chunk, text, enqueue);

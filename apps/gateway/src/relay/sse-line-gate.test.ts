@@ -28,6 +28,17 @@ describe("firstBadLine", () => {
     expect(firstBadLine(bytes('event: x\rdata: {"a":1}\rdaat: 1\r'))).toBe(23);
   });
 
+  test("lines of every length and field, walked or searched, are judged alike", () => {
+    const long = "x".repeat(300);
+    // A comment and an event name longer than the walk, each followed by a line that is no event.
+    expect(firstBadLine(bytes(`: ${long}\nevent: ${long}\n\nnope\n`))).toBe(2 + 300 + 1 + 7 + 300 + 2);
+    expect(firstBadLine(bytes(`: ${long}\nevent: ${long}\n\n`))).toBe(-1);
+    expect(firstBadLine(bytes(`: ${long}`))).toBe(-1); // no line end at all
+    expect(firstBadLine(bytes("id: 1\nretry: 5\nid:\nretry:\n"))).toBe(-1);
+    for (const bad of ["i: 1", "idx: 1", "retr: 5", "eventx", "event", "dat: {}", "d", "r", "x"])
+      expect(firstBadLine(bytes(`: ok\n${bad}\n`))).toBe(5);
+  });
+
   test("the plain shape: LF line ends and a space after each data and event field", () => {
     const shape = (text: string): boolean => {
       const seen: LineShape = { plain: true };
