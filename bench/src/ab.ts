@@ -24,7 +24,8 @@
  * upgrade is read against the current one in the same seconds.
  *
  * Options: `--only NAME` (one scenario, exact name; default `messages passthrough`), `--rounds N`
- * (default 12), `--seconds N` per cell (default 2), `-c N` connections (default 32),
+ * (default 12), `--seconds N` per cell (default 2), `--warmup N` untimed seconds of load given each
+ * build first (default 10: the JIT compilers done before the rounds), `-c N` connections (default 32),
  * `--sim-first-byte MS` (the simulator waits MS before each answer's head, as a real vendor does:
  * default 0, the instant simulator).
  */
@@ -62,6 +63,7 @@ const { values: args, positionals: dirs } = parseArgs({
     only: { type: "string", default: "messages passthrough" },
     rounds: { type: "string", default: "12" },
     seconds: { type: "string", default: "2" },
+    warmup: { type: "string", default: "10" },
     c: { type: "string", short: "c", default: "32" },
     "sim-first-byte": { type: "string", default: "0" },
   },
@@ -145,6 +147,7 @@ try {
     rounds,
     seconds,
     connections,
+    warmupSeconds: Number(args.warmup),
     log: (line) => console.log(line),
   });
   const ratios = builds.map((_, i) => cpu[i]!.map((x, r) => x / cpu[0]![r]!));

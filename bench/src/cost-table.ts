@@ -9,7 +9,8 @@
  * profile's proportions (src/steps.ts). Writes bench/results/cost-table.{md,json}.
  *
  * Options: `--only NAME[,NAME…]` (exact scenario names; default all), `--rounds N` (default 8),
- * `--seconds N` per round (default 2), `--profile-seconds N` (default 5), `-c N` (default 32),
+ * `--seconds N` per round (default 2), `--warmup N` untimed seconds of load each build gets first
+ * (default 10, as `bun run ab`), `--profile-seconds N` (default 5), `-c N` (default 32),
  * `--gateway-dir DIR` (another build's apps/gateway, to read a change against the table),
  * `--reclassify` (measure nothing: split the last run's threads again from its saved profiles,
  * after a change to src/steps.ts).
@@ -47,6 +48,7 @@ const { values: args } = parseArgs({
     only: { type: "string" },
     rounds: { type: "string", default: "8" },
     seconds: { type: "string", default: "2" },
+    warmup: { type: "string", default: "10" },
     "profile-seconds": { type: "string", default: "5" },
     c: { type: "string", short: "c", default: "32" },
     "gateway-dir": { type: "string" },
@@ -173,7 +175,16 @@ async function costOf(s: Scenario, sim: Service): Promise<CostRow> {
   await add("gateway", gw, gatewayRequest(s, key), s.gateway.format);
   if (floor) await add("floor", floor, gatewayRequest(s, floorKey), s.gateway.format);
   if (peer && peerReq) await add("peer", peer, peerReq, s.gateway.format);
-  const together = await measureTogether({ wrk, simPid: sim.pid, builds, rounds, seconds, connections, log });
+  const together = await measureTogether({
+    wrk,
+    simPid: sim.pid,
+    builds,
+    rounds,
+    seconds,
+    connections,
+    warmupSeconds: Number(args.warmup),
+    log,
+  });
   for (const svc of [bare, gw, floor, peer]) if (svc) await stop(svc);
   const at = (name: string) => builds.findIndex((b) => b.name === name);
 

@@ -36,6 +36,8 @@ export async function measureTogether(opts: {
   rounds: number;
   seconds: number;
   connections: number;
+  /** Untimed load given each build first, in seconds (default 1). */
+  warmupSeconds?: number;
   log?: (line: string) => void;
 }): Promise<Together> {
   const { builds } = opts;
@@ -50,7 +52,7 @@ export async function measureTogether(opts: {
       upstreamPid: opts.simPid,
     });
   // Warm-up: each build once, untimed.
-  for (const b of builds) await load(b, 1);
+  for (const b of builds) await load(b, opts.warmupSeconds ?? 1);
   const cpu: number[][] = builds.map(() => []);
   const requests: number[][] = builds.map(() => []);
   const threadUs = builds.map(
