@@ -49,8 +49,6 @@ const utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
 export function chunkDecoder(): (chunk: Uint8Array, last?: boolean) => string {
   // Made at the first chunk that is decoded (a stream read as bytes may never need one).
   let stream: TextDecoder | undefined;
-  // Each call a whole text of its own: no byte-order mark dropped mid-stream (shared: it keeps no state).
-  const whole = utf8;
   // No part of a character is carried over (the last chunk ended on an ASCII byte); false at
   // first, so that the first chunk's byte-order mark is dropped by the stream decoder.
   let clean = false;
@@ -59,7 +57,8 @@ export function chunkDecoder(): (chunk: Uint8Array, last?: boolean) => string {
     stream ??= new TextDecoder();
     if (last) return stream.decode(chunk);
     const ascii = (chunk[chunk.length - 1] ?? 0) < 0x80;
-    if (clean && ascii) return whole.decode(chunk);
+    // Each call a whole text of its own (the shared `utf8`): no byte-order mark dropped mid-stream.
+    if (clean && ascii) return utf8.decode(chunk);
     clean = ascii;
     return stream.decode(chunk, STREAM);
   };
@@ -144,11 +143,13 @@ class KeptFrames {
     this.run = [];
     // With nothing unread before them, the regions the reader can read by search are kept as
     // their text; from the first it cannot, the rest are kept as one text, in order.
+    // Regions kept as bytes are decoded here, once, whichever way they are read.
+    const texts = run.map(textOf);
     let read = 0;
     let text = "";
     if (this.frames.length === 0 && this.reader.quickText)
       for (; read < run.length; read++) {
-        const region = textOf(run[read]!);
+        const region = texts[read]!;
         const t = this.reader.quickText(region);
         if (t === undefined) break;
         text += t;
@@ -158,7 +159,7 @@ class KeptFrames {
       }
     // Copied into a string of its own: slices of the regions would keep them all alive.
     if (read > 0) this.readText = own(this.readText + text);
-    if (read < run.length) this.frames.push(run.slice(read).map(textOf).join(""));
+    if (read < run.length) this.frames.push(texts.slice(read).join(""));
   }
 
   /** The text of every frame kept. */
