@@ -47,7 +47,7 @@ import {
   startGatewayProcess,
   startSimulatorProcess,
 } from "./services";
-import { measureTogether } from "./side-by-side";
+import { WARMUP_SECONDS, measureTogether } from "./side-by-side";
 import { percentile } from "./stats";
 import { wrkScript } from "./wrk-script";
 
@@ -63,7 +63,7 @@ const { values: args, positionals: dirs } = parseArgs({
     only: { type: "string", default: "messages passthrough" },
     rounds: { type: "string", default: "12" },
     seconds: { type: "string", default: "2" },
-    warmup: { type: "string", default: "10" },
+    warmup: { type: "string", default: String(WARMUP_SECONDS) },
     c: { type: "string", short: "c", default: "32" },
     "sim-first-byte": { type: "string", default: "0" },
   },

@@ -34,7 +34,7 @@ import {
   startSimulatorProcess,
   useGatewayDir,
 } from "./services";
-import { type Loaded, measureTogether, roundRatios } from "./side-by-side";
+import { type Loaded, WARMUP_SECONDS, measureTogether, roundRatios } from "./side-by-side";
 import { percentile } from "./stats";
 import { GATEWAY_RULES, REFERENCE_RULES, stepShares } from "./steps";
 import { wrkScript } from "./wrk-script";
@@ -48,7 +48,7 @@ const { values: args } = parseArgs({
     only: { type: "string" },
     rounds: { type: "string", default: "8" },
     seconds: { type: "string", default: "2" },
-    warmup: { type: "string", default: "10" },
+    warmup: { type: "string", default: String(WARMUP_SECONDS) },
     "profile-seconds": { type: "string", default: "5" },
     c: { type: "string", short: "c", default: "32" },
     "gateway-dir": { type: "string" },

@@ -29,6 +29,12 @@ export interface Together {
   retakes: number;
 }
 
+/**
+ * Untimed seconds of load each build gets before the rounds: its JIT compilers finish their work
+ * on the hot path there, not in the measured rounds (README, "Comparing two builds").
+ */
+export const WARMUP_SECONDS = 10;
+
 export async function measureTogether(opts: {
   wrk: string;
   simPid: number;
@@ -36,7 +42,7 @@ export async function measureTogether(opts: {
   rounds: number;
   seconds: number;
   connections: number;
-  /** Untimed load given each build first, in seconds (default 1). */
+  /** Untimed load given each build first, in seconds (default WARMUP_SECONDS). */
   warmupSeconds?: number;
   log?: (line: string) => void;
 }): Promise<Together> {
@@ -52,7 +58,7 @@ export async function measureTogether(opts: {
       upstreamPid: opts.simPid,
     });
   // Warm-up: each build once, untimed.
-  for (const b of builds) await load(b, opts.warmupSeconds ?? 1);
+  for (const b of builds) await load(b, opts.warmupSeconds ?? WARMUP_SECONDS);
   const cpu: number[][] = builds.map(() => []);
   const requests: number[][] = builds.map(() => []);
   const threadUs = builds.map(
