@@ -72,14 +72,6 @@ function own(s: string): string {
   return Buffer.from(s, "utf8").toString("utf8");
 }
 
-/** A raw region kept as the text it is, or as the bytes it came as (decoded only when read). */
-type Region = string | Uint8Array;
-
-/** A kept region's text. */
-function textOf(region: Region): string {
-  return typeof region === "string" ? region : utf8.decode(region);
-}
-
 /** How many raw regions in a row a stream keeps before it reads them out (or joins them). */
 const RUN_OF_REGIONS = 32;
 
@@ -118,15 +110,13 @@ class KeptFrames {
    * its text; reading it by the full parser would cost about what the whole relay spends on the
    * stream), else joined into one text (each string of its own costs a header).
    */
-  private run: Region[] = [];
+  private run: string[] = [];
 
-  /** Keeps one event's JSON, or (`region`) a raw region of whole frames, as text or as its bytes. */
-  keep(frame: string, region?: false): void;
-  keep(frame: Region, region: true): void;
-  keep(frame: Region, region = false): void {
+  /** Keeps one event's JSON, or (`region`) a raw region of whole frames. */
+  keep(frame: string, region = false): void {
     if (!region) {
       this.closeRun();
-      this.frames.push(frame as string); // an event's JSON is always text (the overloads above)
+      this.frames.push(frame);
     } else if (this.run.push(frame) >= RUN_OF_REGIONS) this.closeRun();
     this.held += frame.length;
     if (this.held <= MAX_HELD_FRAMES) return;
@@ -143,13 +133,11 @@ class KeptFrames {
     this.run = [];
     // With nothing unread before them, the regions the reader can read by search are kept as
     // their text; from the first it cannot, the rest are kept as one text, in order.
-    // Regions kept as bytes are decoded here, once, whichever way they are read.
-    const texts = run.map(textOf);
     let read = 0;
     let text = "";
     if (this.frames.length === 0 && this.reader.quickText)
       for (; read < run.length; read++) {
-        const region = texts[read]!;
+        const region = run[read]!;
         const t = this.reader.quickText(region);
         if (t === undefined) break;
         text += t;
@@ -159,7 +147,7 @@ class KeptFrames {
       }
     // Copied into a string of its own: slices of the regions would keep them all alive.
     if (read > 0) this.readText = own(this.readText + text);
-    if (read < run.length) this.frames.push(texts.slice(read).join(""));
+    if (read < run.length) this.frames.push(run.slice(read).join(""));
   }
 
   /** The text of every frame kept. */
@@ -171,7 +159,7 @@ class KeptFrames {
   /** How the reply ended, by the last frame that said so. */
   finish(): string | undefined {
     // Read where they are: a run is not closed (nor read out) just to be asked this.
-    return lastFinishReason(this.run.map(textOf)) ?? lastFinishReason(this.frames) ?? this.readFinish;
+    return lastFinishReason(this.run) ?? lastFinishReason(this.frames) ?? this.readFinish;
   }
 
   /** A frame that does not parse counts as no text: the record must still be written. */
@@ -389,9 +377,9 @@ export function passthroughTap(
       hold = false;
     }
     enqueue(chunk);
-    // Kept as its text: a flowing stream's reads kept as bytes held ~12 KiB more per stream
-    // (1,000 streams of 150 reads; bench/README.md).
-    kept.keep(textOf(chunk), true);
+    // Kept as its text (whole characters: it starts below 0x80 and ends on a blank line): a flowing
+    // stream's reads kept as bytes held ~12 KiB more per stream (1,000 streams of 150 reads; bench/README.md).
+    kept.keep(utf8.decode(chunk), true);
     const frames = framesHolding(bytes, needles!.markers);
     if (frames) {
       auditUsage(frames, audit);
