@@ -53,6 +53,8 @@ export type MemoryResult = OpenStreamsResult & {
   bare_proxy: OpenStreamsResult;
   /** The peer gateway's, on a fresh process, for the scenarios it serves. */
   peer?: OpenStreamsResult;
+  /** The metering floor's, on a fresh process, for the scenarios it speaks (flowing streams). */
+  metering_floor?: OpenStreamsResult;
 };
 
 export async function measureMemory(opts: {

@@ -220,6 +220,10 @@ export function renderReport(r: BenchResults): string {
   if (r.memory) out.push(`  held still: ${memoryLine(r.memory)}`);
   for (const m of r.memory_long) {
     out.push(`  flowing:    ${memoryLine(m)}`);
+    if (m.metering_floor)
+      out.push(
+        `              metering floor ${m.metering_floor.per_stream_kib.toFixed(1)} KiB per stream (${m.metering_floor.open} open)`,
+      );
     if (m.peer) out.push(`              peer ${m.peer.per_stream_kib.toFixed(1)} KiB per stream (${m.peer.open} open)`);
   }
   if (!r.memory && r.memory_long.length === 0)
@@ -239,6 +243,17 @@ export function renderReport(r: BenchResults): string {
   out.push("\nTargets (against the bare proxy in this run)");
   for (const t of r.targets) out.push("  " + describe(t));
   const missed = r.targets.filter((t) => !t.met).length;
-  out.push(`\n${r.targets.length - missed} of ${r.targets.length} target checks met; ${missed} missed.`);
+  const floorChecks = r.floor_targets ?? [];
+  if (floorChecks.length) {
+    out.push("\nTargets of the performance issue (against the metering floor and the passthroughs, in this run)");
+    for (const t of floorChecks) out.push("  " + describe(t));
+  }
+  const floorMissed = floorChecks.filter((t) => !t.met).length;
+  out.push(
+    `\n${r.targets.length - missed} of ${r.targets.length} target checks met; ${missed} missed.` +
+      (floorChecks.length
+        ? ` Against the floor: ${floorChecks.length - floorMissed} of ${floorChecks.length} met; ${floorMissed} missed.`
+        : ""),
+  );
   return out.join("\n");
 }

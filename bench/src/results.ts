@@ -85,5 +85,8 @@ export interface BenchResults {
   memory: MemoryResult | null;
   /** Streams that flow for 15 s (150 chunks 100 ms apart), per stream scenario measured so. */
   memory_long: MemoryResult[];
+  /** Against the bare proxy (the first targets). */
   targets: TargetCheck[];
+  /** The performance issue's targets: against the metering floor and Turnpike's own passthroughs (targets.ts). */
+  floor_targets: TargetCheck[];
 }

@@ -2,7 +2,8 @@
  * `bun run bench`: measures the gateway's overhead against a bare passthrough proxy and against
  * the upstream called directly, in one run on this machine. See bench/README.md.
  *
- * Options: --seconds N (per cell, default 2) · --warmup N (per series, default 1) ·
+ * Options: --seconds N (per cell, default 2) · --warmup N (untimed load per series, default 10:
+ * the JIT's compilations done before the cells, bench/README.md) ·
  * --only TEXT (scenarios whose name contains TEXT; =NAME: that scenario alone) · --streams N (open streams, default 1000) ·
  * --fetch-cap N (BUN_CONFIG_MAX_HTTP_REQUESTS of both proxies, default 4096; 0 = Bun's 256) ·
  * --gateway-dir DIR (run the gateway app found there, e.g. a patched copy, instead of apps/gateway) ·
@@ -33,8 +34,9 @@ import {
   startSimulatorProcess,
   useGatewayDir,
 } from "./services";
-import { checkTargets } from "./targets";
+import { checkFloorTargets, checkTargets } from "./targets";
 import { measureTtfb } from "./ttfb";
+import { WARMUP_SECONDS } from "./side-by-side";
 import { wrkScript } from "./wrk-script";
 
 export const CONCURRENCIES = [1, 32, 128] as const;
@@ -51,7 +53,7 @@ const LONG_MEMORY_SCENARIOS = ["stream messages passthrough", "stream messages�
 const { values: args } = parseArgs({
   options: {
     seconds: { type: "string", default: "2" },
-    warmup: { type: "string", default: "1" },
+    warmup: { type: "string", default: String(WARMUP_SECONDS) },
     only: { type: "string" },
     streams: { type: "string", default: "1000" },
     profile: { type: "boolean", default: false },
@@ -345,9 +347,23 @@ async function benchmark(sim: Service): Promise<void> {
       services.push(fresh);
       m.peer = await measureOn(fresh, peerRequest(scenario, sim.url)!, streamCount, pace);
     }
+    // The metering floor on a fresh process too, for the flowing streams it speaks (a target is its ratio).
+    if (pace === LONG && floorScenarios.some((s) => s.name === scenario.name)) {
+      const fresh = await startGatewayProcess(sim.url, join(tmp, `floor-${db}`), fetchCap, [], {}, METERING_FLOOR_DIR);
+      services.push(fresh);
+      m.metering_floor = await measureOn(
+        fresh,
+        gatewayRequest(scenario, await createGatewayKey(fresh)),
+        streamCount,
+        pace,
+      );
+    }
     log(
       `memory (${scenario.name}, ${pace.directive}): gateway ${m.per_stream_kib.toFixed(1)} KiB per open stream (${m.open} of ${streamCount} open), bare proxy ${m.bare_proxy.per_stream_kib.toFixed(1)} KiB` +
-        (m.peer ? `, peer ${m.peer.per_stream_kib.toFixed(1)} KiB (${m.peer.open} open)` : ""),
+        (m.peer ? `, peer ${m.peer.per_stream_kib.toFixed(1)} KiB (${m.peer.open} open)` : "") +
+        (m.metering_floor
+          ? `, metering floor ${m.metering_floor.per_stream_kib.toFixed(1)} KiB (${m.metering_floor.open} open)`
+          : ""),
     );
     return m;
   };
@@ -384,6 +400,7 @@ async function benchmark(sim: Service): Promise<void> {
     memory,
     memory_long: memoryLong,
     targets: checkTargets(rows, ttfb, memoryLong),
+    floor_targets: checkFloorTargets(rows, ttfb, memoryLong),
   };
   if (skipped.length) console.log(`\n⚠ not measured:\n  ${skipped.join("\n  ")}`);
   const report = renderReport(results);

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { ScenarioResult, TargetMetrics, TtfbRow } from "./results";
-import { checkTargets } from "./targets";
+import { checkFloorTargets, checkTargets, passthroughOf } from "./targets";
 
 const m = (rps: number, p50_ms: number): TargetMetrics => ({
   rps,
@@ -83,5 +83,89 @@ describe("checkTargets", () => {
     )!;
     expect(check.met).toBe(false);
     expect(check.scenario).toBe("stream a, 1,000 streams of 15 s (only 256 opened)");
+  });
+});
+
+describe("checkFloorTargets", () => {
+  const cpu = (us: number): TargetMetrics => ({ ...m(1000, 1), cpu_us_per_req: us });
+  const at = (
+    name: string,
+    kind: "passthrough" | "translation",
+    stream: boolean,
+    baseline: ScenarioResult["baseline"],
+    gw: number,
+    floor?: number,
+    concurrency = 32,
+  ): ScenarioResult => ({
+    name,
+    kind,
+    stream,
+    baseline,
+    concurrency,
+    gateway: cpu(gw),
+    bare_proxy: cpu(30),
+    direct: cpu(20),
+    ...(floor === undefined ? {} : { metering_floor: cpu(floor) }),
+  });
+  const rows = [
+    at("messages passthrough", "passthrough", false, "messages", 130, 100), // 1.3×: met exactly
+    at("messages passthrough", "passthrough", false, "messages", 500, 100, 128), // not judged at 128
+    at("chat passthrough", "passthrough", false, "chat", 80),
+    at("messages→chat", "translation", false, "chat", 120), // 1.5× chat passthrough: met
+    at("messages→generateContent", "translation", false, "generate", 196), // no generate passthrough: 1.51× messages'
+    at("stream messages passthrough", "passthrough", true, "messages-stream", 141, 100), // 1.41×: missed
+    at("stream chat passthrough", "passthrough", true, "chat-stream", 200),
+    at("stream responses→chat", "translation", true, "chat-stream", 290), // 1.45×: met
+  ];
+
+  test("CPU against the floor, translated against the passthrough of their upstream, at c=32", () => {
+    const checks = checkFloorTargets(rows, [], []);
+    expect(checks.map((c) => [c.target, c.scenario, c.concurrency, Number(c.value.toFixed(3)), c.met])).toEqual([
+      ["CPU ≤ 1.3× metering floor", "messages passthrough", 32, 1.3, true],
+      ["CPU ≤ 1.4× metering floor", "stream messages passthrough", 32, 1.41, false],
+      ["CPU ≤ 1.5× chat passthrough", "messages→chat", 32, 1.5, true],
+      ["CPU ≤ 1.5× messages passthrough", "messages→generateContent", 32, 1.508, false],
+      ["CPU ≤ 1.5× stream chat passthrough", "stream responses→chat", 32, 1.45, true],
+    ]);
+  });
+
+  test("a translated scenario with neither passthrough is not judged", () => {
+    const lone = at("chat→messages", "translation", false, "messages", 300);
+    expect(passthroughOf(lone, [lone])).toBeUndefined();
+    expect(checkFloorTargets([lone], [], [])).toEqual([]);
+  });
+
+  test("memory against the floor's, both over every stream asked for; TTFB as against the bare proxy", () => {
+    const open = (per_stream_kib: number, opened = 1000) => ({
+      requested: 1000,
+      open: opened,
+      refused: 0,
+      idle_rss_kib: 0,
+      loaded_rss_kib: 0,
+      per_stream_kib,
+    });
+    const checks = checkFloorTargets(
+      [],
+      [
+        {
+          name: "s1",
+          gateway: { p50_ms: 0.9, p99_ms: 2 },
+          bare_proxy: { p50_ms: 0.6, p99_ms: 1 },
+          direct: { p50_ms: 0.2, p99_ms: 0.4 },
+          overhead_p50_ms: 0.7,
+          bare_overhead_p50_ms: 0.4,
+        },
+      ],
+      [
+        { scenario: "a", requested: 1000, open: 1000, per_stream_kib: 37.5, metering_floor: open(30) }, // 1.25×: met
+        { scenario: "b", requested: 1000, open: 1000, per_stream_kib: 31, metering_floor: open(30, 900) }, // floor short
+        { scenario: "c", requested: 1000, open: 1000, per_stream_kib: 60 }, // no floor: not judged
+      ],
+    );
+    expect(checks.map((c) => [c.target, c.scenario, Number(c.value.toFixed(3)), c.met])).toEqual([
+      ["memory ≤ 1.25× metering floor", "a, 1,000 streams of 15 s", 1.25, true],
+      ["memory ≤ 1.25× metering floor", "b, 1,000 streams of 15 s", 1.033, false],
+      ["stream TTFB ≤ bare proxy + 0.25 ms at p50", "s1", 0.3, false],
+    ]);
   });
 });

@@ -77,3 +77,98 @@ export function checkTargets(
   }
   return out;
 }
+
+/**
+ * The performance issue's targets, set against the metering floor (bench/metering-floor/: the
+ * least a gateway that bills every token does) and against Turnpike's own passthroughs, in the
+ * same run:
+ * - CPU per request at c=32 ≤ 1.3× the floor's on JSON passthrough, ≤ 1.4× on stream passthrough;
+ * - a translated call's or stream's CPU per request at c=32 ≤ 1.5× its passthrough's: the
+ *   passthrough to the same upstream protocol (where the run has none, as for generateContent,
+ *   the client format's own);
+ * - memory per flowing stream (1,000 streams of 15 s) ≤ 1.25× the floor's;
+ * - added time to first byte at p50, one request at a time, ≤ 0.25 ms (as above).
+ * The scale-out mode's own target (within 10 % of embedded) is read by `--store postgres
+ * --limits redis`, a run of its own.
+ */
+export const FLOOR_TARGETS = {
+  cpuOverFloor: { "messages passthrough": 1.3, "stream messages passthrough": 1.4 } as Record<string, number>,
+  translatedOverPassthrough: 1.5,
+  memoryOverFloor: 1.25,
+  concurrency: 32,
+} as const;
+
+/** The passthrough scenario a translated one is judged against (see FLOOR_TARGETS). */
+export function passthroughOf(s: ScenarioResult, rows: readonly ScenarioResult[]): ScenarioResult | undefined {
+  const same = (r: ScenarioResult) =>
+    r.kind === "passthrough" && r.stream === s.stream && r.concurrency === s.concurrency;
+  return (
+    rows.find((r) => same(r) && r.baseline === s.baseline) ??
+    rows.find((r) => same(r) && r.name.startsWith(s.stream ? `stream ${clientOf(s)} ` : `${clientOf(s)} `))
+  );
+}
+
+/** A translated scenario's client format: its name's word before the arrow. */
+function clientOf(s: ScenarioResult): string {
+  return s.name.replace(/^stream /, "").split("→")[0]!;
+}
+
+export function checkFloorTargets(
+  rows: readonly ScenarioResult[],
+  ttfb: readonly TtfbRow[],
+  memory: readonly Pick<MemoryResult, "scenario" | "requested" | "open" | "per_stream_kib" | "metering_floor">[],
+): TargetCheck[] {
+  const out: TargetCheck[] = [];
+  const c = FLOOR_TARGETS.concurrency;
+  for (const r of rows) {
+    if (r.concurrency !== c) continue;
+    const limit = FLOOR_TARGETS.cpuOverFloor[r.name];
+    if (limit !== undefined && r.metering_floor)
+      out.push(
+        atMost(
+          `CPU ≤ ${limit}× metering floor`,
+          r.name,
+          r.gateway.cpu_us_per_req / r.metering_floor.cpu_us_per_req,
+          limit,
+          "≤",
+          c,
+        ),
+      );
+  }
+  for (const r of rows) {
+    if (r.concurrency !== c || r.kind !== "translation") continue;
+    const p = passthroughOf(r, rows);
+    if (!p) continue;
+    const limit = FLOOR_TARGETS.translatedOverPassthrough;
+    out.push(
+      atMost(`CPU ≤ ${limit}× ${p.name}`, r.name, r.gateway.cpu_us_per_req / p.gateway.cpu_us_per_req, limit, "≤", c),
+    );
+  }
+  for (const m of memory) {
+    const f = m.metering_floor;
+    if (!f) continue;
+    const limit = FLOOR_TARGETS.memoryOverFloor;
+    const check = atMost(
+      `memory ≤ ${limit}× metering floor`,
+      `${m.scenario}, ${m.requested.toLocaleString("en-US")} streams of 15 s`,
+      m.per_stream_kib / f.per_stream_kib,
+      limit,
+      "≤",
+    );
+    // Either side over fewer streams than asked for is not the measure.
+    if (m.open < m.requested || f.open < f.requested) check.met = false;
+    out.push(check);
+  }
+  for (const t of ttfb) {
+    out.push(
+      atMost(
+        `stream TTFB ≤ bare proxy + ${TARGETS.ttfbOverBareMs} ms at p50`,
+        t.name,
+        t.gateway.p50_ms - t.bare_proxy.p50_ms,
+        TARGETS.ttfbOverBareMs,
+        "≤",
+      ),
+    );
+  }
+  return out;
+}
