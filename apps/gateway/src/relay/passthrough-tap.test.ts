@@ -367,5 +367,13 @@ describe("whole plain frames read as bytes (the line gate vouched for them) and 
     expect(framesHolding(chat, [])).toBe(chatChunk({}, null, { prompt_tokens: 1 }));
     expect(framesHolding(chat, [Buffer.from("nowhere")])).toBe(chatChunk({}, null, { prompt_tokens: 1 }));
     expect(framesHolding(Buffer.from(chatChunk({ content: "a" }, null, null)), [])).toBe("");
+    // A fetch body's chunks are plain typed arrays, searched where they are; one cut out of a larger
+    // array (an offset into its memory) finds the same frames.
+    const text = `${delta("x")}${start("m2")}${delta("c")}`;
+    const plain = new TextEncoder().encode(text);
+    expect(plain).not.toBeInstanceOf(Buffer);
+    expect(framesHolding(plain, [Buffer.from("event: message_")])).toBe(start("m2"));
+    const inner = new TextEncoder().encode(`${delta("pad")}${text}`).subarray(delta("pad").length);
+    expect(framesHolding(inner, [Buffer.from("event: message_")])).toBe(start("m2"));
   });
 });
