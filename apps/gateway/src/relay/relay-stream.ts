@@ -1,6 +1,7 @@
 import type { ClientFormat } from "../formats";
 import type { Logger } from "../telemetry/logger";
 import type { Watch } from "../dispatch/execute";
+import { BLANK_LINE, find } from "./bytes";
 import type { InlineTap } from "./passthrough-tap";
 
 const encoder = new TextEncoder();
@@ -35,7 +36,6 @@ export interface RelayOptions {
 
 /** Per client format, the first line of its terminal frame with its line end, as text and as bytes (null: none). */
 const terminalMarks = new WeakMap<ClientFormat, { text: string; bytes: Buffer } | null>();
-const BLANK_LINE = Buffer.from("\n\n");
 
 function terminalMark(format: ClientFormat): { text: string; bytes: Buffer } | null {
   let mark = terminalMarks.get(format);
@@ -60,9 +60,8 @@ export function cutAfterTerminal(piece: Uint8Array | string, format: ClientForma
     const end = at === -1 ? -1 : piece.indexOf("\n\n", at);
     return end === -1 ? undefined : piece.slice(0, end + 2);
   }
-  const bytes = Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength);
-  const at = bytes.indexOf(mark.bytes);
-  const end = at === -1 ? -1 : bytes.indexOf(BLANK_LINE, at);
+  const at = find(piece, mark.bytes);
+  const end = at === -1 ? -1 : find(piece, BLANK_LINE, at);
   return end === -1 ? undefined : piece.subarray(0, end + 2);
 }
 
