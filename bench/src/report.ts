@@ -243,7 +243,7 @@ export function renderReport(r: BenchResults): string {
   out.push("\nTargets (against the bare proxy in this run)");
   for (const t of r.targets) out.push("  " + describe(t));
   const missed = r.targets.filter((t) => !t.met).length;
-  const floorChecks = r.floor_targets ?? [];
+  const floorChecks = r.floor_targets;
   if (floorChecks.length) {
     out.push("\nTargets of the performance issue (against the metering floor and the passthroughs, in this run)");
     for (const t of floorChecks) out.push("  " + describe(t));

@@ -348,7 +348,7 @@ async function benchmark(sim: Service): Promise<void> {
       m.peer = await measureOn(fresh, peerRequest(scenario, sim.url)!, streamCount, pace);
     }
     // The metering floor on a fresh process too, for the flowing streams it speaks (a target is its ratio).
-    if (pace === LONG && floorScenarios.some((s) => s.name === scenario.name)) {
+    if (pace === LONG && FLOOR_SCENARIOS.includes(scenario.name)) {
       const fresh = await startGatewayProcess(sim.url, join(tmp, `floor-${db}`), fetchCap, [], {}, METERING_FLOOR_DIR);
       services.push(fresh);
       m.metering_floor = await measureOn(

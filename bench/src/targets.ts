@@ -9,6 +9,7 @@
  */
 import type { MemoryResult } from "./memory";
 import type { ScenarioResult, TargetCheck, TtfbRow } from "./results";
+import { SCENARIOS } from "./scenarios";
 
 export const TARGETS = {
   /** Throughput floors by concurrency, for each kind of scenario. */
@@ -34,6 +35,14 @@ function atMost(
 ): TargetCheck {
   const met = rule === "≤" ? value <= limit : value < limit;
   return { target, scenario, concurrency, value, limit, rule, met, margin: 1 - value / limit };
+}
+
+/** Where a flowing-memory figure was read: its scenario and streams (and how many opened, when fewer). */
+function streamsWhere(m: Pick<MemoryResult, "scenario" | "requested" | "open">): string {
+  return (
+    `${m.scenario}, ${m.requested.toLocaleString("en-US")} streams of 15 s` +
+    (m.open < m.requested ? ` (only ${m.open} opened)` : "")
+  );
 }
 
 /** A stream's added time to first byte at p50, one request at a time, against its limit. */
@@ -62,12 +71,9 @@ export function checkTargets(
   }
   for (const t of ttfb) out.push(ttfbCheck(t));
   for (const m of memory) {
-    const where =
-      `${m.scenario}, ${m.requested.toLocaleString("en-US")} streams of 15 s` +
-      (m.open < m.requested ? ` (only ${m.open} opened)` : "");
     const check = atMost(
       `≤ ${TARGETS.perStreamKib} KiB per open stream`,
-      where,
+      streamsWhere(m),
       m.per_stream_kib,
       TARGETS.perStreamKib,
       "≤",
@@ -99,19 +105,20 @@ export const FLOOR_TARGETS = {
   concurrency: 32,
 } as const;
 
+/** A scenario's client format, by its name in the scenario table. */
+function clientFormatOf(name: string): string | undefined {
+  return SCENARIOS.find((x) => x.name === name)?.gateway.format;
+}
+
 /** The passthrough scenario a translated one is judged against (see FLOOR_TARGETS). */
 export function passthroughOf(s: ScenarioResult, rows: readonly ScenarioResult[]): ScenarioResult | undefined {
   const same = (r: ScenarioResult) =>
     r.kind === "passthrough" && r.stream === s.stream && r.concurrency === s.concurrency;
+  const client = clientFormatOf(s.name);
   return (
     rows.find((r) => same(r) && r.baseline === s.baseline) ??
-    rows.find((r) => same(r) && r.name.startsWith(s.stream ? `stream ${clientOf(s)} ` : `${clientOf(s)} `))
+    rows.find((r) => same(r) && client !== undefined && clientFormatOf(r.name) === client)
   );
-}
-
-/** A translated scenario's client format: its name's word before the arrow. */
-function clientOf(s: ScenarioResult): string {
-  return s.name.replace(/^stream /, "").split("→")[0]!;
 }
 
 export function checkFloorTargets(
@@ -151,7 +158,7 @@ export function checkFloorTargets(
     const limit = FLOOR_TARGETS.memoryOverFloor;
     const check = atMost(
       `memory ≤ ${limit}× metering floor`,
-      `${m.scenario}, ${m.requested.toLocaleString("en-US")} streams of 15 s`,
+      streamsWhere(m),
       m.per_stream_kib / f.per_stream_kib,
       limit,
       "≤",
