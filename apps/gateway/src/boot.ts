@@ -21,6 +21,7 @@ import { RefusalLog } from "./telemetry/refused-requests";
 import { RequestTrail } from "./telemetry/request-trail";
 import { startTracing } from "./telemetry/tracing";
 import { loopTurn } from "./vocabulary/loop-turns";
+import { VERSION } from "./vocabulary/version";
 
 export interface Gateway {
   app: ReturnType<typeof createApp>;
@@ -70,6 +71,8 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
   const logger =
     opts.logger ??
     pinoLogger({ level: config.ops.logLevel, format: config.ops.logFormat, secrets, destination: opts.logDestination });
+  // The first line of every start says which release is starting (an upgrade is read from it).
+  logger.info(`Turnpike ${VERSION} starting`, { version: VERSION });
   // SQLite and in-process counters, or PostgreSQL and Redis (README "Running several instances").
   const state = await openBackends(config, { store: opts.store, now, logger });
   const { store, spend, ledger } = state;

@@ -218,7 +218,11 @@ export const AdminDeployments = Type.Object({
 });
 
 /** `GET /health` and `GET /ready` (the latter also names each back end and whether it answers). */
-export const HealthStatus = Type.Object({ status: Type.String() });
+export const HealthStatus = Type.Object({
+  status: Type.String(),
+  /** The release this instance runs (`GET /health` only). */
+  version: Type.Optional(Type.String()),
+});
 
 /** Every schema of this file, by its component name in the document. */
 export const ADMIN_SCHEMAS = {
