@@ -1,15 +1,22 @@
 import { UPSTREAM_PROTOCOLS } from "@turnpike/schema";
-import { readFileSync } from "node:fs";
 import { MIN_ADMIN_KEY_LENGTH } from "../keys/admin-key";
 import { parseTrustedProxies, type TrustedProxies } from "../http/client-address";
 import { DEFAULT_MAX_BODY_VALUES, MIB } from "../http/read-body";
 import { REDIS_FAIL_MODES, type RedisFailMode } from "../storage/redis-failover";
 import { type Static, Type } from "@sinclair/typebox";
-import { catalogProblems } from "../dispatch/catalog";
-import { DEFAULT_ROUTING, modelRoutingProblems, parseRouting, type RoutingConfig } from "../dispatch/routing-config";
+import { catalogProblems, MODEL_ROW_FIELDS } from "../dispatch/catalog";
+import {
+  DEFAULT_ROUTING,
+  MODEL_ROUTING_FIELDS,
+  modelRoutingProblems,
+  parseRouting,
+  type RoutingConfig,
+} from "../dispatch/routing-config";
 import { AUTH_SCHEMES, BUILT_IN_VENDORS, type VendorConfig, type VendorRow } from "../dispatch/vendors";
 import { isRecord } from "../vocabulary/client-errors";
 import { ConfigError, configProblems, refuse } from "../vocabulary/config-error";
+import { unknownKeys } from "../vocabulary/unknown-fields";
+import { type ConfigSource, readConfigSource, withPositions } from "./config-file";
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "../telemetry/logger";
 
 export { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "../telemetry/logger";
@@ -95,22 +102,14 @@ type Env = Record<string, string | undefined>;
 
 /** Reads the config file: JSON by default, YAML when the name ends in .yaml or .yml. */
 export function readConfigFile(path: string): Record<string, unknown> {
-  const text = readFileSync(path, "utf8");
-  const yaml = /\.ya?ml$/i.test(path);
-  let parsed: unknown;
-  try {
-    parsed = yaml ? Bun.YAML.parse(text) : JSON.parse(text);
-  } catch (e) {
-    throw new ConfigError([
-      `${path}: not valid ${yaml ? "YAML" : "JSON"}: ${e instanceof Error ? e.message : String(e)}`,
-    ]);
-  }
-  if (!isRecord(parsed))
-    throw new ConfigError([
-      `${path}: the config file must hold an object with optional "models", "vendors" and "routing"`,
-    ]);
-  return parsed;
+  return readConfigSource(path).value;
 }
+
+/**
+ * The sections of the config file. A new section is added here, or every file using it is
+ * refused for an unknown field.
+ */
+export const CONFIG_FILE_FIELDS = ["models", "vendors", "routing", "mcp_servers", "mcp_limits", "sign_on"] as const;
 
 /** `ACME-EU` → `ACME_EU`: the default environment names of a vendor added by config. */
 function envWord(id: string): string {
@@ -135,7 +134,7 @@ const VendorFile = Type.Object(
       ),
     ),
   },
-  { rule: "must be an object {protocol, base_url, api_key_env, auth}" },
+  { additionalProperties: false, rule: "must be an object {protocol, base_url, api_key_env, auth}" },
 );
 const VendorsFile = Type.Record(Type.String(), VendorFile, {
   rule: "must be a map of vendor id to {protocol, base_url, api_key_env, auth}",
@@ -205,7 +204,12 @@ export function loadConfig(env: Env = process.env): Config {
   };
   const configFile = env.TURNPIKE_CONFIG || undefined;
   const where = configFile ?? "config";
-  const file = configFile ? check(() => readConfigFile(configFile), {}) : {};
+  const source: ConfigSource | undefined = configFile
+    ? check(() => readConfigSource(configFile), undefined)
+    : undefined;
+  const file = source?.value ?? {};
+  // Every field of the file is one Turnpike reads: a typo is refused, with the name it was likely meant to be.
+  problems.push(...unknownKeys(file, CONFIG_FILE_FIELDS, "").map((p) => `${where}: ${p}`));
   const read = readVendorRows(file.vendors, where);
   problems.push(...read.problems);
   const vendors = read.rows.map(
@@ -226,9 +230,11 @@ export function loadConfig(env: Env = process.env): Config {
   const catalog = catalogProblems(models, vendors);
   problems.push(...catalog.problems.map((p) => `${where}: ${p}`));
   const vendorIds = new Set(vendors.map((v) => v.id));
+  const rowFields = [...MODEL_ROW_FIELDS, ...MODEL_ROUTING_FIELDS];
   models.forEach((row, i) => {
-    if (isRecord(row))
-      problems.push(...modelRoutingProblems(row, where, `models[${i}]`, vendorIds, catalog.ids, catalog.embedding));
+    if (!isRecord(row)) return;
+    problems.push(...unknownKeys(row, rowFields, `models[${i}]`).map((p) => `${where}: ${p}`));
+    problems.push(...modelRoutingProblems(row, where, `models[${i}]`, vendorIds, catalog.ids, catalog.embedding));
   });
   const routing = check(() => parseRouting(file.routing, where), DEFAULT_ROUTING);
   const port = Number(env.PORT ?? 8080);
@@ -315,7 +321,7 @@ export function loadConfig(env: Env = process.env): Config {
       },
     ),
   };
-  refuse(problems);
+  refuse(configFile && source ? withPositions(problems, configFile, source) : problems);
   return config;
 }
 

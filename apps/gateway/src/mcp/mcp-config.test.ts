@@ -79,7 +79,7 @@ describe("mcp_servers in the config file", () => {
     }
     expect(problems).toEqual([
       'turnpike.yaml: mcp_servers[0].name: lower-case letters, digits, "-" and single "_" (it prefixes "<name>__<tool>"), got "Bad Name"',
-      "turnpike.yaml: mcp_servers[0].timout_ms: unknown field (known: name, url, headers, timeout_ms, command, args, env)",
+      "turnpike.yaml: mcp_servers[0].timout_ms: unknown field `timout_ms` — did you mean `timeout_ms`?",
       'turnpike.yaml: mcp_servers[1].url: must be an http:// or https:// URL, got "ftp://x/"',
       "turnpike.yaml: mcp_servers[1].headers.a: must be a string, got 1",
       "turnpike.yaml: mcp_servers[2].timeout_ms: must be a positive whole number, got -1",

@@ -134,7 +134,11 @@ describe("the request log", () => {
   });
 
   test("the first line names the release starting", () => {
-    expect(JSON.parse(lines[0]!)).toMatchObject({ level: "info", version: VERSION, msg: `Turnpike ${VERSION} starting` });
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      level: "info",
+      version: VERSION,
+      msg: `Turnpike ${VERSION} starting`,
+    });
     expect(VERSION).toMatch(/^\d+\.\d+\.\d+/);
   });
 
