@@ -1,7 +1,9 @@
 #!/usr/bin/env bun
 /**
- * `turnpike` — the admin API from a shell.
+ * `turnpike` — the admin API from a shell, and the commands an operator runs beside the gateway.
  *
+ *   turnpike --version
+ *   turnpike config check [FILE] | migrate | backup PATH     (cli-ops.ts: no admin key needed)
  *   turnpike keys create --name NAME [--models id,glob*] [--rpm N] [--tpm N] [--budget USD] [--expires ISO] [--tools server__glob,*]
  *   turnpike keys list | get KEY_ID | revoke KEY_ID
  *   turnpike keys update KEY_ID [--name …] [--models …] [--rpm N] [--tpm N] [--budget USD] [--expires ISO] [--tools server__glob,*]
@@ -15,8 +17,14 @@
  * `TURNPIKE_ADMIN_KEY`.
  */
 import { parseArgs } from "node:util";
+import { backup, configCheck, migrate } from "./cli-ops";
+import { VERSION } from "./vocabulary/version";
 
 const USAGE = `usage:
+  turnpike --version
+  turnpike config check [FILE]   (the configuration a start would read, or FILE: exit 0, or 1 with each mistake)
+  turnpike migrate               (brings TURNPIKE_DB or TURNPIKE_DATABASE_URL to this build's schema)
+  turnpike backup PATH           (SQLite: an online copy; PostgreSQL: pg_dump's custom format)
   turnpike keys create --name NAME [--models id,glob*] [--rpm N] [--tpm N] [--budget USD] [--expires ISO] [--tools server__glob,*]
   turnpike keys list
   turnpike keys get KEY_ID
@@ -31,7 +39,7 @@ const USAGE = `usage:
   turnpike tokens list | revoke TOKEN_ID
   turnpike audit [--actor ACTOR] [--action ACTION] [--since ISO] [--limit N]
   (keys create also takes --team TEAM_ID)
-env: TURNPIKE_URL (default http://localhost:8080), TURNPIKE_ADMIN_KEY (required)`;
+env: TURNPIKE_URL (default http://localhost:8080), TURNPIKE_ADMIN_KEY (required by the admin commands)`;
 
 export interface CliIO {
   env: Record<string, string | undefined>;
@@ -47,7 +55,36 @@ function fail(io: CliIO, message: string): number {
 
 /** Runs one CLI command; returns the exit code. */
 export async function runCli(argv: string[], io: CliIO): Promise<number> {
-  const { values, positionals } = parseArgs({
+  let parsed: ReturnType<typeof parseCli>;
+  try {
+    parsed = parseCli(argv);
+  } catch (e) {
+    // An unknown option or a missing value: said, with the usage, not thrown.
+    return fail(io, `${e instanceof Error ? e.message : String(e)}\n${USAGE}`);
+  }
+  const { values, positionals } = parsed;
+  const [group, verb, arg] = positionals;
+  if (values.version) {
+    io.out(`turnpike ${VERSION}`);
+    return 0;
+  }
+  if (values.help || !group) {
+    io.out(USAGE);
+    return values.help ? 0 : 2;
+  }
+  // Local commands: this machine's configuration and database, no gateway or admin key involved.
+  if (group === "config") {
+    if (verb !== "check" || positionals.length > 3) return fail(io, "usage: turnpike config check [FILE]");
+    return configCheck(arg, io);
+  }
+  if (group === "migrate") return positionals.length === 1 ? await migrate(io) : fail(io, "usage: turnpike migrate");
+  if (group === "backup")
+    return positionals.length <= 2 ? await backup(verb, io) : fail(io, "usage: turnpike backup PATH");
+  return await adminCommand(group, verb, arg, values, io);
+}
+
+function parseCli(argv: string[]) {
+  return parseArgs({
     args: argv,
     allowPositionals: true,
     strict: true,
@@ -72,13 +109,19 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
       actor: { type: "string" },
       action: { type: "string" },
       help: { type: "boolean", short: "h" },
+      version: { type: "boolean", short: "V" },
     },
   });
-  const [group, verb, arg] = positionals;
-  if (values.help || !group) {
-    io.out(USAGE);
-    return values.help ? 0 : 2;
-  }
+}
+
+/** One command of the admin API: its call, its answer printed as JSON; the exit code. */
+async function adminCommand(
+  group: string,
+  verb: string | undefined,
+  arg: string | undefined,
+  values: ReturnType<typeof parseCli>["values"],
+  io: CliIO,
+): Promise<number> {
   const base = (io.env.TURNPIKE_URL ?? "http://localhost:8080").replace(/\/$/, "");
   const adminKey = io.env.TURNPIKE_ADMIN_KEY;
   if (!adminKey)

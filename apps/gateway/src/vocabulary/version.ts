@@ -1,4 +1,4 @@
-import gatewayPackage from "../../package.json" with { type: "json" };
+import gatewayPackage from "@turnpike/gateway/package.json" with { type: "json" };
 
 /**
  * Turnpike's version: the gateway package's own (`apps/gateway/package.json`), which changesets
