@@ -67,12 +67,27 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
   const adminKey = config.adminKey ?? "sk-admin-" + randomBytes(24).toString("base64url");
   const generatedAdminKey = config.adminKey ? undefined : adminKey;
   // Every secret the gateway holds is blanked out of any line that would carry it.
-  const secrets = [adminKey, config.ops.metricsKey, ...config.vendors.map((v) => v.apiKey)];
+  const secrets = [
+    adminKey,
+    config.adminKeyPrevious?.key,
+    config.ops.metricsKey,
+    ...config.vendors.map((v) => v.apiKey),
+  ];
   const logger =
     opts.logger ??
     pinoLogger({ level: config.ops.logLevel, format: config.ops.logFormat, secrets, destination: opts.logDestination });
   // The first line of every start says which release is starting (an upgrade is read from it).
   logger.info(`Turnpike ${VERSION} starting`, { version: VERSION });
+  const previous = config.adminKeyPrevious;
+  if (previous && Date.parse(previous.until) > now())
+    logger.info(`Admin key rotation: the previous admin key is accepted until ${previous.until}.`, {
+      admin_key_previous_until: previous.until,
+    });
+  else if (previous)
+    logger.warn(
+      `Admin key rotation: the previous admin key's grace ended at ${previous.until}; it is refused (unset TURNPIKE_ADMIN_KEY_PREVIOUS).`,
+      { admin_key_previous_until: previous.until },
+    );
   // SQLite and in-process counters, or PostgreSQL and Redis (README "Running several instances").
   const state = await openBackends(config, { store: opts.store, now, logger });
   const { store, spend, ledger } = state;

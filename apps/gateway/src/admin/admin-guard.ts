@@ -34,7 +34,13 @@ async function checkAdmin(
 ): Promise<Principal> {
   const auth = request.headers.get("authorization") ?? "";
   const principal = auth
-    ? await bearerPrincipal(auth.replace(/^bearer\s+/i, ""), deps.adminKey, deps.store.teamStore(), deps.now())
+    ? await bearerPrincipal(
+        auth.replace(/^bearer\s+/i, ""),
+        deps.adminKey,
+        deps.store.teamStore(),
+        deps.now(),
+        deps.config.adminKeyPrevious,
+      )
     : await session?.(request);
   if (principal) return principal;
   const address = `admin|${clientAddress(server, request, deps.config.trustedProxies)}`;

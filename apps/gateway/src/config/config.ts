@@ -28,6 +28,11 @@ export interface Config {
   host: string;
   dbPath: string;
   adminKey: string | undefined;
+  /**
+   * `TURNPIKE_ADMIN_KEY_PREVIOUS` until `TURNPIKE_ADMIN_KEY_PREVIOUS_UNTIL`: the admin key being
+   * rotated out, still accepted until then (docs/operations.md "Rotating the admin key").
+   */
+  adminKeyPrevious?: PreviousAdminKey;
   configFile: string | undefined;
   /** Every vendor: the built-in rows with the config file's laid over them, keys from the environment. */
   vendors: VendorConfig[];
@@ -61,6 +66,13 @@ export interface Config {
   responsesWebsocket: boolean;
   /** Batches (batches/): the input limits, and how long a worker holds a job between renewals. */
   batches: BatchConfig;
+}
+
+/** An admin key accepted until a time, during a rotation. */
+export interface PreviousAdminKey {
+  key: string;
+  /** ISO 8601: from this instant the key is refused like any wrong one. */
+  until: string;
 }
 
 export interface OpsConfig {
@@ -256,11 +268,13 @@ export function loadConfig(env: Env = process.env): Config {
       `TURNPIKE_ADMIN_KEY must be at least ${MIN_ADMIN_KEY_LENGTH} characters long (got ${adminKey.length}); unset it to have one generated for the run.`,
     );
   }
+  const adminKeyPrevious = check(() => previousAdminKey(env), undefined);
   const config: Config = {
     port,
     host: env.HOST || "0.0.0.0",
     dbPath: env.TURNPIKE_DB || "data/turnpike.db",
     adminKey,
+    ...(adminKeyPrevious ? { adminKeyPrevious } : {}),
     configFile,
     vendors,
     models,
@@ -344,6 +358,35 @@ export interface BatchConfig {
   upstreamOff: readonly string[];
   /** `TURNPIKE_BATCH_POLL_SECONDS`: how often an upstream batch is asked whether it has ended (default 30). */
   pollMs: number;
+}
+
+/**
+ * `TURNPIKE_ADMIN_KEY_PREVIOUS` and `TURNPIKE_ADMIN_KEY_PREVIOUS_UNTIL`, both or neither: a key
+ * kept working forever would be no rotation, so the end of its grace is required.
+ */
+function previousAdminKey(env: Env): PreviousAdminKey | undefined {
+  const key = env.TURNPIKE_ADMIN_KEY_PREVIOUS || undefined;
+  const until = env.TURNPIKE_ADMIN_KEY_PREVIOUS_UNTIL || undefined;
+  if (key === undefined && until === undefined) return undefined;
+  if (key === undefined)
+    throw new Error(
+      "TURNPIKE_ADMIN_KEY_PREVIOUS_UNTIL is set without TURNPIKE_ADMIN_KEY_PREVIOUS: unset it, or set both",
+    );
+  if (until === undefined || Number.isNaN(Date.parse(until)))
+    throw new Error(
+      `TURNPIKE_ADMIN_KEY_PREVIOUS_UNTIL must be the ISO 8601 time the previous admin key stops working (e.g. 2026-12-01T00:00:00Z), got ${JSON.stringify(until ?? "")}`,
+    );
+  if (!env.TURNPIKE_ADMIN_KEY)
+    throw new Error("TURNPIKE_ADMIN_KEY_PREVIOUS is set without TURNPIKE_ADMIN_KEY: set the new admin key too");
+  if (key === env.TURNPIKE_ADMIN_KEY)
+    throw new Error(
+      "TURNPIKE_ADMIN_KEY_PREVIOUS is the same as TURNPIKE_ADMIN_KEY: set the new key in TURNPIKE_ADMIN_KEY",
+    );
+  if (key.length < MIN_ADMIN_KEY_LENGTH)
+    throw new Error(
+      `TURNPIKE_ADMIN_KEY_PREVIOUS must be at least ${MIN_ADMIN_KEY_LENGTH} characters long (got ${key.length})`,
+    );
+  return { key, until: new Date(Date.parse(until)).toISOString() };
 }
 
 function oneOf<T extends string>(raw: string | undefined, allowed: readonly T[], fallback: T, name: string): T {
