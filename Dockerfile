@@ -20,6 +20,11 @@ COPY deploy/package.json deploy/
 RUN bun install --frozen-lockfile
 COPY . .
 RUN bun run --cwd apps/dashboard build
+# The release the image is labelled with (below) must be the one it holds: a mismatch fails the build.
+ARG TURNPIKE_VERSION=""
+RUN test -z "$TURNPIKE_VERSION" \
+ || test "$TURNPIKE_VERSION" = "$(bun -p 'require("./apps/gateway/package.json").version')" \
+ || (echo "TURNPIKE_VERSION=$TURNPIKE_VERSION is not apps/gateway/package.json's version" >&2; exit 1)
 
 # --- 2. deps: production dependencies only (no test clients, no bundler) -------------------------
 FROM build AS deps
@@ -28,6 +33,11 @@ RUN rm -rf node_modules apps/*/node_modules packages/*/node_modules bench/node_m
 
 # --- 3. runtime ----------------------------------------------------------------------------------
 FROM oven/bun:${BUN_VERSION}-slim AS runtime
+# docker build --build-arg TURNPIKE_VERSION="$(bun -p 'require("./apps/gateway/package.json").version')" …
+# (docs/operations.md "Releases"); GET /health and `turnpike --version` read the same package.
+ARG TURNPIKE_VERSION=""
+LABEL org.opencontainers.image.title="Turnpike" \
+      org.opencontainers.image.version="${TURNPIKE_VERSION}"
 WORKDIR /app
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
