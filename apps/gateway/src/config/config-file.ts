@@ -39,7 +39,15 @@ export function pathSegments(path: string): (string | number)[] {
  * written twice in one map).
  */
 export function readConfigSource(path: string): ConfigSource {
-  const text = readFileSync(path, "utf8");
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code; // a file system error carries its code
+    throw new ConfigError([
+      `${path}: the config file (TURNPIKE_CONFIG) cannot be read: ${code === "ENOENT" ? "no such file" : e instanceof Error ? e.message : String(e)}`,
+    ]);
+  }
   const yaml = /\.ya?ml$/i.test(path);
   if (!yaml) {
     let parsed: unknown;

@@ -431,7 +431,9 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
       path: "/admin/audit",
       doc: admin("The audit log of admin writes, newest first", ok("The records.", ref("AdminAuditList")), {
         parameters: [
-          query("actor", "Only this actor's writes (`admin-key`, `admin-key:previous`, `token:<id>`, `user:<id>`).", { type: "string" }),
+          query("actor", "Only this actor's writes (`admin-key`, `admin-key:previous`, `token:<id>`, `user:<id>`).", {
+            type: "string",
+          }),
           query("action", "Only this action (`key.create`, `team.update`, …).", { type: "string" }),
           query("since", "From this instant (ISO 8601).", { type: "string" }),
           query("limit", "At most this many, 1 to 1000 (default 100).", { type: "integer", minimum: 1, maximum: 1000 }),

@@ -119,6 +119,18 @@ describe("turnpike config check [FILE]", () => {
     expect(r.err[1]).toMatch(new RegExp(`^  ${broken}:\\d+:\\d+: not valid YAML: `));
   });
 
+  test("a file that is not there: exit 1, saying so", async () => {
+    const missing = join(dir, "missing.yaml");
+    expect(await run(["config", "check", missing])).toEqual({
+      code: 1,
+      out: [],
+      err: [
+        "config check: a mistake in the configuration:",
+        `  ${missing}: the config file (TURNPIKE_CONFIG) cannot be read: no such file`,
+      ],
+    });
+  });
+
   test("without FILE it checks TURNPIKE_CONFIG and the environment, as a start would", async () => {
     const acme = file("acme.yaml", "vendors:\n  acme:\n    protocol: chat\n");
     // Only building the upstreams finds this one: a keyed vendor with nowhere to send its calls.

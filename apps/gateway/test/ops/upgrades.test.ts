@@ -20,6 +20,7 @@ import {
 import { migratePostgres } from "../../src/storage/postgres-migrate";
 import { PostgresStore } from "../../src/storage/postgres-store";
 import { SqliteStore } from "../../src/storage/sqlite-store";
+import { VERSION } from "../../src/vocabulary/version";
 import { freshDatabase, postgresUp } from "../scaleout/servers";
 
 /** The value a required column of a row written at an old schema gets (the id, time and key fields chosen). */
@@ -136,6 +137,31 @@ describe("SQLite", () => {
     check.close();
   });
 });
+
+test("a start on a newer database: one JSON line naming both versions, exit 1, no stack trace", async () => {
+  using tmp = tempDir();
+  const path = join(tmp.dir, "newer.db");
+  const db = new Database(path, { create: true });
+  migrateSqlite(db, [...MIGRATIONS, NEXT]);
+  db.close();
+  const proc = Bun.spawn(["bun", join(import.meta.dir, "../../src/main.ts")], {
+    env: { ...process.env, TURNPIKE_DB: path, PORT: "0", HOST: "127.0.0.1", TURNPIKE_CONFIG: "" },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [code, out, err] = await Promise.all([
+    proc.exited,
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+  ]);
+  expect(code).toBe(1);
+  expect(JSON.parse(out.split("\n")[0]!)).toMatchObject({ msg: `Turnpike ${VERSION} starting`, version: VERSION });
+  const fatal = JSON.parse(err.trim()) as { level: string; msg: string };
+  expect(fatal.level).toBe("fatal");
+  expect(fatal.msg).toStartWith(
+    `This database is at schema version ${SCHEMA_VERSION + 1}, newer than this build knows: Turnpike ${VERSION} reads schema versions up to ${SCHEMA_VERSION}.`,
+  );
+}, 60_000);
 
 describe.skipIf(!postgresUp)("PostgreSQL", () => {
   /** A PostgreSQL row of `table`: the given fields and every other required column of the schema it is at. */
