@@ -35,7 +35,7 @@ test("the image's label is its build argument, and the build refuses one that is
   expect(runtime).toMatch(/^ARG TURNPIKE_VERSION=""$/m);
   expect(runtime).toMatch(/org\.opencontainers\.image\.version="\$\{TURNPIKE_VERSION\}"/);
   // The build stage's guard, run here as Docker would run it (sh, from the build context's root).
-  const guard = dockerfile.match(/^RUN (test -z "\$TURNPIKE_VERSION"[^]*?exit 1\))$/m)?.[1]?.replace(/\\\n/g, "");
+  const guard = dockerfile.match(/^RUN (test -z "\$TURNPIKE_VERSION"[\s\S]*?exit 1\))$/m)?.[1]?.replace(/\\\n/g, "");
   expect(guard).toBeDefined();
   const run = (version: string) =>
     Bun.spawnSync(["sh", "-c", guard!], { cwd: ROOT, env: { ...process.env, TURNPIKE_VERSION: version } });
