@@ -101,6 +101,18 @@ describe("the rotation's settings are checked at start", () => {
     ]);
   });
 
+  test("a previous key needs a current one", () => {
+    let error: unknown;
+    try {
+      loadConfig({ TURNPIKE_ADMIN_KEY_PREVIOUS: OLD_KEY, TURNPIKE_ADMIN_KEY_PREVIOUS_UNTIL: UNTIL });
+    } catch (e) {
+      error = e;
+    }
+    expect((error as ConfigError).problems).toEqual([
+      "TURNPIKE_ADMIN_KEY_PREVIOUS is set without TURNPIKE_ADMIN_KEY: set the new admin key too",
+    ]);
+  });
+
   test("a good pair is read, its time normalised", () => {
     expect(
       loadConfig({

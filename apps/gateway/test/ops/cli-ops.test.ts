@@ -181,6 +181,29 @@ describe("turnpike migrate", () => {
   });
 });
 
+describe.skipIf(!postgresUp)("turnpike migrate: PostgreSQL", () => {
+  test("a new database gets every migration, named; again, nothing; the URL shown without its password", async () => {
+    const db = await freshDatabase();
+    try {
+      const url = new URL(db.url);
+      url.password = "not-shown";
+      const r = await run(["migrate"], { TURNPIKE_DATABASE_URL: url.toString() });
+      expect(r.code).toBe(0);
+      url.password = "";
+      expect(r.out).toEqual([
+        `${url}: schema version 0 → ${SCHEMA_VERSION}; applied:`,
+        ...MIGRATIONS.map((m) => `  ${m.version}  ${m.name}`),
+      ]);
+      expect(r.out.join("\n")).not.toContain("not-shown");
+      expect((await run(["migrate"], { TURNPIKE_DATABASE_URL: db.url })).out).toEqual([
+        `${db.url}: at schema version ${SCHEMA_VERSION}, this build's; nothing to apply.`,
+      ]);
+    } finally {
+      await db.drop();
+    }
+  }, 60_000);
+});
+
 describe("turnpike backup PATH: SQLite", () => {
   test("an online copy, taken while the store is open with writes in its WAL, reads back whole", async () => {
     const db = join(dir, "live.db");
