@@ -17,7 +17,6 @@
  * `TURNPIKE_ADMIN_KEY`.
  */
 import { parseArgs } from "node:util";
-import { backup, configCheck, migrate } from "./cli-ops";
 import { VERSION } from "./vocabulary/version";
 
 const USAGE = `usage:
@@ -72,14 +71,20 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     io.out(USAGE);
     return values.help ? 0 : 2;
   }
-  // Local commands: this machine's configuration and database, no gateway or admin key involved.
+  // Local commands: this machine's configuration and database, no gateway or admin key involved
+  // (loaded only for them: the admin commands need none of the gateway's code).
   if (group === "config") {
     if (verb !== "check" || positionals.length > 3) return fail(io, "usage: turnpike config check [FILE]");
-    return configCheck(arg, io);
+    return (await import("./cli-ops")).configCheck(arg, io);
   }
-  if (group === "migrate") return positionals.length === 1 ? await migrate(io) : fail(io, "usage: turnpike migrate");
+  if (group === "migrate")
+    return positionals.length === 1
+      ? await (await import("./cli-ops")).migrate(io)
+      : fail(io, "usage: turnpike migrate");
   if (group === "backup")
-    return positionals.length <= 2 ? await backup(verb, io) : fail(io, "usage: turnpike backup PATH");
+    return positionals.length <= 2
+      ? await (await import("./cli-ops")).backup(verb, io)
+      : fail(io, "usage: turnpike backup PATH");
   return await adminCommand(group, verb, arg, values, io);
 }
 
