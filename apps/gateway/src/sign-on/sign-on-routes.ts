@@ -272,7 +272,7 @@ export function signOnRoutes(
         302: { description: "To the provider's authorization endpoint." },
         503: { description: "The provider could not be reached." },
       }),
-      handle: async ({ request }) => {
+      handle: async () => {
         let config: oidc.Configuration;
         try {
           config = await provider();
