@@ -317,17 +317,18 @@ export function signOnRoutes(
         const clear = cookie(LOGIN_COOKIE, "", "/auth", 0);
         const address = clientAddress(server, request, deps.config.trustedProxies);
         const failures = `signin|${address}`;
-        // Refusals are counted per address like failed keys: past the bound, a 429 and no more audit rows.
-        const wait = await deps.authFailures.blockedFor(failures);
-        if (wait > 0)
-          return text(429, `Too many refused sign-ins from this address; retry after ${wait} s.`, {
-            "retry-after": String(wait),
-            "set-cookie": clear,
-          });
         const refuse = async (why: string, e?: unknown, subject?: string) => {
           const cause = e instanceof Error && e.cause instanceof Error ? { cause: e.cause.message } : {};
           const error = e instanceof Error ? { error: e.message, ...cause } : {};
           deps.logger.warn("sign-on refused", { reason: why, ...error });
+          // Refusals are counted per address like failed keys: past the bound, a 429 and no more
+          // audit rows (a flood cannot bury the log). A sign-in that passes is never held back.
+          const wait = await deps.authFailures.blockedFor(failures);
+          if (wait > 0)
+            return text(429, `Too many refused sign-ins from this address; retry after ${wait} s.`, {
+              "retry-after": String(wait),
+              "set-cookie": clear,
+            });
           await deps.authFailures.fail(failures);
           await recordAudit(
             teams(),
