@@ -270,8 +270,8 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
         if (!createsKeyIn(who, teamId)) throw forbidden(`make a key in team ${teamId}`);
         // The team's defaults fill what was not asked for; anyone but an organisation admin stays within its ceilings.
         const fields = applyTeamRules(input, team, !isAdmin(who), deps.now()) as NewKey; // name kept from input
-        // A key made with an expiring token ends with it at the latest.
-        if (who.expires_at && (fields.expires_at == null || fields.expires_at > who.expires_at))
+        // A key a bounded caller makes with an expiring token ends with it at the latest.
+        if (!isAdmin(who) && who.expires_at && (fields.expires_at == null || fields.expires_at > who.expires_at))
           fields.expires_at = who.expires_at;
         // A key belongs to its team and to whoever made it (a member revokes its own).
         const { record, secret } = await deps.keys.create({

@@ -126,12 +126,12 @@ export interface KeyRevoker {
 }
 
 /**
- * Revokes the live keys a user (or a named token) made, in one team or (teamId undefined) in all:
- * a key does not outlive its maker's membership. Answers the revoked keys, for the audit log.
+ * Revokes the live keys a user (or a named token) made in one team: a key does not outlive its
+ * maker's membership. Answers the revoked keys, for the audit log.
  */
-export async function revokeMemberKeys(keys: KeyRevoker, ownerId: string, teamId?: string): Promise<KeyRecord[]> {
+export async function revokeMemberKeys(keys: KeyRevoker, ownerId: string, teamId: string): Promise<KeyRecord[]> {
   const mine = (await keys.list()).filter(
-    (k) => k.user_id === ownerId && k.revoked_at === null && (teamId === undefined || k.team_id === teamId),
+    (k) => k.user_id === ownerId && k.revoked_at === null && k.team_id === teamId,
   );
   const out: KeyRecord[] = [];
   for (const k of mine) {

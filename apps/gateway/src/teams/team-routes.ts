@@ -150,7 +150,7 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
       );
   };
   /** Ends the keys a user or token made (in one team, or all), each revocation audited. */
-  const endKeysOf = async (ownerId: string, teamId: string | undefined, audit: (e: AuditEntry) => Promise<void>) => {
+  const endKeysOf = async (ownerId: string, teamId: string, audit: (e: AuditEntry) => Promise<void>) => {
     for (const k of await revokeMemberKeys(deps.keys, ownerId, teamId)) await audit(keyEnded(k));
   };
   /** Only an owner touches an owner. */
@@ -402,16 +402,18 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
       method: "DELETE",
       path: "/admin/users/{id}",
       doc: admin(
-        "Delete a user, its memberships and sessions, and revoke the keys it made",
+        "Delete a user, its memberships and sessions, and revoke the keys it made in its teams",
         ok("The deleted user.", ref("AdminUser")),
         { parameters: [USER_ID] },
       ),
       handle: guarded(async ({ params, who, audit }) => {
         const u = await user(params.id ?? "");
         need(touchesUser(who, u), `delete user ${u.id}`);
+        const memberships = await teams().membershipsOf(u.id);
         await teams().deleteUser(u.id);
         await audit({ action: "user.delete", target: u.id, before: u });
-        await endKeysOf(u.id, undefined, audit);
+        // Its keys in its teams end with it (keys an organisation admin made outside its teams stay).
+        for (const m of memberships) await endKeysOf(u.id, m.team_id, audit);
         return Response.json(u);
       }),
     },
@@ -474,7 +476,7 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
       method: "DELETE",
       path: "/admin/tokens/{id}",
       doc: admin(
-        "Revoke a named admin token (and the keys made with it)",
+        "Revoke a named admin token (and, for a team token, the keys made with it)",
         ok("The revoked token.", ref("AdminToken")),
         {
           parameters: [idParam("The token's id (`tok_…`).")],
@@ -488,7 +490,8 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
         await teams().revokeToken(id, iso());
         const after = (await teams().token(id)) ?? before;
         await audit({ action: "token.revoke", target: id, before: publicToken(before), after: publicToken(after) });
-        await endKeysOf(id, undefined, audit);
+        // A team token's keys end with it; an organisation token's (an admin's automation) stay.
+        if (before.team_id !== null) await endKeysOf(id, before.team_id, audit);
         return Response.json(publicToken(after));
       }),
     },

@@ -161,6 +161,21 @@ async function sessionsScenario(url: string, adminKey: string): Promise<void> {
     actor: "sign-on",
     after: { reason: "maker left" },
   });
+
+  // Deleting the user revokes the keys it made in its teams.
+  const last = new CookieJar();
+  await signInOverHttp(last, url, "dana");
+  const lastMe = await session(last);
+  const third = (await (
+    await jarFetch(last, `${url}/admin/keys`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-csrf-token": lastMe.csrf_token },
+      body: JSON.stringify({ name: "dana's third", team_id: eng }),
+    })
+  ).json()) as { id: string };
+  expect((await asAdmin("GET", `/admin/keys/${third.id}`)).revoked_at).toBeNull();
+  await asAdmin("DELETE", `/admin/users/${lastMe.user.id}`);
+  expect((await asAdmin("GET", `/admin/keys/${third.id}`)).revoked_at).not.toBeNull();
 }
 
 describe("sessions on SQLite", () => {

@@ -129,7 +129,20 @@ async function scenario(url: string, adminKey: string): Promise<void> {
   expect(byAdmin.status).toBe(201);
   expect(byAdmin.json).toMatchObject({ tools: ["*"], rpm: 1000, models: null });
 
-  // A key made with an expiring token ends with the token at the latest.
+  // An organisation admin's token: keys it makes are not capped by its expiry nor revoked with it.
+  const ci = (
+    await asAdmin("POST", "/admin/tokens", {
+      name: `ci ${tag}`,
+      role: "admin",
+      expires_at: new Date(Date.now() + DAY).toISOString(),
+    })
+  ).json as { id: string; token: string };
+  const ciKey = await call(ci.token, "POST", "/admin/keys", { name: "prod", team_id: open });
+  expect([ciKey.status, ciKey.json.expires_at]).toEqual([201, null]);
+  await asAdmin("DELETE", `/admin/tokens/${ci.id}`);
+  expect((await asAdmin("GET", `/admin/keys/${ciKey.json.id}`)).json.revoked_at).toBeNull();
+
+  // A key a member makes with an expiring token ends with the token at the latest.
   const soon = new Date(Date.now() + 2 * DAY).toISOString();
   const shortMember = await token("member", open, soon);
   const short = await call(shortMember, "POST", "/admin/keys", { name: "short", team_id: open });
