@@ -232,6 +232,64 @@ describe("ID token times", () => {
   }, 60_000);
 });
 
+/**
+ * The gateway's calls to the provider with the ID token re-signed by a key of the test's own
+ * (whose JWKS replaces the provider's) after `change` alters its claims: a hand-forged token
+ * whose signature checks, so that only its times can refuse it.
+ */
+async function forging(change: (claims: Record<string, unknown>) => void): Promise<typeof fetch> {
+  const { privateKey, publicKey } = await crypto.subtle.generateKey(
+    { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" },
+    true,
+    ["sign", "verify"],
+  );
+  const jwk = { ...(await crypto.subtle.exportKey("jwk", publicKey)), kid: "forged", alg: "RS256", use: "sig" };
+  const b64 = (b: ArrayBuffer | Uint8Array | string) => Buffer.from(b as Uint8Array).toString("base64url");
+  return Object.assign(
+    async (input: string | URL | Request, init?: RequestInit) => {
+      const url = String(input instanceof Request ? input.url : input);
+      if (url.endsWith("/jwks")) return Response.json({ keys: [jwk] });
+      const res = await fetch(input, init);
+      if (!url.endsWith("/token")) return res;
+      const body = (await res.json()) as { id_token: string };
+      const claims = JSON.parse(Buffer.from(body.id_token.split(".")[1] ?? "", "base64url").toString("utf8"));
+      change(claims);
+      const signing = `${b64(JSON.stringify({ alg: "RS256", typ: "JWT", kid: "forged" }))}.${b64(JSON.stringify(claims))}`;
+      const signature = await crypto.subtle.sign("RSASSA-PKCS1-v1_5", privateKey, new TextEncoder().encode(signing));
+      body.id_token = `${signing}.${b64(new Uint8Array(signature))}`;
+      return Response.json(body, { status: res.status });
+    },
+    { preconnect: () => {} },
+  );
+}
+
+describe("hand-forged ID token times (signature good, times not)", () => {
+  test("iat or nbf an hour ahead: refused; nbf within the skew: accepted", async () => {
+    const hour = () => Math.floor(Date.now() / 1000) + 3600;
+    const cases: [string, (c: Record<string, unknown>) => void, number][] = [
+      ["iat an hour ahead", (c) => Object.assign(c, { iat: hour(), exp: hour() + 3600 }), 401],
+      ["nbf an hour ahead", (c) => Object.assign(c, { nbf: hour() }), 401],
+      ["nbf 10 s ahead", (c) => Object.assign(c, { nbf: Math.floor(Date.now() / 1000) + 10 }), 303],
+      ["unchanged", () => {}, 303],
+    ];
+    const gws: Harness[] = [];
+    for (const [, change] of cases) {
+      const port = await freePort();
+      const h = await startHarness(
+        { PORT: String(port), ...signOnEnv(`http://127.0.0.1:${port}`) },
+        { fetch: await forging(change) },
+      );
+      gateways.push(h);
+      gws.push(h);
+    }
+    provider.serve(gws.map((g) => `${g.url}/auth/callback`));
+    for (const [i, [what, , status]] of cases.entries()) {
+      const res = await signInOverHttp(new CookieJar(), gws[i]?.url ?? "", "dana");
+      expect([what, res.status]).toEqual([what, status]);
+    }
+  }, 60_000);
+});
+
 describe("no security value from the Host header", () => {
   test("sign-on without TURNPIKE_PUBLIC_URL does not start", async () => {
     const { TURNPIKE_PUBLIC_URL: _u, ...env } = signOnEnv("unused");
