@@ -11,7 +11,7 @@
  *   turnpike usage [--key KEY_ID] [--model ID] [--since ISO] [--until ISO] [--limit N] [--page-size N] [--group-by key,model,day]
  *   turnpike teams create --name NAME [--models …] [--rpm N] [--tpm N] [--budget USD] | list
  *   turnpike tokens create --name NAME --role ROLE [--team TEAM_ID] [--expires ISO] | list | revoke TOKEN_ID
- *   turnpike audit [--actor ACTOR] [--action ACTION] [--since ISO] [--limit N]
+ *   turnpike audit [--actor ACTOR] [--action ACTION] [--since ISO] [--until ISO] [--limit N]
  *
  * Talks to the gateway at `TURNPIKE_URL` (default http://localhost:8080) with
  * `TURNPIKE_ADMIN_KEY`.
@@ -36,7 +36,7 @@ const USAGE = `usage:
   turnpike teams list
   turnpike tokens create --name NAME --role owner|admin|viewer|team-admin|member [--team TEAM_ID] [--expires ISO]
   turnpike tokens list | revoke TOKEN_ID
-  turnpike audit [--actor ACTOR] [--action ACTION] [--since ISO] [--limit N]
+  turnpike audit [--actor ACTOR] [--action ACTION] [--since ISO] [--until ISO] [--limit N]
   (keys create also takes --team TEAM_ID)
 env: TURNPIKE_URL (default http://localhost:8080), TURNPIKE_ADMIN_KEY (required by the admin commands)`;
 
@@ -262,6 +262,7 @@ async function adminCommand(
       if (values.actor) q.set("actor", values.actor);
       if (values.action) q.set("action", values.action);
       if (values.since) q.set("since", values.since);
+      if (values.until) q.set("until", values.until);
       if (values.limit) q.set("limit", String(num(values.limit, "limit")));
       return await call("GET", `/admin/audit${q.size ? "?" + q : ""}`);
     }

@@ -16,12 +16,14 @@ import { forbidden } from "../teams/principal";
 import {
   changesKey,
   createsKeyIn,
+  isAdmin,
   type KeyOwnership,
   type Principal,
   readsAll,
   readsKey,
   revokesKey,
 } from "../teams/roles";
+import { applyTeamRules, checkCeilings } from "../teams/key-ceilings";
 import { DEFAULT_TEAM_ID } from "../teams/team-store";
 import { adminGuard, type SessionPrincipal } from "./admin-guard";
 import { foldByOwner, OWNERS, type Owner } from "./usage-owners";
@@ -262,12 +264,18 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
       handle: guarded(async ({ request, who, audit }) => {
         const input = parseKeyFields(await body(request), true, catalogIds, mcpServers) as NewKey; // requireName: name is set
         const teamId = input.team_id ?? DEFAULT_TEAM_ID;
-        if (!(await deps.store.teamStore().team(teamId)))
+        const team = await deps.store.teamStore().team(teamId);
+        if (!team)
           throw invalid(`team_id: no team ${JSON.stringify(teamId.slice(0, 100))} (see GET /admin/teams)`, "team_id");
         if (!createsKeyIn(who, teamId)) throw forbidden(`make a key in team ${teamId}`);
+        // The team's defaults fill what was not asked for; anyone but an organisation admin stays within its ceilings.
+        const fields = applyTeamRules(input, team, !isAdmin(who), deps.now()) as NewKey; // name kept from input
+        // A key a bounded caller makes with an expiring token ends with it at the latest.
+        if (!isAdmin(who) && who.expires_at && (fields.expires_at == null || fields.expires_at > who.expires_at))
+          fields.expires_at = who.expires_at;
         // A key belongs to its team and to whoever made it (a member revokes its own).
         const { record, secret } = await deps.keys.create({
-          ...input,
+          ...fields,
           team_id: teamId,
           ...(who.owner_id ? { user_id: who.owner_id } : {}),
         });
@@ -309,6 +317,10 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
         const fields = parseKeyFields(await body(request), false, catalogIds, mcpServers);
         if (fields.team_id !== undefined) throw invalid("team_id: a key's team is set when it is made", "team_id");
         const before = allowed(who, await deps.keys.get(id), id, changesKey, "change");
+        if (!isAdmin(who)) {
+          const team = await deps.store.teamStore().team(before.team_id ?? DEFAULT_TEAM_ID);
+          if (team) checkCeilings(fields, team, deps.now());
+        }
         const record = found(await deps.keys.update(id, fields), id);
         // New limits take effect from a full bucket.
         await deps.limiter.reset(record.id);

@@ -21,7 +21,7 @@ import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "../telem
 
 export { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "../telemetry/logger";
 import { MCP_DEFAULTS, type McpConfig, parseMcpConfig } from "../mcp/mcp-config";
-import { parseSignOn, type SignOnConfig } from "../sign-on/sign-on-config";
+import { parsePublicUrl, parseSignOn, type SignOnConfig } from "../sign-on/sign-on-config";
 
 export interface Config {
   port: number;
@@ -62,6 +62,14 @@ export interface Config {
   mcp: McpConfig;
   /** OpenID Connect sign-in to the dashboard (`TURNPIKE_OIDC_*` and the file's `sign_on:`); absent = off. */
   signOn?: SignOnConfig;
+  /**
+   * `TURNPIKE_PUBLIC_URL`: the gateway's origin as clients reach it; the sign-in's redirect, the
+   * session cookie's Secure flag and the MCP protected-resource metadata come from it (never from
+   * a request's Host). Required with sign-on; without it the metadata is not served.
+   */
+  publicUrl?: string;
+  /** `TURNPIKE_ADMIN_WRITES_PER_MINUTE` (default 120): admin API writes one principal may make per minute; more is a 429. */
+  adminWritesPerMinute: number;
   /** `TURNPIKE_RESPONSES_WEBSOCKET` (default `on`): serve the Responses format over WebSocket; `off` answers the upgrade 426. */
   responsesWebsocket: boolean;
   /** Batches (batches/): the input limits, and how long a worker holds a job between renewals. */
@@ -297,6 +305,11 @@ export function loadConfig(env: Env = process.env): Config {
       maxResultBytes: MCP_DEFAULTS.maxResultBytes,
     }),
     signOn: check(() => parseSignOn(file, env, where), undefined),
+    publicUrl: check(() => parsePublicUrl(env), undefined),
+    adminWritesPerMinute: check(
+      () => Math.floor(positiveNumber(env.TURNPIKE_ADMIN_WRITES_PER_MINUTE, 120, "TURNPIKE_ADMIN_WRITES_PER_MINUTE")),
+      120,
+    ),
     responsesWebsocket: check(
       () =>
         oneOf(env.TURNPIKE_RESPONSES_WEBSOCKET?.toLowerCase(), ["on", "off"], "on", "TURNPIKE_RESPONSES_WEBSOCKET") ===

@@ -28,6 +28,11 @@ ALTER TABLE team_members ADD COLUMN source TEXT NOT NULL DEFAULT 'admin';
 ALTER TABLE teams ADD COLUMN tools TEXT;
 UPDATE team_members SET source = 'sign-on' WHERE (SELECT a.actor FROM audit a WHERE a.action = 'team.member.set' AND a.target = team_members.team_id || '/' || team_members.user_id ORDER BY a.id DESC LIMIT 1) = 'sign-on';`;
 
+/** Migration 16: the same SQL for both databases. */
+const TEAM_KEY_RULES = `
+ALTER TABLE teams ADD COLUMN key_defaults TEXT;
+ALTER TABLE teams ADD COLUMN key_ceilings TEXT;`;
+
 /**
  * The ledger is written on every request and read rarely: each B-tree costs every insert. In
  * SQLite, since version 5, a usage row lives in one tree keyed by (key, time, request id): a
@@ -334,6 +339,14 @@ UPDATE keys SET team_id = 'team_default';`,
     name: "batches: the next line to run found by an index, not by reading the pending lines",
     sqlite: BATCH_LINE_QUEUE_INDEXES,
     postgres: BATCH_LINE_QUEUE_INDEXES,
+  },
+  {
+    version: 16,
+    name: "teams: defaults and ceilings of the keys made in them",
+    // JSON objects (teams/key-ceilings.ts), null = none: a member's key gets at most what an
+    // admin granted its team (docs/teams.md, "What a member's key may get").
+    sqlite: TEAM_KEY_RULES,
+    postgres: TEAM_KEY_RULES,
   },
 ];
 

@@ -22,6 +22,7 @@ export function tokenPrincipal(t: AdminToken): Principal {
     org: t.team_id === null && isOrgRole(t.role) ? t.role : null,
     teams,
     owner_id: t.id,
+    expires_at: t.expires_at,
   };
 }
 

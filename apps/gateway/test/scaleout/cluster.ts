@@ -39,6 +39,8 @@ export function spawnInstance(
       TURNPIKE_ADMIN_KEY: ADMIN_KEY,
       TURNPIKE_JOURNAL_DIR: journalDir,
       TURNPIKE_DB: join(journalDir, "unused.db"),
+      // Tests make many admin writes in a minute; the limit's own test sets it low.
+      TURNPIKE_ADMIN_WRITES_PER_MINUTE: "100000",
       ...env,
     },
     stdin: "ignore",
