@@ -474,21 +474,24 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
         const range = seriesRange(q, deps.now());
         await deps.ledger.flush();
         const rows = await deps.store.aggregateUsage({ since: range.since, until: range.until }, ["day", by]);
-        if (!owner) {
-          const failed = await deps.store.aggregateUsage({ since: range.since, until: range.until, failed: true }, [
-            "day",
-            by,
-          ]);
-          return Response.json({ by, days: range.days, series: toSeries(range.days, rows, by, failed) });
-        }
+        // The failed among them, grouped the same way: every grouping's error rate reads the same requests.
+        const failed = await deps.store.aggregateUsage({ since: range.since, until: range.until, failed: true }, [
+          "day",
+          by,
+        ]);
+        if (!owner) return Response.json({ by, days: range.days, series: toSeries(range.days, rows, by, failed) });
         // A team's or user's series: its keys' rows folded, then drawn as one series each.
-        const folded = foldByOwner(rows, new Map((await deps.keys.list()).map((k) => [k.id, k])), owner).map(
-          ({ team_id, user_id, ...r }) => ({
+        const keys = new Map((await deps.keys.list()).map((k) => [k.id, k]));
+        const fold = (list: typeof rows) =>
+          foldByOwner(list, keys, owner).map(({ team_id, user_id, ...r }) => ({
             ...r,
             key_id: String((owner === "team" ? team_id : user_id) ?? "(unknown)"),
-          }),
-        );
-        return Response.json({ by: owner, days: range.days, series: toSeries(range.days, folded, "key") });
+          }));
+        return Response.json({
+          by: owner,
+          days: range.days,
+          series: toSeries(range.days, fold(rows), "key", fold(failed)),
+        });
       }),
     },
     {

@@ -34,10 +34,23 @@ export interface BreakerReading {
   state: BreakerState;
 }
 
+/** One monthly budget as it stands: a key's (with the key's team) or a team's (key id empty). */
+export interface BudgetReading {
+  scope: "key" | "team";
+  keyId: string;
+  team: string;
+  limitUsd: number;
+  spentUsd: number;
+}
+
 /** What the metrics need besides the pipeline's events, read only when scraped. */
 export interface MetricsSources {
   /** Usage records handed to the ledger and not yet committed. */
   ledgerPending: () => number;
+  /** The team id of a key (empty: none), for the cost counter's team label; kept in memory by the caller. */
+  teamOf?: (keyId: string) => string | undefined;
+  /** Every budget that is set (keys not revoked, teams), with this month's spend. */
+  budgets?: () => Promise<BudgetReading[]>;
   /** Also the runtime's own metrics (memory, CPU, event-loop lag): on for a gateway, off for unit tests. */
   processMetrics: boolean;
 }
@@ -58,11 +71,13 @@ export class GatewayMetrics implements TrailListener {
   private readonly cost: LightCounter;
   private readonly upstreamErrors: LightCounter;
   private readonly rateLimited: LightCounter;
+  private readonly teamOf: MetricsSources["teamOf"];
   /** Streams flowing now: a plain number, read by its gauge when scraped. */
   private openStreams = 0;
 
   constructor(sources: MetricsSources) {
     const r = this.registry;
+    this.teamOf = sources.teamOf;
     if (sources.processMetrics) processMetrics(r);
     // Label names are the conventions' attribute names as Prometheus writes them (dots become
     // underscores); Turnpike's own carry a `turnpike_` prefix (docs/operations.md, "Metrics").
@@ -102,8 +117,8 @@ export class GatewayMetrics implements TrailListener {
     );
     this.cost = new LightCounter(
       "turnpike_cost_usd_total",
-      "Cost billed in US dollars, by model and key id.",
-      ["gen_ai_request_model", "turnpike_key_id"],
+      "Cost billed in US dollars, by model, key id and the key's team id.",
+      ["gen_ai_request_model", "turnpike_key_id", "turnpike_team"],
       r,
     );
     this.upstreamErrors = new LightCounter(
@@ -135,6 +150,7 @@ export class GatewayMetrics implements TrailListener {
         this.set(sources.ledgerPending());
       },
     });
+    if (sources.budgets) budgetGauges(r, sources.budgets);
     new Gauge({
       name: "turnpike_deployment_breaker_state",
       help: "Each deployment's circuit breaker: 1 on its current state, 0 on the others.",
@@ -182,7 +198,7 @@ export class GatewayMetrics implements TrailListener {
       tokens.observe(tokens.child(op, provider, model, responseModel, "cache_read", vendor), r.cache_read_tokens);
     if (r.cache_write_tokens > 0)
       tokens.observe(tokens.child(op, provider, model, responseModel, "cache_write", vendor), r.cache_write_tokens);
-    if (r.cost_usd > 0) this.cost.child(model, r.key_id).value += r.cost_usd;
+    if (r.cost_usd > 0) this.cost.child(model, r.key_id, this.teamOf?.(r.key_id) ?? "").value += r.cost_usd;
     if (s.ttftMs !== undefined) {
       this.ttft.observe(this.ttft.child(op, provider, model, responseModel, s.endpoint), s.ttftMs / 1000);
       // The pace of generation after the first piece, as the conventions define it: of whole replies only.
@@ -209,6 +225,50 @@ export class GatewayMetrics implements TrailListener {
 
   get contentType(): string {
     return this.registry.contentType;
+  }
+}
+
+/**
+ * Each budget's limit and this month's spend, read once per scrape for both gauges (the registry
+ * collects its metrics concurrently: the first gauge starts the read, the second takes the same).
+ * One series per budget that is set: as many as keys and teams with budgets, no more.
+ */
+function budgetGauges(r: Registry, read: () => Promise<BudgetReading[]>): void {
+  let reading: Promise<BudgetReading[]> | undefined;
+  let takers = 0;
+  const once = () => {
+    if (!reading) {
+      reading = read();
+      takers = 0;
+    }
+    const p = reading;
+    if (++takers === 2) reading = undefined;
+    return p;
+  };
+  const labelNames = ["turnpike_budget_scope", "turnpike_key_id", "turnpike_team"];
+  for (const [name, help, pick] of [
+    [
+      "turnpike_budget_limit_usd",
+      "Monthly budget in US dollars, by key (with its team) or by team.",
+      (b: BudgetReading) => b.limitUsd,
+    ],
+    [
+      "turnpike_budget_spent_usd",
+      "Spent this calendar month (UTC) in US dollars against each budget.",
+      (b: BudgetReading) => b.spentUsd,
+    ],
+  ] as const) {
+    new Gauge({
+      name,
+      help,
+      labelNames,
+      registers: [r],
+      async collect() {
+        const list = await once();
+        this.reset();
+        for (const b of list) this.labels(b.scope, b.keyId, b.team).set(pick(b));
+      },
+    });
   }
 }
 
