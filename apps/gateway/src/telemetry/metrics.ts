@@ -90,15 +90,15 @@ export class GatewayMetrics implements TrailListener {
     );
     this.duration = new LightHistogram(
       "gen_ai_server_request_duration_seconds",
-      "Time from a request's arrival to its end (a stream's last byte).",
-      [...GEN_AI, "error_type", "turnpike_endpoint"],
+      "Time from a request's arrival to its end (a stream's last byte), by the deployment that served.",
+      [...GEN_AI, "error_type", "turnpike_endpoint", "turnpike_deployment"],
       BUCKETS.duration,
       r,
     );
     this.ttft = new LightHistogram(
       "gen_ai_server_time_to_first_token_seconds",
-      "Time from a streamed request's arrival to its first piece of reply.",
-      [...GEN_AI, "turnpike_endpoint"],
+      "Time from a streamed request's arrival to its first piece of reply, by the deployment that served.",
+      [...GEN_AI, "turnpike_endpoint", "turnpike_deployment"],
       BUCKETS.ttft,
       r,
     );
@@ -180,11 +180,12 @@ export class GatewayMetrics implements TrailListener {
     const provider = s.upstream ? providerName(s.upstream) : "";
     const r = s.record;
     const responseModel = r?.upstream_model ?? "";
+    const deployment = r?.deployment ?? "";
     this.requests.child(s.endpoint, model, s.status).value += 1;
     // error.type: set only when the request failed; the status code is its low-cardinality class.
     const errorType = s.status >= 400 ? s.status : "";
     this.duration.observe(
-      this.duration.child(op, provider, model, responseModel, errorType, s.endpoint),
+      this.duration.child(op, provider, model, responseModel, errorType, s.endpoint, deployment),
       s.latencyMs / 1000,
     );
     if (s.streamed) this.openStreams -= 1;
@@ -200,7 +201,7 @@ export class GatewayMetrics implements TrailListener {
       tokens.observe(tokens.child(op, provider, model, responseModel, "cache_write", vendor), r.cache_write_tokens);
     if (r.cost_usd > 0) this.cost.child(model, r.key_id, this.teamOf?.(r.key_id) ?? "").value += r.cost_usd;
     if (s.ttftMs !== undefined) {
-      this.ttft.observe(this.ttft.child(op, provider, model, responseModel, s.endpoint), s.ttftMs / 1000);
+      this.ttft.observe(this.ttft.child(op, provider, model, responseModel, s.endpoint, deployment), s.ttftMs / 1000);
       // The pace of generation after the first piece, as the conventions define it: of whole replies only.
       if (r.output_tokens > 1 && s.status === 200 && !r.aborted)
         this.tpot.observe(

@@ -140,6 +140,10 @@ describe("GET /metrics", () => {
     };
     expect(sumOf(m, "gen_ai_server_time_to_first_token_seconds_count", beta)).toBe(2);
     expect(sumOf(m, "gen_ai_server_time_per_output_token_seconds_count", beta)).toBe(1);
+    // Latency and first token by the deployment that served (the usage record's).
+    const served = { ...beta, turnpike_deployment: "beta" };
+    expect(sumOf(m, "gen_ai_server_time_to_first_token_seconds_count", served)).toBe(2);
+    expect(sumOf(m, "gen_ai_server_request_duration_seconds_count", { ...served, error_type: "" })).toBe(4);
     // Four whole replies, and the broken stream, its error.type the 502 the client saw.
     expect(sumOf(m, "gen_ai_server_request_duration_seconds_count", { ...beta, error_type: "" })).toBe(4);
     expect(sumOf(m, "gen_ai_server_request_duration_seconds_count", { ...beta, error_type: "502" })).toBe(1);
