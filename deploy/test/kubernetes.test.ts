@@ -263,7 +263,7 @@ describe("monitoring/ (for the Prometheus Operator)", () => {
     );
     // One target per pod: scraping through both Services would count every pod twice.
     expect(chosen.map((o) => o.metadata.name)).toEqual(["turnpike-pods"]);
-    const ports = (chosen[0]?.spec as { ports: { name: string }[] }).ports.map((p) => p.name);
+    const ports = ((chosen[0]?.spec as { ports?: { name: string }[] } | undefined)?.ports ?? []).map((p) => p.name);
     expect(sm.endpoints.map((e) => [ports.includes(e.port), e.path])).toEqual([[true, "/metrics"]]);
   });
 
