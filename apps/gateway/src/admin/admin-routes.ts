@@ -442,6 +442,18 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
     },
     {
       method: "GET",
+      path: "/admin/latency",
+      doc: admin(
+        "Latency and time to first token by model and deployment: p50 and p95 of this instance's last requests",
+        ok(
+          "One row per model and deployment, busiest first; latency of the requests that succeeded, first token of the streams.",
+          ref("AdminLatency"),
+        ),
+      ),
+      handle: guarded(() => Response.json({ window: deps.metrics.recent.capacity, data: deps.metrics.recent.rows() })),
+    },
+    {
+      method: "GET",
       path: "/admin/usage/daily",
       doc: admin(
         "Requests, tokens and cost per UTC day, one zero-filled series per model or key",

@@ -2,6 +2,7 @@ import { heapStats } from "bun:jsc";
 import { Counter, Gauge, Registry } from "prom-client";
 import type { Upstream } from "../vocabulary/target";
 import { OPERATION_NAMES, providerName } from "./gen-ai-names";
+import { LatencyWindow } from "./latency-window";
 import { LightCounter, LightHistogram } from "./light-metrics";
 import type { RequestSummary, TrailListener, UpstreamErrorClass } from "./request-trail";
 
@@ -62,6 +63,8 @@ export interface MetricsSources {
  */
 export class GatewayMetrics implements TrailListener {
   readonly registry = new Registry();
+  /** This instance's last requests' latency and first token, for the dashboard (`GET /admin/latency`). */
+  readonly recent = new LatencyWindow();
   private readonly breakerSources: (() => Iterable<BreakerReading>)[] = [];
   private readonly tokens: LightHistogram;
   private readonly duration: LightHistogram;
@@ -191,6 +194,7 @@ export class GatewayMetrics implements TrailListener {
     if (s.streamed) this.openStreams -= 1;
     if (s.status === 429 && !r) this.rateLimited.child(s.endpoint, s.keyId ?? "").value += 1;
     if (!r) return;
+    this.recent.add(model, deployment, s.latencyMs, s.ttftMs, s.status);
     const vendor = s.vendor ?? "";
     const tokens = this.tokens;
     tokens.observe(tokens.child(op, provider, model, responseModel, "input", vendor), r.input_tokens);
