@@ -20,6 +20,8 @@ import { requestLog } from "./telemetry/request-log";
 import { RefusalLog } from "./telemetry/refused-requests";
 import { RequestTrail } from "./telemetry/request-trail";
 import { startTracing } from "./telemetry/tracing";
+import { DEFAULT_TEAM_ID } from "./teams/team-store";
+import { teamSpendId } from "./limits/spend-store";
 import { loopTurn } from "./vocabulary/loop-turns";
 import { VERSION } from "./vocabulary/version";
 
@@ -103,11 +105,41 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
   // Under a cluster-wide lock: instances starting together on an empty store make one key, not one each.
   await state.exclusive(async () => {
     if ((opts.firstKey ?? true) && (await keys.list()).length === 0) {
-      const { record, secret } = await keys.create({ name: "first key" });
+      const { record, secret } = await keys.create({ name: "first key", team_id: DEFAULT_TEAM_ID });
       firstKey = { id: record.id, secret };
     }
   });
-  const metrics = new GatewayMetrics({ ledgerPending: () => ledger.size, processMetrics: true });
+  // Each key's team, for the cost counter: kept up to date by the directory's change events.
+  const teams = new Map<string, string>();
+  for (const k of await keys.list()) teams.set(k.id, k.team_id ?? "");
+  state.directory.onChange((id) => {
+    void state.directory.byId(id).then((k) => k && teams.set(id, k.team_id ?? ""));
+  });
+  const metrics = new GatewayMetrics({
+    ledgerPending: () => ledger.size,
+    processMetrics: true,
+    teamOf: (id) => teams.get(id),
+    budgets: async () => {
+      const owned = (await keys.list()).filter((k) => k.budget_usd !== null && !k.revoked_at);
+      const teamed = (await store.teamStore().listTeams()).filter((t) => t.budget_usd !== null);
+      return Promise.all([
+        ...owned.map(async (k) => ({
+          scope: "key" as const,
+          keyId: k.id,
+          team: k.team_id ?? "",
+          limitUsd: k.budget_usd ?? 0,
+          spentUsd: await spend.spent(k.id),
+        })),
+        ...teamed.map(async (t) => ({
+          scope: "team" as const,
+          keyId: "",
+          team: t.id,
+          limitUsd: t.budget_usd ?? 0,
+          spentUsd: await spend.spent(teamSpendId(t.id)),
+        })),
+      ]);
+    },
+  });
   // Each deployment's circuit, read when scraped.
   metrics.watchBreakers(() => router.list(now()));
   const tracing = await startTracing(config.ops);

@@ -454,6 +454,18 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
     },
     {
       method: "GET",
+      path: "/admin/latency",
+      doc: admin(
+        "Latency and time to first token by model and deployment: p50 and p95 of this instance's last requests",
+        ok(
+          "One row per model and deployment, busiest first; latency of the requests that succeeded, first token of the streams.",
+          ref("AdminLatency"),
+        ),
+      ),
+      handle: guarded(() => Response.json({ window: deps.metrics.recent.capacity, data: deps.metrics.recent.rows() })),
+    },
+    {
+      method: "GET",
       path: "/admin/usage/daily",
       doc: admin(
         "Requests, tokens and cost per UTC day, one zero-filled series per model or key",
@@ -486,21 +498,24 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
         const range = seriesRange(q, deps.now());
         await deps.ledger.flush();
         const rows = await deps.store.aggregateUsage({ since: range.since, until: range.until }, ["day", by]);
-        if (!owner) {
-          const failed = await deps.store.aggregateUsage({ since: range.since, until: range.until, failed: true }, [
-            "day",
-            by,
-          ]);
-          return Response.json({ by, days: range.days, series: toSeries(range.days, rows, by, failed) });
-        }
+        // The failed among them, grouped the same way: every grouping's error rate reads the same requests.
+        const failed = await deps.store.aggregateUsage({ since: range.since, until: range.until, failed: true }, [
+          "day",
+          by,
+        ]);
+        if (!owner) return Response.json({ by, days: range.days, series: toSeries(range.days, rows, by, failed) });
         // A team's or user's series: its keys' rows folded, then drawn as one series each.
-        const folded = foldByOwner(rows, new Map((await deps.keys.list()).map((k) => [k.id, k])), owner).map(
-          ({ team_id, user_id, ...r }) => ({
+        const keys = new Map((await deps.keys.list()).map((k) => [k.id, k]));
+        const fold = (list: typeof rows) =>
+          foldByOwner(list, keys, owner).map(({ team_id, user_id, ...r }) => ({
             ...r,
             key_id: String((owner === "team" ? team_id : user_id) ?? "(unknown)"),
-          }),
-        );
-        return Response.json({ by: owner, days: range.days, series: toSeries(range.days, folded, "key") });
+          }));
+        return Response.json({
+          by: owner,
+          days: range.days,
+          series: toSeries(range.days, fold(rows), "key", fold(failed)),
+        });
       }),
     },
     {

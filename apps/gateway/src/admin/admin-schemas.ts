@@ -198,6 +198,25 @@ export const AdminRequestLog = Type.Object({
 });
 
 /** `GET /admin/deployments`: every model's deployments and the state of each one's circuit (per instance). */
+const Ms = Nullable(Type.Number({ minimum: 0 }));
+export const AdminLatency = Type.Object({
+  /** How many of this instance's last requests the rows are of, at most. */
+  window: Type.Integer({ minimum: 1 }),
+  data: Type.Array(
+    Type.Object({
+      model: Type.String(),
+      deployment: Type.String(),
+      requests: Type.Integer({ minimum: 0 }),
+      errors: Type.Integer({ minimum: 0 }),
+      latency_p50_ms: Ms,
+      latency_p95_ms: Ms,
+      streams: Type.Integer({ minimum: 0 }),
+      ttft_p50_ms: Ms,
+      ttft_p95_ms: Ms,
+    }),
+  ),
+});
+
 export const AdminDeployments = Type.Object({
   data: Type.Array(
     Type.Object({
@@ -238,5 +257,6 @@ export const ADMIN_SCHEMAS = {
   AdminUsageDaily,
   AdminRequestLog,
   AdminDeployments,
+  AdminLatency,
   HealthStatus,
 };

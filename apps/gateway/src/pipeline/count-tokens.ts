@@ -142,7 +142,7 @@ export async function handleCountTokens(
     admitted?.settle(0);
     const err = toGatewayError(e, deps.logger, ctx.id);
     emit(deps.hooks, "onRefused", ctx, err);
-    emit(deps.hooks, "onFinish", ctx, err.status, undefined);
+    emit(deps.hooks, "onFinish", ctx, format.renderError(err, ctx.id).status, undefined);
     return errorResponse(format, err, { logger: deps.logger, request, requestId: ctx.id, model });
   }
 }

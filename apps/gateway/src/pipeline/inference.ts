@@ -131,7 +131,8 @@ export async function handleInference(
       // Refused before any upstream call: no record, and the admitted estimate is given back.
       admitted?.settle(0);
       emit(deps.hooks, "onRefused", ctx, err);
-      emit(deps.hooks, "onFinish", ctx, err.status, undefined);
+      // The status the client sees (its format's: a spent budget is a chat client's 429, not 402).
+      emit(deps.hooks, "onFinish", ctx, ctx.format.renderError(err, ctx.id).status, undefined);
     }
     return errorResponse(ctx.format, err, refusal());
   }
