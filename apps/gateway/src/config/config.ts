@@ -19,6 +19,8 @@ import { parseSignOn, type SignOnConfig } from "../sign-on/sign-on-config";
 export interface Config {
   port: number;
   host: string;
+  /** `TURNPIKE_SHARE_PORT` (default `off`): listen beside other processes on the same port (SO_REUSEPORT); off refuses to start on a taken port. */
+  sharePort: boolean;
   dbPath: string;
   adminKey: string | undefined;
   configFile: string | undefined;
@@ -253,6 +255,10 @@ export function loadConfig(env: Env = process.env): Config {
   const config: Config = {
     port,
     host: env.HOST || "0.0.0.0",
+    sharePort: check(
+      () => oneOf(env.TURNPIKE_SHARE_PORT?.toLowerCase(), ["on", "off"], "off", "TURNPIKE_SHARE_PORT") === "on",
+      false,
+    ),
     dbPath: env.TURNPIKE_DB || "data/turnpike.db",
     adminKey,
     configFile,
