@@ -54,6 +54,8 @@ export interface Config {
   signOn?: SignOnConfig;
   /** `TURNPIKE_RESPONSES_WEBSOCKET` (default `on`): serve the Responses format over WebSocket; `off` answers the upgrade 426. */
   responsesWebsocket: boolean;
+  /** Bounds of the Responses WebSocket (the file's `responses_websocket:`; README "The Responses API"). */
+  websocketLimits: WebsocketLimits;
   /** Batches (batches/): the input limits, and how long a worker holds a job between renewals. */
   batches: BatchConfig;
 }
@@ -289,6 +291,7 @@ export function loadConfig(env: Env = process.env): Config {
         "on",
       true,
     ),
+    websocketLimits: check(() => websocketLimits(file.responses_websocket, where), WEBSOCKET_DEFAULTS),
     batches: check(
       () => ({
         maxFileBytes: Math.floor(
@@ -323,6 +326,48 @@ export function loadConfig(env: Env = process.env): Config {
   };
   refuse(problems);
   return config;
+}
+
+/** What one Responses WebSocket, and one key's sockets, may hold (the file's `responses_websocket:`). */
+export interface WebsocketLimits {
+  /** Frames received on one socket and not yet answered (the turn in flight and those waiting behind it). */
+  maxQueuedFrames: number;
+  /** Their bytes together: a frame that would pass it is refused on arrival, never queued. */
+  maxQueuedBytes: number;
+  /** Sockets one key may hold open on one instance; the next handshake is a 429. */
+  maxSocketsPerKey: number;
+}
+
+export const WEBSOCKET_DEFAULTS: WebsocketLimits = {
+  maxQueuedFrames: 8,
+  maxQueuedBytes: 64 * MIB,
+  maxSocketsPerKey: 16,
+};
+
+const whole = Type.Integer({ minimum: 1, rule: "must be a positive whole number" });
+const WebsocketFile = Type.Object(
+  {
+    max_queued_frames: Type.Optional(whole),
+    max_queued_bytes: Type.Optional(whole),
+    max_sockets_per_key: Type.Optional(whole),
+  },
+  {
+    additionalProperties: false,
+    listKnown: true,
+    rule: "must be an object {max_queued_frames?, max_queued_bytes?, max_sockets_per_key?}",
+  },
+);
+
+/** The file's `responses_websocket:` over {@link WEBSOCKET_DEFAULTS}. */
+function websocketLimits(raw: unknown, where: string): WebsocketLimits {
+  if (raw === undefined) return WEBSOCKET_DEFAULTS;
+  refuse(configProblems(WebsocketFile, raw, where, "responses_websocket"));
+  const f = raw as Static<typeof WebsocketFile>; // conforms: checked just above
+  return {
+    maxQueuedFrames: f.max_queued_frames ?? WEBSOCKET_DEFAULTS.maxQueuedFrames,
+    maxQueuedBytes: f.max_queued_bytes ?? WEBSOCKET_DEFAULTS.maxQueuedBytes,
+    maxSocketsPerKey: f.max_sockets_per_key ?? WEBSOCKET_DEFAULTS.maxSocketsPerKey,
+  };
 }
 
 /** The batch limits and worker settings (`TURNPIKE_BATCH_*`). */
