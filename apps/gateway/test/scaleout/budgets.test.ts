@@ -82,6 +82,35 @@ describe.skipIf(!postgresUp || !redisUp)("budgets on two instances", () => {
     for (const i of [a, b]) expect((await spend(i.url, k.key)).status).toBe("spent");
   }, 60_000);
 
+  // Issue 41, item 11: one embeddings call of 100 inputs once spent 60× a $0.0001 budget.
+  test("an embeddings call whose worst case does not fit the budget is refused on both, before any spend; one that fits is billed within it", async () => {
+    const k = await keyOnBoth(a, b, { budget_usd: 0.0001 });
+    const embed = (base: string, input: string | string[]) =>
+      fetch(`${base}/v1/embeddings`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${k.key}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "gamma-embedding-1", input }),
+      });
+    const hundred = Array.from({ length: 100 }, (_, i) => `input ${i}: ${"some words to embed ".repeat(20)}`);
+    for (const i of [a, b]) {
+      const res = await embed(i.url, hundred);
+      expect(res.status).toBe(429);
+      const error = ((await res.json()) as { error: { code: string; message: string } }).error;
+      expect(error.code).toBe("insufficient_quota");
+      expect(error.message).toContain("has $0.0001 left");
+      expect(error.message).toContain("less than this request's worst case of $0.006");
+    }
+    expect((await ledger(k.id)).n).toBe(0);
+    const fits = await embed(a.url, ["one short text", "another"]);
+    expect(fits.status).toBe(200);
+    const spent = await waitFor("its record", async () => {
+      const l = await ledger(k.id);
+      return l.n === 1 ? l : undefined;
+    });
+    expect(spent.usd).toBeGreaterThan(0);
+    expect(spent.usd).toBeLessThanOrEqual(0.0001);
+  }, 60_000);
+
   test("a spent budget stays refused on both instances while Redis is down, and after", async () => {
     // Room for one request's worst case ($0.01014); its cent leaves too little for another.
     const k = await keyOnBoth(a, b, { budget_usd: 0.0102 });
