@@ -200,8 +200,8 @@ describe("sockets per key", () => {
 describe("configuration", () => {
   test("defaults without the section; a bad value is a config error naming it", () => {
     expect(loadConfig({}).websocketLimits).toEqual({
-      maxQueuedFrames: 8,
-      maxQueuedBytes: 64 * 1024 * 1024,
+      maxQueuedFrames: 4,
+      maxQueuedBytes: 32 * 1024 * 1024,
       maxSocketsPerKey: 16,
     });
     const bad = join(dir, "bad.json");

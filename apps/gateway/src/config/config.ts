@@ -338,9 +338,16 @@ export interface WebsocketLimits {
   maxSocketsPerKey: number;
 }
 
+/**
+ * An agent sends its next turn once the last has completed: one frame waits at most. 24 frames of
+ * 8 MiB sent at once on one socket took the gateway's peak resident memory from 122 to 1,164 MiB
+ * unbounded; with these bounds (a frame as large as a request body fits) to 520–533 MiB, 21 of
+ * them refused (issue 41, item 7; most of what remains is the refused frames, which the runtime
+ * has already read, waiting for the collector).
+ */
 export const WEBSOCKET_DEFAULTS: WebsocketLimits = {
-  maxQueuedFrames: 8,
-  maxQueuedBytes: 64 * MIB,
+  maxQueuedFrames: 4,
+  maxQueuedBytes: 32 * MIB,
   maxSocketsPerKey: 16,
 };
 
