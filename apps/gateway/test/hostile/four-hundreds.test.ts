@@ -79,6 +79,32 @@ describe("a batch line nested 60,000 levels", () => {
   });
 });
 
+describe("the other JSON entry points, 60,000 levels deep", () => {
+  const deep = `${"[".repeat(60_000)}${"]".repeat(60_000)}`;
+  const cases: [string, string, Record<string, string>][] = [
+    ["/v1/embeddings", `{"model":"beta-embedding-3-small","input":"x","user":${deep}}`, {}],
+    ["/v1/responses", `{"model":"beta-5","input":"x","metadata":${deep}}`, {}],
+    [
+      "/v1/messages/count_tokens",
+      `{"model":"beta-5","messages":[{"role":"user","content":"x"}],"metadata":${deep}}`,
+      {},
+    ],
+    ["/v1beta/models/beta-5:generateContent", `{"contents":[{"parts":[{"text":"x"}]}],"labels":${deep}}`, {}],
+    ["/admin/keys", `{"name":"deep","models":${deep}}`, { authorization: `Bearer ${ADMIN_KEY}` }],
+    ["/admin/teams", `{"name":"deep","models":${deep}}`, { authorization: `Bearer ${ADMIN_KEY}` }],
+  ];
+  for (const [path, body, headers] of cases)
+    test(`POST ${path}: 400 naming the nesting limit`, async () => {
+      const res = await h.call(path, {
+        method: "POST",
+        body,
+        headers: { "content-type": "application/json", ...headers },
+      });
+      expect(res.status).toBe(400);
+      expect(await res.text()).toContain("JSON nests deeper than the limit of 128 levels");
+    });
+});
+
 /** Two users, then the second's email changed to the first's: 409 naming the email; the second unchanged. */
 async function emailTaken(base: string, call: typeof admin): Promise<void> {
   const tag = crypto.randomUUID().slice(0, 8);
