@@ -162,6 +162,30 @@ describe("monthly budget", () => {
     expect(spent).toBeGreaterThan(0);
     expect(spent).toBeLessThanOrEqual(0.01);
   });
+
+  test("a reply that continues a stored conversation counts the conversation in its worst case", async () => {
+    const { body: k } = await admin("/admin/keys", "POST", { name: "continued", budget_usd: 0.04 });
+    const responses = (body: Record<string, unknown>) =>
+      fetch(`${h.url}/v1/responses`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${k.key}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "beta-5", max_output_tokens: 16, ...body }),
+      });
+    // 30,000 characters at beta-5's $1.25 a million: a $0.0377 worst case, within $0.04.
+    const long = Array.from({ length: 3000 }, (_, i) => `word${i % 97} `)
+      .join("")
+      .padEnd(30_000, "x");
+    const first = await responses({ input: long });
+    expect(first.status).toBe(200);
+    const id = ((await first.json()) as { id: string }).id;
+    // The next turn's body is a few words, but its input is the whole conversation again: no longer fits.
+    const next = await responses({ input: "and then?", previous_response_id: id });
+    // The Responses format renders a budget refusal as the chat family does: 429 insufficient_quota.
+    expect(next.status).toBe(429);
+    const error = ((await next.json()) as { error: { code: string; message: string } }).error;
+    expect(error.code).toBe("insufficient_quota");
+    expect(error.message).toContain("less than this request's worst case of $0.03");
+  });
 });
 
 describe("expiry, rotation and revocation", () => {

@@ -28,6 +28,8 @@ export interface Billable {
   outputCap?: number;
   /** An embeddings call: the model's window bounds each input, not the body (limits/worst-case.ts). */
   embeddings?: boolean;
+  /** The characters its input is read from, when more than its body's (a stored conversation it continues). */
+  inputChars?: number;
 }
 
 export function rateLimited(a: Admission, limitHeaders: Record<string, string>, model?: string): GatewayError {
@@ -176,7 +178,11 @@ export function admitNow(
   const estimate = Math.ceil(bodySize / 4);
   // The worst case is held against the budgets until the request is settled (docs/design.md, step 4 "admit").
   const reserve = billable
-    ? worstCaseUsd(entry, worstInputTokens(entry, bodySize, billable.embeddings), billable.outputCap)
+    ? worstCaseUsd(
+        entry,
+        worstInputTokens(entry, billable.inputChars ?? bodySize, billable.embeddings),
+        billable.outputCap,
+      )
     : 0;
   const checks = bucketChecks(key, entry);
   const budgets = budgetChecks(key);
