@@ -5,6 +5,7 @@ import { lineError } from "./batch-worker";
 import { BATCH_ENDPOINTS, type BatchEndpoint } from "./run-line";
 import { Slicer } from "../vocabulary/loop-turns";
 import { fileLines } from "./file-lines";
+import { depthWithin, MAX_JSON_DEPTH } from "../http/read-body";
 
 type NewLine = Omit<BatchLine, "batch_id" | "grp" | "upstream_result">;
 
@@ -90,6 +91,13 @@ function openaiLine(text: string, i: number, seen: Set<string>, endpoint: BatchE
   } catch {
     return malformed("openai", n, `line-${n}`, `Line ${n} is not valid JSON.`);
   }
+  // A line nested thousands deep parses, then overflows the stack of whatever serialises it
+  // (the line's own record, below): refused with the batch, as a request body is (http/read-body.ts).
+  if (!depthWithin(line, MAX_JSON_DEPTH))
+    throw invalid(
+      `Line ${n} of the input file nests deeper than the limit of ${MAX_JSON_DEPTH} levels of JSON.`,
+      "input_file_id",
+    );
   if (!isRecord(line) || typeof line.custom_id !== "string" || line.custom_id === "")
     return malformed("openai", n, `line-${n}`, `Line ${n} has no \`custom_id\` string.`);
   const id = line.custom_id;

@@ -26,6 +26,8 @@ import { parsePublicUrl, parseSignOn, type SignOnConfig } from "../sign-on/sign-
 export interface Config {
   port: number;
   host: string;
+  /** `TURNPIKE_SHARE_PORT` (default `off`): listen beside other processes on the same port (SO_REUSEPORT); off refuses to start on a taken port. */
+  sharePort: boolean;
   dbPath: string;
   adminKey: string | undefined;
   /**
@@ -72,6 +74,8 @@ export interface Config {
   adminWritesPerMinute: number;
   /** `TURNPIKE_RESPONSES_WEBSOCKET` (default `on`): serve the Responses format over WebSocket; `off` answers the upgrade 426. */
   responsesWebsocket: boolean;
+  /** Bounds of the Responses WebSocket (the file's `responses_websocket:`; README "The Responses API"). */
+  websocketLimits: WebsocketLimits;
   /** Batches (batches/): the input limits, and how long a worker holds a job between renewals. */
   batches: BatchConfig;
 }
@@ -129,7 +133,15 @@ export function readConfigFile(path: string): Record<string, unknown> {
  * The sections of the config file. A new section is added here, or every file using it is
  * refused for an unknown field.
  */
-export const CONFIG_FILE_FIELDS = ["models", "vendors", "routing", "mcp_servers", "mcp_limits", "sign_on"] as const;
+export const CONFIG_FILE_FIELDS = [
+  "models",
+  "vendors",
+  "routing",
+  "mcp_servers",
+  "mcp_limits",
+  "sign_on",
+  "responses_websocket",
+] as const;
 
 /** `ACME-EU` → `ACME_EU`: the default environment names of a vendor added by config. */
 function envWord(id: string): string {
@@ -280,6 +292,10 @@ export function loadConfig(env: Env = process.env): Config {
   const config: Config = {
     port,
     host: env.HOST || "0.0.0.0",
+    sharePort: check(
+      () => oneOf(env.TURNPIKE_SHARE_PORT?.toLowerCase(), ["on", "off"], "off", "TURNPIKE_SHARE_PORT") === "on",
+      false,
+    ),
     dbPath: env.TURNPIKE_DB || "data/turnpike.db",
     adminKey,
     ...(adminKeyPrevious ? { adminKeyPrevious } : {}),
@@ -316,6 +332,7 @@ export function loadConfig(env: Env = process.env): Config {
         "on",
       true,
     ),
+    websocketLimits: check(() => websocketLimits(file.responses_websocket, where), WEBSOCKET_DEFAULTS),
     batches: check(
       () => ({
         maxFileBytes: Math.floor(
@@ -350,6 +367,55 @@ export function loadConfig(env: Env = process.env): Config {
   };
   refuse(configFile && source ? withPositions(problems, configFile, source) : problems);
   return config;
+}
+
+/** What one Responses WebSocket, and one key's sockets, may hold (the file's `responses_websocket:`). */
+export interface WebsocketLimits {
+  /** Frames received on one socket and not yet answered (the turn in flight and those waiting behind it). */
+  maxQueuedFrames: number;
+  /** Their bytes together: a frame that would pass it is refused on arrival, never queued. */
+  maxQueuedBytes: number;
+  /** Sockets one key may hold open on one instance; the next handshake is a 429. */
+  maxSocketsPerKey: number;
+}
+
+/**
+ * An agent sends its next turn once the last has completed: one frame waits at most. 24 frames of
+ * 8 MiB sent at once on one socket took the gateway's peak resident memory from 122 to 1,164 MiB
+ * unbounded; with these bounds (a frame as large as a request body fits) to 520–533 MiB, 21 of
+ * them refused (issue 41, item 7; most of what remains is the refused frames, which the runtime
+ * has already read, waiting for the collector).
+ */
+export const WEBSOCKET_DEFAULTS: WebsocketLimits = {
+  maxQueuedFrames: 4,
+  maxQueuedBytes: 32 * MIB,
+  maxSocketsPerKey: 16,
+};
+
+const whole = Type.Integer({ minimum: 1, rule: "must be a positive whole number" });
+const WebsocketFile = Type.Object(
+  {
+    max_queued_frames: Type.Optional(whole),
+    max_queued_bytes: Type.Optional(whole),
+    max_sockets_per_key: Type.Optional(whole),
+  },
+  {
+    additionalProperties: false,
+    listKnown: true,
+    rule: "must be an object {max_queued_frames?, max_queued_bytes?, max_sockets_per_key?}",
+  },
+);
+
+/** The file's `responses_websocket:` over {@link WEBSOCKET_DEFAULTS}. */
+function websocketLimits(raw: unknown, where: string): WebsocketLimits {
+  if (raw === undefined) return WEBSOCKET_DEFAULTS;
+  refuse(configProblems(WebsocketFile, raw, where, "responses_websocket"));
+  const f = raw as Static<typeof WebsocketFile>; // conforms: checked just above
+  return {
+    maxQueuedFrames: f.max_queued_frames ?? WEBSOCKET_DEFAULTS.maxQueuedFrames,
+    maxQueuedBytes: f.max_queued_bytes ?? WEBSOCKET_DEFAULTS.maxQueuedBytes,
+    maxSocketsPerKey: f.max_sockets_per_key ?? WEBSOCKET_DEFAULTS.maxSocketsPerKey,
+  };
 }
 
 /** The batch limits and worker settings (`TURNPIKE_BATCH_*`). */

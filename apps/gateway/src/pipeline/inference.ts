@@ -65,6 +65,8 @@ export async function handleInference(
       requestId: ctx.id,
       stream: client.stream,
       outputCap: askedOutputCap(client.body),
+      // A continued reply's input holds the stored conversation too: its budget worst case counts it.
+      ...(client === validated ? {} : { inputChars: JSON.stringify(client.body).length }),
     });
     admitted = letIn instanceof Promise ? await letIn : letIn;
     const sent = await dispatch(deps, ctx, client, asked, size);

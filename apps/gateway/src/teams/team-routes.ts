@@ -27,7 +27,14 @@ import {
 } from "./roles";
 import { teamDirectory } from "./team-directory";
 import { AdminMemberBody, AdminTeamFields, AdminTokenBody, AdminUserFields } from "./team-schemas";
-import { type AdminToken, DEFAULT_TEAM_ID, type Membership, type Team, type User } from "./team-store";
+import {
+  type AdminToken,
+  DEFAULT_TEAM_ID,
+  isUniqueViolation,
+  type Membership,
+  type Team,
+  type User,
+} from "./team-store";
 
 const newId = (prefix: string) => `${prefix}_${randomBytes(9).toString("base64url")}`;
 
@@ -43,6 +50,19 @@ function notFound(what: string, id: string): GatewayError {
 
 function conflict(message: string): GatewayError {
   return new GatewayError({ status: 409, type: "invalid_request_error", code: "conflict", message });
+}
+
+/**
+ * A user write that lost a race for an email (another request took it between the check and the
+ * write): the store's unique constraint refuses it, answered as the same 409 as the check.
+ */
+async function sameEmailConflict(write: Promise<void>, email: string): Promise<void> {
+  try {
+    await write;
+  } catch (e) {
+    if (isUniqueViolation(e)) throw conflict(`A user with email ${JSON.stringify(email)} exists.`);
+    throw e;
+  }
 }
 
 /** A body checked against its schema: one 400 naming the first mistake and the next few. */
@@ -350,7 +370,7 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
           created_at: at,
           updated_at: at,
         };
-        await teams().createUser(u);
+        await sameEmailConflict(teams().createUser(u), u.email);
         await audit({ action: "user.create", target: u.id, after: u });
         return Response.json(u, { status: 201 });
       }),
@@ -393,7 +413,9 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
           ...Object.fromEntries(Object.entries(b).filter(([, v]) => v !== undefined)),
           updated_at: iso(),
         };
-        await teams().updateUser(after);
+        const holder = b.email === undefined ? undefined : await teams().userBy("email", b.email);
+        if (holder && holder.id !== before.id) throw conflict(`A user with email ${JSON.stringify(b.email)} exists.`);
+        await sameEmailConflict(teams().updateUser(after), after.email);
         await audit({ action: "user.update", target: after.id, before, after });
         return Response.json(after);
       }),

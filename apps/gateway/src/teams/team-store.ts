@@ -4,6 +4,13 @@ import type { OrgRole, Role, TeamRole } from "./roles";
 /** The team every key made before teams existed belongs to; it has no limits of its own. */
 export const DEFAULT_TEAM_ID = "team_default";
 
+/** A write refused by a unique constraint, in SQLite's words or PostgreSQL's (SQLSTATE 23505). */
+export function isUniqueViolation(e: unknown): boolean {
+  if (!(e instanceof Error)) return false;
+  const errno = (e as { errno?: unknown }).errno; // Bun's PostgreSQL errors carry the SQLSTATE here
+  return errno === "23505" || /UNIQUE constraint failed|violates unique constraint/.test(e.message);
+}
+
 /**
  * What a team says about the keys made in it (docs/teams.md, "What a member's key may get"), as
  * `key_defaults` (fill a field a key is made without) and `key_ceilings` (the most anyone but an
