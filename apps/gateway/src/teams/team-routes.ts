@@ -525,9 +525,13 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
         ok("A page of records, and the cursor of the next (null on the last page).", ref("AdminAuditList")),
         {
           parameters: [
-            query("actor", "Only this actor's writes (`admin-key`, `admin-key:previous`, `token:<id>`, `user:<id>`, `sign-on`).", {
-              type: "string",
-            }),
+            query(
+              "actor",
+              "Only this actor's writes (`admin-key`, `admin-key:previous`, `token:<id>`, `user:<id>`, `sign-on`).",
+              {
+                type: "string",
+              },
+            ),
             query("action", "Only this action (`key.create`, `team.update`, `session.create`, …).", {
               type: "string",
             }),
