@@ -208,6 +208,38 @@ describe("generateContent protocol: the real API's 400s", () => {
     expect((await sim().post(PATH.generate("g"), g({ tools: schemaTools }), AUTH.generate)).status).toBe(200);
   });
 
+  test("composed and referenced schemas: refused in parameters and responseSchema, taken in the JSON Schema fields", async () => {
+    // Claude Code's SendMessage: an allOf of two patterns on one property.
+    const composed = {
+      type: "object",
+      properties: { to: { type: "string", allOf: [{ pattern: "^[a-z]" }, { pattern: "[0-9]$" }] } },
+      $defs: { x: { const: "a" } },
+    };
+    const decl = (d: Record<string, unknown>) => g({ tools: [{ functionDeclarations: [{ name: "t", ...d }] }] });
+    expect(await generate400(decl({ parameters: composed }))).toBe(
+      "Invalid JSON payload received. Unknown name \"$defs\" at 'tools[0].function_declarations[0].parameters': Cannot find field.",
+    );
+    expect(await generate400(decl({ parameters: { type: "object", properties: composed.properties } }))).toBe(
+      "Invalid JSON payload received. Unknown name \"allOf\" at 'tools[0].function_declarations[0].parameters.properties[to].value': Cannot find field.",
+    );
+    expect(
+      await generate400(decl({ parameters: { type: "object", properties: { k: { oneOf: [{ type: "string" }] } } } })),
+    ).toStartWith('Invalid JSON payload received. Unknown name "oneOf"');
+    expect(await generate400(decl({ parameters: { type: "object" }, parametersJsonSchema: composed }))).toBe(
+      "* GenerateContentRequest.tools[0].function_declarations[0]: parameters and parameters_json_schema cannot both be set.\n",
+    );
+    expect((await sim().post(PATH.generate("g"), decl({ parametersJsonSchema: composed }), AUTH.generate)).status).toBe(
+      200,
+    );
+    const output = (cfg: Record<string, unknown>) => g({ generationConfig: { responseMimeType: "application/json", ...cfg } });
+    expect(await generate400(output({ responseSchema: composed }))).toBe(
+      "Invalid JSON payload received. Unknown name \"$defs\" at 'generation_config.response_schema': Cannot find field.",
+    );
+    expect(
+      (await sim().post(PATH.generate("g"), output({ responseJsonSchema: composed }), AUTH.generate)).status,
+    ).toBe(200);
+  });
+
   test("a Gemini 3 model refuses a replayed function call without its thought signature (§3.7)", async () => {
     const history = (part: Record<string, unknown>) => ({
       contents: [
