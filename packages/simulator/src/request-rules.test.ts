@@ -231,13 +231,14 @@ describe("generateContent protocol: the real API's 400s", () => {
     expect((await sim().post(PATH.generate("g"), decl({ parametersJsonSchema: composed }), AUTH.generate)).status).toBe(
       200,
     );
-    const output = (cfg: Record<string, unknown>) => g({ generationConfig: { responseMimeType: "application/json", ...cfg } });
+    const output = (cfg: Record<string, unknown>) =>
+      g({ generationConfig: { responseMimeType: "application/json", ...cfg } });
     expect(await generate400(output({ responseSchema: composed }))).toBe(
       "Invalid JSON payload received. Unknown name \"$defs\" at 'generation_config.response_schema': Cannot find field.",
     );
-    expect(
-      (await sim().post(PATH.generate("g"), output({ responseJsonSchema: composed }), AUTH.generate)).status,
-    ).toBe(200);
+    expect((await sim().post(PATH.generate("g"), output({ responseJsonSchema: composed }), AUTH.generate)).status).toBe(
+      200,
+    );
   });
 
   test("a Gemini 3 model refuses a replayed function call without its thought signature (§3.7)", async () => {

@@ -266,24 +266,41 @@ function convertTools(req: GenerateRequest, w: Warnings): ClientTool[] {
     for (const k of Object.keys(t))
       if (k !== "functionDeclarations")
         w.add(`tools[${i}].${k}`, "a tool only generateContent vendors run; it was not offered to the model");
-    (t.functionDeclarations ?? []).forEach((d) => out.push(clientTool(d)));
+    (t.functionDeclarations ?? []).forEach((d, j) =>
+      out.push(clientTool(d, `tools[${i}].functionDeclarations[${j}]`, w)),
+    );
   });
   return out;
 }
 
-function clientTool(d: GenerateFunctionDeclarationParam): ClientTool {
+/** Keywords that make a root schema something other than one object shape. */
+const ROOT_COMBINATORS = ["anyOf", "oneOf", "allOf", "not", "if", "$ref"];
+
+function clientTool(d: GenerateFunctionDeclarationParam, at: string, w: Warnings): ClientTool {
+  const field = isObject(d.parametersJsonSchema) ? "parametersJsonSchema" : "parameters";
   const schema = isObject(d.parametersJsonSchema)
     ? d.parametersJsonSchema
     : d.parameters
       ? openApiToJsonSchema(d.parameters)
       : undefined;
-  // The pivot's tools take an object schema; a function without parameters takes none.
-  const input_schema = isObject(schema) && schema.type === "object" ? schema : { type: "object", properties: {} };
+  // The pivot's tools (and every other upstream) take an object schema at the root; a function
+  // without parameters takes an empty one. A root without `type` that is plainly one object shape
+  // gets `type: "object"`; any other root (a union, a reference, a non-object type) cannot be
+  // carried, and is named rather than dropped silently.
+  let input_schema: Record<string, unknown> = { type: "object", properties: {} };
+  if (isObject(schema) && schema.type === "object") input_schema = schema;
+  else if (isObject(schema) && schema.type === undefined && !ROOT_COMBINATORS.some((k) => k in schema))
+    input_schema = { ...schema, type: "object" };
+  else if (isObject(schema))
+    w.add(
+      `${at}.${field}`,
+      "this upstream takes only an object schema at the root of a function's parameters; the function was offered without them",
+    );
   return {
     name: d.name,
     ...(d.description ? { description: d.description } : {}),
     input_schema: input_schema as ClientTool["input_schema"],
-  }; // an object schema: checked above
+  }; // an object schema: built above
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
