@@ -20,6 +20,7 @@ export {
   type GatewayErrorInit,
   type Protocol,
 } from "./errors.js";
+export { clientPath, inClientTerms, noteDerived, noteOrigin, type FieldNames } from "./client-paths.js";
 export {
   chatStreamErrorToGatewayError,
   parseRetryDelaySeconds,

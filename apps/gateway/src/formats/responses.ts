@@ -3,6 +3,7 @@ import {
   convertChatRequestToMessages,
   convertMessagesResponseToResponses,
   convertResponsesRequestToChat,
+  inClientTerms,
   randomId,
   type NamespacedName,
   type Warning,
@@ -187,7 +188,13 @@ function responsesClient(request: ResponsesRequest, body: Readonly<Record<string
         const chat = convertResponsesRequestToChat(open.body);
         namespaced = chat.namespaced;
         custom = chat.custom;
-        const pivot = convertChatRequestToMessages(chat.request, { defaultMaxTokens: DEFAULT_MAX_TOKENS, target });
+        let pivot: ReturnType<typeof convertChatRequestToMessages>;
+        try {
+          pivot = convertChatRequestToMessages(chat.request, { defaultMaxTokens: DEFAULT_MAX_TOKENS, target });
+        } catch (e) {
+          // Refused on the way to the pivot: named as the client named it, not as its chat form.
+          throw inClientTerms(e, chat.request);
+        }
         return { request: pivot.request, warnings: open.warnings.concat(chat.warnings, pivot.warnings) };
       } catch (e) {
         // Toward a Responses upstream the request passes through, and its pivot is wanted only to

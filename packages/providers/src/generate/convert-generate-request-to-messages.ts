@@ -23,6 +23,7 @@ import type {
   ToolChoice,
   TurnpikeChatParams,
 } from "@turnpike/schema";
+import { noteOrigin } from "../client-paths.js";
 import { invalidRequest } from "../errors.js";
 import { sanitizeToolId } from "../ids.js";
 import { checkImageMediaType } from "../media.js";
@@ -175,10 +176,16 @@ function convertContents(contents: readonly GenerateContentParam[], w: Warnings,
       if (p.functionResponse) {
         if (role !== "user")
           throw invalidRequest(`${at}.functionResponse`, 'a functionResponse belongs in a "user" turn');
-        results.push(toolResult(p.functionResponse, calls, at));
+        const result = toolResult(p.functionResponse, calls, at);
+        noteOrigin(result, at, { tool_use_id: "functionResponse", content: "functionResponse.response" });
+        results.push(result);
         return;
       }
-      blocks.push(...partBlocks(p, at, w));
+      for (const b of partBlocks(p, at, w)) {
+        if (p.inlineData) noteOrigin(b, at, INLINE_FIELDS);
+        else if (p.fileData) noteOrigin(b, at, FILE_FIELDS);
+        blocks.push(b);
+      }
     });
     // Results first: a messages-format user turn answers its calls before saying anything else.
     const content = [...results, ...blocks];
@@ -187,8 +194,13 @@ function convertContents(contents: readonly GenerateContentParam[], w: Warnings,
     if (last && last.role === role && Array.isArray(last.content)) last.content.push(...content);
     else out.push({ role, content });
   });
+  noteOrigin(out, "contents", undefined, { whole: true });
   return out;
 }
+
+/** A media block's fields as the part it came from names them (client-paths.ts). */
+const INLINE_FIELDS = { source: "inlineData", "source.data": "inlineData.data", "source.media_type": "inlineData.mimeType" };
+const FILE_FIELDS = { source: "fileData", "source.url": "fileData.fileUri", "source.media_type": "fileData.mimeType" };
 
 function toolResult(
   r: NonNullable<GeneratePartParam["functionResponse"]>,

@@ -16,6 +16,7 @@ import type {
   ResponsesInputPart,
   ResponsesRequest,
 } from "@turnpike/schema";
+import { noteOrigin } from "../client-paths.js";
 import { invalidRequest } from "../errors.js";
 import { Warnings, type Warning } from "../warnings.js";
 
@@ -110,6 +111,7 @@ function partsToChat(parts: readonly ResponsesInputPart[], at: string, w: Warnin
             ...(p.detail === "low" || p.detail === "high" || p.detail === "auto" ? { detail: p.detail } : {}),
           },
         });
+        noteOrigin(out.at(-1)!, where, { image_url: "image_url", "image_url.url": "image_url" }); // pushed above
         break;
       case "input_file":
         if (p.file_url !== undefined)
@@ -122,6 +124,7 @@ function partsToChat(parts: readonly ResponsesInputPart[], at: string, w: Warnin
             ...(p.filename !== undefined ? { filename: p.filename } : {}),
           },
         });
+        noteOrigin(out.at(-1)!, where, { file: "", "file.file_data": "file_data", "file.file_id": "file_id" }); // pushed above
         break;
       case "refusal":
         w.add(where, "an earlier refusal is replayed as text");
@@ -185,7 +188,9 @@ function itemsToChat(items: readonly ResponsesInputItem[], w: Warnings): ChatMes
     }
     if (item.type === "function_call_output" || item.type === "custom_tool_call_output") {
       const content = typeof item.output === "string" ? item.output : textOf(item.output, `${at}.output`, w);
-      messages.push({ role: "tool", tool_call_id: item.call_id, content });
+      const message: ChatMessage = { role: "tool", tool_call_id: item.call_id, content };
+      noteOrigin(message, at, { tool_call_id: "call_id", content: "output" });
+      messages.push(message);
       return;
     }
     if (item.type === "reasoning") {
@@ -341,6 +346,7 @@ export function convertResponsesRequestToChat(req: ResponsesRequest): ResponsesT
   if (req.instructions) messages.push({ role: "system", content: req.instructions });
   if (typeof req.input === "string") messages.push({ role: "user", content: req.input });
   else messages.push(...itemsToChat(req.input, w));
+  noteOrigin(messages, "input", undefined, { whole: true });
   const chat: ChatRequest = { model: req.model, messages };
   const namespaced: Record<string, NamespacedName> = {};
   const custom: Record<string, true> = {};
