@@ -199,7 +199,11 @@ function convertContents(contents: readonly GenerateContentParam[], w: Warnings,
 }
 
 /** A media block's fields as the part it came from names them (client-paths.ts). */
-const INLINE_FIELDS = { source: "inlineData", "source.data": "inlineData.data", "source.media_type": "inlineData.mimeType" };
+const INLINE_FIELDS = {
+  source: "inlineData",
+  "source.data": "inlineData.data",
+  "source.media_type": "inlineData.mimeType",
+};
 const FILE_FIELDS = { source: "fileData", "source.url": "fileData.fileUri", "source.media_type": "fileData.mimeType" };
 
 function toolResult(
