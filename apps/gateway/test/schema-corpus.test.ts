@@ -279,3 +279,63 @@ for (const format of FORMATS) {
     }
   });
 }
+
+/**
+ * An MCP server's "one of these argument sets": a `oneOf` at the root. A messages-format vendor
+ * refuses a root union for the whole request; the others take it. Translated toward a messages
+ * upstream the root becomes one object (what is lost is named, at the tool's path in the
+ * client's request); passed through (a messages client) it reaches the vendor as sent, which
+ * answers as it would have answered the client directly.
+ */
+const ROOT_UNION: Schema = {
+  type: "object",
+  properties: { id: { type: "string" }, path: { type: "string" }, verbose: { type: "boolean" } },
+  required: ["verbose"],
+  oneOf: [{ required: ["id"] }, { required: ["path"] }],
+};
+const MERGED: Schema = {
+  type: "object",
+  properties: { id: { type: "string" }, path: { type: "string" }, verbose: { type: "boolean" } },
+  required: ["verbose"],
+};
+/** Where each client format names its first tool's schema. */
+const TOOL_PATH: Record<Format, string> = {
+  messages: "tools[0].input_schema",
+  chat: "tools[0].function.parameters",
+  responses: "tools[0].parameters",
+  generate: "tools[0].functionDeclarations[0].parametersJsonSchema",
+};
+const UNION_TOOLS: Record<Format, (body: Schema) => Schema> = {
+  messages: (b) => ({ ...b, tools: [{ name: "open", input_schema: ROOT_UNION }] }),
+  chat: (b) => ({ ...b, tools: [{ type: "function", function: { name: "open", parameters: ROOT_UNION } }] }),
+  responses: (b) => ({ ...b, tools: [{ type: "function", name: "open", parameters: ROOT_UNION }] }),
+  generate: (b) => ({ ...b, tools: [{ functionDeclarations: [{ name: "open", parametersJsonSchema: ROOT_UNION }] }] }),
+};
+
+for (const format of FORMATS) {
+  describe(`a root oneOf through the ${format} format`, () => {
+    for (const model of MODELS) {
+      test(`→ ${model}`, async () => {
+        h.gw.simulator!.requests.length = 0; // one upstream call is looked at: this one
+        const { res, text } = await send(format, model, UNION_TOOLS[format](REQUEST[format](model).body));
+        expect(h.gw.simulator!.requests.length).toBe(1);
+        const up = h.gw.simulator!.requests[0]!;
+        const protocol = protocolOf(up.path);
+        const [sent] = sentSchemas(up.path.split("?")[0]!, up.body as Schema).values();
+        const warning = res.headers.get("x-turnpike-warning") ?? "";
+        if (protocol !== "/v1/messages") {
+          expect({ status: res.status, sent }).toEqual({ status: 200, sent: ROOT_UNION });
+          expect(warning).not.toMatch(/tool|schema|parameters/i);
+        } else if (format === "messages") {
+          // Passed through as sent: the vendor's own answer.
+          expect(res.status).toBe(400);
+          expect(text).toContain("input_schema does not support oneOf, allOf, or anyOf at the top level");
+          expect(sent).toEqual(ROOT_UNION);
+        } else {
+          expect({ status: res.status, sent }).toEqual({ status: 200, sent: MERGED });
+          expect(warning).toContain(`${TOOL_PATH[format]}: its root oneOf was merged into one object`);
+        }
+      });
+    }
+  });
+}

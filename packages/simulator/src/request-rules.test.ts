@@ -106,6 +106,24 @@ describe("messages protocol: the real API's 400s", () => {
     );
   });
 
+  test("a root anyOf, oneOf or allOf in input_schema is refused; composed keywords below the root are taken", async () => {
+    const union = { type: "object", anyOf: [{ required: ["a"] }, { required: ["b"] }] };
+    expect(
+      await messages400(
+        m({
+          tools: [
+            { name: "t", input_schema: { type: "object" } },
+            { name: "u", input_schema: union },
+          ],
+        }),
+      ),
+    ).toBe("tools.1.custom.input_schema: input_schema does not support oneOf, allOf, or anyOf at the top level");
+    const nested = { type: "object", properties: { to: { allOf: [{ pattern: "^a" }, { pattern: "z$" }] } } };
+    expect(
+      (await sim().post(PATH.messages, m({ tools: [{ name: "t", input_schema: nested }] }), AUTH.messages)).status,
+    ).toBe(200);
+  });
+
   test("fields of the chat format or the gateway's own extension are refused", async () => {
     expect(await messages400(m({ turnpike: { chat: {} } }))).toBe("turnpike: Extra inputs are not permitted");
     expect(await messages400(m({ stop: ["x"] }))).toBe("stop: Extra inputs are not permitted");

@@ -1,4 +1,4 @@
-import { inClientTerms, type Warning } from "@turnpike/providers";
+import { clientPath, inClientTerms, type Warning } from "@turnpike/providers";
 import { invalid } from "../http/read-body";
 import type { GatewayDeps } from "../deps";
 import type { ClientFormat, ClientRequest } from "../formats";
@@ -244,8 +244,8 @@ export function droppedBetas(headers: Headers, protocol: Protocol): Warning[] {
 }
 
 /**
- * The upstream protocol's request from the pivot; a refusal on the way names the field in the
- * client's own request, not in the pivot (providers' client-paths.ts).
+ * The upstream protocol's request from the pivot; a refusal or a warning on the way names the
+ * field in the client's own request, not in the pivot (providers' client-paths.ts).
  */
 export async function fromPivotInClientTerms(
   protocol: UpstreamProtocol,
@@ -254,7 +254,9 @@ export async function fromPivotInClientTerms(
   deps: Pick<GatewayDeps, "signatures">,
 ): ReturnType<UpstreamProtocol["fromPivot"]> {
   try {
-    return await protocol.fromPivot(pivot, target, deps.signatures);
+    const out = await protocol.fromPivot(pivot, target, deps.signatures);
+    // Its warnings too: a block or tool it names is named as the client sent it.
+    return { ...out, warnings: out.warnings.map((w) => ({ ...w, param: clientPath(pivot, w.param) })) };
   } catch (e) {
     throw inClientTerms(e, pivot);
   }

@@ -312,11 +312,13 @@ function clientTool(d: GenerateFunctionDeclarationParam, at: string, w: Warnings
       `${at}.${field}`,
       "this upstream takes only an object schema at the root of a function's parameters; the function was offered without them",
     );
-  return {
+  const tool = {
     name: d.name,
     ...(d.description ? { description: d.description } : {}),
-    input_schema: input_schema as ClientTool["input_schema"],
-  }; // an object schema: built above
+    input_schema: input_schema as ClientTool["input_schema"], // an object schema: built above
+  };
+  noteOrigin(tool, at, { input_schema: field });
+  return tool;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

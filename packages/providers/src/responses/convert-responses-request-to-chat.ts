@@ -233,15 +233,14 @@ function functionTool(t: Record<string, unknown>, name: string, at: string): Cha
     throw invalidRequest(`${at}.name`, "must be 1 to 64 characters of a-z, A-Z, 0-9, _ or -");
   const parameters =
     typeof t.parameters === "object" && t.parameters !== null ? (t.parameters as Record<string, unknown>) : undefined; // an object: checked on the left
-  return {
-    type: "function",
-    function: {
-      name,
-      ...(typeof t.description === "string" ? { description: t.description } : {}),
-      ...(parameters ? { parameters } : {}),
-      ...(typeof t.strict === "boolean" ? { strict: t.strict } : {}),
-    },
+  const fn = {
+    name,
+    ...(typeof t.description === "string" ? { description: t.description } : {}),
+    ...(parameters ? { parameters } : {}),
+    ...(typeof t.strict === "boolean" ? { strict: t.strict } : {}),
   };
+  noteOrigin(fn, at);
+  return { type: "function", function: fn };
 }
 
 /**
