@@ -285,6 +285,135 @@ const ROWS: Row[] = [
       },
     },
   },
+  {
+    refusal: "audio the upstream cannot take",
+    cells: {
+      messages: null, // the format has no audio blocks
+      chat: {
+        model: "alpha-haiku-4-5",
+        body: {
+          messages: [
+            sys,
+            {
+              role: "user",
+              content: [text("Hear this."), { type: "input_audio", input_audio: { data: "AAAA", format: "wav" } }],
+            },
+          ],
+        },
+        path: "messages[1].content[1]",
+      },
+      responses: null, // no audio input part
+      generate: {
+        model: "alpha-haiku-4-5",
+        body: {
+          contents: [
+            { role: "user", parts: [{ text: "Hear this." }, { inlineData: { mimeType: "audio/wav", data: "AAAA" } }] },
+          ],
+        },
+        path: "contents[0].parts[1].inlineData.mimeType",
+      },
+    },
+  },
+  {
+    refusal: "a forced tool that is not offered",
+    cells: {
+      messages: null, // passes through to the messages vendor, which judges it
+      chat: {
+        model: "gamma-3-flash",
+        body: {
+          messages: [sys, { role: "user", content: "Weather?" }],
+          tools: [
+            { type: "function", function: { name: "get_weather", parameters: { type: "object", properties: {} } } },
+          ],
+          tool_choice: { type: "function", function: { name: "get_time" } },
+        },
+        path: "tool_choice",
+      },
+      responses: {
+        model: "alpha-haiku-4-5",
+        body: {
+          input: [dev, { role: "user", content: "Weather?" }],
+          tools: [{ type: "function", name: "get_weather", parameters: { type: "object", properties: {} } }],
+          tool_choice: { type: "function", name: "get_time" },
+        },
+        path: "tool_choice",
+      },
+      generate: null, // allowedFunctionNames are read as a choice among the offered functions
+    },
+  },
+  {
+    refusal: "what only one protocol has (more than one choice, a vendor's cached contents, a call in a user turn)",
+    cells: {
+      messages: null,
+      chat: { model: "gamma-3-flash", body: { messages: [sys, { role: "user", content: "Hi" }], n: 2 }, path: "n" },
+      responses: null,
+      generate: {
+        model: "beta-5",
+        body: {
+          contents: [
+            { role: "user", parts: [{ text: "Hi" }] },
+            { role: "user", parts: [{ functionCall: { name: "get_weather", args: {} } }] },
+          ],
+        },
+        path: "contents[1].parts[0].functionCall",
+      },
+    },
+  },
+  {
+    refusal: "cached contents held by a generateContent vendor",
+    cells: {
+      messages: null,
+      chat: null,
+      responses: null,
+      generate: {
+        model: "delta-m3",
+        body: { cachedContent: "cachedContents/abc", contents: [{ role: "user", parts: [{ text: "Hi" }] }] },
+        path: "cachedContent",
+      },
+    },
+  },
+  {
+    refusal: "an image by URL inside a tool result, to an upstream that cannot fetch it",
+    cells: {
+      messages: {
+        model: "gamma-3-pro",
+        body: {
+          messages: [
+            { role: "user", content: "Look." },
+            { role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: "snap", input: {} }] },
+            {
+              role: "user",
+              content: [
+                {
+                  type: "tool_result",
+                  tool_use_id: "toolu_1",
+                  content: [{ type: "image", source: { type: "url", url: IMAGE_URL } }],
+                },
+              ],
+            },
+          ],
+        },
+        path: "messages[2].content[0].content[0].source.url",
+      },
+      chat: null, // a tool message holds text only
+      responses: {
+        model: "gamma-3-pro",
+        body: {
+          input: [
+            { role: "user", content: "Look." },
+            { type: "function_call", call_id: "call_1", name: "snap", arguments: "{}" },
+            {
+              type: "function_call_output",
+              call_id: "call_1",
+              output: [{ type: "input_image", image_url: IMAGE_URL }],
+            },
+          ],
+        },
+        path: "input[2].output[0]",
+      },
+      generate: null,
+    },
+  },
 ];
 
 const PATH: Record<Format, (model: string) => string> = {
