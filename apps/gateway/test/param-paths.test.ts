@@ -478,3 +478,29 @@ test("the table has a cell in every client format", () => {
   for (const format of ["messages", "chat", "responses", "generate"] as const)
     expect(ROWS.filter((r) => r.cells[format] !== null).length).toBeGreaterThanOrEqual(4);
 });
+
+describe("a warning names the field in the client's own request too", () => {
+  test("a Responses request's developer message after the conversation started: input[2].role", async () => {
+    const { path, init } = request(
+      "responses",
+      {
+        model: "alpha-haiku-4-5",
+        body: {
+          instructions: "Be brief.",
+          input: [
+            { role: "user", content: "Hi" },
+            { role: "assistant", content: "Hello." },
+            { role: "developer", content: "Now in French." },
+          ],
+        },
+        path: "",
+      },
+      h.key,
+    );
+    const res = await fetch(`${h.url}${path}`, init);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-turnpike-warning")).toContain(
+      "input[2].role: a developer message after the conversation started was moved into the top-level system prompt",
+    );
+  });
+});

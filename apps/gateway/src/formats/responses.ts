@@ -2,6 +2,7 @@ import {
   MessagesToResponsesMachine,
   convertChatRequestToMessages,
   convertMessagesResponseToResponses,
+  clientPath,
   convertResponsesRequestToChat,
   inClientTerms,
   randomId,
@@ -195,7 +196,9 @@ function responsesClient(request: ResponsesRequest, body: Readonly<Record<string
           // Refused on the way to the pivot: named as the client named it, not as its chat form.
           throw inClientTerms(e, chat.request);
         }
-        return { request: pivot.request, warnings: open.warnings.concat(chat.warnings, pivot.warnings) };
+        // Its warnings, too, name the Responses fields, not their chat form.
+        const named = pivot.warnings.map((w) => ({ ...w, param: clientPath(chat.request, w.param) }));
+        return { request: pivot.request, warnings: open.warnings.concat(chat.warnings, named) };
       } catch (e) {
         // Toward a Responses upstream the request passes through, and its pivot is wanted only to
         // count a prompt the vendor never reported: a body only the vendor reads (custom tools,

@@ -159,6 +159,9 @@ function assistantTail(messages: ChatMessage[]): ChatAssistantMessage {
   return fresh;
 }
 
+/** A chat tool call's fields as the Responses item it came from names them (client-paths.ts). */
+const CALL_FIELDS = { id: "call_id", "function.name": "name", "function.arguments": "arguments" };
+
 function itemsToChat(items: readonly ResponsesInputItem[], w: Warnings): ChatMessage[] {
   const messages: ChatMessage[] = [];
   items.forEach((item, i) => {
@@ -171,6 +174,7 @@ function itemsToChat(items: readonly ResponsesInputItem[], w: Warnings): ChatMes
     if (item.type === "function_call") {
       const name = item.namespace ? namespacedName(item.namespace, item.name) : item.name;
       const call: ChatToolCall = { id: item.call_id, type: "function", function: { name, arguments: item.arguments } };
+      noteOrigin(call, at, CALL_FIELDS);
       const a = assistantTail(messages);
       a.tool_calls = [...(a.tool_calls ?? []), call];
       return;
@@ -182,6 +186,7 @@ function itemsToChat(items: readonly ResponsesInputItem[], w: Warnings): ChatMes
         type: "function",
         function: { name: item.name, arguments: JSON.stringify({ [CUSTOM_TOOL_ARGUMENT]: item.input }) },
       };
+      noteOrigin(call, at, { ...CALL_FIELDS, "function.arguments": "input" });
       const a = assistantTail(messages);
       a.tool_calls = [...(a.tool_calls ?? []), call];
       return;
@@ -201,15 +206,21 @@ function itemsToChat(items: readonly ResponsesInputItem[], w: Warnings): ChatMes
     }
     switch (item.role) {
       case "system":
-      case "developer":
-        messages.push({ role: item.role, content: textOf(item.content, `${at}.content`, w) });
+      case "developer": {
+        const message: ChatMessage = { role: item.role, content: textOf(item.content, `${at}.content`, w) };
+        noteOrigin(message, at);
+        messages.push(message);
         return;
-      case "user":
-        messages.push({
+      }
+      case "user": {
+        const message: ChatMessage = {
           role: "user",
           content: typeof item.content === "string" ? item.content : partsToChat(item.content, `${at}.content`, w),
-        });
+        };
+        noteOrigin(message, at);
+        messages.push(message);
         return;
+      }
       case "assistant": {
         const text = textOf(item.content, `${at}.content`, w);
         const last = messages.at(-1);
@@ -342,9 +353,14 @@ export function convertResponsesRequestToChat(req: ResponsesRequest): ResponsesT
   if (req.reasoning?.summary)
     w.add("reasoning.summary", "reasoning summaries are given where the upstream returns its reasoning as text");
   const messages: ChatMessage[] = [];
-  if (req.instructions) messages.push({ role: "system", content: req.instructions });
-  if (typeof req.input === "string") messages.push({ role: "user", content: req.input });
-  else messages.push(...itemsToChat(req.input, w));
+  if (req.instructions) {
+    messages.push({ role: "system", content: req.instructions });
+    noteOrigin(messages[0]!, "instructions", { content: "" }); // pushed above
+  }
+  if (typeof req.input === "string") {
+    messages.push({ role: "user", content: req.input });
+    noteOrigin(messages.at(-1)!, "input", { content: "" }); // pushed above
+  } else messages.push(...itemsToChat(req.input, w));
   noteOrigin(messages, "input", undefined, { whole: true });
   const chat: ChatRequest = { model: req.model, messages };
   const namespaced: Record<string, NamespacedName> = {};
