@@ -289,9 +289,6 @@ function convertTools(req: GenerateRequest, w: Warnings): ClientTool[] {
   return out;
 }
 
-/** Keywords that make a root schema something other than one object shape. */
-const ROOT_COMBINATORS = ["anyOf", "oneOf", "allOf", "not", "if", "$ref"];
-
 function clientTool(d: GenerateFunctionDeclarationParam, at: string, w: Warnings): ClientTool {
   const field = isObject(d.parametersJsonSchema) ? "parametersJsonSchema" : "parameters";
   const schema = isObject(d.parametersJsonSchema)
@@ -300,12 +297,13 @@ function clientTool(d: GenerateFunctionDeclarationParam, at: string, w: Warnings
       ? openApiToJsonSchema(d.parameters)
       : undefined;
   // The pivot's tools (and every other upstream) take an object schema at the root; a function
-  // without parameters takes an empty one. A root without `type` that is plainly one object shape
-  // gets `type: "object"`; any other root (a union, a reference, a non-object type) cannot be
-  // carried, and is named rather than dropped silently.
+  // without parameters takes an empty one. Arguments are always an object, so a root without
+  // `type` (properties, or a union of object shapes: a messages upstream merges those later) gets
+  // `type: "object"`; a root of another type, or a bare reference, cannot be carried, and is
+  // named rather than dropped silently.
   let input_schema: Record<string, unknown> = { type: "object", properties: {} };
   if (isObject(schema) && schema.type === "object") input_schema = schema;
-  else if (isObject(schema) && schema.type === undefined && !ROOT_COMBINATORS.some((k) => k in schema))
+  else if (isObject(schema) && schema.type === undefined && !("$ref" in schema))
     input_schema = { ...schema, type: "object" };
   else if (isObject(schema))
     w.add(
