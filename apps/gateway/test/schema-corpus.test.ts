@@ -339,3 +339,33 @@ for (const format of FORMATS) {
     }
   });
 }
+
+describe("every tool schema counted (count_tokens, input_tokens) on every model", () => {
+  for (const model of MODELS) {
+    test(`→ ${model}`, async () => {
+      const m = REQUEST.messages(model).body;
+      const messages = await fetch(`${h.url}/v1/messages/count_tokens`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": h.key, "anthropic-version": "2023-06-01" },
+        body: JSON.stringify({ model, tools: m.tools, messages: m.messages }),
+      });
+      const r = REQUEST.responses(model).body;
+      const responses = await fetch(`${h.url}/v1/responses/input_tokens`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${h.key}` },
+        body: JSON.stringify({ model, tools: r.tools, input: r.input }),
+      });
+      const [a, b] = [(await messages.json()) as Schema, (await responses.json()) as Schema];
+      expect({ messages: messages.status, responses: responses.status }).toEqual({ messages: 200, responses: 200 });
+      expect(a.input_tokens).toBeGreaterThan(100);
+      expect(b.input_tokens).toBeGreaterThan(100);
+      // A generateContent vendor counts them itself: the schemas reached it in a field it takes
+      // (a refused count would fall back to Turnpike's own, "local").
+      if (model.startsWith("gamma-"))
+        expect([messages.headers.get("x-turnpike-count"), responses.headers.get("x-turnpike-count")]).toEqual([
+          "upstream",
+          "upstream",
+        ]);
+    });
+  }
+});
