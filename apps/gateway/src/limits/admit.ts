@@ -93,7 +93,7 @@ const NO_BUDGETS: readonly BudgetCheck[] = Object.freeze([]);
  * budget with no cap). Key and team are held in one atomic step, so two keys of one team racing
  * for its last dollars overspend it by at most one reservation, as one key does its own.
  */
-function budgetChecks(key: KeyRecord): readonly BudgetCheck[] {
+export function budgetChecks(key: KeyRecord): readonly BudgetCheck[] {
   const teamBudget = key.team?.budget_usd ?? null;
   if (key.budget_usd === null && teamBudget === null) return NO_BUDGETS;
   const checks: BudgetCheck[] = [{ id: key.id, budget: key.budget_usd ?? NO_CAP }];
@@ -102,7 +102,12 @@ function budgetChecks(key: KeyRecord): readonly BudgetCheck[] {
 }
 
 /** The refusal of the budget at `index` of {@link budgetChecks}: the key's (0) or its team's (1). */
-function budgetRefusal(checks: readonly BudgetCheck[], index: number, key: KeyRecord, now: number): GatewayError {
+export function budgetRefusal(
+  checks: readonly BudgetCheck[],
+  index: number,
+  key: KeyRecord,
+  now: number,
+): GatewayError {
   const check = checks[index] ?? checks[0];
   return budgetExhausted(
     check?.budget ?? 0,
