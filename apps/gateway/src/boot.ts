@@ -89,7 +89,11 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
       firstKey = { id: record.id, secret };
     }
   });
-  const metrics = new GatewayMetrics({ ledgerPending: () => ledger.size, processMetrics: true });
+  const metrics = new GatewayMetrics({
+    ledgerPending: () => ledger.size,
+    ledgerSetAside: () => ledger.setAside ?? 0,
+    processMetrics: true,
+  });
   // Each deployment's circuit, read when scraped.
   metrics.watchBreakers(() => router.list(now()));
   const tracing = await startTracing(config.ops);

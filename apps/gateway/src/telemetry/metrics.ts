@@ -38,6 +38,8 @@ export interface BreakerReading {
 export interface MetricsSources {
   /** Usage records handed to the ledger and not yet committed. */
   ledgerPending: () => number;
+  /** Usage records the store refused for their values, set aside (not shipped); absent: none can be. */
+  ledgerSetAside?: () => number;
   /** Also the runtime's own metrics (memory, CPU, event-loop lag): on for a gateway, off for unit tests. */
   processMetrics: boolean;
 }
@@ -133,6 +135,14 @@ export class GatewayMetrics implements TrailListener {
       registers: [r],
       collect() {
         this.set(sources.ledgerPending());
+      },
+    });
+    new Gauge({
+      name: "turnpike_ledger_set_aside",
+      help: "Usage records the store refused for their values, set aside in the journal's set-aside.jsonl (alert on any).",
+      registers: [r],
+      collect() {
+        this.set(sources.ledgerSetAside?.() ?? 0);
       },
     });
     new Gauge({
