@@ -110,7 +110,8 @@ export async function handleEmbeddings(
     if (typeof value.model === "string") model = value.model;
     const req = readEmbeddingsRequest(value);
     const asked = embeddingsTarget(deps, key, req);
-    admitted = await admit(deps, ctx, key, asked.entry, size);
+    // A batch line an upstream's batch API ran was admitted when it was sent.
+    admitted = internal?.admitted ?? (await admit(deps, ctx, key, asked.entry, size));
     const sent = await dispatchEmbeddings(deps, ctx, req, asked, value, size);
     const { outcome, target } = sent;
     const admittedNow = admitted;

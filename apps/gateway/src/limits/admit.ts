@@ -26,6 +26,11 @@ export interface Billable {
   stream: boolean;
   /** The output cap the body asks for, if any. */
   outputCap?: number;
+  /**
+   * `false`: not written to the shared book of requests in flight (a batch line sent to an
+   * upstream's batch API, answered hours later: the book would bill it as lost).
+   */
+  book?: false;
 }
 
 export function rateLimited(a: Admission, limitHeaders: Record<string, string>, model?: string): GatewayError {
@@ -233,7 +238,7 @@ function admitted(
     release(deps, key, reserve, held);
     throw e;
   }
-  const book = billable && deps.inflight;
+  const book = billable && billable.book !== false && deps.inflight;
   if (billable && book) {
     book.open({
       request_id: billable.requestId,
@@ -265,6 +270,15 @@ function admitted(
     book ? billable : undefined,
     ctx.format.limitHeaders(admission, deps.now()),
   );
+}
+
+/**
+ * The admission of a request admitted earlier, elsewhere (a batch line sent to an upstream's
+ * batch API by another instance or before a restart, its answer now replayed): nothing is checked
+ * or taken again — the upstream already ran it — and its settlement adds what it cost.
+ */
+export function admittedBefore(deps: GatewayDeps, key: KeyRecord): Admitted {
+  return new LetIn(deps, key, [], 0, 0, undefined, undefined, {});
 }
 
 /** One admitted request: its limit headers, and its settlement (a class: one object, no closure per request). */
