@@ -134,3 +134,38 @@ describe.skipIf(!postgresUp)("names checked where they enter, on PostgreSQL", ()
     90_000,
   );
 });
+
+describe("names where they are printed", () => {
+  test("the CLI writes no control character to the terminal: JSON escaped, an error message's escaped too", async () => {
+    const { runCli } = await import("../../src/cli");
+    const run = async (answer: Response, argv: string[]) => {
+      const out: string[] = [];
+      const err: string[] = [];
+      const code = await runCli(argv, {
+        env: { TURNPIKE_URL: "http://gateway.invalid", TURNPIKE_ADMIN_KEY: "sk-admin" },
+        fetch: Object.assign(async () => answer, { preconnect: fetch.preconnect }),
+        out: (l: string) => out.push(l),
+        err: (l: string) => err.push(l),
+      });
+      return { code, text: out.join("\n") + err.join("\n") };
+    };
+    // A name stored before names were checked, listed; and an error that carries one.
+    const listed = await run(Response.json({ data: [{ id: "team_1", name: "red \u001b[31mteam\u0000" }] }), [
+      "teams",
+      "list",
+    ]);
+    expect(listed.code).toBe(0);
+    expect(listed.text).not.toMatch(/[\u0000-\u0008\u001b]/);
+    expect(listed.text).toContain("red \\u001b[31mteam\\u0000");
+    const refused = await run(
+      Response.json(
+        { error: { message: "no team \u001b]0;pwned\u0007 here", type: "invalid_request_error" } },
+        { status: 400 },
+      ),
+      ["teams", "list"],
+    );
+    expect(refused.code).toBe(2);
+    expect(refused.text).not.toMatch(/[\u0000-\u0008\u001b]/);
+    expect(refused.text).toContain("no team \\u001b]0;pwned\\u0007 here");
+  });
+});
