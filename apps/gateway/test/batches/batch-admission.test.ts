@@ -114,6 +114,48 @@ test("a key within its limits: every line goes to the batch API and is metered o
   expect(direct.choices[0]?.message.content).toBeDefined();
 }, 60_000);
 
+test("a line's worst case is reserved from its sending until it ends: held while the vendor runs it, given back when the batch is cancelled", async () => {
+  const { key } = await newKey({ budget_usd: 0.01 });
+  const openai = new OpenAI({ apiKey: key, baseURL: `${h.url}/v1`, maxRetries: 0 });
+  const sim = h.gw.simulator!;
+  // The vendor's batches run for a minute: the line is out there while the key calls directly.
+  await fetch(`${sim.url}/_sim/batches`, { method: "POST", body: JSON.stringify({ ms: 60_000 }) });
+  try {
+    const seen = sim.requests.length;
+    const big = {
+      ...line("big", "alpha-haiku-4-5"),
+      body: { ...line("big", "alpha-haiku-4-5").body, max_tokens: 60_000 },
+    };
+    const batch = await createBatch(openai, [big]);
+    await until(
+      async () => sim.requests.slice(seen).filter((r) => r.method === "POST" && r.path === "/v1/messages/batches"),
+      (r) => r.length > 0,
+    );
+    const direct = () =>
+      fetch(`${h.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}` },
+        body: JSON.stringify({ model: "beta-5", max_tokens: 8, messages: [{ role: "user", content: "hi" }] }),
+      });
+    // The line's worst case (60,000 output tokens) is more than the budget: nothing else fits while it is held.
+    const held = await direct();
+    expect(held.status).toBe(429);
+    expect(((await held.json()) as { error: { code: string } }).error.code).toBe("insufficient_quota");
+    await openai.batches.cancel(batch.id);
+    const ended = await until(
+      () => openai.batches.retrieve(batch.id),
+      (b) => b.status === "cancelled",
+    );
+    expect(ended.status).toBe("cancelled");
+    // Given back: the key's direct call is admitted again (nothing was spent).
+    const after = await direct();
+    expect(after.status).toBe(200);
+    await after.text();
+  } finally {
+    await fetch(`${sim.url}/_sim/batches`, { method: "DELETE" });
+  }
+}, 60_000);
+
 // Last: this job's queued lines wait out the rpm, holding this instance's worker until the gateway stops.
 test("a key with rpm 1: one line of three reaches the vendor's batch API, the others wait in Turnpike's queue", async () => {
   const { key } = await newKey({ rpm: 1 });
