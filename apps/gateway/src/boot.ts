@@ -117,6 +117,7 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
   });
   const metrics = new GatewayMetrics({
     ledgerPending: () => ledger.size,
+    ledgerSetAside: () => ledger.setAside ?? 0,
     processMetrics: true,
     teamOf: (id) => teams.get(id),
     budgets: async () => {

@@ -48,8 +48,22 @@ export interface CliIO {
 }
 
 function fail(io: CliIO, message: string): number {
-  io.err(message);
+  io.err(printable(message));
   return 2;
+}
+
+/**
+ * Text safe to write to a terminal: each control character but a line break and a tab (an
+ * escape sequence's ESC, a NUL, a carriage return) written as its `\uXXXX` escape. The JSON the CLI prints is escaped already.
+ */
+export function printable(text: string): string {
+  let out = "";
+  for (const ch of text) {
+    const c = ch.charCodeAt(0);
+    const control = (c < 0x20 && c !== 0x0a && c !== 0x09) || (c >= 0x7f && c <= 0x9f);
+    out += control ? `\\u${c.toString(16).padStart(4, "0")}` : ch;
+  }
+  return out;
 }
 
 /** Runs one CLI command; returns the exit code. */

@@ -76,7 +76,7 @@ describe("routes and keys", () => {
         "INVALID_ARGUMENT",
         "contents[0].parts[0]",
       ],
-      [post("/v1beta/models/beta-5:embedContent", HI), 404, "NOT_FOUND", ":embedContent"],
+      [post("/v1beta/models/beta-5:predict", HI), 404, "NOT_FOUND", ":predict"],
       [post("/v1beta/models/beta-5:generateContent", { contents: [] }), 400, "INVALID_ARGUMENT", "contents"],
     ];
     for (const [call, code, status, mentions] of cases) {

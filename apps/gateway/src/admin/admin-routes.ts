@@ -6,7 +6,7 @@ import { DEFAULT_ROTATION_GRACE_SECONDS, type KeyFields, type NewKey } from "../
 import { readJsonObject, invalid } from "../http/read-body";
 import { isRecord, validationError } from "../vocabulary/client-errors";
 import { toolPatternProblem } from "../mcp/tool-allow-list";
-import { isCleanId, MAX_ID_CHARS, textProblem } from "../storage/clean-text";
+import { isCleanId, MAX_ID_CHARS, nameProblem, textProblem } from "../storage/clean-text";
 import { type AdminKey, AdminKeyBody, AdminRotate, ModelLimit } from "./admin-schemas";
 import type { KeyRecord, UsageFilter, UsageGroup, UsageRecord } from "../storage/store";
 import { modelEntry } from "../routes/models";
@@ -95,7 +95,7 @@ export function parseKeyFields(
   if (typeof body.name === "string" && body.name.trim() === "")
     add("name", `name: required non-empty string, got ${JSON.stringify(body.name)}`);
   else if (typeof body.name === "string") {
-    const problem = textProblem(body.name, MAX_NAME_CHARS);
+    const problem = nameProblem(body.name, MAX_NAME_CHARS);
     if (problem) add("name", `name: ${problem}`);
   }
   if (Array.isArray(body.models)) {

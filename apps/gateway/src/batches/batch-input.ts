@@ -6,6 +6,10 @@ import { BATCH_ENDPOINTS, type BatchEndpoint } from "./run-line";
 import { Slicer } from "../vocabulary/loop-turns";
 import { fileLines } from "./file-lines";
 import { depthWithin, MAX_JSON_DEPTH } from "../http/read-body";
+import { nameProblem } from "../storage/clean-text";
+
+/** The longest `custom_id` of a chat-family batch line (a messages batch's: 64 of `[A-Za-z0-9_-]`, as its API says). */
+export const MAX_CUSTOM_ID = 512;
 
 type NewLine = Omit<BatchLine, "batch_id" | "grp" | "upstream_result">;
 
@@ -101,6 +105,15 @@ function openaiLine(text: string, i: number, seen: Set<string>, endpoint: BatchE
   if (!isRecord(line) || typeof line.custom_id !== "string" || line.custom_id === "")
     return malformed("openai", n, `line-${n}`, `Line ${n} has no \`custom_id\` string.`);
   const id = line.custom_id;
+  // Kept, logged and written back in result files: printable text of a bounded length only.
+  const idProblem = nameProblem(id, MAX_CUSTOM_ID);
+  if (idProblem)
+    return malformed(
+      "openai",
+      n,
+      `line-${n}`,
+      `Line ${n}: its \`custom_id\` is refused (${idProblem}): it must be 1 to ${MAX_CUSTOM_ID} printable characters.`,
+    );
   if (seen.has(id))
     return malformed(
       "openai",

@@ -110,8 +110,11 @@ export async function handleEmbeddings(
     if (typeof value.model === "string") model = value.model;
     const req = readEmbeddingsRequest(value);
     const asked = embeddingsTarget(deps, key, req);
-    // Its worst case (every character of the body a token) is held against the budgets until it is settled.
-    admitted = await admit(deps, ctx, key, asked.entry, size, { requestId: ctx.id, stream: false, embeddings: true });
+    // Its worst case (every character of the body a token) is held against the budgets until it
+    // is settled; a batch line an upstream's batch API ran was admitted when it was sent.
+    admitted =
+      internal?.admitted ??
+      (await admit(deps, ctx, key, asked.entry, size, { requestId: ctx.id, stream: false, embeddings: true }));
     const sent = await dispatchEmbeddings(deps, ctx, req, asked, value, size);
     const { outcome, target } = sent;
     const admittedNow = admitted;

@@ -30,6 +30,11 @@ export interface Billable {
   embeddings?: boolean;
   /** The characters its input is read from, when more than its body's (a stored conversation it continues). */
   inputChars?: number;
+  /**
+   * `false`: not written to the shared book of requests in flight (a batch line sent to an
+   * upstream's batch API, answered hours later: the book would bill it as lost).
+   */
+  book?: false;
 }
 
 export function rateLimited(a: Admission, limitHeaders: Record<string, string>, model?: string): GatewayError {
@@ -110,7 +115,7 @@ const NO_BUDGETS: readonly BudgetCheck[] = Object.freeze([]);
  * budget with no cap). Key and team are held in one atomic step, so two keys of one team racing
  * for its last dollars overspend it by at most one reservation, as one key does its own.
  */
-function budgetChecks(key: KeyRecord): readonly BudgetCheck[] {
+export function budgetChecks(key: KeyRecord): readonly BudgetCheck[] {
   const teamBudget = key.team?.budget_usd ?? null;
   if (key.budget_usd === null && teamBudget === null) return NO_BUDGETS;
   const checks: BudgetCheck[] = [{ id: key.id, budget: key.budget_usd ?? NO_CAP }];
@@ -119,7 +124,7 @@ function budgetChecks(key: KeyRecord): readonly BudgetCheck[] {
 }
 
 /** The refusal of the budget at `index` of {@link budgetChecks}: the key's (0) or its team's (1). */
-function budgetRefusal(
+export function budgetRefusal(
   checks: readonly BudgetCheck[],
   held: Reserved,
   key: KeyRecord,
@@ -258,7 +263,7 @@ function admitted(
     release(deps, key, reserve, held);
     throw e;
   }
-  const book = billable && deps.inflight;
+  const book = billable && billable.book !== false && deps.inflight;
   if (billable && book) {
     book.open({
       request_id: billable.requestId,
@@ -290,6 +295,15 @@ function admitted(
     book ? billable : undefined,
     ctx.format.limitHeaders(admission, deps.now()),
   );
+}
+
+/**
+ * The admission of a request admitted earlier, elsewhere (a batch line sent to an upstream's
+ * batch API by another instance or before a restart, its answer now replayed): nothing is checked
+ * or taken again — the upstream already ran it — and its settlement adds what it cost.
+ */
+export function admittedBefore(deps: GatewayDeps, key: KeyRecord): Admitted {
+  return new LetIn(deps, key, [], 0, 0, undefined, undefined, {});
 }
 
 /** One admitted request: its limit headers, and its settlement (a class: one object, no closure per request). */

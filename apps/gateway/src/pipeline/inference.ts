@@ -30,6 +30,11 @@ export interface InternalCall {
   key: KeyRecord;
   /** The share of the catalog price billed (a batch line at the model's batch discount). */
   costFactor: number;
+  /**
+   * Admitted when it was sent (a batch line an upstream's batch API ran, now replayed): not
+   * admitted again; this admission's reservation is settled by the line's metering.
+   */
+  admitted?: Admitted;
 }
 
 export async function handleInference(
@@ -61,13 +66,15 @@ export async function handleInference(
     // Only a request that continues a stored reply has anything to recall (no async frame otherwise).
     const client = validated.continues ? await recall(deps, key, validated) : validated;
     const asked = resolve(deps, key, client.model);
-    const letIn = admitNow(deps, ctx, key, asked.entry, size, {
-      requestId: ctx.id,
-      stream: client.stream,
-      outputCap: askedOutputCap(client.body),
-      // A continued reply's input holds the stored conversation too: its budget worst case counts it.
-      ...(client === validated ? {} : { inputChars: JSON.stringify(client.body).length }),
-    });
+    const letIn =
+      internal?.admitted ??
+      admitNow(deps, ctx, key, asked.entry, size, {
+        requestId: ctx.id,
+        stream: client.stream,
+        outputCap: askedOutputCap(client.body),
+        // A continued reply's input holds the stored conversation too: its budget worst case counts it.
+        ...(client === validated ? {} : { inputChars: JSON.stringify(client.body).length }),
+      });
     admitted = letIn instanceof Promise ? await letIn : letIn;
     const sent = await dispatch(deps, ctx, client, asked, size);
     const { plan: p, outcome } = sent;

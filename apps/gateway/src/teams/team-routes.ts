@@ -12,6 +12,7 @@ import { hashSecret } from "../keys/key-service";
 import { teamSpendId } from "../limits/spend-store";
 import { toolPatternProblem } from "../mcp/tool-allow-list";
 import { admin, idParam, json, ok, query, ref } from "../openapi/operations";
+import { nameProblem } from "../storage/clean-text";
 import { validationError } from "../vocabulary/client-errors";
 import { defaultsProblem, keyEnded, revokeMemberKeys } from "./key-ceilings";
 import { ADMIN_TOKEN_PREFIX, forbidden } from "./principal";
@@ -66,8 +67,17 @@ async function sameEmailConflict(write: Promise<void>, email: string): Promise<v
 }
 
 /** A body checked against its schema: one 400 naming the first mistake and the next few. */
+/** The longest team, user or admin token name (README "Names"). */
+export const MAX_TEAM_NAME = 200;
+
 function checked<T extends TSchema>(schema: T, body: unknown): Static<T> {
   if (!Value.Check(schema, body)) throw validationError(explainErrors(schema, body));
+  // A name is printed by the CLI and the dashboard and written to logs: printable text only.
+  const name = (body as { name?: unknown }).name; // an object: checked just above
+  if (typeof name === "string") {
+    const problem = nameProblem(name, MAX_TEAM_NAME);
+    if (problem) throw invalid(`name: ${problem}`, "name");
+  }
   return body;
 }
 

@@ -52,6 +52,8 @@ export interface MetricsSources {
   teamOf?: (keyId: string) => string | undefined;
   /** Every budget that is set (keys not revoked, teams), with this month's spend. */
   budgets?: () => Promise<BudgetReading[]>;
+  /** Usage records the store refused for their values, set aside (not shipped); absent: none can be. */
+  ledgerSetAside?: () => number;
   /** Also the runtime's own metrics (memory, CPU, event-loop lag): on for a gateway, off for unit tests. */
   processMetrics: boolean;
 }
@@ -154,6 +156,14 @@ export class GatewayMetrics implements TrailListener {
       },
     });
     if (sources.budgets) budgetGauges(r, sources.budgets);
+    new Gauge({
+      name: "turnpike_ledger_set_aside",
+      help: "Usage records the store refused for their values, set aside in the journal's set-aside.jsonl (alert on any).",
+      registers: [r],
+      collect() {
+        this.set(sources.ledgerSetAside?.() ?? 0);
+      },
+    });
     new Gauge({
       name: "turnpike_deployment_breaker_state",
       help: "Each deployment's circuit breaker: 1 on its current state, 0 on the others.",
