@@ -237,9 +237,11 @@ describe("GET /metrics", () => {
         })
       ).json()) as { id: string; key: string };
     const team = await post("/admin/teams", { name: "metered", budget_usd: 50 });
-    const k = await post("/admin/keys", { name: "tiny budget", team_id: team.id, budget_usd: 0.000001 });
-    expect((await chat("beta-5.5", "hi", {}, k.key)).status).toBe(200);
-    // The budget is spent: a chat client sees a 429 (the messages format's would be its 402).
+    const k = await post("/admin/keys", { name: "tiny budget", team_id: team.id, budget_usd: 0.001 });
+    // A call whose worst case fits the budget (a small output cap) is let in.
+    expect((await chat("beta-5.5", "hi", { max_tokens: 5 }, k.key)).status).toBe(200);
+    // One whose worst case (no cap: the model's own) does not fit what is left is refused: a chat
+    // client sees a 429 (the messages format's would be its 402).
     expect((await chat("beta-5.5", "hi", {}, k.key)).status).toBe(429);
     const m = await scrape();
     const spent = (
@@ -247,7 +249,7 @@ describe("GET /metrics", () => {
         await fetch(`${h.url}/admin/usage?key_id=${k.id}`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })
       ).json()) as { data: UsageRow[] }
     ).data.reduce((n, r) => n + r.cost_usd, 0);
-    expect(spent).toBeGreaterThan(0.000001);
+    expect(spent).toBeGreaterThan(0);
     expect(sumOf(m, "turnpike_cost_usd_total", { turnpike_key_id: k.id, turnpike_team: team.id })).toBeCloseTo(
       spent,
       12,
@@ -261,7 +263,7 @@ describe("GET /metrics", () => {
           (s.labels.turnpike_key_id ?? "") === keyId &&
           s.labels.turnpike_team === teamId,
       );
-    expect(budget("turnpike_budget_limit_usd", "key", k.id, team.id).map((s) => s.value)).toEqual([0.000001]);
+    expect(budget("turnpike_budget_limit_usd", "key", k.id, team.id).map((s) => s.value)).toEqual([0.001]);
     expect(budget("turnpike_budget_spent_usd", "key", k.id, team.id)[0]?.value).toBeCloseTo(spent, 12);
     expect(budget("turnpike_budget_limit_usd", "team", "", team.id).map((s) => s.value)).toEqual([50]);
     expect(budget("turnpike_budget_spent_usd", "team", "", team.id)[0]?.value).toBeCloseTo(spent, 12);
