@@ -35,6 +35,7 @@ const ECHOED = [
   "user",
   "safety_identifier",
   "prompt_cache_key",
+  "service_tier",
   "tool_choice",
   "tools",
   "text",

@@ -173,6 +173,7 @@ function responsesClient(
   // Custom tools offered upstream as function tools: their calls go back as custom_tool_call items.
   let custom: Record<string, true> = {};
   let written: ResponsesResponse | undefined;
+  let serviceTier = "default";
   let machine: MessagesToResponsesMachine | undefined;
   // The vendor's own reply, when the request passed through to a Responses upstream.
   let passed: Record<string, unknown> | undefined;
@@ -212,11 +213,18 @@ function responsesClient(
         createdAt,
         namespaced,
         custom,
+        serviceTier,
       });
       return written;
     },
+    servedAt(tier) {
+      serviceTier = tier;
+    },
     encoder(model, write) {
-      machine = new MessagesToResponsesMachine({ model, request: echoed, id, createdAt, namespaced, custom }, write);
+      machine = new MessagesToResponsesMachine(
+        { model, request: echoed, id, createdAt, namespaced, custom, serviceTier },
+        write,
+      );
       return machine;
     },
     ...(request.previous_response_id ? { continues: request.previous_response_id } : {}),
