@@ -4,7 +4,7 @@ import type { Format } from "../vocabulary/format";
 import { SERVICE_TIERS, type CatalogEntry, type ServiceTier } from "../vocabulary/target";
 
 /**
- * Service tiers (docs/protocols.md, "Service tiers"): a client asks for one in its format's own
+ * Service tiers (docs/protocols.md §5.5a): a client asks for one in its format's own
  * field; where the serving row prices that tier, the upstream is asked for it in its protocol's
  * field, the ledger bills every token at the row's price for it, and the reply says which tier
  * served. Elsewhere the call is served at the default tier, with a warning naming the field.

@@ -2,8 +2,8 @@ import type { Protocol } from "@turnpike/schema";
 import { SERVICE_TIERS, type CatalogEntry } from "../vocabulary/target";
 
 /**
- * A model's capabilities and prices as `GET /v1/models` publishes them (docs/protocols.md, "The
- * published catalog"), all from the catalog row that prices the ledger: the OpenRouter model
+ * A model's capabilities and prices as `GET /v1/models` publishes them (docs/protocols.md
+ * §5.5b), all from the catalog row that prices the ledger: the OpenRouter model
  * object's fields that many tools parse (`context_length`, per-token `pricing` strings,
  * `architecture`, `supported_parameters`, `top_provider`), the messages format's own
  * (`max_input_tokens`, `max_tokens`, `capabilities`), and Turnpike's cache, batch and tier prices

@@ -43,7 +43,7 @@ export interface CatalogEntry {
   /**
    * The service tiers the upstream sells besides its default one, each as a multiplier of every
    * token price of the row (priority 2: twice the price; flex 0.5: half). A tier a client asks for
-   * is forwarded and billed only where it is listed here (docs/protocols.md, "Service tiers").
+   * is forwarded and billed only where it is listed here (docs/protocols.md §5.5a).
    */
   service_tiers?: Partial<Record<ServiceTier, number>>;
 }
