@@ -65,6 +65,7 @@ describe("service tiers", () => {
     expect(res.status).toBe(200);
     expect(sentBody().serviceTier).toBe("flex");
     expect(res.headers.get("x-turnpike-service-tier")).toBe("flex");
+    expect(((await res.clone().json()) as { service_tier: string }).service_tier).toBe("flex");
     expect(await costOf(res)).toBeCloseTo(plainCost / 2, 9);
   });
 

@@ -70,7 +70,7 @@ export async function handleInference(
     const sent = await dispatch(deps, ctx, client, asked, size);
     const { plan: p, outcome } = sent;
     const target = p.target; // the model that served: its id, window and prices
-    p.client.servedAt?.(p.serviceTier ?? "default");
+    if (p.serviceTier) p.client.servedAt?.(p.serviceTier);
     // No request can use more than its model's window and output cap: usage beyond it is not believed.
     const tally = new UsageTally(target.entry.context_window + target.entry.max_output_tokens);
     const route = {
