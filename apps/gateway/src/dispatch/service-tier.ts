@@ -77,3 +77,10 @@ export function serveTier(
   });
   return undefined;
 }
+
+/** The multiplier of `entry`'s prices at the tier the request asks for, where the row sells it (1 otherwise). */
+export function askedPriceFactor(format: Format, body: Readonly<Record<string, unknown>>, entry: CatalogEntry): number {
+  const asked = askedTier(format, body);
+  const tier = SERVICE_TIERS.find((t) => t === asked);
+  return (tier && entry.service_tiers?.[tier]) ?? 1;
+}

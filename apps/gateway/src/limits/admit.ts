@@ -26,6 +26,8 @@ export interface Billable {
   stream: boolean;
   /** The output cap the body asks for, if any. */
   outputCap?: number;
+  /** The multiplier of the row's prices at the service tier the request asks for (1: the default tier). */
+  priceFactor?: number;
 }
 
 export function rateLimited(a: Admission, limitHeaders: Record<string, string>, model?: string): GatewayError {
@@ -153,7 +155,7 @@ export function admitNow(
 ): Admitted | Promise<Admitted> {
   const estimate = Math.ceil(bodySize / 4);
   // The worst case is held against the budgets until the request is settled (docs/design.md, step 4 "admit").
-  const reserve = billable ? worstCaseUsd(entry, estimate, billable.outputCap) : 0;
+  const reserve = billable ? worstCaseUsd(entry, estimate, billable.outputCap, billable.priceFactor) : 0;
   const checks = bucketChecks(key, entry);
   const budgets = budgetChecks(key);
   if (budgets.length > 0 || !deps.limiter.admitNow)

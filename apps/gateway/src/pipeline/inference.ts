@@ -13,6 +13,7 @@ import { recall } from "../stored-responses/recall";
 import { remember } from "../stored-responses/remember";
 import { relay, replyHeaders } from "../relay/relay";
 import { resolve } from "../dispatch/resolve";
+import { askedPriceFactor } from "../dispatch/service-tier";
 import { errorResponse, toGatewayError } from "../http/respond";
 import { UsageTally } from "../metering/usage-tally";
 import { readText, validateText } from "./validate";
@@ -65,6 +66,7 @@ export async function handleInference(
       requestId: ctx.id,
       stream: client.stream,
       outputCap: askedOutputCap(client.body),
+      priceFactor: askedPriceFactor(ctx.format.id, client.body, asked.entry),
     });
     admitted = letIn instanceof Promise ? await letIn : letIn;
     const sent = await dispatch(deps, ctx, client, asked, size);
