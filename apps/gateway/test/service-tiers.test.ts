@@ -79,6 +79,8 @@ describe("service tiers", () => {
     const res = await h.call("/v1/chat/completions", { method: "POST", body: JSON.stringify(body("priority")) });
     expect(sentBody().service_tier).toBe("priority");
     expect(res.headers.get("x-turnpike-service-tier")).toBe("priority");
+    // The vendor's reply, relayed, names the tier that served.
+    expect(((await res.clone().json()) as { service_tier: string }).service_tier).toBe("priority");
     expect(await costOf(res)).toBeCloseTo(plainCost * 2, 9);
   });
 
