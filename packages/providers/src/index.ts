@@ -151,6 +151,7 @@ export {
 } from "./responses/convert-responses-request-to-chat.js";
 export {
   convertMessagesResponseToResponses,
+  responsesEnvelope,
   usageToResponses,
   responsesStatusOf,
   type ResponsesReplyContext,

@@ -5,6 +5,7 @@ import type { Admitted } from "../limits/admit";
 import type { RequestContext } from "../pipeline/context";
 import { emit } from "../pipeline/events";
 import { UsageTally } from "./usage-tally";
+import type { ServiceTier } from "../vocabulary/target";
 
 /** What the meter knows of a request that reached an upstream. */
 export interface MeteredCall {
@@ -20,6 +21,8 @@ export interface MeteredCall {
   route?: { deployment: string; attempts: number; requested: string; cacheResetFrom?: string | undefined };
   /** The share of the catalog price billed (a batch line: 1 − the model's batch discount). */
   costFactor?: number;
+  /** The tier the call was served at (dispatch/service-tier.ts): priced at the row's price for it. */
+  serviceTier?: ServiceTier | undefined;
 }
 
 export interface Ending {
@@ -65,8 +68,9 @@ export function meter(deps: GatewayDeps, call: MeteredCall, end: Ending): Promis
     reasoning_tokens: counts.reasoning_tokens,
     cost_usd:
       call.costFactor === undefined
-        ? deps.catalog.cost(entry, counts)
-        : Math.round(deps.catalog.cost(entry, counts) * call.costFactor * 1e9) / 1e9,
+        ? deps.catalog.cost(entry, { ...counts, service_tier: call.serviceTier })
+        : Math.round(deps.catalog.cost(entry, { ...counts, service_tier: call.serviceTier }) * call.costFactor * 1e9) /
+          1e9,
     // The vendor's own name where a reply said it, else the id Turnpike asked it for.
     upstream_model: call.tally.upstreamModel ?? entry.upstream_model,
     status: end.status,
