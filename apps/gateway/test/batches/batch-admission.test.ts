@@ -50,10 +50,21 @@ async function createBatch(openai: OpenAI, lines: unknown[]) {
 }
 
 test("a key with a spent budget creating a batch for vendors with batch APIs sends 0 lines upstream; each line answers insufficient_quota", async () => {
-  const { key, id } = await newKey({ budget_usd: 0.000001 });
+  const { key, id } = await newKey({ budget_usd: 1 });
   const openai = new OpenAI({ apiKey: key, baseURL: `${h.url}/v1`, maxRetries: 0 });
-  // One call spends the budget.
-  await openai.chat.completions.create({ model: "beta-5", messages: [{ role: "user", content: "hi" }] });
+  // One call spends, then the budget is lowered below what it spent (a request is admitted only
+  // when its worst case fits, so one call alone never spends a budget whole).
+  await openai.chat.completions.create({
+    model: "beta-5",
+    max_tokens: 16,
+    messages: [{ role: "user", content: "hi" }],
+  });
+  const lowered = await fetch(`${h.url}/admin/keys/${id}`, {
+    method: "PATCH",
+    headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" },
+    body: JSON.stringify({ budget_usd: 0.000001 }),
+  });
+  expect(lowered.status).toBe(200);
   const sim = h.gw.simulator!;
   const seen = sim.requests.length;
   // alpha: the messages batch API; delta: the chat family's; gamma: generateContent batch mode.
@@ -115,7 +126,9 @@ test("a key within its limits: every line goes to the batch API and is metered o
 }, 60_000);
 
 test("a line's worst case is reserved from its sending until it ends: held while the vendor runs it, given back when the batch is cancelled", async () => {
-  const { key } = await newKey({ budget_usd: 0.01 });
+  // The line's worst case (60,000 output tokens of alpha-haiku-4-5, about $0.30) fits; what is
+  // left while it is held (about $0.05) does not fit a direct call of 10,000 output tokens of beta-5.
+  const { key } = await newKey({ budget_usd: 0.35 });
   const openai = new OpenAI({ apiKey: key, baseURL: `${h.url}/v1`, maxRetries: 0 });
   const sim = h.gw.simulator!;
   // The vendor's batches run for a minute: the line is out there while the key calls directly.
@@ -135,9 +148,9 @@ test("a line's worst case is reserved from its sending until it ends: held while
       fetch(`${h.url}/v1/chat/completions`, {
         method: "POST",
         headers: { authorization: `Bearer ${key}` },
-        body: JSON.stringify({ model: "beta-5", max_tokens: 8, messages: [{ role: "user", content: "hi" }] }),
+        body: JSON.stringify({ model: "beta-5", max_tokens: 10_000, messages: [{ role: "user", content: "hi" }] }),
       });
-    // The line's worst case (60,000 output tokens) is more than the budget: nothing else fits while it is held.
+    // The line's worst case is held: the direct call's does not fit beside it.
     const held = await direct();
     expect(held.status).toBe(429);
     expect(((await held.json()) as { error: { code: string } }).error.code).toBe("insufficient_quota");

@@ -128,15 +128,22 @@ describe("MCP requests on the request path", () => {
   });
 
   test("a key with a spent budget is refused every kind of request before anything reaches an upstream", async () => {
-    const { key, id } = await adminKey(h.url, { tools: ["*"], budget_usd: 0.000001 });
-    // One model call spends the budget.
+    const { key, id } = await adminKey(h.url, { tools: ["*"], budget_usd: 1 });
+    // One model call spends, then the budget is lowered below what it spent (a call is admitted
+    // only when its worst case fits, so one call alone never spends a budget whole).
     const spend = await fetch(`${h.url}/v1/chat/completions`, {
       method: "POST",
       headers: { authorization: `Bearer ${key}` },
-      body: JSON.stringify({ model: "beta-5", messages: [{ role: "user", content: "hi" }] }),
+      body: JSON.stringify({ model: "beta-5", max_tokens: 16, messages: [{ role: "user", content: "hi" }] }),
     });
     expect(spend.status).toBe(200);
     await spend.text();
+    const lowered = await fetch(`${h.url}/admin/keys/${id}`, {
+      method: "PATCH",
+      headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ budget_usd: 0.000001 }),
+    });
+    expect(lowered.status).toBe(200);
     const { client } = await mcpClient(h.url, key);
     const asked = weather.authorizations.length + files.authorizations.length;
     for (const refused of [
