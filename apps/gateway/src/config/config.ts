@@ -15,6 +15,7 @@ import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "../telem
 export { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "../telemetry/logger";
 import { MCP_DEFAULTS, type McpConfig, parseMcpConfig } from "../mcp/mcp-config";
 import { parseSignOn, type SignOnConfig } from "../sign-on/sign-on-config";
+import { type GuardrailsConfig, parseGuardrails } from "../guardrails/policy";
 
 export interface Config {
   port: number;
@@ -48,6 +49,8 @@ export interface Config {
   ops: OpsConfig;
   /** The upstream MCP servers behind `/mcp` (the file's `mcp_servers:`; README "MCP"). */
   mcp: McpConfig;
+  /** The file's `guardrails:` section: named policies, compiled, and the default list (docs/guardrails.md). */
+  guardrails: GuardrailsConfig;
   /** OpenID Connect sign-in to the dashboard (`TURNPIKE_OIDC_*` and the file's `sign_on:`); absent = off. */
   signOn?: SignOnConfig;
   /** `TURNPIKE_RESPONSES_WEBSOCKET` (default `on`): serve the Responses format over WebSocket; `off` answers the upgrade 426. */
@@ -277,6 +280,12 @@ export function loadConfig(env: Env = process.env): Config {
       maxResultBytes: MCP_DEFAULTS.maxResultBytes,
     }),
     signOn: check(() => parseSignOn(file, env, where), undefined),
+    guardrails: (() => {
+      const found: string[] = [];
+      const g = parseGuardrails(file.guardrails, found);
+      problems.push(...found.map((p) => `${where}: ${p}`));
+      return g;
+    })(),
     responsesWebsocket: check(
       () =>
         oneOf(env.TURNPIKE_RESPONSES_WEBSOCKET?.toLowerCase(), ["on", "off"], "on", "TURNPIKE_RESPONSES_WEBSOCKET") ===

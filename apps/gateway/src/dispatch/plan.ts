@@ -8,6 +8,8 @@ import { derivedFrom } from "../protocols/body-text";
 import { CLIENT_BETA_HEADERS } from "../protocols/messages";
 import type { Protocol } from "@turnpike/schema";
 import { LARGE_BODY_CHARS, loopTurn } from "../vocabulary/loop-turns";
+import type { GuardrailRun } from "../guardrails/run";
+import { redactGuarded } from "../guardrails/pivot";
 
 /** Everything about one upstream call that is decided before it is made. */
 export interface Plan {
@@ -24,6 +26,8 @@ export interface Plan {
   warnings: Warning[];
   /** What the reply's translator needs. */
   reply: ReplyContext;
+  /** The request's guardrails, when a policy applies to it: the reply's placeholders are restored with it. */
+  guard?: GuardrailRun | undefined;
   /** The client asked for usage inside the stream. */
   includeUsage: boolean;
   /** Ask the upstream's own count alongside the call (the client wants the input count first). */
@@ -153,6 +157,7 @@ export async function plan(
   client: ClientRequest,
   target: Target,
   size = 0,
+  guard?: GuardrailRun,
 ): Promise<Plan> {
   const protocol = PROTOCOLS[target.entry.protocol];
   const stream = client.stream;
@@ -165,7 +170,9 @@ export async function plan(
   };
   const { max_output_tokens: cap, id: model } = target.entry;
   checkOutputCaps(client.body);
-  if (format.passthroughProtocol === protocol.id) {
+  // A request with guardrails goes through the pivot, where its text is read and redacted and its
+  // reply restored, even toward its own protocol (docs/guardrails.md).
+  if (format.passthroughProtocol === protocol.id && !guard) {
     const body = passthroughBody(client.body, target.entry.upstream_model);
     const warnings = clampOutput(body, OUTPUT_CAP_FIELDS, cap, model);
     protocol.preparePassthrough(body, stream);
@@ -175,6 +182,7 @@ export async function plan(
   }
   const base = { client, target, protocol, stream, includeUsage: client.includeUsage };
   const pivot = client.toPivot(protocol.id);
+  if (guard) pivot.request = redactGuarded(guard, pivot.request);
   // The pivot is the messages format: its one cap is `max_tokens`, named as the client named it.
   const request = { ...pivot.request };
   const clamped = clampOutput(request, ["max_tokens"], cap, model);
@@ -197,6 +205,7 @@ export async function plan(
   const countFirst = stream && !protocol.inputAtStart;
   return {
     ...base,
+    guard,
     passthrough: false,
     body: out.body,
     warnings: pivot.warnings.concat(out.warnings),

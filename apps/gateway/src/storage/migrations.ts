@@ -22,6 +22,10 @@ export interface Migration {
 }
 
 /** Migration 12: the same SQL for both databases. */
+const GUARDRAIL_COLUMNS = `
+ALTER TABLE usage ADD COLUMN guardrail TEXT;
+ALTER TABLE keys ADD COLUMN guardrails TEXT;`;
+
 const MEMBER_SOURCE = `
 ALTER TABLE team_members ADD COLUMN source TEXT NOT NULL DEFAULT 'admin';
 ALTER TABLE teams ADD COLUMN tools TEXT;
@@ -333,6 +337,13 @@ UPDATE keys SET team_id = 'team_default';`,
     name: "batches: the next line to run found by an index, not by reading the pending lines",
     sqlite: BATCH_LINE_QUEUE_INDEXES,
     postgres: BATCH_LINE_QUEUE_INDEXES,
+  },
+  {
+    version: 16,
+    name: "guardrails: what a request's policies found (never a value), and the policies keys and teams name",
+    // JSON texts, nullable: rows and keys from before read as before (docs/guardrails.md).
+    sqlite: GUARDRAIL_COLUMNS,
+    postgres: GUARDRAIL_COLUMNS,
   },
 ];
 

@@ -83,7 +83,7 @@ export class SqliteStore implements Store {
     }
     migrateSqlite(this.db);
     this.insertUsageStmt = this.db.prepare(
-      `INSERT OR IGNORE INTO usage VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT OR IGNORE INTO usage VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.insertBatch = this.db.transaction((rows: readonly UsageRecord[]) => {
       const stmt = this.insertUsageStmt;
@@ -115,6 +115,7 @@ export class SqliteStore implements Store {
           r.bytes_in ?? null,
           r.bytes_out ?? null,
           r.cache_reset_from ?? null,
+          r.guardrail ? JSON.stringify(r.guardrail) : null,
         );
       }
     });
