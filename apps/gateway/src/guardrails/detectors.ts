@@ -59,7 +59,7 @@ const cardOk = (m: string) => {
 const IBAN = /\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b/g;
 const ibanOk = (m: string) => isValidIBAN(electronicFormatIBAN(m) ?? "");
 
-const IPV4 = /(?<![\d.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?![\d.]|\.\d)/g;
+const IPV4 = /(?<![\d.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?!\d|\.\d)/g;
 const IPV6 = /(?<![\w:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![\w:])/g;
 // "::" alone is not worth a placeholder: at least two groups of hex digits.
 const ipv6Ok = (m: string) => isIPv6(m) && (m.match(/[0-9A-Fa-f]+/g)?.length ?? 0) >= 2;
