@@ -22,6 +22,8 @@ writeFileSync(
         pii: { detect: ["email", "card", "phone", "iban"], action: "redact" },
         "no-secrets": { detect: ["secret"], action: "block" },
         "watch-ips": { detect: ["ip"], action: "log" },
+        "mask-emails": { detect: ["email"], action: "mask", apply_to: ["prompt"] },
+        "trial-block": { detect: ["card"], action: "block", dry_run: true },
       },
     },
   }),
@@ -184,4 +186,60 @@ describe("block", () => {
       expect(rec.guardrail).toMatchObject({ policies: ["no-secrets"], categories: ["secret"], action: "block" });
       expect(JSON.stringify(rec)).not.toContain(SECRET);
     });
+});
+
+describe("a key's own policies, dry runs and the metrics", () => {
+  const admin = (path: string, body: unknown, method = "POST") =>
+    fetch(`${h.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+
+  test("a key naming policies runs those instead of the default; an unknown name is a 400", async () => {
+    const bad = await admin("/admin/keys", { name: "g", guardrails: ["nope"] });
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toContain('guardrails: \\"nope\\" is not a policy');
+    const made = await admin("/admin/keys", { name: "g", guardrails: ["mask-emails", "trial-block"] });
+    expect(made.status).toBe(201);
+    const { key, id, guardrails } = (await made.json()) as { key: string; id: string; guardrails: string[] };
+    expect(guardrails).toEqual(["mask-emails", "trial-block"]);
+    const before = h.gw.simulator!.requests.length;
+    const res = await fetch(`${h.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "beta-5",
+        messages: [{ role: "user", content: `Mail ${EMAIL}, card ${CARD} [sim text="to ${EMAIL}"]` }],
+      }),
+    });
+    expect(res.status).toBe(200);
+    // Masked for good: the reply keeps the tag; the card passed (its block is a dry run).
+    const sent = JSON.stringify(h.gw.simulator!.requests.slice(before).map((r) => r.body));
+    expect(sent).not.toContain(EMAIL);
+    expect(sent).toContain(CARD);
+    expect(((await res.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content).toBe(
+      "to [EMAIL]",
+    );
+    const [rec] = await records(1);
+    expect(rec.key_id).toBe(id);
+    expect(rec.guardrail).toMatchObject({
+      policies: ["mask-emails", "trial-block"],
+      categories: ["email", "card"],
+      action: "mask",
+      dry_run: false,
+    });
+    expect(rec.guardrail.detections).toContainEqual({
+      policy: "trial-block",
+      category: "card",
+      action: "block",
+      dry_run: true,
+      n: 1,
+    });
+    const metrics = await (await fetch(`${h.url}/metrics`)).text();
+    expect(metrics).toContain(
+      `turnpike_guardrail_detections_total{turnpike_policy="trial-block",turnpike_category="card",turnpike_action="block",turnpike_dry_run="true",turnpike_key_id="${id}"} 1`,
+    );
+    expect(metrics).not.toContain(EMAIL);
+  });
 });
