@@ -8,6 +8,7 @@
 export {
   CHAT_ERROR_TYPES,
   GatewayError,
+  GUARDRAIL_BLOCKED,
   MESSAGES_ERROR_STATUS,
   MESSAGES_ERROR_TYPES,
   chatErrorStatus,

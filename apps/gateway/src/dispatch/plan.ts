@@ -182,7 +182,7 @@ export async function plan(
   }
   const base = { client, target, protocol, stream, includeUsage: client.includeUsage };
   const pivot = client.toPivot(protocol.id);
-  if (guard) pivot.request = redactGuarded(guard, pivot.request);
+  if (guard) pivot.request = await redactGuarded(guard, pivot.request, guard.requestId);
   // The pivot is the messages format: its one cap is `max_tokens`, named as the client named it.
   const request = { ...pivot.request };
   const clamped = clampOutput(request, ["max_tokens"], cap, model);

@@ -1,6 +1,7 @@
-import { GatewayError } from "@turnpike/providers";
+import { GatewayError, GUARDRAIL_BLOCKED } from "@turnpike/providers";
 import type { MessagesRequest, MessagesStreamEvent } from "@turnpike/schema";
 import { GuardrailBlock, type GuardrailRun } from "./run";
+import { askHooks, type HookText } from "./hook";
 import type { Surface } from "./policy";
 
 type Json = unknown;
@@ -19,24 +20,44 @@ function strings(v: Json, f: (s: string) => string): Json {
 
 type Block = Record<string, Json> & { type?: string };
 
+/** How one text of the request is redacted (the walk below calls it on each text, in one order). */
+type Redact = (text: string, surface: Surface) => string;
+
 /** A content list (or a bare string) with its text redacted; tool calls and results count as `tools`. */
-function content(run: GuardrailRun, c: Json, surface: Surface): Json {
-  if (typeof c === "string") return run.text(c, surface);
+function content(run: GuardrailRun, redact: Redact, c: Json, surface: Surface): Json {
+  if (typeof c === "string") return redact(c, surface);
   if (!Array.isArray(c)) return c;
   return c.map((b: Block) => {
     switch (b?.type) {
       case "text":
-        return typeof b.text === "string" ? { ...b, text: run.text(b.text, surface) } : b;
+        return typeof b.text === "string" ? { ...b, text: redact(b.text, surface) } : b;
       case "tool_use":
       case "server_tool_use":
-        return run.covers("tools") ? { ...b, input: strings(b.input, (s) => run.text(s, "tools")) } : b;
+        return run.covers("tools") ? { ...b, input: strings(b.input, (s) => redact(s, "tools")) } : b;
       case "tool_result":
-        return run.covers("tools") ? { ...b, content: content(run, b.content, "tools") } : b;
+        return run.covers("tools") ? { ...b, content: content(run, redact, b.content, "tools") } : b;
       default:
         // Images, documents and signed thinking go as they are: a signature covers its text.
         return b;
     }
   });
+}
+
+/** The pivot request with `redact` applied to each text a policy may look at. */
+function walk(run: GuardrailRun, request: MessagesRequest, redact: Redact): MessagesRequest {
+  const out = { ...request } as MessagesRequest & Record<string, Json>;
+  if (run.covers("prompt") && request.system !== undefined)
+    out.system = content(run, redact, request.system, "prompt") as never;
+  out.messages = request.messages.map((m) => ({ ...m, content: content(run, redact, m.content, "prompt") })) as never;
+  if (run.covers("tools") && Array.isArray(request.tools))
+    out.tools = request.tools.map((t) => {
+      const tool = t as Block;
+      return {
+        ...tool,
+        ...(typeof tool.description === "string" ? { description: redact(tool.description, "tools") } : {}),
+      };
+    }) as never;
+  return out;
 }
 
 /**
@@ -45,30 +66,43 @@ function content(run: GuardrailRun, c: Json, surface: Surface): Json {
  * calls and results (`tools`). Throws GuardrailBlock for a value a blocking policy finds.
  */
 export function redactRequest(run: GuardrailRun, request: MessagesRequest): MessagesRequest {
-  const out = { ...request } as MessagesRequest & Record<string, Json>;
-  if (run.covers("prompt") && request.system !== undefined)
-    out.system = content(run, request.system, "prompt") as never;
-  out.messages = request.messages.map((m) => ({ ...m, content: content(run, m.content, "prompt") })) as never;
-  if (run.covers("tools") && Array.isArray(request.tools))
-    out.tools = request.tools.map((t) => {
-      const tool = t as Block;
-      return {
-        ...tool,
-        ...(typeof tool.description === "string" ? { description: run.text(tool.description, "tools") } : {}),
-      };
-    }) as never;
-  return out;
+  return walk(run, request, (t, s) => run.text(t, s));
+}
+
+/**
+ * {@link redactRequest} with the policies' external hooks asked first, about the same texts:
+ * their spans are redacted beside the detectors' (docs/guardrails.md, "External hooks").
+ */
+export async function redactRequestWithHooks(
+  run: GuardrailRun,
+  request: MessagesRequest,
+  requestId: string,
+  fetcher?: typeof fetch,
+): Promise<MessagesRequest> {
+  const texts: HookText[] = [];
+  walk(run, request, (text, surface) => {
+    texts.push({ surface, text });
+    return text;
+  });
+  const hooked = await askHooks(run, texts, requestId, fetcher);
+  let i = 0;
+  return walk(run, request, (t, s) => run.text(t, s, hooked[i++]));
 }
 
 /** The client's error for a blocked request: a 400 naming the policy and the category, never the value. */
 export function blockedError(b: GuardrailBlock): GatewayError {
-  return new GatewayError({ status: 400, type: "guardrail_blocked", code: "guardrail_blocked", message: b.message });
+  return new GatewayError({ status: 400, type: GUARDRAIL_BLOCKED, code: GUARDRAIL_BLOCKED, message: b.message });
 }
 
-/** redactRequest, with a block turned into the client's 400 (`guardrail_blocked`). */
-export function redactGuarded(run: GuardrailRun, request: MessagesRequest): MessagesRequest {
+/** The request redacted (with its policies' hooks, if any), a block turned into the client's 400 (`guardrail_blocked`). */
+export async function redactGuarded(
+  run: GuardrailRun,
+  request: MessagesRequest,
+  requestId: string,
+  fetcher?: typeof fetch,
+): Promise<MessagesRequest> {
   try {
-    return redactRequest(run, request);
+    return run.hooked ? await redactRequestWithHooks(run, request, requestId, fetcher) : redactRequest(run, request);
   } catch (e) {
     throw e instanceof GuardrailBlock ? blockedError(e) : e;
   }

@@ -52,7 +52,16 @@ export class GuardrailRun {
   /** The longest placeholder made: a streamed reply holds back at most this many characters. */
   longest = 0;
 
-  constructor(readonly policies: readonly Policy[]) {}
+  /** Some policy asks an external hook (the redaction then waits for it). */
+  readonly hooked: boolean;
+
+  constructor(
+    readonly policies: readonly Policy[],
+    /** The request's id, sent to external hooks. */
+    readonly requestId = "",
+  ) {
+    this.hooked = policies.some((p) => p.hook !== undefined);
+  }
 
   /** Whether any policy looks at `surface`. */
   covers(surface: Surface): boolean {
@@ -64,13 +73,15 @@ export class GuardrailRun {
    * reply restores; mask: the category's tag, never restored); counts every detection; throws
    * GuardrailBlock for a value a blocking policy found (a dry-run policy only counts).
    */
-  text(text: string, surface: Surface): string {
+  text(text: string, surface: Surface, hooked?: ReadonlyMap<Policy, Span[]>): string {
     if (!text) return text;
     // Each span with the strongest action any live policy takes on it.
     let spans: (Span & { action: Action })[] | undefined;
     for (const p of this.policies) {
       if (!p.applyTo.has(surface)) continue;
-      const found = detect(text, p.detectors);
+      const own = detect(text, p.detectors);
+      const extra = hooked?.get(p);
+      const found = extra?.length ? own.concat(extra).sort((a, b) => a.start - b.start) : own;
       if (!found.length) continue;
       for (const s of found) this.count(p, s.label);
       if (p.dryRun) continue;
@@ -102,7 +113,8 @@ export class GuardrailRun {
     return ph;
   }
 
-  private count(p: Policy, category: string) {
+  /** Counts a finding that names no span (an external hook's block or failure). */
+  count(p: Policy, category: string) {
     const k = `${p.name}\u0000${category}`;
     const c = this.counts.get(k);
     if (c) c.n++;

@@ -74,7 +74,7 @@ export async function handleInference(
     admitted = letIn instanceof Promise ? await letIn : letIn;
     // Only a request some policy applies to carries guardrails (no cost otherwise).
     const policies = deps.config.guardrails.policies.size ? policiesFor(deps.config.guardrails, key) : undefined;
-    const guard = policies?.length ? new GuardrailRun(policies) : undefined;
+    const guard = policies?.length ? new GuardrailRun(policies, ctx.id) : undefined;
     if (guard) guarded = { guard, key, target: asked, stream: client.stream };
     const sent = await dispatch(deps, ctx, client, asked, size, guard);
     const { plan: p, outcome } = sent;

@@ -177,6 +177,8 @@ describe("block", () => {
       const before = h.gw.simulator!.requests.length;
       const r = await ask(format, "beta-5", false, `my key is ${SECRET}`);
       expect(r.status).toBe(400);
+      // The error's type where the format has one (generateContent's is its status word).
+      expect(r.body).toContain(format === "generate" ? '"status":"INVALID_ARGUMENT"' : '"type":"guardrail_blocked"');
       expect(r.body).toContain('guardrail policy \\"no-secrets\\"');
       expect(r.body).toContain('category \\"secret\\"');
       expect(r.body).not.toContain(SECRET);
