@@ -84,7 +84,7 @@ export const FLOORS: Floor[] = [
       "sign-on/sign-on-routes.ts",
     ],
   },
-  { name: "composition", paths: ["app.ts", "boot.ts", "main.ts", "cli.ts"] },
+  { name: "composition", paths: ["app.ts", "boot.ts", "main.ts", "cli.ts", "cli-ops.ts"] },
 ];
 
 /** The most specific rule wins: an exact path over a folder's `*`, whatever floor either is on. */

@@ -333,7 +333,23 @@ const CLIENTS: Client[] = [
         ],
         { cwd: dir, env },
       );
-      return [first.out, second.out];
+      // With tool search off every tool's schema is in the first request, among them the composed
+      // ones (`allOf`, `pattern`) that only a vendor's full-JSON-Schema field takes (README "Tools").
+      const third = await run(
+        [
+          bin(clients, "claude"),
+          "-p",
+          PROMPT,
+          "--model",
+          "claude-code/gamma-3-flash",
+          "--output-format",
+          "json",
+          "--allowedTools",
+          "Read,Edit,Write",
+        ],
+        { cwd: dir, env: { ...env, ENABLE_TOOL_SEARCH: "false" } },
+      );
+      return [first.out, second.out, third.out];
     },
   },
   {

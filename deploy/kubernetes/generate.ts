@@ -2,17 +2,18 @@
  * Writes the manifests of `manifests.ts` as a Kustomize base and two overlays
  * (`bun run generate` in deploy/; the test fails when the committed files differ from these):
  *
- *   base/                 ConfigMap and Services, shared
+ *   base/                 ConfigMaps (settings, the config file) and Services, shared
  *   overlays/single/      one replica on SQLite, its database and journal on a volume
  *   overlays/replicated/  N replicas on PostgreSQL + Redis, a journal volume each, a PodDisruptionBudget
+ *   monitoring/           for the Prometheus Operator: a ServiceMonitor, and deploy/monitoring's alert rules as a PrometheusRule
  *
  * The kustomizations list resources only (no patches or generators), so what `kubectl apply -k`
  * applies is exactly the files, and an operator's own overlay can patch them as usual.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { stringify } from "yaml";
-import { config, disruptionBudget, replicated, services, single } from "./manifests";
+import { parse, stringify } from "yaml";
+import { config, configFile, disruptionBudget, prometheusRule, replicated, serviceMonitor, services, single } from "./manifests";
 
 /** A model object (kubernetes-models): validated against the Kubernetes schema, then plain JSON. */
 interface Model {
@@ -30,17 +31,25 @@ function kustomization(resources: string[]): string {
   return HEADER + stringify({ apiVersion: "kustomize.config.k8s.io/v1beta1", kind: "Kustomization", resources });
 }
 
+/** The alert rules' groups, as Prometheus reads them from deploy/monitoring/turnpike.rules.yml. */
+function alertGroups(): unknown {
+  return (parse(readFileSync(join(import.meta.dir, "../monitoring/turnpike.rules.yml"), "utf8")) as { groups: unknown }).groups;
+}
+
 /** Every file, by its path under deploy/kubernetes. */
 export function files(): Record<string, string> {
   return {
     "base/kustomization.yaml": kustomization(["configmap.yaml", "service.yaml"]),
-    "base/configmap.yaml": yaml(config()),
+    "base/configmap.yaml": yaml(config(), configFile()),
     "base/service.yaml": yaml(...services()),
     "overlays/single/kustomization.yaml": kustomization(["../../base", "statefulset.yaml"]),
     "overlays/single/statefulset.yaml": yaml(single()),
     "overlays/replicated/kustomization.yaml": kustomization(["../../base", "statefulset.yaml", "poddisruptionbudget.yaml"]),
     "overlays/replicated/statefulset.yaml": yaml(replicated()),
     "overlays/replicated/poddisruptionbudget.yaml": yaml(disruptionBudget()),
+    "monitoring/kustomization.yaml": kustomization(["servicemonitor.yaml", "prometheusrule.yaml"]),
+    "monitoring/servicemonitor.yaml": yaml(serviceMonitor()),
+    "monitoring/prometheusrule.yaml": yaml(prometheusRule(alertGroups())),
   };
 }
 

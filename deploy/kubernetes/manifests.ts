@@ -6,11 +6,27 @@
 import { ConfigMap, type IContainer, type IEnvVar, type IPersistentVolumeClaim, type IPodSpec, Service } from "kubernetes-models/v1";
 import { StatefulSet } from "kubernetes-models/apps/v1";
 import { PodDisruptionBudget } from "kubernetes-models/policy/v1";
+import { PrometheusRule, ServiceMonitor } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1";
 
 export const NAME = "turnpike";
 export const LABELS = { "app.kubernetes.io/name": NAME, "app.kubernetes.io/component": "gateway" };
+/**
+ * The image: a PLACEHOLDER for where releases are to be published (none is yet). Build and push
+ * your own (README "Containers") and point your overlay at it, e.g.
+ * `kustomize edit set image ghcr.io/turnpike-gateway/turnpike=registry.example/turnpike:TAG`.
+ */
+export const IMAGE = "ghcr.io/turnpike-gateway/turnpike:0.1.0";
+/** The config file (README "Config file"): a ConfigMap's key, mounted read-only, named by `TURNPIKE_CONFIG`. */
+export const CONFIG_FILE = { configMap: `${NAME}-config`, key: "turnpike.yaml", dir: "/etc/turnpike" } as const;
+/** The label of the Service the ServiceMonitor scrapes through: the headless one, one target per pod. */
+export const SCRAPE_LABEL = { "turnpike.dev/scrape": "true" };
 /** The port the image listens on (`PORT` in the Dockerfile). */
 export const PORT = 8080;
+/**
+ * For a Prometheus that discovers pods by annotation (the common `kubernetes-pods` job). It sends
+ * no token: with `metrics-key` set, scrape through the ServiceMonitor instead.
+ */
+export const SCRAPE_ANNOTATIONS = { "prometheus.io/scrape": "true", "prometheus.io/port": String(PORT), "prometheus.io/path": "/metrics" };
 /** Seconds open streams may run on after SIGTERM (`TURNPIKE_DRAIN_SECONDS`). */
 export const DRAIN_SECONDS = 30;
 /**
@@ -31,13 +47,47 @@ export function config(): ConfigMap {
   });
 }
 
-/** The address clients use, and the headless one that names each replica. */
+/**
+ * The config file, empty of changes: the built-in catalog and vendors as they are. Replace its
+ * `turnpike.yaml` in your overlay; the gateway reads it at start (restart the pods after a change).
+ */
+export function configFile(): ConfigMap {
+  return new ConfigMap({
+    metadata: { name: CONFIG_FILE.configMap, labels: LABELS },
+    data: {
+      [CONFIG_FILE.key]:
+        '# Turnpike\'s config file (README "Config file"): models, vendors and routing laid over the built-in ones.\nmodels: []\nvendors: {}\n',
+    },
+  });
+}
+
+/** The address clients use, and the headless one that names each replica (and that Prometheus scrapes through). */
 export function services(): Service[] {
   const ports = [{ name: "http", port: 80, targetPort: "http" }];
   return [
     new Service({ metadata: { name: NAME, labels: LABELS }, spec: { selector: LABELS, ports } }),
-    new Service({ metadata: { name: `${NAME}-pods`, labels: LABELS }, spec: { clusterIP: "None", selector: LABELS, ports, publishNotReadyAddresses: true } }),
+    new Service({ metadata: { name: `${NAME}-pods`, labels: { ...LABELS, ...SCRAPE_LABEL } }, spec: { clusterIP: "None", selector: LABELS, ports, publishNotReadyAddresses: true } }),
   ];
+}
+
+/**
+ * For the Prometheus Operator: a ServiceMonitor scraping each pod's `/metrics` through the
+ * headless Service, and the alert rules of deploy/monitoring/turnpike.rules.yml as a PrometheusRule.
+ * With `metrics-key` set in the Secret, add `authorization: { credentials: { name: turnpike, key: metrics-key } }`
+ * to the endpoint (README "Kubernetes").
+ */
+export function serviceMonitor(): ServiceMonitor {
+  return new ServiceMonitor({
+    metadata: { name: NAME, labels: LABELS },
+    spec: {
+      selector: { matchLabels: { ...LABELS, ...SCRAPE_LABEL } },
+      endpoints: [{ port: "http", path: "/metrics", interval: "30s" }],
+    },
+  });
+}
+
+export function prometheusRule(groups: unknown): PrometheusRule {
+  return new PrometheusRule({ metadata: { name: NAME, labels: LABELS }, spec: { groups: groups as never } });
 }
 
 const fromSecret = (name: string, key: string, optional = false): IEnvVar => ({ name, valueFrom: { secretKeyRef: { name: SECRET, key, optional } } });
@@ -48,11 +98,18 @@ const VENDOR_KEYS = ["ALPHA", "BETA", "GAMMA", "DELTA"].map((v) => fromSecret(`$
 function container(env: IEnvVar[], dataPath: string, volume: string): IContainer {
   return {
     name: "gateway",
-    image: "turnpike:0.1.0",
+    image: IMAGE,
     imagePullPolicy: "IfNotPresent",
     ports: [{ name: "http", containerPort: PORT }],
     envFrom: [{ configMapRef: { name: NAME } }],
-    env: [fromSecret("TURNPIKE_ADMIN_KEY", "admin-key"), ...VENDOR_KEYS, ...env],
+    env: [
+      fromSecret("TURNPIKE_ADMIN_KEY", "admin-key"),
+      // Set it to have /metrics ask for a bearer token (the ServiceMonitor must then send it).
+      fromSecret("TURNPIKE_METRICS_KEY", "metrics-key", true),
+      ...VENDOR_KEYS,
+      { name: "TURNPIKE_CONFIG", value: `${CONFIG_FILE.dir}/${CONFIG_FILE.key}` },
+      ...env,
+    ],
     // /health: the process serves (restart it if not); /ready: its store and Redis answer and it is not draining.
     startupProbe: { httpGet: { path: "/health", port: "http" }, periodSeconds: 2, failureThreshold: 30 },
     livenessProbe: { httpGet: { path: "/health", port: "http" }, periodSeconds: 10, timeoutSeconds: 3, failureThreshold: 3 },
@@ -60,7 +117,10 @@ function container(env: IEnvVar[], dataPath: string, volume: string): IContainer
     lifecycle: { preStop: { exec: { command: ["sleep", String(PRE_STOP_SECONDS)] } } },
     resources: { requests: { cpu: "250m", memory: "256Mi" }, limits: { memory: "1Gi" } },
     securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } },
-    volumeMounts: [{ name: volume, mountPath: dataPath }],
+    volumeMounts: [
+      { name: volume, mountPath: dataPath },
+      { name: "config", mountPath: CONFIG_FILE.dir, readOnly: true },
+    ],
   };
 }
 
@@ -68,8 +128,10 @@ function podSpec(c: IContainer): IPodSpec {
   return {
     terminationGracePeriodSeconds: GRACE_SECONDS,
     // The image's unprivileged `bun` user; fsGroup makes the volume writable by it.
-    securityContext: { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, fsGroup: 1000 },
+    // The container runtime's default seccomp filter (the "restricted" Pod Security Standard asks for it).
+    securityContext: { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, fsGroup: 1000, seccompProfile: { type: "RuntimeDefault" } },
     containers: [c],
+    volumes: [{ name: "config", configMap: { name: CONFIG_FILE.configMap } }],
   };
 }
 
@@ -87,7 +149,7 @@ export function single(): StatefulSet {
       replicas: 1,
       serviceName: `${NAME}-pods`,
       selector: { matchLabels: LABELS },
-      template: { metadata: { labels: LABELS }, spec: podSpec(c) },
+      template: { metadata: { labels: LABELS, annotations: SCRAPE_ANNOTATIONS }, spec: podSpec(c) },
       volumeClaimTemplates: [claim("data", "5Gi")],
     },
   });
@@ -114,7 +176,7 @@ export function replicated(replicas = 3): StatefulSet {
       serviceName: `${NAME}-pods`,
       selector: { matchLabels: LABELS },
       template: {
-        metadata: { labels: LABELS },
+        metadata: { labels: LABELS, annotations: SCRAPE_ANNOTATIONS },
         spec: {
           ...podSpec(c),
           topologySpreadConstraints: [{ maxSkew: 1, topologyKey: "kubernetes.io/hostname", whenUnsatisfiable: "ScheduleAnyway", labelSelector: { matchLabels: LABELS } }],

@@ -12,9 +12,10 @@ import { join, resolve } from "node:path";
 import { StatefulSet } from "kubernetes-models/apps/v1";
 import { PodDisruptionBudget } from "kubernetes-models/policy/v1";
 import { ConfigMap, Service } from "kubernetes-models/v1";
+import { PrometheusRule, ServiceMonitor } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1";
 import { parse, parseAllDocuments } from "yaml";
 import { files } from "../kubernetes/generate";
-import { DRAIN_SECONDS } from "../kubernetes/manifests";
+import { CONFIG_FILE, DRAIN_SECONDS, IMAGE, PORT } from "../kubernetes/manifests";
 
 const ROOT = join(import.meta.dir, "../kubernetes");
 
@@ -32,6 +33,8 @@ const MODELS: Record<string, new (o: never) => { validate(): void }> = {
   "v1/Service": Service,
   "apps/v1/StatefulSet": StatefulSet,
   "policy/v1/PodDisruptionBudget": PodDisruptionBudget,
+  "monitoring.coreos.com/v1/ServiceMonitor": ServiceMonitor,
+  "monitoring.coreos.com/v1/PrometheusRule": PrometheusRule,
 };
 
 /**
@@ -54,6 +57,9 @@ interface Probe {
   httpGet: { path: string; port: string };
 }
 interface Container {
+  image: string;
+  ports: { name: string; containerPort: number }[];
+  securityContext: { allowPrivilegeEscalation: boolean; capabilities: { drop: string[] } };
   env: {
     name: string;
     value?: string;
@@ -65,11 +71,16 @@ interface Container {
   readinessProbe: Probe;
   lifecycle: { preStop: { exec: { command: string[] } } };
   resources: { requests: { cpu: string; memory: string } };
-  volumeMounts: { name: string; mountPath: string }[];
+  volumeMounts: { name: string; mountPath: string; readOnly?: boolean }[];
 }
 interface PodTemplate {
-  metadata: { labels: Record<string, string> };
-  spec: { terminationGracePeriodSeconds: number; containers: Container[] };
+  metadata: { labels: Record<string, string>; annotations: Record<string, string> };
+  spec: {
+    terminationGracePeriodSeconds: number;
+    containers: Container[];
+    securityContext: { runAsNonRoot: boolean; seccompProfile: { type: string } };
+    volumes: { name: string; configMap?: { name: string } }[];
+  };
 }
 
 const statefulSet = (objects: K8sObject[]) => {
@@ -139,6 +150,46 @@ describe("the Kubernetes manifests", () => {
           );
       });
 
+      test("seccomp RuntimeDefault, non-root, no privilege escalation, every capability dropped", () => {
+        const { template } = statefulSet(objects);
+        expect(template.spec.securityContext.seccompProfile).toEqual({ type: "RuntimeDefault" });
+        expect(template.spec.securityContext.runAsNonRoot).toBe(true);
+        const c = template.spec.containers[0]!;
+        expect(c.securityContext.allowPrivilegeEscalation).toBe(false);
+        expect(c.securityContext.capabilities.drop).toEqual(["ALL"]);
+      });
+
+      test("the config file: a ConfigMap's key, mounted read-only where TURNPIKE_CONFIG points", () => {
+        const { template } = statefulSet(objects);
+        const c = template.spec.containers[0]!;
+        const path = envOf(c, "TURNPIKE_CONFIG")?.value ?? "";
+        const mount = c.volumeMounts.find((m) => path.startsWith(`${m.mountPath}/`));
+        expect(mount?.readOnly).toBe(true);
+        const volume = template.spec.volumes.find((v) => v.name === mount?.name);
+        const cm = objects.find((o) => o.kind === "ConfigMap" && o.metadata.name === volume?.configMap?.name);
+        const key = path.slice((mount?.mountPath.length ?? 0) + 1);
+        expect(key).toBe(CONFIG_FILE.key);
+        // A YAML object with the file's sections (the gateway's own test loads it: apps/gateway/test/ops/kubernetes-config.test.ts).
+        expect(parse(cm?.data?.[key] ?? "")).toEqual({ models: [], vendors: {} });
+      });
+
+      test("scrape annotations name the container's port and /metrics; the image is the documented reference", () => {
+        const { template } = statefulSet(objects);
+        const c = template.spec.containers[0]!;
+        const a = template.metadata.annotations;
+        expect(a["prometheus.io/scrape"]).toBe("true");
+        expect(a["prometheus.io/path"]).toBe("/metrics");
+        expect(Number(a["prometheus.io/port"])).toBe(c.ports.find((p) => p.name === "http")?.containerPort ?? -1);
+        expect(Number(a["prometheus.io/port"])).toBe(PORT);
+        expect(c.image).toBe(IMAGE);
+        expect(c.image).toMatch(/^[a-z0-9.-]+\/[a-z0-9/_-]+:[\w.-]+$/);
+        expect(envOf(c, "TURNPIKE_METRICS_KEY")?.valueFrom?.secretKeyRef).toEqual({
+          name: "turnpike",
+          key: "metrics-key",
+          optional: true,
+        });
+      });
+
       if (overlay === "single") {
         test("one replica, its SQLite file and journal on a volume claimed per pod", () => {
           const { replicas, template, volumeClaimTemplates } = statefulSet(objects);
@@ -188,6 +239,39 @@ describe("the Kubernetes manifests", () => {
       });
     });
   }
+});
+
+describe("monitoring/ (for the Prometheus Operator)", () => {
+  const objects = render(join(ROOT, "monitoring"));
+  const base = render(join(ROOT, "base"));
+
+  test("a ServiceMonitor and a PrometheusRule, each valid against its schema", () => {
+    expect(objects.map((o) => o.kind).sort()).toEqual(["PrometheusRule", "ServiceMonitor"]);
+    for (const o of objects) {
+      const Model = MODELS[`${o.apiVersion}/${o.kind}`];
+      expect(() => new (Model as new (o: K8sObject) => { validate(): void })(o).validate()).not.toThrow();
+    }
+  });
+
+  test("the ServiceMonitor selects exactly one Service, the headless one, by a port it has", () => {
+    const sm = objects.find((o) => o.kind === "ServiceMonitor")?.spec as {
+      selector: { matchLabels: Record<string, string> };
+      endpoints: { port: string; path: string }[];
+    };
+    const chosen = base.filter(
+      (o) => o.kind === "Service" && matches(sm.selector.matchLabels, o.metadata.labels ?? {}),
+    );
+    // One target per pod: scraping through both Services would count every pod twice.
+    expect(chosen.map((o) => o.metadata.name)).toEqual(["turnpike-pods"]);
+    const ports = ((chosen[0]?.spec as { ports?: { name: string }[] } | undefined)?.ports ?? []).map((p) => p.name);
+    expect(sm.endpoints.map((e) => [ports.includes(e.port), e.path])).toEqual([[true, "/metrics"]]);
+  });
+
+  test("the PrometheusRule holds deploy/monitoring/turnpike.rules.yml's groups as they are", () => {
+    const rule = objects.find((o) => o.kind === "PrometheusRule")?.spec as { groups: unknown };
+    const file = parse(readFileSync(join(ROOT, "../monitoring/turnpike.rules.yml"), "utf8")) as { groups: unknown };
+    expect(rule.groups).toEqual(file.groups);
+  });
 });
 
 test("no committed file under deploy/kubernetes holds a secret value", () => {

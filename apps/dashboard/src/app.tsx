@@ -5,11 +5,13 @@ import { Health } from "./views/health";
 import { Keys } from "./views/keys";
 import { Live } from "./views/live";
 import { Models } from "./views/models";
+import { Overview } from "./views/overview";
 import { Usage } from "./views/usage";
 import { Teams } from "./views/teams";
 import { Audit } from "./views/audit";
 
 const VIEWS = {
+  overview: "Overview",
   keys: "Keys",
   usage: "Usage",
   live: "Live log",
@@ -92,6 +94,7 @@ export function App() {
         </button>
       </header>
       <main>
+        {view === "overview" && <Overview keys={keys} />}
         {view === "keys" && <Keys keys={keys} reload={reloadKeys} />}
         {view === "usage" && <Usage names={names} />}
         {view === "live" && <Live names={names} />}

@@ -20,7 +20,10 @@ import { requestLog } from "./telemetry/request-log";
 import { RefusalLog } from "./telemetry/refused-requests";
 import { RequestTrail } from "./telemetry/request-trail";
 import { startTracing } from "./telemetry/tracing";
+import { DEFAULT_TEAM_ID } from "./teams/team-store";
+import { teamSpendId } from "./limits/spend-store";
 import { loopTurn } from "./vocabulary/loop-turns";
+import { VERSION } from "./vocabulary/version";
 
 export interface Gateway {
   app: ReturnType<typeof createApp>;
@@ -66,10 +69,27 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
   const adminKey = config.adminKey ?? "sk-admin-" + randomBytes(24).toString("base64url");
   const generatedAdminKey = config.adminKey ? undefined : adminKey;
   // Every secret the gateway holds is blanked out of any line that would carry it.
-  const secrets = [adminKey, config.ops.metricsKey, ...config.vendors.map((v) => v.apiKey)];
+  const secrets = [
+    adminKey,
+    config.adminKeyPrevious?.key,
+    config.ops.metricsKey,
+    ...config.vendors.map((v) => v.apiKey),
+  ];
   const logger =
     opts.logger ??
     pinoLogger({ level: config.ops.logLevel, format: config.ops.logFormat, secrets, destination: opts.logDestination });
+  // The first line of every start says which release is starting (an upgrade is read from it).
+  logger.info(`Turnpike ${VERSION} starting`, { version: VERSION });
+  const previous = config.adminKeyPrevious;
+  if (previous && Date.parse(previous.until) > now())
+    logger.info(`Admin key rotation: the previous admin key is accepted until ${previous.until}.`, {
+      admin_key_previous_until: previous.until,
+    });
+  else if (previous)
+    logger.warn(
+      `Admin key rotation: the previous admin key's grace ended at ${previous.until}; it is refused (unset TURNPIKE_ADMIN_KEY_PREVIOUS).`,
+      { admin_key_previous_until: previous.until },
+    );
   // SQLite and in-process counters, or PostgreSQL and Redis (README "Running several instances").
   const state = await openBackends(config, { store: opts.store, now, logger });
   const { store, spend, ledger } = state;
@@ -85,11 +105,42 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
   // Under a cluster-wide lock: instances starting together on an empty store make one key, not one each.
   await state.exclusive(async () => {
     if ((opts.firstKey ?? true) && (await keys.list()).length === 0) {
-      const { record, secret } = await keys.create({ name: "first key" });
+      const { record, secret } = await keys.create({ name: "first key", team_id: DEFAULT_TEAM_ID });
       firstKey = { id: record.id, secret };
     }
   });
-  const metrics = new GatewayMetrics({ ledgerPending: () => ledger.size, processMetrics: true });
+  // Each key's team, for the cost counter: kept up to date by the directory's change events.
+  const teams = new Map<string, string>();
+  for (const k of await keys.list()) teams.set(k.id, k.team_id ?? "");
+  state.directory.onChange((id) => {
+    void state.directory.byId(id).then((k) => k && teams.set(id, k.team_id ?? ""));
+  });
+  const metrics = new GatewayMetrics({
+    ledgerPending: () => ledger.size,
+    ledgerSetAside: () => ledger.setAside ?? 0,
+    processMetrics: true,
+    teamOf: (id) => teams.get(id),
+    budgets: async () => {
+      const owned = (await keys.list()).filter((k) => k.budget_usd !== null && !k.revoked_at);
+      const teamed = (await store.teamStore().listTeams()).filter((t) => t.budget_usd !== null);
+      return Promise.all([
+        ...owned.map(async (k) => ({
+          scope: "key" as const,
+          keyId: k.id,
+          team: k.team_id ?? "",
+          limitUsd: k.budget_usd ?? 0,
+          spentUsd: await spend.spent(k.id),
+        })),
+        ...teamed.map(async (t) => ({
+          scope: "team" as const,
+          keyId: "",
+          team: t.id,
+          limitUsd: t.budget_usd ?? 0,
+          spentUsd: await spend.spent(teamSpendId(t.id)),
+        })),
+      ]);
+    },
+  });
   // Each deployment's circuit, read when scraped.
   metrics.watchBreakers(() => router.list(now()));
   const tracing = await startTracing(config.ops);

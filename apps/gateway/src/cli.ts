@@ -1,7 +1,9 @@
 #!/usr/bin/env bun
 /**
- * `turnpike` — the admin API from a shell.
+ * `turnpike` — the admin API from a shell, and the commands an operator runs beside the gateway.
  *
+ *   turnpike --version
+ *   turnpike config check [FILE] | migrate | backup PATH     (cli-ops.ts: no admin key needed)
  *   turnpike keys create --name NAME [--models id,glob*] [--rpm N] [--tpm N] [--budget USD] [--expires ISO] [--tools server__glob,*]
  *   turnpike keys list | get KEY_ID | revoke KEY_ID
  *   turnpike keys update KEY_ID [--name …] [--models …] [--rpm N] [--tpm N] [--budget USD] [--expires ISO] [--tools server__glob,*]
@@ -9,14 +11,19 @@
  *   turnpike usage [--key KEY_ID] [--model ID] [--since ISO] [--until ISO] [--limit N] [--page-size N] [--group-by key,model,day]
  *   turnpike teams create --name NAME [--models …] [--rpm N] [--tpm N] [--budget USD] | list
  *   turnpike tokens create --name NAME --role ROLE [--team TEAM_ID] [--expires ISO] | list | revoke TOKEN_ID
- *   turnpike audit [--actor ACTOR] [--action ACTION] [--since ISO] [--limit N]
+ *   turnpike audit [--actor ACTOR] [--action ACTION] [--since ISO] [--until ISO] [--limit N]
  *
  * Talks to the gateway at `TURNPIKE_URL` (default http://localhost:8080) with
  * `TURNPIKE_ADMIN_KEY`.
  */
 import { parseArgs } from "node:util";
+import { VERSION } from "./vocabulary/version";
 
 const USAGE = `usage:
+  turnpike --version
+  turnpike config check [FILE]   (the configuration a start would read, or FILE: exit 0, or 1 with each mistake)
+  turnpike migrate               (brings TURNPIKE_DB or TURNPIKE_DATABASE_URL to this build's schema)
+  turnpike backup PATH           (SQLite: an online copy; PostgreSQL: pg_dump's custom format)
   turnpike keys create --name NAME [--models id,glob*] [--rpm N] [--tpm N] [--budget USD] [--expires ISO] [--tools server__glob,*]
   turnpike keys list
   turnpike keys get KEY_ID
@@ -29,9 +36,9 @@ const USAGE = `usage:
   turnpike teams list
   turnpike tokens create --name NAME --role owner|admin|viewer|team-admin|member [--team TEAM_ID] [--expires ISO]
   turnpike tokens list | revoke TOKEN_ID
-  turnpike audit [--actor ACTOR] [--action ACTION] [--since ISO] [--limit N]
+  turnpike audit [--actor ACTOR] [--action ACTION] [--since ISO] [--until ISO] [--limit N]
   (keys create also takes --team TEAM_ID)
-env: TURNPIKE_URL (default http://localhost:8080), TURNPIKE_ADMIN_KEY (required)`;
+env: TURNPIKE_URL (default http://localhost:8080), TURNPIKE_ADMIN_KEY (required by the admin commands)`;
 
 export interface CliIO {
   env: Record<string, string | undefined>;
@@ -41,13 +48,62 @@ export interface CliIO {
 }
 
 function fail(io: CliIO, message: string): number {
-  io.err(message);
+  io.err(printable(message));
   return 2;
+}
+
+/**
+ * Text safe to write to a terminal: each control character but a line break and a tab (an
+ * escape sequence's ESC, a NUL, a carriage return) written as its `\uXXXX` escape. The JSON the CLI prints is escaped already.
+ */
+export function printable(text: string): string {
+  let out = "";
+  for (const ch of text) {
+    const c = ch.charCodeAt(0);
+    const control = (c < 0x20 && c !== 0x0a && c !== 0x09) || (c >= 0x7f && c <= 0x9f);
+    out += control ? `\\u${c.toString(16).padStart(4, "0")}` : ch;
+  }
+  return out;
 }
 
 /** Runs one CLI command; returns the exit code. */
 export async function runCli(argv: string[], io: CliIO): Promise<number> {
-  const { values, positionals } = parseArgs({
+  let parsed: ReturnType<typeof parseCli>;
+  try {
+    parsed = parseCli(argv);
+  } catch (e) {
+    // An unknown option or a missing value: said, with the usage, not thrown.
+    return fail(io, `${e instanceof Error ? e.message : String(e)}\n${USAGE}`);
+  }
+  const { values, positionals } = parsed;
+  const [group, verb, arg] = positionals;
+  if (values.version) {
+    io.out(`turnpike ${VERSION}`);
+    return 0;
+  }
+  if (values.help || !group) {
+    io.out(USAGE);
+    return values.help ? 0 : 2;
+  }
+  // Local commands: this machine's configuration and database, no gateway or admin key involved
+  // (loaded only for them: the admin commands need none of the gateway's code).
+  if (group === "config") {
+    if (verb !== "check" || positionals.length > 3) return fail(io, "usage: turnpike config check [FILE]");
+    return (await import("./cli-ops")).configCheck(arg, io);
+  }
+  if (group === "migrate")
+    return positionals.length === 1
+      ? await (await import("./cli-ops")).migrate(io)
+      : fail(io, "usage: turnpike migrate");
+  if (group === "backup")
+    return positionals.length <= 2
+      ? await (await import("./cli-ops")).backup(verb, io)
+      : fail(io, "usage: turnpike backup PATH");
+  return await adminCommand(group, verb, arg, values, io);
+}
+
+function parseCli(argv: string[]) {
+  return parseArgs({
     args: argv,
     allowPositionals: true,
     strict: true,
@@ -72,13 +128,19 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
       actor: { type: "string" },
       action: { type: "string" },
       help: { type: "boolean", short: "h" },
+      version: { type: "boolean", short: "V" },
     },
   });
-  const [group, verb, arg] = positionals;
-  if (values.help || !group) {
-    io.out(USAGE);
-    return values.help ? 0 : 2;
-  }
+}
+
+/** One command of the admin API: its call, its answer printed as JSON; the exit code. */
+async function adminCommand(
+  group: string,
+  verb: string | undefined,
+  arg: string | undefined,
+  values: ReturnType<typeof parseCli>["values"],
+  io: CliIO,
+): Promise<number> {
   const base = (io.env.TURNPIKE_URL ?? "http://localhost:8080").replace(/\/$/, "");
   const adminKey = io.env.TURNPIKE_ADMIN_KEY;
   if (!adminKey)
@@ -214,6 +276,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
       if (values.actor) q.set("actor", values.actor);
       if (values.action) q.set("action", values.action);
       if (values.since) q.set("since", values.since);
+      if (values.until) q.set("until", values.until);
       if (values.limit) q.set("limit", String(num(values.limit, "limit")));
       return await call("GET", `/admin/audit${q.size ? "?" + q : ""}`);
     }

@@ -29,7 +29,20 @@ const config = (() => {
   }
 })();
 const gw = await bootGateway(config).catch(fatal);
-gw.app.listen({ port: config.port, hostname: config.host });
+try {
+  // Bun's server shares a port another process already listens on when both ask (SO_REUSEPORT),
+  // and Elysia asks by default: a second gateway would then take part of the first one's traffic.
+  // Shared only when the operator says so (TURNPIKE_SHARE_PORT=on).
+  gw.app.listen({ port: config.port, hostname: config.host, reusePort: config.sharePort });
+} catch (e) {
+  fatal(
+    (e as { code?: unknown }).code === "EADDRINUSE" // Bun.serve's error when the bind is refused
+      ? new Error(
+          `Turnpike cannot start: ${config.host}:${config.port} is already in use by another process. Stop it, choose another PORT, or set TURNPIKE_SHARE_PORT=on on every gateway that is to share the port (README "Running several instances").`,
+        )
+      : e,
+  );
+}
 const server = gw.app.server!;
 const url = `http://${config.host === "0.0.0.0" ? "localhost" : config.host}:${server.port}`;
 const log = gw.deps.logger;

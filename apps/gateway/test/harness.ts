@@ -28,6 +28,8 @@ export async function startHarness(
     TURNPIKE_ADMIN_KEY: ADMIN_KEY,
     TURNPIKE_DB: ":memory:",
     TURNPIKE_LOG_LEVEL: "warn",
+    // Tests make many admin writes in a minute; the limit's own test sets it low.
+    TURNPIKE_ADMIN_WRITES_PER_MINUTE: "100000",
     ...env,
   });
   const gw = await bootGateway(config, {
@@ -39,7 +41,8 @@ export async function startHarness(
     ...(opts.hooks ? { hooks: opts.hooks } : {}),
     ...(opts.logger ? { logger: opts.logger } : {}),
   });
-  gw.app.listen({ port: 0, hostname: "127.0.0.1" });
+  // PORT is 0 (any free port) unless a test needs the URL before start (TURNPIKE_PUBLIC_URL).
+  gw.app.listen({ port: config.port, hostname: "127.0.0.1" });
   const url = `http://127.0.0.1:${gw.app.server!.port}`;
   const created = await fetch(`${url}/admin/keys`, {
     method: "POST",

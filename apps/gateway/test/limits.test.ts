@@ -113,24 +113,78 @@ describe("per-model limits", () => {
 });
 
 describe("monthly budget", () => {
+  /** The key's spend this month, once its last call is counted (bounded wait). */
+  async function spentOnce(id: string): Promise<number> {
+    for (let i = 0; i < 200; i++) {
+      const { body } = await admin(`/admin/keys/${id}`);
+      if (body.spent_this_month_usd > 0) return body.spent_this_month_usd as number;
+      await Bun.sleep(25);
+    }
+    throw new Error("the key's spend was never counted");
+  }
+
   test("a spent budget is its own error, not a rate limit, and resets with the month", async () => {
-    const { body: k } = await admin("/admin/keys", "POST", { name: "budget", budget_usd: 0.000001 });
-    expect((await chat(k.key, "alpha-fable-5")).status).toBe(200);
+    const { body: k } = await admin("/admin/keys", "POST", { name: "budget", budget_usd: 1 });
+    // 50 output tokens at most: the worst case fits the dollar.
+    expect((await messages(k.key, "alpha-fable-5")).status).toBe(200);
+    // The budget lowered to exactly what was spent: spent.
+    expect((await admin(`/admin/keys/${k.id}`, "PATCH", { budget_usd: await spentOnce(k.id) })).status).toBe(200);
     const c = await chat(k.key, "alpha-fable-5");
     expect(c.status).toBe(429);
     expect(c.headers.get("x-should-retry")).toBe("false");
     const cb = (await c.json()) as any;
     expect(cb.error.type).toBe("insufficient_quota");
     expect(cb.error.message).toContain("budget");
+    expect(cb.error.message).toContain("is spent; it resets at");
     const m = await messages(k.key, "alpha-fable-5");
     expect(m.status).toBe(402);
     expect(((await m.json()) as any).error.type).toBe("billing_error");
-    const { body: shown } = await admin(`/admin/keys/${k.id}`);
-    expect(shown.spent_this_month_usd).toBeGreaterThan(0.000001);
     // Raising the budget lets it through again.
     const { status } = await admin(`/admin/keys/${k.id}`, "PATCH", { budget_usd: 10 });
     expect(status).toBe(200);
     expect((await chat(k.key, "alpha-fable-5")).status).toBe(200);
+  });
+
+  // Issue 41, item 11: a request is admitted only when its worst case fits what is left.
+  test("a request whose worst case does not fit is refused though nothing is spent; a smaller output cap fits", async () => {
+    const { body: k } = await admin("/admin/keys", "POST", { name: "small budget", budget_usd: 0.01 });
+    // No output cap asked: alpha-fable-5's own 128,000 output tokens at $50 a million, $6.40, do not fit $0.01.
+    const c = await chat(k.key, "alpha-fable-5");
+    expect(c.status).toBe(429);
+    const cb = (await c.json()) as any;
+    expect(cb.error.code).toBe("insufficient_quota");
+    expect(cb.error.message).toMatch(
+      /^This key's monthly budget of \$0\.01 has \$0\.01 left \(less what requests in flight hold\), less than this request's worst case of \$6\.40\d+ .*: ask for fewer output tokens/,
+    );
+    // 50 output tokens ($0.0025) and the body's ~90 characters ($0.0009) fit.
+    expect((await messages(k.key, "alpha-fable-5")).status).toBe(200);
+    const spent = await spentOnce(k.id);
+    expect(spent).toBeGreaterThan(0);
+    expect(spent).toBeLessThanOrEqual(0.01);
+  });
+
+  test("a reply that continues a stored conversation counts the conversation in its worst case", async () => {
+    const { body: k } = await admin("/admin/keys", "POST", { name: "continued", budget_usd: 0.04 });
+    const responses = (body: Record<string, unknown>) =>
+      fetch(`${h.url}/v1/responses`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${k.key}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "beta-5", max_output_tokens: 16, ...body }),
+      });
+    // 30,000 characters at beta-5's $1.25 a million: a $0.0377 worst case, within $0.04.
+    const long = Array.from({ length: 3000 }, (_, i) => `word${i % 97} `)
+      .join("")
+      .padEnd(30_000, "x");
+    const first = await responses({ input: long });
+    expect(first.status).toBe(200);
+    const id = ((await first.json()) as { id: string }).id;
+    // The next turn's body is a few words, but its input is the whole conversation again: no longer fits.
+    const next = await responses({ input: "and then?", previous_response_id: id });
+    // The Responses format renders a budget refusal as the chat family does: 429 insufficient_quota.
+    expect(next.status).toBe(429);
+    const error = ((await next.json()) as { error: { code: string; message: string } }).error;
+    expect(error.code).toBe("insufficient_quota");
+    expect(error.message).toContain("less than this request's worst case of $0.03");
   });
 });
 

@@ -102,7 +102,7 @@ describe("bad vendor config is refused at start-up, naming the file and the fiel
   test("an unknown protocol", () => {
     const file = write("vendors:\n  acme:\n    protocol: soap\n");
     expect(() => loadConfig({ TURNPIKE_CONFIG: file })).toThrow(
-      `${file}: vendors.acme.protocol: must be one of messages, chat, generate, responses, got "soap"`,
+      `${file}:3:5: vendors.acme.protocol: must be one of messages, chat, generate, responses, got "soap"`,
     );
   });
   test("a model naming a vendor that does not exist", async () => {

@@ -21,6 +21,7 @@ export {
   type GatewayErrorInit,
   type Protocol,
 } from "./errors.js";
+export { clientPath, inClientTerms, noteDerived, noteOrigin, type FieldNames } from "./client-paths.js";
 export {
   chatStreamErrorToGatewayError,
   parseRetryDelaySeconds,
@@ -72,7 +73,6 @@ export {
   type MessagesToMessagesResult,
 } from "./messages/convert-messages-request-to-messages.js";
 export { placeCacheBreakpoints } from "./messages/place-cache-breakpoints.js";
-export { convertJsonSchemaToOpenApi } from "./generate/convert-json-schema-to-openapi.js";
 export { restoreToolName, shortenToolName } from "./chat/tool-names.js";
 export { generateToolName } from "./generate/generate-tool-name.js";
 

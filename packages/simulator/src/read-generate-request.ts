@@ -38,8 +38,9 @@ const CONFIG_FIELDS = new Set([
   "imageConfig",
   "audioTimestamp",
 ]);
-// `parameters` is an OpenAPI 3.0 subset (docs/protocols.md §3.2, §4.9 #15); JSON Schema keys such as
-// `$schema` or `additionalProperties` are refused.
+// `parameters` and `responseSchema` are an OpenAPI 3.0 subset (docs/protocols.md §3.2, §4.9 #15): JSON
+// Schema keys such as `$schema`, `additionalProperties`, `allOf`, `oneOf`, `$ref`, `$defs` or `const`
+// are refused for the whole request. `parametersJsonSchema` and `responseJsonSchema` take them all.
 const SCHEMA_FIELDS = new Set([
   "type",
   "format",
@@ -191,6 +192,12 @@ export function readGenerateRequest(body: JsonObject, model: string, stream: boo
   const config = field(body, "generationConfig");
   const cfg: JsonObject = isObject(config) ? config : {};
   for (const k of Object.keys(cfg)) if (!CONFIG_FIELDS.has(camel(k))) return unknownName(k, "generation_config");
+  if (field(cfg, "responseSchema") !== undefined && field(cfg, "responseJsonSchema") !== undefined)
+    return fail(
+      "* GenerateContentRequest.generation_config: response_schema and response_json_schema cannot both be set.\n",
+    );
+  const responseSchemaProblem = checkSchema(field(cfg, "responseSchema"), "generation_config.response_schema");
+  if (responseSchemaProblem) return responseSchemaProblem;
   const tools: ToolSpec[] = [];
   const groups = arrayOf(body.tools);
   for (let i = 0; i < groups.length; i++) {
@@ -200,7 +207,10 @@ export function readGenerateRequest(body: JsonObject, model: string, stream: boo
       const d = decls[j];
       if (!isObject(d) || !stringOf(d.name))
         return fail(`* GenerateContentRequest.tools[${i}].function_declarations[${j}].name: Name cannot be empty.\n`);
-      const p = checkSchema(d.parameters, `tools[${i}].function_declarations[${j}].parameters`);
+      const at = `tools[${i}].function_declarations[${j}]`;
+      if (d.parameters !== undefined && field(d, "parametersJsonSchema") !== undefined)
+        return fail(`* GenerateContentRequest.${at}: parameters and parameters_json_schema cannot both be set.\n`);
+      const p = checkSchema(d.parameters, `${at}.parameters`);
       if (p) return p;
       tools.push({ name: String(d.name), schema: d.parameters ?? field(d, "parametersJsonSchema") ?? {} });
     }

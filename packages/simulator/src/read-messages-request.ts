@@ -179,6 +179,11 @@ export function readMessagesRequest(body: JsonObject, countOnly = false): SimReq
     if (!isObject(t) || typeof t.name !== "string") return fail(`tools.${i}.custom.name: Field required`);
     if (t.type === undefined || t.type === "custom") {
       if (!isObject(t.input_schema)) return fail(`tools.${i}.custom.input_schema: Field required`);
+      // The real API refuses a root union for the whole request (docs/protocols.md §4.9 #15).
+      if (["oneOf", "allOf", "anyOf"].some((k) => k in (t.input_schema as object)))
+        return fail(
+          `tools.${i}.custom.input_schema: input_schema does not support oneOf, allOf, or anyOf at the top level`,
+        );
       tools.push({ name: t.name, schema: t.input_schema });
     }
   }

@@ -106,6 +106,24 @@ describe("messages protocol: the real API's 400s", () => {
     );
   });
 
+  test("a root anyOf, oneOf or allOf in input_schema is refused; composed keywords below the root are taken", async () => {
+    const union = { type: "object", anyOf: [{ required: ["a"] }, { required: ["b"] }] };
+    expect(
+      await messages400(
+        m({
+          tools: [
+            { name: "t", input_schema: { type: "object" } },
+            { name: "u", input_schema: union },
+          ],
+        }),
+      ),
+    ).toBe("tools.1.custom.input_schema: input_schema does not support oneOf, allOf, or anyOf at the top level");
+    const nested = { type: "object", properties: { to: { allOf: [{ pattern: "^a" }, { pattern: "z$" }] } } };
+    expect(
+      (await sim().post(PATH.messages, m({ tools: [{ name: "t", input_schema: nested }] }), AUTH.messages)).status,
+    ).toBe(200);
+  });
+
   test("fields of the chat format or the gateway's own extension are refused", async () => {
     expect(await messages400(m({ turnpike: { chat: {} } }))).toBe("turnpike: Extra inputs are not permitted");
     expect(await messages400(m({ stop: ["x"] }))).toBe("stop: Extra inputs are not permitted");
@@ -206,6 +224,39 @@ describe("generateContent protocol: the real API's 400s", () => {
       { functionDeclarations: [{ name: "t", parametersJsonSchema: { $schema: "x", type: "object" } }] },
     ];
     expect((await sim().post(PATH.generate("g"), g({ tools: schemaTools }), AUTH.generate)).status).toBe(200);
+  });
+
+  test("composed and referenced schemas: refused in parameters and responseSchema, taken in the JSON Schema fields", async () => {
+    // Claude Code's SendMessage: an allOf of two patterns on one property.
+    const composed = {
+      type: "object",
+      properties: { to: { type: "string", allOf: [{ pattern: "^[a-z]" }, { pattern: "[0-9]$" }] } },
+      $defs: { x: { const: "a" } },
+    };
+    const decl = (d: Record<string, unknown>) => g({ tools: [{ functionDeclarations: [{ name: "t", ...d }] }] });
+    expect(await generate400(decl({ parameters: composed }))).toBe(
+      "Invalid JSON payload received. Unknown name \"$defs\" at 'tools[0].function_declarations[0].parameters': Cannot find field.",
+    );
+    expect(await generate400(decl({ parameters: { type: "object", properties: composed.properties } }))).toBe(
+      "Invalid JSON payload received. Unknown name \"allOf\" at 'tools[0].function_declarations[0].parameters.properties[to].value': Cannot find field.",
+    );
+    expect(
+      await generate400(decl({ parameters: { type: "object", properties: { k: { oneOf: [{ type: "string" }] } } } })),
+    ).toStartWith('Invalid JSON payload received. Unknown name "oneOf"');
+    expect(await generate400(decl({ parameters: { type: "object" }, parametersJsonSchema: composed }))).toBe(
+      "* GenerateContentRequest.tools[0].function_declarations[0]: parameters and parameters_json_schema cannot both be set.\n",
+    );
+    expect((await sim().post(PATH.generate("g"), decl({ parametersJsonSchema: composed }), AUTH.generate)).status).toBe(
+      200,
+    );
+    const output = (cfg: Record<string, unknown>) =>
+      g({ generationConfig: { responseMimeType: "application/json", ...cfg } });
+    expect(await generate400(output({ responseSchema: composed }))).toBe(
+      "Invalid JSON payload received. Unknown name \"$defs\" at 'generation_config.response_schema': Cannot find field.",
+    );
+    expect((await sim().post(PATH.generate("g"), output({ responseJsonSchema: composed }), AUTH.generate)).status).toBe(
+      200,
+    );
   });
 
   test("a Gemini 3 model refuses a replayed function call without its thought signature (§3.7)", async () => {

@@ -34,7 +34,13 @@ async function checkAdmin(
 ): Promise<Principal> {
   const auth = request.headers.get("authorization") ?? "";
   const principal = auth
-    ? await bearerPrincipal(auth.replace(/^bearer\s+/i, ""), deps.adminKey, deps.store.teamStore(), deps.now())
+    ? await bearerPrincipal(
+        auth.replace(/^bearer\s+/i, ""),
+        deps.adminKey,
+        deps.store.teamStore(),
+        deps.now(),
+        deps.config.adminKeyPrevious,
+      )
     : await session?.(request);
   if (principal) return principal;
   const address = `admin|${clientAddress(server, request, deps.config.trustedProxies)}`;
@@ -48,6 +54,28 @@ async function checkAdmin(
   });
 }
 
+/** Methods that write nothing: not counted against the write limit. */
+const READS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/**
+ * Admin writes per principal and minute (`TURNPIKE_ADMIN_WRITES_PER_MINUTE`), in the limiter
+ * every instance shares: one member cannot flood the audit log nor the key table. A 429 in the
+ * admin API's error format, with `Retry-After`.
+ */
+async function admitWrite(deps: GatewayDeps, who: Principal): Promise<void> {
+  const rpm = deps.config.adminWritesPerMinute;
+  const [a] = await deps.limiter.admit([{ bucket: `admin-writes|${who.actor}`, limits: { rpm, tpm: null } }], 0);
+  if (!a || a.ok) return;
+  const wait = Math.max(1, a.retryAfterS);
+  throw new GatewayError({
+    status: 429,
+    type: "requests",
+    code: "admin_write_limit",
+    message: `Too many admin writes by ${who.actor}: at most ${rpm} a minute (TURNPIKE_ADMIN_WRITES_PER_MINUTE); retry after ${wait} s.`,
+    headers: { "retry-after": String(wait) },
+  });
+}
+
 /** Wraps an admin handler: the caller checked first; what it throws is answered in the chat format's envelope. */
 export function adminGuard(deps: GatewayDeps, session?: SessionPrincipal) {
   return (fn: (call: AdminCall) => Promise<Response> | Response): Handler =>
@@ -55,6 +83,7 @@ export function adminGuard(deps: GatewayDeps, session?: SessionPrincipal) {
       const requestId = newRequestId();
       try {
         const who = await checkAdmin(deps, call.request, call.server, session);
+        if (!READS.has(call.request.method)) await admitWrite(deps, who);
         const address = clientAddress(call.server, call.request, deps.config.trustedProxies);
         const audit = (e: AuditEntry) =>
           recordAudit(deps.store.teamStore(), who, address, e, deps.now()).catch((err) =>

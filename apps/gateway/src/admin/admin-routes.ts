@@ -6,7 +6,7 @@ import { DEFAULT_ROTATION_GRACE_SECONDS, type KeyFields, type NewKey } from "../
 import { readJsonObject, invalid } from "../http/read-body";
 import { isRecord, validationError } from "../vocabulary/client-errors";
 import { toolPatternProblem } from "../mcp/tool-allow-list";
-import { isCleanId, MAX_ID_CHARS, textProblem } from "../storage/clean-text";
+import { isCleanId, MAX_ID_CHARS, nameProblem, textProblem } from "../storage/clean-text";
 import { type AdminKey, AdminKeyBody, AdminRotate, ModelLimit } from "./admin-schemas";
 import type { KeyRecord, UsageFilter, UsageGroup, UsageRecord } from "../storage/store";
 import { modelEntry } from "../routes/models";
@@ -16,12 +16,14 @@ import { forbidden } from "../teams/principal";
 import {
   changesKey,
   createsKeyIn,
+  isAdmin,
   type KeyOwnership,
   type Principal,
   readsAll,
   readsKey,
   revokesKey,
 } from "../teams/roles";
+import { applyTeamRules, checkCeilings } from "../teams/key-ceilings";
 import { DEFAULT_TEAM_ID } from "../teams/team-store";
 import { adminGuard, type SessionPrincipal } from "./admin-guard";
 import { foldByOwner, OWNERS, type Owner } from "./usage-owners";
@@ -95,7 +97,7 @@ export function parseKeyFields(
   if (typeof body.name === "string" && body.name.trim() === "")
     add("name", `name: required non-empty string, got ${JSON.stringify(body.name)}`);
   else if (typeof body.name === "string") {
-    const problem = textProblem(body.name, MAX_NAME_CHARS);
+    const problem = nameProblem(body.name, MAX_NAME_CHARS);
     if (problem) add("name", `name: ${problem}`);
   }
   if (Array.isArray(body.models)) {
@@ -273,12 +275,18 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
       handle: guarded(async ({ request, who, audit }) => {
         const input = parseKeyFields(await body(request), true, catalogIds, mcpServers, policyNames) as NewKey; // requireName: name is set
         const teamId = input.team_id ?? DEFAULT_TEAM_ID;
-        if (!(await deps.store.teamStore().team(teamId)))
+        const team = await deps.store.teamStore().team(teamId);
+        if (!team)
           throw invalid(`team_id: no team ${JSON.stringify(teamId.slice(0, 100))} (see GET /admin/teams)`, "team_id");
         if (!createsKeyIn(who, teamId)) throw forbidden(`make a key in team ${teamId}`);
+        // The team's defaults fill what was not asked for; anyone but an organisation admin stays within its ceilings.
+        const fields = applyTeamRules(input, team, !isAdmin(who), deps.now()) as NewKey; // name kept from input
+        // A key a bounded caller makes with an expiring token ends with it at the latest.
+        if (!isAdmin(who) && who.expires_at && (fields.expires_at == null || fields.expires_at > who.expires_at))
+          fields.expires_at = who.expires_at;
         // A key belongs to its team and to whoever made it (a member revokes its own).
         const { record, secret } = await deps.keys.create({
-          ...input,
+          ...fields,
           team_id: teamId,
           ...(who.owner_id ? { user_id: who.owner_id } : {}),
         });
@@ -320,6 +328,10 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
         const fields = parseKeyFields(await body(request), false, catalogIds, mcpServers, policyNames);
         if (fields.team_id !== undefined) throw invalid("team_id: a key's team is set when it is made", "team_id");
         const before = allowed(who, await deps.keys.get(id), id, changesKey, "change");
+        if (!isAdmin(who)) {
+          const team = await deps.store.teamStore().team(before.team_id ?? DEFAULT_TEAM_ID);
+          if (team) checkCeilings(fields, team, deps.now());
+        }
         const record = found(await deps.keys.update(id, fields), id);
         // New limits take effect from a full bucket.
         await deps.limiter.reset(record.id);
@@ -453,6 +465,18 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
     },
     {
       method: "GET",
+      path: "/admin/latency",
+      doc: admin(
+        "Latency and time to first token by model and deployment: p50 and p95 of this instance's last requests",
+        ok(
+          "One row per model and deployment, busiest first; latency of the requests that succeeded, first token of the streams.",
+          ref("AdminLatency"),
+        ),
+      ),
+      handle: guarded(() => Response.json({ window: deps.metrics.recent.capacity, data: deps.metrics.recent.rows() })),
+    },
+    {
+      method: "GET",
       path: "/admin/usage/daily",
       doc: admin(
         "Requests, tokens and cost per UTC day, one zero-filled series per model or key",
@@ -485,21 +509,24 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
         const range = seriesRange(q, deps.now());
         await deps.ledger.flush();
         const rows = await deps.store.aggregateUsage({ since: range.since, until: range.until }, ["day", by]);
-        if (!owner) {
-          const failed = await deps.store.aggregateUsage({ since: range.since, until: range.until, failed: true }, [
-            "day",
-            by,
-          ]);
-          return Response.json({ by, days: range.days, series: toSeries(range.days, rows, by, failed) });
-        }
+        // The failed among them, grouped the same way: every grouping's error rate reads the same requests.
+        const failed = await deps.store.aggregateUsage({ since: range.since, until: range.until, failed: true }, [
+          "day",
+          by,
+        ]);
+        if (!owner) return Response.json({ by, days: range.days, series: toSeries(range.days, rows, by, failed) });
         // A team's or user's series: its keys' rows folded, then drawn as one series each.
-        const folded = foldByOwner(rows, new Map((await deps.keys.list()).map((k) => [k.id, k])), owner).map(
-          ({ team_id, user_id, ...r }) => ({
+        const keys = new Map((await deps.keys.list()).map((k) => [k.id, k]));
+        const fold = (list: typeof rows) =>
+          foldByOwner(list, keys, owner).map(({ team_id, user_id, ...r }) => ({
             ...r,
             key_id: String((owner === "team" ? team_id : user_id) ?? "(unknown)"),
-          }),
-        );
-        return Response.json({ by: owner, days: range.days, series: toSeries(range.days, folded, "key") });
+          }));
+        return Response.json({
+          by: owner,
+          days: range.days,
+          series: toSeries(range.days, fold(rows), "key", fold(failed)),
+        });
       }),
     },
     {

@@ -202,6 +202,25 @@ export const AdminRequestLog = Type.Object({
 });
 
 /** `GET /admin/deployments`: every model's deployments and the state of each one's circuit (per instance). */
+const Ms = Nullable(Type.Number({ minimum: 0 }));
+export const AdminLatency = Type.Object({
+  /** How many of this instance's last requests the rows are of, at most. */
+  window: Type.Integer({ minimum: 1 }),
+  data: Type.Array(
+    Type.Object({
+      model: Type.String(),
+      deployment: Type.String(),
+      requests: Type.Integer({ minimum: 0 }),
+      errors: Type.Integer({ minimum: 0 }),
+      latency_p50_ms: Ms,
+      latency_p95_ms: Ms,
+      streams: Type.Integer({ minimum: 0 }),
+      ttft_p50_ms: Ms,
+      ttft_p95_ms: Ms,
+    }),
+  ),
+});
+
 export const AdminDeployments = Type.Object({
   data: Type.Array(
     Type.Object({
@@ -222,7 +241,11 @@ export const AdminDeployments = Type.Object({
 });
 
 /** `GET /health` and `GET /ready` (the latter also names each back end and whether it answers). */
-export const HealthStatus = Type.Object({ status: Type.String() });
+export const HealthStatus = Type.Object({
+  status: Type.String(),
+  /** The release this instance runs (`GET /health` only). */
+  version: Type.Optional(Type.String()),
+});
 
 /** Every schema of this file, by its component name in the document. */
 export const ADMIN_SCHEMAS = {
@@ -238,5 +261,6 @@ export const ADMIN_SCHEMAS = {
   AdminUsageDaily,
   AdminRequestLog,
   AdminDeployments,
+  AdminLatency,
   HealthStatus,
 };

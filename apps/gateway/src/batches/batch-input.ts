@@ -5,6 +5,11 @@ import { lineError } from "./batch-worker";
 import { BATCH_ENDPOINTS, type BatchEndpoint } from "./run-line";
 import { Slicer } from "../vocabulary/loop-turns";
 import { fileLines } from "./file-lines";
+import { depthWithin, MAX_JSON_DEPTH } from "../http/read-body";
+import { nameProblem } from "../storage/clean-text";
+
+/** The longest `custom_id` of a chat-family batch line (a messages batch's: 64 of `[A-Za-z0-9_-]`, as its API says). */
+export const MAX_CUSTOM_ID = 512;
 
 type NewLine = Omit<BatchLine, "batch_id" | "grp" | "upstream_result">;
 
@@ -90,9 +95,25 @@ function openaiLine(text: string, i: number, seen: Set<string>, endpoint: BatchE
   } catch {
     return malformed("openai", n, `line-${n}`, `Line ${n} is not valid JSON.`);
   }
+  // A line nested thousands deep parses, then overflows the stack of whatever serialises it
+  // (the line's own record, below): refused with the batch, as a request body is (http/read-body.ts).
+  if (!depthWithin(line, MAX_JSON_DEPTH))
+    throw invalid(
+      `Line ${n} of the input file nests deeper than the limit of ${MAX_JSON_DEPTH} levels of JSON.`,
+      "input_file_id",
+    );
   if (!isRecord(line) || typeof line.custom_id !== "string" || line.custom_id === "")
     return malformed("openai", n, `line-${n}`, `Line ${n} has no \`custom_id\` string.`);
   const id = line.custom_id;
+  // Kept, logged and written back in result files: printable text of a bounded length only.
+  const idProblem = nameProblem(id, MAX_CUSTOM_ID);
+  if (idProblem)
+    return malformed(
+      "openai",
+      n,
+      `line-${n}`,
+      `Line ${n}: its \`custom_id\` is refused (${idProblem}): it must be 1 to ${MAX_CUSTOM_ID} printable characters.`,
+    );
   if (seen.has(id))
     return malformed(
       "openai",

@@ -7,6 +7,7 @@ import type { Route, RouteCall } from "../http/route";
 import { authenticate } from "../keys/authenticate";
 import { errors, idParam, INFERENCE_KEYS, ok } from "../openapi/operations";
 import { newContext } from "../pipeline/context";
+import { nameProblem } from "../storage/clean-text";
 import type { KeyRecord } from "../storage/store";
 import { invalid, isRecord } from "../vocabulary/client-errors";
 import { BATCH_ENDPOINTS, messagesLines, openaiLines } from "./batch-input";
@@ -18,6 +19,8 @@ import type { BatchEndpoint } from "./run-line";
 
 /** How long a job may run: the one completion window the chat family offers, and the messages format's. */
 const WINDOW_MS = 24 * 3600 * 1000;
+/** The longest name of an uploaded file (README "Names"). */
+export const MAX_FILE_NAME = 255;
 
 const notFound = (what: string, id: string) =>
   new GatewayError({
@@ -151,6 +154,13 @@ export function batchRoutes(deps: GatewayDeps): Route[] {
             throw invalid("`purpose` must be `batch`: Turnpike keeps files for batches only.", "purpose");
           throw invalid("`file` is required: the batch's JSONL.", "file");
         }
+        // Listed, printed by the CLI and the dashboard: printable text of a bounded length only.
+        const nameIssue = nameProblem(upload.filename, MAX_FILE_NAME);
+        if (nameIssue)
+          throw invalid(
+            `The file's name is refused (${nameIssue}): it must be 1 to ${MAX_FILE_NAME} printable characters.`,
+            "file",
+          );
         const stored = await queue.store.putFile(
           { id: newId("file-"), key_id: key.id, purpose: "batch", filename: upload.filename, created_at: now() },
           upload.pieces,

@@ -479,6 +479,14 @@ export class BatchStore {
    * 0.3 s), then the group is marked. A stop part way leaves the group as it was, with its lines
    * still in it sent as before and the ones moved run by the queue: each line runs once.
    */
+  /** One line out of its upstream group, back to Turnpike's queue (refused admission when it was to be sent). */
+  async unroute(batchId: string, n: number): Promise<void> {
+    await this.db.all("UPDATE batch_lines SET grp = NULL WHERE batch_id = ? AND n = ? AND state = 'pending'", [
+      batchId,
+      n,
+    ]);
+  }
+
   async requeue(batchId: string, grp: number, between: () => Promise<void> = () => Promise.resolve()): Promise<void> {
     for (;;) {
       const moved = await this.db.all(

@@ -1,4 +1,6 @@
 import type { GatewayDeps } from "../deps";
+import { newRequestId } from "../http/request-id";
+import { admit, admittedBefore, type Admitted } from "../limits/admit";
 import type { KeyRecord } from "../storage/store";
 import { isRecord } from "../vocabulary/client-errors";
 import { newId } from "./batch-objects";
@@ -83,6 +85,13 @@ export class BatchWorker {
   private stopped = false;
   private wake: (() => void) | undefined;
   private loop: Promise<void> | undefined;
+  /**
+   * The admissions of lines sent to an upstream's batch API, by job and line: held (their budget
+   * reservation with them) until the answer is replayed and metered, or given back when the line
+   * is not run (cancelled, expired, the upstream batch refused or failed). A line whose admission
+   * is not here (sent by another instance, or before a restart) is replayed as admitted before.
+   */
+  private readonly held = new Map<string, Map<number, { grp: number; admitted: Admitted }>>();
 
   constructor(
     private readonly deps: GatewayDeps,
@@ -102,6 +111,35 @@ export class BatchWorker {
     this.stopped = true;
     this.wake?.();
     await this.loop;
+  }
+
+  private hold(jobId: string, n: number, grp: number, admitted: Admitted): void {
+    let lines = this.held.get(jobId);
+    if (!lines) this.held.set(jobId, (lines = new Map()));
+    lines.get(n)?.admitted.settle(0);
+    lines.set(n, { grp, admitted });
+  }
+
+  /** A line's held admission, taken out (to be settled by its replay or given back). */
+  private takeHeld(jobId: string, n: number): Admitted | undefined {
+    const lines = this.held.get(jobId);
+    const h = lines?.get(n);
+    if (!h) return undefined;
+    lines!.delete(n);
+    if (lines!.size === 0) this.held.delete(jobId);
+    return h.admitted;
+  }
+
+  /** Gives back the held admissions of a job's lines (of one group, or all) that `keep` does not keep. */
+  private releaseHeld(jobId: string, grp?: number, keep: (n: number) => boolean = () => false): void {
+    const lines = this.held.get(jobId);
+    if (!lines) return;
+    for (const [n, h] of lines) {
+      if ((grp !== undefined && h.grp !== grp) || keep(n)) continue;
+      h.admitted.settle(0);
+      lines.delete(n);
+    }
+    if (lines.size === 0) this.held.delete(jobId);
   }
 
   private iso(offsetMs = 0): string {
@@ -208,6 +246,7 @@ export class BatchWorker {
         lineError(job, line.custom_id, "invalid_api_key", "The key that made this batch is revoked or gone."),
         true,
       );
+      this.takeHeld(job.id, line.n)?.settle(0);
       return;
     }
     await this.runOne(job, key, line);
@@ -253,18 +292,48 @@ export class BatchWorker {
     if (!upstream || !api || !key) return this.store.requeue(job.id, g.grp, loopTurn);
     // Each line read from the store and prepared as the upstream's body is sent: none is held
     // longer than its piece of the body, and an upstream that refuses part way stops the reading.
+    // Each line is admitted as it is about to be sent — the key's and its team's budgets (its
+    // worst case reserved until its answer is metered) and its limits — exactly as a direct call
+    // is; a line refused goes back to Turnpike's queue, which waits out a rate limit or answers
+    // the refusal in the client's format. Nothing of a refused line reaches the upstream.
     const { deps, store } = this;
+    const worker = this;
     let sent = 0;
+    let refused = 0;
     const prepared = (async function* (): AsyncGenerator<UpstreamLine> {
       for await (const l of store.eachLine(job.id, g.grp)) {
         const req = JSON.parse(l.request) as { url: LineEndpoint; body: Record<string, unknown> }; // written by batch-routes from a checked line
         const p = await prepareLine(deps, key, req.url, req.body);
         if (!p) continue;
+        let admitted: Admitted;
+        try {
+          const a = p.admission;
+          admitted = await admit(deps, { format: a.format }, key, a.entry, a.size, {
+            requestId: newRequestId(),
+            stream: false,
+            ...(a.outputCap === undefined ? {} : { outputCap: a.outputCap }),
+            book: false,
+          });
+        } catch {
+          refused++;
+          await store.unroute(job.id, l.n);
+          continue;
+        }
+        worker.hold(job.id, l.n, g.grp, admitted);
         sent++;
         yield { customId: upstreamId(l.n), body: p.body };
       }
     })();
     const first = await prepared.next();
+    if (refused > 0)
+      this.deps.logger.warn(
+        "batch lines refused admission when they were to be sent upstream; they run through Turnpike's queue",
+        {
+          batch_id: job.id,
+          vendor: g.vendor,
+          lines: refused,
+        },
+      );
     if (first.done) return this.store.requeue(job.id, g.grp, loopTurn);
     const lines = (async function* () {
       yield first.value;
@@ -279,8 +348,11 @@ export class BatchWorker {
         endpoint: g.endpoint,
         upstream_batch_id: id,
         lines: sent,
+        refused,
       });
     } catch (e) {
+      // Not sent (or not taken): the lines' admissions are given back; they are admitted again when sent again.
+      this.releaseHeld(job.id, g.grp);
       if (e instanceof UpstreamBatchError && e.refused) {
         this.deps.logger.warn("upstream refused a batch; its lines run through Turnpike's queue", {
           batch_id: job.id,
@@ -329,6 +401,7 @@ export class BatchWorker {
           batch_id: job.id,
           upstream_batch_id: g.upstream_id,
         });
+        this.releaseHeld(job.id, g.grp);
         return this.store.requeue(job.id, g.grp, loopTurn);
       }
       const { outcomes, missing } = await api.results(this.deps, upstream, g.upstream_id);
@@ -349,6 +422,8 @@ export class BatchWorker {
       }
       // Lines the upstream never answered: ended as the job is ending, else as the upstream said (expired unless cancelled).
       await this.store.groupEnded(job.id, g.grp, results, ending ?? missing ?? "expired", loopTurn);
+      // Lines not run (cancelled, expired, unanswered): their reservations are given back; the answered keep theirs until replayed.
+      this.releaseHeld(job.id, g.grp, (n) => results.has(n));
     } catch (e) {
       if (e instanceof UpstreamBatchError && e.refused) {
         // The upstream no longer knows the batch (or this key): nothing of it was billed, so its lines run in the queue.
@@ -357,6 +432,7 @@ export class BatchWorker {
           upstream_batch_id: g.upstream_id,
           reason: e.message,
         });
+        this.releaseHeld(job.id, g.grp);
         return this.store.requeue(job.id, g.grp, loopTurn);
       }
       this.deps.logger.warn("polling an upstream batch failed; asked again at the next poll", {
@@ -370,6 +446,8 @@ export class BatchWorker {
   private async runOne(job: BatchJob, key: KeyRecord, line: BatchLine): Promise<void> {
     const req = JSON.parse(line.request) as { url: LineEndpoint; body: Record<string, unknown> }; // written by batch-routes from a checked line
     const stored = line.upstream_result === null ? undefined : (JSON.parse(line.upstream_result) as UpstreamAnswer); // written by poll() from an answer
+    // Admitted when it was sent: its reservation is settled by its metering, nothing is admitted again.
+    const admitted = stored ? (this.takeHeld(job.id, line.n) ?? admittedBefore(this.deps, key)) : undefined;
     for (let waits = 0; ; waits++) {
       const calls = { n: 0 };
       const reply = await runLine(
@@ -377,7 +455,12 @@ export class BatchWorker {
         key,
         req.url,
         req.body,
-        stored && { answer: answerWith(stored, calls), costFactor: batchCostFactor(this.deps, req.body.model) },
+        stored &&
+          admitted && {
+            answer: answerWith(stored, calls),
+            costFactor: batchCostFactor(this.deps, req.body.model),
+            admitted,
+          },
       );
       // A 429 the upstream answered is its answer; only the key's own limits are waited out.
       if (calls.n === 0 && waitAndRetry(reply) && waits < MAX_WAITS && !this.stopped) {
@@ -401,6 +484,7 @@ export class BatchWorker {
    * one row held the loop for seconds).
    */
   private async finish(job: BatchJob, how: "completed" | "cancelled" | "expired"): Promise<void> {
+    this.releaseHeld(job.id);
     const now = this.iso();
     const object = { ...job.object };
     if (job.kind === "openai") {

@@ -5,6 +5,9 @@ import { embeddingsTarget } from "../embeddings/call-embeddings";
 import { EMBEDDINGS_PROTOCOLS } from "../embeddings/embeddings-protocols";
 import { readEmbeddingsRequest } from "../embeddings/embeddings-request";
 import { FORMATS } from "../formats";
+import type { ClientFormat } from "../formats/client-format";
+import type { CatalogEntry } from "../dispatch/catalog";
+import { askedOutputCap } from "../limits/worst-case";
 import { newContext } from "../pipeline/context";
 import { validate } from "../pipeline/validate";
 import type { KeyRecord } from "../storage/store";
@@ -23,6 +26,8 @@ export interface PreparedLine {
    */
   endpoint: string;
   body: Record<string, unknown>;
+  /** What its admission when it is sent reads: the client format, the model, the line's size and output cap. */
+  admission: { format: ClientFormat; entry: CatalogEntry; size: number; outputCap: number | undefined };
 }
 
 /** The upstream endpoint a built request calls, where that upstream's batch API serves it. */
@@ -42,8 +47,9 @@ function batchEndpoint(target: Target, url: string): string | undefined {
 /**
  * Whether a line goes to its upstream's own batch API, and as what: the line is read, checked and
  * translated exactly as the pipeline would for a direct call (the same validation, model
- * resolution and translators), but nothing is sent, limited or metered here — that happens when
- * the answer comes back and is replayed (run-line.ts). Undefined: the line runs through
+ * resolution and translators), but nothing is sent, limited or metered here: the worker admits
+ * the line (rate limits and budget reservation) when it sends it, and the line is metered when
+ * its answer comes back and is replayed (batch-worker.ts, run-line.ts). Undefined: the line runs through
  * Turnpike's own queue (a vendor with no batch API or with it switched off, or a line the
  * pipeline refuses: the queue gives that refusal in the client's own format).
  */
@@ -65,7 +71,13 @@ export async function prepareLine(
       if (!usable(target) || !protocol) return undefined;
       const sent = protocol.request(target, req);
       const at = batchEndpoint(target, sent.url);
-      return at ? { vendor: target.upstream.vendor, endpoint: at, body: JSON.parse(sent.body) } : undefined;
+      const admission = {
+        format: FORMATS.chat,
+        entry: target.entry,
+        size: JSON.stringify(body).length,
+        outputCap: undefined,
+      };
+      return at ? { vendor: target.upstream.vendor, endpoint: at, body: JSON.parse(sent.body), admission } : undefined;
     }
     const format =
       endpoint === "/v1/chat/completions"
@@ -82,7 +94,15 @@ export async function prepareLine(
     const sent = await p.protocol.buildRequest(p.target, p.body, { stream: false, clientHeaders: request.headers });
     const at = batchEndpoint(p.target, sent.url);
     const parsed: unknown = JSON.parse(sent.body);
-    return at && isRecord(parsed) ? { vendor: p.target.upstream.vendor, endpoint: at, body: parsed } : undefined;
+    const admission = {
+      format,
+      entry: target.entry,
+      size: JSON.stringify(body).length,
+      outputCap: askedOutputCap(client.body),
+    };
+    return at && isRecord(parsed)
+      ? { vendor: p.target.upstream.vendor, endpoint: at, body: parsed, admission }
+      : undefined;
   } catch {
     // Refused here: the queue runs it, and the pipeline gives the refusal in the client's format.
     return undefined;

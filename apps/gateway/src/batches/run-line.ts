@@ -2,6 +2,7 @@ import type { GatewayDeps } from "../deps";
 import { handleEmbeddings } from "../embeddings/handle-embeddings";
 import { FORMATS } from "../formats";
 import { handleInference } from "../pipeline/inference";
+import type { Admitted } from "../limits/admit";
 import type { KeyRecord } from "../storage/store";
 import { isRecord } from "../vocabulary/client-errors";
 
@@ -44,17 +45,20 @@ export function lineRequest(endpoint: LineEndpoint, body: Record<string, unknown
  * the same validation, routing, limits, budget and ledger as a call from outside (JSON, never a
  * stream). Through Turnpike's queue it is billed at the normal price; a line an upstream's own
  * batch API answered is replayed with `answer` in place of the upstream call (the pipeline
- * translates it back, meters and records it) and billed at `costFactor`, the batch price.
+ * translates it back, meters and records it) and billed at `costFactor`, the batch price, under
+ * the admission it was given when it was sent (not admitted again: the upstream already ran it).
  */
 export async function runLine(
   deps: GatewayDeps,
   key: KeyRecord,
   endpoint: LineEndpoint,
   body: Record<string, unknown>,
-  answered?: { answer: typeof fetch; costFactor: number },
+  answered?: { answer: typeof fetch; costFactor: number; admitted: Admitted },
 ): Promise<LineReply> {
   const request = lineRequest(endpoint, body);
-  const internal = { key, costFactor: answered?.costFactor ?? 1 };
+  const internal = answered
+    ? { key, costFactor: answered.costFactor, admitted: answered.admitted }
+    : { key, costFactor: 1 };
   if (answered) deps = { ...deps, fetch: answered.answer };
   let res: Response;
   switch (endpoint) {

@@ -1,27 +1,41 @@
 import { UPSTREAM_PROTOCOLS } from "@turnpike/schema";
-import { readFileSync } from "node:fs";
 import { MIN_ADMIN_KEY_LENGTH } from "../keys/admin-key";
 import { parseTrustedProxies, type TrustedProxies } from "../http/client-address";
 import { DEFAULT_MAX_BODY_VALUES, MIB } from "../http/read-body";
 import { REDIS_FAIL_MODES, type RedisFailMode } from "../storage/redis-failover";
 import { type Static, Type } from "@sinclair/typebox";
-import { catalogProblems } from "../dispatch/catalog";
-import { DEFAULT_ROUTING, modelRoutingProblems, parseRouting, type RoutingConfig } from "../dispatch/routing-config";
+import { catalogProblems, MODEL_ROW_FIELDS } from "../dispatch/catalog";
+import {
+  DEFAULT_ROUTING,
+  MODEL_ROUTING_FIELDS,
+  modelRoutingProblems,
+  parseRouting,
+  type RoutingConfig,
+} from "../dispatch/routing-config";
 import { AUTH_SCHEMES, BUILT_IN_VENDORS, type VendorConfig, type VendorRow } from "../dispatch/vendors";
 import { isRecord } from "../vocabulary/client-errors";
 import { ConfigError, configProblems, refuse } from "../vocabulary/config-error";
+import { unknownKeys } from "../vocabulary/unknown-fields";
+import { type ConfigSource, readConfigSource, withPositions } from "./config-file";
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "../telemetry/logger";
 
 export { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "../telemetry/logger";
 import { MCP_DEFAULTS, type McpConfig, parseMcpConfig } from "../mcp/mcp-config";
-import { parseSignOn, type SignOnConfig } from "../sign-on/sign-on-config";
+import { parsePublicUrl, parseSignOn, type SignOnConfig } from "../sign-on/sign-on-config";
 import { type GuardrailsConfig, parseGuardrails } from "../guardrails/policy";
 
 export interface Config {
   port: number;
   host: string;
+  /** `TURNPIKE_SHARE_PORT` (default `off`): listen beside other processes on the same port (SO_REUSEPORT); off refuses to start on a taken port. */
+  sharePort: boolean;
   dbPath: string;
   adminKey: string | undefined;
+  /**
+   * `TURNPIKE_ADMIN_KEY_PREVIOUS` until `TURNPIKE_ADMIN_KEY_PREVIOUS_UNTIL`: the admin key being
+   * rotated out, still accepted until then (docs/operations.md "Rotating the admin key").
+   */
+  adminKeyPrevious?: PreviousAdminKey;
   configFile: string | undefined;
   /** Every vendor: the built-in rows with the config file's laid over them, keys from the environment. */
   vendors: VendorConfig[];
@@ -53,10 +67,27 @@ export interface Config {
   guardrails: GuardrailsConfig;
   /** OpenID Connect sign-in to the dashboard (`TURNPIKE_OIDC_*` and the file's `sign_on:`); absent = off. */
   signOn?: SignOnConfig;
+  /**
+   * `TURNPIKE_PUBLIC_URL`: the gateway's origin as clients reach it; the sign-in's redirect, the
+   * session cookie's Secure flag and the MCP protected-resource metadata come from it (never from
+   * a request's Host). Required with sign-on; without it the metadata is not served.
+   */
+  publicUrl?: string;
+  /** `TURNPIKE_ADMIN_WRITES_PER_MINUTE` (default 120): admin API writes one principal may make per minute; more is a 429. */
+  adminWritesPerMinute: number;
   /** `TURNPIKE_RESPONSES_WEBSOCKET` (default `on`): serve the Responses format over WebSocket; `off` answers the upgrade 426. */
   responsesWebsocket: boolean;
+  /** Bounds of the Responses WebSocket (the file's `responses_websocket:`; README "The Responses API"). */
+  websocketLimits: WebsocketLimits;
   /** Batches (batches/): the input limits, and how long a worker holds a job between renewals. */
   batches: BatchConfig;
+}
+
+/** An admin key accepted until a time, during a rotation. */
+export interface PreviousAdminKey {
+  key: string;
+  /** ISO 8601: from this instant the key is refused like any wrong one. */
+  until: string;
 }
 
 export interface OpsConfig {
@@ -98,22 +129,23 @@ type Env = Record<string, string | undefined>;
 
 /** Reads the config file: JSON by default, YAML when the name ends in .yaml or .yml. */
 export function readConfigFile(path: string): Record<string, unknown> {
-  const text = readFileSync(path, "utf8");
-  const yaml = /\.ya?ml$/i.test(path);
-  let parsed: unknown;
-  try {
-    parsed = yaml ? Bun.YAML.parse(text) : JSON.parse(text);
-  } catch (e) {
-    throw new ConfigError([
-      `${path}: not valid ${yaml ? "YAML" : "JSON"}: ${e instanceof Error ? e.message : String(e)}`,
-    ]);
-  }
-  if (!isRecord(parsed))
-    throw new ConfigError([
-      `${path}: the config file must hold an object with optional "models", "vendors" and "routing"`,
-    ]);
-  return parsed;
+  return readConfigSource(path).value;
 }
+
+/**
+ * The sections of the config file. A new section is added here, or every file using it is
+ * refused for an unknown field.
+ */
+export const CONFIG_FILE_FIELDS = [
+  "models",
+  "vendors",
+  "routing",
+  "mcp_servers",
+  "mcp_limits",
+  "sign_on",
+  "responses_websocket",
+  "guardrails",
+] as const;
 
 /** `ACME-EU` → `ACME_EU`: the default environment names of a vendor added by config. */
 function envWord(id: string): string {
@@ -138,7 +170,7 @@ const VendorFile = Type.Object(
       ),
     ),
   },
-  { rule: "must be an object {protocol, base_url, api_key_env, auth}" },
+  { additionalProperties: false, rule: "must be an object {protocol, base_url, api_key_env, auth}" },
 );
 const VendorsFile = Type.Record(Type.String(), VendorFile, {
   rule: "must be a map of vendor id to {protocol, base_url, api_key_env, auth}",
@@ -208,7 +240,12 @@ export function loadConfig(env: Env = process.env): Config {
   };
   const configFile = env.TURNPIKE_CONFIG || undefined;
   const where = configFile ?? "config";
-  const file = configFile ? check(() => readConfigFile(configFile), {}) : {};
+  const source: ConfigSource | undefined = configFile
+    ? check(() => readConfigSource(configFile), undefined)
+    : undefined;
+  const file = source?.value ?? {};
+  // Every field of the file is one Turnpike reads: a typo is refused, with the name it was likely meant to be.
+  problems.push(...unknownKeys(file, CONFIG_FILE_FIELDS, "").map((p) => `${where}: ${p}`));
   const read = readVendorRows(file.vendors, where);
   problems.push(...read.problems);
   const vendors = read.rows.map(
@@ -229,9 +266,11 @@ export function loadConfig(env: Env = process.env): Config {
   const catalog = catalogProblems(models, vendors);
   problems.push(...catalog.problems.map((p) => `${where}: ${p}`));
   const vendorIds = new Set(vendors.map((v) => v.id));
+  const rowFields = [...MODEL_ROW_FIELDS, ...MODEL_ROUTING_FIELDS];
   models.forEach((row, i) => {
-    if (isRecord(row))
-      problems.push(...modelRoutingProblems(row, where, `models[${i}]`, vendorIds, catalog.ids, catalog.embedding));
+    if (!isRecord(row)) return;
+    problems.push(...unknownKeys(row, rowFields, `models[${i}]`).map((p) => `${where}: ${p}`));
+    problems.push(...modelRoutingProblems(row, where, `models[${i}]`, vendorIds, catalog.ids, catalog.embedding));
   });
   const routing = check(() => parseRouting(file.routing, where), DEFAULT_ROUTING);
   const port = Number(env.PORT ?? 8080);
@@ -253,11 +292,17 @@ export function loadConfig(env: Env = process.env): Config {
       `TURNPIKE_ADMIN_KEY must be at least ${MIN_ADMIN_KEY_LENGTH} characters long (got ${adminKey.length}); unset it to have one generated for the run.`,
     );
   }
+  const adminKeyPrevious = check(() => previousAdminKey(env), undefined);
   const config: Config = {
     port,
     host: env.HOST || "0.0.0.0",
+    sharePort: check(
+      () => oneOf(env.TURNPIKE_SHARE_PORT?.toLowerCase(), ["on", "off"], "off", "TURNPIKE_SHARE_PORT") === "on",
+      false,
+    ),
     dbPath: env.TURNPIKE_DB || "data/turnpike.db",
     adminKey,
+    ...(adminKeyPrevious ? { adminKeyPrevious } : {}),
     configFile,
     vendors,
     models,
@@ -286,12 +331,18 @@ export function loadConfig(env: Env = process.env): Config {
       problems.push(...found.map((p) => `${where}: ${p}`));
       return g;
     })(),
+    publicUrl: check(() => parsePublicUrl(env), undefined),
+    adminWritesPerMinute: check(
+      () => Math.floor(positiveNumber(env.TURNPIKE_ADMIN_WRITES_PER_MINUTE, 120, "TURNPIKE_ADMIN_WRITES_PER_MINUTE")),
+      120,
+    ),
     responsesWebsocket: check(
       () =>
         oneOf(env.TURNPIKE_RESPONSES_WEBSOCKET?.toLowerCase(), ["on", "off"], "on", "TURNPIKE_RESPONSES_WEBSOCKET") ===
         "on",
       true,
     ),
+    websocketLimits: check(() => websocketLimits(file.responses_websocket, where), WEBSOCKET_DEFAULTS),
     batches: check(
       () => ({
         maxFileBytes: Math.floor(
@@ -324,8 +375,57 @@ export function loadConfig(env: Env = process.env): Config {
       },
     ),
   };
-  refuse(problems);
+  refuse(configFile && source ? withPositions(problems, configFile, source) : problems);
   return config;
+}
+
+/** What one Responses WebSocket, and one key's sockets, may hold (the file's `responses_websocket:`). */
+export interface WebsocketLimits {
+  /** Frames received on one socket and not yet answered (the turn in flight and those waiting behind it). */
+  maxQueuedFrames: number;
+  /** Their bytes together: a frame that would pass it is refused on arrival, never queued. */
+  maxQueuedBytes: number;
+  /** Sockets one key may hold open on one instance; the next handshake is a 429. */
+  maxSocketsPerKey: number;
+}
+
+/**
+ * An agent sends its next turn once the last has completed: one frame waits at most. 24 frames of
+ * 8 MiB sent at once on one socket took the gateway's peak resident memory from 122 to 1,164 MiB
+ * unbounded; with these bounds (a frame as large as a request body fits) to 520–533 MiB, 21 of
+ * them refused (issue 41, item 7; most of what remains is the refused frames, which the runtime
+ * has already read, waiting for the collector).
+ */
+export const WEBSOCKET_DEFAULTS: WebsocketLimits = {
+  maxQueuedFrames: 4,
+  maxQueuedBytes: 32 * MIB,
+  maxSocketsPerKey: 16,
+};
+
+const whole = Type.Integer({ minimum: 1, rule: "must be a positive whole number" });
+const WebsocketFile = Type.Object(
+  {
+    max_queued_frames: Type.Optional(whole),
+    max_queued_bytes: Type.Optional(whole),
+    max_sockets_per_key: Type.Optional(whole),
+  },
+  {
+    additionalProperties: false,
+    listKnown: true,
+    rule: "must be an object {max_queued_frames?, max_queued_bytes?, max_sockets_per_key?}",
+  },
+);
+
+/** The file's `responses_websocket:` over {@link WEBSOCKET_DEFAULTS}. */
+function websocketLimits(raw: unknown, where: string): WebsocketLimits {
+  if (raw === undefined) return WEBSOCKET_DEFAULTS;
+  refuse(configProblems(WebsocketFile, raw, where, "responses_websocket"));
+  const f = raw as Static<typeof WebsocketFile>; // conforms: checked just above
+  return {
+    maxQueuedFrames: f.max_queued_frames ?? WEBSOCKET_DEFAULTS.maxQueuedFrames,
+    maxQueuedBytes: f.max_queued_bytes ?? WEBSOCKET_DEFAULTS.maxQueuedBytes,
+    maxSocketsPerKey: f.max_sockets_per_key ?? WEBSOCKET_DEFAULTS.maxSocketsPerKey,
+  };
 }
 
 /** The batch limits and worker settings (`TURNPIKE_BATCH_*`). */
@@ -347,6 +447,35 @@ export interface BatchConfig {
   upstreamOff: readonly string[];
   /** `TURNPIKE_BATCH_POLL_SECONDS`: how often an upstream batch is asked whether it has ended (default 30). */
   pollMs: number;
+}
+
+/**
+ * `TURNPIKE_ADMIN_KEY_PREVIOUS` and `TURNPIKE_ADMIN_KEY_PREVIOUS_UNTIL`, both or neither: a key
+ * kept working forever would be no rotation, so the end of its grace is required.
+ */
+function previousAdminKey(env: Env): PreviousAdminKey | undefined {
+  const key = env.TURNPIKE_ADMIN_KEY_PREVIOUS || undefined;
+  const until = env.TURNPIKE_ADMIN_KEY_PREVIOUS_UNTIL || undefined;
+  if (key === undefined && until === undefined) return undefined;
+  if (key === undefined)
+    throw new Error(
+      "TURNPIKE_ADMIN_KEY_PREVIOUS_UNTIL is set without TURNPIKE_ADMIN_KEY_PREVIOUS: unset it, or set both",
+    );
+  if (until === undefined || Number.isNaN(Date.parse(until)))
+    throw new Error(
+      `TURNPIKE_ADMIN_KEY_PREVIOUS_UNTIL must be the ISO 8601 time the previous admin key stops working (e.g. 2026-12-01T00:00:00Z), got ${JSON.stringify(until ?? "")}`,
+    );
+  if (!env.TURNPIKE_ADMIN_KEY)
+    throw new Error("TURNPIKE_ADMIN_KEY_PREVIOUS is set without TURNPIKE_ADMIN_KEY: set the new admin key too");
+  if (key === env.TURNPIKE_ADMIN_KEY)
+    throw new Error(
+      "TURNPIKE_ADMIN_KEY_PREVIOUS is the same as TURNPIKE_ADMIN_KEY: set the new key in TURNPIKE_ADMIN_KEY",
+    );
+  if (key.length < MIN_ADMIN_KEY_LENGTH)
+    throw new Error(
+      `TURNPIKE_ADMIN_KEY_PREVIOUS must be at least ${MIN_ADMIN_KEY_LENGTH} characters long (got ${key.length})`,
+    );
+  return { key, until: new Date(Date.parse(until)).toISOString() };
 }
 
 function oneOf<T extends string>(raw: string | undefined, allowed: readonly T[], fallback: T, name: string): T {

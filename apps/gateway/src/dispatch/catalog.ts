@@ -334,6 +334,9 @@ function rowFile(vendors: readonly string[]) {
   );
 }
 
+/** The fields of a `models` row the catalog reads (the router reads the routing ones). */
+export const MODEL_ROW_FIELDS: readonly string[] = Object.keys(rowFile([]).properties);
+
 /**
  * The mistakes of the config file's `models` rows as catalog rows (`models[i].field: rule`),
  * every one of every row; and the ids the catalog will hold.

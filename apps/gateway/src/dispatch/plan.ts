@@ -1,4 +1,4 @@
-import type { Warning } from "@turnpike/providers";
+import { clientPath, inClientTerms, type Warning } from "@turnpike/providers";
 import { invalid } from "../http/read-body";
 import type { GatewayDeps } from "../deps";
 import type { ClientFormat, ClientRequest } from "../formats";
@@ -6,7 +6,7 @@ import { PROTOCOLS, type Target, type UpstreamProtocol } from "../protocols";
 import type { ReplyContext } from "../protocols/upstream-protocol";
 import { derivedFrom } from "../protocols/body-text";
 import { CLIENT_BETA_HEADERS } from "../protocols/messages";
-import type { Protocol } from "@turnpike/schema";
+import type { MessagesRequest, Protocol } from "@turnpike/schema";
 import { LARGE_BODY_CHARS, loopTurn } from "../vocabulary/loop-turns";
 import type { GuardrailRun } from "../guardrails/run";
 import { redactGuarded } from "../guardrails/pivot";
@@ -191,7 +191,7 @@ export async function plan(
   for (const w of clamped) pivot.warnings.push(w.param === "max_tokens" && capField ? { ...w, param: capField } : w);
   // The translation to the pivot and from it: a large body's two steps, a turn of the loop between.
   if (size > LARGE_BODY_CHARS) await loopTurn();
-  const out = await protocol.fromPivot(pivot.request, target, deps.signatures);
+  const out = await fromPivotInClientTerms(protocol, pivot.request, target, deps);
   let counted: number | undefined;
   const countPrompt = () => (counted ??= deps.countPrompt(pivot.request));
   const countPromptInSteps = async () => {
@@ -250,4 +250,23 @@ export function droppedBetas(headers: Headers, protocol: Protocol): Warning[] {
       ? [{ param: h, message: `${v} is read only by messages upstreams; it was not sent to this ${protocol} upstream` }]
       : [];
   });
+}
+
+/**
+ * The upstream protocol's request from the pivot; a refusal or a warning on the way names the
+ * field in the client's own request, not in the pivot (providers' client-paths.ts).
+ */
+export async function fromPivotInClientTerms(
+  protocol: UpstreamProtocol,
+  pivot: MessagesRequest,
+  target: Target,
+  deps: Pick<GatewayDeps, "signatures">,
+): ReturnType<UpstreamProtocol["fromPivot"]> {
+  try {
+    const out = await protocol.fromPivot(pivot, target, deps.signatures);
+    // Its warnings too: a block or tool it names is named as the client sent it.
+    return { ...out, warnings: out.warnings.map((w) => ({ ...w, param: clientPath(pivot, w.param) })) };
+  } catch (e) {
+    throw inClientTerms(e, pivot);
+  }
 }

@@ -76,7 +76,7 @@ export const RoutingFile = Type.Object(
     breaker: Type.Optional(
       Type.Object(
         { failures: Type.Optional(whole(1, 1000)), cooldown_s: Type.Optional(whole(1, 86_400)) },
-        { rule: "must be an object {failures, cooldown_s}" },
+        { additionalProperties: false, rule: "must be an object {failures, cooldown_s}" },
       ),
     ),
   },
@@ -106,7 +106,7 @@ function modelRoutingFile(vendors: readonly string[]) {
       rpm: Type.Optional(whole(1, 100_000_000)),
       tpm: Type.Optional(whole(1, 100_000_000_000)),
     },
-    { rule: "must be an object {vendor, weight, upstream_model, rpm, tpm}" },
+    { additionalProperties: false, rule: "must be an object {vendor, weight, upstream_model, rpm, tpm}" },
   );
   return Type.Object({
     deployments: Type.Optional(
@@ -119,6 +119,9 @@ function modelRoutingFile(vendors: readonly string[]) {
     timeouts: Type.Optional(TimeoutsFile),
   });
 }
+
+/** The fields of a `models` row the router reads (the catalog reads the others). */
+export const MODEL_ROUTING_FIELDS: readonly string[] = Object.keys(modelRoutingFile([]).properties);
 
 function timeouts(raw: Static<typeof TimeoutsFile> | undefined): Partial<Timeouts> {
   const out: Partial<Timeouts> = {};

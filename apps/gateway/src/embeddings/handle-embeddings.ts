@@ -110,7 +110,11 @@ export async function handleEmbeddings(
     if (typeof value.model === "string") model = value.model;
     const req = readEmbeddingsRequest(value);
     const asked = embeddingsTarget(deps, key, req);
-    admitted = await admit(deps, ctx, key, asked.entry, size);
+    // Its worst case (every character of the body a token) is held against the budgets until it
+    // is settled; a batch line an upstream's batch API ran was admitted when it was sent.
+    admitted =
+      internal?.admitted ??
+      (await admit(deps, ctx, key, asked.entry, size, { requestId: ctx.id, stream: false, embeddings: true }));
     const sent = await dispatchEmbeddings(deps, ctx, req, asked, value, size);
     const { outcome, target } = sent;
     const admittedNow = admitted;
@@ -135,10 +139,8 @@ export async function handleEmbeddings(
         route: { deployment: sent.deployment.name, attempts: sent.attempts, requested: sent.requested },
         ...(internal ? { costFactor: internal.costFactor } : {}),
       });
-      admittedNow.settle(record.input_tokens);
-      void deps.spend
-        .add(key.id, record.cost_usd)
-        .catch((e) => deps.logger.error("spend update failed", { request_id: record.request_id }, e));
+      // The reservation is replaced by the cost, under the key and its team.
+      admittedNow.settle(record.input_tokens, record.cost_usd, true);
       emit(deps.hooks, "onFinish", ctx, status, record, undefined);
       await deps.ledger.record(record);
     };

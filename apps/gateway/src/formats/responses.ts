@@ -2,7 +2,9 @@ import {
   MessagesToResponsesMachine,
   convertChatRequestToMessages,
   convertMessagesResponseToResponses,
+  clientPath,
   convertResponsesRequestToChat,
+  inClientTerms,
   randomId,
   type NamespacedName,
   type Warning,
@@ -187,8 +189,16 @@ function responsesClient(request: ResponsesRequest, body: Readonly<Record<string
         const chat = convertResponsesRequestToChat(open.body);
         namespaced = chat.namespaced;
         custom = chat.custom;
-        const pivot = convertChatRequestToMessages(chat.request, { defaultMaxTokens: DEFAULT_MAX_TOKENS, target });
-        return { request: pivot.request, warnings: open.warnings.concat(chat.warnings, pivot.warnings) };
+        let pivot: ReturnType<typeof convertChatRequestToMessages>;
+        try {
+          pivot = convertChatRequestToMessages(chat.request, { defaultMaxTokens: DEFAULT_MAX_TOKENS, target });
+        } catch (e) {
+          // Refused on the way to the pivot: named as the client named it, not as its chat form.
+          throw inClientTerms(e, chat.request);
+        }
+        // Its warnings, too, name the Responses fields, not their chat form.
+        const named = pivot.warnings.map((w) => ({ ...w, param: clientPath(chat.request, w.param) }));
+        return { request: pivot.request, warnings: open.warnings.concat(chat.warnings, named) };
       } catch (e) {
         // Toward a Responses upstream the request passes through, and its pivot is wanted only to
         // count a prompt the vendor never reported: a body only the vendor reads (custom tools,

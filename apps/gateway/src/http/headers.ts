@@ -1,6 +1,8 @@
 /** Response header names of Turnpike's own, one table (docs/style.md rule 10). */
 export const HEADER = {
   requestId: "x-request-id",
+  /** Turnpike's own request id, when `x-request-id` is the caller's (http/request-id.ts). */
+  turnpikeRequestId: "x-turnpike-request-id",
   upstream: "x-turnpike-upstream",
   /** The vendor's own name of the model that answered (a JSON reply's), else the one asked of it. */
   upstreamModel: "x-turnpike-upstream-model",

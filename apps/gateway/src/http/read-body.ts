@@ -190,7 +190,7 @@ export function checkDepth(root: unknown, limit: number): void {
 }
 
 /** Whether no value in `root` nests deeper than `limit`: the walk every request takes, with no field path built (that is done for the one that fails). */
-function depthWithin(root: unknown, limit: number): boolean {
+export function depthWithin(root: unknown, limit: number): boolean {
   const values: unknown[] = [root];
   const depths: number[] = [1];
   while (values.length) {

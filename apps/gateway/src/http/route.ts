@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
 import type { Connection } from "./client-address";
+import { clientRequestId, keepRequestId } from "./request-id";
 
 export type Method = "GET" | "POST" | "PATCH" | "DELETE" | "HEAD";
 
@@ -50,6 +51,19 @@ function restName(path: string): string {
 }
 
 /**
+ * A reply with the caller's own well-formed `x-request-id` kept (http/request-id.ts); a request
+ * without one gets its reply as it is, with no promise added.
+ */
+function keeping(
+  request: Request,
+  reply: Response | undefined | Promise<Response | undefined>,
+): Response | undefined | Promise<Response | undefined> {
+  const kept = clientRequestId(request);
+  if (kept === undefined) return reply;
+  return reply instanceof Promise ? reply.then((r) => keepRequestId(kept, r)) : keepRequestId(kept, reply);
+}
+
+/**
  * Every route on an Elysia instance of its own, to `use` in an app. Bodies are never parsed by
  * Elysia: a handler reads its own (against the size limit, answering in the caller's format).
  */
@@ -63,7 +77,10 @@ export function mount(routes: readonly Route[], name = "routes") {
       ({ request, server, params }) => {
         // The router's parameters of a path it matched: strings by name, `*` for the rest.
         const named = params as Record<string, string>;
-        return route.handle({ request, server, params: rest ? { ...named, [rest]: named["*"] ?? "" } : named });
+        return keeping(
+          request,
+          route.handle({ request, server, params: rest ? { ...named, [rest]: named["*"] ?? "" } : named }),
+        );
       },
       { parse: "none" },
     );
@@ -88,7 +105,7 @@ export function directRoutes(routes: readonly Route[], before: (request: Request
       throw new Error(`${route.method} ${route.path}: only a fixed path can be served directly`);
     const handle = route.handle;
     (out[route.path] ??= {})[route.method] = (request, server) =>
-      before(request) ?? handle({ request, server, params: NO_PARAMS });
+      before(request) ?? keeping(request, handle({ request, server, params: NO_PARAMS }));
   }
   return out;
 }

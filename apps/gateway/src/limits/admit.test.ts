@@ -3,7 +3,7 @@ import { GatewayError } from "@turnpike/providers";
 import { FORMATS } from "../formats";
 import type { CatalogEntry } from "../dispatch/catalog";
 import type { NewKey } from "../keys/key-service";
-import { worstCaseUsd } from "./worst-case";
+import { worstCaseUsd, worstInputTokens } from "./worst-case";
 import { teamSpendId } from "./spend-store";
 import { admit, type Admitted } from "./admit";
 import { testDeps, type TestDeps } from "../../test/support/test-deps";
@@ -72,22 +72,45 @@ describe("budget reservations", () => {
     expect(worstCaseUsd(haiku, 100, 1_000_000)).toBe(0.3202);
   });
 
-  test("80 requests at once on a $0.05 budget: admitted until the reservations fill it, overspend under one reservation", async () => {
+  test("the worst-case input: one token per character of the body, at most the model's window (per input for embeddings)", () => {
+    expect(worstInputTokens(haiku, 400)).toBe(400);
+    expect(worstInputTokens(haiku, 5_000_000)).toBe(haiku.context_window);
+    const embedding = t.deps.catalog.get("gamma-embedding-1")!;
+    expect(worstInputTokens(embedding, 5_000_000, true)).toBe(5_000_000);
+  });
+
+  test("a request whose worst case is more than what is left is refused, saying what is left and what it needed", async () => {
+    const k = await key({ budget_usd: 0.01 });
+    await t.deps.spend.add(k.id, 0.007);
+    // $0.003 left; 400 characters and 1,000 output tokens at haiku's prices: $0.0058.
+    const err = await refusal(admit(t.deps, chat, k, haiku, 400, ask(1, 1000)));
+    expect(err.status).toBe(402);
+    expect(err.code).toBe("insufficient_quota");
+    expect(err.message).toBe(
+      "This key's monthly budget of $0.01 has $0.003 left (less what requests in flight hold), less than this request's worst case of $0.0058 (its input at one token a character and its output cap at the model's prices): ask for fewer output tokens, or wait until it resets at 2026-12-01T00:00:00.000Z.",
+    );
+    // A smaller output cap fits: 400 characters and 400 output tokens are $0.0028.
+    await admit(t.deps, chat, k, haiku, 400, ask(2, 400));
+    // Nothing was reserved by the refusal: $0.003 − $0.0028 is what is left.
+    expect(await t.deps.spend.reserve([{ id: k.id, budget: 0.01 }], 0.0002)).toEqual({ refusedBy: -1, shared: false });
+  });
+
+  test("80 requests at once on a $0.05 budget: admitted while their worst cases fit, never overspent", async () => {
     const k = await key({ budget_usd: 0.05 });
-    const each = worstCaseUsd(haiku, 100, 1000);
+    const each = worstCaseUsd(haiku, 400, 1000);
     const results = await Promise.allSettled(
       Array.from({ length: 80 }, (_, n) => admit(t.deps, chat, k, haiku, 400, ask(n, 1000))),
     );
     const admitted = results.filter((r): r is PromiseFulfilledResult<Admitted> => r.status === "fulfilled");
-    // Admitted while spent + reserved < budget: 0.0468 + one more reservation.
-    expect(admitted.length).toBe(Math.ceil(0.05 / each));
-    expect(admitted.length).toBe(10);
+    // Admitted while spent + reserved + the worst case ≤ budget: 8 × $0.0058 = $0.0464.
+    expect(admitted.length).toBe(Math.floor(0.05 / each));
+    expect(admitted.length).toBe(8);
     for (const r of results) if (r.status === "rejected") expect((r.reason as GatewayError).status).toBe(402); // admit refuses with GatewayErrors
-    // Each spends its whole reservation: the overspend is under one reservation.
-    for (const r of admitted) r.value.settle(1100, each, true);
+    // Each spends its whole reservation, its worst case: the budget is not passed.
+    for (const r of admitted) r.value.settle(1400, each, true);
     const spent = await t.deps.spend.spent(k.id);
-    expect(spent).toBeGreaterThanOrEqual(0.05);
-    expect(spent - 0.05).toBeLessThan(each);
+    expect(spent).toBeCloseTo(8 * each, 9);
+    expect(spent).toBeLessThanOrEqual(0.05);
     expect((await refusal(admit(t.deps, chat, k, haiku, 400, ask(99, 1000)))).status).toBe(402);
   });
 
@@ -95,23 +118,23 @@ describe("budget reservations", () => {
     const team = { id: "team_race", models: null, budget_usd: 0.05 };
     const one = { ...(await key({})), team_id: team.id, team };
     const two = { ...(await key({})), team_id: team.id, team };
-    const each = worstCaseUsd(haiku, 100, 1000);
+    const each = worstCaseUsd(haiku, 400, 1000);
     const results = await Promise.allSettled(
       Array.from({ length: 80 }, (_, n) => admit(t.deps, chat, n % 2 ? two : one, haiku, 400, ask(n, 1000))),
     );
     const admitted = results.filter((r): r is PromiseFulfilledResult<Admitted> => r.status === "fulfilled");
-    expect(admitted.length).toBe(10);
+    expect(admitted.length).toBe(8);
     const refused = results.find((r) => r.status === "rejected") as PromiseRejectedResult;
     expect((refused.reason as GatewayError).message).toBe(
-      "This key's team's monthly budget of $0.05 is spent; it resets at 2026-12-01T00:00:00.000Z.",
+      "This key's team's monthly budget of $0.05 has $0.0036 left (less what requests in flight hold), less than this request's worst case of $0.0058 (its input at one token a character and its output cap at the model's prices): ask for fewer output tokens, or wait until it resets at 2026-12-01T00:00:00.000Z.",
     );
-    for (const r of admitted) r.value.settle(1100, each, true);
+    for (const r of admitted) r.value.settle(1400, each, true);
     // Each key's spend is its own; the team's is theirs together, under one id.
     const [a, b, sum] = await Promise.all([one.id, two.id, teamSpendId(team.id)].map((id) => t.deps.spend.spent(id)));
-    expect(a).toBeCloseTo(5 * each, 9);
-    expect(b).toBeCloseTo(5 * each, 9);
-    expect(sum).toBeCloseTo(10 * each, 9);
-    expect((sum ?? 0) - 0.05).toBeLessThan(each);
+    expect(a).toBeCloseTo(4 * each, 9);
+    expect(b).toBeCloseTo(4 * each, 9);
+    expect(sum).toBeCloseTo(8 * each, 9);
+    expect(sum).toBeLessThanOrEqual(0.05);
   });
 
   test("a key of a team with no budget still counts its spend under the team", async () => {
@@ -123,10 +146,10 @@ describe("budget reservations", () => {
   });
 
   test("settlement replaces the reservation by the real cost: the room comes back", async () => {
-    const k = await key({ budget_usd: 0.01 });
+    const k = await key({ budget_usd: 0.012 });
     const first = await admit(t.deps, chat, k, haiku, 400, ask(1, 1000));
     await admit(t.deps, chat, k, haiku, 400, ask(2, 1000));
-    // Two reservations of $0.0052 fill $0.01: the third waits for a settlement.
+    // Two reservations of $0.0058 leave $0.0004 of $0.012: the third waits for a settlement.
     expect((await refusal(admit(t.deps, chat, k, haiku, 400, ask(3, 1000)))).status).toBe(402);
     first.settle(150, 0.0003, true);
     await admit(t.deps, chat, k, haiku, 400, ask(4, 1000));
@@ -137,7 +160,7 @@ describe("budget reservations", () => {
     const k = await key({ budget_usd: 0.006, rpm: 1 });
     await admit(t.deps, chat, k, haiku, 400, ask(1, 1000)).then((a) => a.settle(10, 0, true));
     expect((await refusal(admit(t.deps, chat, k, haiku, 400, ask(2, 1000)))).status).toBe(429);
-    // The $0.0052 reserved by the refused request is free again: only the rpm refuses, not the budget.
+    // The $0.0058 reserved by the refused request is free again: only the rpm refuses, not the budget.
     expect((await refusal(admit(t.deps, chat, k, haiku, 400, ask(3, 1000)))).status).toBe(429);
     // Nothing is left reserved: a budget just under one reservation still has room.
     expect(await t.deps.spend.reserve([{ id: k.id, budget: 0.005 }], 0)).toEqual({ refusedBy: -1, shared: false });

@@ -1,8 +1,8 @@
 import { GatewayError } from "@turnpike/providers";
 import type { GatewayDeps } from "../deps";
 import type { CatalogEntry } from "../dispatch/catalog";
-import { worstCaseUsd } from "./worst-case";
-import { type BudgetCheck, nextMonthStart, teamSpendId } from "./spend-store";
+import { worstCaseUsd, worstInputTokens } from "./worst-case";
+import { type BudgetCheck, nextMonthStart, type Reserved, teamSpendId } from "./spend-store";
 import type { Admission, BucketCheck } from "./limiter-store";
 import type { KeyRecord } from "../storage/store";
 import type { RequestContext } from "../pipeline/context";
@@ -26,6 +26,15 @@ export interface Billable {
   stream: boolean;
   /** The output cap the body asks for, if any. */
   outputCap?: number;
+  /** An embeddings call: the model's window bounds each input, not the body (limits/worst-case.ts). */
+  embeddings?: boolean;
+  /** The characters its input is read from, when more than its body's (a stored conversation it continues). */
+  inputChars?: number;
+  /**
+   * `false`: not written to the shared book of requests in flight (a batch line sent to an
+   * upstream's batch API, answered hours later: the book would bill it as lost).
+   */
+  book?: false;
 }
 
 export function rateLimited(a: Admission, limitHeaders: Record<string, string>, model?: string): GatewayError {
@@ -66,15 +75,28 @@ function neverFits(estimate: number, tpm: number, model?: string): GatewayError 
  * a 402 `billing_error`, which the chat format renders as its 429 `insufficient_quota` — with
  * `x-should-retry: false` so that clients do not retry in vain (docs/protocols.md §4.8).
  */
-function budgetExhausted(budget: number, resetsAt: string, whose = "This key's"): GatewayError {
+function budgetExhausted(
+  budget: number,
+  resetsAt: string,
+  whose = "This key's",
+  room?: { left: number; worst: number },
+): GatewayError {
+  // Room left, but less than this request's worst case: said so, with what would make it fit.
+  const why =
+    room && room.left > 0
+      ? `has $${dollars(room.left)} left (less what requests in flight hold), less than this request's worst case of $${dollars(room.worst)} (its input at one token a character and its output cap at the model's prices): ask for fewer output tokens, or wait until it resets at ${resetsAt}.`
+      : `is spent; it resets at ${resetsAt}.`;
   return new GatewayError({
     status: 402,
     type: "billing_error",
     code: "insufficient_quota",
-    message: `${whose} monthly budget of $${budget} is spent; it resets at ${resetsAt}.`,
+    message: `${whose} monthly budget of $${budget} ${why}`,
     headers: { [HEADER.shouldRetry]: "false" },
   });
 }
+
+/** Dollars to a ten-thousandth of a cent, rounded down, without float noise or exponents (3e-7 → "0"). */
+const dollars = (usd: number) => (Math.floor(usd * 1_000_000 + 1e-6) / 1_000_000).toFixed(6).replace(/\.?0+$/, "");
 
 /** A budget that is not one: spend counted under an id with no cap of its own. */
 const NO_CAP = Number.MAX_SAFE_INTEGER;
@@ -93,7 +115,7 @@ const NO_BUDGETS: readonly BudgetCheck[] = Object.freeze([]);
  * budget with no cap). Key and team are held in one atomic step, so two keys of one team racing
  * for its last dollars overspend it by at most one reservation, as one key does its own.
  */
-function budgetChecks(key: KeyRecord): readonly BudgetCheck[] {
+export function budgetChecks(key: KeyRecord): readonly BudgetCheck[] {
   const teamBudget = key.team?.budget_usd ?? null;
   if (key.budget_usd === null && teamBudget === null) return NO_BUDGETS;
   const checks: BudgetCheck[] = [{ id: key.id, budget: key.budget_usd ?? NO_CAP }];
@@ -102,12 +124,19 @@ function budgetChecks(key: KeyRecord): readonly BudgetCheck[] {
 }
 
 /** The refusal of the budget at `index` of {@link budgetChecks}: the key's (0) or its team's (1). */
-function budgetRefusal(checks: readonly BudgetCheck[], index: number, key: KeyRecord, now: number): GatewayError {
-  const check = checks[index] ?? checks[0];
+export function budgetRefusal(
+  checks: readonly BudgetCheck[],
+  held: Reserved,
+  key: KeyRecord,
+  now: number,
+  worst: number,
+): GatewayError {
+  const check = checks[held.refusedBy] ?? checks[0];
   return budgetExhausted(
     check?.budget ?? 0,
     nextMonthStart(now),
     check && check.id !== key.id ? "This key's team's" : "This key's",
+    held.left === undefined ? undefined : { left: held.left, worst },
   );
 }
 
@@ -153,7 +182,13 @@ export function admitNow(
 ): Admitted | Promise<Admitted> {
   const estimate = Math.ceil(bodySize / 4);
   // The worst case is held against the budgets until the request is settled (docs/design.md, step 4 "admit").
-  const reserve = billable ? worstCaseUsd(entry, estimate, billable.outputCap) : 0;
+  const reserve = billable
+    ? worstCaseUsd(
+        entry,
+        worstInputTokens(entry, billable.inputChars ?? bodySize, billable.embeddings),
+        billable.outputCap,
+      )
+    : 0;
   const checks = bucketChecks(key, entry);
   const budgets = budgetChecks(key);
   if (budgets.length > 0 || !deps.limiter.admitNow)
@@ -176,7 +211,7 @@ async function admitWaiting(
   billable: Billable | undefined,
 ): Promise<Admitted> {
   const held = budgets.length ? await deps.spend.reserve(budgets, reserve) : undefined;
-  if (held && held.refusedBy !== -1) throw budgetRefusal(budgets, held.refusedBy, key, deps.now());
+  if (held && held.refusedBy !== -1) throw budgetRefusal(budgets, held, key, deps.now(), reserve);
   let admissions: Admission[];
   try {
     fits(key, entry, checks, estimate);
@@ -228,13 +263,13 @@ function admitted(
     release(deps, key, reserve, held);
     throw e;
   }
-  const book = billable && deps.inflight;
+  const book = billable && billable.book !== false && deps.inflight;
   if (billable && book) {
     book.open({
       request_id: billable.requestId,
       key_id: key.id,
       model: entry.id,
-      endpoint: ctx.format.endpoint,
+      endpoint: billable.embeddings ? "embeddings" : ctx.format.endpoint,
       stream: billable.stream,
       input_tokens: estimate,
       cost_usd: deps.catalog.cost(entry, {
@@ -260,6 +295,15 @@ function admitted(
     book ? billable : undefined,
     ctx.format.limitHeaders(admission, deps.now()),
   );
+}
+
+/**
+ * The admission of a request admitted earlier, elsewhere (a batch line sent to an upstream's
+ * batch API by another instance or before a restart, its answer now replayed): nothing is checked
+ * or taken again — the upstream already ran it — and its settlement adds what it cost.
+ */
+export function admittedBefore(deps: GatewayDeps, key: KeyRecord): Admitted {
+  return new LetIn(deps, key, [], 0, 0, undefined, undefined, {});
 }
 
 /** One admitted request: its limit headers, and its settlement (a class: one object, no closure per request). */

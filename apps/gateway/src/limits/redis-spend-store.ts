@@ -23,26 +23,35 @@ return 1`;
 const SEED_SHA = scriptSha(SEED);
 
 /**
- * Admission's one atomic step (docs/design.md, step 4 "admit"): every budget must have room (its spend
- * plus its reservations below the budget), and then the request's worst case is reserved on each.
+ * Admission's one atomic step (docs/design.md, step 4 "admit"): every budget must have room for
+ * the request's worst case (its spend plus its reservations below the budget, and the worst case
+ * within what is left: spend-store.ts `hasRoom`), and then the worst case is reserved on each.
  * A month not yet seeded answers -2 (the caller seeds it and asks again). Reservations of a
  * budget are the field `~r:<id>` beside its spend.
  * KEYS[1]: the month's hash. ARGV: the amount, then id and budget pairs.
- * Answers the refusing pair's index (0-based) or -1, then each budget's spend as text.
+ * Answers the refusing pair's index (0-based) or -1, then each budget's spend as text, then what
+ * the refusing budget had left (as text; 0 when none refused).
  */
 const RESERVE = `
 if redis.call('HEXISTS', KEYS[1], '~seeded:2') == 0 then return {-2} end
 local usd = tonumber(ARGV[1])
 local out = {-1}
+local left = 0
 for i = 2, #ARGV, 2 do
   local spent = redis.call('HGET', KEYS[1], ARGV[i]) or '0'
   local held = tonumber(redis.call('HGET', KEYS[1], '~r:' .. ARGV[i]) or '0')
+  local used = tonumber(spent) + held
+  local budget = tonumber(ARGV[i + 1])
   out[#out + 1] = spent
-  if out[1] == -1 and tonumber(spent) + held >= tonumber(ARGV[i + 1]) then out[1] = (i - 2) / 2 end
+  if out[1] == -1 and (used >= budget or used + usd > budget + 1e-9) then
+    out[1] = (i - 2) / 2
+    left = math.max(0, budget - used)
+  end
 end
 if out[1] == -1 and usd > 0 then
   for i = 2, #ARGV, 2 do redis.call('HINCRBYFLOAT', KEYS[1], '~r:' .. ARGV[i], ARGV[1]) end
 end
+out[#out + 1] = tostring(left)
 return out`;
 const RESERVE_SHA = scriptSha(RESERVE);
 
@@ -138,7 +147,13 @@ export class RedisSpendStore implements SpendStore {
       await this.seed(month);
       out = (await this.link.script(RESERVE, RESERVE_SHA, [this.hash(month)], args)) as (number | string)[]; // as above
     }
-    return { refusedBy: Number(out[0]), shared: true, spent: out.slice(1).map(Number) };
+    const refusedBy = Number(out[0]);
+    return {
+      refusedBy,
+      shared: true,
+      spent: out.slice(1, 1 + checks.length).map(Number),
+      ...(refusedBy === -1 ? {} : { left: Number(out[1 + checks.length]) }),
+    };
   }
 
   async settle(ids: readonly string[], reservedUsd: number, actualUsd: number): Promise<void> {

@@ -47,6 +47,20 @@ export interface Reserved {
   refusedBy: number;
   /** Held in the shared store (Redis), so the release goes there too. */
   shared: boolean;
+  /** When refused: what the refusing budget had left (budget − spent − reserved, at least 0). */
+  left?: number;
+}
+
+/** Float noise allowed when a worst case exactly fills what is left. */
+const FIT_SLACK = 1e-9;
+
+/**
+ * Whether a budget with `used` (spent plus reserved) has room for `usd` more: none once spent,
+ * and none for a request whose worst case is more than what is left (issue 41: one embeddings
+ * call once spent 60× a budget that had room only for its first cent).
+ */
+export function hasRoom(used: number, usd: number, budget: number): boolean {
+  return used < budget && used + usd <= budget + FIT_SLACK;
 }
 
 /**
@@ -60,9 +74,10 @@ export interface SpendStore {
   /** Spend with no reservation before it (a record billed by someone else, a test). */
   add(id: string, usd: number): Promise<void>;
   /**
-   * In one atomic step for every budget: if each has room (spent + reserved < budget), `usd` is
-   * reserved on each; else nothing is, and the first without room is named. So the overspend of
-   * a budget is at most one reservation, however many requests and instances race for it.
+   * In one atomic step for every budget: if each has room for `usd` ({@link hasRoom}: spent +
+   * reserved + usd ≤ budget), `usd` is reserved on each; else nothing is, and the first without
+   * room is named. So a budget is never overspent by requests that cost at most their
+   * reservation, however many requests and instances race for it.
    */
   reserve(checks: readonly BudgetCheck[], usd: number): Promise<Reserved>;
   /** Replaces a reservation of `reservedUsd` on each id by the `actualUsd` really spent. */
@@ -123,10 +138,14 @@ export class MemorySpendStore implements SpendStore {
 
   reserve(checks: readonly BudgetCheck[], usd: number): Promise<Reserved> {
     this.roll();
-    const refusedBy = checks.findIndex((c) => (this.spend.get(c.id) ?? 0) + (this.reserved.get(c.id) ?? 0) >= c.budget);
-    if (refusedBy === -1 && usd > 0)
-      for (const c of checks) this.reserved.set(c.id, (this.reserved.get(c.id) ?? 0) + usd);
-    return Promise.resolve({ refusedBy, shared: false });
+    const used = (c: BudgetCheck) => (this.spend.get(c.id) ?? 0) + (this.reserved.get(c.id) ?? 0);
+    const refusedBy = checks.findIndex((c) => !hasRoom(used(c), usd, c.budget));
+    if (refusedBy === -1) {
+      if (usd > 0) for (const c of checks) this.reserved.set(c.id, (this.reserved.get(c.id) ?? 0) + usd);
+      return Promise.resolve({ refusedBy, shared: false });
+    }
+    const refusing = checks[refusedBy]!; // findIndex found it
+    return Promise.resolve({ refusedBy, shared: false, left: Math.max(0, refusing.budget - used(refusing)) });
   }
 
   settle(ids: readonly string[], reservedUsd: number, actualUsd: number): Promise<void> {

@@ -13,7 +13,19 @@ export function askedOutputCap(body: Readonly<Record<string, unknown>>): number 
 }
 
 /**
- * The most a request can cost, reserved against its budgets at admission: its estimated input
+ * The most input tokens a body of `bodyChars` characters can be billed for: one token per
+ * character (no tokenizer of the catalog's vendors makes more tokens than characters of text, and
+ * the body's own JSON syntax — keys, quotes, brackets — is counted too, so the bound is loose), and
+ * for a model with a window never more than the window (a longer prompt is refused upstream,
+ * billed nothing). An embeddings call's window is per input, so its bound is the characters alone.
+ * The 4-characters-a-token estimate is what rate limits count; a budget holds the worst case.
+ */
+export function worstInputTokens(entry: CatalogEntry, bodyChars: number, perInputWindow = false): number {
+  return perInputWindow ? bodyChars : Math.min(bodyChars, entry.context_window);
+}
+
+/**
+ * The most a request can cost, reserved against its budgets at admission: its worst-case input
  * at the input price (or the dearer cache-write price: a prompt may be written to the cache),
  * and its output cap (the one asked, never above the model's; the model's when none is asked)
  * at the output price, rounded up to a thousandth of a cent.

@@ -78,8 +78,8 @@ describe("mcp_servers in the config file", () => {
       if (e instanceof ConfigError) problems = e.problems;
     }
     expect(problems).toEqual([
-      'turnpike.yaml: mcp_servers[0].name: lower-case letters, digits, "-" and single "_" (it prefixes "<name>__<tool>"), got "Bad Name"',
-      "turnpike.yaml: mcp_servers[0].timout_ms: unknown field (known: name, url, headers, timeout_ms, command, args, env)",
+      'turnpike.yaml: mcp_servers[0].name: at most 64 lower-case letters, digits, "-" and single "_" (never first or last; it prefixes "<name>__<tool>"), got "Bad Name"',
+      "turnpike.yaml: mcp_servers[0].timout_ms: unknown field `timout_ms` — did you mean `timeout_ms`?",
       'turnpike.yaml: mcp_servers[1].url: must be an http:// or https:// URL, got "ftp://x/"',
       "turnpike.yaml: mcp_servers[1].headers.a: must be a string, got 1",
       "turnpike.yaml: mcp_servers[2].timeout_ms: must be a positive whole number, got -1",
@@ -102,6 +102,42 @@ describe("mcp_servers in the config file", () => {
         'f: mcp_servers[1]: a stdio server ("command") runs a program on this host; set TURNPIKE_MCP_STDIO=on to allow it',
       ].join("\n"),
     );
+  });
+
+  test("server names that could make a namespaced name ambiguous are refused: `docs_` beside `docs`, a leading `_`, 65 characters", () => {
+    const two = (a: string, b: string) => () =>
+      parseMcpConfig(
+        {
+          mcp_servers: [
+            { name: a, url: "https://x/mcp" },
+            { name: b, url: "https://y/mcp" },
+          ],
+        },
+        {},
+        "f",
+      );
+    // `docs___x` would be listed by both and always called on `docs`.
+    expect(two("docs", "docs_")).toThrow(
+      'f: mcp_servers[1].name: at most 64 lower-case letters, digits, "-" and single "_" (never first or last; it prefixes "<name>__<tool>"), got "docs_"',
+    );
+    expect(two("docs", "_docs")).toThrow("mcp_servers[1].name");
+    expect(two("docs", "d".repeat(65))).toThrow("mcp_servers[1].name");
+    expect(two("docs", "docs\u0000")).toThrow("mcp_servers[1].name");
+    expect(
+      parseMcpConfig(
+        {
+          mcp_servers: [
+            { name: "docs", url: "https://x/mcp" },
+            { name: "docs_v2", url: "https://y/mcp" },
+          ],
+        },
+        {},
+        "f",
+      ).servers.map((s) => s.name),
+    ).toEqual(["docs", "docs_v2"]);
+    expect(
+      parseMcpConfig({ mcp_servers: [{ name: "d".repeat(64), url: "https://x/mcp" }] }, {}, "f").servers,
+    ).toHaveLength(1);
   });
 
   test("no mcp_servers: none", () => {

@@ -38,8 +38,14 @@ export interface McpConfig {
 
 export const MCP_DEFAULTS = { timeoutMs: 30_000, maxArgumentBytes: 1 << 20, maxResultBytes: 4 << 20 } as const;
 
-/** A server's name is the first part of every name it offers: `<server>__<tool>`. */
-const SERVER_NAME = /^[a-z0-9](?:[a-z0-9-]|_(?!_))*$/;
+/**
+ * A server's name is the first part of every name it offers: `<server>__<tool>`. It starts and
+ * ends with a letter or digit and holds no `__`, so the first `__` of a namespaced name always
+ * ends the server's name: `docs_` (whose `docs___x` would read as `docs`'s `_x`) is refused.
+ * At most {@link MAX_SERVER_NAME} characters (it is a metric label and part of ledger records).
+ */
+export const SERVER_NAME = /^[a-z0-9](?:(?:[a-z0-9-]|_(?!_))*[a-z0-9-])?$/;
+export const MAX_SERVER_NAME = 64;
 
 /** Names to strings (`headers`, `env`); `${ENV}` references are resolved after the check. */
 const StringMap = Type.Record(Type.String(), Type.String({ rule: "must be a string" }), {
@@ -53,7 +59,8 @@ const McpServerFile = Type.Object(
   {
     name: Type.String({
       pattern: SERVER_NAME.source,
-      rule: 'lower-case letters, digits, "-" and single "_" (it prefixes "<name>__<tool>")',
+      maxLength: MAX_SERVER_NAME,
+      rule: 'at most 64 lower-case letters, digits, "-" and single "_" (never first or last; it prefixes "<name>__<tool>")',
     }),
     url: Type.Optional(Type.String({ pattern: "^https?://", rule: "must be an http:// or https:// URL" })),
     headers: Type.Optional(StringMap),

@@ -1,4 +1,6 @@
 import type { GatewayDeps } from "../deps";
+import { admitUnpriced } from "../limits/admit-read";
+import type { KeyRecord } from "../storage/store";
 import { API_VERSION } from "../vocabulary/api-version";
 import { CallMeter } from "./call-meter";
 import { SessionHosts } from "./session-hosts";
@@ -15,8 +17,8 @@ export interface McpGateway {
 }
 
 /**
- * Wires the MCP pipeline (authenticate → authorise tool → forward → meter) onto the gateway's
- * shared keys, limiter, ledger, metrics and logger; none of the inference steps take part.
+ * Wires the MCP pipeline (authenticate → check the name → authorise → admit → forward → meter)
+ * onto the gateway's shared keys, limiter, budgets, ledger, hooks, metrics and logger.
  */
 export function buildMcpGateway(
   deps: GatewayDeps,
@@ -33,8 +35,8 @@ export function buildMcpGateway(
   const services = {
     pool,
     allow: new ToolAllowList(),
-    limiter: deps.limiter,
-    meter: new CallMeter(deps.ledger, logger, deps.metrics.registry, deps.now),
+    admit: (key: KeyRecord) => admitUnpriced(deps, key),
+    meter: new CallMeter(deps.ledger, logger, deps.metrics.registry, deps.now, deps.hooks),
     config: config.mcp,
     logger,
     version: API_VERSION,

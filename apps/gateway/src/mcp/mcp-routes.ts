@@ -30,13 +30,16 @@ function initializeParams(body: unknown): Record<string, unknown> | undefined {
  */
 export function mcpRoutes(deps: GatewayDeps, mcp: McpGateway): Route[] {
   const maxBody = deps.config.mcp.maxArgumentBytes + ENVELOPE_BYTES;
-  const metadataUrl = (request: Request) => `${new URL(request.url).origin}${METADATA_PATHS[0]}`;
+  // From TURNPIKE_PUBLIC_URL only, never the request's Host: without it the metadata is not served
+  // and the 401 names none (a forged Host must not point a client's discovery elsewhere).
+  const publicUrl = deps.config.publicUrl;
+  const challenge = publicUrl ? `Bearer resource_metadata="${publicUrl}${METADATA_PATHS[0]}"` : "Bearer";
 
-  const refuse = (request: Request, e: unknown): Response => {
+  const refuse = (e: unknown): Response => {
     if (e instanceof GatewayError && e.status === 401) {
       deps.logger.warn(`mcp: refused without a valid key: ${e.message}`, {});
       return jsonRpcError(401, -32001, e.message, {
-        "www-authenticate": `Bearer resource_metadata="${metadataUrl(request)}"`,
+        "www-authenticate": challenge,
       });
     }
     if (e instanceof GatewayError) return jsonRpcError(e.status, -32000, e.message, e.headers ?? {});
@@ -61,7 +64,7 @@ export function mcpRoutes(deps: GatewayDeps, mcp: McpGateway): Route[] {
         address: () => clientAddress(server, request, deps.config.trustedProxies),
       });
     } catch (e) {
-      return refuse(request, e);
+      return refuse(e);
     }
     try {
       const sessionId = request.headers.get("mcp-session-id");
@@ -95,7 +98,7 @@ export function mcpRoutes(deps: GatewayDeps, mcp: McpGateway): Route[] {
         });
         return jsonRpcError(413, -32000, e.message);
       }
-      return refuse(request, e);
+      return refuse(e);
     }
   };
 
@@ -103,14 +106,26 @@ export function mcpRoutes(deps: GatewayDeps, mcp: McpGateway): Route[] {
   // server. With sign-on configured, that is the company's OpenID provider (the issuer, whose
   // discovery document clients read); with none, Turnpike has no authorization server to name.
   const authorizationServers = deps.config.signOn ? [deps.config.signOn.issuer] : undefined;
-  const metadata = ({ request }: { request: Request }) =>
-    Response.json({
-      resource: `${new URL(request.url).origin}/mcp`,
-      ...(authorizationServers ? { authorization_servers: authorizationServers } : {}),
-      bearer_methods_supported: ["header"],
-      resource_name: "Turnpike MCP gateway",
-      resource_documentation: `${new URL(request.url).origin}/docs`,
-    });
+  const metadata = () =>
+    publicUrl
+      ? Response.json({
+          resource: `${publicUrl}/mcp`,
+          ...(authorizationServers ? { authorization_servers: authorizationServers } : {}),
+          bearer_methods_supported: ["header"],
+          resource_name: "Turnpike MCP gateway",
+          resource_documentation: `${publicUrl}/docs`,
+        })
+      : Response.json(
+          {
+            error: {
+              message:
+                "No protected-resource metadata: TURNPIKE_PUBLIC_URL is not set (the document names the gateway's public URL, never one taken from a request).",
+              type: "not_found_error",
+              code: "public_url_not_set",
+            },
+          },
+          { status: 404 },
+        );
   const handle = ({ request, server }: { request: Request; server: Connection | null }) => serve(request, server);
 
   return [
@@ -155,7 +170,8 @@ export function mcpRoutes(deps: GatewayDeps, mcp: McpGateway): Route[] {
 /** An operation of `/mcp` (its messages are JSON-RPC, described by the MCP specification, not here). */
 function mcpOperation(summary: string, responses: Json): Json {
   const unauthorized = {
-    description: 'No valid key: `WWW-Authenticate: Bearer resource_metadata="…/.well-known/oauth-protected-resource"`.',
+    description:
+      'No valid key: `WWW-Authenticate: Bearer resource_metadata="<TURNPIKE_PUBLIC_URL>/.well-known/oauth-protected-resource"` (plain `Bearer` without a public URL).',
     headers: { "www-authenticate": { schema: { type: "string" } } },
     content: json({ type: "object" }),
   };
@@ -177,8 +193,12 @@ const PROTECTED_RESOURCE: Json = {
   summary: "What protects /mcp: a Turnpike key as bearer token (RFC 9728)",
   security: [],
   responses: {
+    404: {
+      description: "`TURNPIKE_PUBLIC_URL` is not set: the document is not served.",
+      content: json({ type: "object" }),
+    },
     200: {
-      description: "The metadata document.",
+      description: "The metadata document, built from `TURNPIKE_PUBLIC_URL`.",
       content: json({
         type: "object",
         required: ["resource"],

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { KeyRecord } from "../storage/store";
-import { splitName, unwrapUri, wrapUri } from "./namespacing";
+import { SERVER_NAME } from "./mcp-config";
+import { namespaced, splitName, unwrapUri, wrapUri } from "./namespacing";
 import { ToolAllowList, toolPatternProblem } from "./tool-allow-list";
 
 const key = (tools: string[] | null | undefined): KeyRecord => ({
@@ -24,6 +25,23 @@ const key = (tools: string[] | null | undefined): KeyRecord => ({
 
 describe("a key's MCP allow-list", () => {
   const allow = new ToolAllowList();
+
+  test("with the server names the config accepts, a namespaced name splits back to its own server and a grant reaches no other server's tools", () => {
+    const servers = ["docs", "docs-", "docs-a", "docs_a", "d", "a1"];
+    for (const s of servers) expect(SERVER_NAME.test(s)).toBe(true);
+    for (const refused of ["docs_", "_docs", "do__cs"]) expect(SERVER_NAME.test(refused)).toBe(false);
+    const tools = ["x", "_x", "__x", "a__x", "x_", "-x"];
+    for (const owner of servers)
+      for (const tool of tools) {
+        const name = namespaced(owner, tool);
+        expect(splitName(name)).toEqual({ server: owner, name: tool });
+        for (const granted of servers) {
+          const k = key([`${granted}__*`]);
+          expect(allow.allows(k, name)).toBe(granted === owner);
+          expect(allow.allowsServer(k, owner)).toBe(granted === owner);
+        }
+      }
+  });
 
   test("globs over namespaced names; none or empty: nothing", () => {
     const k = key(["github__get_*", "docs__search"]);

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { JournalLedger } from "./journal-ledger";
+import { JournalLedger, SET_ASIDE_FILE } from "./journal-ledger";
 import type { UsageRecord } from "../storage/store";
 
 const record = (id: string): UsageRecord => ({
@@ -186,6 +186,73 @@ describe("JournalLedger shipping rounds", () => {
     await until(() => store.rows.size >= 2);
     expect([...store.rows.keys()]).toEqual(["first", "second"]);
     expect(ledger.size).toBe(0);
+    await ledger.close();
+  });
+});
+
+describe("a record the store refuses for its values", () => {
+  /** PostgreSQL's refusal of a NUL in text (SQLSTATE 22P05), as Bun.SQL reports it. */
+  const refusing = () => {
+    const s = fakeStore();
+    const insertUsage = s.insertUsage;
+    s.insertUsage = async (records) => {
+      if (records.some((r) => r.model.includes("\0")))
+        throw Object.assign(new Error("unsupported Unicode escape sequence"), { errno: "22P05" });
+      return insertUsage(records);
+    };
+    return s;
+  };
+  const bad = (id: string): UsageRecord => ({ ...record(id), model: "files__x\u0000y" });
+
+  test("is set aside with an alarm and never blocks the records behind it, also across a restart", async () => {
+    const d = dir();
+    // The first owner cannot reach the store: everything waits in its journal.
+    const down = fakeStore();
+    down.down = true;
+    const first = JournalLedger.open(d, down, { retryMs: 10_000 });
+    await Promise.all([first.record(record("r1")), first.record(bad("bad1")), first.record(record("r2"))]);
+    await Promise.all([first.record(record("r3")), first.record(bad("bad2")), first.record(record("r4"))]);
+    await first.close();
+    // The next owner's store refuses the two bad records: the four others land, the two are set aside.
+    const store = refusing();
+    const told: string[] = [];
+    const second = JournalLedger.open(d, store, { retryMs: 20, onSetAside: (r) => told.push(r.request_id) });
+    expect(second.backlog).toBe(6);
+    await until(() => store.rows.size === 4 && second.size === 0);
+    expect([...store.rows.keys()].sort()).toEqual(["r1", "r2", "r3", "r4"]);
+    expect(told.sort()).toEqual(["bad1", "bad2"]);
+    expect(second.setAside).toBe(2);
+    const aside = readFileSync(join(d, SET_ASIDE_FILE), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { reason: string; record: UsageRecord });
+    expect(aside.map((a) => a.record.request_id).sort()).toEqual(["bad1", "bad2"]);
+    expect(aside[0]?.record.model).toBe("files__x\u0000y");
+    expect(aside[0]?.reason).toContain("unsupported Unicode escape sequence");
+    // Records after them ship as ever.
+    await second.record(record("r5"));
+    await until(() => store.rows.has("r5"));
+    expect(store.rows.has("r5")).toBe(true);
+    await second.close();
+    // A third start replays nothing of them, and still counts them for the alarm.
+    const third = JournalLedger.open(d, store);
+    expect(third.backlog).toBe(0);
+    expect(third.setAside).toBe(2);
+    await third.close();
+  });
+
+  test("while the store is unreachable nothing is set aside: records wait, as before", async () => {
+    const store = refusing();
+    store.down = true;
+    const told: string[] = [];
+    const ledger = JournalLedger.open(dir(), store, { retryMs: 20, onSetAside: (r) => told.push(r.request_id) });
+    await Promise.all([ledger.record(record("a")), ledger.record(bad("b"))]);
+    await Bun.sleep(100);
+    expect(told).toEqual([]);
+    expect(ledger.size).toBe(2);
+    store.down = false;
+    await until(() => store.rows.has("a"));
+    expect(told).toEqual(["b"]);
     await ledger.close();
   });
 });

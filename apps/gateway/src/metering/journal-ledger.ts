@@ -1,4 +1,5 @@
 import {
+  appendFileSync,
   closeSync,
   existsSync,
   mkdirSync,
@@ -11,6 +12,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import type { Ledger } from "./ledger";
+import { isRecordRefusal } from "../storage/postgres-errors";
 import type { Store, UsageRecord } from "../storage/store";
 
 interface Segment {
@@ -46,7 +48,12 @@ export interface JournalOptions {
   companionWaitMs?: number;
   /** Told when shipping starts failing (false) and succeeds again (true). */
   onStoreState?: (up: boolean) => void;
+  /** Told of each record the store refused for its values (it is set aside; the others go on). */
+  onSetAside?: (record: UsageRecord, e: unknown) => void;
 }
+
+/** Where records the store refused for their values are kept, one JSON line each (never replayed). */
+export const SET_ASIDE_FILE = "set-aside.jsonl";
 
 const SEGMENT = /^segment-(\d+)\.ndjson$/;
 
@@ -62,6 +69,13 @@ const SEGMENT = /^segment-(\d+)\.ndjson$/;
  *
  * The directory belongs to one process at a time (`owner.pid`); at start the previous owner's
  * segments are read back and shipped first.
+ *
+ * A record the store refuses for its values (a NUL PostgreSQL cannot keep, a number out of range:
+ * {@link isRecordRefusal}) must not hold the records behind it: the batch is split until the
+ * refused records are alone, the others are shipped, and each refused one is appended to
+ * `set-aside.jsonl` in the directory (with why and when), told to `onSetAside` (the log line and
+ * the `turnpike_ledger_set_aside` metric) and taken out of the journal, so that a restart does
+ * not meet it again.
  */
 export class JournalLedger implements Ledger {
   private pending: { record: UsageRecord; done: () => void }[] = [];
@@ -78,6 +92,8 @@ export class JournalLedger implements Ledger {
   private readonly opts: Required<Pick<JournalOptions, "segmentBytes" | "batch" | "retryMs" | "shipDelayMs">> &
     JournalOptions;
   private shipTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Records in `set-aside.jsonl` (those of earlier runs included). */
+  setAside = 0;
 
   private constructor(
     private readonly dir: string,
@@ -99,6 +115,11 @@ export class JournalLedger implements Ledger {
       .map((m) => Number(m[1]))
       .sort((a, b) => a - b);
     const ledger = new JournalLedger(dir, store, opts, (found.at(-1) ?? 0) + 1);
+    const asidePath = join(dir, SET_ASIDE_FILE);
+    if (existsSync(asidePath))
+      ledger.setAside = readFileSync(asidePath, "utf8")
+        .split("\n")
+        .filter((l) => l.length > 0).length;
     for (const n of found) {
       const seg: Segment = {
         n,
@@ -226,10 +247,13 @@ export class JournalLedger implements Ledger {
     let rounds = Math.max(1, Math.ceil(this.queue.length / this.opts.batch));
     while (this.queue.length && rounds-- > 0) {
       const batch = this.queue.slice(0, this.opts.batch);
+      const aside: typeof batch = [];
       try {
         await this.opts.beforeShip?.();
-        await this.store.insertUsage(batch.map((b) => b.record));
+        await this.insertIsolating(batch, aside);
       } catch (e) {
+        // Set aside before the store failed: out of the queue, so a retry does not meet them again.
+        if (aside.length) this.drop(aside);
         this.lastError = e;
         if (this.storeUp) {
           this.storeUp = false;
@@ -263,6 +287,46 @@ export class JournalLedger implements Ledger {
       this.current = this.openSegment(seg.n + 1);
     }
     return undefined;
+  }
+
+  /**
+   * Inserts a batch; when the store refuses its values, halves it until each refused record is
+   * alone, inserts the rest, and sets each refused one aside (into `aside`). Any other failure
+   * (the store is unreachable) is thrown: the batch waits and is tried again whole (inserts ignore
+   * a request id already there, so the parts that landed are not doubled).
+   */
+  private async insertIsolating(part: { record: UsageRecord; seg: Segment }[], aside: typeof part): Promise<void> {
+    try {
+      await this.store.insertUsage(part.map((b) => b.record));
+    } catch (e) {
+      if (!isRecordRefusal(e)) throw e;
+      if (part.length === 1) {
+        this.putAside(part[0]!.record, e);
+        aside.push(part[0]!);
+        return;
+      }
+      const mid = part.length >> 1;
+      await this.insertIsolating(part.slice(0, mid), aside);
+      await this.insertIsolating(part.slice(mid), aside);
+    }
+  }
+
+  /** Keeps a refused record in `set-aside.jsonl`, and tells of it. */
+  private putAside(record: UsageRecord, e: unknown): void {
+    const reason = e instanceof Error ? e.message : String(e);
+    appendFileSync(
+      join(this.dir, SET_ASIDE_FILE),
+      `${JSON.stringify({ set_aside_at: new Date().toISOString(), reason, record })}\n`,
+    );
+    this.setAside++;
+    this.opts.onSetAside?.(record, e);
+  }
+
+  /** Takes records out of the queue (set aside: they are not shipped). */
+  private drop(entries: { record: UsageRecord; seg: Segment }[]): void {
+    const gone = new Set(entries);
+    this.queue = this.queue.filter((q) => !gone.has(q));
+    for (const b of entries) b.seg.unshipped--;
   }
 
   /** Appends what is pending and ships everything; rejects if the store cannot take it now. */

@@ -10,6 +10,8 @@ export interface Ledger {
   flush(): Promise<void>;
   /** Records handed over and not yet committed. */
   readonly size: number;
+  /** Records the store refused for their values and that were set aside (metering/journal-ledger.ts). */
+  readonly setAside?: number;
 }
 
 /**

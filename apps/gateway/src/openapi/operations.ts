@@ -19,7 +19,8 @@ export const ADMIN = [{ admin: [] }];
 /** The request id every reply carries (quote it when reporting a problem). */
 export const REQUEST_ID = {
   "x-request-id": {
-    description: "This request's id, also in the usage record and the log line.",
+    description:
+      "This request's id, also in the usage record and the log line; or the caller's own `x-request-id` when it sent a well-formed one (1 to 128 of A–Z, a–z, 0–9, `-`, `_`, `.`, `:`), Turnpike's id then in `x-turnpike-request-id`.",
     schema: { type: "string" },
   },
 };

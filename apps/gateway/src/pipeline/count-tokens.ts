@@ -8,7 +8,7 @@ import type { Connection } from "../http/client-address";
 import { newContext } from "./context";
 import { emit } from "./events";
 import { HEADER } from "../http/headers";
-import { passthroughBody } from "../dispatch/plan";
+import { fromPivotInClientTerms, passthroughBody } from "../dispatch/plan";
 import { readJsonBody, validationError } from "../http/read-body";
 import { resolve } from "../dispatch/resolve";
 import { errorResponse, toGatewayError } from "../http/respond";
@@ -112,7 +112,7 @@ export async function handleCountTokens(
       const body =
         format.passthroughProtocol === protocol.id
           ? passthroughBody(counted.body, target.entry.upstream_model)
-          : (await protocol.fromPivot(counted.toPivot(protocol.id), target, deps.signatures)).body;
+          : (await fromPivotInClientTerms(protocol, counted.toPivot(protocol.id), target, deps)).body;
       const call = await protocol.count(target, body, request.headers);
       const upstream = await askUpstream(deps, call).catch((e: unknown) => ({
         failed: e instanceof Error ? e.message : String(e),
@@ -142,7 +142,7 @@ export async function handleCountTokens(
     admitted?.settle(0);
     const err = toGatewayError(e, deps.logger, ctx.id);
     emit(deps.hooks, "onRefused", ctx, err);
-    emit(deps.hooks, "onFinish", ctx, err.status, undefined);
+    emit(deps.hooks, "onFinish", ctx, format.renderError(err, ctx.id).status, undefined);
     return errorResponse(format, err, { logger: deps.logger, request, requestId: ctx.id, model });
   }
 }

@@ -1,6 +1,6 @@
 import type { GatewayError } from "@turnpike/providers";
 import type { Target } from "../protocols";
-import type { UsageRecord } from "../storage/store";
+import type { Endpoint, UsageRecord } from "../storage/store";
 import type { RequestContext } from "./context";
 
 /**
@@ -8,7 +8,33 @@ import type { RequestContext } from "./context";
  * dependencies: the steps emit, they never call a subscriber's code directly. A subscriber
  * must not throw; one that does is skipped for that event and the request goes on.
  */
+/**
+ * An operation served beside the inference pipeline (an MCP request: a call, a read, a get or a
+ * list), told once when it ended, after its admission and its ledger row: the subscribers give it
+ * the same span and request line as a pipeline request.
+ */
+export interface FinishedOperation {
+  requestId: string;
+  keyId: string;
+  endpoint: Endpoint;
+  /** What was done, from a fixed set (for MCP: its JSON-RPC method, e.g. `tools/call`). */
+  method: string;
+  /** The ledger's `model` of the operation (a namespaced tool or prompt, or the method). */
+  name: string;
+  /** The upstream that served it, when one did (an MCP server). */
+  server: string | undefined;
+  /** The ledger's status. */
+  status: number;
+  /** Epoch ms. */
+  startedAt: number;
+  endedAt: number;
+  /** The request's headers (a W3C `traceparent` joins the caller's trace). */
+  headers: Headers | undefined;
+}
+
 export interface PipelineHooks {
+  /** An operation outside the pipeline ended (told once, with its outcome). */
+  onOperation?(op: FinishedOperation): void;
   /** A request arrived (before authentication). */
   onStart?(ctx: RequestContext): void;
   /** The request's key was accepted: its id (never its secret). */

@@ -33,6 +33,11 @@ export interface InternalCall {
   key: KeyRecord;
   /** The share of the catalog price billed (a batch line at the model's batch discount). */
   costFactor: number;
+  /**
+   * Admitted when it was sent (a batch line an upstream's batch API ran, now replayed): not
+   * admitted again; this admission's reservation is settled by the line's metering.
+   */
+  admitted?: Admitted;
 }
 
 export async function handleInference(
@@ -66,11 +71,15 @@ export async function handleInference(
     // Only a request that continues a stored reply has anything to recall (no async frame otherwise).
     const client = validated.continues ? await recall(deps, key, validated) : validated;
     const asked = resolve(deps, key, client.model);
-    const letIn = admitNow(deps, ctx, key, asked.entry, size, {
-      requestId: ctx.id,
-      stream: client.stream,
-      outputCap: askedOutputCap(client.body),
-    });
+    const letIn =
+      internal?.admitted ??
+      admitNow(deps, ctx, key, asked.entry, size, {
+        requestId: ctx.id,
+        stream: client.stream,
+        outputCap: askedOutputCap(client.body),
+        // A continued reply's input holds the stored conversation too: its budget worst case counts it.
+        ...(client === validated ? {} : { inputChars: JSON.stringify(client.body).length }),
+      });
     admitted = letIn instanceof Promise ? await letIn : letIn;
     // Only a request some policy applies to carries guardrails (no cost otherwise).
     const policies = deps.config.guardrails.policies.size ? policiesFor(deps.config.guardrails, key) : undefined;
@@ -154,7 +163,8 @@ export async function handleInference(
       // Refused before any upstream call: no record, and the admitted estimate is given back.
       admitted?.settle(0);
       emit(deps.hooks, "onRefused", ctx, err);
-      emit(deps.hooks, "onFinish", ctx, err.status, undefined);
+      // The status the client sees (its format's: a spent budget is a chat client's 429, not 402).
+      emit(deps.hooks, "onFinish", ctx, ctx.format.renderError(err, ctx.id).status, undefined);
     }
     return errorResponse(ctx.format, err, refusal());
   }

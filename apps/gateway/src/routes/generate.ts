@@ -11,6 +11,9 @@ import { errors, idParam, json, ok, query, ref, REQUEST_ID, type Json } from "..
 import { newContext } from "../pipeline/context";
 import { type CountRoute, handleCountTokens } from "../pipeline/count-tokens";
 import { handleInference } from "../pipeline/inference";
+import { handleEmbeddings } from "../embeddings/handle-embeddings";
+import { readJsonBody } from "../http/read-body";
+import { invalid, isRecord } from "../vocabulary/client-errors";
 
 const format = FORMATS.generate;
 
@@ -47,6 +50,113 @@ function countRoute(model: string): CountRoute {
     },
     reply: (totalTokens) => ({ totalTokens }),
   };
+}
+
+/** The text of one `content` of an embed request: its text parts, joined by line breaks. */
+function embedText(content: unknown, where: string): string {
+  const parts = isRecord(content) && Array.isArray(content.parts) ? content.parts : undefined;
+  if (!parts || parts.length === 0) throw invalid(`\`${where}.parts\` must be a non-empty list of text parts.`, where);
+  return parts
+    .map((p, i) => {
+      if (isRecord(p) && typeof p.text === "string") return p.text;
+      throw invalid(`\`${where}.parts[${i}]\` is not a text part: embeddings take text only.`, `${where}.parts`);
+    })
+    .join("\n");
+}
+
+/**
+ * An `:embedContent` (`{content, taskType?, outputDimensionality?}`) or `:batchEmbedContents`
+ * (`{requests: [{model, content, taskType?, outputDimensionality?}]}`) body as the `/v1/embeddings`
+ * call it is: one input per content. A batch's requests must name the path's model and share
+ * their task type and size (one upstream call carries one of each).
+ */
+function asEmbeddingsBody(model: string, body: Record<string, unknown>, batch: boolean): Record<string, unknown> {
+  const requests: unknown[] = batch
+    ? Array.isArray(body.requests) && body.requests.length > 0
+      ? body.requests
+      : (() => {
+          throw invalid("`requests` must be a non-empty list of embed requests.", "requests");
+        })()
+    : [body];
+  const inputs: string[] = [];
+  let taskType: unknown;
+  let dimensions: unknown;
+  requests.forEach((r, i) => {
+    const at = batch ? `requests[${i}]` : "";
+    if (!isRecord(r)) throw invalid(`\`${at || "body"}\` must be an object.`, at || "body");
+    if (batch && r.model !== undefined && (typeof r.model !== "string" || catalogIdOf(r.model) !== model))
+      throw invalid(`\`${at}.model\` must be the path's model, models/${model}.`, `${at}.model`);
+    inputs.push(embedText(r.content, at ? `${at}.content` : "content"));
+    if (i > 0 && (r.taskType !== taskType || r.outputDimensionality !== dimensions))
+      throw invalid("Every request of one batch must have the same `taskType` and `outputDimensionality`.", at);
+    taskType = r.taskType;
+    dimensions = r.outputDimensionality;
+  });
+  return {
+    model,
+    input: batch ? inputs : inputs[0],
+    ...(taskType !== undefined ? { task_type: taskType } : {}),
+    ...(dimensions !== undefined ? { dimensions } : {}),
+  };
+}
+
+/**
+ * `:embedContent` and `:batchEmbedContents`: the body read as the `/v1/embeddings` call it is and
+ * sent through the same embeddings path (authentication, admission, dispatch, ledger), the reply
+ * given back in this format's shape (`{embedding: {values}}`, `{embeddings: [{values}]}`), an
+ * error in this format's envelope.
+ */
+async function embedAction(
+  deps: GatewayDeps,
+  request: Request,
+  server: Connection | null | undefined,
+  model: string,
+  batch: boolean,
+): Promise<Response> {
+  const ctx = newContext(request, format, server, deps.config.trustedProxies);
+  let embeddings: Record<string, unknown>;
+  try {
+    const { value } = await readJsonBody(request, deps.config.maxBodyBytes, deps.config.maxBodyValues);
+    embeddings = asEmbeddingsBody(model, value, batch);
+  } catch (e) {
+    return errorResponse(format, toGatewayError(e, deps.logger, ctx.id), {
+      logger: deps.logger,
+      request,
+      requestId: ctx.id,
+    });
+  }
+  const headers = new Headers(request.headers);
+  headers.set("content-type", "application/json");
+  headers.delete("content-length");
+  const res = await handleEmbeddings(
+    deps,
+    new Request(new URL("/v1/embeddings", request.url), { method: "POST", headers, body: JSON.stringify(embeddings) }),
+    server,
+  );
+  const text = await res.text();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  const out = new Headers(res.headers);
+  out.delete("content-length");
+  out.set("content-type", "application/json");
+  const data = isRecord(parsed) && Array.isArray(parsed.data) ? parsed.data : undefined;
+  if (res.status === 200 && data) {
+    const vectors = data.map((d) => ({ values: isRecord(d) ? d.embedding : undefined }));
+    return new Response(JSON.stringify(batch ? { embeddings: vectors } : { embedding: vectors[0] }), { headers: out });
+  }
+  // The embeddings path's refusal (already logged there), in this format's envelope.
+  const error = isRecord(parsed) && isRecord(parsed.error) ? parsed.error : {};
+  const err = new GatewayError({
+    status: res.status === 200 ? 502 : res.status,
+    type: typeof error.type === "string" ? error.type : "api_error",
+    message: typeof error.message === "string" ? error.message : "The embeddings call failed.",
+  });
+  const rendered = format.renderError(err, res.headers.get("x-request-id") ?? ctx.id);
+  return new Response(JSON.stringify(rendered.body), { status: rendered.status, headers: out });
 }
 
 /** The model and action of `/{version}/models/{model}:{action}` (the model may be URL-encoded). */
@@ -91,6 +201,9 @@ async function generateAction(
   switch (asked.action) {
     case "countTokens":
       return handleCountTokens(deps, req, server, countRoute(asked.model));
+    case "embedContent":
+    case "batchEmbedContents":
+      return embedAction(deps, req, server, asked.model, asked.action === "batchEmbedContents");
     case "generateContent":
       return handleInference(deps, req, generateFormatFor(asked.model, "json"), server);
     case "streamGenerateContent": {
@@ -106,7 +219,7 @@ async function generateAction(
       const err = new GatewayError({
         status: 404,
         type: "not_found_error",
-        message: `Unknown action ":${asked.action}": Turnpike serves :generateContent, :streamGenerateContent and :countTokens.`,
+        message: `Unknown action ":${asked.action}": Turnpike serves :generateContent, :streamGenerateContent, :countTokens, :embedContent and :batchEmbedContents.`,
       });
       return errorResponse(format, err, { logger: deps.logger, request, requestId: ctx.id });
     }
@@ -120,7 +233,7 @@ const GENERATE_KEYS = [{ googApiKey: [] }, { keyQuery: [] }, { bearer: [] }];
 function generateActions(version: string): Json {
   return {
     tags: ["generateContent"],
-    summary: `Generate (\`{model}:generateContent\`), stream (\`:streamGenerateContent\`) or count (\`:countTokens\`), ${version}`,
+    summary: `Generate (\`{model}:generateContent\`), stream (\`:streamGenerateContent\`), count (\`:countTokens\`) or embed (\`:embedContent\`, \`:batchEmbedContents\`), ${version}`,
     description:
       "The path's last segment is the model, URL-encoded (`alpha-sonnet-4-6%20(context-1m%20beta)`; `models/` before it is allowed), a colon and the action. `:streamGenerateContent?alt=sse` streams server-sent events, one reply chunk per `data:` line; without `alt` the chunks are the elements of one JSON array.",
     security: GENERATE_KEYS,

@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import type { GatewayDeps } from "../deps";
 import { EmbeddedBackends, ProbedBackends } from "../storage/backends";
 import { healthModule } from "../../test/support/modules";
+import gatewayPackage from "../../package.json" with { type: "json" };
 
 /** Only `backends` is read by these routes. */
 const depsWith = (backends: GatewayDeps["backends"]) => ({ backends }) as GatewayDeps; // the health module reads nothing else
@@ -15,7 +16,7 @@ describe("GET /health and GET /ready", () => {
   test("embedded: up and ready; draining turns /ready to 503 while /health stays up", async () => {
     const backends = new EmbeddedBackends();
     const app = healthModule(depsWith(backends));
-    expect(await get(app, "/health")).toEqual({ status: 200, body: { status: "ok" } });
+    expect(await get(app, "/health")).toEqual({ status: 200, body: { status: "ok", version: gatewayPackage.version } });
     const ready = await get(app, "/ready");
     expect(ready.status).toBe(200);
     expect(ready.body).toMatchObject({

@@ -2,9 +2,10 @@ import type { GatewayDeps } from "../deps";
 import type { Route } from "../http/route";
 import { json, ok, ref } from "../openapi/operations";
 import { EmbeddedBackends } from "../storage/backends";
+import { VERSION } from "../vocabulary/version";
 
 /**
- * For load balancers: `GET /health` says the process is up and serving; `GET /ready` says it
+ * For load balancers: `GET /health` says the process is up and serving (and which release it runs); `GET /ready` says it
  * should get traffic — its store and Redis answer and it is not shutting down — with a 503 and the
  * same JSON when not, naming what is missing.
  */
@@ -20,7 +21,7 @@ export function healthRoutes(deps: GatewayDeps): Route[] {
         security: [],
         responses: ok("Up.", ref("HealthStatus")),
       },
-      handle: () => Response.json({ status: "ok" }),
+      handle: () => Response.json({ status: "ok", version: VERSION }),
     },
     {
       method: "GET",

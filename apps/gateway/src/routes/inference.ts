@@ -103,7 +103,7 @@ export function inferenceRoutes(deps: GatewayDeps): Route[] {
         tags: ["Responses"],
         summary: "Open the Responses WebSocket",
         description:
-          'With `Upgrade: websocket`: a socket on which each `{"type": "response.create", …}` text frame (the create body; `previous_response_id` may name a reply of this socket; `generate: false` only warms) is answered with the stream\'s events, one JSON text frame each, or one `{"type": "error", "status", "error", "headers"}` frame. Without an upgrade, or with `TURNPIKE_RESPONSES_WEBSOCKET=off`: 426.',
+          'With `Upgrade: websocket`: a socket on which each `{"type": "response.create", …}` text frame (the create body; `previous_response_id` may name a reply of this socket; `generate: false` only warms) is answered with the stream\'s events, one JSON text frame each, or one `{"type": "error", "status", "error", "headers"}` frame. A frame past the socket\'s bound of frames not yet answered (the config file\'s `responses_websocket.max_queued_frames`, `max_queued_bytes`) is refused on arrival with an error frame (413 alone over the bytes, else 429); a handshake past the key\'s `max_sockets_per_key` open sockets is a 429. Without an upgrade, or with `TURNPIKE_RESPONSES_WEBSOCKET=off`: 426.',
         security: INFERENCE_KEYS,
         responses: {
           101: { description: "Switching to the WebSocket protocol." },

@@ -1,6 +1,7 @@
 import { GatewayError } from "@turnpike/providers";
 import { SSEDecoderStream } from "@turnpike/schema/sse";
 import type { ServerWebSocket } from "bun";
+import type { WebsocketLimits } from "../config/config";
 import type { GatewayDeps } from "../deps";
 import { FORMATS } from "../formats";
 import { authenticate } from "../keys/authenticate";
@@ -51,6 +52,9 @@ interface SocketState {
   conversations: Map<string, unknown[]>;
   /** Turns run one after another, in the order their frames arrived. */
   queue: Promise<void>;
+  /** Frames received and not yet answered (the turn in flight included), and their bytes: bounded at arrival. */
+  queuedFrames: number;
+  queuedBytes: number;
   /** The turn in flight's abort: a dropped socket drops its stream, billed like a dropped HTTP stream. */
   inFlight: AbortController | undefined;
   closed: boolean;
@@ -77,8 +81,33 @@ function inputItems(input: unknown): unknown[] {
   return Array.isArray(input) ? input : [input];
 }
 
+/** A frame's size in bytes as the client sent it. */
+const frameBytes = (message: string | Buffer) =>
+  typeof message === "string" ? Buffer.byteLength(message) : message.byteLength;
+
+/**
+ * A frame refused on arrival, before it is queued (issue 41: frames of 8 MiB queued without
+ * bound held a gigabyte): one error frame; the frame is let go at once, and the socket serves on.
+ */
+function overQueue(limits: WebsocketLimits, state: SocketState, bytes: number): string | undefined {
+  if (bytes > limits.maxQueuedBytes)
+    return errorFrame(413, {
+      type: "request_too_large",
+      message: `This frame is ${bytes} bytes; a socket holds at most ${limits.maxQueuedBytes} bytes of frames (responses_websocket.max_queued_bytes).`,
+    });
+  if (state.queuedFrames >= limits.maxQueuedFrames || state.queuedBytes + bytes > limits.maxQueuedBytes)
+    return errorFrame(429, {
+      type: "rate_limit_error",
+      message: `This socket already holds ${state.queuedFrames} frames (${state.queuedBytes} bytes) not yet answered; at most ${limits.maxQueuedFrames} frames and ${limits.maxQueuedBytes} bytes are held (responses_websocket.max_queued_frames, max_queued_bytes). Send the next frame once a reply has completed.`,
+    });
+  return undefined;
+}
+
 /** `GET /v1/responses`: the WebSocket upgrade, or 426 when the transport is off or no upgrade was asked. */
 export function responsesWebsocketRoute(deps: GatewayDeps) {
+  const limits = deps.config.websocketLimits;
+  /** Open sockets per key id on this instance. */
+  const open = new Map<string, number>();
   return async (request: Request, server: Connection): Promise<Response | undefined> => {
     const format = FORMATS.responses;
     const upgrade = request.headers.get("upgrade")?.toLowerCase() === "websocket";
@@ -98,9 +127,17 @@ export function responsesWebsocketRoute(deps: GatewayDeps) {
       return errorResponse(format, err, { logger: deps.logger, request, requestId });
     }
     const ctx = newContext(request, format, server, deps.config.trustedProxies);
+    let keyId: string;
     try {
       // The key is checked at the handshake (a bad one gets its 401 as an HTTP answer) and again on every turn.
-      await authenticate(deps, ctx);
+      keyId = (await authenticate(deps, ctx)).id;
+      if ((open.get(keyId) ?? 0) >= limits.maxSocketsPerKey)
+        throw new GatewayError({
+          status: 429,
+          type: "rate_limit_error",
+          code: "rate_limit_exceeded",
+          message: `This key already holds ${limits.maxSocketsPerKey} open Responses WebSockets on this gateway, its limit (responses_websocket.max_sockets_per_key); close one first.`,
+        });
     } catch (e) {
       return errorResponse(format, toGatewayError(e, deps.logger, ctx.id), {
         logger: deps.logger,
@@ -113,25 +150,45 @@ export function responsesWebsocketRoute(deps: GatewayDeps) {
       peer: ctx.address(),
       conversations: new Map(),
       queue: Promise.resolve(),
+      queuedFrames: 0,
+      queuedBytes: 0,
       inFlight: undefined,
       closed: false,
     };
     const data: SocketData = {
       open() {},
       message(ws, message) {
+        const bytes = frameBytes(message);
+        const refusal = overQueue(limits, state, bytes);
+        if (refusal) {
+          deps.logger.info("responses websocket frame refused", { reason: "queue bound", bytes });
+          ws.send(refusal);
+          return;
+        }
+        state.queuedFrames++;
+        state.queuedBytes += bytes;
         state.queue = state.queue
           .then(() => turn(deps, state, ws, typeof message === "string" ? message : message.toString("utf8")))
           .catch((e: unknown) => {
             deps.logger.error("responses websocket turn failed", { request_id: ctx.id }, e);
+          })
+          .finally(() => {
+            state.queuedFrames--;
+            state.queuedBytes -= bytes;
           });
       },
       close() {
+        if (!state.closed) open.set(keyId, (open.get(keyId) ?? 1) - 1);
+        if (open.get(keyId) === 0) open.delete(keyId);
         state.closed = true;
         state.inFlight?.abort();
       },
     };
     // Elysia's own WebSocket handler calls the open/message/close that the socket's data carries.
+    // Counted from the upgrade (before the socket's open), so that handshakes at once cannot pass the cap.
+    open.set(keyId, (open.get(keyId) ?? 0) + 1);
     if (server.upgrade?.(request, { data })) return undefined;
+    open.set(keyId, (open.get(keyId) ?? 1) - 1);
     return errorResponse(
       format,
       new GatewayError({

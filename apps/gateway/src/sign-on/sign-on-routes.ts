@@ -4,6 +4,7 @@ import type { GatewayDeps } from "../deps";
 import { clientAddress } from "../http/client-address";
 import type { Route } from "../http/route";
 import { recordAudit } from "../teams/audit";
+import { keyEnded, revokeMemberKeys } from "../teams/key-ceilings";
 import { isOrgRole, type OrgRole, type Principal, type TeamRole } from "../teams/roles";
 import type { Membership, Team, TeamStore, User } from "../teams/team-store";
 import type { ClaimRule, SignOnConfig } from "./sign-on-config";
@@ -25,6 +26,14 @@ interface PendingLogin {
 }
 
 const ORG_RANK: Record<OrgRole, number> = { viewer: 1, admin: 2, owner: 3 };
+
+/** Sign-on's own writes (users, memberships, refused sign-ins) in the audit log. */
+const SIGN_ON_ACTOR: Principal = { actor: "sign-on", org: null, teams: new Map(), owner_id: null };
+/** A signed-in user, as far as the audit log names it. */
+const userActor = (id: string): Principal => ({ actor: `user:${id}`, org: null, teams: new Map(), owner_id: id });
+
+/** Would `to` be a higher organisation role than `from` (none is lowest)? */
+const raises = (from: OrgRole | null, to: OrgRole) => ORG_RANK[to] > (from === null ? 0 : ORG_RANK[from]);
 
 /** A sign-in the gateway refuses after the provider said yes (its reason is shown to the user). */
 class SignInRefused extends Error {}
@@ -62,7 +71,12 @@ export function signOnRoutes(
       .discovery(
         new URL(cfg.issuer),
         cfg.clientId,
-        { client_secret: cfg.clientSecret, [oidc.clockSkew]: Math.round((deps.now() - Date.now()) / 1000) },
+        {
+          client_secret: cfg.clientSecret,
+          [oidc.clockSkew]: Math.round((deps.now() - Date.now()) / 1000),
+          // `nbf` (and `exp`) get this much leeway from the library; `iat` is checked below with the same bound.
+          [oidc.clockTolerance]: cfg.clockSkewS,
+        },
         oidc.ClientSecretBasic(cfg.clientSecret),
         {
           // The provider is called through the gateway's fetch; its options are a RequestInit (body, headers, method, redirect, signal).
@@ -85,10 +99,11 @@ export function signOnRoutes(
       });
     return discovered;
   };
-  const redirectUri = (request: Request) => cfg.redirectUrl ?? `${new URL(request.url).origin}/auth/callback`;
-  const secure = (request: Request) => redirectUri(request).startsWith("https:");
-  const cookie = (request: Request, name: string, value: string, path: string, maxAge: number) =>
-    `${name}=${value}; Path=${path}; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${secure(request) ? "; Secure" : ""}`;
+  // From the configured public URL only: a request's Host header never picks a security value.
+  const redirectUri = cfg.redirectUrl;
+  const secure = cfg.publicUrl.startsWith("https:") ? "; Secure" : "";
+  const cookie = (name: string, value: string, path: string, maxAge: number) =>
+    `${name}=${value}; Path=${path}; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${secure}`;
 
   /** The values of the mapped claim. */
   const claimValues = (claims: Record<string, unknown>): string[] => {
@@ -177,6 +192,9 @@ export function signOnRoutes(
         { action: "team.member.remove", target: `${m.team_id}/${user.id}`, before: m },
         deps.now(),
       );
+      // A key does not outlive its maker's membership (docs/teams.md).
+      for (const k of await revokeMemberKeys(deps.keys, user.id, m.team_id))
+        await recordAudit(store, actor, address, keyEnded(k), deps.now());
     }
   };
 
@@ -202,7 +220,7 @@ export function signOnRoutes(
       user = byEmail;
     }
     const at = iso();
-    const actor: Principal = { actor: "sign-on", org: null, teams: new Map(), owner_id: null };
+    const actor = SIGN_ON_ACTOR;
     if (!user) {
       user = {
         id: `user_${randomBytes(9).toString("base64url")}`,
@@ -215,9 +233,15 @@ export function signOnRoutes(
       };
       await store.createUser(user);
       await recordAudit(store, actor, address, { action: "user.create", target: user.id, after: user }, deps.now());
-    } else if ((org !== undefined && user.role !== org) || user.subject !== sub) {
+    } else if ((org !== undefined && raises(user.role, org)) || user.subject !== sub) {
+      // The claim raises a role, never lowers one (an owner set by hand stays an owner).
       const before = user;
-      user = { ...user, subject: sub, role: org ?? user.role, updated_at: at };
+      user = {
+        ...user,
+        subject: sub,
+        role: org !== undefined && raises(user.role, org) ? org : user.role,
+        updated_at: at,
+      };
       await store.updateUser(user);
       await recordAudit(
         store,
@@ -248,7 +272,7 @@ export function signOnRoutes(
         302: { description: "To the provider's authorization endpoint." },
         503: { description: "The provider could not be reached." },
       }),
-      handle: async ({ request }) => {
+      handle: async () => {
         let config: oidc.Configuration;
         try {
           config = await provider();
@@ -263,7 +287,7 @@ export function signOnRoutes(
           until: deps.now() + LOGIN_TTL_S * 1000,
         };
         const url = oidc.buildAuthorizationUrl(config, {
-          redirect_uri: redirectUri(request),
+          redirect_uri: redirectUri,
           scope: `openid email profile ${cfg.claim}`,
           code_challenge: await oidc.calculatePKCECodeChallenge(pending.verifier),
           code_challenge_method: "S256",
@@ -275,7 +299,7 @@ export function signOnRoutes(
           status: 302,
           headers: {
             location: url.href,
-            "set-cookie": cookie(request, LOGIN_COOKIE, value, "/auth", LOGIN_TTL_S),
+            "set-cookie": cookie(LOGIN_COOKIE, value, "/auth", LOGIN_TTL_S),
             "cache-control": "no-store",
           },
         });
@@ -290,13 +314,29 @@ export function signOnRoutes(
       }),
       handle: async ({ request, server }) => {
         const raw = unsign(readCookie(request, LOGIN_COOKIE));
-        const clear = `${LOGIN_COOKIE}=; Path=/auth; HttpOnly; SameSite=Lax; Max-Age=0`;
-        const refuse = (why: string, e?: unknown) => {
+        const clear = cookie(LOGIN_COOKIE, "", "/auth", 0);
+        const address = clientAddress(server, request, deps.config.trustedProxies);
+        const failures = `signin|${address}`;
+        const refuse = async (why: string, e?: unknown, subject?: string) => {
           const cause = e instanceof Error && e.cause instanceof Error ? { cause: e.cause.message } : {};
-          deps.logger.warn("sign-on refused", {
-            reason: why,
-            ...(e instanceof Error ? { error: e.message, ...cause } : {}),
-          });
+          const error = e instanceof Error ? { error: e.message, ...cause } : {};
+          deps.logger.warn("sign-on refused", { reason: why, ...error });
+          // Refusals are counted per address like failed keys: past the bound, a 429 and no more
+          // audit rows (a flood cannot bury the log). A sign-in that passes is never held back.
+          const wait = await deps.authFailures.blockedFor(failures);
+          if (wait > 0)
+            return text(429, `Too many refused sign-ins from this address; retry after ${wait} s.`, {
+              "retry-after": String(wait),
+              "set-cookie": clear,
+            });
+          await deps.authFailures.fail(failures);
+          await recordAudit(
+            teams(),
+            SIGN_ON_ACTOR,
+            address,
+            { action: "session.refuse", target: subject ?? null, after: { reason: why, ...error } },
+            deps.now(),
+          ).catch((err) => deps.logger.error("audit write failed", { action: "session.refuse" }, err));
           return text(401, `Sign-in failed: ${why}. Start again at /auth/login.`, { "set-cookie": clear });
         };
         if (!raw) return refuse("no sign-in in progress in this browser (or its cookie was altered)");
@@ -305,7 +345,7 @@ export function signOnRoutes(
         let claims: Record<string, unknown>;
         try {
           const config = await provider();
-          const current = new URL(redirectUri(request));
+          const current = new URL(redirectUri);
           current.search = new URL(request.url).search;
           const tokens = await oidc.authorizationCodeGrant(
             config,
@@ -316,35 +356,49 @@ export function signOnRoutes(
               expectedNonce: pending.nonce,
               idTokenExpected: true,
             },
-            { redirect_uri: redirectUri(request) },
+            { redirect_uri: redirectUri },
           );
           claims = { ...(tokens.claims() ?? {}) };
+          // The library checks `iat` is a number, not when: a token issued in the future is refused here.
+          const iat = claims.iat;
+          if (typeof iat !== "number" || iat > deps.now() / 1000 + cfg.clockSkewS)
+            throw new Error(
+              `the ID token's iat (${String(iat)}) is more than ${cfg.clockSkewS} s ahead of the gateway's clock`,
+            );
         } catch (e) {
           return refuse("the identity provider's answer did not pass its checks", e);
         }
-        const address = clientAddress(server, request, deps.config.trustedProxies);
         const secret = randomBytes(32).toString("base64url");
         try {
           const user = await signIn(claims, address);
           const at = iso();
+          const sessionId = `ses_${randomBytes(9).toString("base64url")}`;
+          const expires = new Date(deps.now() + cfg.sessionMs).toISOString();
           await teams().createSession({
-            id: `ses_${randomBytes(9).toString("base64url")}`,
+            id: sessionId,
             hash: sha256(secret),
             user_id: user.id,
             csrf: randomBytes(24).toString("base64url"),
             created_at: at,
-            expires_at: new Date(deps.now() + cfg.sessionMs).toISOString(),
+            expires_at: expires,
             revoked_at: null,
           });
+          await recordAudit(
+            teams(),
+            userActor(user.id),
+            address,
+            { action: "session.create", target: user.id, after: { session: sessionId, expires_at: expires } },
+            deps.now(),
+          );
         } catch (e) {
-          if (e instanceof SignInRefused) return refuse(e.message);
+          if (e instanceof SignInRefused) return refuse(e.message, undefined, String(claims.sub));
           deps.logger.error("sign-on: the user or session could not be stored", {}, e);
           return text(503, "Sign-in could not be completed: the gateway's store did not answer. Try again shortly.", {
             "set-cookie": clear,
           });
         }
         const headers = new Headers({ location: "/dashboard", "cache-control": "no-store" });
-        headers.append("set-cookie", cookie(request, SESSION_COOKIE, secret, "/", Math.floor(cfg.sessionMs / 1000)));
+        headers.append("set-cookie", cookie(SESSION_COOKIE, secret, "/", Math.floor(cfg.sessionMs / 1000)));
         headers.append("set-cookie", clear);
         return new Response(null, { status: 303, headers });
       },
@@ -383,10 +437,11 @@ export function signOnRoutes(
         200: { description: "Signed out." },
         403: { description: "No CSRF token." },
       }),
-      handle: async ({ request }) => {
-        const expired = `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0${secure(request) ? "; Secure" : ""}`;
+      handle: async ({ request, server }) => {
+        const expired = cookie(SESSION_COOKIE, "", "/", 0);
+        let who: Principal | undefined;
         try {
-          await session(request);
+          who = await session(request);
         } catch {
           return Response.json(
             {
@@ -401,7 +456,16 @@ export function signOnRoutes(
         }
         const secret = readCookie(request, SESSION_COOKIE);
         const s = secret ? await teams().sessionByHash(sha256(secret)) : undefined;
-        if (s) await teams().revokeSessions(iso(), { id: s.id });
+        if (s && who && s.revoked_at === null) {
+          await teams().revokeSessions(iso(), { id: s.id });
+          await recordAudit(
+            teams(),
+            who,
+            clientAddress(server, request, deps.config.trustedProxies),
+            { action: "session.end", target: s.user_id, after: { session: s.id } },
+            deps.now(),
+          ).catch((err) => deps.logger.error("audit write failed", { action: "session.end" }, err));
+        }
         return Response.json({ signed_out: true }, { headers: { "set-cookie": expired, "cache-control": "no-store" } });
       },
     },

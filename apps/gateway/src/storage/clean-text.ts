@@ -22,3 +22,23 @@ export function textProblem(s: string, maxChars: number): string | undefined {
 
 /** An id that can name something Turnpike stored (else a lookup is a 404 with no store call). */
 export const isCleanId = (s: string): boolean => textProblem(s, MAX_ID_CHARS) === undefined;
+
+/** Does `s` hold a control character (C0, DEL or C1), which a terminal or a log line would act on? */
+export function hasControlCharacter(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || (c >= 0x7f && c <= 0x9f)) return true;
+  }
+  return false;
+}
+
+/**
+ * Why a name a person chose (a key's, a team's, a file's) cannot be kept, or undefined: its
+ * alphabet is any printable Unicode text — no control character (a NUL, an escape sequence, a
+ * line break), no invalid UTF-16 — of 1 to `maxChars` characters.
+ */
+export function nameProblem(s: string, maxChars: number): string | undefined {
+  if (s.length === 0) return "empty";
+  if (hasControlCharacter(s)) return "holds a control character (a NUL, a line break, an escape sequence)";
+  return textProblem(s, maxChars);
+}

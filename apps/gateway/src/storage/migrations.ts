@@ -6,6 +6,7 @@ import {
   BATCH_TABLES,
   batchFileChunks,
 } from "../batches/batch-store";
+import { VERSION } from "../vocabulary/version";
 
 /**
  * Versioned schema changes of the store, applied in order at start-up, each once: the store
@@ -24,12 +25,18 @@ export interface Migration {
 /** Migration 12: the same SQL for both databases. */
 const GUARDRAIL_COLUMNS = `
 ALTER TABLE usage ADD COLUMN guardrail TEXT;
-ALTER TABLE keys ADD COLUMN guardrails TEXT;`;
+ALTER TABLE keys ADD COLUMN guardrails TEXT;
+ALTER TABLE teams ADD COLUMN guardrails TEXT;`;
 
 const MEMBER_SOURCE = `
 ALTER TABLE team_members ADD COLUMN source TEXT NOT NULL DEFAULT 'admin';
 ALTER TABLE teams ADD COLUMN tools TEXT;
 UPDATE team_members SET source = 'sign-on' WHERE (SELECT a.actor FROM audit a WHERE a.action = 'team.member.set' AND a.target = team_members.team_id || '/' || team_members.user_id ORDER BY a.id DESC LIMIT 1) = 'sign-on';`;
+
+/** Migration 16: the same SQL for both databases. */
+const TEAM_KEY_RULES = `
+ALTER TABLE teams ADD COLUMN key_defaults TEXT;
+ALTER TABLE teams ADD COLUMN key_ceilings TEXT;`;
 
 /**
  * The ledger is written on every request and read rarely: each B-tree costs every insert. In
@@ -340,6 +347,14 @@ UPDATE keys SET team_id = 'team_default';`,
   },
   {
     version: 16,
+    name: "teams: defaults and ceilings of the keys made in them",
+    // JSON objects (teams/key-ceilings.ts), null = none: a member's key gets at most what an
+    // admin granted its team (docs/teams.md, "What a member's key may get").
+    sqlite: TEAM_KEY_RULES,
+    postgres: TEAM_KEY_RULES,
+  },
+  {
+    version: 17,
     name: "guardrails: what a request's policies found (never a value), and the policies keys and teams name",
     // JSON texts, nullable: rows and keys from before read as before (docs/guardrails.md).
     sqlite: GUARDRAIL_COLUMNS,
@@ -347,9 +362,36 @@ UPDATE keys SET team_id = 'team_default';`,
   },
 ];
 
+/** The schema version this build brings a database to: the last migration's. */
+export const SCHEMA_VERSION: number = MIGRATIONS.at(-1)?.version ?? 0;
+
+/**
+ * A database upgraded by a newer release than this build: its tables have columns this build
+ * does not write, so it stops before it reads or writes anything (the alternative is an insert
+ * failing mid-request with a column count). Names both schema versions and the way back.
+ */
+export class SchemaTooNewError extends Error {
+  constructor(
+    readonly databaseVersion: number,
+    readonly buildVersion: number,
+  ) {
+    super(
+      `This database is at schema version ${databaseVersion}, newer than this build knows: Turnpike ${VERSION} reads schema versions up to ${buildVersion}. Run the release that upgraded it (or a newer one), or restore the backup taken before the upgrade (docs/operations.md "Upgrading").`,
+    );
+    this.name = "SchemaTooNewError";
+  }
+}
+
+/** Refuses a database whose schema is newer than `migrations` reach ({@link SchemaTooNewError}). */
+export function checkNotNewer(current: number, migrations: readonly Migration[]): void {
+  const known = migrations.at(-1)?.version ?? 0;
+  if (current > known) throw new SchemaTooNewError(current, known);
+}
+
 /**
  * Brings a SQLite database up to the newest version: each missing migration in its own
- * transaction, together with its `schema_version` row. Returns the versions applied.
+ * transaction, together with its `schema_version` row. Returns the versions applied; a database
+ * newer than `migrations` is refused ({@link SchemaTooNewError}).
  */
 export function migrateSqlite(db: Database, migrations: readonly Migration[] = MIGRATIONS): number[] {
   db.exec(
@@ -357,6 +399,7 @@ export function migrateSqlite(db: Database, migrations: readonly Migration[] = M
   );
   const row = db.query<{ v: number | null }, []>("SELECT MAX(version) AS v FROM schema_version").get();
   const current = row?.v ?? 0;
+  checkNotNewer(current, migrations);
   const applied: number[] = [];
   for (const m of migrations) {
     if (m.version <= current) continue;

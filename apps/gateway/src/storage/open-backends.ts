@@ -163,6 +163,12 @@ export async function openBackends(
         ...(inflight?.strict ? { companion: (r: UsageRecord) => inflight.written(r.request_id) } : {}),
         onError: (e) => logger.error("shipping usage records to PostgreSQL failed; they wait in the journal", {}, e),
         onStoreState: (up) => up && logger.info("PostgreSQL answers again; the journal is being shipped"),
+        onSetAside: (r, e) =>
+          logger.error(
+            `PostgreSQL refused a usage record for its values; it is set aside in ${journalDir}/set-aside.jsonl and the records behind it are shipped`,
+            { request_id: r.request_id, key_id: r.key_id },
+            e,
+          ),
       })
     : undefined;
   if (journal && journal.backlog > 0)

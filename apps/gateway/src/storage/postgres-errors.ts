@@ -18,6 +18,18 @@ export function isConnectionError(e: unknown): boolean {
 const UNSTORABLE = new Set(["22021", "22P05", "54000"]);
 
 /**
+ * Did the store refuse the values themselves (so trying again cannot help), rather than fail to
+ * answer? A value it cannot keep (the 400 {@link unavailable} makes of it), or any data exception
+ * (SQLSTATE class 22) or integrity violation (class 23) the server reports.
+ */
+export function isRecordRefusal(e: unknown): boolean {
+  if (isConnectionError(e)) return false;
+  if (e instanceof GatewayError) return e.status === 400;
+  const errno = (e as { errno?: unknown } | null)?.errno; // Bun.SQL server errors carry the SQLSTATE here
+  return typeof errno === "string" && (UNSTORABLE.has(errno) || /^2[23]/.test(errno));
+}
+
+/**
  * A store call that could not reach PostgreSQL: a 503 the client may retry, naming no internals.
  * A value it refuses (ids, filters and names are checked before, this is the net under them): a 400.
  */

@@ -1,5 +1,5 @@
 import type { SQL } from "bun";
-import { MIGRATIONS, type Migration } from "./migrations";
+import { checkNotNewer, MIGRATIONS, type Migration } from "./migrations";
 
 /**
  * The advisory lock every instance takes before migrating (any fixed 64-bit number; this one is
@@ -13,7 +13,8 @@ export const MIGRATION_LOCK = 0x7475726e70696b65n;
  * table as SQLite's `migrateSqlite`): each missing migration in its own transaction, together with
  * its version row. Every transaction first takes {@link MIGRATION_LOCK} (released at its commit)
  * and checks the version again under it, so instances starting at once apply each migration once,
- * in order, the others waiting and then finding it done. Returns the versions applied.
+ * in order, the others waiting and then finding it done. Returns the versions applied; a database
+ * newer than `migrations` is refused (SchemaTooNewError).
  */
 export async function migratePostgres(sql: SQL, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
   const lock = MIGRATION_LOCK.toString();
@@ -25,6 +26,7 @@ export async function migratePostgres(sql: SQL, migrations: readonly Migration[]
   });
   const [row] = await sql`SELECT COALESCE(MAX(version), 0)::int AS v FROM schema_version`;
   const current = Number(row?.v ?? 0);
+  checkNotNewer(current, migrations);
   const applied: number[] = [];
   for (const m of migrations) {
     if (m.version <= current) continue;

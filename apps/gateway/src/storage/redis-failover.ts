@@ -143,7 +143,7 @@ export class FailoverSpendStore implements SpendStore {
       async () => {
         const r = await this.shared.reserve(checks, usd);
         for (const [i, c] of checks.entries()) this.local.atLeast(c.id, r.spent[i] ?? 0);
-        return { refusedBy: r.refusedBy, shared: true };
+        return { refusedBy: r.refusedBy, shared: true, ...(r.left === undefined ? {} : { left: r.left }) };
       },
       async () => {
         await this.raised;

@@ -81,7 +81,15 @@ export class SqliteStore implements Store {
         this.checkpointTimer.unref?.();
       });
     }
-    migrateSqlite(this.db);
+    try {
+      migrateSqlite(this.db);
+    } catch (e) {
+      // A database this build cannot use (newer than it, or a failed migration): nothing left open.
+      void this.checkpointer?.terminate();
+      clearInterval(this.checkpointTimer);
+      this.db.close();
+      throw e;
+    }
     this.insertUsageStmt = this.db.prepare(
       `INSERT OR IGNORE INTO usage VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );

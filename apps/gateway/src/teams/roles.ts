@@ -21,6 +21,8 @@ export interface Principal {
   teams: ReadonlyMap<string, TeamRole>;
   /** The user or token id its keys are made under (a member's own keys). */
   owner_id: string | null;
+  /** When the principal's own right ends (a named token's expiry): keys it makes end by then. */
+  expires_at?: string | null;
 }
 
 export const isOrgRole = (r: string): r is OrgRole => (ORG_ROLES as readonly string[]).includes(r);

@@ -4,6 +4,7 @@ import { Value } from "@sinclair/typebox/value";
 import { GatewayError } from "@turnpike/providers";
 import { explainErrors } from "@turnpike/schema";
 import { adminGuard, type SessionPrincipal } from "../admin/admin-guard";
+import type { AuditEntry } from "./audit";
 import type { GatewayDeps } from "../deps";
 import { invalid, readJsonObject } from "../http/read-body";
 import type { Route } from "../http/route";
@@ -11,7 +12,9 @@ import { hashSecret } from "../keys/key-service";
 import { teamSpendId } from "../limits/spend-store";
 import { toolPatternProblem } from "../mcp/tool-allow-list";
 import { admin, idParam, json, ok, query, ref } from "../openapi/operations";
+import { nameProblem } from "../storage/clean-text";
 import { validationError } from "../vocabulary/client-errors";
+import { defaultsProblem, keyEnded, revokeMemberKeys } from "./key-ceilings";
 import { ADMIN_TOKEN_PREFIX, forbidden } from "./principal";
 import {
   grantsOrgRole,
@@ -25,7 +28,14 @@ import {
 } from "./roles";
 import { teamDirectory } from "./team-directory";
 import { AdminMemberBody, AdminTeamFields, AdminTokenBody, AdminUserFields } from "./team-schemas";
-import { type AdminToken, DEFAULT_TEAM_ID, type Membership, type Team, type User } from "./team-store";
+import {
+  type AdminToken,
+  DEFAULT_TEAM_ID,
+  isUniqueViolation,
+  type Membership,
+  type Team,
+  type User,
+} from "./team-store";
 
 const newId = (prefix: string) => `${prefix}_${randomBytes(9).toString("base64url")}`;
 
@@ -43,14 +53,58 @@ function conflict(message: string): GatewayError {
   return new GatewayError({ status: 409, type: "invalid_request_error", code: "conflict", message });
 }
 
+/**
+ * A user write that lost a race for an email (another request took it between the check and the
+ * write): the store's unique constraint refuses it, answered as the same 409 as the check.
+ */
+async function sameEmailConflict(write: Promise<void>, email: string): Promise<void> {
+  try {
+    await write;
+  } catch (e) {
+    if (isUniqueViolation(e)) throw conflict(`A user with email ${JSON.stringify(email)} exists.`);
+    throw e;
+  }
+}
+
 /** A body checked against its schema: one 400 naming the first mistake and the next few. */
+/** The longest team, user or admin token name (README "Names"). */
+export const MAX_TEAM_NAME = 200;
+
 function checked<T extends TSchema>(schema: T, body: unknown): Static<T> {
   if (!Value.Check(schema, body)) throw validationError(explainErrors(schema, body));
+  // A name is printed by the CLI and the dashboard and written to logs: printable text only.
+  const name = (body as { name?: unknown }).name; // an object: checked just above
+  if (typeof name === "string") {
+    const problem = nameProblem(name, MAX_TEAM_NAME);
+    if (problem) throw invalid(`name: ${problem}`, "name");
+  }
   return body;
 }
 
 /** A token as the admin API shows it: never its secret or hash. */
 const publicToken = ({ hash: _hash, ...t }: AdminToken) => t;
+
+/** A page's end in the audit log (its last record's time and id), opaque to the caller. */
+const encodeAuditCursor = (r: { at: string; id: string }) =>
+  Buffer.from(JSON.stringify([r.at, r.id])).toString("base64url");
+
+function decodeAuditCursor(cursor: string): { at: string; id: string } {
+  try {
+    const v: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+    if (
+      Array.isArray(v) &&
+      v.length === 2 &&
+      typeof v[0] === "string" &&
+      typeof v[1] === "string" &&
+      !Number.isNaN(Date.parse(v[0])) &&
+      /^aud_[\w-]+$/.test(v[1])
+    )
+      return { at: v[0], id: v[1] };
+  } catch {
+    // refused below
+  }
+  throw invalid("cursor: not a cursor this API gave out (use next_cursor of the previous page as it came)", "cursor");
+}
 
 const TEAM_ID = idParam("The team's id (`team_…`).");
 const USER_ID = idParam("The user's id (`user_…`).");
@@ -103,6 +157,32 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
         );
     }
   };
+  /** A team's key defaults and ceilings: their lists checked as a team's, defaults within ceilings. */
+  const rulesIssue = (b: AdminTeamFields, before?: Team) => {
+    for (const which of ["key_defaults", "key_ceilings"] as const) {
+      const r = b[which];
+      if (!r) continue;
+      try {
+        modelsIssue(r.models);
+        toolsIssue(r.tools);
+      } catch (e) {
+        if (e instanceof GatewayError) throw invalid(`${which}.${e.message}`, `${which}.${e.param ?? ""}`);
+        throw e;
+      }
+    }
+    const d = b.key_defaults === undefined ? before?.key_defaults : b.key_defaults;
+    const c = b.key_ceilings === undefined ? before?.key_ceilings : b.key_ceilings;
+    const field = defaultsProblem(d, c);
+    if (field)
+      throw invalid(
+        `key_defaults.${field}: past the team's key_ceilings.${field}; a default must be within the ceiling`,
+        `key_defaults.${field}`,
+      );
+  };
+  /** Ends the keys a user or token made (in one team, or all), each revocation audited. */
+  const endKeysOf = async (ownerId: string, teamId: string, audit: (e: AuditEntry) => Promise<void>) => {
+    for (const k of await revokeMemberKeys(deps.keys, ownerId, teamId)) await audit(keyEnded(k));
+  };
   /** Only an owner touches an owner. */
   const touchesUser = (who: Principal, u: User) => isAdmin(who) && (u.role !== "owner" || who.org === "owner");
 
@@ -121,6 +201,7 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
         if (b.name === undefined) throw invalid("name: required non-empty string, got nothing", "name");
         modelsIssue(b.models);
         toolsIssue(b.tools);
+        rulesIssue(b);
         if (await teams().teamByName(b.name)) throw conflict(`A team named ${JSON.stringify(b.name)} exists.`);
         const at = iso();
         const t: Team = {
@@ -131,6 +212,8 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
           tpm: b.tpm ?? null,
           budget_usd: b.budget_usd ?? null,
           tools: b.tools ?? null,
+          key_defaults: b.key_defaults ?? null,
+          key_ceilings: b.key_ceilings ?? null,
           created_at: at,
           updated_at: at,
         };
@@ -177,6 +260,7 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
         const b = checked(AdminTeamFields, await body(request));
         modelsIssue(b.models);
         toolsIssue(b.tools);
+        rulesIssue(b, before);
         if (b.name !== undefined && b.name !== before.name && (await teams().teamByName(b.name)))
           throw conflict(`A team named ${JSON.stringify(b.name)} exists.`);
         const after: Team = {
@@ -250,9 +334,13 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
     {
       method: "DELETE",
       path: "/admin/teams/{id}/members/{user_id}",
-      doc: admin("Remove a user from a team", ok("The removed membership.", ref("AdminMember")), {
-        parameters: [TEAM_ID, { ...USER_ID, name: "user_id" }],
-      }),
+      doc: admin(
+        "Remove a user from a team (and revoke the keys it made there)",
+        ok("The removed membership.", ref("AdminMember")),
+        {
+          parameters: [TEAM_ID, { ...USER_ID, name: "user_id" }],
+        },
+      ),
       handle: guarded(async ({ params, who, audit }) => {
         const t = await team(params.id ?? "");
         need(managesTeam(who, t.id), `manage the members of team ${t.id}`);
@@ -261,6 +349,8 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
         if (!before) throw notFound("member", userId);
         await teams().removeMember(t.id, userId);
         await audit({ action: "team.member.remove", target: `${t.id}/${userId}`, before });
+        // A key does not outlive its maker's membership (docs/teams.md).
+        await endKeysOf(userId, t.id, audit);
         return Response.json(before);
       }),
     },
@@ -290,7 +380,7 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
           created_at: at,
           updated_at: at,
         };
-        await teams().createUser(u);
+        await sameEmailConflict(teams().createUser(u), u.email);
         await audit({ action: "user.create", target: u.id, after: u });
         return Response.json(u, { status: 201 });
       }),
@@ -333,7 +423,9 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
           ...Object.fromEntries(Object.entries(b).filter(([, v]) => v !== undefined)),
           updated_at: iso(),
         };
-        await teams().updateUser(after);
+        const holder = b.email === undefined ? undefined : await teams().userBy("email", b.email);
+        if (holder && holder.id !== before.id) throw conflict(`A user with email ${JSON.stringify(b.email)} exists.`);
+        await sameEmailConflict(teams().updateUser(after), after.email);
         await audit({ action: "user.update", target: after.id, before, after });
         return Response.json(after);
       }),
@@ -342,15 +434,18 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
       method: "DELETE",
       path: "/admin/users/{id}",
       doc: admin(
-        "Delete a user and its memberships (its keys stay until revoked)",
+        "Delete a user, its memberships and sessions, and revoke the keys it made in its teams",
         ok("The deleted user.", ref("AdminUser")),
         { parameters: [USER_ID] },
       ),
       handle: guarded(async ({ params, who, audit }) => {
         const u = await user(params.id ?? "");
         need(touchesUser(who, u), `delete user ${u.id}`);
+        const memberships = await teams().membershipsOf(u.id);
         await teams().deleteUser(u.id);
         await audit({ action: "user.delete", target: u.id, before: u });
+        // Its keys in its teams end with it (keys an organisation admin made outside its teams stay).
+        for (const m of memberships) await endKeysOf(u.id, m.team_id, audit);
         return Response.json(u);
       }),
     },
@@ -412,9 +507,13 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
     {
       method: "DELETE",
       path: "/admin/tokens/{id}",
-      doc: admin("Revoke a named admin token", ok("The revoked token.", ref("AdminToken")), {
-        parameters: [idParam("The token's id (`tok_…`).")],
-      }),
+      doc: admin(
+        "Revoke a named admin token (and, for a team token, the keys made with it)",
+        ok("The revoked token.", ref("AdminToken")),
+        {
+          parameters: [idParam("The token's id (`tok_…`).")],
+        },
+      ),
       handle: guarded(async ({ params, who, audit }) => {
         const id = params.id ?? "";
         const before = await teams().token(id);
@@ -423,36 +522,68 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
         await teams().revokeToken(id, iso());
         const after = (await teams().token(id)) ?? before;
         await audit({ action: "token.revoke", target: id, before: publicToken(before), after: publicToken(after) });
+        // A team token's keys end with it; an organisation token's (an admin's automation) stay.
+        if (before.team_id !== null) await endKeysOf(id, before.team_id, audit);
         return Response.json(publicToken(after));
       }),
     },
     {
       method: "GET",
       path: "/admin/audit",
-      doc: admin("The audit log of admin writes, newest first", ok("The records.", ref("AdminAuditList")), {
-        parameters: [
-          query("actor", "Only this actor's writes (`admin-key`, `token:<id>`, `user:<id>`).", { type: "string" }),
-          query("action", "Only this action (`key.create`, `team.update`, …).", { type: "string" }),
-          query("since", "From this instant (ISO 8601).", { type: "string" }),
-          query("limit", "At most this many, 1 to 1000 (default 100).", { type: "integer", minimum: 1, maximum: 1000 }),
-        ],
-      }),
+      doc: admin(
+        "The audit log of admin writes and session events, newest first, a page at a time to its first record",
+        ok("A page of records, and the cursor of the next (null on the last page).", ref("AdminAuditList")),
+        {
+          parameters: [
+            query(
+              "actor",
+              "Only this actor's writes (`admin-key`, `admin-key:previous`, `token:<id>`, `user:<id>`, `sign-on`).",
+              {
+                type: "string",
+              },
+            ),
+            query("action", "Only this action (`key.create`, `team.update`, `session.create`, …).", {
+              type: "string",
+            }),
+            query("since", "From this instant (ISO 8601), included.", { type: "string" }),
+            query("until", "Before this instant (ISO 8601).", { type: "string" }),
+            query("limit", "Records per page, 1 to 1000 (default 100).", {
+              type: "integer",
+              minimum: 1,
+              maximum: 1000,
+            }),
+            query("cursor", "`next_cursor` of the previous page (the same filters apply).", { type: "string" }),
+          ],
+        },
+      ),
       handle: guarded(async ({ request, who }) => {
         need(readsAll(who), "read the audit log");
         const q = new URL(request.url).searchParams;
-        const since = q.get("since");
-        if (since && Number.isNaN(Date.parse(since)))
-          throw invalid(`since: must be an ISO 8601 date or time, got ${JSON.stringify(since.slice(0, 60))}`, "since");
+        const time = (name: string) => {
+          const v = q.get(name);
+          if (!v) return undefined;
+          if (Number.isNaN(Date.parse(v)))
+            throw invalid(`${name}: must be an ISO 8601 date or time, got ${JSON.stringify(v.slice(0, 60))}`, name);
+          return new Date(v).toISOString();
+        };
+        const since = time("since");
+        const until = time("until");
         const limit = Number(q.get("limit") ?? 100);
         if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
-          throw invalid("limit: a whole number from 1 to 1000", "limit");
-        const data = await teams().listAudit({
+          throw invalid(`limit: a whole number from 1 to 1000, got ${JSON.stringify(q.get("limit"))}`, "limit");
+        const cursor = q.get("cursor");
+        // One more than the page says whether another follows.
+        const rows = await teams().listAudit({
           ...(q.get("actor") ? { actor: q.get("actor") ?? "" } : {}),
           ...(q.get("action") ? { action: q.get("action") ?? "" } : {}),
-          ...(since ? { since: new Date(since).toISOString() } : {}),
-          limit,
+          ...(since ? { since } : {}),
+          ...(until ? { until } : {}),
+          ...(cursor ? { before: decodeAuditCursor(cursor) } : {}),
+          limit: limit + 1,
         });
-        return Response.json({ data });
+        const data = rows.slice(0, limit);
+        const last = data.at(-1);
+        return Response.json({ data, next_cursor: rows.length > limit && last ? encodeAuditCursor(last) : null });
       }),
     },
   ];

@@ -27,21 +27,57 @@ const Name = Type.String({ minLength: 1, maxLength: 200, rule: "must be a name o
 const limitField = (max: number) =>
   Nullable(Type.Integer({ minimum: 1, maximum: max, rule: `must be a whole number from 1 to ${max}, or null` }));
 
+const budgetField = Nullable(
+  Type.Number({
+    exclusiveMinimum: 0,
+    maximum: 10_000_000,
+    rule: "must be a number of US dollars above 0 and at most 10000000, or null",
+  }),
+);
+
+/**
+ * A team's `key_defaults` (what a key made without a field gets) and `key_ceilings` (the most a
+ * key made or changed by anyone but an organisation admin may get): docs/teams.md.
+ */
+export const KeyRules = Type.Object(
+  {
+    models: Type.Optional(
+      Nullable(Type.Array(Type.String({ minLength: 1 }), { description: "Model ids or `*` globs." })),
+    ),
+    tools: Type.Optional(
+      Nullable(
+        Type.Array(Type.String({ minLength: 1 }), {
+          description:
+            "MCP tools (`<server>__<glob>`, `*`); with no ceiling here nor team `tools`, members' keys get none.",
+        }),
+      ),
+    ),
+    rpm: Type.Optional(limitField(1_000_000)),
+    tpm: Type.Optional(limitField(10_000_000_000)),
+    budget_usd: Type.Optional(budgetField),
+    lifetime_days: Type.Optional(
+      Nullable(
+        Type.Integer({
+          minimum: 1,
+          maximum: 3650,
+          rule: "must be a whole number of days from 1 to 3650, or null",
+          description: "The key expires this many days after it is made.",
+        }),
+      ),
+    ),
+  },
+  { additionalProperties: false, listKnown: true },
+);
+
 const TEAM_FIELDS = {
   name: Type.Optional(Name),
   models: Type.Optional(Nullable(Type.Array(Type.String({ minLength: 1 })))),
   rpm: Type.Optional(limitField(1_000_000)),
   tpm: Type.Optional(limitField(10_000_000_000)),
-  budget_usd: Type.Optional(
-    Nullable(
-      Type.Number({
-        exclusiveMinimum: 0,
-        maximum: 10_000_000,
-        rule: "must be a number of US dollars above 0 and at most 10000000, or null",
-      }),
-    ),
-  ),
+  budget_usd: Type.Optional(budgetField),
   tools: Type.Optional(Nullable(Type.Array(Type.String({ minLength: 1 })))),
+  key_defaults: Type.Optional(Nullable(KeyRules)),
+  key_ceilings: Type.Optional(Nullable(KeyRules)),
 };
 /** `POST /admin/teams` (name required) and `PATCH /admin/teams/{id}`. */
 export const AdminTeamFields = Type.Object(TEAM_FIELDS, { additionalProperties: false, listKnown: true });
@@ -56,6 +92,8 @@ export const AdminTeam = Type.Object({
   budget_usd: Nullable(Type.Number()),
   /** MCP tools the team's keys may use, on top of each key's own list; null = no restriction of the team's. */
   tools: Type.Optional(Nullable(Type.Array(Type.String()))),
+  key_defaults: Type.Optional(Nullable(KeyRules)),
+  key_ceilings: Type.Optional(Nullable(KeyRules)),
   spent_this_month_usd: Type.Optional(Type.Number({ minimum: 0 })),
   created_at: Time,
   updated_at: Time,
@@ -134,14 +172,22 @@ export const AdminAuditRecord = Type.Object({
   at: Time,
   actor: Type.String({ description: "`admin-key`, `token:<id>` or `user:<id>`." }),
   address: Nullable(Type.String()),
-  action: Type.String({ description: "`key.create`, `team.update`, `token.revoke`, …" }),
+  action: Type.String({
+    description:
+      "`key.create`, `team.update`, `token.revoke`, …; sign-on's `session.create` (signed in), `session.refuse` (a refused sign-in) and `session.end` (signed out).",
+  }),
   target: Nullable(Type.String()),
   before: Type.Unknown(),
   after: Type.Unknown(),
 });
-export const AdminAuditList = Type.Object({ data: Type.Array(AdminAuditRecord) });
+export const AdminAuditList = Type.Object({
+  data: Type.Array(AdminAuditRecord),
+  /** Pass as `cursor` for the next (older) page; null on the last. */
+  next_cursor: Nullable(Type.String()),
+});
 
 export const TEAM_SCHEMAS = {
+  KeyRules,
   AdminTeamFields,
   AdminTeam,
   AdminTeamList,

@@ -4,6 +4,28 @@ import type { OrgRole, Role, TeamRole } from "./roles";
 /** The team every key made before teams existed belongs to; it has no limits of its own. */
 export const DEFAULT_TEAM_ID = "team_default";
 
+/** A write refused by a unique constraint, in SQLite's words or PostgreSQL's (SQLSTATE 23505). */
+export function isUniqueViolation(e: unknown): boolean {
+  if (!(e instanceof Error)) return false;
+  const errno = (e as { errno?: unknown }).errno; // Bun's PostgreSQL errors carry the SQLSTATE here
+  return errno === "23505" || /UNIQUE constraint failed|violates unique constraint/.test(e.message);
+}
+
+/**
+ * What a team says about the keys made in it (docs/teams.md, "What a member's key may get"), as
+ * `key_defaults` (fill a field a key is made without) and `key_ceilings` (the most anyone but an
+ * organisation admin may ask for); teams/key-ceilings.ts applies them. `lifetime_days`: the key
+ * expires that many days after it is made.
+ */
+export interface KeyRules {
+  models?: string[] | null;
+  tools?: string[] | null;
+  rpm?: number | null;
+  tpm?: number | null;
+  budget_usd?: number | null;
+  lifetime_days?: number | null;
+}
+
 export interface Team {
   id: string;
   name: string;
@@ -18,6 +40,10 @@ export interface Team {
    * null or absent = the team adds no restriction.
    */
   tools?: string[] | null;
+  /** What a key made in the team gets for a field it is made without (teams/key-ceilings.ts); null = nothing. */
+  key_defaults?: KeyRules | null;
+  /** The most a key made or changed by anyone but an organisation admin may get; null = the team's own lists only. */
+  key_ceilings?: KeyRules | null;
   created_at: string;
   updated_at: string;
 }
@@ -86,13 +112,30 @@ export interface Session {
 export interface AuditFilter {
   actor?: string;
   action?: string;
+  /** From this instant (ISO), included. */
   since?: string;
+  /** Before this instant (ISO). */
+  until?: string;
+  /** After this record in the log's order (newest first): the last of the previous page. */
+  before?: { at: string; id: string };
   limit: number;
 }
 
 type Row<T, J extends keyof T> = Omit<T, J> & { [K in J]: string | null };
 
-const TEAM_COLS = ["id", "name", "models", "rpm", "tpm", "budget_usd", "tools", "created_at", "updated_at"] as const;
+const TEAM_COLS = [
+  "id",
+  "name",
+  "models",
+  "rpm",
+  "tpm",
+  "budget_usd",
+  "tools",
+  "key_defaults",
+  "key_ceilings",
+  "created_at",
+  "updated_at",
+] as const;
 const USER_COLS = ["id", "email", "name", "subject", "role", "created_at", "updated_at"] as const;
 const TOKEN_COLS = [
   "id",
@@ -110,10 +153,13 @@ const TOKEN_COLS = [
 const marks = (n: number) => Array.from({ length: n }, () => "?").join(", ");
 const parse = <T>(s: string | null): T | null => (s === null ? null : (JSON.parse(s) as T)); // written by this store as JSON of T
 
-const toTeam = (r: Row<Team, "models" | "tools">): Team => ({
+type TeamRow = Row<Team, "models" | "tools" | "key_defaults" | "key_ceilings">;
+const toTeam = (r: TeamRow): Team => ({
   ...r,
   models: parse<string[]>(r.models),
   tools: parse<string[]>(r.tools),
+  key_defaults: parse<KeyRules>(r.key_defaults),
+  key_ceilings: parse<KeyRules>(r.key_ceilings),
   rpm: r.rpm === null ? null : Number(r.rpm),
   tpm: r.tpm === null ? null : Number(r.tpm),
   budget_usd: r.budget_usd === null ? null : Number(r.budget_usd),
@@ -126,6 +172,8 @@ const teamValues = (t: Team): SqlValue[] => [
   t.tpm,
   t.budget_usd,
   t.tools ? JSON.stringify(t.tools) : null,
+  t.key_defaults ? JSON.stringify(t.key_defaults) : null,
+  t.key_ceilings ? JSON.stringify(t.key_ceilings) : null,
   t.created_at,
   t.updated_at,
 ];
@@ -157,26 +205,18 @@ export class TeamStore {
   constructor(private readonly db: SqlRunner) {}
 
   async listTeams(): Promise<Team[]> {
-    return (
-      await this.db.all<Row<Team, "models" | "tools">>(
-        `SELECT ${TEAM_COLS.join(", ")} FROM teams ORDER BY created_at, id`,
-      )
-    ).map(toTeam);
+    return (await this.db.all<TeamRow>(`SELECT ${TEAM_COLS.join(", ")} FROM teams ORDER BY created_at, id`)).map(
+      toTeam,
+    );
   }
 
   async team(id: string): Promise<Team | undefined> {
-    const [r] = await this.db.all<Row<Team, "models" | "tools">>(
-      `SELECT ${TEAM_COLS.join(", ")} FROM teams WHERE id = ?`,
-      [id],
-    );
+    const [r] = await this.db.all<TeamRow>(`SELECT ${TEAM_COLS.join(", ")} FROM teams WHERE id = ?`, [id]);
     return r && toTeam(r);
   }
 
   async teamByName(name: string): Promise<Team | undefined> {
-    const [r] = await this.db.all<Row<Team, "models" | "tools">>(
-      `SELECT ${TEAM_COLS.join(", ")} FROM teams WHERE name = ?`,
-      [name],
-    );
+    const [r] = await this.db.all<TeamRow>(`SELECT ${TEAM_COLS.join(", ")} FROM teams WHERE name = ?`, [name]);
     return r && toTeam(r);
   }
 
@@ -338,10 +378,15 @@ export class TeamStore {
       ["actor = ?", f.actor],
       ["action = ?", f.action],
       ["at >= ?", f.since],
+      ["at < ?", f.until],
     ] as const) {
       if (!value) continue;
       where.push(clause);
       params.push(value);
+    }
+    if (f.before) {
+      where.push("(at < ? OR (at = ? AND id < ?))");
+      params.push(f.before.at, f.before.at, f.before.id);
     }
     const sql = `SELECT id, at, actor, address, action, target, before, after FROM audit ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY at DESC, id DESC LIMIT ${Math.floor(f.limit)}`;
     return (await this.db.all<Row<AuditRecord, "before" | "after">>(sql, params)).map(toAudit);

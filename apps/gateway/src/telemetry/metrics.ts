@@ -2,6 +2,7 @@ import { heapStats } from "bun:jsc";
 import { Counter, Gauge, Registry } from "prom-client";
 import type { Upstream } from "../vocabulary/target";
 import { OPERATION_NAMES, providerName } from "./gen-ai-names";
+import { LatencyWindow } from "./latency-window";
 import { LightCounter, LightHistogram } from "./light-metrics";
 import type { RequestSummary, TrailListener, UpstreamErrorClass } from "./request-trail";
 
@@ -34,10 +35,25 @@ export interface BreakerReading {
   state: BreakerState;
 }
 
+/** One monthly budget as it stands: a key's (with the key's team) or a team's (key id empty). */
+export interface BudgetReading {
+  scope: "key" | "team";
+  keyId: string;
+  team: string;
+  limitUsd: number;
+  spentUsd: number;
+}
+
 /** What the metrics need besides the pipeline's events, read only when scraped. */
 export interface MetricsSources {
   /** Usage records handed to the ledger and not yet committed. */
   ledgerPending: () => number;
+  /** The team id of a key (empty: none), for the cost counter's team label; kept in memory by the caller. */
+  teamOf?: (keyId: string) => string | undefined;
+  /** Every budget that is set (keys not revoked, teams), with this month's spend. */
+  budgets?: () => Promise<BudgetReading[]>;
+  /** Usage records the store refused for their values, set aside (not shipped); absent: none can be. */
+  ledgerSetAside?: () => number;
   /** Also the runtime's own metrics (memory, CPU, event-loop lag): on for a gateway, off for unit tests. */
   processMetrics: boolean;
 }
@@ -49,6 +65,8 @@ export interface MetricsSources {
  */
 export class GatewayMetrics implements TrailListener {
   readonly registry = new Registry();
+  /** This instance's last requests' latency and first token, for the dashboard (`GET /admin/latency`). */
+  readonly recent = new LatencyWindow();
   private readonly breakerSources: (() => Iterable<BreakerReading>)[] = [];
   private readonly tokens: LightHistogram;
   private readonly duration: LightHistogram;
@@ -59,11 +77,13 @@ export class GatewayMetrics implements TrailListener {
   private readonly upstreamErrors: LightCounter;
   private readonly rateLimited: LightCounter;
   private readonly guardrails: LightCounter;
+  private readonly teamOf: MetricsSources["teamOf"];
   /** Streams flowing now: a plain number, read by its gauge when scraped. */
   private openStreams = 0;
 
   constructor(sources: MetricsSources) {
     const r = this.registry;
+    this.teamOf = sources.teamOf;
     if (sources.processMetrics) processMetrics(r);
     // Label names are the conventions' attribute names as Prometheus writes them (dots become
     // underscores); Turnpike's own carry a `turnpike_` prefix (docs/operations.md, "Metrics").
@@ -76,15 +96,15 @@ export class GatewayMetrics implements TrailListener {
     );
     this.duration = new LightHistogram(
       "gen_ai_server_request_duration_seconds",
-      "Time from a request's arrival to its end (a stream's last byte).",
-      [...GEN_AI, "error_type", "turnpike_endpoint"],
+      "Time from a request's arrival to its end (a stream's last byte), by the deployment that served.",
+      [...GEN_AI, "error_type", "turnpike_endpoint", "turnpike_deployment"],
       BUCKETS.duration,
       r,
     );
     this.ttft = new LightHistogram(
       "gen_ai_server_time_to_first_token_seconds",
-      "Time from a streamed request's arrival to its first piece of reply.",
-      [...GEN_AI, "turnpike_endpoint"],
+      "Time from a streamed request's arrival to its first piece of reply, by the deployment that served.",
+      [...GEN_AI, "turnpike_endpoint", "turnpike_deployment"],
       BUCKETS.ttft,
       r,
     );
@@ -103,8 +123,8 @@ export class GatewayMetrics implements TrailListener {
     );
     this.cost = new LightCounter(
       "turnpike_cost_usd_total",
-      "Cost billed in US dollars, by model and key id.",
-      ["gen_ai_request_model", "turnpike_key_id"],
+      "Cost billed in US dollars, by model, key id and the key's team id.",
+      ["gen_ai_request_model", "turnpike_key_id", "turnpike_team"],
       r,
     );
     this.upstreamErrors = new LightCounter(
@@ -142,6 +162,15 @@ export class GatewayMetrics implements TrailListener {
         this.set(sources.ledgerPending());
       },
     });
+    if (sources.budgets) budgetGauges(r, sources.budgets);
+    new Gauge({
+      name: "turnpike_ledger_set_aside",
+      help: "Usage records the store refused for their values, set aside in the journal's set-aside.jsonl (alert on any).",
+      registers: [r],
+      collect() {
+        this.set(sources.ledgerSetAside?.() ?? 0);
+      },
+    });
     new Gauge({
       name: "turnpike_deployment_breaker_state",
       help: "Each deployment's circuit breaker: 1 on its current state, 0 on the others.",
@@ -171,16 +200,18 @@ export class GatewayMetrics implements TrailListener {
     const provider = s.upstream ? providerName(s.upstream) : "";
     const r = s.record;
     const responseModel = r?.upstream_model ?? "";
+    const deployment = r?.deployment ?? "";
     this.requests.child(s.endpoint, model, s.status).value += 1;
     // error.type: set only when the request failed; the status code is its low-cardinality class.
     const errorType = s.status >= 400 ? s.status : "";
     this.duration.observe(
-      this.duration.child(op, provider, model, responseModel, errorType, s.endpoint),
+      this.duration.child(op, provider, model, responseModel, errorType, s.endpoint, deployment),
       s.latencyMs / 1000,
     );
     if (s.streamed) this.openStreams -= 1;
     if (s.status === 429 && !r) this.rateLimited.child(s.endpoint, s.keyId ?? "").value += 1;
     if (!r) return;
+    this.recent.add(model, deployment, s.latencyMs, s.ttftMs, s.status);
     const vendor = s.vendor ?? "";
     const tokens = this.tokens;
     tokens.observe(tokens.child(op, provider, model, responseModel, "input", vendor), r.input_tokens);
@@ -189,13 +220,13 @@ export class GatewayMetrics implements TrailListener {
       tokens.observe(tokens.child(op, provider, model, responseModel, "cache_read", vendor), r.cache_read_tokens);
     if (r.cache_write_tokens > 0)
       tokens.observe(tokens.child(op, provider, model, responseModel, "cache_write", vendor), r.cache_write_tokens);
-    if (r.cost_usd > 0) this.cost.child(model, r.key_id).value += r.cost_usd;
     // Labels from bounded sets: the config's policies and labels, the categories, the keys.
     if (r.guardrail)
       for (const d of r.guardrail.detections)
         this.guardrails.child(d.policy, d.category, d.action, String(d.dry_run), r.key_id).value += d.n;
+    if (r.cost_usd > 0) this.cost.child(model, r.key_id, this.teamOf?.(r.key_id) ?? "").value += r.cost_usd;
     if (s.ttftMs !== undefined) {
-      this.ttft.observe(this.ttft.child(op, provider, model, responseModel, s.endpoint), s.ttftMs / 1000);
+      this.ttft.observe(this.ttft.child(op, provider, model, responseModel, s.endpoint, deployment), s.ttftMs / 1000);
       // The pace of generation after the first piece, as the conventions define it: of whole replies only.
       if (r.output_tokens > 1 && s.status === 200 && !r.aborted)
         this.tpot.observe(
@@ -220,6 +251,50 @@ export class GatewayMetrics implements TrailListener {
 
   get contentType(): string {
     return this.registry.contentType;
+  }
+}
+
+/**
+ * Each budget's limit and this month's spend, read once per scrape for both gauges (the registry
+ * collects its metrics concurrently: the first gauge starts the read, the second takes the same).
+ * One series per budget that is set: as many as keys and teams with budgets, no more.
+ */
+function budgetGauges(r: Registry, read: () => Promise<BudgetReading[]>): void {
+  let reading: Promise<BudgetReading[]> | undefined;
+  let takers = 0;
+  const once = () => {
+    if (!reading) {
+      reading = read();
+      takers = 0;
+    }
+    const p = reading;
+    if (++takers === 2) reading = undefined;
+    return p;
+  };
+  const labelNames = ["turnpike_budget_scope", "turnpike_key_id", "turnpike_team"];
+  for (const [name, help, pick] of [
+    [
+      "turnpike_budget_limit_usd",
+      "Monthly budget in US dollars, by key (with its team) or by team.",
+      (b: BudgetReading) => b.limitUsd,
+    ],
+    [
+      "turnpike_budget_spent_usd",
+      "Spent this calendar month (UTC) in US dollars against each budget.",
+      (b: BudgetReading) => b.spentUsd,
+    ],
+  ] as const) {
+    new Gauge({
+      name,
+      help,
+      labelNames,
+      registers: [r],
+      async collect() {
+        const list = await once();
+        this.reset();
+        for (const b of list) this.labels(b.scope, b.keyId, b.team).set(pick(b));
+      },
+    });
   }
 }
 

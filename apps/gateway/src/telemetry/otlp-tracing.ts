@@ -12,7 +12,7 @@ import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BatchSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
 import type { RequestContext } from "../pipeline/context";
-import type { PipelineHooks } from "../pipeline/events";
+import type { FinishedOperation, PipelineHooks } from "../pipeline/events";
 import type { Target } from "../protocols";
 import type { UsageRecord } from "../storage/store";
 import { endpointOfRequest, OPERATION_NAMES } from "./gen-ai-names";
@@ -61,6 +61,30 @@ class OtlpTracer implements PipelineHooks {
       parent,
     );
     this.live.set(ctx, { root, attempt: undefined });
+  }
+
+  /** An operation beside the pipeline (an MCP request): one server span, from its arrival to its end. */
+  onOperation(op: FinishedOperation): void {
+    const parent = op.headers ? this.propagator.extract(ROOT_CONTEXT, op.headers, headerGetter) : ROOT_CONTEXT;
+    const span = this.tracer.startSpan(
+      `${op.endpoint} ${op.method}`,
+      {
+        kind: SpanKind.SERVER,
+        startTime: op.startedAt,
+        attributes: {
+          [ATTR.requestId]: op.requestId,
+          [ATTR.keyId]: op.keyId,
+          "turnpike.operation": op.method,
+          "turnpike.operation.name": op.name,
+          ...(op.server ? { "turnpike.mcp.server": op.server } : {}),
+          "turnpike.status": op.status,
+        },
+      },
+      parent,
+    );
+    if (op.status >= 400) span.setAttribute(ATTR.errorType, String(op.status));
+    if (op.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR, message: `status ${op.status}` });
+    span.end(op.endedAt);
   }
 
   onAttempt(ctx: RequestContext, target: Target, attempt: number): void {

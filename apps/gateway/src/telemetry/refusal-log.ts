@@ -1,4 +1,5 @@
 import type { GatewayError } from "@turnpike/providers";
+import { clientRequestId } from "../http/request-id";
 import type { Logger } from "./logger";
 
 /** What a refusal's log line needs besides the error: who logs, which request, and its model once known. */
@@ -22,6 +23,7 @@ export function logRefusal(refusal: Refusal, status: number, err: GatewayError, 
   const sent = (body as { error?: { type?: unknown; message?: unknown } } | null)?.error; // a rendered error body, read leniently
   const fields = {
     request_id: refusal.requestId,
+    client_request_id: clientRequestId(refusal.request),
     route: `${refusal.request.method} ${pathname}`,
     model: refusal.model,
     status,

@@ -47,7 +47,8 @@ export class RefusalLog implements PipelineHooks {
       created_at: new Date(this.now()).toISOString(),
       key_id: this.keys.get(ctx) ?? "",
       endpoint: endpointOfRequest(ctx),
-      status: error.status,
+      // The status the client saw (its format's: a spent budget is a chat client's 429, not 402).
+      status: ctx.format.renderError(error, ctx.id).status,
       latency_ms: Math.round((performance.now() - ctx.started) * 100) / 100,
       error_type: error.type,
       reason: error.message,

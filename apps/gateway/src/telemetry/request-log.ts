@@ -1,4 +1,5 @@
 import { sessionOf } from "../dispatch/session-id";
+import { clientRequestId } from "../http/request-id";
 import type { LogFields, Logger } from "./logger";
 import type { RequestSummary, TrailListener } from "./request-trail";
 
@@ -9,6 +10,8 @@ export function requestLogFields(s: RequestSummary): LogFields {
   const r = s.record;
   return {
     request_id: s.ctx.id,
+    // The caller's own x-request-id, when it was kept (the reply's x-request-id is then this one).
+    client_request_id: clientRequestId(s.ctx.request),
     key_id: s.keyId,
     endpoint: s.endpoint,
     model: s.model,

@@ -4,6 +4,9 @@
  * failed requests of the daily usage, for the dashboard's error rate.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { loadConfig } from "../../src/config/config";
+import { bootGateway } from "../../src/boot";
+import { SqliteStore } from "../../src/storage/sqlite-store";
 import { ADMIN_KEY, startHarness, type Harness } from "../harness";
 
 let h: Harness;
@@ -93,4 +96,76 @@ describe("GET /admin/usage/daily", () => {
     const beta = daily.series.find((s) => s.id === "beta-5.5");
     expect(beta?.errors.reduce((a, b) => a + b, 0)).toBe(0);
   });
+});
+
+describe("error rates that agree across groupings", () => {
+  test("by model, key, team and user: the same requests and the same failures in all", async () => {
+    // Another team's key, and an upstream failure under each team.
+    const team = (await (
+      await admin("/admin/teams", { method: "POST", body: JSON.stringify({ name: "agreeing" }) })
+    ).json()) as { id: string };
+    const k = (await (
+      await admin("/admin/keys", {
+        method: "POST",
+        body: JSON.stringify({ name: "small", team_id: team.id }),
+      })
+    ).json()) as { key: string };
+    expect((await chat(k.key, hi("beta-5.5"))).status).toBe(200);
+    expect((await chat(k.key, hi("beta-5.5", "fail [sim error=500]"))).status).toBe(500);
+    expect((await chat(h.key, hi("beta-5.5", "fail [sim error=500]"))).status).toBe(500);
+    const totals: Record<string, [number, number]> = {};
+    for (const by of ["model", "key", "team", "user"]) {
+      const daily = (await (await admin(`/admin/usage/daily?by=${by}`)).json()) as {
+        series: { id: string; requests: number[]; errors: number[] }[];
+      };
+      const sum = (f: "requests" | "errors") => daily.series.flatMap((x) => x[f]).reduce((a, b) => a + b, 0);
+      totals[by] = [sum("requests"), sum("errors")];
+      if (by === "team") {
+        const mine = daily.series.find((x) => x.id === team.id);
+        expect(mine?.errors.reduce((a, b) => a + b, 0)).toBe(1);
+      }
+    }
+    expect(totals.model?.[1]).toBeGreaterThanOrEqual(3);
+    for (const by of ["key", "team", "user"]) expect(totals[by]).toEqual(totals.model!);
+  });
+
+  test("a spent budget shows in the live log as the 429 the chat client saw", async () => {
+    const k = (await (
+      await admin("/admin/keys", { method: "POST", body: JSON.stringify({ name: "spent", budget_usd: 0.000001 }) })
+    ).json()) as { key: string };
+    expect((await chat(k.key, hi("beta-5.5"))).status).toBe(200);
+    const refused = await chat(k.key, hi("beta-5.5"));
+    expect(refused.status).toBe(429);
+    const id = refused.headers.get("x-request-id");
+    const { data } = (await (await admin("/admin/requests")).json()) as { data: Line[] };
+    expect(data.find((l) => l.request_id === id)).toMatchObject({ status: 429, refused: true });
+  });
+});
+
+test("the first key of a fresh install is in the default team", async () => {
+  const config = loadConfig({
+    PORT: "0",
+    HOST: "127.0.0.1",
+    TURNPIKE_ADMIN_KEY: ADMIN_KEY,
+    TURNPIKE_LOG_LEVEL: "warn",
+  });
+  const gw = await bootGateway(config, { store: new SqliteStore(":memory:"), firstKey: true });
+  try {
+    gw.app.listen({ port: 0, hostname: "127.0.0.1" });
+    const url = `http://127.0.0.1:${gw.app.server!.port}`;
+    expect(gw.firstKey?.secret).toBeTruthy();
+    const res = await fetch(`${url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${gw.firstKey!.secret}`, "content-type": "application/json" },
+      body: JSON.stringify(hi("beta-5.5")),
+    });
+    expect(res.status).toBe(200);
+    const get = async (path: string) =>
+      (await (await fetch(url + path, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).json()) as any;
+    expect((await get(`/admin/keys/${gw.firstKey!.id}`)).team_id).toBe("team_default");
+    const daily = (await get("/admin/usage/daily?by=team")) as { series: { id: string }[] };
+    expect(daily.series.map((x) => x.id)).toEqual(["team_default"]);
+  } finally {
+    await gw.close();
+  }
 });

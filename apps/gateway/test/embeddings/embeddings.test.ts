@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { CATALOG_MODEL_IDS, EMBEDDING_MODEL_IDS } from "@turnpike/schema";
 import OpenAI from "openai";
 import { vectorOfBase64 } from "../../src/embeddings/vectors";
+import { teamSpendId } from "../../src/limits/spend-store";
 import { ADMIN_KEY, type Harness, startHarness } from "../harness";
 
 let h: Harness;
@@ -265,22 +266,58 @@ describe("limits and budgets", () => {
   });
 
   test("a spent budget refuses embeddings too (insufficient_quota)", async () => {
-    const { body: k } = await admin("/admin/keys", "POST", { name: "emb-budget", budget_usd: 0.0000001 });
+    const { body: k } = await admin("/admin/keys", "POST", { name: "emb-budget", budget_usd: 1 });
     const spent = new OpenAI({ apiKey: k.key, baseURL: `${h.url}/v1`, maxRetries: 0 });
     const { response } = await spent.embeddings
-      .create({ model: "gamma-embedding-1", input: "a text long enough to cost more than the budget".repeat(5) })
+      .create({ model: "gamma-embedding-1", input: "a text long enough to cost something".repeat(5) })
       .withResponse();
-    await ledgerRow(k.id, response.headers.get("x-request-id")!);
-    let err: unknown;
-    for (let i = 0; i < 100 && !err; i++) {
-      err = await spent.embeddings.create({ model: "gamma-embedding-1", input: "again" }).then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-      if (!err) await Bun.sleep(20);
-    }
+    const row = await ledgerRow(k.id, response.headers.get("x-request-id")!);
+    // Lowered to exactly what was spent: spent.
+    expect((await admin(`/admin/keys/${k.id}`, "PATCH", { budget_usd: row.cost_usd })).status).toBe(200);
+    const err = await spent.embeddings.create({ model: "gamma-embedding-1", input: "again" }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.RateLimitError);
     expect((err as InstanceType<typeof OpenAI.RateLimitError>).code).toBe("insufficient_quota");
+    expect((err as Error).message).toContain("is spent");
+  });
+
+  // Issue 41, item 11: one call of 100 inputs once spent 60× a $0.0001 budget (embeddings held no
+  // reservation, and a budget with any room admitted anything). Now its worst case — one token per
+  // character of the body — must fit what is left.
+  test("a call whose worst case does not fit the budget is refused before any spend; one that fits is billed within it", async () => {
+    const { body: k } = await admin("/admin/keys", "POST", { name: "emb-worst", budget_usd: 0.0001 });
+    const client = new OpenAI({ apiKey: k.key, baseURL: `${h.url}/v1`, maxRetries: 0 });
+    const inputs = Array.from({ length: 100 }, (_, i) => `input number ${i}: ${"some words to embed ".repeat(20)}`);
+    const err = await client.embeddings.create({ model: "gamma-embedding-1", input: inputs }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.RateLimitError);
+    expect((err as InstanceType<typeof OpenAI.RateLimitError>).code).toBe("insufficient_quota");
+    expect((err as Error).message).toContain("has $0.0001 left");
+    expect((err as Error).message).toContain("less than this request's worst case of $0.006");
+    expect((await admin(`/admin/keys/${k.id}`)).body.spent_this_month_usd).toBe(0);
+    // A few inputs fit ($0.15 a million tokens: $0.0001 is some 660 characters at one token each).
+    const { response } = await client.embeddings
+      .create({ model: "gamma-embedding-1", input: ["one short text", "another"] })
+      .withResponse();
+    const row = await ledgerRow(k.id, response.headers.get("x-request-id")!);
+    expect(row.cost_usd).toBeGreaterThan(0);
+    const after = await h.gw.deps.spend.spent(k.id);
+    expect(after).toBeCloseTo(row.cost_usd, 12);
+    expect(after).toBeLessThanOrEqual(0.0001);
+  });
+
+  test("an embeddings call counts under its key's team too (the team's budget holds it)", async () => {
+    const team = (await admin("/admin/teams", "POST", { name: "emb-team", budget_usd: 0.0001 })).body as { id: string };
+    const { body: k } = await admin("/admin/keys", "POST", { name: "emb-team-key", team_id: team.id });
+    const client = new OpenAI({ apiKey: k.key, baseURL: `${h.url}/v1`, maxRetries: 0 });
+    const big = Array.from({ length: 100 }, () => "some words to embed ".repeat(20));
+    const err = await client.embeddings.create({ model: "gamma-embedding-1", input: big }).catch((e: unknown) => e);
+    expect((err as InstanceType<typeof OpenAI.RateLimitError>).code).toBe("insufficient_quota");
+    expect((err as Error).message).toContain("This key's team's monthly budget of $0.0001");
+    const { response } = await client.embeddings
+      .create({ model: "gamma-embedding-1", input: "a short one" })
+      .withResponse();
+    const row = await ledgerRow(k.id, response.headers.get("x-request-id")!);
+    expect(row.cost_usd).toBeGreaterThan(0);
+    expect(await h.gw.deps.spend.spent(teamSpendId(team.id))).toBeCloseTo(row.cost_usd, 12);
   });
 });
 

@@ -122,3 +122,32 @@ describe("HTTP/1.1 pipelining", () => {
     expect(got.text.indexOf('{"status":"ok"}')).toBeLessThan(got.text.indexOf('"chat.completion"'));
   });
 });
+
+// Issue 41, item 12: the runtime's own open bug (oven-sh/bun#38128; README "Known limits"). This
+// test holds the runtime's behaviour today — a bare Bun.serve whose handler awaits answers a POST
+// with a GET pipelined behind it in the same segment with nothing, and closes the connection —
+// and FAILS once a Bun release fixes it: then take that release (the project's Bun version) and
+// let the test above expect both answers only. Checked on 1.4.4 (the project's) and 1.4.5 (npm's
+// latest on 2026-11-28): both close with no byte.
+describe("the runtime's pipelining bug (oven-sh/bun#38128)", () => {
+  test(`Bun ${Bun.version}: a bare Bun.serve with an async handler answers a pipelined POST + GET with nothing`, async () => {
+    const bare = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      async fetch(req) {
+        if (req.method === "GET") return Response.json({ status: "ok" });
+        await req.text();
+        await new Promise((r) => setImmediate(r));
+        return Response.json({ ok: true });
+      },
+    });
+    try {
+      const raw = `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}${health}`;
+      // Each alone is answered: only the pipelined pair is lost.
+      expect(statuses((await exchange(bare.port!, health, 1)).text)).toEqual([200]);
+      expect(await exchange(bare.port!, raw, 2)).toEqual({ text: "", closed: true });
+    } finally {
+      bare.stop(true);
+    }
+  });
+});

@@ -25,7 +25,11 @@ describe("MCP gateway", () => {
       ],
       mcp_limits: { argument_bytes: 4096, result_bytes: 65536 },
     });
-    h = await startHarness({ TURNPIKE_CONFIG: config, WEATHER_TOKEN: "upstream-secret-1" });
+    h = await startHarness({
+      TURNPIKE_CONFIG: config,
+      WEATHER_TOKEN: "upstream-secret-1",
+      TURNPIKE_PUBLIC_URL: "https://gateway.example.com",
+    });
     all = (await adminKey(h.url, { tools: ["*"] })).key;
   });
   afterAll(async () => {
@@ -33,10 +37,15 @@ describe("MCP gateway", () => {
     await Promise.all([weather.stop(), files.stop()]);
   });
 
-  test("without a key: 401 naming the protected-resource metadata, which is served", async () => {
+  test("without a key: 401 naming the protected-resource metadata, which is served from the public URL", async () => {
     const res = await fetch(`${h.url}/mcp`, {
       method: "POST",
-      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      // A forged Host changes nothing: the document and the header name TURNPIKE_PUBLIC_URL.
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        host: "evil.example.net",
+      },
       body: JSON.stringify({
         jsonrpc: "2.0",
         id: 1,
@@ -46,11 +55,16 @@ describe("MCP gateway", () => {
     });
     expect(res.status).toBe(401);
     const header = res.headers.get("www-authenticate") ?? "";
-    expect(header).toBe(`Bearer resource_metadata="${h.url}/.well-known/oauth-protected-resource"`);
+    expect(header).toBe('Bearer resource_metadata="https://gateway.example.com/.well-known/oauth-protected-resource"');
     expect(((await res.json()) as { error: { message: string } }).error.message).toContain("Missing API key");
-    const meta = await fetch(`${h.url}/.well-known/oauth-protected-resource`);
+    const meta = await fetch(`${h.url}/.well-known/oauth-protected-resource`, {
+      headers: { host: "evil.example.net" },
+    });
     expect(meta.status).toBe(200);
-    expect(await meta.json()).toMatchObject({ resource: `${h.url}/mcp`, bearer_methods_supported: ["header"] });
+    expect(await meta.json()).toMatchObject({
+      resource: "https://gateway.example.com/mcp",
+      bearer_methods_supported: ["header"],
+    });
     // A wrong key is a 401 too, and the SDK client gives up on it.
     expect(await errorCode(mcpClient(h.url, "sk-tp-not-a-key"))).not.toBe("no error");
   });
@@ -155,7 +169,7 @@ describe("MCP gateway", () => {
 
   test("without sign-on the metadata names no authorization server (the SDK's discovery reads it)", async () => {
     const meta = await discoverOAuthProtectedResourceMetadata(`${h.url}/mcp`);
-    expect(meta.resource).toBe(`${h.url}/mcp`);
+    expect(meta.resource).toBe("https://gateway.example.com/mcp");
     expect(meta.authorization_servers).toBeUndefined();
   });
 
@@ -408,11 +422,30 @@ describe("MCP gateway", () => {
   });
 });
 
+describe("MCP without TURNPIKE_PUBLIC_URL", () => {
+  test("the protected-resource metadata is not served and the 401 names none", async () => {
+    const h = await startHarness({ TURNPIKE_CONFIG: mcpConfigFile({ mcp_servers: [] }) });
+    try {
+      const res = await fetch(`${h.url}/mcp`, { method: "POST", headers: { "content-type": "application/json" } });
+      expect(res.status).toBe(401);
+      expect(res.headers.get("www-authenticate")).toBe("Bearer");
+      for (const path of ["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"]) {
+        const meta = await fetch(h.url + path, { headers: { host: "evil.example.net" } });
+        expect(meta.status).toBe(404);
+        expect(((await meta.json()) as { error: { code: string } }).error.code).toBe("public_url_not_set");
+      }
+    } finally {
+      await h.close();
+    }
+  });
+});
+
 describe("MCP with sign-on configured", () => {
   test("the protected-resource metadata names the sign-on provider as the authorization server", async () => {
     const config = mcpConfigFile({ mcp_servers: [], sign_on: { claim: "groups" } });
     const h = await startHarness({
       TURNPIKE_CONFIG: config,
+      TURNPIKE_PUBLIC_URL: "https://gateway.example.com",
       TURNPIKE_OIDC_ISSUER: "https://login.example.com/realms/company",
       TURNPIKE_OIDC_CLIENT_ID: "turnpike",
       TURNPIKE_OIDC_CLIENT_SECRET: "a-client-secret-0123456789",
@@ -425,7 +458,7 @@ describe("MCP with sign-on configured", () => {
         resourceMetadataUrl: `${h.url}/.well-known/oauth-protected-resource`,
       });
       expect(meta).toMatchObject({
-        resource: `${h.url}/mcp`,
+        resource: "https://gateway.example.com/mcp",
         authorization_servers: ["https://login.example.com/realms/company"],
         bearer_methods_supported: ["header"],
       });

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { bootGateway, type Gateway } from "../../src/boot";
 import { loadConfig } from "../../src/config/config";
 import { SqliteStore } from "../../src/storage/sqlite-store";
+import { VERSION } from "../../src/vocabulary/version";
 import { ADMIN_KEY } from "../harness";
 
 const BETA_KEY = "sk-fake-beta-3f9c2a7d51e84b06";
@@ -130,6 +131,15 @@ describe("the request log", () => {
     expect((await admin("/admin/keys", {}, "sk-admin-guessed-0123456789abcdef")).status).toBe(401);
     expect((await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${METRICS_KEY}` } })).status).toBe(200);
     await gw.deps.ledger.flush();
+  });
+
+  test("the first line names the release starting", () => {
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      level: "info",
+      version: VERSION,
+      msg: `Turnpike ${VERSION} starting`,
+    });
+    expect(VERSION).toMatch(/^\d+\.\d+\.\d+/);
   });
 
   test("every line is JSON; one request line per request, with its id, key id, model, vendor, status, attempts, latency, tokens and cost", () => {

@@ -140,6 +140,10 @@ describe("GET /metrics", () => {
     };
     expect(sumOf(m, "gen_ai_server_time_to_first_token_seconds_count", beta)).toBe(2);
     expect(sumOf(m, "gen_ai_server_time_per_output_token_seconds_count", beta)).toBe(1);
+    // Latency and first token by the deployment that served (the usage record's).
+    const served = { ...beta, turnpike_deployment: "beta" };
+    expect(sumOf(m, "gen_ai_server_time_to_first_token_seconds_count", served)).toBe(2);
+    expect(sumOf(m, "gen_ai_server_request_duration_seconds_count", { ...served, error_type: "" })).toBe(4);
     // Four whole replies, and the broken stream, its error.type the 502 the client saw.
     expect(sumOf(m, "gen_ai_server_request_duration_seconds_count", { ...beta, error_type: "" })).toBe(4);
     expect(sumOf(m, "gen_ai_server_request_duration_seconds_count", { ...beta, error_type: "502" })).toBe(1);
@@ -221,6 +225,57 @@ describe("GET /metrics", () => {
     expect(expected.has(`beta-5.5 ${limited.id}`)).toBe(true);
     for (const s of costs)
       expect(s.value).toBeCloseTo(expected.get(`${s.labels.gen_ai_request_model} ${s.labels.turnpike_key_id}`)!, 12);
+  });
+
+  test("cost by team, each budget's limit and spend, and a spent budget counted by the status the client saw", async () => {
+    const post = async (path: string, body: unknown) =>
+      (await (
+        await fetch(`${h.url}${path}`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" },
+          body: JSON.stringify(body),
+        })
+      ).json()) as { id: string; key: string };
+    const team = await post("/admin/teams", { name: "metered", budget_usd: 50 });
+    const k = await post("/admin/keys", { name: "tiny budget", team_id: team.id, budget_usd: 0.001 });
+    // A call whose worst case fits the budget (a small output cap) is let in.
+    expect((await chat("beta-5.5", "hi", { max_tokens: 5 }, k.key)).status).toBe(200);
+    // One whose worst case (no cap: the model's own) does not fit what is left is refused: a chat
+    // client sees a 429 (the messages format's would be its 402).
+    expect((await chat("beta-5.5", "hi", {}, k.key)).status).toBe(429);
+    const m = await scrape();
+    const spent = (
+      (await (
+        await fetch(`${h.url}/admin/usage?key_id=${k.id}`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })
+      ).json()) as { data: UsageRow[] }
+    ).data.reduce((n, r) => n + r.cost_usd, 0);
+    expect(spent).toBeGreaterThan(0);
+    expect(sumOf(m, "turnpike_cost_usd_total", { turnpike_key_id: k.id, turnpike_team: team.id })).toBeCloseTo(
+      spent,
+      12,
+    );
+    // Every other cost is under its key's team (the harness's key is in the default team).
+    expect(samplesOf(m, "turnpike_cost_usd_total").every((s) => s.labels.turnpike_team !== "")).toBe(true);
+    const budget = (name: string, scope: string, keyId: string, teamId: string) =>
+      samplesOf(m, name).filter(
+        (s) =>
+          s.labels.turnpike_budget_scope === scope &&
+          (s.labels.turnpike_key_id ?? "") === keyId &&
+          s.labels.turnpike_team === teamId,
+      );
+    expect(budget("turnpike_budget_limit_usd", "key", k.id, team.id).map((s) => s.value)).toEqual([0.001]);
+    expect(budget("turnpike_budget_spent_usd", "key", k.id, team.id)[0]?.value).toBeCloseTo(spent, 12);
+    expect(budget("turnpike_budget_limit_usd", "team", "", team.id).map((s) => s.value)).toEqual([50]);
+    expect(budget("turnpike_budget_spent_usd", "team", "", team.id)[0]?.value).toBeCloseTo(spent, 12);
+    // Keys without a budget have no budget series.
+    expect(samplesOf(m, "turnpike_budget_limit_usd").length).toBe(2);
+    // The refusal: counted as the 429 the client saw, never as a 402.
+    const statuses = samplesOf(m, "turnpike_requests_total").map((s) => s.labels.http_response_status_code);
+    expect(statuses).not.toContain("402");
+    // Refused before an upstream was chosen (no model label): the first test's rate-limited one and this one.
+    expect(sumOf(m, "turnpike_requests_total", { turnpike_endpoint: "chat", http_response_status_code: "429" })).toBe(
+      2,
+    );
   });
 
   test("an open stream is counted while it flows, and no longer once it ends", async () => {

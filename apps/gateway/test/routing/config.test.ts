@@ -50,10 +50,10 @@ describe("routing config", () => {
     ],
     [
       { timeouts: { read_ms: 5 } },
-      "t.yaml: routing.timeouts.read_ms: unknown field (known: connect_ms, first_byte_ms, idle_ms)",
+      "t.yaml: routing.timeouts.read_ms: unknown field `read_ms` (known: connect_ms, first_byte_ms, idle_ms)",
     ],
     [{ breaker: { failures: 0 } }, "t.yaml: routing.breaker.failures: must be a whole number from 1 to 1000, got 0"],
-    [{ retry: 2 }, "t.yaml: routing.retry: unknown field (known: retries, retry_after_max_s, timeouts, breaker)"],
+    [{ retry: 2 }, "t.yaml: routing.retry: unknown field `retry` — did you mean `retries`?"],
   ])("routing %j is refused", (raw, message) => {
     expect(() => parseRouting(raw, "t.yaml")).toThrow(message);
   });

@@ -56,7 +56,7 @@ describe.skipIf(!postgresUp || !redisUp)("budgets on two instances", () => {
     return row as { n: number; usd: number; most: number };
   };
 
-  test("80 requests at once over both on a $0.05 budget: the overspend is under one request's reservation", async () => {
+  test("80 requests at once over both on a $0.05 budget: admitted while their worst cases fit, never overspent", async () => {
     const budget = 0.05;
     const k = await keyOnBoth(a, b, { budget_usd: budget });
     const results = await Promise.all(Array.from({ length: 80 }, (_, i) => spend(i % 2 ? a.url : b.url, k.key)));
@@ -68,13 +68,13 @@ describe.skipIf(!postgresUp || !redisUp)("budgets on two instances", () => {
       const l = await ledger(k.id);
       return l.n === ok.length ? l : undefined;
     });
-    // The worst case each held: about 30 tokens in at $1.25 and 1,600 out at $6.25 per million.
-    const reservation = 0.0101;
+    // The worst case each held: its ~105 characters as tokens at $1.25 and 1,600 out at $6.25 per million.
+    const reservation = 0.01014;
     expect(spent.most).toBeGreaterThan(0.0099);
     expect(spent.most).toBeLessThan(reservation);
-    expect(spent.usd).toBeLessThan(budget + reservation);
-    // Admitted until the reservations covered the budget, and not one more.
-    expect(ok.length).toBe(5);
+    // Admitted while each worst case fit what was left (4 × $0.01014 ≤ $0.05 < 5 ×), so never overspent.
+    expect(spent.usd).toBeLessThanOrEqual(budget);
+    expect(ok.length).toBe(4);
     console.log(
       `budget $${budget}, 80 requests over 2 instances: ${ok.length} admitted, spent $${spent.usd.toFixed(6)} (overspend $${Math.max(0, spent.usd - budget).toFixed(6)}, one reservation ≈ $${reservation})`,
     );
@@ -82,8 +82,38 @@ describe.skipIf(!postgresUp || !redisUp)("budgets on two instances", () => {
     for (const i of [a, b]) expect((await spend(i.url, k.key)).status).toBe("spent");
   }, 60_000);
 
+  // Issue 41, item 11: one embeddings call of 100 inputs once spent 60× a $0.0001 budget.
+  test("an embeddings call whose worst case does not fit the budget is refused on both, before any spend; one that fits is billed within it", async () => {
+    const k = await keyOnBoth(a, b, { budget_usd: 0.0001 });
+    const embed = (base: string, input: string | string[]) =>
+      fetch(`${base}/v1/embeddings`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${k.key}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "gamma-embedding-1", input }),
+      });
+    const hundred = Array.from({ length: 100 }, (_, i) => `input ${i}: ${"some words to embed ".repeat(20)}`);
+    for (const i of [a, b]) {
+      const res = await embed(i.url, hundred);
+      expect(res.status).toBe(429);
+      const error = ((await res.json()) as { error: { code: string; message: string } }).error;
+      expect(error.code).toBe("insufficient_quota");
+      expect(error.message).toContain("has $0.0001 left");
+      expect(error.message).toContain("less than this request's worst case of $0.006");
+    }
+    expect((await ledger(k.id)).n).toBe(0);
+    const fits = await embed(a.url, ["one short text", "another"]);
+    expect(fits.status).toBe(200);
+    const spent = await waitFor("its record", async () => {
+      const l = await ledger(k.id);
+      return l.n === 1 ? l : undefined;
+    });
+    expect(spent.usd).toBeGreaterThan(0);
+    expect(spent.usd).toBeLessThanOrEqual(0.0001);
+  }, 60_000);
+
   test("a spent budget stays refused on both instances while Redis is down, and after", async () => {
-    const k = await keyOnBoth(a, b, { budget_usd: 0.001 });
+    // Room for one request's worst case ($0.01014); its cent leaves too little for another.
+    const k = await keyOnBoth(a, b, { budget_usd: 0.0102 });
     // Spent on a by one request (about a cent); b learns it from Redis.
     expect((await spend(a.url, k.key)).status).toBe(200);
     for (const i of [a, b])
@@ -92,7 +122,7 @@ describe.skipIf(!postgresUp || !redisUp)("budgets on two instances", () => {
         async () => (await spend(i.url, k.key)).status === "spent" || undefined,
       );
     // A second key spent on a alone, never asked of b before the outage: b has it from the ledger's totals.
-    const k2 = await keyOnBoth(a, b, { budget_usd: 0.001 });
+    const k2 = await keyOnBoth(a, b, { budget_usd: 0.0102 });
     expect((await spend(a.url, k2.key)).status).toBe(200);
     await waitFor("its record in the ledger", async () => (await ledger(k2.id)).n === 1 || undefined);
 

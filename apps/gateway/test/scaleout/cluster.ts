@@ -39,6 +39,8 @@ export function spawnInstance(
       TURNPIKE_ADMIN_KEY: ADMIN_KEY,
       TURNPIKE_JOURNAL_DIR: journalDir,
       TURNPIKE_DB: join(journalDir, "unused.db"),
+      // Tests make many admin writes in a minute; the limit's own test sets it low.
+      TURNPIKE_ADMIN_WRITES_PER_MINUTE: "100000",
       ...env,
     },
     stdin: "ignore",
@@ -117,11 +119,16 @@ export async function chat(
   base: string,
   key: string,
   content = "hello",
+  maxTokens?: number,
 ): Promise<{ status: number; id: string | null; headers: Headers; body: string }> {
   const r = await fetch(base + "/v1/chat/completions", {
     method: "POST",
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: JSON.stringify({ model: "beta-5", messages: [{ role: "user", content }] }),
+    body: JSON.stringify({
+      model: "beta-5",
+      messages: [{ role: "user", content }],
+      ...(maxTokens === undefined ? {} : { max_tokens: maxTokens }),
+    }),
   });
   return { status: r.status, id: r.headers.get("x-request-id"), headers: r.headers, body: await r.text() };
 }
@@ -143,7 +150,9 @@ export async function waitFor<T>(
 
 /**
  * A request that spends about one cent on beta-5 ($1.25 in, $6.25 out per million): its reply is
- * longer than its cap, so it uses the whole cap of 1,600 tokens, as the reservation assumed.
+ * longer than its cap, so it uses the whole cap of 1,600 tokens, as the reservation assumed. Its
+ * worst case, held against budgets: its ~105-character body at one token a character and the
+ * cap, $0.01014.
  */
 export async function spendACent(base: string, key: string): Promise<{ status: number | "spent"; id: string | null }> {
   const r = await fetch(base + "/v1/chat/completions", {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
-import { admin, chat, type Instance, newKey, removeDir, startInstance, waitFor } from "./cluster";
+import { admin, chat, type Instance, newKey, removeDir, spendACent, startInstance, waitFor } from "./cluster";
 import { freshDatabase, freshPrefix, postgresUp, redisUp, TEST_REDIS_URL } from "./servers";
 
 /** Two gateway processes on one PostgreSQL and one Redis behave as one gateway. */
@@ -154,23 +154,24 @@ describe.skipIf(!postgresUp || !redisUp)("two instances on one PostgreSQL and Re
   });
 
   test("budgets shared: spend through one instance exhausts the key on the other", async () => {
-    const { id, key } = await newKey(a.url, { budget_usd: 0.0001 });
+    // Room for one request's worst case ($0.01014, spendACent); the cent it spends leaves too little for another.
+    const { id, key } = await newKey(a.url, { budget_usd: 0.0102 });
     await waitFor(
       "the key on b",
       async () => (await admin(b.url, "GET", `/admin/keys/${id}`)).status === 200 || undefined,
     );
-    let spent = 0;
-    for (let i = 0; i < 50 && spent < 0.0001; i++) {
-      expect((await chat(a.url, key, "spend some of the budget ".repeat(20))).status).toBe(200);
-      spent = ((await (await admin(a.url, "GET", `/admin/keys/${id}`)).json()) as { spent_this_month_usd: number })
+    expect((await spendACent(a.url, key)).status).toBe(200);
+    const spent = await waitFor("the spend on a", async () => {
+      const usd = ((await (await admin(a.url, "GET", `/admin/keys/${id}`)).json()) as { spent_this_month_usd: number })
         .spent_this_month_usd;
-    }
-    expect(spent).toBeGreaterThanOrEqual(0.0001);
+      return usd > 0.0099 ? usd : undefined;
+    });
+    expect(spent).toBeGreaterThan(0.0099);
     // Spend reaches Redis in batches every 50 ms; the other instance refuses as soon as it is there.
     const refused = await waitFor(
       "the refusal on b",
       async () => {
-        const r = await chat(b.url, key);
+        const r = await chat(b.url, key, "hello", 1600);
         return r.status === 429 ? r : undefined;
       },
       10_000,

@@ -17,6 +17,7 @@ import { ensureDashboardBuilt } from "../../src/admin/dashboard-build";
 import { ADMIN_KEY, startHarness, type Harness } from "../harness";
 import { ADMIN_KEY as SCALEOUT_ADMIN_KEY, type Instance, removeDir, startInstance } from "../scaleout/cluster";
 import { freshDatabase, postgresUp } from "../scaleout/servers";
+import { freePort } from "./provider";
 
 const CHROMIUM = process.env.TURNPIKE_CHROMIUM || "/usr/bin/chromium";
 const FLAGS = [
@@ -62,8 +63,12 @@ async function gatewayWith(opts: { now?: () => number; fetch?: typeof fetch } = 
       sign_on: SIGN_ON,
     }),
   );
+  // The public URL (required with sign-on) names the port, so the port is chosen first.
+  const port = await freePort();
   const h = await startHarness(
     {
+      PORT: String(port),
+      TURNPIKE_PUBLIC_URL: `http://127.0.0.1:${port}`,
       TURNPIKE_CONFIG: file,
       TURNPIKE_OIDC_ISSUER: issuer,
       TURNPIKE_OIDC_CLIENT_ID: CLIENT_ID,
@@ -198,13 +203,13 @@ describe("sign-on in headless Chromium", () => {
       ).toBe(200);
       // Another team's key and the user list are not a member's.
       expect(await page.evaluate(async () => (await fetch("/admin/users")).status)).toBe(403);
-      // The audit log names the signed-in user.
+      // The audit log names the signed-in user: its sign-in, then its key.
       const audit = (await (
         await fetch(`${gw.url}/admin/audit?actor=user:${me.user.id}`, {
           headers: { authorization: `Bearer ${ADMIN_KEY}` },
         })
       ).json()) as { data: { action: string }[] };
-      expect(audit.data.map((r) => r.action)).toEqual(["key.create"]);
+      expect(audit.data.map((r) => r.action)).toEqual(["key.create", "session.create"]);
 
       // Sign-out needs the token too, then the session is over, on the server as well.
       const sessionCookie = cookie?.value ?? "";
@@ -420,8 +425,11 @@ describe("a claim that no longer names a team", () => {
       const file = join(dir, "sign-on-pg.json");
       writeFileSync(file, JSON.stringify({ sign_on: SIGN_ON }));
       let instance: Instance | undefined;
+      const port = await freePort();
       try {
         instance = await startInstance({
+          PORT: String(port),
+          TURNPIKE_PUBLIC_URL: `http://127.0.0.1:${port}`,
           TURNPIKE_DATABASE_URL: db.url,
           TURNPIKE_CONFIG: file,
           TURNPIKE_OIDC_ISSUER: issuer,

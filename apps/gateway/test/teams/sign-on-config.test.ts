@@ -6,6 +6,7 @@ const ENV = {
   TURNPIKE_OIDC_ISSUER: "https://login.example.com/",
   TURNPIKE_OIDC_CLIENT_ID: "turnpike",
   TURNPIKE_OIDC_CLIENT_SECRET: "s",
+  TURNPIKE_PUBLIC_URL: "https://gateway.example.com/",
 };
 
 function problems(file: Record<string, unknown>, env: Record<string, string> = ENV): string[] {
@@ -27,7 +28,9 @@ describe("sign_on config", () => {
       clientSecret: "s",
       claim: "groups",
       map: [],
-      redirectUrl: undefined,
+      publicUrl: "https://gateway.example.com",
+      redirectUrl: "https://gateway.example.com/auth/callback",
+      clockSkewS: 30,
       sessionMs: 12 * 3_600_000,
     });
   });
@@ -78,9 +81,27 @@ describe("sign_on config", () => {
       'TURNPIKE_OIDC_ISSUER must be an http:// or https:// URL, got "not a url"',
       "TURNPIKE_OIDC_CLIENT_ID must be set when TURNPIKE_OIDC_ISSUER is",
       "TURNPIKE_OIDC_CLIENT_SECRET must be set when TURNPIKE_OIDC_ISSUER is",
+      "TURNPIKE_PUBLIC_URL must be set when TURNPIKE_OIDC_ISSUER is: the sign-in's redirect and the session cookie's Secure flag come from it, never from a request's Host header",
     ]);
     expect(problems({ sign_on: { claim: "groups" } }, {})).toEqual([
       "turnpike.yaml: sign_on: is set but TURNPIKE_OIDC_ISSUER is not; set the issuer URL or remove the section",
     ]);
+  });
+
+  test("sign-on needs the public URL; the redirect and the ID token's clock skew follow it", () => {
+    const { TURNPIKE_PUBLIC_URL: _u, ...noPublic } = ENV;
+    expect(problems({}, noPublic)).toEqual([
+      "TURNPIKE_PUBLIC_URL must be set when TURNPIKE_OIDC_ISSUER is: the sign-in's redirect and the session cookie's Secure flag come from it, never from a request's Host header",
+    ]);
+    expect(problems({ sign_on: { redirect_url: "https://evil.example.net/auth/callback" } })).toEqual([
+      'turnpike.yaml: sign_on.redirect_url: must be on TURNPIKE_PUBLIC_URL\'s origin https://gateway.example.com, got "https://evil.example.net/auth/callback"',
+    ]);
+    const c = parseSignOn(
+      { sign_on: { redirect_url: "https://gateway.example.com/sso/back", clock_skew_seconds: 5 } },
+      ENV,
+      "f",
+    );
+    expect([c?.redirectUrl, c?.clockSkewS]).toEqual(["https://gateway.example.com/sso/back", 5]);
+    expect(problems({ sign_on: { clock_skew_seconds: 3600 } }).join("\n")).toContain("clock_skew_seconds");
   });
 });

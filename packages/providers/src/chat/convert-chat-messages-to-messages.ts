@@ -17,6 +17,7 @@ import type {
 import { invalidRequest } from "../errors.js";
 import { randomId, sanitizeToolId } from "../ids.js";
 import { parseToolArguments } from "../json.js";
+import { noteDerived, type FieldNames } from "../client-paths.js";
 import { checkImageMediaType, isHttpUrl, parseDataUrl } from "../media.js";
 import type { Warnings } from "../warnings.js";
 
@@ -126,10 +127,13 @@ export function convertChatMessagesToMessages(chatMessages: ChatMessage[], warni
           );
         }
         const text = textOfParts(msg.content);
-        turns.push({
-          role: "user",
-          content: [{ type: "tool_result", tool_use_id: id, ...(text.length > 0 ? { content: text } : {}) }],
-        });
+        const result: ContentBlockParam = {
+          type: "tool_result",
+          tool_use_id: id,
+          ...(text.length > 0 ? { content: text } : {}),
+        };
+        noteDerived(result, msg, at, TOOL_RESULT_FIELDS);
+        turns.push({ role: "user", content: [result] });
         return;
       }
       case "function": {
@@ -152,6 +156,7 @@ export function convertChatMessagesToMessages(chatMessages: ChatMessage[], warni
   });
 
   const messages = mergeTurns(turns);
+  noteDerived(messages, chatMessages, "messages", undefined, { whole: true });
   if (messages.length === 0) {
     throw invalidRequest("messages", "at least one user or assistant message with content is required");
   }
@@ -191,10 +196,19 @@ function convertUserContent(msg: ChatUserMessage, at: string): ContentBlockParam
   const out: ContentBlockParam[] = [];
   msg.content.forEach((part, j) => {
     const block = convertUserPart(part, `${at}.content[${j}]`);
-    if (block) out.push(block);
+    if (!block) return;
+    noteDerived(block, part, `${at}.content[${j}]`, PART_FIELDS[part.type]);
+    out.push(block);
   });
   return out;
 }
+
+/** A pivot block's fields as a chat part names them, by the part's type (client-paths.ts). */
+const PART_FIELDS: Partial<Record<ChatContentPart["type"], FieldNames>> = {
+  image_url: { source: "image_url", "source.url": "image_url.url", "source.media_type": "image_url.url" },
+  file: { source: "file.file_data", "source.media_type": "file.file_data", "source.data": "file.file_data" },
+};
+const TOOL_RESULT_FIELDS: FieldNames = { tool_use_id: "tool_call_id" };
 
 function convertUserPart(part: ChatContentPart, at: string): ContentBlockParam | undefined {
   switch (part.type) {

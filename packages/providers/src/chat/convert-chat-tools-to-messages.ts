@@ -1,5 +1,6 @@
 /** Chat `tools` / `tool_choice` / `parallel_tool_calls` → messages format (docs/protocols.md §4.1). */
 import type { ChatFunctionDefinition, ChatRequest, ToolChoice, ToolDefinition } from "@turnpike/schema";
+import { noteDerived } from "../client-paths.js";
 import { invalidRequest } from "../errors.js";
 import type { Warnings } from "../warnings.js";
 
@@ -8,17 +9,19 @@ export interface ConvertedChatTools {
   toolChoice: ToolChoice | undefined;
 }
 
-function toolOf(fn: ChatFunctionDefinition): ToolDefinition {
+function toolOf(fn: ChatFunctionDefinition, at: string): ToolDefinition {
   const params = fn.parameters ?? {};
   // The messages format requires `input_schema.type: "object"`; a function without parameters
   // takes none.
   const input_schema = { ...params, type: "object" as const };
-  return {
+  const tool = {
     name: fn.name,
     ...(fn.description !== undefined ? { description: fn.description } : {}),
     input_schema,
     ...(typeof fn.strict === "boolean" ? { strict: fn.strict } : {}),
   };
+  noteDerived(tool, fn, at, { input_schema: "parameters" });
+  return tool;
 }
 
 export function convertChatToolsToMessages(req: ChatRequest, warnings: Warnings): ConvertedChatTools {
@@ -60,7 +63,8 @@ export function convertChatToolsToMessages(req: ChatRequest, warnings: Warnings)
   }
 
   // `allowed_tools` restricts the model to a subset: only that subset is offered.
-  const tools = defs.filter((d) => !allowed || allowed.has(d.name)).map(toolOf);
+  const where = new Map(defs.map((d, i) => [d, req.tools?.length ? `tools[${i}].function` : `functions[${i}]`]));
+  const tools = defs.filter((d) => !allowed || allowed.has(d.name)).map((d) => toolOf(d, where.get(d)!)); // every d is a key
   const chosen = choice?.type === "tool" ? choice.name : undefined;
   if (chosen !== undefined && !tools.some((t) => t.name === chosen)) {
     throw invalidRequest("tool_choice", `names the function "${chosen}", which is not in tools`);

@@ -108,6 +108,40 @@ describe("convertGenerateRequestToMessages", () => {
     ]);
   });
 
+  test("parametersJsonSchema: composed keywords kept whole; a root without type gets it; a root of another type is named", () => {
+    const composed = {
+      type: "object",
+      properties: { to: { type: "string", allOf: [{ pattern: "^a" }, { pattern: "z$" }] }, r: { $ref: "#/$defs/r" } },
+      $defs: { r: { oneOf: [{ const: 1 }, { type: "string" }] } },
+    };
+    const untyped = { properties: { q: { type: "string" } }, required: ["q"] };
+    const union = { anyOf: [{ type: "object", properties: { a: { type: "string" } } }, { type: "object" }] };
+    const text = { type: "string" };
+    const { request, warnings } = convertGenerateRequestToMessages(
+      {
+        ...hi,
+        tools: [
+          {
+            functionDeclarations: [
+              { name: "composed", parametersJsonSchema: composed },
+              { name: "untyped", parametersJsonSchema: untyped },
+              { name: "union", parametersJsonSchema: union },
+              { name: "text", parametersJsonSchema: text },
+            ],
+          },
+        ],
+      },
+      opts,
+    );
+    expect(request.tools).toEqual([
+      { name: "composed", input_schema: composed },
+      { name: "untyped", input_schema: { ...untyped, type: "object" } },
+      { name: "union", input_schema: { ...union, type: "object" } },
+      { name: "text", input_schema: { type: "object", properties: {} } },
+    ]);
+    expect(warnings.map((w) => w.param)).toEqual(["tools[0].functionDeclarations[3].parametersJsonSchema"]);
+  });
+
   test("thinking: budget, level, off, dynamic; the cap raised above a budget; sampling rules of a messages upstream", () => {
     const think = (thinkingConfig: object, extra: object = {}) =>
       convertGenerateRequestToMessages(

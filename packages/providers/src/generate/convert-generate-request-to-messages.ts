@@ -23,6 +23,7 @@ import type {
   ToolChoice,
   TurnpikeChatParams,
 } from "@turnpike/schema";
+import { noteOrigin } from "../client-paths.js";
 import { invalidRequest } from "../errors.js";
 import { sanitizeToolId } from "../ids.js";
 import { checkImageMediaType } from "../media.js";
@@ -175,10 +176,16 @@ function convertContents(contents: readonly GenerateContentParam[], w: Warnings,
       if (p.functionResponse) {
         if (role !== "user")
           throw invalidRequest(`${at}.functionResponse`, 'a functionResponse belongs in a "user" turn');
-        results.push(toolResult(p.functionResponse, calls, at));
+        const result = toolResult(p.functionResponse, calls, at);
+        noteOrigin(result, at, { tool_use_id: "functionResponse", content: "functionResponse.response" });
+        results.push(result);
         return;
       }
-      blocks.push(...partBlocks(p, at, w));
+      for (const b of partBlocks(p, at, w)) {
+        if (p.inlineData) noteOrigin(b, at, INLINE_FIELDS);
+        else if (p.fileData) noteOrigin(b, at, FILE_FIELDS);
+        blocks.push(b);
+      }
     });
     // Results first: a messages-format user turn answers its calls before saying anything else.
     const content = [...results, ...blocks];
@@ -187,8 +194,17 @@ function convertContents(contents: readonly GenerateContentParam[], w: Warnings,
     if (last && last.role === role && Array.isArray(last.content)) last.content.push(...content);
     else out.push({ role, content });
   });
+  noteOrigin(out, "contents", undefined, { whole: true });
   return out;
 }
+
+/** A media block's fields as the part it came from names them (client-paths.ts). */
+const INLINE_FIELDS = {
+  source: "inlineData",
+  "source.data": "inlineData.data",
+  "source.media_type": "inlineData.mimeType",
+};
+const FILE_FIELDS = { source: "fileData", "source.url": "fileData.fileUri", "source.media_type": "fileData.mimeType" };
 
 function toolResult(
   r: NonNullable<GeneratePartParam["functionResponse"]>,
@@ -266,24 +282,41 @@ function convertTools(req: GenerateRequest, w: Warnings): ClientTool[] {
     for (const k of Object.keys(t))
       if (k !== "functionDeclarations")
         w.add(`tools[${i}].${k}`, "a tool only generateContent vendors run; it was not offered to the model");
-    (t.functionDeclarations ?? []).forEach((d) => out.push(clientTool(d)));
+    (t.functionDeclarations ?? []).forEach((d, j) =>
+      out.push(clientTool(d, `tools[${i}].functionDeclarations[${j}]`, w)),
+    );
   });
   return out;
 }
 
-function clientTool(d: GenerateFunctionDeclarationParam): ClientTool {
+function clientTool(d: GenerateFunctionDeclarationParam, at: string, w: Warnings): ClientTool {
+  const field = isObject(d.parametersJsonSchema) ? "parametersJsonSchema" : "parameters";
   const schema = isObject(d.parametersJsonSchema)
     ? d.parametersJsonSchema
     : d.parameters
       ? openApiToJsonSchema(d.parameters)
       : undefined;
-  // The pivot's tools take an object schema; a function without parameters takes none.
-  const input_schema = isObject(schema) && schema.type === "object" ? schema : { type: "object", properties: {} };
-  return {
+  // The pivot's tools (and every other upstream) take an object schema at the root; a function
+  // without parameters takes an empty one. Arguments are always an object, so a root without
+  // `type` (properties, or a union of object shapes: a messages upstream merges those later) gets
+  // `type: "object"`; a root of another type, or a bare reference, cannot be carried, and is
+  // named rather than dropped silently.
+  let input_schema: Record<string, unknown> = { type: "object", properties: {} };
+  if (isObject(schema) && schema.type === "object") input_schema = schema;
+  else if (isObject(schema) && schema.type === undefined && !("$ref" in schema))
+    input_schema = { ...schema, type: "object" };
+  else if (isObject(schema))
+    w.add(
+      `${at}.${field}`,
+      "this upstream takes only an object schema at the root of a function's parameters; the function was offered without them",
+    );
+  const tool = {
     name: d.name,
     ...(d.description ? { description: d.description } : {}),
-    input_schema: input_schema as ClientTool["input_schema"],
-  }; // an object schema: checked above
+    input_schema: input_schema as ClientTool["input_schema"], // an object schema: built above
+  };
+  noteOrigin(tool, at, { input_schema: field });
+  return tool;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -110,7 +110,25 @@ describe("text, parameters, path", () => {
 });
 
 describe("tools", () => {
-  test("definitions → functionDeclarations with the OpenAPI subset; tool_choice → functionCallingConfig", () => {
+  test("composed and referenced schemas travel whole in parametersJsonSchema, never in the OpenAPI-subset parameters", () => {
+    // Claude Code's SendMessage shape, and a $ref/$defs/const/oneOf schema.
+    const composed = {
+      type: "object" as const,
+      properties: {
+        to: { type: "string", allOf: [{ pattern: "^[a-z]" }, { pattern: "[0-9]$" }] },
+        item: { $ref: "#/$defs/item" },
+      },
+      required: ["to"],
+      $defs: { item: { oneOf: [{ const: "a" }, { type: "integer", exclusiveMinimum: 0 }] } },
+    };
+    const r = convertMessagesRequestToGenerate(base({ tools: [{ name: "send", input_schema: composed }] }));
+    const [decl] = r.body.tools?.[0]?.functionDeclarations ?? [];
+    expect(decl).toEqual({ name: "send", parametersJsonSchema: composed });
+    expect(decl && "parameters" in decl).toBe(false);
+    expect(r.warnings).toEqual([]);
+  });
+
+  test("definitions → functionDeclarations with the client's JSON Schema; tool_choice → functionCallingConfig", () => {
     const weatherSchema = {
       type: "object" as const,
       properties: { city: { type: "string" } },
@@ -130,12 +148,8 @@ describe("tools", () => {
     expect(r.body.tools).toEqual([
       {
         functionDeclarations: [
-          {
-            name: "get_weather",
-            description: "Weather",
-            parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
-          },
-          { name: "now" },
+          { name: "get_weather", description: "Weather", parametersJsonSchema: weatherSchema },
+          { name: "now", parametersJsonSchema: { type: "object", properties: {} } },
         ],
       },
     ]);

@@ -14,7 +14,6 @@ import type { SignatureStore } from "../signature-store.js";
 import { foldSystemMessage, systemMessageText } from "../system-messages.js";
 import { EFFORT_TO_BUDGET } from "../thinking.js";
 import { Warnings, type Warning } from "../warnings.js";
-import { convertJsonSchemaToOpenApi } from "./convert-json-schema-to-openapi.js";
 import { assistantParts, userParts } from "./convert-messages-to-generate-contents.js";
 import { generateToolName } from "./generate-tool-name.js";
 import type { GenerateContent, GenerateGenerationConfig, GeneratePart, GenerateRequest } from "./types.js";
@@ -134,12 +133,14 @@ export function convertMessagesRequestToGenerate(
       );
       return [];
     }
-    const parameters = convertJsonSchemaToOpenApi(t.input_schema);
+    // The client's JSON Schema travels whole in `parametersJsonSchema`: `parameters` takes only the
+    // vendor's OpenAPI subset, which refuses `allOf`, `oneOf`, `$ref`/`$defs`, `const`, … for the
+    // whole request (docs/protocols.md §3.2, §4.9 trap 15), and a rewrite into it would lose them.
     return [
       {
         name: nameOf(t.name),
         ...(t.description ? { description: t.description } : {}),
-        ...(parameters ? { parameters } : {}),
+        parametersJsonSchema: t.input_schema,
       },
     ];
   });

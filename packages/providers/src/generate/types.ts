@@ -21,7 +21,8 @@ export interface GenerateContent {
 export interface GenerateFunctionDeclaration {
   name: string;
   description?: string;
-  parameters?: Record<string, unknown>;
+  /** Full JSON Schema (`parameters`, the OpenAPI subset, is never written: §3.2). */
+  parametersJsonSchema?: Record<string, unknown>;
 }
 
 export interface GenerateThinkingConfig {

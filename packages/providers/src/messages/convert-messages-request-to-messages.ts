@@ -10,11 +10,13 @@
  *   neighbours merged;
  * - `top_p` when `temperature` is also set;
  * - `thinking: enabled` when `tool_choice` forces a tool ("Thinking may not be enabled when
- *   tool_choice forces tool use").
+ *   tool_choice forces tool use");
+ * - a root `anyOf` / `oneOf` / `allOf` in a tool's `input_schema` (root-object-schema.ts).
  * Each change is a warning.
  */
 import type { ContentBlockParam, MessageParam, MessagesRequest } from "@turnpike/schema";
 import { Warnings, type Warning } from "../warnings.js";
+import { rootObjectSchema } from "./root-object-schema.js";
 
 export interface MessagesToMessagesOptions {
   /** The model id the upstream knows (default: unchanged). */
@@ -49,6 +51,16 @@ export function convertMessagesRequestToMessages(
   if (body.thinking?.type === "enabled" && forced) {
     w.add("thinking", "dropped: this upstream cannot think while tool_choice forces a tool call");
     delete body.thinking;
+  }
+
+  if (body.tools?.some((t) => "input_schema" in t && rootObjectSchema(t.input_schema).schema !== t.input_schema)) {
+    body.tools = body.tools.map((t, i) => {
+      if (!("input_schema" in t)) return t;
+      const root = rootObjectSchema(t.input_schema);
+      if (root.schema === t.input_schema) return t;
+      if (root.lost) w.add(`tools[${i}].input_schema`, `${root.lost}: this upstream takes only one object there`);
+      return { ...t, input_schema: root.schema as typeof t.input_schema }; // an object schema: rootObjectSchema sets type "object"
+    });
   }
 
   const thinkingOn = body.thinking?.type === "enabled" || body.thinking?.type === "adaptive";

@@ -16,6 +16,7 @@ import type {
   ResponsesInputPart,
   ResponsesRequest,
 } from "@turnpike/schema";
+import { noteOrigin } from "../client-paths.js";
 import { invalidRequest } from "../errors.js";
 import { Warnings, type Warning } from "../warnings.js";
 
@@ -110,6 +111,7 @@ function partsToChat(parts: readonly ResponsesInputPart[], at: string, w: Warnin
             ...(p.detail === "low" || p.detail === "high" || p.detail === "auto" ? { detail: p.detail } : {}),
           },
         });
+        noteOrigin(out.at(-1)!, where, { image_url: "image_url", "image_url.url": "image_url" }); // pushed above
         break;
       case "input_file":
         if (p.file_url !== undefined)
@@ -122,6 +124,7 @@ function partsToChat(parts: readonly ResponsesInputPart[], at: string, w: Warnin
             ...(p.filename !== undefined ? { filename: p.filename } : {}),
           },
         });
+        noteOrigin(out.at(-1)!, where, { file: "", "file.file_data": "file_data", "file.file_id": "file_id" }); // pushed above
         break;
       case "refusal":
         w.add(where, "an earlier refusal is replayed as text");
@@ -156,6 +159,9 @@ function assistantTail(messages: ChatMessage[]): ChatAssistantMessage {
   return fresh;
 }
 
+/** A chat tool call's fields as the Responses item it came from names them (client-paths.ts). */
+const CALL_FIELDS = { id: "call_id", "function.name": "name", "function.arguments": "arguments" };
+
 function itemsToChat(items: readonly ResponsesInputItem[], w: Warnings): ChatMessage[] {
   const messages: ChatMessage[] = [];
   items.forEach((item, i) => {
@@ -168,6 +174,7 @@ function itemsToChat(items: readonly ResponsesInputItem[], w: Warnings): ChatMes
     if (item.type === "function_call") {
       const name = item.namespace ? namespacedName(item.namespace, item.name) : item.name;
       const call: ChatToolCall = { id: item.call_id, type: "function", function: { name, arguments: item.arguments } };
+      noteOrigin(call, at, CALL_FIELDS);
       const a = assistantTail(messages);
       a.tool_calls = [...(a.tool_calls ?? []), call];
       return;
@@ -179,13 +186,16 @@ function itemsToChat(items: readonly ResponsesInputItem[], w: Warnings): ChatMes
         type: "function",
         function: { name: item.name, arguments: JSON.stringify({ [CUSTOM_TOOL_ARGUMENT]: item.input }) },
       };
+      noteOrigin(call, at, { ...CALL_FIELDS, "function.arguments": "input" });
       const a = assistantTail(messages);
       a.tool_calls = [...(a.tool_calls ?? []), call];
       return;
     }
     if (item.type === "function_call_output" || item.type === "custom_tool_call_output") {
       const content = typeof item.output === "string" ? item.output : textOf(item.output, `${at}.output`, w);
-      messages.push({ role: "tool", tool_call_id: item.call_id, content });
+      const message: ChatMessage = { role: "tool", tool_call_id: item.call_id, content };
+      noteOrigin(message, at, { tool_call_id: "call_id", content: "output" });
+      messages.push(message);
       return;
     }
     if (item.type === "reasoning") {
@@ -196,15 +206,21 @@ function itemsToChat(items: readonly ResponsesInputItem[], w: Warnings): ChatMes
     }
     switch (item.role) {
       case "system":
-      case "developer":
-        messages.push({ role: item.role, content: textOf(item.content, `${at}.content`, w) });
+      case "developer": {
+        const message: ChatMessage = { role: item.role, content: textOf(item.content, `${at}.content`, w) };
+        noteOrigin(message, at);
+        messages.push(message);
         return;
-      case "user":
-        messages.push({
+      }
+      case "user": {
+        const message: ChatMessage = {
           role: "user",
           content: typeof item.content === "string" ? item.content : partsToChat(item.content, `${at}.content`, w),
-        });
+        };
+        noteOrigin(message, at);
+        messages.push(message);
         return;
+      }
       case "assistant": {
         const text = textOf(item.content, `${at}.content`, w);
         const last = messages.at(-1);
@@ -228,15 +244,14 @@ function functionTool(t: Record<string, unknown>, name: string, at: string): Cha
     throw invalidRequest(`${at}.name`, "must be 1 to 64 characters of a-z, A-Z, 0-9, _ or -");
   const parameters =
     typeof t.parameters === "object" && t.parameters !== null ? (t.parameters as Record<string, unknown>) : undefined; // an object: checked on the left
-  return {
-    type: "function",
-    function: {
-      name,
-      ...(typeof t.description === "string" ? { description: t.description } : {}),
-      ...(parameters ? { parameters } : {}),
-      ...(typeof t.strict === "boolean" ? { strict: t.strict } : {}),
-    },
+  const fn = {
+    name,
+    ...(typeof t.description === "string" ? { description: t.description } : {}),
+    ...(parameters ? { parameters } : {}),
+    ...(typeof t.strict === "boolean" ? { strict: t.strict } : {}),
   };
+  noteOrigin(fn, at);
+  return { type: "function", function: fn };
 }
 
 /**
@@ -338,9 +353,15 @@ export function convertResponsesRequestToChat(req: ResponsesRequest): ResponsesT
   if (req.reasoning?.summary)
     w.add("reasoning.summary", "reasoning summaries are given where the upstream returns its reasoning as text");
   const messages: ChatMessage[] = [];
-  if (req.instructions) messages.push({ role: "system", content: req.instructions });
-  if (typeof req.input === "string") messages.push({ role: "user", content: req.input });
-  else messages.push(...itemsToChat(req.input, w));
+  if (req.instructions) {
+    messages.push({ role: "system", content: req.instructions });
+    noteOrigin(messages[0]!, "instructions", { content: "" }); // pushed above
+  }
+  if (typeof req.input === "string") {
+    messages.push({ role: "user", content: req.input });
+    noteOrigin(messages.at(-1)!, "input", { content: "" }); // pushed above
+  } else messages.push(...itemsToChat(req.input, w));
+  noteOrigin(messages, "input", undefined, { whole: true });
   const chat: ChatRequest = { model: req.model, messages };
   const namespaced: Record<string, NamespacedName> = {};
   const custom: Record<string, true> = {};
