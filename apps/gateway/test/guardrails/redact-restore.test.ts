@@ -244,4 +244,29 @@ describe("a key's own policies, dry runs and the metrics", () => {
     );
     expect(metrics).not.toContain(EMAIL);
   });
+
+  test("a team's policies run for every key of the team, the key's own added", async () => {
+    const bad = await admin("/admin/teams", { name: "gr-bad", guardrails: ["nope"] });
+    expect(bad.status).toBe(400);
+    const team = (await (await admin("/admin/teams", { name: "gr", guardrails: ["mask-emails"] })).json()) as {
+      id: string;
+      guardrails: string[];
+    };
+    expect(team.guardrails).toEqual(["mask-emails"]);
+    const { key } = (await (
+      await admin("/admin/keys", { name: "in-team", team_id: team.id, guardrails: ["no-secrets"] })
+    ).json()) as {
+      key: string;
+    };
+    const call = (content: string) =>
+      fetch(`${h.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "delta-m3", messages: [{ role: "user", content }] }),
+      });
+    const before = h.gw.simulator!.requests.length;
+    expect((await call(`to ${EMAIL}`)).status).toBe(200);
+    expect(JSON.stringify(h.gw.simulator!.requests.slice(before).map((r) => r.body))).toContain("to [EMAIL]");
+    expect((await call("sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345")).status).toBe(400);
+  });
 });
