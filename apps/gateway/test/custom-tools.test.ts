@@ -5,19 +5,27 @@
  * and mapped back to a `custom_tool_call` (with `response.custom_tool_call_input.*` events), its
  * `custom_tool_call_output` carried on the next turn.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import { ADMIN_KEY, readSSE, startHarness, type Harness } from "./harness";
 import { ALPHA, BETA, DELTA, EPSILON, GAMMA, RESPONSES_VENDOR_ENV } from "./conformance/upstreams";
+import { SpecWatch } from "./support/open-responses";
 
 let h: Harness;
 let openai: OpenAI;
+// Every reply and snapshot, custom_tool_call items included, is held to the Open Responses schema.
+const spec = new SpecWatch();
 beforeAll(async () => {
   h = await startHarness(RESPONSES_VENDOR_ENV);
-  openai = new OpenAI({ apiKey: h.key, baseURL: `${h.url}/v1`, maxRetries: 0 });
+  openai = new OpenAI({ apiKey: h.key, baseURL: `${h.url}/v1`, maxRetries: 0, fetch: spec.fetch });
+});
+afterEach(async () => {
+  await spec.settle();
+  expect(spec.problems).toEqual([]);
 });
 afterAll(async () => {
   await h.close();
+  expect(spec.checked).toBeGreaterThan(0);
 });
 
 const GRAMMAR =

@@ -40,6 +40,62 @@ describe("GET /v1/models", () => {
     expect(delta.owned_by).toBe("delta");
   });
 
+  test("each entry publishes its catalog row: OpenRouter's fields, the messages format's, Turnpike's tier and batch prices", async () => {
+    const body = (await (await h.call("/v1/models")).json()) as any;
+    const beta = body.data.find((m: any) => m.id === "beta-5");
+    const entry = h.gw.deps.catalog.get("beta-5")!;
+    // OpenRouter's model object, from the row that prices the ledger.
+    expect(beta.context_length).toBe(entry.context_window);
+    expect(beta.top_provider).toMatchObject({ context_length: 400_000, max_completion_tokens: 128_000 });
+    expect(beta.pricing).toMatchObject({
+      prompt: "0.00000125",
+      completion: "0.00000625",
+      input_cache_read: "0.000000125",
+      input_cache_write: "0.00000125",
+      // Turnpike's own per-million numbers, as before, beside them.
+      input_per_mtok: 1.25,
+      output_per_mtok: 6.25,
+    });
+    expect(beta.architecture).toMatchObject({
+      input_modalities: ["text", "image", "file"],
+      output_modalities: ["text"],
+    });
+    expect(beta.supported_parameters).toEqual(expect.arrayContaining(["tools", "tool_choice", "reasoning", "seed"]));
+    // The messages format's own fields.
+    expect([beta.max_input_tokens, beta.max_tokens]).toEqual([400_000, 128_000]);
+    // Tiers and batch: the row's prices times its multipliers.
+    expect(beta.turnpike.service_tiers.default).toMatchObject({
+      multiplier: 1,
+      input_per_mtok: 1.25,
+      output_per_mtok: 6.25,
+    });
+    expect(beta.turnpike.service_tiers.priority).toMatchObject({
+      multiplier: 2,
+      input_per_mtok: 2.5,
+      output_per_mtok: 12.5,
+    });
+    expect(beta.turnpike.service_tiers.flex).toMatchObject({ multiplier: 0.5, input_per_mtok: 0.625 });
+    expect(beta.turnpike.batch).toMatchObject({ multiplier: 0.5, input_per_mtok: 0.625, output_per_mtok: 3.125 });
+    // A row that sells no tier and has no batch price says so.
+    const delta = body.data.find((m: any) => m.id === "delta-m3");
+    expect(Object.keys(delta.turnpike.service_tiers)).toEqual(["default"]);
+    expect(delta.turnpike.batch).toBeNull();
+    expect(delta.pricing.prompt).toBe("0.0000003");
+    // The messages protocol carries no penalties: not listed for its models.
+    const alpha = body.data.find((m: any) => m.id === "alpha-haiku-4-5");
+    expect(alpha.supported_parameters).not.toContain("presence_penalty");
+    expect(alpha.supported_parameters).toContain("top_k");
+    // An embedding model: text in, embeddings out, no output cap.
+    const emb = body.data.find((m: any) => m.id === "beta-embedding-3-small");
+    expect(emb.architecture.output_modalities).toEqual(["embeddings"]);
+    expect(emb.top_provider.max_completion_tokens).toBeNull();
+    // The generateContent format's own listing says the same of the window and the output cap.
+    const g = (await (
+      await h.call("/v1beta/models/gamma-3-pro", { headers: { "x-goog-api-key": h.key } })
+    ).json()) as any;
+    expect(g).toMatchObject({ inputTokenLimit: 1_048_576, outputTokenLimit: 65_536, thinking: true });
+  });
+
   test("retrieves one model, including an id with spaces and parentheses", async () => {
     const res = await h.call(`/v1/models/${encodeURIComponent("alpha-sonnet-4-6 (context-1m beta)")}`);
     expect(res.status).toBe(200);

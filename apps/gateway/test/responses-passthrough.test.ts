@@ -6,21 +6,30 @@
  * passed-through replies, and a `previous_response_id` of its own is sent as the whole conversation.
  */
 import { countPromptTokens } from "@turnpike/simulator";
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { tmpdir } from "node:os";
 import { ADMIN_KEY, readSSE, startHarness, type Harness } from "./harness";
 import { EPSILON, RESPONSES_VENDOR_ENV } from "./conformance/upstreams";
+import { SpecWatch } from "./support/open-responses";
 
 let h: Harness;
+// Every reply and stream snapshot, the vendor's as relayed and Turnpike's own, is held to the Open Responses schema.
+const spec = new SpecWatch();
 beforeAll(async () => {
   h = await startHarness(RESPONSES_VENDOR_ENV);
 });
+afterEach(async () => {
+  await spec.settle();
+  expect(spec.problems).toEqual([]);
+});
 afterAll(async () => {
   await h.close();
+  expect(spec.checked).toBeGreaterThan(0);
 });
 
+const call = async (path: string, init: Parameters<Harness["call"]>[1]) => spec.watch(await h.call(path, init));
 const post = (body: Record<string, unknown>) =>
-  h.call("/v1/responses", { method: "POST", body: JSON.stringify({ model: EPSILON.model, ...body }) });
+  call("/v1/responses", { method: "POST", body: JSON.stringify({ model: EPSILON.model, ...body }) });
 const lastSent = () => h.gw.simulator!.requests.at(-1)!;
 const sentBody = () => lastSent().body as Record<string, any>; // what reached the simulator, read field by field
 
@@ -201,7 +210,7 @@ describe("a Responses vendor's own item types in the input", () => {
   });
 
   test("are left out toward another upstream, with a warning naming the item; the rest is still checked", async () => {
-    const res = await h.call("/v1/responses", { method: "POST", body: JSON.stringify({ model: "beta-5", input }) });
+    const res = await call("/v1/responses", { method: "POST", body: JSON.stringify({ model: "beta-5", input }) });
     expect(res.status).toBe(200);
     expect(res.headers.get("x-turnpike-warning")).toBe(
       `input[1]: "web_search_call" items are a Responses vendor's own; not replayed to this upstream`,
@@ -285,9 +294,9 @@ describe("stored state through a passthrough", () => {
     expect(r2.output[0].content[0].text).toBe("Ada.");
 
     // Both replies are Turnpike's to retrieve, as the vendor wrote them, under the catalog id.
-    const got = await h.call(`/v1/responses/${r2.id}`, { method: "GET" });
+    const got = await call(`/v1/responses/${r2.id}`, { method: "GET" });
     expect(((await got.json()) as Record<string, any>).output).toEqual(r2.output);
-    const items = (await (await h.call(`/v1/responses/${r2.id}/input_items?order=asc`, { method: "GET" })).json()) as {
+    const items = (await (await call(`/v1/responses/${r2.id}/input_items?order=asc`, { method: "GET" })).json()) as {
       data: Record<string, any>[];
     };
     expect(items.data.map((i) => i.type ?? "message")).toEqual(["message", "reasoning", "message", "message"]);
@@ -307,7 +316,7 @@ describe("stored state through a passthrough", () => {
     const res = await post({ stream: true, input: 'Remember 42. [sim text="Noted."]' });
     const events = (await readSSE(res)).map((f) => JSON.parse(f.data) as Record<string, any>);
     const id = events.at(-1)!.response.id;
-    const got = (await (await h.call(`/v1/responses/${id}`, { method: "GET" })).json()) as Record<string, any>;
+    const got = (await (await call(`/v1/responses/${id}`, { method: "GET" })).json()) as Record<string, any>;
     expect(got).toMatchObject({ id, model: EPSILON.model, status: "completed" });
     expect(got.output[0].content[0].text).toBe("Noted.");
   });
@@ -315,13 +324,13 @@ describe("stored state through a passthrough", () => {
   test("store: false: nothing is kept, and the vendor is told the same", async () => {
     const r = (await (await post({ store: false, input: "Hi" })).json()) as Record<string, any>;
     expect(sentBody().store).toBe(false);
-    expect((await h.call(`/v1/responses/${r.id}`, { method: "GET" })).status).toBe(404);
+    expect((await call(`/v1/responses/${r.id}`, { method: "GET" })).status).toBe(404);
   });
 });
 
 describe("messages and chat clients to a Responses vendor", () => {
   test("a messages request goes as a Responses request: instructions, input items, flat function tools, store false, the cap", async () => {
-    const res = await h.call("/v1/messages", {
+    const res = await call("/v1/messages", {
       method: "POST",
       dialect: "messages",
       body: JSON.stringify({
@@ -345,7 +354,7 @@ describe("messages and chat clients to a Responses vendor", () => {
   });
 
   test("a chat client's stop and seed: dropped with a warning each (the Responses API has neither)", async () => {
-    const res = await h.call("/v1/chat/completions", {
+    const res = await call("/v1/chat/completions", {
       method: "POST",
       body: JSON.stringify({ model: EPSILON.model, stop: ["X"], seed: 7, messages: [{ role: "user", content: "Hi" }] }),
     });
@@ -358,7 +367,7 @@ describe("messages and chat clients to a Responses vendor", () => {
   });
 
   test("a messages stream reads its input count from the vendor's input_tokens endpoint, asked alongside the call", async () => {
-    const res = await h.call("/v1/messages", {
+    const res = await call("/v1/messages", {
       method: "POST",
       dialect: "messages",
       body: JSON.stringify({

@@ -4,8 +4,9 @@
  * now count one request each against `rpm` (before the lookup: probing ids costs too), and the
  * list's query is checked: `order` asc|desc, `limit` 1–100, `after`/`before` item ids of the list.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { ADMIN_KEY, startHarness, type Harness } from "./harness";
+import { SpecWatch } from "./support/open-responses";
 
 // A stopped clock: the buckets never refill during the test, so the counts are exact.
 const NOW = Date.parse("2026-11-20T12:00:00Z");
@@ -13,10 +14,19 @@ let h: Harness;
 beforeAll(async () => {
   h = await startHarness({}, { now: () => NOW });
 });
-afterAll(() => h.close());
+// A stored reply read back is the specification's whole response object, as it was written.
+const spec = new SpecWatch();
+afterEach(async () => {
+  await spec.settle();
+  expect(spec.problems).toEqual([]);
+});
+afterAll(async () => {
+  await h.close();
+  expect(spec.checked).toBeGreaterThan(0);
+});
 
 const call = (key: string, path: string, method = "GET", body?: unknown) =>
-  fetch(h.url + path, {
+  spec.fetch(h.url + path, {
     method,
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
     ...(body ? { body: JSON.stringify(body) } : {}),

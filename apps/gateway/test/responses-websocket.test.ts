@@ -4,18 +4,26 @@
  * warm-up, a dropped socket billed like a dropped stream, limits per turn, and the 426 an agent
  * needs to fall back to HTTP at once.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { ADMIN_KEY, startHarness, type Harness } from "./harness";
+import { SpecWatch } from "./support/open-responses";
 
 let h: Harness;
 let off: Harness;
+// Every frame's response snapshot, item and part is held to the Open Responses schema.
+const spec = new SpecWatch();
 beforeAll(async () => {
   h = await startHarness();
   off = await startHarness({ TURNPIKE_RESPONSES_WEBSOCKET: "off" });
 });
+afterEach(async () => {
+  await spec.settle();
+  expect(spec.problems).toEqual([]);
+});
 afterAll(async () => {
   await h.close();
   await off.close();
+  expect(spec.checked).toBeGreaterThan(0);
 });
 
 type Frame = Record<string, any>;
@@ -27,6 +35,7 @@ class Socket {
   closed = false;
   private constructor(readonly ws: WebSocket) {
     ws.addEventListener("message", (e) => {
+      spec.frame(String(e.data));
       this.frames.push(JSON.parse(String(e.data)));
       for (const w of this.waiters.splice(0)) w();
     });
@@ -124,6 +133,10 @@ describe("Responses over WebSocket", () => {
       input: user("and once more"),
     });
     expect(second.at(-1)!.type).toBe("response.completed");
+    // Every snapshot names the reply it continues; the first turn's named none.
+    expect(reply1.previous_response_id).toBeNull();
+    for (const f of second.filter((f) => f.response))
+      expect(`${f.type} ${f.response.previous_response_id}`).toBe(`${f.type} ${reply1.id}`);
     const upstream = JSON.stringify(h.gw.simulator!.requests.slice(before).at(-1)!.body);
     expect(upstream).toContain("say hello");
     expect(upstream).toContain(JSON.stringify(reply1.output[0].content[0].text).slice(1, -1));
@@ -146,7 +159,7 @@ describe("Responses over WebSocket", () => {
 
   test("a stored reply from the HTTP route can be continued over the socket", async () => {
     const k = await newKey({ name: "ws-stored" });
-    const res = await fetch(`${h.url}/v1/responses`, {
+    const res = await spec.fetch(`${h.url}/v1/responses`, {
       method: "POST",
       headers: { authorization: `Bearer ${k.key}`, "content-type": "application/json" },
       body: JSON.stringify({ model: "beta-5", input: "remember the word tangerine" }),
@@ -156,6 +169,7 @@ describe("Responses over WebSocket", () => {
     const before = h.gw.simulator!.requests.length;
     const next = await s.turn({ model: "beta-5", previous_response_id: stored.id, input: user("what was the word?") });
     expect(next.at(-1)!.type).toBe("response.completed");
+    expect(completed(next).previous_response_id).toBe(stored.id);
     expect(JSON.stringify(h.gw.simulator!.requests.slice(before).at(-1)!.body)).toContain("tangerine");
     s.ws.close();
   }, 20_000);
@@ -174,6 +188,8 @@ describe("Responses over WebSocket", () => {
     const warmed = completed(warm);
     expect(warmed.id).toMatch(/^resp_/);
     expect(warmed.output).toEqual([]);
+    expect(warmed).toMatchObject({ instructions: "be brief", previous_response_id: null, background: false });
+    expect(warmed.completed_at).toBeGreaterThanOrEqual(warmed.created_at);
     expect(h.gw.simulator!.requests.length).toBe(before);
 
     const next = await s.turn({

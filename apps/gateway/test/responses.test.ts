@@ -4,20 +4,28 @@
  * instructions, incomplete replies, errors in the format's envelope, in-band stream errors, and
  * the ledger's `responses` records.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import { ADMIN_KEY, startHarness, type Harness } from "./harness";
 import { WEATHER } from "./conformance/tools";
 import { DELTA, EPSILON, RESPONSES_VENDOR_ENV, UPSTREAMS } from "./conformance/upstreams";
+import { SpecWatch } from "./support/open-responses";
 
 let h: Harness;
 let openai: OpenAI;
+// Every reply and stream snapshot the client library reads is held to the Open Responses schema.
+const spec = new SpecWatch();
 beforeAll(async () => {
   h = await startHarness(RESPONSES_VENDOR_ENV);
-  openai = new OpenAI({ apiKey: h.key, baseURL: `${h.url}/v1`, maxRetries: 0 });
+  openai = new OpenAI({ apiKey: h.key, baseURL: `${h.url}/v1`, maxRetries: 0, fetch: spec.fetch });
+});
+afterEach(async () => {
+  await spec.settle();
+  expect(spec.problems).toEqual([]);
 });
 afterAll(async () => {
   await h.close();
+  expect(spec.checked).toBeGreaterThan(0);
 });
 
 const WEATHER_TOOL = {
@@ -94,6 +102,59 @@ for (const up of [...UPSTREAMS, DELTA, EPSILON]) {
       const final = await stream.finalResponse();
       expect(deltas.join("")).toBe("Streams and replies agree.");
       expect(normalize(final)).toEqual(normalize(json));
+    });
+
+    test("the specification's whole response object: the request's settings repeated, JSON and streamed", async () => {
+      const settings = {
+        temperature: 0.3,
+        top_p: 0.9,
+        presence_penalty: 0.5,
+        frequency_penalty: -0.25,
+        top_logprobs: 3,
+        max_tool_calls: 4,
+        truncation: "auto",
+        user: "user-7",
+        safety_identifier: "safety-7",
+        prompt_cache_key: "cache-7",
+      };
+      const body = { model: up.model, input: '[sim text="All of it."]', ...settings };
+      const before = Math.floor(Date.now() / 1000);
+      // The client's type leaves some of the specification's request fields out; the wire has them.
+      const params = body as Omit<OpenAI.Responses.ResponseCreateParamsNonStreaming, "stream">;
+      const json = await openai.responses.create({ ...params, stream: false });
+      const final = await openai.responses.stream(params).finalResponse();
+      for (const r of [json, final] as unknown as Record<string, any>[]) {
+        expect(r).toMatchObject({
+          ...settings,
+          status: "completed",
+          previous_response_id: null,
+          background: false,
+          service_tier: "default",
+        });
+        expect(r.completed_at).toBeGreaterThanOrEqual(before);
+        expect(r.completed_at).toBeGreaterThanOrEqual(r.created_at);
+        expect(r.output[0].content[0]).toMatchObject({
+          type: "output_text",
+          text: "All of it.",
+          annotations: [],
+          logprobs: [],
+        });
+      }
+      // Without settings: the specification's defaults, never null where it asks for a number.
+      const bare = (await openai.responses.create({ model: up.model, input: "hi" })) as unknown as Record<string, any>;
+      expect(bare).toMatchObject({
+        temperature: 1,
+        top_p: 1,
+        presence_penalty: 0,
+        frequency_penalty: 0,
+        top_logprobs: 0,
+        max_tool_calls: null,
+        truncation: "disabled",
+        user: null,
+        safety_identifier: null,
+        prompt_cache_key: null,
+        background: false,
+      });
     });
 
     test("a function call, then its output: a function_call item, then text", async () => {
@@ -259,6 +320,8 @@ describe("stored responses", () => {
         input: 'What is my name? [sim text="Ada."]',
       });
       expect(second.output_text).toBe("Ada.");
+      // The reply names the response it continues (a Responses vendor's own reply, relayed, does not know it).
+      if (up !== EPSILON) expect(second.previous_response_id).toBe(first.id);
       const sent = JSON.stringify(h.gw.simulator!.requests.at(-1)!.body);
       expect(sent).toContain("My name is Ada.");
       expect(sent).toContain("Hello Ada.");

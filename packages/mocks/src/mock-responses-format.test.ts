@@ -73,7 +73,7 @@ describe("POST /v1/responses", () => {
         id: expect.stringMatching(/^msg_/),
         status: "completed",
         role: "assistant",
-        content: [{ type: "output_text", text: "Let me look.", annotations: [] }],
+        content: [{ type: "output_text", text: "Let me look.", annotations: [], logprobs: [] }],
       },
       {
         type: "function_call",

@@ -61,7 +61,7 @@ export function renderResponsesResponse(
       id: `msg_mock_${n}`,
       status: "completed",
       role: "assistant",
-      content: [{ type: "output_text", text, annotations: [] }],
+      content: [{ type: "output_text", text, annotations: [], logprobs: [] }],
     });
   }
   reply.toolCalls?.forEach((call, i) => {
@@ -85,22 +85,34 @@ export function renderResponsesResponse(
     id: `resp_mock_${n}`,
     object: "response",
     created_at: createdAt,
+    completed_at: status === "completed" ? createdAt : null,
     status,
     error: null,
     incomplete_details: incomplete,
     instructions: request.instructions ?? null,
     max_output_tokens: request.max_output_tokens ?? null,
     model: request.model,
+    previous_response_id: request.previous_response_id ?? null,
     output,
     parallel_tool_calls: request.parallel_tool_calls ?? true,
-    temperature: request.temperature ?? null,
-    top_p: request.top_p ?? null,
+    temperature: request.temperature ?? 1,
+    top_p: request.top_p ?? 1,
+    presence_penalty: request.presence_penalty ?? 0,
+    frequency_penalty: request.frequency_penalty ?? 0,
+    top_logprobs: request.top_logprobs ?? 0,
     tool_choice: request.tool_choice ?? "auto",
     tools: request.tools ?? [],
+    max_tool_calls: request.max_tool_calls ?? null,
+    truncation: request.truncation ?? "disabled",
     text: { format: request.text?.format ?? { type: "text" } },
     reasoning: { effort: request.reasoning?.effort ?? null, summary: request.reasoning?.summary ?? null },
     store: request.store ?? true,
+    background: false,
+    service_tier: request.service_tier ?? "default",
     metadata: request.metadata ?? {},
+    user: request.user ?? null,
+    safety_identifier: request.safety_identifier ?? null,
+    prompt_cache_key: request.prompt_cache_key ?? null,
     usage: {
       input_tokens: input,
       input_tokens_details: { cached_tokens: 0 },
@@ -134,7 +146,7 @@ export function renderResponsesFrames(reply: MockReply, response: ResponsesRespo
         emit("response.output_item.added", { output_index, item: live });
         const at = { item_id: item.id, output_index };
         item.content.forEach((part, content_index) => {
-          const open = { type: "output_text" as const, text: "", annotations: [] };
+          const open = { type: "output_text" as const, text: "", annotations: [], logprobs: [] };
           live.content.push(open);
           emit("response.content_part.added", { ...at, content_index, part: open });
           for (const delta of splitText(part.text)) {

@@ -21,7 +21,14 @@ export {
   type GatewayErrorInit,
   type Protocol,
 } from "./errors.js";
-export { clientPath, inClientTerms, noteDerived, noteOrigin, type FieldNames } from "./client-paths.js";
+export {
+  clientPath,
+  inClientTerms,
+  keepOrigin,
+  noteDerived,
+  noteOrigin,
+  type FieldNames,
+} from "./client-paths.js";
 export {
   chatStreamErrorToGatewayError,
   parseRetryDelaySeconds,
@@ -152,6 +159,7 @@ export {
 } from "./responses/convert-responses-request-to-chat.js";
 export {
   convertMessagesResponseToResponses,
+  responsesEnvelope,
   usageToResponses,
   responsesStatusOf,
   type ResponsesReplyContext,

@@ -261,6 +261,8 @@ export const GenerateModel = Type.Object({
   inputTokenLimit: Type.Integer({ minimum: 1 }),
   outputTokenLimit: Type.Integer({ minimum: 1 }),
   supportedGenerationMethods: Type.Array(Type.String()),
+  /** The model reasons before it answers (asked with `thinkingConfig`). */
+  thinking: Type.Optional(Type.Boolean()),
 });
 export type GenerateModel = Static<typeof GenerateModel>;
 

@@ -7,10 +7,20 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { Nullable } from "./nullable.js";
 
-/** Prices in USD per million tokens. */
+/**
+ * Prices: USD per million tokens, and (as the OpenRouter model object writes them) USD per token
+ * as decimal strings.
+ */
 export const ModelPricing = Type.Object({
   input_per_mtok: Type.Number({ minimum: 0 }),
   output_per_mtok: Type.Number({ minimum: 0 }),
+  cache_read_per_mtok: Type.Optional(Type.Number({ minimum: 0 })),
+  cache_write_5m_per_mtok: Type.Optional(Type.Number({ minimum: 0 })),
+  cache_write_1h_per_mtok: Type.Optional(Type.Number({ minimum: 0 })),
+  prompt: Type.Optional(Type.String()),
+  completion: Type.Optional(Type.String()),
+  input_cache_read: Type.Optional(Type.String()),
+  input_cache_write: Type.Optional(Type.String()),
 });
 export type ModelPricing = Static<typeof ModelPricing>;
 
@@ -42,6 +52,31 @@ export const Model = Type.Object({
   embeds: Type.Optional(Type.Boolean()),
   /** An embedding model's vector length when no `dimensions` is asked (the most it makes). */
   embedding_dimensions: Type.Optional(Type.Integer({ minimum: 1 })),
+  /** The OpenRouter model object's fields: the context window, modalities, parameters, output cap. */
+  context_length: Type.Optional(Type.Integer({ minimum: 1 })),
+  architecture: Type.Optional(
+    Type.Object({ input_modalities: Type.Array(Type.String()), output_modalities: Type.Array(Type.String()) }),
+  ),
+  supported_parameters: Type.Optional(Type.Array(Type.String())),
+  top_provider: Type.Optional(
+    Type.Object({ context_length: Type.Integer(), max_completion_tokens: Nullable(Type.Integer()) }),
+  ),
+  /** The messages format's: the input window and the output cap. */
+  max_input_tokens: Type.Optional(Type.Integer()),
+  max_tokens: Type.Optional(Type.Integer()),
+  /**
+   * Turnpike's prices per million tokens for each way a call is billed: `service_tiers.default`
+   * and each sold tier (`priority`, `flex`: the row's prices times `multiplier`), and `batch`
+   * (null where batch lines cost what other calls cost).
+   */
+  turnpike: Type.Optional(
+    Type.Object({
+      currency: Type.Literal("USD"),
+      unit: Type.Literal("per_mtok"),
+      service_tiers: Type.Record(Type.String(), Type.Record(Type.String(), Type.Number())),
+      batch: Nullable(Type.Record(Type.String(), Type.Number())),
+    }),
+  ),
 });
 export type Model = Static<typeof Model>;
 

@@ -169,6 +169,9 @@ export const ResponsesTextFormat = Type.Union(
 );
 export type ResponsesTextFormat = Static<typeof ResponsesTextFormat>;
 
+/** `service_tier` (open: a newer tier passes through). */
+export const ResponsesServiceTier = OpenEnum(["auto", "default", "flex", "scale", "priority"]);
+
 export const ResponsesReasoningEffort = OpenEnum(["none", "minimal", "low", "medium", "high", "xhigh"]);
 
 /** The request body. Unknown top-level fields are allowed (and named in a warning). */
@@ -182,6 +185,13 @@ export const ResponsesRequest = Type.Object({
   max_output_tokens: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
   temperature: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 2 }))),
   top_p: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 1 }))),
+  presence_penalty: Type.Optional(Nullable(Type.Number({ minimum: -2, maximum: 2 }))),
+  frequency_penalty: Type.Optional(Nullable(Type.Number({ minimum: -2, maximum: 2 }))),
+  top_logprobs: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 20 }))),
+  max_tool_calls: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
+  background: Type.Optional(Nullable(Type.Boolean())),
+  /** `service_tier` (open: a newer tier passes through): as the chat format's. */
+  service_tier: Type.Optional(Nullable(ResponsesServiceTier)),
   text: Type.Optional(
     Nullable(Type.Object({ format: Type.Optional(ResponsesTextFormat), verbosity: Type.Optional(Type.String()) })),
   ),

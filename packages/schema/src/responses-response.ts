@@ -10,6 +10,8 @@ export const ResponsesOutputText = Type.Object({
   type: Type.Literal("output_text"),
   text: Type.String(),
   annotations: Type.Array(Type.Unknown()),
+  /** The sampled tokens' log probabilities: empty unless the upstream returned them. */
+  logprobs: Type.Array(Type.Unknown()),
 });
 export type ResponsesOutputText = Static<typeof ResponsesOutputText>;
 
@@ -81,11 +83,17 @@ export const ResponsesStatus = Type.Union([
 ]);
 export type ResponsesStatus = Static<typeof ResponsesStatus>;
 
-/** The response object. */
+/**
+ * The response object: every field the Open Responses specification requires of it
+ * (docs/protocols.md §5), the request's settings repeated as the request gave them (defaults
+ * where it gave none).
+ */
 export const ResponsesResponse = Type.Object({
   id: Type.String(),
   object: Type.Literal("response"),
   created_at: Type.Integer(),
+  /** Unix seconds at which the response completed; null until then, and for a failed or incomplete one. */
+  completed_at: Nullable(Type.Integer()),
   status: ResponsesStatus,
   error: Nullable(Type.Object({ code: Type.String(), message: Type.String() })),
   incomplete_details: Nullable(
@@ -94,16 +102,28 @@ export const ResponsesResponse = Type.Object({
   instructions: Nullable(Type.String()),
   max_output_tokens: Nullable(Type.Integer()),
   model: Type.String(),
+  previous_response_id: Nullable(Type.String()),
   output: Type.Array(ResponsesOutputItem),
   parallel_tool_calls: Type.Boolean(),
-  temperature: Nullable(Type.Number()),
-  top_p: Nullable(Type.Number()),
+  temperature: Type.Number(),
+  top_p: Type.Number(),
+  presence_penalty: Type.Number(),
+  frequency_penalty: Type.Number(),
+  top_logprobs: Type.Integer(),
   tool_choice: Type.Unknown(),
   tools: Type.Array(Type.Unknown()),
+  max_tool_calls: Nullable(Type.Integer()),
+  truncation: Type.String(),
   text: Type.Object({ format: Type.Unknown() }),
   reasoning: Type.Object({ effort: Nullable(Type.String()), summary: Nullable(Type.String()) }),
   store: Type.Boolean(),
+  background: Type.Boolean(),
+  /** The tier the call was served at (`default` unless one was asked and the upstream has it). */
+  service_tier: Type.String(),
   metadata: Type.Record(Type.String(), Type.String()),
+  user: Nullable(Type.String()),
+  safety_identifier: Nullable(Type.String()),
+  prompt_cache_key: Nullable(Type.String()),
   usage: Nullable(ResponsesUsage),
 });
 export type ResponsesResponse = Static<typeof ResponsesResponse>;

@@ -15,26 +15,38 @@ const response: ResponsesResponse = {
   id: "resp_1",
   object: "response",
   created_at: 1_700_000_000,
+  completed_at: null,
   status: "in_progress",
   error: null,
   incomplete_details: null,
   instructions: null,
   max_output_tokens: null,
   model: "beta-5",
+  previous_response_id: null,
   output: [],
   parallel_tool_calls: true,
-  temperature: null,
-  top_p: null,
+  temperature: 1,
+  top_p: 1,
+  presence_penalty: 0,
+  frequency_penalty: 0,
+  top_logprobs: 0,
   tool_choice: "auto",
   tools: [],
+  max_tool_calls: null,
+  truncation: "disabled",
   text: { format: { type: "text" } },
   reasoning: { effort: null, summary: null },
   store: true,
+  background: false,
+  service_tier: "default",
   metadata: {},
+  user: null,
+  safety_identifier: null,
+  prompt_cache_key: null,
   usage: null,
 };
 const at = { item_id: "msg_1", output_index: 0 };
-const part = { type: "output_text", text: "", annotations: [] };
+const part = { type: "output_text", text: "", annotations: [], logprobs: [] };
 const summary = { type: "summary_text", text: "" };
 
 /** One event of every name, shaped as the gateway's encoder writes it. */

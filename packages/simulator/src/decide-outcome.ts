@@ -31,6 +31,8 @@ export interface ReplyOutcome {
   stream: boolean;
   sse: boolean;
   includeUsage: boolean;
+  /** The chat family's tier that served (its reply names it; default: `default`). */
+  serviceTier?: string;
   /** What a Responses reply depends on beyond the plan. */
   responses?: ResponsesRender;
   latencyMs: number;
@@ -145,6 +147,7 @@ export function decideOutcome(
     stream: req.stream,
     sse,
     includeUsage: req.includeUsage,
+    ...(req.serviceTier ? { serviceTier: req.serviceTier } : {}),
     ...(req.responses ? { responses: req.responses } : {}),
     latencyMs,
     firstByteMs,

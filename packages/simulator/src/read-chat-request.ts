@@ -177,6 +177,10 @@ export function readChatRequest(body: JsonObject): SimRequest | RequestProblem {
     model,
     stream: body.stream === true,
     includeUsage: body.stream === true && isObject(body.stream_options) && body.stream_options.include_usage === true,
+    // The tier that serves: the one asked for, `auto` served at the default one.
+    ...(typeof body.service_tier === "string" && body.service_tier !== "auto"
+      ? { serviceTier: body.service_tier }
+      : {}),
     ...trailingTurn(body.messages),
     tools,
     toolChoice: readToolChoice(body.tool_choice),

@@ -14,6 +14,8 @@ const TOP_FIELDS = new Set([
   "generationConfig",
   "cachedContent",
   "labels",
+  // The tier a request asks for (standard, flex, priority).
+  "serviceTier",
 ]);
 const CONFIG_FIELDS = new Set([
   "stopSequences",

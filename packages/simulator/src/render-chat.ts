@@ -66,7 +66,7 @@ function usage(prompt: number, completion: number, reasoning: number, cached = 0
 }
 
 /** The non-streaming reply body (docs/protocols.md §2.4). */
-export function chatJson(plan: ReplyPlan, ctx: RenderContext): string {
+export function chatJson(plan: ReplyPlan, ctx: RenderContext, serviceTier = "default"): string {
   const message: Record<string, unknown> = {
     role: "assistant",
     content: plan.text.length > 0 ? plan.text.join("") : null,
@@ -89,7 +89,7 @@ export function chatJson(plan: ReplyPlan, ctx: RenderContext): string {
     model: plan.model,
     choices: [{ index: 0, message, logprobs: null, finish_reason: FINISH_REASON[plan.stop] }],
     usage: usage(plan.inputTokens, plan.outputTokens, plan.thinkingTokens, plan.cache?.read),
-    service_tier: "default",
+    service_tier: serviceTier,
     system_fingerprint: FINGERPRINT,
   });
 }
@@ -155,11 +155,16 @@ function deltas(plan: ReplyPlan, ctx: RenderContext): Delta[] {
  * a finish chunk with `delta:{}`, the `choices:[]` usage chunk only with include_usage (every
  * earlier chunk then has `usage:null`), `data: [DONE]`. Same id and created on every chunk.
  */
-export function chatStream(plan: ReplyPlan, ctx: RenderContext, includeUsage: boolean): StreamPlan {
+export function chatStream(
+  plan: ReplyPlan,
+  ctx: RenderContext,
+  includeUsage: boolean,
+  serviceTier = "default",
+): StreamPlan {
   const v = plan.variant;
   const id = `chatcmpl-sim${ctx.seq}`;
   // Every recorded chunk carries service_tier and system_fingerprint, as the JSON reply does (openai-text.chunks.txt).
-  const head = `{"id":"${id}","object":"chat.completion.chunk","created":${JSON.stringify(ctx.created)},"model":${JSON.stringify(plan.model)},"service_tier":"default","system_fingerprint":"${FINGERPRINT}",`;
+  const head = `{"id":"${id}","object":"chat.completion.chunk","created":${JSON.stringify(ctx.created)},"model":${JSON.stringify(plan.model)},"service_tier":${JSON.stringify(serviceTier)},"system_fingerprint":"${FINGERPRINT}",`;
   const withUsage = v !== "no-usage" && (includeUsage || v === "usage-in-finish" || v === "usage-every-chunk");
   const finalUsage = usage(plan.inputTokens, plan.outputTokens, plan.thinkingTokens, plan.cache?.read);
   const frames: string[] = [];

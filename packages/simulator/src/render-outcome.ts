@@ -24,7 +24,7 @@ function replyStream(o: ReplyOutcome, ctx: RenderContext): StreamPlan {
     case "messages":
       return messagesStream(o.plan, ctx);
     case "chat":
-      return chatStream(o.plan, ctx, o.includeUsage);
+      return chatStream(o.plan, ctx, o.includeUsage, o.serviceTier);
     case "generate":
       return generateStream(o.plan, ctx, o.sse);
     case "responses":
@@ -41,7 +41,7 @@ function replyJson(o: ReplyOutcome, ctx: RenderContext): string {
     case "messages":
       return messagesJson(o.plan, ctx);
     case "chat":
-      return chatJson(o.plan, ctx);
+      return chatJson(o.plan, ctx, o.serviceTier);
     case "generate":
       return generateJson(o.plan, ctx);
     case "responses":

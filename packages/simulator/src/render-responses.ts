@@ -76,7 +76,7 @@ function outputItems(plan: ReplyPlan, ctx: RenderContext, r: ResponsesRender): I
       id: id.message,
       status: done,
       role: "assistant",
-      content: [{ type: "output_text", text: plan.text.join(""), annotations: [] }],
+      content: [{ type: "output_text", text: plan.text.join(""), annotations: [], logprobs: [] }],
     });
   }
   plan.toolCalls.forEach((c, i) =>
@@ -120,22 +120,34 @@ function envelope(
     id: ids(ctx).response,
     object: "response",
     created_at: ctx.created,
+    completed_at: s.status === "completed" ? ctx.created : null,
     status: s.status,
     error,
     incomplete_details: s.incomplete_details,
     instructions: null,
     max_output_tokens: null,
     model: plan.model,
+    previous_response_id: null,
     output,
     parallel_tool_calls: true,
     temperature: 1,
     top_p: 1,
+    presence_penalty: 0,
+    frequency_penalty: 0,
+    top_logprobs: 0,
     tool_choice: "auto",
     tools: [],
+    max_tool_calls: null,
+    truncation: "disabled",
     text: { format: { type: "text" } },
     reasoning: { effort: null, summary: null },
     store: true,
+    background: false,
+    service_tier: "default",
     metadata: {},
+    user: null,
+    safety_identifier: null,
+    prompt_cache_key: null,
     ...r.echo,
     usage: u,
   };
@@ -173,7 +185,10 @@ export function responsesStream(plan: ReplyPlan, ctx: RenderContext, r: Response
       emit("response.output_item.added", { output_index, item: { ...item, status: "in_progress", content: [] } });
       const at = { item_id, output_index, content_index: 0 };
       const part = (item.content as Item[])[0]!;
-      emit("response.content_part.added", { ...at, part: { type: "output_text", text: "", annotations: [] } });
+      emit("response.content_part.added", {
+        ...at,
+        part: { type: "output_text", text: "", annotations: [], logprobs: [] },
+      });
       for (const delta of plan.text) emit("response.output_text.delta", { ...at, delta, logprobs: [] }, true);
       emit("response.output_text.done", { ...at, text: part.text, logprobs: [] });
       emit("response.content_part.done", { ...at, part });

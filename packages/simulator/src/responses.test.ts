@@ -27,7 +27,7 @@ describe("the Responses protocol (POST /v1/responses)", () => {
         id: expect.stringMatching(/^msg_/),
         status: "completed",
         role: "assistant",
-        content: [{ type: "output_text", text: "Hello there.", annotations: [] }],
+        content: [{ type: "output_text", text: "Hello there.", annotations: [], logprobs: [] }],
       },
     ]);
     expect(r.usage.output_tokens).toBe(tok("Hello there."));

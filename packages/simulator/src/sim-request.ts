@@ -21,6 +21,8 @@ export interface SimRequest {
   stream: boolean;
   /** Chat `stream_options.include_usage`. */
   includeUsage: boolean;
+  /** The chat family's `service_tier` that serves the request (its reply names it). */
+  serviceTier?: string;
   /** Text of the trailing user turn (user messages, plus tool results), where directives live. */
   turnText: string;
   /**

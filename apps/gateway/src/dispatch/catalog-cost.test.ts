@@ -58,4 +58,29 @@ describe("cost per token class", () => {
       'models[0].prompt_cache: must be auto or off, got "always"',
     );
   });
+
+  test("a service tier bills every token class at the row's multiplier; a config row sets its own tiers, checked", () => {
+    const beta = catalog.get("beta-5")!;
+    const tokens = {
+      input_tokens: 1_000_000,
+      cache_read_input_tokens: 1_000_000,
+      cache_creation_input_tokens: 0,
+      output_tokens: 1_000_000,
+    };
+    const base = catalog.cost(beta, tokens);
+    expect(base).toBe(1.25 + 0.125 + 6.25);
+    expect(catalog.cost(beta, { ...tokens, service_tier: "priority" })).toBe(base * 2);
+    expect(catalog.cost(beta, { ...tokens, service_tier: "flex" })).toBe(base / 2);
+    // A row without the tier bills the default price (the request was not sent at it).
+    const delta = catalog.get("delta-m3")!;
+    expect(catalog.cost(delta, { ...tokens, service_tier: "priority" })).toBe(catalog.cost(delta, tokens));
+    const own = buildCatalog([{ id: "delta-m3", service_tiers: { priority: 1.5 } }], vendors).get("delta-m3")!;
+    expect(own.service_tiers).toEqual({ priority: 1.5 });
+    expect(() => buildCatalog([{ id: "delta-m3", service_tiers: { priority: 0 } }], vendors)).toThrow(
+      "models[0].service_tiers.priority: must be a positive number (the multiplier of every token price at the priority tier), got 0",
+    );
+    expect(() => buildCatalog([{ id: "delta-m3", service_tiers: { turbo: 3 } }], vendors)).toThrow(
+      "models[0].service_tiers",
+    );
+  });
 });

@@ -8,9 +8,9 @@ import { Value } from "@sinclair/typebox/value";
 import { explainErrors, UPSTREAM_PROTOCOLS, type Protocol } from "@turnpike/schema";
 import { isRecord } from "../vocabulary/client-errors";
 import { ConfigError } from "../vocabulary/config-error";
-import type { CatalogEntry, PromptCacheMode } from "../vocabulary/target";
+import { SERVICE_TIERS, type CatalogEntry, type PromptCacheMode, type ServiceTier } from "../vocabulary/target";
 
-export type { CatalogEntry, PromptCacheMode } from "../vocabulary/target";
+export type { CatalogEntry, PromptCacheMode, ServiceTier } from "../vocabulary/target";
 
 /** What the catalog needs to know of each vendor: that it exists, and its protocol. */
 export interface VendorProtocol {
@@ -29,7 +29,8 @@ type Optional =
   | "cache_read_per_mtok"
   | "cache_write_5m_per_mtok"
   | "cache_write_1h_per_mtok"
-  | "prompt_cache";
+  | "prompt_cache"
+  | "service_tiers";
 type Row = Omit<CatalogEntry, Optional> & Partial<Pick<CatalogEntry, Optional>>;
 
 /**
@@ -59,6 +60,14 @@ export const CONTEXT_1M_BETA = "context-1m-2025-08-07";
  * vendor's batch price is its own to set (a config row's `batch_discount`).
  */
 const BATCH_HALF = 0.5;
+
+/**
+ * The tiers of the vendors whose APIs sell them per request (the chat family's `service_tier`,
+ * the generateContent protocol's `serviceTier`): priority at twice the price of every token
+ * class, flex at half. The messages protocol's vendor sells priority by commitment, not per
+ * request, and delta sells no tier: their rows list none (a config row may).
+ */
+const PRIORITY_AND_FLEX = { service_tiers: { priority: 2, flex: 0.5 } };
 
 const BUILT_IN: Row[] = [
   {
@@ -127,6 +136,7 @@ const BUILT_IN: Row[] = [
     id: "beta-5.5",
     owned_by: "beta",
     batch_discount: BATCH_HALF,
+    ...PRIORITY_AND_FLEX,
     display_name: "Beta 5.5",
     input_per_mtok: 2.5,
     output_per_mtok: 10,
@@ -139,6 +149,7 @@ const BUILT_IN: Row[] = [
     id: "beta-5",
     owned_by: "beta",
     batch_discount: BATCH_HALF,
+    ...PRIORITY_AND_FLEX,
     display_name: "Beta 5",
     input_per_mtok: 1.25,
     output_per_mtok: 6.25,
@@ -151,6 +162,7 @@ const BUILT_IN: Row[] = [
     id: "gamma-3-pro",
     owned_by: "gamma",
     batch_discount: BATCH_HALF,
+    ...PRIORITY_AND_FLEX,
     display_name: "Gamma 3 Pro",
     input_per_mtok: 2,
     output_per_mtok: 10,
@@ -163,6 +175,7 @@ const BUILT_IN: Row[] = [
     id: "gamma-3-flash",
     owned_by: "gamma",
     batch_discount: BATCH_HALF,
+    ...PRIORITY_AND_FLEX,
     display_name: "Gamma 3 Flash",
     input_per_mtok: 0.5,
     output_per_mtok: 2.5,
@@ -245,6 +258,8 @@ export interface BilledTokens {
   cache_creation_input_tokens: number;
   /** The one-hour share of the cache writes. */
   cache_creation_1h_input_tokens?: number;
+  /** The tier the call was served at, when not the default one: every token at the row's price for it. */
+  service_tier?: ServiceTier;
 }
 
 export class Catalog {
@@ -269,12 +284,14 @@ export class Catalog {
    */
   cost(entry: CatalogEntry, t: BilledTokens): number {
     const hour = Math.min(t.cache_creation_1h_input_tokens ?? 0, t.cache_creation_input_tokens);
+    const tier = (t.service_tier && entry.service_tiers?.[t.service_tier]) ?? 1;
     const usd =
-      (t.input_tokens * entry.input_per_mtok +
-        t.cache_read_input_tokens * entry.cache_read_per_mtok +
-        (t.cache_creation_input_tokens - hour) * entry.cache_write_5m_per_mtok +
-        hour * entry.cache_write_1h_per_mtok +
-        t.output_tokens * entry.output_per_mtok) /
+      (tier *
+        (t.input_tokens * entry.input_per_mtok +
+          t.cache_read_input_tokens * entry.cache_read_per_mtok +
+          (t.cache_creation_input_tokens - hour) * entry.cache_write_5m_per_mtok +
+          hour * entry.cache_write_1h_per_mtok +
+          t.output_tokens * entry.output_per_mtok)) /
       1_000_000;
     return Math.round(usd * 1e9) / 1e9;
   }
@@ -321,6 +338,23 @@ function rowFile(vendors: readonly string[]) {
           rule: "must be a number from 0 to 1 (the share off a batch line's price)",
           expected: "number from 0 to 1",
         }),
+      ),
+      service_tiers: Type.Optional(
+        Type.Object(
+          Object.fromEntries(
+            SERVICE_TIERS.map((t) => [
+              t,
+              Type.Optional(
+                Type.Number({
+                  exclusiveMinimum: 0,
+                  rule: `must be a positive number (the multiplier of every token price at the ${t} tier)`,
+                  expected: "positive number",
+                }),
+              ),
+            ]),
+          ),
+          { additionalProperties: false, rule: `may name ${SERVICE_TIERS.join(" and ")} only` },
+        ),
       ),
       embedding_dimensions: Type.Optional(
         Type.Integer({

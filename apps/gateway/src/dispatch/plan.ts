@@ -10,6 +10,8 @@ import type { MessagesRequest, Protocol } from "@turnpike/schema";
 import { LARGE_BODY_CHARS, loopTurn } from "../vocabulary/loop-turns";
 import type { GuardrailRun } from "../guardrails/run";
 import { redactGuarded } from "../guardrails/pivot";
+import type { ServiceTier } from "../vocabulary/target";
+import { askedTier, serveTier } from "./service-tier";
 
 /** Everything about one upstream call that is decided before it is made. */
 export interface Plan {
@@ -37,6 +39,8 @@ export interface Plan {
    * end: Turnpike counts it, once the call is on its way (execute), while the upstream thinks.
    */
   countFirst: boolean;
+  /** The tier the call is sent and billed at (service-tier.ts); undefined: the default tier. */
+  serviceTier?: ServiceTier | undefined;
   /** Turnpike's count of the prompt, worked out only if it is needed (once). */
   countPrompt(): number;
   /**
@@ -108,6 +112,7 @@ class PassthroughPlan implements Plan {
   readonly includeUsage: boolean;
   readonly countAlongside = false;
   readonly countFirst = false;
+  serviceTier: ServiceTier | undefined;
 
   constructor(
     private readonly deps: Pick<GatewayDeps, "countPrompt">,
@@ -176,9 +181,12 @@ export async function plan(
     const body = passthroughBody(client.body, target.entry.upstream_model);
     const warnings = clampOutput(body, OUTPUT_CAP_FIELDS, cap, model);
     protocol.preparePassthrough(body, stream);
+    const serviceTier = serveTier(format.id, client.body, target.entry, body, warnings);
     // Needed only if the client leaves before the upstream reports usage, or for a body larger
     // than the model's window: methods (the plan is built per attempt; closures would be cells more).
-    return new PassthroughPlan(deps, client, target, protocol, body, warnings, reply, size);
+    const planned = new PassthroughPlan(deps, client, target, protocol, body, warnings, reply, size);
+    planned.serviceTier = serviceTier;
+    return planned;
   }
   const base = { client, target, protocol, stream, includeUsage: client.includeUsage };
   const pivot = client.toPivot(protocol.id);
@@ -192,6 +200,16 @@ export async function plan(
   // The translation to the pivot and from it: a large body's two steps, a turn of the loop between.
   if (size > LARGE_BODY_CHARS) await loopTurn();
   const out = await fromPivotInClientTerms(protocol, pivot.request, target, deps);
+  // A tier asked for is decided here, for the upstream body as its protocol names it: the
+  // converters' generic "not carried" warning gives way to the decision's own.
+  let warnings = pivot.warnings.concat(out.warnings);
+  let serviceTier: ServiceTier | undefined;
+  if (askedTier(format.id, client.body) !== undefined) {
+    const decided: Warning[] = [];
+    serviceTier = serveTier(format.id, client.body, target.entry, out.body, decided);
+    if (serviceTier || decided.length)
+      warnings = warnings.filter((w) => w.param !== "service_tier" && w.param !== "serviceTier").concat(decided);
+  }
   let counted: number | undefined;
   const countPrompt = () => (counted ??= deps.countPrompt(pivot.request));
   const countPromptInSteps = async () => {
@@ -208,7 +226,8 @@ export async function plan(
     guard,
     passthrough: false,
     body: out.body,
-    warnings: pivot.warnings.concat(out.warnings),
+    warnings,
+    serviceTier,
     reply: {
       ...reply,
       stopSequences: pivot.request.stop_sequences,

@@ -33,6 +33,8 @@ export const chatFormat: ClientFormat = {
     if (!checked.ok) throw validationError(checked.issues);
     const request = checked.value;
     const includeUsage = request.stream_options?.include_usage === true;
+    // A paid tier the call was sent at, for the reply's `service_tier` (dispatch/service-tier.ts).
+    let tier: string | undefined;
     return {
       model: request.model,
       stream: request.stream === true,
@@ -50,7 +52,14 @@ export const chatFormat: ClientFormat = {
         const pivot = convertChatRequestToMessages(open.body, opts);
         return { request: pivot.request, warnings: open.warnings.concat(pivot.warnings) };
       },
-      encodeReply: (reply, model) => convertMessagesResponseToChat(reply, { model }),
+      encodeReply(reply, model) {
+        const out = convertMessagesResponseToChat(reply, { model });
+        if (tier) out.service_tier = tier;
+        return out;
+      },
+      servedAt(t) {
+        tier = t;
+      },
       encoder: (model, write) => new MessagesToChatMachine({ model, includeUsage }, write),
     };
   },

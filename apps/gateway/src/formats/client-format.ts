@@ -22,6 +22,8 @@ export interface ClientRequest {
   toPivot(target: Protocol): { request: MessagesRequest; warnings: Warning[] };
   /** The pivot reply in the client's format (a reply may echo its request, hence here). */
   encodeReply(reply: MessagesResponse, model: string): unknown;
+  /** The paid service tier the call was sent at (none: the default tier): a reply that names its tier says so. */
+  servedAt?(tier: string): void;
   /** A stream encoder: pivot events in, the client's SSE frames out through `write`. */
   encoder(model: string, write: (frame: string) => void): PivotEncoder;
   /** The id of a stored reply this request continues (the Responses format's `previous_response_id`). */

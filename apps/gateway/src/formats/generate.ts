@@ -107,6 +107,8 @@ function generateModel(e: CatalogEntry): GenerateModel {
     inputTokenLimit: e.context_window,
     outputTokenLimit: e.max_output_tokens,
     supportedGenerationMethods: ["generateContent", "streamGenerateContent", "countTokens"],
+    // Every upstream's reasoning is asked through this format's thinkingConfig.
+    thinking: true,
   };
 }
 

@@ -6,6 +6,7 @@ import {
   convertResponsesRequestToChat,
   inClientTerms,
   randomId,
+  responsesEnvelope,
   type NamespacedName,
   type Warning,
 } from "@turnpike/providers";
@@ -159,15 +160,22 @@ function promptAsText(request: ResponsesRequest, body: Readonly<Record<string, u
  * A validated Responses request as the pipeline sees it. `history` holds the conversation of the
  * stored reply it continues, already put before its own input.
  */
-function responsesClient(request: ResponsesRequest, body: Readonly<Record<string, unknown>>): ClientRequest {
+function responsesClient(
+  request: ResponsesRequest,
+  body: Readonly<Record<string, unknown>>,
+  continued?: string,
+): ClientRequest {
   // One identity for the reply, whether it is written as JSON or as a stream.
   const id = randomId("resp_");
   const createdAt = Math.floor(Date.now() / 1000);
+  // The reply repeats the stored response it continues, though the conversation now holds it.
+  const echoed = continued === undefined ? request : { ...request, previous_response_id: continued };
   // Names of namespaced functions as offered upstream → as the client knows them.
   let namespaced: Record<string, NamespacedName> = {};
   // Custom tools offered upstream as function tools: their calls go back as custom_tool_call items.
   let custom: Record<string, true> = {};
   let written: ResponsesResponse | undefined;
+  let serviceTier = "default";
   let machine: MessagesToResponsesMachine | undefined;
   // The vendor's own reply, when the request passed through to a Responses upstream.
   let passed: Record<string, unknown> | undefined;
@@ -208,11 +216,25 @@ function responsesClient(request: ResponsesRequest, body: Readonly<Record<string
       }
     },
     encodeReply(reply, model) {
-      written = convertMessagesResponseToResponses(reply, { model, request, id, createdAt, namespaced, custom });
+      written = convertMessagesResponseToResponses(reply, {
+        model,
+        request: echoed,
+        id,
+        createdAt,
+        namespaced,
+        custom,
+        serviceTier,
+      });
       return written;
     },
+    servedAt(tier) {
+      serviceTier = tier;
+    },
     encoder(model, write) {
-      machine = new MessagesToResponsesMachine({ model, request, id, createdAt, namespaced, custom }, write);
+      machine = new MessagesToResponsesMachine(
+        { model, request: echoed, id, createdAt, namespaced, custom, serviceTier },
+        write,
+      );
       return machine;
     },
     ...(request.previous_response_id ? { continues: request.previous_response_id } : {}),
@@ -233,6 +255,7 @@ function responsesClient(request: ResponsesRequest, body: Readonly<Record<string
       return responsesClient(
         { ...rest, input: [...earlier, ...output.map(replayItem), ...inputItems(request)] },
         { ...sent, input: upstream },
+        request.previous_response_id ?? undefined,
       );
     },
     passedThrough(reply) {
@@ -248,17 +271,14 @@ function responsesClient(request: ResponsesRequest, body: Readonly<Record<string
       // The `error` event, then the response it ends as failed (clients such as agents read the
       // reason from `response.failed`; a stream without a final response reads as cut off).
       const error = { code: "server_error", message };
-      const response = {
-        id,
-        object: "response",
-        created_at: createdAt,
-        status: "failed",
+      const response = responsesEnvelope(
+        { model: request.model, request: echoed, id, createdAt },
+        "failed",
+        [],
+        null,
+        null,
         error,
-        incomplete_details: null,
-        model: request.model,
-        output: [],
-        usage: null,
-      };
+      );
       return (
         responsesFormat.inBandError(message) +
         formatSSE({

@@ -1,4 +1,4 @@
-import { GatewayError, GUARDRAIL_BLOCKED } from "@turnpike/providers";
+import { GatewayError, GUARDRAIL_BLOCKED, keepOrigin } from "@turnpike/providers";
 import type { MessagesRequest, MessagesStreamEvent } from "@turnpike/schema";
 import { GuardrailBlock, type GuardrailRun } from "./run";
 import { askHooks, type HookText } from "./hook";
@@ -20,6 +20,12 @@ function strings(v: Json, f: (s: string) => string): Json {
 
 type Block = Record<string, Json> & { type?: string };
 
+/** A copy of an object of the pivot, keeping where the original came from in the client's request (its errors' paths). */
+function copied<T extends object>(copy: T, from: object): T {
+  keepOrigin(copy, from);
+  return copy;
+}
+
 /** How one text of the request is redacted (the walk below calls it on each text, in one order). */
 type Redact = (text: string, surface: Surface) => string;
 
@@ -30,12 +36,12 @@ function content(run: GuardrailRun, redact: Redact, c: Json, surface: Surface): 
   return c.map((b: Block) => {
     switch (b?.type) {
       case "text":
-        return typeof b.text === "string" ? { ...b, text: redact(b.text, surface) } : b;
+        return typeof b.text === "string" ? copied({ ...b, text: redact(b.text, surface) }, b) : b;
       case "tool_use":
       case "server_tool_use":
-        return run.covers("tools") ? { ...b, input: strings(b.input, (s) => redact(s, "tools")) } : b;
+        return run.covers("tools") ? copied({ ...b, input: strings(b.input, (s) => redact(s, "tools")) }, b) : b;
       case "tool_result":
-        return run.covers("tools") ? { ...b, content: content(run, redact, b.content, "tools") } : b;
+        return run.covers("tools") ? copied({ ...b, content: content(run, redact, b.content, "tools") }, b) : b;
       default:
         // Images, documents and signed thinking go as they are: a signature covers its text.
         return b;
@@ -45,17 +51,22 @@ function content(run: GuardrailRun, redact: Redact, c: Json, surface: Surface): 
 
 /** The pivot request with `redact` applied to each text a policy may look at. */
 function walk(run: GuardrailRun, request: MessagesRequest, redact: Redact): MessagesRequest {
-  const out = { ...request } as MessagesRequest & Record<string, Json>;
+  const out = copied({ ...request }, request) as MessagesRequest & Record<string, Json>;
   if (run.covers("prompt") && request.system !== undefined)
     out.system = content(run, redact, request.system, "prompt") as never;
-  out.messages = request.messages.map((m) => ({ ...m, content: content(run, redact, m.content, "prompt") })) as never;
+  out.messages = request.messages.map((m) =>
+    copied({ ...m, content: content(run, redact, m.content, "prompt") }, m),
+  ) as never;
   if (run.covers("tools") && Array.isArray(request.tools))
     out.tools = request.tools.map((t) => {
       const tool = t as Block;
-      return {
-        ...tool,
-        ...(typeof tool.description === "string" ? { description: redact(tool.description, "tools") } : {}),
-      };
+      return copied(
+        {
+          ...tool,
+          ...(typeof tool.description === "string" ? { description: redact(tool.description, "tools") } : {}),
+        },
+        tool,
+      );
     }) as never;
   return out;
 }

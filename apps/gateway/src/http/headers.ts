@@ -10,6 +10,8 @@ export const HEADER = {
   /** The catalog id that served, and the one asked for when a fallback served. */
   model: "x-turnpike-model",
   fallbackFrom: "x-turnpike-fallback-from",
+  /** The service tier the call was sent and billed at, when not the default one. */
+  serviceTier: "x-turnpike-service-tier",
   deployment: "x-turnpike-deployment",
   attempts: "x-turnpike-attempts",
   count: "x-turnpike-count",

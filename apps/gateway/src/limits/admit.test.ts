@@ -70,6 +70,9 @@ describe("budget reservations", () => {
     // No cap asked, or one above the model's: the model's 64,000.
     expect(worstCaseUsd(haiku, 100, undefined)).toBe(0.3202);
     expect(worstCaseUsd(haiku, 100, 1_000_000)).toBe(0.3202);
+    // At a paid service tier every token costs its multiple: the worst case is held at it (never below the default).
+    expect(worstCaseUsd(haiku, 100, 1000, 2)).toBe(0.0104);
+    expect(worstCaseUsd(haiku, 100, 1000, 0.5)).toBe(0.0052);
   });
 
   test("the worst-case input: one token per character of the body, at most the model's window (per input for embeddings)", () => {

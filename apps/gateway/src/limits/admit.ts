@@ -35,6 +35,8 @@ export interface Billable {
    * upstream's batch API, answered hours later: the book would bill it as lost).
    */
   book?: false;
+  /** The multiplier of the row's prices at the service tier the request asks for (1: the default tier). */
+  priceFactor?: number;
 }
 
 export function rateLimited(a: Admission, limitHeaders: Record<string, string>, model?: string): GatewayError {
@@ -187,6 +189,7 @@ export function admitNow(
         entry,
         worstInputTokens(entry, billable.inputChars ?? bodySize, billable.embeddings),
         billable.outputCap,
+        billable.priceFactor,
       )
     : 0;
   const checks = bucketChecks(key, entry);

@@ -30,8 +30,14 @@ export function worstInputTokens(entry: CatalogEntry, bodyChars: number, perInpu
  * and its output cap (the one asked, never above the model's; the model's when none is asked)
  * at the output price, rounded up to a thousandth of a cent.
  */
-export function worstCaseUsd(entry: CatalogEntry, inputTokens: number, outputCap: number | undefined): number {
+export function worstCaseUsd(
+  entry: CatalogEntry,
+  inputTokens: number,
+  outputCap: number | undefined,
+  priceFactor = 1,
+): number {
   const output = Math.min(outputCap ?? entry.max_output_tokens, entry.max_output_tokens);
   const input = Math.max(entry.input_per_mtok, entry.cache_write_5m_per_mtok, entry.cache_write_1h_per_mtok);
-  return Math.ceil((inputTokens * input + output * entry.output_per_mtok) / 10) / 100_000;
+  // A paid tier bills every token at its multiple: the worst case is held at it.
+  return Math.ceil(((inputTokens * input + output * entry.output_per_mtok) * Math.max(1, priceFactor)) / 10) / 100_000;
 }

@@ -1,3 +1,4 @@
+import { SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
 import { GatewayError } from "@turnpike/providers";
 import type { GatewayDeps } from "../deps";
 import { clientAddress, type Connection } from "../http/client-address";
@@ -22,6 +23,24 @@ function initializeParams(body: unknown): Record<string, unknown> | undefined {
   if (m.method !== "initialize" || typeof m.params !== "object" || m.params === null) return undefined;
   return m.params as Record<string, unknown>; // an object: checked just above
 }
+
+/** The JSON-RPC method and id of a message (either undefined when the body is no such message). */
+function methodOf(body: unknown): { method?: string; id?: string | number | null } {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return {};
+  const m = body as { method?: unknown; id?: unknown }; // an object: checked just above
+  const id = typeof m.id === "string" || typeof m.id === "number" ? m.id : null;
+  return { method: typeof m.method === "string" ? m.method : undefined, id };
+}
+
+/**
+ * The era probe of the stateless MCP revision (2026-07-28, "Versioning: Backward Compatibility";
+ * docs/mcp.md): a dual-era client first sends a modern request such as `server/discover` with no
+ * session, and falls back to `initialize` on a 400 whose body is not one of the modern errors
+ * (-32020 header mismatch, -32022 unsupported version, …). Turnpike serves the session-based
+ * revisions, so that 400 is the answer the specification asks of it; it carries the probe's id
+ * and names the versions to initialize with, and is logged as the request it is.
+ */
+const MODERN_PROBE = "server/discover";
 
 /**
  * `/mcp`: the MCP Streamable HTTP endpoint (spec 2025-11-25, as the official SDK implements it),
@@ -81,6 +100,27 @@ export function mcpRoutes(deps: GatewayDeps, mcp: McpGateway): Route[] {
         }
         const init = initializeParams(body);
         if (init && !sessionId) return logRefusal(await mcp.hosts.initialize(request, body, init, key), key);
+      }
+      if (!sessionId && methodOf(body).method === MODERN_PROBE) {
+        deps.logger.request({
+          key_id: key.id,
+          endpoint: "mcp",
+          method: MODERN_PROBE,
+          status: 400,
+          client: request.headers.get("user-agent")?.slice(0, 120) ?? undefined,
+        });
+        return Response.json(
+          {
+            jsonrpc: "2.0",
+            id: methodOf(body).id ?? null,
+            error: {
+              // JSON-RPC's Invalid Request: no modern error code, so the client falls back to `initialize`.
+              code: -32600,
+              message: `Bad Request: this server speaks the session-based MCP revisions (${SUPPORTED_PROTOCOL_VERSIONS.join(", ")}); send initialize.`,
+            },
+          },
+          { status: 400 },
+        );
       }
       if (!sessionId) {
         deps.logger.warn(`mcp: a ${request.method} without a session id`, { key_id: key.id });

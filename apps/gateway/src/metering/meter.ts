@@ -6,6 +6,7 @@ import type { RequestContext } from "../pipeline/context";
 import { emit } from "../pipeline/events";
 import { UsageTally } from "./usage-tally";
 import { guardrailNote, type GuardrailRun } from "../guardrails/run";
+import type { ServiceTier } from "../vocabulary/target";
 
 /** What the meter knows of a request that reached an upstream. */
 export interface MeteredCall {
@@ -23,6 +24,8 @@ export interface MeteredCall {
   costFactor?: number;
   /** The request's guardrails, whose findings the record notes (docs/guardrails.md). */
   guard?: GuardrailRun | undefined;
+  /** The tier the call was served at (dispatch/service-tier.ts): priced at the row's price for it. */
+  serviceTier?: ServiceTier | undefined;
 }
 
 export interface Ending {
@@ -68,8 +71,9 @@ export function meter(deps: GatewayDeps, call: MeteredCall, end: Ending): Promis
     reasoning_tokens: counts.reasoning_tokens,
     cost_usd:
       call.costFactor === undefined
-        ? deps.catalog.cost(entry, counts)
-        : Math.round(deps.catalog.cost(entry, counts) * call.costFactor * 1e9) / 1e9,
+        ? deps.catalog.cost(entry, { ...counts, service_tier: call.serviceTier })
+        : Math.round(deps.catalog.cost(entry, { ...counts, service_tier: call.serviceTier }) * call.costFactor * 1e9) /
+          1e9,
     // The vendor's own name where a reply said it, else the id Turnpike asked it for.
     upstream_model: call.tally.upstreamModel ?? entry.upstream_model,
     status: end.status,

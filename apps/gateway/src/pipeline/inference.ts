@@ -16,6 +16,7 @@ import { recall } from "../stored-responses/recall";
 import { remember } from "../stored-responses/remember";
 import { relay, replyHeaders } from "../relay/relay";
 import { resolve } from "../dispatch/resolve";
+import { askedPriceFactor } from "../dispatch/service-tier";
 import { errorResponse, toGatewayError } from "../http/respond";
 import { UsageTally } from "../metering/usage-tally";
 import { readText, validateText } from "./validate";
@@ -77,6 +78,7 @@ export async function handleInference(
         requestId: ctx.id,
         stream: client.stream,
         outputCap: askedOutputCap(client.body),
+        priceFactor: askedPriceFactor(ctx.format.id, client.body, asked.entry),
         // A continued reply's input holds the stored conversation too: its budget worst case counts it.
         ...(client === validated ? {} : { inputChars: JSON.stringify(client.body).length }),
       });
@@ -88,6 +90,7 @@ export async function handleInference(
     const sent = await dispatch(deps, ctx, client, asked, size, guard);
     const { plan: p, outcome } = sent;
     const target = p.target; // the model that served: its id, window and prices
+    if (p.serviceTier) p.client.servedAt?.(p.serviceTier);
     // No request can use more than its model's window and output cap: usage beyond it is not believed.
     const tally = new UsageTally(target.entry.context_window + target.entry.max_output_tokens);
     const route = {
@@ -106,6 +109,7 @@ export async function handleInference(
       countPrompt: () => p.countPrompt(),
       route,
       guard: p.guard,
+      serviceTier: p.serviceTier,
       ...(internal ? { costFactor: internal.costFactor } : {}),
     });
     if (outcome.kind !== "gone") upstreamStatus = outcome.status;

@@ -63,6 +63,7 @@ export function replyHeaders(
   for (const k in ids) h.set(k, ids[k]!);
   if (sent.attempts !== 1) h.set(HEADER.attempts, String(sent.attempts));
   if (sent.requested !== plan.target.entry.id) h.set(HEADER.fallbackFrom, headerSafe(sent.requested));
+  if (plan.serviceTier) h.set(HEADER.serviceTier, plan.serviceTier);
   // Header values must be plain ASCII; a warning must never turn a good reply into a 500. Several
   // warnings share the header, comma-separated, as a repeated header reads through `fetch`.
   if (plan.warnings.length)

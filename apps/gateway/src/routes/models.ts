@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type { GatewayDeps } from "../deps";
 import { formatOfHeaders } from "../formats";
 import { catalogIdOf } from "../formats/generate";
+import { modelCard } from "../formats/model-card";
 import { agentModelInfo, isAgentDiscovery, isPickerDiscovery, pickerId, unaliased } from "../formats/agent-catalog";
 import { authenticate } from "../keys/authenticate";
 import { newContext } from "../pipeline/context";
@@ -14,10 +15,14 @@ import { errors, idParam, INFERENCE_KEYS, ok, ref } from "../openapi/operations"
 /**
  * One entry shape that both standard client libraries parse: the chat format's
  * `{id, object, created, owned_by}` and the messages format's `{type, id, display_name,
- * created_at}`, plus what a client needs to pick and budget (prices, context window).
+ * created_at}`, plus what a client needs to pick and budget: the capabilities and prices of the
+ * catalog row in the fields tools read (formats/model-card.ts). `pricing` holds both OpenRouter's
+ * per-token strings and Turnpike's per-million numbers; their names do not meet.
  */
 export function modelEntry(e: CatalogEntry) {
+  const card = modelCard(e);
   return {
+    ...card,
     id: e.id,
     object: "model" as const,
     type: "model" as const,
@@ -30,6 +35,7 @@ export function modelEntry(e: CatalogEntry) {
     embeds: e.embedding_dimensions !== undefined,
     ...(e.embedding_dimensions !== undefined ? { embedding_dimensions: e.embedding_dimensions } : {}),
     pricing: {
+      ...card.pricing,
       input_per_mtok: e.input_per_mtok,
       output_per_mtok: e.output_per_mtok,
       cache_read_per_mtok: e.cache_read_per_mtok,

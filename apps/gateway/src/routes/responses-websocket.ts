@@ -1,4 +1,5 @@
-import { GatewayError } from "@turnpike/providers";
+import { GatewayError, responsesEnvelope } from "@turnpike/providers";
+import type { ResponsesRequest } from "@turnpike/schema";
 import { SSEDecoderStream } from "@turnpike/schema/sse";
 import type { ServerWebSocket } from "bun";
 import type { WebsocketLimits } from "../config/config";
@@ -233,14 +234,14 @@ async function turn(
   if (text.length > LARGE_BODY_CHARS) await loopTurn();
   const { type: _type, generate, background: _background, ...body } = frame;
   // Continuing a reply this socket made: its conversation goes before the new items.
-  const previous =
-    typeof body.previous_response_id === "string" ? state.conversations.get(body.previous_response_id) : undefined;
+  const previousId = typeof body.previous_response_id === "string" ? body.previous_response_id : undefined;
+  const previous = previousId === undefined ? undefined : state.conversations.get(previousId);
   const input = [...(previous ?? []), ...inputItems(body.input)];
   if (previous) {
     body.input = input;
     delete body.previous_response_id;
   }
-  if (generate === false) return warm(state, ws, body, input);
+  if (generate === false) return warm(state, ws, body, input, previousId);
 
   body.stream = true;
   const headers = new Headers(state.handshake.headers);
@@ -270,8 +271,10 @@ async function turn(
         await reader.cancel("the client went away").catch(() => {});
         break;
       }
-      ws.send(value.data);
-      if (value.event === "response.completed") remember(state, input, value.data);
+      // The reply repeats the socket's reply it continues, which the pipeline saw as plain input.
+      const data = previous && LIFECYCLE.test(value.event ?? "") ? continuing(value.data, previousId!) : value.data;
+      ws.send(data);
+      if (value.event === "response.completed") remember(state, input, data);
     }
   } finally {
     if (state.inFlight === abort) state.inFlight = undefined;
@@ -323,27 +326,54 @@ function keep(state: SocketState, id: string, conversation: unknown[]): void {
   }
 }
 
+/** The events whose `response` is the whole response object. */
+const LIFECYCLE = /^response\.(created|in_progress|completed|incomplete|failed)$/;
+
+/**
+ * An event's response naming the reply it continues. The key is matched with its quotes: inside a
+ * JSON string they would be escaped, so only the response's own field can match.
+ */
+function continuing(data: string, previousId: string): string {
+  return data.replace('"previous_response_id":null', `"previous_response_id":${JSON.stringify(previousId)}`);
+}
+
 /** `generate: false`: the conversation is kept under a new reply id; no model is called, nothing billed. */
-function warm(state: SocketState, ws: ServerWebSocket<SocketData>, body: Json, input: unknown[]): void {
+function warm(
+  state: SocketState,
+  ws: ServerWebSocket<SocketData>,
+  body: Json,
+  input: unknown[],
+  previousId: string | undefined,
+): void {
   const id = `resp_${crypto.randomUUID().replaceAll("-", "")}`;
   keep(state, id, input);
-  const response = {
-    id,
-    object: "response",
-    created_at: Math.floor(Date.now() / 1000),
-    status: "completed",
+  const createdAt = Math.floor(Date.now() / 1000);
+  // The frame was not validated (nothing runs): only well-typed settings are repeated.
+  const request: ResponsesRequest = {
     model: typeof body.model === "string" ? body.model : "",
-    output: [],
-    usage: {
+    input: [],
+    ...(typeof body.instructions === "string" ? { instructions: body.instructions } : {}),
+    ...(typeof body.store === "boolean" ? { store: body.store } : {}),
+    ...(previousId === undefined ? {} : { previous_response_id: previousId }),
+  };
+  const response = responsesEnvelope(
+    { model: request.model, request, id, createdAt, completedAt: createdAt },
+    "completed",
+    [],
+    {
       input_tokens: 0,
       input_tokens_details: { cached_tokens: 0 },
       output_tokens: 0,
       output_tokens_details: { reasoning_tokens: 0 },
       total_tokens: 0,
     },
-  };
+  );
   ws.send(
-    JSON.stringify({ type: "response.created", sequence_number: 0, response: { ...response, status: "in_progress" } }),
+    JSON.stringify({
+      type: "response.created",
+      sequence_number: 0,
+      response: { ...response, status: "in_progress", completed_at: null },
+    }),
   );
   ws.send(JSON.stringify({ type: "response.completed", sequence_number: 1, response }));
 }

@@ -40,7 +40,17 @@ export interface CatalogEntry {
    * batch work less; unset: batch lines cost what other calls cost.
    */
   batch_discount?: number;
+  /**
+   * The service tiers the upstream sells besides its default one, each as a multiplier of every
+   * token price of the row (priority 2: twice the price; flex 0.5: half). A tier a client asks for
+   * is forwarded and billed only where it is listed here (docs/protocols.md §5.5a).
+   */
+  service_tiers?: Partial<Record<ServiceTier, number>>;
 }
+
+/** The tiers a catalog row may price besides the default one. */
+export const SERVICE_TIERS = ["priority", "flex"] as const;
+export type ServiceTier = (typeof SERVICE_TIERS)[number];
 
 /** Whether Turnpike places prompt-cache breakpoints itself (per model, and per key on top). */
 export type PromptCacheMode = "auto" | "off";

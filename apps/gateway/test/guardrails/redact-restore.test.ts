@@ -269,4 +269,27 @@ describe("a key's own policies, dry runs and the metrics", () => {
     expect(JSON.stringify(h.gw.simulator!.requests.slice(before).map((r) => r.body))).toContain("to [EMAIL]");
     expect((await call("sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345")).status).toBe(400);
   });
+
+  test("a refusal after redaction still names the field of the client's own request", async () => {
+    const res = await h.call("/v1/chat/completions", {
+      method: "POST",
+      body: JSON.stringify({
+        model: "gamma-3-flash",
+        messages: [
+          { role: "system", content: `Support for ${EMAIL}` },
+          {
+            role: "user",
+            content: [
+              { type: "text", text: `I am ${EMAIL}` },
+              { type: "image_url", image_url: { url: "https://images.example.com/cat.png" } },
+            ],
+          },
+        ],
+      }),
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { param: string } }).error.param).toBe(
+      "messages[1].content[1].image_url.url",
+    );
+  });
 });

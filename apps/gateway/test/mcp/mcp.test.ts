@@ -8,6 +8,7 @@ import { discoverOAuthProtectedResourceMetadata } from "@modelcontextprotocol/sd
 import { ADMIN_KEY as SCALEOUT_ADMIN_KEY, removeDir, startInstance } from "../scaleout/cluster";
 import { freshDatabase, postgresUp } from "../scaleout/servers";
 import { teamToolsFollowed } from "./team-tools";
+import { memoryLogger } from "../support/memory-logger";
 
 /** `/mcp` with the official SDK client, in front of two upstream servers built on the official SDK. */
 describe("MCP gateway", () => {
@@ -15,6 +16,7 @@ describe("MCP gateway", () => {
   let weather: Upstream;
   let files: Upstream;
   let all: string;
+  const logger = memoryLogger();
 
   beforeAll(async () => {
     [weather, files] = await Promise.all([startWeather(), startFiles()]);
@@ -25,11 +27,14 @@ describe("MCP gateway", () => {
       ],
       mcp_limits: { argument_bytes: 4096, result_bytes: 65536 },
     });
-    h = await startHarness({
-      TURNPIKE_CONFIG: config,
-      WEATHER_TOKEN: "upstream-secret-1",
-      TURNPIKE_PUBLIC_URL: "https://gateway.example.com",
-    });
+    h = await startHarness(
+      {
+        TURNPIKE_CONFIG: config,
+        WEATHER_TOKEN: "upstream-secret-1",
+        TURNPIKE_PUBLIC_URL: "https://gateway.example.com",
+      },
+      { logger },
+    );
     all = (await adminKey(h.url, { tools: ["*"] })).key;
   });
   afterAll(async () => {
@@ -385,6 +390,46 @@ describe("MCP gateway", () => {
     );
     expect(tooBig.status).toBe(413);
     // The session still works.
+    expect(firstText(await client.callTool({ name: "weather__get_forecast", arguments: { city: "Oslo" } }))).toBe(
+      "Sunny in Oslo, 21 °C",
+    );
+    await client.close();
+  });
+
+  test("the stateless revision's server/discover probe: the legacy 400 the spec asks for (its id, no modern code), a request line; initialize then works", async () => {
+    const headers = {
+      authorization: `Bearer ${all}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2026-07-28",
+      "mcp-method": "server/discover",
+      "user-agent": "claude-code/2.1.332",
+    };
+    const probe = await fetch(`${h.url}/mcp`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 7,
+        method: "server/discover",
+        params: { _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28" } },
+      }),
+    });
+    expect(probe.status).toBe(400);
+    const body = (await probe.json()) as { id: unknown; error: { code: number; message: string } };
+    expect(body.id).toBe(7);
+    // Not one of the modern errors (-32020 header mismatch, -32021, -32022 unsupported version): the client falls back.
+    expect([-32020, -32021, -32022]).not.toContain(body.error.code);
+    expect(body.error.code).toBe(-32600);
+    expect(body.error.message).toContain("2025-11-25");
+    expect(body.error.message).toContain("send initialize");
+    const line = logger.lines.find((l) => l.includes("request") && l.includes("method=server/discover"));
+    expect(line).toContain("status=400");
+    expect(line).toContain("endpoint=mcp");
+    expect(line).toContain("client=claude-code/2.1.332");
+    expect(logger.lines.some((l) => l.startsWith("turnpike warn") && l.includes("server/discover"))).toBe(false);
+    // The fallback: the official client's initialize opens a session as before.
+    const { client } = await mcpClient(h.url, all);
     expect(firstText(await client.callTool({ name: "weather__get_forecast", arguments: { city: "Oslo" } }))).toBe(
       "Sunny in Oslo, 21 °C",
     );

@@ -29,6 +29,10 @@ export interface ResponsesReplyContext {
   namespaced?: Record<string, { namespace: string; name: string }>;
   /** Custom (free-form) tools offered upstream as function tools: their calls are `custom_tool_call` items. */
   custom?: Record<string, true>;
+  /** Unix seconds at which the reply completed; default: now. */
+  completedAt?: number;
+  /** The service tier the upstream served the call at; default: `default`. */
+  serviceTier?: string;
 }
 
 /** A custom tool's free-form input from the arguments of the function it was offered as (its one string argument). */
@@ -106,24 +110,45 @@ export function responsesEnvelope(
     id: ctx.id,
     object: "response",
     created_at: ctx.createdAt,
+    completed_at: status === "completed" ? (ctx.completedAt ?? Math.floor(Date.now() / 1000)) : null,
     status,
     error,
     incomplete_details: incomplete,
     instructions: r.instructions ?? null,
     max_output_tokens: r.max_output_tokens ?? null,
     model: ctx.model,
+    previous_response_id: r.previous_response_id ?? null,
     output,
     parallel_tool_calls: r.parallel_tool_calls ?? true,
-    temperature: r.temperature ?? null,
-    top_p: r.top_p ?? null,
+    // The settings the request gave, else the defaults the specification names (its example response).
+    temperature: r.temperature ?? 1,
+    top_p: r.top_p ?? 1,
+    presence_penalty: r.presence_penalty ?? 0,
+    frequency_penalty: r.frequency_penalty ?? 0,
+    top_logprobs: r.top_logprobs ?? 0,
     tool_choice: r.tool_choice ?? "auto",
     tools: r.tools ?? [],
-    text: { format: r.text?.format ?? { type: "text" } },
+    max_tool_calls: r.max_tool_calls ?? null,
+    truncation: r.truncation ?? "disabled",
+    text: { format: textFormatOf(r.text?.format) },
     reasoning: { effort: r.reasoning?.effort ?? null, summary: r.reasoning?.summary ?? null },
     store: r.store ?? true,
+    // A translated call runs while the client waits: never in the background, whatever was asked (a warning says so).
+    background: false,
+    service_tier: ctx.serviceTier ?? "default",
     metadata: r.metadata ?? {},
+    user: r.user ?? null,
+    safety_identifier: r.safety_identifier ?? null,
+    prompt_cache_key: r.prompt_cache_key ?? null,
     usage,
   };
+}
+
+/** The request's text format as the response repeats it: a JSON schema format with all its fields. */
+function textFormatOf(f: NonNullable<ResponsesRequest["text"]>["format"]): unknown {
+  if (!f) return { type: "text" };
+  if (f.type !== "json_schema") return f;
+  return { ...f, description: f.description ?? null, strict: f.strict ?? false };
 }
 
 /** The pivot reply's content as output items, in order. */
@@ -140,7 +165,7 @@ export function outputItemsOf(
           message = { type: "message", id: randomId("msg_"), status: "completed", role: "assistant", content: [] };
           items.push(message);
         }
-        message.content.push({ type: "output_text", text: block.text, annotations: [] });
+        message.content.push({ type: "output_text", text: block.text, annotations: [], logprobs: [] });
         break;
       case "thinking":
         message = undefined;

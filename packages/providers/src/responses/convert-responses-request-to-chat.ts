@@ -81,13 +81,27 @@ const HANDLED = new Set<string>([
   "store",
   "previous_response_id",
   "stream",
+  "presence_penalty",
+  "frequency_penalty",
+  "service_tier",
+  "top_logprobs",
+  "max_tool_calls",
+  "background",
 ]);
 
 /** Responses-only fields with no counterpart upstream, dropped with a warning. */
 const NOT_CARRIED: Record<string, string> = {
   include: "extra output fields are not produced by this upstream",
   truncation: "Turnpike does not truncate a conversation; a prompt over the context window is refused by the upstream",
+  top_logprobs: "log probabilities are not produced by this upstream",
+  max_tool_calls: "this upstream has no cap on tool calls; the model may call as many as it chooses",
+  background: "the call runs while the client waits; the response says `background: false`",
 };
+
+/** A value that asks for nothing (`background: false`, `top_logprobs: 0`): no warning for what is not carried. */
+function isUnset(v: unknown): boolean {
+  return v == null || v === false || v === 0;
+}
 
 function partsToChat(parts: readonly ResponsesInputPart[], at: string, w: Warnings): ChatContentPart[] {
   const out: ChatContentPart[] = [];
@@ -348,7 +362,7 @@ export function convertResponsesRequestToChat(req: ResponsesRequest): ResponsesT
   }
   for (const k of Object.keys(req)) {
     if (!HANDLED.has(k)) w.add(k, "unknown field, not sent upstream");
-    else if (NOT_CARRIED[k] !== undefined && req[k as keyof ResponsesRequest] != null) w.add(k, NOT_CARRIED[k]); // k is one of HANDLED
+    else if (NOT_CARRIED[k] !== undefined && !isUnset(req[k as keyof ResponsesRequest])) w.add(k, NOT_CARRIED[k]); // k is one of HANDLED
   }
   if (req.reasoning?.summary)
     w.add("reasoning.summary", "reasoning summaries are given where the upstream returns its reasoning as text");
@@ -376,6 +390,9 @@ export function convertResponsesRequestToChat(req: ResponsesRequest): ResponsesT
   if (req.max_output_tokens != null) chat.max_completion_tokens = req.max_output_tokens;
   if (req.temperature != null) chat.temperature = req.temperature;
   if (req.top_p != null) chat.top_p = req.top_p;
+  if (req.presence_penalty != null) chat.presence_penalty = req.presence_penalty;
+  if (req.frequency_penalty != null) chat.frequency_penalty = req.frequency_penalty;
+  if (req.service_tier != null) chat.service_tier = req.service_tier;
   const format = req.text?.format;
   if (format?.type === "json_object") chat.response_format = { type: "json_object" };
   if (format?.type === "json_schema") {

@@ -131,11 +131,14 @@ export class MessagesToResponsesMachine {
             this.message = { item, index: this.addItem(item) };
           }
           const { item, index } = this.message;
-          item.content.push({ type: "output_text", text: "", annotations: [] });
+          item.content.push({ type: "output_text", text: "", annotations: [], logprobs: [] });
           const part = item.content.length - 1;
           const head = `${itemHead(item.id, index)},"content_index":${part}`;
           this.open = { kind: "text", item, index, part, head };
-          this.frame("response.content_part.added", `${head},"part":{"type":"output_text","text":"","annotations":[]}`);
+          this.frame(
+            "response.content_part.added",
+            `${head},"part":{"type":"output_text","text":"","annotations":[],"logprobs":[]}`,
+          );
         } else if (b.type === "tool_use" && this.ctx.custom?.[b.name]) {
           // A custom tool offered as a function: its one string argument is the call's input.
           this.closeMessage();
@@ -212,7 +215,7 @@ export class MessagesToResponsesMachine {
           this.frame("response.output_text.done", `${o.head},"text":${text},"logprobs":[]`);
           this.frame(
             "response.content_part.done",
-            `${o.head},"part":{"type":"output_text","text":${text},"annotations":[]}`,
+            `${o.head},"part":{"type":"output_text","text":${text},"annotations":[],"logprobs":[]}`,
           );
         } else if (o.kind === "call") {
           // An argument-less call is `{}`, as in the JSON reply — and so are its deltas (a client

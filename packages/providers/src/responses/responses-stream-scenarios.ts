@@ -105,6 +105,7 @@ const ctx = (request: ResponsesRequest): ResponsesReplyContext => ({
   request,
   id: "resp_test",
   createdAt: 1_700_000_000,
+  completedAt: 1_700_000_002,
   namespaced: { ns__lookup: { namespace: "ns", name: "lookup" } },
   custom: { apply_patch: true },
 });
