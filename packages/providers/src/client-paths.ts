@@ -33,6 +33,12 @@ export function noteOrigin(obj: object, at: string, fields?: FieldNames, opts: {
   ORIGINS.set(obj, { at, fields, whole: opts.whole === true });
 }
 
+/** A copy of `from` (the same block, a field changed) comes from where `from` came from. */
+export function keepOrigin(copy: object, from: object): void {
+  const o = ORIGINS.get(from);
+  if (o) ORIGINS.set(copy, o);
+}
+
 /**
  * Notes that `obj` was written from `from`, an object of an intermediate request at `at` there:
  * through `from`'s own note when it has one (a Responses request becomes a chat one, then the

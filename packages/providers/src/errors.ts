@@ -102,6 +102,9 @@ export function chatErrorStatus(err: GatewayError): number {
   return chatClientStatus(err.status);
 }
 
+/** The error type and code of a request a guardrail policy refused (the gateway's docs/guardrails.md). */
+export const GUARDRAIL_BLOCKED = "guardrail_blocked";
+
 /**
  * The messages-format error body: `{type:"error", error:{type, message}}`.
  *
@@ -112,7 +115,13 @@ export function chatErrorStatus(err: GatewayError): number {
  * ```
  */
 export function renderMessagesError(err: GatewayError): MessagesErrorBody {
-  const type = MESSAGES_TYPE_SET.has(err.type) ? err.type : messagesErrorTypeForStatus(err.status);
+  // A guardrail's refusal keeps its own type in every format that has one (a 400 all the same).
+  const type =
+    err.code === GUARDRAIL_BLOCKED
+      ? GUARDRAIL_BLOCKED
+      : MESSAGES_TYPE_SET.has(err.type)
+        ? err.type
+        : messagesErrorTypeForStatus(err.status);
   return { type: "error", error: { type, message: err.message } };
 }
 
@@ -124,6 +133,7 @@ export function renderChatError(err: GatewayError): ChatErrorBody {
   const byStatus = chatErrorType(err.status);
   let type = CHAT_TYPE_SET.has(err.type) ? err.type : byStatus.type;
   if (err.code === "insufficient_quota") type = "insufficient_quota";
+  if (err.code === GUARDRAIL_BLOCKED) type = GUARDRAIL_BLOCKED;
   return { error: { message: err.message, type, param: err.param ?? null, code: err.code ?? byStatus.code } };
 }
 

@@ -8,6 +8,7 @@
 export {
   CHAT_ERROR_TYPES,
   GatewayError,
+  GUARDRAIL_BLOCKED,
   MESSAGES_ERROR_STATUS,
   MESSAGES_ERROR_TYPES,
   chatErrorStatus,
@@ -20,7 +21,14 @@ export {
   type GatewayErrorInit,
   type Protocol,
 } from "./errors.js";
-export { clientPath, inClientTerms, noteDerived, noteOrigin, type FieldNames } from "./client-paths.js";
+export {
+  clientPath,
+  inClientTerms,
+  keepOrigin,
+  noteDerived,
+  noteOrigin,
+  type FieldNames,
+} from "./client-paths.js";
 export {
   chatStreamErrorToGatewayError,
   parseRetryDelaySeconds,

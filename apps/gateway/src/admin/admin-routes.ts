@@ -52,6 +52,7 @@ export function publicKey(k: KeyRecord, spentUsd?: number): AdminKey {
     expires_at: k.expires_at,
     prompt_cache: k.prompt_cache ?? null,
     tools: k.tools ?? null,
+    guardrails: k.guardrails ?? null,
     previous_secret_valid_until: k.prev_valid_until,
     created_at: k.created_at,
     updated_at: k.updated_at,
@@ -88,6 +89,7 @@ export function parseKeyFields(
   requireName: boolean,
   catalogIds: readonly string[],
   mcpServers: readonly string[] = [],
+  policyNames: readonly string[] = [],
 ): KeyFields {
   const issues = Value.Check(AdminKeyBody, body) ? [] : explainErrors(AdminKeyBody, body);
   const add = (path: string, message: string) => issues.push({ path, message });
@@ -121,6 +123,13 @@ export function parseKeyFields(
         if (problem) add("tools", `tools: ${JSON.stringify(p.slice(0, 60))}: ${problem}`);
       }
   }
+  if (Array.isArray(body.guardrails))
+    for (const g of body.guardrails)
+      if (typeof g === "string" && !policyNames.includes(g))
+        add(
+          "guardrails",
+          `guardrails: ${JSON.stringify(g.slice(0, 60))} is not a policy of the config's guardrails.policies (${policyNames.length ? policyNames.join(", ") : "none configured"})`,
+        );
   if (typeof body.expires_at === "string" && Number.isNaN(Date.parse(body.expires_at)))
     add("expires_at", `expires_at: must be an ISO 8601 time or null, got ${JSON.stringify(body.expires_at)}`);
   if (issues.length) throw validationError(issues);
@@ -142,6 +151,7 @@ export function parseKeyFields(
   if (b.expires_at !== undefined) out.expires_at = b.expires_at === null ? null : new Date(b.expires_at).toISOString();
   if (b.prompt_cache !== undefined) out.prompt_cache = b.prompt_cache;
   if (b.tools !== undefined) out.tools = b.tools;
+  if (b.guardrails !== undefined) out.guardrails = b.guardrails?.length ? [...new Set(b.guardrails)] : null;
   if (b.team_id !== undefined) out.team_id = b.team_id;
   return out;
 }
@@ -238,6 +248,7 @@ const KEY_ID = idParam("The key's id (`key_…`).");
 export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route[] {
   const catalogIds = deps.catalog.all().map((e) => e.id);
   const mcpServers = deps.config.mcp.servers.map((s) => s.name);
+  const policyNames = [...deps.config.guardrails.policies.keys()];
   const guarded = adminGuard(deps, session);
   /** The key, if the caller may see it (a 404 when there is none, a 403 when it is not theirs). */
   const allowed = (
@@ -262,7 +273,7 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
         { requestBody: { required: true, content: json({ allOf: [ref("AdminKeyFields"), { required: ["name"] }] }) } },
       ),
       handle: guarded(async ({ request, who, audit }) => {
-        const input = parseKeyFields(await body(request), true, catalogIds, mcpServers) as NewKey; // requireName: name is set
+        const input = parseKeyFields(await body(request), true, catalogIds, mcpServers, policyNames) as NewKey; // requireName: name is set
         const teamId = input.team_id ?? DEFAULT_TEAM_ID;
         const team = await deps.store.teamStore().team(teamId);
         if (!team)
@@ -314,7 +325,7 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
       }),
       handle: guarded(async ({ request, params, who, audit }) => {
         const id = keyIdParam(params.id ?? "");
-        const fields = parseKeyFields(await body(request), false, catalogIds, mcpServers);
+        const fields = parseKeyFields(await body(request), false, catalogIds, mcpServers, policyNames);
         if (fields.team_id !== undefined) throw invalid("team_id: a key's team is set when it is made", "team_id");
         const before = allowed(who, await deps.keys.get(id), id, changesKey, "change");
         if (!isAdmin(who)) {

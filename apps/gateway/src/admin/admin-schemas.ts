@@ -42,6 +42,8 @@ export const AdminKey = Type.Object({
   prompt_cache: PromptCache,
   /** MCP tools the key may list and call (`<server>__<glob>`, `*`); null = none. */
   tools: Nullable(Type.Array(Type.String())),
+  /** Guardrail policies the key runs on top of its team's; null = the config's `guardrails.default`. */
+  guardrails: Type.Optional(Nullable(Type.Array(Type.String()))),
   previous_secret_valid_until: Nullable(Time),
   created_at: Time,
   updated_at: Time,
@@ -77,6 +79,8 @@ const KEY_FIELDS = {
   expires_at: Type.Optional(Nullable(Time)),
   prompt_cache: Type.Optional(PromptCache),
   tools: Type.Optional(Nullable(Type.Array(Type.String({ minLength: 1 })))),
+  /** Guardrail policies (names of the config's `guardrails.policies`) the key runs; null or [] = the config's default. */
+  guardrails: Type.Optional(Nullable(Type.Array(Type.String({ minLength: 1 }), { maxItems: 32 }))),
   /** The team that owns the key, set when it is made (default: the default team). */
   team_id: Type.Optional(Type.String({ minLength: 1 })),
 };

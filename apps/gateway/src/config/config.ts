@@ -22,6 +22,7 @@ import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "../telem
 export { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "../telemetry/logger";
 import { MCP_DEFAULTS, type McpConfig, parseMcpConfig } from "../mcp/mcp-config";
 import { parsePublicUrl, parseSignOn, type SignOnConfig } from "../sign-on/sign-on-config";
+import { type GuardrailsConfig, parseGuardrails } from "../guardrails/policy";
 
 export interface Config {
   port: number;
@@ -62,6 +63,8 @@ export interface Config {
   ops: OpsConfig;
   /** The upstream MCP servers behind `/mcp` (the file's `mcp_servers:`; README "MCP"). */
   mcp: McpConfig;
+  /** The file's `guardrails:` section: named policies, compiled, and the default list (docs/guardrails.md). */
+  guardrails: GuardrailsConfig;
   /** OpenID Connect sign-in to the dashboard (`TURNPIKE_OIDC_*` and the file's `sign_on:`); absent = off. */
   signOn?: SignOnConfig;
   /**
@@ -141,6 +144,7 @@ export const CONFIG_FILE_FIELDS = [
   "mcp_limits",
   "sign_on",
   "responses_websocket",
+  "guardrails",
 ] as const;
 
 /** `ACME-EU` → `ACME_EU`: the default environment names of a vendor added by config. */
@@ -321,6 +325,12 @@ export function loadConfig(env: Env = process.env): Config {
       maxResultBytes: MCP_DEFAULTS.maxResultBytes,
     }),
     signOn: check(() => parseSignOn(file, env, where), undefined),
+    guardrails: (() => {
+      const found: string[] = [];
+      const g = parseGuardrails(file.guardrails, found);
+      problems.push(...found.map((p) => `${where}: ${p}`));
+      return g;
+    })(),
     publicUrl: check(() => parsePublicUrl(env), undefined),
     adminWritesPerMinute: check(
       () => Math.floor(positiveNumber(env.TURNPIKE_ADMIN_WRITES_PER_MINUTE, 120, "TURNPIKE_ADMIN_WRITES_PER_MINUTE")),

@@ -1,3 +1,4 @@
+import type { GuardrailRun } from "../guardrails/run";
 import { GatewayError } from "@turnpike/providers";
 import type { GatewayDeps } from "../deps";
 import type { ClientRequest } from "../formats";
@@ -128,6 +129,7 @@ export async function dispatch(
   client: ClientRequest,
   asked: Target,
   size: number,
+  guard?: GuardrailRun,
 ): Promise<Dispatched> {
   const router = deps.router;
   const first = router.route(asked.entry.id);
@@ -178,7 +180,7 @@ export async function dispatch(
       const turn = sessionTurn(client, place, d.name);
       let p: Plan;
       try {
-        p = await plan(deps, ctx.format, turn.client, targetOf(d, asked), size);
+        p = await plan(deps, ctx.format, turn.client, targetOf(d, asked), size, guard);
         if (turn.warnings.length) p.warnings = turn.warnings.concat(p.warnings);
         const dropped = droppedBetas(ctx.request.headers, p.protocol.id);
         if (dropped.length) p.warnings.push(...dropped);

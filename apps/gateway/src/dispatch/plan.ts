@@ -8,6 +8,8 @@ import { derivedFrom } from "../protocols/body-text";
 import { CLIENT_BETA_HEADERS } from "../protocols/messages";
 import type { MessagesRequest, Protocol } from "@turnpike/schema";
 import { LARGE_BODY_CHARS, loopTurn } from "../vocabulary/loop-turns";
+import type { GuardrailRun } from "../guardrails/run";
+import { redactGuarded } from "../guardrails/pivot";
 import type { ServiceTier } from "../vocabulary/target";
 import { askedTier, serveTier } from "./service-tier";
 
@@ -26,6 +28,8 @@ export interface Plan {
   warnings: Warning[];
   /** What the reply's translator needs. */
   reply: ReplyContext;
+  /** The request's guardrails, when a policy applies to it: the reply's placeholders are restored with it. */
+  guard?: GuardrailRun | undefined;
   /** The client asked for usage inside the stream. */
   includeUsage: boolean;
   /** Ask the upstream's own count alongside the call (the client wants the input count first). */
@@ -158,6 +162,7 @@ export async function plan(
   client: ClientRequest,
   target: Target,
   size = 0,
+  guard?: GuardrailRun,
 ): Promise<Plan> {
   const protocol = PROTOCOLS[target.entry.protocol];
   const stream = client.stream;
@@ -170,7 +175,9 @@ export async function plan(
   };
   const { max_output_tokens: cap, id: model } = target.entry;
   checkOutputCaps(client.body);
-  if (format.passthroughProtocol === protocol.id) {
+  // A request with guardrails goes through the pivot, where its text is read and redacted and its
+  // reply restored, even toward its own protocol (docs/guardrails.md).
+  if (format.passthroughProtocol === protocol.id && !guard) {
     const body = passthroughBody(client.body, target.entry.upstream_model);
     const warnings = clampOutput(body, OUTPUT_CAP_FIELDS, cap, model);
     protocol.preparePassthrough(body, stream);
@@ -183,6 +190,7 @@ export async function plan(
   }
   const base = { client, target, protocol, stream, includeUsage: client.includeUsage };
   const pivot = client.toPivot(protocol.id);
+  if (guard) pivot.request = await redactGuarded(guard, pivot.request, guard.requestId);
   // The pivot is the messages format: its one cap is `max_tokens`, named as the client named it.
   const request = { ...pivot.request };
   const clamped = clampOutput(request, ["max_tokens"], cap, model);
@@ -215,6 +223,7 @@ export async function plan(
   const countFirst = stream && !protocol.inputAtStart;
   return {
     ...base,
+    guard,
     passthrough: false,
     body: out.body,
     warnings,

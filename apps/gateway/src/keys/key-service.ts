@@ -13,6 +13,7 @@ export interface KeyFields {
   expires_at?: string | null;
   prompt_cache?: KeyRecord["prompt_cache"];
   tools?: string[] | null;
+  guardrails?: string[] | null;
   team_id?: string | null;
   user_id?: string | null;
 }
@@ -29,6 +30,7 @@ const EDITABLE: readonly (keyof KeyFields)[] = [
   "expires_at",
   "prompt_cache",
   "tools",
+  "guardrails",
 ];
 
 export const KEY_PREFIX = "sk-tp-";
@@ -111,6 +113,7 @@ export class KeyService {
       expires_at: input.expires_at ?? null,
       prompt_cache: input.prompt_cache ?? null,
       ...(input.tools ? { tools: input.tools } : {}),
+      ...(input.guardrails?.length ? { guardrails: input.guardrails } : {}),
       ...(input.team_id ? { team_id: input.team_id } : {}),
       ...(input.user_id ? { user_id: input.user_id } : {}),
       prev_hash: null,

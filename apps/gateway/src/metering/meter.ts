@@ -5,6 +5,7 @@ import type { Admitted } from "../limits/admit";
 import type { RequestContext } from "../pipeline/context";
 import { emit } from "../pipeline/events";
 import { UsageTally } from "./usage-tally";
+import { guardrailNote, type GuardrailRun } from "../guardrails/run";
 import type { ServiceTier } from "../vocabulary/target";
 
 /** What the meter knows of a request that reached an upstream. */
@@ -21,6 +22,8 @@ export interface MeteredCall {
   route?: { deployment: string; attempts: number; requested: string; cacheResetFrom?: string | undefined };
   /** The share of the catalog price billed (a batch line: 1 − the model's batch discount). */
   costFactor?: number;
+  /** The request's guardrails, whose findings the record notes (docs/guardrails.md). */
+  guard?: GuardrailRun | undefined;
   /** The tier the call was served at (dispatch/service-tier.ts): priced at the row's price for it. */
   serviceTier?: ServiceTier | undefined;
 }
@@ -92,6 +95,8 @@ export function meter(deps: GatewayDeps, call: MeteredCall, end: Ending): Promis
     // Present only on a session's first turn after it moved to another deployment.
     if (route.cacheResetFrom) record.cache_reset_from = route.cacheResetFrom;
   }
+  const found = call.guard?.summary();
+  if (found) record.guardrail = guardrailNote(found);
   // The budget's reservation is replaced by the real cost; the record takes the request out of the book in flight.
   call.admitted.settle(record.input_tokens + record.output_tokens, record.cost_usd, true);
   emit(deps.hooks, "onFinish", call.ctx, end.status, record, () => call.tally.finishReason());

@@ -8,7 +8,10 @@ import type { Connection } from "../http/client-address";
 import { askedOutputCap } from "../limits/worst-case";
 import { newContext } from "./context";
 import { emit } from "./events";
-import { meterOnce, type Ending } from "../metering/meter";
+import { meter, meterOnce, type Ending } from "../metering/meter";
+import { GuardrailRun } from "../guardrails/run";
+import { policiesFor } from "../guardrails/policy";
+import type { Target } from "../protocols";
 import { recall } from "../stored-responses/recall";
 import { remember } from "../stored-responses/remember";
 import { relay, replyHeaders } from "../relay/relay";
@@ -52,6 +55,8 @@ export async function handleInference(
   let admitted: Admitted | undefined;
   let upstreamStatus = 0;
   let model: string | undefined;
+  // A request its guardrails blocked leaves a record (the policy and category, never the value).
+  let guarded: { guard: GuardrailRun; key: KeyRecord; target: Target; stream: boolean } | undefined;
   const refusal = () => ({ logger: deps.logger, request, requestId: ctx.id, model });
   try {
     const known = internal?.key ?? authenticateNow(deps, ctx);
@@ -78,7 +83,11 @@ export async function handleInference(
         ...(client === validated ? {} : { inputChars: JSON.stringify(client.body).length }),
       });
     admitted = letIn instanceof Promise ? await letIn : letIn;
-    const sent = await dispatch(deps, ctx, client, asked, size);
+    // Only a request some policy applies to carries guardrails (no cost otherwise).
+    const policies = deps.config.guardrails.policies.size ? policiesFor(deps.config.guardrails, key) : undefined;
+    const guard = policies?.length ? new GuardrailRun(policies, ctx.id) : undefined;
+    if (guard) guarded = { guard, key, target: asked, stream: client.stream };
+    const sent = await dispatch(deps, ctx, client, asked, size, guard);
     const { plan: p, outcome } = sent;
     const target = p.target; // the model that served: its id, window and prices
     if (p.serviceTier) p.client.servedAt?.(p.serviceTier);
@@ -99,6 +108,7 @@ export async function handleInference(
       admitted,
       countPrompt: () => p.countPrompt(),
       route,
+      guard: p.guard,
       serviceTier: p.serviceTier,
       ...(internal ? { costFactor: internal.costFactor } : {}),
     });
@@ -140,6 +150,19 @@ export async function handleInference(
     if (finish) {
       // Thrown before the reply reached the client: an upstream failure before any output, unbilled.
       await finish({ status: ctx.format.renderError(err, ctx.id).status, upstreamStatus, unbilled: true });
+    } else if (guarded && admitted && err.code === "guardrail_blocked") {
+      // Blocked by a policy before any upstream call: a record of it, billed nothing.
+      const { guard, key, target, stream } = guarded;
+      const tally = new UsageTally();
+      await meter(
+        deps,
+        { ctx, key, target, stream, tally, admitted, countPrompt: () => 0, guard },
+        {
+          status: err.status,
+          upstreamStatus: 0,
+          unbilled: true,
+        },
+      );
     } else {
       // Refused before any upstream call: no record, and the admitted estimate is given back.
       admitted?.settle(0);

@@ -1,3 +1,4 @@
+import { restoreMessage } from "../guardrails/pivot";
 import { GatewayError, headerSafe, messagesUsageFields } from "@turnpike/providers";
 import type { MessagesResponse } from "@turnpike/schema";
 import type { GatewayDeps } from "../deps";
@@ -237,7 +238,8 @@ async function relayJson(r: Relaying): Promise<Response> {
       tally.report(messagesUsageFields(reply.usage), true);
       if (reply.stop_reason) tally.finished(reply.stop_reason);
       tally.relayedLater(() => replyText(reply));
-      out = JSON.stringify(plan.client.encodeReply(reply, entry.id));
+      // The client's own values back in place of the placeholders the guardrails sent (docs/guardrails.md).
+      out = JSON.stringify(plan.client.encodeReply(plan.guard ? restoreMessage(plan.guard, reply) : reply, entry.id));
     }
   } catch {
     return refuse(r, malformed(vendor, "JSON that is not a reply of its protocol"));
@@ -286,7 +288,7 @@ function relayEvents({
         format,
         vendor,
       )
-    : translatedTap(plan.protocol, plan.client, plan.reply, tally, audit);
+    : translatedTap(plan.protocol, plan.client, plan.reply, tally, audit, plan.guard);
   const body = relayStream(upstream.body ?? new ReadableStream(), {
     format,
     tap: firstFrameGuard(inner, format, vendor),

@@ -1,3 +1,6 @@
+import type { MessagesStreamEvent } from "@turnpike/schema";
+import type { GuardrailRun } from "../guardrails/run";
+import { StreamRestorer } from "../guardrails/pivot";
 import { SSEParser, type SSEMessage } from "@turnpike/schema/sse";
 import type { ClientRequest } from "../formats";
 import type { UpstreamProtocol } from "../protocols";
@@ -18,6 +21,7 @@ export function translatedTap(
   ctx: ReplyContext,
   sink: UsageSink,
   audit: (json: string) => void = () => {},
+  guard?: GuardrailRun,
 ): InlineTap {
   const decode = chunkDecoder();
   const parser = new SSEParser();
@@ -25,13 +29,18 @@ export function translatedTap(
   const encoder = client.encoder(ctx.model, (frame) => {
     pending += frame;
   });
+  // With guardrails, the pivot events pass the restorer on their way to the encoder: the client
+  // gets its own values back, a placeholder split over two deltas restored whole.
+  const restorer = guard?.restore.size ? new StreamRestorer(guard) : undefined;
+  const push = (ev: MessagesStreamEvent) => encoder.push(ev);
+  const toClient = restorer ? (ev: MessagesStreamEvent) => restorer.push(ev, push) : push;
   // A reply is complete only if the upstream's machine reached `message_stop`; an error or a
   // stream cut short ends without it.
   let stopped = false;
   const upstream = protocol.machine(ctx, (ev) => {
     if (ev.type === "message_stop") stopped = true;
     readPivotEvent(sink, ev);
-    encoder.push(ev);
+    toClient(ev);
   });
   // The vendor's own name of the model, from the first event that says it (for the record).
   let named = false;

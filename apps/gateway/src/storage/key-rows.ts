@@ -4,11 +4,13 @@ import { type KeyRecord, withoutEmptyOptionals } from "./store";
  * A key as both databases hold it, and the columns both stores read and write: the list fields
  * are JSON text, everything else is the record's own value.
  */
-export interface KeyRow extends Omit<KeyRecord, "models" | "model_limits" | "tools" | "team_id" | "user_id"> {
+export interface KeyRow
+  extends Omit<KeyRecord, "models" | "model_limits" | "tools" | "team_id" | "user_id" | "guardrails"> {
   team_id: string | null;
   user_id: string | null;
   models: string | null;
   tools: string | null;
+  guardrails: string | null;
   model_limits: string | null;
 }
 
@@ -32,17 +34,19 @@ export const KEY_COLUMNS = [
   "tools",
   "team_id",
   "user_id",
+  "guardrails",
 ] as const;
 
 /** The usage columns each `group_by` word groups on (the day is the date part of the ISO time). */
 export const GROUP_COLUMN = { key: "key_id", model: "model", day: "substr(created_at, 1, 10)" } as const;
 
-export const toKey = ({ tools, team_id, user_id, ...r }: KeyRow): KeyRecord => ({
+export const toKey = ({ tools, team_id, user_id, guardrails, ...r }: KeyRow): KeyRecord => ({
   ...withoutEmptyOptionals(r),
   // Absent when unset, so a key reads as it did before teams existed.
   ...(team_id ? { team_id } : {}),
   ...(user_id ? { user_id } : {}),
   ...(tools === null ? {} : { tools: JSON.parse(tools) as string[] }), // written by fromKey as JSON of this type
+  ...(guardrails ? { guardrails: JSON.parse(guardrails) as string[] } : {}), // written by fromKey as JSON of this type
   models: r.models === null ? null : (JSON.parse(r.models) as string[]), // written by fromKey as JSON of this type
   model_limits: r.model_limits === null ? null : (JSON.parse(r.model_limits) as KeyRecord["model_limits"]), // written by fromKey
 });
@@ -53,6 +57,7 @@ export const fromKey = ({ team: _effective, ...k }: KeyRecord) => ({
   model_limits: k.model_limits === null ? null : JSON.stringify(k.model_limits),
   prompt_cache: k.prompt_cache ?? null,
   tools: k.tools ? JSON.stringify(k.tools) : null,
+  guardrails: k.guardrails?.length ? JSON.stringify(k.guardrails) : null,
   team_id: k.team_id ?? null,
   user_id: k.user_id ?? null,
 });

@@ -23,6 +23,11 @@ export interface Migration {
 }
 
 /** Migration 12: the same SQL for both databases. */
+const GUARDRAIL_COLUMNS = `
+ALTER TABLE usage ADD COLUMN guardrail TEXT;
+ALTER TABLE keys ADD COLUMN guardrails TEXT;
+ALTER TABLE teams ADD COLUMN guardrails TEXT;`;
+
 const MEMBER_SOURCE = `
 ALTER TABLE team_members ADD COLUMN source TEXT NOT NULL DEFAULT 'admin';
 ALTER TABLE teams ADD COLUMN tools TEXT;
@@ -347,6 +352,13 @@ UPDATE keys SET team_id = 'team_default';`,
     // admin granted its team (docs/teams.md, "What a member's key may get").
     sqlite: TEAM_KEY_RULES,
     postgres: TEAM_KEY_RULES,
+  },
+  {
+    version: 17,
+    name: "guardrails: what a request's policies found (never a value), and the policies keys and teams name",
+    // JSON texts, nullable: rows and keys from before read as before (docs/guardrails.md).
+    sqlite: GUARDRAIL_COLUMNS,
+    postgres: GUARDRAIL_COLUMNS,
   },
 ];
 

@@ -46,6 +46,7 @@ const USAGE_COLUMNS = [
   "bytes_in",
   "bytes_out",
   "cache_reset_from",
+  "guardrail",
 ] as const;
 /** Rows per statement: bounded so that one insert stays short. */
 const ROWS_PER_INSERT = 2000;
@@ -75,6 +76,7 @@ const USAGE_TYPES: Record<(typeof USAGE_COLUMNS)[number], string> = {
   bytes_in: "int4",
   bytes_out: "int4",
   cache_reset_from: "text",
+  guardrail: "text",
 };
 /**
  * The records go as one JSON text, read back into rows by the server: handing the driver one
@@ -171,6 +173,7 @@ export class PostgresStore implements Store {
         bytes_in: r.bytes_in ?? null,
         bytes_out: r.bytes_out ?? null,
         cache_reset_from: r.cache_reset_from ?? null,
+        guardrail: r.guardrail ? JSON.stringify(r.guardrail) : null,
       }));
       await this.sql.unsafe(INSERT_USAGE, [JSON.stringify(chunk)]).catch(unavailable);
     }

@@ -91,7 +91,7 @@ export class SqliteStore implements Store {
       throw e;
     }
     this.insertUsageStmt = this.db.prepare(
-      `INSERT OR IGNORE INTO usage VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT OR IGNORE INTO usage VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.insertBatch = this.db.transaction((rows: readonly UsageRecord[]) => {
       const stmt = this.insertUsageStmt;
@@ -123,6 +123,7 @@ export class SqliteStore implements Store {
           r.bytes_in ?? null,
           r.bytes_out ?? null,
           r.cache_reset_from ?? null,
+          r.guardrail ? JSON.stringify(r.guardrail) : null,
         );
       }
     });

@@ -20,6 +20,8 @@ export interface KeyRecord {
   models: string[] | null;
   /** MCP tools this key may list and call (`<server>__<glob>`, `<server>__*`, `*`); null or absent = none. */
   tools?: string[] | null;
+  /** Guardrail policies this key runs on top of its team's (names of the config's `guardrails.policies`); absent = the config's default. */
+  guardrails?: string[] | null;
   rpm: number | null;
   tpm: number | null;
   /**
@@ -47,10 +49,26 @@ export interface KeyRecord {
    * Set on the key a request sees, never stored: its team's model list, budget and MCP tools, which apply
    * beside the key's own (teams/team-directory.ts).
    */
-  team?: { id: string; models: string[] | null; budget_usd: number | null; tools?: string[] | null };
+  team?: {
+    id: string;
+    models: string[] | null;
+    budget_usd: number | null;
+    tools?: string[] | null;
+    guardrails?: string[] | null;
+  };
 }
 
 export type { Endpoint } from "../vocabulary/format";
+
+/** A usage record's guardrail note (docs/guardrails.md): what was found, never the value. */
+export interface GuardrailNote {
+  policies: string[];
+  categories: string[];
+  action: string;
+  dry_run: boolean;
+  /** Values found, by policy and category (a dry-run policy's with the action it would have taken). */
+  detections: { policy: string; category: string; action: string; dry_run: boolean; n: number }[];
+}
 
 export interface UsageRecord {
   request_id: string;
@@ -81,6 +99,8 @@ export interface UsageRecord {
    * elsewhere: the prompt cache it had there is not here, so this turn's cache reads start over.
    */
   cache_reset_from?: string | null;
+  /** What the guardrails found and did (policies, categories, action; never a value), where any policy found something. */
+  guardrail?: GuardrailNote | null;
   /** The status the client saw (a stream that started: 200, or 502 if it then failed with an in-band error). */
   status: number;
   /** The upstream's HTTP status; 0 when no answer came. */
@@ -108,12 +128,16 @@ export function withoutEmptyOptionals<
     bytes_in?: number | null;
     bytes_out?: number | null;
     cache_reset_from?: string | null;
+    guardrail?: GuardrailNote | string | null;
   },
 >(r: T): T {
   const out = { ...r };
   if (out.bytes_in === null) delete out.bytes_in;
   if (out.bytes_out === null) delete out.bytes_out;
   if (out.cache_reset_from === null) delete out.cache_reset_from;
+  // Stored as its JSON text (one column).
+  if (out.guardrail === null) delete out.guardrail;
+  else if (typeof out.guardrail === "string") out.guardrail = JSON.parse(out.guardrail) as GuardrailNote;
   if (out.deployment === null) delete out.deployment;
   if (out.attempts === null) delete out.attempts;
   if (out.requested_model === null) delete out.requested_model;

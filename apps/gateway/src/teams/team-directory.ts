@@ -51,15 +51,27 @@ const lower = (a: number | null, b: number | null): number | null => (a === null
  */
 export function effectiveKey(key: KeyRecord, team: Team | undefined): KeyRecord {
   const tools = team?.tools ?? null;
+  const guardrails = team?.guardrails?.length ? team.guardrails : null;
   if (
     !team ||
-    (team.models === null && team.rpm === null && team.tpm === null && team.budget_usd === null && tools === null)
+    (team.models === null &&
+      team.rpm === null &&
+      team.tpm === null &&
+      team.budget_usd === null &&
+      tools === null &&
+      guardrails === null)
   )
     return key;
   return {
     ...key,
     rpm: lower(key.rpm, team.rpm),
     tpm: lower(key.tpm, team.tpm),
-    team: { id: team.id, models: team.models, budget_usd: team.budget_usd, ...(tools ? { tools } : {}) },
+    team: {
+      id: team.id,
+      models: team.models,
+      budget_usd: team.budget_usd,
+      ...(tools ? { tools } : {}),
+      ...(guardrails ? { guardrails } : {}),
+    },
   };
 }

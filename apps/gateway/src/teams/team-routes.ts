@@ -157,6 +157,15 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
         );
     }
   };
+  /** Each guardrail policy a team names must be one of the config's. */
+  const guardrailsIssue = (names: string[] | null | undefined) => {
+    for (const g of names ?? [])
+      if (!deps.config.guardrails.policies.has(g))
+        throw invalid(
+          `guardrails: ${JSON.stringify(g.slice(0, 60))} is not a policy of the config's guardrails.policies`,
+          "guardrails",
+        );
+  };
   /** A team's key defaults and ceilings: their lists checked as a team's, defaults within ceilings. */
   const rulesIssue = (b: AdminTeamFields, before?: Team) => {
     for (const which of ["key_defaults", "key_ceilings"] as const) {
@@ -202,6 +211,7 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
         modelsIssue(b.models);
         toolsIssue(b.tools);
         rulesIssue(b);
+        guardrailsIssue(b.guardrails);
         if (await teams().teamByName(b.name)) throw conflict(`A team named ${JSON.stringify(b.name)} exists.`);
         const at = iso();
         const t: Team = {
@@ -214,6 +224,7 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
           tools: b.tools ?? null,
           key_defaults: b.key_defaults ?? null,
           key_ceilings: b.key_ceilings ?? null,
+          guardrails: b.guardrails?.length ? [...new Set(b.guardrails)] : null,
           created_at: at,
           updated_at: at,
         };
@@ -261,6 +272,7 @@ export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route
         modelsIssue(b.models);
         toolsIssue(b.tools);
         rulesIssue(b, before);
+        guardrailsIssue(b.guardrails);
         if (b.name !== undefined && b.name !== before.name && (await teams().teamByName(b.name)))
           throw conflict(`A team named ${JSON.stringify(b.name)} exists.`);
         const after: Team = {

@@ -78,6 +78,7 @@ const TEAM_FIELDS = {
   tools: Type.Optional(Nullable(Type.Array(Type.String({ minLength: 1 })))),
   key_defaults: Type.Optional(Nullable(KeyRules)),
   key_ceilings: Type.Optional(Nullable(KeyRules)),
+  guardrails: Type.Optional(Nullable(Type.Array(Type.String({ minLength: 1 }), { maxItems: 32 }))),
 };
 /** `POST /admin/teams` (name required) and `PATCH /admin/teams/{id}`. */
 export const AdminTeamFields = Type.Object(TEAM_FIELDS, { additionalProperties: false, listKnown: true });
@@ -94,6 +95,8 @@ export const AdminTeam = Type.Object({
   tools: Type.Optional(Nullable(Type.Array(Type.String()))),
   key_defaults: Type.Optional(Nullable(KeyRules)),
   key_ceilings: Type.Optional(Nullable(KeyRules)),
+  /** Guardrail policies every key of the team runs (a key adds its own); null = none of the team's. */
+  guardrails: Type.Optional(Nullable(Type.Array(Type.String()))),
   spent_this_month_usd: Type.Optional(Type.Number({ minimum: 0 })),
   created_at: Time,
   updated_at: Time,

@@ -44,6 +44,8 @@ export interface Team {
   key_defaults?: KeyRules | null;
   /** The most a key made or changed by anyone but an organisation admin may get; null = the team's own lists only. */
   key_ceilings?: KeyRules | null;
+  /** Guardrail policies every key of the team runs, on top of each key's own (docs/guardrails.md); null = none. */
+  guardrails?: string[] | null;
   created_at: string;
   updated_at: string;
 }
@@ -133,6 +135,7 @@ const TEAM_COLS = [
   "tools",
   "key_defaults",
   "key_ceilings",
+  "guardrails",
   "created_at",
   "updated_at",
 ] as const;
@@ -153,13 +156,14 @@ const TOKEN_COLS = [
 const marks = (n: number) => Array.from({ length: n }, () => "?").join(", ");
 const parse = <T>(s: string | null): T | null => (s === null ? null : (JSON.parse(s) as T)); // written by this store as JSON of T
 
-type TeamRow = Row<Team, "models" | "tools" | "key_defaults" | "key_ceilings">;
+type TeamRow = Row<Team, "models" | "tools" | "key_defaults" | "key_ceilings" | "guardrails">;
 const toTeam = (r: TeamRow): Team => ({
   ...r,
   models: parse<string[]>(r.models),
   tools: parse<string[]>(r.tools),
   key_defaults: parse<KeyRules>(r.key_defaults),
   key_ceilings: parse<KeyRules>(r.key_ceilings),
+  guardrails: parse<string[]>(r.guardrails),
   rpm: r.rpm === null ? null : Number(r.rpm),
   tpm: r.tpm === null ? null : Number(r.tpm),
   budget_usd: r.budget_usd === null ? null : Number(r.budget_usd),
@@ -174,6 +178,7 @@ const teamValues = (t: Team): SqlValue[] => [
   t.tools ? JSON.stringify(t.tools) : null,
   t.key_defaults ? JSON.stringify(t.key_defaults) : null,
   t.key_ceilings ? JSON.stringify(t.key_ceilings) : null,
+  t.guardrails?.length ? JSON.stringify(t.guardrails) : null,
   t.created_at,
   t.updated_at,
 ];

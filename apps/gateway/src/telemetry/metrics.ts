@@ -76,6 +76,7 @@ export class GatewayMetrics implements TrailListener {
   private readonly cost: LightCounter;
   private readonly upstreamErrors: LightCounter;
   private readonly rateLimited: LightCounter;
+  private readonly guardrails: LightCounter;
   private readonly teamOf: MetricsSources["teamOf"];
   /** Streams flowing now: a plain number, read by its gauge when scraped. */
   private openStreams = 0;
@@ -136,6 +137,12 @@ export class GatewayMetrics implements TrailListener {
       "turnpike_rate_limited_total",
       "Requests refused with a 429 by Turnpike itself: a key's limits (by key id), or failed-authentication lockout (no key id).",
       ["turnpike_endpoint", "turnpike_key_id"],
+      r,
+    );
+    this.guardrails = new LightCounter(
+      "turnpike_guardrail_detections_total",
+      "Values the guardrail policies found, by policy, category, action (a dry run's: what it would have done) and key id; never a value.",
+      ["turnpike_policy", "turnpike_category", "turnpike_action", "turnpike_dry_run", "turnpike_key_id"],
       r,
     );
     const metrics = this;
@@ -213,6 +220,10 @@ export class GatewayMetrics implements TrailListener {
       tokens.observe(tokens.child(op, provider, model, responseModel, "cache_read", vendor), r.cache_read_tokens);
     if (r.cache_write_tokens > 0)
       tokens.observe(tokens.child(op, provider, model, responseModel, "cache_write", vendor), r.cache_write_tokens);
+    // Labels from bounded sets: the config's policies and labels, the categories, the keys.
+    if (r.guardrail)
+      for (const d of r.guardrail.detections)
+        this.guardrails.child(d.policy, d.category, d.action, String(d.dry_run), r.key_id).value += d.n;
     if (r.cost_usd > 0) this.cost.child(model, r.key_id, this.teamOf?.(r.key_id) ?? "").value += r.cost_usd;
     if (s.ttftMs !== undefined) {
       this.ttft.observe(this.ttft.child(op, provider, model, responseModel, s.endpoint, deployment), s.ttftMs / 1000);

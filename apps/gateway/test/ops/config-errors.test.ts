@@ -95,7 +95,7 @@ describe("config file mistakes", () => {
     withFile(TYPOS, "turnpike.yaml", (file) => {
       expect(problemsOf({ TURNPIKE_CONFIG: file })).toEqual([
         `${file}:1:1: routng: unknown field \`routng\` — did you mean \`routing\`?`,
-        `${file}:20:1: zzz: unknown field \`zzz\` (known: models, vendors, routing, mcp_servers, mcp_limits, sign_on, responses_websocket)`,
+        `${file}:20:1: zzz: unknown field \`zzz\` (known: models, vendors, routing, mcp_servers, mcp_limits, sign_on, responses_websocket, guardrails)`,
         `${file}:5:5: vendors.beta.base_urll: unknown field \`base_urll\` — did you mean \`base_url\`?`,
         `${file}:9:5: models[0].input_per_mtokk: unknown field \`input_per_mtokk\` — did you mean \`input_per_mtok\`?`,
         `${file}:12:9: models[0].deployments[0].wieght: unknown field \`wieght\` — did you mean \`weight\`?`,

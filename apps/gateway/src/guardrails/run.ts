@@ -1,0 +1,170 @@
+import type { GuardrailNote } from "../storage/store";
+import { detect, type Span } from "./detectors";
+import { type Action, type Policy, STRENGTH, type Surface } from "./policy";
+
+/** A request refused by a policy: the policy and the category, never the value. */
+export class GuardrailBlock extends Error {
+  constructor(
+    readonly policy: string,
+    readonly category: string,
+  ) {
+    super(`blocked by guardrail policy "${policy}": the request holds a value of category "${category}"`);
+  }
+}
+
+/** What the guardrails did on one request, for the ledger, the metrics and the log (never a value). */
+export interface GuardrailSummary {
+  /** The policies that found something. */
+  policies: string[];
+  /** The categories found, each once. */
+  categories: string[];
+  /** The strongest action taken (`log` when only counted; a dry run reports what it would have done). */
+  action: Action;
+  dry_run: boolean;
+  /** Detections by policy, category and action (the action a dry-run policy would have taken). */
+  counts: { policy: string; category: string; action: Action; dry_run: boolean; n: number }[];
+}
+
+/** A summary as the usage record keeps it. */
+export function guardrailNote(s: GuardrailSummary): GuardrailNote {
+  return { policies: s.policies, categories: s.categories, action: s.action, dry_run: s.dry_run, detections: s.counts };
+}
+
+/** The placeholder of a label: `[EMAIL_1]`, `[NATIONAL_ID_2]`, `[EMPLOYEE_ID_1]`. */
+const tag = (label: string) => label.toUpperCase();
+
+/**
+ * One request's guardrails: the redaction of its prompt and the restoration of its reply. The
+ * mapping from placeholders back to values lives only here, for the request (docs/guardrails.md);
+ * it is never logged or stored. The same value gets the same placeholder everywhere in the
+ * request, so a conversation's turns keep referring to one thing.
+ */
+export class GuardrailRun {
+  /** Value → its placeholder (redacted values only). */
+  private readonly byValue = new Map<string, string>();
+  /** Placeholder → value. */
+  readonly restore = new Map<string, string>();
+  private readonly perLabel = new Map<string, number>();
+  private readonly counts = new Map<
+    string,
+    { policy: string; category: string; action: Action; dry_run: boolean; n: number }
+  >();
+  /** The longest placeholder made: a streamed reply holds back at most this many characters. */
+  longest = 0;
+
+  /** Some policy asks an external hook (the redaction then waits for it). */
+  readonly hooked: boolean;
+
+  constructor(
+    readonly policies: readonly Policy[],
+    /** The request's id, sent to external hooks. */
+    readonly requestId = "",
+  ) {
+    this.hooked = policies.some((p) => p.hook !== undefined);
+  }
+
+  /** Whether any policy looks at `surface`. */
+  covers(surface: Surface): boolean {
+    return this.policies.some((p) => p.applyTo.has(surface));
+  }
+
+  /**
+   * The text with each value the policies found replaced (redact: a numbered placeholder that the
+   * reply restores; mask: the category's tag, never restored); counts every detection; throws
+   * GuardrailBlock for a value a blocking policy found (a dry-run policy only counts).
+   */
+  text(text: string, surface: Surface, hooked?: ReadonlyMap<Policy, Span[]>): string {
+    if (!text) return text;
+    // Each span with the strongest action any live policy takes on it.
+    let spans: (Span & { action: Action })[] | undefined;
+    for (const p of this.policies) {
+      if (!p.applyTo.has(surface)) continue;
+      const own = detect(text, p.detectors);
+      const extra = hooked?.get(p);
+      const found = extra?.length ? own.concat(extra).sort((a, b) => a.start - b.start) : own;
+      if (!found.length) continue;
+      for (const s of found) this.count(p, s.label);
+      if (p.dryRun) continue;
+      if (p.action === "block") throw new GuardrailBlock(p.name, found[0]!.label);
+      if (p.action === "log") continue;
+      spans = merge(spans, found, p.action);
+    }
+    if (!spans) return text;
+    let out = "";
+    let at = 0;
+    for (const s of spans) {
+      out += text.slice(at, s.start);
+      const value = text.slice(s.start, s.end);
+      out += s.action === "mask" ? `[${tag(s.label)}]` : this.placeholder(value, s.label);
+      at = s.end;
+    }
+    return out + text.slice(at);
+  }
+
+  private placeholder(value: string, label: string): string {
+    const known = this.byValue.get(value);
+    if (known) return known;
+    const n = (this.perLabel.get(label) ?? 0) + 1;
+    this.perLabel.set(label, n);
+    const ph = `[${tag(label)}_${n}]`;
+    this.byValue.set(value, ph);
+    this.restore.set(ph, value);
+    if (ph.length > this.longest) this.longest = ph.length;
+    return ph;
+  }
+
+  /** Counts a finding that names no span (an external hook's block or failure). */
+  count(p: Policy, category: string) {
+    const k = `${p.name}\u0000${category}`;
+    const c = this.counts.get(k);
+    if (c) c.n++;
+    else this.counts.set(k, { policy: p.name, category, action: p.action, dry_run: p.dryRun, n: 1 });
+  }
+
+  /** Every placeholder of this request in `text` replaced by its value (`json`: escaped for a JSON string). */
+  restoreText(text: string, json = false): string {
+    if (!this.restore.size || !text.includes("[")) return text;
+    return text.replace(/\[[A-Z][A-Z0-9_]*_\d+\]/g, (ph) => {
+      const v = this.restore.get(ph);
+      if (v === undefined) return ph;
+      return json ? JSON.stringify(v).slice(1, -1) : v;
+    });
+  }
+
+  /** What was found, or undefined when nothing was. */
+  summary(): GuardrailSummary | undefined {
+    if (!this.counts.size) return undefined;
+    const counts = [...this.counts.values()];
+    const live = counts.filter((c) => !c.dry_run);
+    const strongest = (cs: typeof counts) =>
+      cs.reduce<Action>((a, c) => (STRENGTH[c.action] > STRENGTH[a] ? c.action : a), "log");
+    return {
+      policies: [...new Set(counts.map((c) => c.policy))],
+      categories: [...new Set(counts.map((c) => c.category))],
+      action: live.length ? strongest(live) : strongest(counts),
+      dry_run: live.length === 0,
+      counts,
+    };
+  }
+}
+
+/** The spans of two policies together: where they overlap, the stronger action's span is kept. */
+function merge(
+  into: (Span & { action: Action })[] | undefined,
+  found: Span[],
+  action: Action,
+): (Span & { action: Action })[] {
+  const all = (into ?? []).concat(found.map((s) => ({ ...s, action })));
+  all.sort((a, b) => a.start - b.start || STRENGTH[b.action] - STRENGTH[a.action] || b.end - a.end);
+  const kept: (Span & { action: Action })[] = [];
+  for (const s of all) {
+    const last = kept.at(-1);
+    if (last && s.start < last.end) {
+      if (STRENGTH[s.action] > STRENGTH[last.action]) last.action = s.action;
+      if (s.end > last.end) last.end = s.end;
+      continue;
+    }
+    kept.push({ ...s });
+  }
+  return kept;
+}
