@@ -48,6 +48,8 @@ export const FLOORS: Floor[] = [
       "mcp/namespacing.ts",
       "mcp/tool-allow-list.ts",
       "batches/batch-store.ts",
+      "guardrails/*",
+      "guardrails/__fixtures__/*",
     ],
   },
   { name: "wiring", paths: ["config/*", "deps.ts", "storage/open-backends.ts", "telemetry/*"] },
