@@ -1,4 +1,4 @@
-import { findPhoneNumbersInText, type CountryCode } from "libphonenumber-js/max";
+import { type CountryCode, parsePhoneNumberFromString } from "libphonenumber-js/max";
 import { electronicFormatIBAN, isValidIBAN } from "ibantools";
 import { isIPv6 } from "node:net";
 
@@ -102,26 +102,42 @@ const ISO_DATE = /^(?:\d{4}-\d{2}-\d{2}|\d{2}[./-]\d{2}[./-]\d{4})$/;
 
 /**
  * How a number is written to be dialled: in international form (+…), with a trunk prefix (0…) or
- * an area code in brackets, or as a North American ten-digit number. A bare short run of digits
- * ("2024-0815", an invoice number) is left alone, whatever a region's plan would allow.
+ * an area code in brackets, or as a North American number (3, 3 and 4 digits). Other runs of
+ * digits (an invoice number "2024-0815", a date and hour "2026-11-28 10") are left alone, whatever
+ * a region's plan would allow.
  */
 function dialled(m: string): boolean {
   if (/^[+0(]/.test(m)) return true;
-  const digits = m.replace(/\D/g, "");
-  return digits.length === 10 || (digits.length === 11 && digits.startsWith("1"));
+  return /^(?:1[ .-]?)?\d{3}[ .-]?\d{3}[ .-]?\d{4}$/.test(m);
 }
 
+/**
+ * Runs of digits written as a phone number could be (a `+` or a bracket first, digits with spaces,
+ * dots, dashes or brackets between): libphonenumber-js reads only these, not the whole text — on a
+ * whole prompt it cost about 2 ms per KB with four regions; on the runs, a few µs.
+ */
+const PHONE_RUN = /[+(]?\d[\d \t()./-]{4,22}\d/g;
+
 function phones(text: string, regions: readonly CountryCode[], out: Span[]) {
-  // Digits are needed: a text without six of them holds no phone number (the common case, skipped cheaply).
-  if (!/\d(?:\D{0,3}\d){5}/.test(text)) return;
-  const seen = new Set<number>();
-  for (const region of regions.length ? regions : [undefined]) {
-    for (const f of findPhoneNumbersInText(text, region ? { defaultCountry: region } : undefined)) {
-      const m = text.slice(f.startsAt, f.endsAt);
-      if (seen.has(f.startsAt) || ISO_DATE.test(m) || !dialled(m)) continue;
-      seen.add(f.startsAt);
-      out.push({ start: f.startsAt, end: f.endsAt, label: "phone" });
+  PHONE_RUN.lastIndex = 0;
+  for (let m = PHONE_RUN.exec(text); m; m = PHONE_RUN.exec(text)) {
+    // A run ends at a digit; a bracket that opens it but is not closed in it is not part of it.
+    let run = m[0];
+    let at = m.index;
+    if (run.startsWith("(") && !run.includes(")")) {
+      run = run.slice(1);
+      at++;
     }
+    // Six digits at least (nothing shorter is a number anyone dials), and written to be dialled.
+    if (run.replace(/\D/g, "").length < 6 || ISO_DATE.test(run) || !dialled(run)) continue;
+    // A run another detector already took (a card, an IBAN, an address) is not read again.
+    const end = at + run.length;
+    if (out.some((o) => o.start < end && at < o.end)) continue;
+    // International form names its own region; otherwise the first configured region whose plan it fits.
+    const valid = run.startsWith("+")
+      ? parsePhoneNumberFromString(run)?.isValid()
+      : regions.some((r) => parsePhoneNumberFromString(run, r)?.isValid());
+    if (valid) out.push({ start: at, end: at + run.length, label: "phone" });
   }
 }
 
