@@ -376,7 +376,7 @@ export class SchemaTooNewError extends Error {
     readonly buildVersion: number,
   ) {
     super(
-      `This database is at schema version ${databaseVersion}, newer than this build knows: Turnpike ${VERSION} reads schema versions up to ${buildVersion}. Run the release that upgraded it (or a newer one), or restore the backup taken before the upgrade (docs/operations.md "Upgrading").`,
+      `This database is at schema version ${databaseVersion}, newer than this build knows: Turnpike ${VERSION} reads schema versions up to ${buildVersion}. Run the release that upgraded it (or a newer one), or restore the backup taken before the upgrade (the user guide's "Upgrading", site/operations/upgrading.md).`,
     );
     this.name = "SchemaTooNewError";
   }
