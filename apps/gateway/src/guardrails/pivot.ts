@@ -100,6 +100,19 @@ export async function redactRequestWithHooks(
   return walk(run, request, (t, s) => run.text(t, s, hooked[i++]));
 }
 
+/**
+ * An MCP tool call's arguments with what the policies find redacted (surface `mcp`): every string
+ * inside. Throws GuardrailBlock for a value a blocking policy finds.
+ */
+export function redactArguments(run: GuardrailRun, args: Record<string, unknown> | undefined) {
+  return args === undefined ? args : (strings(args, (s) => run.text(s, "mcp")) as Record<string, unknown>);
+}
+
+/** An MCP tool result with this request's placeholders restored in every string inside. */
+export function restoreStrings<T>(run: GuardrailRun, v: T): T {
+  return run.restore.size ? (strings(v, (s) => run.restoreText(s)) as T) : v;
+}
+
 /** The client's error for a blocked request: a 400 naming the policy and the category, never the value. */
 export function blockedError(b: GuardrailBlock): GatewayError {
   return new GatewayError({ status: 400, type: GUARDRAIL_BLOCKED, code: GUARDRAIL_BLOCKED, message: b.message });

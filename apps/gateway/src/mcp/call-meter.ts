@@ -1,3 +1,4 @@
+import { guardrailNote, type GuardrailRun } from "../guardrails/run";
 import { Counter, Histogram, type Registry } from "prom-client";
 import { newRequestId } from "../http/request-id";
 import type { Ledger } from "../metering/ledger";
@@ -16,6 +17,8 @@ export const CALL_STATUS = {
   timedOut: 504,
   /** The client cancelled the call or went away first (the convention of "client closed request"). */
   cancelled: 499,
+  /** A guardrail policy refused the call's arguments (nothing reached the server). */
+  blocked: 400,
 } as const;
 
 /** The MCP requests that are admitted, forwarded and metered: each is one ledger row. */
@@ -54,6 +57,8 @@ export interface McpOperation {
   bytesOut: number;
   /** The request's headers, for the trace (a caller's `traceparent`). */
   headers: Headers | undefined;
+  /** The call's guardrails, whose findings the record notes (docs/guardrails.md). */
+  guard?: GuardrailRun | undefined;
 }
 
 /**
@@ -156,6 +161,8 @@ export class CallMeter {
       estimated: false,
       created_at: new Date(endedAt).toISOString(),
     };
+    const found = op.guard?.summary();
+    if (found) record.guardrail = guardrailNote(found);
     this.ledger
       .record(record)
       .catch((e) => this.logger.error("recording an MCP request failed", { key_id: op.keyId }, e));

@@ -38,6 +38,7 @@ export function buildMcpGateway(
     admit: (key: KeyRecord) => admitUnpriced(deps, key),
     meter: new CallMeter(deps.ledger, logger, deps.metrics.registry, deps.now, deps.hooks),
     config: config.mcp,
+    guardrails: config.guardrails,
     logger,
     version: API_VERSION,
   };

@@ -1,3 +1,7 @@
+import type { GuardrailsConfig } from "../guardrails/policy";
+import { policiesFor } from "../guardrails/policy";
+import { GuardrailBlock, GuardrailRun } from "../guardrails/run";
+import { redactArguments, restoreStrings } from "../guardrails/pivot";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
   CallToolRequestSchema,
@@ -37,7 +41,12 @@ import type { ToolAllowList } from "./tool-allow-list";
 import type { UpstreamPool } from "./upstream-pool";
 
 /** Turnpike's own MCP error codes (JSON-RPC leaves -32000 to -32099 to the server). */
-export const MCP_ERROR = { rateLimited: -32029, tooLarge: -32013, budgetSpent: -32042 } as const;
+export const MCP_ERROR = {
+  rateLimited: -32029,
+  tooLarge: -32013,
+  budgetSpent: -32042,
+  guardrailBlocked: -32043,
+} as const;
 
 /** What every session's server shares: the upstreams, the allow-lists, admission and the meter. */
 export interface SessionServices {
@@ -47,6 +56,8 @@ export interface SessionServices {
   admit: (key: KeyRecord) => Promise<void>;
   meter: CallMeter;
   config: McpConfig;
+  /** The config's guardrail policies: a key's that cover `mcp` read its calls' arguments and results. */
+  guardrails: GuardrailsConfig;
   logger: Logger;
   version: string;
 }
@@ -214,12 +225,27 @@ export function sessionServer(s: SessionServices, key: () => KeyRecord): Server 
         `The tool's arguments are ${bytesIn} bytes of JSON; at most ${s.config.maxArgumentBytes} are accepted.`,
       );
     }
+    // Only a key some policy of which reads MCP calls has guardrails here (no cost otherwise).
+    const policies = s.guardrails.policies.size ? policiesFor(s.guardrails, k) : [];
+    const guard = policies.some((p) => p.applyTo.has("mcp")) ? new GuardrailRun(policies) : undefined;
     return operate("tools/call", { server: target.server, name: target.name, bytesIn }, extra, async (op) => {
-      const result = await s.pool.run(
+      let args = req.params.arguments;
+      if (guard) {
+        op.guard = guard;
+        try {
+          args = redactArguments(guard, args);
+        } catch (e) {
+          if (!(e instanceof GuardrailBlock)) throw e;
+          op.status = CALL_STATUS.blocked;
+          throw new McpError(MCP_ERROR.guardrailBlocked, e.message);
+        }
+      }
+      const called = await s.pool.run(
         target.server,
-        (c, o) => c.callTool({ ...req.params, name: target.name }, undefined, o),
+        (c, o) => c.callTool({ ...req.params, arguments: args, name: target.name }, undefined, o),
         extra.signal,
       );
+      const result = guard ? restoreStrings(guard, called) : called;
       op.answered = true;
       op.bytesOut = bytesOf(result);
       if (op.bytesOut > s.config.maxResultBytes) {

@@ -14,6 +14,8 @@ export interface Upstream {
   authorizations: string[];
   /** Tool calls received, by tool name. */
   calls: string[];
+  /** The body of every POST received, as sent (what the gateway forwarded). */
+  bodies: string[];
   /** Adds a tool to every session and tells them their list changed. */
   addTool(name: string): Promise<void>;
   stop(): Promise<void>;
@@ -25,6 +27,7 @@ async function startUpstream(build: Build, port = 0): Promise<Upstream> {
   const sessions = new Map<string, { server: McpServer; transport: WebStandardStreamableHTTPServerTransport }>();
   const authorizations: string[] = [];
   const calls: string[] = [];
+  const bodies: string[] = [];
   const extra: string[] = [];
   const make = () => {
     const server = new McpServer(
@@ -44,6 +47,7 @@ async function startUpstream(build: Build, port = 0): Promise<Upstream> {
     idleTimeout: 0,
     async fetch(req) {
       authorizations.push(req.headers.get("authorization") ?? "");
+      if (req.method === "POST") bodies.push(await req.clone().text());
       const sid = req.headers.get("mcp-session-id");
       const known = sid ? sessions.get(sid) : undefined;
       if (known) return known.transport.handleRequest(req);
@@ -68,6 +72,7 @@ async function startUpstream(build: Build, port = 0): Promise<Upstream> {
     port: http.port ?? 0,
     authorizations,
     calls,
+    bodies,
     async addTool(name) {
       extra.push(name);
       for (const { server } of sessions.values()) {
