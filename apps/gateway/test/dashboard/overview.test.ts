@@ -36,7 +36,8 @@ const chat = (secret: string, model: string, content: string, stream = false) =>
   fetch(`${h.url}/v1/chat/completions`, {
     method: "POST",
     headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" },
-    body: JSON.stringify({ model, stream, messages: [{ role: "user", content }] }),
+    // An output cap: a call is admitted only when its worst case fits the key's budget.
+    body: JSON.stringify({ model, stream, max_tokens: 64, messages: [{ role: "user", content }] }),
   }).then(async (r) => (await r.text(), r.status));
 
 beforeAll(async () => {
@@ -45,7 +46,7 @@ beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
   h = await startHarness();
   team = await admin("/admin/teams", { name: "web", budget_usd: 20 });
-  key = await admin("/admin/keys", { name: "storefront", team_id: team.id, budget_usd: 0.001 });
+  key = await admin("/admin/keys", { name: "storefront", team_id: team.id, budget_usd: 0.01 });
   // Traffic: replies and streams on two models, an upstream failure, two kinds of refusal.
   for (let i = 0; i < 3; i++) expect(await chat(key.key, "beta-5.5", `hi ${i}`)).toBe(200);
   expect(await chat(key.key, "beta-5.5", "a stream [sim chunks=4]", true)).toBe(200);
@@ -105,8 +106,8 @@ describe("the Overview in headless Chromium", () => {
       const keyRow = await cells(`tr[data-budget="key:${key.id}"]`);
       expect(keyRow[0]).toBe("storefront key");
       expect(keyRow[1]).toBe(money(shown.spent_this_month_usd));
-      expect(keyRow[2]).toBe("$0.001");
-      expect(keyRow[3]).toBe(`${((shown.spent_this_month_usd / 0.001) * 100).toFixed(1)}%`);
+      expect(keyRow[2]).toBe("$0.01");
+      expect(keyRow[3]).toBe(`${((shown.spent_this_month_usd / 0.01) * 100).toFixed(1)}%`);
       const teamRow = await cells(`tr[data-budget="team:${team.id}"]`);
       expect(teamRow.slice(0, 3)).toEqual(["web team", money(shown.spent_this_month_usd), "$20.00"]);
 

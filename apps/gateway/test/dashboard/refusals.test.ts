@@ -131,9 +131,15 @@ describe("error rates that agree across groupings", () => {
 
   test("a spent budget shows in the live log as the 429 the chat client saw", async () => {
     const k = (await (
-      await admin("/admin/keys", { method: "POST", body: JSON.stringify({ name: "spent", budget_usd: 0.000001 }) })
-    ).json()) as { key: string };
-    expect((await chat(k.key, hi("beta-5.5"))).status).toBe(200);
+      await admin("/admin/keys", { method: "POST", body: JSON.stringify({ name: "spent", budget_usd: 1 }) })
+    ).json()) as { key: string; id: string };
+    expect((await chat(k.key, { ...hi("beta-5.5"), max_tokens: 16 })).status).toBe(200);
+    // Lowered below what it spent: one call alone never spends a budget whole (its worst case must fit).
+    const lowered = await admin(`/admin/keys/${k.id}`, {
+      method: "PATCH",
+      body: JSON.stringify({ budget_usd: 0.000001 }),
+    });
+    expect(lowered.status).toBe(200);
     const refused = await chat(k.key, hi("beta-5.5"));
     expect(refused.status).toBe(429);
     const id = refused.headers.get("x-request-id");

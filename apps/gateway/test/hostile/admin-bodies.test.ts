@@ -40,7 +40,7 @@ describe("admin key bodies", () => {
     expect(res.status).toBe(400);
     expect(res.body.error.param).toBe("rmp");
     expect(res.body.error.message).toBe(
-      "rmp: unknown field (known: name, models, rpm, tpm, model_limits, budget_usd, expires_at, prompt_cache, tools, team_id)",
+      "rmp: unknown field (known: name, models, rpm, tpm, model_limits, budget_usd, expires_at, prompt_cache, tools, guardrails, team_id)",
     );
   });
 
