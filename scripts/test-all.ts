@@ -15,7 +15,7 @@ import { ensureServices } from "./services";
 const root = join(import.meta.dir, "..");
 const workspaces = ["packages", "apps"]
   .flatMap((dir) => readdirSync(join(root, dir)).map((d) => join(dir, d)))
-  .concat(["bench", "deploy"])
+  .concat(["bench", "deploy", "site"])
   .filter((w) => existsSync(join(root, w, "package.json")));
 
 /**

@@ -110,7 +110,7 @@ describe("convertGenerateRequestToMessages", () => {
 
   test("parametersJsonSchema: composed keywords kept whole; a root without type gets it; a root of another type is named", () => {
     const composed = {
-      type: "object",
+      type: "object" as const,
       properties: { to: { type: "string", allOf: [{ pattern: "^a" }, { pattern: "z$" }] }, r: { $ref: "#/$defs/r" } },
       $defs: { r: { oneOf: [{ const: 1 }, { type: "string" }] } },
     };
