@@ -6,6 +6,7 @@ import {
   BATCH_TABLES,
   batchFileChunks,
 } from "../batches/batch-store";
+import { rollupMigration } from "./usage-rollup";
 
 /**
  * Versioned schema changes of the store, applied in order at start-up, each once: the store
@@ -333,6 +334,14 @@ UPDATE keys SET team_id = 'team_default';`,
     name: "batches: the next line to run found by an index, not by reading the pending lines",
     sqlite: BATCH_LINE_QUEUE_INDEXES,
     postgres: BATCH_LINE_QUEUE_INDEXES,
+  },
+  {
+    version: 16,
+    name: "usage rolled up per hour, day and month; usage indexed by time",
+    // Charts and totals read the rollups, not the raw rows (storage/usage-rollup.ts); the rows
+    // already there are rolled up here, once. The time index serves the newest-first listings.
+    sqlite: rollupMigration("sqlite"),
+    postgres: rollupMigration("postgres"),
   },
 ];
 

@@ -18,7 +18,16 @@ import { SqliteResponseStore } from "../stored-responses/sqlite-response-store";
 import { TeamStore } from "../teams/team-store";
 import { sqliteRunner } from "./sql-runner";
 import { BatchStore } from "../batches/batch-store";
-import { GROUP_COLUMN, KEY_COLUMNS, type KeyRow, fromKey, toKey } from "./key-rows";
+import { KEY_COLUMNS, type KeyRow, fromKey, toKey } from "./key-rows";
+import {
+  aggregateSql,
+  DIM_COLUMNS,
+  type Dialect,
+  ON_CONFLICT,
+  rollupRows,
+  SUM_COLUMNS,
+  toAggregates,
+} from "./usage-rollup";
 
 interface UsageRow extends Omit<UsageRecord, "stream" | "aborted" | "estimated"> {
   stream: number;
@@ -85,11 +94,17 @@ export class SqliteStore implements Store {
     this.insertUsageStmt = this.db.prepare(
       `INSERT OR IGNORE INTO usage VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
+    const columns = [...DIM_COLUMNS, ...SUM_COLUMNS];
+    const upsertRollup = this.db.prepare(
+      `INSERT INTO usage_rollup (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")}) ${ON_CONFLICT}`,
+    );
     this.insertBatch = this.db.transaction((rows: readonly UsageRecord[]) => {
       const stmt = this.insertUsageStmt;
+      // Only the rows really added are rolled up (a replayed record is ignored by both).
+      const added: UsageRecord[] = [];
       // Positional values, in the table's column order (binding by name costs a lookup each).
       for (const r of rows) {
-        stmt.run(
+        const { changes } = stmt.run(
           r.request_id,
           r.key_id,
           r.model,
@@ -116,7 +131,10 @@ export class SqliteStore implements Store {
           r.bytes_out ?? null,
           r.cache_reset_from ?? null,
         );
+        if (changes > 0) added.push(r);
       }
+      // Summed in memory first: one upsert per period and dimensions, however many rows share them.
+      for (const row of rollupRows(added)) upsertRollup.run(...row);
     });
   }
 
@@ -178,39 +196,32 @@ export class SqliteStore implements Store {
       .map(toUsage);
   }
 
-  async aggregateUsage(f: UsageFilter, groupBy: readonly UsageGroup[]): Promise<UsageAggregate[]> {
-    const { sql, params } = this.where(f);
-    const cols = groupBy.map((g) => `${GROUP_COLUMN[g]} AS ${g === "key" ? "key_id" : g}`);
-    const group = groupBy.length
-      ? `GROUP BY ${groupBy.map((g) => GROUP_COLUMN[g]).join(", ")} ORDER BY ${groupBy.map((g) => GROUP_COLUMN[g]).join(", ")}`
-      : "";
-    const rows = this.db
-      .query<UsageAggregate, typeof params>(
-        `SELECT ${cols
-          .concat([
-            "COUNT(*) AS requests",
-            "SUM(input_tokens) AS input_tokens",
-            "SUM(output_tokens) AS output_tokens",
-            "SUM(cache_read_tokens) AS cache_read_tokens",
-            "SUM(cache_write_tokens) AS cache_write_tokens",
-            "SUM(reasoning_tokens) AS reasoning_tokens",
-            "SUM(cost_usd) AS cost_usd",
-          ])
-          .join(", ")} FROM usage ${sql} ${group}`,
-      )
-      .all(params);
-    // An empty filter with no grouping still yields one row of zeros, not nulls.
-    return rows
-      .filter((r) => r.requests > 0)
-      .map((r) => ({ ...r, cost_usd: Math.round((r.cost_usd ?? 0) * 1e9) / 1e9 }));
+  /** Positional parameters for {@link aggregateSql}, in SQLite's dialect. */
+  private dialect(params: (string | number)[]): Dialect {
+    return {
+      param: (v) => {
+        params.push(v);
+        return "?";
+      },
+      sum: (e) => `COALESCE(${e}, 0)`,
+    };
   }
 
+  async aggregateUsage(f: UsageFilter, groupBy: readonly UsageGroup[]): Promise<UsageAggregate[]> {
+    const params: (string | number)[] = [];
+    const sql = aggregateSql(f, groupBy, this.dialect(params));
+    return toAggregates(this.db.query<UsageAggregate, (string | number)[]>(sql).all(...params));
+  }
+
+  /** Read from the rollups: what it costs follows keys and days, not the month's requests. */
   async spendSince(since: string): Promise<Map<string, number>> {
+    const params: (string | number)[] = [];
+    const sql = aggregateSql({ since }, ["key"], this.dialect(params));
     const rows = this.db
-      .query<{ key_id: string; team_id: string | null; cost: number }, { since: string }>(
-        "SELECT u.key_id, k.team_id, SUM(u.cost_usd) AS cost FROM usage u LEFT JOIN keys k ON k.id = u.key_id WHERE u.created_at >= $since GROUP BY u.key_id, k.team_id",
+      .query<{ key_id: string; team_id: string | null; cost: number }, (string | number)[]>(
+        `SELECT a.key_id, k.team_id, a.cost_usd AS cost FROM (${sql}) a LEFT JOIN keys k ON k.id = a.key_id WHERE a.requests > 0`,
       )
-      .all({ since });
+      .all(...params);
     return spendByBudget(rows);
   }
 
