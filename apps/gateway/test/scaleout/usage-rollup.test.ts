@@ -292,7 +292,7 @@ suite(
         );
         const cols = Object.keys(rows[0]!);
         for (let i = 0; i < rows.length; i += 500)
-          await sql`INSERT INTO usage ${sql(rows.slice(i, i + 500) as Record<string, unknown>[], ...cols)}`;
+          await sql`INSERT INTO usage ${sql(rows.slice(i, i + 500) as unknown as Record<string, unknown>[], ...cols)}`; // plain records
         await sql.close();
         return PostgresStore.open(db.url, { max: 2 });
       },
