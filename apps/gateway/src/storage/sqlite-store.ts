@@ -17,6 +17,7 @@ import type { ResponseStore } from "../stored-responses/response-store";
 import { SqliteResponseStore } from "../stored-responses/sqlite-response-store";
 import { TeamStore } from "../teams/team-store";
 import { sqliteRunner } from "./sql-runner";
+import { SqliteReader } from "./sqlite-reader";
 import { BatchStore } from "../batches/batch-store";
 import { KEY_COLUMNS, type KeyRow, fromKey, toKey } from "./key-rows";
 import {
@@ -69,6 +70,8 @@ export class SqliteStore implements Store {
   private readonly insertBatch: (rows: readonly UsageRecord[]) => void;
   private checkpointTimer: ReturnType<typeof setInterval> | undefined;
   private checkpointer: Worker | undefined;
+  /** The ledger's reads, on a worker thread of their own (sqlite-reader.ts). */
+  private readonly reader: SqliteReader;
 
   constructor(path: string) {
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
@@ -91,6 +94,7 @@ export class SqliteStore implements Store {
       });
     }
     migrateSqlite(this.db);
+    this.reader = new SqliteReader(this.db, path);
     this.insertUsageStmt = this.db.prepare(
       `INSERT OR IGNORE INTO usage VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
@@ -162,38 +166,36 @@ export class SqliteStore implements Store {
     this.insertBatch(records);
   }
 
-  private where(f: UsageFilter): { sql: string; params: Record<string, string | number> } {
-    const params: Record<string, string | number> = {};
+  private where(f: UsageFilter): { sql: string; params: (string | number)[] } {
+    const params: (string | number)[] = [];
     const where: string[] = [];
     const clauses = [
-      ["key_id", "key_id = $key_id", f.key_id],
-      ["model", "model = $model", f.model],
-      ["since", "created_at >= $since", f.since],
-      ["until", "created_at < $until", f.until],
+      ["key_id = ?", f.key_id],
+      ["model = ?", f.model],
+      ["created_at >= ?", f.since],
+      ["created_at < ?", f.until],
     ] as const;
-    for (const [name, clause, value] of clauses) {
+    for (const [clause, value] of clauses) {
       if (!value) continue;
       where.push(clause);
-      params[name] = value;
+      params.push(value);
     }
     if (f.failed) where.push("status >= 400");
     if (f.before) {
-      where.push("(created_at < $before_at OR (created_at = $before_at AND request_id < $before_id))");
-      params.before_at = f.before.created_at;
-      params.before_id = f.before.request_id;
+      where.push("(created_at < ? OR (created_at = ? AND request_id < ?))");
+      params.push(f.before.created_at, f.before.created_at, f.before.request_id);
     }
     return { sql: where.length ? "WHERE " + where.join(" AND ") : "", params };
   }
 
   async queryUsage(f: UsageFilter): Promise<UsageRecord[]> {
     const { sql, params } = this.where(f);
-    params.limit = f.limit ?? 1000;
-    return this.db
-      .query<UsageRow, typeof params>(
-        `SELECT * FROM usage ${sql} ORDER BY ${f.newestFirst ? "created_at DESC, request_id DESC" : "created_at, request_id"} LIMIT $limit`,
-      )
-      .all(params)
-      .map(toUsage);
+    params.push(f.limit ?? 1000);
+    const rows = await this.reader.all<UsageRow>(
+      `SELECT * FROM usage ${sql} ORDER BY ${f.newestFirst ? "created_at DESC, request_id DESC" : "created_at, request_id"} LIMIT ?`,
+      params,
+    );
+    return rows.map(toUsage);
   }
 
   /** Positional parameters for {@link aggregateSql}, in SQLite's dialect. */
@@ -210,18 +212,17 @@ export class SqliteStore implements Store {
   async aggregateUsage(f: UsageFilter, groupBy: readonly UsageGroup[]): Promise<UsageAggregate[]> {
     const params: (string | number)[] = [];
     const sql = aggregateSql(f, groupBy, this.dialect(params));
-    return toAggregates(this.db.query<UsageAggregate, (string | number)[]>(sql).all(...params));
+    return toAggregates(await this.reader.all<UsageAggregate>(sql, params));
   }
 
   /** Read from the rollups: what it costs follows keys and days, not the month's requests. */
   async spendSince(since: string): Promise<Map<string, number>> {
     const params: (string | number)[] = [];
     const sql = aggregateSql({ since }, ["key"], this.dialect(params));
-    const rows = this.db
-      .query<{ key_id: string; team_id: string | null; cost: number }, (string | number)[]>(
-        `SELECT a.key_id, k.team_id, a.cost_usd AS cost FROM (${sql}) a LEFT JOIN keys k ON k.id = a.key_id WHERE a.requests > 0`,
-      )
-      .all(...params);
+    const rows = await this.reader.all<{ key_id: string; team_id: string | null; cost: number }>(
+      `SELECT a.key_id, k.team_id, a.cost_usd AS cost FROM (${sql}) a LEFT JOIN keys k ON k.id = a.key_id WHERE a.requests > 0`,
+      params,
+    );
     return spendByBudget(rows);
   }
 
@@ -240,6 +241,7 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     if (this.checkpointTimer) clearInterval(this.checkpointTimer);
     this.checkpointer?.terminate();
+    this.reader.close();
     this.db.close();
   }
 }
