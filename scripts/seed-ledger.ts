@@ -17,7 +17,7 @@ import { SQL } from "bun";
 import { PostgresStore } from "../apps/gateway/src/storage/postgres-store";
 import { SqliteStore } from "../apps/gateway/src/storage/sqlite-store";
 import type { KeyRecord, Store } from "../apps/gateway/src/storage/store";
-import { GRAINS, rollupInsert } from "../apps/gateway/src/storage/usage-rollup";
+import { ROLLUPS, rollupInsert } from "../apps/gateway/src/storage/usage-rollup";
 
 const args = process.argv.slice(2);
 const opt = (name: string, dflt: string) => {
@@ -127,7 +127,7 @@ SELECT ${rowSelect(rand, time, bool)} FROM n`);
     process.stderr.write(`\r${hi} rows`);
   }
   db.exec("DELETE FROM usage_rollup;");
-  for (const g of GRAINS) db.exec(rollupInsert("usage", g, false));
+  for (const r of ROLLUPS) db.exec(rollupInsert("usage", r, false));
   db.exec("PRAGMA wal_checkpoint(TRUNCATE);");
   db.close();
 } else {
@@ -147,7 +147,7 @@ SELECT ${rowSelect(rand, time, bool)} FROM n`);
     process.stderr.write(`\r${hi} rows`);
   }
   await sql.unsafe("TRUNCATE usage_rollup");
-  for (const g of GRAINS) await sql.unsafe(rollupInsert("usage", g, false));
+  for (const r of ROLLUPS) await sql.unsafe(rollupInsert("usage", r, false));
   await sql.unsafe("VACUUM ANALYZE usage");
   await sql.unsafe("VACUUM ANALYZE usage_rollup");
   await sql.close();

@@ -19,7 +19,7 @@ import { PostgresResponseStore } from "../stored-responses/postgres-response-sto
 import { TeamStore } from "../teams/team-store";
 import { postgresRunner } from "./sql-runner";
 import { KEY_COLUMNS, type KeyRow, fromKey, toKey } from "./key-rows";
-import { aggregateSql, type Dialect, GRAINS, rollupInsert, toAggregates } from "./usage-rollup";
+import { aggregateSql, type Dialect, ROLLUPS, rollupInsert, toAggregates } from "./usage-rollup";
 
 const USAGE_COLUMNS = [
   "request_id",
@@ -91,7 +91,7 @@ const USAGE_TYPES: Record<(typeof USAGE_COLUMNS)[number], string> = {
 const INSERT_USAGE = `WITH r AS (SELECT * FROM json_to_recordset($1::text::json) AS r(${USAGE_COLUMNS.map((c) => `${c} ${USAGE_TYPES[c]}`).join(", ")})),
 gone AS (DELETE FROM inflight WHERE request_id = ANY (ARRAY(SELECT request_id FROM r))),
 added AS (INSERT INTO usage (${USAGE_COLUMNS.join(", ")}) SELECT ${USAGE_COLUMNS.join(", ")} FROM r ON CONFLICT (request_id) DO NOTHING RETURNING *),
-${GRAINS.map((g) => `rollup_${g} AS (${rollupInsert("added", g, true)})`).join(",\n")}
+${ROLLUPS.map((r) => `rollup_${r.grain}_${r.variant} AS (${rollupInsert("added", r, true)})`).join(",\n")}
 SELECT 1`;
 
 /**

@@ -6,11 +6,28 @@ import type { UsageAggregate, UsageFilter, UsageGroup, UsageRecord } from "./sto
  * keys'). A chart or a total reads these, whose size follows keys × models × periods, not the raw
  * rows; only the part of a range that does not fill an hour (at most an hour at each end) is
  * summed from the raw rows. Both stores keep the same table (`usage_rollup`, migration 16).
+ *
+ * Days and months are also kept narrow: per model alone (`key_id` empty) and per key alone
+ * (`model` empty), deployments together, so a chart per model or per key reads one row per model
+ * or key and day and status, not one per key × model × deployment (100 keys using 10 models on
+ * two deployments: 2,000 rows a day against 10 or 100).
  */
 
 /** The grains, coarsest first: a range is read from the coarsest grain whose periods it fills. */
 export const GRAINS = ["m", "d", "h"] as const;
 export type Grain = (typeof GRAINS)[number];
+
+/**
+ * Which dimensions a rollup row keeps: all (`full`), or all but the key (`model`) or the model
+ * (`key`); the dropped one is stored as the empty string, which no key id or model id is.
+ */
+export type Variant = "full" | "model" | "key";
+
+/** Every rollup written: each grain in full, and days and months narrow too. */
+export const ROLLUPS: readonly { grain: Grain; variant: Variant }[] = [
+  ...GRAINS.map((grain) => ({ grain, variant: "full" as const })),
+  ...(["m", "d"] as const).flatMap((grain) => (["model", "key"] as const).map((variant) => ({ grain, variant }))),
+];
 
 /** A period's name as the `bucket` column holds it: the ISO time cut to its month, day or hour. */
 const BUCKET_CHARS: Record<Grain, number> = { m: 7, d: 10, h: 13 };
@@ -79,7 +96,11 @@ const LATENCY_CASE = `CASE ${LATENCY_BOUNDS.map((b, i) => `WHEN latency_ms < ${b
  * Rolls up the raw rows `from` holds (`usage`, or a CTE of rows just inserted) into every grain;
  * with `upsert`, a rollup row already there is added to.
  */
-export function rollupInsert(from: string, grain: Grain, upsert: boolean): string {
+export function rollupInsert(
+  from: string,
+  { grain, variant }: { grain: Grain; variant: Variant },
+  upsert: boolean,
+): string {
   const sums = [
     "COUNT(*)",
     "SUM(input_tokens)",
@@ -94,13 +115,15 @@ export function rollupInsert(from: string, grain: Grain, upsert: boolean): strin
   ];
   const dims = [
     `substr(created_at, 1, ${BUCKET_CHARS[grain]})`,
-    "key_id",
-    "model",
-    "COALESCE(deployment, '')",
+    variant === "model" ? "''" : "key_id",
+    variant === "key" ? "''" : "model",
+    variant === "full" ? "COALESCE(deployment, '')" : "''",
     "status",
   ];
+  // PostgreSQL refuses a constant to group or order by: only the dimensions kept.
+  const kept = dims.filter((d) => d !== "''").join(", ");
   return `INSERT INTO usage_rollup (${[...DIM_COLUMNS, ...SUM_COLUMNS].join(", ")})
-SELECT '${grain}', ${dims.join(", ")}, ${sums.join(", ")} FROM ${from} WHERE true GROUP BY ${dims.join(", ")} ORDER BY ${dims.join(", ")}${upsert ? ` ${ON_CONFLICT}` : ""}`;
+SELECT '${grain}', ${dims.join(", ")}, ${sums.join(", ")} FROM ${from} WHERE true GROUP BY ${kept} ORDER BY ${kept}${upsert ? ` ${ON_CONFLICT}` : ""}`;
 }
 
 /** Adds a new rollup row's sums to the stored row of the same period and dimensions. */
@@ -112,7 +135,7 @@ export function rollupMigration(dialect: "sqlite" | "postgres"): string {
     dialect === "sqlite" ? rollupTable("INTEGER", "REAL", true) : rollupTable("BIGINT", "DOUBLE PRECISION", false);
   return [
     table,
-    ...GRAINS.map((g) => `${rollupInsert("usage", g, false)};`),
+    ...ROLLUPS.map((r) => `${rollupInsert("usage", r, false)};`),
     // Newest-first listings (the request log, usage pages without a key) walk this from its end.
     "CREATE INDEX usage_time ON usage (created_at, request_id);",
   ].join("\n");
@@ -130,13 +153,15 @@ export function rollupRows(records: readonly UsageRecord[]): RollupRow[] {
   const dims = DIM_COLUMNS.length;
   for (const r of records) {
     const lat = dims + 9 + latencyBucket(r.latency_ms);
-    for (const g of GRAINS) {
+    for (const { grain: g, variant: v } of ROLLUPS) {
       const bucket = r.created_at.slice(0, BUCKET_CHARS[g]);
-      const deployment = r.deployment ?? "";
-      const id = `${g}\u0000${bucket}\u0000${r.key_id}\u0000${r.model}\u0000${deployment}\u0000${r.status}`;
+      const keyId = v === "model" ? "" : r.key_id;
+      const model = v === "key" ? "" : r.model;
+      const deployment = v === "full" ? (r.deployment ?? "") : "";
+      const id = `${g}\u0000${bucket}\u0000${keyId}\u0000${model}\u0000${deployment}\u0000${r.status}`;
       let row = rows.get(id);
       if (!row) {
-        row = [g, bucket, r.key_id, r.model, deployment, r.status, ...SUM_COLUMNS.map(() => 0)];
+        row = [g, bucket, keyId, model, deployment, r.status, ...SUM_COLUMNS.map(() => 0)];
         rows.set(id, row);
       }
       const add = (i: number, v: number) => {
@@ -225,6 +250,16 @@ export function planRange(since: string | undefined, until: string | undefined, 
   return pieces;
 }
 
+/** The rollup rows a read of `grain` takes: the narrowest kept that still has what it filters and groups on. */
+function variantWhere(grain: Grain, f: UsageFilter, groupBy: readonly UsageGroup[]): string[] {
+  const needsKey = f.key_id !== undefined || groupBy.includes("key");
+  const needsModel = f.model !== undefined || groupBy.includes("model");
+  const narrow = ROLLUPS.some((r) => r.grain === grain && r.variant !== "full");
+  if (narrow && !needsKey) return ["key_id = ''"];
+  if (narrow && !needsModel) return ["model = ''"];
+  return ["key_id <> ''", "model <> ''"];
+}
+
 /** How a store writes a parameter and a summed number in its dialect. */
 export interface Dialect {
   /** Binds `v`, returning its placeholder. */
@@ -252,7 +287,7 @@ const TOTALS = [
 export function aggregateSql(f: UsageFilter, groupBy: readonly UsageGroup[], d: Dialect): string {
   const parts = planRange(f.since, f.until, !groupBy.includes("day")).map((p) => {
     const raw = p.from === "usage";
-    const where: string[] = raw ? [] : [`grain = '${p.from}'`];
+    const where: string[] = p.from === "usage" ? [] : [`grain = '${p.from}'`, ...variantWhere(p.from, f, groupBy)];
     const at = raw ? "created_at" : "bucket";
     if (p.lo !== undefined) where.push(`${at} >= ${d.param(p.lo)}`);
     if (p.hi !== undefined) where.push(`${at} < ${d.param(p.hi)}`);

@@ -227,12 +227,15 @@ function suite(name: string, backend: () => Backend, enabled = true) {
       const want = LATENCY_COLUMNS.map(() => 0);
       for (const r of all) want[latencyBucket(r.latency_ms)]!++;
       expect(want.filter((n) => n > 0).length).toBeGreaterThan(5);
-      expect(await b.latency(store)).toEqual({ d: want, h: want, m: want });
+      const every = ["d", "d:key", "d:model", "h", "m", "m:key", "m:model"];
+      expect(await b.latency(store)).toEqual(Object.fromEntries(every.map((g) => [g, want])));
     });
   });
 }
 
 const latencySums = LATENCY_COLUMNS.map((c) => `SUM(${c}) AS ${c}`).join(", ");
+/** Each narrow rollup (per model alone, per key alone) counted as a grain of its own. */
+const GRAIN_OF = "grain || CASE WHEN key_id = '' THEN ':model' WHEN model = '' THEN ':key' ELSE '' END AS grain";
 const byGrain = (rows: Record<string, unknown>[]) =>
   Object.fromEntries(rows.map((r) => [String(r.grain), LATENCY_COLUMNS.map((c) => Number(r[c]))]));
 
@@ -265,7 +268,9 @@ suite("SQLite", () => {
       const db = new Database(path, { readonly: true });
       try {
         return byGrain(
-          db.query<Record<string, unknown>, []>(`SELECT grain, ${latencySums} FROM usage_rollup GROUP BY grain`).all(),
+          db
+            .query<Record<string, unknown>, []>(`SELECT ${GRAIN_OF}, ${latencySums} FROM usage_rollup GROUP BY 1`)
+            .all(),
         );
       } finally {
         db.close();
@@ -298,7 +303,7 @@ suite(
       },
       async latency(store) {
         const rows: Record<string, unknown>[] = await (store as PostgresStore).sql.unsafe(
-          `SELECT grain, ${latencySums} FROM usage_rollup GROUP BY grain`,
+          `SELECT ${GRAIN_OF}, ${latencySums} FROM usage_rollup GROUP BY 1`,
         );
         return byGrain(rows);
       },
