@@ -379,6 +379,21 @@ const cases: Case[] = [
   },
 ];
 
+/**
+ * CPU time (ms; the kernel counts in 10 ms ticks) the gateway spent: the whole process, or with
+ * `thread` its server thread alone (the main thread's task has the process's id), which is what
+ * holds its event loop whatever the machine's load.
+ */
+function cpuMs(pid: number, thread = false): number {
+  try {
+    const stat = readFileSync(thread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, "utf8");
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(f[11]) + Number(f[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 function rssMB(pid: number): number {
   const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
   return m ? Number(m[1]) / 1024 : 0;
@@ -452,9 +467,9 @@ const ask = (m: unknown) =>
 
 console.log(`shape ${shape}; longest /health answer while the body was in flight; RSS of the gateway process`);
 console.log(
-  "| route | MB | status | longest /health ms | pings | RSS before MB | RSS peak MB | growth MB | body took ms |",
+  "| route | MB | status | longest /health ms | pings | RSS before MB | RSS peak MB | growth MB | body took ms | CPU ms | server thread CPU ms |",
 );
-console.log("|---|---|---|---|---|---|---|---|---|");
+console.log("|---|---|---|---|---|---|---|---|---|---|---|");
 for (const c of cases) {
   if ((only && !only.split("|").some((o) => c.name.includes(o))) || skip.some((s) => c.name.includes(s))) continue;
   for (const size of valuesTarget || c.once ? [0] : sizes) {
@@ -467,14 +482,16 @@ for (const c of cases) {
       if (process.env.HOLD_PRELOAD?.includes("loop-stalls")) proc.kill("SIGUSR2");
       pinger.postMessage({ start: true, pid: proc.pid });
       await Bun.sleep(50);
+      const [cpu0, main0] = [cpuMs(proc.pid), cpuMs(proc.pid, true)];
       const t0 = performance.now();
       const status = await c.send(size * MB, key).catch((e) => `failed: ${e instanceof Error ? e.message : e}`);
       const took = performance.now() - t0;
+      const [cpu, main] = [cpuMs(proc.pid) - cpu0, cpuMs(proc.pid, true) - main0];
       await Bun.sleep(30);
       const { max, n, maxRss } = await ask({ stop: true });
       if (process.env.HOLD_PRELOAD?.includes("loop-stalls")) proc.kill("SIGUSR2");
       console.log(
-        `| ${c.name} | ${(lastBodyBytes / MB).toFixed(2)} | ${status} | ${max.toFixed(0)} | ${n} | ${before.toFixed(0)} | ${maxRss.toFixed(0)} | ${(maxRss - before).toFixed(0)} | ${took.toFixed(0)} |`,
+        `| ${c.name} | ${(lastBodyBytes / MB).toFixed(2)} | ${status} | ${max.toFixed(0)} | ${n} | ${before.toFixed(0)} | ${maxRss.toFixed(0)} | ${(maxRss - before).toFixed(0)} | ${took.toFixed(0)} | ${cpu} | ${main} |`,
       );
     } finally {
       proc.kill();

@@ -19,7 +19,7 @@ import { PostgresResponseStore } from "../stored-responses/postgres-response-sto
 import { TeamStore } from "../teams/team-store";
 import { postgresRunner } from "./sql-runner";
 import { KEY_COLUMNS, type KeyRow, fromKey, toKey } from "./key-rows";
-import { aggregateSql, type Dialect, ROLLUPS, rollupInsert, toAggregates } from "./usage-rollup";
+import { aggregateSql, type Dialect, PRUNE_SLICE, ROLLUPS, rollupInsert, toAggregates } from "./usage-rollup";
 
 const USAGE_COLUMNS = [
   "request_id",
@@ -246,6 +246,21 @@ export class PostgresStore implements Store {
       )
       .catch(unavailable);
     return spendByBudget(rows);
+  }
+
+  async pruneUsage(before: string, between: () => Promise<void> = () => Promise.resolve()): Promise<number> {
+    let removed = 0;
+    for (;;) {
+      const rows: unknown[] = await this.sql
+        .unsafe(
+          "DELETE FROM usage WHERE request_id IN (SELECT request_id FROM usage WHERE created_at < $1 ORDER BY created_at LIMIT $2) RETURNING 1",
+          [before, PRUNE_SLICE],
+        )
+        .catch(unavailable);
+      removed += rows.length;
+      if (rows.length < PRUNE_SLICE) return removed;
+      await between();
+    }
   }
 
   responseStore(): ResponseStore {

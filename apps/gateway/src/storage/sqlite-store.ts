@@ -25,6 +25,7 @@ import {
   DIM_COLUMNS,
   type Dialect,
   ON_CONFLICT,
+  PRUNE_SLICE,
   rollupRows,
   SUM_COLUMNS,
   toAggregates,
@@ -224,6 +225,20 @@ export class SqliteStore implements Store {
       params,
     );
     return spendByBudget(rows);
+  }
+
+  async pruneUsage(before: string, between: () => Promise<void> = () => Promise.resolve()): Promise<number> {
+    // By the time index, oldest first; the rows' own key names each (the table has no rowid).
+    const slice = this.db.prepare<unknown, [string, number]>(
+      "DELETE FROM usage WHERE (key_id, created_at, request_id) IN (SELECT key_id, created_at, request_id FROM usage WHERE created_at < ? ORDER BY created_at LIMIT ?)",
+    );
+    let removed = 0;
+    for (;;) {
+      const { changes } = slice.run(before, PRUNE_SLICE);
+      removed += changes;
+      if (changes < PRUNE_SLICE) return removed;
+      await between();
+    }
   }
 
   responseStore(): ResponseStore {

@@ -317,3 +317,6 @@ export function toAggregates(rows: readonly UsageAggregate[]): UsageAggregate[] 
     .filter((r) => Number(r.requests) > 0)
     .map((r) => ({ ...r, cost_usd: Math.round((r.cost_usd ?? 0) * 1e9) / 1e9 }));
 }
+
+/** Raw rows deleted per statement when the ledger is pruned: a slice takes milliseconds. */
+export const PRUNE_SLICE = 1000;

@@ -10,7 +10,7 @@ import { migratePostgres } from "../../src/storage/postgres-migrate";
 import { PostgresStore } from "../../src/storage/postgres-store";
 import { SqliteStore } from "../../src/storage/sqlite-store";
 import type { KeyRecord, Store, UsageAggregate, UsageFilter, UsageGroup, UsageRecord } from "../../src/storage/store";
-import { LATENCY_COLUMNS, latencyBucket, planRange } from "../../src/storage/usage-rollup";
+import { LATENCY_COLUMNS, latencyBucket, PRUNE_SLICE, planRange } from "../../src/storage/usage-rollup";
 import { freshDatabase, postgresUp } from "./servers";
 
 /**
@@ -230,6 +230,26 @@ function suite(name: string, backend: () => Backend, enabled = true) {
       const every = ["d", "d:key", "d:model", "h", "m", "m:key", "m:model"];
       expect(await b.latency(store)).toEqual(Object.fromEntries(every.map((g) => [g, want])));
     });
+
+    // Last: it deletes rows.
+    test("past a retention cut the raw rows go, a slice at a time, and the rollups still sum them", async () => {
+      const cut = "2026-11-01T00:00:00.000Z";
+      const gone = all.filter((r) => r.created_at < cut).length;
+      expect(gone).toBeGreaterThan(PRUNE_SLICE);
+      let slices = 0;
+      expect(await store.pruneUsage(cut, async () => void slices++)).toBe(gone);
+      expect(slices).toBe(Math.floor(gone / PRUNE_SLICE));
+      expect(await store.queryUsage({ until: cut, limit: 10 })).toEqual([]);
+      expect((await store.queryUsage({ since: cut, limit: 10_000 })).length).toBe(all.length - gone);
+      // Every range whose ends before the cut fall on whole hours reads the same as before it.
+      const whole = (t?: string) => !t || t >= cut || t.endsWith(":00:00.000Z");
+      const ranges = RANGES.filter((r) => whole(r.since) && whole(r.until));
+      expect(ranges.length).toBeGreaterThan(5);
+      for (const range of ranges)
+        for (const groupBy of GROUPINGS)
+          same(await store.aggregateUsage(range, groupBy), expected(all, range, groupBy));
+      expect(await store.pruneUsage(cut)).toBe(0);
+    });
   });
 }
 
@@ -331,5 +351,9 @@ describe("a range cut into reads", () => {
       { from: "usage", lo: "2026-10-05T10:15:00.000Z", hi: "2026-10-05T10:45:00.000Z" },
     ]);
     expect(planRange("2026-10-05T00:00:00.000Z", "2026-10-05T00:00:00.000Z")).toEqual([]);
+    // Grouped by day: no month rollup (its rows have no day).
+    expect(planRange("2026-09-30T00:00:00.000Z", "2026-11-02T00:00:00.000Z", false)).toEqual([
+      { from: "d", lo: "2026-09-30", hi: "2026-11-02" },
+    ]);
   });
 });
