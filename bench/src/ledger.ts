@@ -100,7 +100,8 @@ for (const store of stores) {
       "bun",
       "scripts/event-loop-hold.ts",
       "--only",
-      "ledger",
+      // The machine's own delay first (`(no body)`: no read in flight), then the reads.
+      "ledger|no body",
       "--port",
       String(port),
       ...envArgs,
