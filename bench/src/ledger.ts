@@ -102,6 +102,8 @@ for (const store of stores) {
       "--only",
       // The machine's own delay first (`(no body)`: no read in flight), then the reads.
       "ledger|no body",
+      "--sizes",
+      "1",
       "--port",
       String(port),
       ...envArgs,
