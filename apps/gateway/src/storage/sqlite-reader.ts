@@ -1,6 +1,9 @@
 import type { Database } from "bun:sqlite";
 import type { ReadMessage, ReadReply } from "./sqlite-read-worker";
 
+/** The longest a read waits for the worker's answer. */
+const READ_TIMEOUT_MS = 120_000;
+
 /**
  * Runs the SQLite store's admin reads (grouped totals, listings) on a worker thread with its own
  * connection, so that no read holds the server's event loop, however large the ledger (issue 46:
@@ -12,6 +15,11 @@ export class SqliteReader {
   private worker: Worker | undefined;
   private next = 1;
   private readonly waiting = new Map<number, { resolve: (rows: unknown[]) => void; reject: (e: Error) => void }>();
+  /**
+   * Held while a read is out, so a script awaiting it does not exit under it (the worker itself
+   * stays unreferenced: turning its reference on and off lost replies under `bun test`).
+   */
+  private hold: ReturnType<typeof setInterval> | undefined;
 
   constructor(
     private readonly db: Database,
@@ -28,7 +36,7 @@ export class SqliteReader {
         this.waiting.delete(r.id);
         if ("error" in r) wait.reject(new Error(r.error));
         else wait.resolve(r.rows);
-        if (this.waiting.size === 0) (w as Worker & { unref(): void }).unref();
+        this.release();
       };
       w.onerror = () => this.stop(new Error("the SQLite reader stopped"));
       w.postMessage({ path } satisfies ReadMessage);
@@ -43,12 +51,31 @@ export class SqliteReader {
     const w = this.worker;
     if (!w) return Promise.resolve(this.db.query<T, (string | number)[]>(sql).all(...params));
     const id = this.next++;
-    // Held while a read is out, so a script awaiting it does not exit under it.
-    (w as Worker & { ref(): void }).ref();
+    this.hold ??= setInterval(() => {}, 1 << 30);
     return new Promise<T[]>((resolve, reject) => {
-      this.waiting.set(id, { resolve: resolve as (rows: unknown[]) => void, reject });
+      // Bounded: a read the worker never answers is refused, not left to hold its caller.
+      const timer = setTimeout(() => {
+        if (!this.waiting.delete(id)) return;
+        reject(new Error("the SQLite reader did not answer"));
+        this.release();
+      }, READ_TIMEOUT_MS);
+      (timer as { unref?: () => void }).unref?.();
+      const done = (f: () => void) => {
+        clearTimeout(timer);
+        f();
+      };
+      this.waiting.set(id, {
+        resolve: (rows) => done(() => resolve(rows as T[])),
+        reject: (e) => done(() => reject(e)),
+      });
       w.postMessage({ id, sql, params } satisfies ReadMessage);
     });
+  }
+
+  private release(): void {
+    if (this.waiting.size > 0 || !this.hold) return;
+    clearInterval(this.hold);
+    this.hold = undefined;
   }
 
   private stop(e: Error): void {
@@ -56,6 +83,7 @@ export class SqliteReader {
     this.worker = undefined;
     for (const w of this.waiting.values()) w.reject(e);
     this.waiting.clear();
+    this.release();
   }
 
   close(): void {
