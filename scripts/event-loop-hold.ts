@@ -26,6 +26,11 @@
  * while the worker prepares, sends and replays its lines, for up to `--follow-s` seconds (default
  * 60; `--follow-s 0`: its creation alone) or until it ends; the row is the longest `/health` over
  * that time (status: the batch's). Both run once whatever `--sizes` says.
+ *
+ * `ledger: …` (issue 46): the admin reads the dashboard makes, each once, against a ledger filled
+ * beforehand by scripts/seed-ledger.ts (`--only ledger --env TURNPIKE_DB=/tmp/ledger.db`, or
+ * `--env TURNPIKE_DATABASE_URL=…`); MB is then the reply's size. `ledger: dashboard page load` is
+ * the usage view's reads and the key list and request log, one after another.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -133,6 +138,32 @@ const chatBody = (bytes: number) =>
   shape === "blob"
     ? { model: "beta-5", messages: [{ role: "user", content: blob(bytes) }] }
     : { model: "beta-5", messages: fill(bytes, (i) => ({ role: role(i), content: `turn ${i} hi` })) };
+
+/** An admin read; its reply's size is what the MB column shows. */
+const adminGet = async (path: string) => {
+  const res = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${adminKey}` } });
+  lastBodyBytes = (await res.arrayBuffer()).byteLength;
+  return res.status;
+};
+const DAY_MS = 86_400_000;
+const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+/** The dashboard's default chart: the 14 days up to today, and the 14 before them. */
+const chartRange = (back: number) =>
+  `since=${dayOf(Date.now() - (13 + back) * DAY_MS)}&until=${dayOf(Date.now() - back * DAY_MS)}`;
+const monthAgo = () => new Date(Date.now() - 30 * DAY_MS).toISOString();
+const ledgerReads: [string, () => string][] = [
+  ["usage/daily by model, 14 days", () => `/admin/usage/daily?by=model&${chartRange(0)}`],
+  ["usage/daily by key, 14 days", () => `/admin/usage/daily?by=key&${chartRange(0)}`],
+  ["usage/daily by team, 14 days", () => `/admin/usage/daily?by=team&${chartRange(0)}`],
+  ["usage group_by=key,model, 30 days", () => `/admin/usage?group_by=key,model&since=${monthAgo()}`],
+  ["usage group_by=model,day, 30 days", () => `/admin/usage?group_by=model,day&since=${monthAgo()}`],
+  ["usage group_by=team", () => "/admin/usage?group_by=team"],
+  ["requests limit=200", () => "/admin/requests?limit=200"],
+  ["usage page of 1000", () => "/admin/usage?limit=1000"],
+  ["usage page of 1000, one model", () => "/admin/usage?limit=1000&model=model-3"],
+  ["usage page of 1000, one key", () => "/admin/usage?limit=1000&key_id=key_seed_7"],
+  ["keys", () => "/admin/keys"],
+];
 
 const cases: Case[] = [
   // The machine's own delay: the longest /health over 0.5 s with no body in flight (on a busy
@@ -326,7 +357,42 @@ const cases: Case[] = [
     name: "POST /admin/keys",
     send: (b) => post("/admin/keys", adminKey, JSON.stringify({ name: "big", pad: fill(b, (i) => ({ n: i })) }), json),
   },
+  ...ledgerReads.map(([name, path]): Case => ({ name: `ledger: ${name}`, once: true, send: () => adminGet(path()) })),
+  {
+    name: "ledger: dashboard page load",
+    once: true,
+    async send() {
+      let bytes = 0;
+      for (const path of [
+        "/admin/keys?limit=1000",
+        `/admin/usage/daily?by=model&${chartRange(0)}`,
+        `/admin/usage/daily?by=model&${chartRange(14)}`,
+        "/admin/requests?limit=200",
+      ]) {
+        const status = await adminGet(path);
+        bytes += lastBodyBytes;
+        if (status !== 200) return status;
+      }
+      lastBodyBytes = bytes;
+      return 200;
+    },
+  },
 ];
+
+/**
+ * CPU time (ms; the kernel counts in 10 ms ticks) the gateway spent: the whole process, or with
+ * `thread` its server thread alone (the main thread's task has the process's id), which is what
+ * holds its event loop whatever the machine's load.
+ */
+function cpuMs(pid: number, thread = false): number {
+  try {
+    const stat = readFileSync(thread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, "utf8");
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(f[11]) + Number(f[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
+}
 
 function rssMB(pid: number): number {
   const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
@@ -401,9 +467,9 @@ const ask = (m: unknown) =>
 
 console.log(`shape ${shape}; longest /health answer while the body was in flight; RSS of the gateway process`);
 console.log(
-  "| route | MB | status | longest /health ms | pings | RSS before MB | RSS peak MB | growth MB | body took ms |",
+  "| route | MB | status | longest /health ms | pings | RSS before MB | RSS peak MB | growth MB | body took ms | CPU ms | server thread CPU ms |",
 );
-console.log("|---|---|---|---|---|---|---|---|---|");
+console.log("|---|---|---|---|---|---|---|---|---|---|---|");
 for (const c of cases) {
   if ((only && !only.split("|").some((o) => c.name.includes(o))) || skip.some((s) => c.name.includes(s))) continue;
   for (const size of valuesTarget || c.once ? [0] : sizes) {
@@ -416,14 +482,16 @@ for (const c of cases) {
       if (process.env.HOLD_PRELOAD?.includes("loop-stalls")) proc.kill("SIGUSR2");
       pinger.postMessage({ start: true, pid: proc.pid });
       await Bun.sleep(50);
+      const [cpu0, main0] = [cpuMs(proc.pid), cpuMs(proc.pid, true)];
       const t0 = performance.now();
       const status = await c.send(size * MB, key).catch((e) => `failed: ${e instanceof Error ? e.message : e}`);
       const took = performance.now() - t0;
+      const [cpu, main] = [cpuMs(proc.pid) - cpu0, cpuMs(proc.pid, true) - main0];
       await Bun.sleep(30);
       const { max, n, maxRss } = await ask({ stop: true });
       if (process.env.HOLD_PRELOAD?.includes("loop-stalls")) proc.kill("SIGUSR2");
       console.log(
-        `| ${c.name} | ${(lastBodyBytes / MB).toFixed(2)} | ${status} | ${max.toFixed(0)} | ${n} | ${before.toFixed(0)} | ${maxRss.toFixed(0)} | ${(maxRss - before).toFixed(0)} | ${took.toFixed(0)} |`,
+        `| ${c.name} | ${(lastBodyBytes / MB).toFixed(2)} | ${status} | ${max.toFixed(0)} | ${n} | ${before.toFixed(0)} | ${maxRss.toFixed(0)} | ${(maxRss - before).toFixed(0)} | ${took.toFixed(0)} | ${cpu} | ${main} |`,
       );
     } finally {
       proc.kill();

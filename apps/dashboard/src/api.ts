@@ -72,6 +72,24 @@ export async function api<T>(path: string, init: { method?: string; body?: unkno
   return json as T; // the admin API's documented reply for this path
 }
 
+/**
+ * Every item of a paginated list (`GET /admin/keys`): its pages in order, each asked for with
+ * the cursor the one before gave.
+ */
+export async function allPages<T>(path: string): Promise<T[]> {
+  const out: T[] = [];
+  let cursor: string | null = null;
+  do {
+    const sep = path.includes("?") ? "&" : "?";
+    const page: { data: T[]; next_cursor?: string | null } = await api(
+      cursor === null ? path : `${path}${sep}cursor=${encodeURIComponent(cursor)}`,
+    );
+    out.push(...page.data);
+    cursor = page.next_cursor ?? null;
+  } while (cursor !== null);
+  return out;
+}
+
 export interface Key {
   id: string;
   name: string;

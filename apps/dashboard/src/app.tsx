@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from "react";
-import { api, ApiError, type Key, session, signOnEnd, signOnState } from "./api";
+import { allPages, api, ApiError, type Key, session, signOnEnd, signOnState } from "./api";
 import { SignIn } from "./sign-in";
 import { Health } from "./views/health";
 import { Keys } from "./views/keys";
@@ -48,7 +48,7 @@ export function App() {
   }, []);
   const reloadKeys = useCallback(async () => {
     try {
-      setKeys((await api<{ data: Key[] }>("/admin/keys")).data);
+      setKeys(await allPages<Key>("/admin/keys?limit=1000"));
     } catch (e) {
       // A key changed on the server (or a new gateway run) ends the session.
       if (e instanceof ApiError && e.status === 401) signOut();

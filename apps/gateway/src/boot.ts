@@ -197,6 +197,10 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
       .catch((e) => logger.error("purging expired responses failed", {}, e));
     const keptFrom = new Date(now() - config.batches.retentionDays * 86_400_000).toISOString();
     deps.batches?.store.purgeBefore(keptFrom, loopTurn).catch((e) => logger.error("purging old batches failed", {}, e));
+    // The ledger's raw rows past their retention, cut at a UTC midnight (the rollups keep whole days).
+    const day = 86_400_000;
+    const usageFrom = new Date(Math.floor((now() - config.usageRetentionDays * day) / day) * day).toISOString();
+    store.pruneUsage(usageFrom, loopTurn).catch((e) => logger.error("pruning old usage rows failed", {}, e));
   };
   purge();
   const purger = setInterval(purge, 3_600_000);

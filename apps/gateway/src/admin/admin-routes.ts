@@ -8,7 +8,7 @@ import { isRecord, validationError } from "../vocabulary/client-errors";
 import { toolPatternProblem } from "../mcp/tool-allow-list";
 import { isCleanId, MAX_ID_CHARS, nameProblem, textProblem } from "../storage/clean-text";
 import { type AdminKey, AdminKeyBody, AdminRotate, ModelLimit } from "./admin-schemas";
-import type { KeyRecord, UsageFilter, UsageGroup, UsageRecord } from "../storage/store";
+import type { KeyRecord, UsageFilter, UsageGroup } from "../storage/store";
 import { modelEntry } from "../routes/models";
 import type { Route } from "../http/route";
 import { admin, idParam, json, ok, query, ref } from "../openapi/operations";
@@ -203,9 +203,9 @@ function isoParam(q: URLSearchParams, name: string): string | undefined {
   return new Date(t).toISOString();
 }
 
-/** A listing's position: the last record of a page (its time and id), opaque to the caller. */
-function encodeCursor(r: UsageRecord): string {
-  return Buffer.from(JSON.stringify([r.created_at, r.request_id])).toString("base64url");
+/** A listing's position: the last item of a page (its time and id), opaque to the caller. */
+function encodeCursor(at: string, id: string): string {
+  return Buffer.from(JSON.stringify([at, id])).toString("base64url");
 }
 
 function decodeCursor(cursor: string): NonNullable<UsageFilter["before"]> {
@@ -241,6 +241,11 @@ function limitParam(q: URLSearchParams, fallback: number, max: number): number {
 
 /** The request log's default and largest page (`GET /admin/requests`). */
 const REQUESTS_PAGE = { fallback: 100, max: 1000 } as const;
+
+/** The key list's default and largest page (`GET /admin/keys`). */
+const KEYS_PAGE = { fallback: 500, max: 1000 } as const;
+
+const CURSOR = query("cursor", "`next_cursor` of the previous page.", { type: "string" });
 
 const KEY_ID = idParam("The key's id (`key_…`).");
 
@@ -297,11 +302,47 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
     {
       method: "GET",
       path: "/admin/keys",
-      doc: admin("List keys", ok("Every key, with this month's spend.", ref("AdminKeyList"))),
-      handle: guarded(async ({ who }) => {
-        const keys = (await deps.keys.list()).filter((k) => readsKey(who, k));
+      doc: admin(
+        "List keys, oldest first, a page at a time",
+        ok("A page of keys, with this month's spend.", ref("AdminKeyList")),
+        {
+          parameters: [
+            query("limit", `Keys per page, 1 to ${KEYS_PAGE.max} (default ${KEYS_PAGE.fallback}).`, {
+              type: "integer",
+              minimum: 1,
+              maximum: KEYS_PAGE.max,
+            }),
+            CURSOR,
+          ],
+        },
+      ),
+      handle: guarded(async ({ request, who }) => {
+        const q = new URL(request.url).searchParams;
+        const page = limitParam(q, KEYS_PAGE.fallback, KEYS_PAGE.max);
+        const cursor = q.get("cursor");
+        const after = cursor ? decodeCursor(cursor) : undefined;
+        const all = await deps.keys.list(); // oldest first, then by id
+        // The first key past the cursor, found by halving (the list is in cursor order).
+        let from = 0;
+        if (after) {
+          let hi = all.length;
+          while (from < hi) {
+            const mid = (from + hi) >>> 1;
+            const k = all[mid]!;
+            const past =
+              k.created_at > after.created_at || (k.created_at === after.created_at && k.id > after.request_id);
+            if (past) hi = mid;
+            else from = mid + 1;
+          }
+        }
+        const keys: KeyRecord[] = [];
+        let i = from;
+        for (; i < all.length && keys.length < page; i++) if (readsKey(who, all[i]!)) keys.push(all[i]!);
+        while (i < all.length && !readsKey(who, all[i]!)) i++;
+        const last = keys.at(-1);
         return Response.json({
           data: await Promise.all(keys.map(async (k) => publicKey(k, await deps.spend.spent(k.id)))),
+          next_cursor: i < all.length && last ? encodeCursor(last.created_at, last.id) : null,
         });
       }),
     },
@@ -398,7 +439,7 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
               minimum: 1,
               maximum: 10000,
             }),
-            query("cursor", "`next_cursor` of the previous page.", { type: "string" }),
+            CURSOR,
           ],
         },
       ),
@@ -450,7 +491,10 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
         const rows = await deps.store.queryUsage({ ...filter, newestFirst: true, limit: page + 1 });
         const data = rows.slice(0, page);
         const last = data.at(-1);
-        return Response.json({ data, next_cursor: rows.length > page && last ? encodeCursor(last) : null });
+        return Response.json({
+          data,
+          next_cursor: rows.length > page && last ? encodeCursor(last.created_at, last.request_id) : null,
+        });
       }),
     },
     {
@@ -533,8 +577,8 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
       method: "GET",
       path: "/admin/requests",
       doc: admin(
-        "The request log, newest first (no prompt or reply text)",
-        ok("The newest requests.", ref("AdminRequestLog")),
+        "The request log, newest first, a page at a time (no prompt or reply text)",
+        ok("The newest requests, or those before `cursor`.", ref("AdminRequestLog")),
         {
           parameters: [
             query("since", "Only requests finished at or after this instant (ISO 8601).", { type: "string" }),
@@ -543,6 +587,7 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
               minimum: 1,
               maximum: 1000,
             }),
+            CURSOR,
           ],
         },
       ),
@@ -555,10 +600,24 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
         const since = isoParam(q, "since");
         await deps.ledger.flush();
         const limit = limitParam(q, REQUESTS_PAGE.fallback, REQUESTS_PAGE.max);
-        const rows = await deps.store.queryUsage({ ...(since ? { since } : {}), newestFirst: true, limit });
+        const cursor = q.get("cursor");
+        const before = cursor ? decodeCursor(cursor) : undefined;
+        // One more than the page says whether another page follows.
+        const rows = await deps.store.queryUsage({
+          ...(since ? { since } : {}),
+          ...(before ? { before } : {}),
+          newestFirst: true,
+          limit: limit + 1,
+        });
         // Refused requests have no usage record: this instance's are merged in, with their reason.
-        const refused = deps.refusals?.list(since, limit) ?? [];
-        return Response.json({ data: mergeNewestFirst(rows.map(requestLine), refused.map(refusalLine), limit) });
+        const refused = deps.refusals?.list(since, limit + 1, before) ?? [];
+        const lines = mergeNewestFirst(rows.map(requestLine), refused.map(refusalLine), limit + 1);
+        const data = lines.slice(0, limit);
+        const last = data.at(-1);
+        return Response.json({
+          data,
+          next_cursor: lines.length > limit && last ? encodeCursor(last.created_at, last.request_id) : null,
+        });
       }),
     },
     {

@@ -58,7 +58,7 @@ export type AdminKey = Static<typeof AdminKey>;
 /** A new or rotated key: its secret, shown this once. */
 export const AdminKeyWithSecret = Type.Composite([AdminKey, Type.Object({ key: Type.String() })]);
 export const AdminRevokedKey = Type.Composite([AdminKey, Type.Object({ revoked: Type.Literal(true) })]);
-export const AdminKeyList = Type.Object({ data: Type.Array(AdminKey) });
+export const AdminKeyList = Type.Object({ data: Type.Array(AdminKey), next_cursor: Nullable(Type.String()) });
 
 /** `POST /admin/keys` (name required) and `PATCH /admin/keys/{id}` (all optional; null clears a limit). */
 const KEY_FIELDS = {
@@ -199,6 +199,8 @@ export const AdminRequestLog = Type.Object({
       "aborted",
     ]),
   ),
+  /** Older requests follow: pass this as `cursor` (null: none). */
+  next_cursor: Nullable(Type.String()),
 });
 
 /** `GET /admin/deployments`: every model's deployments and the state of each one's circuit (per instance). */

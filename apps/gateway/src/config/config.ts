@@ -59,6 +59,11 @@ export interface Config {
   drainSeconds: number;
   /** Days a stored Responses-format reply is kept (`TURNPIKE_RESPONSES_RETENTION_DAYS`, default 30). */
   responsesRetentionDays: number;
+  /**
+   * Days the ledger's raw usage rows are kept (`TURNPIKE_USAGE_RETENTION_DAYS`, default 90); its
+   * rollups, which charts, totals and budgets read, are kept for good.
+   */
+  usageRetentionDays: number;
   /** Metrics, logs and traces (README "Metrics", "Logging", "Tracing"). */
   ops: OpsConfig;
   /** The upstream MCP servers behind `/mcp` (the file's `mcp_servers:`; README "MCP"). */
@@ -317,6 +322,10 @@ export function loadConfig(env: Env = process.env): Config {
     responsesRetentionDays: check(
       () => positiveNumber(env.TURNPIKE_RESPONSES_RETENTION_DAYS, 30, "TURNPIKE_RESPONSES_RETENTION_DAYS"),
       30,
+    ),
+    usageRetentionDays: check(
+      () => positiveNumber(env.TURNPIKE_USAGE_RETENTION_DAYS, 90, "TURNPIKE_USAGE_RETENTION_DAYS"),
+      90,
     ),
     ops: check(() => opsConfig(env), opsConfig({})),
     mcp: check(() => parseMcpConfig(file, env, where), {

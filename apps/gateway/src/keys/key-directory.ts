@@ -29,6 +29,8 @@ export abstract class CachedKeyDirectory implements KeyDirectory {
   protected hashes = new Map<string, KeyRecord>();
   protected ids = new Map<string, KeyRecord>();
   protected readonly listeners = new Set<(id: string) => void>();
+  /** Every key in listing order, kept until a key changes (100k keys sort in tens of milliseconds). */
+  private sorted: { of: Map<string, KeyRecord>; keys: KeyRecord[] } | undefined;
 
   protected constructor(protected readonly store: Pick<Store, "createKey" | "updateKey">) {}
 
@@ -42,6 +44,7 @@ export abstract class CachedKeyDirectory implements KeyDirectory {
       if (old.prev_hash) this.hashes.delete(old.prev_hash);
     }
     this.ids.set(record.id, record);
+    this.sorted = undefined;
     this.hashes.set(record.hash, record);
     if (record.prev_hash) this.hashes.set(record.prev_hash, record);
     for (const l of this.listeners) l(record.id);
@@ -59,10 +62,15 @@ export abstract class CachedKeyDirectory implements KeyDirectory {
     return Promise.resolve(this.ids.get(id));
   }
 
+  /** Oldest first (then by id); a copy, so the caller may keep or cut it. */
   list(): Promise<KeyRecord[]> {
-    return Promise.resolve(
-      [...this.ids.values()].sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id)),
-    );
+    // A directory that swaps its whole map (a reload) is seen by the map's identity.
+    if (this.sorted?.of !== this.ids) {
+      const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+      const keys = [...this.ids.values()].sort((a, b) => cmp(a.created_at, b.created_at) || cmp(a.id, b.id));
+      this.sorted = { of: this.ids, keys };
+    }
+    return Promise.resolve(this.sorted.keys.slice());
   }
 
   async create(record: KeyRecord): Promise<void> {

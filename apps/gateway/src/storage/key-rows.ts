@@ -37,9 +37,6 @@ export const KEY_COLUMNS = [
   "guardrails",
 ] as const;
 
-/** The usage columns each `group_by` word groups on (the day is the date part of the ISO time). */
-export const GROUP_COLUMN = { key: "key_id", model: "model", day: "substr(created_at, 1, 10)" } as const;
-
 export const toKey = ({ tools, team_id, user_id, guardrails, ...r }: KeyRow): KeyRecord => ({
   ...withoutEmptyOptionals(r),
   // Absent when unset, so a key reads as it did before teams existed.

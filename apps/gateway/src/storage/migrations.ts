@@ -7,6 +7,7 @@ import {
   batchFileChunks,
 } from "../batches/batch-store";
 import { VERSION } from "../vocabulary/version";
+import { rollupMigration } from "./usage-rollup";
 
 /**
  * Versioned schema changes of the store, applied in order at start-up, each once: the store
@@ -359,6 +360,14 @@ UPDATE keys SET team_id = 'team_default';`,
     // JSON texts, nullable: rows and keys from before read as before (docs/guardrails.md).
     sqlite: GUARDRAIL_COLUMNS,
     postgres: GUARDRAIL_COLUMNS,
+  },
+  {
+    version: 18,
+    name: "usage rolled up per hour, day and month; usage indexed by time",
+    // Charts and totals read the rollups, not the raw rows (storage/usage-rollup.ts); the rows
+    // already there are rolled up here, once. The time index serves the newest-first listings.
+    sqlite: rollupMigration("sqlite"),
+    postgres: rollupMigration("postgres"),
   },
 ];
 

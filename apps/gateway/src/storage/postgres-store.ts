@@ -18,7 +18,8 @@ import type { ResponseStore } from "../stored-responses/response-store";
 import { PostgresResponseStore } from "../stored-responses/postgres-response-store";
 import { TeamStore } from "../teams/team-store";
 import { postgresRunner } from "./sql-runner";
-import { GROUP_COLUMN, KEY_COLUMNS, type KeyRow, fromKey, toKey } from "./key-rows";
+import { KEY_COLUMNS, type KeyRow, fromKey, toKey } from "./key-rows";
+import { aggregateSql, type Dialect, PRUNE_SLICE, ROLLUPS, rollupInsert, toAggregates } from "./usage-rollup";
 
 const USAGE_COLUMNS = [
   "request_id",
@@ -86,11 +87,14 @@ const USAGE_TYPES: Record<(typeof USAGE_COLUMNS)[number], string> = {
  * id is already there are skipped: a replayed journal cannot duplicate a record. The same
  * transaction takes the requests out of the book of requests in flight (metering/postgres-inflight.ts),
  * by its primary key (`= ANY` of an array: written as `IN (SELECT …)` the planner scanned the
- * whole book, dead rows included, on every insert).
+ * whole book, dead rows included, on every insert). The rows really added (`RETURNING`: a replayed
+ * one is not) are rolled up in the same statement, per hour, day and month (storage/usage-rollup.ts).
  */
 const INSERT_USAGE = `WITH r AS (SELECT * FROM json_to_recordset($1::text::json) AS r(${USAGE_COLUMNS.map((c) => `${c} ${USAGE_TYPES[c]}`).join(", ")})),
-gone AS (DELETE FROM inflight WHERE request_id = ANY (ARRAY(SELECT request_id FROM r)))
-INSERT INTO usage (${USAGE_COLUMNS.join(", ")}) SELECT ${USAGE_COLUMNS.join(", ")} FROM r ON CONFLICT (request_id) DO NOTHING`;
+gone AS (DELETE FROM inflight WHERE request_id = ANY (ARRAY(SELECT request_id FROM r))),
+added AS (INSERT INTO usage (${USAGE_COLUMNS.join(", ")}) SELECT ${USAGE_COLUMNS.join(", ")} FROM r ON CONFLICT (request_id) DO NOTHING RETURNING *),
+${ROLLUPS.map((r) => `rollup_${r.grain}_${r.variant} AS (${rollupInsert("added", r, true)})`).join(",\n")}
+SELECT 1`;
 
 /**
  * The shared store: PostgreSQL (`TURNPIKE_DATABASE_URL`), for several instances behind one load
@@ -215,30 +219,51 @@ export class PostgresStore implements Store {
     return rows.map((r) => withoutEmptyOptionals(r));
   }
 
+  /** Numbered parameters for {@link aggregateSql}, in PostgreSQL's dialect. */
+  private dialect(params: (string | number)[]): Dialect {
+    return {
+      param: (v) => {
+        params.push(v);
+        return `$${params.length}`;
+      },
+      // SUM and COUNT are bigint/numeric in PostgreSQL: cast back to JavaScript numbers.
+      sum: (e) => `COALESCE(${e}, 0)::float8`,
+    };
+  }
+
   async aggregateUsage(f: UsageFilter, groupBy: readonly UsageGroup[]): Promise<UsageAggregate[]> {
-    const { sql, params } = this.where(f);
-    const cols = groupBy.map((g) => `${GROUP_COLUMN[g]} AS ${g === "key" ? "key_id" : g}`);
-    const order = groupBy.map((g) => GROUP_COLUMN[g]).join(", ");
-    const group = groupBy.length ? `GROUP BY ${order} ORDER BY ${order}` : "";
-    // SUM and COUNT are bigint/numeric in PostgreSQL: cast back to JavaScript numbers.
-    const sums = ["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens"].map(
-      (c) => `COALESCE(SUM(${c}), 0)::float8 AS ${c}`,
-    );
-    const rows: UsageAggregate[] = await this.sql
+    const params: (string | number)[] = [];
+    const sql = aggregateSql(f, groupBy, this.dialect(params));
+    const rows: UsageAggregate[] = await this.sql.unsafe(sql, params).catch(unavailable);
+    return toAggregates(rows);
+  }
+
+  /** Read from the rollups: what it costs follows keys and days, not the month's requests. */
+  async spendSince(since: string): Promise<Map<string, number>> {
+    const params: (string | number)[] = [];
+    const sql = aggregateSql({ since }, ["key"], this.dialect(params));
+    const rows: { key_id: string; team_id: string | null; cost: number }[] = await this.sql
       .unsafe(
-        `SELECT ${cols.concat(["COUNT(*)::int AS requests", ...sums, "COALESCE(SUM(cost_usd), 0)::float8 AS cost_usd"]).join(", ")} FROM usage ${sql} ${group}`,
+        `SELECT a.key_id, k.team_id, a.cost_usd AS cost FROM (${sql}) a LEFT JOIN keys k ON k.id = a.key_id WHERE a.requests > 0`,
         params,
       )
       .catch(unavailable);
-    return rows.filter((r) => r.requests > 0).map((r) => ({ ...r, cost_usd: Math.round(r.cost_usd * 1e9) / 1e9 }));
+    return spendByBudget(rows);
   }
 
-  async spendSince(since: string): Promise<Map<string, number>> {
-    const rows: { key_id: string; team_id: string | null; cost: number }[] = await this
-      .sql`SELECT u.key_id, k.team_id, SUM(u.cost_usd)::float8 AS cost FROM usage u LEFT JOIN keys k ON k.id = u.key_id WHERE u.created_at >= ${since} GROUP BY u.key_id, k.team_id`.catch(
-      unavailable,
-    );
-    return spendByBudget(rows);
+  async pruneUsage(before: string, between: () => Promise<void> = () => Promise.resolve()): Promise<number> {
+    let removed = 0;
+    for (;;) {
+      const rows: unknown[] = await this.sql
+        .unsafe(
+          "DELETE FROM usage WHERE request_id IN (SELECT request_id FROM usage WHERE created_at < $1 ORDER BY created_at LIMIT $2) RETURNING 1",
+          [before, PRUNE_SLICE],
+        )
+        .catch(unavailable);
+      removed += rows.length;
+      if (rows.length < PRUNE_SLICE) return removed;
+      await between();
+    }
   }
 
   responseStore(): ResponseStore {

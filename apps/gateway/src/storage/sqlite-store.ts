@@ -17,8 +17,19 @@ import type { ResponseStore } from "../stored-responses/response-store";
 import { SqliteResponseStore } from "../stored-responses/sqlite-response-store";
 import { TeamStore } from "../teams/team-store";
 import { sqliteRunner } from "./sql-runner";
+import { SqliteReader } from "./sqlite-reader";
 import { BatchStore } from "../batches/batch-store";
-import { GROUP_COLUMN, KEY_COLUMNS, type KeyRow, fromKey, toKey } from "./key-rows";
+import { KEY_COLUMNS, type KeyRow, fromKey, toKey } from "./key-rows";
+import {
+  aggregateSql,
+  DIM_COLUMNS,
+  type Dialect,
+  ON_CONFLICT,
+  PRUNE_SLICE,
+  rollupRows,
+  SUM_COLUMNS,
+  toAggregates,
+} from "./usage-rollup";
 
 interface UsageRow extends Omit<UsageRecord, "stream" | "aborted" | "estimated"> {
   stream: number;
@@ -60,6 +71,8 @@ export class SqliteStore implements Store {
   private readonly insertBatch: (rows: readonly UsageRecord[]) => void;
   private checkpointTimer: ReturnType<typeof setInterval> | undefined;
   private checkpointer: Worker | undefined;
+  /** The ledger's reads, on a worker thread of their own (sqlite-reader.ts). */
+  private readonly reader: SqliteReader;
 
   constructor(path: string) {
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
@@ -90,14 +103,21 @@ export class SqliteStore implements Store {
       this.db.close();
       throw e;
     }
+    this.reader = new SqliteReader(this.db, path);
     this.insertUsageStmt = this.db.prepare(
       `INSERT OR IGNORE INTO usage VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
+    const columns = [...DIM_COLUMNS, ...SUM_COLUMNS];
+    const upsertRollup = this.db.prepare(
+      `INSERT INTO usage_rollup (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")}) ${ON_CONFLICT}`,
+    );
     this.insertBatch = this.db.transaction((rows: readonly UsageRecord[]) => {
       const stmt = this.insertUsageStmt;
+      // Only the rows really added are rolled up (a replayed record is ignored by both).
+      const added: UsageRecord[] = [];
       // Positional values, in the table's column order (binding by name costs a lookup each).
       for (const r of rows) {
-        stmt.run(
+        const { changes } = stmt.run(
           r.request_id,
           r.key_id,
           r.model,
@@ -125,7 +145,10 @@ export class SqliteStore implements Store {
           r.cache_reset_from ?? null,
           r.guardrail ? JSON.stringify(r.guardrail) : null,
         );
+        if (changes > 0) added.push(r);
       }
+      // Summed in memory first: one upsert per period and dimensions, however many rows share them.
+      for (const row of rollupRows(added)) upsertRollup.run(...row);
     });
   }
 
@@ -153,74 +176,78 @@ export class SqliteStore implements Store {
     this.insertBatch(records);
   }
 
-  private where(f: UsageFilter): { sql: string; params: Record<string, string | number> } {
-    const params: Record<string, string | number> = {};
+  private where(f: UsageFilter): { sql: string; params: (string | number)[] } {
+    const params: (string | number)[] = [];
     const where: string[] = [];
     const clauses = [
-      ["key_id", "key_id = $key_id", f.key_id],
-      ["model", "model = $model", f.model],
-      ["since", "created_at >= $since", f.since],
-      ["until", "created_at < $until", f.until],
+      ["key_id = ?", f.key_id],
+      ["model = ?", f.model],
+      ["created_at >= ?", f.since],
+      ["created_at < ?", f.until],
     ] as const;
-    for (const [name, clause, value] of clauses) {
+    for (const [clause, value] of clauses) {
       if (!value) continue;
       where.push(clause);
-      params[name] = value;
+      params.push(value);
     }
     if (f.failed) where.push("status >= 400");
     if (f.before) {
-      where.push("(created_at < $before_at OR (created_at = $before_at AND request_id < $before_id))");
-      params.before_at = f.before.created_at;
-      params.before_id = f.before.request_id;
+      where.push("(created_at < ? OR (created_at = ? AND request_id < ?))");
+      params.push(f.before.created_at, f.before.created_at, f.before.request_id);
     }
     return { sql: where.length ? "WHERE " + where.join(" AND ") : "", params };
   }
 
   async queryUsage(f: UsageFilter): Promise<UsageRecord[]> {
     const { sql, params } = this.where(f);
-    params.limit = f.limit ?? 1000;
-    return this.db
-      .query<UsageRow, typeof params>(
-        `SELECT * FROM usage ${sql} ORDER BY ${f.newestFirst ? "created_at DESC, request_id DESC" : "created_at, request_id"} LIMIT $limit`,
-      )
-      .all(params)
-      .map(toUsage);
+    params.push(f.limit ?? 1000);
+    const rows = await this.reader.all<UsageRow>(
+      `SELECT * FROM usage ${sql} ORDER BY ${f.newestFirst ? "created_at DESC, request_id DESC" : "created_at, request_id"} LIMIT ?`,
+      params,
+    );
+    return rows.map(toUsage);
+  }
+
+  /** Positional parameters for {@link aggregateSql}, in SQLite's dialect. */
+  private dialect(params: (string | number)[]): Dialect {
+    return {
+      param: (v) => {
+        params.push(v);
+        return "?";
+      },
+      sum: (e) => `COALESCE(${e}, 0)`,
+    };
   }
 
   async aggregateUsage(f: UsageFilter, groupBy: readonly UsageGroup[]): Promise<UsageAggregate[]> {
-    const { sql, params } = this.where(f);
-    const cols = groupBy.map((g) => `${GROUP_COLUMN[g]} AS ${g === "key" ? "key_id" : g}`);
-    const group = groupBy.length
-      ? `GROUP BY ${groupBy.map((g) => GROUP_COLUMN[g]).join(", ")} ORDER BY ${groupBy.map((g) => GROUP_COLUMN[g]).join(", ")}`
-      : "";
-    const rows = this.db
-      .query<UsageAggregate, typeof params>(
-        `SELECT ${cols
-          .concat([
-            "COUNT(*) AS requests",
-            "SUM(input_tokens) AS input_tokens",
-            "SUM(output_tokens) AS output_tokens",
-            "SUM(cache_read_tokens) AS cache_read_tokens",
-            "SUM(cache_write_tokens) AS cache_write_tokens",
-            "SUM(reasoning_tokens) AS reasoning_tokens",
-            "SUM(cost_usd) AS cost_usd",
-          ])
-          .join(", ")} FROM usage ${sql} ${group}`,
-      )
-      .all(params);
-    // An empty filter with no grouping still yields one row of zeros, not nulls.
-    return rows
-      .filter((r) => r.requests > 0)
-      .map((r) => ({ ...r, cost_usd: Math.round((r.cost_usd ?? 0) * 1e9) / 1e9 }));
+    const params: (string | number)[] = [];
+    const sql = aggregateSql(f, groupBy, this.dialect(params));
+    return toAggregates(await this.reader.all<UsageAggregate>(sql, params));
   }
 
+  /** Read from the rollups: what it costs follows keys and days, not the month's requests. */
   async spendSince(since: string): Promise<Map<string, number>> {
-    const rows = this.db
-      .query<{ key_id: string; team_id: string | null; cost: number }, { since: string }>(
-        "SELECT u.key_id, k.team_id, SUM(u.cost_usd) AS cost FROM usage u LEFT JOIN keys k ON k.id = u.key_id WHERE u.created_at >= $since GROUP BY u.key_id, k.team_id",
-      )
-      .all({ since });
+    const params: (string | number)[] = [];
+    const sql = aggregateSql({ since }, ["key"], this.dialect(params));
+    const rows = await this.reader.all<{ key_id: string; team_id: string | null; cost: number }>(
+      `SELECT a.key_id, k.team_id, a.cost_usd AS cost FROM (${sql}) a LEFT JOIN keys k ON k.id = a.key_id WHERE a.requests > 0`,
+      params,
+    );
     return spendByBudget(rows);
+  }
+
+  async pruneUsage(before: string, between: () => Promise<void> = () => Promise.resolve()): Promise<number> {
+    // By the time index, oldest first; the rows' own key names each (the table has no rowid).
+    const slice = this.db.prepare<unknown, [string, number]>(
+      "DELETE FROM usage WHERE (key_id, created_at, request_id) IN (SELECT key_id, created_at, request_id FROM usage WHERE created_at < ? ORDER BY created_at LIMIT ?)",
+    );
+    let removed = 0;
+    for (;;) {
+      const { changes } = slice.run(before, PRUNE_SLICE);
+      removed += changes;
+      if (changes < PRUNE_SLICE) return removed;
+      await between();
+    }
   }
 
   responseStore(): ResponseStore {
@@ -238,6 +265,7 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     if (this.checkpointTimer) clearInterval(this.checkpointTimer);
     this.checkpointer?.terminate();
+    this.reader.close();
     this.db.close();
   }
 }

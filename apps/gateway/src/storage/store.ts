@@ -190,6 +190,12 @@ export interface Store {
    * `teamSpendId(team id)` (the sum of its keys').
    */
   spendSince(since: string): Promise<Map<string, number>>;
+  /**
+   * Deletes the raw usage rows made before `before` (ISO 8601), a slice at a time with `between`
+   * awaited after each (so a large cut never holds the server's thread); the rollups stay. Returns
+   * how many rows went.
+   */
+  pruneUsage(before: string, between?: () => Promise<void>): Promise<number>;
   /** Stored Responses-format replies, in the same database. */
   responseStore(): ResponseStore;
   /** Teams, users, admin tokens and the audit log, in the same database. */

@@ -56,13 +56,25 @@ export class RefusalLog implements PipelineHooks {
     this.next = (this.next + 1) % this.capacity;
   }
 
-  /** Refusals at or after `since` (ISO 8601; all when absent), newest first, at most `limit`. */
-  list(since: string | undefined, limit: number): RefusedRequest[] {
+  /**
+   * Refusals at or after `since` (ISO 8601; all when absent), newest first, at most `limit`; with
+   * `before`, only those older than it (by time, then request id: a page's cursor).
+   */
+  list(
+    since: string | undefined,
+    limit: number,
+    before?: { created_at: string; request_id: string },
+  ): RefusedRequest[] {
     const out: RefusedRequest[] = [];
     for (let i = 1; i <= this.capacity && out.length < limit; i++) {
       const r = this.ring[(this.next - i + this.capacity) % this.capacity];
       if (!r) break;
       if (since !== undefined && r.created_at < since) break;
+      if (
+        before &&
+        (r.created_at > before.created_at || (r.created_at === before.created_at && r.request_id >= before.request_id))
+      )
+        continue;
       out.push(r);
     }
     return out;

@@ -130,8 +130,57 @@ describe("GET /admin/requests", () => {
     const one = (await (await admin("/admin/requests?limit=1")).json()) as any;
     expect(one.data).toHaveLength(1);
     expect(one.data[0].model).toBe("beta-5");
-    for (const q of ["limit=0", "limit=1001", "limit=x", "since=soon"])
+    for (const q of ["limit=0", "limit=1001", "limit=x", "since=soon", "cursor=nope"])
       expect((await admin(`/admin/requests?${q}`)).status).toBe(400);
+  });
+
+  test("next_cursor walks the whole log a page at a time, newest first, each request once", async () => {
+    const whole = (await (await admin("/admin/requests")).json()) as any;
+    expect(whole.next_cursor).toBeNull();
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const page = (await (
+        await admin(`/admin/requests?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`)
+      ).json()) as any;
+      expect(page.data.length).toBeLessThanOrEqual(2);
+      seen.push(...page.data.map((l: any) => l.request_id));
+      cursor = page.next_cursor;
+      pages++;
+    } while (cursor !== null && pages < 10);
+    expect(pages).toBe(2);
+    expect(seen).toEqual(whole.data.map((l: any) => l.request_id));
+  });
+});
+
+describe("GET /admin/keys", () => {
+  test("pages oldest first by cursor, each key once; a bad limit or cursor is a 400", async () => {
+    const made: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await admin("/admin/keys", { method: "POST", body: JSON.stringify({ name: `paged ${i}` }) });
+      made.push(((await res.json()) as any).id);
+    }
+    const whole = (await (await admin("/admin/keys")).json()) as any;
+    expect(whole.next_cursor).toBeNull();
+    const ids = whole.data.map((k: any) => k.id);
+    expect(ids).toEqual(expect.arrayContaining([h.keyId, otherKey.id, ...made]));
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const page = (await (
+        await admin(`/admin/keys?limit=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`)
+      ).json()) as any;
+      expect(page.data.length).toBeLessThanOrEqual(3);
+      seen.push(...page.data.map((k: any) => k.id));
+      cursor = page.next_cursor;
+      pages++;
+    } while (cursor !== null && pages < 10);
+    expect(pages).toBe(Math.ceil(ids.length / 3));
+    expect(seen).toEqual(ids);
+    for (const q of ["limit=0", "limit=1001", "cursor=nope"])
+      expect((await admin(`/admin/keys?${q}`)).status).toBe(400);
   });
 });
 
