@@ -2,7 +2,7 @@
  * The test command: type-checks every workspace, then runs each workspace's `bun test` in turn
  * (integration tests start real servers; two cores run them best one suite at a time) and ends
  * with one line `tests: N passed, N failed, N skipped` that sums them all. A skipped test (the
- * scale-out tests skip when PostgreSQL or Redis cannot be reached, see README "Running several
+ * scale-out tests skip when PostgreSQL or Redis cannot be reached, see site/operations/scale-out.md "Running several
  * instances"; the dashboard's browser test when Chromium cannot be had) is never counted as
  * passed: each is named before the summary.
  */

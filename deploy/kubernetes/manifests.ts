@@ -1,7 +1,7 @@
 /**
  * Turnpike on Kubernetes, as typed objects (kubernetes-models: a misspelt field is a compile
  * error, a wrong value a schema error). `generate.ts` writes them out as a Kustomize base and two
- * overlays; `deploy/test/kubernetes.test.ts` checks them. README "Kubernetes" says how to install.
+ * overlays; `deploy/test/kubernetes.test.ts` checks them. site/operations/kubernetes.md "Kubernetes" says how to install.
  */
 import { ConfigMap, type IContainer, type IEnvVar, type IPersistentVolumeClaim, type IPodSpec, Service } from "kubernetes-models/v1";
 import { StatefulSet } from "kubernetes-models/apps/v1";
@@ -12,11 +12,11 @@ export const NAME = "turnpike";
 export const LABELS = { "app.kubernetes.io/name": NAME, "app.kubernetes.io/component": "gateway" };
 /**
  * The image: a PLACEHOLDER for where releases are to be published (none is yet). Build and push
- * your own (README "Containers") and point your overlay at it, e.g.
+ * your own (site/operations/containers.md "Containers") and point your overlay at it, e.g.
  * `kustomize edit set image ghcr.io/turnpike-gateway/turnpike=registry.example/turnpike:TAG`.
  */
 export const IMAGE = "ghcr.io/turnpike-gateway/turnpike:0.1.0";
-/** The config file (README "Config file"): a ConfigMap's key, mounted read-only, named by `TURNPIKE_CONFIG`. */
+/** The config file (site/guide/configuration.md "Config file"): a ConfigMap's key, mounted read-only, named by `TURNPIKE_CONFIG`. */
 export const CONFIG_FILE = { configMap: `${NAME}-config`, key: "turnpike.yaml", dir: "/etc/turnpike" } as const;
 /** The label of the Service the ServiceMonitor scrapes through: the headless one, one target per pod. */
 export const SCRAPE_LABEL = { "turnpike.dev/scrape": "true" };
@@ -36,7 +36,7 @@ export const DRAIN_SECONDS = 30;
 export const PRE_STOP_SECONDS = 5;
 /** The kubelet kills the pod this long after it began stopping: the wait, the drain, and room to flush the ledger. */
 export const GRACE_SECONDS = PRE_STOP_SECONDS + DRAIN_SECONDS + 15;
-/** The Secret the operator creates (README "Kubernetes"); never part of these manifests. */
+/** The Secret the operator creates (site/operations/kubernetes.md "Kubernetes"); never part of these manifests. */
 export const SECRET = NAME;
 
 /** Settings shared by both layouts (no secret among them). */
@@ -56,7 +56,7 @@ export function configFile(): ConfigMap {
     metadata: { name: CONFIG_FILE.configMap, labels: LABELS },
     data: {
       [CONFIG_FILE.key]:
-        '# Turnpike\'s config file (README "Config file"): models, vendors and routing laid over the built-in ones.\nmodels: []\nvendors: {}\n',
+        '# Turnpike\'s config file (site/guide/configuration.md "Config file"): models, vendors and routing laid over the built-in ones.\nmodels: []\nvendors: {}\n',
     },
   });
 }
@@ -74,7 +74,7 @@ export function services(): Service[] {
  * For the Prometheus Operator: a ServiceMonitor scraping each pod's `/metrics` through the
  * headless Service, and the alert rules of deploy/monitoring/turnpike.rules.yml as a PrometheusRule.
  * With `metrics-key` set in the Secret, add `authorization: { credentials: { name: turnpike, key: metrics-key } }`
- * to the endpoint (README "Kubernetes").
+ * to the endpoint (site/operations/kubernetes.md "Kubernetes").
  */
 export function serviceMonitor(): ServiceMonitor {
   return new ServiceMonitor({

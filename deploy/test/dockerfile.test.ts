@@ -1,7 +1,7 @@
 /**
  * The Dockerfile's base images: each stage that starts from an outside image names it by its
  * tag and a digest argument, and a digest given there is a well-formed `@sha256:` one. (The
- * digests themselves are left to be filled in where Docker Hub can be reached: README "Kubernetes".)
+ * digests themselves are left to be filled in where Docker Hub can be reached: site/operations/kubernetes.md "Kubernetes".)
  */
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";

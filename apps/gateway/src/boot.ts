@@ -90,7 +90,7 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
       `Admin key rotation: the previous admin key's grace ended at ${previous.until}; it is refused (unset TURNPIKE_ADMIN_KEY_PREVIOUS).`,
       { admin_key_previous_until: previous.until },
     );
-  // SQLite and in-process counters, or PostgreSQL and Redis (README "Running several instances").
+  // SQLite and in-process counters, or PostgreSQL and Redis (site/operations/scale-out.md "Running several instances").
   const state = await openBackends(config, { store: opts.store, now, logger });
   const { store, spend, ledger } = state;
   const keys = new KeyService(state.directory, now);

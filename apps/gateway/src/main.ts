@@ -38,7 +38,7 @@ try {
   fatal(
     (e as { code?: unknown }).code === "EADDRINUSE" // Bun.serve's error when the bind is refused
       ? new Error(
-          `Turnpike cannot start: ${config.host}:${config.port} is already in use by another process. Stop it, choose another PORT, or set TURNPIKE_SHARE_PORT=on on every gateway that is to share the port (README "Running several instances").`,
+          `Turnpike cannot start: ${config.host}:${config.port} is already in use by another process. Stop it, choose another PORT, or set TURNPIKE_SHARE_PORT=on on every gateway that is to share the port (site/operations/scale-out.md "Running several instances").`,
         )
       : e,
   );
@@ -57,7 +57,7 @@ if (gw.simulated.length) {
   );
 }
 if (config.mcp.servers.length)
-  log.info(`MCP: ${config.mcp.servers.map((s) => s.name).join(", ")} at ${url}/mcp (README "MCP").`, {
+  log.info(`MCP: ${config.mcp.servers.map((s) => s.name).join(", ")} at ${url}/mcp (site/guide/mcp.md "MCP").`, {
     mcp_servers: config.mcp.servers.map((s) => s.name).join(","),
   });
 showOnce(gw, { logger: log, terminal: terminalOf(), firstKeyFile: process.env.TURNPIKE_FIRST_KEY_FILE || undefined });

@@ -6,7 +6,7 @@
 import { readEnv } from "./env.js";
 import { TurnpikeError } from "./errors.js";
 
-/** The gateway's default address (`PORT` defaults to 8080, README.md "Configuration"). */
+/** The gateway's default address (`PORT` defaults to 8080, site/guide/configuration.md "Configuration"). */
 export const DEFAULT_BASE_URL = "http://localhost:8080";
 
 /**

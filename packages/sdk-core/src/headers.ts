@@ -12,7 +12,7 @@
  * ```
  */
 export const HEADER = {
-  /** Gateway request id; on every response (README.md, "Calling it"). */
+  /** Gateway request id; on every response (site/guide/getting-started.md "Calling it"). */
   requestId: "x-request-id",
   /** The same id under the messages format's own name (docs/protocols.md §1.9). */
   requestIdMessages: "request-id",

@@ -19,7 +19,7 @@ import type { BatchEndpoint } from "./run-line";
 
 /** How long a job may run: the one completion window the chat family offers, and the messages format's. */
 const WINDOW_MS = 24 * 3600 * 1000;
-/** The longest name of an uploaded file (README "Names"). */
+/** The longest name of an uploaded file (site/operations/security.md, "Names"). */
 export const MAX_FILE_NAME = 255;
 
 const notFound = (what: string, id: string) =>

@@ -9,7 +9,7 @@ import { readsOf } from "./file-lines";
  * A `multipart/form-data` upload read as it arrives: the `file` part's bytes in pieces of `pieceBytes`
  * (what the store writes a statement each), the other fields once the body has ended. Nothing holds
  * the whole body at once and no single read of it holds the event loop: the runtime's own `formData()`
- * reads a 100 MB body in one piece (37–98 ms of the loop on a loaded 2-core machine, README "One
+ * reads a 100 MB body in one piece (37–98 ms of the loop on a loaded 2-core machine, site/guide/keys-limits-metering.md "One
  * request's hold on the process"). The parsing is @fastify/busboy's (decisions/0017).
  */
 export interface Upload {

@@ -53,7 +53,7 @@ export interface Config {
   maxBodyValues: number;
   /** Peers whose `X-Forwarded-For` is believed (`TURNPIKE_TRUSTED_PROXIES`: addresses and CIDR ranges). */
   trustedProxies: TrustedProxies;
-  /** Several instances (README "Running several instances"): where shared state lives. */
+  /** Several instances (site/operations/scale-out.md "Running several instances"): where shared state lives. */
   scaleOut: ScaleOutConfig;
   /** Seconds open streams may run on after SIGTERM/SIGINT before they are cut (`TURNPIKE_DRAIN_SECONDS`, default 30). */
   drainSeconds: number;
@@ -64,9 +64,9 @@ export interface Config {
    * rollups, which charts, totals and budgets read, are kept for good.
    */
   usageRetentionDays: number;
-  /** Metrics, logs and traces (README "Metrics", "Logging", "Tracing"). */
+  /** Metrics, logs and traces (site/operations/monitoring.md "Metrics", "Logging", "Tracing"). */
   ops: OpsConfig;
-  /** The upstream MCP servers behind `/mcp` (the file's `mcp_servers:`; README "MCP"). */
+  /** The upstream MCP servers behind `/mcp` (the file's `mcp_servers:`; site/guide/mcp.md "MCP"). */
   mcp: McpConfig;
   /** The file's `guardrails:` section: named policies, compiled, and the default list (docs/guardrails.md). */
   guardrails: GuardrailsConfig;
@@ -82,7 +82,7 @@ export interface Config {
   adminWritesPerMinute: number;
   /** `TURNPIKE_RESPONSES_WEBSOCKET` (default `on`): serve the Responses format over WebSocket; `off` answers the upgrade 426. */
   responsesWebsocket: boolean;
-  /** Bounds of the Responses WebSocket (the file's `responses_websocket:`; README "The Responses API"). */
+  /** Bounds of the Responses WebSocket (the file's `responses_websocket:`; site/guide/responses.md "The Responses API"). */
   websocketLimits: WebsocketLimits;
   /** Batches (batches/): the input limits, and how long a worker holds a job between renewals. */
   batches: BatchConfig;

@@ -118,7 +118,7 @@ export async function openBackends(
     if (link.up) await redisSpend.seed().catch((e) => logger.error("seeding the month's spend in Redis failed", {}, e));
     redisAuth = new RedisAuthFailures(link, 30, 60_000);
     // An outage begins: the local counters are raised to the store's totals, so that a budget
-    // another instance spent stays refused here too (README "Running several instances").
+    // another instance spent stays refused here too (site/operations/scale-out.md "Running several instances").
     spend = new FailoverSpendStore(
       link,
       redisFail,

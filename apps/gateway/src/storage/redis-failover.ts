@@ -90,7 +90,7 @@ export class FailoverLimiterStore implements LimiterStore {
 }
 
 /**
- * Budgets through an outage (README "Running several instances"): while Redis answers, every
+ * Budgets through an outage (site/operations/scale-out.md "Running several instances"): while Redis answers, every
  * reservation and settlement is shared, and the local counters remember the spend Redis last
  * reported for each budget, plus this instance's own settlements. While it is down, admission
  * checks those local counters (raised from the store's totals when the outage begins), so a

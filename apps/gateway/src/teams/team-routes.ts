@@ -67,7 +67,7 @@ async function sameEmailConflict(write: Promise<void>, email: string): Promise<v
 }
 
 /** A body checked against its schema: one 400 naming the first mistake and the next few. */
-/** The longest team, user or admin token name (README "Names"). */
+/** The longest team, user or admin token name (site/operations/security.md, "Names"). */
 export const MAX_TEAM_NAME = 200;
 
 function checked<T extends TSchema>(schema: T, body: unknown): Static<T> {

@@ -123,7 +123,7 @@ describe("HTTP/1.1 pipelining", () => {
   });
 });
 
-// Issue 41, item 12: the runtime's own open bug (oven-sh/bun#38128; README "Known limits"). This
+// Issue 41, item 12: the runtime's own open bug (oven-sh/bun#38128; site/operations/security.md "Known limits"). This
 // test holds the runtime's behaviour today — a bare Bun.serve whose handler awaits answers a POST
 // with a GET pipelined behind it in the same segment with nothing, and closes the connection —
 // and FAILS once a Bun release fixes it: then take that release (the project's Bun version) and

@@ -60,7 +60,7 @@ describe("a gateway on a taken port", () => {
       expect(lineOf(err)).toEqual({
         level: "fatal",
         time: expect.any(String),
-        msg: `Turnpike cannot start: 127.0.0.1:${other.port} is already in use by another process. Stop it, choose another PORT, or set TURNPIKE_SHARE_PORT=on on every gateway that is to share the port (README "Running several instances").`,
+        msg: `Turnpike cannot start: 127.0.0.1:${other.port} is already in use by another process. Stop it, choose another PORT, or set TURNPIKE_SHARE_PORT=on on every gateway that is to share the port (site/operations/scale-out.md "Running several instances").`,
       } as never);
       expect(err).not.toMatch(/^\s+at /m);
       // The other process still has every request.

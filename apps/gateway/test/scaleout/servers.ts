@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 
 /**
  * The real PostgreSQL and Redis the scale-out tests run against (`TURNPIKE_TEST_DATABASE_URL`,
- * `TURNPIKE_TEST_REDIS_URL`; README "Running several instances" says how to start both). Each
+ * `TURNPIKE_TEST_REDIS_URL`; site/operations/scale-out.md "Running several instances" says how to start both). Each
  * run gets its own database and key prefix, dropped afterwards. A server that cannot be reached
  * makes its tests skip (the test command names them), never pass.
  */
