@@ -125,6 +125,7 @@ export interface Daily {
 
 /** The gateway's own definition (a type import: nothing of the gateway is bundled). */
 export type { RequestLine } from "../../gateway/src/vocabulary/request-line";
+export type { LatencyRow } from "../../gateway/src/vocabulary/latency-row";
 
 export interface Model {
   id: string;

@@ -1,19 +1,9 @@
 import { Alert } from "../alert";
 import { useEffect, useState } from "react";
-import { api, type Daily, int, type Key, type RequestLine, usd } from "../api";
+import { api, type Daily, int, type Key, type LatencyRow, type RequestLine, usd } from "../api";
 
 /** One row of `GET /admin/latency`. */
-interface Latency {
-  model: string;
-  deployment: string;
-  requests: number;
-  errors: number;
-  latency_p50_ms: number | null;
-  latency_p95_ms: number | null;
-  streams: number;
-  ttft_p50_ms: number | null;
-  ttft_p95_ms: number | null;
-}
+type Latency = LatencyRow;
 interface Team {
   id: string;
   name: string;

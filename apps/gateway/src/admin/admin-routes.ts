@@ -1,3 +1,4 @@
+import { decodeCursor, encodeCursor } from "../http/page-cursor";
 import { Value } from "@sinclair/typebox/value";
 import { GatewayError } from "@turnpike/providers";
 import { explainErrors } from "@turnpike/schema";
@@ -203,27 +204,10 @@ function isoParam(q: URLSearchParams, name: string): string | undefined {
   return new Date(t).toISOString();
 }
 
-/** A listing's position: the last item of a page (its time and id), opaque to the caller. */
-function encodeCursor(at: string, id: string): string {
-  return Buffer.from(JSON.stringify([at, id])).toString("base64url");
-}
-
-function decodeCursor(cursor: string): NonNullable<UsageFilter["before"]> {
-  try {
-    const v: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-    if (
-      Array.isArray(v) &&
-      v.length === 2 &&
-      typeof v[0] === "string" &&
-      typeof v[1] === "string" &&
-      isCleanId(v[0]) &&
-      isCleanId(v[1])
-    )
-      return { created_at: v[0], request_id: v[1] };
-  } catch {
-    // refused below
-  }
-  throw invalid("cursor: not a cursor this API gave out (use next_cursor of the previous page as it came)", "cursor");
+/** A listing's cursor (usage, the request log, keys): a row's time and id, both of clean bytes. */
+function readCursor(cursor: string): NonNullable<UsageFilter["before"]> {
+  const { at, id } = decodeCursor(cursor, (a, i) => isCleanId(a) && isCleanId(i));
+  return { created_at: at, request_id: id };
 }
 
 /** The default page of `GET /admin/usage`. */
@@ -320,7 +304,7 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
         const q = new URL(request.url).searchParams;
         const page = limitParam(q, KEYS_PAGE.fallback, KEYS_PAGE.max);
         const cursor = q.get("cursor");
-        const after = cursor ? decodeCursor(cursor) : undefined;
+        const after = cursor ? readCursor(cursor) : undefined;
         const all = await deps.keys.list(); // oldest first, then by id
         // The first key past the cursor, found by halving (the list is in cursor order).
         let from = 0;
@@ -486,7 +470,7 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
         }
         const page = limitParam(q, DEFAULT_USAGE_PAGE, 10_000);
         const cursor = q.get("cursor");
-        if (cursor) filter.before = decodeCursor(cursor);
+        if (cursor) filter.before = readCursor(cursor);
         // Newest first; one more than the page says whether another page follows.
         const rows = await deps.store.queryUsage({ ...filter, newestFirst: true, limit: page + 1 });
         const data = rows.slice(0, page);
@@ -601,7 +585,7 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
         await deps.ledger.flush();
         const limit = limitParam(q, REQUESTS_PAGE.fallback, REQUESTS_PAGE.max);
         const cursor = q.get("cursor");
-        const before = cursor ? decodeCursor(cursor) : undefined;
+        const before = cursor ? readCursor(cursor) : undefined;
         // One more than the page says whether another page follows.
         const rows = await deps.store.queryUsage({
           ...(since ? { since } : {}),

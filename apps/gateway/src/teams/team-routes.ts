@@ -1,3 +1,4 @@
+import { decodeCursor, encodeCursor } from "../http/page-cursor";
 import { randomBytes } from "node:crypto";
 import type { Static, TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
@@ -85,26 +86,11 @@ function checked<T extends TSchema>(schema: T, body: unknown): Static<T> {
 const publicToken = ({ hash: _hash, ...t }: AdminToken) => t;
 
 /** A page's end in the audit log (its last record's time and id), opaque to the caller. */
-const encodeAuditCursor = (r: { at: string; id: string }) =>
-  Buffer.from(JSON.stringify([r.at, r.id])).toString("base64url");
+const encodeAuditCursor = (r: { at: string; id: string }) => encodeCursor(r.at, r.id);
 
-function decodeAuditCursor(cursor: string): { at: string; id: string } {
-  try {
-    const v: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-    if (
-      Array.isArray(v) &&
-      v.length === 2 &&
-      typeof v[0] === "string" &&
-      typeof v[1] === "string" &&
-      !Number.isNaN(Date.parse(v[0])) &&
-      /^aud_[\w-]+$/.test(v[1])
-    )
-      return { at: v[0], id: v[1] };
-  } catch {
-    // refused below
-  }
-  throw invalid("cursor: not a cursor this API gave out (use next_cursor of the previous page as it came)", "cursor");
-}
+/** An audit page's cursor: a record's time and its `aud_…` id. */
+const decodeAuditCursor = (cursor: string) =>
+  decodeCursor(cursor, (at, id) => !Number.isNaN(Date.parse(at)) && /^aud_[\w-]+$/.test(id));
 
 const TEAM_ID = idParam("The team's id (`team_…`).");
 const USER_ID = idParam("The user's id (`user_…`).");

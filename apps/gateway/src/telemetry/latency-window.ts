@@ -1,18 +1,6 @@
-/** One model and deployment's latency over the window: exact percentiles of the requests kept. */
-export interface LatencyRow {
-  model: string;
-  deployment: string;
-  /** Requests in the window that reached this deployment, and those the client saw fail. */
-  requests: number;
-  errors: number;
-  /** Arrival to last byte, of the requests that succeeded (null: none did). */
-  latency_p50_ms: number | null;
-  latency_p95_ms: number | null;
-  /** Arrival to first streamed piece, of the streams (null: none). */
-  streams: number;
-  ttft_p50_ms: number | null;
-  ttft_p95_ms: number | null;
-}
+import type { LatencyRow } from "../vocabulary/latency-row";
+
+export type { LatencyRow } from "../vocabulary/latency-row";
 
 /** The value at quantile q of sorted numbers (nearest rank). */
 function quantile(sorted: readonly number[], q: number): number | null {
