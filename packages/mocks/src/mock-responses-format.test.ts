@@ -257,11 +257,12 @@ describe("official client of the format", () => {
     });
     const final = await stream.finalResponse();
     expect(text).toBe("Grüße 🚀 aus Köln");
-    // Ids are fresh per request; the helper adds parse results (`parsed`, `parsed_arguments`, `output_parsed`) no wire field carries.
+    // Ids and times are fresh per request; the helper adds parse results (`parsed`, `parsed_arguments`, `output_parsed`) no wire field carries.
     const strip = (r: OpenAI.Responses.Response): unknown =>
       JSON.parse(
         JSON.stringify(
-          { ...r, id: "#", created_at: 0, output: r.output.map((i) => ({ ...i, id: "#" })) },
+          // Times are the clock's at each request (two requests may straddle a second).
+          { ...r, id: "#", created_at: 0, completed_at: 0, output: r.output.map((i) => ({ ...i, id: "#" })) },
           (k, v: unknown) => (k.startsWith("parsed") || k === "output_parsed" ? undefined : v),
         ),
       );

@@ -21,7 +21,7 @@ const call = { id: "call_7", name: "get_weather", input: { city: "Köln", days: 
 
 /** Ids and times are fresh per request; everything else must match. */
 function normalize(r: ResponseObject): unknown {
-  return { ...r, id: "#", created_at: 0, output: r.output.map((item) => ({ ...item, id: "#" })) };
+  return { ...r, id: "#", created_at: 0, completed_at: 0, output: r.output.map((item) => ({ ...item, id: "#" })) };
 }
 
 function rawSSE(frames: Array<{ event: string; data: unknown }>): Response {

@@ -43,7 +43,7 @@ function normalize(r: ResponseObject): Record<string, unknown> {
   const output = r.output.map((item) =>
     item.type === "function_call" ? { ...item, id: "#", call_id: "#" } : { ...item, id: "#" },
   );
-  return { ...r, id: "#", created_at: 0, output };
+  return { ...r, id: "#", created_at: 0, completed_at: 0, output };
 }
 
 // One model per upstream protocol: messages (alpha), chat (beta), generateContent (gamma).
