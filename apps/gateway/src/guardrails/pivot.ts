@@ -125,6 +125,7 @@ export async function redactGuarded(
   requestId: string,
   fetcher?: typeof fetch,
 ): Promise<MessagesRequest> {
+  run.restart();
   try {
     return run.hooked ? await redactRequestWithHooks(run, request, requestId, fetcher) : redactRequest(run, request);
   } catch (e) {

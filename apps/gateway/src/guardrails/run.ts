@@ -113,6 +113,15 @@ export class GuardrailRun {
     return ph;
   }
 
+  /**
+   * Starts another reading of the same request (the plan of another attempt: a retry, a
+   * fallback): what it finds is counted anew, so a request tried three times counts its values
+   * once. The placeholders stay: a value keeps its placeholder in every attempt.
+   */
+  restart(): void {
+    this.counts.clear();
+  }
+
   /** Counts a finding that names no span (an external hook's block or failure). */
   count(p: Policy, category: string) {
     const k = `${p.name}\u0000${category}`;

@@ -16,6 +16,8 @@ const configFile = join(dir, "turnpike.json");
 writeFileSync(
   configFile,
   JSON.stringify({
+    // Retries, so that one request can be planned more than once.
+    routing: { retries: 2 },
     guardrails: {
       default: ["pii", "no-secrets", "watch-ips"],
       policies: {
@@ -291,5 +293,20 @@ describe("a key's own policies, dry runs and the metrics", () => {
     expect(((await res.json()) as { error: { param: string } }).error.param).toBe(
       "messages[1].content[1].image_url.url",
     );
+  });
+
+  test("a request tried three times counts what it holds once", async () => {
+    const before = h.gw.simulator!.requests.length;
+    const res = await h.call("/v1/chat/completions", {
+      method: "POST",
+      body: JSON.stringify({ model: "beta-5", messages: [{ role: "user", content: `Mail ${EMAIL} [sim error=503]` }] }),
+    });
+    expect(res.status).toBe(503);
+    expect(h.gw.simulator!.requests.length - before).toBe(3);
+    const [rec] = await records(1);
+    expect(rec.attempts).toBe(3);
+    expect(rec.guardrail.detections).toEqual([
+      { policy: "pii", category: "email", action: "redact", dry_run: false, n: 1 },
+    ]);
   });
 });
