@@ -7,17 +7,14 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Provider from "oidc-provider";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { ensureDashboardBuilt } from "../../src/admin/dashboard-build";
 import { ADMIN_KEY, startHarness, type Harness } from "../harness";
 import { ADMIN_KEY as SCALEOUT_ADMIN_KEY, type Instance, removeDir, startInstance } from "../scaleout/cluster";
 import { freshDatabase, postgresUp } from "../scaleout/servers";
-import { freePort } from "./provider";
+import { CLIENT_ID, CLIENT_SECRET, freePort, startProvider, type TestProvider } from "./provider";
 
 const CHROMIUM = process.env.TURNPIKE_CHROMIUM || "/usr/bin/chromium";
 const FLAGS = [
@@ -33,8 +30,6 @@ const FLAGS = [
 const STEP_MS = 60_000;
 const step = existsSync(CHROMIUM) ? test : test.skip;
 
-const CLIENT_ID = "turnpike-dashboard";
-const CLIENT_SECRET = "a-client-secret-for-the-loopback-provider-0123456789";
 /** Each test user's groups at the provider. */
 const GROUPS: Record<string, string[]> = { dana: ["eng"], olga: ["platform-admins"], nobody: [], kai: [] };
 /** The config file's sign-on section, for the in-process gateways and the spawned ones alike. */
@@ -49,7 +44,7 @@ const SIGN_ON = {
 };
 
 let dir: string;
-let providerServer: Server;
+let provider: TestProvider;
 let issuer: string;
 let browser: Browser;
 const gateways: Harness[] = [];
@@ -98,9 +93,8 @@ async function signIn(page: Page, gw: { url: string }, user: string): Promise<Re
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "turnpike-oidc-"));
   // The provider's port first (its issuer URL names it); its client is registered once each gateway's port is known.
-  providerServer = createServer();
-  await new Promise<void>((resolve) => providerServer.listen(0, "127.0.0.1", resolve));
-  issuer = `http://127.0.0.1:${(providerServer.address() as AddressInfo).port}`; // listening on TCP: an AddressInfo
+  provider = await startProvider(GROUPS);
+  issuer = provider.issuer;
   if (existsSync(CHROMIUM)) {
     ensureDashboardBuilt();
     browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
@@ -110,36 +104,13 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   for (const g of gateways) await g.close();
-  providerServer?.close();
+  provider?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
 /** (Re)starts the provider with these gateways' callbacks registered. */
 function serveProvider(gws: { url: string }[]): void {
-  const provider = new Provider(issuer, {
-    clients: [
-      {
-        client_id: CLIENT_ID,
-        client_secret: CLIENT_SECRET,
-        redirect_uris: gws.map((g) => `${g.url}/auth/callback`),
-        grant_types: ["authorization_code"],
-        response_types: ["code"],
-        token_endpoint_auth_method: "client_secret_basic",
-      },
-    ],
-    claims: { openid: ["sub"], email: ["email"], profile: ["name"], groups: ["groups"] },
-    scopes: ["openid", "email", "profile", "groups"],
-    // The groups in the ID token itself, where the gateway reads them.
-    conformIdTokenClaims: false,
-    pkce: { required: () => true },
-    cookies: { keys: ["loopback-provider-cookie-key-0123456789"] },
-    findAccount: async (_ctx, sub) => ({
-      accountId: sub,
-      claims: async () => ({ sub, email: `${sub}@example.com`, name: sub, groups: GROUPS[sub] ?? [] }),
-    }),
-  });
-  providerServer.removeAllListeners("request");
-  providerServer.on("request", provider.callback());
+  provider.serve(gws.map((g) => `${g.url}/auth/callback`));
 }
 
 describe("sign-on in headless Chromium", () => {
