@@ -8,7 +8,7 @@ import { type BatchGroup, type BatchJob, type BatchLine, type BatchStore, jsonlC
 import { prepareLine } from "./prepare-line";
 import { Slicer, loopTurn } from "../vocabulary/loop-turns";
 import { batchCostFactor, type LineEndpoint, runLine, waitAndRetry } from "./run-line";
-import { UPSTREAM_BATCH_APIS, UpstreamBatchError, type UpstreamAnswer, type UpstreamLine } from "./upstream-batches";
+import { PROTOCOLS, type UpstreamAnswer, UpstreamBatchError, type UpstreamLine } from "../protocols";
 
 /** How often an idle worker looks for work another instance may have queued. */
 const POLL_MS = 1000;
@@ -287,7 +287,7 @@ export class BatchWorker {
    */
   private async submit(job: BatchJob, g: BatchGroup): Promise<void> {
     const upstream = this.deps.upstreams.get(g.vendor);
-    const api = upstream ? UPSTREAM_BATCH_APIS[upstream.protocol] : undefined;
+    const api = upstream ? PROTOCOLS[upstream.protocol].batches : undefined;
     const key = await this.deps.keys.get(job.key_id);
     if (!upstream || !api || !key) return this.store.requeue(job.id, g.grp, loopTurn);
     // Each line read from the store and prepared as the upstream's body is sent: none is held
@@ -372,7 +372,7 @@ export class BatchWorker {
   /** The job was cancelled or expired: its upstream batch is cancelled too (what it finished still counts). */
   private async cancelUpstream(job: BatchJob, g: BatchGroup): Promise<void> {
     const upstream = this.deps.upstreams.get(g.vendor);
-    const api = upstream ? UPSTREAM_BATCH_APIS[upstream.protocol] : undefined;
+    const api = upstream ? PROTOCOLS[upstream.protocol].batches : undefined;
     if (upstream && api && g.upstream_id) {
       try {
         await api.cancel(this.deps, upstream, g.upstream_id);
@@ -391,7 +391,7 @@ export class BatchWorker {
   /** Asks an upstream batch where it stands; once it ended, keeps each line's answer for replay. */
   private async poll(job: BatchJob, g: BatchGroup, ending: "cancelled" | "expired" | undefined): Promise<void> {
     const upstream = this.deps.upstreams.get(g.vendor);
-    const api = upstream ? UPSTREAM_BATCH_APIS[upstream.protocol] : undefined;
+    const api = upstream ? PROTOCOLS[upstream.protocol].batches : undefined;
     if (!upstream || !api || !g.upstream_id) return this.store.requeue(job.id, g.grp, loopTurn);
     try {
       const state = await api.poll(this.deps, upstream, g.upstream_id);
