@@ -24,6 +24,7 @@ const RULES: { why: string; re: RegExp }[] = [
   },
   { why: "a switch over a protocol", re: /switch\s*\([^)]*protocol[^)]*\)/i },
   { why: "a table keyed by protocol", re: /Record<\s*Protocol\b/ },
+  { why: "a table other than PROTOCOLS read by protocol", re: /\b(?!PROTOCOLS\b)\w+\??\.?\[[\w.?]*protocol\]/i },
   { why: "a list of protocols", re: /\bProtocol\[\]\s*=/ },
   {
     why: "a list of protocol names tested",
@@ -75,6 +76,7 @@ test("the scan finds each kind of protocol branch", () => {
     "const T: Partial<Record<Protocol, Api>> = {};",
     'export const LIST: readonly Protocol[] = ["chat"];',
     'if (["chat", "generate"].includes(p)) ok();',
+    "const api = UPSTREAM_BATCH_APIS[upstream.protocol];",
   ];
   expect(bad.map((l) => branchesIn("x.ts", l).length)).toEqual(bad.map(() => 1));
   // Not protocol branches: a URL's scheme, a batch's kind, a format's own pairing, a comment.
