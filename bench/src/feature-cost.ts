@@ -1,9 +1,10 @@
 /**
  * What each feature costs a request when it is on (issue 47, "the cost of each feature,
- * published"): one gateway process per variant, all of the same build, loaded at the same time
- * round after round (the method of `bun run ab`, src/side-by-side.ts), each variant's CPU per
- * request set against the same chain without the feature — the same request on a process whose
- * key and configuration do not use it — in the very same seconds.
+ * published"): one gateway process per variant, all of the same build; each feature's pair —
+ * the variant with it, and the same chain without it (the same request on a process whose key
+ * and configuration do not use it) — loaded at the same time round after round (the method of
+ * `bun run ab`, src/side-by-side.ts), so the two CPU figures per request are taken over the very
+ * same seconds.
  *
  * `bun run features-cost` from bench/ runs it alone (`--rounds N`, `--seconds N`, `--warmup N`,
  * `-c N`, `--gateway-dir DIR`); `bun run bench` runs it after the load cells (`--feature-rounds
@@ -204,33 +205,48 @@ export async function measureFeatureCost(opts: {
         script: await writeScript(opts.tmp, `feature-${i}`, wrkScript(req)),
       });
     }
-    opts.log(`feature cost: ${builds.length} gateways loaded together, ${opts.rounds} rounds of ${opts.seconds} s`);
-    const t = await measureTogether({
+    // Each gateway warmed once (its JIT's compilations done), then each feature's pair loaded
+    // together, round after round: two processes share the core at a time, as in `bun run ab`.
+    opts.log(`feature cost: ${builds.length} gateways, warmed ${opts.warmupSeconds} s each`);
+    await measureTogether({
       wrk: opts.wrk,
       simPid: opts.sim.pid,
       builds,
-      rounds: opts.rounds,
+      rounds: 0,
       seconds: opts.seconds,
       connections: opts.connections,
       warmupSeconds: opts.warmupSeconds,
-      log: opts.log,
     });
     const at = (name: string) => VARIANTS.findIndex((v) => v.name === name);
-    const rows: FeatureCostRow[] = FEATURES.map((f) => {
-      const w = at(f.with);
+    const rows: FeatureCostRow[] = [];
+    for (const f of FEATURES) {
       const wo = at(f.without);
-      const ratios = roundRatios(t, w, wo);
-      return {
+      const w = at(f.with);
+      opts.log(
+        `feature cost, ${f.feature}: ${opts.rounds} rounds of ${opts.seconds} s, "${f.without}" beside "${f.with}"`,
+      );
+      const t = await measureTogether({
+        wrk: opts.wrk,
+        simPid: opts.sim.pid,
+        builds: [builds[wo]!, builds[w]!],
+        rounds: opts.rounds,
+        seconds: opts.seconds,
+        connections: opts.connections,
+        warmupSeconds: 0,
+        log: opts.log,
+      });
+      const ratios = roundRatios(t, 1, 0);
+      rows.push({
         feature: f.feature,
         what: f.what,
         scenario: VARIANTS[w]!.scenario ?? "messages passthrough",
-        without_us: percentile(t.cpu[wo]!, 50),
-        with_us: percentile(t.cpu[w]!, 50),
+        without_us: percentile(t.cpu[0]!, 50),
+        with_us: percentile(t.cpu[1]!, 50),
         ratio: percentile(ratios, 50),
         ratio_min: Math.min(...ratios),
         ratio_max: Math.max(...ratios),
-      };
-    });
+      });
+    }
     for (const p of PENDING)
       rows.push({
         feature: p.feature,
@@ -252,7 +268,7 @@ export async function measureFeatureCost(opts: {
 /** The table of the report (and of the README and the site's performance page). */
 export function renderFeatureCost(f: FeatureCost): string {
   const lines = [
-    `What each feature adds when it is on: CPU per request against the same chain without it, same build, loaded together (${f.rounds} rounds of ${f.seconds} s, c=${f.connections} each)`,
+    `What each feature adds when it is on: CPU per request against the same chain without it, same build, each pair loaded together (${f.rounds} rounds of ${f.seconds} s, c=${f.connections} each)`,
     table(
       ["feature", "scenario", "cpu µs without", "with", "with/without", "per-round range", "added µs", "what is on"],
       f.rows.map((r) =>
@@ -281,7 +297,7 @@ if (import.meta.main) {
       rounds: { type: "string", default: "8" },
       seconds: { type: "string", default: "2" },
       warmup: { type: "string", default: String(WARMUP_SECONDS) },
-      c: { type: "string", short: "c", default: "16" },
+      c: { type: "string", short: "c", default: "32" },
       "gateway-dir": { type: "string" },
     },
   });

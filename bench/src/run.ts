@@ -316,7 +316,7 @@ async function benchmark(sim: Service): Promise<void> {
         tmp,
         rounds: featureRounds,
         seconds: cellSeconds,
-        connections: 16,
+        connections: 32,
         warmupSeconds,
         fetchCap,
         track: (s) => services.push(s),
