@@ -188,17 +188,19 @@ export function admitNow(
   billable?: Billable,
 ): Admitted | Promise<Admitted> {
   const estimate = Math.ceil(bodySize / 4);
-  // The worst case is held against the budgets until the request is settled (docs/design.md, step 4 "admit").
-  const reserve = billable
-    ? worstCaseUsd(
-        entry,
-        worstInputTokens(entry, billable.inputChars ?? bodySize, billable.embeddings),
-        billable.outputCap,
-        billable.priceFactor,
-      )
-    : 0;
   const checks = bucketChecks(key, entry);
   const budgets = budgetChecks(key);
+  // The worst case is held against the budgets until the request is settled (docs/design.md, step
+  // 4 "admit"); a key and team without a budget hold nothing, so it is not worked out for them.
+  const reserve =
+    billable && budgets.length > 0
+      ? worstCaseUsd(
+          entry,
+          worstInputTokens(entry, billable.inputChars ?? bodySize, billable.embeddings),
+          billable.outputCap,
+          billable.priceFactor,
+        )
+      : 0;
   if (budgets.length > 0 || !deps.limiter.admitNow)
     return admitWaiting(deps, ctx, key, entry, estimate, reserve, checks, budgets, billable);
   fits(key, entry, checks, estimate);
