@@ -42,6 +42,7 @@ export async function startClosingUpstream(): Promise<ClosingUpstream> {
   const sim = createSimulatorFetch();
   const calls: UpstreamCall[] = [];
   const sockets = new Set<Socket>();
+  const open = new WeakMap<Socket, UpstreamCall[]>();
   const waiters = new Set<() => void>();
   const changed = () => {
     for (const w of waiters) w();
@@ -60,12 +61,19 @@ export async function startClosingUpstream(): Promise<ClosingUpstream> {
       finished: false,
     };
     calls.push(call);
-    let gone = false;
-    req.socket.once("close", () => {
-      gone = true;
-      call.closedAt = performance.now();
-      changed();
-    });
+    // A kept-alive connection carries one call after another: its close is told to each (one listener a connection).
+    let on = open.get(req.socket);
+    if (!on) {
+      const calls: UpstreamCall[] = [];
+      on = calls;
+      open.set(req.socket, calls);
+      req.socket.once("close", () => {
+        const now = performance.now();
+        for (const c of calls) c.closedAt = now;
+        changed();
+      });
+    }
+    on.push(call);
     changed();
     if (!COUNT_PATH.test(call.path) && body.includes("[hold]")) return; // no answer, ever
     const headers = new Headers();
@@ -84,12 +92,12 @@ export async function startClosingUpstream(): Promise<ClosingUpstream> {
     const reader = answer.body!.getReader();
     for (;;) {
       const { done, value } = await reader.read();
-      if (done || gone) break;
+      if (done || call.closedAt !== undefined) break;
       res.write(value);
       call.written += new TextDecoder().decode(value);
       changed();
     }
-    if (gone) return void reader.cancel().catch(() => {});
+    if (call.closedAt !== undefined) return void reader.cancel().catch(() => {});
     call.finished = true;
     res.end();
   };
