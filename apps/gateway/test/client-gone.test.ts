@@ -115,6 +115,25 @@ for (const [client, upstream] of CELLS) {
   });
 }
 
+describe("JSON replies", () => {
+  // The head at once, the body late: the gateway listens to its client only once a body is late.
+  for (const [client, upstream] of [
+    ["chat", "chat"],
+    ["messages", "generate"],
+  ] as const)
+    for (const phase of ["before the head", "before the first byte"] as const)
+      test(`${client} client, ${upstream} upstream, leaving ${phase}: the upstream connection closes, recorded as gone`, async () => {
+        const before = new Set((await rows()).map((r) => r.request_id));
+        const { call, delayMs } = await leaveAndTime(gw(), up, client, upstream, phase, false);
+        delays.push(`${client} ← ${upstream} JSON, ${phase}: ${delayMs.toFixed(1)}`);
+        expect(call.closedAt).toBeGreaterThan(call.arrivedAt);
+        const row = await waitFor("the request's record", async () =>
+          (await rows()).find((r) => !before.has(r.request_id)),
+        );
+        expect(row).toMatchObject({ stream: false, status: 499, aborted: true, output_tokens: 0 });
+      });
+});
+
 describe("no new work for a client that is gone", () => {
   test("a Responses WebSocket closed mid-stream: the turn queued behind it never reaches an upstream", async () => {
     const since = performance.now();

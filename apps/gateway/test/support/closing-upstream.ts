@@ -76,6 +76,15 @@ export async function startClosingUpstream(): Promise<ClosingUpstream> {
     on.push(call);
     changed();
     if (!COUNT_PATH.test(call.path) && body.includes("[hold]")) return; // no answer, ever
+    if (!COUNT_PATH.test(call.path) && body.includes("[silent]")) {
+      // A head at once (well within the gateway's 20 ms before it listens to its client), then nothing.
+      const stream = /"stream":\s*true/.test(body) || call.path.includes("streamGenerateContent");
+      res.writeHead(200, { "content-type": stream ? "text/event-stream" : "application/json" });
+      res.flushHeaders();
+      call.headAt = performance.now();
+      changed();
+      return;
+    }
     const headers = new Headers();
     for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") headers.set(k, v);
     const answer = await sim(`http://upstream${call.path}`, { method: "POST", headers, body });
@@ -88,7 +97,6 @@ export async function startClosingUpstream(): Promise<ClosingUpstream> {
     res.flushHeaders();
     call.headAt = performance.now();
     changed();
-    if (!COUNT_PATH.test(call.path) && body.includes("[silent]")) return; // a head, then nothing
     const reader = answer.body!.getReader();
     for (;;) {
       const { done, value } = await reader.read();

@@ -57,26 +57,32 @@ export interface GatewayAt {
   key: string;
 }
 
-function httpCall(gw: GatewayAt, format: Exclude<LeavingFormat, "responses-ws">, model: string, content: string) {
+function httpCall(
+  gw: GatewayAt,
+  format: Exclude<LeavingFormat, "responses-ws">,
+  model: string,
+  content: string,
+  stream: boolean,
+) {
   const headers: Record<string, string> = { "content-type": "application/json", authorization: `Bearer ${gw.key}` };
   switch (format) {
     case "messages":
       return {
         path: "/v1/messages",
         headers: { "content-type": "application/json", "x-api-key": gw.key, "alpha-version": "2023-06-01" },
-        body: { model, max_tokens: 4000, stream: true, messages: [{ role: "user", content }] },
+        body: { model, max_tokens: 4000, stream, messages: [{ role: "user", content }] },
       };
     case "chat":
       return {
         path: "/v1/chat/completions",
         headers,
-        body: { model, stream: true, messages: [{ role: "user", content }] },
+        body: { model, stream, messages: [{ role: "user", content }] },
       };
     case "responses":
-      return { path: "/v1/responses", headers, body: { model, stream: true, store: false, input: content } };
+      return { path: "/v1/responses", headers, body: { model, stream, store: false, input: content } };
     case "generate":
       return {
-        path: `/v1beta/models/${model}:streamGenerateContent?alt=sse`,
+        path: `/v1beta/models/${model}:${stream ? "streamGenerateContent?alt=sse" : "generateContent"}`,
         headers,
         body: { contents: [{ role: "user", parts: [{ text: content }] }] },
       };
@@ -87,12 +93,16 @@ function httpCall(gw: GatewayAt, format: Exclude<LeavingFormat, "responses-ws">,
   }
 }
 
-/** Starts a stream; resolves once it is under way (the socket open and its frame sent, or the fetch made). */
+/**
+ * Starts a stream (`stream: false`: a JSON reply, HTTP only); resolves once it is under way (the
+ * socket open and its frame sent, or the fetch made).
+ */
 export async function startLeaving(
   gw: GatewayAt,
   format: LeavingFormat,
   model: string,
   content: string,
+  stream = true,
 ): Promise<Leaving> {
   let text = "";
   if (format === "responses-ws") {
@@ -111,7 +121,7 @@ export async function startLeaving(
   }
   const ac = new AbortController();
   const decoder = new TextDecoder();
-  const call = httpCall(gw, format, model, content);
+  const call = httpCall(gw, format, model, content, stream);
   void fetch(gw.url + call.path, {
     method: "POST",
     headers: call.headers,
@@ -153,9 +163,10 @@ export async function leaveAndTime(
   format: LeavingFormat,
   upstream: UpstreamProtocol,
   phase: Phase,
+  stream = true,
 ): Promise<Left> {
   const since = performance.now();
-  const c = await startLeaving(gw, format, MODEL_OF[upstream], promptFor(phase));
+  const c = await startLeaving(gw, format, MODEL_OF[upstream], promptFor(phase), stream);
   const call = await up.when((cs) => {
     if (phase === "mid-stream" && lastWord(c.received()) < 5) return undefined;
     return cs.find((x) => isInference(x, since) && (phase !== "before the first byte" || x.headAt !== undefined));
