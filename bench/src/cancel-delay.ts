@@ -5,7 +5,8 @@
  * (apps/gateway/test/support/closing-upstream.ts). For every client format (the Responses one
  * over HTTP and over its WebSocket) × every upstream protocol × the moment the client leaves
  * (before the upstream's head, before its first byte, mid-stream), `--rounds` streams are left
- * and the time from the client's leaving to the upstream connection's close is read.
+ * and the time from the client's leaving to the upstream connection's close is read; so are JSON
+ * replies over HTTP (before the head, and after a head whose body is late).
  *
  *   bun src/cancel-delay.ts [--rounds N] [--only TEXT] [--gateway-dir DIR]   (from bench/)
  *
@@ -60,27 +61,34 @@ let unclosed = 0;
 try {
   const protocols = Object.keys(MODEL_OF) as (keyof typeof MODEL_OF)[];
   console.log(`cancel delay: client leaves → upstream connection closed, ms (${rounds} rounds a cell)`);
-  for (const format of LEAVING_FORMATS)
-    for (const upstream of protocols)
-      for (const phase of PHASES) {
-        const kind = format.replace("-ws", "") === upstream ? "passthrough" : "translated";
-        const name = `${format} ← ${upstream} (${kind}), ${phase}`;
-        if (args.only && !name.includes(args.only)) continue;
-        const ms: number[] = [];
-        for (let i = 0; i < rounds; i++) {
-          try {
-            ms.push((await leaveAndTime(at, up, format, upstream, phase)).delayMs);
-          } catch (e) {
-            unclosed++;
-            console.log(`  ${name}: ${e instanceof Error ? e.message : String(e)}`);
-          }
-        }
-        all.push(...ms);
-        const max = Math.max(...ms);
-        console.log(
-          `${name.padEnd(62)} median ${percentile(ms, 50).toFixed(1).padStart(6)}  max ${max.toFixed(1).padStart(6)}${max > BOUND_MS ? `  over ${BOUND_MS} ms` : ""}`,
-        );
+  // Streams in every format; JSON replies over HTTP (before the head, and after it with the body late).
+  const cells = LEAVING_FORMATS.flatMap((format) =>
+    protocols.flatMap((upstream) => [
+      ...PHASES.map((phase) => ({ format, upstream, phase, stream: true })),
+      ...(format === "responses-ws"
+        ? []
+        : PHASES.filter((p) => p !== "mid-stream").map((phase) => ({ format, upstream, phase, stream: false }))),
+    ]),
+  );
+  for (const { format, upstream, phase, stream } of cells) {
+    const kind = format.replace("-ws", "") === upstream ? "passthrough" : "translated";
+    const name = `${format} ← ${upstream} (${kind}${stream ? "" : ", JSON"}), ${phase}`;
+    if (args.only && !name.includes(args.only)) continue;
+    const ms: number[] = [];
+    for (let i = 0; i < rounds; i++) {
+      try {
+        ms.push((await leaveAndTime(at, up, format, upstream, phase, stream)).delayMs);
+      } catch (e) {
+        unclosed++;
+        console.log(`  ${name}: ${e instanceof Error ? e.message : String(e)}`);
       }
+    }
+    all.push(...ms);
+    const max = Math.max(...ms);
+    console.log(
+      `${name.padEnd(68)} median ${percentile(ms, 50).toFixed(1).padStart(6)}  max ${max.toFixed(1).padStart(6)}${max > BOUND_MS ? `  over ${BOUND_MS} ms` : ""}`,
+    );
+  }
   console.log(
     `all ${all.length}: p50 ${percentile(all, 50).toFixed(1)} ms, p99 ${percentile(all, 99).toFixed(1)} ms, max ${Math.max(...all).toFixed(1)} ms; over ${BOUND_MS} ms: ${all.filter((x) => x > BOUND_MS).length}; never closed: ${unclosed}`,
   );
