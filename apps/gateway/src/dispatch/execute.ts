@@ -160,6 +160,8 @@ class OwnAbort implements Watch {
   private timer: ReturnType<typeof setTimeout> | undefined;
   /** When the client's going away starts to be listened for; the rest of connectMs runs after. */
   private readonly linkAfterMs: number;
+  /** The client's going away is listened for (once the head, or a JSON body, was late). */
+  private following = false;
 
   constructor(
     readonly client: AbortSignal,
@@ -183,8 +185,6 @@ class OwnAbort implements Watch {
     this.followClient();
     this.timer = setTimeout(timeOut, this.limits.connectMs - this.linkAfterMs, this);
   }
-
-  private following = false;
 
   followClient(): void {
     if (this.following) return;

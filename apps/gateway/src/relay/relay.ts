@@ -2,7 +2,7 @@ import { restoreMessage } from "../guardrails/pivot";
 import { GatewayError, headerSafe, messagesUsageFields } from "@turnpike/providers";
 import type { MessagesResponse } from "@turnpike/schema";
 import type { GatewayDeps } from "../deps";
-import type { RequestContext } from "../pipeline/context";
+import { clientGone, type RequestContext } from "../pipeline/context";
 import { firstFrameGuard } from "./first-frame-guard";
 import { sseLineGate } from "./sse-line-gate";
 import { HEADER, SSE_HEADERS } from "../http/headers";
@@ -191,7 +191,7 @@ async function relayJson(r: Relaying): Promise<Response> {
   } catch {
     clearTimeout(deadline);
     // The client left while the body was coming: recorded as gone, like a client that left before the head.
-    if (ctx.request.signal.aborted && !late) {
+    if (clientGone(ctx) && !late) {
       await finish({ status: 499, upstreamStatus: upstream.status, aborted: true });
       return new Response(null, { status: 499 });
     }

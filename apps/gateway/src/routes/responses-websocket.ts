@@ -209,6 +209,8 @@ async function turn(
   ws: ServerWebSocket<SocketData>,
   text: string,
 ): Promise<void> {
+  // A frame queued behind a turn whose socket then closed has nobody to answer: it is dropped unread.
+  if (state.closed) return;
   let frame: unknown;
   try {
     // A large frame is counted off the event loop first, like an HTTP body (http/json-census.ts).
@@ -247,8 +249,6 @@ async function turn(
   const headers = new Headers(state.handshake.headers);
   for (const h of SOCKET_HEADERS) headers.delete(h);
   headers.set("content-type", "application/json");
-  // A turn queued behind one whose socket then closed has nobody to answer: it never starts.
-  if (state.closed) return;
   const abort = new AbortController();
   state.inFlight = abort;
   const request = new Request(state.handshake.url, {
