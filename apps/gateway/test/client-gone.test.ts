@@ -3,9 +3,10 @@
  * aborts, a Responses WebSocket that closes — makes the gateway close its upstream connection,
  * whether it left while the upstream was still thinking (no head yet), after the head but before
  * the first byte, or mid-stream; for each client format over its passthrough upstream and a
- * translated one. The upstream is a real socket that records when it closed; the delay is logged
- * here and measured by the bench (bench/src/cancel-delay.ts), not asserted. The request is
- * recorded once, flagged aborted, with the output it relayed.
+ * translated one, and for JSON replies whose body is late. The upstream is a real socket that
+ * records when it closed; the delay is logged here and measured by the bench
+ * (bench/src/cancel-delay.ts), not asserted. The request is recorded once, flagged aborted, with
+ * the output it relayed; and nothing new starts for a client that is gone (a retry, a queued turn).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { tmpdir } from "node:os";
