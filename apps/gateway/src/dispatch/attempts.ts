@@ -4,7 +4,7 @@ import type { GatewayDeps } from "../deps";
 import type { ClientRequest } from "../formats";
 import type { Target } from "../protocols";
 import type { Deployment, Route } from "./deployments";
-import type { RequestContext } from "../pipeline/context";
+import { clientGone, type RequestContext } from "../pipeline/context";
 import { execute, type Outcome } from "./execute";
 import { droppedBetas, plan, type Plan } from "./plan";
 import { affinityKey } from "./affinity";
@@ -176,6 +176,11 @@ export async function dispatch(
           d.breaker.release();
           break;
         }
+      }
+      // A client that left while an attempt failed (or its retry waited) gets no new attempt.
+      if (last && clientGone(ctx)) {
+        d.breaker.release();
+        return { ...last, outcome: { kind: "gone" } };
       }
       const turn = sessionTurn(client, place, d.name);
       let p: Plan;

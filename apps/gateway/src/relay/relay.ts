@@ -2,14 +2,14 @@ import { restoreMessage } from "../guardrails/pivot";
 import { GatewayError, headerSafe, messagesUsageFields } from "@turnpike/providers";
 import type { MessagesResponse } from "@turnpike/schema";
 import type { GatewayDeps } from "../deps";
-import type { RequestContext } from "../pipeline/context";
+import { clientGone, type RequestContext } from "../pipeline/context";
 import { firstFrameGuard } from "./first-frame-guard";
 import { sseLineGate } from "./sse-line-gate";
 import { HEADER, SSE_HEADERS } from "../http/headers";
 import { emit } from "../pipeline/events";
 import { errorResponse } from "../http/respond";
 import { usageLooksTrue, usageTextLooksTrue } from "./usage-audit";
-import { timeoutError, type Watch } from "../dispatch/execute";
+import { LINK_AFTER_MS, timeoutError, type Watch } from "../dispatch/execute";
 import type { Ending } from "../metering/meter";
 import { lastFinishReason, passthroughTap } from "./passthrough-tap";
 import type { Plan } from "../dispatch/plan";
@@ -171,17 +171,30 @@ async function relayJson(r: Relaying): Promise<Response> {
   const { ctx, plan, upstream, headers, tally, finish, watch, vendor, maxTokens, type } = r;
   const { entry } = plan.target;
   let text: string;
-  // A JSON body must arrive whole within the first-byte deadline.
+  // A JSON body must arrive whole within the first-byte deadline. One timer, in two stages: a body
+  // still coming after LINK_AFTER_MS is read following the client (a client that leaves lets the
+  // upstream go at once, as before the head), then the deadline; a body read sooner costs no listener.
   let late = false;
-  const deadline = watch
-    ? setTimeout(() => {
+  let deadline: ReturnType<typeof setTimeout> | undefined;
+  if (watch) {
+    const follow = Math.min(LINK_AFTER_MS, watch.firstByteMs);
+    deadline = setTimeout(() => {
+      watch.followClient();
+      deadline = setTimeout(() => {
         late = true;
         watch.abort("no body");
-      }, watch.firstByteMs)
-    : undefined;
+      }, watch.firstByteMs - follow);
+    }, follow);
+  }
   try {
     text = await upstream.text();
   } catch {
+    clearTimeout(deadline);
+    // The client left while the body was coming: recorded as gone, like a client that left before the head.
+    if (clientGone(ctx) && !late) {
+      await finish({ status: 499, upstreamStatus: upstream.status, aborted: true });
+      return new Response(null, { status: 499 });
+    }
     return refuse(
       r,
       late ? timeoutError(vendor, "send its reply", watch!.firstByteMs) : malformed(vendor, "a body that broke off"),
