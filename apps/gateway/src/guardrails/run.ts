@@ -55,6 +55,12 @@ export class GuardrailRun {
   /** Some policy asks an external hook (the redaction then waits for it). */
   readonly hooked: boolean;
 
+  /**
+   * The external hooks' answers, by policy and the texts asked about: another attempt of the
+   * request (a retry, a fallback) reuses them, so a hook is asked once per request.
+   */
+  readonly hookAnswers = new Map<string, Promise<unknown>>();
+
   constructor(
     readonly policies: readonly Policy[],
     /** The request's id, sent to external hooks. */
