@@ -16,6 +16,7 @@ import type { Target } from "../vocabulary/target";
 import { isRecord } from "../vocabulary/client-errors";
 import { type LineEndpoint, lineRequest } from "./run-line";
 import { UPSTREAM_BATCH_APIS } from "./upstream-batches";
+import { guardFor, redactInputs } from "../guardrails/surfaces";
 
 /** A line ready for an upstream's batch API: which upstream, which of its endpoints, and the body. */
 export interface PreparedLine {
@@ -69,7 +70,10 @@ export async function prepareLine(
       const target = embeddingsTarget(deps, key, req);
       const protocol = EMBEDDINGS_PROTOCOLS[target.entry.protocol];
       if (!usable(target) || !protocol) return undefined;
-      const sent = protocol.request(target, req);
+      // The key's guardrails read the inputs before they leave; a block is left to the queue, whose
+      // run of the line gives it in the batch's output (docs/guardrails.md, "Batches").
+      const guard = guardFor(deps.config.guardrails, key, "batch");
+      const sent = protocol.request(target, guard ? { ...req, inputs: await redactInputs(guard, req.inputs) } : req);
       const at = batchEndpoint(target, sent.url);
       const admission = {
         format: FORMATS.chat,
@@ -90,7 +94,9 @@ export async function prepareLine(
     const client = await recall(deps, key, validated);
     const target = resolve(deps, key, client.model);
     if (!usable(target)) return undefined;
-    const p = await plan(deps, format, client, target);
+    // Redacted as a direct call would be (the same placeholders: the replay of the answer through
+    // the pipeline redacts the line again and restores them); a block is the queue's to report.
+    const p = await plan(deps, format, client, target, 0, guardFor(deps.config.guardrails, key, "batch"));
     const sent = await p.protocol.buildRequest(p.target, p.body, { stream: false, clientHeaders: request.headers });
     const at = batchEndpoint(p.target, sent.url);
     const parsed: unknown = JSON.parse(sent.body);

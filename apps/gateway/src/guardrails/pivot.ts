@@ -7,7 +7,7 @@ import type { Surface } from "./policy";
 type Json = unknown;
 
 /** Every string inside a JSON value (a tool call's arguments, a schema's descriptions) passed through `f`. */
-function strings(v: Json, f: (s: string) => string): Json {
+export function strings(v: Json, f: (s: string) => string): Json {
   if (typeof v === "string") return f(v);
   if (Array.isArray(v)) return v.map((x) => strings(x, f));
   if (v && typeof v === "object") {
@@ -127,6 +127,14 @@ export async function redactGuarded(
 ): Promise<MessagesRequest> {
   run.restart();
   try {
+    // Once per request: the placeholders a continued conversation already holds are not reused.
+    if (!run.reservedRead) {
+      walk(run, request, (t) => {
+        run.reserve(t);
+        return t;
+      });
+      run.reservedRead = true;
+    }
     return run.hooked ? await redactRequestWithHooks(run, request, requestId, fetcher) : redactRequest(run, request);
   } catch (e) {
     throw e instanceof GuardrailBlock ? blockedError(e) : e;

@@ -30,6 +30,9 @@ export function guardrailNote(s: GuardrailSummary): GuardrailNote {
   return { policies: s.policies, categories: s.categories, action: s.action, dry_run: s.dry_run, detections: s.counts };
 }
 
+/** A placeholder as written: `[EMAIL_1]`. */
+const PLACEHOLDER = /\[[A-Z][A-Z0-9_]*_\d+\]/g;
+
 /** The placeholder of a label: `[EMAIL_1]`, `[NATIONAL_ID_2]`, `[EMPLOYEE_ID_1]`. */
 const tag = (label: string) => label.toUpperCase();
 
@@ -78,8 +81,16 @@ export class GuardrailRun {
    * The text with each value the policies found replaced (redact: a numbered placeholder that the
    * reply restores; mask: the category's tag, never restored); counts every detection; throws
    * GuardrailBlock for a value a blocking policy found (a dry-run policy only counts).
+   * `restorable: false` (embeddings input, the model's reply): nothing will be restored, so
+   * `redact` acts as `mask`. `quiet`: neither counted nor blocked (a stored copy of what was
+   * already read).
    */
-  text(text: string, surface: Surface, hooked?: ReadonlyMap<Policy, Span[]>): string {
+  text(
+    text: string,
+    surface: Surface,
+    hooked?: ReadonlyMap<Policy, Span[]>,
+    opts: { restorable?: boolean; quiet?: boolean } = {},
+  ): string {
     if (!text) return text;
     // Each span with the strongest action any live policy takes on it.
     let spans: (Span & { action: Action })[] | undefined;
@@ -89,11 +100,14 @@ export class GuardrailRun {
       const extra = hooked?.get(p);
       const found = extra?.length ? own.concat(extra).sort((a, b) => a.start - b.start) : own;
       if (!found.length) continue;
-      for (const s of found) this.count(p, s.label);
+      if (!opts.quiet) for (const s of found) this.count(p, s.label);
       if (p.dryRun) continue;
-      if (p.action === "block") throw new GuardrailBlock(p.name, found[0]!.label);
+      if (p.action === "block") {
+        if (opts.quiet) continue;
+        throw new GuardrailBlock(p.name, found[0]!.label);
+      }
       if (p.action === "log") continue;
-      spans = merge(spans, found, p.action);
+      spans = merge(spans, found, opts.restorable === false ? "mask" : p.action);
     }
     if (!spans) return text;
     let out = "";
@@ -107,12 +121,34 @@ export class GuardrailRun {
     return out + text.slice(at);
   }
 
+  /** Every value some live policy on `surface` would act on in `text` (not counted, never blocking). */
+  peek(text: string, surface: Surface): Span[] {
+    const out: Span[] = [];
+    for (const p of this.policies)
+      if (p.applyTo.has(surface) && !p.dryRun && p.action !== "log") out.push(...detect(text, p.detectors));
+    return out;
+  }
+
+  /**
+   * Placeholders already in the request (a stored conversation it continues holds those of an
+   * earlier request, whose values are gone): new ones are numbered past them, never the same.
+   */
+  reserve(text: string): void {
+    if (!text.includes("[")) return;
+    for (const m of text.matchAll(PLACEHOLDER)) this.reserved.add(m[0]);
+  }
+  private readonly reserved = new Set<string>();
+  /** The request was read for its placeholders already (the first attempt's plan). */
+  reservedRead = false;
+
   private placeholder(value: string, label: string): string {
     const known = this.byValue.get(value);
     if (known) return known;
-    const n = (this.perLabel.get(label) ?? 0) + 1;
+    let n = this.perLabel.get(label) ?? 0;
+    let ph: string;
+    do ph = `[${tag(label)}_${++n}]`;
+    while (this.reserved.has(ph));
     this.perLabel.set(label, n);
-    const ph = `[${tag(label)}_${n}]`;
     this.byValue.set(value, ph);
     this.restore.set(ph, value);
     if (ph.length > this.longest) this.longest = ph.length;
@@ -139,7 +175,7 @@ export class GuardrailRun {
   /** Every placeholder of this request in `text` replaced by its value (`json`: escaped for a JSON string). */
   restoreText(text: string, json = false): string {
     if (!this.restore.size || !text.includes("[")) return text;
-    return text.replace(/\[[A-Z][A-Z0-9_]*_\d+\]/g, (ph) => {
+    return text.replace(PLACEHOLDER, (ph) => {
       const v = this.restore.get(ph);
       if (v === undefined) return ph;
       return json ? JSON.stringify(v).slice(1, -1) : v;
