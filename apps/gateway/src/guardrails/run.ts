@@ -7,8 +7,10 @@ export class GuardrailBlock extends Error {
   constructor(
     readonly policy: string,
     readonly category: string,
+    /** What held the value: the client's request, or the model's reply. */
+    where: "request" | "reply" = "request",
   ) {
-    super(`blocked by guardrail policy "${policy}": the request holds a value of category "${category}"`);
+    super(`blocked by guardrail policy "${policy}": the ${where} holds a value of category "${category}"`);
   }
 }
 
@@ -70,7 +72,11 @@ export class GuardrailRun {
     readonly requestId = "",
   ) {
     this.hooked = policies.some((p) => p.hook !== undefined);
+    this.readsReply = policies.some((p) => p.applyTo.has("reply"));
   }
+
+  /** Some policy reads what the model writes (the `reply` surface). */
+  readonly readsReply: boolean;
 
   /** Whether any policy looks at `surface`. */
   covers(surface: Surface): boolean {
@@ -104,7 +110,7 @@ export class GuardrailRun {
       if (p.dryRun) continue;
       if (p.action === "block") {
         if (opts.quiet) continue;
-        throw new GuardrailBlock(p.name, found[0]!.label);
+        throw new GuardrailBlock(p.name, found[0]!.label, surface === "reply" ? "reply" : "request");
       }
       if (p.action === "log") continue;
       spans = merge(spans, found, opts.restorable === false ? "mask" : p.action);

@@ -78,6 +78,16 @@ describe("GET /admin/guardrails", () => {
         requests: 2,
         detections: 3,
       },
+      // The card found twice: in the prompt (a dry run lets it pass) and in the reply that echoes it.
+      {
+        policy: "trial-cards",
+        category: "card",
+        action: "block",
+        dry_run: true,
+        key_id: other.id,
+        requests: 1,
+        detections: 2,
+      },
       {
         policy: "no-secrets",
         category: "secret",
@@ -92,15 +102,6 @@ describe("GET /admin/guardrails", () => {
         category: "email",
         action: "redact",
         dry_run: false,
-        key_id: other.id,
-        requests: 1,
-        detections: 1,
-      },
-      {
-        policy: "trial-cards",
-        category: "card",
-        action: "block",
-        dry_run: true,
         key_id: other.id,
         requests: 1,
         detections: 1,
