@@ -1,7 +1,7 @@
 /**
  * Guardrails on the surfaces beside a conversation (docs/guardrails.md): embeddings input, batch
- * lines (Turnpike's queue and an upstream's batch API), and stored responses read back or
- * continued. The simulator records what it was sent: it never holds a value a policy took out.
+ * lines (Turnpike's queue and an upstream's batch API), stored responses read back or
+ * continued, and what the model writes (the `reply` surface). The simulator records what it was sent: it never holds a value a policy took out.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -20,6 +20,9 @@ writeFileSync(
       policies: {
         pii: { detect: ["email"], action: "redact" },
         "no-secrets": { detect: ["secret"], action: "block" },
+        // Policies that read only what the model writes (a key names them below).
+        "reply-mask": { words: ["Zephyrine"], action: "redact", apply_to: ["reply"] },
+        "reply-block": { detect: ["secret"], action: "block", apply_to: ["reply"] },
       },
     },
   }),
@@ -44,7 +47,6 @@ afterAll(async () => {
 const sentSince = (from: number) => JSON.stringify(h.gw.simulator!.requests.slice(from).map((r) => r.body));
 async function records(n: number) {
   const res = await fetch(`${h.url}/admin/usage?limit=${n}`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
-  // biome-ignore lint/suspicious/noExplicitAny: the records' fields read here
   return ((await res.json()) as { data: any[] }).data;
 }
 
@@ -183,5 +185,65 @@ describe("stored responses", () => {
     expect(sent).not.toContain(OTHER);
     expect(sent).toContain("I am [EMAIL_1].");
     expect(sent).toContain("Now write to [EMAIL_2].");
+  });
+});
+
+describe("what the model writes", () => {
+  let key: string;
+  beforeAll(async () => {
+    const res = await fetch(`${h.url}/admin/keys`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "replies", guardrails: ["pii", "reply-mask", "reply-block"] }),
+    });
+    key = ((await res.json()) as { key: string }).key;
+  });
+  const chat = (content: string, stream: boolean, model = "beta-5") =>
+    fetch(`${h.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model, stream, messages: [{ role: "user", content }] }),
+    });
+  async function streamed(res: Response): Promise<string> {
+    let text = "";
+    for (const line of (await res.text()).split("\n")) {
+      if (!line.startsWith("data: {")) continue;
+      text += JSON.parse(line.slice(6)).choices?.[0]?.delta?.content ?? "";
+    }
+    return text;
+  }
+  const PROMPT = `Mail ${EMAIL}. [sim chunks=9 text="Dear ${EMAIL}, Zephyrine sends her regards."]`;
+  const WANT = `Dear ${EMAIL}, [WORD] sends her regards.`;
+
+  for (const model of ["beta-5", "alpha-haiku-4-5"])
+    test(`${model}: masked in the reply, JSON and streamed; the client's own value restored, not flagged`, async () => {
+      const json = await chat(PROMPT, false, model);
+      expect(json.status).toBe(200);
+      expect(((await json.json()) as any).choices[0].message.content).toBe(WANT);
+      const [rec] = await records(1);
+      // The email twice in the prompt, never in the reply (where it is this request's own, restored).
+      expect(rec.guardrail.detections).toEqual([
+        { policy: "pii", category: "email", action: "redact", dry_run: false, n: 2 },
+        { policy: "reply-mask", category: "word", action: "redact", dry_run: false, n: 1 },
+      ]);
+      expect(await streamed(await chat(PROMPT, true, model))).toBe(WANT);
+    });
+
+  test("a blocking policy on replies: a JSON reply is a 400 naming the category; a stream ends with the notice", async () => {
+    const prompt = `Show the key. [sim chunks=5 text="Here: ${SECRET} and nothing more."]`;
+    const json = await chat(prompt, false);
+    expect(json.status).toBe(400);
+    const body = await json.text();
+    expect(body).toContain('"type":"guardrail_blocked"');
+    expect(body).toContain('the reply holds a value of category \\"secret\\"');
+    expect(body).not.toContain(SECRET);
+    const [rec] = await records(1);
+    expect(rec).toMatchObject({ status: 400 });
+    expect(rec.cost_usd).toBeGreaterThan(0);
+    expect(rec.guardrail).toMatchObject({ policies: ["reply-block"], categories: ["secret"], action: "block" });
+    const text = await streamed(await chat(prompt, true));
+    expect(text).not.toContain(SECRET);
+    expect(text).not.toContain("nothing more");
+    expect(text).toContain('[blocked by guardrail policy "reply-block": the reply holds a value of category "secret"]');
   });
 });
