@@ -217,11 +217,22 @@ export class StreamRestorer {
       if (!kind || typeof d[FIELD[kind]] !== "string") return emit(ev);
       const h = this.held.get(ev.index);
       const text = (h?.text ?? "") + (d[FIELD[kind]] as string);
-      const cut = this.safeEnd(text);
+      let cut = this.safeEnd(text);
+      // The reply policies read the piece with what follows it in view (values across the cut whole).
+      let read: string | undefined;
+      if (this.run.readsReply && cut > 0) {
+        try {
+          ({ cut, text: read } = this.run.replyPiece(text, cut));
+        } catch (e) {
+          if (!(e instanceof GuardrailBlock)) throw e;
+          return this.stop(ev.index, kind, e, emit);
+        }
+      }
       if (cut < text.length) this.held.set(ev.index, { text: text.slice(cut), kind });
       else this.held.delete(ev.index);
       if (cut === 0) return;
-      return this.send(ev.index, kind, text.slice(0, cut), emit);
+      if (read === undefined) return this.send(ev.index, kind, text.slice(0, cut), emit);
+      return this.delta(ev.index, kind, this.run.restoreText(read, kind === "input_json_delta"), emit);
     }
     if (ev.type === "content_block_stop" || ev.type === "message_delta" || ev.type === "message_stop") {
       for (const [index, h] of ev.type === "content_block_stop"
@@ -242,14 +253,21 @@ export class StreamRestorer {
       ready = replyText(this.run, text, kind === "input_json_delta");
     } catch (e) {
       if (!(e instanceof GuardrailBlock)) throw e;
-      this.blocked = true;
-      this.held.clear();
-      // JSON arguments cannot carry a notice; a text block says why it ends.
-      if (kind === "input_json_delta") return;
-      ready = `[${e.message}]`;
+      return this.stop(index, kind, e, emit);
     }
-    if (ready)
-      emit({ type: "content_block_delta", index, delta: { type: kind, [FIELD[kind]]: ready } } as MessagesStreamEvent);
+    this.delta(index, kind, ready, emit);
+  }
+
+  private delta(index: number, kind: DeltaKind, text: string, emit: (ev: MessagesStreamEvent) => void): void {
+    if (text)
+      emit({ type: "content_block_delta", index, delta: { type: kind, [FIELD[kind]]: text } } as MessagesStreamEvent);
+  }
+
+  /** A blocking policy found a value: nothing more of the reply's content; a text block says why it ends (JSON arguments cannot). */
+  private stop(index: number, kind: DeltaKind, e: GuardrailBlock, emit: (ev: MessagesStreamEvent) => void): void {
+    this.blocked = true;
+    this.held.clear();
+    if (kind !== "input_json_delta") this.delta(index, kind, `[${e.message}]`, emit);
   }
 
   /** How much of `text` can go now: all of it, unless its end could be the start of a placeholder or of a value. */
@@ -264,15 +282,18 @@ export class StreamRestorer {
     return cut;
   }
 
-  /** Where the reply policies let the text be cut: {@link REPLY_LOOKBACK} back, at a word's start, never in a value. */
+  /**
+   * Where the reply policies let the text be cut before they read it: {@link REPLY_LOOKBACK}
+   * back, at a word's start, before an unfinished private key; nothing until that much has come
+   * (the policies read pieces of at least that length, not every delta).
+   */
   private replyCut(text: string): number {
     let cut = text.length - REPLY_LOOKBACK;
-    if (cut <= 0) return 0;
+    if (cut < REPLY_LOOKBACK) return 0;
     // Back to the start of the word the cut falls in (a value without spaces is a word).
     while (cut > 0 && !/\s/.test(text[cut - 1]!)) cut--;
     const pem = text.lastIndexOf("-----BEGIN", cut);
     if (pem !== -1 && !PEM_END.test(text.slice(pem))) cut = pem;
-    for (const s of this.run.peek(text, "reply")) if (s.start < cut && cut < s.end) cut = s.start;
     return cut;
   }
 }

@@ -98,24 +98,64 @@ export class GuardrailRun {
     opts: { restorable?: boolean; quiet?: boolean } = {},
   ): string {
     if (!text) return text;
-    // Each span with the strongest action any live policy takes on it.
-    let spans: (Span & { action: Action })[] | undefined;
+    return this.act(text, this.find(text, surface, hooked), surface, opts, text.length);
+  }
+
+  /**
+   * A streamed reply's next piece (the `reply` surface): the text up to `want` (moved back to the
+   * start of any value found across it), what the policies find in it masked. The values are
+   * found in the whole of `text`, so one still growing past the cut is not read in halves.
+   */
+  replyPiece(text: string, want: number): { text: string; cut: number } {
+    const found = this.find(text, "reply");
+    let cut = want;
+    for (let moved = true; moved; ) {
+      moved = false;
+      for (const [, spans] of found)
+        for (const s of spans)
+          if (s.start < cut && cut < s.end) {
+            cut = s.start;
+            moved = true;
+          }
+    }
+    const before = found.map(([p, spans]) => [p, spans.filter((s) => s.end <= cut)] as const);
+    return { cut, text: this.act(text, before, "reply", { restorable: false }, cut) };
+  }
+
+  /** What each policy that looks at `surface` finds in `text` (its detectors' and its hook's spans). */
+  private find(text: string, surface: Surface, hooked?: ReadonlyMap<Policy, Span[]>): (readonly [Policy, Span[]])[] {
+    const out: (readonly [Policy, Span[]])[] = [];
     for (const p of this.policies) {
       if (!p.applyTo.has(surface)) continue;
       const own = detect(text, p.detectors);
       const extra = hooked?.get(p);
-      const found = extra?.length ? own.concat(extra).sort((a, b) => a.start - b.start) : own;
-      if (!found.length) continue;
-      if (!opts.quiet) for (const s of found) this.count(p, s.label);
+      out.push([p, extra?.length ? own.concat(extra).sort((a, b) => a.start - b.start) : own]);
+    }
+    return out;
+  }
+
+  /** `text` up to `end` with what the policies found acted on: counted, blocked, masked or redacted. */
+  private act(
+    text: string,
+    found: readonly (readonly [Policy, Span[]])[],
+    surface: Surface,
+    opts: { restorable?: boolean; quiet?: boolean },
+    end: number,
+  ): string {
+    // Each span with the strongest action any live policy takes on it.
+    let spans: (Span & { action: Action })[] | undefined;
+    for (const [p, list] of found) {
+      if (!list.length) continue;
+      if (!opts.quiet) for (const s of list) this.count(p, s.label);
       if (p.dryRun) continue;
       if (p.action === "block") {
         if (opts.quiet) continue;
-        throw new GuardrailBlock(p.name, found[0]!.label, surface === "reply" ? "reply" : "request");
+        throw new GuardrailBlock(p.name, list[0]!.label, surface === "reply" ? "reply" : "request");
       }
       if (p.action === "log") continue;
-      spans = merge(spans, found, opts.restorable === false ? "mask" : p.action);
+      spans = merge(spans, list, opts.restorable === false ? "mask" : p.action);
     }
-    if (!spans) return text;
+    if (!spans) return end === text.length ? text : text.slice(0, end);
     let out = "";
     let at = 0;
     for (const s of spans) {
@@ -124,15 +164,7 @@ export class GuardrailRun {
       out += s.action === "mask" ? `[${tag(s.label)}]` : this.placeholder(value, s.label);
       at = s.end;
     }
-    return out + text.slice(at);
-  }
-
-  /** Every value some live policy on `surface` would act on in `text` (not counted, never blocking). */
-  peek(text: string, surface: Surface): Span[] {
-    const out: Span[] = [];
-    for (const p of this.policies)
-      if (p.applyTo.has(surface) && !p.dryRun && p.action !== "log") out.push(...detect(text, p.detectors));
-    return out;
+    return out + text.slice(at, end);
   }
 
   /**
