@@ -49,7 +49,7 @@ export function Guardrails({ names }: { names: Map<string, string> }) {
         </label>
       </form>
       <Alert error={error} />
-      <ul className="row" aria-label="Detections by category">
+      <ul className="tallies" aria-label="Detections by category">
         {[...byCategory].map(([category, n]) => (
           <li key={category}>
             <strong>{int(n)}</strong> {category}
@@ -57,7 +57,7 @@ export function Guardrails({ names }: { names: Map<string, string> }) {
         ))}
       </ul>
       <div className="scroll">
-        <table aria-label="Guardrail detections">
+        <table aria-label="Guardrail detections" className="cards">
           <thead>
             <tr>
               <th>Policy</th>
@@ -71,12 +71,12 @@ export function Guardrails({ names }: { names: Map<string, string> }) {
           <tbody>
             {rows.map((r) => (
               <tr key={`${r.policy}/${r.category}/${r.action}/${r.dry_run}/${r.key_id}`}>
-                <td>{r.policy}</td>
-                <td>{r.category}</td>
-                <td>{r.dry_run ? `${r.action} (dry run)` : r.action}</td>
-                <td>{names.get(r.key_id) ?? r.key_id}</td>
-                <td>{int(r.requests)}</td>
-                <td>{int(r.detections)}</td>
+                <td data-label="Policy">{r.policy}</td>
+                <td data-label="Category">{r.category}</td>
+                <td data-label="Action">{r.dry_run ? `${r.action} (dry run)` : r.action}</td>
+                <td data-label="Key">{names.get(r.key_id) ?? r.key_id}</td>
+                <td data-label="Requests">{int(r.requests)}</td>
+                <td data-label="Values found">{int(r.detections)}</td>
               </tr>
             ))}
           </tbody>
