@@ -111,4 +111,21 @@ describe("what the model writes", () => {
       { type: "text", text: "to bo@example.org" },
     ]);
   });
+
+  test("streamed tool arguments: a new value masked, the request's own restored, the JSON valid at every cut", () => {
+    const args = `{"to":"[EMAIL_1]","cc":["bo@example.org"],"note":"${"x".repeat(150)}"}`;
+    for (let i = 0; i <= args.length; i += 3) {
+      const s = new StreamRestorer(fresh());
+      const out: string[] = [];
+      const collect = (e: MessagesStreamEvent) => {
+        if (e.type === "content_block_delta") out.push((e.delta as { partial_json: string }).partial_json);
+      };
+      const push = (partial_json: string) =>
+        s.push({ type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json } }, collect);
+      push(args.slice(0, i));
+      push(args.slice(i));
+      s.push({ type: "content_block_stop", index: 1 }, collect);
+      expect(JSON.parse(out.join(""))).toEqual({ to: "dana@example.com", cc: ["[EMAIL]"], note: "x".repeat(150) });
+    }
+  });
 });
