@@ -182,7 +182,7 @@ export async function dispatch(
       try {
         p = await plan(deps, ctx.format, turn.client, targetOf(d, asked), size, guard);
         if (turn.warnings.length) p.warnings = turn.warnings.concat(p.warnings);
-        const dropped = droppedBetas(ctx.request.headers, p.protocol.id);
+        const dropped = droppedBetas(ctx.request.headers, p.protocol);
         if (dropped.length) p.warnings.push(...dropped);
       } catch (e) {
         d.breaker.release();
