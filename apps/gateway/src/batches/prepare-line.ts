@@ -15,6 +15,7 @@ import { recall } from "../stored-responses/recall";
 import type { Target } from "../vocabulary/target";
 import { isRecord } from "../vocabulary/client-errors";
 import { type LineEndpoint, lineRequest } from "./run-line";
+import { guardFor, redactInputs } from "../guardrails/surfaces";
 
 /** A line ready for an upstream's batch API: which upstream, which of its endpoints, and the body. */
 export interface PreparedLine {
@@ -59,7 +60,10 @@ export async function prepareLine(
       const target = embeddingsTarget(deps, key, req);
       const embeddings = PROTOCOLS[target.entry.protocol].embeddings;
       if (!usable(target) || !embeddings) return undefined;
-      const sent = embeddings.request(target, req);
+      // The key's guardrails read the inputs before they leave; a block is left to the queue, whose
+      // run of the line gives it in the batch's output (docs/guardrails.md, "Batches").
+      const guard = guardFor(deps.config.guardrails, key, "batch");
+      const sent = embeddings.request(target, guard ? { ...req, inputs: await redactInputs(guard, req.inputs) } : req);
       const at = batchEndpoint(target, sent.url);
       const admission = {
         format: FORMATS.chat,
@@ -80,7 +84,9 @@ export async function prepareLine(
     const client = await recall(deps, key, validated);
     const target = resolve(deps, key, client.model);
     if (!usable(target)) return undefined;
-    const p = await plan(deps, format, client, target);
+    // Redacted as a direct call would be (the same placeholders: the replay of the answer through
+    // the pipeline redacts the line again and restores them); a block is the queue's to report.
+    const p = await plan(deps, format, client, target, 0, guardFor(deps.config.guardrails, key, "batch"));
     const sent = await p.protocol.buildRequest(p.target, p.body, { stream: false, clientHeaders: request.headers });
     const at = batchEndpoint(p.target, sent.url);
     const parsed: unknown = JSON.parse(sent.body);

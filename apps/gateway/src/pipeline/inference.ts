@@ -136,7 +136,7 @@ export async function handleInference(
           ? metered
           : async (e: Ending) => {
               await metered(e);
-              if (e.status === 200 && !e.aborted) await remember(deps, key, client, ctx.id);
+              if (e.status === 200 && !e.aborted) await remember(deps, key, client, ctx.id, p.guard);
             };
         return await relay(deps, ctx, counted, outcome.response, headers!, tally, end, outcome.watch);
       }

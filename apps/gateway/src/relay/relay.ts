@@ -1,4 +1,5 @@
-import { restoreMessage } from "../guardrails/pivot";
+import { blockedError, restoreMessage } from "../guardrails/pivot";
+import { GuardrailBlock } from "../guardrails/run";
 import { GatewayError, headerSafe, messagesUsageFields } from "@turnpike/providers";
 import type { MessagesResponse } from "@turnpike/schema";
 import type { GatewayDeps } from "../deps";
@@ -168,7 +169,7 @@ interface Relaying {
  * usage tallied, encoded in the client's format, committed before the client sees it.
  */
 async function relayJson(r: Relaying): Promise<Response> {
-  const { ctx, plan, upstream, headers, tally, finish, watch, vendor, maxTokens, type } = r;
+  const { deps, ctx, plan, upstream, headers, tally, finish, watch, vendor, maxTokens, type } = r;
   const { entry } = plan.target;
   let text: string;
   // A JSON body must arrive whole within the first-byte deadline. One timer, in two stages: a body
@@ -232,6 +233,8 @@ async function relayJson(r: Relaying): Promise<Response> {
     tally.answeredBy(named);
   }
   let out: string;
+  // A value a blocking policy found in the reply (guardrails, `reply` surface): the client gets the 400.
+  let blocked: GuardrailBlock | undefined;
   try {
     if (plan.passthrough) {
       tally.report(plan.protocol.replyUsage(parsed), true);
@@ -254,8 +257,21 @@ async function relayJson(r: Relaying): Promise<Response> {
       // The client's own values back in place of the placeholders the guardrails sent (docs/guardrails.md).
       out = JSON.stringify(plan.client.encodeReply(plan.guard ? restoreMessage(plan.guard, reply) : reply, entry.id));
     }
-  } catch {
-    return refuse(r, malformed(vendor, "JSON that is not a reply of its protocol"));
+  } catch (e) {
+    if (!(e instanceof GuardrailBlock)) return refuse(r, malformed(vendor, "JSON that is not a reply of its protocol"));
+    blocked = e;
+    out = "";
+  }
+  if (blocked) {
+    // Billed: the upstream answered; the record says which policy and category, never the value.
+    const err = blockedError(blocked);
+    await finish({ status: ctx.format.renderError(err, ctx.id).status, upstreamStatus: upstream.status });
+    return errorResponse(
+      ctx.format,
+      err,
+      { logger: deps.logger, request: ctx.request, requestId: ctx.id, model: plan.client.model },
+      headers,
+    );
   }
   // The record is committed before the client sees the reply. A client whose connection is
   // already gone (Bun's server closes one that pipelines a request behind this one, see
