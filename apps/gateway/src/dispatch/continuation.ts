@@ -110,16 +110,22 @@ export function streamContinuer(
       prefilled: by === "prefill" && partial !== "",
     };
   };
+  // The deployment whose stream was cut last: a cut is its failure, told to its circuit.
+  let cutOn = sent.deployment;
   return {
     max: settings.continuationAttempts,
     async next(partial) {
+      cutOn.breaker.failure(deps.now(), "the stream was cut after its 200");
       for (const d of candidates(deps, sent)) {
         if (ctx.request.signal.aborted) return undefined;
         const by = CONTINUE_BY[d.target.entry.protocol];
         let got = await attempt(d, partial, by);
         // Some messages vendors refuse a prefill on their newest models: asked in words instead.
         if (got === "refused" && by === "prefill") got = await attempt(d, partial, "ask");
-        if (got && got !== "refused") return got;
+        if (got && got !== "refused") {
+          cutOn = d;
+          return got;
+        }
       }
       return undefined;
     },

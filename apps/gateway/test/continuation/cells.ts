@@ -70,7 +70,13 @@ export function bodyOf(client: TableClient, model: string, prompt: string, tools
 }
 
 /** Posts a streamed call and reads it with the format's reader (which checks the format's wire rules). */
-export async function stream(h: Harness, client: TableClient, body: Record<string, unknown>, model: string): Promise<Streamed> {
+export async function stream(
+  h: Harness,
+  client: TableClient,
+  body: Record<string, unknown>,
+  model: string,
+  raw = false,
+): Promise<Streamed> {
   const headers: Record<string, string> = client === "generate" ? { "x-goog-api-key": h.key } : {};
   const res = await h.call(tableClientPath(client, model, true), {
     method: "POST",
@@ -80,6 +86,7 @@ export async function stream(h: Harness, client: TableClient, body: Record<strin
   });
   expect(res.status).toBe(200);
   const frames = await readSSE(res);
+  if (raw) return { res, outcome: undefined as never, frames };
   const read =
     client === "messages"
       ? readMessagesStream(frames, model)
