@@ -64,7 +64,11 @@ export function streamContinuer(
   if (!sent.deployment.continuation) return undefined;
   // A continuation is always translated: its events join the client's stream through Turnpike's encoder.
   const format: ClientFormat = { ...ctx.format, passthroughProtocol: undefined };
-  const attempt = async (d: Deployment, partial: string, by: ContinueBy): Promise<Continued | "refused" | undefined> => {
+  const attempt = async (
+    d: Deployment,
+    partial: string,
+    by: ContinueBy,
+  ): Promise<Continued | "refused" | undefined> => {
     const asked: ClientRequest = Object.create(client);
     // The client's request with the partial reply as the assistant's turn (continuation-request.ts).
     asked.toPivot = (target) => {

@@ -38,7 +38,8 @@ export interface Continuer {
  */
 const READ_BACK: Record<
   Format,
-  { protocol: UpstreamProtocol; errorText: string; errorMark: Uint8Array; fix?(ev: MessagesStreamEvent): void } | undefined
+  | { protocol: UpstreamProtocol; errorText: string; errorMark: Uint8Array; fix?(ev: MessagesStreamEvent): void }
+  | undefined
 > = {
   messages: {
     protocol: PROTOCOLS.messages,
@@ -123,6 +124,8 @@ export class ContinuingStream {
   /** A whole passthrough's last pieces, read when its end was checked. */
   private held: (Uint8Array | string)[] | undefined;
   private count = 0;
+  /** The passthrough tap's end was read (its relayed text and usage are in the tally). */
+  private innerEnded = false;
   private upstreamWatch: Watch | undefined;
   private promptOf: () => number;
 
@@ -145,12 +148,11 @@ export class ContinuingStream {
       idleMs: watch.idleMs,
       abort: (reason) => this.upstreamWatch?.abort(reason),
     };
-    const self = this;
     this.source = new ReadableStream<Uint8Array>(
       {
-        pull: (c) => self.pull(c),
+        pull: (c) => this.pull(c),
         cancel: (reason) => {
-          void self.reader.cancel(reason).catch(() => {});
+          void this.reader.cancel(reason).catch(() => {});
         },
       },
       // Read only when the relay asks: a chunk reaches the tap before the next one is read, so an
@@ -158,11 +160,11 @@ export class ContinuingStream {
       { highWaterMark: 0 },
     );
     this.tap = {
-      push: (chunk, out, plain) => self.push(chunk, out, plain),
-      end: (out) => self.end(out),
-      failed: () => self.failed(),
-      terminated: () => !self.cut && self.current.kind === "bytes" && (self.current.tap.terminated?.() ?? false),
-      reply: () => (self.current.kind === "bytes" ? self.current.tap.reply?.() : undefined),
+      push: (chunk, out, plain) => this.push(chunk, out, plain),
+      end: (out) => this.end(out),
+      failed: () => this.failed(),
+      terminated: () => !this.cut && this.current.kind === "bytes" && (this.current.tap.terminated?.() ?? false),
+      reply: () => (this.current.kind === "bytes" ? this.current.tap.reply?.() : undefined),
     };
   }
 
@@ -209,6 +211,7 @@ export class ContinuingStream {
     const cur = this.current;
     if (cur.kind === "bytes") {
       const pieces: (Uint8Array | string)[] = [];
+      this.innerEnded = true;
       cur.tap.end((p) => pieces.push(p));
       if (cur.tap.failed?.()) return false;
       this.held = pieces;
@@ -313,6 +316,15 @@ export class ContinuingStream {
   private async recover(): Promise<boolean> {
     const o = this.opts;
     void this.reader.cancel().catch(() => {});
+    // What the cut passthrough relayed is told to the tally (its end read), its last pieces not relayed.
+    if (this.current.kind === "bytes" && !this.innerEnded) {
+      this.innerEnded = true;
+      try {
+        this.current.tap.end(() => {});
+      } catch {
+        // A tap that cannot end cleanly has told the tally what it could.
+      }
+    }
     // Never for a client that is gone.
     if (o.signal.aborted) return false;
     const span = this.spanNow();
@@ -356,7 +368,12 @@ export class ContinuingStream {
     }
     this.count++;
     o.route.continuations = this.count;
-    const rebase = new ContinuationRebase(span, () => o.tally.carriedUsage, () => o.tally.usage, next.prefilled);
+    const rebase = new ContinuationRebase(
+      span,
+      () => o.tally.carriedUsage,
+      () => o.tally.usage,
+      next.prefilled,
+    );
     const tap = translatedTap(next.protocol, o.client, next.reply, o.tally, undefined, undefined, {
       side,
       onCut: () => {

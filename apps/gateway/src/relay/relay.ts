@@ -368,9 +368,7 @@ function relayEvents({
             status: 502,
             upstreamStatus: upstream.status,
             unbilled:
-              tally.usage.output_tokens === 0 &&
-              tally.relayedText() === "" &&
-              tally.carriedUsage.output_tokens === 0,
+              tally.usage.output_tokens === 0 && tally.relayedText() === "" && tally.carriedUsage.output_tokens === 0,
           });
         default: {
           const never: never = how;

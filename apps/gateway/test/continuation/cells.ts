@@ -41,7 +41,10 @@ export function bodyOf(client: TableClient, model: string, prompt: string, tools
         ...(tools
           ? {
               tools: [
-                { type: "function", function: { name: tool.name, description: tool.description, parameters: tool.schema } },
+                {
+                  type: "function",
+                  function: { name: tool.name, description: tool.description, parameters: tool.schema },
+                },
               ],
             }
           : {}),
@@ -59,7 +62,11 @@ export function bodyOf(client: TableClient, model: string, prompt: string, tools
       return {
         contents: [{ role: "user", parts: [{ text: prompt }] }],
         ...(tools
-          ? { tools: [{ functionDeclarations: [{ name: tool.name, description: tool.description, parameters: tool.schema }] }] }
+          ? {
+              tools: [
+                { functionDeclarations: [{ name: tool.name, description: tool.description, parameters: tool.schema }] },
+              ],
+            }
           : {}),
       };
     default: {

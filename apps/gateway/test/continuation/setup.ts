@@ -12,15 +12,19 @@ export function credentialOf(up: Upstream): string {
 }
 
 /** The Responses vendor beside the built-in ones, a short idle deadline, and `extra` (routing, fallbacks). */
-export function gateway(extra = "", opts: { now?: () => number; breakerFailures?: number } = {}): Promise<Harness> {
+export function gateway(
+  extra = "",
+  opts: { now?: () => number; breakerFailures?: number; epsilonFallbacks?: string[]; continuation?: boolean } = {},
+): Promise<Harness> {
   return routedGateway(
     `
 vendors:
   epsilon: { protocol: responses, base_url: "https://epsilon.example/v1" }
 models:
-  - { id: epsilon-5, owned_by: epsilon, input_per_mtok: 1.25, output_per_mtok: 10, context_window: 400000, max_output_tokens: 128000 }
+  - { id: epsilon-5, owned_by: epsilon, input_per_mtok: 1.25, output_per_mtok: 10, context_window: 400000, max_output_tokens: 128000, fallbacks: ${JSON.stringify(opts.epsilonFallbacks ?? [])} }
 ${extra}
 routing:
+  continuation: ${opts.continuation ?? true}
   timeouts: { idle_ms: 300 }
   breaker: { failures: ${opts.breakerFailures ?? 1000}, cooldown_s: 30 }
 `,

@@ -36,7 +36,13 @@ describe("routing config", () => {
       continuationAttempts: 2,
     });
     const r = parseRouting(
-      { retries: 2, timeouts: { idle_ms: 5000 }, breaker: { cooldown_s: 5 }, continuation: false, continuation_attempts: 1 },
+      {
+        retries: 2,
+        timeouts: { idle_ms: 5000 },
+        breaker: { cooldown_s: 5 },
+        continuation: false,
+        continuation_attempts: 1,
+      },
       "t.yaml",
     );
     expect(r).toEqual({
