@@ -68,6 +68,7 @@ export const FLOORS: Floor[] = [
       "dispatch/plan.ts",
       "dispatch/execute.ts",
       "dispatch/attempts.ts",
+      "dispatch/continuation.ts",
       "relay/*",
       "metering/meter.ts",
       "stored-responses/recall.ts",

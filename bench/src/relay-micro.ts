@@ -8,6 +8,10 @@
  *
  *   bun src/relay-micro.ts [--rounds N] [--streams N] DIR_A DIR_B …   (each an apps/gateway)
  *
+ * A directory written `DIR@continuation` is that build with its stream read through
+ * `ContinuingStream` (relay/continuing-tap.ts), as a route with `routing.continuation` on reads
+ * it: the cost of continuation on a stream that is never cut.
+ *
  * Shapes: `whole` (the reply in one read, as the benchmark's instant simulator gives it),
  * `chunked` (one read per frame, as a vendor's stream flows), each with the vendor answering the
  * catalog id or its own snapshot name (`-snap`).
@@ -89,8 +93,13 @@ const upstream = args.serve
     })
   : undefined;
 
-async function load(dir: string): Promise<Build> {
+async function load(given: string): Promise<Build> {
+  const continued = given.endsWith("@continuation");
+  const dir = continued ? given.slice(0, -"@continuation".length) : given;
   const src = resolve(dir, "src");
+  const { ContinuingStream } = continued
+    ? await import(`${src}/relay/continuing-tap.ts`)
+    : { ContinuingStream: undefined };
   const { firstFrameGuard } = await import(`${src}/relay/first-frame-guard.ts`);
   const { sseLineGate } = await import(`${src}/relay/sse-line-gate.ts`);
   const { passthroughTap } = await import(`${src}/relay/passthrough-tap.ts`);
@@ -102,7 +111,7 @@ async function load(dir: string): Promise<Build> {
   const format = FORMATS.messages;
   const logger = { error() {}, warn() {}, info() {}, debug() {} };
   /** The taps of one messages passthrough stream, as the gateway builds them. */
-  const taps = () => {
+  const taps = (source?: ReadableStream<Uint8Array>) => {
     const tally = new UsageTally();
     const audit = (json: string) => {
       if (!usageTextLooksTrue(json, 1_000_000)) tally.distrust();
@@ -112,13 +121,28 @@ async function load(dir: string): Promise<Build> {
       format,
       "alpha",
     );
-    return firstFrameGuard(inner, format, "alpha");
+    if (!ContinuingStream || !source) return { tap: firstFrameGuard(inner, format, "alpha"), source };
+    // A continuer that is never asked: the stream is not cut.
+    const stream = new ContinuingStream(source, { kind: "bytes", tap: inner, reply: {} }, undefined, {
+      format,
+      client: undefined,
+      model: id,
+      tally,
+      countText: () => 0,
+      countPrompt: () => 0,
+      continuer: { max: 2, next: async () => undefined },
+      signal: new AbortController().signal,
+      logger,
+      requestId: "req_1",
+      route: {},
+    });
+    return { tap: firstFrameGuard(stream.tap, format, "alpha"), source: stream.source };
   };
   /** One stream through the relay, read to its end by the client; returns the bytes it got. */
   const run = async (chunks: Uint8Array[]): Promise<number> => {
     if (upstream) {
       shapeNow = chunks;
-      const server = servers.get(dir);
+      const server = servers.get(given);
       const res = await fetch(server!.url);
       return (await res.arrayBuffer()).byteLength;
     }
@@ -129,9 +153,10 @@ async function load(dir: string): Promise<Build> {
         else c.close();
       },
     });
-    const body = relayStream(source, {
+    const t = taps(source);
+    const body = relayStream(t.source!, {
       format,
-      tap: taps(),
+      tap: t.tap,
       logger,
       requestId: "req_1",
       keepAliveMs: 15_000,
@@ -147,9 +172,10 @@ async function load(dir: string): Promise<Build> {
   };
   if (upstream) {
     const relayed = (body: ReadableStream<Uint8Array>) => {
-      return relayStream(body, {
+      const t = taps(body);
+      return relayStream(t.source!, {
         format,
-        tap: taps(),
+        tap: t.tap,
         logger,
         requestId: "req_1",
         keepAliveMs: 15_000,
@@ -158,7 +184,7 @@ async function load(dir: string): Promise<Build> {
       });
     };
     servers.set(
-      dir,
+      given,
       Bun.serve({
         port: 0,
         fetch: async () => {
@@ -168,7 +194,7 @@ async function load(dir: string): Promise<Build> {
       }),
     );
   }
-  return { name: dir, run };
+  return { name: given, run };
 }
 
 const servers = new Map<string, ReturnType<typeof Bun.serve>>();

@@ -2,6 +2,7 @@ import { BatchApi, batchProtocol, isBatchPath } from "./batch-api";
 import { LARGE_BODY_CHARS, loopTurn, Slicer } from "./loop-turn";
 import { checkAuth } from "./check-auth";
 import { countPromptTokensSliced } from "./count-prompt-tokens";
+import { cutStream } from "./cut-stream";
 import { credential, type Fault, FaultTable, hang, readFault, resetResponse } from "./faults";
 import { chatEmbeddings, embedResponse, generateEmbeddings } from "./embed";
 import { decideOutcome, type Outcome, type OutcomeDefaults } from "./decide-outcome";
@@ -269,7 +270,15 @@ export function createHandler(opts: SimulatorOptions = {}): SimulatorHandler {
           if (cache) outcome = { ...outcome, plan: { ...outcome.plan, cache } };
           if (large) await loopTurn();
         }
-        return renderOutcome(outcome, n);
+        const res = await renderOutcome(outcome, n);
+        return fault?.cut_after === undefined
+          ? res
+          : cutStream(
+              res,
+              route.protocol,
+              { after: fault.cut_after, at: fault.cut_in ?? "text", kind: fault.cut ?? "reset" },
+              req.signal,
+            );
       }
       default: {
         const never: never = route;

@@ -2,6 +2,7 @@ import { firstWords } from "./build-reply-text";
 import { countPromptTokens } from "./count-prompt-tokens";
 import { isObject } from "./json-access";
 import { parseDirectives } from "./parse-directives";
+import { continuePlan, readContinuation } from "./read-continuation";
 import { planReply, type PlanDefaults, type ReplyPlan } from "./plan-reply";
 import { readChatRequest } from "./read-chat-request";
 import { readGenerateRequest } from "./read-generate-request";
@@ -105,12 +106,19 @@ function countBody(protocol: Protocol, inputTokens: number): Record<string, unkn
  */
 export function decideOutcome(
   route: Route & { kind: "reply" | "count" },
-  body: unknown,
+  sent: unknown,
   defaults: OutcomeDefaults,
   inputTokens?: number,
 ): Outcome {
   const protocol = route.protocol;
-  if (!isObject(body)) return badRequest(protocol, { problem: UNPARSABLE[protocol] });
+  if (!isObject(sent)) return badRequest(protocol, { problem: UNPARSABLE[protocol] });
+  let body = sent;
+  // A gateway continuing a cut reply: the reply to the turns before the partial, less what it said.
+  const cont = route.kind === "reply" ? readContinuation(protocol, body) : undefined;
+  if (cont) {
+    inputTokens ??= countPromptTokens(protocol, body);
+    body = cont.body;
+  }
   const req = readRequest(route, body);
   if (isProblem(req)) return badRequest(protocol, req, route.model);
   inputTokens ??= countPromptTokens(protocol, body);
@@ -139,7 +147,8 @@ export function decideOutcome(
     return { kind: "replay", name: d.replay, stream: req.stream, sse, latencyMs, firstByteMs };
   }
   const quote = firstWords(rest, 8);
-  const plan = planReply(req, inputTokens, d, quote, defaults, rest);
+  const planned = planReply(req, inputTokens, d, quote, defaults, rest);
+  const plan = cont ? continuePlan(planned, cont, d.chunks ?? defaults.chunks) : planned;
   return {
     kind: "reply",
     protocol,

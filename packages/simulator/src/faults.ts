@@ -1,3 +1,4 @@
+import { CUT_INS, CUT_KINDS, type CutIn, type CutKind } from "./cut-stream";
 import type { Protocol } from "./simulator-options";
 
 /**
@@ -20,6 +21,12 @@ export interface Fault {
   hang?: boolean;
   /** Apply to this many requests, then clear itself; absent = until cleared. */
   times?: number;
+  /** Cut a streamed reply after this many deltas of the kind `cut_in` (cut-stream.ts). */
+  cut_after?: number;
+  /** Which deltas `cut_after` counts: text (default), tool (a tool call's arguments) or thinking. */
+  cut_in?: CutIn;
+  /** How the cut ends the stream: reset (default), idle, error (in-band) or truncate (no terminal event). */
+  cut?: CutKind;
 }
 
 const FIELDS: Record<keyof Fault, "number" | "boolean" | "string"> = {
@@ -30,12 +37,15 @@ const FIELDS: Record<keyof Fault, "number" | "boolean" | "string"> = {
   reset: "boolean",
   hang: "boolean",
   times: "number",
+  cut_after: "number",
+  cut_in: "string",
+  cut: "string",
 };
 
 /** A `POST /_sim/faults` body checked: `{key, ...fault}`; a message when it is wrong. */
 export function readFault(body: unknown): { key: string; fault: Fault } | string {
   if (typeof body !== "object" || body === null)
-    return "the body must be an object {key, status, message, retry_after, first_byte_ms, reset, hang, times}";
+    return "the body must be an object {key, status, message, retry_after, first_byte_ms, reset, hang, times, cut_after, cut_in, cut}";
   const o = body as Record<string, unknown>; // an object: checked just above
   if (typeof o.key !== "string" || o.key === "") return "key: the credential the fault applies to is required";
   const fault: Record<string, unknown> = {};
@@ -47,6 +57,9 @@ export function readFault(body: unknown): { key: string; fault: Fault } | string
       return `${k}: must be a ${want === "number" ? "non-negative number" : want}`;
     fault[k] = v;
   }
+  if (fault.cut_in !== undefined && !CUT_INS.includes(fault.cut_in as string))
+    return `cut_in: one of ${CUT_INS.join(", ")}`;
+  if (fault.cut !== undefined && !CUT_KINDS.includes(fault.cut as string)) return `cut: one of ${CUT_KINDS.join(", ")}`;
   if (fault.status !== undefined && ((fault.status as number) < 400 || (fault.status as number) > 599))
     return "status: must be an error status from 400 to 599";
   return { key: o.key, fault: fault as Fault };

@@ -15,6 +15,8 @@ export interface Deployment {
   rpm: number | undefined;
   tpm: number | undefined;
   breaker: Breaker;
+  /** A stream it serves that is cut after its 200 is continued (its row's `continuation`, else the routing section's). */
+  continuation: boolean;
   /** This minute's requests and prompt tokens (for rpm/tpm), from `windowStart`. */
   window: { start: number; requests: number; tokens: number };
 }
@@ -148,7 +150,13 @@ function deployment(
   upstream: Upstream,
   name: string,
   settings: RoutingConfig,
-  row?: { weight: number; upstream_model: string | undefined; rpm: number | undefined; tpm: number | undefined },
+  row?: {
+    weight: number;
+    upstream_model: string | undefined;
+    rpm: number | undefined;
+    tpm: number | undefined;
+    continuation?: boolean | undefined;
+  },
 ): Deployment {
   const upstreamModel = row?.upstream_model ?? model.upstream_model;
   // On its own vendor a model speaks its row's protocol (a row may name another than the vendor's
@@ -166,6 +174,7 @@ function deployment(
     rpm: row?.rpm,
     tpm: row?.tpm,
     breaker: new Breaker(settings.breaker),
+    continuation: row?.continuation ?? settings.continuation,
     window: { start: 0, requests: 0, tokens: 0 },
   };
 }

@@ -26,6 +26,10 @@ export interface RoutingConfig {
   retryAfterMaxS: number;
   timeouts: Timeouts;
   breaker: { failures: number; cooldownS: number };
+  /** A stream cut after its 200 is continued on a healthy deployment (docs: routing, "Continuation"). */
+  continuation: boolean;
+  /** The most continuations of one stream. */
+  continuationAttempts: number;
 }
 
 /** One deployment as the file gives it. */
@@ -35,6 +39,8 @@ export interface DeploymentRow {
   upstream_model: string | undefined;
   rpm: number | undefined;
   tpm: number | undefined;
+  /** This deployment's own `continuation` (undefined: the `routing:` section's). */
+  continuation?: boolean | undefined;
 }
 
 /** A model's routing fields as the file gives them (absent = one deployment on its vendor). */
@@ -49,6 +55,8 @@ export const DEFAULT_ROUTING: RoutingConfig = {
   retryAfterMaxS: 10,
   timeouts: { connectMs: 10_000, firstByteMs: 120_000, idleMs: 300_000 },
   breaker: { failures: 3, cooldownS: 30 },
+  continuation: true,
+  continuationAttempts: 2,
 };
 
 const DAY_MS = 86_400_000;
@@ -73,6 +81,8 @@ export const RoutingFile = Type.Object(
     retries: Type.Optional(whole(0, 10)),
     retry_after_max_s: Type.Optional(whole(0, 3600)),
     timeouts: Type.Optional(TimeoutsFile),
+    continuation: Type.Optional(Type.Boolean({ rule: "must be true or false" })),
+    continuation_attempts: Type.Optional(whole(0, 10)),
     breaker: Type.Optional(
       Type.Object(
         { failures: Type.Optional(whole(1, 1000)), cooldown_s: Type.Optional(whole(1, 86_400)) },
@@ -83,7 +93,7 @@ export const RoutingFile = Type.Object(
   {
     additionalProperties: false,
     listKnown: true,
-    rule: "must be an object {retries, retry_after_max_s, timeouts, breaker}",
+    rule: "must be an object {retries, retry_after_max_s, timeouts, breaker, continuation, continuation_attempts}",
   },
 );
 
@@ -105,14 +115,18 @@ function modelRoutingFile(vendors: readonly string[]) {
       upstream_model: Type.Optional(Type.String({ minLength: 1 })),
       rpm: Type.Optional(whole(1, 100_000_000)),
       tpm: Type.Optional(whole(1, 100_000_000_000)),
+      continuation: Type.Optional(Type.Boolean({ rule: "must be true or false" })),
     },
-    { additionalProperties: false, rule: "must be an object {vendor, weight, upstream_model, rpm, tpm}" },
+    {
+      additionalProperties: false,
+      rule: "must be an object {vendor, weight, upstream_model, rpm, tpm, continuation}",
+    },
   );
   return Type.Object({
     deployments: Type.Optional(
       Type.Array(deployment, {
         minItems: 1,
-        rule: "must be a non-empty list of {vendor, weight, upstream_model, rpm, tpm}",
+        rule: "must be a non-empty list of {vendor, weight, upstream_model, rpm, tpm, continuation}",
       }),
     ),
     fallbacks: Type.Optional(Type.Array(Type.String(), { rule: "must be a list of catalog model ids" })),
@@ -146,6 +160,8 @@ export function parseRouting(raw: unknown, where: string): RoutingConfig {
     retries: r.retries ?? d.retries,
     retryAfterMaxS: r.retry_after_max_s ?? d.retryAfterMaxS,
     timeouts: { ...d.timeouts, ...timeouts(r.timeouts) },
+    continuation: r.continuation ?? d.continuation,
+    continuationAttempts: r.continuation_attempts ?? d.continuationAttempts,
     breaker: {
       failures: r.breaker?.failures ?? d.breaker.failures,
       cooldownS: r.breaker?.cooldown_s ?? d.breaker.cooldownS,
@@ -209,6 +225,7 @@ export function parseModelRouting(
       upstream_model: d.upstream_model,
       rpm: d.rpm,
       tpm: d.tpm,
+      continuation: d.continuation,
     })),
     fallbacks: r.fallbacks ?? [],
     timeouts: timeouts(r.timeouts),

@@ -19,7 +19,14 @@ export interface MeteredCall {
   /** Turnpike's count of the prompt (used only if nothing reported the input). */
   countPrompt: () => number;
   /** Where it was served: the deployment, the attempts made and the catalog id asked for. */
-  route?: { deployment: string; attempts: number; requested: string; cacheResetFrom?: string | undefined };
+  route?: {
+    deployment: string;
+    attempts: number;
+    requested: string;
+    cacheResetFrom?: string | undefined;
+    /** How many times the stream was continued after a cut (relay/continuing-tap.ts). */
+    continuations?: number;
+  };
   /** The share of the catalog price billed (a batch line: 1 − the model's batch discount). */
   costFactor?: number;
   /** The request's guardrails, whose findings the record notes (docs/guardrails.md). */
@@ -90,6 +97,7 @@ export function meter(deps: GatewayDeps, call: MeteredCall, end: Ending): Promis
   if (route) {
     record.deployment = route.deployment;
     record.attempts = route.attempts;
+    record.continuations = route.continuations ?? 0;
     // Present only when a fallback served: `model` is the one that served and was priced.
     if (route.requested !== entry.id) record.requested_model = route.requested;
     // Present only on a session's first turn after it moved to another deployment.

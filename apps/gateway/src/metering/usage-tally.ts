@@ -109,6 +109,32 @@ export class UsageTally implements UsageSink {
     return this.later ? texts + this.later.map(read).join("") : texts;
   }
 
+  /** The settled counts of the attempts before this one (a continued stream's cut attempts). */
+  private carried: TokenCounts | undefined;
+  private carriedEstimated = false;
+
+  /**
+   * A cut attempt is over: its counts are settled as {@link settle} would (the relayed text
+   * counted if the upstream never said), kept, and the next attempt is tallied afresh. Returns
+   * the sum of every attempt so far.
+   */
+  carry(countText: (text: string) => number, countPrompt: () => number): Readonly<TokenCounts> {
+    const { counts, estimated } = this.settle(countText, countPrompt);
+    this.carried = counts;
+    this.carriedEstimated = estimated;
+    this.counts = { ...ZERO };
+    this.isFinal = false;
+    this.distrusted = false;
+    this.texts = undefined;
+    this.later = undefined;
+    return counts;
+  }
+
+  /** The settled counts of the attempts before this one (zeros when none was cut). */
+  get carriedUsage(): Readonly<TokenCounts> {
+    return this.carried ?? ZERO;
+  }
+
   /**
    * The counts to bill. Without the upstream's closing numbers: the relayed text is counted
    * (if that says more than the upstream did), and the prompt too if nothing reported it.
@@ -130,6 +156,14 @@ export class UsageTally implements UsageSink {
           estimated = true;
         }
       }
+    }
+    if (this.carried) {
+      const before = this.carried;
+      for (const k in before) {
+        const key = k as keyof TokenCounts; // the carried counts have only TokenCounts' keys
+        c[key] = (c[key] ?? 0) + (before[key] ?? 0);
+      }
+      estimated ||= this.carriedEstimated;
     }
     return { counts: c, estimated };
   }

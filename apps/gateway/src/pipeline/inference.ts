@@ -2,6 +2,7 @@ import type { GatewayDeps } from "../deps";
 import type { ClientFormat } from "../formats";
 import { admitNow, type Admitted } from "../limits/admit";
 import { dispatch } from "../dispatch/attempts";
+import { streamContinuer } from "../dispatch/continuation";
 import { withInputTokens } from "../dispatch/plan";
 import { authenticateNow } from "../keys/authenticate";
 import type { Connection } from "../http/client-address";
@@ -98,6 +99,7 @@ export async function handleInference(
       attempts: sent.attempts,
       requested: sent.requested,
       cacheResetFrom: sent.cacheResetFrom,
+      continuations: 0,
     };
     finish = meterOnce(deps, {
       ctx,
@@ -138,7 +140,19 @@ export async function handleInference(
               await metered(e);
               if (e.status === 200 && !e.aborted) await remember(deps, key, client, ctx.id, p.guard);
             };
-        return await relay(deps, ctx, counted, outcome.response, headers!, tally, end, outcome.watch);
+        // A stream cut after its 200 may be continued elsewhere (routing.continuation).
+        const continuer = p.stream ? streamContinuer(deps, ctx, p.client, sent, size, route, guard) : undefined;
+        return await relay(
+          deps,
+          ctx,
+          counted,
+          outcome.response,
+          headers!,
+          tally,
+          end,
+          outcome.watch,
+          continuer && { continuer, route },
+        );
       }
       default: {
         const never: never = outcome;

@@ -16,7 +16,10 @@ import { lastFinishReason, passthroughTap } from "./passthrough-tap";
 import type { Plan } from "../dispatch/plan";
 import type { Deployment } from "../dispatch/deployments";
 import { relayStream } from "./relay-stream";
-import { translatedTap } from "./translated-tap";
+import { type TranslatedTap, translatedTap } from "./translated-tap";
+import { type Continuer, ContinuingStream, continuesPassthrough } from "./continuing-tap";
+import { StreamSpan } from "./stream-span";
+import type { InlineTap } from "./passthrough-tap";
 import type { UsageTally } from "../metering/usage-tally";
 import { isRecord } from "../vocabulary/client-errors";
 
@@ -119,13 +122,14 @@ export async function relay(
   tally: UsageTally,
   finish: (end: Ending) => Promise<void>,
   watch?: Watch,
+  continuing?: Continuing,
 ): Promise<Response> {
   const { entry } = plan.target;
   const vendor = plan.target.upstream.vendor;
   // Usage as the vendor wrote it is checked before any reader rounds it (a negative count reads as 0).
   const maxTokens = entry.context_window + entry.max_output_tokens;
   const type = upstream.headers.get("content-type") ?? "";
-  const r: Relaying = { deps, ctx, plan, upstream, headers, tally, finish, watch, vendor, maxTokens, type };
+  const r: Relaying = { deps, ctx, plan, upstream, headers, tally, finish, watch, vendor, maxTokens, type, continuing };
   if (!plan.stream || (type !== "" && !type.includes("event-stream"))) return relayJson(r);
   return relayEvents(r);
 }
@@ -162,6 +166,15 @@ interface Relaying {
   maxTokens: number;
   /** The upstream's content type. */
   type: string;
+  /** Continues the stream if it is cut (only where the route allows it). */
+  continuing: Continuing | undefined;
+}
+
+/** A stream's continuation, where its route allows one (dispatch/continuation.ts). */
+export interface Continuing {
+  continuer: Continuer;
+  /** The ledger's count of continuations. */
+  route: { continuations?: number };
 }
 
 /**
@@ -296,6 +309,7 @@ function relayEvents({
   watch,
   vendor,
   maxTokens,
+  continuing,
 }: Relaying): Response {
   const { entry } = plan.target;
   const audit = (json: string) => {
@@ -305,6 +319,11 @@ function relayEvents({
   const format = plan.client.inBandError ? { ...ctx.format, inBandError: plan.client.inBandError } : ctx.format;
   // A translated stream is re-encoded event by event; a passthrough one is relayed as it came,
   // so its lines are checked on the way.
+  // A continued stream keeps the span of what the client received (relay/stream-span.ts); a
+  // passthrough's is read back only after a cut. No continuation: none of it exists.
+  const goOn = continuing && (!plan.passthrough || continuesPassthrough(format.id)) ? continuing : undefined;
+  let stream: ContinuingStream | undefined;
+  const span = goOn && !plan.passthrough ? new StreamSpan() : undefined;
   const inner = plan.passthrough
     ? sseLineGate(
         passthroughTap(
@@ -317,10 +336,43 @@ function relayEvents({
         format,
         vendor,
       )
-    : translatedTap(plan.protocol, plan.client, plan.reply, tally, audit, plan.guard);
-  const body = relayStream(upstream.body ?? new ReadableStream(), {
+    : translatedTap(
+        plan.protocol,
+        plan.client,
+        plan.reply,
+        tally,
+        audit,
+        plan.guard,
+        span && { span, onCut: () => stream?.markCut() },
+      );
+  let source = upstream.body ?? new ReadableStream<Uint8Array>();
+  let tap: InlineTap = inner;
+  if (goOn) {
+    stream = new ContinuingStream(
+      source,
+      span ? { kind: "pivot", tap: inner as TranslatedTap, span } : { kind: "bytes", tap: inner, reply: plan.reply },
+      watch,
+      {
+        format,
+        client: plan.client,
+        model: entry.id,
+        tally,
+        countText: deps.countText,
+        countPrompt: () => plan.countPrompt(),
+        continuer: goOn.continuer,
+        signal: ctx.request.signal,
+        logger: deps.logger,
+        requestId: ctx.id,
+        route: goOn.route,
+      },
+    );
+    source = stream.source;
+    tap = stream.tap;
+    watch = stream.watch;
+  }
+  const body = relayStream(source, {
     format,
-    tap: firstFrameGuard(inner, format, vendor),
+    tap: firstFrameGuard(tap, format, vendor),
     logger: deps.logger,
     requestId: ctx.id,
     keepAliveMs: deps.config.keepAliveSeconds * 1000,
@@ -332,7 +384,7 @@ function relayEvents({
       switch (how) {
         case "complete": {
           // A passthrough whose last frame carried the whole reply: the client may keep it.
-          const whole = inner.reply?.();
+          const whole = tap.reply?.();
           if (whole) plan.client.passedThrough?.({ ...whole, model: entry.id });
           return finish({ status: 200, upstreamStatus: upstream.status });
         }
@@ -344,7 +396,8 @@ function relayEvents({
           return finish({
             status: 502,
             upstreamStatus: upstream.status,
-            unbilled: tally.usage.output_tokens === 0 && tally.relayedText() === "",
+            unbilled:
+              tally.usage.output_tokens === 0 && tally.relayedText() === "" && tally.carriedUsage.output_tokens === 0,
           });
         default: {
           const never: never = how;

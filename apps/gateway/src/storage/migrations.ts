@@ -377,6 +377,13 @@ UPDATE keys SET team_id = 'team_default';`,
     sqlite: batchLineReserve("REAL"),
     postgres: batchLineReserve("DOUBLE PRECISION"),
   },
+  {
+    version: 20,
+    name: "usage: how many times a cut stream was continued",
+    // Nullable: rows from before, and requests that never streamed through a route, read as before.
+    sqlite: "ALTER TABLE usage ADD COLUMN continuations INTEGER;",
+    postgres: "ALTER TABLE usage ADD COLUMN continuations INTEGER;",
+  },
 ];
 
 /** The schema version this build brings a database to: the last migration's. */

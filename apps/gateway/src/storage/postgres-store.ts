@@ -48,6 +48,7 @@ const USAGE_COLUMNS = [
   "bytes_out",
   "cache_reset_from",
   "guardrail",
+  "continuations",
 ] as const;
 /** Rows per statement: bounded so that one insert stays short. */
 const ROWS_PER_INSERT = 2000;
@@ -78,6 +79,7 @@ const USAGE_TYPES: Record<(typeof USAGE_COLUMNS)[number], string> = {
   bytes_out: "int4",
   cache_reset_from: "text",
   guardrail: "text",
+  continuations: "int4",
 };
 /**
  * The records go as one JSON text, read back into rows by the server: handing the driver one
@@ -178,6 +180,7 @@ export class PostgresStore implements Store {
         bytes_out: r.bytes_out ?? null,
         cache_reset_from: r.cache_reset_from ?? null,
         guardrail: r.guardrail ? JSON.stringify(r.guardrail) : null,
+        continuations: r.continuations ?? null,
       }));
       await this.sql.unsafe(INSERT_USAGE, [JSON.stringify(chunk)]).catch(unavailable);
     }

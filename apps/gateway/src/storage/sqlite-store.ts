@@ -105,7 +105,7 @@ export class SqliteStore implements Store {
     }
     this.reader = new SqliteReader(this.db, path);
     this.insertUsageStmt = this.db.prepare(
-      `INSERT OR IGNORE INTO usage VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT OR IGNORE INTO usage VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     const columns = [...DIM_COLUMNS, ...SUM_COLUMNS];
     const upsertRollup = this.db.prepare(
@@ -144,6 +144,7 @@ export class SqliteStore implements Store {
           r.bytes_out ?? null,
           r.cache_reset_from ?? null,
           r.guardrail ? JSON.stringify(r.guardrail) : null,
+          r.continuations ?? null,
         );
         if (changes > 0) added.push(r);
       }

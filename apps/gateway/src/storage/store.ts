@@ -91,6 +91,8 @@ export interface UsageRecord {
   /** Which of the model's deployments served (the last one tried), and how many attempts were made. */
   deployment?: string | null;
   attempts?: number | null;
+  /** How many times a stream cut after its 200 was continued on an upstream (0: never); beside `attempts`. */
+  continuations?: number | null;
   /** An MCP tool call's arguments and result, in bytes of JSON (`endpoint: "mcp"` only). */
   bytes_in?: number | null;
   bytes_out?: number | null;
@@ -124,6 +126,7 @@ export function withoutEmptyOptionals<
     prompt_cache?: string | null;
     deployment?: string | null;
     attempts?: number | null;
+    continuations?: number | null;
     requested_model?: string | null;
     bytes_in?: number | null;
     bytes_out?: number | null;
@@ -140,6 +143,7 @@ export function withoutEmptyOptionals<
   else if (typeof out.guardrail === "string") out.guardrail = JSON.parse(out.guardrail) as GuardrailNote;
   if (out.deployment === null) delete out.deployment;
   if (out.attempts === null) delete out.attempts;
+  if (out.continuations === null) delete out.continuations;
   if (out.requested_model === null) delete out.requested_model;
   if (out.upstream_model === null) delete out.upstream_model;
   if (out.cache_write_1h_tokens === 0) delete out.cache_write_1h_tokens;

@@ -12,7 +12,8 @@ import { CLIENTS, UPSTREAMS } from "./upstreams";
 
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness();
+  // The stream as it ends with no continuation behind it (continuation: test/continuation).
+  h = await startHarness({ TURNPIKE_CONFIG: `${import.meta.dir}/no-continuation.json` });
 });
 afterAll(async () => {
   await h.close();

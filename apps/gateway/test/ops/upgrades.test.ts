@@ -112,6 +112,7 @@ describe("SQLite", () => {
       );
       after.close();
     }
+    // One database per schema version, each migrated to today's: the longer the list, the longer it takes.
   }, 60_000);
 
   test("a database a newer release migrated is refused, naming both versions, and left untouched", () => {

@@ -32,13 +32,26 @@ describe("routing config", () => {
       retryAfterMaxS: 10,
       timeouts: { connectMs: 10_000, firstByteMs: 120_000, idleMs: 300_000 },
       breaker: { failures: 3, cooldownS: 30 },
+      continuation: true,
+      continuationAttempts: 2,
     });
-    const r = parseRouting({ retries: 2, timeouts: { idle_ms: 5000 }, breaker: { cooldown_s: 5 } }, "t.yaml");
+    const r = parseRouting(
+      {
+        retries: 2,
+        timeouts: { idle_ms: 5000 },
+        breaker: { cooldown_s: 5 },
+        continuation: false,
+        continuation_attempts: 1,
+      },
+      "t.yaml",
+    );
     expect(r).toEqual({
       retries: 2,
       retryAfterMaxS: 10,
       timeouts: { connectMs: 10_000, firstByteMs: 120_000, idleMs: 5000 },
       breaker: { failures: 3, cooldownS: 5 },
+      continuation: false,
+      continuationAttempts: 1,
     });
   });
 

@@ -1,0 +1,137 @@
+import type { GatewayDeps } from "../deps";
+import type { ClientFormat, ClientRequest } from "../formats";
+import type { GuardrailRun } from "../guardrails/run";
+import type { RequestContext } from "../pipeline/context";
+import type { Dispatched } from "./attempts";
+import { CONTINUE_BY, type ContinueBy, continuationRequest } from "./continuation-request";
+import type { Deployment } from "./deployments";
+import { execute, type Watch } from "./execute";
+import { plan, type Plan } from "./plan";
+
+/** One upstream going on with a cut reply: what the relay reads it with (relay/continuing-tap.ts). */
+export interface Continued {
+  protocol: Plan["protocol"];
+  reply: Plan["reply"];
+  response: Response;
+  watch?: Watch | undefined;
+  countPrompt(): number;
+  prefilled: boolean;
+}
+
+/** What asks for continuations of one request's stream, and how many it may ask for. */
+export interface StreamContinuer {
+  readonly max: number;
+  next(partial: string): Promise<Continued | undefined>;
+}
+
+/**
+ * The deployments a continuation is asked of, in order: the one that was cut (a reset is often
+ * transient), the model's others, then each fallback's — those whose `continuation` is on and
+ * whose circuit is not open.
+ */
+function candidates(deps: GatewayDeps, sent: Dispatched): Deployment[] {
+  const router = deps.router;
+  const now = deps.now();
+  const out: Deployment[] = [];
+  const add = (d: Deployment) => {
+    if (d.continuation && !out.includes(d) && d.breaker.available(now)) out.push(d);
+  };
+  add(sent.deployment);
+  for (const d of router.route(sent.deployment.model)?.deployments ?? []) add(d);
+  for (const f of router.route(sent.requested)?.fallbacks ?? [])
+    for (const d of router.route(f)?.deployments ?? []) add(d);
+  return out;
+}
+
+/**
+ * The continuer of a streamed request, or undefined where none applies: not a stream, the
+ * routing section's `continuation` off or no attempts allowed, or the deployment that served
+ * it has its own `continuation: false`. Each continuation is one more attempt of the request
+ * (`route.attempts`): planned like any attempt (the client's request plus the partial reply, in
+ * the upstream's protocol, never passed through), sent by `execute`, told to the breakers.
+ */
+export function streamContinuer(
+  deps: GatewayDeps,
+  ctx: RequestContext,
+  client: ClientRequest,
+  sent: Dispatched,
+  size: number,
+  route: { attempts: number },
+  guard?: GuardrailRun,
+): StreamContinuer | undefined {
+  const settings = deps.router.settings;
+  if (!sent.plan.stream || !settings.continuation || settings.continuationAttempts === 0) return undefined;
+  if (!sent.deployment.continuation) return undefined;
+  // A continuation is always translated: its events join the client's stream through Turnpike's encoder.
+  const format: ClientFormat = { ...ctx.format, passthroughProtocol: undefined };
+  const attempt = async (
+    d: Deployment,
+    partial: string,
+    by: ContinueBy,
+  ): Promise<Continued | "refused" | undefined> => {
+    const asked: ClientRequest = Object.create(client);
+    // The client's request with the partial reply as the assistant's turn (continuation-request.ts).
+    asked.toPivot = (target) => {
+      const pivot = client.toPivot(target);
+      return { request: continuationRequest(pivot.request, partial, by), warnings: pivot.warnings };
+    };
+    let p: Plan;
+    try {
+      p = await plan(deps, format, asked, d.target, size, guard);
+    } catch {
+      return undefined; // this upstream cannot take the request (a part its protocol cannot carry)
+    }
+    const t = deps.router.route(d.model)?.timeouts ?? settings.timeouts;
+    d.breaker.take(deps.now());
+    const began = performance.now();
+    const outcome = await execute(deps, ctx, p, {
+      n: ++route.attempts,
+      connectMs: t.connectMs,
+      firstByteMs: t.firstByteMs,
+      idleMs: t.idleMs,
+      deployment: d.name,
+    });
+    if (outcome.kind === "gone") {
+      d.breaker.release();
+      return undefined;
+    }
+    if (outcome.kind === "error") {
+      d.breaker.failure(deps.now(), outcome.error.message);
+      deps.logger.warn("continuation attempt failed", {
+        request_id: ctx.id,
+        deployment: `${d.model}@${d.name}`,
+        status: outcome.status,
+      });
+      return outcome.status === 400 ? "refused" : undefined;
+    }
+    d.breaker.success(performance.now() - began);
+    return {
+      protocol: p.protocol,
+      reply: p.reply,
+      response: outcome.response,
+      watch: outcome.watch,
+      countPrompt: () => p.countPrompt(),
+      prefilled: by === "prefill" && partial !== "",
+    };
+  };
+  // The deployment whose stream was cut last: a cut is its failure, told to its circuit.
+  let cutOn = sent.deployment;
+  return {
+    max: settings.continuationAttempts,
+    async next(partial) {
+      cutOn.breaker.failure(deps.now(), "the stream was cut after its 200");
+      for (const d of candidates(deps, sent)) {
+        if (ctx.request.signal.aborted) return undefined;
+        const by = CONTINUE_BY[d.target.entry.protocol];
+        let got = await attempt(d, partial, by);
+        // Some messages vendors refuse a prefill on their newest models: asked in words instead.
+        if (got === "refused" && by === "prefill") got = await attempt(d, partial, "ask");
+        if (got && got !== "refused") {
+          cutOn = d;
+          return got;
+        }
+      }
+      return undefined;
+    },
+  };
+}
