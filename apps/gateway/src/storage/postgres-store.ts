@@ -19,6 +19,7 @@ import { PostgresResponseStore } from "../stored-responses/postgres-response-sto
 import { TeamStore } from "../teams/team-store";
 import { postgresRunner } from "./sql-runner";
 import { KEY_COLUMNS, type KeyRow, fromKey, toKey } from "./key-rows";
+import { type LatencyAggregate, type LatencyGroup, latencySql, toLatency } from "./usage-latency";
 import { aggregateSql, type Dialect, PRUNE_SLICE, ROLLUPS, rollupInsert, toAggregates } from "./usage-rollup";
 
 const USAGE_COLUMNS = [
@@ -236,6 +237,13 @@ export class PostgresStore implements Store {
     const sql = aggregateSql(f, groupBy, this.dialect(params));
     const rows: UsageAggregate[] = await this.sql.unsafe(sql, params).catch(unavailable);
     return toAggregates(rows);
+  }
+
+  async latencyUsage(f: UsageFilter, groupBy: readonly LatencyGroup[]): Promise<LatencyAggregate[]> {
+    const params: (string | number)[] = [];
+    const sql = latencySql(f, groupBy, this.dialect(params));
+    const rows: Record<string, unknown>[] = await this.sql.unsafe(sql, params).catch(unavailable);
+    return toLatency(rows, groupBy);
   }
 
   /** Read from the rollups: what it costs follows keys and days, not the month's requests. */

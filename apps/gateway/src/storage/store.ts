@@ -3,6 +3,7 @@ import type { Endpoint } from "../vocabulary/format";
 import type { PromptCacheMode } from "../vocabulary/target";
 import type { ResponseStore } from "../stored-responses/response-store";
 import type { TeamStore } from "../teams/team-store";
+import type { LatencyAggregate, LatencyGroup } from "./usage-latency";
 
 /**
  * The state Turnpike keeps: keys (hashed, never the secret) and usage records. One interface,
@@ -185,6 +186,11 @@ export interface Store {
   queryUsage(filter: UsageFilter): Promise<UsageRecord[]>;
   /** Requests, tokens and cost grouped by any of key, model and day (UTC). */
   aggregateUsage(filter: UsageFilter, groupBy: readonly UsageGroup[]): Promise<UsageAggregate[]>;
+  /**
+   * Latency of the requests that succeeded, per group: bucket counts and p50/p90/p99 read from the
+   * rollups (usage-latency.ts). Filters: key, model, since, until.
+   */
+  latencyUsage(filter: UsageFilter, groupBy: readonly LatencyGroup[]): Promise<LatencyAggregate[]>;
   /**
    * Spend in USD since an instant (for monthly budgets): per key by its id, and per team by
    * `teamSpendId(team id)` (the sum of its keys').
