@@ -7,6 +7,8 @@ import { spendByBudget } from "../limits/spend-store";
 export { isConnectionError, unavailable } from "./postgres-errors";
 import {
   type KeyRecord,
+  type LatencyAggregate,
+  type LatencyGroup,
   type Store,
   type UsageAggregate,
   type UsageFilter,
@@ -19,7 +21,7 @@ import { PostgresResponseStore } from "../stored-responses/postgres-response-sto
 import { TeamStore } from "../teams/team-store";
 import { postgresRunner } from "./sql-runner";
 import { KEY_COLUMNS, type KeyRow, fromKey, toKey } from "./key-rows";
-import { type LatencyAggregate, type LatencyGroup, latencySql, toLatency } from "./usage-latency";
+import { latencySql, toLatency } from "./usage-latency";
 import { aggregateSql, type Dialect, PRUNE_SLICE, ROLLUPS, rollupInsert, toAggregates } from "./usage-rollup";
 
 const USAGE_COLUMNS = [

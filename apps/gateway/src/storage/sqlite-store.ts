@@ -6,6 +6,8 @@ import type { CheckpointStart } from "./wal-checkpoint-worker";
 import { spendByBudget } from "../limits/spend-store";
 import {
   type KeyRecord,
+  type LatencyAggregate,
+  type LatencyGroup,
   type Store,
   type UsageAggregate,
   type UsageFilter,
@@ -20,7 +22,7 @@ import { sqliteRunner } from "./sql-runner";
 import { SqliteReader } from "./sqlite-reader";
 import { BatchStore } from "../batches/batch-store";
 import { KEY_COLUMNS, type KeyRow, fromKey, toKey } from "./key-rows";
-import { type LatencyAggregate, type LatencyGroup, latencySql, toLatency } from "./usage-latency";
+import { latencySql, toLatency } from "./usage-latency";
 import {
   aggregateSql,
   DIM_COLUMNS,

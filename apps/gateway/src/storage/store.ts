@@ -3,7 +3,6 @@ import type { Endpoint } from "../vocabulary/format";
 import type { PromptCacheMode } from "../vocabulary/target";
 import type { ResponseStore } from "../stored-responses/response-store";
 import type { TeamStore } from "../teams/team-store";
-import type { LatencyAggregate, LatencyGroup } from "./usage-latency";
 
 /**
  * The state Turnpike keeps: keys (hashed, never the secret) and usage records. One interface,
@@ -175,6 +174,23 @@ export interface UsageAggregate {
   cache_write_tokens: number;
   reasoning_tokens: number;
   cost_usd: number;
+}
+
+/** What ledger latency can be grouped by (usage-latency.ts). */
+export type LatencyGroup = "key" | "model" | "deployment";
+
+/** One group's latency: its requests that succeeded, the counts per bucket and the percentiles read from them. */
+export interface LatencyAggregate {
+  key_id?: string;
+  model?: string;
+  /** `""` for requests served without a named deployment. */
+  deployment?: string;
+  requests: number;
+  /** Requests per latency bucket; bucket `i` holds latencies below `LATENCY_BOUNDS[i]` (usage-rollup.ts) and at or above the one before. */
+  latency_buckets: number[];
+  p50_ms: number;
+  p90_ms: number;
+  p99_ms: number;
 }
 
 export interface Store {

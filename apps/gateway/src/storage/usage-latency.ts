@@ -1,4 +1,4 @@
-import type { UsageFilter } from "./store";
+import type { LatencyAggregate, LatencyGroup, UsageFilter } from "./store";
 import { type Dialect, LATENCY_BOUNDS, LATENCY_CASE, LATENCY_COLUMNS, planRange } from "./usage-rollup";
 
 /**
@@ -13,8 +13,7 @@ import { type Dialect, LATENCY_BOUNDS, LATENCY_CASE, LATENCY_COLUMNS, planRange 
  */
 
 /** What latency can be grouped by; deployments are kept only in the full rollup rows. */
-export const LATENCY_GROUPS = ["key", "model", "deployment"] as const;
-export type LatencyGroup = (typeof LATENCY_GROUPS)[number];
+export const LATENCY_GROUPS: readonly LatencyGroup[] = ["key", "model", "deployment"];
 
 /** The percentiles served, as fractions and as the fields that carry them. */
 export const PERCENTILES = [
@@ -22,20 +21,6 @@ export const PERCENTILES = [
   { q: 0.9, field: "p90_ms" },
   { q: 0.99, field: "p99_ms" },
 ] as const;
-
-/** One group's latency: its requests that succeeded, the counts per bucket and the percentiles read from them. */
-export interface LatencyAggregate {
-  key_id?: string;
-  model?: string;
-  /** `""` for requests served without a named deployment. */
-  deployment?: string;
-  requests: number;
-  /** Requests per bucket; bucket `i` holds latencies below `LATENCY_BOUNDS[i]` and at or above the one before. */
-  latency_buckets: number[];
-  p50_ms: number;
-  p90_ms: number;
-  p99_ms: number;
-}
 
 const GROUP_COLUMN: Record<LatencyGroup, string> = { key: "key_id", model: "model", deployment: "deployment" };
 

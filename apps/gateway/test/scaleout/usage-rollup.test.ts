@@ -10,7 +10,7 @@ import { migratePostgres } from "../../src/storage/postgres-migrate";
 import { PostgresStore } from "../../src/storage/postgres-store";
 import { SqliteStore } from "../../src/storage/sqlite-store";
 import type { KeyRecord, Store, UsageAggregate, UsageFilter, UsageGroup, UsageRecord } from "../../src/storage/store";
-import type { LatencyGroup } from "../../src/storage/usage-latency";
+import type { LatencyGroup } from "../../src/storage/store";
 import { LATENCY_BOUNDS, LATENCY_COLUMNS, latencyBucket, PRUNE_SLICE, planRange } from "../../src/storage/usage-rollup";
 import { freshDatabase, postgresUp } from "./servers";
 
