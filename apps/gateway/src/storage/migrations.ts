@@ -8,6 +8,7 @@ import {
 } from "../batches/batch-store";
 import { VERSION } from "../vocabulary/version";
 import { rollupMigration } from "./usage-rollup";
+import { PARTITION_USAGE } from "./usage-partitions";
 
 /**
  * Versioned schema changes of the store, applied in order at start-up, each once: the store
@@ -368,6 +369,14 @@ UPDATE keys SET team_id = 'team_default';`,
     // already there are rolled up here, once. The time index serves the newest-first listings.
     sqlite: rollupMigration("sqlite"),
     postgres: rollupMigration("postgres"),
+  },
+  {
+    version: 19,
+    name: "PostgreSQL: usage partitioned by month",
+    // Retention drops a whole month's table instead of deleting its rows (storage/usage-partitions.ts);
+    // the rows already there are copied into their months. The embedded store has no partitions.
+    sqlite: "SELECT 1",
+    postgres: PARTITION_USAGE,
   },
 ];
 

@@ -296,7 +296,8 @@ function suite(name: string, backend: () => Backend, enabled = true) {
       expect(gone).toBeGreaterThan(PRUNE_SLICE);
       let slices = 0;
       expect(await store.pruneUsage(cut, async () => void slices++)).toBe(gone);
-      expect(slices).toBe(Math.floor(gone / PRUNE_SLICE));
+      // PostgreSQL's cut at a month's start drops whole months (storage/usage-partitions.ts): no slice.
+      expect(slices).toBe(name === "PostgreSQL" ? 0 : Math.floor(gone / PRUNE_SLICE));
       expect(await store.queryUsage({ until: cut, limit: 10 })).toEqual([]);
       expect((await store.queryUsage({ since: cut, limit: 10_000 })).length).toBe(all.length - gone);
       // Every range whose ends before the cut fall on whole hours reads the same as before it.
