@@ -285,7 +285,9 @@ export class PostgresStore implements Store {
     for (;;) {
       const rows: unknown[] = await this.sql
         .unsafe(
-          "DELETE FROM usage WHERE request_id IN (SELECT request_id FROM usage WHERE created_at < $1 ORDER BY created_at LIMIT $2) RETURNING 1",
+          // The outer bound on the time too: the planner then looks the slice's rows up only in the
+          // partitions before the cut, by their primary key (request id and time).
+          "DELETE FROM usage WHERE created_at < $1 AND (request_id, created_at) IN (SELECT request_id, created_at FROM usage WHERE created_at < $1 ORDER BY created_at LIMIT $2) RETURNING 1",
           [before, PRUNE_SLICE],
         )
         .catch(unavailable);

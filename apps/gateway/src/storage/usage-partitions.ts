@@ -31,6 +31,12 @@ export function monthOf(ms: number, add = 0): string {
 /** What follows `YYYY-MM` in a bound: the month's first instant, as records write times. */
 const START = "-01T00:00:00.000Z";
 
+/** Whole months from `a`'s to `b`'s (negative when `b` is earlier). */
+function monthsBetween(a: number, b: number): number {
+  const [x, y] = [new Date(a), new Date(b)];
+  return (y.getUTCFullYear() - x.getUTCFullYear()) * 12 + y.getUTCMonth() - x.getUTCMonth();
+}
+
 const NEXT_MONTH_SQL = "to_char(to_date(m || '-01', 'YYYY-MM-DD') + interval '1 month', 'YYYY-MM')";
 
 /** Migration 19 (PostgreSQL): the table rebuilt partitioned, its rows copied, a partition per month they fill. */
@@ -73,8 +79,9 @@ function partitionFor(m: string): string {
  * land in their month's table, never in the default one. Several instances at once: each
  * statement is idempotent; one that loses the race to another's identical CREATE is ignored.
  */
-export async function ensureUsagePartitions(sql: SQL, now: number): Promise<void> {
-  for (let i = 0; i <= MONTHS_AHEAD; i++)
+export async function ensureUsagePartitions(sql: SQL, now: number, from = now): Promise<void> {
+  // `from` earlier than now: the months back to it as well (a seeded or imported ledger).
+  for (let i = Math.min(0, monthsBetween(now, from)); i <= MONTHS_AHEAD; i++)
     await sql.unsafe(partitionFor(monthOf(now, i))).catch((e: unknown) => {
       // Another instance made it between the check and the create; or the default partition
       // already holds rows of that month (written with a clock far ahead): they stay there, still
