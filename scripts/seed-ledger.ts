@@ -15,6 +15,7 @@
 import { Database } from "bun:sqlite";
 import { SQL } from "bun";
 import { PostgresStore } from "../apps/gateway/src/storage/postgres-store";
+import { ensureUsagePartitions } from "../apps/gateway/src/storage/usage-partitions";
 import { SqliteStore } from "../apps/gateway/src/storage/sqlite-store";
 import type { KeyRecord, Store } from "../apps/gateway/src/storage/store";
 import { ROLLUPS, rollupInsert } from "../apps/gateway/src/storage/usage-rollup";
@@ -136,6 +137,8 @@ SELECT ${rowSelect(rand, time, bool)} FROM n`);
   await store.close();
   const sql = new SQL(url, { max: 1 });
   if (!append) await sql.unsafe("TRUNCATE usage; TRUNCATE usage_rollup;");
+  // Each seeded month in a partition of its own, as a ledger that lived through them has.
+  await ensureUsagePartitions(sql, until, from);
   const rand = (n: number) => `floor(random() * ${n})::int`;
   const time = (s: string) => `to_char(to_timestamp(${s}) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
   const bool = (e: string) => `(${e})`;

@@ -4,6 +4,15 @@ import { api, type Daily, int, type Key, type LatencyRow, type RequestLine, usd 
 
 /** One row of `GET /admin/latency`. */
 type Latency = LatencyRow;
+/** One row of `GET /admin/usage/latency?by=model,deployment`. */
+interface LedgerLatency {
+  model: string;
+  deployment: string;
+  requests: number;
+  p50_ms: number;
+  p90_ms: number;
+  p99_ms: number;
+}
 interface Team {
   id: string;
   name: string;
@@ -34,6 +43,7 @@ export function Overview({ keys }: { keys: Key[] }) {
   const [month, setMonth] = useState<Daily | null>(null);
   const [teams, setTeams] = useState<Team[]>([]);
   const [latency, setLatency] = useState<{ window: number; data: Latency[] } | null>(null);
+  const [ledgerLatency, setLedgerLatency] = useState<LedgerLatency[]>([]);
   const [refused, setRefused] = useState<RequestLine[]>([]);
   const [error, setError] = useState<string | null>(null);
   // The moment the view opened: its "today" and "this month" (UTC).
@@ -49,6 +59,13 @@ export function Overview({ keys }: { keys: Key[] }) {
       () => setTeams([]),
     );
     api<{ window: number; data: Latency[] }>("/admin/latency").then(setLatency, () => setLatency(null));
+    // Every instance's requests this month, from the ledger's rollups: percentiles within a latency bucket.
+    api<{ data: LedgerLatency[] }>(
+      `/admin/usage/latency?by=model,deployment&since=${encodeURIComponent(`${firstOfMonth}T00:00:00.000Z`)}`,
+    ).then(
+      (r) => setLedgerLatency(r.data),
+      () => setLedgerLatency([]),
+    );
     const midnight = new Date(now - (now % DAY_MS)).toISOString();
     api<{ data: RequestLine[] }>(`/admin/requests?since=${encodeURIComponent(midnight)}&limit=1000`).then(
       (r) => setRefused(r.data.filter((l) => l.refused)),
@@ -189,6 +206,39 @@ export function Overview({ keys }: { keys: Key[] }) {
         <p className="hint">
           This instance's last {int(latency?.window ?? 0)} requests; latency of those that succeeded, first token of the
           streams.
+        </p>
+      </section>
+      <section className="card">
+        <h2>Latency this month, every instance</h2>
+        <div className="scroll">
+          <table aria-label="Latency this month" className="cards">
+            <thead>
+              <tr>
+                <th>Model</th>
+                <th>Deployment</th>
+                <th>Requests</th>
+                <th>p50</th>
+                <th>p90</th>
+                <th>p99</th>
+              </tr>
+            </thead>
+            <tbody>
+              {ledgerLatency.map((r) => (
+                <tr key={`${r.model} ${r.deployment}`} data-ledger-latency={`${r.model}/${r.deployment}`}>
+                  <td data-label="Model">{r.model}</td>
+                  <td data-label="Deployment">{r.deployment || "—"}</td>
+                  <td data-label="Requests">{int(r.requests)}</td>
+                  <td data-label="p50">{ms(r.p50_ms)}</td>
+                  <td data-label="p90">{ms(r.p90_ms)}</td>
+                  <td data-label="p99">{ms(r.p99_ms)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+        <p className="hint">
+          From the ledger (<code>GET /admin/usage/latency</code>): the requests that succeeded since the 1st (UTC), each
+          percentile within its latency bucket (25 ms doubling).
         </p>
       </section>
       <section className="card">

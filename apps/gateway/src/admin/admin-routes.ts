@@ -9,7 +9,9 @@ import { isRecord, validationError } from "../vocabulary/client-errors";
 import { toolPatternProblem } from "../mcp/tool-allow-list";
 import { isCleanId, MAX_ID_CHARS, nameProblem, textProblem } from "../storage/clean-text";
 import { type AdminKey, AdminKeyBody, AdminRotate, ModelLimit } from "./admin-schemas";
-import type { KeyRecord, UsageFilter, UsageGroup } from "../storage/store";
+import type { KeyRecord, LatencyGroup, UsageFilter, UsageGroup } from "../storage/store";
+import { LATENCY_GROUPS } from "../storage/usage-latency";
+import { LATENCY_BOUNDS } from "../storage/usage-rollup";
 import { modelEntry } from "../routes/models";
 import type { Route } from "../http/route";
 import { admin, idParam, json, ok, query, ref } from "../openapi/operations";
@@ -506,6 +508,60 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
         ),
       ),
       handle: guarded(() => Response.json({ window: deps.metrics.recent.capacity, data: deps.metrics.recent.rows() })),
+    },
+    {
+      method: "GET",
+      path: "/admin/usage/latency",
+      doc: admin(
+        "Latency percentiles (p50, p90, p99) of the requests that succeeded, per key, model or deployment, from the ledger",
+        ok(
+          "One row per group with its bucket counts; percentiles placed within the bucket that holds them.",
+          ref("AdminUsageLatency"),
+        ),
+        {
+          parameters: [
+            query("by", "Any of `key`, `model`, `deployment`, comma-separated (default `model`).", {
+              type: "string",
+            }),
+            query("key_id", "Only this key's requests.", { type: "string" }),
+            query("model", "Only this model's requests.", { type: "string" }),
+            query("since", "From this instant (ISO 8601).", { type: "string" }),
+            query("until", "Before this instant (ISO 8601).", { type: "string" }),
+          ],
+        },
+      ),
+      handle: guarded(async ({ request, who }) => {
+        const q = new URL(request.url).searchParams;
+        const filter: UsageFilter = {};
+        // As `GET /admin/usage`: who reads less than everything names a key of theirs.
+        if (!readsAll(who)) {
+          const keyId = filterParam(q, "key_id");
+          if (!keyId) throw forbidden("read every key's latency (name a key_id of yours)");
+          allowed(who, await deps.keys.get(keyId), keyId, readsKey, "read the latency of");
+        }
+        const keyId = filterParam(q, "key_id");
+        const model = filterParam(q, "model");
+        const since = isoParam(q, "since");
+        const until = isoParam(q, "until");
+        if (keyId) filter.key_id = keyId;
+        if (model) filter.model = model;
+        if (since) filter.since = since;
+        if (until) filter.until = until;
+        const by = (q.get("by") ?? "model")
+          .split(",")
+          .map((g) => g.trim())
+          .filter(Boolean);
+        for (const g of by)
+          if (!(LATENCY_GROUPS as readonly string[]).includes(g))
+            throw invalid(`by: each of key, model, deployment; got ${JSON.stringify(g)}`, "by");
+        await deps.ledger.flush();
+        const groups = [...new Set(by)] as LatencyGroup[]; // each checked in the loop above
+        return Response.json({
+          by: groups,
+          bucket_bounds_ms: LATENCY_BOUNDS,
+          data: await deps.store.latencyUsage(filter, groups),
+        });
+      }),
     },
     {
       method: "GET",

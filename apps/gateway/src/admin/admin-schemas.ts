@@ -242,6 +242,26 @@ export const AdminLatency = Type.Object({
   ),
 });
 
+/** `GET /admin/usage/latency`: latency of the requests that succeeded, per group, from the ledger's rollups. */
+export const AdminUsageLatency = Type.Object({
+  by: Type.Array(Type.Union([Type.Literal("key"), Type.Literal("model"), Type.Literal("deployment")])),
+  /** Upper bounds (ms, exclusive) of the buckets; one more bucket holds the rest. */
+  bucket_bounds_ms: Type.Array(Type.Number({ minimum: 0 })),
+  data: Type.Array(
+    Type.Object({
+      key_id: Type.Optional(Type.String()),
+      model: Type.Optional(Type.String()),
+      /** `""` for requests served without a named deployment. */
+      deployment: Type.Optional(Type.String()),
+      requests: Type.Integer({ minimum: 1 }),
+      latency_buckets: Type.Array(Type.Integer({ minimum: 0 })),
+      p50_ms: Type.Number({ minimum: 0 }),
+      p90_ms: Type.Number({ minimum: 0 }),
+      p99_ms: Type.Number({ minimum: 0 }),
+    }),
+  ),
+});
+
 export const AdminDeployments = Type.Object({
   data: Type.Array(
     Type.Object({
@@ -281,6 +301,7 @@ export const ADMIN_SCHEMAS = {
   AdminUsageGroups,
   AdminUsageDaily,
   AdminGuardrailTotals,
+  AdminUsageLatency,
   AdminRequestLog,
   AdminDeployments,
   AdminLatency,

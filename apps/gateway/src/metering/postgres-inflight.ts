@@ -62,8 +62,9 @@ const REAP = `WITH dead AS (
 ), billed AS (
   INSERT INTO usage (request_id, key_id, model, endpoint, stream, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
     reasoning_tokens, cost_usd, status, upstream_status, latency_ms, aborted, estimated, created_at)
-  SELECT request_id, key_id, model, endpoint, stream, input_tokens, 0, 0, 0, 0, cost_usd, 499, 0, 0, true, true, created_at FROM dead
-  ON CONFLICT (request_id) DO NOTHING
+  SELECT request_id, key_id, model, endpoint, stream, input_tokens, 0, 0, 0, 0, cost_usd, 499, 0, 0, true, true, created_at FROM dead d
+  WHERE NOT EXISTS (SELECT 1 FROM usage u WHERE u.request_id = d.request_id)
+  ON CONFLICT (request_id, created_at) DO NOTHING
   RETURNING request_id
 )
 SELECT d.request_id, d.key_id, d.budgets, d.reserved_usd, d.cost_usd FROM dead d JOIN billed b USING (request_id)`;

@@ -9,6 +9,7 @@ import {
 } from "../batches/batch-store";
 import { VERSION } from "../vocabulary/version";
 import { rollupMigration } from "./usage-rollup";
+import { PARTITION_USAGE } from "./usage-partitions";
 
 /**
  * Versioned schema changes of the store, applied in order at start-up, each once: the store
@@ -383,6 +384,14 @@ UPDATE keys SET team_id = 'team_default';`,
     // Nullable: rows from before, and requests that never streamed through a route, read as before.
     sqlite: "ALTER TABLE usage ADD COLUMN continuations INTEGER;",
     postgres: "ALTER TABLE usage ADD COLUMN continuations INTEGER;",
+  },
+  {
+    version: 21,
+    name: "PostgreSQL: usage partitioned by month",
+    // Retention drops a whole month's table instead of deleting its rows (storage/usage-partitions.ts);
+    // the rows already there are copied into their months. The embedded store has no partitions.
+    sqlite: "SELECT 1",
+    postgres: PARTITION_USAGE,
   },
 ];
 

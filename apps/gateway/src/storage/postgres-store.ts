@@ -7,6 +7,8 @@ import { spendByBudget } from "../limits/spend-store";
 export { isConnectionError, unavailable } from "./postgres-errors";
 import {
   type KeyRecord,
+  type LatencyAggregate,
+  type LatencyGroup,
   type Store,
   type UsageAggregate,
   type UsageFilter,
@@ -19,6 +21,8 @@ import { PostgresResponseStore } from "../stored-responses/postgres-response-sto
 import { TeamStore } from "../teams/team-store";
 import { postgresRunner } from "./sql-runner";
 import { KEY_COLUMNS, type KeyRow, fromKey, toKey } from "./key-rows";
+import { dropUsagePartitions, ensureUsagePartitions } from "./usage-partitions";
+import { latencySql, toLatency } from "./usage-latency";
 import { aggregateSql, type Dialect, PRUNE_SLICE, ROLLUPS, rollupInsert, toAggregates } from "./usage-rollup";
 
 const USAGE_COLUMNS = [
@@ -91,10 +95,15 @@ const USAGE_TYPES: Record<(typeof USAGE_COLUMNS)[number], string> = {
  * by its primary key (`= ANY` of an array: written as `IN (SELECT …)` the planner scanned the
  * whole book, dead rows included, on every insert). The rows really added (`RETURNING`: a replayed
  * one is not) are rolled up in the same statement, per hour, day and month (storage/usage-rollup.ts).
+ * The table is partitioned by month (storage/usage-partitions.ts), so its unique key holds the
+ * time too: a request id already there at another time (the row a survivor reaped for it) is
+ * skipped by `NOT EXISTS`.
  */
 const INSERT_USAGE = `WITH r AS (SELECT * FROM json_to_recordset($1::text::json) AS r(${USAGE_COLUMNS.map((c) => `${c} ${USAGE_TYPES[c]}`).join(", ")})),
 gone AS (DELETE FROM inflight WHERE request_id = ANY (ARRAY(SELECT request_id FROM r))),
-added AS (INSERT INTO usage (${USAGE_COLUMNS.join(", ")}) SELECT ${USAGE_COLUMNS.join(", ")} FROM r ON CONFLICT (request_id) DO NOTHING RETURNING *),
+added AS (INSERT INTO usage (${USAGE_COLUMNS.join(", ")}) SELECT ${USAGE_COLUMNS.join(", ")} FROM r
+  WHERE NOT EXISTS (SELECT 1 FROM usage u WHERE u.request_id = r.request_id)
+  ON CONFLICT (request_id, created_at) DO NOTHING RETURNING *),
 ${ROLLUPS.map((r) => `rollup_${r.grain}_${r.variant} AS (${rollupInsert("added", r, true)})`).join(",\n")}
 SELECT 1`;
 
@@ -112,6 +121,7 @@ export class PostgresStore implements Store {
     const sql = new SQL(url, { max: opts.max ?? 8, idleTimeout: 30, connectionTimeout: 3 });
     try {
       await migratePostgres(sql);
+      await ensureUsagePartitions(sql, Date.now());
     } catch (e) {
       await sql.close().catch(() => {});
       throw e;
@@ -182,7 +192,16 @@ export class PostgresStore implements Store {
         guardrail: r.guardrail ? JSON.stringify(r.guardrail) : null,
         continuations: r.continuations ?? null,
       }));
-      await this.sql.unsafe(INSERT_USAGE, [JSON.stringify(chunk)]).catch(unavailable);
+      const ids = chunk.map((r) => r.request_id);
+      await this.sql
+        .begin(async (tx) => {
+          // Waits for a reaper that holds one of these requests' rows in the book: the insert's
+          // own snapshot, taken after, then sees the row it billed (the table's unique key,
+          // partitioned, no longer spans request ids alone).
+          await tx.unsafe("SELECT 1 FROM inflight WHERE request_id = ANY ($1::text[]) FOR UPDATE", [ids]);
+          await tx.unsafe(INSERT_USAGE, [JSON.stringify(chunk)]);
+        })
+        .catch(unavailable);
     }
   }
 
@@ -242,6 +261,13 @@ export class PostgresStore implements Store {
     return toAggregates(rows);
   }
 
+  async latencyUsage(f: UsageFilter, groupBy: readonly LatencyGroup[]): Promise<LatencyAggregate[]> {
+    const params: (string | number)[] = [];
+    const sql = latencySql(f, groupBy, this.dialect(params));
+    const rows: Record<string, unknown>[] = await this.sql.unsafe(sql, params).catch(unavailable);
+    return toLatency(rows, groupBy);
+  }
+
   /** Read from the rollups: what it costs follows keys and days, not the month's requests. */
   async spendSince(since: string): Promise<Map<string, number>> {
     const params: (string | number)[] = [];
@@ -256,11 +282,16 @@ export class PostgresStore implements Store {
   }
 
   async pruneUsage(before: string, between: () => Promise<void> = () => Promise.resolve()): Promise<number> {
-    let removed = 0;
+    // Hourly with the retention: the months ahead made, the months past the cut dropped whole;
+    // only the month the cut falls in (and the default partition) is deleted from by slices.
+    await ensureUsagePartitions(this.sql, Date.now()).catch(unavailable);
+    let removed = await dropUsagePartitions(this.sql, before).catch(unavailable);
     for (;;) {
       const rows: unknown[] = await this.sql
         .unsafe(
-          "DELETE FROM usage WHERE request_id IN (SELECT request_id FROM usage WHERE created_at < $1 ORDER BY created_at LIMIT $2) RETURNING 1",
+          // The outer bound on the time too: the planner then looks the slice's rows up only in the
+          // partitions before the cut, by their primary key (request id and time).
+          "DELETE FROM usage WHERE created_at < $1 AND (request_id, created_at) IN (SELECT request_id, created_at FROM usage WHERE created_at < $1 ORDER BY created_at LIMIT $2) RETURNING 1",
           [before, PRUNE_SLICE],
         )
         .catch(unavailable);

@@ -28,6 +28,27 @@ describe("SqliteReader", () => {
     }
   });
 
+  test("a read that fails is refused at once, with SQLite's reason, and the reader keeps serving", async () => {
+    const path = join(dir, "c.db");
+    const db = new Database(path, { create: true, strict: true });
+    db.exec("PRAGMA journal_mode = WAL; CREATE TABLE t (n INTEGER); INSERT INTO t VALUES (3);");
+    const reader = new SqliteReader(db, path);
+    try {
+      expect(await reader.all("SELECT n FROM t", [])).toEqual([{ n: 3 }]);
+      // Awaited before asserting: `expect(read).rejects` would wait in a nested loop that holds
+      // the worker's answer back until the reader's timeout (sqlite-reader.ts).
+      const missing = await reader.all("SELECT n FROM no_such_table", []).catch((e: Error) => e);
+      expect(missing).toBeInstanceOf(Error);
+      expect((missing as Error).message).toBe("the ledger read failed: no such table: no_such_table");
+      const syntax = await reader.all("SELEC n FROM t", []).catch((e: Error) => e);
+      expect((syntax as Error).message).toBe('the ledger read failed: near "SELEC": syntax error');
+      expect(await reader.all("SELECT n + ? AS m FROM t", [4])).toEqual([{ m: 7 }]);
+    } finally {
+      reader.close();
+      db.close();
+    }
+  });
+
   test("an in-memory database (no file for a second connection) is read on this thread", async () => {
     const db = new Database(":memory:", { strict: true });
     db.exec("CREATE TABLE t (n INTEGER); INSERT INTO t VALUES (7);");

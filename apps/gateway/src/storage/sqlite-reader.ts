@@ -10,6 +10,13 @@ const READ_TIMEOUT_MS = 120_000;
  * a chart over a big ledger held every client for seconds). An in-memory database has no file a
  * second connection could open, and a worker that cannot start or dies leaves the reads on the
  * server's thread, as they were before.
+ *
+ * A failed read (bad SQL, a missing table) is refused as soon as the worker's answer arrives; the
+ * route that asked turns it into a 500 and its one log line (http/respond.ts). Under `bun test`,
+ * do not wait on a read with `expect(promise).resolves` / `.rejects`: Bun 1.4.4 settles those
+ * matchers by spinning the event loop inside the call, which runs timers and sockets but holds
+ * back Worker messages until it returns, so the answer only lands when the timeout below fires.
+ * Await the read first, then assert (see sqlite-reader.test.ts).
  */
 export class SqliteReader {
   private worker: Worker | undefined;
@@ -34,7 +41,7 @@ export class SqliteReader {
         const wait = this.waiting.get(r.id);
         if (!wait) return;
         this.waiting.delete(r.id);
-        if ("error" in r) wait.reject(new Error(r.error));
+        if ("error" in r) wait.reject(new Error(`the ledger read failed: ${r.error}`));
         else wait.resolve(r.rows);
         this.release();
       };

@@ -6,6 +6,8 @@ import type { CheckpointStart } from "./wal-checkpoint-worker";
 import { spendByBudget } from "../limits/spend-store";
 import {
   type KeyRecord,
+  type LatencyAggregate,
+  type LatencyGroup,
   type Store,
   type UsageAggregate,
   type UsageFilter,
@@ -20,6 +22,7 @@ import { sqliteRunner } from "./sql-runner";
 import { SqliteReader } from "./sqlite-reader";
 import { BatchStore } from "../batches/batch-store";
 import { KEY_COLUMNS, type KeyRow, fromKey, toKey } from "./key-rows";
+import { latencySql, toLatency } from "./usage-latency";
 import {
   aggregateSql,
   DIM_COLUMNS,
@@ -225,6 +228,12 @@ export class SqliteStore implements Store {
     const params: (string | number)[] = [];
     const sql = aggregateSql(f, groupBy, this.dialect(params));
     return toAggregates(await this.reader.all<UsageAggregate>(sql, params));
+  }
+
+  async latencyUsage(f: UsageFilter, groupBy: readonly LatencyGroup[]): Promise<LatencyAggregate[]> {
+    const params: (string | number)[] = [];
+    const sql = latencySql(f, groupBy, this.dialect(params));
+    return toLatency(await this.reader.all<Record<string, unknown>>(sql, params), groupBy);
   }
 
   /** Read from the rollups: what it costs follows keys and days, not the month's requests. */

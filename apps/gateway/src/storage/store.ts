@@ -182,6 +182,23 @@ export interface UsageAggregate {
   cost_usd: number;
 }
 
+/** What ledger latency can be grouped by (usage-latency.ts). */
+export type LatencyGroup = "key" | "model" | "deployment";
+
+/** One group's latency: its requests that succeeded, the counts per bucket and the percentiles read from them. */
+export interface LatencyAggregate {
+  key_id?: string;
+  model?: string;
+  /** `""` for requests served without a named deployment. */
+  deployment?: string;
+  requests: number;
+  /** Requests per latency bucket; bucket `i` holds latencies below `LATENCY_BOUNDS[i]` (usage-rollup.ts) and at or above the one before. */
+  latency_buckets: number[];
+  p50_ms: number;
+  p90_ms: number;
+  p99_ms: number;
+}
+
 export interface Store {
   createKey(key: KeyRecord): Promise<void>;
   listKeys(): Promise<KeyRecord[]>;
@@ -191,6 +208,11 @@ export interface Store {
   queryUsage(filter: UsageFilter): Promise<UsageRecord[]>;
   /** Requests, tokens and cost grouped by any of key, model and day (UTC). */
   aggregateUsage(filter: UsageFilter, groupBy: readonly UsageGroup[]): Promise<UsageAggregate[]>;
+  /**
+   * Latency of the requests that succeeded, per group: bucket counts and p50/p90/p99 read from the
+   * rollups (usage-latency.ts). Filters: key, model, since, until.
+   */
+  latencyUsage(filter: UsageFilter, groupBy: readonly LatencyGroup[]): Promise<LatencyAggregate[]>;
   /**
    * Spend in USD since an instant (for monthly budgets): per key by its id, and per team by
    * `teamSpendId(team id)` (the sum of its keys').

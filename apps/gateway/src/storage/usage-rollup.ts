@@ -90,7 +90,7 @@ ${LATENCY_COLUMNS.map((c) => `  ${c} ${int} NOT NULL,`).join("\n")}
 }
 
 /** The latency bucket of `latency_ms` in SQL (the same in both dialects). */
-const LATENCY_CASE = `CASE ${LATENCY_BOUNDS.map((b, i) => `WHEN latency_ms < ${b} THEN ${i}`).join(" ")} ELSE ${LATENCY_BOUNDS.length} END`;
+export const LATENCY_CASE = `CASE ${LATENCY_BOUNDS.map((b, i) => `WHEN latency_ms < ${b} THEN ${i}`).join(" ")} ELSE ${LATENCY_BOUNDS.length} END`;
 
 /**
  * Rolls up the raw rows `from` holds (`usage`, or a CTE of rows just inserted) into every grain;

@@ -95,6 +95,37 @@ describe("GET /admin/usage/daily", () => {
   });
 });
 
+describe("GET /admin/usage/latency", () => {
+  test("p50, p90 and p99 per model from the ledger, each inside the bucket of its records' latencies", async () => {
+    const res = await admin("/admin/usage/latency?by=model&since=2026-11-19T00:00:00Z&until=2026-11-23T00:00:00Z");
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as any;
+    expect(body.by).toEqual(["model"]);
+    const rows = await records();
+    expect(body.data.map((r: any) => [r.model, r.requests])).toEqual([
+      ["beta-5", 1],
+      ["delta-m3", 2],
+    ]);
+    const bounds: number[] = body.bucket_bounds_ms;
+    const bucketOf = (ms: number) => bounds.findIndex((b) => ms < b);
+    for (const row of body.data) {
+      const own = rows.filter((r) => r.model === row.model).map((r) => r.latency_ms as number);
+      const worst = Math.max(...own);
+      const b = bucketOf(worst);
+      // Of one or two requests, the p99 is the slowest one's, placed within its bucket.
+      expect(row.p99_ms).toBeGreaterThanOrEqual(b === 0 ? 0 : bounds[b - 1]!);
+      expect(row.p99_ms).toBeLessThanOrEqual(bounds[b]!);
+      expect(row.latency_buckets.reduce((a: number, n: number) => a + n, 0)).toBe(own.length);
+    }
+  });
+
+  test("an unknown grouping is refused by name", async () => {
+    const res = await admin("/admin/usage/latency?by=model,region");
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as any).error.message).toBe('by: each of key, model, deployment; got "region"');
+  });
+});
+
 describe("GET /admin/requests", () => {
   test("newest first, what happened and never what was said", async () => {
     const res = await admin("/admin/requests");

@@ -122,6 +122,24 @@ describe("the Overview in headless Chromium", () => {
       expect(alphaRow[2]).toBe("2 (1 failed)");
       expect(alphaRow[5]).toBe("—");
 
+      // This month's latency from the ledger: GET /admin/usage/latency's rows, by model and deployment.
+      const month = new Date().toISOString().slice(0, 8);
+      const ledger = await admin(
+        `/admin/usage/latency?by=model,deployment&since=${encodeURIComponent(`${month}01T00:00:00.000Z`)}`,
+      );
+      const betaLedger = ledger.data.find((r: any) => r.model === "beta-5.5" && r.deployment === "beta");
+      expect(betaLedger.requests).toBe(4);
+      await page.locator('tr[data-ledger-latency="beta-5.5/beta"]').waitFor();
+      const shownMs = (x: number) => (x >= 1000 ? `${(x / 1000).toFixed(2)} s` : `${Math.round(x)} ms`);
+      expect(await cells('tr[data-ledger-latency="beta-5.5/beta"]')).toEqual([
+        "beta-5.5",
+        "beta",
+        "4",
+        shownMs(betaLedger.p50_ms),
+        shownMs(betaLedger.p90_ms),
+        shownMs(betaLedger.p99_ms),
+      ]);
+
       // Refusals: two unknown models, one bad key.
       expect((await cells('tr[data-refusal="404 not_found_error"]')).slice(0, 3)).toEqual([
         "404",
