@@ -209,6 +209,14 @@ export class StreamRestorer {
 
   constructor(private readonly run: GuardrailRun) {}
 
+  /**
+   * The upstream was cut: what is held was never sent, and a continuation writes it again from
+   * what the client received (relay/continuing-tap.ts), so it is dropped rather than sent twice.
+   */
+  discard(): void {
+    this.held.clear();
+  }
+
   push(ev: MessagesStreamEvent, emit: (ev: MessagesStreamEvent) => void): void {
     if (ev.type === "content_block_delta") {
       if (this.blocked) return;

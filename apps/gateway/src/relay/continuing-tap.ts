@@ -362,6 +362,7 @@ export class ContinuingStream {
     }
     if (this.count >= o.continuer.max) return refuse("continuation_attempts spent");
     o.tally.carry(o.countText, this.promptOf);
+    side.discard();
     let next: ContinuedAttempt | undefined;
     try {
       next = await o.continuer.next(span.text());

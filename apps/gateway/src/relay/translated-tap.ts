@@ -18,6 +18,8 @@ export interface ClientSide {
   flush(enqueue: (piece: string) => void): void;
   /** The encoder's end (a stream that ended without its terminal event gets the client's own error). */
   end(): void;
+  /** The upstream was cut and is to be continued: text held back (the guardrails') is dropped, never sent. */
+  discard(): void;
 }
 
 /**
@@ -48,6 +50,7 @@ export function clientSide(client: ClientRequest, model: string, guard?: Guardra
       pending = "";
     },
     end: () => encoder.end(),
+    discard: () => restorer?.discard(),
   };
 }
 
