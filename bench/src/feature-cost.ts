@@ -49,9 +49,7 @@ export interface FeatureRow {
 }
 
 /** Features the gateway has no configuration for yet: a row marked pending. */
-const PENDING: { feature: string; why: string }[] = [
-  { feature: "continuation", why: "not on main yet (no configuration to turn on)" },
-];
+const PENDING: { feature: string; why: string }[] = [];
 
 const withBody = (r: HttpRequestSpec, change: (b: Record<string, unknown>) => void): HttpRequestSpec => {
   const b = JSON.parse(r.body) as Record<string, unknown>; // the scenario's own JSON body
@@ -80,6 +78,20 @@ export const VARIANTS: Variant[] = [
     name: "guardrail",
     config: "guardrails:\n  policies:\n    words: { words: [Project Falcon], action: mask }\n",
     key: { guardrails: ["words"] },
+  },
+  // Continuation is on by default: its rows measure the stream that is never cut against the same
+  // route with `routing.continuation: false` (what a cut stream costs is the continuation itself).
+  { name: "stream, continuation on", scenario: "stream messages passthrough" },
+  {
+    name: "stream, continuation off",
+    scenario: "stream messages passthrough",
+    config: "routing:\n  continuation: false\n",
+  },
+  { name: "translated stream, continuation on", scenario: "stream messages→chat" },
+  {
+    name: "translated stream, continuation off",
+    scenario: "stream messages→chat",
+    config: "routing:\n  continuation: false\n",
   },
   { name: "responses, not stored", scenario: "responses→chat" },
   {
@@ -115,6 +127,18 @@ export const FEATURES: FeatureRow[] = [
     what: "the key runs a word-list policy (nothing found)",
     with: "guardrail",
     without: "plain",
+  },
+  {
+    feature: "continuation (stream never cut)",
+    what: "stream passthrough with routing.continuation on (the default)",
+    with: "stream, continuation on",
+    without: "stream, continuation off",
+  },
+  {
+    feature: "continuation, translated (never cut)",
+    what: "stream messages→chat with routing.continuation on",
+    with: "translated stream, continuation on",
+    without: "translated stream, continuation off",
   },
 ];
 
