@@ -7,7 +7,7 @@ import type { InflightBook } from "./metering/inflight";
 import type { PipelineHooks } from "./pipeline/events";
 import type { Catalog } from "./dispatch/catalog";
 import type { Router } from "./dispatch/deployments";
-import type { Upstream } from "./dispatch/upstreams";
+import type { Upstream } from "./vocabulary/target";
 import type { AuthFailureStore } from "./keys/auth-failures";
 import type { Backends } from "./storage/backends";
 import type { Ledger } from "./metering/ledger";

@@ -6,7 +6,7 @@ import { EMBEDDINGS_PROTOCOLS } from "../embeddings/embeddings-protocols";
 import { readEmbeddingsRequest } from "../embeddings/embeddings-request";
 import { FORMATS } from "../formats";
 import type { ClientFormat } from "../formats/client-format";
-import type { CatalogEntry } from "../dispatch/catalog";
+import type { CatalogEntry } from "../vocabulary/target";
 import { askedOutputCap } from "../limits/worst-case";
 import { newContext } from "../pipeline/context";
 import { validate } from "../pipeline/validate";

@@ -19,7 +19,6 @@ import { unknownKeys } from "../vocabulary/unknown-fields";
 import { type ConfigSource, readConfigSource, withPositions } from "./config-file";
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "../telemetry/logger";
 
-export { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "../telemetry/logger";
 import { MCP_DEFAULTS, type McpConfig, parseMcpConfig } from "../mcp/mcp-config";
 import { parsePublicUrl, parseSignOn, type SignOnConfig } from "../sign-on/sign-on-config";
 import { type GuardrailsConfig, parseGuardrails } from "../guardrails/policy";

@@ -1,5 +1,5 @@
 import { clientPath, inClientTerms, type Warning } from "@turnpike/providers";
-import { invalid } from "../http/read-body";
+import { invalid } from "../vocabulary/client-errors";
 import type { GatewayDeps } from "../deps";
 import type { ClientFormat, ClientRequest } from "../formats";
 import { PROTOCOLS, type Target, type UpstreamProtocol } from "../protocols";

@@ -1,5 +1,6 @@
 import type { Protocol } from "@turnpike/schema";
-import { authHeaders, trimSlash, type Target, type UpstreamRequest } from "../protocols/upstream-protocol";
+import { authHeaders, trimSlash, type UpstreamRequest } from "../protocols/upstream-protocol";
+import type { Target } from "../vocabulary/target";
 import { invalid, isRecord } from "../vocabulary/client-errors";
 import type { EmbeddingsRequest } from "./embeddings-request";
 

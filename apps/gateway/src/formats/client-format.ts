@@ -4,8 +4,7 @@ import type { Admission } from "../limits/limiter-store";
 import type { StoredResponse } from "../stored-responses/response-store";
 import type { Endpoint, Format } from "../vocabulary/format";
 
-export type { Format } from "../vocabulary/format";
-import type { CatalogEntry } from "../dispatch/catalog";
+import type { CatalogEntry } from "../vocabulary/target";
 
 /**
  * A validated client request, whatever its format: the few facts the pipeline reads, plus the

@@ -214,5 +214,3 @@ export function depthWithin(root: unknown, limit: number): boolean {
   }
   return true;
 }
-
-export { invalid, validationError } from "../vocabulary/client-errors";

@@ -1,6 +1,6 @@
 import { GatewayError } from "@turnpike/providers";
 import type { GatewayDeps } from "../deps";
-import type { CatalogEntry } from "../dispatch/catalog";
+import type { CatalogEntry } from "../vocabulary/target";
 import { worstCaseUsd, worstInputTokens } from "./worst-case";
 import { type BudgetCheck, nextMonthStart, type Reserved, teamSpendId } from "./spend-store";
 import type { Admission, BucketCheck } from "./limiter-store";

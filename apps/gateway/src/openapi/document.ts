@@ -7,8 +7,6 @@ import { componentSchemas } from "./components";
 import { type Json, operationIdOf } from "./operations";
 import { standardSchema } from "./standard-schema";
 
-export { API_VERSION } from "../vocabulary/api-version";
-
 /** The document's tags, in the order a reader meets them, each saying what its operations are for. */
 const TAGS: { name: string; description: string }[] = [
   {

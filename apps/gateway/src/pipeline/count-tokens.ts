@@ -9,7 +9,8 @@ import { newContext } from "./context";
 import { emit } from "./events";
 import { HEADER } from "../http/headers";
 import { fromPivotInClientTerms, passthroughBody } from "../dispatch/plan";
-import { readJsonBody, validationError } from "../http/read-body";
+import { readJsonBody } from "../http/read-body";
+import { validationError } from "../vocabulary/client-errors";
 import { resolve } from "../dispatch/resolve";
 import { errorResponse, toGatewayError } from "../http/respond";
 

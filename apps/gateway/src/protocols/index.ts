@@ -13,4 +13,5 @@ export const PROTOCOLS: Record<Protocol, UpstreamProtocol> = {
   responses: responsesProtocol,
 };
 
-export type { PassthroughOptions, Target, UpstreamProtocol, UpstreamRequest } from "./upstream-protocol";
+export type { PassthroughOptions, UpstreamProtocol, UpstreamRequest } from "./upstream-protocol";
+export type { Target } from "../vocabulary/target";

@@ -7,7 +7,7 @@ import {
 } from "@turnpike/providers";
 import type { MessagesRequest, MessagesResponse } from "@turnpike/schema";
 import type { SSEMessage } from "@turnpike/schema/sse";
-import type { UsageSink } from "../metering/usage-tally";
+import type { UsageSink } from "../vocabulary/usage-sink";
 import { namedModel } from "./model-label";
 import { dataAfter, each, indexOfQuoted, parseRegion } from "./sse-scan";
 import {
@@ -15,9 +15,9 @@ import {
   trimSlash,
   type PassthroughReader,
   type PassthroughState,
-  type Target,
   type UpstreamProtocol,
 } from "./upstream-protocol";
+import type { Target } from "../vocabulary/target";
 import { bodyText, derivedFrom } from "./body-text";
 
 /** The one version of the messages protocol Turnpike speaks upstream. */

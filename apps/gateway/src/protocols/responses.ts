@@ -7,7 +7,7 @@ import {
   upstreamErrorToGatewayError,
 } from "@turnpike/providers";
 import type { SSEMessage } from "@turnpike/schema/sse";
-import type { UsageSink } from "../metering/usage-tally";
+import type { UsageSink } from "../vocabulary/usage-sink";
 import { namedModel } from "./model-label";
 import { dataAfter, parseRegion } from "./sse-scan";
 import {
@@ -15,9 +15,9 @@ import {
   trimSlash,
   type PassthroughReader,
   type PassthroughState,
-  type Target,
   type UpstreamProtocol,
 } from "./upstream-protocol";
+import type { Target } from "../vocabulary/target";
 import { bodyText } from "./body-text";
 
 /** The events that end a Responses stream; the first two say how the reply ended. */

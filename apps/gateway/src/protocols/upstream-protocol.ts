@@ -5,8 +5,6 @@ import type { AuthScheme, Target } from "../vocabulary/target";
 import type { UsageSink } from "../vocabulary/usage-sink";
 import type { SignatureStore } from "../stored-responses/signature-store";
 
-export type { Target } from "../vocabulary/target";
-
 /** An upstream HTTP request, ready to send. */
 export interface UpstreamRequest {
   url: string;

@@ -7,7 +7,7 @@ import type { UpstreamProtocol } from "../protocols";
 import type { ReplyContext } from "../protocols/upstream-protocol";
 import { chunkDecoder, type InlineTap } from "./passthrough-tap";
 import { readPivotEvent } from "./tap-pivot";
-import type { UsageSink } from "../metering/usage-tally";
+import type { UsageSink } from "../vocabulary/usage-sink";
 
 /**
  * A translated stream as one inline step of the relay: upstream bytes → SSE → the upstream

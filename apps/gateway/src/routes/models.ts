@@ -8,7 +8,7 @@ import { authenticate } from "../keys/authenticate";
 import { newContext } from "../pipeline/context";
 import { modelNotFound } from "../dispatch/resolve";
 import { errorResponse, toGatewayError } from "../http/respond";
-import type { CatalogEntry } from "../dispatch/catalog";
+import type { CatalogEntry } from "../vocabulary/target";
 import type { Route } from "../http/route";
 import { errors, idParam, INFERENCE_KEYS, ok, ref } from "../openapi/operations";
 

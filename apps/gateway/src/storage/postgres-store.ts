@@ -4,7 +4,6 @@ import { migratePostgres } from "./postgres-migrate";
 import { unavailable } from "./postgres-errors";
 import { spendByBudget } from "../limits/spend-store";
 
-export { isConnectionError, unavailable } from "./postgres-errors";
 import {
   type KeyRecord,
   type Store,

@@ -58,8 +58,6 @@ export interface KeyRecord {
   };
 }
 
-export type { Endpoint } from "../vocabulary/format";
-
 /** A usage record's guardrail note (docs/guardrails.md): what was found, never the value. */
 export interface GuardrailNote {
   policies: string[];

@@ -1,7 +1,7 @@
 import { closeSync, ftruncateSync, openSync, readFileSync, readSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { GatewayError } from "@turnpike/providers";
-import { isConnectionError } from "../storage/postgres-store";
+import { isConnectionError } from "../storage/postgres-errors";
 import type { ResponseStore, StoredResponse } from "./response-store";
 
 /** One change not yet in the shared store, as a journal line. */

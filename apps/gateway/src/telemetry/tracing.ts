@@ -2,8 +2,6 @@ import type { OpsConfig } from "../config/config";
 // A type-only import: the OpenTelemetry packages load only through the dynamic import below.
 import type { Tracing } from "./otlp-tracing";
 
-export type { Tracing } from "./otlp-tracing";
-
 /**
  * Tracing when `OTEL_EXPORTER_OTLP_ENDPOINT` is set, else nothing: the OpenTelemetry packages are
  * imported here, on demand, so a gateway without an endpoint never loads them and its requests
