@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import type { GatewayDeps } from "./deps";
-import { errorsPlugin, oversizedHeaders } from "./http/errors";
+import { errorsPlugin, oversizedHeaders } from "./request/errors";
 import { directRoutes, mount } from "./http/route";
 import { buildMcpGateway } from "./mcp/mcp-gateway";
 import { routeTable } from "./routes/table";

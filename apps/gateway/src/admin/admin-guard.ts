@@ -3,7 +3,7 @@ import type { GatewayDeps } from "../deps";
 import { FORMATS } from "../formats";
 import { clientAddress, type Connection } from "../http/client-address";
 import { newRequestId } from "../http/request-id";
-import { errorResponse, toGatewayError } from "../http/respond";
+import { errorResponse, toGatewayError } from "../request/respond";
 import type { Handler, RouteCall } from "../http/route";
 import { tooManyFailures } from "../keys/authenticate";
 import { type AuditEntry, recordAudit } from "../teams/audit";

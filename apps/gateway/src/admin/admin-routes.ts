@@ -4,7 +4,7 @@ import { GatewayError } from "@turnpike/providers";
 import { explainErrors } from "@turnpike/schema";
 import type { GatewayDeps } from "../deps";
 import { DEFAULT_ROTATION_GRACE_SECONDS, type KeyFields, type NewKey } from "../keys/key-service";
-import { readJsonObject } from "../http/read-body";
+import { readJsonObject } from "../request/read-body";
 import { invalid } from "../vocabulary/client-errors";
 import { isRecord, validationError } from "../vocabulary/client-errors";
 import { toolPatternProblem } from "../mcp/tool-allow-list";

@@ -5,7 +5,8 @@ import { lineError } from "./batch-worker";
 import { BATCH_ENDPOINTS, type BatchEndpoint } from "./run-line";
 import { Slicer } from "../vocabulary/loop-turns";
 import { fileLines } from "./file-lines";
-import { depthWithin, MAX_JSON_DEPTH } from "../http/read-body";
+import { MAX_JSON_DEPTH } from "../request/read-body";
+import { depthWithin } from "../http/json-depth";
 import { nameProblem } from "../storage/clean-text";
 
 /** The longest `custom_id` of a chat-family batch line (a messages batch's: 64 of `[A-Za-z0-9_-]`, as its API says). */

@@ -1,12 +1,12 @@
 import { GatewayError } from "@turnpike/providers";
 import type { BatchQueue, GatewayDeps } from "../deps";
 import { FORMATS, type ClientFormat } from "../formats";
-import { bodyTooLarge, readJsonBody } from "../http/read-body";
-import { errorResponse, toGatewayError } from "../http/respond";
+import { bodyTooLarge, readJsonBody } from "../request/read-body";
+import { errorResponse, toGatewayError } from "../request/respond";
 import type { Route, RouteCall } from "../http/route";
 import { authenticate } from "../keys/authenticate";
 import { errors, idParam, INFERENCE_KEYS, ok } from "../openapi/operations";
-import { newContext } from "../pipeline/context";
+import { newContext } from "../request/context";
 import { nameProblem } from "../storage/clean-text";
 import type { KeyRecord } from "../storage/store";
 import { invalid, isRecord } from "../vocabulary/client-errors";

@@ -8,7 +8,7 @@ import { FORMATS } from "../formats";
 import type { ClientFormat } from "../formats/client-format";
 import type { CatalogEntry } from "../vocabulary/target";
 import { askedOutputCap } from "../limits/worst-case";
-import { newContext } from "../pipeline/context";
+import { newContext } from "../request/context";
 import { validate } from "../pipeline/validate";
 import type { KeyRecord } from "../storage/store";
 import { recall } from "../stored-responses/recall";

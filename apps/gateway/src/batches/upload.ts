@@ -1,7 +1,7 @@
 import Busboy, { type BusboyFileStream, type BusboyInstance } from "@fastify/busboy";
 import { GatewayError } from "@turnpike/providers";
 import type { Readable } from "node:stream";
-import { bodyTooLarge } from "../http/read-body";
+import { bodyTooLarge } from "../request/read-body";
 import { invalid } from "../vocabulary/client-errors";
 import { readsOf } from "./file-lines";
 

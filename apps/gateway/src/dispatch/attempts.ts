@@ -4,7 +4,7 @@ import type { GatewayDeps } from "../deps";
 import type { ClientRequest } from "../formats";
 import type { Target } from "../protocols";
 import type { Deployment, Route } from "./deployments";
-import type { RequestContext } from "../pipeline/context";
+import type { RequestContext } from "../request/context";
 import { execute, type Outcome } from "./execute";
 import { droppedBetas, plan, type Plan } from "./plan";
 import { affinityKey } from "./affinity";

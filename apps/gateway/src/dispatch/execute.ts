@@ -1,8 +1,8 @@
 import { GatewayError, messagesErrorTypeForStatus } from "@turnpike/providers";
 import type { GatewayDeps } from "../deps";
 import type { UpstreamRequest } from "../protocols";
-import type { RequestContext } from "../pipeline/context";
-import { emit } from "../pipeline/events";
+import type { RequestContext } from "../request/context";
+import { emit } from "../request/events";
 import type { Plan } from "./plan";
 
 /** How the upstream call went, as plain data. */

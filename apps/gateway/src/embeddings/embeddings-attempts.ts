@@ -4,7 +4,7 @@ import { affinityKey } from "../dispatch/affinity";
 import { noneHealthy, RETRYABLE, waitToRetry } from "../dispatch/attempts";
 import type { Deployment, Route } from "../dispatch/deployments";
 import { sessionOf } from "../dispatch/session-id";
-import type { RequestContext } from "../pipeline/context";
+import type { RequestContext } from "../request/context";
 import type { Target } from "../protocols";
 import { EMBEDDINGS_PROTOCOLS } from "./embeddings-protocols";
 import type { EmbeddingsRequest } from "./embeddings-request";

@@ -1,7 +1,7 @@
 import { GatewayError } from "@turnpike/providers";
 import type { GatewayDeps } from "../deps";
 import type { KeyRecord } from "../storage/store";
-import type { RequestContext } from "../pipeline/context";
+import type { RequestContext } from "../request/context";
 import { HEADER } from "../http/headers";
 import { effectiveKey, teamDirectory } from "../teams/team-directory";
 

@@ -5,7 +5,7 @@ import { worstCaseUsd, worstInputTokens } from "./worst-case";
 import { type BudgetCheck, nextMonthStart, type Reserved, teamSpendId } from "./spend-store";
 import type { Admission, BucketCheck } from "./limiter-store";
 import type { KeyRecord } from "../storage/store";
-import type { RequestContext } from "../pipeline/context";
+import type { RequestContext } from "../request/context";
 import { HEADER } from "../http/headers";
 
 /** A request let in: the limit headers its reply carries, and how to settle what it used. */

@@ -2,7 +2,7 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js"
 import { GatewayError } from "@turnpike/providers";
 import type { GatewayDeps } from "../deps";
 import { clientAddress, type Connection } from "../http/client-address";
-import { parseJsonWithin, readBodyText } from "../http/read-body";
+import { parseJsonWithin, readBodyText } from "../request/read-body";
 import type { Route } from "../http/route";
 import { authenticate } from "../keys/authenticate";
 import { json, type Json } from "../openapi/operations";

@@ -1,7 +1,7 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { KeyRecord } from "../storage/store";
-import type { Logger } from "../telemetry/logger";
+import type { Logger } from "../log/logger";
 import type { McpSessionStore } from "./session-store";
 import type { ListKind } from "./upstream-pool";
 

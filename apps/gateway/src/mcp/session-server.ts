@@ -24,7 +24,7 @@ import {
 import { GatewayError } from "@turnpike/providers";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { KeyRecord } from "../storage/store";
-import type { Logger } from "../telemetry/logger";
+import type { Logger } from "../log/logger";
 import { CALL_STATUS, type CallMeter, type McpMethod, type McpOperation } from "./call-meter";
 import type { McpConfig } from "./mcp-config";
 import {

@@ -10,7 +10,7 @@ import {
   ResourceListChangedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { Logger } from "../telemetry/logger";
+import type { Logger } from "../log/logger";
 import type { McpServerConfig } from "./mcp-config";
 
 /** Which of an upstream's lists changed (its `notifications/*\/list_changed`). */

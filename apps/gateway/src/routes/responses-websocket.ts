@@ -7,11 +7,11 @@ import type { GatewayDeps } from "../deps";
 import { FORMATS } from "../formats";
 import { authenticate } from "../keys/authenticate";
 import type { Connection } from "../http/client-address";
-import { newContext } from "../pipeline/context";
+import { newContext } from "../request/context";
 import { handleInference } from "../pipeline/inference";
 import { newRequestId } from "../http/request-id";
-import { errorResponse, toGatewayError } from "../http/respond";
-import { parseJsonWithin } from "../http/read-body";
+import { errorResponse, toGatewayError } from "../request/respond";
+import { parseJsonWithin } from "../request/read-body";
 import { LARGE_BODY_CHARS, loopTurn } from "../vocabulary/loop-turns";
 
 /**

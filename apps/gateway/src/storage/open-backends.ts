@@ -1,5 +1,5 @@
 import type { Config } from "../config/config";
-import type { Logger } from "../telemetry/logger";
+import type { Logger } from "../log/logger";
 import { type AuthFailureStore, MemoryAuthFailures } from "../keys/auth-failures";
 import { type Backends, ProbedBackends } from "./backends";
 import { JournalLedger } from "../metering/journal-ledger";

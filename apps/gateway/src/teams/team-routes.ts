@@ -7,7 +7,7 @@ import { explainErrors } from "@turnpike/schema";
 import { adminGuard, type SessionPrincipal } from "../admin/admin-guard";
 import type { AuditEntry } from "./audit";
 import type { GatewayDeps } from "../deps";
-import { readJsonObject } from "../http/read-body";
+import { readJsonObject } from "../request/read-body";
 import { invalid } from "../vocabulary/client-errors";
 import type { Route } from "../http/route";
 import { hashSecret } from "../keys/key-service";

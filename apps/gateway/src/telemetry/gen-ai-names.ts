@@ -1,4 +1,4 @@
-import type { RequestContext } from "../pipeline/context";
+import type { RequestContext } from "../request/context";
 import type { Upstream } from "../vocabulary/target";
 import type { Endpoint } from "../vocabulary/format";
 

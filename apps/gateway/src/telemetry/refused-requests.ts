@@ -1,6 +1,6 @@
 import type { GatewayError } from "@turnpike/providers";
-import type { RequestContext } from "../pipeline/context";
-import type { PipelineHooks } from "../pipeline/events";
+import type { RequestContext } from "../request/context";
+import type { PipelineHooks } from "../request/events";
 import type { Endpoint } from "../vocabulary/format";
 import { endpointOfRequest } from "./gen-ai-names";
 

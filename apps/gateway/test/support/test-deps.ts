@@ -24,8 +24,8 @@ import { SqliteStore } from "../../src/storage/sqlite-store";
 import type { KeyRecord } from "../../src/storage/store";
 import { memoryLogger } from "./memory-logger";
 import { GatewayMetrics } from "../../src/telemetry/metrics";
-import type { RequestContext } from "../../src/pipeline/context";
-import type { PipelineHooks } from "../../src/pipeline/events";
+import type { RequestContext } from "../../src/request/context";
+import type { PipelineHooks } from "../../src/request/events";
 import { MemoryAffinity } from "../../src/dispatch/affinity";
 
 /** Where the simulated upstreams of the test deps point (never reached: fetch is injected). */

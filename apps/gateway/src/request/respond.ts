@@ -1,8 +1,8 @@
 import { GatewayError } from "@turnpike/providers";
 import type { ClientFormat } from "../formats";
-import type { Logger } from "../telemetry/logger";
-import { logRefusal, type Refusal } from "../telemetry/refusal-log";
-import { SSE_HEADERS } from "./headers";
+import type { Logger } from "../log/logger";
+import { logRefusal, type Refusal } from "./refusal-log";
+import { SSE_HEADERS } from "../http/headers";
 
 /** Any thrown value as a GatewayError; unknown failures are logged and become a 500 that names no internals. */
 export function toGatewayError(e: unknown, logger: Logger, requestId: string): GatewayError {
