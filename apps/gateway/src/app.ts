@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import type { GatewayDeps } from "./deps";
+import type { GatewayDeps } from "./wiring/deps";
 import { errorsPlugin, oversizedHeaders } from "./request/errors";
 import { directRoutes, mount } from "./http/route";
 import { buildMcpGateway } from "./mcp/mcp-gateway";

@@ -2,19 +2,19 @@ import { decodeCursor, encodeCursor } from "../http/page-cursor";
 import { Value } from "@sinclair/typebox/value";
 import { GatewayError } from "@turnpike/providers";
 import { explainErrors } from "@turnpike/schema";
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import { DEFAULT_ROTATION_GRACE_SECONDS, type KeyFields, type NewKey } from "../keys/key-service";
 import { readJsonObject } from "../request/read-body";
 import { invalid } from "../vocabulary/client-errors";
 import { isRecord, validationError } from "../vocabulary/client-errors";
-import { toolPatternProblem } from "../mcp/tool-allow-list";
+import { toolPatternProblem } from "../tools/tool-allow-list";
 import { isCleanId, MAX_ID_CHARS, nameProblem, textProblem } from "../storage/clean-text";
-import { type AdminKey, AdminKeyBody, AdminRotate, ModelLimit } from "./admin-schemas";
+import { type AdminKey, AdminKeyBody, AdminRotate, ModelLimit } from "../openapi/admin-schemas";
 import type { KeyRecord, UsageFilter, UsageGroup } from "../storage/store";
-import { modelEntry } from "../routes/models";
+import { modelEntry } from "../formats/model-card";
 import type { Route } from "../http/route";
 import { admin, idParam, json, ok, query, ref } from "../openapi/operations";
-import { forbidden } from "../teams/principal";
+import { forbidden } from "../access/principal";
 import {
   changesKey,
   createsKeyIn,
@@ -27,7 +27,7 @@ import {
 } from "../teams/roles";
 import { applyTeamRules, checkCeilings } from "../teams/key-ceilings";
 import { DEFAULT_TEAM_ID } from "../teams/team-store";
-import { adminGuard, type SessionPrincipal } from "./admin-guard";
+import { adminGuard, type SessionPrincipal } from "../access/admin-guard";
 import { foldByOwner, OWNERS, type Owner } from "./usage-owners";
 import {
   mergeNewestFirst,

@@ -1,4 +1,4 @@
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import { newRequestId } from "../http/request-id";
 import { admit, admittedBefore, type Admitted } from "../limits/admit";
 import type { KeyRecord } from "../storage/store";

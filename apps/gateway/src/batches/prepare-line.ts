@@ -1,4 +1,4 @@
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import { plan } from "../dispatch/plan";
 import { resolve } from "../dispatch/resolve";
 import { embeddingsTarget } from "../embeddings/call-embeddings";

@@ -1,5 +1,5 @@
 import type { Protocol } from "@turnpike/schema";
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import { authHeaders, trimSlash } from "../protocols/upstream-protocol";
 import type { Upstream } from "../vocabulary/target";
 import { isRecord } from "../vocabulary/client-errors";

@@ -2,7 +2,7 @@ import { UPSTREAM_PROTOCOLS } from "@turnpike/schema";
 import { MIN_ADMIN_KEY_LENGTH } from "../keys/admin-key";
 import { parseTrustedProxies, type TrustedProxies } from "../http/client-address";
 import { DEFAULT_MAX_BODY_VALUES, MIB } from "../request/read-body";
-import { REDIS_FAIL_MODES, type RedisFailMode } from "../storage/redis-failover";
+import { REDIS_FAIL_MODES, type RedisFailMode } from "../wiring/redis-failover";
 import { type Static, Type } from "@sinclair/typebox";
 import { catalogProblems, MODEL_ROW_FIELDS } from "../dispatch/catalog";
 import {
@@ -19,8 +19,8 @@ import { unknownKeys } from "../vocabulary/unknown-fields";
 import { type ConfigSource, readConfigSource, withPositions } from "./config-file";
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "../log/logger";
 
-import { MCP_DEFAULTS, type McpConfig, parseMcpConfig } from "../mcp/mcp-config";
-import { parsePublicUrl, parseSignOn, type SignOnConfig } from "../sign-on/sign-on-config";
+import { MCP_DEFAULTS, type McpConfig, parseMcpConfig } from "./mcp-config";
+import { parsePublicUrl, parseSignOn, type SignOnConfig } from "./sign-on-config";
 import { type GuardrailsConfig, parseGuardrails } from "../guardrails/policy";
 
 export interface Config {

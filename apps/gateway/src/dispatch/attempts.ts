@@ -1,6 +1,6 @@
 import type { GuardrailRun } from "../guardrails/run";
 import { GatewayError } from "@turnpike/providers";
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import type { ClientRequest } from "../formats";
 import type { Target } from "../protocols";
 import type { Deployment, Route } from "./deployments";

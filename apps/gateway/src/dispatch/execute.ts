@@ -1,5 +1,5 @@
 import { GatewayError, messagesErrorTypeForStatus } from "@turnpike/providers";
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import type { UpstreamRequest } from "../protocols";
 import type { RequestContext } from "../request/context";
 import { emit } from "../request/events";

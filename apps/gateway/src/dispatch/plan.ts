@@ -1,6 +1,6 @@
 import { clientPath, inClientTerms, type Warning } from "@turnpike/providers";
 import { invalid } from "../vocabulary/client-errors";
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import type { ClientFormat, ClientRequest } from "../formats";
 import { PROTOCOLS, type Target, type UpstreamProtocol } from "../protocols";
 import type { ReplyContext } from "../protocols/upstream-protocol";

@@ -1,5 +1,5 @@
 import { GatewayError } from "@turnpike/providers";
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import { unaliased } from "../formats/agent-catalog";
 import type { Target } from "../protocols";
 import type { KeyRecord } from "../storage/store";

@@ -1,5 +1,5 @@
 import { GatewayError } from "@turnpike/providers";
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import { sameTypeForStatus, timeoutError, withoutKey } from "../dispatch/execute";
 import { resolve } from "../dispatch/resolve";
 import type { RequestContext } from "../request/context";

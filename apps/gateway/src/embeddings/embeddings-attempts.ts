@@ -1,5 +1,5 @@
 import { GatewayError } from "@turnpike/providers";
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import { affinityKey } from "../dispatch/affinity";
 import { noneHealthy, RETRYABLE, waitToRetry } from "../dispatch/attempts";
 import type { Deployment, Route } from "../dispatch/deployments";

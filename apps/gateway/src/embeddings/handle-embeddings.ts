@@ -1,11 +1,11 @@
 import { headerSafe } from "@turnpike/providers";
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import { HEADER } from "../http/headers";
 import { FORMATS } from "../formats";
 import type { Connection } from "../http/client-address";
 import { readJsonBody } from "../request/read-body";
 import { errorResponse, toGatewayError } from "../request/respond";
-import { authenticate } from "../keys/authenticate";
+import { authenticate } from "../access/authenticate";
 import { admit, type Admitted } from "../limits/admit";
 import { newContext } from "../request/context";
 import { emit } from "../request/events";

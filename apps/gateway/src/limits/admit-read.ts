@@ -1,5 +1,5 @@
 import { GatewayError } from "@turnpike/providers";
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import type { ClientFormat } from "../formats/client-format";
 import { budgetChecks, budgetRefusal, rateLimited } from "./admit";
 import type { KeyRecord } from "../storage/store";

@@ -1,5 +1,5 @@
 import { GatewayError } from "@turnpike/providers";
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import type { CatalogEntry } from "../vocabulary/target";
 import { worstCaseUsd, worstInputTokens } from "./worst-case";
 import { type BudgetCheck, nextMonthStart, type Reserved, teamSpendId } from "./spend-store";

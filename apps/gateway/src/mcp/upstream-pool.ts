@@ -11,7 +11,7 @@ import {
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "../log/logger";
-import type { McpServerConfig } from "./mcp-config";
+import type { McpServerConfig } from "../config/mcp-config";
 
 /** Which of an upstream's lists changed (its `notifications/*\/list_changed`). */
 export type ListKind = "tools" | "prompts" | "resources";

@@ -1,4 +1,4 @@
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import type { Target } from "../protocols";
 import type { KeyRecord, UsageRecord } from "../storage/store";
 import type { Admitted } from "../limits/admit";

@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { ADMIN_SCHEMAS } from "../admin/admin-schemas";
+import { ADMIN_SCHEMAS } from "./admin-schemas";
 import { TEAM_SCHEMAS } from "../teams/team-schemas";
 import type { Route } from "../http/route";
 import { API_VERSION } from "../vocabulary/api-version";

@@ -1,9 +1,9 @@
 import { validateCountTokensRequest, type MessagesRequest, type Protocol } from "@turnpike/schema";
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import { FORMATS, type ClientFormat } from "../formats";
 import { PROTOCOLS, type UpstreamProtocol } from "../protocols";
 import { admit, type Admitted } from "../limits/admit";
-import { authenticate } from "../keys/authenticate";
+import { authenticate } from "../access/authenticate";
 import type { Connection } from "../http/client-address";
 import { newContext } from "../request/context";
 import { emit } from "../request/events";

@@ -1,9 +1,9 @@
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import type { ClientFormat } from "../formats";
 import { admitNow, type Admitted } from "../limits/admit";
 import { dispatch } from "../dispatch/attempts";
 import { withInputTokens } from "../dispatch/plan";
-import { authenticateNow } from "../keys/authenticate";
+import { authenticateNow } from "../access/authenticate";
 import type { Connection } from "../http/client-address";
 import { askedOutputCap } from "../limits/worst-case";
 import { newContext } from "../request/context";

@@ -1,7 +1,7 @@
 import { restoreMessage } from "../guardrails/pivot";
 import { GatewayError, headerSafe, messagesUsageFields } from "@turnpike/providers";
 import type { MessagesResponse } from "@turnpike/schema";
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import type { RequestContext } from "../request/context";
 import { firstFrameGuard } from "./first-frame-guard";
 import { sseLineGate } from "./sse-line-gate";

@@ -1,12 +1,12 @@
 import { GatewayError } from "@turnpike/providers";
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import { modelNotFound } from "../dispatch/resolve";
 import { FORMATS } from "../formats";
 import { catalogIdOf, generateFormatFor, generateModels, type GenerateMode } from "../formats/generate";
 import type { Connection } from "../http/client-address";
 import { errorResponse, toGatewayError } from "../request/respond";
 import type { Route } from "../http/route";
-import { authenticate } from "../keys/authenticate";
+import { authenticate } from "../access/authenticate";
 import { errors, idParam, json, ok, query, ref, REQUEST_ID, type Json } from "../openapi/operations";
 import { newContext } from "../request/context";
 import { type CountRoute, handleCountTokens } from "../pipeline/count-tokens";

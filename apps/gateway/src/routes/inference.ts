@@ -1,4 +1,4 @@
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import { FORMATS, type ClientFormat } from "../formats";
 import { errorResponse, toGatewayError } from "../request/respond";
 import { newRequestId } from "../http/request-id";

@@ -1,5 +1,5 @@
 import { GatewayError } from "@turnpike/providers";
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import type { ClientRequest } from "../formats";
 import type { KeyRecord } from "../storage/store";
 import { isCleanId } from "../storage/clean-text";

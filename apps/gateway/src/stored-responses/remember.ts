@@ -1,4 +1,4 @@
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import type { ClientRequest } from "../formats";
 import type { KeyRecord } from "../storage/store";
 

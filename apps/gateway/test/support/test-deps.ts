@@ -6,7 +6,7 @@
 import { countTextTokens, countTokens } from "@turnpike/providers";
 import type { MessagesStreamEvent } from "@turnpike/schema";
 import { loadConfig } from "../../src/config/config";
-import type { GatewayDeps } from "../../src/deps";
+import type { GatewayDeps } from "../../src/wiring/deps";
 import { FORMATS, type ClientFormat } from "../../src/formats";
 import { KeyService, type NewKey } from "../../src/keys/key-service";
 import { buildCatalog } from "../../src/dispatch/catalog";

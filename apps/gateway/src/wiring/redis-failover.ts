@@ -1,7 +1,7 @@
 import { GatewayError } from "@turnpike/providers";
 import type { AuthFailureStore } from "../keys/auth-failures";
 import type { Admission, BucketCheck, LimiterStore } from "../limits/limiter-store";
-import { RedisDown, type RedisLink } from "./redis-link";
+import { RedisDown, type RedisLink } from "../storage/redis-link";
 import type { RedisSpendStore } from "../limits/redis-spend-store";
 import type { BudgetCheck, MemorySpendStore, Reserved, SpendStore } from "../limits/spend-store";
 

@@ -1,5 +1,5 @@
 import { GatewayError } from "@turnpike/providers";
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import { FORMATS } from "../formats";
 import { newRequestId } from "../http/request-id";
 import { errorResponse } from "../request/respond";

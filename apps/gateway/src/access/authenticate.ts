@@ -1,5 +1,5 @@
 import { GatewayError } from "@turnpike/providers";
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import type { KeyRecord } from "../storage/store";
 import type { RequestContext } from "../request/context";
 import { HEADER } from "../http/headers";

@@ -1,13 +1,13 @@
 import { GatewayError } from "@turnpike/providers";
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import { FORMATS } from "../formats";
 import { clientAddress, type Connection } from "../http/client-address";
 import { newRequestId } from "../http/request-id";
 import { errorResponse, toGatewayError } from "../request/respond";
 import type { Handler, RouteCall } from "../http/route";
-import { tooManyFailures } from "../keys/authenticate";
+import { tooManyFailures } from "./authenticate";
 import { type AuditEntry, recordAudit } from "../teams/audit";
-import { bearerPrincipal } from "../teams/principal";
+import { bearerPrincipal } from "./principal";
 import type { Principal } from "../teams/roles";
 
 /** One admin call: who makes it, and how its write is put in the audit log. */
