@@ -1,3 +1,4 @@
+import { batchStoreOf } from "./storage/batch-store";
 import { BatchWorker } from "./batches/batch-worker";
 import { countTextTokens, countTokens } from "@turnpike/providers";
 import { startSimulator, type Simulator } from "@turnpike/simulator";
@@ -20,8 +21,8 @@ import { requestLog } from "./telemetry/request-log";
 import { RefusalLog } from "./telemetry/refused-requests";
 import { RequestTrail } from "./telemetry/request-trail";
 import { startTracing } from "./telemetry/tracing";
-import { DEFAULT_TEAM_ID } from "./teams/team-store";
-import { teamSpendId } from "./limits/spend-store";
+import { DEFAULT_TEAM_ID, teamStoreOf } from "./teams/team-store";
+import { teamSpendId } from "./storage/spend-ids";
 import { loopTurn } from "./vocabulary/loop-turns";
 import { VERSION } from "./vocabulary/version";
 
@@ -122,7 +123,7 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
     teamOf: (id) => teams.get(id),
     budgets: async () => {
       const owned = (await keys.list()).filter((k) => k.budget_usd !== null && !k.revoked_at);
-      const teamed = (await store.teamStore().listTeams()).filter((t) => t.budget_usd !== null);
+      const teamed = (await teamStoreOf(store).listTeams()).filter((t) => t.budget_usd !== null);
       return Promise.all([
         ...owned.map(async (k) => ({
           scope: "key" as const,
@@ -184,7 +185,7 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
   };
   // Batch jobs: kept in the store, run by this instance's worker unless TURNPIKE_BATCH_WORKER=off.
   let batchWorker: BatchWorker | undefined;
-  deps.batches = { store: store.batchStore(), queued: () => batchWorker?.kick() };
+  deps.batches = { store: batchStoreOf(store), queued: () => batchWorker?.kick() };
   if (config.batches.worker) {
     batchWorker = new BatchWorker(deps, deps.batches.store);
     batchWorker.start();

@@ -1,3 +1,4 @@
+import { teamStoreOf } from "../teams/team-store";
 import { GatewayError } from "@turnpike/providers";
 import type { GatewayDeps } from "../wiring/deps";
 import { FORMATS } from "../formats";
@@ -37,7 +38,7 @@ async function checkAdmin(
     ? await bearerPrincipal(
         auth.replace(/^bearer\s+/i, ""),
         deps.adminKey,
-        deps.store.teamStore(),
+        teamStoreOf(deps.store),
         deps.now(),
         deps.config.adminKeyPrevious,
       )
@@ -86,7 +87,7 @@ export function adminGuard(deps: GatewayDeps, session?: SessionPrincipal) {
         if (!READS.has(call.request.method)) await admitWrite(deps, who);
         const address = clientAddress(call.server, call.request, deps.config.trustedProxies);
         const audit = (e: AuditEntry) =>
-          recordAudit(deps.store.teamStore(), who, address, e, deps.now()).catch((err) =>
+          recordAudit(teamStoreOf(deps.store), who, address, e, deps.now()).catch((err) =>
             deps.logger.error("audit write failed", { action: e.action }, err),
           );
         return await fn({ ...call, who, audit });

@@ -26,7 +26,7 @@ import {
   revokesKey,
 } from "../teams/roles";
 import { applyTeamRules, checkCeilings } from "../teams/key-ceilings";
-import { DEFAULT_TEAM_ID } from "../teams/team-store";
+import { DEFAULT_TEAM_ID, teamStoreOf } from "../teams/team-store";
 import { adminGuard, type SessionPrincipal } from "../access/admin-guard";
 import { foldByOwner, OWNERS, type Owner } from "./usage-owners";
 import {
@@ -265,7 +265,7 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
       handle: guarded(async ({ request, who, audit }) => {
         const input = parseKeyFields(await body(request), true, catalogIds, mcpServers, policyNames) as NewKey; // requireName: name is set
         const teamId = input.team_id ?? DEFAULT_TEAM_ID;
-        const team = await deps.store.teamStore().team(teamId);
+        const team = await teamStoreOf(deps.store).team(teamId);
         if (!team)
           throw invalid(`team_id: no team ${JSON.stringify(teamId.slice(0, 100))} (see GET /admin/teams)`, "team_id");
         if (!createsKeyIn(who, teamId)) throw forbidden(`make a key in team ${teamId}`);
@@ -355,7 +355,7 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
         if (fields.team_id !== undefined) throw invalid("team_id: a key's team is set when it is made", "team_id");
         const before = allowed(who, await deps.keys.get(id), id, changesKey, "change");
         if (!isAdmin(who)) {
-          const team = await deps.store.teamStore().team(before.team_id ?? DEFAULT_TEAM_ID);
+          const team = await teamStoreOf(deps.store).team(before.team_id ?? DEFAULT_TEAM_ID);
           if (team) checkCeilings(fields, team, deps.now());
         }
         const record = found(await deps.keys.update(id, fields), id);

@@ -1,6 +1,6 @@
 import type { BatchConfig } from "../config/config";
 import { invalid, isRecord } from "../vocabulary/client-errors";
-import type { BatchKind, BatchLine } from "./batch-store";
+import type { BatchKind, BatchLine } from "../storage/batch-store";
 import { lineError } from "./batch-worker";
 import { BATCH_ENDPOINTS, type BatchEndpoint } from "./run-line";
 import { Slicer } from "../vocabulary/loop-turns";

@@ -13,7 +13,14 @@ import { invalid, isRecord } from "../vocabulary/client-errors";
 import { BATCH_ENDPOINTS, messagesLines, openaiLines } from "../batches/batch-input";
 import { loopTurn, Slicer } from "../vocabulary/loop-turns";
 import { messagesBatchObject, messagesResultRow, newId, openaiBatchObject } from "../batches/batch-objects";
-import { type BatchFile, type BatchJob, type BatchKind, FILE_CHUNK_BYTES, jsonlChunks } from "../batches/batch-store";
+import {
+  type BatchFile,
+  type BatchJob,
+  type BatchKind,
+  FILE_CHUNK_BYTES,
+  jsonlChunks,
+  batchStoreOf,
+} from "../storage/batch-store";
 import { readUpload } from "../batches/upload";
 import type { BatchEndpoint } from "../batches/run-line";
 
@@ -40,7 +47,7 @@ function keyed(
     const ctx = newContext(call.request, format, call.server, deps.config.trustedProxies);
     try {
       const key = await authenticate(deps, ctx);
-      return await fn(call, key, deps.batches ?? { store: deps.store.batchStore(), queued: () => {} });
+      return await fn(call, key, deps.batches ?? { store: batchStoreOf(deps.store), queued: () => {} });
     } catch (e) {
       return errorResponse(format, toGatewayError(e, deps.logger, ctx.id), {
         logger: deps.logger,

@@ -11,7 +11,7 @@ import { readJsonObject } from "../request/read-body";
 import { invalid } from "../vocabulary/client-errors";
 import type { Route } from "../http/route";
 import { hashSecret } from "../keys/key-service";
-import { teamSpendId } from "../limits/spend-store";
+import { teamSpendId } from "../storage/spend-ids";
 import { toolPatternProblem } from "../tools/tool-allow-list";
 import { admin, idParam, json, ok, query, ref } from "../openapi/operations";
 import { nameProblem } from "../storage/clean-text";
@@ -37,6 +37,7 @@ import {
   type Membership,
   type Team,
   type User,
+  teamStoreOf,
 } from "../teams/team-store";
 
 const newId = (prefix: string) => `${prefix}_${randomBytes(9).toString("base64url")}`;
@@ -102,7 +103,7 @@ const USER_ID = idParam("The user's id (`user_…`).");
  */
 export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route[] {
   const guarded = adminGuard(deps, session);
-  const teams = () => deps.store.teamStore();
+  const teams = () => teamStoreOf(deps.store);
   const iso = () => new Date(deps.now()).toISOString();
   const body = (request: Request) => readJsonObject(request, deps.config.maxBodyBytes, deps.config.maxBodyValues);
   const catalogIds = deps.catalog.all().map((e) => e.id);

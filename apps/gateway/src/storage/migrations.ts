@@ -5,7 +5,7 @@ import {
   BATCH_LINE_STATE_INDEX,
   BATCH_TABLES,
   batchFileChunks,
-} from "../batches/batch-store";
+} from "./batch-store";
 import { VERSION } from "../vocabulary/version";
 import { rollupMigration } from "./usage-rollup";
 

@@ -1,11 +1,11 @@
-import { BatchStore } from "../batches/batch-store";
 import { SQL } from "bun";
 import { migratePostgres } from "./postgres-migrate";
 import { unavailable } from "./postgres-errors";
-import { spendByBudget } from "../limits/spend-store";
+import { spendByBudget } from "./spend-ids";
 
 import {
   type KeyRecord,
+  type Connection,
   type Store,
   type UsageAggregate,
   type UsageFilter,
@@ -13,9 +13,6 @@ import {
   type UsageRecord,
   withoutEmptyOptionals,
 } from "./store";
-import type { ResponseStore } from "../stored-responses/response-store";
-import { PostgresResponseStore } from "../stored-responses/postgres-response-store";
-import { TeamStore } from "../teams/team-store";
 import { postgresRunner } from "./sql-runner";
 import { KEY_COLUMNS, type KeyRow, fromKey, toKey } from "./key-rows";
 import { aggregateSql, type Dialect, PRUNE_SLICE, ROLLUPS, rollupInsert, toAggregates } from "./usage-rollup";
@@ -265,16 +262,8 @@ export class PostgresStore implements Store {
     }
   }
 
-  responseStore(): ResponseStore {
-    return new PostgresResponseStore(this.sql);
-  }
-
-  teamStore(): TeamStore {
-    return new TeamStore(postgresRunner(this.sql, unavailable));
-  }
-
-  batchStore(): BatchStore {
-    return new BatchStore(postgresRunner(this.sql, unavailable));
+  connection(): Connection {
+    return { dialect: "postgres", sql: this.sql, runner: postgresRunner(this.sql, unavailable) };
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,5 @@
 import type { KeyRecord, Store } from "../storage/store";
-import type { Team, TeamStore } from "./team-store";
+import { type Team, type TeamStore, teamStoreOf } from "./team-store";
 
 /** How long a team read from the store is used before it is read again (another instance's change shows within this). */
 const TEAM_TTL_MS = 5_000;
@@ -35,7 +35,7 @@ const directories = new WeakMap<Store, TeamDirectory>();
 export function teamDirectory(store: Store, now: () => number): TeamDirectory {
   let dir = directories.get(store);
   if (!dir) {
-    dir = new TeamDirectory(store.teamStore(), now);
+    dir = new TeamDirectory(teamStoreOf(store), now);
     directories.set(store, dir);
   }
   return dir;

@@ -1,4 +1,4 @@
-import type { BatchStore } from "../batches/batch-store";
+import type { BatchStore } from "../storage/batch-store";
 import type { MessagesRequest } from "@turnpike/schema";
 import type { Config } from "../config/config";
 import type { McpSessionStore } from "../tools/session-store";

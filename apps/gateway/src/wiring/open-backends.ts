@@ -1,3 +1,4 @@
+import { responseStoreOf } from "../stored-responses/response-store-of";
 import type { Config } from "../config/config";
 import type { Logger } from "../log/logger";
 import { type AuthFailureStore, MemoryAuthFailures } from "../keys/auth-failures";
@@ -176,7 +177,7 @@ export async function openBackends(
       `usage journal ${journalDir}: ${journal.backlog} records from before this start are being shipped to PostgreSQL`,
     );
   const responses = pg
-    ? JournaledResponseStore.open(journalDir, store.responseStore(), {
+    ? JournaledResponseStore.open(journalDir, responseStoreOf(store), {
         onState: (up, waiting) =>
           up
             ? logger.info("stored responses journaled during a PostgreSQL outage have all been shipped")
@@ -223,7 +224,7 @@ export async function openBackends(
     redis: link,
     // A session's deployment likewise (dispatch/affinity.ts).
     affinity: link ? new RedisAffinity(link, now) : new MemoryAffinity(now),
-    responses: responses ?? store.responseStore(),
+    responses: responses ?? responseStoreOf(store),
     directory,
     limiter,
     spend,

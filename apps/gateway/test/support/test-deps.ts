@@ -3,6 +3,7 @@
  * SQLite store, the key directory, the memory limiter, spend, auth-failure and signature stores,
  * the group-commit ledger), with an injected clock, fetch and logger. Not used by the gateway.
  */
+import { responseStoreOf } from "../../src/stored-responses/response-store-of";
 import { countTextTokens, countTokens } from "@turnpike/providers";
 import type { MessagesStreamEvent } from "@turnpike/schema";
 import { loadConfig } from "../../src/config/config";
@@ -124,7 +125,7 @@ export async function testDeps(opts: TestDepsOptions = {}): Promise<TestDeps> {
     ledger,
     signatures: new MemorySignatures(100),
     affinity: new MemoryAffinity(() => Date.now()),
-    responses: store.responseStore(),
+    responses: responseStoreOf(store),
     upstreams,
     router: buildRouter(catalog, upstreams, [], config.routing, "config"),
     fetch: fake.fetch,
