@@ -7,7 +7,7 @@ import {
 } from "@turnpike/providers";
 import { validateGenerateRequest, type GenerateModel, type GenerateRequest } from "@turnpike/schema";
 import { formatSSE } from "@turnpike/schema/sse";
-import { chatLimitHeaders } from "../limits/rate-limit-headers";
+import { chatLimitHeaders } from "./rate-limit-headers";
 import { invalid, validationError } from "../vocabulary/client-errors";
 import type { CatalogEntry } from "../vocabulary/target";
 import { DEFAULT_MAX_TOKENS } from "./chat";

@@ -1,7 +1,7 @@
 import { formatMessagesEvent, renderMessagesError } from "@turnpike/providers";
 import { validateMessagesRequest } from "@turnpike/schema";
 import { formatSSE } from "@turnpike/schema/sse";
-import { anthropicLimitHeaders } from "../limits/rate-limit-headers";
+import { anthropicLimitHeaders } from "./rate-limit-headers";
 import { validationError } from "../vocabulary/client-errors";
 import type { ClientFormat, ClientRequest, PivotEncoder } from "./client-format";
 import type { Warning } from "@turnpike/providers";

@@ -7,7 +7,7 @@ import { authenticate } from "../access/authenticate";
 import { errors, idParam, INFERENCE_KEYS, ok, query, ref } from "../openapi/operations";
 import { newContext } from "../request/context";
 import type { KeyRecord } from "../storage/store";
-import type { StoredResponse } from "../stored-responses/response-store";
+import type { StoredResponse } from "../vocabulary/stored-response";
 import { isCleanId } from "../storage/clean-text";
 import { admitRead } from "../limits/admit-read";
 

@@ -2,7 +2,8 @@ import { closeSync, ftruncateSync, openSync, readFileSync, readSync, writeSync }
 import { join } from "node:path";
 import { GatewayError } from "@turnpike/providers";
 import { isConnectionError } from "../storage/postgres-errors";
-import type { ResponseStore, StoredResponse } from "./response-store";
+import type { ResponseStore } from "./response-store";
+import type { StoredResponse } from "../vocabulary/stored-response";
 
 /** One change not yet in the shared store, as a journal line. */
 type Op = { op: "put"; r: StoredResponse } | { op: "delete"; key_id: string; id: string };

@@ -13,7 +13,7 @@ import type { Backends } from "../storage/backends";
 import type { Ledger } from "../metering/ledger";
 import type { LimiterStore } from "../limits/limiter-store";
 import type { ResponseStore } from "../stored-responses/response-store";
-import type { SignatureStore } from "../stored-responses/signature-store";
+import type { SignatureStore } from "../vocabulary/signature-store";
 import type { SpendStore } from "../limits/spend-store";
 import type { Store } from "../storage/store";
 import type { Logger } from "../log/logger";

@@ -1,6 +1,7 @@
 import { GatewayError } from "@turnpike/providers";
 import type { AuthFailureStore } from "../keys/auth-failures";
-import type { Admission, BucketCheck, LimiterStore } from "../limits/limiter-store";
+import type { BucketCheck, LimiterStore } from "../limits/limiter-store";
+import type { Admission } from "../vocabulary/admission";
 import { RedisDown, type RedisLink } from "../storage/redis-link";
 import type { RedisSpendStore } from "../limits/redis-spend-store";
 import type { BudgetCheck, MemorySpendStore, Reserved, SpendStore } from "../limits/spend-store";

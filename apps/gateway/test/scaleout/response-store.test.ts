@@ -5,7 +5,7 @@
 import { responseStoreOf } from "../../src/stored-responses/response-store-of";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { PostgresStore } from "../../src/storage/postgres-store";
-import type { StoredResponse } from "../../src/stored-responses/response-store";
+import type { StoredResponse } from "../../src/vocabulary/stored-response";
 import { SqliteStore } from "../../src/storage/sqlite-store";
 import type { Store } from "../../src/storage/store";
 import { freshDatabase, postgresUp } from "./servers";
