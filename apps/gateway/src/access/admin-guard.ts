@@ -1,6 +1,5 @@
 import { teamStoreOf } from "../teams/team-store";
 import { GatewayError } from "@turnpike/providers";
-import type { GatewayDeps } from "../wiring/deps";
 import { FORMATS } from "../formats";
 import { clientAddress, type Connection } from "../http/client-address";
 import { newRequestId } from "../http/request-id";
@@ -10,6 +9,27 @@ import { tooManyFailures } from "./authenticate";
 import { type AuditEntry, recordAudit } from "../teams/audit";
 import { bearerPrincipal } from "./principal";
 import type { Principal } from "../teams/roles";
+import type { AuthFailureStore } from "../keys/auth-failures";
+import type { LimiterStore } from "../limits/limiter-store";
+import type { Logger } from "../log/logger";
+import type { Store } from "../storage/store";
+import type { TrustedProxies } from "../http/client-address";
+
+/** What this step needs of the gateway (wiring/deps.ts `GatewayDeps` is one). */
+export interface AdminGuardDeps {
+  /** Bearer secret of the admin API. */
+  adminKey: string;
+  authFailures: AuthFailureStore;
+  config: {
+    adminKeyPrevious?: { key: string; until: string };
+    adminWritesPerMinute: number;
+    trustedProxies: TrustedProxies;
+  };
+  limiter: LimiterStore;
+  logger: Logger;
+  now: () => number;
+  store: Store;
+}
 
 /** One admin call: who makes it, and how its write is put in the audit log. */
 export interface AdminCall extends RouteCall {
@@ -28,7 +48,7 @@ export type SessionPrincipal = (request: Request) => Promise<Principal | undefin
  * right secret.
  */
 async function checkAdmin(
-  deps: GatewayDeps,
+  deps: AdminGuardDeps,
   request: Request,
   server: Connection | null | undefined,
   session?: SessionPrincipal,
@@ -63,7 +83,7 @@ const READS = new Set(["GET", "HEAD", "OPTIONS"]);
  * every instance shares: one member cannot flood the audit log nor the key table. A 429 in the
  * admin API's error format, with `Retry-After`.
  */
-async function admitWrite(deps: GatewayDeps, who: Principal): Promise<void> {
+async function admitWrite(deps: AdminGuardDeps, who: Principal): Promise<void> {
   const rpm = deps.config.adminWritesPerMinute;
   const [a] = await deps.limiter.admit([{ bucket: `admin-writes|${who.actor}`, limits: { rpm, tpm: null } }], 0);
   if (!a || a.ok) return;
@@ -78,7 +98,7 @@ async function admitWrite(deps: GatewayDeps, who: Principal): Promise<void> {
 }
 
 /** Wraps an admin handler: the caller checked first; what it throws is answered in the chat format's envelope. */
-export function adminGuard(deps: GatewayDeps, session?: SessionPrincipal) {
+export function adminGuard(deps: AdminGuardDeps, session?: SessionPrincipal) {
   return (fn: (call: AdminCall) => Promise<Response> | Response): Handler =>
     async (call) => {
       const requestId = newRequestId();

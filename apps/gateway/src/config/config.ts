@@ -2,7 +2,7 @@ import { UPSTREAM_PROTOCOLS } from "@turnpike/schema";
 import { MIN_ADMIN_KEY_LENGTH } from "../keys/admin-key";
 import { parseTrustedProxies, type TrustedProxies } from "../http/client-address";
 import { DEFAULT_MAX_BODY_VALUES, MIB } from "../request/read-body";
-import { REDIS_FAIL_MODES, type RedisFailMode } from "../wiring/redis-failover";
+import { REDIS_FAIL_MODES, type RedisFailMode } from "../storage/redis-link";
 import { type Static, Type } from "@sinclair/typebox";
 import { catalogProblems, MODEL_ROW_FIELDS } from "../dispatch/catalog";
 import {

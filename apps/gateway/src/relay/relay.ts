@@ -1,7 +1,6 @@
 import { restoreMessage } from "../guardrails/pivot";
 import { GatewayError, headerSafe, messagesUsageFields } from "@turnpike/providers";
 import type { MessagesResponse } from "@turnpike/schema";
-import type { GatewayDeps } from "../wiring/deps";
 import type { RequestContext } from "../request/context";
 import { firstFrameGuard } from "./first-frame-guard";
 import { sseLineGate } from "./sse-line-gate";
@@ -18,6 +17,17 @@ import { relayStream } from "./relay-stream";
 import { translatedTap } from "./translated-tap";
 import type { UsageTally } from "../metering/usage-tally";
 import { isRecord } from "../vocabulary/client-errors";
+import type { PipelineHooks } from "../request/events";
+import type { Logger } from "../log/logger";
+
+/** What this step needs of the gateway (wiring/deps.ts `GatewayDeps` is one). */
+export interface RelayDeps {
+  config: { keepAliveSeconds: number };
+  hooks: readonly PipelineHooks[];
+  logger: Logger;
+  /** Aborted when a drain's grace period is over: the streams still open end with the in-band error. */
+  shutdown?: AbortSignal;
+}
 
 /**
  * A reply's headers. Built from a per-deployment template: in Bun 1.4.4 every header handed to
@@ -110,7 +120,7 @@ function malformed(vendor: string, what: string): GatewayError {
  * translation) behind a check of its first event, metered when it ends.
  */
 export async function relay(
-  deps: GatewayDeps,
+  deps: RelayDeps,
   ctx: RequestContext,
   plan: Plan,
   upstream: Response,
@@ -148,7 +158,7 @@ async function refuse(r: Relaying, err: GatewayError): Promise<Response> {
 
 /** One reply on its way to the client: what both halves of relay read. */
 interface Relaying {
-  deps: GatewayDeps;
+  deps: RelayDeps;
   ctx: RequestContext;
   plan: Plan;
   upstream: Response;

@@ -3,7 +3,7 @@ import type { MessagesRequest } from "@turnpike/schema";
 import type { Config } from "../config/config";
 import type { McpSessionStore } from "../tools/session-store";
 import type { KeyService } from "../keys/key-service";
-import type { InflightBook } from "../metering/inflight";
+import type { InflightBook } from "../limits/inflight";
 import type { PipelineHooks } from "../request/events";
 import type { Catalog } from "../dispatch/catalog";
 import type { Router } from "../dispatch/deployments";

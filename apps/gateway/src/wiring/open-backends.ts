@@ -23,7 +23,7 @@ import { SqliteStore } from "../storage/sqlite-store";
 import { JournaledResponseStore } from "../stored-responses/journaled-response-store";
 import type { ResponseStore } from "../stored-responses/response-store";
 import type { Store, UsageRecord } from "../storage/store";
-import { PostgresInflightBook } from "../metering/postgres-inflight";
+import { PostgresInflightBook } from "../limits/postgres-inflight";
 import { type AffinityStore, MemoryAffinity } from "../dispatch/affinity";
 import { RedisAffinity } from "../dispatch/redis-affinity";
 
