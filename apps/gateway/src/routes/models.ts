@@ -8,7 +8,6 @@ import { authenticate } from "../access/authenticate";
 import { newContext } from "../request/context";
 import { modelNotFound } from "../dispatch/resolve";
 import { errorResponse, toGatewayError } from "../request/respond";
-import type { CatalogEntry } from "../vocabulary/target";
 import type { Route } from "../http/route";
 import { errors, idParam, INFERENCE_KEYS, ok, ref } from "../openapi/operations";
 
