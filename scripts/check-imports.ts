@@ -42,6 +42,7 @@ export const TIERS: Tier[] = [
       "telemetry",
       "guardrails",
       "tools",
+      "sign-on",
     ],
   },
   // Who is calling: authentication, the principal, the admin guard.
@@ -50,8 +51,8 @@ export const TIERS: Tier[] = [
   { name: "wiring", rooms: ["config", "wiring"] },
   // Each kind of operation, run through the steps.
   { name: "surfaces", rooms: ["pipeline", "embeddings", "batches", "mcp"] },
-  // HTTP routes, the admin API and its dashboard, sign-on, the OpenAPI document.
-  { name: "routes", rooms: ["routes", "admin", "sign-on", "openapi"] },
+  // HTTP routes (sign-on's among them), the admin API and its dashboard, the OpenAPI document.
+  { name: "routes", rooms: ["routes", "admin", "openapi"] },
   { name: "boot", rooms: ["app.ts", "boot.ts", "main.ts", "cli.ts", "cli-ops.ts"] },
 ];
 

@@ -62,7 +62,7 @@ export interface BootOptions {
 
 /**
  * Builds every dependency from the config and returns the app, not yet listening. The one place
- * that chooses the implementations behind the state seams (storage/open-backends.ts).
+ * that chooses the implementations behind the state seams (wiring/open-backends.ts).
  */
 export async function bootGateway(config: Config, opts: BootOptions = {}): Promise<Gateway> {
   const catalog = buildCatalog(config.models, config.vendors);

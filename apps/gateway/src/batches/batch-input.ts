@@ -97,7 +97,7 @@ function openaiLine(text: string, i: number, seen: Set<string>, endpoint: BatchE
     return malformed("openai", n, `line-${n}`, `Line ${n} is not valid JSON.`);
   }
   // A line nested thousands deep parses, then overflows the stack of whatever serialises it
-  // (the line's own record, below): refused with the batch, as a request body is (http/read-body.ts).
+  // (the line's own record, below): refused with the batch, as a request body is (request/read-body.ts).
   if (!depthWithin(line, MAX_JSON_DEPTH))
     throw invalid(
       `Line ${n} of the input file nests deeper than the limit of ${MAX_JSON_DEPTH} levels of JSON.`,

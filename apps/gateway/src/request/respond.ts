@@ -17,7 +17,7 @@ export function toGatewayError(e: unknown, logger: Logger, requestId: string): G
 
 /**
  * A complete JSON error in the caller's own format, never an SSE body, and its one log line
- * (telemetry/refusal-log.ts). `reply`: the headers the reply would have carried (the request's
+ * (request/refusal-log.ts). `reply`: the headers the reply would have carried (the request's
  * routing and limits); the error's own win over them.
  */
 export function errorResponse(format: ClientFormat, err: GatewayError, refusal: Refusal, reply?: Headers): Response {

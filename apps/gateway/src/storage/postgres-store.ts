@@ -81,7 +81,7 @@ const USAGE_TYPES: Record<(typeof USAGE_COLUMNS)[number], string> = {
  * array literal in JavaScript); one `JSON.stringify` of the batch is native (bound as text, then
  * cast: a parameter the server types as json is sent by the driver as a JSON string). Rows whose request
  * id is already there are skipped: a replayed journal cannot duplicate a record. The same
- * transaction takes the requests out of the book of requests in flight (metering/postgres-inflight.ts),
+ * transaction takes the requests out of the book of requests in flight (limits/postgres-inflight.ts),
  * by its primary key (`= ANY` of an array: written as `IN (SELECT …)` the planner scanned the
  * whole book, dead rows included, on every insert). The rows really added (`RETURNING`: a replayed
  * one is not) are rolled up in the same statement, per hour, day and month (storage/usage-rollup.ts).

@@ -47,7 +47,7 @@ const lower = (a: number | null, b: number | null): number | null => (a === null
  * A key as requests see it: its own models and limits intersected with its team's. Models: the
  * key's list and the team's both apply (KeyService.allows checks `team.models`); rpm and tpm: the
  * lower of the two; the team's budget is reserved beside the key's at admission (limits/admit.ts);
- * MCP tools: the key's list and the team's both apply (mcp/tool-allow-list.ts reads `team.tools`).
+ * MCP tools: the key's list and the team's both apply (tools/tool-allow-list.ts reads `team.tools`).
  */
 export function effectiveKey(key: KeyRecord, team: Team | undefined): KeyRecord {
   const tools = team?.tools ?? null;
