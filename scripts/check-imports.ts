@@ -1,5 +1,5 @@
 /**
- * The import check of the gateway (docs/design.md, "Tiers of folders"; decisions/0026-folder-tiers.md):
+ * The import check of the gateway (docs/design.md, "Tiers of folders"; decisions/0029-folder-tiers.md):
  * no import cycle between files, no loop between folders, and no folder import that climbs a tier.
  * Run by the test command (scripts/test-all.ts) and on its own with `bun scripts/check-imports.ts`;
  * it prints each offending import and exits 1.

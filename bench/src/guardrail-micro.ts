@@ -21,8 +21,11 @@ const rounds = Number(args.rounds);
 
 type PolicyModule = typeof import("../../apps/gateway/src/guardrails/policy");
 type RunModule = typeof import("../../apps/gateway/src/guardrails/run");
+type PivotModule = typeof import("../../apps/gateway/src/guardrails/pivot");
 const { parseGuardrails } = (await import(`${dir}/src/guardrails/policy.ts`)) as PolicyModule;
 const { GuardrailRun } = (await import(`${dir}/src/guardrails/run.ts`)) as RunModule;
+// The streamed reply's reader (the `reply` surface), where this build has one.
+const { StreamRestorer } = (await import(`${dir}/src/guardrails/pivot.ts`)) as PivotModule;
 
 const problems: string[] = [];
 const config = parseGuardrails(
@@ -59,12 +62,13 @@ function cpuUs(f: () => void): number {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 console.log(`guardrail cost per KB of prompt, policy: every built-in category, redact (${dir})`);
-console.log("prompt KB | redact µs/KB | restore µs/KB | values found");
+console.log("prompt KB | redact µs/KB | restore µs/KB | streamed reply µs/KB | values found");
 for (const kb of [1, 10, 100]) {
   const text = prompt(kb);
   const reps = Math.max(1, Math.round(200 / kb));
   const redact: number[] = [];
   const restore: number[] = [];
+  const streamed: number[] = [];
   let found = 0;
   for (let r = 0; r < rounds; r++) {
     let redacted = "";
@@ -87,6 +91,25 @@ for (const kb of [1, 10, 100]) {
         reps /
         kb,
     );
+    // The same reply streamed in deltas of 16 characters (a few tokens each): read by the reply
+    // policies (every category: the policy applies to replies by default) and restored.
+    const deltas: string[] = [];
+    for (let at = 0; at < redacted.length; at += 16) deltas.push(redacted.slice(at, at + 16));
+    streamed.push(
+      cpuUs(() => {
+        for (let i = 0; i < reps; i++) {
+          const r = new StreamRestorer(run);
+          const sink = () => {};
+          for (const text of deltas)
+            r.push({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text } }, sink);
+          r.push({ type: "content_block_stop", index: 0 }, sink);
+        }
+      }) /
+        reps /
+        kb,
+    );
   }
-  console.log(`${kb} | ${median(redact).toFixed(1)} | ${median(restore).toFixed(1)} | ${found}`);
+  console.log(
+    `${kb} | ${median(redact).toFixed(1)} | ${median(restore).toFixed(1)} | ${median(streamed).toFixed(1)} | ${found}`,
+  );
 }

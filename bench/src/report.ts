@@ -1,4 +1,5 @@
 /** The printed report: one table of load cells, the stream TTFB table, memory, and the targets. */
+import { renderFeatureCost } from "./feature-cost";
 import type { MemoryResult } from "./memory";
 import type { BenchResults, TargetCheck } from "./results";
 
@@ -178,6 +179,36 @@ export function renderReport(r: BenchResults): string {
       ),
     );
   }
+
+  for (const s of r.scenarios.filter((x) => x.published)) {
+    out.push(`\nSide by side with a published benchmark: ${s.published} (${s.name}, same run)`);
+    out.push(
+      table(
+        ["target", "c", "rps", "p50 ms", "p99 ms", "+p50 over direct", "cpu µs/req", "cpu/bare"],
+        (
+          [
+            ["Turnpike", s.gateway],
+            ["bare proxy", s.bare_proxy],
+            ["direct (simulator)", s.direct],
+          ] as const
+        ).map(([who, m]) => [
+          who,
+          String(s.concurrency),
+          fmt.rps(m.rps),
+          fmt.ms(m.p50_ms),
+          fmt.ms(m.p99_ms),
+          who === "direct (simulator)" ? "—" : fmt.signedMs(m.p50_ms - s.direct.p50_ms),
+          fmt.us(m.cpu_us_per_req),
+          who === "direct (simulator)" ? "—" : fmt.ratio(m.cpu_us_per_req / s.bare_proxy.cpu_us_per_req),
+        ]),
+      ),
+    );
+    out.push(
+      "  the peer does not serve a messages client on a chat upstream (src/peer.ts); its figures are in the peer table above",
+    );
+  }
+
+  if (r.feature_cost) out.push("\n" + renderFeatureCost(r.feature_cost));
 
   if (r.ttfb.length) {
     out.push("\nStream time to first byte (sequential requests), ms");

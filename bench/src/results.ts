@@ -1,4 +1,5 @@
 /** The shape of `bench/results/latest.json` (a superset of the issue's contract). */
+import type { FeatureCost } from "./feature-cost";
 import type { MemoryResult } from "./memory";
 import type { BaselineName, ScenarioKind } from "./scenarios";
 
@@ -22,6 +23,8 @@ export interface ScenarioResult {
   /** The same-protocol request the bare proxy and direct runs sent (see scenarios.ts). */
   baseline: BaselineName;
   concurrency: number;
+  /** The published benchmark whose request shape this row is (scenarios.ts), reported beside it. */
+  published?: string;
   gateway: TargetMetrics;
   bare_proxy: TargetMetrics;
   direct: TargetMetrics;
@@ -85,6 +88,8 @@ export interface BenchResults {
   memory: MemoryResult | null;
   /** Streams that flow for 15 s (150 chunks 100 ms apart), per stream scenario measured so. */
   memory_long: MemoryResult[];
+  /** What each feature adds per request when on, against the same chain without it (src/feature-cost.ts). */
+  feature_cost?: FeatureCost;
   /** Against the bare proxy (the first targets). */
   targets: TargetCheck[];
   /** The performance issue's targets: against the metering floor and Turnpike's own passthroughs (targets.ts). */

@@ -8,6 +8,7 @@
  * --fetch-cap N (BUN_CONFIG_MAX_HTTP_REQUESTS of both proxies, default 4096; 0 = Bun's 256) ·
  * --gateway-dir DIR (run the gateway app found there, e.g. a patched copy, instead of apps/gateway) ·
  * --profile (instead of the run: CPU-profile the gateway under each scenario at c=32) ·
+ * --feature-rounds N (rounds of the cost of each feature, src/feature-cost.ts, default 8; 0 leaves it out) ·
  * --store postgres / --limits redis (instead of the run: the scale-out back ends against the
  * embedded ones at c=32, src/scale-out.ts).
  */
@@ -18,6 +19,7 @@ import { parseArgs } from "node:util";
 import { ensureWrk, runWrk, writeScript, type Measured } from "./load";
 import { backgroundLoad } from "./machine-load";
 import { HELD, LONG, measureMemory, measureOn, type MemoryResult, type StreamPace } from "./memory";
+import { measureFeatureCost } from "./feature-cost";
 import { PEER_NAME, PEER_PACKAGE, peerDir, peerRequest, peerServes, peerVersion, startPeerProcess } from "./peer";
 import { preflight, type ReplyFormat } from "./preflight";
 import { pin, priorityPrefix, CORE, type Service } from "./processes";
@@ -61,6 +63,7 @@ const { values: args } = parseArgs({
     "gateway-dir": { type: "string" },
     store: { type: "string", default: "sqlite" },
     limits: { type: "string", default: "memory" },
+    "feature-rounds": { type: "string", default: "8" },
   },
 });
 if (args.store !== "sqlite" && args.store !== "postgres")
@@ -79,7 +82,11 @@ const only = args.only;
 const scenarios = SCENARIOS.filter(
   (s) => !only || (only.startsWith("=") ? s.name === only.slice(1) : s.name.includes(only)),
 );
-if (scenarios.length === 0) throw new Error(`no scenario name contains ${JSON.stringify(args.only)}`);
+/** The cost of each feature (src/feature-cost.ts): in a whole run, or with `--only feature`. */
+const featureRounds = Number(args["feature-rounds"]);
+const withFeatureCost = featureRounds > 0 && (!only || "feature cost".includes(only.replace(/^=/, "")));
+if (scenarios.length === 0 && !withFeatureCost)
+  throw new Error(`no scenario name contains ${JSON.stringify(args.only)}`);
 
 const t0 = performance.now();
 const elapsed = () => `${((performance.now() - t0) / 1000).toFixed(0).padStart(3)} s`;
@@ -115,6 +122,7 @@ const baselineFormat: Record<BaselineName, ReplyFormat> = {
   generate: "generate",
   "messages-stream": "messages",
   "chat-stream": "chat",
+  "chat-1k": "chat",
 };
 
 function metrics(m: Measured): TargetMetrics {
@@ -243,7 +251,8 @@ async function benchmark(sim: Service): Promise<void> {
     const run = await target(`direct ${b}`, sim.url + BASELINES[b].path, wrkScript(BASELINES[b]), sim.pid);
     if (warmupSeconds > 0) await run(32, warmupSeconds);
     const out = new Map<number, Measured>();
-    for (const c of CONCURRENCIES) out.set(c, await run(c, cellSeconds));
+    const levels = new Set(runnable.filter((s) => s.baseline === b).flatMap((s) => s.concurrencies ?? CONCURRENCIES));
+    for (const c of CONCURRENCIES.filter((x) => levels.has(x))) out.set(c, await run(c, cellSeconds));
     direct.set(b, out);
     summary(`direct ${b}`, out.get(32)!);
   }
@@ -274,7 +283,7 @@ async function benchmark(sim: Service): Promise<void> {
         ? await target(`peer ${s.name}`, peer.url + peerReq.path, wrkScript(peerReq), peer.pid)
         : undefined;
     if (viaPeer && warmupSeconds > 0) await viaPeer(32, warmupSeconds);
-    for (const c of CONCURRENCIES) {
+    for (const c of s.concurrencies ?? CONCURRENCIES) {
       const b = await viaBare(c, cellSeconds);
       const g = await viaGw(c, cellSeconds);
       const f = viaFloor ? await viaFloor(c, cellSeconds) : undefined;
@@ -285,6 +294,7 @@ async function benchmark(sim: Service): Promise<void> {
         stream: s.stream,
         baseline: s.baseline,
         concurrency: c,
+        ...(s.published ? { published: s.published } : {}),
         gateway: metrics(g),
         bare_proxy: metrics(b),
         direct: metrics(direct.get(s.baseline)!.get(c)!),
@@ -297,6 +307,25 @@ async function benchmark(sim: Service): Promise<void> {
       }
     }
   }
+
+  // What each feature adds, against the same chain without it: gateways of their own, loaded together.
+  const featureCost = withFeatureCost
+    ? await measureFeatureCost({
+        wrk,
+        sim,
+        tmp,
+        rounds: featureRounds,
+        seconds: cellSeconds,
+        connections: 32,
+        warmupSeconds,
+        fetchCap,
+        track: (s) => services.push(s),
+        log,
+      })
+    : undefined;
+  if (featureCost)
+    for (const r of featureCost.rows.filter((x) => !x.pending))
+      log(`feature cost, ${r.feature}: ${r.ratio.toFixed(3)}× (${r.ratio_min.toFixed(2)}–${r.ratio_max.toFixed(2)})`);
 
   // Time to first byte of each stream scenario, one request at a time.
   const ttfb: TtfbRow[] = [];
@@ -399,6 +428,7 @@ async function benchmark(sim: Service): Promise<void> {
     ttfb,
     memory,
     memory_long: memoryLong,
+    ...(featureCost ? { feature_cost: featureCost } : {}),
     targets: checkTargets(rows, ttfb, memoryLong),
     floor_targets: checkFloorTargets(rows, ttfb, memoryLong),
   };

@@ -20,7 +20,7 @@ export interface HttpRequestSpec extends WrkRequest {
 }
 
 /** Same-protocol upstream requests (alpha = messages, beta = chat, gamma = generateContent). */
-export type BaselineName = "messages" | "chat" | "generate" | "messages-stream" | "chat-stream";
+export type BaselineName = "messages" | "chat" | "generate" | "messages-stream" | "chat-stream" | "chat-1k";
 
 const json = (o: unknown) => JSON.stringify(o);
 const messagesHeaders = {
@@ -30,6 +30,35 @@ const messagesHeaders = {
 };
 const chatHeaders = { "content-type": "application/json", authorization: `Bearer ${UPSTREAM_KEY}` };
 const generateHeaders = { "content-type": "application/json", "x-goog-api-key": UPSTREAM_KEY };
+
+/**
+ * The request shape of agentgateway's published benchmark ("Benchmarking agentgateway vs
+ * LiteLLM", parts 1 and 2, 2026-06-26: 32 connections, 1 KB request payloads, a mock LLM
+ * server), as issue 47 sets it: a 1 KiB messages request translated to chat, the upstream
+ * answering its head after {@link PUBLISHED_FIRST_BYTE_MS} (the simulator's `first_byte`
+ * directive, so the same simulator serves every scenario). The posts' mock answers at once;
+ * the issue's 25 ms stands for a vendor's time to answer.
+ */
+export const PUBLISHED_FIRST_BYTE_MS = 25;
+export const PUBLISHED_BODY_BYTES = 1024;
+
+/** `body(text)` padded with spaces in its one user turn until it is exactly `bytes` long. */
+function padded(body: (text: string) => string, bytes: number): string {
+  const head = `[sim first_byte=${PUBLISHED_FIRST_BYTE_MS}] `;
+  const short = body(head);
+  if (short.length > bytes) throw new Error(`the published shape's body is over ${bytes} bytes already`);
+  // The pad is words, as a prompt's are (not one run of a single letter).
+  const words = "the quick brown fox jumps over the lazy dog ".repeat(40);
+  return body(head + words.slice(0, bytes - short.length));
+}
+const PUBLISHED_MESSAGES = padded(
+  (t) => json({ model: "beta-5", max_tokens: 64, messages: [{ role: "user", content: t }] }),
+  PUBLISHED_BODY_BYTES,
+);
+const PUBLISHED_CHAT = padded(
+  (t) => json({ model: "beta-5", max_tokens: 64, messages: [{ role: "user", content: t }] }),
+  PUBLISHED_BODY_BYTES,
+);
 
 export const BASELINES: Record<BaselineName, HttpRequestSpec> = {
   messages: {
@@ -74,6 +103,14 @@ export const BASELINES: Record<BaselineName, HttpRequestSpec> = {
     }),
     stream: true,
   },
+  // The upstream's side of the published shape: the same 1 KiB turn in the chat format.
+  "chat-1k": {
+    method: "POST",
+    path: "/v1/chat/completions",
+    headers: chatHeaders,
+    body: PUBLISHED_CHAT,
+    stream: false,
+  },
 };
 
 export type ScenarioKind = "passthrough" | "translation";
@@ -86,6 +123,10 @@ export interface Scenario {
   gateway: { format: ClientFormat; path: string; body: string };
   baseline: BaselineName;
   stream: boolean;
+  /** The concurrencies it is loaded at (default: the run's, 1, 32 and 128). */
+  concurrencies?: readonly number[];
+  /** A published benchmark whose request shape this is: reported beside it, not judged against the passthroughs. */
+  published?: string;
 }
 
 const PATH: Record<ClientFormat, string> = {
@@ -128,6 +169,15 @@ export const SCENARIOS: Scenario[] = [
   scenario("stream chat→messages", "translation", "chat", "alpha-haiku-4-5", "messages-stream"),
   scenario("responses→chat", "translation", "responses", "beta-5", "chat"),
   scenario("stream responses→chat", "translation", "responses", "beta-5", "chat-stream"),
+  {
+    name: "agentgateway shape: messages→chat 1 KiB",
+    kind: "translation",
+    gateway: { format: "messages", path: PATH.messages, body: PUBLISHED_MESSAGES },
+    baseline: "chat-1k",
+    stream: false,
+    concurrencies: [32],
+    published: `agentgateway's benchmark (c=32, 1 KiB requests), the upstream answering after ${PUBLISHED_FIRST_BYTE_MS} ms`,
+  },
 ];
 
 /** The gateway request of a scenario, carrying the Turnpike key the way each format's clients do. */

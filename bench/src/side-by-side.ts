@@ -57,8 +57,9 @@ export async function measureTogether(opts: {
       pidUnderTest: b.pid,
       upstreamPid: opts.simPid,
     });
-  // Warm-up: each build once, untimed.
-  for (const b of builds) await load(b, opts.warmupSeconds ?? WARMUP_SECONDS);
+  // Warm-up: each build once, untimed (none when told 0: builds warmed by an earlier call).
+  const warmup = opts.warmupSeconds ?? WARMUP_SECONDS;
+  if (warmup > 0) for (const b of builds) await load(b, warmup);
   const cpu: number[][] = builds.map(() => []);
   const requests: number[][] = builds.map(() => []);
   const threadUs = builds.map(

@@ -9,12 +9,14 @@ import { Overview } from "./views/overview";
 import { Usage } from "./views/usage";
 import { Teams } from "./views/teams";
 import { Audit } from "./views/audit";
+import { Guardrails } from "./views/guardrails";
 
 const VIEWS = {
   overview: "Overview",
   keys: "Keys",
   usage: "Usage",
   live: "Live log",
+  guardrails: "Guardrails",
   teams: "Teams",
   audit: "Audit",
   models: "Models",
@@ -98,6 +100,7 @@ export function App() {
         {view === "keys" && <Keys keys={keys} reload={reloadKeys} />}
         {view === "usage" && <Usage names={names} />}
         {view === "live" && <Live names={names} />}
+        {view === "guardrails" && <Guardrails names={names} />}
         {view === "teams" && <Teams />}
         {view === "audit" && <Audit />}
         {view === "models" && <Models />}

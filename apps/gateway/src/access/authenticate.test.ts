@@ -1,6 +1,10 @@
 import { afterEach, beforeEach, describe, expect, spyOn, test } from "bun:test";
 import { GatewayError } from "@turnpike/providers";
-import { authenticate, presentedKey } from "./authenticate";
+import { authenticate, authenticateNow, presentedKey } from "./authenticate";
+import { NO_GUARDRAILS, keyPolicies, parseGuardrails } from "../guardrails/policy";
+import { teamDirectory } from "../teams/team-directory";
+import type { Team } from "../teams/team-store";
+import type { KeyRecord } from "../storage/store";
 import { testDeps, type TestDeps } from "../../test/support/test-deps";
 
 let t: TestDeps;
@@ -120,5 +124,52 @@ describe("failed attempts per address", () => {
     expect(err.headers?.["retry-after"]).toBe("15");
     t.clock.advance(15_000);
     expect((await refused(authenticate(t.deps, ctx({}, "10.6.6.6")))).status).toBe(401);
+  });
+});
+
+describe("a team key's chain, made once per key and team (issue 47)", () => {
+  test("at once (no promise) once its team is held, the same effective key each time, made anew when the team changes", async () => {
+    const dir = teamDirectory(t.deps.store, t.deps.now);
+    const at = new Date(0).toISOString();
+    const team: Team = {
+      id: "team_chain",
+      name: "chain",
+      models: null,
+      rpm: 50,
+      tpm: null,
+      budget_usd: 20,
+      created_at: at,
+      updated_at: at,
+    };
+    await dir.store.createTeam(team);
+    const { record, secret } = await t.addKey({ name: "member", team_id: team.id });
+    const c = ctx({ "x-api-key": secret });
+    // The first request reads the team (a promise); the next find it held.
+    const first = await authenticateNow(t.deps, c);
+    const again = authenticateNow(t.deps, c);
+    expect(again).not.toBeInstanceOf(Promise);
+    expect(again).toBe(first);
+    expect((again as KeyRecord).rpm).toBe(50);
+    expect((again as KeyRecord).team?.budget_usd).toBe(20);
+    expect(record.team).toBeUndefined();
+    // A change to the team here is forgotten at once: the next request reads it and makes the key anew.
+    await dir.store.updateTeam({ ...team, rpm: 10 });
+    dir.forget(team.id);
+    const changed = await authenticateNow(t.deps, c);
+    expect(changed).not.toBe(first);
+    expect(changed.rpm).toBe(10);
+  });
+
+  test("a key's guardrail policies: made once per key record, none for a key that runs none", () => {
+    const config = parseGuardrails({ policies: { words: { words: ["Project Falcon"], action: "mask" } } }, []);
+    const plain = { guardrails: null };
+    const guarded = { guardrails: ["words"] };
+    expect(keyPolicies(config, plain)).toBeUndefined();
+    const policies = keyPolicies(config, guarded);
+    expect(policies?.map((p) => p.name)).toEqual(["words"]);
+    expect(keyPolicies(config, guarded)).toBe(policies);
+    // A changed key is a new record: its policies are made again.
+    expect(keyPolicies(config, { guardrails: [] })).toBeUndefined();
+    expect(keyPolicies(NO_GUARDRAILS, guarded)).toBeUndefined();
   });
 });

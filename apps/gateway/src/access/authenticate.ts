@@ -2,7 +2,7 @@ import { GatewayError } from "@turnpike/providers";
 import type { KeyRecord } from "../storage/store";
 import type { RequestContext } from "../request/context";
 import { HEADER } from "../http/headers";
-import { effectiveKey, teamDirectory } from "../teams/team-directory";
+import { effectiveKeyOf, teamDirectory } from "../teams/team-directory";
 import type { AuthFailureStore } from "../keys/auth-failures";
 import type { KeyService } from "../keys/key-service";
 import type { Store } from "../storage/store";
@@ -48,9 +48,10 @@ export function tooManyFailures(wait: number): GatewayError {
 }
 
 /**
- * {@link authenticate} at once where it can be (a live key of no team, held in memory: most
- * requests), without an async frame; every other case (a refusal, a team, a rotated-out secret
- * in its grace period, a directory that must wait) goes through {@link authenticate}.
+ * {@link authenticate} at once where it can be (a live key held in memory, of no team or of a
+ * team held fresh: most requests), without an async frame; every other case (a refusal, a team
+ * to read, a rotated-out secret in its grace period, a directory that must wait) goes through
+ * {@link authenticate}.
  */
 export function authenticateNow(
   deps: AuthenticateDeps,
@@ -58,7 +59,11 @@ export function authenticateNow(
 ): KeyRecord | Promise<KeyRecord> {
   const secret = presentedKey(ctx.request.headers);
   const key = secret?.startsWith("sk-") ? deps.keys.liveKeyNow(secret) : undefined;
-  return key && !key.team_id ? key : authenticate(deps, ctx);
+  if (!key) return authenticate(deps, ctx);
+  if (!key.team_id) return key;
+  // A team held fresh in memory: the key as its team makes it, at once (made once per key and team).
+  const held = teamDirectory(deps.store, deps.now).getNow(key.team_id);
+  return held ? effectiveKeyOf(key, held.team) : authenticate(deps, ctx);
 }
 
 /**
@@ -79,7 +84,7 @@ export async function authenticate(
       : ({ ok: false, reason: "unknown" } as const);
   if (result.ok)
     return result.key.team_id
-      ? effectiveKey(result.key, await teamDirectory(deps.store, deps.now).get(result.key.team_id))
+      ? effectiveKeyOf(result.key, await teamDirectory(deps.store, deps.now).get(result.key.team_id))
       : result.key;
   const address = ctx.address();
   const wait = await deps.authFailures.blockedFor(address);

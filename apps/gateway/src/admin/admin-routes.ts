@@ -29,6 +29,7 @@ import { applyTeamRules, checkCeilings } from "../teams/key-ceilings";
 import { DEFAULT_TEAM_ID, teamStoreOf } from "../teams/team-store";
 import { adminGuard, type SessionPrincipal } from "../access/admin-guard";
 import { foldByOwner, OWNERS, type Owner } from "./usage-owners";
+import { detectionTotals } from "../guardrails/detection-totals";
 import {
   mergeNewestFirst,
   refusalLine,
@@ -38,6 +39,9 @@ import {
   seriesRange,
   toSeries,
 } from "./usage-series";
+
+/** The most ledger records one `GET /admin/guardrails` reads (the oldest of a busier range are left out, `truncated`). */
+const MAX_GUARDED_RECORDS = 100_000;
 
 /** A key as the admin API shows it: never the secret, never its hash. */
 export function publicKey(k: KeyRecord, spentUsd?: number): AdminKey {
@@ -555,6 +559,48 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
           by: owner,
           days: range.days,
           series: toSeries(range.days, fold(rows), "key", fold(failed)),
+        });
+      }),
+    },
+    {
+      method: "GET",
+      path: "/admin/guardrails",
+      doc: admin(
+        "Guardrail detections per policy, category, action and key over a range of UTC days (never a value)",
+        ok(
+          "One row per policy, category, action, dry run and key, most detections first.",
+          ref("AdminGuardrailTotals"),
+        ),
+        {
+          parameters: [
+            query("since", "First day, `YYYY-MM-DD` (default: 13 days before `until`).", {
+              type: "string",
+              format: "date",
+            }),
+            query("until", "Last day, `YYYY-MM-DD`, included (default: today, UTC); at most 366 days in all.", {
+              type: "string",
+              format: "date",
+            }),
+          ],
+        },
+      ),
+      handle: guarded(async ({ request, who }) => {
+        // Read from the ledger's guardrail notes (docs/guardrails.md, "Seen by operators").
+        if (!readsAll(who)) throw forbidden("read every key's guardrail detections");
+        const range = seriesRange(new URL(request.url).searchParams, deps.now());
+        await deps.ledger.flush();
+        const rows = await deps.store.queryUsage({
+          since: range.since,
+          until: range.until,
+          guarded: true,
+          newestFirst: true,
+          limit: MAX_GUARDED_RECORDS + 1,
+        });
+        return Response.json({
+          since: range.days[0],
+          until: range.days.at(-1),
+          data: detectionTotals(rows.slice(0, MAX_GUARDED_RECORDS)),
+          truncated: rows.length > MAX_GUARDED_RECORDS,
         });
       }),
     },

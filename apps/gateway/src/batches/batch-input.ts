@@ -4,7 +4,7 @@ import type { BatchKind, BatchLine } from "../storage/batch-store";
 import { lineError } from "./batch-worker";
 import { BATCH_ENDPOINTS, type BatchEndpoint } from "./run-line";
 import { Slicer } from "../vocabulary/loop-turns";
-import { fileLines } from "./file-lines";
+import { fileLines } from "../http/file-lines";
 import { MAX_JSON_DEPTH } from "../request/read-body";
 import { depthWithin } from "../http/json-depth";
 import { nameProblem } from "../storage/clean-text";
@@ -12,7 +12,7 @@ import { nameProblem } from "../storage/clean-text";
 /** The longest `custom_id` of a chat-family batch line (a messages batch's: 64 of `[A-Za-z0-9_-]`, as its API says). */
 export const MAX_CUSTOM_ID = 512;
 
-type NewLine = Omit<BatchLine, "batch_id" | "grp" | "upstream_result">;
+type NewLine = Omit<BatchLine, "batch_id" | "grp" | "upstream_result" | "reserved_usd">;
 
 /** A checked line to run, or a line written off at once (malformed: it goes to the error file). */
 function pending(

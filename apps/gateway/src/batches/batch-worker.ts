@@ -8,7 +8,7 @@ import { type BatchGroup, type BatchJob, type BatchLine, type BatchStore, jsonlC
 import { prepareLine } from "./prepare-line";
 import { Slicer, loopTurn } from "../vocabulary/loop-turns";
 import { batchCostFactor, type LineEndpoint, runLine, waitAndRetry } from "./run-line";
-import { UPSTREAM_BATCH_APIS, UpstreamBatchError, type UpstreamAnswer, type UpstreamLine } from "./upstream-batches";
+import { PROTOCOLS, type UpstreamAnswer, UpstreamBatchError, type UpstreamLine } from "../protocols";
 
 /** How often an idle worker looks for work another instance may have queued. */
 const POLL_MS = 1000;
@@ -89,7 +89,10 @@ export class BatchWorker {
    * The admissions of lines sent to an upstream's batch API, by job and line: held (their budget
    * reservation with them) until the answer is replayed and metered, or given back when the line
    * is not run (cancelled, expired, the upstream batch refused or failed). A line whose admission
-   * is not here (sent by another instance, or before a restart) is replayed as admitted before.
+   * is not here (sent by another instance, or before a restart) is replayed as admitted before,
+   * and what it holds in the shared spend store is given back from the line's `reserved_usd`.
+   * A reservation held in Redis is kept with the line too, and taken from there first: whoever
+   * takes it gives it back, so it is given back once, by whichever instance ends the line.
    */
   private readonly held = new Map<string, Map<number, { grp: number; admitted: Admitted }>>();
 
@@ -120,7 +123,7 @@ export class BatchWorker {
     lines.set(n, { grp, admitted });
   }
 
-  /** A line's held admission, taken out (to be settled by its replay or given back). */
+  /** A line's held admission, taken out of this process's map. */
   private takeHeld(jobId: string, n: number): Admitted | undefined {
     const lines = this.held.get(jobId);
     const h = lines?.get(n);
@@ -130,16 +133,39 @@ export class BatchWorker {
     return h.admitted;
   }
 
-  /** Gives back the held admissions of a job's lines (of one group, or all) that `keep` does not keep. */
-  private releaseHeld(jobId: string, grp?: number, keep: (n: number) => boolean = () => false): void {
-    const lines = this.held.get(jobId);
-    if (!lines) return;
-    for (const [n, h] of lines) {
-      if ((grp !== undefined && h.grp !== grp) || keep(n)) continue;
-      h.admitted.settle(0);
-      lines.delete(n);
+  /**
+   * A line's admission, to be settled by its replay or given back: the one this process holds,
+   * or one that gives back what the line kept of a shared reservation. A shared reservation this
+   * process holds but the line no longer keeps was given back by another instance: not again.
+   */
+  private async lineAdmission(job: BatchJob, n: number, key: KeyRecord | undefined): Promise<Admitted | undefined> {
+    const usd = (await this.store.takeReserved(job.id, { n })).get(n);
+    const own = this.takeHeld(job.id, n);
+    if (own && (usd !== undefined || !own.sharedReserveUsd)) return own;
+    return key && admittedBefore(this.deps, key, usd ?? 0);
+  }
+
+  /**
+   * Gives back the admissions of a job's lines (of one group, or all) that will not be replayed;
+   * the lines in `answered` keep theirs until they are replayed and metered.
+   */
+  private async giveBack(job: BatchJob, grp?: number, answered?: ReadonlySet<number>): Promise<void> {
+    const taken = await this.store.takeReserved(job.id, { grp, unanswered: answered !== undefined });
+    const lines = this.held.get(job.id);
+    for (const [n, h] of lines ?? []) {
+      if ((grp !== undefined && h.grp !== grp) || answered?.has(n)) continue;
+      const usd = taken.get(n);
+      taken.delete(n);
+      // A shared reservation the line no longer keeps was given back by another instance: not again.
+      if (usd !== undefined || !h.admitted.sharedReserveUsd) h.admitted.settle(0);
+      lines!.delete(n);
     }
-    if (lines.size === 0) this.held.delete(jobId);
+    if (lines?.size === 0) this.held.delete(job.id);
+    if (taken.size === 0) return;
+    // Held by an instance gone (or by this one before a restart): given back from what the lines kept.
+    const key = await this.deps.keys.get(job.key_id);
+    if (!key) return;
+    for (const usd of taken.values()) admittedBefore(this.deps, key, usd).settle(0);
   }
 
   private iso(offsetMs = 0): string {
@@ -246,7 +272,7 @@ export class BatchWorker {
         lineError(job, line.custom_id, "invalid_api_key", "The key that made this batch is revoked or gone."),
         true,
       );
-      this.takeHeld(job.id, line.n)?.settle(0);
+      (await this.lineAdmission(job, line.n, key))?.settle(0);
       return;
     }
     await this.runOne(job, key, line);
@@ -287,7 +313,7 @@ export class BatchWorker {
    */
   private async submit(job: BatchJob, g: BatchGroup): Promise<void> {
     const upstream = this.deps.upstreams.get(g.vendor);
-    const api = upstream ? UPSTREAM_BATCH_APIS[upstream.protocol] : undefined;
+    const api = upstream ? PROTOCOLS[upstream.protocol].batches : undefined;
     const key = await this.deps.keys.get(job.key_id);
     if (!upstream || !api || !key) return this.store.requeue(job.id, g.grp, loopTurn);
     // Each line read from the store and prepared as the upstream's body is sent: none is held
@@ -320,6 +346,8 @@ export class BatchWorker {
           continue;
         }
         worker.hold(job.id, l.n, g.grp, admitted);
+        // Kept with the line: given back exactly, by whoever ends it, after a restart too.
+        if (admitted.sharedReserveUsd) await store.reserved(job.id, l.n, admitted.sharedReserveUsd);
         sent++;
         yield { customId: upstreamId(l.n), body: p.body };
       }
@@ -352,7 +380,7 @@ export class BatchWorker {
       });
     } catch (e) {
       // Not sent (or not taken): the lines' admissions are given back; they are admitted again when sent again.
-      this.releaseHeld(job.id, g.grp);
+      await this.giveBack(job, g.grp);
       if (e instanceof UpstreamBatchError && e.refused) {
         this.deps.logger.warn("upstream refused a batch; its lines run through Turnpike's queue", {
           batch_id: job.id,
@@ -372,7 +400,7 @@ export class BatchWorker {
   /** The job was cancelled or expired: its upstream batch is cancelled too (what it finished still counts). */
   private async cancelUpstream(job: BatchJob, g: BatchGroup): Promise<void> {
     const upstream = this.deps.upstreams.get(g.vendor);
-    const api = upstream ? UPSTREAM_BATCH_APIS[upstream.protocol] : undefined;
+    const api = upstream ? PROTOCOLS[upstream.protocol].batches : undefined;
     if (upstream && api && g.upstream_id) {
       try {
         await api.cancel(this.deps, upstream, g.upstream_id);
@@ -391,8 +419,11 @@ export class BatchWorker {
   /** Asks an upstream batch where it stands; once it ended, keeps each line's answer for replay. */
   private async poll(job: BatchJob, g: BatchGroup, ending: "cancelled" | "expired" | undefined): Promise<void> {
     const upstream = this.deps.upstreams.get(g.vendor);
-    const api = upstream ? UPSTREAM_BATCH_APIS[upstream.protocol] : undefined;
-    if (!upstream || !api || !g.upstream_id) return this.store.requeue(job.id, g.grp, loopTurn);
+    const api = upstream ? PROTOCOLS[upstream.protocol].batches : undefined;
+    if (!upstream || !api || !g.upstream_id) {
+      await this.giveBack(job, g.grp);
+      return this.store.requeue(job.id, g.grp, loopTurn);
+    }
     try {
       const state = await api.poll(this.deps, upstream, g.upstream_id);
       if (state === "running") return;
@@ -401,7 +432,7 @@ export class BatchWorker {
           batch_id: job.id,
           upstream_batch_id: g.upstream_id,
         });
-        this.releaseHeld(job.id, g.grp);
+        await this.giveBack(job, g.grp);
         return this.store.requeue(job.id, g.grp, loopTurn);
       }
       const { outcomes, missing } = await api.results(this.deps, upstream, g.upstream_id);
@@ -423,7 +454,7 @@ export class BatchWorker {
       // Lines the upstream never answered: ended as the job is ending, else as the upstream said (expired unless cancelled).
       await this.store.groupEnded(job.id, g.grp, results, ending ?? missing ?? "expired", loopTurn);
       // Lines not run (cancelled, expired, unanswered): their reservations are given back; the answered keep theirs until replayed.
-      this.releaseHeld(job.id, g.grp, (n) => results.has(n));
+      await this.giveBack(job, g.grp, new Set(results.keys()));
     } catch (e) {
       if (e instanceof UpstreamBatchError && e.refused) {
         // The upstream no longer knows the batch (or this key): nothing of it was billed, so its lines run in the queue.
@@ -432,7 +463,7 @@ export class BatchWorker {
           upstream_batch_id: g.upstream_id,
           reason: e.message,
         });
-        this.releaseHeld(job.id, g.grp);
+        await this.giveBack(job, g.grp);
         return this.store.requeue(job.id, g.grp, loopTurn);
       }
       this.deps.logger.warn("polling an upstream batch failed; asked again at the next poll", {
@@ -447,7 +478,7 @@ export class BatchWorker {
     const req = JSON.parse(line.request) as { url: LineEndpoint; body: Record<string, unknown> }; // written by batch-routes from a checked line
     const stored = line.upstream_result === null ? undefined : (JSON.parse(line.upstream_result) as UpstreamAnswer); // written by poll() from an answer
     // Admitted when it was sent: its reservation is settled by its metering, nothing is admitted again.
-    const admitted = stored ? (this.takeHeld(job.id, line.n) ?? admittedBefore(this.deps, key)) : undefined;
+    const admitted = stored ? await this.lineAdmission(job, line.n, key) : undefined;
     for (let waits = 0; ; waits++) {
       const calls = { n: 0 };
       const reply = await runLine(
@@ -484,7 +515,7 @@ export class BatchWorker {
    * one row held the loop for seconds).
    */
   private async finish(job: BatchJob, how: "completed" | "cancelled" | "expired"): Promise<void> {
-    this.releaseHeld(job.id);
+    await this.giveBack(job);
     const now = this.iso();
     const object = { ...job.object };
     if (job.kind === "openai") {

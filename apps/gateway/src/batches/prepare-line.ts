@@ -2,20 +2,20 @@ import type { GatewayDeps } from "../wiring/deps";
 import { plan } from "../dispatch/plan";
 import { resolve } from "../dispatch/resolve";
 import { embeddingsTarget } from "../embeddings/call-embeddings";
-import { EMBEDDINGS_PROTOCOLS } from "../embeddings/embeddings-protocols";
 import { readEmbeddingsRequest } from "../embeddings/embeddings-request";
 import { FORMATS } from "../formats";
 import type { ClientFormat } from "../formats/client-format";
 import type { CatalogEntry } from "../vocabulary/target";
 import { askedOutputCap } from "../limits/worst-case";
 import { newContext } from "../request/context";
+import { PROTOCOLS } from "../protocols";
 import { validate } from "../pipeline/validate";
 import type { KeyRecord } from "../storage/store";
 import { recall } from "../stored-responses/recall";
 import type { Target } from "../vocabulary/target";
 import { isRecord } from "../vocabulary/client-errors";
 import { type LineEndpoint, lineRequest } from "./run-line";
-import { UPSTREAM_BATCH_APIS } from "./upstream-batches";
+import { guardFor, redactInputs } from "../guardrails/surfaces";
 
 /** A line ready for an upstream's batch API: which upstream, which of its endpoints, and the body. */
 export interface PreparedLine {
@@ -30,18 +30,9 @@ export interface PreparedLine {
   admission: { format: ClientFormat; entry: CatalogEntry; size: number; outputCap: number | undefined };
 }
 
-/** The upstream endpoint a built request calls, where that upstream's batch API serves it. */
+/** The endpoint of its upstream's batch API that serves a built request, or undefined where none does. */
 function batchEndpoint(target: Target, url: string): string | undefined {
-  const path = new URL(url).pathname;
-  if (target.upstream.protocol === "chat") {
-    if (path.endsWith("/chat/completions")) return "/v1/chat/completions";
-    if (path.endsWith("/embeddings")) return "/v1/embeddings";
-  }
-  if (target.upstream.protocol === "messages" && path.endsWith("/v1/messages")) return "/v1/messages";
-  // One batch per model: the endpoint is the model's own path.
-  if (target.upstream.protocol === "generate" && path.endsWith(":generateContent"))
-    return path.slice(path.indexOf("/v1beta/models/"));
-  return undefined;
+  return PROTOCOLS[target.upstream.protocol].batches?.endpoint(new URL(url).pathname);
 }
 
 /**
@@ -61,15 +52,18 @@ export async function prepareLine(
 ): Promise<PreparedLine | undefined> {
   const off = deps.config.batches.upstreamOff;
   const usable = (t: Target) =>
-    UPSTREAM_BATCH_APIS[t.upstream.protocol] !== undefined && !off.includes("all") && !off.includes(t.upstream.vendor);
+    PROTOCOLS[t.upstream.protocol].batches !== undefined && !off.includes("all") && !off.includes(t.upstream.vendor);
   try {
     const request = lineRequest(endpoint, body);
     if (endpoint === "/v1/embeddings") {
       const req = readEmbeddingsRequest(body);
       const target = embeddingsTarget(deps, key, req);
-      const protocol = EMBEDDINGS_PROTOCOLS[target.entry.protocol];
-      if (!usable(target) || !protocol) return undefined;
-      const sent = protocol.request(target, req);
+      const embeddings = PROTOCOLS[target.entry.protocol].embeddings;
+      if (!usable(target) || !embeddings) return undefined;
+      // The key's guardrails read the inputs before they leave; a block is left to the queue, whose
+      // run of the line gives it in the batch's output (docs/guardrails.md, "Batches").
+      const guard = guardFor(deps.config.guardrails, key, "batch");
+      const sent = embeddings.request(target, guard ? { ...req, inputs: await redactInputs(guard, req.inputs) } : req);
       const at = batchEndpoint(target, sent.url);
       const admission = {
         format: FORMATS.chat,
@@ -90,7 +84,9 @@ export async function prepareLine(
     const client = await recall(deps, key, validated);
     const target = resolve(deps, key, client.model);
     if (!usable(target)) return undefined;
-    const p = await plan(deps, format, client, target);
+    // Redacted as a direct call would be (the same placeholders: the replay of the answer through
+    // the pipeline redacts the line again and restores them); a block is the queue's to report.
+    const p = await plan(deps, format, client, target, 0, guardFor(deps.config.guardrails, key, "batch"));
     const sent = await p.protocol.buildRequest(p.target, p.body, { stream: false, clientHeaders: request.headers });
     const at = batchEndpoint(p.target, sent.url);
     const parsed: unknown = JSON.parse(sent.body);

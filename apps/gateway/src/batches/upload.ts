@@ -3,7 +3,7 @@ import { GatewayError } from "@turnpike/providers";
 import type { Readable } from "node:stream";
 import { bodyTooLarge } from "../request/read-body";
 import { invalid } from "../vocabulary/client-errors";
-import { readsOf } from "./file-lines";
+import { readsOf } from "../http/file-lines";
 
 /**
  * A `multipart/form-data` upload read as it arrives: the `file` part's bytes in pieces of `pieceBytes`

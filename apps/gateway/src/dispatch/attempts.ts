@@ -3,7 +3,7 @@ import { GatewayError } from "@turnpike/providers";
 import type { ClientRequest } from "../formats";
 import type { Target } from "../protocols";
 import type { Deployment, Route } from "./deployments";
-import type { RequestContext } from "../request/context";
+import { clientGone, type RequestContext } from "../request/context";
 import { execute, type Outcome } from "./execute";
 import { droppedBetas, plan, type Plan } from "./plan";
 import { affinityKey } from "./affinity";
@@ -191,12 +191,17 @@ export async function dispatch(
           break;
         }
       }
+      // A client that left while an attempt failed (or its retry waited) gets no new attempt.
+      if (last && clientGone(ctx)) {
+        d.breaker.release();
+        return { ...last, outcome: { kind: "gone" } };
+      }
       const turn = sessionTurn(client, place, d.name);
       let p: Plan;
       try {
         p = await plan(deps, ctx.format, turn.client, targetOf(d, asked), size, guard);
         if (turn.warnings.length) p.warnings = turn.warnings.concat(p.warnings);
-        const dropped = droppedBetas(ctx.request.headers, p.protocol.id);
+        const dropped = droppedBetas(ctx.request.headers, p.protocol);
         if (dropped.length) p.warnings.push(...dropped);
       } catch (e) {
         d.breaker.release();

@@ -6,6 +6,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { explainErrors, UPSTREAM_PROTOCOLS, type Protocol } from "@turnpike/schema";
+import { EMBEDDING_PROTOCOLS } from "../protocols";
 import { isRecord } from "../vocabulary/client-errors";
 import { ConfigError } from "../vocabulary/config-error";
 import { SERVICE_TIERS, type CatalogEntry, type PromptCacheMode, type ServiceTier } from "../vocabulary/target";
@@ -53,7 +54,7 @@ export const CONTEXT_1M_BETA = "context-1m-2025-08-07";
 /**
  * The batch price of the vendors whose protocol has a batch API (the messages protocol's
  * `/v1/messages/batches`, the chat family's `/v1/batches`, the generateContent protocol's batch
- * mode): half the normal price, for lines those APIs run (batches/upstream-batches.ts). Lines
+ * mode): half the normal price, for lines those APIs run (protocols/<name>/<name>-batches.ts). Lines
  * through Turnpike's own queue pay the normal price. delta's row has none: a chat-compatible
  * vendor's batch price is its own to set (a config row's `batch_discount`).
  */
@@ -408,9 +409,6 @@ export function buildCatalog(overrides: unknown[], vendors: readonly VendorProto
   });
   return new Catalog([...rows.values()].map((r) => complete(r, protocols)));
 }
-
-/** The upstream protocols that serve embeddings (embeddings/embeddings-protocols.ts). */
-export const EMBEDDING_PROTOCOLS: readonly Protocol[] = ["chat", "generate"];
 
 /** An embedding row on a vendor whose protocol has no embeddings call. */
 function embeddingProblem(row: Row, i: number, protocols: ReadonlyMap<string, Protocol>): string | undefined {

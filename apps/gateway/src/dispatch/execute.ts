@@ -28,6 +28,12 @@ export interface Watch {
   idleMs: number;
   /** Aborts the upstream call: its body's reads fail, and the relay ends the reply as it must. */
   abort(reason: string): void;
+  /**
+   * From now on the client's going away aborts the call (at once if it is gone already). The
+   * call follows the client by itself once its head is {@link LINK_AFTER_MS} late; a JSON body
+   * that is as late is followed from then on too (relay.ts).
+   */
+  followClient(): void;
 }
 
 /** The deadlines of one attempt (undefined: none but the client's going away). */
@@ -42,8 +48,8 @@ export interface AttemptLimits {
   deployment?: string;
 }
 
-/** How late an upstream's answer may be before the client's going away is listened for (see execute). */
-const LINK_AFTER_MS = 20;
+/** How late an upstream's answer (or a JSON reply's body) may be before the client's going away is listened for (see execute). */
+export const LINK_AFTER_MS = 20;
 
 /** A deadline passed before the reply: a 504 `timeout` in every format. */
 export function timeoutError(vendor: string, what: string, ms: number): GatewayError {
@@ -162,6 +168,8 @@ class OwnAbort implements Watch {
   private timer: ReturnType<typeof setTimeout> | undefined;
   /** When the client's going away starts to be listened for; the rest of connectMs runs after. */
   private readonly linkAfterMs: number;
+  /** The client's going away is listened for (once the head, or a JSON body, was late). */
+  private following = false;
 
   constructor(
     readonly client: AbortSignal,
@@ -182,9 +190,15 @@ class OwnAbort implements Watch {
 
   /** The answer is late: the client's going away is listened for, and the connect deadline runs on. */
   link(): void {
+    this.followClient();
+    this.timer = setTimeout(timeOut, this.limits.connectMs - this.linkAfterMs, this);
+  }
+
+  followClient(): void {
+    if (this.following) return;
+    this.following = true;
     if (this.client.aborted) this.ac.abort();
     else this.client.addEventListener("abort", () => this.ac.abort(), { once: true });
-    this.timer = setTimeout(timeOut, this.limits.connectMs - this.linkAfterMs, this);
   }
 
   timeOut(): void {

@@ -4,8 +4,8 @@ import type { ClientFormat, ClientRequest } from "../formats";
 import { PROTOCOLS, type Target, type UpstreamProtocol } from "../protocols";
 import type { ReplyContext } from "../protocols/upstream-protocol";
 import { derivedFrom } from "../protocols/body-text";
-import { CLIENT_BETA_HEADERS } from "../protocols/messages";
-import type { MessagesRequest, Protocol } from "@turnpike/schema";
+import { CLIENT_BETA_HEADERS } from "../protocols/messages/messages-protocol";
+import type { MessagesRequest } from "@turnpike/schema";
 import { LARGE_BODY_CHARS, loopTurn } from "../vocabulary/loop-turns";
 import type { GuardrailRun } from "../guardrails/run";
 import { redactGuarded } from "../guardrails/pivot";
@@ -268,12 +268,17 @@ const NONE_DROPPED: Warning[] = Object.freeze([]) as unknown as Warning[];
  * another protocol they are dropped, and named in `x-turnpike-warning` like any other knob that
  * could not be carried.
  */
-export function droppedBetas(headers: Headers, protocol: Protocol): Warning[] {
-  if (protocol === "messages") return NONE_DROPPED;
+export function droppedBetas(headers: Headers, protocol: UpstreamProtocol): Warning[] {
+  if (protocol.readsClientBetas) return NONE_DROPPED;
   return CLIENT_BETA_HEADERS.flatMap((h) => {
     const v = headers.get(h);
     return v
-      ? [{ param: h, message: `${v} is read only by messages upstreams; it was not sent to this ${protocol} upstream` }]
+      ? [
+          {
+            param: h,
+            message: `${v} is read only by messages upstreams; it was not sent to this ${protocol.id} upstream`,
+          },
+        ]
       : [];
   });
 }

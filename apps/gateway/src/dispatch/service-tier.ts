@@ -1,5 +1,5 @@
 import type { Warning } from "@turnpike/providers";
-import type { Protocol } from "@turnpike/schema";
+import { PROTOCOLS } from "../protocols";
 import type { Format } from "../vocabulary/format";
 import { SERVICE_TIERS, type CatalogEntry, type ServiceTier } from "../vocabulary/target";
 
@@ -19,23 +19,6 @@ const ASKED: Record<Format, string | undefined> = {
   // not (`standard_only`): no per-token price follows from it, so it asks for no tier here.
   messages: undefined,
 };
-
-/**
- * Where each upstream protocol takes a tier. The messages protocol sells priority by commitment:
- * `auto` lets a request use it, `standard_only` keeps it at the standard tier; it has no flex.
- */
-const SENT: Record<Protocol, (body: Record<string, unknown>, tier: ServiceTier) => boolean> = {
-  chat: (body, tier) => put(body, "service_tier", tier),
-  responses: (body, tier) => put(body, "service_tier", tier),
-  generate: (body, tier) => put(body, "serviceTier", tier),
-  messages: (body, tier) => tier === "priority" && put(body, "service_tier", "auto"),
-};
-
-/** Sets a field, leaving a body that has it already as it is (a passthrough keeps its bytes). */
-function put(body: Record<string, unknown>, field: string, value: string): true {
-  if (body[field] !== value) body[field] = value;
-  return true;
-}
 
 /** The values that ask for the default tier (or leave the choice to the vendor, which Turnpike bills as default). */
 const DEFAULTS = new Set(["auto", "default", "standard", "standard_only"]);
@@ -63,7 +46,8 @@ export function serveTier(
   if (asked === undefined || DEFAULTS.has(asked)) return undefined;
   const field = ASKED[format] ?? "service_tier";
   const tier = SERVICE_TIERS.find((t) => t === asked);
-  if (tier && entry.service_tiers?.[tier] !== undefined && SENT[entry.protocol](body, tier)) return tier;
+  if (tier && entry.service_tiers?.[tier] !== undefined && PROTOCOLS[entry.protocol].serviceTier(body, tier))
+    return tier;
   // A passthrough body would carry a paid tier on: the vendor would bill a tier the ledger does not.
   // A value Turnpike does not know goes on as sent (the open rest), billed at the default price.
   if (tier) {

@@ -7,7 +7,6 @@ import { emit } from "../request/events";
 import { PROTOCOLS, type Target } from "../protocols";
 import type { KeyRecord } from "../storage/store";
 import { invalid } from "../vocabulary/client-errors";
-import { EMBEDDINGS_PROTOCOLS } from "./embeddings-protocols";
 import type { EmbeddingsRequest } from "./embeddings-request";
 import { base64Vector } from "./vectors";
 
@@ -41,7 +40,7 @@ export function embeddingsTarget(
       "dimensions",
     );
   }
-  if (!EMBEDDINGS_PROTOCOLS[target.entry.protocol])
+  if (!PROTOCOLS[target.entry.protocol].embeddings)
     throw invalid(
       `\`${target.entry.id}\` is served by the ${target.entry.protocol} protocol, which has no embeddings call.`,
       "model",
@@ -73,7 +72,7 @@ export async function callEmbeddings(
   signal: AbortSignal,
   attempt?: EmbeddingsAttempt,
 ): Promise<EmbeddingsOutcome> {
-  const protocol = EMBEDDINGS_PROTOCOLS[target.entry.protocol];
+  const protocol = PROTOCOLS[target.entry.protocol].embeddings;
   if (!protocol)
     return {
       kind: "error",
@@ -161,7 +160,7 @@ function readReply(
   response: Response,
   text: string,
 ): EmbeddingsOutcome {
-  const protocol = EMBEDDINGS_PROTOCOLS[target.entry.protocol]!; // checked by the caller
+  const protocol = PROTOCOLS[target.entry.protocol].embeddings!; // checked by the caller
   if (!response.ok) {
     const error = sameTypeForStatus(
       PROTOCOLS[target.entry.protocol].parseError(

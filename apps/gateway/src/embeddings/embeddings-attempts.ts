@@ -5,8 +5,7 @@ import { noneHealthy, RETRYABLE, waitToRetry } from "../dispatch/attempts";
 import type { Deployment, Route } from "../dispatch/deployments";
 import { sessionOf } from "../dispatch/session-id";
 import type { RequestContext } from "../request/context";
-import type { Target } from "../protocols";
-import { EMBEDDINGS_PROTOCOLS } from "./embeddings-protocols";
+import { PROTOCOLS, type Target } from "../protocols";
 import type { EmbeddingsRequest } from "./embeddings-request";
 import { callEmbeddings, type EmbeddingsOutcome } from "./call-embeddings";
 
@@ -28,7 +27,7 @@ export interface EmbeddingsDispatched {
  */
 function fits(d: Deployment, req: EmbeddingsRequest): boolean {
   const { entry } = d.target;
-  if (entry.embedding_dimensions === undefined || !EMBEDDINGS_PROTOCOLS[entry.protocol]) return false;
+  if (entry.embedding_dimensions === undefined || !PROTOCOLS[entry.protocol].embeddings) return false;
   return req.dimensions === undefined || req.dimensions <= entry.embedding_dimensions;
 }
 

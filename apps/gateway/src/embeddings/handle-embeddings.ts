@@ -15,6 +15,14 @@ import type { KeyRecord, UsageRecord } from "../storage/store";
 import { embeddingsTarget } from "./call-embeddings";
 import { dispatchEmbeddings, type EmbeddingsDispatched } from "./embeddings-attempts";
 import { readEmbeddingsRequest } from "./embeddings-request";
+import { guardFor, redactInputs } from "../guardrails/surfaces";
+import { guardrailNote, type GuardrailRun } from "../guardrails/run";
+
+/** The record's guardrail note, where a policy found something. */
+function guardrailField(guard: GuardrailRun | undefined): { guardrail?: ReturnType<typeof guardrailNote> } {
+  const found = guard?.summary();
+  return found ? { guardrail: guardrailNote(found) } : {};
+}
 
 /** What the ledger needs of an ended embeddings call. */
 export interface EmbeddingsEnding {
@@ -33,6 +41,8 @@ export interface EmbeddingsEnding {
   costFactor?: number;
   /** Where it was served: the deployment, the attempts made and the catalog id asked for. */
   route?: { deployment: string; attempts: number; requested: string };
+  /** The key's guardrails, whose findings the record notes (never a value). */
+  guard?: GuardrailRun | undefined;
 }
 
 /** The usage record of one embeddings call: input tokens only, priced at the model's input price. */
@@ -60,6 +70,7 @@ export function embeddingsRecord(deps: Pick<GatewayDeps, "catalog" | "now">, e: 
     ...(e.route ? { deployment: e.route.deployment, attempts: e.route.attempts } : {}),
     // Present only when a fallback served: `model` is the one that served and was priced.
     ...(e.route && e.route.requested !== entry.id ? { requested_model: e.route.requested } : {}),
+    ...guardrailField(e.guard),
     status: e.status,
     upstream_status: e.upstreamStatus,
     latency_ms: Math.round((performance.now() - e.started) * 100) / 100,
@@ -102,19 +113,27 @@ export async function handleEmbeddings(
   emit(deps.hooks, "onStart", ctx);
   let model: string | undefined;
   let admitted: Admitted | undefined;
+  let guard: GuardrailRun | undefined;
+  // Set while the guardrails read the inputs: a block leaves a record (the category, never the value).
+  let blocked: { key: KeyRecord; target: Target } | undefined;
   const refusal = () => ({ logger: deps.logger, request, requestId: ctx.id, model });
   try {
     const key = internal?.key ?? (await authenticate(deps, ctx));
     emit(deps.hooks, "onAuthenticated", ctx, key.id);
     const { value, size } = await readJsonBody(request, deps.config.maxBodyBytes, deps.config.maxBodyValues);
     if (typeof value.model === "string") model = value.model;
-    const req = readEmbeddingsRequest(value);
-    const asked = embeddingsTarget(deps, key, req);
+    const read = readEmbeddingsRequest(value);
+    const asked = embeddingsTarget(deps, key, read);
     // Its worst case (every character of the body a token) is held against the budgets until it
     // is settled; a batch line an upstream's batch API ran was admitted when it was sent.
     admitted =
       internal?.admitted ??
       (await admit(deps, ctx, key, asked.entry, size, { requestId: ctx.id, stream: false, embeddings: true }));
+    // The key's guardrails read the inputs before they leave (docs/guardrails.md, "Embeddings").
+    guard = guardFor(deps.config.guardrails, key, ctx.id);
+    if (guard) blocked = { key, target: asked };
+    const req = guard ? { ...read, inputs: await redactInputs(guard, read.inputs) } : read;
+    blocked = undefined;
     const sent = await dispatchEmbeddings(deps, ctx, req, asked, value, size);
     const { outcome, target } = sent;
     const admittedNow = admitted;
@@ -138,6 +157,7 @@ export async function handleEmbeddings(
         started: ctx.started,
         route: { deployment: sent.deployment.name, attempts: sent.attempts, requested: sent.requested },
         ...(internal ? { costFactor: internal.costFactor } : {}),
+        guard,
       });
       // The reservation is replaced by the cost, under the key and its team.
       admittedNow.settle(record.input_tokens, record.cost_usd, true);
@@ -165,6 +185,22 @@ export async function handleEmbeddings(
   } catch (e) {
     admitted?.settle(0);
     const err = toGatewayError(e, deps.logger, ctx.id);
+    if (blocked && err.code === "guardrail_blocked") {
+      const record = embeddingsRecord(deps, {
+        ...blocked,
+        requestId: ctx.id,
+        inputTokens: 0,
+        estimated: false,
+        status: err.status,
+        upstreamStatus: 0,
+        aborted: false,
+        started: ctx.started,
+        guard,
+      });
+      emit(deps.hooks, "onFinish", ctx, err.status, record, undefined);
+      await deps.ledger.record(record);
+      return errorResponse(ctx.format, err, refusal());
+    }
     emit(deps.hooks, "onFinish", ctx, err.status, undefined);
     return errorResponse(ctx.format, err, refusal());
   }

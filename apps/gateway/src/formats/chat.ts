@@ -45,7 +45,7 @@ export const chatFormat: ClientFormat = {
         // Toward a chat upstream the body passes through and this pivot is only counted: parts of
         // unknown type are left out of the count. Toward another protocol they are refused, and an
         // unknown knob value dropped with a warning (open-rest.ts).
-        if (target === "chat")
+        if (target === chatFormat.passthroughProtocol)
           return convertChatRequestToMessages(withoutUnknownContent(request, CHAT_OPEN.content), opts);
         refuseUnknownContent(request, CHAT_OPEN.content, target);
         const open = dropUnknownKnobs(request, CHAT_OPEN.knobs, target);

@@ -30,7 +30,7 @@ class MessagesClientRequest implements ClientRequest {
 
   toPivot(target: Protocol): { request: MessagesRequest; warnings: Warning[] } {
     const request = this.request;
-    if (target === "messages") return { request, warnings: [] };
+    if (target === messagesFormat.passthroughProtocol) return { request, warnings: [] };
     // Toward another protocol: unknown content is refused, an unknown knob value dropped (open-rest.ts).
     refuseUnknownContent(request, MESSAGES_OPEN.content, target);
     const { body, warnings } = dropUnknownKnobs(request, MESSAGES_OPEN.knobs, target);

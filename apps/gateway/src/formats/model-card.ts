@@ -1,4 +1,4 @@
-import type { Protocol } from "@turnpike/schema";
+import { PROTOCOLS } from "../protocols";
 import { SERVICE_TIERS, type CatalogEntry } from "../vocabulary/target";
 
 /**
@@ -9,39 +9,6 @@ import { SERVICE_TIERS, type CatalogEntry } from "../vocabulary/target";
  * (`max_input_tokens`, `max_tokens`, `capabilities`), and Turnpike's cache, batch and tier prices
  * in one extension object, `turnpike`.
  */
-
-/** What Turnpike carries to each upstream protocol, in the OpenRouter vocabulary of request parameters. */
-const PARAMETERS: Record<Protocol, readonly string[]> = {
-  messages: ["max_tokens", "temperature", "top_p", "top_k", "stop", "tools", "tool_choice", "reasoning"],
-  chat: [
-    "max_tokens",
-    "temperature",
-    "top_p",
-    "stop",
-    "tools",
-    "tool_choice",
-    "parallel_tool_calls",
-    "reasoning",
-    "frequency_penalty",
-    "presence_penalty",
-    "seed",
-    "logit_bias",
-  ],
-  generate: [
-    "max_tokens",
-    "temperature",
-    "top_p",
-    "top_k",
-    "stop",
-    "tools",
-    "tool_choice",
-    "reasoning",
-    "frequency_penalty",
-    "presence_penalty",
-    "seed",
-  ],
-  responses: ["max_tokens", "temperature", "top_p", "tools", "tool_choice", "parallel_tool_calls", "reasoning"],
-};
 
 /** Every chat model takes these through every format (structured output is carried or rewritten for each upstream). */
 const COMMON_PARAMETERS = ["response_format", "structured_outputs", "include_reasoning"];
@@ -95,7 +62,7 @@ export function modelCard(e: CatalogEntry) {
       max_completion_tokens: embeds ? null : e.max_output_tokens,
       is_moderated: false,
     },
-    supported_parameters: embeds ? [] : [...PARAMETERS[e.protocol], ...COMMON_PARAMETERS],
+    supported_parameters: embeds ? [] : [...PROTOCOLS[e.protocol].parameters, ...COMMON_PARAMETERS],
     // The messages format's model object (its newer fields).
     max_input_tokens: e.context_window,
     max_tokens: e.max_output_tokens,

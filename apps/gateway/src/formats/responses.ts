@@ -189,7 +189,7 @@ function responsesClient(
       // dropped with a warning (open-rest.ts). Toward a Responses upstream they pass through (the
       // count below then reads the body as text if the converter cannot).
       let open: { body: ResponsesRequest; warnings: Warning[] } = { body: request, warnings: [] };
-      if (target !== "responses") {
+      if (target !== responsesFormat.passthroughProtocol) {
         refuseUnknownContent(request, RESPONSES_OPEN.parts, target);
         open = dropUnknownKnobs(request, RESPONSES_OPEN.knobs, target);
       }
@@ -211,7 +211,7 @@ function responsesClient(
         // Toward a Responses upstream the request passes through, and its pivot is wanted only to
         // count a prompt the vendor never reported: a body only the vendor reads (custom tools,
         // file URLs) is then counted as its text, so that the usage record is still written.
-        if (target !== "responses") throw e;
+        if (target !== responsesFormat.passthroughProtocol) throw e;
         return { request: promptAsText(request, body), warnings: [] };
       }
     },

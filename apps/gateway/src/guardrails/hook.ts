@@ -1,5 +1,5 @@
 import type { Span } from "./detectors";
-import { type Policy, LABEL, type Surface } from "./policy";
+import { type HookConfig, type Policy, LABEL, type Surface } from "./policy";
 import { GuardrailBlock, type GuardrailRun } from "./run";
 
 /** One text of the request as the hook receives it. */
@@ -53,6 +53,28 @@ function readAnswer(v: unknown, texts: readonly HookText[]): HookAnswer | string
   return { action: "redact", spans };
 }
 
+/** One call of a hook: its checked answer, or why it failed (a string). */
+async function ask(
+  hook: HookConfig,
+  body: string,
+  mine: readonly HookText[],
+  fetcher: typeof fetch,
+): Promise<HookAnswer | string> {
+  try {
+    const res = await fetcher(hook.url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body,
+      signal: AbortSignal.timeout(hook.timeoutMs),
+    });
+    return res.ok ? readAnswer(await res.json(), mine) : `the hook answered ${res.status}`;
+  } catch (e) {
+    return (e as Error).name === "TimeoutError"
+      ? `no answer within ${hook.timeoutMs} ms`
+      : "the hook could not be reached";
+  }
+}
+
 /**
  * Asks each policy's external hook about the request's texts, within the policy's timeout:
  * spans to redact come back per policy and text; a block throws GuardrailBlock (a dry-run policy
@@ -72,25 +94,18 @@ export async function askHooks(
       const hook = p.hook!; // filtered just above
       const mine = texts.map((t, index) => ({ ...t, index })).filter((t) => p.applyTo.has(t.surface));
       if (!mine.length) return;
-      let answer: HookAnswer | string;
-      try {
-        const res = await fetcher(hook.url, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({
-            policy: p.name,
-            request_id: requestId,
-            texts: mine.map(({ surface, text }) => ({ surface, text })),
-          }),
-          signal: AbortSignal.timeout(hook.timeoutMs),
-        });
-        answer = res.ok ? readAnswer(await res.json(), mine) : `the hook answered ${res.status}`;
-      } catch (e) {
-        answer =
-          (e as Error).name === "TimeoutError"
-            ? `no answer within ${hook.timeoutMs} ms`
-            : "the hook could not be reached";
+      const body = JSON.stringify({
+        policy: p.name,
+        request_id: requestId,
+        texts: mine.map(({ surface, text }) => ({ surface, text })),
+      });
+      // Asked once per request: another attempt sends the same texts and reads the same answer.
+      let asked = run.hookAnswers.get(body) as Promise<HookAnswer | string> | undefined; // stored just below
+      if (!asked) {
+        asked = ask(hook, body, mine, fetcher);
+        run.hookAnswers.set(body, asked);
       }
+      const answer = await asked;
       if (typeof answer === "string") {
         run.count(p, "hook_error");
         if (hook.onError === "block" && !p.dryRun) throw new GuardrailBlock(p.name, "hook_error");

@@ -7,7 +7,7 @@ import type { Surface } from "./policy";
 type Json = unknown;
 
 /** Every string inside a JSON value (a tool call's arguments, a schema's descriptions) passed through `f`. */
-function strings(v: Json, f: (s: string) => string): Json {
+export function strings(v: Json, f: (s: string) => string): Json {
   if (typeof v === "string") return f(v);
   if (Array.isArray(v)) return v.map((x) => strings(x, f));
   if (v && typeof v === "object") {
@@ -127,25 +127,48 @@ export async function redactGuarded(
 ): Promise<MessagesRequest> {
   run.restart();
   try {
+    // Once per request: the placeholders a continued conversation already holds are not reused.
+    if (!run.reservedRead) {
+      walk(run, request, (t) => {
+        run.reserve(t);
+        return t;
+      });
+      run.reservedRead = true;
+    }
     return run.hooked ? await redactRequestWithHooks(run, request, requestId, fetcher) : redactRequest(run, request);
   } catch (e) {
     throw e instanceof GuardrailBlock ? blockedError(e) : e;
   }
 }
 
-/** A pivot reply (a messages-format message) with this request's placeholders restored in its text, thinking and tool arguments. */
+/**
+ * What the model wrote, as the client gets it: the policies that read replies act on it first
+ * (on the text as the model wrote it, so a value restored from this request's own placeholder is
+ * never flagged; `redact` acts as `mask`, there being nothing to restore; `block` throws
+ * GuardrailBlock), then this request's placeholders are restored (`json`: escaped for a JSON string).
+ */
+function replyText(run: GuardrailRun, text: string, json = false): string {
+  const read = run.readsReply ? run.text(text, "reply", undefined, { restorable: false }) : text;
+  return run.restoreText(read, json);
+}
+
+/**
+ * A pivot reply (a messages-format message) as the client gets it, in its text, thinking and tool
+ * arguments: what the reply policies find masked, this request's placeholders restored. Throws
+ * GuardrailBlock for a value a blocking policy finds in it.
+ */
 export function restoreMessage<T extends { content?: unknown }>(run: GuardrailRun, message: T): T {
-  if (!run.restore.size || !Array.isArray(message.content)) return message;
+  if ((!run.restore.size && !run.readsReply) || !Array.isArray(message.content)) return message;
   return {
     ...message,
     content: message.content.map((b: Block) => {
       switch (b?.type) {
         case "text":
-          return { ...b, text: run.restoreText(String(b.text)) };
+          return { ...b, text: replyText(run, String(b.text)) };
         case "thinking":
-          return { ...b, thinking: run.restoreText(String(b.thinking)) };
+          return { ...b, thinking: replyText(run, String(b.thinking)) };
         case "tool_use":
-          return { ...b, input: strings(b.input, (s) => run.restoreText(s)) };
+          return { ...b, input: strings(b.input, (s) => replyText(run, s)) };
         default:
           return b;
       }
@@ -153,42 +176,63 @@ export function restoreMessage<T extends { content?: unknown }>(run: GuardrailRu
   };
 }
 
+type DeltaKind = "text_delta" | "thinking_delta" | "input_json_delta";
+const FIELD: Record<DeltaKind, "text" | "thinking" | "partial_json"> = {
+  text_delta: "text",
+  thinking_delta: "thinking",
+  input_json_delta: "partial_json",
+};
+
 /**
- * Restores placeholders in a streamed pivot reply, event by event: a placeholder split across
- * two deltas is held back until it is whole (at most the longest placeholder's length, at the end
- * of a delta that could still begin one), then sent restored; a block's stop releases what is held.
- * Tool-call arguments are restored with the value escaped for JSON, so the arguments stay valid.
+ * How much of a reply's text the policies that read replies hold back (in characters, at the
+ * least): a value may still be growing at the end of what came. The cut is then moved back to
+ * the start of the word it falls in and of any value found across it, so a value split over
+ * deltas is read whole. A private key's block is held from its first line to its last.
+ */
+export const REPLY_LOOKBACK = 64;
+const PEM_END = /-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----/;
+
+/**
+ * A streamed pivot reply as the client gets it, event by event: what the reply policies find
+ * masked (a value split across deltas read whole: {@link REPLY_LOOKBACK}), and this request's
+ * placeholders restored — one split across two deltas is held back until it is whole (at most the
+ * longest placeholder's length). A block's stop releases what it holds. Tool-call arguments are
+ * restored with the value escaped for JSON, so the arguments stay valid. A value a blocking
+ * policy finds ends the reply's content there: a text block gets the block's notice (naming the
+ * policy and category, never the value), and nothing more of the reply is sent.
  */
 export class StreamRestorer {
   /** Held text per open block index, and whether that block's deltas are JSON. */
-  private readonly held = new Map<
-    number,
-    { text: string; kind: "text_delta" | "thinking_delta" | "input_json_delta" }
-  >();
+  private readonly held = new Map<number, { text: string; kind: DeltaKind }>();
+  /** A blocking policy found a value in the reply: the rest of its content is dropped. */
+  private blocked = false;
 
   constructor(private readonly run: GuardrailRun) {}
 
   push(ev: MessagesStreamEvent, emit: (ev: MessagesStreamEvent) => void): void {
     if (ev.type === "content_block_delta") {
+      if (this.blocked) return;
       const d = ev.delta as Record<string, Json> & { type: string };
-      const field =
-        d.type === "text_delta"
-          ? "text"
-          : d.type === "thinking_delta"
-            ? "thinking"
-            : d.type === "input_json_delta"
-              ? "partial_json"
-              : undefined;
-      if (!field || typeof d[field] !== "string") return emit(ev);
+      const kind = d.type in FIELD ? (d.type as DeltaKind) : undefined; // checked in this line
+      if (!kind || typeof d[FIELD[kind]] !== "string") return emit(ev);
       const h = this.held.get(ev.index);
-      const text = (h?.text ?? "") + (d[field] as string);
-      const cut = this.safeEnd(text);
-      const kind = d.type as "text_delta" | "thinking_delta" | "input_json_delta";
+      const text = (h?.text ?? "") + (d[FIELD[kind]] as string);
+      let cut = this.safeEnd(text);
+      // The reply policies read the piece with what follows it in view (values across the cut whole).
+      let read: string | undefined;
+      if (this.run.readsReply && cut > 0) {
+        try {
+          ({ cut, text: read } = this.run.replyPiece(text, cut));
+        } catch (e) {
+          if (!(e instanceof GuardrailBlock)) throw e;
+          return this.stop(ev.index, kind, e, emit);
+        }
+      }
       if (cut < text.length) this.held.set(ev.index, { text: text.slice(cut), kind });
       else this.held.delete(ev.index);
       if (cut === 0) return;
-      const ready = this.run.restoreText(text.slice(0, cut), kind === "input_json_delta");
-      return emit({ ...ev, delta: { ...d, [field]: ready } } as MessagesStreamEvent);
+      if (read === undefined) return this.send(ev.index, kind, text.slice(0, cut), emit);
+      return this.delta(ev.index, kind, this.run.restoreText(read, kind === "input_json_delta"), emit);
     }
     if (ev.type === "content_block_stop" || ev.type === "message_delta" || ev.type === "message_stop") {
       for (const [index, h] of ev.type === "content_block_stop"
@@ -196,24 +240,60 @@ export class StreamRestorer {
         : [...this.held]) {
         if (!h) continue;
         this.held.delete(index);
-        const field = h.kind === "text_delta" ? "text" : h.kind === "thinking_delta" ? "thinking" : "partial_json";
-        emit({
-          type: "content_block_delta",
-          index,
-          delta: { type: h.kind, [field]: this.run.restoreText(h.text, h.kind === "input_json_delta") },
-        } as MessagesStreamEvent);
+        if (!this.blocked) this.send(index, h.kind, h.text, emit);
       }
     }
     emit(ev);
   }
 
-  /** How much of `text` can go now: all of it, unless its end could be the start of a placeholder. */
+  /** One piece of a block's text, read and restored, as a delta (or the block's notice). */
+  private send(index: number, kind: DeltaKind, text: string, emit: (ev: MessagesStreamEvent) => void): void {
+    let ready: string;
+    try {
+      ready = replyText(this.run, text, kind === "input_json_delta");
+    } catch (e) {
+      if (!(e instanceof GuardrailBlock)) throw e;
+      return this.stop(index, kind, e, emit);
+    }
+    this.delta(index, kind, ready, emit);
+  }
+
+  private delta(index: number, kind: DeltaKind, text: string, emit: (ev: MessagesStreamEvent) => void): void {
+    if (text)
+      emit({ type: "content_block_delta", index, delta: { type: kind, [FIELD[kind]]: text } } as MessagesStreamEvent);
+  }
+
+  /** A blocking policy found a value: nothing more of the reply's content; a text block says why it ends (JSON arguments cannot). */
+  private stop(index: number, kind: DeltaKind, e: GuardrailBlock, emit: (ev: MessagesStreamEvent) => void): void {
+    this.blocked = true;
+    this.held.clear();
+    if (kind !== "input_json_delta") this.delta(index, kind, `[${e.message}]`, emit);
+  }
+
+  /** How much of `text` can go now: all of it, unless its end could be the start of a placeholder or of a value. */
   private safeEnd(text: string): number {
-    const open = text.lastIndexOf("[");
-    if (open === -1 || text.length - open >= this.run.longest) return text.length;
-    const tail = text.slice(open);
-    if (tail.includes("]")) return text.length;
+    let cut = text.length;
+    if (this.run.readsReply) cut = this.replyCut(text);
+    const open = text.lastIndexOf("[", cut - 1);
+    if (open === -1 || cut - open >= this.run.longest) return cut;
+    const tail = text.slice(open, cut);
+    if (tail.includes("]")) return cut;
     for (const ph of this.run.restore.keys()) if (ph.startsWith(tail)) return open;
-    return text.length;
+    return cut;
+  }
+
+  /**
+   * Where the reply policies let the text be cut before they read it: {@link REPLY_LOOKBACK}
+   * back, at a word's start, before an unfinished private key; nothing until that much has come
+   * (the policies read pieces of at least that length, not every delta).
+   */
+  private replyCut(text: string): number {
+    let cut = text.length - REPLY_LOOKBACK;
+    if (cut < REPLY_LOOKBACK) return 0;
+    // Back to the start of the word the cut falls in (a value without spaces is a word).
+    while (cut > 0 && !/\s/.test(text[cut - 1]!)) cut--;
+    const pem = text.lastIndexOf("-----BEGIN", cut);
+    if (pem !== -1 && !PEM_END.test(text.slice(pem))) cut = pem;
+    return cut;
   }
 }

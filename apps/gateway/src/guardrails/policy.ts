@@ -209,3 +209,26 @@ export function policiesFor(
   }
   return out;
 }
+
+/** What {@link keyPolicies} made for a key record, and against which configuration. */
+const compiled = new WeakMap<object, { config: GuardrailsConfig; policies: readonly Policy[] | undefined }>();
+
+/**
+ * {@link policiesFor}, made once per key record rather than per request (issue 47: a feature a
+ * request does not use costs it nothing): undefined when the key runs no policy, so its requests
+ * carry no guardrail step at all. A key's change is a new record (keys/key-directory.ts), and a
+ * team's a new effective key (teams/team-directory.ts), so either is made anew; the policies are
+ * the configuration's, read at start.
+ */
+export function keyPolicies(
+  config: GuardrailsConfig,
+  key: { guardrails?: readonly string[] | null; team?: { guardrails?: readonly string[] | null } | undefined },
+): readonly Policy[] | undefined {
+  if (!config.policies.size) return undefined;
+  const hit = compiled.get(key);
+  if (hit && hit.config === config) return hit.policies;
+  const found = policiesFor(config, key);
+  const policies = found.length ? found : undefined;
+  compiled.set(key, { config, policies });
+  return policies;
+}

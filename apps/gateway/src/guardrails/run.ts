@@ -7,8 +7,10 @@ export class GuardrailBlock extends Error {
   constructor(
     readonly policy: string,
     readonly category: string,
+    /** What held the value: the client's request, or the model's reply. */
+    where: "request" | "reply" = "request",
   ) {
-    super(`blocked by guardrail policy "${policy}": the request holds a value of category "${category}"`);
+    super(`blocked by guardrail policy "${policy}": the ${where} holds a value of category "${category}"`);
   }
 }
 
@@ -29,6 +31,9 @@ export interface GuardrailSummary {
 export function guardrailNote(s: GuardrailSummary): GuardrailNote {
   return { policies: s.policies, categories: s.categories, action: s.action, dry_run: s.dry_run, detections: s.counts };
 }
+
+/** A placeholder as written: `[EMAIL_1]`. */
+const PLACEHOLDER = /\[[A-Z][A-Z0-9_]*_\d+\]/g;
 
 /** The placeholder of a label: `[EMAIL_1]`, `[NATIONAL_ID_2]`, `[EMPLOYEE_ID_1]`. */
 const tag = (label: string) => label.toUpperCase();
@@ -55,13 +60,23 @@ export class GuardrailRun {
   /** Some policy asks an external hook (the redaction then waits for it). */
   readonly hooked: boolean;
 
+  /**
+   * The external hooks' answers, by policy and the texts asked about: another attempt of the
+   * request (a retry, a fallback) reuses them, so a hook is asked once per request.
+   */
+  readonly hookAnswers = new Map<string, Promise<unknown>>();
+
   constructor(
     readonly policies: readonly Policy[],
     /** The request's id, sent to external hooks. */
     readonly requestId = "",
   ) {
     this.hooked = policies.some((p) => p.hook !== undefined);
+    this.readsReply = policies.some((p) => p.applyTo.has("reply"));
   }
+
+  /** Some policy reads what the model writes (the `reply` surface). */
+  readonly readsReply: boolean;
 
   /** Whether any policy looks at `surface`. */
   covers(surface: Surface): boolean {
@@ -72,24 +87,75 @@ export class GuardrailRun {
    * The text with each value the policies found replaced (redact: a numbered placeholder that the
    * reply restores; mask: the category's tag, never restored); counts every detection; throws
    * GuardrailBlock for a value a blocking policy found (a dry-run policy only counts).
+   * `restorable: false` (embeddings input, the model's reply): nothing will be restored, so
+   * `redact` acts as `mask`. `quiet`: neither counted nor blocked (a stored copy of what was
+   * already read).
    */
-  text(text: string, surface: Surface, hooked?: ReadonlyMap<Policy, Span[]>): string {
+  text(
+    text: string,
+    surface: Surface,
+    hooked?: ReadonlyMap<Policy, Span[]>,
+    opts: { restorable?: boolean; quiet?: boolean } = {},
+  ): string {
     if (!text) return text;
-    // Each span with the strongest action any live policy takes on it.
-    let spans: (Span & { action: Action })[] | undefined;
+    return this.act(text, this.find(text, surface, hooked), surface, opts, text.length);
+  }
+
+  /**
+   * A streamed reply's next piece (the `reply` surface): the text up to `want` (moved back to the
+   * start of any value found across it), what the policies find in it masked. The values are
+   * found in the whole of `text`, so one still growing past the cut is not read in halves.
+   */
+  replyPiece(text: string, want: number): { text: string; cut: number } {
+    const found = this.find(text, "reply");
+    let cut = want;
+    for (let moved = true; moved; ) {
+      moved = false;
+      for (const [, spans] of found)
+        for (const s of spans)
+          if (s.start < cut && cut < s.end) {
+            cut = s.start;
+            moved = true;
+          }
+    }
+    const before = found.map(([p, spans]) => [p, spans.filter((s) => s.end <= cut)] as const);
+    return { cut, text: this.act(text, before, "reply", { restorable: false }, cut) };
+  }
+
+  /** What each policy that looks at `surface` finds in `text` (its detectors' and its hook's spans). */
+  private find(text: string, surface: Surface, hooked?: ReadonlyMap<Policy, Span[]>): (readonly [Policy, Span[]])[] {
+    const out: (readonly [Policy, Span[]])[] = [];
     for (const p of this.policies) {
       if (!p.applyTo.has(surface)) continue;
       const own = detect(text, p.detectors);
       const extra = hooked?.get(p);
-      const found = extra?.length ? own.concat(extra).sort((a, b) => a.start - b.start) : own;
-      if (!found.length) continue;
-      for (const s of found) this.count(p, s.label);
-      if (p.dryRun) continue;
-      if (p.action === "block") throw new GuardrailBlock(p.name, found[0]!.label);
-      if (p.action === "log") continue;
-      spans = merge(spans, found, p.action);
+      out.push([p, extra?.length ? own.concat(extra).sort((a, b) => a.start - b.start) : own]);
     }
-    if (!spans) return text;
+    return out;
+  }
+
+  /** `text` up to `end` with what the policies found acted on: counted, blocked, masked or redacted. */
+  private act(
+    text: string,
+    found: readonly (readonly [Policy, Span[]])[],
+    surface: Surface,
+    opts: { restorable?: boolean; quiet?: boolean },
+    end: number,
+  ): string {
+    // Each span with the strongest action any live policy takes on it.
+    let spans: (Span & { action: Action })[] | undefined;
+    for (const [p, list] of found) {
+      if (!list.length) continue;
+      if (!opts.quiet) for (const s of list) this.count(p, s.label);
+      if (p.dryRun) continue;
+      if (p.action === "block") {
+        if (opts.quiet) continue;
+        throw new GuardrailBlock(p.name, list[0]!.label, surface === "reply" ? "reply" : "request");
+      }
+      if (p.action === "log") continue;
+      spans = merge(spans, list, opts.restorable === false ? "mask" : p.action);
+    }
+    if (!spans) return end === text.length ? text : text.slice(0, end);
     let out = "";
     let at = 0;
     for (const s of spans) {
@@ -98,15 +164,29 @@ export class GuardrailRun {
       out += s.action === "mask" ? `[${tag(s.label)}]` : this.placeholder(value, s.label);
       at = s.end;
     }
-    return out + text.slice(at);
+    return out + text.slice(at, end);
   }
+
+  /**
+   * Placeholders already in the request (a stored conversation it continues holds those of an
+   * earlier request, whose values are gone): new ones are numbered past them, never the same.
+   */
+  reserve(text: string): void {
+    if (!text.includes("[")) return;
+    for (const m of text.matchAll(PLACEHOLDER)) this.reserved.add(m[0]);
+  }
+  private readonly reserved = new Set<string>();
+  /** The request was read for its placeholders already (the first attempt's plan). */
+  reservedRead = false;
 
   private placeholder(value: string, label: string): string {
     const known = this.byValue.get(value);
     if (known) return known;
-    const n = (this.perLabel.get(label) ?? 0) + 1;
+    let n = this.perLabel.get(label) ?? 0;
+    let ph: string;
+    do ph = `[${tag(label)}_${++n}]`;
+    while (this.reserved.has(ph));
     this.perLabel.set(label, n);
-    const ph = `[${tag(label)}_${n}]`;
     this.byValue.set(value, ph);
     this.restore.set(ph, value);
     if (ph.length > this.longest) this.longest = ph.length;
@@ -133,7 +213,7 @@ export class GuardrailRun {
   /** Every placeholder of this request in `text` replaced by its value (`json`: escaped for a JSON string). */
   restoreText(text: string, json = false): string {
     if (!this.restore.size || !text.includes("[")) return text;
-    return text.replace(/\[[A-Z][A-Z0-9_]*_\d+\]/g, (ph) => {
+    return text.replace(PLACEHOLDER, (ph) => {
       const v = this.restore.get(ph);
       if (v === undefined) return ph;
       return json ? JSON.stringify(v).slice(1, -1) : v;

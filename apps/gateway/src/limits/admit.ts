@@ -35,6 +35,11 @@ export interface Admitted {
    * at all); otherwise the entry is deleted here. At most once.
    */
   settle(actualTokens: number, actualUsd?: number, recorded?: boolean): void;
+  /**
+   * The budget reservation (USD) held in the shared spend store (Redis), which outlives this
+   * process; 0 when none is, or it is held in this process's memory (gone with it).
+   */
+  readonly sharedReserveUsd?: number;
 }
 
 /** What admission needs to know of a request that will be billed (count-tokens calls are not). */
@@ -200,17 +205,19 @@ export function admitNow(
   billable?: Billable,
 ): Admitted | Promise<Admitted> {
   const estimate = Math.ceil(bodySize / 4);
-  // The worst case is held against the budgets until the request is settled (docs/design.md, step 4 "admit").
-  const reserve = billable
-    ? worstCaseUsd(
-        entry,
-        worstInputTokens(entry, billable.inputChars ?? bodySize, billable.embeddings),
-        billable.outputCap,
-        billable.priceFactor,
-      )
-    : 0;
   const checks = bucketChecks(key, entry);
   const budgets = budgetChecks(key);
+  // The worst case is held against the budgets until the request is settled (docs/design.md, step
+  // 4 "admit"); a key and team without a budget hold nothing, so it is not worked out for them.
+  const reserve =
+    billable && budgets.length > 0
+      ? worstCaseUsd(
+          entry,
+          worstInputTokens(entry, billable.inputChars ?? bodySize, billable.embeddings),
+          billable.outputCap,
+          billable.priceFactor,
+        )
+      : 0;
   if (budgets.length > 0 || !deps.limiter.admitNow)
     return admitWaiting(deps, ctx, key, entry, estimate, reserve, checks, budgets, billable);
   fits(key, entry, checks, estimate);
@@ -320,10 +327,12 @@ function admitted(
 /**
  * The admission of a request admitted earlier, elsewhere (a batch line sent to an upstream's
  * batch API by another instance or before a restart, its answer now replayed): nothing is checked
- * or taken again — the upstream already ran it — and its settlement adds what it cost.
+ * or taken again — the upstream already ran it — and its settlement adds what it cost, and gives
+ * back `sharedReserveUsd`, what its admission held in the shared spend store (kept with the line).
  */
-export function admittedBefore(deps: AdmitDeps, key: KeyRecord): Admitted {
-  return new LetIn(deps, key, [], 0, 0, undefined, undefined, {});
+export function admittedBefore(deps: AdmitDeps, key: KeyRecord, sharedReserveUsd = 0): Admitted {
+  const held = sharedReserveUsd > 0 ? { refusedBy: -1, shared: true } : undefined;
+  return new LetIn(deps, key, [], 0, sharedReserveUsd, held, undefined, {});
 }
 
 /** One admitted request: its limit headers, and its settlement (a class: one object, no closure per request). */
@@ -341,6 +350,10 @@ class LetIn implements Admitted {
     private readonly booked: Billable | undefined,
     readonly limitHeaders: Record<string, string>,
   ) {}
+
+  get sharedReserveUsd(): number {
+    return this.held?.shared ? this.reserve : 0;
+  }
 
   settle(actual: number, actualUsd = 0, recorded = false): void {
     if (this.settled) return;

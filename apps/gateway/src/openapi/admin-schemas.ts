@@ -181,6 +181,25 @@ export const AdminUsageDaily = Type.Object({
   ),
 });
 
+/** `GET /admin/guardrails`: what the guardrail policies found, by policy, category, action and key; never a value. */
+export const AdminGuardrailTotals = Type.Object({
+  since: Type.String({ format: "date" }),
+  until: Type.String({ format: "date" }),
+  data: Type.Array(
+    Type.Object({
+      policy: Type.String(),
+      category: Type.String(),
+      action: Type.String({ description: "What the policy did; for a dry-run policy, what it would have done." }),
+      dry_run: Type.Boolean(),
+      key_id: Type.String(),
+      requests: Type.Integer({ minimum: 0 }),
+      detections: Type.Integer({ minimum: 0 }),
+    }),
+  ),
+  /** More guarded requests than one reply reads were in the range: the newest were summed. */
+  truncated: Type.Boolean(),
+});
+
 /** `GET /admin/requests`: the live request log, newest first; what happened, never what was said. */
 export const AdminRequestLog = Type.Object({
   data: Type.Array(
@@ -261,6 +280,7 @@ export const ADMIN_SCHEMAS = {
   AdminUsagePage,
   AdminUsageGroups,
   AdminUsageDaily,
+  AdminGuardrailTotals,
   AdminRequestLog,
   AdminDeployments,
   AdminLatency,

@@ -10,7 +10,7 @@ import { newContext } from "../request/context";
 import { emit } from "../request/events";
 import { meter, meterOnce, type Ending } from "../metering/meter";
 import { GuardrailRun } from "../guardrails/run";
-import { policiesFor } from "../guardrails/policy";
+import { keyPolicies } from "../guardrails/policy";
 import type { Target } from "../protocols";
 import { recall } from "../stored-responses/recall";
 import { remember } from "../stored-responses/remember";
@@ -83,9 +83,9 @@ export async function handleInference(
         ...(client === validated ? {} : { inputChars: JSON.stringify(client.body).length }),
       });
     admitted = letIn instanceof Promise ? await letIn : letIn;
-    // Only a request some policy applies to carries guardrails (no cost otherwise).
-    const policies = deps.config.guardrails.policies.size ? policiesFor(deps.config.guardrails, key) : undefined;
-    const guard = policies?.length ? new GuardrailRun(policies, ctx.id) : undefined;
+    // Only a request some policy applies to carries guardrails (no cost otherwise; the key's policies are made once per key).
+    const policies = keyPolicies(deps.config.guardrails, key);
+    const guard = policies ? new GuardrailRun(policies, ctx.id) : undefined;
     if (guard) guarded = { guard, key, target: asked, stream: client.stream };
     const sent = await dispatch(deps, ctx, client, asked, size, guard);
     const { plan: p, outcome } = sent;
@@ -136,7 +136,7 @@ export async function handleInference(
           ? metered
           : async (e: Ending) => {
               await metered(e);
-              if (e.status === 200 && !e.aborted) await remember(deps, key, client, ctx.id);
+              if (e.status === 200 && !e.aborted) await remember(deps, key, client, ctx.id, p.guard);
             };
         return await relay(deps, ctx, counted, outcome.response, headers!, tally, end, outcome.watch);
       }

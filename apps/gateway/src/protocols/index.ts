@@ -1,8 +1,8 @@
 import type { Protocol } from "@turnpike/schema";
-import { chatProtocol } from "./chat";
-import { generateProtocol } from "./generate";
-import { messagesProtocol } from "./messages";
-import { responsesProtocol } from "./responses";
+import { chatProtocol } from "./chat/chat-protocol";
+import { generateProtocol } from "./generate/generate-protocol";
+import { messagesProtocol } from "./messages/messages-protocol";
+import { responsesProtocol } from "./responses/responses-protocol";
 import type { UpstreamProtocol } from "./upstream-protocol";
 
 /** Every upstream protocol, by name: a new protocol is an adapter file and one line here. */
@@ -13,5 +13,16 @@ export const PROTOCOLS: Record<Protocol, UpstreamProtocol> = {
   responses: responsesProtocol,
 };
 
-export type { PassthroughOptions, UpstreamProtocol, UpstreamRequest } from "./upstream-protocol";
-export type { Target } from "../vocabulary/target";
+export type { PassthroughOptions, Target, UpstreamProtocol, UpstreamRequest } from "./upstream-protocol";
+export type { EmbeddingsCall, EmbeddingsInput, EmbeddingsReply } from "./upstream-protocol";
+export {
+  type UpstreamAnswer,
+  type UpstreamBatchApi,
+  UpstreamBatchError,
+  type UpstreamLine,
+} from "./vendor-batch";
+
+/** The protocols with an embeddings call, by name (the catalog checks an embedding row against them). */
+export const EMBEDDING_PROTOCOLS: readonly Protocol[] = Object.values(PROTOCOLS)
+  .filter((p) => p.embeddings !== undefined)
+  .map((p) => p.id);

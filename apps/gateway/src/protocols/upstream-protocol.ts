@@ -4,6 +4,10 @@ import type { SSEMessage } from "@turnpike/schema/sse";
 import type { AuthScheme, Target } from "../vocabulary/target";
 import type { UsageSink } from "../vocabulary/usage-sink";
 import type { SignatureStore } from "../vocabulary/signature-store";
+import type { ServiceTier } from "../vocabulary/target";
+import type { UpstreamBatchApi } from "./vendor-batch";
+
+export type { Target } from "../vocabulary/target";
 
 /** An upstream HTTP request, ready to send. */
 export interface UpstreamRequest {
@@ -97,9 +101,41 @@ export interface PassthroughReader {
 }
 
 /**
- * Everything Turnpike knows about one upstream protocol, in one place: the registry
- * (`protocols/index.ts`) is a `Record<Protocol, UpstreamProtocol>`, so a new protocol is one
- * adapter file and one line, and the compiler proves it covers every concern.
+ * What an embeddings call reads of its request (the checked `POST /v1/embeddings` body,
+ * embeddings/embeddings-request.ts): the inputs (a text, or token ids), and the options a
+ * protocol may carry.
+ */
+export interface EmbeddingsInput {
+  inputs: readonly (string | number[])[];
+  dimensions: number | undefined;
+  user: string | undefined;
+  /** What the vectors are for (the generateContent protocol's `taskType`). */
+  taskType: string | undefined;
+}
+
+/** What an upstream answered, in Turnpike's terms: one vector per input, in input order. */
+export interface EmbeddingsReply {
+  vectors: number[][];
+  /** The input tokens the upstream reported; undefined when its protocol reports none. */
+  inputTokens: number | undefined;
+}
+
+/** The embeddings call of one upstream protocol: the request to send, and how to read the reply. */
+export interface EmbeddingsCall {
+  /** Throws a 400 for an input the protocol cannot take. */
+  request(target: Target, req: EmbeddingsInput): UpstreamRequest;
+  /** The reply's vectors, or undefined when the reply is not in the protocol's shape. */
+  read(json: unknown, inputs: number): EmbeddingsReply | undefined;
+}
+/** A JSON array of numbers (a vector as a reply holds it). */
+export const isNumbers = (v: unknown): v is number[] => Array.isArray(v) && v.every((x) => typeof x === "number");
+
+/**
+ * Everything Turnpike does with one upstream protocol, in one place (decisions/, "one folder per
+ * upstream protocol"): inference, token counting, embeddings and the vendor's batch API. The
+ * registry (`protocols/index.ts`) is a `Record<Protocol, UpstreamProtocol>`, so a new protocol is
+ * one folder and one line, and the compiler proves it covers every concern; no code outside
+ * `protocols/` branches on a protocol's name (test/protocol-branches.test.ts).
  */
 export interface UpstreamProtocol {
   readonly id: Protocol;
@@ -138,6 +174,22 @@ export interface UpstreamProtocol {
   /** The same, from one stream event's data, read as text (undefined until an event names it). */
   streamModel(data: string): string | undefined;
   readonly passthrough: PassthroughReader;
+  /** The embeddings call, where the protocol has one (`embedding_dimensions` rows need it). */
+  readonly embeddings: EmbeddingsCall | undefined;
+  /** The vendor's own batch API, where the protocol has one; else batch lines run in Turnpike's queue. */
+  readonly batches: UpstreamBatchApi | undefined;
+  /**
+   * The client's beta headers (`CLIENT_BETA_HEADERS`: only messages upstreams read them) are sent
+   * on as they came; toward the other protocols they are dropped with a warning.
+   */
+  readonly readsClientBetas: boolean;
+  /**
+   * Asks the upstream for a paid service tier in its own field of `body` (docs/protocols.md
+   * §5.5a); false where the protocol cannot ask for this tier.
+   */
+  serviceTier(body: Record<string, unknown>, tier: ServiceTier): boolean;
+  /** The request parameters Turnpike carries to this protocol, in the OpenRouter vocabulary (`GET /v1/models`). */
+  readonly parameters: readonly string[];
 }
 
 /** Usage fields a reader found (absent = not reported). */
@@ -157,6 +209,12 @@ export function authHeaders(scheme: AuthScheme, key: string): Record<string, str
       throw new Error(`unknown auth scheme ${String(never)}`);
     }
   }
+}
+
+/** Sets a field, leaving a body that has it already as it is (a passthrough keeps its bytes). */
+export function putField(body: Record<string, unknown>, field: string, value: string): true {
+  if (body[field] !== value) body[field] = value;
+  return true;
 }
 
 export function trimSlash(s: string): string {

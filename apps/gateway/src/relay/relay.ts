@@ -1,14 +1,15 @@
-import { restoreMessage } from "../guardrails/pivot";
+import { blockedError, restoreMessage } from "../guardrails/pivot";
+import { GuardrailBlock } from "../guardrails/run";
 import { GatewayError, headerSafe, messagesUsageFields } from "@turnpike/providers";
 import type { MessagesResponse } from "@turnpike/schema";
-import type { RequestContext } from "../request/context";
+import { clientGone, type RequestContext } from "../request/context";
 import { firstFrameGuard } from "./first-frame-guard";
 import { sseLineGate } from "./sse-line-gate";
 import { HEADER, SSE_HEADERS } from "../http/headers";
 import { emit } from "../request/events";
 import { errorResponse } from "../request/respond";
 import { usageLooksTrue, usageTextLooksTrue } from "./usage-audit";
-import { timeoutError, type Watch } from "../dispatch/execute";
+import { LINK_AFTER_MS, timeoutError, type Watch } from "../dispatch/execute";
 import type { Ending } from "../metering/meter";
 import { lastFinishReason, passthroughTap } from "./passthrough-tap";
 import type { Plan } from "../dispatch/plan";
@@ -178,20 +179,33 @@ interface Relaying {
  * usage tallied, encoded in the client's format, committed before the client sees it.
  */
 async function relayJson(r: Relaying): Promise<Response> {
-  const { ctx, plan, upstream, headers, tally, finish, watch, vendor, maxTokens, type } = r;
+  const { deps, ctx, plan, upstream, headers, tally, finish, watch, vendor, maxTokens, type } = r;
   const { entry } = plan.target;
   let text: string;
-  // A JSON body must arrive whole within the first-byte deadline.
+  // A JSON body must arrive whole within the first-byte deadline. One timer, in two stages: a body
+  // still coming after LINK_AFTER_MS is read following the client (a client that leaves lets the
+  // upstream go at once, as before the head), then the deadline; a body read sooner costs no listener.
   let late = false;
-  const deadline = watch
-    ? setTimeout(() => {
+  let deadline: ReturnType<typeof setTimeout> | undefined;
+  if (watch) {
+    const follow = Math.min(LINK_AFTER_MS, watch.firstByteMs);
+    deadline = setTimeout(() => {
+      watch.followClient();
+      deadline = setTimeout(() => {
         late = true;
         watch.abort("no body");
-      }, watch.firstByteMs)
-    : undefined;
+      }, watch.firstByteMs - follow);
+    }, follow);
+  }
   try {
     text = await upstream.text();
   } catch {
+    clearTimeout(deadline);
+    // The client left while the body was coming: recorded as gone, like a client that left before the head.
+    if (clientGone(ctx) && !late) {
+      await finish({ status: 499, upstreamStatus: upstream.status, aborted: true });
+      return new Response(null, { status: 499 });
+    }
     return refuse(
       r,
       late ? timeoutError(vendor, "send its reply", watch!.firstByteMs) : malformed(vendor, "a body that broke off"),
@@ -229,6 +243,8 @@ async function relayJson(r: Relaying): Promise<Response> {
     tally.answeredBy(named);
   }
   let out: string;
+  // A value a blocking policy found in the reply (guardrails, `reply` surface): the client gets the 400.
+  let blocked: GuardrailBlock | undefined;
   try {
     if (plan.passthrough) {
       tally.report(plan.protocol.replyUsage(parsed), true);
@@ -251,8 +267,21 @@ async function relayJson(r: Relaying): Promise<Response> {
       // The client's own values back in place of the placeholders the guardrails sent (docs/guardrails.md).
       out = JSON.stringify(plan.client.encodeReply(plan.guard ? restoreMessage(plan.guard, reply) : reply, entry.id));
     }
-  } catch {
-    return refuse(r, malformed(vendor, "JSON that is not a reply of its protocol"));
+  } catch (e) {
+    if (!(e instanceof GuardrailBlock)) return refuse(r, malformed(vendor, "JSON that is not a reply of its protocol"));
+    blocked = e;
+    out = "";
+  }
+  if (blocked) {
+    // Billed: the upstream answered; the record says which policy and category, never the value.
+    const err = blockedError(blocked);
+    await finish({ status: ctx.format.renderError(err, ctx.id).status, upstreamStatus: upstream.status });
+    return errorResponse(
+      ctx.format,
+      err,
+      { logger: deps.logger, request: ctx.request, requestId: ctx.id, model: plan.client.model },
+      headers,
+    );
   }
   // The record is committed before the client sees the reply. A client whose connection is
   // already gone (Bun's server closes one that pipelines a request behind this one, see

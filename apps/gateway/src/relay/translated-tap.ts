@@ -30,8 +30,9 @@ export function translatedTap(
     pending += frame;
   });
   // With guardrails, the pivot events pass the restorer on their way to the encoder: the client
-  // gets its own values back, a placeholder split over two deltas restored whole.
-  const restorer = guard?.restore.size ? new StreamRestorer(guard) : undefined;
+  // gets its own values back, a placeholder split over two deltas restored whole, and what the
+  // reply policies find in the model's text masked.
+  const restorer = guard && (guard.restore.size || guard.readsReply) ? new StreamRestorer(guard) : undefined;
   const push = (ev: MessagesStreamEvent) => encoder.push(ev);
   const toClient = restorer ? (ev: MessagesStreamEvent) => restorer.push(ev, push) : push;
   // A reply is complete only if the upstream's machine reached `message_stop`; an error or a

@@ -42,3 +42,18 @@ export function newContext(
 ): RequestContext {
   return new Context(request, format, server, proxies);
 }
+
+/**
+ * Whether the request's client has gone away: its connection closed, its fetch aborted, or (a
+ * Responses WebSocket turn) its socket closed. The request's own `AbortSignal` is that signal on
+ * every surface: Bun aborts a server request's signal when its connection closes (a `Request`
+ * copied with `new Request(request, init)`, as the generateContent route does for `?key=`,
+ * follows it), and a WebSocket turn's request carries a signal its socket's close aborts
+ * (routes/responses-websocket.ts). Reading `aborted` costs nothing; a listener on a server
+ * request's signal costs about 5 µs in Bun 1.4.4, so code that must act at once (the upstream
+ * call) listens only once it waits (dispatch/execute.ts), and a step about to start new work —
+ * another attempt, a continuation — asks this first.
+ */
+export function clientGone(ctx: Pick<RequestContext, "request">): boolean {
+  return ctx.request.signal.aborted;
+}

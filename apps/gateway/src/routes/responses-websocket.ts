@@ -209,6 +209,8 @@ async function turn(
   ws: ServerWebSocket<SocketData>,
   text: string,
 ): Promise<void> {
+  // A frame queued behind a turn whose socket then closed has nobody to answer: it is dropped unread.
+  if (state.closed) return;
   let frame: unknown;
   try {
     // A large frame is counted off the event loop first, like an HTTP body (http/json-census.ts).
@@ -261,9 +263,12 @@ async function turn(
     const res = await handleInference(deps, request, FORMATS.responses, connection);
     if (res.status !== 200 || !res.body) return await forwardError(ws, res);
     const reader = res.body.pipeThrough(new SSEDecoderStream()).getReader();
-    abort.signal.addEventListener("abort", () => void reader.cancel("the client went away").catch(() => {}), {
-      once: true,
-    });
+    // Cancelling the reader cancels the relayed stream, and with it the upstream call. The socket
+    // may have closed while the pipeline was still answering: then it is cancelled at once (a
+    // listener added after the abort would never run, and the upstream would be held open).
+    const cancel = () => void reader.cancel("the client went away").catch(() => {});
+    if (abort.signal.aborted) cancel();
+    else abort.signal.addEventListener("abort", cancel, { once: true });
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;

@@ -1,5 +1,5 @@
 import type { Store } from "./store";
-import type { SqlRunner } from "./sql-runner";
+import type { SqlRunner, SqlValue } from "./sql-runner";
 
 /**
  * Batch files, jobs and their lines, durable in the gateway's database (SQLite or PostgreSQL,
@@ -117,6 +117,13 @@ export interface BatchLine {
   grp: number | null;
   /** The upstream batch's answer to it, `{status, body}` JSON text, once read; replayed through the pipeline. */
   upstream_result: string | null;
+  /**
+   * The budget reservation (USD) its admission holds in the shared spend store (Redis) while the
+   * vendor holds the line (migration 19): whoever settles or gives it back takes it from here
+   * ({@link BatchStore.takeReserved}), once, whichever instance that is and across a restart.
+   * Null: nothing held there (not sent, held in one process's memory, or already given back).
+   */
+  reserved_usd: number | null;
 }
 
 /** Counts of a job's lines by how they ended. */
@@ -173,6 +180,7 @@ function lineOf(row: Record<string, unknown>): BatchLine {
     grp: row.grp === null || row.grp === undefined ? null : Number(row.grp),
     upstream_result:
       row.upstream_result === null || row.upstream_result === undefined ? null : str(row.upstream_result),
+    reserved_usd: row.reserved_usd === null || row.reserved_usd === undefined ? null : Number(row.reserved_usd),
   };
 }
 
@@ -312,7 +320,7 @@ export class BatchStore {
    */
   async createJob(
     job: Omit<BatchJob, "routed">,
-    lines: readonly Omit<BatchLine, "batch_id" | "grp" | "upstream_result">[],
+    lines: readonly Omit<BatchLine, "batch_id" | "grp" | "upstream_result" | "reserved_usd">[],
     between: () => Promise<void> = () => Promise.resolve(),
   ): Promise<void> {
     try {
@@ -586,6 +594,43 @@ export class BatchStore {
     return (await this.db.all(ORPHANS_SQL, [batchId])).map(lineOf).sort((a, b) => a.n - b.n);
   }
 
+  /** Keeps what a line's admission holds in the shared spend store (null: nothing there). */
+  async reserved(batchId: string, n: number, usd: number | null): Promise<void> {
+    await this.db.all("UPDATE batch_lines SET reserved_usd = ? WHERE batch_id = ? AND n = ?", [usd, batchId, n]);
+  }
+
+  /**
+   * Takes the shared reservations of a job's lines (one line, one group's, or all), in one
+   * statement: each is answered to one caller only, so two instances (or one before and after a
+   * restart) never give the same reservation back twice. `unanswered`: only lines with no upstream
+   * answer kept (the answered keep theirs until they are replayed and metered).
+   */
+  async takeReserved(
+    batchId: string,
+    which: { n?: number; grp?: number; unanswered?: boolean } = {},
+  ): Promise<Map<number, number>> {
+    const where = ["batch_id = ?", "reserved_usd IS NOT NULL"];
+    const params: SqlValue[] = [batchId];
+    for (const col of ["n", "grp"] as const) {
+      const v = which[col];
+      if (v === undefined) continue;
+      where.push(`${col} = ?`);
+      params.push(v);
+    }
+    if (which.unanswered) where.push("upstream_result IS NULL");
+    const cond = where.join(" AND ");
+    const read = (db: SqlRunner) => db.all(`SELECT n, reserved_usd FROM batch_lines WHERE ${cond}`, params);
+    // Most lines keep none (no Redis, or not sent to a vendor): found so without a write.
+    if ((await read(this.db)).length === 0) return new Map();
+    // RETURNING gives the new value (null): the amounts are read first, in the same transaction,
+    // and only the lines this UPDATE cleared are this caller's (another's, waited for, clear none).
+    return this.db.transaction(async (tx) => {
+      const usd = new Map((await read(tx)).map((r) => [Number(r.n), Number(r.reserved_usd)]));
+      const cleared = await tx.all(`UPDATE batch_lines SET reserved_usd = NULL WHERE ${cond} RETURNING n`, params);
+      return new Map(cleared.flatMap((r) => (usd.has(Number(r.n)) ? [[Number(r.n), usd.get(Number(r.n))!]] : [])));
+    });
+  }
+
   /** Every pending line of Turnpike's queue (with `all`, every pending line) becomes `state`, unsent. */
   async closePending(batchId: string, state: "cancelled" | "expired", all = true): Promise<void> {
     await this.db.all(
@@ -713,6 +758,13 @@ CREATE TABLE batch_lines (batch_id TEXT NOT NULL, n INTEGER NOT NULL, custom_id 
 export const batchFileChunks = (bytes: "BLOB" | "BYTEA") => `
 CREATE TABLE batch_file_chunks (file_id TEXT NOT NULL, n INTEGER NOT NULL, content ${bytes} NOT NULL, PRIMARY KEY (file_id, n));
 ALTER TABLE batch_files ADD COLUMN chunks INTEGER;`;
+
+/**
+ * Migration 19: what a line sent to a vendor's batch API holds in the shared spend store, so that
+ * whichever instance ends the line (after a restart too) gives back exactly that.
+ */
+export const batchLineReserve = (real: "REAL" | "DOUBLE PRECISION") =>
+  `ALTER TABLE batch_lines ADD COLUMN reserved_usd ${real};`;
 
 /** Migration 11: lines sent to the upstreams' own batch APIs, in groups, and their answers. */
 export const BATCH_GROUP_TABLES = `

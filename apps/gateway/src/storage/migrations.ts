@@ -4,6 +4,7 @@ import {
   BATCH_LINE_QUEUE_INDEXES,
   BATCH_LINE_STATE_INDEX,
   BATCH_TABLES,
+  batchLineReserve,
   batchFileChunks,
 } from "./batch-store";
 import { VERSION } from "../vocabulary/version";
@@ -368,6 +369,13 @@ UPDATE keys SET team_id = 'team_default';`,
     // already there are rolled up here, once. The time index serves the newest-first listings.
     sqlite: rollupMigration("sqlite"),
     postgres: rollupMigration("postgres"),
+  },
+  {
+    version: 19,
+    name: "batches: the budget a line sent to a vendor's batch API holds in the shared spend store",
+    // Null for every line before: nothing of theirs is held (storage/batch-store.ts `reserved_usd`).
+    sqlite: batchLineReserve("REAL"),
+    postgres: batchLineReserve("DOUBLE PRECISION"),
   },
 ];
 

@@ -194,6 +194,7 @@ export class PostgresStore implements Store {
       where.push(`${clause}$${params.length}`);
     }
     if (f.failed) where.push("status >= 400");
+    if (f.guarded) where.push("guardrail IS NOT NULL");
     if (f.before) {
       params.push(f.before.created_at, f.before.request_id);
       where.push(

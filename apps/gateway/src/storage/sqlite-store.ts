@@ -188,6 +188,7 @@ export class SqliteStore implements Store {
       params.push(value);
     }
     if (f.failed) where.push("status >= 400");
+    if (f.guarded) where.push("guardrail IS NOT NULL");
     if (f.before) {
       where.push("(created_at < ? OR (created_at = ? AND request_id < ?))");
       params.push(f.before.created_at, f.before.created_at, f.before.request_id);

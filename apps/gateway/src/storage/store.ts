@@ -157,6 +157,8 @@ export interface UsageFilter {
   before?: { created_at: string; request_id: string };
   /** Only requests the client saw fail (status 400 and above). */
   failed?: boolean;
+  /** Only requests some guardrail policy found something in (the record has a `guardrail` note). */
+  guarded?: boolean;
 }
 
 export type UsageGroup = "key" | "model" | "day";

@@ -1,5 +1,7 @@
 import type { ClientRequest } from "../formats";
 import type { KeyRecord } from "../storage/store";
+import type { GuardrailRun } from "../guardrails/run";
+import { storedForm } from "../guardrails/surfaces";
 import type { ResponseStore } from "./response-store";
 import type { Logger } from "../log/logger";
 
@@ -21,8 +23,11 @@ export async function remember(
   key: KeyRecord,
   client: ClientRequest,
   requestId: string,
+  guard?: GuardrailRun,
 ): Promise<void> {
-  const kept = client.toStore?.();
+  const toStore = client.toStore?.();
+  // With guardrails, the redacted form is kept: no value a policy took out is stored (docs/guardrails.md).
+  const kept = guard && toStore ? storedForm(guard, toStore) : toStore;
   if (!kept) return;
   const id = kept.response.id;
   if (typeof id !== "string") return;

@@ -24,6 +24,12 @@ export class TeamDirectory {
     return team;
   }
 
+  /** The team at once when this directory holds it fresh (its entry: the team may be undefined, gone); else undefined. */
+  getNow(id: string): { team: Team | undefined } | undefined {
+    const hit = this.cache.get(id);
+    return hit && hit.until > this.now() ? hit : undefined;
+  }
+
   forget(id: string): void {
     this.cache.delete(id);
   }
@@ -74,4 +80,21 @@ export function effectiveKey(key: KeyRecord, team: Team | undefined): KeyRecord 
       ...(guardrails ? { guardrails } : {}),
     },
   };
+}
+
+/** The effective key made for a key record, and the team object it was made with. */
+const effective = new WeakMap<KeyRecord, { team: Team | undefined; key: KeyRecord }>();
+
+/**
+ * {@link effectiveKey}, made once per key record and team object rather than per request: the
+ * same object for every request of a key while neither changes (a change to either is a new
+ * object: a key's new record, a team read anew), so what is made once per key record further on
+ * (its bucket check, its guardrail policies) is made once here too.
+ */
+export function effectiveKeyOf(key: KeyRecord, team: Team | undefined): KeyRecord {
+  const hit = effective.get(key);
+  if (hit && hit.team === team) return hit.key;
+  const made = effectiveKey(key, team);
+  effective.set(key, { team, key: made });
+  return made;
 }

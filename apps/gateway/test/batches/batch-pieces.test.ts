@@ -9,13 +9,13 @@
 import { Database } from "bun:sqlite";
 import { expect, test } from "bun:test";
 import { BatchStore, ORPHANS_SQL, takeLineSql } from "../../src/storage/batch-store";
+import { PROTOCOLS } from "../../src/protocols";
 import {
-  UPSTREAM_BATCH_APIS,
   UPSTREAM_PIECE_BYTES,
   UpstreamBatchError,
   type UpstreamLine,
   streamedBody,
-} from "../../src/batches/upstream-batches";
+} from "../../src/protocols/vendor-batch";
 import { migrateSqlite } from "../../src/storage/migrations";
 import { sqliteRunner } from "../../src/storage/sql-runner";
 import type { Upstream } from "../../src/vocabulary/target";
@@ -60,7 +60,7 @@ test("a chat-family upload is a stream in pieces of about 1 MiB that reads back 
   const { calls, fetch } = recordingFetch((url) =>
     Response.json(url.endsWith("/files") ? { id: "file-up" } : { id: "batch-up" }),
   );
-  const id = await UPSTREAM_BATCH_APIS.chat!.submit({ fetch }, upstream("chat"), "/v1/chat/completions", lines);
+  const id = await PROTOCOLS.chat.batches!.submit({ fetch }, upstream("chat"), "/v1/chat/completions", lines);
   expect(id).toBe("batch-up");
   const upload = calls[0]!;
   expect(upload.url).toBe("http://up.test/v1/files");
@@ -90,7 +90,7 @@ test("a chat-family upload is a stream in pieces of about 1 MiB that reads back 
 test("a messages batch's body is streamed too, and reads back as the same requests (without `stream`)", async () => {
   const lines = upstreamLines(4000).map((l, i) => (i === 0 ? { ...l, body: { ...l.body, stream: false } } : l));
   const { calls, fetch } = recordingFetch(() => Response.json({ id: "msgbatch_up" }));
-  await UPSTREAM_BATCH_APIS.messages!.submit({ fetch }, upstream("messages"), "/v1/messages", lines);
+  await PROTOCOLS.messages.batches!.submit({ fetch }, upstream("messages"), "/v1/messages", lines);
   expect(calls[0]!.streamed).toBe(true);
   expect(calls[0]!.parts.length).toBeGreaterThanOrEqual(2);
   const sent = JSON.parse(text(calls[0]!.parts)) as { requests: { custom_id: string; params: unknown }[] };
@@ -143,12 +143,9 @@ test("an upstream that refuses a batch part way stops the lines being read: the 
     await reader.cancel();
     return Response.json({ error: { message: "too large" } }, { status: 400 });
   }) as typeof globalThis.fetch;
-  const refused = await UPSTREAM_BATCH_APIS.chat!.submit(
-    { fetch },
-    upstream("chat"),
-    "/v1/chat/completions",
-    lines(),
-  ).catch((e: unknown) => e);
+  const refused = await PROTOCOLS.chat
+    .batches!.submit({ fetch }, upstream("chat"), "/v1/chat/completions", lines())
+    .catch((e: unknown) => e);
   expect(refused).toBeInstanceOf(UpstreamBatchError);
   expect((refused as UpstreamBatchError).refused).toBe(true);
   expect(made).toBeLessThan(4000);
@@ -180,7 +177,7 @@ test("an output file is read line by line as it comes: lines cut across reads (i
       ? new Response(pieces())
       : Response.json({ id: "b", status: "completed", output_file_id: "file-out", error_file_id: null }),
   );
-  const { outcomes } = await UPSTREAM_BATCH_APIS.chat!.results({ fetch }, upstream("chat"), "b");
+  const { outcomes } = await PROTOCOLS.chat.batches!.results({ fetch }, upstream("chat"), "b");
   expect(outcomes.size).toBe(400);
   expect(outcomes.get("line-1")).toEqual({ status: 200, body: { id: "r1", text: "ü".repeat(300) } });
   expect(outcomes.get("line-400")).toEqual({ status: 200, body: { id: "r400", text: "ü".repeat(300) } });

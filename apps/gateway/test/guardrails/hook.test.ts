@@ -42,6 +42,8 @@ const base = `http://127.0.0.1:${classifier.port}`;
 writeFileSync(
   configFile,
   JSON.stringify({
+    // Retries, so that one request is tried more than once.
+    routing: { retries: 2 },
     guardrails: {
       default: ["classifier"],
       policies: {
@@ -121,5 +123,19 @@ describe("an external guardrail hook", () => {
     const res = await chat("hello", await keyWith(["nonsense"]));
     expect(res.status).toBe(400);
     expect(await res.text()).toContain('category \\"hook_error\\"');
+  });
+
+  test("is asked once per request, not once per attempt; every attempt is redacted with its answer", async () => {
+    const asked = seen.length;
+    const before = h.gw.simulator!.requests.length;
+    const res = await chat("Write to Dana Smith. [sim error=503]");
+    expect(res.status).toBe(503);
+    const sent = h.gw.simulator!.requests.slice(before).map((r) => JSON.stringify(r.body));
+    expect(sent.length).toBe(3);
+    for (const body of sent) {
+      expect(body).not.toContain("Dana Smith");
+      expect(body).toContain("[PERSON_1]");
+    }
+    expect(seen.length - asked).toBe(1);
   });
 });

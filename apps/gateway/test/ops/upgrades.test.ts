@@ -112,7 +112,7 @@ describe("SQLite", () => {
       );
       after.close();
     }
-  });
+  }, 60_000);
 
   test("a database a newer release migrated is refused, naming both versions, and left untouched", () => {
     using tmp = tempDir();

@@ -102,6 +102,12 @@ const ROWS: Row[] = [
   { method: "GET", route: "/admin/usage", call: async () => ({ path: "/admin/usage" }), allowed: READERS },
   { method: "GET", route: "/admin/usage/daily", call: async () => ({ path: "/admin/usage/daily" }), allowed: READERS },
   { method: "GET", route: "/admin/requests", call: async () => ({ path: "/admin/requests" }), allowed: READERS },
+  {
+    method: "GET",
+    route: "/admin/guardrails",
+    call: async () => ({ path: "/admin/guardrails" }),
+    allowed: READERS,
+  },
   { method: "GET", route: "/admin/deployments", call: async () => ({ path: "/admin/deployments" }), allowed: A_ALL },
   { method: "GET", route: "/admin/latency", call: async () => ({ path: "/admin/latency" }), allowed: A_ALL },
   { method: "GET", route: "/admin/models", call: async () => ({ path: "/admin/models" }), allowed: A_ALL },

@@ -1,10 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import type { MessagesRequest } from "@turnpike/schema";
-import { UsageTally } from "../metering/usage-tally";
-import { testTarget } from "../../test/support/test-deps";
-import { CONTEXT_1M_BETA } from "../dispatch/catalog";
-import { MemorySignatures } from "../stored-responses/signature-store";
-import { MESSAGES_UPSTREAM_VERSION, messagesProtocol } from "./messages";
+import { UsageTally } from "../../metering/usage-tally";
+import { testTarget } from "../../../test/support/test-deps";
+import { CONTEXT_1M_BETA } from "../../dispatch/catalog";
+import { MemorySignatures } from "../../stored-responses/signature-store";
+import { MESSAGES_UPSTREAM_VERSION, messagesProtocol } from "./messages-protocol";
 
 const body = { model: "alpha-sonnet-4-6", max_tokens: 64, stream: true, messages: [{ role: "user", content: "hi" }] };
 const noHeaders = { stream: false, clientHeaders: new Headers() };

@@ -1,12 +1,12 @@
 import { describe, expect, test } from "bun:test";
 import type { MessagesRequest } from "@turnpike/schema";
-import { loadConfig } from "../config/config";
-import { testTarget } from "../../test/support/test-deps";
-import { UsageTally } from "../metering/usage-tally";
-import { buildCatalog } from "../dispatch/catalog";
-import { MemorySignatures } from "../stored-responses/signature-store";
-import { chatProtocol } from "./chat";
-import { PROTOCOLS } from "./index";
+import { loadConfig } from "../../config/config";
+import { testTarget } from "../../../test/support/test-deps";
+import { UsageTally } from "../../metering/usage-tally";
+import { buildCatalog } from "../../dispatch/catalog";
+import { MemorySignatures } from "../../stored-responses/signature-store";
+import { chatProtocol } from "./chat-protocol";
+import { PROTOCOLS } from "../index";
 
 const body = { model: "beta-5.5", messages: [{ role: "user", content: "hi" }] };
 const opts = { stream: true, clientHeaders: new Headers({ "anthropic-beta": "ignored" }) };

@@ -9,10 +9,12 @@ import {
   type SignatureStore as SyncSignatures,
 } from "@turnpike/providers";
 import type { MessagesRequest } from "@turnpike/schema";
-import type { SignatureStore } from "../vocabulary/signature-store";
-import { namedModel } from "./model-label";
-import { indexOfQuoted, parseRegion } from "./sse-scan";
-import { authHeaders, trimSlash, type PassthroughReader, type UpstreamProtocol } from "./upstream-protocol";
+import type { SignatureStore } from "../../vocabulary/signature-store";
+import { namedModel } from "../model-label";
+import { indexOfQuoted, parseRegion } from "../sse-scan";
+import { authHeaders, putField, trimSlash, type PassthroughReader, type UpstreamProtocol } from "../upstream-protocol";
+import { generateBatches } from "./generate-batches";
+import { generateEmbeddings } from "./generate-embeddings";
 
 type Chunk = {
   usageMetadata?: unknown;
@@ -205,4 +207,21 @@ export const generateProtocol: UpstreamProtocol = {
   replyModel: (json) => (typeof json.modelVersion === "string" ? json.modelVersion : undefined),
   streamModel: (data) => namedModel(data, "modelVersion")?.name,
   passthrough,
+  embeddings: generateEmbeddings,
+  batches: generateBatches,
+  readsClientBetas: false,
+  serviceTier: (body, tier) => putField(body, "serviceTier", tier),
+  parameters: [
+    "max_tokens",
+    "temperature",
+    "top_p",
+    "top_k",
+    "stop",
+    "tools",
+    "tool_choice",
+    "reasoning",
+    "frequency_penalty",
+    "presence_penalty",
+    "seed",
+  ],
 };

@@ -7,18 +7,19 @@ import {
   upstreamErrorToGatewayError,
 } from "@turnpike/providers";
 import type { SSEMessage } from "@turnpike/schema/sse";
-import type { UsageSink } from "../vocabulary/usage-sink";
-import { namedModel } from "./model-label";
-import { dataAfter, parseRegion } from "./sse-scan";
+import type { UsageSink } from "../../vocabulary/usage-sink";
+import type { Target } from "../../vocabulary/target";
+import { namedModel } from "../model-label";
+import { dataAfter, parseRegion } from "../sse-scan";
 import {
   authHeaders,
+  putField,
   trimSlash,
   type PassthroughReader,
   type PassthroughState,
   type UpstreamProtocol,
-} from "./upstream-protocol";
-import type { Target } from "../vocabulary/target";
-import { bodyText } from "./body-text";
+} from "../upstream-protocol";
+import { bodyText } from "../body-text";
 
 /** The events that end a Responses stream; the first two say how the reply ended. */
 const FINISHED = ["response.completed", "response.incomplete"] as const;
@@ -147,4 +148,10 @@ export const responsesProtocol: UpstreamProtocol = {
   replyModel: (json) => (typeof json.model === "string" ? json.model : undefined),
   streamModel: (data) => namedModel(data)?.name,
   passthrough,
+  // No embeddings call, and no batch API of its own: its batch lines run in Turnpike's queue.
+  embeddings: undefined,
+  batches: undefined,
+  readsClientBetas: false,
+  serviceTier: (body, tier) => putField(body, "service_tier", tier),
+  parameters: ["max_tokens", "temperature", "top_p", "tools", "tool_choice", "parallel_tool_calls", "reasoning"],
 };

@@ -7,18 +7,20 @@ import {
 } from "@turnpike/providers";
 import type { MessagesRequest, MessagesResponse } from "@turnpike/schema";
 import type { SSEMessage } from "@turnpike/schema/sse";
-import type { UsageSink } from "../vocabulary/usage-sink";
-import { namedModel } from "./model-label";
-import { dataAfter, each, indexOfQuoted, parseRegion } from "./sse-scan";
+import type { UsageSink } from "../../vocabulary/usage-sink";
+import type { Target } from "../../vocabulary/target";
+import { namedModel } from "../model-label";
+import { dataAfter, each, indexOfQuoted, parseRegion } from "../sse-scan";
 import {
   authHeaders,
+  putField,
   trimSlash,
   type PassthroughReader,
   type PassthroughState,
   type UpstreamProtocol,
-} from "./upstream-protocol";
-import type { Target } from "../vocabulary/target";
-import { bodyText, derivedFrom } from "./body-text";
+} from "../upstream-protocol";
+import { bodyText, derivedFrom } from "../body-text";
+import { messagesBatches } from "./messages-batches";
 
 /** The one version of the messages protocol Turnpike speaks upstream. */
 export const MESSAGES_UPSTREAM_VERSION = "2023-06-01";
@@ -273,4 +275,12 @@ export const messagesProtocol: UpstreamProtocol = {
   streamModel: (data) => namedModel(data)?.name,
   replyModel: (json) => (typeof json.model === "string" ? json.model : undefined),
   passthrough,
+  // No embeddings call in this protocol.
+  embeddings: undefined,
+  batches: messagesBatches,
+  readsClientBetas: true,
+  // Priority is sold by commitment: `auto` lets a request use it, `standard_only` keeps it at the
+  // standard tier; there is no flex.
+  serviceTier: (body, tier) => tier === "priority" && putField(body, "service_tier", "auto"),
+  parameters: ["max_tokens", "temperature", "top_p", "top_k", "stop", "tools", "tool_choice", "reasoning"],
 };

@@ -5,10 +5,12 @@ import {
   convertMessagesRequestToChat,
   upstreamErrorToGatewayError,
 } from "@turnpike/providers";
-import { namedModel } from "./model-label";
-import { indexOfQuoted, parseRegion } from "./sse-scan";
-import { authHeaders, trimSlash, type PassthroughReader, type UpstreamProtocol } from "./upstream-protocol";
-import { bodyText } from "./body-text";
+import { namedModel } from "../model-label";
+import { indexOfQuoted, parseRegion } from "../sse-scan";
+import { authHeaders, putField, trimSlash, type PassthroughReader, type UpstreamProtocol } from "../upstream-protocol";
+import { bodyText } from "../body-text";
+import { chatBatches } from "./chat-batches";
+import { chatEmbeddings } from "./chat-embeddings";
 
 type Chunk = {
   model?: string;
@@ -147,4 +149,22 @@ export const chatProtocol: UpstreamProtocol = {
   streamModel: (data) => namedModel(data)?.name,
   replyModel: (json) => (typeof json.model === "string" ? json.model : undefined),
   passthrough,
+  embeddings: chatEmbeddings,
+  batches: chatBatches,
+  readsClientBetas: false,
+  serviceTier: (body, tier) => putField(body, "service_tier", tier),
+  parameters: [
+    "max_tokens",
+    "temperature",
+    "top_p",
+    "stop",
+    "tools",
+    "tool_choice",
+    "parallel_tool_calls",
+    "reasoning",
+    "frequency_penalty",
+    "presence_penalty",
+    "seed",
+    "logit_bias",
+  ],
 };

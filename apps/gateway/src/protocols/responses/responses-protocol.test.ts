@@ -1,12 +1,12 @@
 import { describe, expect, test } from "bun:test";
 import type { MessagesRequest, MessagesStreamEvent } from "@turnpike/schema";
 import { formatSSE } from "@turnpike/schema/sse";
-import { testTarget } from "../../test/support/test-deps";
-import { UsageTally } from "../metering/usage-tally";
-import { MemorySignatures } from "../stored-responses/signature-store";
-import { PROTOCOLS } from "./index";
-import { responsesProtocol } from "./responses";
-import type { PassthroughState, ReplyContext } from "./upstream-protocol";
+import { testTarget } from "../../../test/support/test-deps";
+import { UsageTally } from "../../metering/usage-tally";
+import { MemorySignatures } from "../../stored-responses/signature-store";
+import { PROTOCOLS } from "../index";
+import { responsesProtocol } from "./responses-protocol";
+import type { PassthroughState, ReplyContext } from "../upstream-protocol";
 
 const opts = { stream: false, clientHeaders: new Headers() };
 const usage = {

@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import type { MessagesRequest } from "@turnpike/schema";
-import { testTarget } from "../../test/support/test-deps";
-import { MemorySignatures } from "../stored-responses/signature-store";
-import type { SignatureStore } from "../vocabulary/signature-store";
-import { generateProtocol } from "./generate";
+import { testTarget } from "../../../test/support/test-deps";
+import { MemorySignatures } from "../../stored-responses/signature-store";
+import type { SignatureStore } from "../../vocabulary/signature-store";
+import { generateProtocol } from "./generate-protocol";
 
 const body = { contents: [{ role: "user", parts: [{ text: "hi" }] }], generationConfig: { maxOutputTokens: 10 } };
 const noHeaders = new Headers();
