@@ -54,7 +54,7 @@ if (!only.length) {
     passed++;
     console.log(`✓ lint (${lint.seconds.toFixed(1)} s)`);
   }
-  // The gateway's import graph: no cycle, no import up a floor (docs/design.md, "Floors").
+  // The gateway's import graph: no cycle, no folder loop, no folder import up a tier (docs/design.md, "Tiers of folders").
   const imports = await run("import check", ["bun", "scripts/check-imports.ts"], root);
   if (imports.code !== 0) {
     failed++;

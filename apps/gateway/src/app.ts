@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
-import type { GatewayDeps } from "./deps";
-import { errorsPlugin, oversizedHeaders } from "./http/errors";
+import type { GatewayDeps } from "./wiring/deps";
+import { errorsPlugin, oversizedHeaders } from "./request/errors";
 import { directRoutes, mount } from "./http/route";
 import { buildMcpGateway } from "./mcp/mcp-gateway";
 import { routeTable } from "./routes/table";
@@ -21,7 +21,7 @@ export const createApp = (deps: GatewayDeps, mcp = buildMcpGateway(deps)) => {
       name: "turnpike",
       // Bun's own body cap (128 MiB by default) answers a bare 413 with no body before any route
       // runs; lifted, so that every route reads the body itself against TURNPIKE_MAX_BODY_MB and
-      // answers in the caller's format (http/read-body.ts).
+      // answers in the caller's format (request/read-body.ts).
       serve: {
         idleTimeout: deps.config.idleTimeoutSeconds,
         maxRequestBodySize: Number.MAX_SAFE_INTEGER,

@@ -1,3 +1,4 @@
+import { batchStoreOf } from "./storage/batch-store";
 import { BatchWorker } from "./batches/batch-worker";
 import { countTextTokens, countTokens } from "@turnpike/providers";
 import { startSimulator, type Simulator } from "@turnpike/simulator";
@@ -5,23 +6,23 @@ import { randomBytes } from "node:crypto";
 import type { DestinationStream } from "pino";
 import { createApp } from "./app";
 import type { Config } from "./config/config";
-import type { GatewayDeps } from "./deps";
+import type { GatewayDeps } from "./wiring/deps";
 import { KeyService } from "./keys/key-service";
-import { MemoryMcpSessions, RedisMcpSessions } from "./mcp/session-store";
-import type { PipelineHooks } from "./pipeline/events";
+import { MemoryMcpSessions, RedisMcpSessions } from "./tools/session-store";
+import type { PipelineHooks } from "./request/events";
 import { buildCatalog } from "./dispatch/catalog";
 import { buildRouter } from "./dispatch/deployments";
 import { buildUpstreams, vendorsNeedingSimulator } from "./dispatch/upstreams";
-import { openBackends } from "./storage/open-backends";
+import { openBackends } from "./wiring/open-backends";
 import type { Store } from "./storage/store";
-import { pinoLogger, type Logger } from "./telemetry/logger";
+import { pinoLogger, type Logger } from "./log/logger";
 import { GatewayMetrics } from "./telemetry/metrics";
 import { requestLog } from "./telemetry/request-log";
 import { RefusalLog } from "./telemetry/refused-requests";
 import { RequestTrail } from "./telemetry/request-trail";
 import { startTracing } from "./telemetry/tracing";
-import { DEFAULT_TEAM_ID } from "./teams/team-store";
-import { teamSpendId } from "./limits/spend-store";
+import { DEFAULT_TEAM_ID, teamStoreOf } from "./teams/team-store";
+import { teamSpendId } from "./storage/spend-ids";
 import { loopTurn } from "./vocabulary/loop-turns";
 import { VERSION } from "./vocabulary/version";
 
@@ -61,7 +62,7 @@ export interface BootOptions {
 
 /**
  * Builds every dependency from the config and returns the app, not yet listening. The one place
- * that chooses the implementations behind the state seams (storage/open-backends.ts).
+ * that chooses the implementations behind the state seams (wiring/open-backends.ts).
  */
 export async function bootGateway(config: Config, opts: BootOptions = {}): Promise<Gateway> {
   const catalog = buildCatalog(config.models, config.vendors);
@@ -122,7 +123,7 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
     teamOf: (id) => teams.get(id),
     budgets: async () => {
       const owned = (await keys.list()).filter((k) => k.budget_usd !== null && !k.revoked_at);
-      const teamed = (await store.teamStore().listTeams()).filter((t) => t.budget_usd !== null);
+      const teamed = (await teamStoreOf(store).listTeams()).filter((t) => t.budget_usd !== null);
       return Promise.all([
         ...owned.map(async (k) => ({
           scope: "key" as const,
@@ -184,7 +185,7 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
   };
   // Batch jobs: kept in the store, run by this instance's worker unless TURNPIKE_BATCH_WORKER=off.
   let batchWorker: BatchWorker | undefined;
-  deps.batches = { store: store.batchStore(), queued: () => batchWorker?.kick() };
+  deps.batches = { store: batchStoreOf(store), queued: () => batchWorker?.kick() };
   if (config.batches.worker) {
     batchWorker = new BatchWorker(deps, deps.batches.store);
     batchWorker.start();

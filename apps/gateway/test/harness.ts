@@ -1,8 +1,8 @@
 import { CATALOG_MODEL_IDS, EMBEDDING_MODEL_IDS } from "@turnpike/schema";
 import { bootGateway, type Gateway } from "../src/boot";
 import { loadConfig } from "../src/config/config";
-import type { PipelineHooks } from "../src/pipeline/events";
-import type { Logger } from "../src/telemetry/logger";
+import type { PipelineHooks } from "../src/request/events";
+import type { Logger } from "../src/log/logger";
 import { SqliteStore } from "../src/storage/sqlite-store";
 
 export const ADMIN_KEY = "sk-admin-test-0123456789abcdefghijklmnop";

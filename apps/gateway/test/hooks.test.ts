@@ -4,7 +4,7 @@
  * client is given, and onFinish carries the record the ledger keeps.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import type { PipelineHooks } from "../src/pipeline/events";
+import type { PipelineHooks } from "../src/request/events";
 import type { UsageRecord } from "../src/storage/store";
 import { readSSE, startHarness, type Harness } from "./harness";
 

@@ -2,20 +2,21 @@ import { decodeCursor, encodeCursor } from "../http/page-cursor";
 import { Value } from "@sinclair/typebox/value";
 import { GatewayError } from "@turnpike/providers";
 import { explainErrors } from "@turnpike/schema";
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import { DEFAULT_ROTATION_GRACE_SECONDS, type KeyFields, type NewKey } from "../keys/key-service";
-import { readJsonObject, invalid } from "../http/read-body";
+import { readJsonObject } from "../request/read-body";
+import { invalid } from "../vocabulary/client-errors";
 import { isRecord, validationError } from "../vocabulary/client-errors";
-import { toolPatternProblem } from "../mcp/tool-allow-list";
+import { toolPatternProblem } from "../tools/tool-allow-list";
 import { isCleanId, MAX_ID_CHARS, nameProblem, textProblem } from "../storage/clean-text";
-import { type AdminKey, AdminKeyBody, AdminRotate, ModelLimit } from "./admin-schemas";
+import { type AdminKey, AdminKeyBody, AdminRotate, ModelLimit } from "../openapi/admin-schemas";
 import type { KeyRecord, LatencyGroup, UsageFilter, UsageGroup } from "../storage/store";
 import { LATENCY_GROUPS } from "../storage/usage-latency";
 import { LATENCY_BOUNDS } from "../storage/usage-rollup";
-import { modelEntry } from "../routes/models";
+import { modelEntry } from "../formats/model-card";
 import type { Route } from "../http/route";
 import { admin, idParam, json, ok, query, ref } from "../openapi/operations";
-import { forbidden } from "../teams/principal";
+import { forbidden } from "../access/principal";
 import {
   changesKey,
   createsKeyIn,
@@ -27,8 +28,8 @@ import {
   revokesKey,
 } from "../teams/roles";
 import { applyTeamRules, checkCeilings } from "../teams/key-ceilings";
-import { DEFAULT_TEAM_ID } from "../teams/team-store";
-import { adminGuard, type SessionPrincipal } from "./admin-guard";
+import { DEFAULT_TEAM_ID, teamStoreOf } from "../teams/team-store";
+import { adminGuard, type SessionPrincipal } from "../access/admin-guard";
 import { foldByOwner, OWNERS, type Owner } from "./usage-owners";
 import { detectionTotals } from "../guardrails/detection-totals";
 import {
@@ -270,7 +271,7 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
       handle: guarded(async ({ request, who, audit }) => {
         const input = parseKeyFields(await body(request), true, catalogIds, mcpServers, policyNames) as NewKey; // requireName: name is set
         const teamId = input.team_id ?? DEFAULT_TEAM_ID;
-        const team = await deps.store.teamStore().team(teamId);
+        const team = await teamStoreOf(deps.store).team(teamId);
         if (!team)
           throw invalid(`team_id: no team ${JSON.stringify(teamId.slice(0, 100))} (see GET /admin/teams)`, "team_id");
         if (!createsKeyIn(who, teamId)) throw forbidden(`make a key in team ${teamId}`);
@@ -360,7 +361,7 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
         if (fields.team_id !== undefined) throw invalid("team_id: a key's team is set when it is made", "team_id");
         const before = allowed(who, await deps.keys.get(id), id, changesKey, "change");
         if (!isAdmin(who)) {
-          const team = await deps.store.teamStore().team(before.team_id ?? DEFAULT_TEAM_ID);
+          const team = await teamStoreOf(deps.store).team(before.team_id ?? DEFAULT_TEAM_ID);
           if (team) checkCeilings(fields, team, deps.now());
         }
         const record = found(await deps.keys.update(id, fields), id);

@@ -1,4 +1,4 @@
-import { invalid } from "../http/read-body";
+import { invalid } from "../vocabulary/client-errors";
 import type { UsageAggregate, UsageRecord } from "../storage/store";
 import type { RefusedRequest } from "../telemetry/refused-requests";
 import type { RequestLine } from "../vocabulary/request-line";

@@ -1,11 +1,12 @@
 import type { BatchConfig } from "../config/config";
 import { invalid, isRecord } from "../vocabulary/client-errors";
-import type { BatchKind, BatchLine } from "./batch-store";
+import type { BatchKind, BatchLine } from "../storage/batch-store";
 import { lineError } from "./batch-worker";
 import { BATCH_ENDPOINTS, type BatchEndpoint } from "./run-line";
 import { Slicer } from "../vocabulary/loop-turns";
-import { fileLines } from "./file-lines";
-import { depthWithin, MAX_JSON_DEPTH } from "../http/read-body";
+import { fileLines } from "../http/file-lines";
+import { MAX_JSON_DEPTH } from "../request/read-body";
+import { depthWithin } from "../http/json-depth";
 import { nameProblem } from "../storage/clean-text";
 
 /** The longest `custom_id` of a chat-family batch line (a messages batch's: 64 of `[A-Za-z0-9_-]`, as its API says). */
@@ -96,7 +97,7 @@ function openaiLine(text: string, i: number, seen: Set<string>, endpoint: BatchE
     return malformed("openai", n, `line-${n}`, `Line ${n} is not valid JSON.`);
   }
   // A line nested thousands deep parses, then overflows the stack of whatever serialises it
-  // (the line's own record, below): refused with the batch, as a request body is (http/read-body.ts).
+  // (the line's own record, below): refused with the batch, as a request body is (request/read-body.ts).
   if (!depthWithin(line, MAX_JSON_DEPTH))
     throw invalid(
       `Line ${n} of the input file nests deeper than the limit of ${MAX_JSON_DEPTH} levels of JSON.`,

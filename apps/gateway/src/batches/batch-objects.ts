@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { BatchJob, BatchLine, LineCounts } from "./batch-store";
+import type { BatchJob, BatchLine, LineCounts } from "../storage/batch-store";
 
 /** An id with a prefix and 24 random hex digits. */
 export const newId = (prefix: string) => `${prefix}${randomBytes(12).toString("hex")}`;

@@ -1,10 +1,10 @@
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import { newRequestId } from "../http/request-id";
 import { admit, admittedBefore, type Admitted } from "../limits/admit";
 import type { KeyRecord } from "../storage/store";
 import { isRecord } from "../vocabulary/client-errors";
 import { newId } from "./batch-objects";
-import { type BatchGroup, type BatchJob, type BatchLine, type BatchStore, jsonlChunks } from "./batch-store";
+import { type BatchGroup, type BatchJob, type BatchLine, type BatchStore, jsonlChunks } from "../storage/batch-store";
 import { prepareLine } from "./prepare-line";
 import { Slicer, loopTurn } from "../vocabulary/loop-turns";
 import { batchCostFactor, type LineEndpoint, runLine, waitAndRetry } from "./run-line";

@@ -1,13 +1,13 @@
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import { plan } from "../dispatch/plan";
 import { resolve } from "../dispatch/resolve";
 import { embeddingsTarget } from "../embeddings/call-embeddings";
 import { readEmbeddingsRequest } from "../embeddings/embeddings-request";
 import { FORMATS } from "../formats";
 import type { ClientFormat } from "../formats/client-format";
-import type { CatalogEntry } from "../dispatch/catalog";
+import type { CatalogEntry } from "../vocabulary/target";
 import { askedOutputCap } from "../limits/worst-case";
-import { newContext } from "../pipeline/context";
+import { newContext } from "../request/context";
 import { PROTOCOLS } from "../protocols";
 import { validate } from "../pipeline/validate";
 import type { KeyRecord } from "../storage/store";

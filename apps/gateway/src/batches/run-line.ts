@@ -1,4 +1,4 @@
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import { handleEmbeddings } from "../embeddings/handle-embeddings";
 import { FORMATS } from "../formats";
 import { handleInference } from "../pipeline/inference";

@@ -1,9 +1,9 @@
 import Busboy, { type BusboyFileStream, type BusboyInstance } from "@fastify/busboy";
 import { GatewayError } from "@turnpike/providers";
 import type { Readable } from "node:stream";
-import { bodyTooLarge } from "../http/read-body";
+import { bodyTooLarge } from "../request/read-body";
 import { invalid } from "../vocabulary/client-errors";
-import { readsOf } from "./file-lines";
+import { readsOf } from "../http/file-lines";
 
 /**
  * A `multipart/form-data` upload read as it arrives: the `file` part's bytes in pieces of `pieceBytes`

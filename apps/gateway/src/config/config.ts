@@ -1,8 +1,8 @@
 import { UPSTREAM_PROTOCOLS } from "@turnpike/schema";
 import { MIN_ADMIN_KEY_LENGTH } from "../keys/admin-key";
 import { parseTrustedProxies, type TrustedProxies } from "../http/client-address";
-import { DEFAULT_MAX_BODY_VALUES, MIB } from "../http/read-body";
-import { REDIS_FAIL_MODES, type RedisFailMode } from "../storage/redis-failover";
+import { DEFAULT_MAX_BODY_VALUES, MIB } from "../request/read-body";
+import { REDIS_FAIL_MODES, type RedisFailMode } from "../storage/redis-link";
 import { type Static, Type } from "@sinclair/typebox";
 import { catalogProblems, MODEL_ROW_FIELDS } from "../dispatch/catalog";
 import {
@@ -17,11 +17,10 @@ import { isRecord } from "../vocabulary/client-errors";
 import { ConfigError, configProblems, refuse } from "../vocabulary/config-error";
 import { unknownKeys } from "../vocabulary/unknown-fields";
 import { type ConfigSource, readConfigSource, withPositions } from "./config-file";
-import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "../telemetry/logger";
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "../log/logger";
 
-export { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "../telemetry/logger";
-import { MCP_DEFAULTS, type McpConfig, parseMcpConfig } from "../mcp/mcp-config";
-import { parsePublicUrl, parseSignOn, type SignOnConfig } from "../sign-on/sign-on-config";
+import { MCP_DEFAULTS, type McpConfig, parseMcpConfig } from "./mcp-config";
+import { parsePublicUrl, parseSignOn, type SignOnConfig } from "./sign-on-config";
 import { type GuardrailsConfig, parseGuardrails } from "../guardrails/policy";
 
 export interface Config {

@@ -1,16 +1,30 @@
 import type { GuardrailRun } from "../guardrails/run";
 import { GatewayError } from "@turnpike/providers";
-import type { GatewayDeps } from "../deps";
 import type { ClientRequest } from "../formats";
 import type { Target } from "../protocols";
 import type { Deployment, Route } from "./deployments";
-import { clientGone, type RequestContext } from "../pipeline/context";
+import { clientGone, type RequestContext } from "../request/context";
 import { execute, type Outcome } from "./execute";
 import { droppedBetas, plan, type Plan } from "./plan";
 import { affinityKey } from "./affinity";
 import { sessionOf } from "./session-id";
 import { sessionTurn } from "./session-turn";
 import { LARGE_BODY_CHARS, loopTurn } from "../vocabulary/loop-turns";
+import type { Catalog } from "./catalog";
+import type { AffinityStore } from "./affinity";
+import type { Router } from "./deployments";
+import type { Logger } from "../log/logger";
+import type { PlanDeps } from "./plan";
+import type { ExecuteDeps } from "./execute";
+
+/** What this step needs of the gateway (wiring/deps.ts `GatewayDeps` is one). */
+export interface AttemptsDeps extends PlanDeps, ExecuteDeps {
+  affinity: AffinityStore;
+  catalog: Catalog;
+  logger: Logger;
+  now: () => number;
+  router: Router;
+}
 
 /** What the attempts came to: the last plan and outcome, where it ran, and how many were made. */
 export interface Dispatched {
@@ -72,7 +86,7 @@ class WindowFit {
   overflow = false;
 
   constructor(
-    private readonly deps: Pick<GatewayDeps, "catalog">,
+    private readonly deps: Pick<AttemptsDeps, "catalog">,
     private readonly size: number,
   ) {}
 
@@ -124,7 +138,7 @@ export async function waitToRetry(error: GatewayError | undefined, capS: number)
  * is the answer; a prompt over the window goes to the first fallback with room for it.
  */
 export async function dispatch(
-  deps: GatewayDeps,
+  deps: AttemptsDeps,
   ctx: RequestContext,
   client: ClientRequest,
   asked: Target,

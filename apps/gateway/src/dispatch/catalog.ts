@@ -11,8 +11,6 @@ import { isRecord } from "../vocabulary/client-errors";
 import { ConfigError } from "../vocabulary/config-error";
 import { SERVICE_TIERS, type CatalogEntry, type PromptCacheMode, type ServiceTier } from "../vocabulary/target";
 
-export type { CatalogEntry, PromptCacheMode, ServiceTier } from "../vocabulary/target";
-
 /** What the catalog needs to know of each vendor: that it exists, and its protocol. */
 export interface VendorProtocol {
   id: string;

@@ -1,12 +1,17 @@
-import type { GatewayDeps } from "../deps";
 import type { ClientFormat, ClientRequest } from "../formats";
 import type { GuardrailRun } from "../guardrails/run";
-import type { RequestContext } from "../pipeline/context";
+import type { RequestContext } from "../request/context";
 import type { Dispatched } from "./attempts";
 import { CONTINUE_BY, type ContinueBy, continuationRequest } from "./continuation-request";
-import type { Deployment } from "./deployments";
-import { execute, type Watch } from "./execute";
-import { plan, type Plan } from "./plan";
+import type { Deployment, Router } from "./deployments";
+import { execute, type ExecuteDeps, type Watch } from "./execute";
+import { plan, type Plan, type PlanDeps } from "./plan";
+
+/** What a continuation reads of the gateway: the router, the clock, and what planning and sending take. */
+export interface ContinuationDeps extends PlanDeps, ExecuteDeps {
+  router: Router;
+  now: () => number;
+}
 
 /** One upstream going on with a cut reply: what the relay reads it with (relay/continuing-tap.ts). */
 export interface Continued {
@@ -29,7 +34,7 @@ export interface StreamContinuer {
  * transient), the model's others, then each fallback's — those whose `continuation` is on and
  * whose circuit is not open.
  */
-function candidates(deps: GatewayDeps, sent: Dispatched): Deployment[] {
+function candidates(deps: ContinuationDeps, sent: Dispatched): Deployment[] {
   const router = deps.router;
   const now = deps.now();
   const out: Deployment[] = [];
@@ -51,7 +56,7 @@ function candidates(deps: GatewayDeps, sent: Dispatched): Deployment[] {
  * the upstream's protocol, never passed through), sent by `execute`, told to the breakers.
  */
 export function streamContinuer(
-  deps: GatewayDeps,
+  deps: ContinuationDeps,
   ctx: RequestContext,
   client: ClientRequest,
   sent: Dispatched,

@@ -1,8 +1,9 @@
 import type { Target } from "../protocols";
 import { Breaker, type BreakerState } from "./breaker";
-import type { Catalog, CatalogEntry } from "./catalog";
+import type { Catalog } from "./catalog";
+import type { CatalogEntry } from "../vocabulary/target";
 import { parseModelRouting, type RoutingConfig, type Timeouts } from "./routing-config";
-import type { Upstream } from "./upstreams";
+import type { Upstream } from "../vocabulary/target";
 
 /** One place a model is served: a vendor account, the model's name there, its share and its limits. */
 export interface Deployment {

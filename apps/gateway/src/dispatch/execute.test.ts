@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { FORMATS } from "../formats";
 import type { Target } from "../protocols";
-import type { RequestContext } from "../pipeline/context";
-import type { PipelineHooks } from "../pipeline/events";
+import type { RequestContext } from "../request/context";
+import type { PipelineHooks } from "../request/events";
 import { execute } from "./execute";
 import { plan, type Plan } from "./plan";
 import { json, testContext, testDeps, type FetchHandler, type TestDeps } from "../../test/support/test-deps";

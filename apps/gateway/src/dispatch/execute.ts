@@ -1,9 +1,17 @@
 import { GatewayError, messagesErrorTypeForStatus } from "@turnpike/providers";
-import type { GatewayDeps } from "../deps";
 import type { UpstreamRequest } from "../protocols";
-import type { RequestContext } from "../pipeline/context";
-import { emit } from "../pipeline/events";
+import type { RequestContext } from "../request/context";
+import { emit } from "../request/events";
 import type { Plan } from "./plan";
+import type { PipelineHooks } from "../request/events";
+import type { Logger } from "../log/logger";
+
+/** What this step needs of the gateway (wiring/deps.ts `GatewayDeps` is one). */
+export interface ExecuteDeps {
+  fetch: typeof fetch;
+  hooks: readonly PipelineHooks[];
+  logger: Logger;
+}
 
 /** How the upstream call went, as plain data. */
 export type Outcome =
@@ -60,7 +68,7 @@ export function timeoutError(vendor: string, what: string, ms: number): GatewayE
  * to the client; this is where retries and fallbacks will decide.
  */
 export async function execute(
-  deps: GatewayDeps,
+  deps: ExecuteDeps,
   ctx: RequestContext,
   plan: Plan,
   limits?: AttemptLimits,
@@ -218,7 +226,7 @@ export function withoutKey(text: string, key: string): string {
 
 /** The upstream's own count of the prompt, or undefined if it could not say. */
 async function countAlongside(
-  deps: GatewayDeps,
+  deps: ExecuteDeps,
   plan: Plan,
   req: UpstreamRequest,
   signal: AbortSignal,

@@ -1,6 +1,5 @@
 import { clientPath, inClientTerms, type Warning } from "@turnpike/providers";
-import { invalid } from "../http/read-body";
-import type { GatewayDeps } from "../deps";
+import { invalid } from "../vocabulary/client-errors";
 import type { ClientFormat, ClientRequest } from "../formats";
 import { PROTOCOLS, type Target, type UpstreamProtocol } from "../protocols";
 import type { ReplyContext } from "../protocols/upstream-protocol";
@@ -12,6 +11,14 @@ import type { GuardrailRun } from "../guardrails/run";
 import { redactGuarded } from "../guardrails/pivot";
 import type { ServiceTier } from "../vocabulary/target";
 import { askedTier, serveTier } from "./service-tier";
+import type { SignatureStore } from "../vocabulary/signature-store";
+
+/** What this step needs of the gateway (wiring/deps.ts `GatewayDeps` is one). */
+export interface PlanDeps {
+  /** Tokens of a whole prompt in the pivot format. */
+  countPrompt: (request: MessagesRequest) => number;
+  signatures: SignatureStore;
+}
 
 /** Everything about one upstream call that is decided before it is made. */
 export interface Plan {
@@ -115,7 +122,7 @@ class PassthroughPlan implements Plan {
   serviceTier: ServiceTier | undefined;
 
   constructor(
-    private readonly deps: Pick<GatewayDeps, "countPrompt">,
+    private readonly deps: Pick<PlanDeps, "countPrompt">,
     readonly client: ClientRequest,
     readonly target: Target,
     readonly protocol: UpstreamProtocol,
@@ -157,7 +164,7 @@ class PassthroughPlan implements Plan {
  * format, then in the upstream's protocol, with the warnings of both conversions.
  */
 export async function plan(
-  deps: GatewayDeps,
+  deps: PlanDeps,
   format: ClientFormat,
   client: ClientRequest,
   target: Target,
@@ -284,7 +291,7 @@ export async function fromPivotInClientTerms(
   protocol: UpstreamProtocol,
   pivot: MessagesRequest,
   target: Target,
-  deps: Pick<GatewayDeps, "signatures">,
+  deps: Pick<PlanDeps, "signatures">,
 ): ReturnType<UpstreamProtocol["fromPivot"]> {
   try {
     const out = await protocol.fromPivot(pivot, target, deps.signatures);

@@ -1,8 +1,17 @@
 import { GatewayError } from "@turnpike/providers";
-import type { GatewayDeps } from "../deps";
 import { unaliased } from "../formats/agent-catalog";
 import type { Target } from "../protocols";
 import type { KeyRecord } from "../storage/store";
+import type { Catalog } from "../dispatch/catalog";
+import type { KeyService } from "../keys/key-service";
+import type { Upstream } from "../vocabulary/target";
+
+/** What this step needs of the gateway (wiring/deps.ts `GatewayDeps` is one). */
+export interface ResolveDeps {
+  catalog: Catalog;
+  keys: KeyService;
+  upstreams: ReadonlyMap<string, Upstream>;
+}
 
 export function modelNotFound(model: string): GatewayError {
   return new GatewayError({
@@ -37,7 +46,7 @@ export function wrongModelKind(model: string, use: ModelUse): GatewayError {
  * same), on the upstream of its vendor; a model of the other kind than `use` is a 400.
  */
 export function resolve(
-  deps: Pick<GatewayDeps, "catalog" | "keys" | "upstreams">,
+  deps: Pick<ResolveDeps, "catalog" | "keys" | "upstreams">,
   key: KeyRecord,
   asked: string,
   use: ModelUse = "inference",

@@ -2,8 +2,6 @@ import { PROTOCOLS } from "../protocols";
 import type { Upstream } from "../vocabulary/target";
 import type { VendorConfig } from "./vendors";
 
-export type { Upstream } from "../vocabulary/target";
-
 /**
  * Each vendor's upstream: its configured base and key, or — when its key is unset — the
  * built-in simulator at `simulatorURL`, speaking the same protocol.

@@ -1,8 +1,6 @@
 import type { Protocol } from "@turnpike/schema";
 import type { AuthScheme } from "../vocabulary/target";
 
-export type { AuthScheme } from "../vocabulary/target";
-
 /** How a vendor's API key is sent. */
 export const AUTH_SCHEMES: readonly AuthScheme[] = ["x-api-key", "bearer", "x-goog-api-key"];
 

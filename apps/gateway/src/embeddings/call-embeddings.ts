@@ -1,9 +1,9 @@
 import { GatewayError } from "@turnpike/providers";
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import { sameTypeForStatus, timeoutError, withoutKey } from "../dispatch/execute";
 import { resolve } from "../dispatch/resolve";
-import type { RequestContext } from "../pipeline/context";
-import { emit } from "../pipeline/events";
+import type { RequestContext } from "../request/context";
+import { emit } from "../request/events";
 import { PROTOCOLS, type Target } from "../protocols";
 import type { KeyRecord } from "../storage/store";
 import { invalid } from "../vocabulary/client-errors";

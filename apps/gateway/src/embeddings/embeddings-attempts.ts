@@ -1,10 +1,10 @@
 import { GatewayError } from "@turnpike/providers";
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import { affinityKey } from "../dispatch/affinity";
 import { noneHealthy, RETRYABLE, waitToRetry } from "../dispatch/attempts";
 import type { Deployment, Route } from "../dispatch/deployments";
 import { sessionOf } from "../dispatch/session-id";
-import type { RequestContext } from "../pipeline/context";
+import type { RequestContext } from "../request/context";
 import { PROTOCOLS, type Target } from "../protocols";
 import type { EmbeddingsRequest } from "./embeddings-request";
 import { callEmbeddings, type EmbeddingsOutcome } from "./call-embeddings";

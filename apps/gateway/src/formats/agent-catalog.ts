@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import type { CatalogEntry } from "../dispatch/catalog";
+import type { CatalogEntry } from "../vocabulary/target";
 
 /**
  * The models list as the coding agents read it (docs/protocols.md, "Model lists for agents"),

@@ -6,8 +6,8 @@ import {
 } from "@turnpike/providers";
 import { validateChatRequest } from "@turnpike/schema";
 import { formatSSE, formatSSEComment } from "@turnpike/schema/sse";
-import { chatLimitHeaders } from "../limits/rate-limit-headers";
-import { validationError } from "../http/read-body";
+import { chatLimitHeaders } from "./rate-limit-headers";
+import { validationError } from "../vocabulary/client-errors";
 import type { ClientFormat } from "./client-format";
 import { CHAT_OPEN, dropUnknownKnobs, refuseUnknownContent, withoutUnknownContent } from "./open-rest";
 

@@ -1,11 +1,10 @@
 import type { GatewayError, Warning } from "@turnpike/providers";
 import type { MessagesRequest, MessagesResponse, MessagesStreamEvent, Protocol } from "@turnpike/schema";
-import type { Admission } from "../limits/limiter-store";
-import type { StoredResponse } from "../stored-responses/response-store";
+import type { Admission } from "../vocabulary/admission";
+import type { StoredResponse } from "../vocabulary/stored-response";
 import type { Endpoint, Format } from "../vocabulary/format";
 
-export type { Format } from "../vocabulary/format";
-import type { CatalogEntry } from "../dispatch/catalog";
+import type { CatalogEntry } from "../vocabulary/target";
 
 /**
  * A validated client request, whatever its format: the few facts the pipeline reads, plus the

@@ -7,9 +7,9 @@ import {
 } from "@turnpike/providers";
 import { validateGenerateRequest, type GenerateModel, type GenerateRequest } from "@turnpike/schema";
 import { formatSSE } from "@turnpike/schema/sse";
-import { chatLimitHeaders } from "../limits/rate-limit-headers";
-import { invalid, validationError } from "../http/read-body";
-import type { CatalogEntry } from "../dispatch/catalog";
+import { chatLimitHeaders } from "./rate-limit-headers";
+import { invalid, validationError } from "../vocabulary/client-errors";
+import type { CatalogEntry } from "../vocabulary/target";
 import { DEFAULT_MAX_TOKENS } from "./chat";
 import type { ClientFormat, ClientRequest } from "./client-format";
 

@@ -1,4 +1,5 @@
-import type { ClientFormat, Format } from "./client-format";
+import type { ClientFormat } from "./client-format";
+import type { Format } from "../vocabulary/format";
 import { chatFormat } from "./chat";
 import { generateFormat } from "./generate";
 import { messagesFormat } from "./messages";
@@ -24,4 +25,5 @@ export function formatOfPath(path: string, headers: Headers): ClientFormat {
   return ALL.find((f) => path.startsWith(f.pathPrefix)) ?? formatOfHeaders(headers);
 }
 
-export type { ClientFormat, ClientRequest, Format, PivotEncoder } from "./client-format";
+export type { ClientFormat, ClientRequest, PivotEncoder } from "./client-format";
+export type { Format } from "../vocabulary/format";

@@ -1,8 +1,8 @@
 import { formatMessagesEvent, renderMessagesError } from "@turnpike/providers";
 import { validateMessagesRequest } from "@turnpike/schema";
 import { formatSSE } from "@turnpike/schema/sse";
-import { anthropicLimitHeaders } from "../limits/rate-limit-headers";
-import { validationError } from "../http/read-body";
+import { anthropicLimitHeaders } from "./rate-limit-headers";
+import { validationError } from "../vocabulary/client-errors";
 import type { ClientFormat, ClientRequest, PivotEncoder } from "./client-format";
 import type { Warning } from "@turnpike/providers";
 import type { MessagesRequest, MessagesResponse, Protocol } from "@turnpike/schema";

@@ -11,7 +11,7 @@ import {
   ResponsesReasoningEffort,
   ThinkingDisplay,
 } from "@turnpike/schema";
-import { invalid } from "../http/read-body";
+import { invalid } from "../vocabulary/client-errors";
 
 /**
  * The open rest of a client body on its way to another protocol (docs/protocols.md, "Read set

@@ -20,7 +20,7 @@ import {
   type ResponsesResponse,
 } from "@turnpike/schema";
 import { formatSSE } from "@turnpike/schema/sse";
-import { validationError } from "../http/read-body";
+import { validationError } from "../vocabulary/client-errors";
 import { DEFAULT_MAX_TOKENS, chatFormat } from "./chat";
 import { dropUnknownKnobs, RESPONSES_OPEN, refuseUnknownContent } from "./open-rest";
 import { reasoningProofs, withoutReasoning } from "./responses-reasoning";

@@ -7,7 +7,7 @@
  */
 import { GatewayError } from "@turnpike/providers";
 import type { CensusAnswer, CensusAsk } from "./json-census";
-import { checkDepth } from "./read-body";
+import { checkDepth } from "./json-depth";
 
 declare const self: Worker;
 

@@ -1,4 +1,4 @@
-import { invalid } from "./read-body";
+import { invalid } from "../vocabulary/client-errors";
 
 /**
  * A list's page cursor (`next_cursor`, sent back as `cursor`): the last row's time and id, as a

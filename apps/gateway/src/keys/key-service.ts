@@ -1,3 +1,4 @@
+import { KEY_PREFIX } from "../vocabulary/key-prefix";
 import { createHash, randomBytes } from "node:crypto";
 import type { KeyDirectory } from "./key-directory";
 import type { KeyRecord } from "../storage/store";
@@ -32,8 +33,6 @@ const EDITABLE: readonly (keyof KeyFields)[] = [
   "tools",
   "guardrails",
 ];
-
-export const KEY_PREFIX = "sk-tp-";
 
 /** How long a rotated-out secret keeps working when the caller does not say (1 hour). */
 export const DEFAULT_ROTATION_GRACE_SECONDS = 3600;

@@ -1,5 +1,5 @@
 import { writeFileSync } from "node:fs";
-import type { Logger } from "../telemetry/logger";
+import type { Logger } from "../log/logger";
 
 /** The secrets a start may have to hand over once: neither is stored anywhere it could be read again. */
 export interface OnceSecrets {

@@ -1,8 +1,16 @@
 import { GatewayError } from "@turnpike/providers";
-import type { GatewayDeps } from "../deps";
 import type { ClientFormat } from "../formats/client-format";
 import { budgetChecks, budgetRefusal, rateLimited } from "./admit";
 import type { KeyRecord } from "../storage/store";
+import type { LimiterStore } from "./limiter-store";
+import type { SpendStore } from "./spend-store";
+
+/** What this step needs of the gateway (wiring/deps.ts `GatewayDeps` is one). */
+export interface AdmitReadDeps {
+  limiter: LimiterStore;
+  spend: SpendStore;
+  now: () => number;
+}
 
 /**
  * A call that reads what a key stored and generates nothing (`GET`/`DELETE /v1/responses/{id}`,
@@ -11,7 +19,7 @@ import type { KeyRecord } from "../storage/store";
  * headers its reply carries; a spent rpm is the same 429 an inference call gets.
  */
 export async function admitRead(
-  deps: Pick<GatewayDeps, "limiter" | "now">,
+  deps: Pick<AdmitReadDeps, "limiter" | "now">,
   format: ClientFormat,
   key: KeyRecord,
 ): Promise<Record<string, string>> {
@@ -30,7 +38,7 @@ export async function admitRead(
  * GatewayError the caller renders in its own format.
  */
 export async function admitUnpriced(
-  deps: Pick<GatewayDeps, "limiter" | "spend" | "now">,
+  deps: Pick<AdmitReadDeps, "limiter" | "spend" | "now">,
   key: KeyRecord,
 ): Promise<void> {
   const budgets = budgetChecks(key);

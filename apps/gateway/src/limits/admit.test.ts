@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { GatewayError } from "@turnpike/providers";
 import { FORMATS } from "../formats";
-import type { CatalogEntry } from "../dispatch/catalog";
+import type { CatalogEntry } from "../vocabulary/target";
 import type { NewKey } from "../keys/key-service";
 import { worstCaseUsd, worstInputTokens } from "./worst-case";
-import { teamSpendId } from "./spend-store";
+import { teamSpendId } from "../storage/spend-ids";
 import { admit, type Admitted } from "./admit";
 import { testDeps, type TestDeps } from "../../test/support/test-deps";
 

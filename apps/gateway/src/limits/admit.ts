@@ -1,12 +1,29 @@
 import { GatewayError } from "@turnpike/providers";
-import type { GatewayDeps } from "../deps";
-import type { CatalogEntry } from "../dispatch/catalog";
+import type { CatalogEntry } from "../vocabulary/target";
 import { worstCaseUsd, worstInputTokens } from "./worst-case";
-import { type BudgetCheck, nextMonthStart, type Reserved, teamSpendId } from "./spend-store";
-import type { Admission, BucketCheck } from "./limiter-store";
+import { type BudgetCheck, nextMonthStart, type Reserved } from "./spend-store";
+import { teamSpendId } from "../storage/spend-ids";
+import type { BucketCheck } from "./limiter-store";
+import type { Admission } from "../vocabulary/admission";
 import type { KeyRecord } from "../storage/store";
-import type { RequestContext } from "../pipeline/context";
+import type { RequestContext } from "../request/context";
 import { HEADER } from "../http/headers";
+import type { Catalog } from "../dispatch/catalog";
+import type { InflightBook } from "./inflight";
+import type { LimiterStore } from "./limiter-store";
+import type { SpendStore } from "./spend-store";
+import type { Logger } from "../log/logger";
+
+/** What this step needs of the gateway (wiring/deps.ts `GatewayDeps` is one). */
+export interface AdmitDeps {
+  catalog: Catalog;
+  /** Requests admitted and not yet recorded, where other instances see them (PostgreSQL only). */
+  inflight?: InflightBook;
+  limiter: LimiterStore;
+  spend: SpendStore;
+  logger: Logger;
+  now: () => number;
+}
 
 /** A request let in: the limit headers its reply carries, and how to settle what it used. */
 export interface Admitted {
@@ -180,7 +197,7 @@ export async function admit(...args: Parameters<typeof admitNow>): Promise<Admit
  * limits held in this process (the embedded gateway's every request): no promise, no async frame.
  */
 export function admitNow(
-  deps: GatewayDeps,
+  deps: AdmitDeps,
   ctx: Pick<RequestContext, "format">,
   key: KeyRecord,
   entry: CatalogEntry,
@@ -210,7 +227,7 @@ export function admitNow(
 
 /** Admission through the shared stores: the budgets' reservation first, then the buckets. */
 async function admitWaiting(
-  deps: GatewayDeps,
+  deps: AdmitDeps,
   ctx: Pick<RequestContext, "format">,
   key: KeyRecord,
   entry: CatalogEntry,
@@ -242,18 +259,18 @@ function fits(key: KeyRecord, entry: CatalogEntry, checks: readonly BucketCheck[
 }
 
 /** Gives back a budget reservation of a request refused after it was made. */
-function release(deps: GatewayDeps, key: KeyRecord, reserve: number, held: Held | undefined): void {
+function release(deps: AdmitDeps, key: KeyRecord, reserve: number, held: Held | undefined): void {
   if (held)
     deps.spend
       .settle(spendIds(key), reserve, 0, held.shared)
       .catch((e) => deps.logger.error("budget release failed", { key_id: key.id }, e));
 }
 
-type Held = Awaited<ReturnType<GatewayDeps["spend"]["reserve"]>>;
+type Held = Awaited<ReturnType<AdmitDeps["spend"]["reserve"]>>;
 
 /** The buckets' answer: a 429 (the reservation given back), or the request let in and written to the book. */
 function admitted(
-  deps: GatewayDeps,
+  deps: AdmitDeps,
   ctx: Pick<RequestContext, "format">,
   key: KeyRecord,
   entry: CatalogEntry,
@@ -313,7 +330,7 @@ function admitted(
  * or taken again — the upstream already ran it — and its settlement adds what it cost, and gives
  * back `sharedReserveUsd`, what its admission held in the shared spend store (kept with the line).
  */
-export function admittedBefore(deps: GatewayDeps, key: KeyRecord, sharedReserveUsd = 0): Admitted {
+export function admittedBefore(deps: AdmitDeps, key: KeyRecord, sharedReserveUsd = 0): Admitted {
   const held = sharedReserveUsd > 0 ? { refusedBy: -1, shared: true } : undefined;
   return new LetIn(deps, key, [], 0, sharedReserveUsd, held, undefined, {});
 }
@@ -323,7 +340,7 @@ class LetIn implements Admitted {
   private settled = false;
 
   constructor(
-    private readonly deps: GatewayDeps,
+    private readonly deps: AdmitDeps,
     private readonly key: KeyRecord,
     private readonly checks: BucketCheck[],
     private readonly estimate: number,

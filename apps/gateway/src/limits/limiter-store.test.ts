@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { anthropicLimitHeaders, chatLimitHeaders, formatDuration } from "./rate-limit-headers";
+import { anthropicLimitHeaders, chatLimitHeaders, formatDuration } from "../formats/rate-limit-headers";
 import { RateLimiter } from "./limiter-store";
 
 function clock(start = 1_000_000) {

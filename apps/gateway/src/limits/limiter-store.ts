@@ -1,3 +1,4 @@
+import type { Admission, LimitSnapshot } from "../vocabulary/admission";
 /**
  * Per-key rate limits: requests per minute and tokens per minute, each a token bucket that
  * refills continuously (capacity = the per-minute limit). Requests are admitted while their
@@ -9,24 +10,6 @@
 export interface Limits {
   rpm: number | null;
   tpm: number | null;
-}
-
-/** What the client is told about one limit, on 200s and 429s alike. */
-export interface LimitSnapshot {
-  limit: number;
-  remaining: number;
-  /** Milliseconds until the bucket is full again. */
-  resetMs: number;
-}
-
-export interface Admission {
-  ok: boolean;
-  /** When refused: seconds until a retry can pass. */
-  retryAfterS: number;
-  /** Which limit refused it. */
-  limitedBy: "requests" | "tokens" | null;
-  requests: LimitSnapshot | null;
-  tokens: LimitSnapshot | null;
 }
 
 interface Bucket {

@@ -1,4 +1,5 @@
-import type { Admission, BucketCheck, LimiterStore, LimitSnapshot } from "./limiter-store";
+import type { BucketCheck, LimiterStore } from "./limiter-store";
+import type { Admission, LimitSnapshot } from "../vocabulary/admission";
 import { type RedisLink, scriptSha } from "../storage/redis-link";
 
 /**

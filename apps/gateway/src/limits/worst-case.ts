@@ -1,4 +1,4 @@
-import type { CatalogEntry } from "../dispatch/catalog";
+import type { CatalogEntry } from "../vocabulary/target";
 
 /** The output-cap fields of the client formats' bodies (each format names its own). */
 const OUTPUT_CAP_FIELDS = ["max_tokens", "max_completion_tokens", "max_output_tokens"] as const;

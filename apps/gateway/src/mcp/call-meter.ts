@@ -2,9 +2,9 @@ import { guardrailNote, type GuardrailRun } from "../guardrails/run";
 import { Counter, Histogram, type Registry } from "prom-client";
 import { newRequestId } from "../http/request-id";
 import type { Ledger } from "../metering/ledger";
-import { emit, type PipelineHooks } from "../pipeline/events";
+import { emit, type PipelineHooks } from "../request/events";
 import type { UsageRecord } from "../storage/store";
-import type { Logger } from "../telemetry/logger";
+import type { Logger } from "../log/logger";
 
 /** How one MCP request ended, as the ledger's `status` says it (HTTP words for what MCP has no status for). */
 export const CALL_STATUS = {

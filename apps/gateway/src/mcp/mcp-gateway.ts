@@ -1,12 +1,12 @@
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import { admitUnpriced } from "../limits/admit-read";
 import type { KeyRecord } from "../storage/store";
 import { API_VERSION } from "../vocabulary/api-version";
 import { CallMeter } from "./call-meter";
 import { SessionHosts } from "./session-hosts";
 import { sessionServer } from "./session-server";
-import { MemoryMcpSessions, type McpSessionStore } from "./session-store";
-import { ToolAllowList } from "./tool-allow-list";
+import { MemoryMcpSessions, type McpSessionStore } from "../tools/session-store";
+import { ToolAllowList } from "../tools/tool-allow-list";
 import { UpstreamPool } from "./upstream-pool";
 
 /** The MCP gateway's parts, built once per app: the upstreams, the sessions, the meter. */

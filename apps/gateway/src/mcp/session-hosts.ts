@@ -1,8 +1,8 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { KeyRecord } from "../storage/store";
-import type { Logger } from "../telemetry/logger";
-import type { McpSessionStore } from "./session-store";
+import type { Logger } from "../log/logger";
+import type { McpSessionStore } from "../tools/session-store";
 import type { ListKind } from "./upstream-pool";
 
 /** One session as this instance holds it: the SDK's server and transport, and the key of the request in hand. */

@@ -24,9 +24,9 @@ import {
 import { GatewayError } from "@turnpike/providers";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { KeyRecord } from "../storage/store";
-import type { Logger } from "../telemetry/logger";
+import type { Logger } from "../log/logger";
 import { CALL_STATUS, type CallMeter, type McpMethod, type McpOperation } from "./call-meter";
-import type { McpConfig } from "./mcp-config";
+import type { McpConfig } from "../config/mcp-config";
 import {
   MAX_NAME,
   nameProblem,
@@ -36,8 +36,8 @@ import {
   upstreamNameOk,
   uriProblem,
   wrapUri,
-} from "./namespacing";
-import type { ToolAllowList } from "./tool-allow-list";
+} from "../tools/namespacing";
+import type { ToolAllowList } from "../tools/tool-allow-list";
 import type { UpstreamPool } from "./upstream-pool";
 
 /** Turnpike's own MCP error codes (JSON-RPC leaves -32000 to -32099 to the server). */

@@ -10,8 +10,8 @@ import {
   ResourceListChangedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { Logger } from "../telemetry/logger";
-import type { McpServerConfig } from "./mcp-config";
+import type { Logger } from "../log/logger";
+import type { McpServerConfig } from "../config/mcp-config";
 
 /** Which of an upstream's lists changed (its `notifications/*\/list_changed`). */
 export type ListKind = "tools" | "prompts" | "resources";

@@ -42,7 +42,7 @@ export interface JournalOptions {
   /**
    * Awaited (for at most `companionWaitMs`) before a record's promise settles: a row that must
    * be in the store before its client is told the request is done (its entry in the book of
-   * requests in flight in strict mode, metering/postgres-inflight.ts); undefined: nothing to wait for.
+   * requests in flight in strict mode, limits/postgres-inflight.ts); undefined: nothing to wait for.
    */
   companion?: (r: UsageRecord) => Promise<void> | undefined;
   companionWaitMs?: number;

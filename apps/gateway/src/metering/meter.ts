@@ -1,12 +1,23 @@
-import type { GatewayDeps } from "../deps";
 import type { Target } from "../protocols";
 import type { KeyRecord, UsageRecord } from "../storage/store";
 import type { Admitted } from "../limits/admit";
-import type { RequestContext } from "../pipeline/context";
-import { emit } from "../pipeline/events";
+import type { RequestContext } from "../request/context";
+import { emit } from "../request/events";
 import { UsageTally } from "./usage-tally";
 import { guardrailNote, type GuardrailRun } from "../guardrails/run";
 import type { ServiceTier } from "../vocabulary/target";
+import type { Catalog } from "../dispatch/catalog";
+import type { PipelineHooks } from "../request/events";
+import type { Ledger } from "./ledger";
+
+/** What this step needs of the gateway (wiring/deps.ts `GatewayDeps` is one). */
+export interface MeterDeps {
+  catalog: Catalog;
+  countText: (text: string) => number;
+  hooks: readonly PipelineHooks[];
+  ledger: Ledger;
+  now: () => number;
+}
 
 /** What the meter knows of a request that reached an upstream. */
 export interface MeteredCall {
@@ -54,7 +65,7 @@ export interface Ending {
  * monthly spend are settled with it, subscribers are told, and the promise settles when the
  * ledger has it durably. Called once per request that reached an upstream, however it ended.
  */
-export function meter(deps: GatewayDeps, call: MeteredCall, end: Ending): Promise<void> {
+export function meter(deps: MeterDeps, call: MeteredCall, end: Ending): Promise<void> {
   // Unbilled: whatever the upstream said before it failed (a stream's input count) is not billed.
   const { counts, estimated } = end.unbilled
     ? new UsageTally().settle(
@@ -112,7 +123,7 @@ export function meter(deps: GatewayDeps, call: MeteredCall, end: Ending): Promis
 }
 
 /** {@link meter}, at most once: the first ending of a request is the one recorded. */
-export function meterOnce(deps: GatewayDeps, call: MeteredCall): (end: Ending) => Promise<void> {
+export function meterOnce(deps: MeterDeps, call: MeteredCall): (end: Ending) => Promise<void> {
   let done: Promise<void> | undefined;
   return (end) => (done ??= meter(deps, call, end));
 }

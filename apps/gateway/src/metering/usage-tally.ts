@@ -1,7 +1,5 @@
 import type { TokenCounts, UsageSink } from "../vocabulary/usage-sink";
 
-export type { TokenCounts, UsageSink } from "../vocabulary/usage-sink";
-
 const ZERO: TokenCounts = {
   input_tokens: 0,
   output_tokens: 0,

@@ -1,13 +1,11 @@
 import { Type } from "@sinclair/typebox";
-import { ADMIN_SCHEMAS } from "../admin/admin-schemas";
+import { ADMIN_SCHEMAS } from "./admin-schemas";
 import { TEAM_SCHEMAS } from "../teams/team-schemas";
 import type { Route } from "../http/route";
 import { API_VERSION } from "../vocabulary/api-version";
 import { componentSchemas } from "./components";
 import { type Json, operationIdOf } from "./operations";
 import { standardSchema } from "./standard-schema";
-
-export { API_VERSION } from "../vocabulary/api-version";
 
 /** The document's tags, in the order a reader meets them, each saying what its operations are for. */
 const TAGS: { name: string; description: string }[] = [

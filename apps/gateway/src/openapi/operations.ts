@@ -5,7 +5,7 @@
 
 import { GatewayError } from "@turnpike/providers";
 import { FORMATS, type Format } from "../formats";
-import { unauthorized } from "../keys/authenticate";
+import { unauthorized } from "../access/authenticate";
 import { invalid } from "../vocabulary/client-errors";
 
 export type Json = Record<string, unknown>;

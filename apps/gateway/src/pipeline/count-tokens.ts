@@ -1,17 +1,18 @@
 import { validateCountTokensRequest, type MessagesRequest, type Protocol } from "@turnpike/schema";
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import { FORMATS, type ClientFormat } from "../formats";
 import { PROTOCOLS, type UpstreamProtocol } from "../protocols";
 import { admit, type Admitted } from "../limits/admit";
-import { authenticate } from "../keys/authenticate";
+import { authenticate } from "../access/authenticate";
 import type { Connection } from "../http/client-address";
-import { newContext } from "./context";
-import { emit } from "./events";
+import { newContext } from "../request/context";
+import { emit } from "../request/events";
 import { HEADER } from "../http/headers";
 import { fromPivotInClientTerms, passthroughBody } from "../dispatch/plan";
-import { readJsonBody, validationError } from "../http/read-body";
+import { readJsonBody } from "../request/read-body";
+import { validationError } from "../vocabulary/client-errors";
 import { resolve } from "../dispatch/resolve";
-import { errorResponse, toGatewayError } from "../http/respond";
+import { errorResponse, toGatewayError } from "../request/respond";
 
 /** A count request, read by its format: the model, the body as sent, and the prompt in the pivot. */
 export interface CountRequest {

@@ -1,6 +1,6 @@
 import type { ClientRequest } from "../formats";
-import type { RequestContext } from "./context";
-import { jsonBody, readBodyText, type JsonBody } from "../http/read-body";
+import type { RequestContext } from "../request/context";
+import { jsonBody, readBodyText, type JsonBody } from "../request/read-body";
 import { LARGE_BODY_CHARS, loopTurn } from "../vocabulary/loop-turns";
 
 /** What validation finds: the client's request in its format, and the body's size in characters. */

@@ -3,7 +3,7 @@ import type { MessagesRequest, MessagesResponse, MessagesStreamEvent, Protocol }
 import type { SSEMessage } from "@turnpike/schema/sse";
 import type { AuthScheme, Target } from "../vocabulary/target";
 import type { UsageSink } from "../vocabulary/usage-sink";
-import type { SignatureStore } from "../stored-responses/signature-store";
+import type { SignatureStore } from "../vocabulary/signature-store";
 import type { ServiceTier } from "../vocabulary/target";
 import type { UpstreamBatchApi } from "./vendor-batch";
 

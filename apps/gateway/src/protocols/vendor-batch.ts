@@ -1,7 +1,7 @@
 import type { Upstream } from "../vocabulary/target";
 import { isRecord } from "../vocabulary/client-errors";
 import { Slicer } from "../vocabulary/loop-turns";
-import { fileLines, readsOf } from "../batches/file-lines";
+import { fileLines, readsOf } from "../http/file-lines";
 
 /**
  * What every vendor batch API shares (docs/protocols.md, "Batches"): the shape of one protocol's

@@ -3,7 +3,7 @@ import { messagesFormat } from "../formats/messages";
 import { UsageTally } from "../metering/usage-tally";
 import { PROTOCOLS } from "../protocols";
 import { MemorySignatures } from "../stored-responses/signature-store";
-import type { Logger } from "../telemetry/logger";
+import type { Logger } from "../log/logger";
 import { type Continuer, ContinuingStream } from "./continuing-tap";
 import { StreamSpan } from "./stream-span";
 import { translatedTap } from "./translated-tap";

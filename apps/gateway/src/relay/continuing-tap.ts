@@ -5,7 +5,7 @@ import { PROTOCOLS, type UpstreamProtocol } from "../protocols";
 import type { ReplyContext } from "../protocols/upstream-protocol";
 import type { Watch } from "../dispatch/execute";
 import type { UsageTally } from "../metering/usage-tally";
-import type { Logger } from "../telemetry/logger";
+import type { Logger } from "../log/logger";
 import { find } from "./bytes";
 import { ContinuationRebase } from "./continuation-rebase";
 import type { InlineTap } from "./passthrough-tap";

@@ -5,7 +5,7 @@ import { ModelLabel } from "../protocols/model-label";
 import { BLANK_LINE, find, findLast, utf8Of } from "./bytes";
 import { indexOfQuoted } from "../protocols/sse-scan";
 import type { PassthroughReader, PassthroughState } from "../protocols/upstream-protocol";
-import type { UsageSink } from "../metering/usage-tally";
+import type { UsageSink } from "../vocabulary/usage-sink";
 
 /** A step the relay runs inline on each upstream chunk (no stream of its own, so no extra hop). */
 export interface InlineTap {

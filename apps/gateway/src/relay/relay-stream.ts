@@ -1,5 +1,5 @@
 import type { ClientFormat } from "../formats";
-import type { Logger } from "../telemetry/logger";
+import type { Logger } from "../log/logger";
 import type { Watch } from "../dispatch/execute";
 import { BLANK_LINE, find } from "./bytes";
 import type { InlineTap } from "./passthrough-tap";

@@ -2,13 +2,12 @@ import { blockedError, restoreMessage } from "../guardrails/pivot";
 import { GuardrailBlock } from "../guardrails/run";
 import { GatewayError, headerSafe, messagesUsageFields } from "@turnpike/providers";
 import type { MessagesResponse } from "@turnpike/schema";
-import type { GatewayDeps } from "../deps";
-import { clientGone, type RequestContext } from "../pipeline/context";
+import { clientGone, type RequestContext } from "../request/context";
 import { firstFrameGuard } from "./first-frame-guard";
 import { sseLineGate } from "./sse-line-gate";
 import { HEADER, SSE_HEADERS } from "../http/headers";
-import { emit } from "../pipeline/events";
-import { errorResponse } from "../http/respond";
+import { emit } from "../request/events";
+import { errorResponse } from "../request/respond";
 import { usageLooksTrue, usageTextLooksTrue } from "./usage-audit";
 import { LINK_AFTER_MS, timeoutError, type Watch } from "../dispatch/execute";
 import type { Ending } from "../metering/meter";
@@ -22,6 +21,19 @@ import { StreamSpan } from "./stream-span";
 import type { InlineTap } from "./passthrough-tap";
 import type { UsageTally } from "../metering/usage-tally";
 import { isRecord } from "../vocabulary/client-errors";
+import type { PipelineHooks } from "../request/events";
+import type { Logger } from "../log/logger";
+
+/** What this step needs of the gateway (wiring/deps.ts `GatewayDeps` is one). */
+export interface RelayDeps {
+  config: { keepAliveSeconds: number };
+  hooks: readonly PipelineHooks[];
+  logger: Logger;
+  /** Tokens in a piece of text (a cut attempt's output, counted from what was relayed). */
+  countText: (text: string) => number;
+  /** Aborted when a drain's grace period is over: the streams still open end with the in-band error. */
+  shutdown?: AbortSignal;
+}
 
 /**
  * A reply's headers. Built from a per-deployment template: in Bun 1.4.4 every header handed to
@@ -114,7 +126,7 @@ function malformed(vendor: string, what: string): GatewayError {
  * translation) behind a check of its first event, metered when it ends.
  */
 export async function relay(
-  deps: GatewayDeps,
+  deps: RelayDeps,
   ctx: RequestContext,
   plan: Plan,
   upstream: Response,
@@ -153,7 +165,7 @@ async function refuse(r: Relaying, err: GatewayError): Promise<Response> {
 
 /** One reply on its way to the client: what both halves of relay read. */
 interface Relaying {
-  deps: GatewayDeps;
+  deps: RelayDeps;
   ctx: RequestContext;
   plan: Plan;
   upstream: Response;

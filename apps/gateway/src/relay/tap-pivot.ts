@@ -1,6 +1,6 @@
 import type { MessagesStreamEvent } from "@turnpike/schema";
 import { messagesUsageFields } from "@turnpike/providers";
-import type { UsageSink } from "../metering/usage-tally";
+import type { UsageSink } from "../vocabulary/usage-sink";
 
 /**
  * Reads one pivot event of a translated stream: the usage the upstream machine put in

@@ -8,7 +8,7 @@ import type { ReplyContext } from "../protocols/upstream-protocol";
 import { chunkDecoder, type InlineTap } from "./passthrough-tap";
 import { readPivotEvent } from "./tap-pivot";
 import type { StreamSpan } from "./stream-span";
-import type { UsageSink } from "../metering/usage-tally";
+import type { UsageSink } from "../vocabulary/usage-sink";
 
 /** The client's side of a translated stream: pivot events in, the client's frames held until flushed. */
 export interface ClientSide {

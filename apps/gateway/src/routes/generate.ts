@@ -1,18 +1,18 @@
 import { GatewayError } from "@turnpike/providers";
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import { modelNotFound } from "../dispatch/resolve";
 import { FORMATS } from "../formats";
 import { catalogIdOf, generateFormatFor, generateModels, type GenerateMode } from "../formats/generate";
 import type { Connection } from "../http/client-address";
-import { errorResponse, toGatewayError } from "../http/respond";
+import { errorResponse, toGatewayError } from "../request/respond";
 import type { Route } from "../http/route";
-import { authenticate } from "../keys/authenticate";
+import { authenticate } from "../access/authenticate";
 import { errors, idParam, json, ok, query, ref, REQUEST_ID, type Json } from "../openapi/operations";
-import { newContext } from "../pipeline/context";
+import { newContext } from "../request/context";
 import { type CountRoute, handleCountTokens } from "../pipeline/count-tokens";
 import { handleInference } from "../pipeline/inference";
 import { handleEmbeddings } from "../embeddings/handle-embeddings";
-import { readJsonBody } from "../http/read-body";
+import { readJsonBody } from "../request/read-body";
 import { invalid, isRecord } from "../vocabulary/client-errors";
 
 const format = FORMATS.generate;

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import { EmbeddedBackends, ProbedBackends } from "../storage/backends";
 import { healthModule } from "../../test/support/modules";
 import gatewayPackage from "../../package.json" with { type: "json" };

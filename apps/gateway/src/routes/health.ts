@@ -1,4 +1,4 @@
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import type { Route } from "../http/route";
 import { json, ok, ref } from "../openapi/operations";
 import { EmbeddedBackends } from "../storage/backends";

@@ -1,6 +1,6 @@
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import { FORMATS, type ClientFormat } from "../formats";
-import { errorResponse, toGatewayError } from "../http/respond";
+import { errorResponse, toGatewayError } from "../request/respond";
 import { newRequestId } from "../http/request-id";
 import type { Handler, Route } from "../http/route";
 import { count, errors, inference, INFERENCE_KEYS, json, ref } from "../openapi/operations";

@@ -1,50 +1,15 @@
 import { createHash } from "node:crypto";
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import { formatOfHeaders } from "../formats";
 import { catalogIdOf } from "../formats/generate";
-import { modelCard } from "../formats/model-card";
+import { modelEntry } from "../formats/model-card";
 import { agentModelInfo, isAgentDiscovery, isPickerDiscovery, pickerId, unaliased } from "../formats/agent-catalog";
-import { authenticate } from "../keys/authenticate";
-import { newContext } from "../pipeline/context";
+import { authenticate } from "../access/authenticate";
+import { newContext } from "../request/context";
 import { modelNotFound } from "../dispatch/resolve";
-import { errorResponse, toGatewayError } from "../http/respond";
-import type { CatalogEntry } from "../dispatch/catalog";
+import { errorResponse, toGatewayError } from "../request/respond";
 import type { Route } from "../http/route";
 import { errors, idParam, INFERENCE_KEYS, ok, ref } from "../openapi/operations";
-
-/**
- * One entry shape that both standard client libraries parse: the chat format's
- * `{id, object, created, owned_by}` and the messages format's `{type, id, display_name,
- * created_at}`, plus what a client needs to pick and budget: the capabilities and prices of the
- * catalog row in the fields tools read (formats/model-card.ts). `pricing` holds both OpenRouter's
- * per-token strings and Turnpike's per-million numbers; their names do not meet.
- */
-export function modelEntry(e: CatalogEntry) {
-  const card = modelCard(e);
-  return {
-    ...card,
-    id: e.id,
-    object: "model" as const,
-    type: "model" as const,
-    display_name: e.display_name,
-    created: Math.floor(Date.parse(e.created_at) / 1000),
-    created_at: e.created_at,
-    owned_by: e.owned_by,
-    context_window: e.context_window,
-    max_output_tokens: e.max_output_tokens,
-    embeds: e.embedding_dimensions !== undefined,
-    ...(e.embedding_dimensions !== undefined ? { embedding_dimensions: e.embedding_dimensions } : {}),
-    pricing: {
-      ...card.pricing,
-      input_per_mtok: e.input_per_mtok,
-      output_per_mtok: e.output_per_mtok,
-      cache_read_per_mtok: e.cache_read_per_mtok,
-      cache_write_5m_per_mtok: e.cache_write_5m_per_mtok,
-      cache_write_1h_per_mtok: e.cache_write_1h_per_mtok,
-      currency: "USD",
-    },
-  };
-}
 
 /** `GET /v1/models` and `GET /v1/models/{id}`: the models the calling key may call. */
 export function modelRoutes(deps: GatewayDeps): Route[] {

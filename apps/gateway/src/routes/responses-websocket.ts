@@ -3,15 +3,15 @@ import type { ResponsesRequest } from "@turnpike/schema";
 import { SSEDecoderStream } from "@turnpike/schema/sse";
 import type { ServerWebSocket } from "bun";
 import type { WebsocketLimits } from "../config/config";
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import { FORMATS } from "../formats";
-import { authenticate } from "../keys/authenticate";
+import { authenticate } from "../access/authenticate";
 import type { Connection } from "../http/client-address";
-import { newContext } from "../pipeline/context";
+import { newContext } from "../request/context";
 import { handleInference } from "../pipeline/inference";
 import { newRequestId } from "../http/request-id";
-import { errorResponse, toGatewayError } from "../http/respond";
-import { parseJsonWithin } from "../http/read-body";
+import { errorResponse, toGatewayError } from "../request/respond";
+import { parseJsonWithin } from "../request/read-body";
 import { LARGE_BODY_CHARS, loopTurn } from "../vocabulary/loop-turns";
 
 /**

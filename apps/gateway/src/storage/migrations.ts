@@ -6,7 +6,7 @@ import {
   BATCH_TABLES,
   batchLineReserve,
   batchFileChunks,
-} from "../batches/batch-store";
+} from "./batch-store";
 import { VERSION } from "../vocabulary/version";
 import { rollupMigration } from "./usage-rollup";
 import { PARTITION_USAGE } from "./usage-partitions";
@@ -374,7 +374,7 @@ UPDATE keys SET team_id = 'team_default';`,
   {
     version: 19,
     name: "batches: the budget a line sent to a vendor's batch API holds in the shared spend store",
-    // Null for every line before: nothing of theirs is held (batches/batch-store.ts `reserved_usd`).
+    // Null for every line before: nothing of theirs is held (storage/batch-store.ts `reserved_usd`).
     sqlite: batchLineReserve("REAL"),
     postgres: batchLineReserve("DOUBLE PRECISION"),
   },

@@ -1,14 +1,13 @@
-import { BatchStore } from "../batches/batch-store";
 import { SQL } from "bun";
 import { migratePostgres } from "./postgres-migrate";
 import { unavailable } from "./postgres-errors";
-import { spendByBudget } from "../limits/spend-store";
+import { spendByBudget } from "./spend-ids";
 
-export { isConnectionError, unavailable } from "./postgres-errors";
 import {
   type KeyRecord,
   type LatencyAggregate,
   type LatencyGroup,
+  type Connection,
   type Store,
   type UsageAggregate,
   type UsageFilter,
@@ -16,9 +15,6 @@ import {
   type UsageRecord,
   withoutEmptyOptionals,
 } from "./store";
-import type { ResponseStore } from "../stored-responses/response-store";
-import { PostgresResponseStore } from "../stored-responses/postgres-response-store";
-import { TeamStore } from "../teams/team-store";
 import { postgresRunner } from "./sql-runner";
 import { KEY_COLUMNS, type KeyRow, fromKey, toKey } from "./key-rows";
 import { dropUsagePartitions, ensureUsagePartitions } from "./usage-partitions";
@@ -91,7 +87,7 @@ const USAGE_TYPES: Record<(typeof USAGE_COLUMNS)[number], string> = {
  * array literal in JavaScript); one `JSON.stringify` of the batch is native (bound as text, then
  * cast: a parameter the server types as json is sent by the driver as a JSON string). Rows whose request
  * id is already there are skipped: a replayed journal cannot duplicate a record. The same
- * transaction takes the requests out of the book of requests in flight (metering/postgres-inflight.ts),
+ * transaction takes the requests out of the book of requests in flight (limits/postgres-inflight.ts),
  * by its primary key (`= ANY` of an array: written as `IN (SELECT …)` the planner scanned the
  * whole book, dead rows included, on every insert). The rows really added (`RETURNING`: a replayed
  * one is not) are rolled up in the same statement, per hour, day and month (storage/usage-rollup.ts).
@@ -301,16 +297,8 @@ export class PostgresStore implements Store {
     }
   }
 
-  responseStore(): ResponseStore {
-    return new PostgresResponseStore(this.sql);
-  }
-
-  teamStore(): TeamStore {
-    return new TeamStore(postgresRunner(this.sql, unavailable));
-  }
-
-  batchStore(): BatchStore {
-    return new BatchStore(postgresRunner(this.sql, unavailable));
+  connection(): Connection {
+    return { dialect: "postgres", sql: this.sql, runner: postgresRunner(this.sql, unavailable) };
   }
 
   async close(): Promise<void> {

@@ -185,3 +185,10 @@ export class RedisLink {
 export function scriptSha(source: string): string {
   return new Bun.CryptoHasher("sha1").update(source).digest("hex");
 }
+
+/**
+ * What inference does while Redis cannot be reached (`TURNPIKE_REDIS_FAIL`): `open` keeps
+ * serving on this instance's own counters, `closed` refuses with a 503.
+ */
+export type RedisFailMode = "open" | "closed";
+export const REDIS_FAIL_MODES: readonly RedisFailMode[] = ["open", "closed"];

@@ -6,7 +6,7 @@ export type SqlValue = string | number | null | Uint8Array;
 
 /**
  * The SQL the stores written once for both databases run (teams/team-store.ts,
- * batches/batch-store.ts): one dialect — `?` placeholders, plain column types, rows as plain
+ * storage/batch-store.ts): one dialect — `?` placeholders, plain column types, rows as plain
  * objects — and transactions. One implementation of those tables then serves SQLite and
  * PostgreSQL alike.
  */

@@ -3,11 +3,12 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { migrateSqlite } from "./migrations";
 import type { CheckpointStart } from "./wal-checkpoint-worker";
-import { spendByBudget } from "../limits/spend-store";
+import { spendByBudget } from "./spend-ids";
 import {
   type KeyRecord,
   type LatencyAggregate,
   type LatencyGroup,
+  type Connection,
   type Store,
   type UsageAggregate,
   type UsageFilter,
@@ -15,12 +16,8 @@ import {
   type UsageRecord,
   withoutEmptyOptionals,
 } from "./store";
-import type { ResponseStore } from "../stored-responses/response-store";
-import { SqliteResponseStore } from "../stored-responses/sqlite-response-store";
-import { TeamStore } from "../teams/team-store";
 import { sqliteRunner } from "./sql-runner";
 import { SqliteReader } from "./sqlite-reader";
-import { BatchStore } from "../batches/batch-store";
 import { KEY_COLUMNS, type KeyRow, fromKey, toKey } from "./key-rows";
 import { latencySql, toLatency } from "./usage-latency";
 import {
@@ -261,16 +258,8 @@ export class SqliteStore implements Store {
     }
   }
 
-  responseStore(): ResponseStore {
-    return new SqliteResponseStore(this.db);
-  }
-
-  teamStore(): TeamStore {
-    return new TeamStore(sqliteRunner(this.db));
-  }
-
-  batchStore(): BatchStore {
-    return new BatchStore(sqliteRunner(this.db));
+  connection(): Connection {
+    return { dialect: "sqlite", db: this.db, runner: sqliteRunner(this.db) };
   }
 
   async close(): Promise<void> {

@@ -1,8 +1,8 @@
-import type { BatchStore } from "../batches/batch-store";
+import type { Database } from "bun:sqlite";
+import type { SQL } from "bun";
 import type { Endpoint } from "../vocabulary/format";
 import type { PromptCacheMode } from "../vocabulary/target";
-import type { ResponseStore } from "../stored-responses/response-store";
-import type { TeamStore } from "../teams/team-store";
+import type { SqlRunner } from "./sql-runner";
 
 /**
  * The state Turnpike keeps: keys (hashed, never the secret) and usage records. One interface,
@@ -57,8 +57,6 @@ export interface KeyRecord {
     guardrails?: string[] | null;
   };
 }
-
-export type { Endpoint } from "../vocabulary/format";
 
 /** A usage record's guardrail note (docs/guardrails.md): what was found, never the value. */
 export interface GuardrailNote {
@@ -224,11 +222,19 @@ export interface Store {
    * how many rows went.
    */
   pruneUsage(before: string, between?: () => Promise<void>): Promise<number>;
-  /** Stored Responses-format replies, in the same database. */
-  responseStore(): ResponseStore;
-  /** Teams, users, admin tokens and the audit log, in the same database. */
-  teamStore(): TeamStore;
-  /** Batch files, jobs and lines, in the same database. */
-  batchStore(): BatchStore;
+  /**
+   * The database itself, for the stores each concern keeps in it (teams/team-store.ts,
+   * storage/batch-store.ts, stored-responses/response-store-of.ts): the storage layer opens and
+   * migrates the database, and never builds a concern's store.
+   */
+  connection(): Connection;
   close(): Promise<void>;
 }
+
+/**
+ * An open database: the SQL runner of the stores written once for both dialects, and the driver's
+ * own handle for a store written per dialect.
+ */
+export type Connection =
+  | { dialect: "sqlite"; db: Database; runner: SqlRunner }
+  | { dialect: "postgres"; sql: SQL; runner: SqlRunner };

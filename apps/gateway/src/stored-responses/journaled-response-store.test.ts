@@ -3,7 +3,8 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GatewayError } from "@turnpike/providers";
-import type { ResponseStore, StoredResponse } from "./response-store";
+import type { ResponseStore } from "./response-store";
+import type { StoredResponse } from "../vocabulary/stored-response";
 import { JournaledResponseStore } from "./journaled-response-store";
 
 const NOW = "2026-11-20T00:00:00.000Z";

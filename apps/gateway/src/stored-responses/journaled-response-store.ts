@@ -1,8 +1,9 @@
 import { closeSync, ftruncateSync, openSync, readFileSync, readSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { GatewayError } from "@turnpike/providers";
-import { isConnectionError } from "../storage/postgres-store";
-import type { ResponseStore, StoredResponse } from "./response-store";
+import { isConnectionError } from "../storage/postgres-errors";
+import type { ResponseStore } from "./response-store";
+import type { StoredResponse } from "../vocabulary/stored-response";
 
 /** One change not yet in the shared store, as a journal line. */
 type Op = { op: "put"; r: StoredResponse } | { op: "delete"; key_id: string; id: string };

@@ -1,6 +1,7 @@
 import type { SQL } from "bun";
 import { unavailable } from "../storage/postgres-errors";
-import { fromStoredRow, type ResponseStore, type StoredResponse, type StoredResponseRow } from "./response-store";
+import { fromStoredRow, type ResponseStore, type StoredResponseRow } from "./response-store";
+import type { StoredResponse } from "../vocabulary/stored-response";
 
 /** Stored responses in PostgreSQL (table `responses`, migration 2). */
 export class PostgresResponseStore implements ResponseStore {

@@ -1,8 +1,14 @@
 import { GatewayError } from "@turnpike/providers";
-import type { GatewayDeps } from "../deps";
 import type { ClientRequest } from "../formats";
 import type { KeyRecord } from "../storage/store";
 import { isCleanId } from "../storage/clean-text";
+import type { ResponseStore } from "./response-store";
+
+/** What this step needs of the gateway (wiring/deps.ts `GatewayDeps` is one). */
+export interface RecallDeps {
+  responses: ResponseStore;
+  now: () => number;
+}
 
 /**
  * Between validate and resolve: a request that continues a stored reply (the Responses format's
@@ -10,7 +16,7 @@ import { isCleanId } from "../storage/clean-text";
  * reply, or one that expired or was deleted, is a 404.
  */
 export async function recall(
-  deps: Pick<GatewayDeps, "responses" | "now">,
+  deps: Pick<RecallDeps, "responses" | "now">,
   key: KeyRecord,
   client: ClientRequest,
 ): Promise<ClientRequest> {

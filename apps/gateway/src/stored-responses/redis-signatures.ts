@@ -1,5 +1,6 @@
 import type { RedisLink } from "../storage/redis-link";
-import { MemorySignatures, type SignatureStore } from "./signature-store";
+import { MemorySignatures } from "./signature-store";
+import type { SignatureStore } from "../vocabulary/signature-store";
 
 /** How long a thought signature is kept in Redis: a working day of an agent session and more. */
 const KEEP_S = 24 * 3600;

@@ -1,8 +1,17 @@
-import type { GatewayDeps } from "../deps";
 import type { ClientRequest } from "../formats";
 import type { KeyRecord } from "../storage/store";
 import type { GuardrailRun } from "../guardrails/run";
 import { storedForm } from "../guardrails/surfaces";
+import type { ResponseStore } from "./response-store";
+import type { Logger } from "../log/logger";
+
+/** What this step needs of the gateway (wiring/deps.ts `GatewayDeps` is one). */
+export interface RememberDeps {
+  responses: ResponseStore;
+  now: () => number;
+  config: { responsesRetentionDays: number };
+  logger: Logger;
+}
 
 /**
  * After a reply is written (before the client sees its end): a reply the client asked to keep is
@@ -10,7 +19,7 @@ import { storedForm } from "../guardrails/surfaces";
  * that fails does not fail the reply; it is logged.
  */
 export async function remember(
-  deps: Pick<GatewayDeps, "responses" | "now" | "config" | "logger">,
+  deps: Pick<RememberDeps, "responses" | "now" | "config" | "logger">,
   key: KeyRecord,
   client: ClientRequest,
   requestId: string,

@@ -5,19 +5,8 @@
  * Kept in the same store as keys and usage, so that it scales out with them; expired entries
  * are purged.
  */
-export interface StoredResponse {
-  /** `resp_…` */
-  id: string;
-  key_id: string;
-  model: string;
-  /** The response object as the client received it. */
-  response: Record<string, unknown>;
-  /** The conversation before this response's output: every input item, earlier turns included. */
-  input_items: unknown[];
-  created_at: string;
-  /** When it is purged (ISO 8601). */
-  expires_at: string;
-}
+
+import type { StoredResponse } from "../vocabulary/stored-response";
 
 /** A stored response as both databases hold it: the two JSON fields as text. */
 export interface StoredResponseRow {

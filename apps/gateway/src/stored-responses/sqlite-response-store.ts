@@ -1,5 +1,6 @@
 import type { Database } from "bun:sqlite";
-import { fromStoredRow, type ResponseStore, type StoredResponse, type StoredResponseRow } from "./response-store";
+import { fromStoredRow, type ResponseStore, type StoredResponseRow } from "./response-store";
+import type { StoredResponse } from "../vocabulary/stored-response";
 
 /** Stored responses in the embedded SQLite file (table `responses`, migration 2). */
 export class SqliteResponseStore implements ResponseStore {

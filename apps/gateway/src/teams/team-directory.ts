@@ -1,5 +1,5 @@
 import type { KeyRecord, Store } from "../storage/store";
-import type { Team, TeamStore } from "./team-store";
+import { type Team, type TeamStore, teamStoreOf } from "./team-store";
 
 /** How long a team read from the store is used before it is read again (another instance's change shows within this). */
 const TEAM_TTL_MS = 5_000;
@@ -41,7 +41,7 @@ const directories = new WeakMap<Store, TeamDirectory>();
 export function teamDirectory(store: Store, now: () => number): TeamDirectory {
   let dir = directories.get(store);
   if (!dir) {
-    dir = new TeamDirectory(store.teamStore(), now);
+    dir = new TeamDirectory(teamStoreOf(store), now);
     directories.set(store, dir);
   }
   return dir;
@@ -53,7 +53,7 @@ const lower = (a: number | null, b: number | null): number | null => (a === null
  * A key as requests see it: its own models and limits intersected with its team's. Models: the
  * key's list and the team's both apply (KeyService.allows checks `team.models`); rpm and tpm: the
  * lower of the two; the team's budget is reserved beside the key's at admission (limits/admit.ts);
- * MCP tools: the key's list and the team's both apply (mcp/tool-allow-list.ts reads `team.tools`).
+ * MCP tools: the key's list and the team's both apply (tools/tool-allow-list.ts reads `team.tools`).
  */
 export function effectiveKey(key: KeyRecord, team: Team | undefined): KeyRecord {
   const tools = team?.tools ?? null;

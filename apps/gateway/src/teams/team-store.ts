@@ -1,3 +1,4 @@
+import type { Store } from "../storage/store";
 import type { SqlRunner, SqlValue } from "../storage/sql-runner";
 import type { OrgRole, Role, TeamRole } from "./roles";
 
@@ -396,4 +397,9 @@ export class TeamStore {
     const sql = `SELECT id, at, actor, address, action, target, before, after FROM audit ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY at DESC, id DESC LIMIT ${Math.floor(f.limit)}`;
     return (await this.db.all<Row<AuditRecord, "before" | "after">>(sql, params)).map(toAudit);
   }
+}
+
+/** Teams, users, admin tokens and the audit log, in the store's own database. */
+export function teamStoreOf(store: Store): TeamStore {
+  return new TeamStore(store.connection().runner);
 }

@@ -1,6 +1,6 @@
-import type { RequestContext } from "../pipeline/context";
+import type { RequestContext } from "../request/context";
 import type { Upstream } from "../vocabulary/target";
-import type { Endpoint } from "../storage/store";
+import type { Endpoint } from "../vocabulary/format";
 
 /**
  * The OpenTelemetry GenAI semantic conventions' words for what Turnpike does (docs/operations.md,

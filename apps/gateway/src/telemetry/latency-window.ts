@@ -1,7 +1,5 @@
 import type { LatencyRow } from "../vocabulary/latency-row";
 
-export type { LatencyRow } from "../vocabulary/latency-row";
-
 /** The value at quantile q of sorted numbers (nearest rank). */
 function quantile(sorted: readonly number[], q: number): number | null {
   if (sorted.length === 0) return null;

@@ -1,7 +1,7 @@
 import type { GatewayError } from "@turnpike/providers";
-import type { RequestContext } from "../pipeline/context";
-import type { PipelineHooks } from "../pipeline/events";
-import type { Endpoint } from "../storage/store";
+import type { RequestContext } from "../request/context";
+import type { PipelineHooks } from "../request/events";
+import type { Endpoint } from "../vocabulary/format";
 import { endpointOfRequest } from "./gen-ai-names";
 
 /** A refused request as the live log shows it: who, what, and why — never what was sent. */

@@ -1,6 +1,6 @@
 import { sessionOf } from "../dispatch/session-id";
 import { clientRequestId } from "../http/request-id";
-import type { LogFields, Logger } from "./logger";
+import type { LogFields, Logger } from "../log/logger";
 import type { RequestSummary, TrailListener } from "./request-trail";
 
 const NO_BODY: Readonly<Record<string, unknown>> = Object.freeze({});

@@ -1,9 +1,10 @@
 import type { Target } from "../protocols";
 import type { Upstream } from "../vocabulary/target";
 import { endpointOfRequest } from "./gen-ai-names";
-import type { RequestContext } from "../pipeline/context";
-import type { PipelineHooks } from "../pipeline/events";
-import type { Endpoint, UsageRecord } from "../storage/store";
+import type { RequestContext } from "../request/context";
+import type { PipelineHooks } from "../request/events";
+import type { UsageRecord } from "../storage/store";
+import type { Endpoint } from "../vocabulary/format";
 
 /** Why an upstream attempt failed, in a handful of words a dashboard can group by. */
 export const UPSTREAM_ERROR_CLASSES = [

@@ -1,6 +1,6 @@
 /**
- * The gateway's shared words, on the lowest floor: every other file may import them, and they
- * import nothing of the gateway (docs/design.md, "Floors").
+ * The gateway's shared words, on the lowest tier: every other folder may import them, and they
+ * import nothing of the gateway (docs/design.md, "Tiers of folders").
  */
 export { invalid, isRecord, validationError } from "./client-errors";
 export { ConfigError, configProblems, refuse } from "./config-error";

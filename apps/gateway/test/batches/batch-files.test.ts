@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { Database } from "bun:sqlite";
 import { fileLines, openaiLines } from "../../src/batches/batch-input";
-import { BatchStore, FILE_CHUNK_BYTES } from "../../src/batches/batch-store";
+import { BatchStore, FILE_CHUNK_BYTES, batchStoreOf } from "../../src/storage/batch-store";
 import { loadConfig } from "../../src/config/config";
 import { migrateSqlite } from "../../src/storage/migrations";
 import { PostgresStore } from "../../src/storage/postgres-store";
@@ -197,7 +197,7 @@ describe("a file in chunks", () => {
     const raw = postgresRunner(sql, (e) => {
       throw e;
     });
-    await contract(store.batchStore(), raw);
+    await contract(batchStoreOf(store), raw);
   });
 });
 

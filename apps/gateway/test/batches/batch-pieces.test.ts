@@ -8,7 +8,7 @@
  */
 import { Database } from "bun:sqlite";
 import { expect, test } from "bun:test";
-import { BatchStore, ORPHANS_SQL, takeLineSql } from "../../src/batches/batch-store";
+import { BatchStore, ORPHANS_SQL, takeLineSql } from "../../src/storage/batch-store";
 import { PROTOCOLS } from "../../src/protocols";
 import {
   UPSTREAM_PIECE_BYTES,

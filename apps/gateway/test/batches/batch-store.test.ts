@@ -4,6 +4,7 @@
  * lines grouped for upstream batch APIs (the upstream id kept, answers stored and taken once, a
  * refused group back to the queue, a parked job), and a transaction that fails leaves nothing.
  */
+import { type BatchStore, batchStoreOf } from "../../src/storage/batch-store";
 import { afterAll, describe, expect, test } from "bun:test";
 import { PostgresStore } from "../../src/storage/postgres-store";
 import { SqliteStore } from "../../src/storage/sqlite-store";
@@ -21,7 +22,7 @@ const iso = (ms: number) => new Date(T0 + ms).toISOString();
 async function contract(open: () => Promise<Store>) {
   const store = await open();
   cleanups.unshift(() => store.close());
-  const s = store.batchStore();
+  const s = batchStoreOf(store);
   const job = {
     id: `batch_${Math.random().toString(16).slice(2)}`,
     key_id: "k1",
@@ -76,7 +77,7 @@ async function contract(open: () => Promise<Store>) {
 }
 
 /** Lines sent to upstream batch APIs: routed once, one group's answers replayed, another's sent back to the queue. */
-async function upstreamGroups(s: ReturnType<Store["batchStore"]>) {
+async function upstreamGroups(s: BatchStore) {
   const job = {
     id: `batch_${Math.random().toString(16).slice(2)}`,
     key_id: "k1",

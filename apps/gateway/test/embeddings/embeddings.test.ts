@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { CATALOG_MODEL_IDS, EMBEDDING_MODEL_IDS } from "@turnpike/schema";
 import OpenAI from "openai";
 import { vectorOfBase64 } from "../../src/embeddings/vectors";
-import { teamSpendId } from "../../src/limits/spend-store";
+import { teamSpendId } from "../../src/storage/spend-ids";
 import { ADMIN_KEY, type Harness, startHarness } from "../harness";
 
 let h: Harness;

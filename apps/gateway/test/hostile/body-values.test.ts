@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { countValues, scanValues, takeCensus } from "../../src/http/json-census-worker";
 import { mightExceed } from "../../src/http/json-census";
-import { DEFAULT_MAX_BODY_VALUES, parseJsonWithin } from "../../src/http/read-body";
+import { DEFAULT_MAX_BODY_VALUES, parseJsonWithin } from "../../src/request/read-body";
 import { loadConfig } from "../../src/config/config";
 import { ADMIN_KEY, type Harness, startHarness } from "../harness";
 import { memoryLogger } from "../support/memory-logger";

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { messagesLines, openaiLines } from "../../src/batches/batch-input";
-import { BatchStore } from "../../src/batches/batch-store";
+import { BatchStore } from "../../src/storage/batch-store";
 import { sqliteRunner } from "../../src/storage/sql-runner";
 import { migrateSqlite } from "../../src/storage/migrations";
 import { loadConfig } from "../../src/config/config";

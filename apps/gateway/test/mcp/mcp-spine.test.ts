@@ -10,7 +10,7 @@ import { startOtlpReceiver } from "../ops/otlp-receiver";
 import { waitFor } from "../scaleout/cluster";
 import { adminKey, errorCode, firstText, mcpClient, mcpConfigFile } from "./mcp-helpers";
 import { startFiles, startWeather, type Upstream } from "./upstream-servers";
-import type { LogFields, Logger } from "../../src/telemetry/logger";
+import type { LogFields, Logger } from "../../src/log/logger";
 
 const usage = async (url: string, keyId: string): Promise<Record<string, unknown>[]> => {
   const res = await fetch(`${url}/admin/usage?key_id=${keyId}&limit=1000`, {

@@ -7,12 +7,12 @@
 import pino from "pino";
 import { loadConfig } from "../../src/config/config";
 import { FORMATS } from "../../src/formats";
-import type { RequestContext } from "../../src/pipeline/context";
-import { emit, type PipelineHooks } from "../../src/pipeline/events";
+import type { RequestContext } from "../../src/request/context";
+import { emit, type PipelineHooks } from "../../src/request/events";
 import { buildCatalog } from "../../src/dispatch/catalog";
 import { buildUpstreams } from "../../src/dispatch/upstreams";
 import type { UsageRecord } from "../../src/storage/store";
-import { pinoLogger } from "../../src/telemetry/logger";
+import { pinoLogger } from "../../src/log/logger";
 import { GatewayMetrics } from "../../src/telemetry/metrics";
 import { requestLog } from "../../src/telemetry/request-log";
 import { RequestTrail } from "../../src/telemetry/request-trail";

@@ -4,7 +4,7 @@
  * otherwise. Turnpike's id stays the ledger's key, so a caller reusing an id is metered each time.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { pinoLogger } from "../../src/telemetry/logger";
+import { pinoLogger } from "../../src/log/logger";
 import { ADMIN_KEY, startHarness, type Harness } from "../harness";
 
 let h: Harness;

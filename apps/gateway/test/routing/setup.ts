@@ -2,7 +2,7 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { PipelineHooks } from "../../src/pipeline/events";
+import type { PipelineHooks } from "../../src/request/events";
 import { readSSE, startHarness, type Harness } from "../harness";
 
 /** Both client formats, JSON and stream. */

@@ -1,10 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import {
-  type Admission,
-  type BucketCheck,
-  type LimiterStore,
-  MemoryLimiterStore,
-} from "../../src/limits/limiter-store";
+import { type BucketCheck, type LimiterStore, MemoryLimiterStore } from "../../src/limits/limiter-store";
+import type { Admission } from "../../src/vocabulary/admission";
 import { RedisLimiterStore } from "../../src/limits/redis-limiter-store";
 import { RedisLink } from "../../src/storage/redis-link";
 import { freshPrefix, redisUp, TEST_REDIS_URL } from "./servers";

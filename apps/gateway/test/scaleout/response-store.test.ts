@@ -2,9 +2,10 @@
  * The stored-responses contract, on both back ends: put, read by id and key only, expiry,
  * delete, purge. PostgreSQL runs when it is reachable (else its tests are reported as skipped).
  */
+import { responseStoreOf } from "../../src/stored-responses/response-store-of";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { PostgresStore } from "../../src/storage/postgres-store";
-import type { StoredResponse } from "../../src/stored-responses/response-store";
+import type { StoredResponse } from "../../src/vocabulary/stored-response";
 import { SqliteStore } from "../../src/storage/sqlite-store";
 import type { Store } from "../../src/storage/store";
 import { freshDatabase, postgresUp } from "./servers";
@@ -33,7 +34,7 @@ function contract(name: string, open: () => Promise<Store>, close: () => Promise
     afterAll(close);
 
     test("a stored response is read back whole, by its key only, until it expires", async () => {
-      const rs = store.responseStore();
+      const rs = responseStoreOf(store);
       const r = stored("resp_a", "key_1", "2026-12-01T00:00:00.000Z");
       await rs.put(r);
       expect(await rs.get("key_1", "resp_a", "2026-11-15T00:00:00.000Z")).toEqual(r);
@@ -43,7 +44,7 @@ function contract(name: string, open: () => Promise<Store>, close: () => Promise
     });
 
     test("delete removes only the key's own; purge removes only the expired", async () => {
-      const rs = store.responseStore();
+      const rs = responseStoreOf(store);
       await rs.put(stored("resp_b", "key_1", "2026-11-10T00:00:00.000Z"));
       await rs.put(stored("resp_c", "key_1", "2027-01-01T00:00:00.000Z"));
       expect(await rs.delete("key_2", "resp_c")).toBe(false);

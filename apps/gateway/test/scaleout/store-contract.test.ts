@@ -4,7 +4,7 @@ import { PostgresStore } from "../../src/storage/postgres-store";
 import { migratePostgres } from "../../src/storage/postgres-migrate";
 import { MIGRATIONS, type Migration } from "../../src/storage/migrations";
 import { SqliteStore } from "../../src/storage/sqlite-store";
-import { teamSpendId } from "../../src/limits/spend-store";
+import { teamSpendId } from "../../src/storage/spend-ids";
 import type { KeyRecord, Store, UsageRecord } from "../../src/storage/store";
 import { freshDatabase, postgresUp } from "./servers";
 

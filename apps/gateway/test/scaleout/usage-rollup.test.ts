@@ -4,7 +4,7 @@ import { SQL } from "bun";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { teamSpendId } from "../../src/limits/spend-store";
+import { teamSpendId } from "../../src/storage/spend-ids";
 import { MIGRATIONS, migrateSqlite } from "../../src/storage/migrations";
 import { migratePostgres } from "../../src/storage/postgres-migrate";
 import { PostgresStore } from "../../src/storage/postgres-store";

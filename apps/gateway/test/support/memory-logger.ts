@@ -1,4 +1,4 @@
-import type { LogFields, Logger } from "../../src/telemetry/logger";
+import type { LogFields, Logger } from "../../src/log/logger";
 
 function line(level: string, message: string, fields: LogFields | undefined, error?: unknown): string {
   const parts = [`turnpike ${level}: ${message}`];

@@ -1,5 +1,5 @@
 import { dashboardRoutes } from "../../src/admin/dashboard";
-import type { GatewayDeps } from "../../src/deps";
+import type { GatewayDeps } from "../../src/wiring/deps";
 import { mount } from "../../src/http/route";
 import { healthRoutes } from "../../src/routes/health";
 

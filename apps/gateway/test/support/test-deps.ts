@@ -3,15 +3,17 @@
  * SQLite store, the key directory, the memory limiter, spend, auth-failure and signature stores,
  * the group-commit ledger), with an injected clock, fetch and logger. Not used by the gateway.
  */
+import { responseStoreOf } from "../../src/stored-responses/response-store-of";
 import { countTextTokens, countTokens } from "@turnpike/providers";
 import type { MessagesStreamEvent } from "@turnpike/schema";
 import { loadConfig } from "../../src/config/config";
-import type { GatewayDeps } from "../../src/deps";
+import type { GatewayDeps } from "../../src/wiring/deps";
 import { FORMATS, type ClientFormat } from "../../src/formats";
 import { KeyService, type NewKey } from "../../src/keys/key-service";
 import { buildCatalog } from "../../src/dispatch/catalog";
 import { buildRouter } from "../../src/dispatch/deployments";
-import { buildUpstreams, type Upstream } from "../../src/dispatch/upstreams";
+import { buildUpstreams } from "../../src/dispatch/upstreams";
+import type { Upstream } from "../../src/vocabulary/target";
 import type { Target } from "../../src/protocols";
 import { MemoryAuthFailures } from "../../src/keys/auth-failures";
 import { StoreKeyDirectory } from "../../src/keys/key-directory";
@@ -23,8 +25,8 @@ import { SqliteStore } from "../../src/storage/sqlite-store";
 import type { KeyRecord } from "../../src/storage/store";
 import { memoryLogger } from "./memory-logger";
 import { GatewayMetrics } from "../../src/telemetry/metrics";
-import type { RequestContext } from "../../src/pipeline/context";
-import type { PipelineHooks } from "../../src/pipeline/events";
+import type { RequestContext } from "../../src/request/context";
+import type { PipelineHooks } from "../../src/request/events";
 import { MemoryAffinity } from "../../src/dispatch/affinity";
 
 /** Where the simulated upstreams of the test deps point (never reached: fetch is injected). */
@@ -123,7 +125,7 @@ export async function testDeps(opts: TestDepsOptions = {}): Promise<TestDeps> {
     ledger,
     signatures: new MemorySignatures(100),
     affinity: new MemoryAffinity(() => Date.now()),
-    responses: store.responseStore(),
+    responses: responseStoreOf(store),
     upstreams,
     router: buildRouter(catalog, upstreams, [], config.routing, "config"),
     fetch: fake.fetch,

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { ConfigError } from "../../src/vocabulary/config-error";
-import { parseSignOn } from "../../src/sign-on/sign-on-config";
+import { parseSignOn } from "../../src/config/sign-on-config";
 
 const ENV = {
   TURNPIKE_OIDC_ISSUER: "https://login.example.com/",

@@ -15,7 +15,7 @@ import { migratePostgres } from "../../src/storage/postgres-migrate";
 import { PostgresStore } from "../../src/storage/postgres-store";
 import { freshDatabase, postgresUp } from "../scaleout/servers";
 import { SqliteStore } from "../../src/storage/sqlite-store";
-import { DEFAULT_TEAM_ID } from "../../src/teams/team-store";
+import { DEFAULT_TEAM_ID, teamStoreOf } from "../../src/teams/team-store";
 import { ADMIN_KEY, startHarness, type Harness } from "../harness";
 
 let h: Harness;
@@ -337,7 +337,7 @@ describe("migration from flat keys", () => {
       const store = await PostgresStore.open(db.url, { max: 2 });
       const [k] = await store.listKeys();
       expect(k).toMatchObject({ id: "key_pg", team_id: DEFAULT_TEAM_ID, rpm: 9, models: null });
-      expect(await store.teamStore().team(DEFAULT_TEAM_ID)).toMatchObject({
+      expect(await teamStoreOf(store).team(DEFAULT_TEAM_ID)).toMatchObject({
         name: "default",
         models: null,
         rpm: null,
@@ -378,7 +378,7 @@ describe("migration from flat keys", () => {
       const [k] = await store.listKeys();
       expect(k).toMatchObject({ id: "key_old", team_id: DEFAULT_TEAM_ID, models: ["beta-*"], rpm: 7, tpm: null });
       expect(k?.user_id).toBeUndefined();
-      const team = await store.teamStore().team(DEFAULT_TEAM_ID);
+      const team = await teamStoreOf(store).team(DEFAULT_TEAM_ID);
       expect(team).toMatchObject({ name: "default", models: null, rpm: null, tpm: null, budget_usd: null });
       await store.close();
     } finally {

@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import type { MessagesRequest } from "@turnpike/schema";
 import { testTarget } from "../../../test/support/test-deps";
-import { MemorySignatures, type SignatureStore } from "../../stored-responses/signature-store";
+import { MemorySignatures } from "../../stored-responses/signature-store";
+import type { SignatureStore } from "../../vocabulary/signature-store";
 import { generateProtocol } from "./generate-protocol";
 
 const body = { contents: [{ role: "user", parts: [{ text: "hi" }] }], generationConfig: { maxOutputTokens: 10 } };

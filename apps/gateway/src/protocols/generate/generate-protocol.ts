@@ -9,7 +9,7 @@ import {
   type SignatureStore as SyncSignatures,
 } from "@turnpike/providers";
 import type { MessagesRequest } from "@turnpike/schema";
-import type { SignatureStore } from "../../stored-responses/signature-store";
+import type { SignatureStore } from "../../vocabulary/signature-store";
 import { namedModel } from "../model-label";
 import { indexOfQuoted, parseRegion } from "../sse-scan";
 import { authHeaders, putField, trimSlash, type PassthroughReader, type UpstreamProtocol } from "../upstream-protocol";

@@ -7,7 +7,8 @@ import {
   upstreamErrorToGatewayError,
 } from "@turnpike/providers";
 import type { SSEMessage } from "@turnpike/schema/sse";
-import type { UsageSink } from "../../metering/usage-tally";
+import type { UsageSink } from "../../vocabulary/usage-sink";
+import type { Target } from "../../vocabulary/target";
 import { namedModel } from "../model-label";
 import { dataAfter, parseRegion } from "../sse-scan";
 import {
@@ -16,7 +17,6 @@ import {
   trimSlash,
   type PassthroughReader,
   type PassthroughState,
-  type Target,
   type UpstreamProtocol,
 } from "../upstream-protocol";
 import { bodyText } from "../body-text";

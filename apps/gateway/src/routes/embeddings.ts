@@ -1,7 +1,7 @@
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import type { Route } from "../http/route";
 import { errors, INFERENCE_KEYS, json, ok, ref } from "../openapi/operations";
-import { handleEmbeddings } from "./handle-embeddings";
+import { handleEmbeddings } from "../embeddings/handle-embeddings";
 
 /** `POST /v1/embeddings`: vectors from a catalog embedding model, in the chat family's shape. */
 export function embeddingsRoutes(deps: GatewayDeps): Route[] {

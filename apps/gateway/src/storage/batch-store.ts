@@ -1,4 +1,5 @@
-import type { SqlRunner, SqlValue } from "../storage/sql-runner";
+import type { Store } from "./store";
+import type { SqlRunner, SqlValue } from "./sql-runner";
 
 /**
  * Batch files, jobs and their lines, durable in the gateway's database (SQLite or PostgreSQL,
@@ -771,3 +772,8 @@ ALTER TABLE batch_jobs ADD COLUMN routed INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE batch_lines ADD COLUMN grp INTEGER;
 ALTER TABLE batch_lines ADD COLUMN upstream_result TEXT;
 CREATE TABLE batch_groups (batch_id TEXT NOT NULL, grp INTEGER NOT NULL, vendor TEXT NOT NULL, endpoint TEXT NOT NULL, upstream_id TEXT, state TEXT NOT NULL, PRIMARY KEY (batch_id, grp));`;
+
+/** Batch files, jobs and lines, in the store's own database. */
+export function batchStoreOf(store: Store): BatchStore {
+  return new BatchStore(store.connection().runner);
+}

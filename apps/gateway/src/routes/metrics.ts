@@ -1,8 +1,8 @@
 import { GatewayError } from "@turnpike/providers";
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import { FORMATS } from "../formats";
 import { newRequestId } from "../http/request-id";
-import { errorResponse } from "../http/respond";
+import { errorResponse } from "../request/respond";
 import type { Route } from "../http/route";
 import { isAdminKey } from "../keys/admin-key";
 import { json, ref } from "../openapi/operations";

@@ -1,21 +1,28 @@
 import { GatewayError } from "@turnpike/providers";
-import type { BatchQueue, GatewayDeps } from "../deps";
+import type { BatchQueue, GatewayDeps } from "../wiring/deps";
 import { FORMATS, type ClientFormat } from "../formats";
-import { bodyTooLarge, readJsonBody } from "../http/read-body";
-import { errorResponse, toGatewayError } from "../http/respond";
+import { bodyTooLarge, readJsonBody } from "../request/read-body";
+import { errorResponse, toGatewayError } from "../request/respond";
 import type { Route, RouteCall } from "../http/route";
-import { authenticate } from "../keys/authenticate";
+import { authenticate } from "../access/authenticate";
 import { errors, idParam, INFERENCE_KEYS, ok } from "../openapi/operations";
-import { newContext } from "../pipeline/context";
+import { newContext } from "../request/context";
 import { nameProblem } from "../storage/clean-text";
 import type { KeyRecord } from "../storage/store";
 import { invalid, isRecord } from "../vocabulary/client-errors";
-import { BATCH_ENDPOINTS, messagesLines, openaiLines } from "./batch-input";
+import { BATCH_ENDPOINTS, messagesLines, openaiLines } from "../batches/batch-input";
 import { loopTurn, Slicer } from "../vocabulary/loop-turns";
-import { messagesBatchObject, messagesResultRow, newId, openaiBatchObject } from "./batch-objects";
-import { type BatchFile, type BatchJob, type BatchKind, FILE_CHUNK_BYTES, jsonlChunks } from "./batch-store";
-import { readUpload } from "./upload";
-import type { BatchEndpoint } from "./run-line";
+import { messagesBatchObject, messagesResultRow, newId, openaiBatchObject } from "../batches/batch-objects";
+import {
+  type BatchFile,
+  type BatchJob,
+  type BatchKind,
+  FILE_CHUNK_BYTES,
+  jsonlChunks,
+  batchStoreOf,
+} from "../storage/batch-store";
+import { readUpload } from "../batches/upload";
+import type { BatchEndpoint } from "../batches/run-line";
 
 /** How long a job may run: the one completion window the chat family offers, and the messages format's. */
 const WINDOW_MS = 24 * 3600 * 1000;
@@ -40,7 +47,7 @@ function keyed(
     const ctx = newContext(call.request, format, call.server, deps.config.trustedProxies);
     try {
       const key = await authenticate(deps, ctx);
-      return await fn(call, key, deps.batches ?? { store: deps.store.batchStore(), queued: () => {} });
+      return await fn(call, key, deps.batches ?? { store: batchStoreOf(deps.store), queued: () => {} });
     } catch (e) {
       return errorResponse(format, toGatewayError(e, deps.logger, ctx.id), {
         logger: deps.logger,

@@ -1,9 +1,9 @@
 import { GatewayError } from "@turnpike/providers";
 import { Elysia } from "elysia";
 import { formatOfPath } from "../formats";
-import { newRequestId } from "./request-id";
+import { newRequestId } from "../http/request-id";
 import { errorResponse, toGatewayError } from "./respond";
-import type { Logger } from "../telemetry/logger";
+import type { Logger } from "../log/logger";
 
 /**
  * The most header bytes (names and values) a request may carry. The start command lets Bun's

@@ -1,8 +1,8 @@
 import { GatewayError } from "@turnpike/providers";
 import type { ClientFormat } from "../formats";
-import type { Logger } from "../telemetry/logger";
-import { logRefusal, type Refusal } from "../telemetry/refusal-log";
-import { SSE_HEADERS } from "./headers";
+import type { Logger } from "../log/logger";
+import { logRefusal, type Refusal } from "./refusal-log";
+import { SSE_HEADERS } from "../http/headers";
 
 /** Any thrown value as a GatewayError; unknown failures are logged and become a 500 that names no internals. */
 export function toGatewayError(e: unknown, logger: Logger, requestId: string): GatewayError {
@@ -17,7 +17,7 @@ export function toGatewayError(e: unknown, logger: Logger, requestId: string): G
 
 /**
  * A complete JSON error in the caller's own format, never an SSE body, and its one log line
- * (telemetry/refusal-log.ts). `reply`: the headers the reply would have carried (the request's
+ * (request/refusal-log.ts). `reply`: the headers the reply would have carried (the request's
  * routing and limits); the error's own win over them.
  */
 export function errorResponse(format: ClientFormat, err: GatewayError, refusal: Refusal, reply?: Headers): Response {

@@ -1,12 +1,12 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import type { Route } from "../http/route";
-import { openApiDocument } from "./document";
-import { html } from "./operations";
+import { openApiDocument } from "../openapi/document";
+import { html } from "../openapi/operations";
 
 /** The page's bytes, read once: it is a file of the gateway, not built per request. */
-const PAGE = readFileSync(new URL("./docs-page.html", import.meta.url), "utf8");
+const PAGE = readFileSync(new URL("../openapi/docs-page.html", import.meta.url), "utf8");
 
 /**
  * The API reference renderer's self-contained browser bundle (Scalar's standalone build), found

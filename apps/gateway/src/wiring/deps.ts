@@ -1,25 +1,25 @@
-import type { BatchStore } from "./batches/batch-store";
+import type { BatchStore } from "../storage/batch-store";
 import type { MessagesRequest } from "@turnpike/schema";
-import type { Config } from "./config/config";
-import type { McpSessionStore } from "./mcp/session-store";
-import type { KeyService } from "./keys/key-service";
-import type { InflightBook } from "./metering/inflight";
-import type { PipelineHooks } from "./pipeline/events";
-import type { Catalog } from "./dispatch/catalog";
-import type { Router } from "./dispatch/deployments";
-import type { Upstream } from "./dispatch/upstreams";
-import type { AuthFailureStore } from "./keys/auth-failures";
-import type { Backends } from "./storage/backends";
-import type { Ledger } from "./metering/ledger";
-import type { LimiterStore } from "./limits/limiter-store";
-import type { ResponseStore } from "./stored-responses/response-store";
-import type { SignatureStore } from "./stored-responses/signature-store";
-import type { SpendStore } from "./limits/spend-store";
-import type { Store } from "./storage/store";
-import type { Logger } from "./telemetry/logger";
-import type { GatewayMetrics } from "./telemetry/metrics";
-import type { AffinityStore } from "./dispatch/affinity";
-import type { RefusalLog } from "./telemetry/refused-requests";
+import type { Config } from "../config/config";
+import type { McpSessionStore } from "../tools/session-store";
+import type { KeyService } from "../keys/key-service";
+import type { InflightBook } from "../limits/inflight";
+import type { PipelineHooks } from "../request/events";
+import type { Catalog } from "../dispatch/catalog";
+import type { Router } from "../dispatch/deployments";
+import type { Upstream } from "../vocabulary/target";
+import type { AuthFailureStore } from "../keys/auth-failures";
+import type { Backends } from "../storage/backends";
+import type { Ledger } from "../metering/ledger";
+import type { LimiterStore } from "../limits/limiter-store";
+import type { ResponseStore } from "../stored-responses/response-store";
+import type { SignatureStore } from "../vocabulary/signature-store";
+import type { SpendStore } from "../limits/spend-store";
+import type { Store } from "../storage/store";
+import type { Logger } from "../log/logger";
+import type { GatewayMetrics } from "../telemetry/metrics";
+import type { AffinityStore } from "../dispatch/affinity";
+import type { RefusalLog } from "../telemetry/refused-requests";
 
 /**
  * Everything the app needs, passed in (docs/style.md rule 6): tests build their own. Every piece

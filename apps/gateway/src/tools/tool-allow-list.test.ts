@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { KeyRecord } from "../storage/store";
-import { SERVER_NAME } from "./mcp-config";
+import { SERVER_NAME } from "../config/mcp-config";
 import { namespaced, splitName, unwrapUri, wrapUri } from "./namespacing";
 import { ToolAllowList, toolPatternProblem } from "./tool-allow-list";
 

@@ -1,14 +1,14 @@
 import { SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
 import { GatewayError } from "@turnpike/providers";
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import { clientAddress, type Connection } from "../http/client-address";
-import { parseJsonWithin, readBodyText } from "../http/read-body";
+import { parseJsonWithin, readBodyText } from "../request/read-body";
 import type { Route } from "../http/route";
-import { authenticate } from "../keys/authenticate";
+import { authenticate } from "../access/authenticate";
 import { json, type Json } from "../openapi/operations";
 import type { KeyRecord } from "../storage/store";
-import type { McpGateway } from "./mcp-gateway";
-import { jsonRpcError } from "./session-hosts";
+import type { McpGateway } from "../mcp/mcp-gateway";
+import { jsonRpcError } from "../mcp/session-hosts";
 
 /** Room for the JSON-RPC envelope and a tool call's other params around its arguments. */
 const ENVELOPE_BYTES = 256 * 1024;

@@ -1,6 +1,6 @@
 import type { GatewayError } from "@turnpike/providers";
 import { clientRequestId } from "../http/request-id";
-import type { Logger } from "./logger";
+import type { Logger } from "../log/logger";
 
 /** What a refusal's log line needs besides the error: who logs, which request, and its model once known. */
 export interface Refusal {

@@ -1,14 +1,14 @@
 import { createHmac, randomBytes } from "node:crypto";
 import * as oidc from "openid-client";
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import { clientAddress } from "../http/client-address";
 import type { Route } from "../http/route";
 import { recordAudit } from "../teams/audit";
 import { keyEnded, revokeMemberKeys } from "../teams/key-ceilings";
 import { isOrgRole, type OrgRole, type Principal, type TeamRole } from "../teams/roles";
-import type { Membership, Team, TeamStore, User } from "../teams/team-store";
-import type { ClaimRule, SignOnConfig } from "./sign-on-config";
-import { CSRF_HEADER, readCookie, SESSION_COOKIE, sessionPrincipal, sha256 } from "./sessions";
+import { type Membership, type Team, type TeamStore, type User, teamStoreOf } from "../teams/team-store";
+import type { ClaimRule, SignOnConfig } from "../config/sign-on-config";
+import { CSRF_HEADER, readCookie, SESSION_COOKIE, sessionPrincipal, sha256 } from "../sign-on/sessions";
 
 /** Which of two team roles a claim's rules give wins: the higher. */
 const TEAM_RANK: Record<TeamRole, number> = { viewer: 0, member: 1, "team-admin": 2 };
@@ -54,7 +54,7 @@ export function signOnRoutes(
   deps: GatewayDeps,
   cfg: SignOnConfig,
 ): { routes: Route[]; session: (request: Request) => Promise<Principal | undefined> } {
-  const teams = (): TeamStore => deps.store.teamStore();
+  const teams = (): TeamStore => teamStoreOf(deps.store);
   const iso = () => new Date(deps.now()).toISOString();
   const macKey = sha256(`turnpike sign-on|${cfg.clientSecret}`);
   const sign = (v: string) => `${v}.${createHmac("sha256", macKey).update(v).digest("base64url")}`;

@@ -1,4 +1,4 @@
-import { KEY_PREFIX } from "../keys/key-service";
+import { KEY_PREFIX } from "../vocabulary/key-prefix";
 
 /** Secrets shorter than this are not searched for: a short value would blank out ordinary words. */
 const MIN_SECRET_LENGTH = 8;

@@ -1,8 +1,8 @@
 import { GatewayError } from "@turnpike/providers";
 import { isAdminKey } from "../keys/admin-key";
 import { hashSecret } from "../keys/key-service";
-import { isOrgRole, isTeamRole, type Principal, type TeamRole } from "./roles";
-import type { AdminToken, TeamStore } from "./team-store";
+import { isOrgRole, isTeamRole, type Principal, type TeamRole } from "../teams/roles";
+import type { AdminToken, TeamStore } from "../teams/team-store";
 
 /** Named admin tokens start so, which tells them from inference keys (`sk-tp-`) in a log or a leak scan. */
 export const ADMIN_TOKEN_PREFIX = "tp-adm-";

@@ -1,9 +1,19 @@
 import { GatewayError } from "@turnpike/providers";
-import type { GatewayDeps } from "../deps";
 import type { KeyRecord } from "../storage/store";
-import type { RequestContext } from "../pipeline/context";
+import type { RequestContext } from "../request/context";
 import { HEADER } from "../http/headers";
 import { effectiveKeyOf, teamDirectory } from "../teams/team-directory";
+import type { AuthFailureStore } from "../keys/auth-failures";
+import type { KeyService } from "../keys/key-service";
+import type { Store } from "../storage/store";
+
+/** What this step needs of the gateway (wiring/deps.ts `GatewayDeps` is one). */
+export interface AuthenticateDeps {
+  authFailures: AuthFailureStore;
+  keys: KeyService;
+  store: Store;
+  now: () => number;
+}
 
 /** The presented secret: `x-api-key` (or the generateContent format's `x-goog-api-key`), else `Authorization: Bearer …`. */
 export function presentedKey(headers: Headers): string | undefined {
@@ -44,7 +54,7 @@ export function tooManyFailures(wait: number): GatewayError {
  * {@link authenticate}.
  */
 export function authenticateNow(
-  deps: GatewayDeps,
+  deps: AuthenticateDeps,
   ctx: Pick<RequestContext, "request" | "address">,
 ): KeyRecord | Promise<KeyRecord> {
   const secret = presentedKey(ctx.request.headers);
@@ -63,7 +73,7 @@ export function authenticateNow(
  * guessing. Keys are looked up by hash, so checking first costs a guesser nothing extra.
  */
 export async function authenticate(
-  deps: GatewayDeps,
+  deps: AuthenticateDeps,
   ctx: Pick<RequestContext, "request" | "address">,
 ): Promise<KeyRecord> {
   const secret = presentedKey(ctx.request.headers);

@@ -1,14 +1,35 @@
+import { teamStoreOf } from "../teams/team-store";
 import { GatewayError } from "@turnpike/providers";
-import type { GatewayDeps } from "../deps";
 import { FORMATS } from "../formats";
 import { clientAddress, type Connection } from "../http/client-address";
 import { newRequestId } from "../http/request-id";
-import { errorResponse, toGatewayError } from "../http/respond";
+import { errorResponse, toGatewayError } from "../request/respond";
 import type { Handler, RouteCall } from "../http/route";
-import { tooManyFailures } from "../keys/authenticate";
+import { tooManyFailures } from "./authenticate";
 import { type AuditEntry, recordAudit } from "../teams/audit";
-import { bearerPrincipal } from "../teams/principal";
+import { bearerPrincipal } from "./principal";
 import type { Principal } from "../teams/roles";
+import type { AuthFailureStore } from "../keys/auth-failures";
+import type { LimiterStore } from "../limits/limiter-store";
+import type { Logger } from "../log/logger";
+import type { Store } from "../storage/store";
+import type { TrustedProxies } from "../http/client-address";
+
+/** What this step needs of the gateway (wiring/deps.ts `GatewayDeps` is one). */
+export interface AdminGuardDeps {
+  /** Bearer secret of the admin API. */
+  adminKey: string;
+  authFailures: AuthFailureStore;
+  config: {
+    adminKeyPrevious?: { key: string; until: string };
+    adminWritesPerMinute: number;
+    trustedProxies: TrustedProxies;
+  };
+  limiter: LimiterStore;
+  logger: Logger;
+  now: () => number;
+  store: Store;
+}
 
 /** One admin call: who makes it, and how its write is put in the audit log. */
 export interface AdminCall extends RouteCall {
@@ -27,7 +48,7 @@ export type SessionPrincipal = (request: Request) => Promise<Principal | undefin
  * right secret.
  */
 async function checkAdmin(
-  deps: GatewayDeps,
+  deps: AdminGuardDeps,
   request: Request,
   server: Connection | null | undefined,
   session?: SessionPrincipal,
@@ -37,7 +58,7 @@ async function checkAdmin(
     ? await bearerPrincipal(
         auth.replace(/^bearer\s+/i, ""),
         deps.adminKey,
-        deps.store.teamStore(),
+        teamStoreOf(deps.store),
         deps.now(),
         deps.config.adminKeyPrevious,
       )
@@ -62,7 +83,7 @@ const READS = new Set(["GET", "HEAD", "OPTIONS"]);
  * every instance shares: one member cannot flood the audit log nor the key table. A 429 in the
  * admin API's error format, with `Retry-After`.
  */
-async function admitWrite(deps: GatewayDeps, who: Principal): Promise<void> {
+async function admitWrite(deps: AdminGuardDeps, who: Principal): Promise<void> {
   const rpm = deps.config.adminWritesPerMinute;
   const [a] = await deps.limiter.admit([{ bucket: `admin-writes|${who.actor}`, limits: { rpm, tpm: null } }], 0);
   if (!a || a.ok) return;
@@ -77,7 +98,7 @@ async function admitWrite(deps: GatewayDeps, who: Principal): Promise<void> {
 }
 
 /** Wraps an admin handler: the caller checked first; what it throws is answered in the chat format's envelope. */
-export function adminGuard(deps: GatewayDeps, session?: SessionPrincipal) {
+export function adminGuard(deps: AdminGuardDeps, session?: SessionPrincipal) {
   return (fn: (call: AdminCall) => Promise<Response> | Response): Handler =>
     async (call) => {
       const requestId = newRequestId();
@@ -86,7 +107,7 @@ export function adminGuard(deps: GatewayDeps, session?: SessionPrincipal) {
         if (!READS.has(call.request.method)) await admitWrite(deps, who);
         const address = clientAddress(call.server, call.request, deps.config.trustedProxies);
         const audit = (e: AuditEntry) =>
-          recordAudit(deps.store.teamStore(), who, address, e, deps.now()).catch((err) =>
+          recordAudit(teamStoreOf(deps.store), who, address, e, deps.now()).catch((err) =>
             deps.logger.error("audit write failed", { action: e.action }, err),
           );
         return await fn({ ...call, who, audit });

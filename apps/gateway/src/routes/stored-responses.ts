@@ -1,13 +1,13 @@
 import { GatewayError } from "@turnpike/providers";
-import type { GatewayDeps } from "../deps";
+import type { GatewayDeps } from "../wiring/deps";
 import { FORMATS } from "../formats";
-import { errorResponse, toGatewayError } from "../http/respond";
+import { errorResponse, toGatewayError } from "../request/respond";
 import type { Handler, Route } from "../http/route";
-import { authenticate } from "../keys/authenticate";
+import { authenticate } from "../access/authenticate";
 import { errors, idParam, INFERENCE_KEYS, ok, query, ref } from "../openapi/operations";
-import { newContext } from "../pipeline/context";
+import { newContext } from "../request/context";
 import type { KeyRecord } from "../storage/store";
-import type { StoredResponse } from "./response-store";
+import type { StoredResponse } from "../vocabulary/stored-response";
 import { isCleanId } from "../storage/clean-text";
 import { admitRead } from "../limits/admit-read";
 

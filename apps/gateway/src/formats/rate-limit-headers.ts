@@ -1,4 +1,4 @@
-import type { Admission } from "./limiter-store";
+import type { Admission } from "../vocabulary/admission";
 
 /** `1m30s`, `12s`, `450ms`: the chat format's reset durations. */
 export function formatDuration(ms: number): string {

@@ -1,27 +1,29 @@
+import { responseStoreOf } from "../stored-responses/response-store-of";
 import type { Config } from "../config/config";
-import type { Logger } from "../telemetry/logger";
+import type { Logger } from "../log/logger";
 import { type AuthFailureStore, MemoryAuthFailures } from "../keys/auth-failures";
-import { type Backends, ProbedBackends } from "./backends";
+import { type Backends, ProbedBackends } from "../storage/backends";
 import { JournalLedger } from "../metering/journal-ledger";
 import { type KeyDirectory, StoreKeyDirectory } from "../keys/key-directory";
 import { GroupCommitLedger, type Ledger } from "../metering/ledger";
 import { type LimiterStore, MemoryLimiterStore } from "../limits/limiter-store";
-import { PostgresStore } from "./postgres-store";
+import { PostgresStore } from "../storage/postgres-store";
 import { RedisAuthFailures } from "../keys/redis-auth-failures";
 import { FailoverAuthFailures, FailoverLimiterStore, FailoverSpendStore } from "./redis-failover";
 import { RedisKeyNotices } from "../keys/redis-key-notices";
 import { RedisLimiterStore } from "../limits/redis-limiter-store";
-import { RedisLink } from "./redis-link";
+import { RedisLink } from "../storage/redis-link";
 import { RedisSignatures } from "../stored-responses/redis-signatures";
 import { RedisSpendStore } from "../limits/redis-spend-store";
-import { MemorySignatures, type SignatureStore } from "../stored-responses/signature-store";
+import { MemorySignatures } from "../stored-responses/signature-store";
+import type { SignatureStore } from "../vocabulary/signature-store";
 import { SharedKeyDirectory } from "../keys/shared-key-directory";
 import { MemorySpendStore, monthStart, type SpendStore } from "../limits/spend-store";
-import { SqliteStore } from "./sqlite-store";
+import { SqliteStore } from "../storage/sqlite-store";
 import { JournaledResponseStore } from "../stored-responses/journaled-response-store";
 import type { ResponseStore } from "../stored-responses/response-store";
-import type { Store, UsageRecord } from "./store";
-import { PostgresInflightBook } from "../metering/postgres-inflight";
+import type { Store, UsageRecord } from "../storage/store";
+import { PostgresInflightBook } from "../limits/postgres-inflight";
 import { type AffinityStore, MemoryAffinity } from "../dispatch/affinity";
 import { RedisAffinity } from "../dispatch/redis-affinity";
 
@@ -176,7 +178,7 @@ export async function openBackends(
       `usage journal ${journalDir}: ${journal.backlog} records from before this start are being shipped to PostgreSQL`,
     );
   const responses = pg
-    ? JournaledResponseStore.open(journalDir, store.responseStore(), {
+    ? JournaledResponseStore.open(journalDir, responseStoreOf(store), {
         onState: (up, waiting) =>
           up
             ? logger.info("stored responses journaled during a PostgreSQL outage have all been shipped")
@@ -223,7 +225,7 @@ export async function openBackends(
     redis: link,
     // A session's deployment likewise (dispatch/affinity.ts).
     affinity: link ? new RedisAffinity(link, now) : new MemoryAffinity(now),
-    responses: responses ?? store.responseStore(),
+    responses: responses ?? responseStoreOf(store),
     directory,
     limiter,
     spend,

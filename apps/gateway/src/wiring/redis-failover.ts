@@ -1,16 +1,10 @@
 import { GatewayError } from "@turnpike/providers";
 import type { AuthFailureStore } from "../keys/auth-failures";
-import type { Admission, BucketCheck, LimiterStore } from "../limits/limiter-store";
-import { RedisDown, type RedisLink } from "./redis-link";
+import type { BucketCheck, LimiterStore } from "../limits/limiter-store";
+import type { Admission } from "../vocabulary/admission";
+import { RedisDown, type RedisFailMode, type RedisLink } from "../storage/redis-link";
 import type { RedisSpendStore } from "../limits/redis-spend-store";
 import type { BudgetCheck, MemorySpendStore, Reserved, SpendStore } from "../limits/spend-store";
-
-/**
- * What inference does while Redis cannot be reached (`TURNPIKE_REDIS_FAIL`): `open` keeps
- * serving on this instance's own counters, `closed` refuses with a 503.
- */
-export type RedisFailMode = "open" | "closed";
-export const REDIS_FAIL_MODES: readonly RedisFailMode[] = ["open", "closed"];
 
 function refused(): GatewayError {
   return new GatewayError({

@@ -4,19 +4,20 @@ import type { Static, TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { GatewayError } from "@turnpike/providers";
 import { explainErrors } from "@turnpike/schema";
-import { adminGuard, type SessionPrincipal } from "../admin/admin-guard";
-import type { AuditEntry } from "./audit";
-import type { GatewayDeps } from "../deps";
-import { invalid, readJsonObject } from "../http/read-body";
+import { adminGuard, type SessionPrincipal } from "../access/admin-guard";
+import type { AuditEntry } from "../teams/audit";
+import type { GatewayDeps } from "../wiring/deps";
+import { readJsonObject } from "../request/read-body";
+import { invalid } from "../vocabulary/client-errors";
 import type { Route } from "../http/route";
 import { hashSecret } from "../keys/key-service";
-import { teamSpendId } from "../limits/spend-store";
-import { toolPatternProblem } from "../mcp/tool-allow-list";
+import { teamSpendId } from "../storage/spend-ids";
+import { toolPatternProblem } from "../tools/tool-allow-list";
 import { admin, idParam, json, ok, query, ref } from "../openapi/operations";
 import { nameProblem } from "../storage/clean-text";
 import { validationError } from "../vocabulary/client-errors";
-import { defaultsProblem, keyEnded, revokeMemberKeys } from "./key-ceilings";
-import { ADMIN_TOKEN_PREFIX, forbidden } from "./principal";
+import { defaultsProblem, keyEnded, revokeMemberKeys } from "../teams/key-ceilings";
+import { ADMIN_TOKEN_PREFIX, forbidden } from "../access/principal";
 import {
   grantsOrgRole,
   isAdmin,
@@ -26,9 +27,9 @@ import {
   type Principal,
   readsAll,
   readsTeam,
-} from "./roles";
-import { teamDirectory } from "./team-directory";
-import { AdminMemberBody, AdminTeamFields, AdminTokenBody, AdminUserFields } from "./team-schemas";
+} from "../teams/roles";
+import { teamDirectory } from "../teams/team-directory";
+import { AdminMemberBody, AdminTeamFields, AdminTokenBody, AdminUserFields } from "../teams/team-schemas";
 import {
   type AdminToken,
   DEFAULT_TEAM_ID,
@@ -36,7 +37,8 @@ import {
   type Membership,
   type Team,
   type User,
-} from "./team-store";
+  teamStoreOf,
+} from "../teams/team-store";
 
 const newId = (prefix: string) => `${prefix}_${randomBytes(9).toString("base64url")}`;
 
@@ -101,7 +103,7 @@ const USER_ID = idParam("The user's id (`user_…`).");
  */
 export function teamRoutes(deps: GatewayDeps, session?: SessionPrincipal): Route[] {
   const guarded = adminGuard(deps, session);
-  const teams = () => deps.store.teamStore();
+  const teams = () => teamStoreOf(deps.store);
   const iso = () => new Date(deps.now()).toISOString();
   const body = (request: Request) => readJsonObject(request, deps.config.maxBodyBytes, deps.config.maxBodyValues);
   const catalogIds = deps.catalog.all().map((e) => e.id);

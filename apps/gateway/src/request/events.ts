@@ -1,6 +1,7 @@
 import type { GatewayError } from "@turnpike/providers";
 import type { Target } from "../protocols";
-import type { Endpoint, UsageRecord } from "../storage/store";
+import type { UsageRecord } from "../storage/store";
+import type { Endpoint } from "../vocabulary/format";
 import type { RequestContext } from "./context";
 
 /**
