@@ -109,17 +109,21 @@ export function decideOutcome(
   sent: unknown,
   defaults: OutcomeDefaults,
   inputTokens?: number,
+  continuing = true,
 ): Outcome {
   const protocol = route.protocol;
   if (!isObject(sent)) return badRequest(protocol, { problem: UNPARSABLE[protocol] });
+  // The body as sent is held to the vendor's rules first, a continuation's included.
+  const whole = readRequest(route, sent);
+  if (isProblem(whole)) return badRequest(protocol, whole, route.model);
   let body = sent;
   // A gateway continuing a cut reply: the reply to the turns before the partial, less what it said.
-  const cont = route.kind === "reply" ? readContinuation(protocol, body) : undefined;
+  const cont = continuing && route.kind === "reply" ? readContinuation(protocol, body) : undefined;
   if (cont) {
     inputTokens ??= countPromptTokens(protocol, body);
     body = cont.body;
   }
-  const req = readRequest(route, body);
+  const req = cont ? readRequest(route, body) : whole;
   if (isProblem(req)) return badRequest(protocol, req, route.model);
   inputTokens ??= countPromptTokens(protocol, body);
   const { directives: d, rest, problem } = parseDirectives(req.turnText);
@@ -148,6 +152,10 @@ export function decideOutcome(
   }
   const quote = firstWords(rest, 8);
   const planned = planReply(req, inputTokens, d, quote, defaults, rest);
+  // A trailing assistant turn that is not the start of the reply the turns before it get is a
+  // prefill of the client's own (or a history), not a cut reply: answered as any request is.
+  if (cont && !planned.text.join("").startsWith(cont.partial.trimEnd()))
+    return decideOutcome(route, sent, defaults, undefined, false);
   const plan = cont ? continuePlan(planned, cont, d.chunks ?? defaults.chunks) : planned;
   return {
     kind: "reply",
