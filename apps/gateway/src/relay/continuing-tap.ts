@@ -119,6 +119,13 @@ export class ContinuingStream {
   private readonly sent: (Uint8Array | string)[] = [];
   /** This upstream broke (in-band error seen, or its stream ended or failed short). */
   private cut = false;
+  /**
+   * The upstream's own in-band error, when it ended that way: a stream that could not be
+   * continued ends with it, as it would have with no continuation (the latest attempt's as a
+   * pivot event; the first, passthrough attempt's as the bytes the vendor wrote).
+   */
+  private upstreamError: MessagesStreamEvent | undefined;
+  private errorPieces: (Uint8Array | string)[] | undefined;
   /** The reply was finished cleanly after a cut (no continuation needed). */
   private closedClean = false;
   /** A whole passthrough's last pieces, read when its end was checked. */
@@ -177,8 +184,9 @@ export class ContinuingStream {
   }
 
   /** A translated upstream's in-band error (its tap's hook): this upstream is over. */
-  markCut(): void {
+  markCut(ev?: MessagesStreamEvent): void {
     this.cut = true;
+    if (ev) this.upstreamError = ev;
   }
 
   private async read(): Promise<Awaited<ReturnType<ReadableStreamDefaultReader<Uint8Array>["read"]>>> {
@@ -239,7 +247,10 @@ export class ContinuingStream {
 
   /** One piece a passthrough relays: kept by reference and written, unless the upstream's in-band error starts in it. */
   private readonly relayPiece = (piece: Uint8Array | string): void => {
-    if (this.cut) return;
+    if (this.cut) {
+      this.errorPieces?.push(piece);
+      return;
+    }
     const back = this.back!;
     const at = typeof piece === "string" ? piece.indexOf(back.errorText) : find(piece, back.errorMark);
     if (at === -1) {
@@ -248,6 +259,7 @@ export class ContinuingStream {
     }
     // The upstream's in-band error: what came before it is relayed, the error is not.
     this.cut = true;
+    this.errorPieces = [piece.slice(at)];
     const before = piece.slice(0, at);
     if (before.length) {
       this.sent.push(before);
@@ -258,11 +270,15 @@ export class ContinuingStream {
   private end(out: (piece: Uint8Array | string) => void): void {
     const cur = this.current;
     if (this.cut) {
-      // Nothing continued it: the in-band error, in the client's shape.
-      if (this.side) {
-        this.side.push({ type: "error", error: { type: "api_error", message: FAILED } });
+      // Nothing continued it: the upstream's own in-band error where it sent one (as with no
+      // continuation), else the client's shape of a failed stream.
+      if (this.side && (this.upstreamError || !this.errorPieces)) {
+        this.side.push(this.upstreamError ?? { type: "error", error: { type: "api_error", message: FAILED } });
         this.side.end();
         this.side.flush(out);
+      } else if (this.errorPieces) {
+        this.side?.flush(out);
+        for (const p of this.errorPieces) out(p);
       } else out(this.opts.format.inBandError(FAILED));
       return;
     }
@@ -385,8 +401,9 @@ export class ContinuingStream {
     );
     const tap = translatedTap(next.protocol, o.client, next.reply, o.tally, undefined, undefined, {
       side,
-      onCut: () => {
+      onCut: (ev) => {
         this.cut = true;
+        if (ev) this.upstreamError = ev;
       },
       rebase: (ev, emit) => rebase.push(ev, emit),
     });

@@ -355,7 +355,7 @@ function relayEvents({
         tally,
         audit,
         plan.guard,
-        span && { span, onCut: () => stream?.markCut() },
+        span && { span, onCut: (ev) => stream?.markCut(ev) },
       );
   let source = upstream.body ?? new ReadableStream<Uint8Array>();
   let tap: InlineTap = inner;

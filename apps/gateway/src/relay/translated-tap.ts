@@ -59,7 +59,7 @@ export interface TranslatedHooks {
   /** The span of what the client received, kept by a side this tap makes. */
   span?: StreamSpan;
   /** The upstream's in-band error: it is not relayed, and nothing of this upstream is after it. */
-  onCut(): void;
+  onCut(ev?: MessagesStreamEvent): void;
   /** A continuation's: the client's side the first attempt made, written to again. */
   side?: ClientSide;
   /** A continuation's: its events made part of the client's stream on their way to the side. */
@@ -104,7 +104,7 @@ export function translatedTap(
           if (cut) return;
           if (ev.type === "error") {
             cut = true;
-            return hooks.onCut();
+            return hooks.onCut(ev);
           }
           if (ev.type === "message_stop") stopped = true;
           readPivotEvent(sink, ev);
