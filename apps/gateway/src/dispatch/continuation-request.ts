@@ -1,7 +1,9 @@
-import type { MessagesRequest, Protocol } from "@turnpike/schema";
+import type { MessagesRequest } from "@turnpike/schema";
+import type { ContinueBy } from "../protocols/upstream-protocol";
 
-/**
- * How a continuation hands an upstream the reply it must go on with:
+/*
+ * How a continuation hands an upstream the reply it must go on with (each protocol's
+ * `continueBy`, protocols/upstream-protocol.ts):
  * - `prefill`: the partial reply as the conversation's last, assistant turn; the vendor writes
  *   its next tokens after it (the messages protocol's own prefill). Its text may not end in
  *   whitespace, and it does not go with extended thinking (the vendor refuses both).
@@ -11,15 +13,6 @@ import type { MessagesRequest, Protocol } from "@turnpike/schema";
  * Some messages vendors refuse a prefill on their newest models (a 400): the continuation then
  * asks instead (dispatch/continuation.ts).
  */
-export type ContinueBy = "prefill" | "ask";
-
-/** Per upstream protocol, how a continuation is first asked for. */
-export const CONTINUE_BY: Record<Protocol, ContinueBy> = {
-  messages: "prefill",
-  chat: "ask",
-  responses: "ask",
-  generate: "ask",
-};
 
 /** The user turn of an `ask` (the simulator recognises its first sentence). */
 export const CONTINUE_ASK =

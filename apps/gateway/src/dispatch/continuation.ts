@@ -2,7 +2,9 @@ import type { ClientFormat, ClientRequest } from "../formats";
 import type { GuardrailRun } from "../guardrails/run";
 import type { RequestContext } from "../request/context";
 import type { Dispatched } from "./attempts";
-import { CONTINUE_BY, type ContinueBy, continuationRequest } from "./continuation-request";
+import { PROTOCOLS } from "../protocols";
+import type { ContinueBy } from "../protocols/upstream-protocol";
+import { continuationRequest } from "./continuation-request";
 import type { Deployment, Router } from "./deployments";
 import { execute, type ExecuteDeps, type Watch } from "./execute";
 import { plan, type Plan, type PlanDeps } from "./plan";
@@ -127,7 +129,7 @@ export function streamContinuer(
       cutOn.breaker.failure(deps.now(), "the stream was cut after its 200");
       for (const d of candidates(deps, sent)) {
         if (ctx.request.signal.aborted) return undefined;
-        const by = CONTINUE_BY[d.target.entry.protocol];
+        const by = PROTOCOLS[d.target.entry.protocol].continueBy;
         let got = await attempt(d, partial, by);
         // Some messages vendors refuse a prefill on their newest models: asked in words instead.
         if (got === "refused" && by === "prefill") got = await attempt(d, partial, "ask");

@@ -137,6 +137,9 @@ export const isNumbers = (v: unknown): v is number[] => Array.isArray(v) && v.ev
  * one folder and one line, and the compiler proves it covers every concern; no code outside
  * `protocols/` branches on a protocol's name (test/protocol-branches.test.ts).
  */
+/** How a continuation hands an upstream the reply it must go on with (see `continueBy`). */
+export type ContinueBy = "prefill" | "ask";
+
 export interface UpstreamProtocol {
   readonly id: Protocol;
   /** How a vendor's key is sent unless its row says otherwise. */
@@ -183,6 +186,12 @@ export interface UpstreamProtocol {
    * on as they came; toward the other protocols they are dropped with a warning.
    */
   readonly readsClientBetas: boolean;
+  /**
+   * How a cut reply is first asked to go on (dispatch/continuation-request.ts): `prefill`, the
+   * partial reply as the last, assistant turn, where the protocol has one; else `ask`, the
+   * partial turn and a user turn asking to continue.
+   */
+  readonly continueBy: ContinueBy;
   /**
    * Asks the upstream for a paid service tier in its own field of `body` (docs/protocols.md
    * §5.5a); false where the protocol cannot ask for this tier.

@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { Harness } from "../harness";
 import {
   type BadUpstream,
@@ -18,13 +21,22 @@ import { chatStream, messagesStream } from "./replies";
 
 let bad: BadUpstream;
 let h: Harness;
+/** The same upstreams with continuation on (the default): a broken stream is continued instead. */
+let going: Harness;
+const dir = mkdtempSync(join(tmpdir(), "turnpike-broken-"));
 beforeAll(async () => {
   bad = startBadUpstream();
-  h = await startBadUpstreamGateway(bad);
+  // These tests pin how a stream that is not continued ends (docs: site/guide/routing.md, "Continuation").
+  const off = join(dir, "no-continuation.yaml");
+  writeFileSync(off, "routing:\n  continuation: false\n");
+  h = await startBadUpstreamGateway(bad, { TURNPIKE_CONFIG: off });
+  going = await startBadUpstreamGateway(bad);
 });
 afterAll(async () => {
   await h.close();
+  await going.close();
   bad.stop();
+  rmSync(dir, { recursive: true, force: true });
 });
 
 /** Marks the vendor's bytes: none of it may reach the client. */
@@ -240,6 +252,40 @@ describe("garbage in the middle of a passthrough stream is never relayed", () =>
       });
     }
   }
+
+  test("with continuation on, the garbage is never relayed and the reply goes on from the next attempt", async () => {
+    const frames = chatStream();
+    let n = 0;
+    bad.script(() =>
+      ++n === 1
+        ? { type: "text/event-stream", body: [...frames.slice(0, 2), `<html><body>${MARK}</body></html>\n\n`] }
+        : { type: "text/event-stream", body: chatStream({ text: "Hello there." }) },
+    );
+    const res = await clientCall(going, "chat", "beta-5", true);
+    const text = await res.text();
+    expect(text).not.toContain(MARK);
+    expect(text).not.toContain("not server-sent events");
+    const said = [...text.matchAll(/"content":"([^"]*)"/g)].map((m) => m[1]).join("");
+    expect(said).toBe("Hello there.");
+    const [r] = await recordsOf(going, res.headers.get("x-request-id"));
+    expect(r).toMatchObject({ status: 200, continuations: 1, attempts: 2 });
+  });
+
+  test("with continuation on, a continuation that answers an empty stream is not taken for the reply's end", async () => {
+    const frames = chatStream();
+    let n = 0;
+    bad.script(() =>
+      ++n === 1
+        ? { type: "text/event-stream", body: [...frames.slice(0, 2), `<html><body>${MARK}</body></html>\n\n`] }
+        : { type: "text/event-stream", body: "" },
+    );
+    const res = await clientCall(going, "chat", "beta-5", true);
+    const text = await res.text();
+    expect(text).not.toContain(MARK);
+    expect(text).not.toContain('"finish_reason":"stop"');
+    const [r] = await recordsOf(going, res.headers.get("x-request-id"));
+    expect(r!.status).toBe(502);
+  });
 
   test("a vendor's stream with CRLF line ends and its lines cut across chunks is relayed whole", async () => {
     const frames = chatStream().map((f) => f.replace(/\n/g, "\r\n"));

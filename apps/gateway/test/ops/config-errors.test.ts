@@ -82,7 +82,7 @@ describe("config file mistakes", () => {
         `${file}:15:5: models[1].input_per_mtok: required non-negative number, got nothing`,
         `${file}:15:5: models[1].output_per_mtok: required non-negative number, got nothing`,
         `${file}:15:5: models[1].context_window: required non-negative number, got nothing`,
-        `${file}:13:5: models[0].deployments: must be a non-empty list of {vendor, weight, upstream_model, rpm, tpm}, got an array of 0 items`,
+        `${file}:13:5: models[0].deployments: must be a non-empty list of {vendor, weight, upstream_model, rpm, tpm, continuation}, got an array of 0 items`,
         `${file}:14:17: models[0].fallbacks[0]: must be a catalog model id, got "beta-9"`,
         `${file}:7:3: routing.retries: must be a whole number from 0 to 10, got 99`,
         `${file}:10:5: routing.timeouts.read_ms: unknown field \`read_ms\` (known: connect_ms, first_byte_ms, idle_ms)`,

@@ -101,6 +101,13 @@ const ROWS: Row[] = [
   },
   { method: "GET", route: "/admin/usage", call: async () => ({ path: "/admin/usage" }), allowed: READERS },
   { method: "GET", route: "/admin/usage/daily", call: async () => ({ path: "/admin/usage/daily" }), allowed: READERS },
+  // Every key's latency: the org's readers; a team's roles read it only naming a key of theirs.
+  {
+    method: "GET",
+    route: "/admin/usage/latency",
+    call: async () => ({ path: "/admin/usage/latency" }),
+    allowed: READERS,
+  },
   { method: "GET", route: "/admin/requests", call: async () => ({ path: "/admin/requests" }), allowed: READERS },
   {
     method: "GET",

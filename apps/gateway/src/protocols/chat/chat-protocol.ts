@@ -152,6 +152,7 @@ export const chatProtocol: UpstreamProtocol = {
   embeddings: chatEmbeddings,
   batches: chatBatches,
   readsClientBetas: false,
+  continueBy: "ask",
   serviceTier: (body, tier) => putField(body, "service_tier", tier),
   parameters: [
     "max_tokens",

@@ -210,6 +210,7 @@ export const generateProtocol: UpstreamProtocol = {
   embeddings: generateEmbeddings,
   batches: generateBatches,
   readsClientBetas: false,
+  continueBy: "ask",
   serviceTier: (body, tier) => putField(body, "serviceTier", tier),
   parameters: [
     "max_tokens",

@@ -279,6 +279,7 @@ export const messagesProtocol: UpstreamProtocol = {
   embeddings: undefined,
   batches: messagesBatches,
   readsClientBetas: true,
+  continueBy: "prefill",
   // Priority is sold by commitment: `auto` lets a request use it, `standard_only` keeps it at the
   // standard tier; there is no flex.
   serviceTier: (body, tier) => tier === "priority" && putField(body, "service_tier", "auto"),

@@ -152,6 +152,7 @@ export const responsesProtocol: UpstreamProtocol = {
   embeddings: undefined,
   batches: undefined,
   readsClientBetas: false,
+  continueBy: "ask",
   serviceTier: (body, tier) => putField(body, "service_tier", tier),
   parameters: ["max_tokens", "temperature", "top_p", "tools", "tool_choice", "parallel_tool_calls", "reasoning"],
 };
