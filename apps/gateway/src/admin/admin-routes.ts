@@ -46,6 +46,17 @@ import {
 const MAX_GUARDED_RECORDS = 100_000;
 
 /** A key as the admin API shows it: never the secret, never its hash. */
+/** The `since` and `until` of a range of UTC days (`seriesRange`), as the description document gives them. */
+function dayRangeParams() {
+  return [
+    query("since", "First day, `YYYY-MM-DD` (default: 13 days before `until`).", { type: "string", format: "date" }),
+    query("until", "Last day, `YYYY-MM-DD`, included (default: today, UTC); at most 366 days in all.", {
+      type: "string",
+      format: "date",
+    }),
+  ];
+}
+
 export function publicKey(k: KeyRecord, spentUsd?: number): AdminKey {
   return {
     id: k.id,
@@ -576,14 +587,7 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
               type: "string",
               enum: ["model", "key", "team", "user"],
             }),
-            query("since", "First day, `YYYY-MM-DD` (default: 13 days before `until`).", {
-              type: "string",
-              format: "date",
-            }),
-            query("until", "Last day, `YYYY-MM-DD`, included (default: today, UTC); at most 366 days in all.", {
-              type: "string",
-              format: "date",
-            }),
+            ...dayRangeParams(),
           ],
         },
       ),
@@ -628,16 +632,7 @@ export function adminRoutes(deps: GatewayDeps, session?: SessionPrincipal): Rout
           ref("AdminGuardrailTotals"),
         ),
         {
-          parameters: [
-            query("since", "First day, `YYYY-MM-DD` (default: 13 days before `until`).", {
-              type: "string",
-              format: "date",
-            }),
-            query("until", "Last day, `YYYY-MM-DD`, included (default: today, UTC); at most 366 days in all.", {
-              type: "string",
-              format: "date",
-            }),
-          ],
+          parameters: [...dayRangeParams()],
         },
       ),
       handle: guarded(async ({ request, who }) => {
