@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import OpenAI, { toFile } from "openai";
 import { ADMIN_KEY, type Harness, startHarness } from "../harness";
+import { until } from "./until";
 
 let h: Harness;
 
@@ -25,14 +26,7 @@ async function newKey(body: Record<string, unknown>): Promise<{ key: string; id:
   return (await res.json()) as { key: string; id: string };
 }
 
-async function until<T>(get: () => Promise<T>, done: (v: T) => boolean): Promise<T> {
-  let v = await get();
-  for (let i = 0; i < 800 && !done(v); i++) {
-    await Bun.sleep(25);
-    v = await get();
-  }
-  return v;
-}
+const wait = <T>(get: () => Promise<T>, done: (v: T) => boolean) => until(get, done, 800);
 
 const line = (id: string, model: string) => ({
   custom_id: id,
@@ -73,7 +67,7 @@ test("a key with a spent budget creating a batch for vendors with batch APIs sen
     line("d", "delta-m3"),
     line("g", "gamma-3-flash"),
   ]);
-  const done = await until(
+  const done = await wait(
     () => openai.batches.retrieve(batch.id),
     (b) => b.status === "completed",
   );
@@ -102,7 +96,7 @@ test("a key within its limits: every line goes to the batch API and is metered o
   const sim = h.gw.simulator!;
   const seen = sim.requests.length;
   const batch = await createBatch(openai, [line("x", "alpha-haiku-4-5"), line("y", "alpha-haiku-4-5")]);
-  const done = await until(
+  const done = await wait(
     () => openai.batches.retrieve(batch.id),
     (b) => b.status === "completed",
   );
@@ -110,7 +104,7 @@ test("a key within its limits: every line goes to the batch API and is metered o
   const sent = sim.requests.slice(seen).filter((r) => r.method === "POST" && r.path === "/v1/messages/batches");
   expect((sent[0]!.body as { requests: unknown[] }).requests).toHaveLength(2);
   expect(sim.requests.slice(seen).filter((r) => r.path === "/v1/messages")).toHaveLength(0);
-  const rows = await until(
+  const rows = await wait(
     async () =>
       (
         (await (
@@ -140,7 +134,7 @@ test("a line's worst case is reserved from its sending until it ends: held while
       body: { ...line("big", "alpha-haiku-4-5").body, max_tokens: 60_000 },
     };
     const batch = await createBatch(openai, [big]);
-    await until(
+    await wait(
       async () => sim.requests.slice(seen).filter((r) => r.method === "POST" && r.path === "/v1/messages/batches"),
       (r) => r.length > 0,
     );
@@ -155,7 +149,7 @@ test("a line's worst case is reserved from its sending until it ends: held while
     expect(held.status).toBe(429);
     expect(((await held.json()) as { error: { code: string } }).error.code).toBe("insufficient_quota");
     await openai.batches.cancel(batch.id);
-    const ended = await until(
+    const ended = await wait(
       () => openai.batches.retrieve(batch.id),
       (b) => b.status === "cancelled",
     );
@@ -176,7 +170,7 @@ test("a key with rpm 1: one line of three reaches the vendor's batch API, the ot
   const sim = h.gw.simulator!;
   const seen = sim.requests.length;
   await createBatch(openai, [line("1", "alpha-haiku-4-5"), line("2", "alpha-haiku-4-5"), line("3", "alpha-haiku-4-5")]);
-  const sent = await until(
+  const sent = await wait(
     async () => sim.requests.slice(seen).filter((r) => r.method === "POST" && r.path === "/v1/messages/batches"),
     (r) => r.length > 0,
   );

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI, { toFile } from "openai";
 import { ADMIN_KEY, type Harness, startHarness } from "../harness";
+import { until } from "./until";
 
 let h: Harness;
 let openai: OpenAI;
@@ -48,15 +49,6 @@ beforeAll(async () => {
   openai = new OpenAI({ apiKey: h.key, baseURL: `${h.url}/v1`, maxRetries: 0 });
 });
 afterAll(() => h.close());
-
-async function until<T>(get: () => Promise<T>, done: (v: T) => boolean): Promise<T> {
-  let v = await get();
-  for (let i = 0; i < 600 && !done(v); i++) {
-    await Bun.sleep(25);
-    v = await get();
-  }
-  return v;
-}
 
 async function ledgerRow(requestId: string): Promise<any> {
   for (let i = 0; i < 200; i++) {

@@ -19,6 +19,7 @@ import { monthStart } from "../../src/limits/spend-store";
 import { SqliteStore } from "../../src/storage/sqlite-store";
 import { ADMIN_KEY } from "../harness";
 import { freshPrefix, redisUp, TEST_REDIS_URL } from "../scaleout/servers";
+import { until } from "./until";
 
 describe.skipIf(!redisUp)("a vendor batch line's reservation across a restart (SQLite and Redis)", () => {
   const dir = mkdtempSync(join(tmpdir(), "turnpike-batch-reserve-"));
@@ -48,14 +49,7 @@ describe.skipIf(!redisUp)("a vendor batch line's reservation across a restart (S
     return { gw, url: `http://127.0.0.1:${gw.app.server!.port}` };
   }
 
-  async function until<T>(get: () => Promise<T>, done: (v: T) => boolean): Promise<T> {
-    let v = await get();
-    for (let i = 0; i < 800 && !done(v); i++) {
-      await Bun.sleep(25);
-      v = await get();
-    }
-    return v;
-  }
+  const wait = <T>(get: () => Promise<T>, done: (v: T) => boolean) => until(get, done, 800);
 
   /** What Redis holds for a key this month: its reservation (`~r:<id>`) and its spend. */
   async function held(keyId: string): Promise<{ reserved: number; spent: number }> {
@@ -117,12 +111,12 @@ describe.skipIf(!redisUp)("a vendor batch line's reservation across a restart (S
       };
       const one = await createBatch(first.url, answered.key);
       const two = await createBatch(first.url, cancelled.key);
-      await until(
+      await wait(
         async () => sim.requests.filter((r) => r.method === "POST" && r.path === "/v1/batches").length,
         (n) => n === 2,
       );
       // Sent: each key's two lines hold their worst case in Redis, and each line keeps it too.
-      const before = await until(
+      const before = await wait(
         async () => [await held(answered.id), await held(cancelled.id)],
         ([a, c]) => a!.reserved > 0 && c!.reserved > 0,
       );
@@ -136,13 +130,13 @@ describe.skipIf(!redisUp)("a vendor batch line's reservation across a restart (S
       const second = await start(env);
       try {
         await client(second.url, cancelled.key).batches.cancel(two.id);
-        const ended = await until(
+        const ended = await wait(
           () => client(second.url, cancelled.key).batches.retrieve(two.id),
           (b) => b.status === "cancelled",
         );
         expect(ended.status).toBe("cancelled");
         expect(
-          await until(
+          await wait(
             () => held(cancelled.id),
             (h) => h.reserved === 0,
           ),
@@ -150,12 +144,12 @@ describe.skipIf(!redisUp)("a vendor batch line's reservation across a restart (S
         expect(kept(two.id)).toBe(0);
 
         await knobs({ finish: true });
-        const done = await until(
+        const done = await wait(
           () => client(second.url, answered.key).batches.retrieve(one.id),
           (b) => b.status === "completed",
         );
         expect(done.request_counts).toEqual({ total: 2, completed: 2, failed: 0 });
-        const after = await until(
+        const after = await wait(
           () => held(answered.id),
           (h) => h.reserved === 0 && h.spent > 0,
         );

@@ -16,6 +16,7 @@ import { bootGateway, type Gateway } from "../../src/boot";
 import { loadConfig } from "../../src/config/config";
 import { SqliteStore } from "../../src/storage/sqlite-store";
 import { ADMIN_KEY } from "../harness";
+import { until } from "./until";
 
 const dir = mkdtempSync(join(tmpdir(), "turnpike-batch-restart-"));
 const file = join(dir, "turnpike.db");
@@ -36,14 +37,7 @@ async function start(env: Record<string, string> = {}): Promise<{ gw: Gateway; u
   return { gw, url: `http://127.0.0.1:${gw.app.server!.port}` };
 }
 
-async function until<T>(get: () => Promise<T>, done: (v: T) => boolean): Promise<T> {
-  let v = await get();
-  for (let i = 0; i < 1200 && !done(v); i++) {
-    await Bun.sleep(25);
-    v = await get();
-  }
-  return v;
-}
+const wait = <T>(get: () => Promise<T>, done: (v: T) => boolean) => until(get, done, 1200);
 
 async function newKey(url: string, name: string): Promise<{ key: string; id: string }> {
   return (await (
@@ -107,7 +101,7 @@ test("a batch on the upstreams' batch APIs spanning a restart: polling resumes, 
       completion_window: "24h",
     });
     const calls = () => sim.requests.map((r) => `${r.method} ${r.path}`);
-    await until(
+    await wait(
       async () => calls(),
       (c) => c.includes("POST /v1/batches") && c.includes("POST /v1/messages/batches"),
     );
@@ -117,7 +111,7 @@ test("a batch on the upstreams' batch APIs spanning a restart: polling resumes, 
     try {
       expect((await openai(second.url).batches.retrieve(batch.id)).status).toBe("in_progress");
       await knobs({ finish: true });
-      const done = await until(
+      const done = await wait(
         () => openai(second.url).batches.retrieve(batch.id),
         (b) => b.status === "completed",
       );
@@ -146,7 +140,7 @@ test("a batch on the upstreams' batch APIs spanning a restart: polling resumes, 
         })
         .withResponse();
       const directId = direct.response.headers.get("x-request-id")!;
-      const directRow = await until(
+      const directRow = await wait(
         async () => (await ledger(second.url, made.id)).find((r) => r.request_id === directId),
         (r) => r !== undefined,
       );
@@ -168,7 +162,7 @@ test("a batch on the upstreams' batch APIs spanning a restart: polling resumes, 
         ],
       });
       await knobs({ finish: true });
-      await until(
+      await wait(
         async () => {
           await knobs({ finish: true });
           return anthropic.messages.batches.retrieve(mb.id);
@@ -216,7 +210,7 @@ test("a batch spanning a restart on SQLite completes, each line once", async () 
     endpoint: "/v1/chat/completions",
     completion_window: "24h",
   });
-  await until(
+  await wait(
     () => client(first.url).batches.retrieve(batch.id),
     (b) => (b.request_counts?.completed ?? 0) >= 1,
   );
@@ -228,7 +222,7 @@ test("a batch spanning a restart on SQLite completes, each line once", async () 
     // Stopped mid-batch: lines were left for the next start.
     expect(mid.status).toBe("in_progress");
     expect(mid.request_counts!.completed).toBeLessThan(5);
-    const done = await until(
+    const done = await wait(
       () => client(second.url).batches.retrieve(batch.id),
       (b) => b.status === "completed",
     );

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import OpenAI, { toFile } from "openai";
 import { ADMIN_KEY, type Harness, startHarness } from "../harness";
+import { until } from "./until";
 
 let h: Harness;
 let openai: OpenAI;
@@ -16,15 +17,6 @@ beforeAll(async () => {
   openai = new OpenAI({ apiKey: h.key, baseURL: `${h.url}/v1`, maxRetries: 0 });
 });
 afterAll(() => h.close());
-
-async function until<T>(get: () => Promise<T>, done: (v: T) => boolean): Promise<T> {
-  let v = await get();
-  for (let i = 0; i < 600 && !done(v); i++) {
-    await Bun.sleep(25);
-    v = await get();
-  }
-  return v;
-}
 
 async function ledgerRow(requestId: string): Promise<{ cost_usd: number; model: string; endpoint: string }> {
   for (let i = 0; i < 200; i++) {

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI, { toFile } from "openai";
 import { ADMIN_KEY, type Harness, startHarness } from "../harness";
+import { until } from "./until";
 
 let h: Harness;
 let openai: OpenAI;
@@ -23,14 +24,6 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 /** Polls until `done` says so (bounded). */
-async function until<T>(get: () => Promise<T>, done: (v: T) => boolean): Promise<T> {
-  let v = await get();
-  for (let i = 0; i < 600 && !done(v); i++) {
-    await Bun.sleep(25);
-    v = await get();
-  }
-  return v;
-}
 
 async function usage(keyId: string): Promise<any[]> {
   const res = await fetch(`${h.url}/admin/usage?key_id=${keyId}&limit=10000`, {
