@@ -8,6 +8,7 @@ import { continuationRequest } from "./continuation-request";
 import type { Deployment, Router } from "./deployments";
 import { execute, type ExecuteDeps, type Watch } from "./execute";
 import { plan, type Plan, type PlanDeps } from "./plan";
+import type { CatalogEntry, ServiceTier } from "../vocabulary/target";
 
 /** What a continuation reads of the gateway: the router, the clock, and what planning and sending take. */
 export interface ContinuationDeps extends PlanDeps, ExecuteDeps {
@@ -23,6 +24,9 @@ export interface Continued {
   watch?: Watch | undefined;
   countPrompt(): number;
   prefilled: boolean;
+  /** The catalog row that serves it, and the tier: its part of the reply is billed at their price. */
+  entry: CatalogEntry;
+  serviceTier: ServiceTier | undefined;
 }
 
 /** What asks for continuations of one request's stream, and how many it may ask for. */
@@ -119,6 +123,8 @@ export function streamContinuer(
       watch: outcome.watch,
       countPrompt: () => p.countPrompt(),
       prefilled: by === "prefill" && partial !== "",
+      entry: p.target.entry,
+      serviceTier: p.serviceTier,
     };
   };
   // The deployment whose stream was cut last: a cut is its failure, told to its circuit.

@@ -135,6 +135,35 @@ describe("meter", () => {
     expect(row!.upstream_status).toBe(0);
   });
 
+  test("a stream continued on a fallback model: each attempt at its own model's price and tier, summed", async () => {
+    const beta = t.deps.catalog.get("beta-5")!; // $1.25 in, $6.25 out per million; priority: twice
+    const tally = new UsageTally();
+    // The cut attempt on the call's target (alpha-opus-4-8): 1000 in, 40 out.
+    tally.report({ input_tokens: 1000, output_tokens: 40 }, true);
+    tally.carry(t.deps.countText, () => 0);
+    // The continuation on the fallback, at the priority tier: 1200 in, 300 out.
+    tally.servedBy(beta, "priority");
+    tally.report({ input_tokens: 1200, output_tokens: 300 }, true);
+    const seen: unknown[] = [];
+    await meter(
+      t.deps,
+      call(tally, {
+        admitted: { limitHeaders: {}, settle: (...a) => seen.push(a) },
+        route: { deployment: "default", attempts: 2, requested: "alpha-opus-4-8", continuations: 1 },
+      }),
+      { status: 200, upstreamStatus: 200 },
+    );
+    const [row] = await rows();
+    const cost = (1000 * 5 + 40 * 25) / 1e6 + (2 * (1200 * 1.25 + 300 * 6.25)) / 1e6;
+    expect(row).toMatchObject({ model: "alpha-opus-4-8", input_tokens: 2200, output_tokens: 340, continuations: 1 });
+    expect(row!.requested_model).toBeUndefined();
+    expect(row!.cost_usd).toBeCloseTo(cost, 9);
+    // Not the first model's price for all of it.
+    expect(row!.cost_usd).not.toBeCloseTo((2200 * 5 + 340 * 25) / 1e6, 6);
+    // The budget settles that sum.
+    expect(seen).toEqual([[2540, row!.cost_usd, true]]);
+  });
+
   test("onFinish receives the client's status and the very record the ledger keeps", async () => {
     const tally = new UsageTally();
     tally.report({ input_tokens: 12, output_tokens: 3 }, true);

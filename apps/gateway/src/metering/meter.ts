@@ -3,7 +3,8 @@ import type { KeyRecord, UsageRecord } from "../storage/store";
 import type { Admitted } from "../limits/admit";
 import type { RequestContext } from "../request/context";
 import { emit } from "../request/events";
-import { UsageTally } from "./usage-tally";
+import { type TallyAttempt, UsageTally } from "./usage-tally";
+import type { TokenCounts } from "../vocabulary/usage-sink";
 import { guardrailNote, type GuardrailRun } from "../guardrails/run";
 import type { ServiceTier } from "../vocabulary/target";
 import type { Catalog } from "../dispatch/catalog";
@@ -67,7 +68,7 @@ export interface Ending {
  */
 export function meter(deps: MeterDeps, call: MeteredCall, end: Ending): Promise<void> {
   // Unbilled: whatever the upstream said before it failed (a stream's input count) is not billed.
-  const { counts, estimated } = end.unbilled
+  const { counts, estimated, attempts } = end.unbilled
     ? new UsageTally().settle(
         () => 0,
         () => 0,
@@ -87,11 +88,7 @@ export function meter(deps: MeterDeps, call: MeteredCall, end: Ending): Promise<
     cache_read_tokens: counts.cache_read_input_tokens,
     cache_write_tokens: counts.cache_creation_input_tokens,
     reasoning_tokens: counts.reasoning_tokens,
-    cost_usd:
-      call.costFactor === undefined
-        ? deps.catalog.cost(entry, { ...counts, service_tier: call.serviceTier })
-        : Math.round(deps.catalog.cost(entry, { ...counts, service_tier: call.serviceTier }) * call.costFactor * 1e9) /
-          1e9,
+    cost_usd: cost(deps.catalog, call, counts, attempts),
     // The vendor's own name where a reply said it, else the id Turnpike asked it for.
     upstream_model: call.tally.upstreamModel ?? entry.upstream_model,
     status: end.status,
@@ -109,7 +106,8 @@ export function meter(deps: MeterDeps, call: MeteredCall, end: Ending): Promise<
     record.deployment = route.deployment;
     record.attempts = route.attempts;
     record.continuations = route.continuations ?? 0;
-    // Present only when a fallback served: `model` is the one that served and was priced.
+    // Present only when a fallback served: `model` is the one that served (began the reply, for a
+    // continued stream: a continuation on another model is priced at its own row, not named here).
     if (route.requested !== entry.id) record.requested_model = route.requested;
     // Present only on a session's first turn after it moved to another deployment.
     if (route.cacheResetFrom) record.cache_reset_from = route.cacheResetFrom;
@@ -121,6 +119,28 @@ export function meter(deps: MeterDeps, call: MeteredCall, end: Ending): Promise<
   emit(deps.hooks, "onFinish", call.ctx, end.status, record, () => call.tally.finishReason());
   return deps.ledger.record(record);
 }
+
+/**
+ * The USD a request costs at the catalog's prices. A continued stream's attempts are each
+ * priced at the row (and tier) of the model that served it — a continuation on a fallback model
+ * at the fallback's price — and summed; any other request at its target's, in one sum.
+ */
+function cost(catalog: Catalog, call: MeteredCall, counts: TokenCounts, attempts: readonly TallyAttempt[] | undefined) {
+  let usd: number;
+  if (!attempts) usd = catalog.cost(call.target.entry, { ...counts, service_tier: call.serviceTier });
+  else {
+    usd = 0;
+    for (const { counts: c, server } of attempts)
+      usd += server
+        ? catalog.cost(server.entry, { ...c, service_tier: server.serviceTier })
+        : catalog.cost(call.target.entry, { ...c, service_tier: call.serviceTier });
+    usd = nanoDollars(usd); // as one call's cost is (catalog.ts): the sum of roundings, rounded
+  }
+  // A batch line's share of the price.
+  return call.costFactor === undefined ? usd : nanoDollars(usd * call.costFactor);
+}
+
+const nanoDollars = (usd: number) => Math.round(usd * 1e9) / 1e9;
 
 /** {@link meter}, at most once: the first ending of a request is the one recorded. */
 export function meterOnce(deps: MeterDeps, call: MeteredCall): (end: Ending) => Promise<void> {

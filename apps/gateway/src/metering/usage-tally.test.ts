@@ -1,8 +1,16 @@
 import { describe, expect, test } from "bun:test";
+import type { CatalogEntry } from "../vocabulary/target";
 import { UsageTally } from "./usage-tally";
 
 /** One token per word: easy to predict. */
 const words = (text: string) => text.split(/\s+/).filter(Boolean).length;
+const ZERO = {
+  input_tokens: 0,
+  output_tokens: 0,
+  cache_read_input_tokens: 0,
+  cache_creation_input_tokens: 0,
+  reasoning_tokens: 0,
+};
 const never = () => {
   throw new Error("the prompt must not be counted here");
 };
@@ -180,5 +188,46 @@ describe("UsageTally.settle", () => {
     t.settle(words, () => 5);
     expect(t.usage.output_tokens).toBe(0);
     expect(t.usage.input_tokens).toBe(0);
+  });
+});
+
+describe("UsageTally.carry (a stream continued after a cut)", () => {
+  const beta = { id: "beta-5" } as CatalogEntry; // only its identity is kept by the tally
+
+  test("each attempt settled on its own and kept with what served it; settle sums them", () => {
+    const t = new UsageTally();
+    t.report({ input_tokens: 40, output_tokens: 1 }, false);
+    t.relayed("one two three");
+    // The cut attempt: its input as reported, its output counted from what it relayed.
+    expect(t.carry(words, never)).toEqual({ ...ZERO, input_tokens: 40, output_tokens: 3 });
+    t.servedBy(beta, "priority");
+    t.report({ input_tokens: 50, output_tokens: 6 }, true);
+    const { counts, estimated, attempts } = t.settle(words, never);
+    expect(counts).toEqual({ ...ZERO, input_tokens: 90, output_tokens: 9 });
+    expect(estimated).toBe(true);
+    expect(attempts).toEqual([
+      { counts: { ...ZERO, input_tokens: 40, output_tokens: 3 }, server: undefined },
+      { counts: { ...ZERO, input_tokens: 50, output_tokens: 6 }, server: { entry: beta, serviceTier: "priority" } },
+    ]);
+    expect(t.carriedUsage).toEqual({ ...ZERO, input_tokens: 40, output_tokens: 3 });
+  });
+
+  test("carried and never continued: the carried attempts only, the prompt not counted a second time", () => {
+    const t = new UsageTally();
+    t.relayed("one two");
+    // Nothing reported: the first attempt's prompt is counted once, at the carry.
+    t.carry(words, () => 25);
+    const { counts, attempts } = t.settle(words, () => 25);
+    expect(counts).toEqual({ ...ZERO, input_tokens: 25, output_tokens: 2 });
+    expect(attempts).toHaveLength(1);
+  });
+
+  test("a tally never cut settles with no attempts (one price for the request)", () => {
+    const t = new UsageTally();
+    t.report({ input_tokens: 5, output_tokens: 2 }, true);
+    expect(t.settle(never, never)).toEqual({
+      counts: { ...ZERO, input_tokens: 5, output_tokens: 2 },
+      estimated: false,
+    });
   });
 });

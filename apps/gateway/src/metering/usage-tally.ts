@@ -1,4 +1,5 @@
 import type { TokenCounts, UsageSink } from "../vocabulary/usage-sink";
+import type { CatalogEntry, ServiceTier } from "../vocabulary/target";
 
 const ZERO: TokenCounts = {
   input_tokens: 0,
@@ -107,25 +108,45 @@ export class UsageTally implements UsageSink {
     return this.later ? texts + this.later.map(read).join("") : texts;
   }
 
-  /** The settled counts of the attempts before this one (a continued stream's cut attempts). */
+  /** The settled counts of the attempts before this one, summed (a continued stream's cut attempts). */
   private carried: TokenCounts | undefined;
   private carriedEstimated = false;
+  /** Each attempt before this one, settled, with what served it: made only when a stream is cut. */
+  private attempts: TallyAttempt[] | undefined;
+  /** What serves the running attempt, when it is not the request's first target (a continuation). */
+  private server: AttemptServer | undefined;
+  /** A cut attempt was carried and no continuation has been served since: no attempt is running. */
+  private between = false;
 
   /**
    * A cut attempt is over: its counts are settled as {@link settle} would (the relayed text
-   * counted if the upstream never said), kept, and the next attempt is tallied afresh. Returns
-   * the sum of every attempt so far.
+   * counted if the upstream never said), kept with what served it, and the next attempt is
+   * tallied afresh once one is served ({@link servedBy}). Returns the sum of every attempt so far.
    */
   carry(countText: (text: string) => number, countPrompt: () => number): Readonly<TokenCounts> {
-    const { counts, estimated } = this.settle(countText, countPrompt);
-    this.carried = counts;
-    this.carriedEstimated = estimated;
+    if (!this.between) {
+      const own = this.own(countText, countPrompt);
+      (this.attempts ??= []).push({ counts: own.counts, server: this.server });
+      this.carried = this.carried ? sum(this.carried, own.counts) : own.counts;
+      this.carriedEstimated ||= own.estimated;
+    }
+    this.between = true;
     this.counts = { ...ZERO };
     this.isFinal = false;
     this.distrusted = false;
     this.texts = undefined;
     this.later = undefined;
-    return counts;
+    return this.carried ?? ZERO;
+  }
+
+  /**
+   * A continuation is served: the attempt tallied from now on is priced at `entry` (and `tier`).
+   * Until it is called after a {@link carry}, no attempt is running: a stream that nothing
+   * continued bills its carried attempts only (not its prompt again).
+   */
+  servedBy(entry: CatalogEntry, tier: ServiceTier | undefined): void {
+    this.server = { entry, serviceTier: tier };
+    this.between = false;
   }
 
   /** The settled counts of the attempts before this one (zeros when none was cut). */
@@ -134,10 +155,27 @@ export class UsageTally implements UsageSink {
   }
 
   /**
-   * The counts to bill. Without the upstream's closing numbers: the relayed text is counted
-   * (if that says more than the upstream did), and the prompt too if nothing reported it.
+   * The counts to bill, summed over every attempt. Without the upstream's closing numbers: the
+   * relayed text is counted (if that says more than the upstream did), and the prompt too if
+   * nothing reported it. `attempts` is set only where a stream was cut: each attempt's own counts
+   * and what served it (undefined: the request's first target), for a price per attempt.
    */
-  settle(countText: (text: string) => number, countPrompt: () => number): { counts: TokenCounts; estimated: boolean } {
+  settle(countText: (text: string) => number, countPrompt: () => number): Settled {
+    if (!this.attempts) return this.own(countText, countPrompt);
+    const attempts = this.attempts.slice();
+    let counts = this.carried ?? { ...ZERO };
+    let estimated = this.carriedEstimated;
+    if (!this.between) {
+      const own = this.own(countText, countPrompt);
+      attempts.push({ counts: own.counts, server: this.server });
+      counts = sum(counts, own.counts);
+      estimated ||= own.estimated;
+    }
+    return { counts, estimated, attempts };
+  }
+
+  /** The running attempt's counts, settled. */
+  private own(countText: (text: string) => number, countPrompt: () => number): Settled {
     const c = { ...this.counts };
     let estimated = this.distrusted;
     if (!this.isFinal) {
@@ -155,14 +193,35 @@ export class UsageTally implements UsageSink {
         }
       }
     }
-    if (this.carried) {
-      const before = this.carried;
-      for (const k in before) {
-        const key = k as keyof TokenCounts; // the carried counts have only TokenCounts' keys
-        c[key] = (c[key] ?? 0) + (before[key] ?? 0);
-      }
-      estimated ||= this.carriedEstimated;
-    }
     return { counts: c, estimated };
   }
+}
+
+/** What served one attempt of a request: the catalog row it is priced at, and the tier. */
+export interface AttemptServer {
+  entry: CatalogEntry;
+  serviceTier: ServiceTier | undefined;
+}
+
+/** One settled attempt of a continued stream; `server` undefined: the request's first target. */
+export interface TallyAttempt {
+  counts: TokenCounts;
+  server: AttemptServer | undefined;
+}
+
+/** A tally's settled counts (see {@link UsageTally.settle}). */
+export interface Settled {
+  counts: TokenCounts;
+  estimated: boolean;
+  attempts?: TallyAttempt[];
+}
+
+/** Two attempts' counts, added key by key (a one-hour write count only where either has one). */
+function sum(a: Readonly<TokenCounts>, b: Readonly<TokenCounts>): TokenCounts {
+  const c = { ...a };
+  for (const k in b) {
+    const key = k as keyof TokenCounts; // the settled counts have only TokenCounts' keys
+    c[key] = (c[key] ?? 0) + (b[key] ?? 0);
+  }
+  return c;
 }

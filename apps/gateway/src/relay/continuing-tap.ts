@@ -6,6 +6,7 @@ import type { ReplyContext } from "../protocols/upstream-protocol";
 import type { Watch } from "../dispatch/execute";
 import type { UsageTally } from "../metering/usage-tally";
 import type { Logger } from "../log/logger";
+import type { CatalogEntry, ServiceTier } from "../vocabulary/target";
 import { find } from "./bytes";
 import { ContinuationRebase } from "./continuation-rebase";
 import type { InlineTap } from "./passthrough-tap";
@@ -22,6 +23,9 @@ export interface ContinuedAttempt {
   countPrompt(): number;
   /** It was handed the partial reply as a prefill (its leading whitespace may repeat what the prefill left out). */
   prefilled: boolean;
+  /** The catalog row that serves it, and the tier: its part is priced at them (metering/usage-tally.ts). */
+  entry: CatalogEntry;
+  serviceTier: ServiceTier | undefined;
 }
 
 /** What asks the upstreams: at most `max` times, each with the text the client has received. */
@@ -393,6 +397,9 @@ export class ContinuingStream {
     }
     this.count++;
     o.route.continuations = this.count;
+    o.tally.servedBy(next.entry, next.serviceTier);
+    // The ledger row names the model that began the reply; the one that went on is told here.
+    o.logger.info("stream continued", { request_id: o.requestId, model: next.entry.id, continuations: this.count });
     const rebase = new ContinuationRebase(
       span,
       () => o.tally.carriedUsage,

@@ -110,6 +110,8 @@ describe("where a cut stream is not continued, or ends cleanly", () => {
     const row = await rowOf(h, cut.res);
     expect(row.status).toBe(200);
     expect(row.continuations).toBe(0);
+    // One upstream call: its prompt is billed once, as the uncut call's was.
+    expect(row.input_tokens).toBe((await rowOf(h, whole.res)).input_tokens);
   });
 
   test("routing.continuation: false — the in-band error as before", async () => {

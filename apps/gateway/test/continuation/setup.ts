@@ -14,7 +14,13 @@ export function credentialOf(up: Upstream): string {
 /** The Responses vendor beside the built-in ones, a short idle deadline, and `extra` (routing, fallbacks). */
 export function gateway(
   extra = "",
-  opts: { now?: () => number; breakerFailures?: number; epsilonFallbacks?: string[]; continuation?: boolean } = {},
+  opts: {
+    now?: () => number;
+    breakerFailures?: number;
+    epsilonFallbacks?: string[];
+    continuation?: boolean;
+    fetch?: typeof fetch;
+  } = {},
 ): Promise<Harness> {
   return routedGateway(
     `
@@ -28,7 +34,7 @@ routing:
   timeouts: { idle_ms: 300 }
   breaker: { failures: ${opts.breakerFailures ?? 1000}, cooldown_s: 30 }
 `,
-    opts.now ? { now: opts.now } : {},
+    { ...(opts.now ? { now: opts.now } : {}), ...(opts.fetch ? { fetch: opts.fetch } : {}) },
   );
 }
 
