@@ -9,6 +9,7 @@ import type { Model, ResponsesInputItem, ResponsesResponse } from "@turnpike/sch
 import { delay, getResponse, http, HttpResponse, type HttpHandler } from "msw";
 import { captureRequest } from "./capture-request.js";
 import type { CapturedRequest, MockEndpoint, MockRequestBodies } from "./captured-request.js";
+import { withCut } from "./cut-reply.js";
 import { DEFAULT_MODEL_IDS, mockModel } from "./default-models.js";
 import { estimateTokens } from "./estimate-tokens.js";
 import { MockBatches } from "./mock-batches.js";
@@ -191,8 +192,9 @@ export function createTurnpikeMock(options: TurnpikeMockOptions = {}): TurnpikeM
   ): Promise<Response> => {
     const captured = await capture(request, endpoint, pathModel, pathStream);
     const script = scripted(endpoint);
-    const reply: MockReply =
-      (typeof script === "function" ? await script(captured) : script) ?? options.defaultReply ?? {};
+    const reply = withCut(
+      (typeof script === "function" ? await script(captured) : script) ?? options.defaultReply ?? {},
+    );
     const wait = reply.delayMs ?? options.latencyMs;
     if (wait) await delay(wait);
     if (reply.networkError) return HttpResponse.error();
@@ -454,7 +456,7 @@ export function createTurnpikeMock(options: TurnpikeMockOptions = {}): TurnpikeM
         }
         const response = renderResponsesResponse(reply, body, ids.n, Math.floor(Date.now() / 1000));
         // As the gateway: kept unless `store: false`; a stream that failed in-band keeps nothing.
-        if (body.store !== false && !(captured.stream && reply.streamError)) {
+        if (body.store !== false && !(captured.stream && (reply.streamError || reply.cutAfter !== undefined))) {
           stored.set(response.id, {
             apiKey: captured.apiKey,
             response,
@@ -509,10 +511,12 @@ export function createTurnpikeMock(options: TurnpikeMockOptions = {}): TurnpikeM
     requests,
     storedResponses,
     reply(reply, opts = {}) {
+      if (typeof reply !== "function") withCut(reply); // a bad cut is the test author's error at once
       queue.push({ reply, endpoints: new Set([opts.endpoint ?? INFERENCE].flat()), remaining: opts.times ?? 1 });
       return mock;
     },
     replyAlways(reply, opts = {}) {
+      if (typeof reply !== "function") withCut(reply);
       always.unshift({ reply, endpoints: new Set([opts.endpoint ?? INFERENCE].flat()), remaining: Infinity });
       return mock;
     },

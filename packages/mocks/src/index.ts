@@ -24,4 +24,10 @@ export {
 export type { CapturedRequest, MockEndpoint, MockRequestBodies } from "./captured-request.js";
 export { DEFAULT_MODEL_IDS, mockModel } from "./default-models.js";
 export { mockVector } from "./render-embeddings.js";
-export type { MockError, MockReply, MockToolCall } from "./mock-reply.js";
+export {
+  type MockCut,
+  type MockError,
+  type MockReply,
+  type MockToolCall,
+  STREAM_FAILED_MESSAGE,
+} from "./mock-reply.js";

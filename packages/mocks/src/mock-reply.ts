@@ -30,6 +30,15 @@ export interface MockError {
 }
 
 /**
+ * How a cut stream ends: `"error"`, the gateway's in-band error of the caller's format (its
+ * message {@link STREAM_FAILED_MESSAGE}); `"reset"`, the connection reset mid-body.
+ */
+export type MockCut = "error" | "reset";
+
+/** The message of the in-band error the gateway ends a stream with when no continuation could save it. */
+export const STREAM_FAILED_MESSAGE = "The upstream stream failed before the reply was complete.";
+
+/**
  * One scripted reply.
  *
  * @example
@@ -38,6 +47,7 @@ export interface MockError {
  * turnpike.reply({ toolCalls: [{ name: "get_weather", input: { city: "Paris" } }] });
  * turnpike.reply({ error: { status: 429, retryAfter: 1 } });
  * turnpike.reply({ text: "Hello", streamError: { status: 529, afterEvents: 2 } });
+ * turnpike.reply({ text: "Hello there", cutAfter: 3, cut: "reset" });
  * ```
  */
 export interface MockReply {
@@ -60,6 +70,21 @@ export interface MockReply {
    * format keeps at least its first two events, and ends with `error` then `response.failed`).
    */
   streamError?: MockError & { afterEvents?: number };
+  /**
+   * Stream only: end the stream after this many events as the gateway ends a stream that broke
+   * after its 200 and that it could not continue on another deployment (its `routing.continuation`
+   * gave up): with the caller format's in-band error (`cut: "error"`, the default) or with the
+   * connection reset (`cut: "reset"`: reading the body fails). Not with `streamError`.
+   *
+   * @example
+   * ```ts
+   * turnpike.reply({ text: "a b c d e", cutAfter: 4 });                // the gateway's in-band error
+   * turnpike.reply({ text: "a b c d e", cutAfter: 4, cut: "reset" });  // the connection drops
+   * ```
+   */
+  cutAfter?: number;
+  /** How a stream cut by {@link MockReply.cutAfter} ends (default `"error"`). */
+  cut?: MockCut;
   /** Milliseconds to wait before answering. */
   delayMs?: number;
   /** Stream only: milliseconds between written pieces. */
