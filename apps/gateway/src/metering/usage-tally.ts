@@ -163,7 +163,7 @@ export class UsageTally implements UsageSink {
   settle(countText: (text: string) => number, countPrompt: () => number): Settled {
     if (!this.attempts) return this.own(countText, countPrompt);
     const attempts = this.attempts.slice();
-    let counts = this.carried ?? { ...ZERO };
+    let counts: TokenCounts = { ...(this.carried ?? ZERO) };
     let estimated = this.carriedEstimated;
     if (!this.between) {
       const own = this.own(countText, countPrompt);
