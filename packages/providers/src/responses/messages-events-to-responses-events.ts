@@ -339,8 +339,8 @@ export class MessagesToResponsesMachine {
    * upstream's, so that what this machine writes next reads as the rest of that one stream: a
    * continued text part gets its deltas and then its done events with the whole text. Returns
    * whether a text part is still open (the next text goes on in it), or undefined where the
-   * stream cannot be gone on with: no `response.created`, an item other than a message open, a
-   * part other than output text open.
+   * stream cannot be gone on with: events but no `response.created`, an item other than a message
+   * open, a part other than output text open.
    */
   resume(events: readonly unknown[]): { textOpen: boolean } | undefined {
     let base: Record<string, unknown> | undefined;
@@ -399,6 +399,8 @@ export class MessagesToResponsesMachine {
           break;
       }
     }
+    // Nothing reached the client yet: the stream is this machine's from its start.
+    if (last === -1 && !base) return { textOpen: false };
     if (!base || typeof base.id !== "string") return undefined;
     for (let i = 0; i < items.length; i++) if (!items[i]) return undefined;
     if (open.size > 1) return undefined;
