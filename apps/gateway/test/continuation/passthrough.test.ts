@@ -146,6 +146,29 @@ describe("Responses → Responses, cut after three text deltas", () => {
     expect(output[1].content[0].text).toBe(WORDS);
   });
 
+  test("the continued reply is stored as the client read it, and a next turn goes on from it", async () => {
+    h.gw.simulator!.fault(credentialOf(EPSILON), { cut_after: 3, cut: "truncate", times: 1 });
+    const cut = await stream(h, "responses", bodyOf("responses", EPSILON.model, PROMPT), EPSILON.model);
+    const id = events(cut).at(-1)!.response.id;
+    const got = await h.call(`/v1/responses/${id}`, { method: "GET" });
+    expect(got.status).toBe(200);
+    const stored = (await got.json()) as Event;
+    expect(stored).toMatchObject({ id, status: "completed" });
+    expect(stored.output[0].content[0].text).toBe(WORDS);
+    const from = h.gw.simulator!.requests.length;
+    const next = await stream(
+      h,
+      "responses",
+      { ...bodyOf("responses", EPSILON.model, 'And? [sim text="Done."]'), previous_response_id: id },
+      EPSILON.model,
+    );
+    expect(next.outcome.text).toBe("Done.");
+    // The whole conversation went upstream: the prompt, the continued reply as the client read it, the new turn.
+    const sent = JSON.stringify(h.gw.simulator!.requests.slice(from).at(-1)!.body);
+    expect(sent).toContain(WORDS);
+    expect(sent).toContain("Tell me.");
+  });
+
   test("inside a function call's arguments: the upstream's in-band error, as before", async () => {
     const body = bodyOf("responses", EPSILON.model, "Weather? [sim tools=1 chunks=8]", true);
     h.gw.simulator!.fault(credentialOf(EPSILON), { cut_after: 2, cut_in: "tool", cut: "error", times: 1 });
