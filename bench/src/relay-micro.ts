@@ -6,7 +6,10 @@
  * ab` (which loads whole gateways); what it leaves out (the request, the upstream call, the
  * record) is in `ab`'s figures only.
  *
- *   bun src/relay-micro.ts [--rounds N] [--streams N] DIR_A DIR_B …   (each an apps/gateway)
+ *   bun src/relay-micro.ts [--rounds N] [--streams N] [--format F] DIR_A DIR_B …   (each an apps/gateway)
+ *
+ * `--format` picks the passthrough: `messages` (default), `responses` or `generate`, each a client
+ * of that format on an upstream of the same protocol.
  *
  * A directory written `DIR@continuation` is that build with its stream read through
  * `ContinuingStream` (relay/continuing-tap.ts), as a route with `routing.continuation` on reads
@@ -27,31 +30,66 @@ const { values: args, positionals: dirs } = parseArgs({
     streams: { type: "string", default: "300" },
     serve: { type: "boolean", default: false },
     c: { type: "string", default: "8" },
+    format: { type: "string", default: "messages" },
   },
 });
 if (dirs.length === 0) throw new Error("give one or more apps/gateway directories");
+/** The passthrough measured: a client of this format on an upstream of the same protocol. */
+const FORMAT = args.format as "messages" | "responses" | "generate";
+/** Each passthrough's catalog model and the simulator request that streams its reply. */
+const CALLS: Record<typeof FORMAT, { model: string; request(model: string): [string, RequestInit] }> = {
+  messages: {
+    model: "alpha-haiku-4-5",
+    request: (model) => [
+      "http://sim/v1/messages",
+      {
+        headers: { "x-api-key": "k", "anthropic-version": "2023-06-01" },
+        body: JSON.stringify({ model, max_tokens: 64, stream: true, messages: [{ role: "user", content: "hi" }] }),
+      },
+    ],
+  },
+  responses: {
+    model: "epsilon-5",
+    request: (model) => [
+      "http://sim/v1/responses",
+      { headers: { authorization: "Bearer k" }, body: JSON.stringify({ model, stream: true, input: "hi" }) },
+    ],
+  },
+  generate: {
+    model: "gamma-3-flash",
+    request: (model) => [
+      `http://sim/v1beta/models/${model}:streamGenerateContent?alt=sse`,
+      {
+        headers: { "x-goog-api-key": "k" },
+        body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "hi" }] }] }),
+      },
+    ],
+  },
+};
+if (!(FORMAT in CALLS)) throw new Error("--format: messages, responses or generate");
 const rounds = Number(args.rounds);
 const streams = Number(args.streams);
 
 /** The simulator's reply to the benchmark's streaming messages request, as the chunks it writes. */
 async function reply(model: string, answer: string): Promise<Uint8Array[]> {
   const sim = createSimulatorFetch({ chunks: 50, answerModel: () => answer });
-  const res = await sim("http://sim/v1/messages", {
+  const [url, init] = CALLS[FORMAT].request(model);
+  const res = await sim(url, {
+    ...init,
     method: "POST",
-    headers: { "content-type": "application/json", "x-api-key": "k", "anthropic-version": "2023-06-01" },
-    body: JSON.stringify({ model, max_tokens: 64, stream: true, messages: [{ role: "user", content: "hi" }] }),
+    headers: { "content-type": "application/json", ...(init.headers as Record<string, string>) },
   });
   const chunks: Uint8Array[] = [];
   for await (const c of res.body as unknown as AsyncIterable<Uint8Array>) chunks.push(c);
   // One read per frame, cut at the blank lines, whatever the simulator's own writes were.
   const text = new TextDecoder().decode(Buffer.concat(chunks));
   return text
-    .split(/(?<=\n\n)/)
+    .split(/(?<=\r?\n\r?\n)/)
     .filter(Boolean)
     .map((f) => new TextEncoder().encode(f));
 }
 
-const id = "alpha-haiku-4-5";
+const id = CALLS[FORMAT].model;
 const frames = { plain: await reply(id, id), snap: await reply(id, `${id}-20251001`) };
 const shapes: Record<string, Uint8Array[]> = {
   whole: [Buffer.concat(frames.plain)],
@@ -108,7 +146,8 @@ async function load(given: string): Promise<Build> {
   const { UsageTally } = await import(`${src}/metering/usage-tally.ts`);
   const { FORMATS } = await import(`${src}/formats/index.ts`);
   const { PROTOCOLS } = await import(`${src}/protocols/index.ts`);
-  const format = FORMATS.messages;
+  const format = FORMATS[FORMAT];
+  const protocol = PROTOCOLS[FORMAT];
   const logger = { error() {}, warn() {}, info() {}, debug() {} };
   /** The taps of one messages passthrough stream, as the gateway builds them. */
   const taps = (source?: ReadableStream<Uint8Array>) => {
@@ -117,13 +156,13 @@ async function load(given: string): Promise<Build> {
       if (!usageTextLooksTrue(json, 1_000_000)) tally.distrust();
     };
     const inner = sseLineGate(
-      passthroughTap(PROTOCOLS.messages.passthrough, format, tally, { includeUsage: false, renameModel: id }, audit),
+      passthroughTap(protocol.passthrough, format, tally, { includeUsage: false, renameModel: id }, audit),
       format,
       "alpha",
     );
     if (!ContinuingStream || !source) return { tap: firstFrameGuard(inner, format, "alpha"), source };
     // A continuer that is never asked: the stream is not cut.
-    const stream = new ContinuingStream(source, { kind: "bytes", tap: inner, reply: {} }, undefined, {
+    const stream = new ContinuingStream(source, { kind: "bytes", tap: inner, reply: {}, protocol }, undefined, {
       format,
       client: undefined,
       model: id,

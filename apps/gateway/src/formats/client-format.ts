@@ -52,6 +52,16 @@ export interface ClientRequest {
 export interface PivotEncoder {
   push(ev: MessagesStreamEvent): void;
   end(): void;
+  /**
+   * Goes on from a stream of this format that an upstream wrote and the client has received (a
+   * passthrough cut after its 200, relay/continuing-tap.ts), once its events were pushed here as
+   * pivot events: `events` are the relayed events' data, parsed, in order. From here on the
+   * encoder writes in the upstream's terms (its ids, indexes and numbering). Returns whether the
+   * client's last text part is still open (a continuation's first text goes on in it), or
+   * undefined where this stream cannot be gone on with. Absent: the replayed pivot events were
+   * all the encoder needed.
+   */
+  resume?(events: readonly unknown[]): { textOpen: boolean } | undefined;
 }
 
 /**

@@ -71,6 +71,10 @@ function generateClient(
       const machine = new MessagesToGenerateMachine({ model: id, frame: (json) => write(framing.frame(json)) });
       return {
         push: (ev) => machine.push(ev),
+        resume(events) {
+          machine.resume(events);
+          return { textOpen: true };
+        },
         end() {
           machine.end();
           const close = framing.close();

@@ -179,6 +179,7 @@ function responsesClient(
   let machine: MessagesToResponsesMachine | undefined;
   // The vendor's own reply, when the request passed through to a Responses upstream.
   let passed: Record<string, unknown> | undefined;
+
   const client: ClientRequest = {
     model: request.model,
     stream: request.stream === true,
@@ -293,7 +294,8 @@ function responsesClient(
       if (request.store === false || !response || response.status === "failed") return undefined;
       // A passed-through conversation is kept as the vendor will take it back; a translated one
       // as the items Turnpike read.
-      return { response, inputItems: passed ? bodyItems(body) : inputItems(request) };
+      // A cut passthrough that went on (`resumed`) holds the vendor's items too.
+      return { response, inputItems: passed || machine?.resumed ? bodyItems(body) : inputItems(request) };
     },
   };
   return client;

@@ -101,6 +101,18 @@ export interface PassthroughReader {
 }
 
 /**
+ * How a passthrough stream of this protocol is read back after a cut (relay/continuing-tap.ts):
+ * its relayed bytes go through {@link UpstreamProtocol.machine} into pivot events, which the
+ * client format's encoder takes as what it has written.
+ */
+export interface ReadBack {
+  /** Where the vendor's in-band error frame starts, as its text: a relayed piece holding one ends this upstream's part there. */
+  readonly errorMarks: readonly string[];
+  /** A read-back pivot event put in the terms of the same format's encoder (where its machine names things otherwise). */
+  fix?(ev: MessagesStreamEvent): void;
+}
+
+/**
  * What an embeddings call reads of its request (the checked `POST /v1/embeddings` body,
  * embeddings/embeddings-request.ts): the inputs (a text, or token ids), and the options a
  * protocol may carry.
@@ -192,6 +204,8 @@ export interface UpstreamProtocol {
    * partial turn and a user turn asking to continue.
    */
   readonly continueBy: ContinueBy;
+  /** How a passthrough stream of this protocol is continued after a cut; undefined: it is not. */
+  readonly readBack: ReadBack | undefined;
   /**
    * Asks the upstream for a paid service tier in its own field of `body` (docs/protocols.md
    * §5.5a); false where the protocol cannot ask for this tier.

@@ -1,8 +1,8 @@
 import type { MessagesStreamEvent } from "@turnpike/schema";
 import { SSEParser } from "@turnpike/schema/sse";
-import type { ClientFormat, ClientRequest, Format } from "../formats";
-import { PROTOCOLS, type UpstreamProtocol } from "../protocols";
-import type { ReplyContext } from "../protocols/upstream-protocol";
+import type { ClientFormat, ClientRequest } from "../formats";
+import type { UpstreamProtocol } from "../protocols";
+import type { ReadBack, ReplyContext } from "../protocols/upstream-protocol";
 import type { Watch } from "../dispatch/execute";
 import type { UsageTally } from "../metering/usage-tally";
 import type { Logger } from "../log/logger";
@@ -34,39 +34,41 @@ export interface Continuer {
   next(partial: string): Promise<ContinuedAttempt | undefined>;
 }
 
-/**
- * Per client format, how a passthrough stream's relayed bytes are read back as pivot events (the
- * upstream speaks the client's format) and its id kept, and where an upstream's in-band error
- * frame starts; undefined: a passthrough in this format is not continued (its item ids and
- * sequence numbers are the upstream's, which no encoder of Turnpike's could go on with).
- */
-const READ_BACK: Record<
-  Format,
-  | { protocol: UpstreamProtocol; errorText: string; errorMark: Uint8Array; fix?(ev: MessagesStreamEvent): void }
-  | undefined
-> = {
-  messages: {
-    protocol: PROTOCOLS.messages,
-    errorText: "event: error\n",
-    errorMark: new TextEncoder().encode("event: error\n"),
-  },
-  chat: {
-    protocol: PROTOCOLS.chat,
-    errorText: 'data: {"error"',
-    errorMark: new TextEncoder().encode('data: {"error"'),
-    // The chat machine names its message `msg_<chunk id>`; the chat encoder's chunks are
-    // `chatcmpl-<message id without msg_>`: the upstream's own id, kept.
-    fix(ev) {
-      if (ev.type === "message_start") ev.message.id = ev.message.id.replace(/^msg_chatcmpl-/, "msg_");
-    },
-  },
-  responses: undefined,
-  generate: undefined,
-};
+/** A passthrough's read-back (its protocol's), with its error marks as bytes for the search of each relayed piece. */
+interface ReadBackOf {
+  protocol: UpstreamProtocol;
+  back: ReadBack;
+  marks: Uint8Array[];
+}
 
-/** A passthrough stream in this format can be continued. */
-export function continuesPassthrough(format: Format): boolean {
-  return READ_BACK[format] !== undefined;
+function readBackOf(protocol: UpstreamProtocol): ReadBackOf | undefined {
+  const back = protocol.readBack;
+  if (!back) return undefined;
+  return { protocol, back, marks: back.errorMarks.map((m) => new TextEncoder().encode(m)) };
+}
+
+/** A passthrough stream of this protocol can be continued (its adapter says how it is read back). */
+export function continuesPassthrough(protocol: UpstreamProtocol): boolean {
+  return protocol.readBack !== undefined;
+}
+
+/** Where the first of `marks` starts in a piece, or -1. */
+function firstMark(piece: Uint8Array | string, texts: readonly string[], marks: readonly Uint8Array[]): number {
+  let at = -1;
+  for (let i = 0; i < marks.length; i++) {
+    const found = typeof piece === "string" ? piece.indexOf(texts[i]!) : find(piece, marks[i]!);
+    if (found !== -1 && (at === -1 || found < at)) at = found;
+  }
+  return at;
+}
+
+/** A relayed event's data, parsed (undefined where it is not JSON). */
+function parsed(data: string): unknown {
+  try {
+    return JSON.parse(data);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The message of an in-band error that ends a stream no continuation could save. */
@@ -93,7 +95,7 @@ export interface ContinuingOptions {
 
 /** The first attempt's tap: a passthrough's (its bytes relayed) or a translation's. */
 export type FirstTap =
-  | { kind: "bytes"; tap: InlineTap; reply: ReplyContext }
+  | { kind: "bytes"; tap: InlineTap; reply: ReplyContext; protocol: UpstreamProtocol }
   | { kind: "pivot"; tap: TranslatedTap; span: StreamSpan };
 
 type Current = FirstTap | { kind: "continued"; tap: TranslatedTap; stopped: () => boolean };
@@ -151,7 +153,7 @@ export class ContinuingStream {
     this.current = first;
     this.upstreamWatch = watch;
     this.promptOf = opts.countPrompt;
-    this.back = READ_BACK[opts.format.id];
+    this.back = first.kind === "bytes" ? readBackOf(first.protocol) : undefined;
     if (first.kind === "pivot") {
       this.side = first.tap.side;
       this.span = first.span;
@@ -247,7 +249,7 @@ export class ContinuingStream {
 
   /** Where a passthrough's pieces go this chunk (one callback for the stream, not one per chunk). */
   private out: (piece: Uint8Array | string) => void = () => {};
-  private back: (typeof READ_BACK)[Format];
+  private readonly back: ReadBackOf | undefined;
 
   /** One piece a passthrough relays: kept by reference and written, unless the upstream's in-band error starts in it. */
   private readonly relayPiece = (piece: Uint8Array | string): void => {
@@ -256,7 +258,7 @@ export class ContinuingStream {
       return;
     }
     const back = this.back!;
-    const at = typeof piece === "string" ? piece.indexOf(back.errorText) : find(piece, back.errorMark);
+    const at = firstMark(piece, back.back.errorMarks, back.marks);
     if (at === -1) {
       this.sent.push(piece);
       return this.out(piece);
@@ -314,24 +316,42 @@ export class ContinuingStream {
   private spanNow(): StreamSpan | undefined {
     if (this.span) return this.span;
     const cur = this.current;
-    if (cur.kind !== "bytes") return undefined;
-    const back = READ_BACK[this.opts.format.id]!;
+    if (cur.kind !== "bytes" || !this.back) return undefined;
+    const { protocol, back } = this.back;
     const span = new StreamSpan();
     const side = clientSide(this.opts.client, this.opts.model, undefined, span);
-    const machine = back.protocol.machine({ ...cur.reply, toolNames: undefined, stopSequences: undefined }, (ev) => {
+    const machine = protocol.machine({ ...cur.reply, toolNames: undefined, stopSequences: undefined }, (ev) => {
       if (ev.type === "error") return;
       back.fix?.(ev);
       side.push(ev);
     });
+    // An encoder that goes on in the upstream's own terms reads the relayed events themselves too.
+    const events: unknown[] | undefined = side.resume ? [] : undefined;
     const parser = new SSEParser();
     const decoder = new TextDecoder();
     for (const p of this.sent) {
       const text = typeof p === "string" ? p : decoder.decode(p, { stream: true });
-      for (const msg of parser.push(text)) machine.push(msg);
+      for (const msg of parser.push(text)) {
+        events?.push(parsed(msg.data));
+        machine.push(msg);
+      }
     }
+    this.sent.length = 0;
     // What the encoder wrote while it caught up is what the client already has.
     side.flush(() => {});
-    this.sent.length = 0;
+    if (events) {
+      const on = side.resume!(events);
+      if (!on) {
+        this.opts.logger.warn("cut stream not continued", {
+          request_id: this.opts.requestId,
+          reason: "the upstream's stream cannot be gone on with in its own terms",
+        });
+        return undefined;
+      }
+      // The client's text part was closed (its done events went out): a continuation's text starts a new one.
+      const open = span.open;
+      if (!on.textOpen && open?.kind === "text") open.open = false;
+    }
     this.side = side;
     this.span = span;
     return span;

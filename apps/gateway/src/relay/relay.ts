@@ -333,7 +333,7 @@ function relayEvents({
   // so its lines are checked on the way.
   // A continued stream keeps the span of what the client received (relay/stream-span.ts); a
   // passthrough's is read back only after a cut. No continuation: none of it exists.
-  const goOn = continuing && (!plan.passthrough || continuesPassthrough(format.id)) ? continuing : undefined;
+  const goOn = continuing && (!plan.passthrough || continuesPassthrough(plan.protocol)) ? continuing : undefined;
   let stream: ContinuingStream | undefined;
   const span = goOn && !plan.passthrough ? new StreamSpan() : undefined;
   const inner = plan.passthrough
@@ -362,7 +362,9 @@ function relayEvents({
   if (goOn) {
     stream = new ContinuingStream(
       source,
-      span ? { kind: "pivot", tap: inner as TranslatedTap, span } : { kind: "bytes", tap: inner, reply: plan.reply },
+      span
+        ? { kind: "pivot", tap: inner as TranslatedTap, span }
+        : { kind: "bytes", tap: inner, reply: plan.reply, protocol: plan.protocol },
       watch,
       {
         format,

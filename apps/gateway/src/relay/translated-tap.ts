@@ -2,7 +2,7 @@ import type { MessagesStreamEvent } from "@turnpike/schema";
 import type { GuardrailRun } from "../guardrails/run";
 import { StreamRestorer } from "../guardrails/pivot";
 import { SSEParser, type SSEMessage } from "@turnpike/schema/sse";
-import type { ClientRequest } from "../formats";
+import type { ClientRequest, PivotEncoder } from "../formats";
 import type { UpstreamProtocol } from "../protocols";
 import type { ReplyContext } from "../protocols/upstream-protocol";
 import { chunkDecoder, type InlineTap } from "./passthrough-tap";
@@ -20,6 +20,8 @@ export interface ClientSide {
   end(): void;
   /** The upstream was cut and is to be continued: text held back (the guardrails') is dropped, never sent. */
   discard(): void;
+  /** The encoder's own going on from a passthrough's relayed events, where it has one ({@link PivotEncoder.resume}). */
+  resume?: PivotEncoder["resume"];
 }
 
 /**
@@ -51,6 +53,7 @@ export function clientSide(client: ClientRequest, model: string, guard?: Guardra
     },
     end: () => encoder.end(),
     discard: () => restorer?.discard(),
+    ...(encoder.resume ? { resume: (events: readonly unknown[]) => encoder.resume!(events) } : {}),
   };
 }
 

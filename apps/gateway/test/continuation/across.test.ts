@@ -43,6 +43,9 @@ describe("continued on another protocol", () => {
     ["chat", BETA, "beta-5", "generate"],
     ["responses", GAMMA, "gamma-3-flash", "responses"],
     ["generate", EPSILON, "epsilon-5", "messages"],
+    // Passthroughs, continued in the vendor's ids by another protocol.
+    ["responses", EPSILON, "epsilon-5", "messages"],
+    ["generate", GAMMA, "gamma-3-flash", "responses"],
   ];
   for (const [client, up, model, on] of CELLS) {
     test(`${client} client, cut on ${up.label}, continued on ${on}`, async () => {

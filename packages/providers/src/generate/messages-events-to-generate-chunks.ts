@@ -131,6 +131,18 @@ export class MessagesToGenerateMachine {
     }
   }
 
+  /**
+   * Goes on from a stream the client has received from a generateContent upstream (a passthrough
+   * cut after its 200), after its events were pushed here as pivot events: `chunks` are the relayed
+   * chunks' data. The part held back was sent already (the upstream's own chunk carried it), and
+   * the chunks to come name the upstream's `responseId`.
+   */
+  resume(chunks: readonly unknown[]): void {
+    this.held = undefined;
+    for (const chunk of chunks)
+      if (isRecord(chunk) && typeof chunk.responseId === "string") this.responseId = chunk.responseId;
+  }
+
   end(): void {
     if (this.ended) return;
     if (this.stop !== undefined) {

@@ -14,6 +14,7 @@ import type {
   ResponsesStreamEventType,
 } from "@turnpike/schema";
 import { randomId } from "../ids.js";
+import { isRecord } from "../json.js";
 import { messagesUsageFields, type UsageTotals } from "../usage.js";
 import {
   clientFunctionName,
@@ -58,6 +59,13 @@ export class MessagesToResponsesMachine {
   private readonly ctx: ResponsesReplyContext & { id: string; createdAt: number };
   /** The response the stream ended with (completed, incomplete or failed), once it has ended. */
   final: ResponsesResponse | undefined;
+  /** The upstream's own response object, when this stream goes on from one ({@link resume}). */
+  private base: Record<string, unknown> | undefined;
+
+  /** This stream went on from an upstream's ({@link resume}): its items are the vendor's. */
+  get resumed(): boolean {
+    return this.base !== undefined;
+  }
 
   constructor(
     ctx: ResponsesReplyContext,
@@ -119,6 +127,8 @@ export class MessagesToResponsesMachine {
       case "content_block_start": {
         this.begin();
         const b = ev.content_block;
+        // A resumed stream's open text part takes the continuation's first text (it never closed).
+        if (b.type === "text" && this.open?.kind === "text") return;
         if (b.type === "text") {
           if (!this.message) {
             const item: Message = {
@@ -281,7 +291,7 @@ export class MessagesToResponsesMachine {
         this.closeMessage();
         this.ended = true;
         const { status, incomplete } = responsesStatusOf(this.stop);
-        const response = responsesEnvelope(this.ctx, status, this.output, usageToResponses(this.usage), incomplete);
+        const response = this.envelope(status, incomplete, null);
         this.final = response;
         this.frame(
           status === "incomplete" ? "response.incomplete" : "response.completed",
@@ -301,16 +311,134 @@ export class MessagesToResponsesMachine {
     }
   }
 
+  /** The response as it ends: Turnpike's envelope, or the upstream's own object with its end put in. */
+  private envelope(
+    status: ResponsesResponse["status"],
+    incomplete: ResponsesResponse["incomplete_details"],
+    error: ResponsesResponse["error"],
+  ): ResponsesResponse {
+    const usage = usageToResponses(this.usage);
+    if (!this.base) return responsesEnvelope(this.ctx, status, this.output, usage, incomplete, error);
+    const completedAt = status === "completed" ? Math.floor(Date.now() / 1000) : null;
+    // The vendor's object, read leniently: its fields are the ones its client has seen since `response.created`.
+    return {
+      ...this.base,
+      status,
+      completed_at: completedAt,
+      error,
+      incomplete_details: incomplete,
+      output: this.output,
+      usage,
+    } as unknown as ResponsesResponse;
+  }
+
+  /**
+   * Goes on from a stream the client has received from a Responses upstream (a passthrough cut
+   * after its 200): `events` are the relayed events' data, in order. From here on the response's
+   * id and settings, its output items (their ids and indexes) and the numbering are the
+   * upstream's, so that what this machine writes next reads as the rest of that one stream: a
+   * continued text part gets its deltas and then its done events with the whole text. Returns
+   * whether a text part is still open (the next text goes on in it), or undefined where the
+   * stream cannot be gone on with: events but no `response.created`, an item other than a message
+   * open, a part other than output text open.
+   */
+  resume(events: readonly unknown[]): { textOpen: boolean } | undefined {
+    let base: Record<string, unknown> | undefined;
+    let last = -1;
+    const items: Record<string, unknown>[] = [];
+    const open = new Set<number>();
+    let part: { at: number; index: number } | undefined;
+    const partOf = (at: unknown, index: unknown): Record<string, unknown> | undefined => {
+      const item = typeof at === "number" ? items[at] : undefined;
+      const content = item && Array.isArray(item.content) ? item.content : undefined;
+      const p = content && typeof index === "number" ? content[index] : undefined;
+      return isRecord(p) ? p : undefined;
+    };
+    for (const ev of events) {
+      if (!isRecord(ev)) continue;
+      if (typeof ev.sequence_number === "number" && ev.sequence_number > last) last = ev.sequence_number;
+      const at = ev.output_index;
+      switch (ev.type) {
+        case "response.created":
+        case "response.in_progress":
+          if (isRecord(ev.response)) base = ev.response;
+          break;
+        case "response.output_item.added":
+          if (typeof at === "number" && isRecord(ev.item)) {
+            items[at] = structuredClone(ev.item);
+            open.add(at);
+          }
+          break;
+        case "response.output_item.done":
+          if (typeof at === "number" && isRecord(ev.item)) {
+            items[at] = ev.item;
+            open.delete(at);
+          }
+          break;
+        case "response.content_part.added": {
+          const item = typeof at === "number" ? items[at] : undefined;
+          if (!item || !isRecord(ev.part) || typeof ev.content_index !== "number") break;
+          if (!Array.isArray(item.content)) item.content = [];
+          (item.content as unknown[])[ev.content_index] = { ...ev.part };
+          part = { at: at as number, index: ev.content_index };
+          break;
+        }
+        case "response.output_text.delta": {
+          const p = partOf(at, ev.content_index);
+          if (p && typeof ev.delta === "string") p.text = `${typeof p.text === "string" ? p.text : ""}${ev.delta}`;
+          break;
+        }
+        case "response.content_part.done": {
+          const item = typeof at === "number" ? items[at] : undefined;
+          if (item && Array.isArray(item.content) && isRecord(ev.part) && typeof ev.content_index === "number")
+            item.content[ev.content_index] = ev.part;
+          if (part?.at === at && part?.index === ev.content_index) part = undefined;
+          break;
+        }
+        default:
+          break;
+      }
+    }
+    // Nothing reached the client yet: the stream is this machine's from its start.
+    if (last === -1 && !base) return { textOpen: false };
+    if (!base || typeof base.id !== "string") return undefined;
+    for (let i = 0; i < items.length; i++) if (!items[i]) return undefined;
+    if (open.size > 1) return undefined;
+    const [k] = open;
+    let textOpen = false;
+    this.message = undefined;
+    this.open = undefined;
+    if (k !== undefined) {
+      const item = items[k]!;
+      if (item.type !== "message" || k !== items.length - 1) return undefined;
+      // The vendor's message item, in the shape this machine writes into (its parts added as they came).
+      const message = item as unknown as Message;
+      this.message = { item: message, index: k };
+      if (part?.at === k) {
+        if (partOf(k, part.index)?.type !== "output_text") return undefined;
+        const head = `${itemHead(message.id, k)},"content_index":${part.index}`;
+        this.open = { kind: "text", item: message, index: k, part: part.index, head };
+        textOpen = true;
+      }
+    }
+    this.base = base;
+    this.ctx.id = base.id;
+    if (typeof base.created_at === "number") this.ctx.createdAt = base.created_at;
+    this.output.length = 0;
+    // The vendor's items as its client holds them (read leniently: they are relayed again as they are).
+    this.output.push(...(items as unknown as ResponsesOutputItem[]));
+    this.seq = last + 1;
+    this.started = true;
+    return { textOpen };
+  }
+
   /** An in-band error: `error`, then `response.failed` with the output so far. Nothing follows. */
   fail(code: string, message: string): void {
     if (this.ended) return;
     this.begin();
     this.ended = true;
     this.emit("error", { code, message, param: null });
-    const response = responsesEnvelope(this.ctx, "failed", this.output, usageToResponses(this.usage), null, {
-      code,
-      message,
-    });
+    const response = this.envelope("failed", null, { code, message });
     this.final = response;
     this.frame("response.failed", `"response":${JSON.stringify(response)}`);
   }

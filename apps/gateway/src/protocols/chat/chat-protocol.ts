@@ -153,6 +153,14 @@ export const chatProtocol: UpstreamProtocol = {
   batches: chatBatches,
   readsClientBetas: false,
   continueBy: "ask",
+  readBack: {
+    errorMarks: ['data: {"error"'],
+    // The chat machine names its message `msg_<chunk id>`; the chat encoder's chunks are
+    // `chatcmpl-<message id without msg_>`: the upstream's own id, kept.
+    fix(ev) {
+      if (ev.type === "message_start") ev.message.id = ev.message.id.replace(/^msg_chatcmpl-/, "msg_");
+    },
+  },
   serviceTier: (body, tier) => putField(body, "service_tier", tier),
   parameters: [
     "max_tokens",

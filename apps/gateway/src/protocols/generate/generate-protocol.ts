@@ -211,6 +211,9 @@ export const generateProtocol: UpstreamProtocol = {
   batches: generateBatches,
   readsClientBetas: false,
   continueBy: "ask",
+  // The vendor's in-band error is a chunk holding its error envelope (`{"error": {code, message}}`); the
+  // client's encoder goes on with the vendor's `responseId` (its `resume`).
+  readBack: { errorMarks: ['data: {"error"'] },
   serviceTier: (body, tier) => putField(body, "serviceTier", tier),
   parameters: [
     "max_tokens",

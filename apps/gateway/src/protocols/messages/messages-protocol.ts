@@ -280,6 +280,7 @@ export const messagesProtocol: UpstreamProtocol = {
   batches: messagesBatches,
   readsClientBetas: true,
   continueBy: "prefill",
+  readBack: { errorMarks: ["event: error\n"] },
   // Priority is sold by commitment: `auto` lets a request use it, `standard_only` keeps it at the
   // standard tier; there is no flex.
   serviceTier: (body, tier) => tier === "priority" && putField(body, "service_tier", "auto"),

@@ -153,6 +153,9 @@ export const responsesProtocol: UpstreamProtocol = {
   batches: undefined,
   readsClientBetas: false,
   continueBy: "ask",
+  // The vendor's in-band error is `error` then `response.failed`; either may come alone. The
+  // client's encoder goes on in the vendor's ids and numbering (its `resume`).
+  readBack: { errorMarks: ["event: error\n", "event: response.failed\n"] },
   serviceTier: (body, tier) => putField(body, "service_tier", tier),
   parameters: ["max_tokens", "temperature", "top_p", "tools", "tool_choice", "parallel_tool_calls", "reasoning"],
 };
