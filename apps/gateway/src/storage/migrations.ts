@@ -10,6 +10,7 @@ import {
 import { VERSION } from "../vocabulary/version";
 import { rollupMigration } from "./usage-rollup";
 import { PARTITION_USAGE } from "./usage-partitions";
+import { guardrailRollupMigration } from "./guardrail-rollup";
 
 /**
  * Versioned schema changes of the store, applied in order at start-up, each once: the store
@@ -392,6 +393,14 @@ UPDATE keys SET team_id = 'team_default';`,
     // the rows already there are copied into their months. The embedded store has no partitions.
     sqlite: "SELECT 1",
     postgres: PARTITION_USAGE,
+  },
+  {
+    version: 22,
+    name: "guardrail notes rolled up per day, key, policy, category and action",
+    // GET /admin/guardrails reads these, not the raw rows (storage/guardrail-rollup.ts); the notes
+    // already there are rolled up here, once.
+    sqlite: guardrailRollupMigration("sqlite"),
+    postgres: guardrailRollupMigration("postgres"),
   },
 ];
 
