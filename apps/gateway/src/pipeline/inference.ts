@@ -40,6 +40,11 @@ export interface InternalCall {
    * admitted again; this admission's reservation is settled by the line's metering.
    */
   admitted?: Admitted;
+  /**
+   * The external hooks' answers kept with a batch line when it was prepared (GuardrailRun
+   * `keptHookAnswers`): its run reads them instead of asking again, so a line asks a hook once.
+   */
+  hookAnswers?: Record<string, unknown>;
 }
 
 /** What a caller that keeps the reply itself is told of the request (the Responses WebSocket's memory). */
@@ -95,6 +100,7 @@ export async function handleInference(
     const policies = keyPolicies(deps.config.guardrails, key);
     const guard = policies ? new GuardrailRun(policies, ctx.id) : undefined;
     if (guard) {
+      if (internal?.hookAnswers) guard.adoptHookAnswers(internal.hookAnswers);
       guarded = { guard, key, target: asked, stream: client.stream };
       observer?.guarded(guard);
     }

@@ -2,6 +2,7 @@ import type { Database } from "bun:sqlite";
 import {
   BATCH_GROUP_TABLES,
   BATCH_LINE_QUEUE_INDEXES,
+  BATCH_LINE_HOOK_ANSWERS,
   BATCH_LINE_STATE_INDEX,
   BATCH_TABLES,
   batchLineReserve,
@@ -401,6 +402,13 @@ UPDATE keys SET team_id = 'team_default';`,
     // already there are rolled up here, once.
     sqlite: guardrailRollupMigration("sqlite"),
     postgres: guardrailRollupMigration("postgres"),
+  },
+  {
+    version: 23,
+    name: "batches: a line's external guardrail hook answers, asked once per line",
+    // Null for every line before: such a line asks its hooks again, as it did (storage/batch-store.ts `hook_answers`).
+    sqlite: BATCH_LINE_HOOK_ANSWERS,
+    postgres: BATCH_LINE_HOOK_ANSWERS,
   },
 ];
 
