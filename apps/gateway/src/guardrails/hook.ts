@@ -99,7 +99,9 @@ export async function askHooks(
       // Asked once per request: another attempt sends the same texts and reads the same answer. Kept
       // by a digest of the policy and texts (not the request id): a batch line's answer, kept with
       // the line, serves its replay, a request of its own (batches/prepare-line.ts).
-      const id = createHash("sha256").update(JSON.stringify([p.name, sent])).digest("hex");
+      const id = createHash("sha256")
+        .update(JSON.stringify([p.name, sent]))
+        .digest("hex");
       let asked = run.hookAnswers.get(id) as Promise<HookAnswer | string> | undefined; // stored just below, or kept by keptHookAnswers from one
       if (!asked) {
         asked = ask(hook, JSON.stringify({ policy: p.name, request_id: requestId, texts: sent }), mine, fetcher);

@@ -68,4 +68,3 @@ function texts(v: unknown, f: (s: string) => string): unknown {
 export function guardMcpContent<T>(run: GuardrailRun, v: T): T {
   return texts(v, (s) => run.restoreText(run.text(s, "mcp", undefined, { restorable: false }))) as T; // the same shape, `text` strings replaced
 }
-

@@ -245,7 +245,9 @@ export function sessionServer(s: SessionServices, key: () => KeyRecord): Server 
     }
     const guard = mcpGuard(k);
     return operate("tools/call", { server: target.server, name: target.name, bytesIn }, extra, async (op) => {
-      const args = guard ? guarded(op, guard, () => redactArguments(guard, req.params.arguments)) : req.params.arguments;
+      const args = guard
+        ? guarded(op, guard, () => redactArguments(guard, req.params.arguments))
+        : req.params.arguments;
       const called = await s.pool.run(
         target.server,
         (c, o) => c.callTool({ ...req.params, arguments: args, name: target.name }, undefined, o),
@@ -298,10 +300,16 @@ export function sessionServer(s: SessionServices, key: () => KeyRecord): Server 
       { server: target.server, name: target.name, bytesIn: bytesOf(req.params.arguments) },
       extra,
       async (op) => {
-        const args = guard ? guarded(op, guard, () => redactArguments(guard, req.params.arguments)) : req.params.arguments;
+        const args = guard
+          ? guarded(op, guard, () => redactArguments(guard, req.params.arguments))
+          : req.params.arguments;
         const got = await s.pool.run(
           target.server,
-          (c, o) => c.getPrompt({ ...req.params, ...(args ? { arguments: args as Record<string, string> } : {}), name: target.name }, o), // strings in, strings out (redactArguments keeps the shape)
+          (c, o) =>
+            c.getPrompt(
+              { ...req.params, ...(args ? { arguments: args as Record<string, string> } : {}), name: target.name },
+              o,
+            ), // strings in, strings out (redactArguments keeps the shape)
           extra.signal,
         );
         op.answered = true;

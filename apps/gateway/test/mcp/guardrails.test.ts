@@ -140,7 +140,10 @@ describe("guardrails on MCP prompts and resources", () => {
     expect(weather.bodies.slice(asked).join("\n")).not.toContain("daily_brief");
     const recorded = await rows(id, "weather__daily_brief", 2);
     expect(recorded.map((r) => r.status).sort()).toEqual([200, 400]);
-    expect(recorded.find((r) => r.status === 200)!.guardrail).toMatchObject({ categories: ["email"], action: "redact" });
+    expect(recorded.find((r) => r.status === 200)!.guardrail).toMatchObject({
+      categories: ["email"],
+      action: "redact",
+    });
     expect(JSON.stringify(recorded)).not.toContain(SECRET);
     await client.close();
   });
@@ -160,10 +163,12 @@ describe("guardrails on MCP prompts and resources", () => {
     );
     const recorded = await rows(id, "resources/read", 3);
     expect(recorded.map((r) => r.status).sort()).toEqual([200, 200, 400]);
-    expect(recorded.filter((r) => r.guardrail).map((r) => (r.guardrail as { action: string }).action).sort()).toEqual([
-      "block",
-      "redact",
-    ]);
+    expect(
+      recorded
+        .filter((r) => r.guardrail)
+        .map((r) => (r.guardrail as { action: string }).action)
+        .sort(),
+    ).toEqual(["block", "redact"]);
     await client.close();
   });
 

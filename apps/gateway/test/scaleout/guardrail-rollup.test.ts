@@ -31,7 +31,13 @@ const CARD = { policy: "trial-cards", category: "card", action: "block", dry_run
 /** Row `i`'s note: a third with one email policy's detections, a third with two policies (one a dry run), a third none. */
 function noteOf(i: number): GuardrailNote | null {
   if (i % 3 === 0)
-    return { policies: ["pii"], categories: ["email"], action: "redact", dry_run: false, detections: [EMAIL(1 + (i % 5))] };
+    return {
+      policies: ["pii"],
+      categories: ["email"],
+      action: "redact",
+      dry_run: false,
+      detections: [EMAIL(1 + (i % 5))],
+    };
   if (i % 3 === 1)
     return {
       policies: ["pii", "trial-cards"],
@@ -111,8 +117,7 @@ function expected(first: string, last: string): GuardrailTotal[] {
   for (const r of LATER) add(r);
   return [...rows.values()].map(({ n: _, ...r }: GuardrailTotal & { n?: number }) => r);
 }
-const sorted = (xs: GuardrailTotal[]) =>
-  [...xs].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+const sorted = (xs: GuardrailTotal[]) => [...xs].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
 
 /** Ranges of days: everything, one month, a month's end crossed, one day, the later days, none. */
 const RANGES: [string, string][] = [
@@ -245,7 +250,9 @@ SELECT ${bulkSelect("strftime('%Y-%m-%d', '2026-10-15', '+' || (i % 40) || ' day
         .query<{ detail: string }, string[]>(`EXPLAIN QUERY PLAN ${sql}`)
         .all(...params);
       // The day range is a search of the table's primary key, not a scan.
-      expect(plan.map((p) => p.detail).join("\n")).toMatch(/SEARCH guardrail_rollup USING PRIMARY KEY \(day>\? AND day<\?\)/);
+      expect(plan.map((p) => p.detail).join("\n")).toMatch(
+        /SEARCH guardrail_rollup USING PRIMARY KEY \(day>\? AND day<\?\)/,
+      );
       return [...new Set(plan.flatMap((p) => p.detail.match(/\b(?:usage\w*|guardrail_rollup)\b/g) ?? []))];
     },
     async table() {
@@ -289,7 +296,12 @@ suite(
       },
       async planned(first, last) {
         const [{ "QUERY PLAN": plan }] = await store.sql.unsafe(
-          `EXPLAIN (FORMAT JSON) ${guardrailTotalsSql(first, last, (v) => `'${v}'`, (e) => `${e}::float8`)}`,
+          `EXPLAIN (FORMAT JSON) ${guardrailTotalsSql(
+            first,
+            last,
+            (v) => `'${v}'`,
+            (e) => `${e}::float8`,
+          )}`,
         );
         const relations = new Set<string>();
         const walk = (node: Record<string, unknown>) => {
