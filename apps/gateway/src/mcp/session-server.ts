@@ -303,13 +303,11 @@ export function sessionServer(s: SessionServices, key: () => KeyRecord): Server 
         const args = guard
           ? guarded(op, guard, () => redactArguments(guard, req.params.arguments))
           : req.params.arguments;
+        // A prompt's arguments are strings, and redactArguments keeps every value's type.
+        const asked = { ...req.params, ...(args ? { arguments: args as Record<string, string> } : {}) };
         const got = await s.pool.run(
           target.server,
-          (c, o) =>
-            c.getPrompt(
-              { ...req.params, ...(args ? { arguments: args as Record<string, string> } : {}), name: target.name },
-              o,
-            ), // strings in, strings out (redactArguments keeps the shape)
+          (c, o) => c.getPrompt({ ...asked, name: target.name }, o),
           extra.signal,
         );
         op.answered = true;
