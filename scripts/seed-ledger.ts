@@ -116,7 +116,7 @@ if (dbPath) {
   await store.close();
   const db = new Database(dbPath);
   db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = OFF;");
-  if (!append) db.exec("DELETE FROM usage; DELETE FROM usage_rollup;");
+  if (!append) db.exec("DELETE FROM usage; DELETE FROM usage_rollup; DELETE FROM guardrail_rollup;");
   const rand = (n: number) => `(abs(random()) % ${n})`;
   const time = (s: string) => `strftime('%Y-%m-%dT%H:%M:%fZ', ${s}, 'unixepoch')`;
   const bool = (e: string) => `(${e})`;
@@ -136,7 +136,7 @@ SELECT ${rowSelect(rand, time, bool)} FROM n`);
   await seedKeys(store);
   await store.close();
   const sql = new SQL(url, { max: 1 });
-  if (!append) await sql.unsafe("TRUNCATE usage; TRUNCATE usage_rollup;");
+  if (!append) await sql.unsafe("TRUNCATE usage; TRUNCATE usage_rollup; TRUNCATE guardrail_rollup;");
   // Each seeded month in a partition of its own, as a ledger that lived through them has.
   await ensureUsagePartitions(sql, until, from);
   const rand = (n: number) => `floor(random() * ${n})::int`;

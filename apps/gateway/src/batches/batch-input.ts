@@ -12,7 +12,7 @@ import { nameProblem } from "../storage/clean-text";
 /** The longest `custom_id` of a chat-family batch line (a messages batch's: 64 of `[A-Za-z0-9_-]`, as its API says). */
 export const MAX_CUSTOM_ID = 512;
 
-type NewLine = Omit<BatchLine, "batch_id" | "grp" | "upstream_result" | "reserved_usd">;
+type NewLine = Omit<BatchLine, "batch_id" | "grp" | "upstream_result" | "reserved_usd" | "hook_answers">;
 
 /** A checked line to run, or a line written off at once (malformed: it goes to the error file). */
 function pending(

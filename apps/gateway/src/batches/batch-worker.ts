@@ -5,7 +5,7 @@ import type { KeyRecord } from "../storage/store";
 import { isRecord } from "../vocabulary/client-errors";
 import { newId } from "./batch-objects";
 import { type BatchGroup, type BatchJob, type BatchLine, type BatchStore, jsonlChunks } from "../storage/batch-store";
-import { prepareLine } from "./prepare-line";
+import { type LineHooks, prepareLine } from "./prepare-line";
 import { Slicer, loopTurn } from "../vocabulary/loop-turns";
 import { batchCostFactor, type LineEndpoint, runLine, waitAndRetry } from "./run-line";
 import { PROTOCOLS, type UpstreamAnswer, UpstreamBatchError, type UpstreamLine } from "../protocols";
@@ -51,6 +51,10 @@ export function lineError(job: Pick<BatchJob, "kind">, customId: string, code: s
 }
 
 /** A line's id in an upstream batch: its number in the job (the client's ids may not fit the upstream's rules). */
+/** The hook answers kept with a line (written by the worker from `LineHooks`), to be read again. */
+const savedHooks = (l: BatchLine): LineHooks =>
+  l.hook_answers ? { answers: JSON.parse(l.hook_answers) as Record<string, unknown> } : {};
+
 const upstreamId = (n: number) => `line-${n}`;
 
 /** A stored upstream answer as the reply of the upstream call the pipeline makes when it is replayed. */
@@ -296,7 +300,11 @@ export class BatchWorker {
         if (l.state !== "pending") continue;
         await slicer.pause();
         const req = JSON.parse(l.request) as { url: LineEndpoint; body: Record<string, unknown> }; // written by batch-routes from a checked line
-        const prepared = await prepareLine(this.deps, key, req.url, req.body);
+        const hooks = savedHooks(l);
+        const prepared = await prepareLine(this.deps, key, req.url, req.body, hooks);
+        // What the hooks answered is kept with the line, refused here or not: asked once per line.
+        if (hooks.answers && !l.hook_answers)
+          await this.store.keepHookAnswers(job.id, l.n, JSON.stringify(hooks.answers));
         if (!prepared) continue;
         let g = groups.find((x) => x.vendor === prepared.vendor && x.endpoint === prepared.endpoint);
         if (!g) groups.push((g = { grp: groups.length, vendor: prepared.vendor, endpoint: prepared.endpoint }));
@@ -329,7 +337,7 @@ export class BatchWorker {
     const prepared = (async function* (): AsyncGenerator<UpstreamLine> {
       for await (const l of store.eachLine(job.id, g.grp)) {
         const req = JSON.parse(l.request) as { url: LineEndpoint; body: Record<string, unknown> }; // written by batch-routes from a checked line
-        const p = await prepareLine(deps, key, req.url, req.body);
+        const p = await prepareLine(deps, key, req.url, req.body, savedHooks(l));
         if (!p) continue;
         let admitted: Admitted;
         try {
@@ -492,6 +500,7 @@ export class BatchWorker {
             costFactor: batchCostFactor(this.deps, req.body.model),
             admitted,
           },
+        savedHooks(line).answers,
       );
       // A 429 the upstream answered is its answer; only the key's own limits are waited out.
       if (calls.n === 0 && waitAndRetry(reply) && waits < MAX_WAITS && !this.stopped) {

@@ -16,6 +16,7 @@ import type { Target } from "../vocabulary/target";
 import { isRecord } from "../vocabulary/client-errors";
 import { type LineEndpoint, lineRequest } from "./run-line";
 import { guardFor, redactInputs } from "../guardrails/surfaces";
+import type { GuardrailRun } from "../guardrails/run";
 
 /** A line ready for an upstream's batch API: which upstream, which of its endpoints, and the body. */
 export interface PreparedLine {
@@ -28,6 +29,16 @@ export interface PreparedLine {
   body: Record<string, unknown>;
   /** What its admission when it is sent reads: the client format, the model, the line's size and output cap. */
   admission: { format: ClientFormat; entry: CatalogEntry; size: number; outputCap: number | undefined };
+}
+
+/**
+ * A line's external-hook answers (GuardrailRun `keptHookAnswers`), kept with the line: read by
+ * every later reading of it (its sending, the replay of its answer, a run in the queue) instead of
+ * asking the hook again, so a line asks a hook once. {@link prepareLine} reads `answers` and
+ * leaves there what its run holds after (a block's answer too).
+ */
+export interface LineHooks {
+  answers?: Record<string, unknown> | undefined;
 }
 
 /** The endpoint of its upstream's batch API that serves a built request, or undefined where none does. */
@@ -49,10 +60,17 @@ export async function prepareLine(
   key: KeyRecord,
   endpoint: LineEndpoint,
   body: Record<string, unknown>,
+  hooks: LineHooks = {},
 ): Promise<PreparedLine | undefined> {
   const off = deps.config.batches.upstreamOff;
   const usable = (t: Target) =>
     PROTOCOLS[t.upstream.protocol].batches !== undefined && !off.includes("all") && !off.includes(t.upstream.vendor);
+  let guard: GuardrailRun | undefined;
+  const guarded = () => {
+    guard = guardFor(deps.config.guardrails, key, "batch");
+    if (guard && hooks.answers) guard.adoptHookAnswers(hooks.answers);
+    return guard;
+  };
   try {
     const request = lineRequest(endpoint, body);
     if (endpoint === "/v1/embeddings") {
@@ -62,8 +80,8 @@ export async function prepareLine(
       if (!usable(target) || !embeddings) return undefined;
       // The key's guardrails read the inputs before they leave; a block is left to the queue, whose
       // run of the line gives it in the batch's output (docs/guardrails.md, "Batches").
-      const guard = guardFor(deps.config.guardrails, key, "batch");
-      const sent = embeddings.request(target, guard ? { ...req, inputs: await redactInputs(guard, req.inputs) } : req);
+      const g = guarded();
+      const sent = embeddings.request(target, g ? { ...req, inputs: await redactInputs(g, req.inputs) } : req);
       const at = batchEndpoint(target, sent.url);
       const admission = {
         format: FORMATS.chat,
@@ -86,7 +104,7 @@ export async function prepareLine(
     if (!usable(target)) return undefined;
     // Redacted as a direct call would be (the same placeholders: the replay of the answer through
     // the pipeline redacts the line again and restores them); a block is the queue's to report.
-    const p = await plan(deps, format, client, target, 0, guardFor(deps.config.guardrails, key, "batch"));
+    const p = await plan(deps, format, client, target, 0, guarded());
     const sent = await p.protocol.buildRequest(p.target, p.body, { stream: false, clientHeaders: request.headers });
     const at = batchEndpoint(p.target, sent.url);
     const parsed: unknown = JSON.parse(sent.body);
@@ -102,5 +120,7 @@ export async function prepareLine(
   } catch {
     // Refused here: the queue runs it, and the pipeline gives the refusal in the client's format.
     return undefined;
+  } finally {
+    if (guard?.hooked) hooks.answers = await guard.keptHookAnswers();
   }
 }

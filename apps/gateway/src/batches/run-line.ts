@@ -54,11 +54,14 @@ export async function runLine(
   endpoint: LineEndpoint,
   body: Record<string, unknown>,
   answered?: { answer: typeof fetch; costFactor: number; admitted: Admitted },
+  hookAnswers?: Record<string, unknown>,
 ): Promise<LineReply> {
   const request = lineRequest(endpoint, body);
+  // The hooks' answers kept when the line was prepared: read, not asked again (batches/prepare-line.ts).
+  const hooks = hookAnswers ? { hookAnswers } : {};
   const internal = answered
-    ? { key, costFactor: answered.costFactor, admitted: answered.admitted }
-    : { key, costFactor: 1 };
+    ? { key, costFactor: answered.costFactor, admitted: answered.admitted, ...hooks }
+    : { key, costFactor: 1, ...hooks };
   if (answered) deps = { ...deps, fetch: answered.answer };
   let res: Response;
   switch (endpoint) {

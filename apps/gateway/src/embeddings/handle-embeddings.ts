@@ -131,6 +131,7 @@ export async function handleEmbeddings(
       (await admit(deps, ctx, key, asked.entry, size, { requestId: ctx.id, stream: false, embeddings: true }));
     // The key's guardrails read the inputs before they leave (docs/guardrails.md, "Embeddings").
     guard = guardFor(deps.config.guardrails, key, ctx.id);
+    if (guard && internal?.hookAnswers) guard.adoptHookAnswers(internal.hookAnswers);
     if (guard) blocked = { key, target: asked };
     const req = guard ? { ...read, inputs: await redactInputs(guard, read.inputs) } : read;
     blocked = undefined;

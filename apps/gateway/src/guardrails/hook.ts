@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { Span } from "./detectors";
 import { type HookConfig, type Policy, LABEL, type Surface } from "./policy";
 import { GuardrailBlock, type GuardrailRun } from "./run";
@@ -94,16 +95,17 @@ export async function askHooks(
       const hook = p.hook!; // filtered just above
       const mine = texts.map((t, index) => ({ ...t, index })).filter((t) => p.applyTo.has(t.surface));
       if (!mine.length) return;
-      const body = JSON.stringify({
-        policy: p.name,
-        request_id: requestId,
-        texts: mine.map(({ surface, text }) => ({ surface, text })),
-      });
-      // Asked once per request: another attempt sends the same texts and reads the same answer.
-      let asked = run.hookAnswers.get(body) as Promise<HookAnswer | string> | undefined; // stored just below
+      const sent = mine.map(({ surface, text }) => ({ surface, text }));
+      // Asked once per request: another attempt sends the same texts and reads the same answer. Kept
+      // by a digest of the policy and texts (not the request id): a batch line's answer, kept with
+      // the line, serves its replay, a request of its own (batches/prepare-line.ts).
+      const id = createHash("sha256")
+        .update(JSON.stringify([p.name, sent]))
+        .digest("hex");
+      let asked = run.hookAnswers.get(id) as Promise<HookAnswer | string> | undefined; // stored just below, or kept by keptHookAnswers from one
       if (!asked) {
-        asked = ask(hook, body, mine, fetcher);
-        run.hookAnswers.set(body, asked);
+        asked = ask(hook, JSON.stringify({ policy: p.name, request_id: requestId, texts: sent }), mine, fetcher);
+        run.hookAnswers.set(id, asked);
       }
       const answer = await asked;
       if (typeof answer === "string") {

@@ -61,10 +61,23 @@ export class GuardrailRun {
   readonly hooked: boolean;
 
   /**
-   * The external hooks' answers, by policy and the texts asked about: another attempt of the
-   * request (a retry, a fallback) reuses them, so a hook is asked once per request.
+   * The external hooks' answers, by a digest of the policy and the texts asked about: another
+   * attempt of the request (a retry, a fallback) reuses them, so a hook is asked once per request.
    */
   readonly hookAnswers = new Map<string, Promise<unknown>>();
+
+  /** The hooks' answers so far, settled, as JSON (kept with a batch line); undefined when none was asked. */
+  async keptHookAnswers(): Promise<Record<string, unknown> | undefined> {
+    if (!this.hookAnswers.size) return undefined;
+    const out: Record<string, unknown> = {};
+    for (const [id, answer] of this.hookAnswers) out[id] = await answer;
+    return out;
+  }
+
+  /** Answers kept by {@link keptHookAnswers} from an earlier run of the same texts: read instead of asking again. */
+  adoptHookAnswers(kept: Record<string, unknown>): void {
+    for (const [id, answer] of Object.entries(kept)) this.hookAnswers.set(id, Promise.resolve(answer));
+  }
 
   constructor(
     readonly policies: readonly Policy[],

@@ -47,3 +47,24 @@ export async function redactInputs<T>(run: GuardrailRun, inputs: readonly T[], f
 export function storedForm<T>(run: GuardrailRun, v: T): T {
   return strings(v, (s) => run.text(s, "prompt", undefined, { quiet: true })) as T;
 }
+
+/** Every `text` string inside `v` (at any depth) through `f`; every other value as it was. */
+function texts(v: unknown, f: (s: string) => string): unknown {
+  if (Array.isArray(v)) return v.map((x) => texts(x, f));
+  if (!v || typeof v !== "object") return v;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) out[k] = k === "text" && typeof x === "string" ? f(x) : texts(x, f);
+  return out;
+}
+
+/**
+ * What an MCP server sends back of a prompt or a resource (docs/guardrails.md, "MCP"): each
+ * `text` inside (a prompt message's text, an embedded or read resource's text) read by the
+ * policies covering `mcp` — a value found masked (nothing would restore it), a block thrown as
+ * GuardrailBlock — then this request's placeholders restored (a prompt's arguments come back as
+ * the client wrote them). Read as the server wrote it, before restoring, so the client's own
+ * value is never flagged. URIs, names and blobs pass as they are.
+ */
+export function guardMcpContent<T>(run: GuardrailRun, v: T): T {
+  return texts(v, (s) => run.restoreText(run.text(s, "mcp", undefined, { restorable: false }))) as T; // the same shape, `text` strings replaced
+}

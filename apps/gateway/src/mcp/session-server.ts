@@ -2,6 +2,7 @@ import type { GuardrailsConfig } from "../guardrails/policy";
 import { policiesFor } from "../guardrails/policy";
 import { GuardrailBlock, GuardrailRun } from "../guardrails/run";
 import { redactArguments, restoreStrings } from "../guardrails/pivot";
+import { guardMcpContent } from "../guardrails/surfaces";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
   CallToolRequestSchema,
@@ -191,6 +192,23 @@ export function sessionServer(s: SessionServices, key: () => KeyRecord): Server 
   const supports = (name: string, cap: "prompts" | "resources") =>
     s.pool.run(name, async (c) => c.getServerCapabilities()?.[cap] !== undefined);
 
+  /** The key's guardrails for one operation: only a key some policy of which reads MCP has any (no cost otherwise). */
+  const mcpGuard = (k: KeyRecord): GuardrailRun | undefined => {
+    const policies = s.guardrails.policies.size ? policiesFor(s.guardrails, k) : [];
+    return policies.some((p) => p.applyTo.has("mcp")) ? new GuardrailRun(policies) : undefined;
+  };
+  /** `f` under `guard`: a block becomes the MCP error -32043 and the operation's record status 400. */
+  const guarded = <T>(op: { status: number; guard?: GuardrailRun | undefined }, guard: GuardrailRun, f: () => T): T => {
+    op.guard = guard;
+    try {
+      return f();
+    } catch (e) {
+      if (!(e instanceof GuardrailBlock)) throw e;
+      op.status = CALL_STATUS.blocked;
+      throw new McpError(MCP_ERROR.guardrailBlocked, e.message);
+    }
+  };
+
   server.setRequestHandler(ListToolsRequestSchema, (_req, extra) =>
     operate("tools/list", { server: undefined, name: undefined, bytesIn: 0 }, extra, async () => {
       const tools = await gather("tools", mayListFrom, (name) =>
@@ -225,21 +243,11 @@ export function sessionServer(s: SessionServices, key: () => KeyRecord): Server 
         `The tool's arguments are ${bytesIn} bytes of JSON; at most ${s.config.maxArgumentBytes} are accepted.`,
       );
     }
-    // Only a key some policy of which reads MCP calls has guardrails here (no cost otherwise).
-    const policies = s.guardrails.policies.size ? policiesFor(s.guardrails, k) : [];
-    const guard = policies.some((p) => p.applyTo.has("mcp")) ? new GuardrailRun(policies) : undefined;
+    const guard = mcpGuard(k);
     return operate("tools/call", { server: target.server, name: target.name, bytesIn }, extra, async (op) => {
-      let args = req.params.arguments;
-      if (guard) {
-        op.guard = guard;
-        try {
-          args = redactArguments(guard, args);
-        } catch (e) {
-          if (!(e instanceof GuardrailBlock)) throw e;
-          op.status = CALL_STATUS.blocked;
-          throw new McpError(MCP_ERROR.guardrailBlocked, e.message);
-        }
-      }
+      const args = guard
+        ? guarded(op, guard, () => redactArguments(guard, req.params.arguments))
+        : req.params.arguments;
       const called = await s.pool.run(
         target.server,
         (c, o) => c.callTool({ ...req.params, arguments: args, name: target.name }, undefined, o),
@@ -285,11 +293,26 @@ export function sessionServer(s: SessionServices, key: () => KeyRecord): Server 
       s.meter.refusal("not_allowed", key().id, req.params.name);
       throw unknownName("prompt", req.params.name);
     }
+    // A prompt's arguments are read like a tool call's, and what comes back like a resource (docs/guardrails.md, "MCP").
+    const guard = mcpGuard(key());
     return operate(
       "prompts/get",
       { server: target.server, name: target.name, bytesIn: bytesOf(req.params.arguments) },
       extra,
-      () => s.pool.run(target.server, (c, o) => c.getPrompt({ ...req.params, name: target.name }, o), extra.signal),
+      async (op) => {
+        const args = guard
+          ? guarded(op, guard, () => redactArguments(guard, req.params.arguments))
+          : req.params.arguments;
+        // A prompt's arguments are strings, and redactArguments keeps every value's type.
+        const asked = { ...req.params, ...(args ? { arguments: args as Record<string, string> } : {}) };
+        const got = await s.pool.run(
+          target.server,
+          (c, o) => c.getPrompt({ ...asked, name: target.name }, o),
+          extra.signal,
+        );
+        op.answered = true;
+        return guard ? guarded(op, guard, () => guardMcpContent(guard, got)) : got;
+      },
     );
   });
 
@@ -337,12 +360,16 @@ export function sessionServer(s: SessionServices, key: () => KeyRecord): Server 
       s.meter.refusal("not_allowed", key().id, req.params.uri);
       throw new McpError(ErrorCode.InvalidParams, `Unknown resource: ${JSON.stringify(req.params.uri.slice(0, 200))}`);
     }
-    return operate("resources/read", { server: target.server, name: undefined, bytesIn: 0 }, extra, async () => {
-      const r = await s.pool.run(
+    const guard = mcpGuard(key());
+    return operate("resources/read", { server: target.server, name: undefined, bytesIn: 0 }, extra, async (op) => {
+      const read = await s.pool.run(
         target.server,
         (c, o) => c.readResource({ ...req.params, uri: target.uri }, o),
         extra.signal,
       );
+      op.answered = true;
+      // A resource's text is read by the key's policies covering `mcp` (docs/guardrails.md, "MCP").
+      const r = guard ? guarded(op, guard, () => guardMcpContent(guard, read)) : read;
       return { ...r, contents: r.contents.map((c) => ({ ...c, uri: wrapUri(target.server, c.uri) })) };
     });
   });

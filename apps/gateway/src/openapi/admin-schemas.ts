@@ -196,7 +196,7 @@ export const AdminGuardrailTotals = Type.Object({
       detections: Type.Integer({ minimum: 0 }),
     }),
   ),
-  /** More guarded requests than one reply reads were in the range: the newest were summed. */
+  /** Always false: every request of the range is summed (from the guardrail rollups); kept for clients that read it. */
   truncated: Type.Boolean(),
 });
 

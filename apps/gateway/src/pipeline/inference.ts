@@ -40,6 +40,17 @@ export interface InternalCall {
    * admitted again; this admission's reservation is settled by the line's metering.
    */
   admitted?: Admitted;
+  /**
+   * The external hooks' answers kept with a batch line when it was prepared (GuardrailRun
+   * `keptHookAnswers`): its run reads them instead of asking again, so a line asks a hook once.
+   */
+  hookAnswers?: Record<string, unknown>;
+}
+
+/** What a caller that keeps the reply itself is told of the request (the Responses WebSocket's memory). */
+export interface TurnObserver {
+  /** The request's guardrails, once made: what the caller keeps of the reply is kept in their redacted form. */
+  guarded(run: GuardrailRun): void;
 }
 
 export async function handleInference(
@@ -48,6 +59,7 @@ export async function handleInference(
   format: ClientFormat,
   server?: Connection | null,
   internal?: InternalCall,
+  observer?: TurnObserver,
 ): Promise<Response> {
   // From here on the format travels in the context only.
   const ctx = newContext(request, format, server, deps.config.trustedProxies);
@@ -87,7 +99,11 @@ export async function handleInference(
     // Only a request some policy applies to carries guardrails (no cost otherwise; the key's policies are made once per key).
     const policies = keyPolicies(deps.config.guardrails, key);
     const guard = policies ? new GuardrailRun(policies, ctx.id) : undefined;
-    if (guard) guarded = { guard, key, target: asked, stream: client.stream };
+    if (guard) {
+      if (internal?.hookAnswers) guard.adoptHookAnswers(internal.hookAnswers);
+      guarded = { guard, key, target: asked, stream: client.stream };
+      observer?.guarded(guard);
+    }
     const sent = await dispatch(deps, ctx, client, asked, size, guard);
     const { plan: p, outcome } = sent;
     const target = p.target; // the model that served: its id, window and prices

@@ -13,6 +13,9 @@ import { newRequestId } from "../http/request-id";
 import { errorResponse, toGatewayError } from "../request/respond";
 import { parseJsonWithin } from "../request/read-body";
 import { LARGE_BODY_CHARS, loopTurn } from "../vocabulary/loop-turns";
+import type { GuardrailRun } from "../guardrails/run";
+import { guardFor, storedForm } from "../guardrails/surfaces";
+import type { KeyRecord } from "../storage/store";
 
 /**
  * The Responses format's WebSocket transport (docs/protocols.md, "Responses over WebSocket"): a
@@ -25,6 +28,8 @@ import { LARGE_BODY_CHARS, loopTurn } from "../vocabulary/loop-turns";
  * send only its new items with `previous_response_id`, whether or not the reply was stored (a
  * stored one not on this socket is still found by the HTTP route's own lookup). `generate: false`
  * warms a conversation without calling a model: its id can be continued from, nothing is billed.
+ * With guardrails, a remembered conversation is held as a stored response is (`storedForm`): the
+ * placeholders the upstream saw, never a value a policy took out (docs/guardrails.md).
  */
 
 /** Replies remembered per socket: an agent continues its last one; a few cover forks and retries. */
@@ -48,6 +53,8 @@ const ERROR_FRAME_HEADERS = /^(retry-after|x-ratelimit-|x-request-id|x-turnpike-
 /** What one open socket holds: the handshake (re-used, with its key, for each turn) and its turns. */
 interface SocketState {
   handshake: Request;
+  /** The handshake's key (each turn authenticates again): a warmed conversation is kept under its guardrails. */
+  key: KeyRecord;
   peer: string;
   /** Reply id → the whole conversation up to and including that reply's output. */
   conversations: Map<string, unknown[]>;
@@ -128,11 +135,11 @@ export function responsesWebsocketRoute(deps: GatewayDeps) {
       return errorResponse(format, err, { logger: deps.logger, request, requestId });
     }
     const ctx = newContext(request, format, server, deps.config.trustedProxies);
-    let keyId: string;
+    let key: KeyRecord;
     try {
       // The key is checked at the handshake (a bad one gets its 401 as an HTTP answer) and again on every turn.
-      keyId = (await authenticate(deps, ctx)).id;
-      if ((open.get(keyId) ?? 0) >= limits.maxSocketsPerKey)
+      key = await authenticate(deps, ctx);
+      if ((open.get(key.id) ?? 0) >= limits.maxSocketsPerKey)
         throw new GatewayError({
           status: 429,
           type: "rate_limit_error",
@@ -146,8 +153,10 @@ export function responsesWebsocketRoute(deps: GatewayDeps) {
         requestId: ctx.id,
       });
     }
+    const keyId = key.id;
     const state: SocketState = {
       handshake: request,
+      key,
       peer: ctx.address(),
       conversations: new Map(),
       queue: Promise.resolve(),
@@ -243,7 +252,7 @@ async function turn(
     body.input = input;
     delete body.previous_response_id;
   }
-  if (generate === false) return warm(state, ws, body, input, previousId);
+  if (generate === false) return warm(deps, state, ws, body, input, previousId);
 
   body.stream = true;
   const headers = new Headers(state.handshake.headers);
@@ -259,8 +268,13 @@ async function turn(
   });
   // The socket's peer is each turn's client address; a turn has no timeout of its own (the socket's pings keep it).
   const connection: Connection = { requestIP: () => ({ address: state.peer }), timeout: () => {} };
+  let guard: GuardrailRun | undefined;
   try {
-    const res = await handleInference(deps, request, FORMATS.responses, connection);
+    const res = await handleInference(deps, request, FORMATS.responses, connection, undefined, {
+      guarded: (run) => {
+        guard = run;
+      },
+    });
     if (res.status !== 200 || !res.body) return await forwardError(ws, res);
     const reader = res.body.pipeThrough(new SSEDecoderStream()).getReader();
     // Cancelling the reader cancels the relayed stream, and with it the upstream call. The socket
@@ -279,7 +293,7 @@ async function turn(
       // The reply repeats the socket's reply it continues, which the pipeline saw as plain input.
       const data = previous && LIFECYCLE.test(value.event ?? "") ? continuing(value.data, previousId!) : value.data;
       ws.send(data);
-      if (value.event === "response.completed") remember(state, input, data);
+      if (value.event === "response.completed") remember(state, input, data, guard);
     }
   } finally {
     if (state.inFlight === abort) state.inFlight = undefined;
@@ -308,8 +322,11 @@ function refuse(deps: GatewayDeps, ws: ServerWebSocket<SocketData>, status: numb
   ws.send(errorFrame(status, { type: "invalid_request_error", message }));
 }
 
-/** After a completed reply: its whole conversation, under its id, for the next turn to continue. */
-function remember(state: SocketState, input: unknown[], data: string): void {
+/**
+ * After a completed reply: its whole conversation, under its id, for the next turn to continue;
+ * with guardrails, in the redacted form a stored response has.
+ */
+function remember(state: SocketState, input: unknown[], data: string, guard: GuardrailRun | undefined): void {
   let event: unknown;
   try {
     event = JSON.parse(data);
@@ -319,7 +336,8 @@ function remember(state: SocketState, input: unknown[], data: string): void {
   const response = isObject(event) && isObject(event.response) ? event.response : undefined;
   if (!response || typeof response.id !== "string") return;
   const output = Array.isArray(response.output) ? response.output : [];
-  keep(state, response.id, [...input, ...output]);
+  const conversation = [...input, ...output];
+  keep(state, response.id, guard ? storedForm(guard, conversation) : conversation);
 }
 
 function keep(state: SocketState, id: string, conversation: unknown[]): void {
@@ -344,6 +362,7 @@ function continuing(data: string, previousId: string): string {
 
 /** `generate: false`: the conversation is kept under a new reply id; no model is called, nothing billed. */
 function warm(
+  deps: GatewayDeps,
   state: SocketState,
   ws: ServerWebSocket<SocketData>,
   body: Json,
@@ -351,7 +370,9 @@ function warm(
   previousId: string | undefined,
 ): void {
   const id = `resp_${crypto.randomUUID().replaceAll("-", "")}`;
-  keep(state, id, input);
+  // No request runs, so no run of the key's guardrails: one of their own gives the redacted form.
+  const guard = guardFor(deps.config.guardrails, state.key, id);
+  keep(state, id, guard ? storedForm(guard, input) : input);
   const createdAt = Math.floor(Date.now() / 1000);
   // The frame was not validated (nothing runs): only well-typed settings are repeated.
   const request: ResponsesRequest = {

@@ -124,6 +124,12 @@ export interface BatchLine {
    * Null: nothing held there (not sent, held in one process's memory, or already given back).
    */
   reserved_usd: number | null;
+  /**
+   * The external guardrail hooks' answers to the line, JSON text (migration 23): kept when it is
+   * first prepared, read by its sending, its replay and a run in the queue, so a line asks a hook
+   * once (batches/prepare-line.ts `LineHooks`). Spans and categories, never a value. Null: none asked.
+   */
+  hook_answers: string | null;
 }
 
 /** Counts of a job's lines by how they ended. */
@@ -181,6 +187,7 @@ function lineOf(row: Record<string, unknown>): BatchLine {
     upstream_result:
       row.upstream_result === null || row.upstream_result === undefined ? null : str(row.upstream_result),
     reserved_usd: row.reserved_usd === null || row.reserved_usd === undefined ? null : Number(row.reserved_usd),
+    hook_answers: row.hook_answers === null || row.hook_answers === undefined ? null : str(row.hook_answers),
   };
 }
 
@@ -320,7 +327,7 @@ export class BatchStore {
    */
   async createJob(
     job: Omit<BatchJob, "routed">,
-    lines: readonly Omit<BatchLine, "batch_id" | "grp" | "upstream_result" | "reserved_usd">[],
+    lines: readonly Omit<BatchLine, "batch_id" | "grp" | "upstream_result" | "reserved_usd" | "hook_answers">[],
     between: () => Promise<void> = () => Promise.resolve(),
   ): Promise<void> {
     try {
@@ -594,6 +601,11 @@ export class BatchStore {
     return (await this.db.all(ORPHANS_SQL, [batchId])).map(lineOf).sort((a, b) => a.n - b.n);
   }
 
+  /** Keeps a line's external-hook answers (JSON text), for every later reading of the line. */
+  async keepHookAnswers(batchId: string, n: number, answers: string): Promise<void> {
+    await this.db.all("UPDATE batch_lines SET hook_answers = ? WHERE batch_id = ? AND n = ?", [answers, batchId, n]);
+  }
+
   /** Keeps what a line's admission holds in the shared spend store (null: nothing there). */
   async reserved(batchId: string, n: number, usd: number | null): Promise<void> {
     await this.db.all("UPDATE batch_lines SET reserved_usd = ? WHERE batch_id = ? AND n = ?", [usd, batchId, n]);
@@ -765,6 +777,9 @@ ALTER TABLE batch_files ADD COLUMN chunks INTEGER;`;
  */
 export const batchLineReserve = (real: "REAL" | "DOUBLE PRECISION") =>
   `ALTER TABLE batch_lines ADD COLUMN reserved_usd ${real};`;
+
+/** Migration 23: a line's external-hook answers, asked once per line (the same in both dialects). */
+export const BATCH_LINE_HOOK_ANSWERS = "ALTER TABLE batch_lines ADD COLUMN hook_answers TEXT;";
 
 /** Migration 11: lines sent to the upstreams' own batch APIs, in groups, and their answers. */
 export const BATCH_GROUP_TABLES = `

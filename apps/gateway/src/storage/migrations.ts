@@ -2,6 +2,7 @@ import type { Database } from "bun:sqlite";
 import {
   BATCH_GROUP_TABLES,
   BATCH_LINE_QUEUE_INDEXES,
+  BATCH_LINE_HOOK_ANSWERS,
   BATCH_LINE_STATE_INDEX,
   BATCH_TABLES,
   batchLineReserve,
@@ -10,6 +11,7 @@ import {
 import { VERSION } from "../vocabulary/version";
 import { rollupMigration } from "./usage-rollup";
 import { PARTITION_USAGE } from "./usage-partitions";
+import { guardrailRollupMigration } from "./guardrail-rollup";
 
 /**
  * Versioned schema changes of the store, applied in order at start-up, each once: the store
@@ -392,6 +394,21 @@ UPDATE keys SET team_id = 'team_default';`,
     // the rows already there are copied into their months. The embedded store has no partitions.
     sqlite: "SELECT 1",
     postgres: PARTITION_USAGE,
+  },
+  {
+    version: 22,
+    name: "guardrail notes rolled up per day, key, policy, category and action",
+    // GET /admin/guardrails reads these, not the raw rows (storage/guardrail-rollup.ts); the notes
+    // already there are rolled up here, once.
+    sqlite: guardrailRollupMigration("sqlite"),
+    postgres: guardrailRollupMigration("postgres"),
+  },
+  {
+    version: 23,
+    name: "batches: a line's external guardrail hook answers, asked once per line",
+    // Null for every line before: such a line asks its hooks again, as it did (storage/batch-store.ts `hook_answers`).
+    sqlite: BATCH_LINE_HOOK_ANSWERS,
+    postgres: BATCH_LINE_HOOK_ANSWERS,
   },
 ];
 

@@ -8,6 +8,7 @@ import {
   type LatencyAggregate,
   type LatencyGroup,
   type Connection,
+  type GuardrailTotal,
   type Store,
   type UsageAggregate,
   type UsageFilter,
@@ -19,6 +20,7 @@ import { postgresRunner } from "./sql-runner";
 import { KEY_COLUMNS, type KeyRow, fromKey, toKey } from "./key-rows";
 import { dropUsagePartitions, ensureUsagePartitions } from "./usage-partitions";
 import { latencySql, toLatency } from "./usage-latency";
+import { guardrailRollupInsert, guardrailTotalsSql, toGuardrailTotals } from "./guardrail-rollup";
 import { aggregateSql, type Dialect, PRUNE_SLICE, ROLLUPS, rollupInsert, toAggregates } from "./usage-rollup";
 
 const USAGE_COLUMNS = [
@@ -90,7 +92,8 @@ const USAGE_TYPES: Record<(typeof USAGE_COLUMNS)[number], string> = {
  * transaction takes the requests out of the book of requests in flight (limits/postgres-inflight.ts),
  * by its primary key (`= ANY` of an array: written as `IN (SELECT …)` the planner scanned the
  * whole book, dead rows included, on every insert). The rows really added (`RETURNING`: a replayed
- * one is not) are rolled up in the same statement, per hour, day and month (storage/usage-rollup.ts).
+ * one is not) are rolled up in the same statement, per hour, day and month (storage/usage-rollup.ts),
+ * and their guardrail notes per day (storage/guardrail-rollup.ts).
  * The table is partitioned by month (storage/usage-partitions.ts), so its unique key holds the
  * time too: a request id already there at another time (the row a survivor reaped for it) is
  * skipped by `NOT EXISTS`.
@@ -100,7 +103,8 @@ gone AS (DELETE FROM inflight WHERE request_id = ANY (ARRAY(SELECT request_id FR
 added AS (INSERT INTO usage (${USAGE_COLUMNS.join(", ")}) SELECT ${USAGE_COLUMNS.join(", ")} FROM r
   WHERE NOT EXISTS (SELECT 1 FROM usage u WHERE u.request_id = r.request_id)
   ON CONFLICT (request_id, created_at) DO NOTHING RETURNING *),
-${ROLLUPS.map((r) => `rollup_${r.grain}_${r.variant} AS (${rollupInsert("added", r, true)})`).join(",\n")}
+${ROLLUPS.map((r) => `rollup_${r.grain}_${r.variant} AS (${rollupInsert("added", r, true)})`).join(",\n")},
+guardrails AS (${guardrailRollupInsert("postgres", "added", true)})
 SELECT 1`;
 
 /**
@@ -216,7 +220,6 @@ export class PostgresStore implements Store {
       where.push(`${clause}$${params.length}`);
     }
     if (f.failed) where.push("status >= 400");
-    if (f.guarded) where.push("guardrail IS NOT NULL");
     if (f.before) {
       params.push(f.before.created_at, f.before.request_id);
       where.push(
@@ -262,6 +265,15 @@ export class PostgresStore implements Store {
     const sql = latencySql(f, groupBy, this.dialect(params));
     const rows: Record<string, unknown>[] = await this.sql.unsafe(sql, params).catch(unavailable);
     return toLatency(rows, groupBy);
+  }
+
+  async guardrailTotals(first: string, last: string): Promise<GuardrailTotal[]> {
+    const params: (string | number)[] = [];
+    const d = this.dialect(params);
+    const rows: Parameters<typeof toGuardrailTotals>[0] = await this.sql
+      .unsafe(guardrailTotalsSql(first, last, d.param, d.sum), params)
+      .catch(unavailable);
+    return toGuardrailTotals(rows);
   }
 
   /** Read from the rollups: what it costs follows keys and days, not the month's requests. */

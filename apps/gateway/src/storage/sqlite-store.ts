@@ -9,6 +9,7 @@ import {
   type LatencyAggregate,
   type LatencyGroup,
   type Connection,
+  type GuardrailTotal,
   type Store,
   type UsageAggregate,
   type UsageFilter,
@@ -20,6 +21,14 @@ import { sqliteRunner } from "./sql-runner";
 import { SqliteReader } from "./sqlite-reader";
 import { KEY_COLUMNS, type KeyRow, fromKey, toKey } from "./key-rows";
 import { latencySql, toLatency } from "./usage-latency";
+import {
+  GUARDRAIL_DIMS,
+  GUARDRAIL_ON_CONFLICT,
+  GUARDRAIL_SUMS,
+  guardrailRollupRows,
+  guardrailTotalsSql,
+  toGuardrailTotals,
+} from "./guardrail-rollup";
 import {
   aggregateSql,
   DIM_COLUMNS,
@@ -111,6 +120,10 @@ export class SqliteStore implements Store {
     const upsertRollup = this.db.prepare(
       `INSERT INTO usage_rollup (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")}) ${ON_CONFLICT}`,
     );
+    const guardColumns = [...GUARDRAIL_DIMS, ...GUARDRAIL_SUMS];
+    const upsertGuardrail = this.db.prepare(
+      `INSERT INTO guardrail_rollup (${guardColumns.join(", ")}) VALUES (${guardColumns.map(() => "?").join(", ")}) ${GUARDRAIL_ON_CONFLICT}`,
+    );
     this.insertBatch = this.db.transaction((rows: readonly UsageRecord[]) => {
       const stmt = this.insertUsageStmt;
       // Only the rows really added are rolled up (a replayed record is ignored by both).
@@ -150,6 +163,7 @@ export class SqliteStore implements Store {
       }
       // Summed in memory first: one upsert per period and dimensions, however many rows share them.
       for (const row of rollupRows(added)) upsertRollup.run(...row);
+      for (const row of guardrailRollupRows(added)) upsertGuardrail.run(...row);
     });
   }
 
@@ -192,7 +206,6 @@ export class SqliteStore implements Store {
       params.push(value);
     }
     if (f.failed) where.push("status >= 400");
-    if (f.guarded) where.push("guardrail IS NOT NULL");
     if (f.before) {
       where.push("(created_at < ? OR (created_at = ? AND request_id < ?))");
       params.push(f.before.created_at, f.before.created_at, f.before.request_id);
@@ -231,6 +244,12 @@ export class SqliteStore implements Store {
     const params: (string | number)[] = [];
     const sql = latencySql(f, groupBy, this.dialect(params));
     return toLatency(await this.reader.all<Record<string, unknown>>(sql, params), groupBy);
+  }
+
+  async guardrailTotals(first: string, last: string): Promise<GuardrailTotal[]> {
+    const params: (string | number)[] = [];
+    const sql = guardrailTotalsSql(first, last, this.dialect(params).param, (e) => e);
+    return toGuardrailTotals(await this.reader.all(sql, params));
   }
 
   /** Read from the rollups: what it costs follows keys and days, not the month's requests. */

@@ -161,8 +161,6 @@ export interface UsageFilter {
   before?: { created_at: string; request_id: string };
   /** Only requests the client saw fail (status 400 and above). */
   failed?: boolean;
-  /** Only requests some guardrail policy found something in (the record has a `guardrail` note). */
-  guarded?: boolean;
 }
 
 export type UsageGroup = "key" | "model" | "day";
@@ -197,6 +195,23 @@ export interface LatencyAggregate {
   p99_ms: number;
 }
 
+/**
+ * One row of `GET /admin/guardrails`: how many values a policy found of one category in one key's
+ * requests, and in how many requests — never a value (the ledger's `guardrail` note holds none).
+ */
+export interface GuardrailTotal {
+  policy: string;
+  category: string;
+  /** What the policy did (a dry-run policy: what it would have done). */
+  action: string;
+  dry_run: boolean;
+  key_id: string;
+  /** Requests in which the policy found this category. */
+  requests: number;
+  /** Values found in them. */
+  detections: number;
+}
+
 export interface Store {
   createKey(key: KeyRecord): Promise<void>;
   listKeys(): Promise<KeyRecord[]>;
@@ -211,6 +226,12 @@ export interface Store {
    * rollups (usage-latency.ts). Filters: key, model, since, until.
    */
   latencyUsage(filter: UsageFilter, groupBy: readonly LatencyGroup[]): Promise<LatencyAggregate[]>;
+  /**
+   * The ledger's guardrail notes summed per policy, category, action, dry run and key over the UTC
+   * days `first`..`last` (`YYYY-MM-DD`, both included), most detections first: one statement on the
+   * guardrail rollups (storage/guardrail-rollup.ts), whatever the number of requests.
+   */
+  guardrailTotals(first: string, last: string): Promise<GuardrailTotal[]>;
   /**
    * Spend in USD since an instant (for monthly budgets): per key by its id, and per team by
    * `teamSpendId(team id)` (the sum of its keys').

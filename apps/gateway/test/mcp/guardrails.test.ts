@@ -1,16 +1,18 @@
 /**
- * Guardrails on MCP tool calls (docs/guardrails.md): a policy covering `mcp` reads a call's
- * arguments before the server gets them and restores its result; a blocking one refuses the call
- * before any server is asked. Upstream and client are the official SDK; the upstream records the
- * bodies it received.
+ * Guardrails on MCP (docs/guardrails.md): a policy covering `mcp` reads a tool call's or a
+ * prompt's arguments before the server gets them and restores its result; a blocking one refuses
+ * the call before any server is asked. What a server sends back of a prompt or a resource is read
+ * too: a value it holds is masked, a blocked one refused. Upstream and client are the official
+ * SDK; the upstream records the bodies it received.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ADMIN_KEY, type Harness, startHarness } from "../harness";
 import { waitFor } from "../scaleout/cluster";
 import { adminKey, errorCode, firstText, mcpClient, mcpConfigFile } from "./mcp-helpers";
-import { startFiles, type Upstream } from "./upstream-servers";
+import { startFiles, startWeather, type Upstream } from "./upstream-servers";
 
 const EMAIL = "dana.smith@example.com";
+const SECRET = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345";
 
 describe("guardrails on MCP tool calls", () => {
   let h: Harness;
@@ -85,6 +87,98 @@ describe("guardrails on MCP tool calls", () => {
       action: "block",
     });
     expect(JSON.stringify(rows)).not.toContain("sk-ant-api03");
+    await client.close();
+  });
+});
+
+describe("guardrails on MCP prompts and resources", () => {
+  let h: Harness;
+  let weather: Upstream;
+
+  beforeAll(async () => {
+    weather = await startWeather();
+    const config = mcpConfigFile({
+      mcp_servers: [{ name: "weather", url: weather.url, timeout_ms: 5000 }],
+      guardrails: {
+        policies: {
+          pii: { detect: ["email"], action: "redact", apply_to: ["mcp"] },
+          "no-secrets": { detect: ["secret"], action: "block", apply_to: ["mcp"] },
+        },
+      },
+    });
+    h = await startHarness({ TURNPIKE_CONFIG: config });
+  });
+  afterAll(async () => {
+    await h.close();
+    await weather.stop();
+  }, 30_000);
+
+  const rows = (keyId: string, model: string, n: number) =>
+    waitFor(`${n} rows of ${model}`, async () => {
+      const res = await fetch(`${h.url}/admin/usage?key_id=${keyId}&limit=100`, {
+        headers: { authorization: `Bearer ${ADMIN_KEY}` },
+      });
+      const r = ((await res.json()) as { data: Record<string, unknown>[] }).data.filter((x) => x.model === model);
+      return r.length === n ? r : undefined;
+    });
+  const promptText = (p: { messages: { content: unknown }[] }) => (p.messages[0]!.content as { text: string }).text;
+
+  test("a prompt's arguments: the server gets a placeholder, the client its own value back in the prompt", async () => {
+    const { key, id } = await adminKey(h.url, { tools: ["*"], guardrails: ["pii", "no-secrets"] });
+    const { client } = await mcpClient(h.url, key);
+    const before = weather.bodies.length;
+    const prompt = await client.getPrompt({ name: "weather__daily_brief", arguments: { city: `${EMAIL} town` } });
+    expect(promptText(prompt)).toBe(`Brief me on the weather in ${EMAIL} town.`);
+    const sent = weather.bodies.slice(before).join("\n");
+    expect(sent).toContain("[EMAIL_1] town");
+    expect(sent).not.toContain(EMAIL);
+    // A secret in the arguments: refused before the server is asked.
+    const asked = weather.bodies.length;
+    expect(await errorCode(client.getPrompt({ name: "weather__daily_brief", arguments: { city: SECRET } }))).toBe(
+      -32043,
+    );
+    expect(weather.bodies.slice(asked).join("\n")).not.toContain("daily_brief");
+    const recorded = await rows(id, "weather__daily_brief", 2);
+    expect(recorded.map((r) => r.status).sort()).toEqual([200, 400]);
+    expect(recorded.find((r) => r.status === 200)!.guardrail).toMatchObject({
+      categories: ["email"],
+      action: "redact",
+    });
+    expect(JSON.stringify(recorded)).not.toContain(SECRET);
+    await client.close();
+  });
+
+  test("a resource's text: a value the server holds is masked; a blocked one refuses the read", async () => {
+    const { key, id } = await adminKey(h.url, { tools: ["*"], guardrails: ["pii", "no-secrets"] });
+    const { client } = await mcpClient(h.url, key);
+    // The station template echoes its id into the text: the server holds the value, nothing restores it.
+    const read = await client.readResource({ uri: `turnpike-mcp://weather/weather://stations/${EMAIL}` });
+    expect(read.contents[0]).toMatchObject({ text: "Station [EMAIL]" });
+    expect(JSON.stringify(read.contents.map((c) => (c as { text?: string }).text))).not.toContain(EMAIL);
+    // Nothing found: as the server wrote it.
+    const plain = await client.readResource({ uri: "turnpike-mcp://weather/weather://stations" });
+    expect(plain.contents[0]).toMatchObject({ text: "Oslo, Lima, Perth" });
+    expect(await errorCode(client.readResource({ uri: `turnpike-mcp://weather/weather://stations/${SECRET}` }))).toBe(
+      -32043,
+    );
+    const recorded = await rows(id, "resources/read", 3);
+    expect(recorded.map((r) => r.status).sort()).toEqual([200, 200, 400]);
+    expect(
+      recorded
+        .filter((r) => r.guardrail)
+        .map((r) => (r.guardrail as { action: string }).action)
+        .sort(),
+    ).toEqual(["block", "redact"]);
+    await client.close();
+  });
+
+  test("a key none of whose policies covers mcp: prompts and resources pass as they are", async () => {
+    const { key } = await adminKey(h.url, { tools: ["*"], guardrails: [] });
+    const { client } = await mcpClient(h.url, key);
+    const prompt = await client.getPrompt({ name: "weather__daily_brief", arguments: { city: EMAIL } });
+    expect(promptText(prompt)).toBe(`Brief me on the weather in ${EMAIL}.`);
+    const read = await client.readResource({ uri: `turnpike-mcp://weather/weather://stations/${EMAIL}` });
+    expect(read.contents[0]).toMatchObject({ text: `Station ${EMAIL}` });
     await client.close();
   });
 });
