@@ -193,7 +193,9 @@ function deployment(
 
 /**
  * The routes of every catalog model: the config file's `deployments` (absent = one deployment on
- * the owner vendor), `fallbacks` and `timeouts` over `routing.timeouts`. `where` names the file.
+ * the owner vendor), `fallbacks` and `timeouts` over `routing.timeouts`, each with the chain its
+ * requests run (`Route.direct`). `where` names the file. Built once per process (boot.ts): a change
+ * to the file is a restart, which compiles every route again (decisions/0032-compiled-route-chain.md).
  */
 export function buildRouter(
   catalog: Catalog,
