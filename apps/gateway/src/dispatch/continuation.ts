@@ -53,9 +53,10 @@ function candidates(deps: ContinuationDeps, sent: Dispatched): Deployment[] {
 /**
  * The continuer of a streamed request, or undefined where none applies: not a stream, or the
  * deployment that served it does not continue (its own `continuation: false`, or the routing
- * section's `continuation` off or no attempts allowed: deployments.ts works that out at start). Each continuation is one more attempt of the request
- * (`route.attempts`): planned like any attempt (the client's request plus the partial reply, in
- * the upstream's protocol, never passed through), sent by `execute`, told to the breakers.
+ * section's `continuation` off or no attempts allowed: deployments.ts works that out at start).
+ * Each continuation is one more attempt of the request (`route.attempts`): planned like any
+ * attempt (the client's request plus the partial reply, in the upstream's protocol, never passed
+ * through), sent by `execute`, told to the breakers.
  */
 export function streamContinuer(
   deps: ContinuationDeps,
