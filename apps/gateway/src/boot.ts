@@ -147,12 +147,13 @@ export async function bootGateway(config: Config, opts: BootOptions = {}): Promi
   const tracing = await startTracing(config.ops);
   // The request log and the metrics read one trail of each request; tracing keeps its own spans.
   const refusals = new RefusalLog(1000, now);
-  const hooks = [
+  // Frozen: a hook set's fan-out is compiled once (request/events.ts `fanout`).
+  const hooks = Object.freeze([
     new RequestTrail([metrics, requestLog(logger)]),
     refusals,
     ...(tracing ? [tracing.hooks] : []),
     ...(opts.hooks ?? []),
-  ];
+  ]);
   const shutdown = new AbortController();
   const deps: GatewayDeps = {
     config,

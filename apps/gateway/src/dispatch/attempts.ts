@@ -4,78 +4,24 @@ import type { ClientRequest } from "../formats";
 import type { Target } from "../protocols";
 import type { Deployment, Route } from "./deployments";
 import { clientGone, type RequestContext } from "../request/context";
-import { execute, type Outcome } from "./execute";
+import { execute } from "./execute";
 import { droppedBetas, plan, type Plan } from "./plan";
 import { affinityKey } from "./affinity";
 import { sessionOf } from "./session-id";
 import { sessionTurn } from "./session-turn";
 import { LARGE_BODY_CHARS, loopTurn } from "../vocabulary/loop-turns";
-import type { Catalog } from "./catalog";
-import type { AffinityStore } from "./affinity";
-import type { Router } from "./deployments";
-import type { Logger } from "../log/logger";
-import type { PlanDeps } from "./plan";
-import type { ExecuteDeps } from "./execute";
+import {
+  contextOverflow,
+  noneHealthy,
+  RETRYABLE,
+  targetOf,
+  waitToRetry,
+  type AttemptsDeps,
+  type Dispatched,
+} from "./attempt-rules";
+import { dispatchDirect } from "./direct-attempt";
 
-/** What this step needs of the gateway (wiring/deps.ts `GatewayDeps` is one). */
-export interface AttemptsDeps extends PlanDeps, ExecuteDeps {
-  affinity: AffinityStore;
-  catalog: Catalog;
-  logger: Logger;
-  now: () => number;
-  router: Router;
-}
-
-/** What the attempts came to: the last plan and outcome, where it ran, and how many were made. */
-export interface Dispatched {
-  plan: Plan;
-  outcome: Outcome;
-  deployment: Deployment;
-  attempts: number;
-  /** The catalog id the client asked for (differs from the plan's when a fallback served). */
-  requested: string;
-  /** The deployment this request's agent session moved away from, when this turn is its first served elsewhere. */
-  cacheResetFrom?: string | undefined;
-}
-
-/** Upstream statuses worth another attempt (0: no answer — refused, reset or timed out). */
-export const RETRYABLE = new Set([0, 408, 409, 429, 500, 502, 503, 504, 529]);
-
-/** An upstream's refusal of a prompt longer than the model's window, in any vendor's words. */
-const TOO_LONG =
-  /context.{0,20}(length|window|limit)|too long|maximum context|too many (input )?tokens|exceeds? the (maximum|context)/i;
-
-function contextOverflow(o: Outcome): boolean {
-  return o.kind === "error" && (o.status === 400 || o.status === 413) && TOO_LONG.test(o.error.message);
-}
-
-/** The upstream's `retry-after` in seconds (or `retry-after-ms`), if its error carried one. */
-function retryAfterSeconds(error: GatewayError | undefined): number | undefined {
-  const h = error?.headers;
-  if (!h) return undefined;
-  if (h["retry-after-ms"] !== undefined && Number.isFinite(Number(h["retry-after-ms"])))
-    return Number(h["retry-after-ms"]) / 1000;
-  const s = Number(h["retry-after"]);
-  return Number.isFinite(s) && s >= 0 ? s : undefined;
-}
-
-/** The deployment's target, with the key's own prompt-cache setting over the model's. */
-function targetOf(d: Deployment, asked: Target): Target {
-  const { entry, upstream } = d.target;
-  return asked.entry.prompt_cache === entry.prompt_cache || asked.entry.id !== entry.id
-    ? d.target
-    : { entry: { ...entry, prompt_cache: asked.entry.prompt_cache }, upstream };
-}
-
-/** All deployments of every candidate are open or full: a 503 that says when to come back. */
-export function noneHealthy(model: string, waitS: number): GatewayError {
-  return new GatewayError({
-    status: 503,
-    type: "overloaded_error",
-    message: `Every deployment of ${model} is failing or at its limit; try again in ${waitS} s.`,
-    headers: { "retry-after": String(Math.max(1, waitS)) },
-  });
-}
+export { noneHealthy, RETRYABLE, waitToRetry, type AttemptsDeps, type Dispatched } from "./attempt-rules";
 
 /**
  * Whether the prompt fits a model's window. Tokens are at most bytes: only a body larger than a
@@ -120,24 +66,13 @@ class WindowFit {
 }
 
 /**
- * Before another attempt on a deployment that failed: its upstream's retry-after, up to the cap.
- * False when it asks for longer: that wait is left to the fallbacks or the client.
- */
-export async function waitToRetry(error: GatewayError | undefined, capS: number): Promise<boolean> {
-  const after = retryAfterSeconds(error) ?? 0;
-  if (after > capS) return false;
-  if (after > 0) await Bun.sleep(after * 1000);
-  return true;
-}
-
-/**
  * Step 6, with its retries and fallbacks: the requested model's deployments (weighted, session-
  * sticky, healthy, with room), then each fallback's, until one answers. Each attempt is planned
  * by `plan` and sent by `execute`, unchanged; a failure here is always before the first byte to
  * the client. Retryable failures (no answer, timeouts, 408/409/429/5xx/529) move on; another 4xx
  * is the answer; a prompt over the window goes to the first fallback with room for it.
  */
-export async function dispatch(
+export function dispatch(
   deps: AttemptsDeps,
   ctx: RequestContext,
   client: ClientRequest,
@@ -145,9 +80,26 @@ export async function dispatch(
   size: number,
   guard?: GuardrailRun,
 ): Promise<Dispatched> {
+  const first = deps.router.route(asked.entry.id);
+  if (!first) return Promise.reject(new GatewayError({ status: 500, message: `No route for ${asked.entry.id}.` }));
+  // The chain the route was compiled to at start (deployments.ts `Route.direct`): one deployment
+  // and no fallback is one direct attempt; any choice is the planned loop below.
+  return first.direct
+    ? dispatchDirect(deps, ctx, client, asked, size, guard, first)
+    : dispatchPlanned(deps, ctx, client, asked, size, guard, first);
+}
+
+/** The planned loop: the route's deployments, then each fallback's (see {@link dispatch}). */
+async function dispatchPlanned(
+  deps: AttemptsDeps,
+  ctx: RequestContext,
+  client: ClientRequest,
+  asked: Target,
+  size: number,
+  guard: GuardrailRun | undefined,
+  first: Route,
+): Promise<Dispatched> {
   const router = deps.router;
-  const first = router.route(asked.entry.id);
-  if (!first) throw new GatewayError({ status: 500, message: `No route for ${asked.entry.id}.` });
   const { retries, retryAfterMaxS } = router.settings;
   // Stickiness matters only where there is a choice: the session's deployment, from the affinity
   // map (shared through Redis when configured), else a stable hash of the session id.

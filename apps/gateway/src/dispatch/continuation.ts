@@ -55,11 +55,12 @@ function candidates(deps: ContinuationDeps, sent: Dispatched): Deployment[] {
 }
 
 /**
- * The continuer of a streamed request, or undefined where none applies: not a stream, the
- * routing section's `continuation` off or no attempts allowed, or the deployment that served
- * it has its own `continuation: false`. Each continuation is one more attempt of the request
- * (`route.attempts`): planned like any attempt (the client's request plus the partial reply, in
- * the upstream's protocol, never passed through), sent by `execute`, told to the breakers.
+ * The continuer of a streamed request, or undefined where none applies: not a stream, or the
+ * deployment that served it does not continue (its own `continuation: false`, or the routing
+ * section's `continuation` off or no attempts allowed: deployments.ts works that out at start).
+ * Each continuation is one more attempt of the request (`route.attempts`): planned like any
+ * attempt (the client's request plus the partial reply, in the upstream's protocol, never passed
+ * through), sent by `execute`, told to the breakers.
  */
 export function streamContinuer(
   deps: ContinuationDeps,
@@ -70,11 +71,11 @@ export function streamContinuer(
   route: { attempts: number },
   guard?: GuardrailRun,
 ): StreamContinuer | undefined {
+  // The deployment's `continuation` holds the routing section's too (worked out at start, deployments.ts).
+  if (!sent.plan.stream || !sent.deployment.continuation) return undefined;
   const settings = deps.router.settings;
-  if (!sent.plan.stream || !settings.continuation || settings.continuationAttempts === 0) return undefined;
-  if (!sent.deployment.continuation) return undefined;
-  // A continuation is always translated: its events join the client's stream through Turnpike's encoder.
-  const format: ClientFormat = { ...ctx.format, passthroughProtocol: undefined };
+  // Made on the first cut only: a stream never cut pays for no copy of its format.
+  let format: ClientFormat | undefined;
   const attempt = async (
     d: Deployment,
     partial: string,
@@ -88,6 +89,8 @@ export function streamContinuer(
     };
     let p: Plan;
     try {
+      // A continuation is always translated: its events join the client's stream through Turnpike's encoder.
+      format ??= { ...ctx.format, passthroughProtocol: undefined };
       p = await plan(deps, format, asked, d.target, size, guard);
     } catch {
       return undefined; // this upstream cannot take the request (a part its protocol cannot carry)

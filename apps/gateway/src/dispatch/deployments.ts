@@ -16,7 +16,11 @@ export interface Deployment {
   rpm: number | undefined;
   tpm: number | undefined;
   breaker: Breaker;
-  /** A stream it serves that is cut after its 200 is continued (its row's `continuation`, else the routing section's). */
+  /**
+   * A stream it serves that is cut after its 200 is continued: its row's `continuation`, else the
+   * routing section's, and only while the section allows any (`continuation` on and
+   * `continuation_attempts` above 0). Worked out at start: off, no continuer is made for its streams.
+   */
   continuation: boolean;
   /** This minute's requests and prompt tokens (for rpm/tpm), from `windowStart`. */
   window: { start: number; requests: number; tokens: number };
@@ -28,6 +32,13 @@ export interface Route {
   deployments: Deployment[];
   fallbacks: string[];
   timeouts: Timeouts;
+  /**
+   * The chain compiled for this route when the router is built (issue 47): its one deployment
+   * when it has one and no fallback — each request is then one direct attempt
+   * (direct-attempt.ts), with no session, window count or fallback search — else undefined, the
+   * planned loop (attempts.ts).
+   */
+  direct: Deployment | undefined;
 }
 
 const MINUTE = 60_000;
@@ -175,14 +186,16 @@ function deployment(
     rpm: row?.rpm,
     tpm: row?.tpm,
     breaker: new Breaker(settings.breaker),
-    continuation: row?.continuation ?? settings.continuation,
+    continuation: settings.continuation && settings.continuationAttempts > 0 && (row?.continuation ?? true),
     window: { start: 0, requests: 0, tokens: 0 },
   };
 }
 
 /**
  * The routes of every catalog model: the config file's `deployments` (absent = one deployment on
- * the owner vendor), `fallbacks` and `timeouts` over `routing.timeouts`. `where` names the file.
+ * the owner vendor), `fallbacks` and `timeouts` over `routing.timeouts`, each with the chain its
+ * requests run (`Route.direct`). `where` names the file. Built once per process (boot.ts): a change
+ * to the file is a restart, which compiles every route again (decisions/0033-compiled-route-chain.md).
  */
 export function buildRouter(
   catalog: Catalog,
@@ -223,11 +236,13 @@ export function buildRouter(
           ),
         )
       : [deployment(entry, own, entry.owned_by, settings)];
+    const fallbacks = r?.fallbacks ?? [];
     routes.set(entry.id, {
       model: entry.id,
       deployments,
-      fallbacks: r?.fallbacks ?? [],
+      fallbacks,
       timeouts: { ...settings.timeouts, ...r?.timeouts },
+      direct: deployments.length === 1 && fallbacks.length === 0 ? deployments[0] : undefined,
     });
   }
   return new Router(routes, settings);

@@ -1,7 +1,7 @@
 import { GatewayError, messagesErrorTypeForStatus } from "@turnpike/providers";
 import type { UpstreamRequest } from "../protocols";
 import type { RequestContext } from "../request/context";
-import { emit } from "../request/events";
+import { fanout } from "../request/events";
 import type { Plan } from "./plan";
 import type { PipelineHooks } from "../request/events";
 import type { Logger } from "../log/logger";
@@ -78,7 +78,8 @@ export async function execute(
     stream: plan.stream,
     clientHeaders: ctx.request.headers,
   });
-  emit(deps.hooks, "onAttempt", ctx, plan.target, limits?.n ?? 1, limits?.deployment);
+  const on = fanout(deps.hooks);
+  on.onAttempt?.(ctx, plan.target, limits?.n ?? 1, limits?.deployment);
   // With deadlines, the call has its own abort, which the client's going away also pulls; one
   // timer at a time runs until the answer's head. The client's signal is listened to only once the answer
   // is LINK_AFTER_MS late: in Bun 1.4.4 a listener on a server request's signal costs about 5 µs
@@ -106,7 +107,7 @@ export async function execute(
   } catch (e) {
     own?.answered();
     // An attempt that got no answer is told too (status 0): each one counts as an upstream failure.
-    if (!client.aborted) emit(deps.hooks, "onUpstreamResponse", ctx, 0, performance.now() - ctx.started);
+    if (!client.aborted) on.onUpstreamResponse?.(ctx, 0, performance.now() - ctx.started);
     if (own?.timedOut && !client.aborted)
       return {
         kind: "error",
@@ -130,7 +131,7 @@ export async function execute(
     };
   }
   own?.answered();
-  emit(deps.hooks, "onUpstreamResponse", ctx, response.status, performance.now() - ctx.started);
+  on.onUpstreamResponse?.(ctx, response.status, performance.now() - ctx.started);
   if (!response.ok) {
     let text: string;
     try {

@@ -2,7 +2,7 @@ import type { Target } from "../protocols";
 import type { KeyRecord, UsageRecord } from "../storage/store";
 import type { Admitted } from "../limits/admit";
 import type { RequestContext } from "../request/context";
-import { emit } from "../request/events";
+import { fanout } from "../request/events";
 import { type TallyAttempt, UsageTally } from "./usage-tally";
 import type { TokenCounts } from "../vocabulary/usage-sink";
 import { guardrailNote, type GuardrailRun } from "../guardrails/run";
@@ -116,7 +116,7 @@ export function meter(deps: MeterDeps, call: MeteredCall, end: Ending): Promise<
   if (found) record.guardrail = guardrailNote(found);
   // The budget's reservation is replaced by the real cost; the record takes the request out of the book in flight.
   call.admitted.settle(record.input_tokens + record.output_tokens, record.cost_usd, true);
-  emit(deps.hooks, "onFinish", call.ctx, end.status, record, () => call.tally.finishReason());
+  fanout(deps.hooks).onFinish?.(call.ctx, end.status, record, () => call.tally.finishReason());
   return deps.ledger.record(record);
 }
 

@@ -8,7 +8,7 @@ import { authenticateNow } from "../access/authenticate";
 import type { Connection } from "../http/client-address";
 import { askedOutputCap } from "../limits/worst-case";
 import { newContext } from "../request/context";
-import { emit } from "../request/events";
+import { fanout } from "../request/events";
 import { meter, meterOnce, type Ending } from "../metering/meter";
 import { GuardrailRun } from "../guardrails/run";
 import { keyPolicies } from "../guardrails/policy";
@@ -63,7 +63,9 @@ export async function handleInference(
 ): Promise<Response> {
   // From here on the format travels in the context only.
   const ctx = newContext(request, format, server, deps.config.trustedProxies);
-  emit(deps.hooks, "onStart", ctx);
+  // The hook set's fan-out, compiled once per set: an event nobody listens to is no call.
+  const on = fanout(deps.hooks);
+  on.onStart?.(ctx);
   let finish: ReturnType<typeof meterOnce> | undefined;
   let admitted: Admitted | undefined;
   let upstreamStatus = 0;
@@ -74,7 +76,7 @@ export async function handleInference(
   try {
     const known = internal?.key ?? authenticateNow(deps, ctx);
     const key = known instanceof Promise ? await known : known;
-    emit(deps.hooks, "onAuthenticated", ctx, key.id);
+    on.onAuthenticated?.(ctx, key.id);
     // The body's text, then its check: awaited only where there is a promise (a small body's check is at once).
     const checked = validateText(ctx, await readText(ctx, deps.config), deps.config, (m) => {
       model = m;
@@ -156,8 +158,12 @@ export async function handleInference(
               await metered(e);
               if (e.status === 200 && !e.aborted) await remember(deps, key, client, ctx.id, p.guard);
             };
-        // A stream cut after its 200 may be continued elsewhere (routing.continuation).
-        const continuer = p.stream ? streamContinuer(deps, ctx, p.client, sent, size, route, guard) : undefined;
+        // A stream cut after its 200 may be continued elsewhere (routing.continuation): a deployment
+        // that does not continue (worked out at start) makes no continuer.
+        const continuer =
+          p.stream && sent.deployment.continuation
+            ? streamContinuer(deps, ctx, p.client, sent, size, route, guard)
+            : undefined;
         return await relay(
           deps,
           ctx,
@@ -196,9 +202,9 @@ export async function handleInference(
     } else {
       // Refused before any upstream call: no record, and the admitted estimate is given back.
       admitted?.settle(0);
-      emit(deps.hooks, "onRefused", ctx, err);
+      on.onRefused?.(ctx, err);
       // The status the client sees (its format's: a spent budget is a chat client's 429, not 402).
-      emit(deps.hooks, "onFinish", ctx, ctx.format.renderError(err, ctx.id).status, undefined);
+      on.onFinish?.(ctx, ctx.format.renderError(err, ctx.id).status, undefined);
     }
     return errorResponse(ctx.format, err, refusal());
   }

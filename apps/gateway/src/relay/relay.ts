@@ -6,7 +6,7 @@ import { clientGone, type RequestContext } from "../request/context";
 import { firstFrameGuard } from "./first-frame-guard";
 import { sseLineGate } from "./sse-line-gate";
 import { HEADER, SSE_HEADERS } from "../http/headers";
-import { emit } from "../request/events";
+import { fanout } from "../request/events";
 import { errorResponse } from "../request/respond";
 import { usageLooksTrue, usageTextLooksTrue } from "./usage-audit";
 import { LINK_AFTER_MS, timeoutError, type Watch } from "../dispatch/execute";
@@ -384,13 +384,16 @@ function relayEvents({
     tap = stream.tap;
     watch = stream.watch;
   }
+  const on = fanout(deps.hooks);
+  const firstToken = on.onFirstToken;
   const body = relayStream(source, {
     format,
     tap: firstFrameGuard(tap, format, vendor),
     logger: deps.logger,
     requestId: ctx.id,
     keepAliveMs: deps.config.keepAliveSeconds * 1000,
-    onFirstPiece: () => emit(deps.hooks, "onFirstToken", ctx, performance.now() - ctx.started),
+    // No closure where nobody listens for the first token.
+    onFirstPiece: firstToken && (() => firstToken(ctx, performance.now() - ctx.started)),
     watch,
     shutdown: deps.shutdown,
     client: ctx.request.signal,
@@ -420,7 +423,7 @@ function relayEvents({
       }
     },
   });
-  emit(deps.hooks, "onStreamStart", ctx);
+  on.onStreamStart?.(ctx);
   // A stream may be quiet for long stretches (thinking); Bun counts only reads as activity, so
   // its idle timeout would cut it whatever we write: lift it for this request alone
   // (decisions/0002-quiet-streams-and-idle-timeouts.md).

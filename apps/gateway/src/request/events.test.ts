@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { emit, type PipelineHooks } from "./events";
+import { emit, fanout, type PipelineHooks } from "./events";
 import { testContext } from "../../test/support/test-deps";
 
 describe("emit", () => {
@@ -47,5 +47,26 @@ describe("emit", () => {
 
   test("no subscribers: nothing happens", () => {
     expect(() => emit([], "onStart", testContext())).not.toThrow();
+  });
+});
+
+describe("fanout: each event's calls, compiled once per hook set", () => {
+  test("an event no subscriber implements has no fan-out, so its site makes no call", () => {
+    const f = fanout([{ onStart: () => {} }, { onFinish: () => {} }, {}]);
+    expect(Object.keys(f).sort()).toEqual(["onFinish", "onStart"]);
+    expect(f.onFirstToken).toBeUndefined();
+    expect(fanout([])).toEqual({});
+  });
+
+  test("one set's fan-out is made once; sets used in turn each keep their own subscribers", () => {
+    const seen: string[] = [];
+    const a: PipelineHooks[] = [{ onStart: (c) => seen.push(`a ${c.id}`) }];
+    const b: PipelineHooks[] = [{ onStart: (c) => seen.push(`b ${c.id}`) }, { onStart: () => seen.push("b2") }];
+    expect(fanout(a)).toBe(fanout(a));
+    const ctx = testContext();
+    fanout(a).onStart?.(ctx);
+    fanout(b).onStart?.(ctx);
+    fanout(a).onStart?.(ctx);
+    expect(seen).toEqual([`a ${ctx.id}`, `b ${ctx.id}`, "b2", `a ${ctx.id}`]);
   });
 });

@@ -68,9 +68,97 @@ export interface PipelineHooks {
 
 type Event = keyof PipelineHooks;
 
+/** One event's fan-out: each subscriber's method in turn, a throwing one skipped. */
+type Call<E extends Event> = (...args: Parameters<NonNullable<PipelineHooks[E]>>) => void;
+
 /**
- * Calls each subscriber of `event`; a throwing subscriber does not stop the request. The
- * arguments are passed as they are (no rest array, no `apply`): this runs several times a request.
+ * Each event's fan-out over one hook set, made once per set (issue 47): an event no subscriber
+ * implements has none, so its emitting site makes no call at all and works out none of its
+ * arguments (`fanout(hooks).onFirstToken?.(ctx, performance.now() - ctx.started)`).
+ */
+export type Fanout = { readonly [E in Event]?: Call<E> };
+
+type Method = (this: PipelineHooks, a: unknown, b: unknown, c: unknown, d: unknown) => void;
+type Loose = (a?: unknown, b?: unknown, c?: unknown, d?: unknown) => void;
+
+/** The subscribers of `event`, as one function (undefined: none). Arguments passed as they are, no rest array. */
+function compileEvent(hooks: readonly PipelineHooks[], event: Event): Loose | undefined {
+  const subs: { h: PipelineHooks; fn: Method }[] = [];
+  for (const h of hooks) {
+    const fn = h[event] as Method | undefined;
+    if (typeof fn === "function") subs.push({ h, fn });
+  }
+  if (subs.length === 0) return undefined;
+  if (subs.length === 1) {
+    const { h, fn } = subs[0]!;
+    return (a, b, c, d) => {
+      try {
+        fn.call(h, a, b, c, d);
+      } catch {
+        // A subscriber's failure is its own; the request is not failed for it.
+      }
+    };
+  }
+  return (a, b, c, d) => {
+    for (let i = 0; i < subs.length; i++) {
+      const s = subs[i]!;
+      try {
+        s.fn.call(s.h, a, b, c, d);
+      } catch {
+        // As above: the next subscriber is still told.
+      }
+    }
+  };
+}
+
+/** Every event, as a table: the compiler proves a new event is compiled too. */
+const EVENTS: Record<Event, true> = {
+  onOperation: true,
+  onStart: true,
+  onAuthenticated: true,
+  onAttempt: true,
+  onUpstreamResponse: true,
+  onStreamStart: true,
+  onFirstToken: true,
+  onFinish: true,
+  onRefused: true,
+};
+
+function compileFanout(hooks: readonly PipelineHooks[]): Fanout {
+  const out: Record<string, Loose> = {};
+  // The table's keys are exactly the events.
+  for (const e of Object.keys(EVENTS) as Event[]) {
+    const call = compileEvent(hooks, e);
+    if (call) out[e] = call;
+  }
+  return out as Fanout; // each event's function takes that event's arguments (compileEvent passes them on as they are)
+}
+
+const compiled = new WeakMap<readonly PipelineHooks[], Fanout>();
+/** The set asked last and its fan-out: a gateway has one hook set, so this is one comparison a call. */
+let lastHooks: readonly PipelineHooks[] | undefined;
+let lastFanout: Fanout = {};
+
+/**
+ * The fan-out of a hook set, compiled the first time the set is seen. A hook set is fixed once a
+ * gateway uses it (boot.ts freezes it): the set is the key, its subscribers are read once.
+ */
+export function fanout(hooks: readonly PipelineHooks[]): Fanout {
+  if (hooks === lastHooks) return lastFanout;
+  let f = compiled.get(hooks);
+  if (!f) {
+    f = compileFanout(hooks);
+    compiled.set(hooks, f);
+  }
+  lastHooks = hooks;
+  lastFanout = f;
+  return f;
+}
+
+/**
+ * Calls each subscriber of `event`; a throwing subscriber does not stop the request. The hot
+ * path calls {@link fanout}'s function itself (no call at all when nobody listens); this is the
+ * same for the paths that emit rarely.
  */
 export function emit<E extends Event>(
   hooks: readonly PipelineHooks[],
@@ -85,14 +173,6 @@ export function emit(
   c?: unknown,
   d?: unknown,
 ): void {
-  for (let i = 0; i < hooks.length; i++) {
-    const h = hooks[i]!;
-    const fn = h[event] as ((this: PipelineHooks, a: unknown, b: unknown, c: unknown, d: unknown) => void) | undefined;
-    if (!fn) continue;
-    try {
-      fn.call(h, a, b, c, d);
-    } catch {
-      // A subscriber's failure is its own; the request is not failed for it.
-    }
-  }
+  const call = fanout(hooks)[event] as Loose | undefined; // the event's own fan-out, given its own arguments
+  if (call) call(a, b, c, d);
 }

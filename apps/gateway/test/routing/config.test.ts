@@ -6,7 +6,7 @@ import { buildRouter } from "../../src/dispatch/deployments";
 import { buildUpstreams } from "../../src/dispatch/upstreams";
 import { loadConfig, vendorRows } from "../../src/config/config";
 
-function router(models: unknown[], vendors?: unknown) {
+function router(models: unknown[], vendors?: unknown, routing?: unknown) {
   const rows = vendorRows(vendors, "t.yaml").map((r) => ({
     id: r.id,
     protocol: r.protocol,
@@ -20,7 +20,7 @@ function router(models: unknown[], vendors?: unknown) {
     catalog,
     buildUpstreams(rows, "http://sim.invalid"),
     models,
-    parseRouting(undefined, "t.yaml"),
+    parseRouting(routing, "t.yaml"),
     "t.yaml",
   );
 }
@@ -96,6 +96,55 @@ describe("routing config", () => {
     expect(route.fallbacks).toEqual(["beta-5"]);
     expect(route.timeouts).toEqual({ connectMs: 10_000, firstByteMs: 120_000, idleMs: 100 });
     expect(r.route("beta-5")!.deployments.map((d) => d.name)).toEqual(["beta"]);
+  });
+
+  test("each route's chain is compiled when the router is built: one deployment and no fallback is the direct attempt", () => {
+    const r = router(
+      [
+        { id: "alpha-haiku-4-5", deployments: [{ vendor: "alpha" }, { vendor: "alpha-eu" }] },
+        { id: "beta-5", fallbacks: ["gamma-3-flash"] },
+        { id: "gamma-3-flash", deployments: [{ vendor: "gamma", rpm: 10 }] },
+      ],
+      { "alpha-eu": { protocol: "messages" } },
+    );
+    // A choice of deployments, or a fallback to try: the planned loop.
+    expect(r.route("alpha-haiku-4-5")!.direct).toBeUndefined();
+    expect(r.route("beta-5")!.direct).toBeUndefined();
+    // One deployment (its own rpm still counted by the router's pick), and a model of no row at all.
+    const gamma = r.route("gamma-3-flash")!;
+    expect(gamma.direct).toBe(gamma.deployments[0]!);
+    expect(gamma.direct!.rpm).toBe(10);
+    const other = r.list(0).find((d) => !["alpha-haiku-4-5", "beta-5", "gamma-3-flash"].includes(d.model))!;
+    expect(r.route(other.model)!.direct?.name).toBe(other.vendor);
+  });
+
+  test("a deployment continues a cut stream only while the routing section allows continuations at all", () => {
+    const models = [{ id: "beta-5", deployments: [{ vendor: "beta", continuation: true }, { vendor: "gamma" }] }];
+    const names = (routing: unknown) =>
+      router(models, undefined, routing)
+        .route("beta-5")!
+        .deployments.map((d) => [d.name, d.continuation]);
+    expect(names(undefined)).toEqual([
+      ["beta", true],
+      ["gamma", true],
+    ]);
+    expect(names({ continuation: false })).toEqual([
+      ["beta", false],
+      ["gamma", false],
+    ]);
+    expect(names({ continuation_attempts: 0 })).toEqual([
+      ["beta", false],
+      ["gamma", false],
+    ]);
+    const off = [{ id: "beta-5", deployments: [{ vendor: "beta", continuation: false }, { vendor: "gamma" }] }];
+    expect(
+      router(off)
+        .route("beta-5")!
+        .deployments.map((d) => [d.name, d.continuation]),
+    ).toEqual([
+      ["beta", false],
+      ["gamma", true],
+    ]);
   });
 
   test.each([

@@ -127,3 +127,34 @@ describe("one deployment left: its retry-after is honoured up to the cap", () =>
     });
   }
 });
+
+describe("a model of one deployment and no fallback (its route's direct attempt): retried on itself", () => {
+  for (const v of VARIANTS) {
+    test(`${label(v)}: a 529 then an answer, two attempts on the same deployment`, async () => {
+      h.gw.simulator!.fault("simulator-gamma", { status: 529, times: 1 });
+      const a = await ask(h, v, "gamma-3-flash", `Hi [sim text="second try"]`);
+      expect(a.status).toBe(200);
+      expect(a.text).toBe("second try");
+      expect(a.res.headers.get("x-turnpike-deployment")).toBe("gamma");
+      expect(a.res.headers.get("x-turnpike-attempts")).toBe("2");
+      // Told by `onAttempt` (the simulator also sees a messages stream's count of the prompt, asked alongside).
+      const id = a.res.headers.get("x-request-id")!;
+      expect(attempts.filter(([r]) => r === id).map(([, n, d]) => [n, d])).toEqual([
+        [1, "gamma"],
+        [2, "gamma"],
+      ]);
+      expect(await recordOf(h, a.res)).toMatchObject({ model: "gamma-3-flash", deployment: "gamma", attempts: 2 });
+    });
+    test(`${label(v)}: still failing after its one retry, the client gets the upstream's error`, async () => {
+      h.gw.simulator!.fault("simulator-gamma", { status: 500, times: 2 });
+      const a = await ask(h, v, "gamma-3-flash", "Hi");
+      expect(a.status).toBe(500);
+      expect(a.res.headers.get("x-turnpike-attempts")).toBe("2");
+      const id = a.res.headers.get("x-request-id")!;
+      expect(attempts.filter(([r]) => r === id).map(([, n, d]) => [n, d])).toEqual([
+        [1, "gamma"],
+        [2, "gamma"],
+      ]);
+    });
+  }
+});
