@@ -30,6 +30,9 @@
  *
  * A stream is relayed as the metering floor relays it (a `direct` stream flushed per chunk, the
  * usage numbers found as bytes); the first chunk is checked to open with an SSE line.
+ *
+ * `FLOOR_STEP` (steps.ts) adds runtime differences between this floor and Turnpike one at a time,
+ * the rungs of `bun run ladder` (bench/README.md, "The proof: where the rest of the CPU goes").
  */
 import { Database } from "bun:sqlite";
 import { createHash, randomBytes } from "node:crypto";
