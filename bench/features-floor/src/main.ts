@@ -30,11 +30,16 @@
  *
  * A stream is relayed as the metering floor relays it (a `direct` stream flushed per chunk, the
  * usage numbers found as bytes); the first chunk is checked to open with an SSE line.
+ *
+ * `FLOOR_STEP` (steps.ts) adds runtime differences between this floor and Turnpike one at a time,
+ * the rungs of `bun run ladder` (bench/README.md, "The proof: where the rest of the CPU goes").
  */
 import { Database } from "bun:sqlite";
 import { createHash, randomBytes } from "node:crypto";
+import { join } from "node:path";
 // The usage numbers found in a stream chunk's bytes, as the metering floor finds them.
 import { INPUT, OUTPUT, groupCommit, numberAfter } from "../../metering-floor/src/main";
+import { type Cells, GATEWAY_SRC, type Held, allocate, allocateBytes, calibrateSpin, spin, stepsFrom } from "./steps";
 
 const MAX_HEADER_BYTES = 64 * 1024;
 const LINK_AFTER_MS = 20;
@@ -59,7 +64,33 @@ interface Key {
   tokens: number;
 }
 
-export function startFeaturesFloor(env: Record<string, string | undefined>) {
+/**
+ * The ladder's steps this process takes (steps.ts), resolved at start: what each request does
+ * beyond the features floor, and the server it is served by.
+ */
+export interface Ladder {
+  /** Extra cells a request allocates (JSON, stream), held to its end unless `drop`. */
+  cells?: { json: Cells; stream: Cells; drop: boolean };
+  /** Extra KiB of strings a request allocates (JSON, stream), held to its end. */
+  bytes?: { json: number; stream: number };
+  /** Busy work a request does, in µs of CPU (JSON, stream), at `rate` loop turns a µs. */
+  spin?: { json: number; stream: number; rate: number };
+  /** Turnpike's server wiring: Elysia's constructor (from the gateway's own dependencies). */
+  elysia?: new (
+    options: Record<string, unknown>,
+  ) => ElysiaLike;
+}
+
+/** The part of an Elysia app the `server` step uses. */
+interface ElysiaLike {
+  get(path: string, handler: () => Response): ElysiaLike;
+  post(path: string, handler: (ctx: { request: Request }) => Promise<Response>, hook?: { parse: "none" }): ElysiaLike;
+  ws(path: string, handlers: { message(ws: unknown, message: unknown): void }): ElysiaLike;
+  listen(options: { port: number; hostname: string }): ElysiaLike;
+  server: ReturnType<typeof Bun.serve> | null;
+}
+
+export function startFeaturesFloor(env: Record<string, string | undefined>, ladder: Ladder = {}) {
   const upstream = (env.ALPHA_BASE_URL ?? "").replace(/\/$/, "") + "/v1/messages";
   const vendorKey = env.ALPHA_API_KEY ?? "";
   const adminKey = env.TURNPIKE_ADMIN_KEY ?? "";
@@ -167,6 +198,14 @@ export function startFeaturesFloor(env: Record<string, string | undefined>) {
     if (!Array.isArray(msgs) || msgs.length === 0)
       return error(400, "invalid_request_error", "messages: a non-empty array is required.");
     const stream = body.stream === true;
+    // The ladder's per-request steps (steps.ts): cells held until the request ends, half the busy
+    // work before the upstream call and half as it ends.
+    const held: Held = [];
+    if (ladder.cells) await allocate(stream ? ladder.cells.stream : ladder.cells.json, held);
+    if (ladder.cells?.drop) held.length = 0;
+    if (ladder.bytes) allocateBytes(stream ? ladder.bytes.stream : ladder.bytes.json, held);
+    const spinUs = ladder.spin ? (stream ? ladder.spin.stream : ladder.spin.json) / 2 : 0;
+    if (ladder.spin) spin(spinUs, ladder.spin.rate);
     const entry = catalog.get(model);
     if (!entry) return error(404, "not_found_error", `model: ${model} is not served here.`);
     // Limits: fixed one-minute windows, admitted on an estimate, settled with the usage.
@@ -217,6 +256,8 @@ export function startFeaturesFloor(env: Record<string, string | undefined>) {
     headers.set("anthropic-ratelimit-requests-remaining", String(key.rpm - key.requests));
     headers.set("anthropic-ratelimit-requests-reset", resetText(windowStart));
     const finish = (input: number, output: number, status: number, aborted: boolean) => {
+      if (ladder.spin) spin(spinUs, ladder.spin.rate);
+      held.length = 0;
       key.tokens += input + output - estimate;
       const cost = input * entry.input + output * entry.output;
       const ms = performance.now() - started;
@@ -313,34 +354,128 @@ export function startFeaturesFloor(env: Record<string, string | undefined>) {
     return new Response(out, { status: res.status, headers });
   };
 
+  const addKey = async (req: Request) => {
+    if (req.headers.get("authorization") !== `Bearer ${adminKey}`) return new Response(null, { status: 401 });
+    const asked = (await req.json()) as { rpm?: number; tpm?: number };
+    const secret = "sk-" + randomBytes(24).toString("hex");
+    keys.set(hash(secret), {
+      id: "key_" + keys.size,
+      rpm: asked.rpm ?? Number.MAX_SAFE_INTEGER,
+      tpm: asked.tpm ?? Number.MAX_SAFE_INTEGER,
+      window: 0,
+      requests: 0,
+      tokens: 0,
+    });
+    return Response.json({ key: secret }, { status: 201 });
+  };
+
+  if (ladder.elysia) {
+    // Turnpike's server (apps/gateway/src/app.ts, http/route.ts): Elysia with the idle timeout
+    // raised to 255 s, no body cap, a WebSocket route (compressed), and the inference route on
+    // Bun's router, called through a wrapper that checks for the caller's request id first.
+    const direct = (req: Request) => {
+      const kept = req.headers.get("x-request-id");
+      const reply = messages(req);
+      if (kept === null) return reply;
+      return reply.then((r) => {
+        r.headers.set("x-request-id", kept);
+        return r;
+      });
+    };
+    const app = new ladder.elysia({
+      serve: {
+        idleTimeout: 255,
+        maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+        routes: { "/v1/messages": { POST: direct } },
+      },
+      websocket: { maxPayloadLength: 32 * 1024 * 1024, perMessageDeflate: true, idleTimeout: 255 },
+    })
+      .get("/health", () => new Response("ok"))
+      .post("/admin/keys", ({ request }) => addKey(request), { parse: "none" })
+      .ws("/v1/responses", { message() {} })
+      .listen({ port: Number(env.PORT ?? 0), hostname: env.HOST ?? "127.0.0.1" });
+    if (!app.server) throw new Error("Elysia did not start its server");
+    return app.server;
+  }
+
   return Bun.serve({
     port: Number(env.PORT ?? 0),
     hostname: env.HOST ?? "127.0.0.1",
     routes: {
       "/health": new Response("ok"),
-      "/admin/keys": {
-        POST: async (req) => {
-          if (req.headers.get("authorization") !== `Bearer ${adminKey}`) return new Response(null, { status: 401 });
-          const asked = (await req.json()) as { rpm?: number; tpm?: number };
-          const secret = "sk-" + randomBytes(24).toString("hex");
-          keys.set(hash(secret), {
-            id: "key_" + keys.size,
-            rpm: asked.rpm ?? Number.MAX_SAFE_INTEGER,
-            tpm: asked.tpm ?? Number.MAX_SAFE_INTEGER,
-            window: 0,
-            requests: 0,
-            tokens: 0,
-          });
-          return Response.json({ key: secret }, { status: 201 });
-        },
-      },
+      "/admin/keys": { POST: addKey },
       "/v1/messages": { POST: messages },
     },
   });
 }
 
+/**
+ * Turnpike's cells per request less the features floor's, by kind (`bun run heap` of both,
+ * 2026-11-28: README, "The proof"). `FLOOR_CELLS` / `FLOOR_CELLS_STREAM` ("strings,objects,
+ * arrays,closures,promises") replace them.
+ */
+const CELLS = { json: "66,57,45,37,13", stream: "98,103,69,85,21" };
+/**
+ * The rest of Turnpike's extra allocation in KiB per request: `bun run heap -- --gc-log` read 78 kB
+ * allocated per JSON request between collections for Turnpike, 7 for the features floor and 28
+ * with the `cells` step (2026-11-28); the stream's the same way (`FLOOR_BYTES_KIB`, `FLOOR_BYTES_KIB_STREAM`).
+ */
+const BYTES_KIB = { json: "48", stream: "88" };
+/** Turnpike's JavaScript thread per request less the floor's at the rung below `spin`, in µs (`FLOOR_SPIN_US`, `FLOOR_SPIN_US_STREAM`). */
+const SPIN_US = { json: "12", stream: "45" };
+
+const cellsOf = (text: string): Cells => {
+  const [strings = 0, objects = 0, arrays = 0, closures = 0, promises = 0] = text.split(",").map(Number);
+  return { strings, objects, arrays, closures, promises };
+};
+
+/** The ladder as `FLOOR_STEP` asks (steps.ts), its modules loaded and its gateway booted. */
+export async function ladderFrom(env: Record<string, string | undefined>): Promise<Ladder> {
+  const steps = stepsFrom(env.FLOOR_STEP);
+  const ladder: Ladder = {};
+  if (steps.has("server")) {
+    // Turnpike's own copy of Elysia (the bench workspace does not depend on it).
+    const mod = (await import(join(GATEWAY_SRC, "..", "node_modules", "elysia"))) as { Elysia: Ladder["elysia"] };
+    ladder.elysia = mod.Elysia;
+  }
+  if (steps.has("modules") || steps.has("booted")) {
+    await import(join(GATEWAY_SRC, "app.ts"));
+    await import(join(GATEWAY_SRC, "boot.ts"));
+  }
+  if (steps.has("booted")) {
+    const { loadConfig } = (await import(join(GATEWAY_SRC, "config", "config.ts"))) as {
+      loadConfig(env: Record<string, string | undefined>): unknown;
+    };
+    const { bootGateway } = (await import(join(GATEWAY_SRC, "boot.ts"))) as {
+      bootGateway(config: unknown): Promise<unknown>;
+    };
+    // Its own store beside the floor's; it serves nothing, but its heap, caches and timers run.
+    booted = await bootGateway(loadConfig({ ...env, TURNPIKE_DB: `${env.TURNPIKE_DB ?? ":memory:"}.gw` }));
+  }
+  if (steps.has("cells") || steps.has("garbage"))
+    ladder.cells = {
+      json: cellsOf(env.FLOOR_CELLS ?? CELLS.json),
+      stream: cellsOf(env.FLOOR_CELLS_STREAM ?? CELLS.stream),
+      drop: !steps.has("cells"),
+    };
+  if (steps.has("bytes"))
+    ladder.bytes = {
+      json: Number(env.FLOOR_BYTES_KIB ?? BYTES_KIB.json),
+      stream: Number(env.FLOOR_BYTES_KIB_STREAM ?? BYTES_KIB.stream),
+    };
+  if (steps.has("spin"))
+    ladder.spin = {
+      json: Number(env.FLOOR_SPIN_US ?? SPIN_US.json),
+      stream: Number(env.FLOOR_SPIN_US_STREAM ?? SPIN_US.stream),
+      rate: calibrateSpin(),
+    };
+  return ladder;
+}
+/** The gateway the `booted` step keeps alive beside the floor. */
+export let booted: unknown;
+
 if (import.meta.main) {
-  startFeaturesFloor(process.env);
+  startFeaturesFloor(process.env, await ladderFrom(process.env));
   // Exit on SIGTERM rather than die of it, so that a `--cpu-prof` run writes its profile (`bun run cost`).
   process.on("SIGTERM", () => process.exit(0));
 }
