@@ -97,8 +97,8 @@ export type AttemptOutcome = { kind: "reply" } | { kind: "gone" } | { kind: "err
  */
 export function tellBreaker(
   deps: Pick<AttemptsDeps, "now" | "logger">,
-  ctx: RequestContext,
-  d: Deployment,
+  ctx: Pick<RequestContext, "id">,
+  d: Pick<Deployment, "breaker" | "model" | "name">,
   began: number,
   attempt: number,
   outcome: AttemptOutcome,
