@@ -6,11 +6,13 @@ import type { Plan, PlanDeps } from "./plan";
 import type { Catalog } from "./catalog";
 import type { AffinityStore } from "./affinity";
 import type { Logger } from "../log/logger";
+import type { RequestContext } from "../request/context";
 
 /*
  * What every attempt of a request shares, whichever chain its route was compiled to
  * (deployments.ts `Route.direct`): the planned loop over deployments and fallbacks
- * (attempts.ts) or the one deployment's direct attempt (direct-attempt.ts).
+ * (attempts.ts) or the one deployment's direct attempt (direct-attempt.ts), both through one
+ * step (attempt-run.ts); the circuit's verdict is the embeddings attempts' as well.
  */
 
 /** What this step needs of the gateway (wiring/deps.ts `GatewayDeps` is one). */
@@ -82,4 +84,40 @@ export async function waitToRetry(error: GatewayError | undefined, capS: number)
   if (after > capS) return false;
   if (after > 0) await Bun.sleep(after * 1000);
   return true;
+}
+
+/** An attempt's outcome as a circuit reads it: inference (execute.ts) and embeddings outcomes both are one. */
+export type AttemptOutcome = { kind: "reply" } | { kind: "gone" } | { kind: "error"; error: GatewayError };
+
+/**
+ * Tells the deployment's circuit how an attempt went. A client gone is no verdict (the circuit is
+ * released); an answer, or a failure not worth another attempt, is the upstream up (a success,
+ * timed from `began`); a retryable failure (`status`, the upstream's, in `RETRYABLE`) is a
+ * failure, and logged. True when the outcome is the client's; false when another attempt may go.
+ */
+export function tellBreaker(
+  deps: Pick<AttemptsDeps, "now" | "logger">,
+  ctx: Pick<RequestContext, "id">,
+  d: Pick<Deployment, "breaker" | "model" | "name">,
+  began: number,
+  attempt: number,
+  outcome: AttemptOutcome,
+  status: number,
+): boolean {
+  if (outcome.kind === "gone") {
+    d.breaker.release();
+    return true;
+  }
+  if (outcome.kind === "reply" || !RETRYABLE.has(status)) {
+    d.breaker.success(performance.now() - began);
+    return true;
+  }
+  d.breaker.failure(deps.now(), outcome.error.message);
+  deps.logger.warn("upstream attempt failed", {
+    request_id: ctx.id,
+    deployment: `${d.model}@${d.name}`,
+    status,
+    attempt,
+  });
+  return false;
 }

@@ -1,7 +1,7 @@
 import { GatewayError } from "@turnpike/providers";
 import type { GatewayDeps } from "../wiring/deps";
 import { affinityKey } from "../dispatch/affinity";
-import { noneHealthy, RETRYABLE, waitToRetry } from "../dispatch/attempts";
+import { noneHealthy, tellBreaker, waitToRetry } from "../dispatch/attempt-rules";
 import type { Deployment, Route } from "../dispatch/deployments";
 import { sessionOf } from "../dispatch/session-id";
 import type { RequestContext } from "../request/context";
@@ -106,12 +106,8 @@ export async function dispatchEmbeddings(
       }
       attempts++;
       last = { outcome, target: d.target, deployment: d, attempts, requested: asked.entry.id };
-      if (outcome.kind === "gone") {
-        d.breaker.release();
-        return last;
-      }
-      if (outcome.kind === "reply" || !RETRYABLE.has(outcome.upstreamStatus)) {
-        d.breaker.success(performance.now() - began);
+      // The circuit's verdict is the inference attempts' (dispatch/attempt-rules.ts `tellBreaker`).
+      if (tellBreaker(deps, ctx, d, began, attempts, outcome, outcome.kind === "error" ? outcome.upstreamStatus : 0)) {
         // A session's first answered call records where it is (shared through Redis when configured).
         if (placeKey !== undefined && outcome.kind === "reply" && place?.deployment !== d.name)
           deps.affinity
@@ -122,13 +118,6 @@ export async function dispatchEmbeddings(
         return last;
       }
       (tried ??= new Set()).add(d);
-      d.breaker.failure(deps.now(), outcome.error.message);
-      deps.logger.warn("upstream attempt failed", {
-        request_id: ctx.id,
-        deployment: `${d.model}@${d.name}`,
-        status: outcome.upstreamStatus,
-        attempt: attempts,
-      });
     }
     if (i === fallbacks.length && !last) forced = true;
   }
