@@ -22,14 +22,16 @@ export interface Continued {
   reply: Plan["reply"];
   response: Response;
   watch?: Watch | undefined;
+  /** The attempt's prompt, counted (only if its upstream never says). */
   countPrompt(): number;
+  /** It was handed the partial reply as a prefill (its leading whitespace may repeat what the prefill left out). */
   prefilled: boolean;
-  /** The catalog row that serves it, and the tier: its part of the reply is billed at their price. */
+  /** The catalog row that serves it, and the tier: its part of the reply is billed at their price (metering/usage-tally.ts). */
   entry: CatalogEntry;
   serviceTier: ServiceTier | undefined;
 }
 
-/** What asks for continuations of one request's stream, and how many it may ask for. */
+/** What asks the upstreams for continuations of one request's stream: at most `max` times, each with the text the client has received. */
 export interface StreamContinuer {
   readonly max: number;
   next(partial: string): Promise<Continued | undefined>;

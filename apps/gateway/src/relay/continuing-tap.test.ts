@@ -4,7 +4,8 @@ import { UsageTally } from "../metering/usage-tally";
 import { PROTOCOLS } from "../protocols";
 import { MemorySignatures } from "../stored-responses/signature-store";
 import type { Logger } from "../log/logger";
-import { type Continuer, ContinuingStream } from "./continuing-tap";
+import { ContinuingStream } from "./continuing-tap";
+import type { StreamContinuer } from "../dispatch/continuation";
 import { StreamSpan } from "./stream-span";
 import { translatedTap } from "./translated-tap";
 
@@ -52,7 +53,7 @@ async function run(signal: AbortSignal, abortAfterFirst?: AbortController) {
     onCut: () => stream?.markCut(),
   });
   let asked = 0;
-  const continuer: Continuer = {
+  const continuer: StreamContinuer = {
     max: 2,
     next: async () => {
       asked++;

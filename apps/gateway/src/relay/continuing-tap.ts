@@ -3,36 +3,15 @@ import { SSEParser } from "@turnpike/schema/sse";
 import type { ClientFormat, ClientRequest } from "../formats";
 import type { UpstreamProtocol } from "../protocols";
 import type { ReadBack, ReplyContext } from "../protocols/upstream-protocol";
+import type { Continued, StreamContinuer } from "../dispatch/continuation";
 import type { Watch } from "../dispatch/execute";
 import type { UsageTally } from "../metering/usage-tally";
 import type { Logger } from "../log/logger";
-import type { CatalogEntry, ServiceTier } from "../vocabulary/target";
 import { find } from "./bytes";
 import { ContinuationRebase } from "./continuation-rebase";
 import type { InlineTap } from "./passthrough-tap";
 import { StreamSpan } from "./stream-span";
 import { type ClientSide, clientSide, type TranslatedTap, translatedTap } from "./translated-tap";
-
-/** One upstream asked to go on with a cut reply (made by dispatch/continuation.ts). */
-export interface ContinuedAttempt {
-  protocol: UpstreamProtocol;
-  reply: ReplyContext;
-  response: Response;
-  watch?: Watch | undefined;
-  /** The attempt's prompt, counted (only if its upstream never says). */
-  countPrompt(): number;
-  /** It was handed the partial reply as a prefill (its leading whitespace may repeat what the prefill left out). */
-  prefilled: boolean;
-  /** The catalog row that serves it, and the tier: its part is priced at them (metering/usage-tally.ts). */
-  entry: CatalogEntry;
-  serviceTier: ServiceTier | undefined;
-}
-
-/** What asks the upstreams: at most `max` times, each with the text the client has received. */
-export interface Continuer {
-  readonly max: number;
-  next(partial: string): Promise<ContinuedAttempt | undefined>;
-}
 
 /** A passthrough's read-back (its protocol's), with its error marks as bytes for the search of each relayed piece. */
 interface ReadBackOf {
@@ -84,7 +63,7 @@ export interface ContinuingOptions {
   countText: (text: string) => number;
   /** The first attempt's prompt, counted (only if its upstream never says). */
   countPrompt: () => number;
-  continuer: Continuer;
+  continuer: StreamContinuer;
   /** The client's request signal: a continuation never starts for a client that is gone. */
   signal: AbortSignal;
   logger: Logger;
@@ -403,7 +382,7 @@ export class ContinuingStream {
     if (this.count >= o.continuer.max) return refuse("continuation_attempts spent");
     o.tally.carry(o.countText, this.promptOf);
     side.discard();
-    let next: ContinuedAttempt | undefined;
+    let next: Continued | undefined;
     try {
       next = await o.continuer.next(span.text());
     } catch (e) {

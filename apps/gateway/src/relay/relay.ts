@@ -16,7 +16,8 @@ import type { Plan } from "../dispatch/plan";
 import type { Deployment } from "../dispatch/deployments";
 import { relayStream } from "./relay-stream";
 import { type TranslatedTap, translatedTap } from "./translated-tap";
-import { type Continuer, ContinuingStream, continuesPassthrough } from "./continuing-tap";
+import { ContinuingStream, continuesPassthrough } from "./continuing-tap";
+import type { StreamContinuer } from "../dispatch/continuation";
 import { StreamSpan } from "./stream-span";
 import type { InlineTap } from "./passthrough-tap";
 import type { UsageTally } from "../metering/usage-tally";
@@ -184,7 +185,7 @@ interface Relaying {
 
 /** A stream's continuation, where its route allows one (dispatch/continuation.ts). */
 export interface Continuing {
-  continuer: Continuer;
+  continuer: StreamContinuer;
   /** The ledger's count of continuations. */
   route: { continuations?: number };
 }
