@@ -20,10 +20,16 @@ interface ReadBackOf {
   marks: Uint8Array[];
 }
 
+/** Each protocol's read-back, its marks encoded once (not per stream). */
+const READ_BACKS = new Map<UpstreamProtocol, ReadBackOf | undefined>();
+
 function readBackOf(protocol: UpstreamProtocol): ReadBackOf | undefined {
+  if (READ_BACKS.has(protocol)) return READ_BACKS.get(protocol);
   const back = protocol.readBack;
-  if (!back) return undefined;
-  return { protocol, back, marks: back.errorMarks.map((m) => new TextEncoder().encode(m)) };
+  const encoder = new TextEncoder();
+  const of = back && { protocol, back, marks: back.errorMarks.map((m) => encoder.encode(m)) };
+  READ_BACKS.set(protocol, of);
+  return of;
 }
 
 /** A passthrough stream of this protocol can be continued (its adapter says how it is read back). */
