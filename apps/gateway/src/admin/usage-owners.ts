@@ -1,4 +1,5 @@
 import type { KeyRecord, UsageAggregate } from "../storage/store";
+import { nanoDollars } from "../vocabulary/money";
 
 /** Who a key's usage is counted under: its team, or the user (or admin token) that made it. */
 export type Owner = "team" | "user";
@@ -39,5 +40,5 @@ export function foldByOwner(
     }
     for (const f of SUMS) have[f] += r[f];
   }
-  return [...out.values()].map((r) => ({ ...r, cost_usd: Math.round(r.cost_usd * 1e9) / 1e9 }));
+  return [...out.values()].map((r) => ({ ...r, cost_usd: nanoDollars(r.cost_usd) }));
 }

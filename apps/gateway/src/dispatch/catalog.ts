@@ -10,6 +10,7 @@ import { EMBEDDING_PROTOCOLS } from "../protocols";
 import { isRecord } from "../vocabulary/client-errors";
 import { ConfigError } from "../vocabulary/config-error";
 import { SERVICE_TIERS, type CatalogEntry, type PromptCacheMode, type ServiceTier } from "../vocabulary/target";
+import { nanoDollars } from "../vocabulary/money";
 
 /** What the catalog needs to know of each vendor: that it exists, and its protocol. */
 export interface VendorProtocol {
@@ -292,7 +293,7 @@ export class Catalog {
           hour * entry.cache_write_1h_per_mtok +
           t.output_tokens * entry.output_per_mtok)) /
       1_000_000;
-    return Math.round(usd * 1e9) / 1e9;
+    return nanoDollars(usd);
   }
 }
 

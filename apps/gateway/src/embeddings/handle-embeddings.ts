@@ -17,6 +17,7 @@ import { dispatchEmbeddings, type EmbeddingsDispatched } from "./embeddings-atte
 import { readEmbeddingsRequest } from "./embeddings-request";
 import { guardFor, redactInputs } from "../guardrails/surfaces";
 import { guardrailNote, type GuardrailRun } from "../guardrails/run";
+import { nanoDollars } from "../vocabulary/money";
 
 /** The record's guardrail note, where a policy found something. */
 function guardrailField(guard: GuardrailRun | undefined): { guardrail?: ReturnType<typeof guardrailNote> } {
@@ -65,7 +66,7 @@ export function embeddingsRecord(deps: Pick<GatewayDeps, "catalog" | "now">, e: 
     cache_read_tokens: 0,
     cache_write_tokens: 0,
     reasoning_tokens: 0,
-    cost_usd: Math.round(cost * (e.costFactor ?? 1) * 1e9) / 1e9,
+    cost_usd: nanoDollars(cost * (e.costFactor ?? 1)),
     upstream_model: entry.upstream_model,
     ...(e.route ? { deployment: e.route.deployment, attempts: e.route.attempts } : {}),
     // Present only when a fallback served: `model` is the one that served and was priced.

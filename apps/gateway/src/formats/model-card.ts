@@ -1,5 +1,6 @@
 import { PROTOCOLS } from "../protocols";
 import { SERVICE_TIERS, type CatalogEntry } from "../vocabulary/target";
+import { nanoDollars } from "../vocabulary/money";
 
 /**
  * A model's capabilities and prices as `GET /v1/models` publishes them (docs/protocols.md
@@ -21,7 +22,7 @@ export function perToken(perMtok: number): string {
 
 /** Prices per million tokens of one tier: the row's, times the tier's multiplier. */
 function tierPrices(e: CatalogEntry, multiplier: number) {
-  const m = (usd: number) => Math.round(usd * multiplier * 1e9) / 1e9;
+  const m = (usd: number) => nanoDollars(usd * multiplier);
   return {
     multiplier,
     input_per_mtok: m(e.input_per_mtok),

@@ -10,6 +10,7 @@ import type { ServiceTier } from "../vocabulary/target";
 import type { Catalog } from "../dispatch/catalog";
 import type { PipelineHooks } from "../request/events";
 import type { Ledger } from "./ledger";
+import { nanoDollars } from "../vocabulary/money";
 
 /** What this step needs of the gateway (wiring/deps.ts `GatewayDeps` is one). */
 export interface MeterDeps {
@@ -139,8 +140,6 @@ function cost(catalog: Catalog, call: MeteredCall, counts: TokenCounts, attempts
   // A batch line's share of the price.
   return call.costFactor === undefined ? usd : nanoDollars(usd * call.costFactor);
 }
-
-const nanoDollars = (usd: number) => Math.round(usd * 1e9) / 1e9;
 
 /** {@link meter}, at most once: the first ending of a request is the one recorded. */
 export function meterOnce(deps: MeterDeps, call: MeteredCall): (end: Ending) => Promise<void> {

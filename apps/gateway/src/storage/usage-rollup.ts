@@ -1,4 +1,5 @@
 import type { UsageAggregate, UsageFilter, UsageGroup, UsageRecord } from "./store";
+import { nanoDollars } from "../vocabulary/money";
 
 /**
  * The ledger's rollups: usage summed as it is written, per UTC hour, day and month, by key, model,
@@ -313,9 +314,7 @@ export function aggregateSql(f: UsageFilter, groupBy: readonly UsageGroup[], d: 
 
 /** Rows as {@link UsageAggregate}s: groups with no request dropped, cost rounded to a nano-dollar. */
 export function toAggregates(rows: readonly UsageAggregate[]): UsageAggregate[] {
-  return rows
-    .filter((r) => Number(r.requests) > 0)
-    .map((r) => ({ ...r, cost_usd: Math.round((r.cost_usd ?? 0) * 1e9) / 1e9 }));
+  return rows.filter((r) => Number(r.requests) > 0).map((r) => ({ ...r, cost_usd: nanoDollars(r.cost_usd ?? 0) }));
 }
 
 /** Raw rows deleted per statement when the ledger is pruned: a slice takes milliseconds. */
